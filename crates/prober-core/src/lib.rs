@@ -1,0 +1,19 @@
+//! The vocabulary of libprober, with no I/O: what a probe is ([`ProbeSpec`]), what it produced
+//! ([`Outcome`], [`ProbeResult`], [`Reason`], [`Timings`]) and how bad input is refused
+//! ([`SpecError`]).
+//!
+//! Every other crate speaks these types; the C ABI maps them one to one, so the numeric values of
+//! [`ProbeResult`] and [`Reason`] are part of the stable ABI and are never renumbered.
+
+mod outcome;
+mod schedule;
+mod spec;
+pub mod url;
+
+pub use schedule::{Role, Schedule};
+pub use outcome::{Outcome, ProbeResult, Reason, Timings};
+pub use spec::{
+    ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, HttpSpec,
+    ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, validate_header,
+};
+pub use url::{Scheme, Url, UrlError};

@@ -1,0 +1,195 @@
+//! What a probe run produced.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The four results of the kubelet's probers (`pkg/probe/probe.go`).
+///
+/// The discriminants are ABI: `prober_result` in C uses the same numbers.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProbeResult {
+    Success = 0,
+    /// Logically a success with extra information: an HTTP 3xx that was not followed.
+    Warning = 1,
+    Failure = 2,
+    /// The probe could not be run (bad spec at run time, could not spawn, ...).
+    Unknown = 3,
+}
+
+impl ProbeResult {
+    /// Lower-case name as used in JSON output and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeResult::Success => "success",
+            ProbeResult::Warning => "warning",
+            ProbeResult::Failure => "failure",
+            ProbeResult::Unknown => "unknown",
+        }
+    }
+
+    /// Success or Warning: what the kubelet publishes as `Success`.
+    pub fn is_ok(self) -> bool {
+        matches!(self, ProbeResult::Success | ProbeResult::Warning)
+    }
+}
+
+impl fmt::Display for ProbeResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Machine-readable cause of an outcome. ABI: the numbers are never reused or renumbered.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reason {
+    /// Nothing went wrong (Success), or no more specific reason applies.
+    None = 0,
+    /// The connection was refused (RST to our SYN).
+    Refused = 1,
+    /// The probe's deadline passed (connect, headers, body, or command).
+    Timeout = 2,
+    /// The peer reset the connection after it was established.
+    Reset = 3,
+    /// Network or host unreachable, or another connect error.
+    Unreachable = 4,
+    /// The host name could not be resolved.
+    Dns = 5,
+    /// HTTP status outside 200..=399.
+    Status = 6,
+    /// A 3xx response that was not followed (Warning).
+    Redirect = 7,
+    /// More than 10 redirects.
+    TooManyRedirects = 8,
+    /// The peer did not speak HTTP/1.x correctly (garbage, HTTP/0.9, oversized head, bad framing,
+    /// a Location that is not a URL).
+    Protocol = 9,
+    /// The body ended before its declared end (early EOF).
+    BrokenBody = 10,
+    /// The command exited with a non-zero status.
+    ExitCode = 11,
+    /// The command was ended by a signal it did not get from us.
+    Signal = 12,
+    /// The command could not be started (no such file, permission denied, ...).
+    Spawn = 13,
+    /// The probe needs a feature this build lacks (for example TLS).
+    Unsupported = 14,
+    /// Another I/O error of the local system (out of descriptors, ...).
+    Io = 15,
+    /// The probe was cancelled before it finished (target removed, engine dropped).
+    Cancelled = 16,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::None => "none",
+            Reason::Refused => "refused",
+            Reason::Timeout => "timeout",
+            Reason::Reset => "reset",
+            Reason::Unreachable => "unreachable",
+            Reason::Dns => "dns",
+            Reason::Status => "status",
+            Reason::Redirect => "redirect",
+            Reason::TooManyRedirects => "too_many_redirects",
+            Reason::Protocol => "protocol",
+            Reason::BrokenBody => "broken_body",
+            Reason::ExitCode => "exit_code",
+            Reason::Signal => "signal",
+            Reason::Spawn => "spawn",
+            Reason::Unsupported => "unsupported",
+            Reason::Io => "io",
+            Reason::Cancelled => "cancelled",
+        }
+    }
+
+    /// Classifies an OS error from connect/read/write into a reason.
+    pub fn from_io(err: &std::io::Error) -> Reason {
+        use std::io::ErrorKind as K;
+        match err.kind() {
+            K::ConnectionRefused => Reason::Refused,
+            K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => Reason::Reset,
+            K::TimedOut => Reason::Timeout,
+            K::HostUnreachable | K::NetworkUnreachable | K::AddrNotAvailable | K::NetworkDown => {
+                Reason::Unreachable
+            }
+            _ => Reason::Io,
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where the time of one run went. A phase that did not happen is `None`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Host name resolution (absent for IP literals and exec).
+    pub resolve: Option<Duration>,
+    /// From the start of the run to the established connection (last hop for redirects).
+    pub connect: Option<Duration>,
+    /// TLS handshake (absent without TLS).
+    pub tls: Option<Duration>,
+    /// From the start of the run to the first response byte (HTTP) or first output byte (exec).
+    pub first_byte: Option<Duration>,
+    /// The whole run.
+    pub total: Duration,
+}
+
+/// The full result of one probe run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub result: ProbeResult,
+    pub reason: Reason,
+    /// Human-readable message in the kubelet's wording (empty on a plain success).
+    pub message: String,
+    /// Captured output: HTTP body or command output, at most the spec's output limit.
+    pub output: Vec<u8>,
+    /// True when more output was seen than kept.
+    pub truncated: bool,
+    /// Output bytes seen in all (kept or not). For HTTP: body bytes read before closing.
+    pub output_total: u64,
+    /// HTTP status of the final response, when there was one.
+    pub http_status: Option<u16>,
+    /// Exit code of the command, when it exited normally.
+    pub exit_code: Option<i32>,
+    pub timings: Timings,
+}
+
+impl Outcome {
+    /// An outcome with the given result, reason and message, and nothing else yet.
+    pub fn new(result: ProbeResult, reason: Reason, message: impl Into<String>) -> Outcome {
+        Outcome {
+            result,
+            reason,
+            message: message.into(),
+            output: Vec::new(),
+            truncated: false,
+            output_total: 0,
+            http_status: None,
+            exit_code: None,
+            timings: Timings::default(),
+        }
+    }
+
+    pub fn success() -> Outcome {
+        Outcome::new(ProbeResult::Success, Reason::None, "")
+    }
+
+    pub fn failure(reason: Reason, message: impl Into<String>) -> Outcome {
+        Outcome::new(ProbeResult::Failure, reason, message)
+    }
+
+    pub fn unknown(reason: Reason, message: impl Into<String>) -> Outcome {
+        Outcome::new(ProbeResult::Unknown, reason, message)
+    }
+
+    /// The output as text, with invalid UTF-8 replaced (for messages and JSON).
+    pub fn output_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.output)
+    }
+}

@@ -1,0 +1,129 @@
+//! How a periodic probe worker runs: its role and its timing (the kubelet's probe fields).
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::SpecError;
+
+/// The three kubelet probe roles. ABI: `prober_role` uses the same numbers.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    Startup = 0,
+    Readiness = 1,
+    Liveness = 2,
+}
+
+impl Role {
+    pub const ALL: [Role; 3] = [Role::Startup, Role::Readiness, Role::Liveness];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Startup => "startup",
+            Role::Readiness => "readiness",
+            Role::Liveness => "liveness",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Timing and thresholds of a periodic probe, with the kubelet's defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    /// Time after the target (re)starts before the first probe (`initialDelaySeconds`).
+    pub initial_delay: Duration,
+    /// Time between the starts of two runs (`periodSeconds`); the period restarts from a
+    /// manual trigger.
+    pub period: Duration,
+    /// Consecutive successes needed to publish Success (`successThreshold`; 1 for liveness and
+    /// startup).
+    pub success_threshold: u32,
+    /// Consecutive failures needed to publish Failure (`failureThreshold`).
+    pub failure_threshold: u32,
+    /// Run the first probe at a random point in `[0, period)` after the initial delay, to
+    /// spread many workers added at once.
+    pub jitter: bool,
+}
+
+impl Default for Schedule {
+    fn default() -> Schedule {
+        Schedule {
+            initial_delay: Duration::ZERO,
+            period: Duration::from_secs(10),
+            success_threshold: 1,
+            failure_threshold: 3,
+            jitter: false,
+        }
+    }
+}
+
+/// The longest period or initial delay accepted (a week): longer values are unit mistakes.
+const MAX_INTERVAL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+impl Schedule {
+    /// Checks the schedule for a probe of `role`.
+    pub fn validate(&self, role: Role) -> Result<(), SpecError> {
+        let bad = |m: String| Err(SpecError::InvalidSchedule(m));
+        if self.period < Duration::from_millis(1) || self.period > MAX_INTERVAL {
+            return bad(format!("invalid period {:?} (expected 1 ms to 7 days)", self.period));
+        }
+        if self.initial_delay > MAX_INTERVAL {
+            return bad(format!(
+                "invalid initial delay {:?} (expected at most 7 days)",
+                self.initial_delay
+            ));
+        }
+        if self.success_threshold == 0 {
+            return bad("success threshold must be at least 1".into());
+        }
+        if self.failure_threshold == 0 {
+            return bad("failure threshold must be at least 1".into());
+        }
+        if role != Role::Readiness && self.success_threshold != 1 {
+            return bad(format!(
+                "success threshold must be 1 for {role} probes (got {})",
+                self.success_threshold
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_kubelets() {
+        let s = Schedule::default();
+        assert_eq!(s.period, Duration::from_secs(10));
+        assert_eq!((s.success_threshold, s.failure_threshold), (1, 3));
+        for r in Role::ALL {
+            assert!(s.validate(r).is_ok());
+        }
+    }
+
+    #[test]
+    fn refuses_bad_schedules() {
+        let s = Schedule { success_threshold: 2, ..Schedule::default() };
+        assert!(s.validate(Role::Readiness).is_ok());
+        let e = s.validate(Role::Liveness).unwrap_err().to_string();
+        assert_eq!(e, "success threshold must be 1 for liveness probes (got 2)");
+        assert!(s.validate(Role::Startup).is_err());
+        let z = Schedule { period: Duration::ZERO, ..Schedule::default() };
+        assert!(z.validate(Role::Readiness).unwrap_err().to_string().contains("period"));
+        let f = Schedule { failure_threshold: 0, ..Schedule::default() };
+        assert!(f.validate(Role::Readiness).is_err());
+        let s0 = Schedule { success_threshold: 0, ..Schedule::default() };
+        assert!(s0.validate(Role::Readiness).is_err());
+    }
+}

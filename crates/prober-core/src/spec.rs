@@ -1,0 +1,418 @@
+//! What to probe and how: specs, their options, and validation.
+//!
+//! Constructors and setters validate as they go, so bad input is refused where it enters;
+//! [`ProbeSpec::validate`] re-checks a whole spec for callers that built one field by field.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::url::{Url, UrlError};
+
+/// The kubelet's default probe timeout (`timeoutSeconds: 1`).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+/// How much HTTP body or command output is kept (the kubelet's `maxReadLength`, 10 KiB).
+pub const DEFAULT_OUTPUT_LIMIT: usize = 10 * 1024;
+/// The `User-Agent` sent by default, as the kubelet's `kube-probe/<major>.<minor>`.
+pub const DEFAULT_USER_AGENT: &str = "kube-probe/1.35";
+/// The longest timeout accepted: longer "timeouts" are almost always unit mistakes.
+const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+/// How a TCP connection made by a probe is closed.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ClosePolicy {
+    /// `SO_LINGER` 0: close with RST. Nothing was sent, so nothing is lost, and no TIME_WAIT is
+    /// left on this host (deliberate improvement over the kubelet).
+    #[default]
+    Reset = 0,
+    /// An orderly close with FIN, as a plain `close()` does (leaves TIME_WAIT behind).
+    Fin = 1,
+}
+
+/// Which redirects an HTTP probe follows.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RedirectPolicy {
+    /// The kubelet's rule: follow when the host name is the same as the original request's
+    /// (port and scheme may change).
+    #[default]
+    SameHost = 0,
+    /// Follow only when scheme, host and port are all the same.
+    SameOrigin = 1,
+    /// Never follow: any 3xx is the final response (Warning).
+    None = 2,
+}
+
+impl RedirectPolicy {
+    pub fn parse(s: &str) -> Option<RedirectPolicy> {
+        match s {
+            "same-host" => Some(RedirectPolicy::SameHost),
+            "same-origin" => Some(RedirectPolicy::SameOrigin),
+            "none" => Some(RedirectPolicy::None),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpSpec {
+    /// Host name or IP literal (IPv6 without brackets).
+    pub host: String,
+    pub port: u16,
+    pub close: ClosePolicy,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpSpec {
+    pub url: Url,
+    /// User headers in order. A user header replaces the default of the same name; an empty
+    /// `User-Agent` or `Accept` removes that default; `Host` sets the virtual host.
+    pub headers: Vec<(String, String)>,
+    pub redirects: RedirectPolicy,
+    /// Default `User-Agent` when the user sets none.
+    pub user_agent: String,
+    pub close: ClosePolicy,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecSpec {
+    /// The command and its arguments; no shell is involved.
+    pub argv: Vec<String>,
+    /// Static environment: the source of `$(VAR)` expansion in argv, and added to the child's
+    /// environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory of the command; the host's when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProbeKind {
+    Tcp(TcpSpec),
+    Http(HttpSpec),
+    Exec(ExecSpec),
+}
+
+/// One probe: what to check, and the limits of one run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeSpec {
+    pub kind: ProbeKind,
+    /// One deadline for the whole run: resolve, connect, every redirect hop, the body, or the
+    /// command.
+    pub timeout: Duration,
+    /// How many bytes of body or command output to keep.
+    pub output_limit: usize,
+}
+
+/// Why a spec was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecError {
+    Url(UrlError),
+    InvalidHost(String),
+    InvalidPort(i64),
+    InvalidHeaderName(String),
+    InvalidHeaderValue(String),
+    EmptyArgv,
+    InvalidArgument(usize),
+    InvalidEnvName(String),
+    InvalidEnvValue(String),
+    InvalidTimeout(Duration),
+    InvalidOutputLimit,
+    /// A scheduling parameter (period, thresholds, ...) is out of range.
+    InvalidSchedule(String),
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecError::Url(e) => write!(f, "{e}"),
+            SpecError::InvalidHost(h) => write!(f, "invalid host {h:?}"),
+            SpecError::InvalidPort(p) => write!(f, "invalid port {p} (expected 1 to 65535)"),
+            SpecError::InvalidHeaderName(n) => write!(f, "invalid HTTP header name {n:?}"),
+            SpecError::InvalidHeaderValue(n) => write!(
+                f,
+                "invalid value for HTTP header {n:?} (CR, LF, NUL and other control characters are not allowed)"
+            ),
+            SpecError::EmptyArgv => f.write_str("exec probe needs a command (argv is empty)"),
+            SpecError::InvalidArgument(i) => write!(f, "argv[{i}] contains a NUL byte"),
+            SpecError::InvalidEnvName(n) => write!(f, "invalid environment variable name {n:?}"),
+            SpecError::InvalidEnvValue(n) => {
+                write!(f, "environment variable {n:?} has a value with a NUL byte")
+            }
+            SpecError::InvalidTimeout(d) => {
+                write!(f, "invalid timeout {d:?} (expected 1 ms to 24 h)")
+            }
+            SpecError::InvalidOutputLimit => {
+                f.write_str("invalid output limit (expected 1 byte to 64 MiB)")
+            }
+            SpecError::InvalidSchedule(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl From<UrlError> for SpecError {
+    fn from(e: UrlError) -> SpecError {
+        SpecError::Url(e)
+    }
+}
+
+impl ProbeSpec {
+    fn with_kind(kind: ProbeKind) -> ProbeSpec {
+        ProbeSpec { kind, timeout: DEFAULT_TIMEOUT, output_limit: DEFAULT_OUTPUT_LIMIT }
+    }
+
+    /// A TCP connect probe. `port` is taken wide so that out-of-range input gets a clear error.
+    pub fn tcp(host: &str, port: i64) -> Result<ProbeSpec, SpecError> {
+        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        validate_host(host)?;
+        let port = validate_port(port)?;
+        Ok(ProbeSpec::with_kind(ProbeKind::Tcp(TcpSpec {
+            host: host.to_string(),
+            port,
+            close: ClosePolicy::Reset,
+        })))
+    }
+
+    /// An HTTP GET probe of an absolute `http://` or `https://` URL.
+    pub fn http(url: &str) -> Result<ProbeSpec, SpecError> {
+        let url = Url::parse(url)?;
+        Ok(ProbeSpec::with_kind(ProbeKind::Http(HttpSpec {
+            url,
+            headers: Vec::new(),
+            redirects: RedirectPolicy::SameHost,
+            user_agent: DEFAULT_USER_AGENT.to_string(),
+            close: ClosePolicy::Reset,
+        })))
+    }
+
+    /// An exec probe: `argv[0]` is looked up in `PATH` when it has no `/`.
+    pub fn exec<S: AsRef<str>>(argv: &[S]) -> Result<ProbeSpec, SpecError> {
+        let argv: Vec<String> = argv.iter().map(|s| s.as_ref().to_string()).collect();
+        validate_argv(&argv)?;
+        Ok(ProbeSpec::with_kind(ProbeKind::Exec(ExecSpec { argv, env: Vec::new(), cwd: None })))
+    }
+
+    pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), SpecError> {
+        validate_timeout(timeout)?;
+        self.timeout = timeout;
+        Ok(())
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Result<ProbeSpec, SpecError> {
+        self.set_timeout(timeout)?;
+        Ok(self)
+    }
+
+    pub fn set_output_limit(&mut self, limit: usize) -> Result<(), SpecError> {
+        if limit == 0 || limit > 64 << 20 {
+            return Err(SpecError::InvalidOutputLimit);
+        }
+        self.output_limit = limit;
+        Ok(())
+    }
+
+    /// Adds an HTTP header (HTTP probes only; others get `InvalidHeaderName` with a note).
+    pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
+        validate_header(name, value)?;
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.headers.push((name.to_string(), value.to_string()));
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidHeaderName(format!("{name} (headers apply to HTTP probes only)"))),
+        }
+    }
+
+    pub fn with_header(mut self, name: &str, value: &str) -> Result<ProbeSpec, SpecError> {
+        self.add_header(name, value)?;
+        Ok(self)
+    }
+
+    /// Sets a static environment variable of an exec probe (replacing an earlier value).
+    pub fn set_env(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
+        validate_env(name, value)?;
+        match &mut self.kind {
+            ProbeKind::Exec(e) => {
+                match e.env.iter_mut().find(|(n, _)| n == name) {
+                    Some(slot) => slot.1 = value.to_string(),
+                    None => e.env.push((name.to_string(), value.to_string())),
+                }
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidEnvName(format!("{name} (environment applies to exec probes only)"))),
+        }
+    }
+
+    pub fn with_env(mut self, name: &str, value: &str) -> Result<ProbeSpec, SpecError> {
+        self.set_env(name, value)?;
+        Ok(self)
+    }
+
+    /// Sets the redirect policy (HTTP only; ignored for other kinds, which never redirect).
+    pub fn set_redirect_policy(&mut self, policy: RedirectPolicy) {
+        if let ProbeKind::Http(h) = &mut self.kind {
+            h.redirects = policy;
+        }
+    }
+
+    pub fn with_redirect_policy(mut self, policy: RedirectPolicy) -> ProbeSpec {
+        self.set_redirect_policy(policy);
+        self
+    }
+
+    /// Sets how TCP connections are closed (TCP and HTTP; ignored for exec).
+    pub fn set_close_policy(&mut self, policy: ClosePolicy) {
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => t.close = policy,
+            ProbeKind::Http(h) => h.close = policy,
+            ProbeKind::Exec(_) => {}
+        }
+    }
+
+    /// Checks every field, for specs built or changed field by field.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        validate_timeout(self.timeout)?;
+        if self.output_limit == 0 || self.output_limit > 64 << 20 {
+            return Err(SpecError::InvalidOutputLimit);
+        }
+        match &self.kind {
+            ProbeKind::Tcp(t) => {
+                validate_host(&t.host)?;
+                validate_port(t.port.into())?;
+            }
+            ProbeKind::Http(h) => {
+                for (n, v) in &h.headers {
+                    validate_header(n, v)?;
+                }
+                validate_header("User-Agent", &h.user_agent)?;
+            }
+            ProbeKind::Exec(e) => {
+                validate_argv(&e.argv)?;
+                for (n, v) in &e.env {
+                    validate_env(n, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn validate_timeout(timeout: Duration) -> Result<(), SpecError> {
+    if timeout < Duration::from_millis(1) || timeout > MAX_TIMEOUT {
+        return Err(SpecError::InvalidTimeout(timeout));
+    }
+    Ok(())
+}
+
+fn validate_host(host: &str) -> Result<(), SpecError> {
+    let ok = !host.is_empty()
+        && host.len() <= 253
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || "-._:%".contains(c));
+    if ok { Ok(()) } else { Err(SpecError::InvalidHost(host.to_string())) }
+}
+
+fn validate_port(port: i64) -> Result<u16, SpecError> {
+    if (1..=65535).contains(&port) { Ok(port as u16) } else { Err(SpecError::InvalidPort(port)) }
+}
+
+/// Header names must be RFC 9110 tokens; values must not contain CR, LF, NUL or other controls
+/// (tab is allowed), so no request can be injected through a header.
+pub fn validate_header(name: &str, value: &str) -> Result<(), SpecError> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if name.is_empty() || !name.chars().all(tchar) {
+        return Err(SpecError::InvalidHeaderName(name.to_string()));
+    }
+    if value.chars().any(|c| (c.is_control() && c != '\t') || c == '\u{7f}') {
+        return Err(SpecError::InvalidHeaderValue(name.to_string()));
+    }
+    Ok(())
+}
+
+fn validate_argv(argv: &[String]) -> Result<(), SpecError> {
+    if argv.is_empty() || argv[0].is_empty() {
+        return Err(SpecError::EmptyArgv);
+    }
+    match argv.iter().position(|a| a.contains('\0')) {
+        Some(i) => Err(SpecError::InvalidArgument(i)),
+        None => Ok(()),
+    }
+}
+
+fn validate_env(name: &str, value: &str) -> Result<(), SpecError> {
+    if name.is_empty() || name.contains('=') || name.contains('\0') {
+        return Err(SpecError::InvalidEnvName(name.to_string()));
+    }
+    if value.contains('\0') {
+        return Err(SpecError::InvalidEnvValue(name.to_string()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tcp_specs() {
+        let s = ProbeSpec::tcp("127.0.0.1", 80).unwrap();
+        assert_eq!(s.timeout, DEFAULT_TIMEOUT);
+        assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.close == ClosePolicy::Reset));
+        let s = ProbeSpec::tcp("[::1]", 8080).unwrap();
+        assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.host == "::1"));
+        assert_eq!(ProbeSpec::tcp("h", 0), Err(SpecError::InvalidPort(0)));
+        assert_eq!(ProbeSpec::tcp("h", 65536), Err(SpecError::InvalidPort(65536)));
+        assert_eq!(ProbeSpec::tcp("h", -1), Err(SpecError::InvalidPort(-1)));
+        assert_eq!(ProbeSpec::tcp("", 1), Err(SpecError::InvalidHost(String::new())));
+        assert!(ProbeSpec::tcp("a b", 1).is_err());
+        assert!(ProbeSpec::tcp("a/b", 1).is_err());
+        let msg = ProbeSpec::tcp("h", 70000).unwrap_err().to_string();
+        assert_eq!(msg, "invalid port 70000 (expected 1 to 65535)");
+    }
+
+    #[test]
+    fn http_headers_refuse_injection() {
+        let mut s = ProbeSpec::http("http://127.0.0.1:1/").unwrap();
+        s.add_header("X-Ok", "a b\tc").unwrap();
+        assert_eq!(
+            s.add_header("X-Bad", "a\r\nEvil: 1"),
+            Err(SpecError::InvalidHeaderValue("X-Bad".into()))
+        );
+        assert!(s.add_header("X-Bad", "a\nb").is_err());
+        assert!(s.add_header("X-Bad", "a\0b").is_err());
+        assert!(s.add_header("Bad Name", "v").is_err());
+        assert!(s.add_header("Bad\r\nName", "v").is_err());
+        assert!(s.add_header("", "v").is_err());
+        s.add_header("User-Agent", "").unwrap();
+        assert!(s.validate().is_ok());
+        assert!(ProbeSpec::http("tcp://x:1").is_err());
+        let mut t = ProbeSpec::tcp("h", 1).unwrap();
+        assert!(t.add_header("A", "b").is_err());
+    }
+
+    #[test]
+    fn exec_specs() {
+        assert_eq!(ProbeSpec::exec::<&str>(&[]), Err(SpecError::EmptyArgv));
+        assert_eq!(ProbeSpec::exec(&[""]), Err(SpecError::EmptyArgv));
+        assert_eq!(ProbeSpec::exec(&["a", "b\0"]), Err(SpecError::InvalidArgument(1)));
+        let mut s = ProbeSpec::exec(&["/bin/true"]).unwrap();
+        s.set_env("A", "1").unwrap();
+        s.set_env("A", "2").unwrap();
+        assert!(matches!(&s.kind, ProbeKind::Exec(e) if e.env == vec![("A".to_string(), "2".to_string())]));
+        assert!(s.set_env("A=B", "1").is_err());
+        assert!(s.set_env("", "1").is_err());
+    }
+
+    #[test]
+    fn timeouts_and_limits() {
+        let mut s = ProbeSpec::tcp("h", 1).unwrap();
+        assert!(s.set_timeout(Duration::ZERO).is_err());
+        assert!(s.set_timeout(Duration::from_millis(1)).is_ok());
+        assert!(s.set_timeout(Duration::from_secs(100_000)).is_err());
+        assert!(s.set_output_limit(0).is_err());
+        assert!(s.set_output_limit(100).is_ok());
+        s.output_limit = 0;
+        assert_eq!(s.validate(), Err(SpecError::InvalidOutputLimit));
+    }
+}

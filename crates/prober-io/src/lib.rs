@@ -1,0 +1,184 @@
+//! The contract between probe state machines and the poll loops that drive them.
+//!
+//! A probe (TCP connect, HTTP exchange, exec) is a [`Machine`]: it registers its sockets, pipes
+//! and pidfds with a `mio::Registry`, and is driven by readiness events, name-resolution
+//! results and one timer until it returns [`Step::Done`] with an [`Outcome`]. Machines never
+//! block and never sleep; every deadline is reported through [`Machine::wake_at`] and kept by
+//! the driver's timer structure.
+//!
+//! Two drivers exist: [`run_to_completion`] (one probe on a private `Poll`, used by the
+//! blocking `prober::check`) and the engine in `prober-engine` (thousands at once). Both are
+//! the same contract, so a probe behaves the same way through either entry point.
+//!
+//! This crate also owns the two helpers that must not run on a poll thread: the name
+//! [`resolver`] pool (getaddrinfo blocks) and the [`reaper`] for killed children that have not
+//! exited yet.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use mio::{Registry, Token};
+use prober_core::Outcome;
+
+pub mod reaper;
+pub mod resolver;
+mod run;
+
+pub use resolver::{Resolved, Resolver};
+pub use run::run_to_completion;
+
+/// How many consecutive tokens a machine may use, starting at [`Ctx::token`]`(0)`: enough for
+/// a socket, or an output pipe plus a pidfd.
+pub const TOKENS_PER_PROBE: usize = 4;
+
+/// Readiness reported for one of the machine's tokens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ready {
+    pub readable: bool,
+    pub writable: bool,
+    /// EPOLLERR: a pending socket error (read it with `take_error`).
+    pub error: bool,
+    /// The peer closed (EPOLLHUP or EPOLLRDHUP).
+    pub hup: bool,
+}
+
+impl Ready {
+    pub fn from_event(ev: &mio::event::Event) -> Ready {
+        Ready {
+            readable: ev.is_readable(),
+            writable: ev.is_writable(),
+            error: ev.is_error(),
+            hup: ev.is_read_closed() || ev.is_write_closed(),
+        }
+    }
+}
+
+/// What a machine says after each call.
+#[derive(Debug)]
+pub enum Step {
+    /// Still working: wait for readiness, a resolution result, or [`Machine::wake_at`].
+    Pending,
+    /// Finished. The machine has already released every socket, pipe, pidfd and child.
+    Done(Outcome),
+}
+
+/// What a driver lends a machine for one call.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    /// Where to register sources, with tokens from [`Ctx::token`].
+    pub registry: &'a Registry,
+    /// The driver's clock reading for this call; machines use it instead of calling
+    /// `Instant::now()` themselves, so one batch of events shares one reading.
+    pub now: Instant,
+    base: usize,
+    resolver: &'a Resolver,
+    ticket: u64,
+}
+
+impl<'a> Ctx<'a> {
+    /// `base` is the first of [`TOKENS_PER_PROBE`] tokens reserved for this machine; `ticket`
+    /// identifies the machine in the resolver's answers.
+    pub fn new(
+        registry: &'a Registry,
+        now: Instant,
+        base: usize,
+        resolver: &'a Resolver,
+        ticket: u64,
+    ) -> Ctx<'a> {
+        Ctx { registry, now, base, resolver, ticket }
+    }
+
+    /// The `sub`-th token of this machine (`sub < TOKENS_PER_PROBE`).
+    pub fn token(&self, sub: usize) -> Token {
+        debug_assert!(sub < TOKENS_PER_PROBE);
+        Token(self.base + sub)
+    }
+
+    /// Starts resolving `host` off the poll thread; the answer arrives through
+    /// [`Machine::resolved`]. A machine has at most one resolution in flight.
+    pub fn resolve(&self, host: &str, port: u16) {
+        self.resolver.submit(self.ticket, host, port);
+    }
+}
+
+/// A probe run as a state machine driven by a poll loop.
+///
+/// Call order: `start` once, then any number of `ready`, `resolved` and `timer` calls, until one
+/// of them returns [`Step::Done`]; or `cancel` at any time instead. After `Done` or `cancel` the
+/// driver drops the machine and calls nothing else on it.
+pub trait Machine: Send {
+    /// Begins the run at `cx.now` (the start of the probe's one deadline).
+    fn start(&mut self, cx: &mut Ctx<'_>) -> Step;
+
+    /// One of the machine's tokens (`cx.token(sub)`) became ready. Spurious readiness is
+    /// allowed: machines treat `WouldBlock` as "not yet".
+    fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step;
+
+    /// The answer to [`Ctx::resolve`].
+    fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        let _ = (cx, addrs);
+        Step::Pending
+    }
+
+    /// Called when `cx.now >= self.wake_at()`.
+    fn timer(&mut self, cx: &mut Ctx<'_>) -> Step;
+
+    /// The next instant at which the machine needs [`Machine::timer`]: its deadline, or an
+    /// earlier internal timer.
+    fn wake_at(&self) -> Option<Instant>;
+
+    /// Stops the run now, without an outcome: sockets closed and deregistered, children killed
+    /// (and handed to the [`reaper`] if they have not exited yet).
+    fn cancel(&mut self, cx: &mut Ctx<'_>);
+}
+
+/// Formats a duration the way Go prints short timeouts in the kubelet's messages
+/// (`1s`, `500ms`, `1.5s`).
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms >= 1000 && ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else if ms >= 1000 {
+        format!("{}s", d.as_secs_f64())
+    } else if ms > 0 {
+        format!("{ms}ms")
+    } else {
+        format!("{}µs", d.as_micros())
+    }
+}
+
+/// An OS error as Go prints it in the kubelet's messages: the strerror text in lower case,
+/// without Rust's " (os error N)" suffix (`connection refused`, `no such file or directory`).
+pub fn os_error_text(err: &io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(i) => &text[..i],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_print_like_go() {
+        assert_eq!(format_duration(Duration::from_secs(1)), "1s");
+        assert_eq!(format_duration(Duration::from_millis(500)), "500ms");
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(Duration::from_micros(20)), "20µs");
+    }
+
+    #[test]
+    fn os_errors_print_like_go() {
+        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(os_error_text(&e), "connection refused");
+        assert_eq!(os_error_text(&io::Error::other("Plain")), "plain");
+    }
+}

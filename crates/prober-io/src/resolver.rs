@@ -1,0 +1,174 @@
+//! Host-name resolution off the poll thread.
+//!
+//! `getaddrinfo` blocks, so it runs on a small process-wide pool of threads shared by every
+//! engine and every blocking check. A pool thread posts the answer into the asking
+//! [`Resolver`]'s queue and wakes that resolver's poll through its `mio::Waker`. The pool grows
+//! on demand (one slow answer never holds up another lookup while the pool has room) and idle
+//! threads exit after a while, so an idle process keeps none.
+
+use std::collections::VecDeque;
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+/// At most this many lookups run at once across the process.
+const MAX_THREADS: usize = 16;
+/// A pool thread with nothing to do exits after this long.
+const IDLE_EXIT: Duration = Duration::from_secs(10);
+
+/// One answer: the asking machine's ticket, the result, and how long the lookup took.
+#[derive(Debug)]
+pub struct Resolved {
+    pub ticket: u64,
+    pub addrs: io::Result<Vec<SocketAddr>>,
+    pub took: Duration,
+}
+
+#[derive(Debug)]
+struct Sink {
+    done: Mutex<Vec<Resolved>>,
+    waker: Arc<mio::Waker>,
+}
+
+#[derive(Debug)]
+struct Job {
+    ticket: u64,
+    host: String,
+    port: u16,
+    sink: Arc<Sink>,
+}
+
+#[derive(Debug, Default)]
+struct PoolState {
+    jobs: VecDeque<Job>,
+    threads: usize,
+    idle: usize,
+}
+
+#[derive(Debug, Default)]
+struct Pool {
+    state: Mutex<PoolState>,
+    cv: Condvar,
+}
+
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<Pool> = OnceLock::new();
+    POOL.get_or_init(Pool::default)
+}
+
+/// A driver's handle on the resolver pool: lookups it submits are answered into its own queue.
+#[derive(Debug)]
+pub struct Resolver {
+    sink: Arc<Sink>,
+}
+
+impl Resolver {
+    /// `waker` is woken whenever an answer is queued for this resolver.
+    pub fn new(waker: Arc<mio::Waker>) -> Resolver {
+        Resolver { sink: Arc::new(Sink { done: Mutex::new(Vec::new()), waker }) }
+    }
+
+    /// Queues a lookup of `host`; the answer carries `ticket` and addresses with `port` set.
+    pub fn submit(&self, ticket: u64, host: &str, port: u16) {
+        let pool = pool();
+        let mut st = pool.state.lock();
+        st.jobs.push_back(Job { ticket, host: host.to_string(), port, sink: self.sink.clone() });
+        if st.idle == 0 && st.threads < MAX_THREADS {
+            let spawned = std::thread::Builder::new()
+                .name("prober-resolve".into())
+                .stack_size(256 * 1024)
+                .spawn(worker);
+            if spawned.is_ok() {
+                st.threads += 1;
+            }
+        }
+        // With no thread at all (spawn failed and none exist) the job would wait forever:
+        // answer it here instead, as an error the probe reports.
+        if st.threads == 0 {
+            let job = st.jobs.pop_back().expect("just pushed");
+            drop(st);
+            let err = io::Error::other("could not start a resolver thread");
+            deliver(job, Err(err), Duration::ZERO);
+            return;
+        }
+        drop(st);
+        pool.cv.notify_one();
+    }
+
+    /// Moves every queued answer into `out`.
+    pub fn drain_into(&self, out: &mut Vec<Resolved>) {
+        out.append(&mut self.sink.done.lock());
+    }
+}
+
+fn deliver(job: Job, addrs: io::Result<Vec<SocketAddr>>, took: Duration) {
+    job.sink.done.lock().push(Resolved { ticket: job.ticket, addrs, took });
+    // A failed wake means the poll is gone (its driver was dropped): nobody wants the answer.
+    let _ = job.sink.waker.wake();
+}
+
+fn worker() {
+    let pool = pool();
+    loop {
+        let job = {
+            let mut st = pool.state.lock();
+            loop {
+                if let Some(job) = st.jobs.pop_front() {
+                    break job;
+                }
+                st.idle += 1;
+                let timed_out = pool.cv.wait_for(&mut st, IDLE_EXIT).timed_out();
+                st.idle -= 1;
+                if timed_out && st.jobs.is_empty() {
+                    st.threads -= 1;
+                    return;
+                }
+            }
+        };
+        // Nobody is waiting for the answer any more: skip the lookup.
+        if Arc::strong_count(&job.sink) == 1 {
+            continue;
+        }
+        let started = Instant::now();
+        let addrs = lookup(&job.host, job.port);
+        deliver(job, addrs, started.elapsed());
+    }
+}
+
+fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+    let addrs: Vec<SocketAddr> = (host, port).to_socket_addrs()?.collect();
+    if addrs.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "no addresses found"));
+    }
+    Ok(addrs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mio::{Events, Poll, Token};
+
+    #[test]
+    fn resolves_localhost_and_wakes_the_poll() {
+        let mut poll = Poll::new().unwrap();
+        let waker = Arc::new(mio::Waker::new(poll.registry(), Token(7)).unwrap());
+        let r = Resolver::new(waker);
+        r.submit(42, "localhost", 8080);
+        r.submit(43, "no-such-host.invalid", 80);
+        let mut got = Vec::new();
+        let mut events = Events::with_capacity(4);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while got.len() < 2 && Instant::now() < deadline {
+            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            r.drain_into(&mut got);
+        }
+        got.sort_by_key(|g| g.ticket);
+        assert_eq!(got.len(), 2);
+        let a = got[0].addrs.as_ref().unwrap();
+        assert!(a.iter().all(|s| s.port() == 8080 && s.ip().is_loopback()), "{a:?}");
+        assert!(got[1].addrs.is_err());
+    }
+}

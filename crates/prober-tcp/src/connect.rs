@@ -1,0 +1,276 @@
+//! Resolve and connect without blocking: the first half of every TCP and HTTP probe.
+//!
+//! The recipe is mio's: a nonblocking `connect`, registration for writability, then
+//! `take_error` (`SO_ERROR`) and `peer_addr` to tell a finished connect from a spurious wake-up.
+//! Each resolved address is tried in turn within the owner's one deadline; the first error is
+//! reported when all fail, as Go's dialer does. Messages use Go's wording so that users who know
+//! the kubelet's events recognise them (`dial tcp 127.0.0.1:1: connect: connection refused`).
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Interest, Registry};
+use prober_core::{ClosePolicy, Reason};
+use prober_io::{Ctx, Ready, os_error_text};
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// What the connector says after each call.
+#[derive(Debug)]
+pub enum ConnectStep {
+    Pending,
+    Connected(Conn),
+    Failed(ConnectError),
+}
+
+/// Why no connection could be made, in words and as a reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConnectError {
+    pub reason: Reason,
+    pub message: String,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    Idle,
+    Resolving,
+    Connecting,
+    Finished,
+}
+
+/// Resolves a host (IP literals skip resolution) and connects to each address in turn.
+#[derive(Debug)]
+pub struct Connector {
+    host: String,
+    port: u16,
+    close: ClosePolicy,
+    state: State,
+    sub: usize,
+    addrs: Vec<SocketAddr>,
+    next: usize,
+    current: Option<(SocketAddr, TcpStream)>,
+    first_error: Option<ConnectError>,
+    resolve_started: Option<Instant>,
+    resolve_time: Option<Duration>,
+}
+
+impl Connector {
+    pub fn new(host: &str, port: u16, close: ClosePolicy) -> Connector {
+        Connector {
+            host: host.to_string(),
+            port,
+            close,
+            state: State::Idle,
+            sub: 0,
+            addrs: Vec::new(),
+            next: 0,
+            current: None,
+            first_error: None,
+            resolve_started: None,
+            resolve_time: None,
+        }
+    }
+
+    /// A connector for addresses that are already known, tried in order (no resolution).
+    pub fn to_addrs(addrs: Vec<SocketAddr>, close: ClosePolicy) -> Connector {
+        let (host, port) = addrs.first().map_or((String::new(), 0), |a| (a.ip().to_string(), a.port()));
+        Connector { addrs, ..Connector::new(&host, port, close) }
+    }
+
+    /// Starts resolving or connecting; the socket will use `cx.token(sub)`.
+    pub fn start(&mut self, cx: &mut Ctx<'_>, sub: usize) -> ConnectStep {
+        self.sub = sub;
+        if !self.addrs.is_empty() {
+            return self.connect_next(cx);
+        }
+        match self.host.parse::<IpAddr>() {
+            Ok(ip) => {
+                self.addrs = vec![SocketAddr::new(ip, self.port)];
+                self.connect_next(cx)
+            }
+            Err(_) => {
+                self.state = State::Resolving;
+                self.resolve_started = Some(cx.now);
+                cx.resolve(&self.host, self.port);
+                ConnectStep::Pending
+            }
+        }
+    }
+
+    /// The resolver's answer.
+    pub fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> ConnectStep {
+        if self.state != State::Resolving {
+            return ConnectStep::Pending;
+        }
+        self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
+        match addrs {
+            Ok(addrs) if !addrs.is_empty() => {
+                self.addrs = addrs;
+                self.connect_next(cx)
+            }
+            Ok(_) => self.fail_dns("no such host"),
+            Err(e) => {
+                let text = os_error_text(&e);
+                // getaddrinfo's EAI_NONAME reads "failed to lookup address information: Name or
+                // service not known"; Go says "no such host". Keep the OS text: it says more.
+                self.fail_dns(&text)
+            }
+        }
+    }
+
+    fn fail_dns(&mut self, text: &str) -> ConnectStep {
+        self.state = State::Finished;
+        ConnectStep::Failed(ConnectError {
+            reason: Reason::Dns,
+            message: format!("dial tcp: lookup {}: {text}", self.host),
+        })
+    }
+
+    /// Readiness on the connector's token while connecting.
+    pub fn ready(&mut self, cx: &mut Ctx<'_>, ready: Ready) -> ConnectStep {
+        if self.state != State::Connecting {
+            return ConnectStep::Pending;
+        }
+        let Some((addr, stream)) = self.current.as_mut() else {
+            return ConnectStep::Pending;
+        };
+        if !(ready.writable || ready.error || ready.hup) {
+            return ConnectStep::Pending;
+        }
+        let addr = *addr;
+        let err = match stream.take_error() {
+            Ok(Some(e)) | Err(e) => Some(e),
+            Ok(None) => match stream.peer_addr() {
+                Ok(_) => None,
+                // Spurious wake-up: not connected yet.
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return ConnectStep::Pending,
+                Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {
+                    return ConnectStep::Pending;
+                }
+                Err(e) => Some(e),
+            },
+        };
+        let (_, stream) = self.current.take().expect("checked above");
+        match err {
+            None => {
+                self.state = State::Finished;
+                ConnectStep::Connected(Conn { stream, peer: addr, close: self.close })
+            }
+            Some(e) => {
+                Conn { stream, peer: addr, close: self.close }.close(cx.registry);
+                self.record_error(addr, &e);
+                self.connect_next(cx)
+            }
+        }
+    }
+
+    fn record_error(&mut self, addr: SocketAddr, e: &io::Error) {
+        if self.first_error.is_none() {
+            self.first_error = Some(ConnectError {
+                reason: Reason::from_io(e),
+                message: format!("dial tcp {addr}: connect: {}", os_error_text(e)),
+            });
+        }
+    }
+
+    fn connect_next(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
+        while self.next < self.addrs.len() {
+            let addr = self.addrs[self.next];
+            self.next += 1;
+            match open(addr, self.close) {
+                Ok(mut stream) => {
+                    let interest = Interest::READABLE | Interest::WRITABLE;
+                    if let Err(e) = cx.registry.register(&mut stream, cx.token(self.sub), interest) {
+                        self.record_error(addr, &e);
+                        continue;
+                    }
+                    self.current = Some((addr, stream));
+                    self.state = State::Connecting;
+                    return ConnectStep::Pending;
+                }
+                Err(e) => self.record_error(addr, &e),
+            }
+        }
+        self.state = State::Finished;
+        ConnectStep::Failed(self.first_error.clone().unwrap_or_else(|| ConnectError {
+            reason: Reason::Unreachable,
+            message: format!("dial tcp {}:{}: no address to connect to", self.host, self.port),
+        }))
+    }
+
+    /// How long name resolution took (None for IP literals or when it has not finished).
+    pub fn resolve_time(&self) -> Option<Duration> {
+        self.resolve_time
+    }
+
+    /// Go-style text for a connect that ran into the owner's deadline.
+    pub fn describe_timeout(&self) -> String {
+        match (&self.state, &self.current) {
+            (State::Resolving, _) | (State::Idle, _) => {
+                format!("dial tcp: lookup {}: i/o timeout", self.host)
+            }
+            (_, Some((addr, _))) => format!("dial tcp {addr}: i/o timeout"),
+            _ => format!("dial tcp {}: i/o timeout", join_host_port(&self.host, self.port)),
+        }
+    }
+
+    /// Drops any half-open socket. A late resolver answer is ignored by the owner.
+    pub fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        if let Some((addr, stream)) = self.current.take() {
+            Conn { stream, peer: addr, close: self.close }.close(cx.registry);
+        }
+        self.state = State::Finished;
+    }
+}
+
+fn join_host_port(host: &str, port: u16) -> String {
+    if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
+}
+
+/// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
+fn open(addr: SocketAddr, close: ClosePolicy) -> io::Result<TcpStream> {
+    // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
+    if close == ClosePolicy::Reset {
+        // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
+        socket.set_linger(Some(Duration::ZERO))?;
+    }
+    socket.set_tcp_nodelay(true)?;
+    match socket.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(socket.into()))
+}
+
+/// An established connection, still registered on the connector's token with
+/// READABLE | WRITABLE interest.
+#[derive(Debug)]
+pub struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    close: ClosePolicy,
+}
+
+impl Conn {
+    pub fn stream(&mut self) -> &mut TcpStream {
+        &mut self.stream
+    }
+
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    pub fn close_policy(&self) -> ClosePolicy {
+        self.close
+    }
+
+    /// Deregisters and closes the socket: with RST under [`ClosePolicy::Reset`] (set when the
+    /// socket was made), with FIN otherwise.
+    pub fn close(mut self, registry: &Registry) {
+        let _ = registry.deregister(&mut self.stream);
+        drop(self.stream);
+    }
+}

@@ -1,0 +1,234 @@
+//! TCP probes against real sockets on loopback (reference section 9.2 and DESIGN improvement 1).
+
+use std::net::{SocketAddr, TcpListener};
+use std::time::{Duration, Instant};
+
+use prober_core::{ClosePolicy, ProbeKind, ProbeResult, ProbeSpec, Reason, SpecError, TcpSpec};
+use prober_io::{Machine, run_to_completion};
+use prober_tcp::{Connector, TcpProbe};
+use prober_testkit::{TargetServer, closed_port};
+
+fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
+    TcpSpec { host: host.to_string(), port, close }
+}
+
+fn probe(spec: &TcpSpec, timeout: Duration) -> prober_core::Outcome {
+    run_to_completion(&mut TcpProbe::new(spec, timeout))
+}
+
+#[test]
+fn t1_listening_port_is_success() {
+    let server = TargetServer::start();
+    let o = probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    assert_eq!(o.reason, Reason::None);
+    assert_eq!(o.message, "");
+    assert!(o.timings.connect.is_some());
+    assert!(o.timings.resolve.is_none(), "IP literals are not resolved");
+}
+
+#[test]
+fn t2_invalid_port_is_refused_by_the_spec() {
+    assert_eq!(ProbeSpec::tcp("127.0.0.1", -1), Err(SpecError::InvalidPort(-1)));
+    assert_eq!(ProbeSpec::tcp("127.0.0.1", 0), Err(SpecError::InvalidPort(0)));
+    assert_eq!(ProbeSpec::tcp("127.0.0.1", 65536), Err(SpecError::InvalidPort(65536)));
+}
+
+#[test]
+fn t3_closed_port_is_failure_connection_refused() {
+    let port = closed_port();
+    let o = probe(&tcp_spec("127.0.0.1", port, ClosePolicy::Reset), Duration::from_secs(1));
+    assert_eq!(o.result, ProbeResult::Failure);
+    assert_eq!(o.reason, Reason::Refused);
+    assert_eq!(o.message, format!("dial tcp 127.0.0.1:{port}: connect: connection refused"));
+}
+
+/// A listener whose accept queue is full drops further SYNs, so a connect to it hangs: a real
+/// timeout on loopback, without sending traffic anywhere else.
+fn full_backlog_listener() -> (socket2::Socket, Vec<std::net::TcpStream>, SocketAddr) {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
+    s.listen(0).unwrap();
+    let addr = s.local_addr().unwrap().as_socket().unwrap();
+    let mut fillers = Vec::new();
+    // Fill the accept queue (backlog 0 admits one or two); stop when a connect would hang.
+    for _ in 0..8 {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Ok(c) => fillers.push(c),
+            Err(_) => break,
+        }
+    }
+    (s, fillers, addr)
+}
+
+#[test]
+fn t4_unanswered_connect_times_out() {
+    let (_listener, _fillers, addr) = full_backlog_listener();
+    let started = Instant::now();
+    let o = probe(&tcp_spec("127.0.0.1", addr.port(), ClosePolicy::Reset), Duration::from_millis(300));
+    assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
+    assert_eq!(o.reason, Reason::Timeout);
+    assert_eq!(o.message, format!("dial tcp {addr}: i/o timeout"));
+    // Did not hang: a generous bound, not a timing assertion.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert!(o.timings.total >= Duration::from_millis(300));
+}
+
+#[test]
+fn t5_nothing_is_sent_and_reset_is_the_default_close() {
+    let server = TargetServer::start();
+    for _ in 0..5 {
+        let o = probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
+        assert_eq!(o.result, ProbeResult::Success);
+    }
+    assert!(server.wait_for_connections_closed(5, Duration::from_secs(5)));
+    assert_eq!(server.silent_connections(), 5, "the probe must not send a byte");
+    assert_eq!(server.reset_connections(), 5, "default close is RST");
+    assert_eq!(server.requests(), 0);
+}
+
+#[test]
+fn fin_close_policy_closes_in_order() {
+    let server = TargetServer::start();
+    for _ in 0..3 {
+        let o = probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Fin), Duration::from_secs(1));
+        assert_eq!(o.result, ProbeResult::Success);
+    }
+    assert!(server.wait_for_connections_closed(3, Duration::from_secs(5)));
+    assert_eq!(server.silent_connections(), 3);
+    assert_eq!(server.reset_connections(), 0, "FIN policy must not reset");
+}
+
+/// Counts TIME_WAIT sockets whose local or remote port is `port`, from /proc/net/tcp{,6}.
+fn time_wait_on_port(port: u16) -> usize {
+    let mut n = 0;
+    for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(file) else { continue };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() < 4 || f[3] != "06" {
+                continue;
+            }
+            let port_of = |s: &str| u16::from_str_radix(s.rsplit(':').next().unwrap_or(""), 16).ok();
+            if port_of(f[1]) == Some(port) || port_of(f[2]) == Some(port) {
+                n += 1;
+            }
+        }
+    }
+    n
+}
+
+#[test]
+fn reset_close_leaves_no_time_wait_and_fin_does() {
+    let server = TargetServer::start();
+    for _ in 0..20 {
+        probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
+    }
+    assert!(server.wait_for_connections_closed(20, Duration::from_secs(5)));
+    assert_eq!(time_wait_on_port(server.port()), 0, "RST close must leave no TIME_WAIT");
+
+    let fin_server = TargetServer::start();
+    for _ in 0..20 {
+        probe(&tcp_spec("127.0.0.1", fin_server.port(), ClosePolicy::Fin), Duration::from_secs(1));
+    }
+    assert!(fin_server.wait_for_connections_closed(20, Duration::from_secs(5)));
+    // The prober closes first, so its side enters TIME_WAIT: the cost the default avoids.
+    assert!(time_wait_on_port(fin_server.port()) > 0, "FIN close is expected to leave TIME_WAIT");
+}
+
+#[test]
+fn host_names_are_resolved_and_timed() {
+    let server = TargetServer::start();
+    let listener_v4_only = server.addr();
+    assert!(listener_v4_only.is_ipv4());
+    let o = probe(&tcp_spec("localhost", server.port(), ClosePolicy::Reset), Duration::from_secs(5));
+    // localhost may resolve to ::1 first; the connector then falls back to 127.0.0.1.
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    assert!(o.timings.resolve.is_some());
+}
+
+#[test]
+fn unresolvable_name_is_failure_dns() {
+    let o = probe(&tcp_spec("no-such-host.invalid", 80, ClosePolicy::Reset), Duration::from_secs(5));
+    assert_eq!(o.result, ProbeResult::Failure);
+    assert_eq!(o.reason, Reason::Dns);
+    assert!(o.message.starts_with("dial tcp: lookup no-such-host.invalid: "), "{}", o.message);
+}
+
+#[test]
+fn each_address_is_tried_in_turn_and_the_first_error_is_reported() {
+    let server = TargetServer::start();
+    let dead: SocketAddr = format!("127.0.0.1:{}", closed_port()).parse().unwrap();
+    let mut m = ConnectOnly(Connector::to_addrs(vec![dead, server.addr()], ClosePolicy::Reset), None);
+    let o = run_to_completion(&mut m);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+
+    let dead2: SocketAddr = format!("127.0.0.1:{}", closed_port()).parse().unwrap();
+    let mut m = ConnectOnly(Connector::to_addrs(vec![dead, dead2], ClosePolicy::Reset), None);
+    let o = run_to_completion(&mut m);
+    assert_eq!(o.reason, Reason::Refused);
+    assert_eq!(o.message, format!("dial tcp {dead}: connect: connection refused"));
+}
+
+#[test]
+fn ipv6_loopback() {
+    let server = match TargetServer::start_v6() {
+        Ok(s) => s,
+        Err(e) => panic!("IPv6 loopback is needed by this suite and is unavailable: {e}"),
+    };
+    let o = probe(&tcp_spec("::1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    let port = {
+        let l = TcpListener::bind("[::1]:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let o = probe(&tcp_spec("::1", port, ClosePolicy::Reset), Duration::from_secs(1));
+    assert_eq!(o.message, format!("dial tcp [::1]:{port}: connect: connection refused"));
+}
+
+/// Drives a bare Connector, to test address fallback without resolution.
+struct ConnectOnly(Connector, Option<Instant>);
+
+impl Machine for ConnectOnly {
+    fn start(&mut self, cx: &mut prober_io::Ctx<'_>) -> prober_io::Step {
+        self.1 = Some(cx.now + Duration::from_secs(2));
+        let s = self.0.start(cx, 0);
+        done(cx, s)
+    }
+    fn ready(&mut self, cx: &mut prober_io::Ctx<'_>, _: usize, r: prober_io::Ready) -> prober_io::Step {
+        let s = self.0.ready(cx, r);
+        done(cx, s)
+    }
+    fn timer(&mut self, cx: &mut prober_io::Ctx<'_>) -> prober_io::Step {
+        self.0.cancel(cx);
+        prober_io::Step::Done(prober_core::Outcome::failure(Reason::Timeout, "timeout"))
+    }
+    fn wake_at(&self) -> Option<Instant> {
+        self.1
+    }
+    fn cancel(&mut self, cx: &mut prober_io::Ctx<'_>) {
+        self.0.cancel(cx);
+    }
+}
+
+fn done(cx: &mut prober_io::Ctx<'_>, s: prober_tcp::ConnectStep) -> prober_io::Step {
+    match s {
+        prober_tcp::ConnectStep::Pending => prober_io::Step::Pending,
+        prober_tcp::ConnectStep::Connected(c) => {
+            c.close(cx.registry);
+            prober_io::Step::Done(prober_core::Outcome::success())
+        }
+        prober_tcp::ConnectStep::Failed(e) => {
+            prober_io::Step::Done(prober_core::Outcome::failure(e.reason, e.message))
+        }
+    }
+}
+
+#[test]
+fn spec_kind_round_trip() {
+    // The spec constructor and the probe agree on host/port handling (brackets stripped).
+    let s = ProbeSpec::tcp("[::1]", 9).unwrap();
+    let ProbeKind::Tcp(t) = s.kind else { panic!() };
+    assert_eq!(t.host, "::1");
+}

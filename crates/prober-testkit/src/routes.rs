@@ -1,0 +1,468 @@
+//! The scripted routes (listed in the crate docs).
+
+use std::fmt::Write as _;
+use std::io::{self, BufWriter, Write};
+use std::time::Duration;
+
+use crate::conn::{Conn, End};
+use crate::request::{Head, percent_decode};
+
+/// Bodies are streamed from this buffer: no allocation whatever their size.
+static AAAA: [u8; 64 * 1024] = [b'a'; 64 * 1024];
+
+/// How long `/stall-body` and `/never-answer` keep a connection.
+const HOLD: Duration = Duration::from_secs(60);
+/// How long `/reset-after` waits for the client to acknowledge the data before resetting.
+const ACK_WAIT: Duration = Duration::from_secs(2);
+/// Target length of one `/huge-headers` line.
+const FILL_LINE: u64 = 1000;
+
+pub(crate) fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        418 => "I'm a teapot",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// Statuses that never carry a body (nor Content-Length here).
+fn bodyless(status: u16) -> bool {
+    status < 200 || status == 204 || status == 304
+}
+
+/// A complete response with a small in-memory body, `Content-Length` and `Connection: close`.
+pub(crate) fn simple(
+    conn: &Conn,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<End> {
+    let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    for (n, v) in headers {
+        let _ = write!(out, "{n}: {v}\r\n");
+    }
+    let no_body = bodyless(status);
+    if !no_body {
+        let _ = write!(out, "Content-Length: {}\r\n", body.len());
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    let mut out = out.into_bytes();
+    if !no_body && !conn.head_only {
+        out.extend_from_slice(body);
+    }
+    conn.write_all(&out)?;
+    Ok(End::Finish)
+}
+
+fn text(conn: &Conn, status: u16, body: &str) -> io::Result<End> {
+    simple(conn, status, &[], body.as_bytes())
+}
+
+/// Writes `n` bytes of `a`.
+fn stream_a(w: &mut impl Write, mut n: u64) -> io::Result<()> {
+    while n > 0 {
+        let k = n.min(AAAA.len() as u64) as usize;
+        w.write_all(&AAAA[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// Writes a status line and header lines (without the empty line).
+fn head(conn: &Conn, status: u16, headers: &[&str]) -> io::Result<()> {
+    let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    for h in headers {
+        out.push_str(h);
+        out.push_str("\r\n");
+    }
+    out.push_str("\r\n");
+    conn.write_all(out.as_bytes())
+}
+
+fn status_code(s: &str) -> Option<u16> {
+    s.parse::<u16>().ok().filter(|c| (100..=999).contains(c))
+}
+
+fn num(s: &str) -> Option<u64> {
+    s.parse().ok()
+}
+
+/// Host header value without its port; brackets of an IPv6 literal are kept.
+fn host_without_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.find(']').map_or(host, |i| &host[..=i]);
+    }
+    match host.rsplit_once(':') {
+        Some((h, _)) if !h.contains(':') => h,
+        _ => host,
+    }
+}
+
+fn same_host(a: &str, b: &str) -> bool {
+    let strip = |s: &str| s.trim_start_matches('[').trim_end_matches(']').to_owned();
+    strip(a).eq_ignore_ascii_case(&strip(b))
+}
+
+fn bad(conn: &Conn, what: &str) -> io::Result<End> {
+    text(conn, 400, what)
+}
+
+/// Routes one request; returns how the connection must end.
+pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
+    let segs: Vec<&str> = req
+        .path
+        .strip_prefix('/')
+        .unwrap_or(req.path)
+        .split('/')
+        .collect();
+    let q = &req.query;
+    match segs.as_slice() {
+        [""] | ["ok"] => text(conn, 200, "ok"),
+        ["status", code] => match status_code(code) {
+            Some(c) => {
+                let body = q
+                    .get("body")
+                    .map_or_else(|| format!("status {c}"), str::to_owned);
+                text(conn, c, &body)
+            }
+            None => bad(conn, "bad status code"),
+        },
+        ["health"] => {
+            if conn.shared.healthy() {
+                text(conn, 200, "ok")
+            } else {
+                text(conn, 503, "unhealthy")
+            }
+        }
+        ["control", which @ ("healthy" | "unhealthy")] => {
+            conn.shared.set_healthy(*which == "healthy");
+            text(conn, 200, "ok")
+        }
+        ["redirect"] => {
+            let Some(loc) = q.get("loc") else {
+                return bad(conn, "missing loc");
+            };
+            let code = match q.get("code") {
+                None => 302,
+                Some(c) => match status_code(c) {
+                    Some(c) => c,
+                    None => return bad(conn, "bad status code"),
+                },
+            };
+            simple(conn, code, &[("Location", loc)], b"redirecting")
+        }
+        ["loop"] => simple(conn, 302, &[("Location", "/loop")], b"redirecting"),
+        ["redirect-chain", n] => match num(n) {
+            Some(0) => text(conn, 200, "chain end"),
+            Some(n) => {
+                let loc = format!("/redirect-chain/{}", n - 1);
+                simple(conn, 302, &[("Location", &loc)], b"redirecting")
+            }
+            None => bad(conn, "bad number"),
+        },
+        ["no-location", code] => match status_code(code) {
+            Some(c) => text(conn, c, q.get("body").unwrap_or("")),
+            None => bad(conn, "bad status code"),
+        },
+        ["bad-location"] => simple(conn, 302, &[("Location", "http://[::1")], b"redirecting"),
+        ["echo", "headers"] => {
+            let mut body = Vec::new();
+            for (n, v) in &req.headers {
+                body.extend_from_slice(n);
+                body.extend_from_slice(b": ");
+                body.extend_from_slice(v);
+                body.push(b'\n');
+            }
+            simple(conn, 200, &[], &body)
+        }
+        ["echo", "header-names"] => {
+            let mut names: Vec<&[u8]> = req
+                .headers
+                .iter()
+                .map(|(n, _)| *n)
+                .filter(|n| !n.eq_ignore_ascii_case(b"host"))
+                .collect();
+            names.sort_unstable();
+            simple(conn, 200, &[], &names.join(&b'\n'))
+        }
+        ["echo", "header-count"] => {
+            let count = req
+                .headers
+                .iter()
+                .filter(|(n, _)| !n.eq_ignore_ascii_case(b"host"))
+                .count();
+            text(conn, 200, &count.to_string())
+        }
+        ["echo", "host"] => simple(conn, 200, &[], req.header("host").unwrap_or(b"")),
+        ["echo", "request-line"] => simple(conn, 200, &[], req.line),
+        ["host-must-be", want, ..] => {
+            let got = String::from_utf8_lossy(req.header("host").unwrap_or(b"")).into_owned();
+            if same_host(host_without_port(&got), &percent_decode(want)) {
+                text(conn, 200, "ok")
+            } else {
+                text(conn, 400, "wrong host")
+            }
+        }
+        ["body", n] => {
+            let Some(n) = num(n) else {
+                return bad(conn, "bad number");
+            };
+            head(
+                conn,
+                200,
+                &[&format!("Content-Length: {n}"), "Connection: close"],
+            )?;
+            if !conn.head_only {
+                stream_a(&mut conn.stream(), n)?;
+            }
+            Ok(End::Finish)
+        }
+        ["chunked", n] => {
+            let Some(n) = num(n) else {
+                return bad(conn, "bad number");
+            };
+            let k = match q.get("chunk").map(num) {
+                None => 1000,
+                Some(Some(k)) if k > 0 => k,
+                Some(_) => return bad(conn, "bad chunk size"),
+            };
+            head(
+                conn,
+                200,
+                &["Transfer-Encoding: chunked", "Connection: close"],
+            )?;
+            let mut w = BufWriter::with_capacity(16 * 1024, conn.stream());
+            let mut left = n;
+            while left > 0 {
+                let c = left.min(k);
+                write!(w, "{c:x}\r\n")?;
+                stream_a(&mut w, c)?;
+                w.write_all(b"\r\n")?;
+                left -= c;
+            }
+            w.write_all(b"0\r\n\r\n")?;
+            w.flush()?;
+            Ok(End::Finish)
+        }
+        ["close-delimited", n] => {
+            let Some(n) = num(n) else {
+                return bad(conn, "bad number");
+            };
+            head(conn, 200, &["Connection: close"])?;
+            stream_a(&mut conn.stream(), n)?;
+            Ok(End::Finish)
+        }
+        ["truncated", declared, sent] => {
+            let (Some(declared), Some(sent)) = (num(declared), num(sent)) else {
+                return bad(conn, "bad number");
+            };
+            head(
+                conn,
+                200,
+                &[&format!("Content-Length: {declared}"), "Connection: close"],
+            )?;
+            stream_a(&mut conn.stream(), sent)?;
+            Ok(End::Finish)
+        }
+        ["reset-after", sent] => {
+            let Some((sent, declared)) = num(sent).and_then(|s| Some((s, s.checked_mul(2)?)))
+            else {
+                return bad(conn, "bad number");
+            };
+            head(
+                conn,
+                200,
+                &[&format!("Content-Length: {declared}"), "Connection: close"],
+            )?;
+            stream_a(&mut conn.stream(), sent)?;
+            conn.wait_acked(ACK_WAIT);
+            Ok(End::Reset)
+        }
+        ["slow-headers", ms] => {
+            let Some(ms) = num(ms) else {
+                return bad(conn, "bad number");
+            };
+            if !conn.shared.sleep(Duration::from_millis(ms)) {
+                return Ok(End::Abort);
+            }
+            text(conn, 200, "ok")
+        }
+        ["drip", n, interval] => {
+            let (Some(n), Some(interval)) = (num(n), num(interval)) else {
+                return bad(conn, "bad number");
+            };
+            head(
+                conn,
+                200,
+                &[&format!("Content-Length: {n}"), "Connection: close"],
+            )?;
+            for _ in 0..n {
+                if !conn.shared.sleep(Duration::from_millis(interval)) {
+                    return Ok(End::Abort);
+                }
+                conn.write_all(b"a")?;
+            }
+            Ok(End::Finish)
+        }
+        ["stall-body", sent] => {
+            let Some((sent, declared)) = num(sent).and_then(|s| Some((s, s.checked_add(1000)?)))
+            else {
+                return bad(conn, "bad number");
+            };
+            head(
+                conn,
+                200,
+                &[&format!("Content-Length: {declared}"), "Connection: close"],
+            )?;
+            stream_a(&mut conn.stream(), sent)?;
+            Ok(End::Hold(HOLD))
+        }
+        ["close"] => Ok(End::Finish),
+        ["reset"] => Ok(End::Reset),
+        ["garbage"] => {
+            conn.write_all(b"this is not http\r\n\r\n")?;
+            Ok(End::Finish)
+        }
+        ["http09"] => {
+            conn.write_all(b"hello")?;
+            Ok(End::Finish)
+        }
+        ["huge-headers", n] => {
+            let Some(n) = num(n) else {
+                return bad(conn, "bad number");
+            };
+            let mut w = BufWriter::with_capacity(16 * 1024, conn.stream());
+            w.write_all(b"HTTP/1.1 200 OK\r\n")?;
+            let mut left = n;
+            let mut i = 0u64;
+            while left > 0 {
+                let prefix = format!("X-Fill-{i:03}: ");
+                let line = left.min(FILL_LINE).max(prefix.len() as u64 + 3);
+                w.write_all(prefix.as_bytes())?;
+                stream_a(&mut w, line - prefix.len() as u64 - 2)?;
+                w.write_all(b"\r\n")?;
+                left = left.saturating_sub(line);
+                i += 1;
+            }
+            w.write_all(b"Content-Length: 2\r\nConnection: close\r\n\r\nok")?;
+            w.flush()?;
+            Ok(End::Finish)
+        }
+        ["bad-chunk"] => {
+            head(
+                conn,
+                200,
+                &["Transfer-Encoding: chunked", "Connection: close"],
+            )?;
+            conn.write_all(b"zz\r\n")?;
+            Ok(End::Finish)
+        }
+        ["overflow-chunk"] => {
+            head(
+                conn,
+                200,
+                &["Transfer-Encoding: chunked", "Connection: close"],
+            )?;
+            conn.write_all(b"ffffffffffffffffffff\r\n")?;
+            Ok(End::Finish)
+        }
+        ["never-answer"] => Ok(End::Hold(HOLD)),
+        ["content-length-and-chunked"] => {
+            conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\
+                  Connection: close\r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            )?;
+            Ok(End::Finish)
+        }
+        ["bytes"] => bytes(conn, req),
+        _ => text(conn, 404, "not found"),
+    }
+}
+
+/// `/bytes?status=200&reason=R&body=TEXT&header=LINE...`: the general response builder.
+fn bytes(conn: &Conn, req: &Head<'_>) -> io::Result<End> {
+    let q = &req.query;
+    let status = match q.get("status") {
+        None => 200,
+        Some(s) => match status_code(s) {
+            Some(s) => s,
+            None => return bad(conn, "bad status code"),
+        },
+    };
+    let body = q.get("body").unwrap_or("");
+    let mut out = format!(
+        "HTTP/1.1 {status} {}\r\n",
+        q.get("reason").unwrap_or(reason(status))
+    );
+    let (mut framed, mut has_connection) = (false, false);
+    for h in q.all("header") {
+        let name = h.split_once(':').map_or(h, |(n, _)| n).trim();
+        framed |= name.eq_ignore_ascii_case("content-length")
+            || name.eq_ignore_ascii_case("transfer-encoding");
+        has_connection |= name.eq_ignore_ascii_case("connection");
+        out.push_str(h);
+        out.push_str("\r\n");
+    }
+    if !framed {
+        let _ = write!(out, "Content-Length: {}\r\n", body.len());
+    }
+    if !has_connection {
+        out.push_str("Connection: close\r\n");
+    }
+    out.push_str("\r\n");
+    out.push_str(body);
+    conn.write_all(out.as_bytes())?;
+    Ok(End::Finish)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_port_stripping() {
+        assert_eq!(host_without_port("example.com:8080"), "example.com");
+        assert_eq!(host_without_port("example.com"), "example.com");
+        assert_eq!(host_without_port("[::1]:80"), "[::1]");
+        assert_eq!(host_without_port("::1"), "::1");
+        assert!(same_host("[::1]", "::1"));
+        assert!(same_host("Example.COM", "example.com"));
+        assert!(!same_host("a.example", "b.example"));
+    }
+
+    #[test]
+    fn reasons() {
+        assert_eq!(reason(503), "Service Unavailable");
+        assert_eq!(reason(299), "Status");
+    }
+}

@@ -1,0 +1,44 @@
+//! HTTP/1.1 GET probes with the kubelet's semantics (`pkg/probe/http`), poll-driven.
+//!
+//! The protocol logic is sans-I/O and unit-tested without sockets:
+//! - [`request`]: the request bytes (headers as Go writes the kubelet's request);
+//! - [`response`]: the response head (httparse) and the body framing it implies;
+//! - [`body`]: Content-Length, chunked and close-delimited decoding into a bounded sink;
+//! - [`redirect`]: which 3xx responses are followed (policy, 10-hop limit, `Host` carry-over);
+//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result.
+//!
+//! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`].
+//!
+//! # Semantics in short
+//!
+//! - One deadline (`timeout` from `start`) covers resolution, connect, every redirect hop, the
+//!   head and the body. A timeout is a Failure with reason Timeout and Go's wording:
+//!   `Get "<url>": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`
+//!   before the final response head, `... (Client.Timeout or context cancellation while reading
+//!   body)` after it.
+//! - 200..=299: Success, output = body. A final 300..=399: Warning, reason Redirect, message
+//!   `Probe terminated redirects, Response body: <body>`. Else Failure, reason Status, message
+//!   `HTTP probe failed with statuscode: N`. `http_status` is the last status received.
+//! - At most `output_limit` body bytes are read and kept; then the connection is closed and the
+//!   status decides (see [`body`] for `truncated`). A body that ends early (EOF before its
+//!   declared end) is a Failure with reason BrokenBody (not a dropped error, kubernetes#122591);
+//!   broken chunked framing is reason Protocol. On these failures `output` holds the body bytes
+//!   read so far.
+//! - Errors before a usable response are `Get "<url>": <detail>` Failures: connect errors
+//!   (`dial tcp 127.0.0.1:1: connect: connection refused`, reason Refused/Unreachable/Dns...),
+//!   socket errors (`read tcp a->b: read: connection reset by peer`, reason Reset), a connection
+//!   closed before any response byte (`EOF`, reason Protocol) or inside the head
+//!   (`unexpected EOF`, reason Protocol), a malformed head (`malformed HTTP response: ...`,
+//!   reason Protocol), a head over 64 KiB (`HTTP response head larger than 64 KiB`, Protocol).
+//! - `https://` (also as a redirect target): Unknown, reason Unsupported,
+//!   `TLS not built in: cannot probe https://...`.
+//! - Proxy environment variables are never read; the request goes straight to the URL's host.
+
+pub mod body;
+mod probe;
+pub mod redirect;
+pub mod request;
+pub mod response;
+pub mod verdict;
+
+pub use probe::HttpProbe;

@@ -1,0 +1,498 @@
+//! The I/O adapter: [`HttpProbe`] drives the sans-I/O parts over a mio socket.
+//!
+//! Per hop: [`Connector`] (resolve, connect) -> write the request -> read and parse the head ->
+//! redirect decision -> read the body (final response only) -> close the connection with the
+//! spec's close policy (RST by default). One deadline, set at `start`, covers every hop.
+//!
+//! Memory: one buffer per probe, reused across hops. While reading a head it grows to at most
+//! [`MAX_HEAD`] + one read chunk; while reading a body it holds one read chunk at a time. The
+//! kept body is bounded by the output limit.
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use prober_core::{ClosePolicy, HttpSpec, Outcome, Reason, Scheme, Url};
+use prober_io::{Ctx, Machine, Ready, Step, os_error_text};
+use prober_tcp::{Conn, ConnectStep, Connector};
+
+use crate::body::{BodyProgress, BodyReader};
+use crate::redirect::{Decision, Redirects};
+use crate::request::{build_request, host_override};
+use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
+use crate::verdict::evaluate;
+
+/// Bytes asked for in one `read`.
+const READ_CHUNK: usize = 16 * 1024;
+
+const HEADERS_TIMEOUT: &str =
+    "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
+const BODY_TIMEOUT: &str =
+    "context deadline exceeded (Client.Timeout or context cancellation while reading body)";
+
+#[derive(Debug)]
+enum State {
+    Idle,
+    Connecting(Connector),
+    Writing { conn: Conn, request: Vec<u8>, written: usize },
+    Head { conn: Conn, parser: HeadParser },
+    Body { conn: Conn, status: u16, reader: BodyReader },
+    Done,
+}
+
+/// What a step of the I/O loop wants next.
+enum Next {
+    Continue,
+    Return(Step),
+}
+
+/// An HTTP GET probe as a [`Machine`] (see the crate docs for the semantics).
+#[derive(Debug)]
+pub struct HttpProbe {
+    headers: Vec<(String, String)>,
+    user_agent: String,
+    close: ClosePolicy,
+    timeout: Duration,
+    output_limit: usize,
+    /// The URL of the current hop.
+    url: Url,
+    host_override: Option<String>,
+    referer: Option<String>,
+    redirects: Redirects,
+    state: State,
+    buf: Vec<u8>,
+    started: Option<Instant>,
+    deadline: Option<Instant>,
+    /// Status of the last response head received.
+    last_status: Option<u16>,
+    // Timings of the current (finally: the last) hop.
+    resolve: Option<Duration>,
+    connect: Option<Duration>,
+    first_byte: Option<Duration>,
+}
+
+impl HttpProbe {
+    /// A probe of `spec` that must finish within `timeout` and keeps at most `output_limit`
+    /// bytes of body (at least 1).
+    pub fn new(spec: &HttpSpec, timeout: Duration, output_limit: usize) -> HttpProbe {
+        HttpProbe {
+            headers: spec.headers.clone(),
+            user_agent: spec.user_agent.clone(),
+            close: spec.close,
+            timeout,
+            output_limit: output_limit.max(1),
+            url: spec.url.clone(),
+            host_override: host_override(&spec.headers),
+            referer: None,
+            redirects: Redirects::new(&spec.url, spec.redirects),
+            state: State::Idle,
+            buf: Vec::new(),
+            started: None,
+            deadline: None,
+            last_status: None,
+            resolve: None,
+            connect: None,
+            first_byte: None,
+        }
+    }
+
+    fn since_start(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.started.unwrap_or(now))
+    }
+
+    fn start_hop(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.buf.clear();
+        self.resolve = None;
+        self.connect = None;
+        self.first_byte = None;
+        if self.url.scheme() == Scheme::Https {
+            let msg = format!("TLS not built in: cannot probe {}", self.url);
+            return self.finish(cx, Outcome::unknown(Reason::Unsupported, msg));
+        }
+        let mut connector = Connector::new(self.url.host(), self.url.port(), self.close);
+        let step = connector.start(cx, 0);
+        self.on_connect_step(cx, connector, step)
+    }
+
+    fn on_connect_step(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        connector: Connector,
+        step: ConnectStep,
+    ) -> Step {
+        self.resolve = connector.resolve_time();
+        match step {
+            ConnectStep::Pending => {
+                self.state = State::Connecting(connector);
+                Step::Pending
+            }
+            ConnectStep::Connected(conn) => {
+                self.connect = Some(self.since_start(cx.now));
+                let request = build_request(
+                    &self.url,
+                    &self.headers,
+                    &self.user_agent,
+                    self.host_override.as_deref(),
+                    self.referer.as_deref(),
+                );
+                self.state = State::Writing { conn, request, written: 0 };
+                self.drive(cx)
+            }
+            ConnectStep::Failed(e) => {
+                let msg = format!("Get \"{}\": {}", self.url, e.message);
+                self.finish(cx, Outcome::failure(e.reason, msg))
+            }
+        }
+    }
+
+    /// Runs the connection's I/O until it would block or the run ends.
+    fn drive(&mut self, cx: &mut Ctx<'_>) -> Step {
+        loop {
+            let next = match std::mem::replace(&mut self.state, State::Done) {
+                State::Writing { conn, request, written } => self.write(cx, conn, request, written),
+                State::Head { conn, parser } => self.read_head(cx, conn, parser),
+                State::Body { conn, status, reader } => self.read_body(cx, conn, status, reader),
+                other => {
+                    self.state = other;
+                    Next::Return(Step::Pending)
+                }
+            };
+            if let Next::Return(step) = next {
+                return step;
+            }
+        }
+    }
+
+    fn write(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut conn: Conn,
+        request: Vec<u8>,
+        mut written: usize,
+    ) -> Next {
+        loop {
+            match conn.stream().write(&request[written..]) {
+                Ok(0) => {
+                    let e = io::Error::from(io::ErrorKind::WriteZero);
+                    return Next::Return(self.io_failure(cx, conn, "write", &e, None));
+                }
+                Ok(n) => {
+                    written += n;
+                    if written == request.len() {
+                        self.state = State::Head { conn, parser: HeadParser::new() };
+                        return Next::Continue;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.state = State::Writing { conn, request, written };
+                    return Next::Return(Step::Pending);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Next::Return(self.io_failure(cx, conn, "write", &e, None)),
+            }
+        }
+    }
+
+    fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Conn, mut parser: HeadParser) -> Next {
+        loop {
+            match read_append(conn.stream(), &mut self.buf, READ_CHUNK) {
+                Ok(0) => {
+                    let msg = format!("Get \"{}\": {}", self.url, parser.eof(&self.buf));
+                    return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));
+                }
+                Ok(_) => {
+                    if self.first_byte.is_none() {
+                        self.first_byte = Some(self.since_start(cx.now));
+                    }
+                    loop {
+                        match parser.parse(&self.buf) {
+                            Ok(HeadStatus::Partial) => break,
+                            Ok(HeadStatus::Interim { len, .. }) => {
+                                self.buf.drain(..len);
+                            }
+                            Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, head),
+                            Err(e) => {
+                                let msg = format!("Get \"{}\": {e}", self.url);
+                                return Next::Return(self.fail(
+                                    cx,
+                                    Some(conn),
+                                    Reason::Protocol,
+                                    msg,
+                                    None,
+                                ));
+                            }
+                        }
+                    }
+                    debug_assert!(self.buf.len() <= MAX_HEAD);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.state = State::Head { conn, parser };
+                    return Next::Return(Step::Pending);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Next::Return(self.io_failure(cx, conn, "read", &e, None)),
+            }
+        }
+    }
+
+    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Conn, head: ResponseHead) -> Next {
+        self.last_status = Some(head.status);
+        let decision = self.redirects.decide(
+            &self.url,
+            self.host_override.as_deref(),
+            head.status,
+            head.location.as_deref(),
+        );
+        match decision {
+            Decision::Follow(hop) => {
+                conn.close(cx.registry);
+                self.url = hop.url;
+                self.host_override = hop.host_override;
+                self.referer = hop.referer;
+                Next::Return(self.start_hop(cx))
+            }
+            Decision::BadLocation(msg) => {
+                Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None))
+            }
+            Decision::TooMany(msg) => {
+                Next::Return(self.fail(cx, Some(conn), Reason::TooManyRedirects, msg, None))
+            }
+            Decision::Final => {
+                let mut reader = BodyReader::new(head.framing, self.output_limit);
+                let progress = reader.feed(&self.buf[head.len..]);
+                self.buf.clear();
+                match progress {
+                    Ok(BodyProgress::Complete { truncated }) => {
+                        Next::Return(self.respond(cx, conn, head.status, reader, truncated))
+                    }
+                    Ok(_) => {
+                        self.state = State::Body { conn, status: head.status, reader };
+                        Next::Continue
+                    }
+                    Err(e) => Next::Return(self.body_failure(cx, conn, reader, &e)),
+                }
+            }
+        }
+    }
+
+    fn read_body(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut conn: Conn,
+        status: u16,
+        mut reader: BodyReader,
+    ) -> Next {
+        loop {
+            self.buf.clear();
+            let progress = match read_append(conn.stream(), &mut self.buf, READ_CHUNK) {
+                Ok(0) => reader.eof(),
+                Ok(_) => reader.feed(&self.buf),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match reader.would_block() {
+                    BodyProgress::Complete { truncated } => {
+                        Ok(BodyProgress::Complete { truncated })
+                    }
+                    _ => {
+                        self.state = State::Body { conn, status, reader };
+                        return Next::Return(Step::Pending);
+                    }
+                },
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // Past the limit the kubelet reads nothing more, so it never sees this error.
+                Err(_) if reader.sink().is_full() => {
+                    Ok(BodyProgress::Complete { truncated: false })
+                }
+                Err(e) => {
+                    let sink = reader.into_sink();
+                    let body = Some((sink.total(), sink.into_kept()));
+                    return Next::Return(self.io_failure(cx, conn, "read", &e, body));
+                }
+            };
+            match progress {
+                Ok(BodyProgress::Complete { truncated }) => {
+                    return Next::Return(self.respond(cx, conn, status, reader, truncated));
+                }
+                Ok(_) => {}
+                Err(e) => return Next::Return(self.body_failure(cx, conn, reader, &e)),
+            }
+        }
+    }
+
+    /// The final response was read: the kubelet's result mapping.
+    fn respond(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Conn,
+        status: u16,
+        reader: BodyReader,
+        truncated: bool,
+    ) -> Step {
+        conn.close(cx.registry);
+        let sink = reader.into_sink();
+        let (result, reason, message) = evaluate(status, sink.kept());
+        let mut o = Outcome::new(result, reason, message);
+        o.output_total = sink.total();
+        o.output = sink.into_kept();
+        o.truncated = truncated;
+        self.finish(cx, o)
+    }
+
+    fn body_failure(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Conn,
+        reader: BodyReader,
+        e: &crate::body::BodyError,
+    ) -> Step {
+        let reason = if e.is_protocol() { Reason::Protocol } else { Reason::BrokenBody };
+        let msg = format!("Get \"{}\": {e}", self.url);
+        let sink = reader.into_sink();
+        let body = Some((sink.total(), sink.into_kept()));
+        self.fail(cx, Some(conn), reason, msg, body)
+    }
+
+    /// A socket error, worded like Go's `net.OpError`:
+    /// `read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`.
+    fn io_failure(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut conn: Conn,
+        op: &str,
+        e: &io::Error,
+        body: Option<(u64, Vec<u8>)>,
+    ) -> Step {
+        let local = conn.stream().local_addr().ok();
+        let msg = format!(
+            "Get \"{}\": {op} tcp {}->{}: {op}: {}",
+            self.url,
+            local.map_or_else(|| "?".to_string(), |a: SocketAddr| a.to_string()),
+            conn.peer(),
+            os_error_text(e)
+        );
+        self.fail(cx, Some(conn), Reason::from_io(e), msg, body)
+    }
+
+    /// A Failure that ends the run, closing `conn`; `body` is what was read of a body.
+    fn fail(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Option<Conn>,
+        reason: Reason,
+        message: String,
+        body: Option<(u64, Vec<u8>)>,
+    ) -> Step {
+        if let Some(conn) = conn {
+            conn.close(cx.registry);
+        }
+        let mut o = Outcome::failure(reason, message);
+        if let Some((total, kept)) = body {
+            o.output_total = total;
+            o.output = kept;
+        }
+        self.finish(cx, o)
+    }
+
+    fn finish(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+        self.state = State::Done;
+        self.deadline = None;
+        self.buf = Vec::new();
+        o.http_status = self.last_status;
+        o.timings.resolve = self.resolve;
+        o.timings.connect = self.connect;
+        o.timings.first_byte = self.first_byte;
+        o.timings.total = self.since_start(cx.now);
+        Step::Done(o)
+    }
+}
+
+impl Machine for HttpProbe {
+    fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.started = Some(cx.now);
+        self.deadline = Some(cx.now + self.timeout);
+        self.start_hop(cx)
+    }
+
+    fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
+        if sub != 0 {
+            return Step::Pending;
+        }
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Connecting(mut connector) => {
+                let step = connector.ready(cx, ready);
+                self.on_connect_step(cx, connector, step)
+            }
+            state @ (State::Writing { .. } | State::Head { .. } | State::Body { .. }) => {
+                self.state = state;
+                self.drive(cx)
+            }
+            other => {
+                self.state = other;
+                Step::Pending
+            }
+        }
+    }
+
+    fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Connecting(mut connector) => {
+                let step = connector.resolved(cx, addrs);
+                self.on_connect_step(cx, connector, step)
+            }
+            other => {
+                self.state = other;
+                Step::Pending
+            }
+        }
+    }
+
+    fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
+        match self.deadline {
+            Some(d) if cx.now >= d => {}
+            _ => return Step::Pending,
+        }
+        let in_body = matches!(self.state, State::Body { .. });
+        let body = match std::mem::replace(&mut self.state, State::Done) {
+            State::Connecting(mut c) => {
+                c.cancel(cx);
+                None
+            }
+            State::Writing { conn, .. } | State::Head { conn, .. } => {
+                conn.close(cx.registry);
+                None
+            }
+            State::Body { conn, reader, .. } => {
+                conn.close(cx.registry);
+                let sink = reader.into_sink();
+                Some((sink.total(), sink.into_kept()))
+            }
+            State::Idle | State::Done => None,
+        };
+        let why = if in_body { BODY_TIMEOUT } else { HEADERS_TIMEOUT };
+        let msg = format!("Get \"{}\": {why}", self.url);
+        self.fail(cx, None, Reason::Timeout, msg, body)
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Connecting(mut c) => c.cancel(cx),
+            State::Writing { conn, .. } | State::Head { conn, .. } | State::Body { conn, .. } => {
+                conn.close(cx.registry);
+            }
+            State::Idle | State::Done => {}
+        }
+        self.deadline = None;
+        self.buf = Vec::new();
+    }
+}
+
+/// Reads at most `room` bytes from `stream`, appended to `buf`.
+fn read_append(stream: &mut impl Read, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+    let old = buf.len();
+    buf.resize(old + room, 0);
+    let r = stream.read(&mut buf[old..]);
+    buf.truncate(old + r.as_ref().map_or(0, |n| *n));
+    r
+}

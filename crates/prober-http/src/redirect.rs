@@ -1,0 +1,252 @@
+//! What to do with a response: follow it as a redirect, or take it as the final response.
+//!
+//! The kubelet's `RedirectChecker` on top of Go's client:
+//! - 301, 302, 303, 307 and 308 with a non-empty `Location` are redirects; 300, 304, 305, 306
+//!   and a 3xx without `Location` are final responses (so a Warning).
+//! - `Location` is resolved against the current URL; one that does not parse is an error:
+//!   `Get "<current url>": failed to parse Location header "<loc>": <why>`.
+//! - The policy compares the target with the *original* request: [`RedirectPolicy::SameHost`]
+//!   the host name only (port and scheme may change, as in the kubelet),
+//!   [`RedirectPolicy::SameOrigin`] scheme, host and port; [`RedirectPolicy::None`] never
+//!   follows (and does not look at `Location` at all). A target the policy refuses makes the 3xx
+//!   the final response.
+//! - At most [`MAX_REDIRECTS`] redirects are followed: an 11th is an error,
+//!   `Get "<url it would have fetched>": stopped after 10 redirects`. (Go's client puts the raw
+//!   `Location` value in that message; the resolved URL says more.)
+//! - A user `Host` override is carried over a redirect only when `Location` is relative (no
+//!   scheme and not `//host`); the other user headers are sent on every hop. Each redirected
+//!   request carries `Referer: <previous url>` unless it goes from https to http (Go).
+
+use prober_core::{RedirectPolicy, Scheme, Url};
+
+/// How many redirects are followed at most (Go's client and the kubelet's checker).
+pub const MAX_REDIRECTS: u32 = 10;
+
+/// The decision about one response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Not a redirect that is followed: this is the final response.
+    Final,
+    /// Fetch `url` next.
+    Follow(Hop),
+    /// `Location` does not parse (reason Protocol).
+    BadLocation(String),
+    /// An 11th redirect (reason TooManyRedirects).
+    TooMany(String),
+}
+
+/// The next request of a followed redirect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub url: Url,
+    /// The virtual host to send, when it survives this redirect.
+    pub host_override: Option<String>,
+    /// `Referer` for the next request.
+    pub referer: Option<String>,
+}
+
+/// Follows the redirects of one probe run.
+#[derive(Clone, Debug)]
+pub struct Redirects {
+    original: Url,
+    policy: RedirectPolicy,
+    followed: u32,
+}
+
+/// Whether `status` may be a redirect (given a `Location`).
+pub fn is_redirect_status(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+impl Redirects {
+    pub fn new(original: &Url, policy: RedirectPolicy) -> Redirects {
+        Redirects { original: original.clone(), policy, followed: 0 }
+    }
+
+    /// Redirects followed so far.
+    pub fn followed(&self) -> u32 {
+        self.followed
+    }
+
+    /// Decides about a response with `status` and `location` to a request for `current`, which
+    /// was sent with `host_override`.
+    pub fn decide(
+        &mut self,
+        current: &Url,
+        host_override: Option<&str>,
+        status: u16,
+        location: Option<&str>,
+    ) -> Decision {
+        let Some(loc) = location.filter(|l| !l.is_empty()) else {
+            return Decision::Final;
+        };
+        if !is_redirect_status(status) || self.policy == RedirectPolicy::None {
+            return Decision::Final;
+        }
+        let target = match current.join(loc) {
+            Ok(u) => u,
+            Err(e) => {
+                return Decision::BadLocation(format!(
+                    "Get \"{current}\": failed to parse Location header {loc:?}: {e}"
+                ));
+            }
+        };
+        let allowed = match self.policy {
+            RedirectPolicy::SameHost => target.host() == self.original.host(),
+            RedirectPolicy::SameOrigin => target.same_origin(&self.original),
+            RedirectPolicy::None => false,
+        };
+        if !allowed {
+            return Decision::Final;
+        }
+        if self.followed >= MAX_REDIRECTS {
+            return Decision::TooMany(format!(
+                "Get \"{target}\": stopped after {MAX_REDIRECTS} redirects"
+            ));
+        }
+        self.followed += 1;
+        let relative = !has_scheme(loc) && !loc.trim_start().starts_with("//");
+        let host_override = if relative { host_override.map(str::to_string) } else { None };
+        let referer = (!(current.scheme() == Scheme::Https && target.scheme() == Scheme::Http))
+            .then(|| current.to_string());
+        Decision::Follow(Hop { url: target, host_override, referer })
+    }
+}
+
+/// `scheme:` at the start of a reference (RFC 3986 section 3.1).
+fn has_scheme(reference: &str) -> bool {
+    let reference = reference.trim_start();
+    match reference.find(':') {
+        Some(colon) => {
+            let s = &reference[..colon];
+            s.starts_with(|c: char| c.is_ascii_alphabetic())
+                && s.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    fn follow(d: Decision) -> Hop {
+        match d {
+            Decision::Follow(h) => h,
+            other => panic!("expected Follow, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn statuses() {
+        let cur = url("http://127.0.0.1:8080/");
+        for code in [301, 302, 303, 307, 308] {
+            let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
+            let hop = follow(r.decide(&cur, None, code, Some("/new")));
+            assert_eq!(hop.url.to_string(), "http://127.0.0.1:8080/new");
+            assert_eq!(hop.referer.as_deref(), Some("http://127.0.0.1:8080/"));
+        }
+        for code in [200, 300, 304, 305, 306, 404, 500] {
+            let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
+            assert_eq!(r.decide(&cur, None, code, Some("/new")), Decision::Final, "{code}");
+        }
+        let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
+        assert_eq!(r.decide(&cur, None, 308, None), Decision::Final);
+        assert_eq!(r.decide(&cur, None, 302, Some("")), Decision::Final);
+    }
+
+    #[test]
+    fn policies() {
+        let orig = url("http://127.0.0.1:8080/");
+        let other_port = Some("http://127.0.0.1:9090/success");
+        let other_host = Some("http://localhost:8080/success");
+        let https = Some("https://127.0.0.1:8443/");
+
+        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        assert_eq!(follow(r.decide(&orig, None, 302, other_port)).url.port(), 9090);
+        assert_eq!(follow(r.decide(&orig, None, 302, https)).url.scheme(), Scheme::Https);
+        assert_eq!(r.decide(&orig, None, 302, other_host), Decision::Final);
+        assert_eq!(r.decide(&orig, None, 302, Some("http://0.0.0.0/fail")), Decision::Final);
+
+        let mut r = Redirects::new(&orig, RedirectPolicy::SameOrigin);
+        assert_eq!(r.decide(&orig, None, 302, other_port), Decision::Final);
+        assert_eq!(r.decide(&orig, None, 302, https), Decision::Final);
+        assert_eq!(r.decide(&orig, None, 302, other_host), Decision::Final);
+        assert!(matches!(r.decide(&orig, None, 302, Some("/x")), Decision::Follow(_)));
+
+        let mut r = Redirects::new(&orig, RedirectPolicy::None);
+        assert_eq!(r.decide(&orig, None, 302, Some("/x")), Decision::Final);
+        assert_eq!(r.decide(&orig, None, 302, Some("http://[::1")), Decision::Final);
+
+        // The comparison is always with the original request, not the previous hop.
+        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        let cur = url("http://127.0.0.1:9090/a");
+        assert_eq!(r.decide(&cur, None, 302, other_host), Decision::Final);
+    }
+
+    #[test]
+    fn bad_location() {
+        let cur = url("http://127.0.0.1:8080/bad-location");
+        let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
+        assert_eq!(
+            r.decide(&cur, None, 302, Some("http://[::1")),
+            Decision::BadLocation(
+                "Get \"http://127.0.0.1:8080/bad-location\": failed to parse Location header \
+                 \"http://[::1\": invalid host \"[::1\" in URL"
+                    .into()
+            )
+        );
+    }
+
+    #[test]
+    fn ten_redirects_then_stop() {
+        let orig = url("http://127.0.0.1:8080/loop");
+        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        for i in 0..MAX_REDIRECTS {
+            assert!(
+                matches!(r.decide(&orig, None, 302, Some("/loop")), Decision::Follow(_)),
+                "{i}"
+            );
+        }
+        assert_eq!(r.followed(), 10);
+        assert_eq!(
+            r.decide(&orig, None, 302, Some("/loop")),
+            Decision::TooMany(
+                "Get \"http://127.0.0.1:8080/loop\": stopped after 10 redirects".into()
+            )
+        );
+        // A refused target is still a final response, even past the limit.
+        assert_eq!(r.decide(&orig, None, 302, Some("http://other/")), Decision::Final);
+    }
+
+    #[test]
+    fn host_override_only_over_relative_locations() {
+        let orig = url("http://127.0.0.1:8080/");
+        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        let h = Some("www.success.com");
+        assert_eq!(follow(r.decide(&orig, h, 302, Some("/success"))).host_override.as_deref(), h);
+        assert_eq!(follow(r.decide(&orig, h, 302, Some("success"))).host_override.as_deref(), h);
+        assert_eq!(follow(r.decide(&orig, h, 302, Some("?q"))).host_override.as_deref(), h);
+        assert_eq!(follow(r.decide(&orig, h, 302, Some("//127.0.0.1:1/x"))).host_override, None);
+        assert_eq!(
+            follow(r.decide(&orig, h, 302, Some("http://127.0.0.1:8080/x"))).host_override,
+            None
+        );
+        assert_eq!(follow(r.decide(&orig, None, 302, Some("/x"))).host_override, None);
+    }
+
+    #[test]
+    fn referer_not_sent_from_https_to_http() {
+        let orig = url("https://h/");
+        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        assert_eq!(follow(r.decide(&orig, None, 302, Some("http://h/"))).referer, None);
+        assert_eq!(
+            follow(r.decide(&orig, None, 302, Some("/x"))).referer.as_deref(),
+            Some("https://h/")
+        );
+    }
+}

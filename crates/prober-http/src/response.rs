@@ -1,0 +1,378 @@
+//! The response head: status line and headers parsed with `httparse` into a small owned
+//! [`ResponseHead`], with the body framing decided by hyper's rules (`role.rs`) and Go's
+//! strictness about `Content-Length` and `Transfer-Encoding`:
+//!
+//! 1. Status 1xx, 204 and 304 have no body (a probe never sends HEAD or CONNECT).
+//! 2. `Transfer-Encoding: chunked` (exactly that one coding, as Go accepts) is a chunked body, and
+//!    any `Content-Length` is ignored. Another transfer coding is refused. An HTTP/1.0 response's
+//!    `Transfer-Encoding` is ignored, as Go ignores it.
+//! 3. Several `Content-Length` values that differ, or one that is not a decimal number: refused.
+//! 4. `Content-Length` is a sized body.
+//! 5. Otherwise the body runs until the server closes the connection.
+//!
+//! Limits: the head is at most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] header lines. Interim
+//! responses (1xx except 101) are skipped, at most [`MAX_INTERIM`] of them, as Go does.
+
+use std::fmt;
+
+use crate::body::Framing;
+
+/// The longest response head accepted, in bytes.
+pub const MAX_HEAD: usize = 64 * 1024;
+/// The most header lines accepted in one response head.
+pub const MAX_HEADERS: usize = 128;
+/// The most interim (1xx) responses skipped before the final one (Go's `max1xxResponses`).
+pub const MAX_INTERIM: u32 = 5;
+
+/// The parts of a final response head a probe needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResponseHead {
+    /// Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub version: u8,
+    pub status: u16,
+    /// How the body is delimited.
+    pub framing: Framing,
+    /// The first `Location` value, trimmed; `None` when absent or empty.
+    pub location: Option<String>,
+    /// Length of this head in bytes: the body starts at this offset.
+    pub len: usize,
+}
+
+/// Why a response head was refused. Displays as the detail after `Get "<url>": `.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadError {
+    /// Not an HTTP/1.x response head (garbage, HTTP/0.9, bad syntax).
+    Malformed(String),
+    /// More than [`MAX_HEAD`] bytes without the end of the head.
+    TooLarge,
+    /// More than [`MAX_HEADERS`] header lines.
+    TooManyHeaders,
+    /// Content-Length missing a number, or several different ones.
+    ContentLength(String),
+    /// A transfer coding other than `chunked`.
+    TransferEncoding(String),
+    /// More than [`MAX_INTERIM`] interim responses.
+    TooManyInterim,
+    /// The connection ended inside the head (`eof` only: `read` bytes were received).
+    Eof { read: usize },
+}
+
+impl fmt::Display for HeadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeadError::Malformed(m) => write!(f, "malformed HTTP response: {m}"),
+            HeadError::TooLarge => {
+                write!(f, "HTTP response head larger than {} KiB", MAX_HEAD / 1024)
+            }
+            HeadError::TooManyHeaders => {
+                write!(f, "malformed HTTP response: more than {MAX_HEADERS} header lines")
+            }
+            HeadError::ContentLength(m) => write!(f, "malformed HTTP response: {m}"),
+            HeadError::TransferEncoding(v) => {
+                write!(f, "malformed HTTP response: unsupported transfer encoding: {v:?}")
+            }
+            HeadError::TooManyInterim => {
+                f.write_str("net/http: too many 1xx informational responses")
+            }
+            // Go's wording: `EOF` when nothing came back, `unexpected EOF` inside a head.
+            HeadError::Eof { read: 0 } => f.write_str("EOF"),
+            HeadError::Eof { .. } => f.write_str("unexpected EOF"),
+        }
+    }
+}
+
+impl std::error::Error for HeadError {}
+
+/// What [`HeadParser::parse`] found at the start of the buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadStatus {
+    /// The head is not complete yet: read more (the buffer is within the limit).
+    Partial,
+    /// An interim 1xx response of `len` bytes: drop them and parse again.
+    Interim { status: u16, len: usize },
+    /// The final response head.
+    Complete(ResponseHead),
+}
+
+/// Parses response heads, counting interim responses across calls.
+#[derive(Debug, Default)]
+pub struct HeadParser {
+    interim: u32,
+}
+
+impl HeadParser {
+    pub fn new() -> HeadParser {
+        HeadParser::default()
+    }
+
+    /// Parses the head at the start of `buf` (everything received since the end of the
+    /// previous head).
+    pub fn parse(&mut self, buf: &[u8]) -> Result<HeadStatus, HeadError> {
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut headers);
+        let len = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => {
+                return if buf.len() > MAX_HEAD {
+                    Err(HeadError::TooLarge)
+                } else {
+                    Ok(HeadStatus::Partial)
+                };
+            }
+            Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyHeaders),
+            Err(e) => return Err(HeadError::Malformed(format!("{e}: {}", first_line(buf)))),
+        };
+        if len > MAX_HEAD {
+            return Err(HeadError::TooLarge);
+        }
+        let version = resp.version.unwrap_or(1);
+        let status = resp.code.unwrap_or(0);
+        if !(100..=999).contains(&status) {
+            return Err(HeadError::Malformed(format!("invalid status code {status:03}")));
+        }
+        if (100..200).contains(&status) && status != 101 {
+            self.interim += 1;
+            if self.interim > MAX_INTERIM {
+                return Err(HeadError::TooManyInterim);
+            }
+            return Ok(HeadStatus::Interim { status, len });
+        }
+
+        let mut location = None;
+        let mut lengths: Vec<&[u8]> = Vec::new();
+        let mut codings: Vec<&[u8]> = Vec::new();
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                lengths.push(h.value);
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                codings.push(h.value);
+            } else if h.name.eq_ignore_ascii_case("location") && location.is_none() {
+                let v = String::from_utf8_lossy(h.value);
+                let v = v.trim_matches(|c| c == ' ' || c == '\t');
+                if !v.is_empty() {
+                    location = Some(v.to_string());
+                }
+            }
+        }
+
+        let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
+            Framing::Length(0)
+        } else if !codings.is_empty() && version >= 1 {
+            transfer_encoding(&codings)?
+        } else if !lengths.is_empty() {
+            Framing::Length(content_length(&lengths)?)
+        } else {
+            Framing::Close
+        };
+        Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len }))
+    }
+
+    /// The connection ended with `buf` holding an incomplete head (possibly empty).
+    pub fn eof(&self, buf: &[u8]) -> HeadError {
+        HeadError::Eof { read: buf.len() }
+    }
+}
+
+fn transfer_encoding(values: &[&[u8]]) -> Result<Framing, HeadError> {
+    let joined = values.iter().map(|v| String::from_utf8_lossy(v)).collect::<Vec<_>>().join(", ");
+    let tokens: Vec<&str> = joined.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+    if tokens.len() == 1 && tokens[0].eq_ignore_ascii_case("chunked") {
+        Ok(Framing::Chunked)
+    } else {
+        Err(HeadError::TransferEncoding(joined))
+    }
+}
+
+fn content_length(values: &[&[u8]]) -> Result<u64, HeadError> {
+    let mut found: Option<u64> = None;
+    for raw in values {
+        let text = String::from_utf8_lossy(raw);
+        let t = text.trim_matches(|c| c == ' ' || c == '\t');
+        let n = if t.is_empty() || t.len() > 19 || !t.bytes().all(|b| b.is_ascii_digit()) {
+            None
+        } else {
+            t.parse::<u64>().ok().filter(|&n| n <= i64::MAX as u64)
+        };
+        let Some(n) = n else {
+            return Err(HeadError::ContentLength(format!("invalid Content-Length {text:?}")));
+        };
+        match found {
+            Some(prev) if prev != n => {
+                let all: Vec<String> =
+                    values.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+                return Err(HeadError::ContentLength(format!(
+                    "conflicting Content-Length headers: {all:?}"
+                )));
+            }
+            _ => found = Some(n),
+        }
+    }
+    Ok(found.unwrap_or(0))
+}
+
+/// The first line of what was received, quoted and cut to 64 bytes, for error messages.
+fn first_line(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len()).min(64);
+    let line = String::from_utf8_lossy(&buf[..end]);
+    format!("{:?}", line.trim_end_matches('\r'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<HeadStatus, HeadError> {
+        HeadParser::new().parse(s.as_bytes())
+    }
+
+    fn head(s: &str) -> ResponseHead {
+        match parse(s) {
+            Ok(HeadStatus::Complete(h)) => h,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn simple_heads() {
+        let s = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello";
+        let h = head(s);
+        assert_eq!(h.status, 200);
+        assert_eq!(h.framing, Framing::Length(5));
+        assert_eq!(&s[h.len..], "hello");
+        assert_eq!(h.location, None);
+        let h = head("HTTP/1.0 302\r\nLocation:  /new \r\n\r\n");
+        assert_eq!((h.version, h.status), (0, 302));
+        assert_eq!(h.location.as_deref(), Some("/new"));
+        assert_eq!(h.framing, Framing::Close);
+        assert_eq!(head("HTTP/1.1 301 M\r\nLocation: \r\n\r\n").location, None);
+        assert_eq!(
+            head("HTTP/1.1 301 M\r\nlocation: /a\r\nLocation: /b\r\n\r\n").location.as_deref(),
+            Some("/a")
+        );
+    }
+
+    #[test]
+    fn partial_until_complete() {
+        let full = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        for i in 0..full.len() - 2 {
+            assert_eq!(parse(&full[..i]), Ok(HeadStatus::Partial), "{i}");
+        }
+    }
+
+    #[test]
+    fn framing_rules() {
+        assert_eq!(
+            head("HTTP/1.1 204 No\r\nContent-Length: 5\r\n\r\n").framing,
+            Framing::Length(0)
+        );
+        assert_eq!(head("HTTP/1.1 304 No\r\n\r\n").framing, Framing::Length(0));
+        assert_eq!(head("HTTP/1.1 101 Up\r\n\r\n").framing, Framing::Length(0));
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert_eq!(h.framing, Framing::Chunked);
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked \r\n\r\n").framing,
+            Framing::Chunked
+        );
+        // HTTP/1.0: Transfer-Encoding ignored.
+        assert_eq!(
+            head("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").framing,
+            Framing::Close
+        );
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\nContent-Length: 7\r\ncontent-length:  7\r\n\r\n").framing,
+            Framing::Length(7)
+        );
+        assert_eq!(head("HTTP/1.1 200 OK\r\n\r\n").framing, Framing::Close);
+    }
+
+    #[test]
+    fn bad_framing_is_refused() {
+        let e =
+            parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"malformed HTTP response: conflicting Content-Length headers: ["5", "6"]"#
+        );
+        for bad in ["abc", "-1", "+5", "", "5, 5", "99999999999999999999", "9223372036854775808"] {
+            let e =
+                parse(&format!("HTTP/1.1 200 OK\r\nContent-Length: {bad}\r\n\r\n")).unwrap_err();
+            assert!(matches!(e, HeadError::ContentLength(_)), "{bad}: {e:?}");
+            assert!(
+                e.to_string().starts_with("malformed HTTP response: invalid Content-Length"),
+                "{e}"
+            );
+        }
+        let e = parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"malformed HTTP response: unsupported transfer encoding: "gzip, chunked""#
+        );
+        assert!(parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn garbage_and_http09() {
+        let e = parse("this is not http\r\n\r\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            r#"malformed HTTP response: invalid HTTP version: "this is not http""#
+        );
+        let e = parse("hello").unwrap_err();
+        assert_eq!(e.to_string(), r#"malformed HTTP response: invalid HTTP version: "hello""#);
+        assert!(matches!(parse("HTTP/2.0 200 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
+        assert!(matches!(parse("HTTP/1.1 2000 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
+        assert!(matches!(parse("HTTP/1.1 abc OK\r\n\r\n"), Err(HeadError::Malformed(_))));
+        assert!(matches!(
+            parse("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n"),
+            Err(HeadError::Malformed(_))
+        ));
+        assert!(matches!(parse("HTTP/1.1 099 Low\r\n\r\n"), Err(HeadError::Malformed(_))));
+    }
+
+    #[test]
+    fn limits() {
+        let mut s = String::from("HTTP/1.1 200 OK\r\n");
+        for i in 0..MAX_HEADERS {
+            s.push_str(&format!("X-{i}: v\r\n"));
+        }
+        let ok = format!("{s}\r\n");
+        assert!(matches!(parse(&ok), Ok(HeadStatus::Complete(_))));
+        let over = format!("{s}X-Last: v\r\n\r\n");
+        assert_eq!(parse(&over), Err(HeadError::TooManyHeaders));
+
+        let big = format!("HTTP/1.1 200 OK\r\nX-Fill: {}\r\n", "a".repeat(MAX_HEAD));
+        assert_eq!(parse(&big), Err(HeadError::TooLarge));
+        assert_eq!(HeadError::TooLarge.to_string(), "HTTP response head larger than 64 KiB");
+        let big_complete = format!("{big}\r\n");
+        assert_eq!(parse(&big_complete), Err(HeadError::TooLarge));
+        let just = format!("HTTP/1.1 200 OK\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD - 24));
+        assert_eq!(just.len(), MAX_HEAD);
+        assert!(matches!(parse(&just), Ok(HeadStatus::Complete(_))));
+        let over = format!("HTTP/1.1 200 OK\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD - 23));
+        assert_eq!(parse(&over), Err(HeadError::TooLarge));
+    }
+
+    #[test]
+    fn interim_responses_are_skipped_up_to_five() {
+        let mut p = HeadParser::new();
+        let s = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        let Ok(HeadStatus::Interim { status: 100, len }) = p.parse(s.as_bytes()) else { panic!() };
+        let Ok(HeadStatus::Complete(h)) = p.parse(&s.as_bytes()[len..]) else { panic!() };
+        assert_eq!(h.status, 200);
+        let mut p = HeadParser::new();
+        for _ in 0..MAX_INTERIM {
+            assert!(matches!(
+                p.parse(b"HTTP/1.1 103 Early Hints\r\n\r\n"),
+                Ok(HeadStatus::Interim { .. })
+            ));
+        }
+        assert_eq!(p.parse(b"HTTP/1.1 103 Early Hints\r\n\r\n"), Err(HeadError::TooManyInterim));
+    }
+
+    #[test]
+    fn eof_wording() {
+        let p = HeadParser::new();
+        assert_eq!(p.eof(b"").to_string(), "EOF");
+        assert_eq!(p.eof(b"HTTP/1.1 200").to_string(), "unexpected EOF");
+    }
+}

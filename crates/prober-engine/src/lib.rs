@@ -1,0 +1,752 @@
+//! The poll-driven scheduler: thousands of kubelet-style probe workers on one thread.
+//!
+//! One [`Engine`] is one `mio::Poll`, a timer heap, the in-flight probe machines and an event
+//! queue. Nothing blocks: probes are state machines driven by readiness, name lookups run on
+//! the resolver pool, exec children are watched through pidfds in the same poll.
+//!
+//! Host integration follows curl's multi interface: [`Engine::fd`] is pollable,
+//! [`Engine::timeout`] says when to call next, [`Engine::step`] never blocks, [`Engine::wait`]
+//! blocks up to a limit, [`Handle::wakeup`] interrupts it from any thread, and
+//! [`Engine::drain`] hands over events in batches. [`spawn`] runs an engine on its own thread
+//! for Rust users who want a channel instead.
+
+mod event;
+mod probe;
+mod runner;
+mod timers;
+pub mod worker;
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Poll, Token, Waker};
+use parking_lot::Mutex;
+use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
+use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, Step, TOKENS_PER_PROBE};
+
+pub use event::{Event, TargetId};
+pub use probe::{AnyProbe, check};
+pub use runner::{EngineThread, spawn};
+use timers::{TimerKey, Timers};
+use worker::{Verdict, Worker};
+
+const WAKE: Token = Token(usize::MAX);
+
+/// Engine options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EngineConfig {
+    /// Also emit [`Event::Run`] for every worker run (for hosts that log or export metrics).
+    pub every_run: bool,
+    /// Seed for first-run jitter; 0 picks one from the clock.
+    pub jitter_seed: u64,
+}
+
+/// Why an engine call was refused. The engine keeps running after any of these.
+#[derive(Debug)]
+pub enum EngineError {
+    UnknownTarget(TargetId),
+    NoProbe(TargetId, Role),
+    Spec(SpecError),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::UnknownTarget(t) => write!(f, "unknown target {t}"),
+            EngineError::NoProbe(t, r) => write!(f, "target {t} has no {r} probe"),
+            EngineError::Spec(e) => write!(f, "{e}"),
+            EngineError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<SpecError> for EngineError {
+    fn from(e: SpecError) -> EngineError {
+        EngineError::Spec(e)
+    }
+}
+
+/// Who an in-flight probe belongs to.
+#[derive(Clone, Copy, Debug)]
+enum Owner {
+    Worker { target: u32, generation: u32, role: Role, scheduled: Instant },
+    Check { tag: u64 },
+}
+
+#[derive(Debug)]
+struct Slot {
+    probe: AnyProbe,
+    owner: Owner,
+    /// The instant of this slot's live timer entry, if any.
+    timer: Option<Instant>,
+}
+
+/// In-flight probes by index, with a generation per index so that stale tokens, timers and
+/// resolver answers for a reused index are recognised and ignored.
+#[derive(Debug, Default)]
+struct Slots {
+    entries: Vec<(u32, Option<Slot>)>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+impl Slots {
+    fn insert(&mut self, slot: Slot) -> (u32, u32) {
+        self.live += 1;
+        if let Some(i) = self.free.pop() {
+            let e = &mut self.entries[i as usize];
+            e.0 = e.0.wrapping_add(1);
+            e.1 = Some(slot);
+            (i, e.0)
+        } else {
+            self.entries.push((0, Some(slot)));
+            ((self.entries.len() - 1) as u32, 0)
+        }
+    }
+
+    fn get(&mut self, i: u32, generation: u32) -> Option<&mut Slot> {
+        match self.entries.get_mut(i as usize) {
+            Some((g, Some(s))) if *g == generation => Some(s),
+            _ => None,
+        }
+    }
+
+    fn gen_of(&self, i: u32) -> Option<u32> {
+        match self.entries.get(i as usize) {
+            Some((g, Some(_))) => Some(*g),
+            _ => None,
+        }
+    }
+
+    fn remove(&mut self, i: u32) -> Option<Slot> {
+        let s = self.entries.get_mut(i as usize)?.1.take()?;
+        self.free.push(i);
+        self.live -= 1;
+        Some(s)
+    }
+}
+
+#[derive(Debug)]
+struct WorkerSlot {
+    spec: ProbeSpec,
+    state: Worker,
+    /// The instant of the worker's live timer entry (its next scheduled run).
+    next_run: Option<Instant>,
+    /// The in-flight run, as a slot index (generation checked through the slot's owner).
+    in_flight: Option<u32>,
+}
+
+#[derive(Debug)]
+struct Target {
+    /// When the target (re)started: initial delays count from here.
+    started_at: Instant,
+    workers: [Option<WorkerSlot>; 3],
+}
+
+impl Target {
+    /// The kubelet's `Started`: no startup probe, or it published Success.
+    fn started(&self) -> bool {
+        match &self.workers[Role::Startup.index()] {
+            None => true,
+            Some(w) => w.state.value() == ProbeResult::Success,
+        }
+    }
+}
+
+/// State shared with [`Handle`]s on other threads.
+#[derive(Debug, Default)]
+struct Shared {
+    commands: Mutex<Vec<Command>>,
+}
+
+enum Command {
+    Submit(Box<ProbeSpec>, u64),
+    Trigger(TargetId, Role),
+    Call(Box<dyn FnOnce(&mut Engine) + Send>),
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Submit(_, tag) => write!(f, "Submit(tag {tag})"),
+            Command::Trigger(t, r) => write!(f, "Trigger({t}, {r})"),
+            Command::Call(_) => f.write_str("Call"),
+        }
+    }
+}
+
+/// The scheduler. Not thread-safe itself (use it from one thread at a time); a [`Handle`]
+/// wakes it and queues work from any thread.
+#[derive(Debug)]
+pub struct Engine {
+    poll: Poll,
+    events: Events,
+    waker: Arc<Waker>,
+    resolver: Resolver,
+    answers: Vec<Resolved>,
+    shared: Arc<Shared>,
+    config: EngineConfig,
+    slots: Slots,
+    timers: Timers,
+    /// Targets by index, each with a generation (its id's low bits index, high bits generation).
+    targets: Vec<(u32, Option<Target>)>,
+    free_targets: Vec<u32>,
+    live_targets: usize,
+    queue: VecDeque<Event>,
+    rng: u64,
+}
+
+/// Thread-safe handle: wakes the engine and queues one-shot checks and triggers.
+#[derive(Clone, Debug)]
+pub struct Handle {
+    waker: Arc<Waker>,
+    shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// Interrupts a [`Engine::wait`] in progress (or makes the next one return at once).
+    pub fn wakeup(&self) -> io::Result<()> {
+        self.waker.wake()
+    }
+
+    /// Queues a one-shot probe; the engine starts it on its next step.
+    pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
+        spec.validate()?;
+        self.shared.commands.lock().push(Command::Submit(Box::new(spec), tag));
+        self.waker.wake().map_err(EngineError::Io)
+    }
+
+    /// Runs `f` on the engine's thread at its next turn and returns its result: the way to use
+    /// the whole engine API (targets, probes, restarts) from another thread. Blocks until the
+    /// engine thread gets to it; must not be called from that thread itself.
+    pub fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Engine) -> R + Send + 'static,
+    ) -> io::Result<R> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job = move |e: &mut Engine| {
+            let _ = tx.send(f(e));
+        };
+        self.shared.commands.lock().push(Command::Call(Box::new(job)));
+        self.waker.wake()?;
+        rx.recv().map_err(|_| io::Error::other("the engine stopped before running the call"))
+    }
+
+    /// Queues a manual trigger; unknown targets or roles are ignored when it is applied.
+    pub fn trigger(&self, target: TargetId, role: Role) -> io::Result<()> {
+        self.shared.commands.lock().push(Command::Trigger(target, role));
+        self.waker.wake()
+    }
+}
+
+fn split_id(id: TargetId) -> (u32, u32) {
+    ((id & 0xffff_ffff) as u32, (id >> 32) as u32)
+}
+
+fn make_id(index: u32, generation: u32) -> TargetId {
+    // +1 on the generation keeps 0 free as "no target" for C hosts.
+    (u64::from(generation) + 1) << 32 | u64::from(index)
+}
+
+impl Engine {
+    pub fn new() -> io::Result<Engine> {
+        Engine::with_config(EngineConfig::default())
+    }
+
+    pub fn with_config(config: EngineConfig) -> io::Result<Engine> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let resolver = Resolver::new(waker.clone());
+        let seed = match config.jitter_seed {
+            0 => std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0x9e37_79b9, |d| d.as_nanos() as u64),
+            s => s,
+        };
+        Ok(Engine {
+            poll,
+            events: Events::with_capacity(1024),
+            waker,
+            resolver,
+            answers: Vec::new(),
+            shared: Arc::default(),
+            config,
+            slots: Slots::default(),
+            timers: Timers::default(),
+            targets: Vec::new(),
+            free_targets: Vec::new(),
+            live_targets: 0,
+            queue: VecDeque::new(),
+            rng: seed | 1,
+        })
+    }
+
+    pub fn handle(&self) -> Handle {
+        Handle { waker: self.waker.clone(), shared: self.shared.clone() }
+    }
+
+    // ---- targets and workers -------------------------------------------------------------
+
+    /// Adds a target with no probes; it counts as started now.
+    pub fn add_target(&mut self) -> TargetId {
+        let now = Instant::now();
+        self.live_targets += 1;
+        let (index, generation) = match self.free_targets.pop() {
+            Some(i) => {
+                let e = &mut self.targets[i as usize];
+                e.0 = e.0.wrapping_add(1);
+                (i, e.0)
+            }
+            None => {
+                self.targets.push((0, None));
+                ((self.targets.len() - 1) as u32, 0)
+            }
+        };
+        let id = make_id(index, generation);
+        self.targets[index as usize].1 =
+            Some(Target { started_at: now, workers: [None, None, None] });
+        id
+    }
+
+    fn target_mut(&mut self, id: TargetId) -> Result<&mut Target, EngineError> {
+        let (index, generation) = split_id(id);
+        match self.targets.get_mut(index as usize) {
+            Some((g, Some(t))) if generation == g.wrapping_add(1) => Ok(t),
+            _ => Err(EngineError::UnknownTarget(id)),
+        }
+    }
+
+    /// Sets (or replaces) the target's probe for `role`. The worker starts from the role's
+    /// initial value, which is published as an [`Event::State`] without an outcome.
+    pub fn set_probe(
+        &mut self,
+        target: TargetId,
+        role: Role,
+        spec: ProbeSpec,
+        schedule: Schedule,
+    ) -> Result<(), EngineError> {
+        spec.validate()?;
+        schedule.validate(role)?;
+        self.target_mut(target)?;
+        self.cancel_worker_run(target, role);
+        let t = self.target_mut(target)?;
+        let started_at = t.started_at;
+        let state = Worker::new(role, schedule);
+        let value = state.value();
+        t.workers[role.index()] = Some(WorkerSlot { spec, state, next_run: None, in_flight: None });
+        let first = started_at.max(Instant::now()) + schedule.initial_delay;
+        let first = first + self.jitter(schedule);
+        self.schedule_worker(target, role, first);
+        self.queue.push_back(Event::State { target, role, result: value, outcome: None });
+        Ok(())
+    }
+
+    /// Removes the target's probe for `role` (an in-flight run is cancelled).
+    pub fn clear_probe(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
+        self.target_mut(target)?;
+        self.cancel_worker_run(target, role);
+        let t = self.target_mut(target)?;
+        t.workers[role.index()].take().ok_or(EngineError::NoProbe(target, role))?;
+        Ok(())
+    }
+
+    /// The kubelet's "new container ID": every worker back to its initial value, holds lifted,
+    /// in-flight runs cancelled, initial delays and startup gating start over.
+    pub fn restart_target(&mut self, target: TargetId) -> Result<(), EngineError> {
+        self.target_mut(target)?;
+        for role in Role::ALL {
+            self.cancel_worker_run(target, role);
+        }
+        let now = Instant::now();
+        let t = self.target_mut(target)?;
+        t.started_at = now;
+        let mut changes = Vec::new();
+        let mut firsts = Vec::new();
+        for role in Role::ALL {
+            if let Some(w) = t.workers[role.index()].as_mut() {
+                if let Some(v) = w.state.restart() {
+                    changes.push((role, v));
+                }
+                firsts.push((role, *w.state.schedule()));
+            }
+        }
+        for (role, v) in changes {
+            self.queue.push_back(Event::State { target, role, result: v, outcome: None });
+        }
+        for (role, schedule) in firsts {
+            let first = now + schedule.initial_delay + self.jitter(schedule);
+            self.schedule_worker(target, role, first);
+        }
+        Ok(())
+    }
+
+    /// Removes a target: in-flight probes are cancelled (exec children killed and reaped) and
+    /// no event about it is delivered afterwards, including ones queued but not yet drained.
+    pub fn remove_target(&mut self, target: TargetId) -> Result<(), EngineError> {
+        self.target_mut(target)?;
+        for role in Role::ALL {
+            self.cancel_worker_run(target, role);
+        }
+        let (index, _) = split_id(target);
+        self.targets[index as usize].1 = None;
+        self.free_targets.push(index);
+        self.live_targets -= 1;
+        self.queue.retain(|e| e.target() != Some(target));
+        Ok(())
+    }
+
+    /// Runs the target's `role` probe now and restarts its period from this run. A run already
+    /// in flight is not duplicated (the trigger is then a no-op). Gating and holds still apply.
+    pub fn trigger(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
+        let now = Instant::now();
+        let t = self.target_mut(target)?;
+        let w = t.workers[role.index()].as_ref().ok_or(EngineError::NoProbe(target, role))?;
+        if w.in_flight.is_some() {
+            return Ok(());
+        }
+        self.schedule_worker(target, role, now);
+        Ok(())
+    }
+
+    /// The published value of a worker.
+    pub fn published(&mut self, target: TargetId, role: Role) -> Result<ProbeResult, EngineError> {
+        let t = self.target_mut(target)?;
+        let w = t.workers[role.index()].as_ref().ok_or(EngineError::NoProbe(target, role))?;
+        Ok(w.state.value())
+    }
+
+    /// Starts a one-shot probe; its outcome arrives as [`Event::Check`] with `tag`.
+    pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
+        spec.validate()?;
+        self.start_probe(&spec, Owner::Check { tag }, Instant::now());
+        Ok(())
+    }
+
+    pub fn target_count(&self) -> usize {
+        self.live_targets
+    }
+
+    /// Probes running right now.
+    pub fn in_flight(&self) -> usize {
+        self.slots.live
+    }
+
+    // ---- host integration ----------------------------------------------------------------
+
+    /// A descriptor that is readable when the engine has I/O to process (the epoll fd). Pair it
+    /// with [`Engine::timeout`] for timers.
+    pub fn fd(&self) -> RawFd {
+        self.poll.as_raw_fd()
+    }
+
+    /// How long the host may wait before calling [`Engine::step`]: `Some(ZERO)` when there is
+    /// work now, `None` when only I/O or a wake-up can make work.
+    pub fn timeout(&self) -> Option<Duration> {
+        if !self.shared.commands.lock().is_empty() {
+            return Some(Duration::ZERO);
+        }
+        self.timers.next().map(|t| t.saturating_duration_since(Instant::now()))
+    }
+
+    /// Processes ready I/O, due timers and queued commands without blocking. Returns how many
+    /// things were processed.
+    pub fn step(&mut self) -> io::Result<usize> {
+        self.turn(Some(Duration::ZERO))
+    }
+
+    /// Blocks until something happens, the next timer is due, a [`Handle::wakeup`], or
+    /// `timeout` passes (`None`: no limit but timers), then processes like [`Engine::step`].
+    pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        let until_timer = self.timeout();
+        let t = match (timeout, until_timer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.turn(t)
+    }
+
+    /// Moves up to `max` queued events into `out` (in order); returns how many.
+    pub fn drain(&mut self, out: &mut Vec<Event>, max: usize) -> usize {
+        let n = max.min(self.queue.len());
+        out.extend(self.queue.drain(..n));
+        n
+    }
+
+    /// The next queued event, if any.
+    pub fn next_event(&mut self) -> Option<Event> {
+        self.queue.pop_front()
+    }
+
+    pub fn pending_events(&self) -> usize {
+        self.queue.len()
+    }
+
+    fn turn(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        // A wake-up that arrived since the last turn makes the waker's fd readable, so the poll
+        // below returns at once: no wake-up is lost between turns.
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        let mut done = 0;
+        let now = Instant::now();
+        // Collect first: handling an event needs `&mut self`.
+        let ready: Vec<(Token, Ready)> =
+            self.events.iter().map(|e| (e.token(), Ready::from_event(e))).collect();
+        for (token, r) in ready {
+            done += 1;
+            if token == WAKE {
+                self.apply_commands(now);
+                self.deliver_answers(now);
+            } else {
+                let slot = (token.0 / TOKENS_PER_PROBE) as u32;
+                let sub = token.0 % TOKENS_PER_PROBE;
+                if let Some(generation) = self.slots.gen_of(slot) {
+                    self.drive(slot, generation, now, |p, cx| p.ready(cx, sub, r));
+                }
+            }
+        }
+        done += self.fire_timers(now);
+        if self.timers.len() > 4 * (self.slots.live + 3 * self.live_targets) + 1024 {
+            self.compact_timers();
+        }
+        Ok(done)
+    }
+
+    fn apply_commands(&mut self, now: Instant) {
+        let commands = std::mem::take(&mut *self.shared.commands.lock());
+        for c in commands {
+            match c {
+                Command::Submit(spec, tag) => self.start_probe(&spec, Owner::Check { tag }, now),
+                Command::Trigger(t, r) => {
+                    let _ = self.trigger(t, r);
+                }
+                Command::Call(f) => f(self),
+            }
+        }
+    }
+
+    fn deliver_answers(&mut self, now: Instant) {
+        self.resolver.drain_into(&mut self.answers);
+        let answers = std::mem::take(&mut self.answers);
+        for a in answers {
+            let slot = (a.ticket & 0xffff_ffff) as u32;
+            let generation = (a.ticket >> 32) as u32;
+            self.drive(slot, generation, now, |p, cx| p.resolved(cx, a.addrs));
+        }
+    }
+
+    fn fire_timers(&mut self, now: Instant) -> usize {
+        let mut n = 0;
+        while let Some((at, key)) = self.timers.pop_due(now) {
+            match key {
+                TimerKey::Probe { slot, generation } => {
+                    let live = self.slots.get(slot, generation).is_some_and(|s| s.timer == Some(at));
+                    if live {
+                        n += 1;
+                        if let Some(s) = self.slots.get(slot, generation) {
+                            s.timer = None;
+                        }
+                        self.drive(slot, generation, now, |p, cx| p.timer(cx));
+                    }
+                }
+                TimerKey::Worker { target, generation, role } => {
+                    let role = Role::ALL[role as usize];
+                    let id = make_id(target, generation);
+                    let due = match self.target_mut(id) {
+                        Ok(t) => t.workers[role.index()]
+                            .as_mut()
+                            .filter(|w| w.next_run == Some(at))
+                            .map(|w| w.next_run = None)
+                            .is_some(),
+                        Err(_) => false,
+                    };
+                    if due {
+                        n += 1;
+                        self.worker_tick(id, role, at, now);
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    fn compact_timers(&mut self) {
+        let slots = &self.slots;
+        let targets = &self.targets;
+        self.timers.compact(|at, key| match *key {
+            TimerKey::Probe { slot, generation } => matches!(
+                slots.entries.get(slot as usize),
+                Some((g, Some(s))) if *g == generation && s.timer == Some(*at)
+            ),
+            TimerKey::Worker { target, generation, role } => matches!(
+                targets.get(target as usize),
+                Some((g, Some(t))) if *g == generation
+                    && t.workers[role as usize].as_ref().is_some_and(|w| w.next_run == Some(*at))
+            ),
+        });
+    }
+
+    // ---- running probes ------------------------------------------------------------------
+
+    fn worker_tick(&mut self, id: TargetId, role: Role, scheduled: Instant, now: Instant) {
+        let Ok(t) = self.target_mut(id) else { return };
+        let started = t.started();
+        let Some(w) = t.workers[role.index()].as_mut() else { return };
+        let period = w.state.schedule().period;
+        // Fixed rate from the scheduled instant; if the engine fell behind by more than a
+        // period, skip the missed ticks (as Go's ticker drops them) instead of bursting.
+        let mut next = scheduled + period;
+        if next <= now {
+            next = now + period;
+        }
+        let run = w.in_flight.is_none() && w.state.should_run(started);
+        let spec = if run { Some(w.spec.clone()) } else { None };
+        self.schedule_worker(id, role, next);
+        if let Some(spec) = spec {
+            let (index, generation) = split_id(id);
+            let owner = Owner::Worker { target: index, generation: generation.wrapping_sub(1), role, scheduled };
+            self.start_probe(&spec, owner, now);
+        }
+    }
+
+    fn schedule_worker(&mut self, id: TargetId, role: Role, at: Instant) {
+        let (index, generation) = split_id(id);
+        if let Ok(t) = self.target_mut(id) {
+            if let Some(w) = t.workers[role.index()].as_mut() {
+                w.next_run = Some(at);
+                let key = TimerKey::Worker { target: index, generation: generation.wrapping_sub(1), role: role as u8 };
+                self.timers.push(at, key);
+            }
+        }
+    }
+
+    fn jitter(&mut self, schedule: Schedule) -> Duration {
+        if !schedule.jitter {
+            return Duration::ZERO;
+        }
+        // xorshift64*: plenty for spreading start times; no need for a crate.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let nanos = schedule.period.as_nanos().max(1) as u64;
+        Duration::from_nanos(r % nanos)
+    }
+
+    fn start_probe(&mut self, spec: &ProbeSpec, owner: Owner, now: Instant) {
+        let probe = AnyProbe::new(spec);
+        let (slot, generation) = self.slots.insert(Slot { probe, owner, timer: None });
+        if let Owner::Worker { target, generation: tgeneration, role, .. } = owner {
+            if let Ok(t) = self.target_mut(make_id(target, tgeneration)) {
+                if let Some(w) = t.workers[role.index()].as_mut() {
+                    w.in_flight = Some(slot);
+                }
+            }
+        }
+        self.drive(slot, generation, now, |p, cx| p.start(cx));
+    }
+
+    /// Calls into one in-flight machine, then reschedules its timer or completes it.
+    fn drive(
+        &mut self,
+        slot: u32,
+        generation: u32,
+        now: Instant,
+        f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step,
+    ) {
+        let Some(s) = self.slots.entries.get_mut(slot as usize).and_then(|(g, s)| {
+            if *g == generation { s.as_mut() } else { None }
+        }) else {
+            return;
+        };
+        let base = slot as usize * TOKENS_PER_PROBE;
+        let ticket = u64::from(generation) << 32 | u64::from(slot);
+        let mut cx = Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket);
+        match f(&mut s.probe, &mut cx) {
+            Step::Pending => {
+                let want = s.probe.wake_at();
+                if want != s.timer {
+                    s.timer = want;
+                    if let Some(at) = want {
+                        self.timers.push(at, TimerKey::Probe { slot, generation });
+                    }
+                }
+            }
+            Step::Done(outcome) => {
+                let s = self.slots.remove(slot).expect("slot checked above");
+                self.complete(s.owner, outcome, now);
+            }
+        }
+    }
+
+    fn complete(&mut self, owner: Owner, outcome: Outcome, now: Instant) {
+        match owner {
+            Owner::Check { tag } => {
+                self.queue.push_back(Event::Check { tag, outcome: Box::new(outcome) })
+            }
+            Owner::Worker { target, generation, role, scheduled } => {
+                let id = make_id(target, generation);
+                let Ok(t) = self.target_mut(id) else { return };
+                let Some(w) = t.workers[role.index()].as_mut() else { return };
+                w.in_flight = None;
+                let verdict = w.state.record(outcome.result);
+                let retry = matches!(verdict, Verdict::RetryNow).then(|| w.spec.clone());
+                if self.config.every_run {
+                    let late_us = now.saturating_duration_since(scheduled).as_micros() as u64;
+                    let o = Box::new(outcome.clone());
+                    self.queue.push_back(Event::Run { target: id, role, outcome: o, late_us });
+                }
+                if let Some(spec) = retry {
+                    self.start_probe(&spec, owner, now);
+                }
+                if let Verdict::Published(result) = verdict {
+                    let o = Some(Box::new(outcome));
+                    self.queue.push_back(Event::State { target: id, role, result, outcome: o });
+                    if role == Role::Startup && result == ProbeResult::Success {
+                        // As the kubelet's status sync does: check readiness right away once
+                        // the target has started, instead of up to a period later.
+                        let _ = self.trigger(id, Role::Readiness);
+                    }
+                }
+            }
+        }
+    }
+
+    fn cancel_worker_run(&mut self, target: TargetId, role: Role) {
+        let Ok(t) = self.target_mut(target) else { return };
+        let Some(w) = t.workers[role.index()].as_mut() else { return };
+        w.next_run = None;
+        let Some(slot) = w.in_flight.take() else { return };
+        if let Some(mut s) = self.slots.remove(slot) {
+            let generation = self.slots.entries[slot as usize].0;
+            let base = slot as usize * TOKENS_PER_PROBE;
+            let ticket = u64::from(generation) << 32 | u64::from(slot);
+            let mut cx = Ctx::new(self.poll.registry(), Instant::now(), base, &self.resolver, ticket);
+            s.probe.cancel(&mut cx);
+        }
+    }
+}
+
+impl Drop for Engine {
+    /// Cancels every in-flight probe so that no socket, pipe or child outlives the engine.
+    fn drop(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.slots.entries.len() {
+            let generation = self.slots.entries[i].0;
+            if let Some(mut s) = self.slots.entries[i].1.take() {
+                let base = i * TOKENS_PER_PROBE;
+                let ticket = u64::from(generation) << 32 | i as u64;
+                let mut cx = Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket);
+                s.probe.cancel(&mut cx);
+            }
+        }
+    }
+}

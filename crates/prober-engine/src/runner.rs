@@ -1,0 +1,78 @@
+//! An engine on a thread of its own, for Rust hosts that want events over a channel.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::{Engine, Event, Handle};
+
+/// A running engine thread. Use [`EngineThread::handle`] (`call`, `submit`, `trigger`) to drive
+/// it and [`EngineThread::events`] to receive its events. Dropping it stops the thread and
+/// drops the engine (cancelling every in-flight probe).
+#[derive(Debug)]
+pub struct EngineThread {
+    handle: Handle,
+    events: Receiver<Event>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+/// Moves `engine` to a new thread that waits in it and forwards every event to the channel.
+pub fn spawn(engine: Engine) -> io::Result<EngineThread> {
+    let handle = engine.handle();
+    let (tx, rx) = channel();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let thread = std::thread::Builder::new()
+        .name("prober-engine".into())
+        .spawn(move || run(engine, tx, stop2))?;
+    Ok(EngineThread { handle, events: rx, stop, thread: Some(thread) })
+}
+
+fn run(mut engine: Engine, tx: Sender<Event>, stop: Arc<AtomicBool>) -> io::Result<()> {
+    let mut batch = Vec::with_capacity(256);
+    while !stop.load(Ordering::Acquire) {
+        engine.wait(Some(Duration::from_secs(1)))?;
+        while engine.drain(&mut batch, 256) > 0 {
+            for e in batch.drain(..) {
+                if tx.send(e).is_err() {
+                    // Nobody listens any more; keep running until told to stop.
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+impl EngineThread {
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    pub fn events(&self) -> &Receiver<Event> {
+        &self.events
+    }
+
+    /// Stops the thread and returns the error that ended it early, if one did.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> io::Result<()> {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.handle.wakeup();
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err(io::Error::other("engine thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for EngineThread {
+    fn drop(&mut self) {
+        let _ = self.shutdown();
+    }
+}

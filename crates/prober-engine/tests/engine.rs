@@ -1,0 +1,231 @@
+//! The engine as a host sees it: scale, one-shot submits, wake-ups, removal, bad input.
+
+mod common;
+
+use std::collections::HashMap;
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::*;
+use prober_core::{ProbeResult, ProbeSpec, Reason, Role, Schedule, SpecError};
+use prober_engine::{Engine, EngineConfig, EngineError, Event};
+use prober_testkit::TargetServer;
+
+/// A TCP listener that accepts and drops connections on a thread (cheap enough for thousands
+/// of probes a second), until `stop` is set; then the listener is closed (connects refused).
+fn accept_loop() -> (u16, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    l.set_nonblocking(true).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    let h = std::thread::spawn(move || {
+        while !stop2.load(Ordering::Acquire) {
+            match l.accept() {
+                Ok((c, _)) => drop(c),
+                Err(_) => std::thread::sleep(Duration::from_micros(200)),
+            }
+        }
+    });
+    (port, stop, h)
+}
+
+#[test]
+fn two_thousand_targets_every_change_exactly_once() {
+    let (port, stop, acceptor) = accept_loop();
+    let mut e = Engine::with_config(EngineConfig { every_run: false, jitter_seed: 1 }).unwrap();
+    let sched = Schedule { jitter: true, ..schedule(100, 1, 1) };
+    let spec = ProbeSpec::tcp("127.0.0.1", port.into()).unwrap();
+    let ids: Vec<_> = (0..2000)
+        .map(|_| {
+            let t = e.add_target();
+            e.set_probe(t, Role::Readiness, spec.clone(), sched).unwrap();
+            t
+        })
+        .collect();
+    let mut ev = Vec::new();
+    run_for(&mut e, &mut ev, Duration::from_millis(1500));
+    stop.store(true, Ordering::Release);
+    acceptor.join().unwrap(); // listener closed: connects are refused from now on
+    run_for(&mut e, &mut ev, Duration::from_millis(1500));
+
+    let mut per: HashMap<u64, Vec<ProbeResult>> = HashMap::new();
+    for x in &ev {
+        if let Event::State { target, role, result, .. } = x {
+            assert_eq!(*role, Role::Readiness);
+            per.entry(*target).or_default().push(*result);
+        }
+    }
+    assert_eq!(per.len(), 2000, "every target published");
+    for t in &ids {
+        assert_eq!(
+            per[t],
+            vec![ProbeResult::Failure, ProbeResult::Success, ProbeResult::Failure],
+            "target {t}"
+        );
+    }
+}
+
+#[test]
+fn one_shot_submits_carry_their_tags() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    for tag in 0..100u64 {
+        let spec = match tag % 3 {
+            0 => http(&server.url("/ok")),
+            1 => ProbeSpec::tcp("127.0.0.1", server.port().into()).unwrap(),
+            _ => ProbeSpec::exec(&["/bin/sh", "-c", "exit 3"]).unwrap(),
+        };
+        e.submit(spec, tag).unwrap();
+    }
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| ev.len() == 100);
+    let mut seen = [false; 100];
+    for x in &ev {
+        let Event::Check { tag, outcome } = x else { panic!("{x:?}") };
+        let want = if tag % 3 == 2 { ProbeResult::Failure } else { ProbeResult::Success };
+        assert_eq!(outcome.result, want, "tag {tag}: {outcome:?}");
+        if tag % 3 == 2 {
+            assert_eq!(outcome.exit_code, Some(3));
+        }
+        seen[*tag as usize] = true;
+    }
+    assert!(seen.iter().all(|s| *s));
+    assert_eq!(e.in_flight(), 0);
+}
+
+#[test]
+fn wakeup_from_another_thread_interrupts_a_long_wait() {
+    let mut e = engine();
+    let h = e.handle();
+    let waker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(100));
+        h.wakeup().unwrap();
+    });
+    let started = Instant::now();
+    e.wait(Some(Duration::from_secs(30))).unwrap();
+    // Returned long before its 30 s limit: only the wake-up can have ended it.
+    assert!(started.elapsed() < Duration::from_secs(10));
+    waker.join().unwrap();
+}
+
+#[test]
+fn handle_submit_and_call_from_another_thread() {
+    let server = TargetServer::start();
+    let e = engine();
+    let et = prober_engine::spawn(e).unwrap();
+    let h = et.handle().clone();
+    let url = server.url("/health");
+    let t = h
+        .call(move |e| {
+            let t = e.add_target();
+            e.set_probe(t, Role::Readiness, http(&url), schedule(10, 1, 1)).map(|_| t)
+        })
+        .unwrap()
+        .unwrap();
+    h.submit(ProbeSpec::tcp("127.0.0.1", server.port().into()).unwrap(), 99).unwrap();
+    let mut got_check = false;
+    let mut got_ready = false;
+    let limit = Instant::now() + Duration::from_secs(30);
+    while !(got_check && got_ready) && Instant::now() < limit {
+        match et.events().recv_timeout(Duration::from_millis(100)) {
+            Ok(Event::Check { tag: 99, outcome }) => {
+                assert_eq!(outcome.result, ProbeResult::Success);
+                got_check = true;
+            }
+            Ok(Event::State { target, result: ProbeResult::Success, .. }) if target == t => {
+                got_ready = true
+            }
+            _ => {}
+        }
+    }
+    assert!(got_check && got_ready);
+    et.stop().unwrap();
+}
+
+#[test]
+fn no_events_after_removal_even_if_queued() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    let t = e.add_target();
+    e.set_probe(t, Role::Readiness, http(&server.url("/health")), schedule(10, 1, 1)).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) >= 2);
+    e.remove_target(t).unwrap();
+    let mut after = Vec::new();
+    run_for(&mut e, &mut after, Duration::from_millis(100));
+    assert!(after.is_empty(), "{after:?}");
+}
+
+#[test]
+fn bad_input_is_refused_and_the_engine_keeps_running() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    let t = e.add_target();
+    let spec = http(&server.url("/ok"));
+    let err = e.set_probe(t, Role::Liveness, spec.clone(), schedule(10, 2, 1)).unwrap_err();
+    assert_eq!(err.to_string(), "success threshold must be 1 for liveness probes (got 2)");
+    let err = e.set_probe(t, Role::Startup, spec.clone(), schedule(10, 3, 1)).unwrap_err();
+    assert!(matches!(err, EngineError::Spec(SpecError::InvalidSchedule(_))));
+    let zero_period = Schedule { period: Duration::ZERO, ..Schedule::default() };
+    assert!(e.set_probe(t, Role::Readiness, spec.clone(), zero_period).is_err());
+    assert!(e.set_probe(t, Role::Readiness, spec.clone(), schedule(10, 0, 1)).is_err());
+    assert!(e.set_probe(t, Role::Readiness, spec.clone(), schedule(10, 1, 0)).is_err());
+    let bogus = t + 12345;
+    assert!(matches!(e.set_probe(bogus, Role::Readiness, spec.clone(), schedule(10, 1, 1)), Err(EngineError::UnknownTarget(x)) if x == bogus));
+    assert!(matches!(e.trigger(bogus, Role::Readiness), Err(EngineError::UnknownTarget(_))));
+    assert!(matches!(e.restart_target(bogus), Err(EngineError::UnknownTarget(_))));
+    assert!(matches!(e.trigger(t, Role::Readiness), Err(EngineError::NoProbe(_, Role::Readiness))));
+    let mut broken = spec.clone();
+    broken.timeout = Duration::ZERO;
+    assert!(matches!(e.submit(broken, 1), Err(EngineError::Spec(SpecError::InvalidTimeout(_)))));
+    // Still works.
+    e.submit(spec, 7).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| !ev.is_empty());
+    assert!(matches!(&ev[0], Event::Check { tag: 7, outcome } if outcome.result == ProbeResult::Success));
+}
+
+#[test]
+fn host_names_resolve_off_the_engine_thread() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    e.submit(ProbeSpec::tcp("localhost", server.port().into()).unwrap(), 1).unwrap();
+    e.submit(ProbeSpec::tcp("no-such-host.invalid", 80).unwrap(), 2).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| ev.len() == 2);
+    for x in &ev {
+        let Event::Check { tag, outcome } = x else { panic!() };
+        match tag {
+            1 => {
+                assert_eq!(outcome.result, ProbeResult::Success, "{outcome:?}");
+                assert!(outcome.timings.resolve.is_some());
+            }
+            _ => assert_eq!(outcome.reason, Reason::Dns),
+        }
+    }
+}
+
+#[test]
+fn fd_and_timeout_integrate_with_an_outer_poll() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    e.submit(http(&server.url("/slow-headers/50")), 5).unwrap();
+    let fd = e.fd();
+    let mut ev = Vec::new();
+    let limit = Instant::now() + Duration::from_secs(30);
+    while ev.is_empty() {
+        assert!(Instant::now() < limit);
+        // The host's own poll() on the engine's fd, bounded by the engine's timeout.
+        let timeout = e.timeout().map_or(-1, |d| d.as_millis().min(1000) as i32);
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one valid, initialised pollfd and a count of 1.
+        unsafe { libc::poll(&mut pfd, 1, timeout) };
+        e.step().unwrap();
+        e.drain(&mut ev, usize::MAX);
+    }
+    assert!(matches!(&ev[0], Event::Check { tag: 5, outcome } if outcome.result == ProbeResult::Success));
+}
+

@@ -217,3 +217,31 @@ fn trigger_runs_now() {
     run_for(&mut e, &mut ev, ms(100));
     assert_eq!(runs(&ev, t, Role::Readiness), 1, "the period restarts from the trigger");
 }
+
+#[test]
+fn jitter_spreads_first_runs_over_the_period() {
+    let server = TargetServer::start();
+    let spec = ProbeSpec::tcp("127.0.0.1", server.port().into()).unwrap();
+    let run_first_ticks = |jitter: bool| {
+        let mut e = engine();
+        let sched = Schedule { jitter, ..schedule(60_000, 1, 1) };
+        let ids: Vec<_> = (0..50)
+            .map(|_| {
+                let t = e.add_target();
+                e.set_probe(t, Role::Liveness, spec.clone(), sched).unwrap();
+                t
+            })
+            .collect();
+        let mut ev = Vec::new();
+        if jitter {
+            run_for(&mut e, &mut ev, ms(300));
+        } else {
+            run_until(&mut e, &mut ev, |ev| ids.iter().all(|t| runs(ev, *t, Role::Liveness) == 1));
+        }
+        ids.iter().filter(|t| runs(&ev, **t, Role::Liveness) > 0).count()
+    };
+    // Without jitter all 50 run at once; with it, first runs land anywhere in the minute, so
+    // all 50 within the first 300 ms would be a (1/200)^50 coincidence.
+    assert_eq!(run_first_ticks(false), 50);
+    assert!(run_first_ticks(true) < 50);
+}

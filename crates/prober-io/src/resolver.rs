@@ -33,11 +33,15 @@ struct Sink {
     waker: Arc<mio::Waker>,
 }
 
+/// How a host name becomes addresses: `getaddrinfo` normally.
+pub type LookupFn = fn(&str, u16) -> io::Result<Vec<SocketAddr>>;
+
 #[derive(Debug)]
 struct Job {
     ticket: u64,
     host: String,
     port: u16,
+    lookup: LookupFn,
     sink: Arc<Sink>,
 }
 
@@ -73,9 +77,17 @@ impl Resolver {
 
     /// Queues a lookup of `host`; the answer carries `ticket` and addresses with `port` set.
     pub fn submit(&self, ticket: u64, host: &str, port: u16) {
+        self.submit_with(ticket, host, port, lookup);
+    }
+
+    /// [`Resolver::submit`] with another lookup function: lets tests make one lookup slow
+    /// without touching the system's resolver configuration.
+    #[doc(hidden)]
+    pub fn submit_with(&self, ticket: u64, host: &str, port: u16, lookup: LookupFn) {
         let pool = pool();
         let mut st = pool.state.lock();
-        st.jobs.push_back(Job { ticket, host: host.to_string(), port, sink: self.sink.clone() });
+        let host = host.to_string();
+        st.jobs.push_back(Job { ticket, host, port, lookup, sink: self.sink.clone() });
         if st.idle == 0 && st.threads < MAX_THREADS {
             let spawned = std::thread::Builder::new()
                 .name("prober-resolve".into())
@@ -133,7 +145,7 @@ fn worker() {
             continue;
         }
         let started = Instant::now();
-        let addrs = lookup(&job.host, job.port);
+        let addrs = (job.lookup)(&job.host, job.port);
         deliver(job, addrs, started.elapsed());
     }
 }
@@ -170,5 +182,32 @@ mod tests {
         let a = got[0].addrs.as_ref().unwrap();
         assert!(a.iter().all(|s| s.port() == 8080 && s.ip().is_loopback()), "{a:?}");
         assert!(got[1].addrs.is_err());
+    }
+
+    fn slow_lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
+        std::thread::sleep(Duration::from_millis(1500));
+        lookup(host, port)
+    }
+
+    #[test]
+    fn a_slow_lookup_does_not_hold_up_others() {
+        let mut poll = Poll::new().unwrap();
+        let waker = Arc::new(mio::Waker::new(poll.registry(), Token(1)).unwrap());
+        let r = Resolver::new(waker);
+        r.submit_with(1, "localhost", 1, slow_lookup);
+        r.submit_with(2, "localhost", 1, slow_lookup);
+        r.submit(3, "localhost", 2);
+        let mut order = Vec::new();
+        let mut events = Events::with_capacity(4);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while order.len() < 3 && Instant::now() < deadline {
+            poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+            let mut got = Vec::new();
+            r.drain_into(&mut got);
+            order.extend(got.iter().map(|g| g.ticket));
+        }
+        // The fast lookup, queued behind two slow ones, is answered first.
+        assert_eq!(order.len(), 3);
+        assert_eq!(order[0], 3, "{order:?}");
     }
 }

@@ -29,7 +29,8 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -176,10 +177,54 @@ impl ExecProbe {
         self.started.map(|s| s + self.timeout)
     }
 
+    /// Finds the program to run, as `execvp` would: a name without `/` is searched in `PATH`
+    /// (the spec's, else the host's). Done here rather than left to the spawn so that "no such
+    /// file" and "permission denied" are reported the same way everywhere: glibc's
+    /// `posix_spawn` relies on `CLONE_VFORK` to report a failed exec, which not every
+    /// environment honours (valgrind, for one, turns it into exit code 127).
+    fn locate(&self) -> io::Result<PathBuf> {
+        let prog = &self.argv[0];
+        let executable = |p: &Path| -> io::Result<()> {
+            let c = std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            // SAFETY: `c` is a valid NUL-terminated path; access() only reads it.
+            if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        };
+        if prog.contains('/') {
+            let p = PathBuf::from(prog);
+            // Relative paths are left to the spawn: they depend on the working directory.
+            if p.is_absolute() {
+                executable(&p)?;
+            }
+            return Ok(p);
+        }
+        let path = match self.env.iter().rev().find(|(k, _)| k == "PATH") {
+            Some((_, v)) => std::ffi::OsString::from(v),
+            None => std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+        };
+        let mut denied = None;
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(prog);
+            if candidate.is_file() {
+                match executable(&candidate) {
+                    Ok(()) => return Ok(candidate),
+                    Err(e) => denied = Some(e),
+                }
+            }
+        }
+        Err(denied.unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOENT)))
+    }
+
     fn spawn(&self, write_end: OwnedFd) -> io::Result<std::process::Child> {
+        let program = self.locate()?;
         let err_end = write_end.try_clone()?;
-        let mut cmd = Command::new(&self.argv[0]);
-        cmd.args(&self.argv[1..])
+        let mut cmd = Command::new(&program);
+        cmd.arg0(&self.argv[0])
+            .args(&self.argv[1..])
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::from(write_end))

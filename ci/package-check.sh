@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Packaging: the shared library exports only prober_* symbols and has its SONAME; an installed
+# copy is found by pkg-config and by CMake's find_package; the C example builds against it
+# (shared, static, and through pkg-config) and probes a live target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+need_cargo
+need cmake
+need pkg-config
+need nm binutils
+need readelf binutils
+
+prefix=$(mktemp -d)
+work=$(mktemp -d)
+trap 'rm -rf "$prefix" "$work"; [ -n "${server_pid:-}" ] && kill "$server_pid" 2>/dev/null || true' EXIT
+bash ci/install.sh "$prefix" >/dev/null
+
+step "exported symbols and SONAME"
+so="$prefix/lib/libprober.so.1"
+bad=$(nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | grep -v '^prober_' || true)
+if [ -n "$bad" ]; then echo "symbols outside prober_* are exported:"; echo "$bad"; exit 1; fi
+nm -D --defined-only "$so" | grep -q ' T prober__test_panic$' && { echo "release build exports prober__test_panic"; exit 1; }
+count=$(nm -D --defined-only "$so" | awk '$2 == "T"' | wc -l)
+echo "$count functions exported, all prober_*"
+soname=$(readelf -d "$so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ "$soname" = libprober.so.1 ] || { echo "SONAME is '$soname', expected libprober.so.1"; exit 1; }
+echo "SONAME $soname"
+
+step "pkg-config"
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+pkg-config --cflags --libs prober
+pkg-config --modversion prober
+
+step "C example against the installed copy"
+cargo build --quiet -p prober-testkit --bin prober-target
+coproc SERVER { exec target/debug/prober-target; }
+server_pid=$SERVER_PID
+read -r port <&"${SERVER[0]}"
+url="http://127.0.0.1:$port/health"
+cmake -S examples/c -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$work/cmake" >/dev/null
+"$work/cmake/probe" "$url" | tee "$work/out.txt"
+grep -q 'readiness -> success' "$work/out.txt"
+"$work/cmake/probe_static" "$url" >/dev/null
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Werror examples/c/probe.c -o "$work/probe_pc" $(pkg-config --cflags --libs prober) -Wl,-rpath,"$prefix/lib"
+"$work/probe_pc" "$url" >/dev/null
+# Static through pkg-config: the archive, then the Libs.private line.
+cc -std=c11 -Wall -Werror examples/c/probe.c -o "$work/probe_static_pc" $(pkg-config --cflags prober) \
+   "$prefix/lib/libprober.a" $(pkg-config --static --libs-only-l prober | sed 's/-lprober//')
+"$work/probe_static_pc" "$url" >/dev/null
+echo "examples built (CMake shared and static, pkg-config shared and static) and probed $url"

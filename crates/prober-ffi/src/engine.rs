@@ -1,0 +1,557 @@
+//! The engine: targets, periodic probes, one-shot submits, and curl-multi-style integration.
+
+use std::cell::UnsafeCell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use prober_core::Role;
+use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
+
+use crate::outcome::{micros, prober_outcome, reason_code, result_code};
+use crate::spec::{prober_spec, spec_status};
+use crate::status::*;
+use crate::{guard, prober_str, set_error, write_out};
+
+/// Kinds of `prober_event`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_event_kind {
+    /// A worker's published value changed (or was set to its initial value: `has_outcome` false).
+    PROBER_EVENT_STATE = 1,
+    /// A one-shot probe from `prober_engine_submit` finished; `tag` is the submit's tag.
+    PROBER_EVENT_CHECK = 2,
+    /// A worker ran once (only with `PROBER_ENGINE_EVERY_RUN`); `late_us` is how late it started.
+    PROBER_EVENT_RUN = 3,
+}
+
+/// Flags of `prober_engine_new_with_flags`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_engine_flags {
+    /// Also emit `PROBER_EVENT_RUN` for every worker run (for hosts that log or export metrics).
+    PROBER_ENGINE_EVERY_RUN = 1,
+}
+
+/// One event, filled in by `prober_engine_drain` into caller-allocated memory. `message` and
+/// `output` are valid until the next `prober_engine_drain`, `prober_engine_step` or
+/// `prober_engine_wait` on the same engine (or its free).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct prober_event {
+    /// A `PROBER_EVENT_*` value.
+    pub kind: u32,
+    /// A `PROBER_ROLE_*` value (state and run events).
+    pub role: u32,
+    /// The target (state and run events); 0 for checks.
+    pub target: u64,
+    /// The tag given to `prober_engine_submit` (check events); 0 otherwise.
+    pub tag: u64,
+    /// A `PROBER_RESULT_*` value: the new published value (state), or the run's result.
+    pub result: u32,
+    /// A `PROBER_REASON_*` value of the outcome (`PROBER_REASON_NONE` without one).
+    pub reason: u32,
+    /// Duration of the run that caused the event, in microseconds (0 without an outcome).
+    pub duration_us: u64,
+    /// The outcome's message (empty without an outcome).
+    pub message: prober_str,
+    /// The outcome's output (empty without an outcome).
+    pub output: prober_str,
+    /// Output bytes seen in all, kept or not.
+    pub output_total: u64,
+    /// How long after its scheduled time a worker run started (run events), in microseconds.
+    pub late_us: u64,
+    /// The final HTTP status, or 0.
+    pub http_status: u32,
+    /// The command's exit code, or -1.
+    pub exit_code: i32,
+    /// False for state events that set an initial value (no run caused them).
+    pub has_outcome: bool,
+    /// True when more output was seen than kept.
+    pub truncated: bool,
+    /// Reserved for future fields; zero.
+    pub reserved: [u64; 4],
+}
+
+struct Inner {
+    engine: Engine,
+    /// The last drained batch's outcomes, holding the memory that events' views point into.
+    held: Vec<prober_outcome>,
+}
+
+/// A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
+///
+/// Threads: an engine may move between threads but must be used by one thread at a time;
+/// `prober_engine_wakeup` alone may be called from any thread at any time while it lives.
+pub struct prober_engine {
+    /// Thread-safe: the only part other threads touch (`prober_engine_wakeup`).
+    handle: Handle,
+    poisoned: AtomicBool,
+    /// Used by one thread at a time (the documented rule), never by `prober_engine_wakeup`.
+    inner: UnsafeCell<Inner>,
+}
+
+impl std::fmt::Debug for prober_engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("prober_engine").field("poisoned", &self.poisoned).finish_non_exhaustive()
+    }
+}
+
+fn engine_error(e: EngineError) -> prober_status {
+    match e {
+        EngineError::UnknownTarget(t) => set_error(PROBER_E_UNKNOWN_TARGET, format!("unknown target {t}")),
+        EngineError::NoProbe(..) => set_error(PROBER_E_NO_PROBE, &e),
+        EngineError::Spec(s) => spec_status(&s),
+        EngineError::Io(io) => set_error(PROBER_E_IO, io),
+    }
+}
+
+fn role_of(role: u32) -> Result<Role, prober_status> {
+    match role {
+        0 => Ok(Role::Startup),
+        1 => Ok(Role::Readiness),
+        2 => Ok(Role::Liveness),
+        other => Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_ROLE_* value"))),
+    }
+}
+
+/// Runs `f` on the engine's exclusive part, with NULL, poison and panic handling.
+///
+/// # Safety
+/// `e` must be NULL or a live engine, not used by another thread except through
+/// `prober_engine_wakeup`.
+unsafe fn with_engine<R>(
+    e: *const prober_engine,
+    fallback: R,
+    f: impl FnOnce(&mut Inner) -> Result<R, prober_status>,
+) -> Result<R, prober_status> {
+    // SAFETY: the caller promises a live engine or NULL.
+    let Some(eng) = (unsafe { e.as_ref() }) else {
+        return Err(set_error(PROBER_E_NULL, "engine is NULL"));
+    };
+    if eng.poisoned.load(Ordering::Acquire) {
+        return Err(set_error(PROBER_E_PANIC, "engine is unusable after an internal panic"));
+    }
+    // SAFETY: one thread at a time uses `inner` (documented rule), so this is the only
+    // reference to it; other threads only read `handle`, which is outside the cell.
+    let inner = unsafe { &mut *eng.inner.get() };
+    match catch_unwind(AssertUnwindSafe(|| f(inner))) {
+        Ok(r) => r,
+        Err(_) => {
+            eng.poisoned.store(true, Ordering::Release);
+            let _ = fallback;
+            Err(set_error(PROBER_E_PANIC, "internal error: a panic was caught; the engine is unusable"))
+        }
+    }
+}
+
+fn status(r: Result<(), prober_status>) -> prober_status {
+    r.err().unwrap_or(PROBER_OK)
+}
+
+fn new_engine(config: EngineConfig, out: *mut *mut prober_engine) -> prober_status {
+    if out.is_null() {
+        return set_error(PROBER_E_NULL, "out is NULL");
+    }
+    match Engine::with_config(config) {
+        Ok(engine) => {
+            let b = Box::new(prober_engine {
+                handle: engine.handle(),
+                poisoned: AtomicBool::new(false),
+                inner: UnsafeCell::new(Inner { engine, held: Vec::new() }),
+            });
+            // SAFETY: checked non-NULL above.
+            unsafe { write_out(out, Box::into_raw(b)) };
+            PROBER_OK
+        }
+        Err(e) => set_error(PROBER_E_IO, format!("could not create the engine: {e}")),
+    }
+}
+
+/// Creates an engine (one epoll instance, no thread). Free it with `prober_engine_free`.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_new(out: *mut *mut prober_engine) -> prober_status {
+    guard(PROBER_E_PANIC, || new_engine(EngineConfig::default(), out))
+}
+
+/// Creates an engine with `PROBER_ENGINE_*` flags or-ed together.
+///
+/// # Safety
+/// `out` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_new_with_flags(flags: u32, out: *mut *mut prober_engine) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if flags & !1 != 0 {
+            return set_error(PROBER_E_INVALID, format!("unknown engine flags {:#x}", flags & !1));
+        }
+        new_engine(EngineConfig { every_run: flags & 1 != 0, jitter_seed: 0 }, out)
+    })
+}
+
+/// Frees an engine: every in-flight probe is cancelled (sockets closed, commands killed and
+/// reaped). NULL is accepted and ignored. No other call on it may run or follow.
+///
+/// # Safety
+/// `e` must be NULL or an engine from this library not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_free(e: *mut prober_engine) {
+    guard((), || {
+        if !e.is_null() {
+            // SAFETY: created by Box::into_raw in new_engine and not freed before (contract).
+            drop(unsafe { Box::from_raw(e) });
+        }
+    })
+}
+
+/// Adds a target (the kubelet's container) with no probes; `*target_id` receives its id,
+/// never 0 and never reused by this engine.
+///
+/// # Safety
+/// `e` must be NULL or a live engine; `target_id` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_add_target(e: *mut prober_engine, target_id: *mut u64) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if target_id.is_null() && !e.is_null() {
+            return set_error(PROBER_E_NULL, "target_id is NULL");
+        }
+        // SAFETY: forwarded caller contract.
+        status(unsafe {
+            with_engine(e, (), |i| {
+                let t = i.engine.add_target();
+                // SAFETY: checked non-NULL above.
+                write_out(target_id, t);
+                Ok(())
+            })
+        })
+    })
+}
+
+/// Sets (or replaces) the target's probe for `role` (`PROBER_ROLE_*`), copying `spec` with its
+/// timeout, period, initial delay and thresholds; the caller keeps and frees `spec`. The
+/// worker starts from the role's initial value, published as a state event.
+///
+/// # Safety
+/// `e` must be NULL or a live engine; `spec` NULL or a live spec.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_set_probe(
+    e: *mut prober_engine,
+    target_id: u64,
+    role: u32,
+    spec: *const prober_spec,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: the caller promises a live spec or NULL.
+        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        // SAFETY: forwarded caller contract.
+        status(unsafe {
+            with_engine(e, (), |i| {
+                let role = role_of(role)?;
+                i.engine.set_probe(target_id, role, s.spec.clone(), s.schedule).map_err(engine_error)
+            })
+        })
+    })
+}
+
+/// Removes the target's probe for `role`; an in-flight run is cancelled.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_clear_probe(e: *mut prober_engine, target_id: u64, role: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status(unsafe {
+            with_engine(e, (), |i| i.engine.clear_probe(target_id, role_of(role)?).map_err(engine_error))
+        })
+    })
+}
+
+/// The kubelet's "new container ID": every probe of the target back to its initial value,
+/// holds lifted, in-flight runs cancelled, initial delays and startup gating start over.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_restart_target(e: *mut prober_engine, target_id: u64) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status(unsafe { with_engine(e, (), |i| i.engine.restart_target(target_id).map_err(engine_error)) })
+    })
+}
+
+/// Removes a target: in-flight probes are cancelled (commands killed and reaped) and no event
+/// about it is delivered afterwards, including events queued but not yet drained.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_remove_target(e: *mut prober_engine, target_id: u64) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status(unsafe { with_engine(e, (), |i| i.engine.remove_target(target_id).map_err(engine_error)) })
+    })
+}
+
+/// Runs the target's `role` probe now and restarts its period from this run (a no-op while a
+/// run is in flight; gating and holds still apply).
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_trigger(e: *mut prober_engine, target_id: u64, role: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status(unsafe { with_engine(e, (), |i| i.engine.trigger(target_id, role_of(role)?).map_err(engine_error)) })
+    })
+}
+
+/// Starts a one-shot probe of `spec` (copied; the caller keeps and frees it). Its outcome
+/// arrives as a `PROBER_EVENT_CHECK` event carrying `tag`.
+///
+/// # Safety
+/// `e` must be NULL or a live engine; `spec` NULL or a live spec.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_submit(e: *mut prober_engine, spec: *const prober_spec, tag: u64) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: the caller promises a live spec or NULL.
+        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        // SAFETY: forwarded caller contract.
+        status(unsafe { with_engine(e, (), |i| i.engine.submit(s.spec.clone(), tag).map_err(engine_error)) })
+    })
+}
+
+/// A descriptor that becomes readable when the engine has I/O to process (its epoll fd). Poll
+/// it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
+/// Never close it. -1 for NULL.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_fd(e: *const prober_engine) -> i32 {
+    // SAFETY: forwarded caller contract.
+    guard(-1, || unsafe { with_engine(e, -1, |i| Ok(i.engine.fd())) }.unwrap_or(-1))
+}
+
+/// Milliseconds until the engine needs `prober_engine_step` even without I/O: -1 when no timer
+/// is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_timeout_ms(e: *const prober_engine) -> i64 {
+    guard(-1, || {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_engine(e, -1, |i| {
+                Ok(i.engine.timeout().map_or(-1, |d| {
+                    let ms = d.as_micros().div_ceil(1000);
+                    ms.min(i64::MAX as u128) as i64
+                }))
+            })
+        }
+        .unwrap_or(-1)
+    })
+}
+
+/// Processes ready I/O, due timers and queued work without blocking. Invalidates the views of
+/// the previous drain.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_step(e: *mut prober_engine) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status(unsafe {
+            with_engine(e, (), |i| {
+                i.held.clear();
+                i.engine.step().map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
+            })
+        })
+    })
+}
+
+/// Blocks until there is I/O, a timer is due, `prober_engine_wakeup` is called, or
+/// `timeout_ms` passes (-1: no limit of its own), then processes like `prober_engine_step`.
+/// Invalidates the views of the previous drain.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_wait(e: *mut prober_engine, timeout_ms: i32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if timeout_ms < -1 {
+            return set_error(PROBER_E_INVALID_DURATION, format!("timeout_ms {timeout_ms} (expected -1 or more)"));
+        }
+        let limit = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+        // SAFETY: forwarded caller contract.
+        status(unsafe {
+            with_engine(e, (), |i| {
+                i.held.clear();
+                i.engine.wait(limit).map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
+            })
+        })
+    })
+}
+
+/// Makes a `prober_engine_wait` in progress on another thread return (or the next one return
+/// at once). The one call that any thread may make at any time while the engine lives.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_wakeup(e: *const prober_engine) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: the caller promises a live engine or NULL. Only `handle` is touched, which is
+        // thread-safe and outside the cell that the engine's own thread may be using.
+        let Some(eng) = (unsafe { e.as_ref() }) else { return set_error(PROBER_E_NULL, "engine is NULL") };
+        match eng.handle.wakeup() {
+            Ok(()) => PROBER_OK,
+            Err(err) => set_error(PROBER_E_IO, err),
+        }
+    })
+}
+
+fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> prober_event {
+    let mut out = prober_event {
+        kind: 0,
+        role: 0,
+        target: 0,
+        tag: 0,
+        result: 0,
+        reason: 0,
+        duration_us: 0,
+        message: prober_str::empty(),
+        output: prober_str::empty(),
+        output_total: 0,
+        late_us: 0,
+        http_status: 0,
+        exit_code: -1,
+        has_outcome: false,
+        truncated: false,
+        reserved: [0; 4],
+    };
+    let outcome = match ev {
+        Event::State { target, role, result, outcome } => {
+            out.kind = prober_event_kind::PROBER_EVENT_STATE as u32;
+            out.target = target;
+            out.role = role as u32;
+            out.result = result_code(result);
+            outcome
+        }
+        Event::Check { tag, outcome } => {
+            out.kind = prober_event_kind::PROBER_EVENT_CHECK as u32;
+            out.tag = tag;
+            out.result = result_code(outcome.result);
+            Some(outcome)
+        }
+        Event::Run { target, role, outcome, late_us } => {
+            out.kind = prober_event_kind::PROBER_EVENT_RUN as u32;
+            out.target = target;
+            out.role = role as u32;
+            out.result = result_code(outcome.result);
+            out.late_us = late_us;
+            Some(outcome)
+        }
+    };
+    if let Some(o) = outcome {
+        let o = prober_outcome::new(*o);
+        out.has_outcome = true;
+        out.reason = reason_code(o.outcome.reason);
+        out.duration_us = micros(o.outcome.timings.total);
+        out.output_total = o.outcome.output_total;
+        out.http_status = o.outcome.http_status.map_or(0, u32::from);
+        out.exit_code = o.outcome.exit_code.unwrap_or(-1);
+        out.truncated = o.outcome.truncated;
+        // The views point into the outcome's heap buffers, which do not move when `held`
+        // grows: they stay valid until `held` is cleared.
+        out.message = o.message();
+        out.output = o.output();
+        held.push(o);
+    }
+    out
+}
+
+/// Moves up to `cap` queued events, oldest first, into `events[0..n]` and returns `n`. The
+/// views in them stay valid until the next drain, step or wait on this engine. 0 for NULL
+/// arguments or a poisoned engine.
+///
+/// # Safety
+/// `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_drain(e: *mut prober_engine, events: *mut prober_event, cap: usize) -> usize {
+    guard(0, || {
+        if events.is_null() {
+            if !e.is_null() {
+                set_error(PROBER_E_NULL, "events is NULL");
+            }
+            return 0;
+        }
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            with_engine(e, 0, |i| {
+                i.held.clear();
+                let mut n = 0;
+                while n < cap {
+                    let Some(ev) = i.engine.next_event() else { break };
+                    let filled = fill(ev, &mut i.held);
+                    // SAFETY: the caller promises room for `cap` events; n < cap.
+                    events.add(n).write(filled);
+                    n += 1;
+                }
+                Ok(n)
+            })
+        }
+        .unwrap_or(0)
+    })
+}
+
+/// Events queued and not yet drained.
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize {
+    // SAFETY: forwarded caller contract.
+    guard(0, || unsafe { with_engine(e, 0, |i| Ok(i.engine.pending_events())) }.unwrap_or(0))
+}
+
+/// Probes running right now (periodic and one-shot).
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usize {
+    // SAFETY: forwarded caller contract.
+    guard(0, || unsafe { with_engine(e, 0, |i| Ok(i.engine.in_flight())) }.unwrap_or(0))
+}
+
+/// The published value (`PROBER_RESULT_*`) of the target's `role` probe, into `*result`.
+///
+/// # Safety
+/// `e` must be NULL or a live engine; `result` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_published(
+    e: *mut prober_engine,
+    target_id: u64,
+    role: u32,
+    result: *mut u32,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if result.is_null() && !e.is_null() {
+            return set_error(PROBER_E_NULL, "result is NULL");
+        }
+        // SAFETY: forwarded caller contract.
+        status(unsafe {
+            with_engine(e, (), |i| {
+                let v = i.engine.published(target_id, role_of(role)?).map_err(engine_error)?;
+                // SAFETY: checked non-NULL above.
+                write_out(result, result_code(v));
+                Ok(())
+            })
+        })
+    })
+}

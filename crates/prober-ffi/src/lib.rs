@@ -1,0 +1,152 @@
+//! The C ABI of libprober. This is the only crate with `extern "C"`; `include/prober.h` is
+//! generated from it by cbindgen.
+//!
+//! Rules every export follows (the header repeats them for C users):
+//! - fallible calls return a `prober_status`, `PROBER_OK` (0) on success; out-parameters are
+//!   written only on success; a NULL argument gives `PROBER_E_NULL`, never a crash;
+//! - every `_free` accepts NULL;
+//! - strings in are NUL-terminated UTF-8; strings out are `prober_str` views whose lifetime each
+//!   function states, always followed by a NUL byte;
+//! - a panic never crosses the boundary: it becomes `PROBER_E_PANIC` (or the function's neutral
+//!   value), and an engine that panicked refuses further calls except `prober_engine_free`;
+//! - no signal handlers, no signal-mask changes, no `waitpid(-1)`, every descriptor close-on-exec.
+
+#![allow(non_camel_case_types)]
+
+mod engine;
+mod outcome;
+mod spec;
+mod status;
+
+use std::cell::RefCell;
+use std::ffi::{CStr, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+pub use engine::*;
+pub use outcome::*;
+pub use spec::*;
+pub use status::*;
+
+/// A borrowed string or byte view: `len` bytes at `ptr`. `ptr[len]` is always a NUL byte, so
+/// `ptr` may be used as a C string when the text holds no NUL of its own. Each function that
+/// returns one says how long it stays valid. Never free it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct prober_str {
+    pub ptr: *const c_char,
+    pub len: usize,
+}
+
+impl prober_str {
+    /// A view of `bytes`, which must be followed by a NUL byte in memory (see [`nul_terminated`]).
+    fn of(bytes: &[u8]) -> prober_str {
+        prober_str { ptr: bytes.as_ptr().cast(), len: bytes.len() }
+    }
+
+    fn empty() -> prober_str {
+        prober_str { ptr: c"".as_ptr(), len: 0 }
+    }
+}
+
+/// Appends a NUL after the text without making it part of it: `v[..len]` is the text and
+/// `v[len] == 0`.
+fn nul_terminated(mut v: Vec<u8>) -> (Vec<u8>, usize) {
+    let len = v.len();
+    v.push(0);
+    (v, len)
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Records the detail of a failing call for `prober_last_error`.
+fn set_error(status: prober_status, detail: impl std::fmt::Display) -> prober_status {
+    let mut text = format!("{detail}").into_bytes();
+    text.push(0);
+    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+    status
+}
+
+/// Runs an export's body, turning a panic into `fallback`.
+fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
+        set_error(PROBER_E_PANIC, "internal error: a panic was caught at the C boundary");
+        fallback
+    })
+}
+
+/// Reads a NUL-terminated UTF-8 string argument.
+///
+/// # Safety
+/// `p` must be NULL or point to a NUL-terminated string that stays valid during the call.
+unsafe fn read_str<'a>(p: *const c_char, what: &str) -> Result<&'a str, prober_status> {
+    if p.is_null() {
+        return Err(set_error(PROBER_E_NULL, format!("{what} is NULL")));
+    }
+    // SAFETY: non-NULL, and the caller promises a NUL-terminated string valid for the call.
+    let c = unsafe { CStr::from_ptr(p) };
+    c.to_str().map_err(|_| set_error(PROBER_E_INVALID_UTF8, format!("{what} is not valid UTF-8")))
+}
+
+/// Writes `value` through an out-pointer that was checked to be non-NULL.
+///
+/// # Safety
+/// `out` must be a valid, aligned pointer to writable memory for a `T`.
+unsafe fn write_out<T>(out: *mut T, value: T) {
+    // SAFETY: the caller checked `out` for NULL and promises it is valid and aligned.
+    unsafe { out.write(value) };
+}
+
+/// The text of the last failing call on this thread: what was wrong, in words. Valid until the
+/// next libprober call on this thread; empty when nothing failed yet.
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_last_error() -> prober_str {
+    guard(prober_str::empty(), || {
+        LAST_ERROR.with(|e| {
+            let e = e.borrow();
+            if e.is_empty() {
+                prober_str::empty()
+            } else {
+                // The buffer lives in this thread's storage until the next failing call.
+                prober_str { ptr: e.as_ptr().cast(), len: e.len() - 1 }
+            }
+        })
+    })
+}
+
+/// The library's version as a static string, e.g. "0.1.0". Never NULL, never freed.
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_version() -> *const c_char {
+    const V: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(v) => v,
+        Err(_) => panic!("version has a NUL"),
+    };
+    V.as_ptr()
+}
+
+/// The packed version of the library at run time: `(major << 16) | (minor << 8) | patch`, to
+/// compare with `PROBER_VERSION_NUM`.
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_version_num() -> u32 {
+    let p = |s: &str| s.parse::<u32>().unwrap_or(0);
+    guard(0, || {
+        p(env!("CARGO_PKG_VERSION_MAJOR")) << 16
+            | p(env!("CARGO_PKG_VERSION_MINOR")) << 8
+            | p(env!("CARGO_PKG_VERSION_PATCH"))
+    })
+}
+
+/// The ABI version of the library at run time; equal to `PROBER_ABI_VERSION` of a matching
+/// header. Hosts should check it once at start-up.
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_abi_version() -> u32 {
+    1
+}
+
+/// Test-only: panics inside Rust, to prove the boundary turns it into `PROBER_E_PANIC`.
+#[cfg(feature = "test-panic")]
+#[unsafe(no_mangle)]
+pub extern "C" fn prober__test_panic() -> prober_status {
+    guard(PROBER_E_PANIC, || panic!("deliberate test panic"))
+}

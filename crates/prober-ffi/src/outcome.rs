@@ -1,0 +1,270 @@
+//! Outcomes of one-shot checks, and the blocking `prober_check`.
+
+use std::time::Duration;
+
+use prober_core::{Outcome, ProbeResult, Reason};
+
+use crate::spec::prober_spec;
+use crate::status::*;
+use crate::{guard, nul_terminated, prober_str, set_error, write_out};
+
+/// Probe results (the kubelet's four).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_result {
+    PROBER_RESULT_SUCCESS = 0,
+    /// Logically a success: an HTTP 3xx that was not followed.
+    PROBER_RESULT_WARNING = 1,
+    PROBER_RESULT_FAILURE = 2,
+    /// The probe could not be run (see the message).
+    PROBER_RESULT_UNKNOWN = 3,
+}
+
+/// Probe roles of a target's workers.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_role {
+    PROBER_ROLE_STARTUP = 0,
+    PROBER_ROLE_READINESS = 1,
+    PROBER_ROLE_LIVENESS = 2,
+}
+
+/// Machine-readable causes of an outcome. Numbers are never reused.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_reason {
+    PROBER_REASON_NONE = 0,
+    PROBER_REASON_REFUSED = 1,
+    PROBER_REASON_TIMEOUT = 2,
+    PROBER_REASON_RESET = 3,
+    PROBER_REASON_UNREACHABLE = 4,
+    PROBER_REASON_DNS = 5,
+    PROBER_REASON_STATUS = 6,
+    PROBER_REASON_REDIRECT = 7,
+    PROBER_REASON_TOO_MANY_REDIRECTS = 8,
+    PROBER_REASON_PROTOCOL = 9,
+    PROBER_REASON_BROKEN_BODY = 10,
+    PROBER_REASON_EXIT_CODE = 11,
+    PROBER_REASON_SIGNAL = 12,
+    PROBER_REASON_SPAWN = 13,
+    PROBER_REASON_UNSUPPORTED = 14,
+    PROBER_REASON_IO = 15,
+    PROBER_REASON_CANCELLED = 16,
+}
+
+/// Where the time of one run went, in microseconds; -1 for a phase that did not happen.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct prober_timings {
+    pub resolve_us: i64,
+    pub connect_us: i64,
+    pub tls_us: i64,
+    pub first_byte_us: i64,
+    pub total_us: i64,
+}
+
+/// The full outcome of one run. Opaque; from `prober_check`, freed with `prober_outcome_free`.
+#[derive(Debug)]
+pub struct prober_outcome {
+    pub(crate) outcome: Outcome,
+    /// `outcome.message` and `outcome.output`, each followed by a NUL byte.
+    message: Vec<u8>,
+    message_len: usize,
+    output: Vec<u8>,
+    output_len: usize,
+}
+
+impl prober_outcome {
+    pub(crate) fn new(mut outcome: Outcome) -> prober_outcome {
+        let (message, message_len) = nul_terminated(std::mem::take(&mut outcome.message).into_bytes());
+        let (output, output_len) = nul_terminated(std::mem::take(&mut outcome.output));
+        prober_outcome { outcome, message, message_len, output, output_len }
+    }
+
+    pub(crate) fn message(&self) -> prober_str {
+        prober_str::of(&self.message[..self.message_len])
+    }
+
+    pub(crate) fn output(&self) -> prober_str {
+        prober_str::of(&self.output[..self.output_len])
+    }
+}
+
+pub(crate) fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}
+
+fn opt_micros(d: Option<Duration>) -> i64 {
+    d.map_or(-1, |d| micros(d).min(i64::MAX as u64) as i64)
+}
+
+pub(crate) fn result_code(r: ProbeResult) -> u32 {
+    r as u32
+}
+
+pub(crate) fn reason_code(r: Reason) -> u32 {
+    r as u32
+}
+
+/// Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores
+/// the outcome in `*out` (free it with `prober_outcome_free`). A probe that fails is still
+/// `PROBER_OK`: the failure is in the outcome. Any thread may call this concurrently with
+/// other calls that do not share the spec.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_check(spec: *const prober_spec, out: *mut *mut prober_outcome) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: the caller promises a live spec or NULL.
+        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        if out.is_null() {
+            return set_error(PROBER_E_NULL, "out is NULL");
+        }
+        let outcome = ::prober_engine::check(&s.spec);
+        let b = Box::new(prober_outcome::new(outcome));
+        // SAFETY: checked non-NULL above.
+        unsafe { write_out(out, Box::into_raw(b)) };
+        PROBER_OK
+    })
+}
+
+/// Frees an outcome. NULL is accepted and ignored.
+///
+/// # Safety
+/// `o` must be NULL or an outcome from this library not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_free(o: *mut prober_outcome) {
+    guard((), || {
+        if !o.is_null() {
+            // SAFETY: created by Box::into_raw in prober_check and not freed before (contract).
+            drop(unsafe { Box::from_raw(o) });
+        }
+    })
+}
+
+/// Borrows an outcome for an accessor.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+unsafe fn get<'a>(o: *const prober_outcome) -> Option<&'a prober_outcome> {
+    // SAFETY: forwarded caller contract.
+    unsafe { o.as_ref() }
+}
+
+/// The result (`PROBER_RESULT_*`); `PROBER_RESULT_UNKNOWN` for NULL.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 {
+    // SAFETY: forwarded caller contract.
+    guard(3, || unsafe { get(o) }.map_or(3, |o| result_code(o.outcome.result)))
+}
+
+/// The reason (`PROBER_REASON_*`); `PROBER_REASON_NONE` for NULL.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 {
+    // SAFETY: forwarded caller contract.
+    guard(0, || unsafe { get(o) }.map_or(0, |o| reason_code(o.outcome.reason)))
+}
+
+/// The message, in the kubelet's wording; valid while the outcome lives. Empty for NULL.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> prober_str {
+    // SAFETY: forwarded caller contract.
+    guard(prober_str::empty(), || unsafe { get(o) }.map_or(prober_str::empty(), |o| o.message()))
+}
+
+/// The captured output (HTTP body or command output, at most the output limit); valid while
+/// the outcome lives. May contain NUL bytes: use `len`. Empty for NULL.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prober_str {
+    // SAFETY: forwarded caller contract.
+    guard(prober_str::empty(), || unsafe { get(o) }.map_or(prober_str::empty(), |o| o.output()))
+}
+
+/// True when more output was seen than kept.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> bool {
+    // SAFETY: forwarded caller contract.
+    guard(false, || unsafe { get(o) }.is_some_and(|o| o.outcome.truncated))
+}
+
+/// Output bytes seen in all, kept or not.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -> u64 {
+    // SAFETY: forwarded caller contract.
+    guard(0, || unsafe { get(o) }.map_or(0, |o| o.outcome.output_total))
+}
+
+/// The whole run's duration in microseconds.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) -> u64 {
+    // SAFETY: forwarded caller contract.
+    guard(0, || unsafe { get(o) }.map_or(0, |o| micros(o.outcome.timings.total)))
+}
+
+/// The final HTTP status, or 0 when there was none.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) -> u32 {
+    // SAFETY: forwarded caller contract.
+    guard(0, || unsafe { get(o) }.and_then(|o| o.outcome.http_status).map_or(0, u32::from))
+}
+
+/// The command's exit code, or -1 when it did not exit normally (or was not a command).
+///
+/// # Safety
+/// `o` must be NULL or a live outcome.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_exit_code(o: *const prober_outcome) -> i32 {
+    // SAFETY: forwarded caller contract.
+    guard(-1, || unsafe { get(o) }.and_then(|o| o.outcome.exit_code).unwrap_or(-1))
+}
+
+/// Copies the timings into `*out`.
+///
+/// # Safety
+/// `o` must be NULL or a live outcome; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_timings(o: *const prober_outcome, out: *mut prober_timings) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        let Some(o) = (unsafe { get(o) }) else { return set_error(PROBER_E_NULL, "outcome is NULL") };
+        if out.is_null() {
+            return set_error(PROBER_E_NULL, "out is NULL");
+        }
+        let t = &o.outcome.timings;
+        let v = prober_timings {
+            resolve_us: opt_micros(t.resolve),
+            connect_us: opt_micros(t.connect),
+            tls_us: opt_micros(t.tls),
+            first_byte_us: opt_micros(t.first_byte),
+            total_us: opt_micros(Some(t.total)),
+        };
+        // SAFETY: checked non-NULL above.
+        unsafe { write_out(out, v) };
+        PROBER_OK
+    })
+}

@@ -1,0 +1,423 @@
+//! Probe specs: constructors and setters. Invalid values are refused by the setter itself.
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use prober_core::{ClosePolicy, ProbeKind, ProbeSpec, RedirectPolicy, Schedule, SpecError};
+
+use crate::{guard, read_str, set_error, write_out};
+use crate::status::*;
+
+/// A probe spec: what to probe, the limits of one run, and (for `prober_engine_set_probe`) the
+/// schedule. Opaque; create with a `prober_spec_new_*` function, free with `prober_spec_free`.
+#[derive(Debug)]
+pub struct prober_spec {
+    pub(crate) spec: ProbeSpec,
+    pub(crate) schedule: Schedule,
+}
+
+/// Redirect policies of HTTP probes (`prober_spec_set_redirect_policy`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_redirect_policy {
+    /// Follow redirects to the same host name (port and scheme may change): the kubelet's rule.
+    PROBER_REDIRECT_SAME_HOST = 0,
+    /// Follow only when scheme, host and port all match.
+    PROBER_REDIRECT_SAME_ORIGIN = 1,
+    /// Never follow; a 3xx is a Warning.
+    PROBER_REDIRECT_NONE = 2,
+}
+
+/// How TCP and HTTP probes close their connections (`prober_spec_set_close_policy`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_close_policy {
+    /// RST (SO_LINGER 0): no TIME_WAIT left behind. The default.
+    PROBER_CLOSE_RESET = 0,
+    /// An orderly FIN close.
+    PROBER_CLOSE_FIN = 1,
+}
+
+/// Maps a spec error to its status and records its text for `prober_last_error`.
+pub(crate) fn spec_status(e: &SpecError) -> prober_status {
+    let status = match e {
+        SpecError::Url(_) => PROBER_E_INVALID_URL,
+        SpecError::InvalidHost(_) => PROBER_E_INVALID_HOST,
+        SpecError::InvalidPort(_) => PROBER_E_INVALID_PORT,
+        SpecError::InvalidHeaderName(_) | SpecError::InvalidHeaderValue(_) => PROBER_E_INVALID_HEADER,
+        SpecError::EmptyArgv | SpecError::InvalidArgument(_) => PROBER_E_INVALID_ARGV,
+        SpecError::InvalidEnvName(_) | SpecError::InvalidEnvValue(_) => PROBER_E_INVALID_ENV,
+        SpecError::InvalidTimeout(_) => PROBER_E_INVALID_DURATION,
+        SpecError::InvalidOutputLimit => PROBER_E_INVALID,
+        SpecError::InvalidSchedule(m) if m.contains("threshold") => PROBER_E_INVALID_THRESHOLD,
+        SpecError::InvalidSchedule(_) => PROBER_E_INVALID_DURATION,
+        SpecError::InvalidTls(_) => PROBER_E_INVALID,
+    };
+    set_error(status, e)
+}
+
+fn new_spec(r: Result<ProbeSpec, SpecError>, out: *mut *mut prober_spec) -> prober_status {
+    match r {
+        Ok(spec) => {
+            let b = Box::new(prober_spec { spec, schedule: Schedule::default() });
+            // SAFETY: `out` was checked for NULL by the caller of new_spec.
+            unsafe { write_out(out, Box::into_raw(b)) };
+            PROBER_OK
+        }
+        Err(e) => spec_status(&e),
+    }
+}
+
+/// Borrows a spec mutably, or fails with `PROBER_E_NULL`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec from `prober_spec_new_*`, used by no other thread now.
+unsafe fn spec_mut<'a>(spec: *mut prober_spec) -> Result<&'a mut prober_spec, prober_status> {
+    // SAFETY: the caller promises a live, unshared spec or NULL.
+    unsafe { spec.as_mut() }.ok_or_else(|| set_error(PROBER_E_NULL, "spec is NULL"))
+}
+
+fn status_of(r: Result<(), prober_status>) -> prober_status {
+    r.err().unwrap_or(PROBER_OK)
+}
+
+/// A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
+/// (1..=65535). On success `*out` owns a new spec (free it with `prober_spec_free`).
+///
+/// # Safety
+/// `host` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_new_tcp(host: *const c_char, port: i32, out: *mut *mut prober_spec) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if out.is_null() {
+            return set_error(PROBER_E_NULL, "out is NULL");
+        }
+        // SAFETY: forwarded caller contract.
+        let host = match unsafe { read_str(host, "host") } {
+            Ok(h) => h,
+            Err(s) => return s,
+        };
+        new_spec(ProbeSpec::tcp(host, port.into()), out)
+    })
+}
+
+/// An HTTP GET probe of an absolute `http://` or `https://` URL.
+///
+/// # Safety
+/// `url` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_new_http(url: *const c_char, out: *mut *mut prober_spec) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if out.is_null() {
+            return set_error(PROBER_E_NULL, "out is NULL");
+        }
+        // SAFETY: forwarded caller contract.
+        let url = match unsafe { read_str(url, "url") } {
+            Ok(u) => u,
+            Err(s) => return s,
+        };
+        new_spec(ProbeSpec::http(url), out)
+    })
+}
+
+/// An exec probe: `argc` arguments at `argv` (`argv[0]` is looked up in `PATH` when it has no
+/// `/`). No shell is involved; `$(VAR)` references are expanded from `prober_spec_set_env`.
+/// The strings are copied.
+///
+/// # Safety
+/// `argv` must be NULL or point to `argc` pointers, each NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_new_exec(
+    argv: *const *const c_char,
+    argc: usize,
+    out: *mut *mut prober_spec,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if out.is_null() || argv.is_null() {
+            return set_error(PROBER_E_NULL, if out.is_null() { "out is NULL" } else { "argv is NULL" });
+        }
+        if argc == 0 {
+            return set_error(PROBER_E_INVALID_ARGV, "exec probe needs a command (argc is 0)");
+        }
+        if argc > 1 << 20 {
+            return set_error(PROBER_E_INVALID_ARGV, format!("argc {argc} is absurdly large"));
+        }
+        let mut args = Vec::with_capacity(argc);
+        for i in 0..argc {
+            // SAFETY: the caller promises `argc` readable pointers at `argv`.
+            let p = unsafe { *argv.add(i) };
+            // SAFETY: each is NULL or a NUL-terminated string (caller contract).
+            match unsafe { read_str(p, "argv element") } {
+                Ok(s) => args.push(s),
+                Err(s) => return s,
+            }
+        }
+        new_spec(ProbeSpec::exec(&args), out)
+    })
+}
+
+/// A copy of `spec`. On success `*out` owns the copy.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_clone(spec: *const prober_spec, out: *mut *mut prober_spec) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: the caller promises a live spec or NULL.
+        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        if out.is_null() {
+            return set_error(PROBER_E_NULL, "out is NULL");
+        }
+        let copy = Box::new(prober_spec { spec: s.spec.clone(), schedule: s.schedule });
+        // SAFETY: checked non-NULL above.
+        unsafe { write_out(out, Box::into_raw(copy)) };
+        PROBER_OK
+    })
+}
+
+/// Frees a spec. NULL is accepted and ignored.
+///
+/// # Safety
+/// `spec` must be NULL or a spec from this library not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_free(spec: *mut prober_spec) {
+    guard((), || {
+        if !spec.is_null() {
+            // SAFETY: created by Box::into_raw in this crate and not freed before (contract).
+            drop(unsafe { Box::from_raw(spec) });
+        }
+    })
+}
+
+/// Sets the timeout of one run, in milliseconds (1 ms to 24 h; default 1000).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_timeout_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status_of(unsafe { spec_mut(spec) }.and_then(|s| {
+            s.spec.set_timeout(Duration::from_millis(ms.into())).map_err(|e| spec_status(&e))
+        }))
+    })
+}
+
+fn set_schedule(spec: *mut prober_spec, f: impl FnOnce(&mut Schedule) -> Result<(), String>) -> prober_status {
+    // SAFETY: forwarded caller contract of the exported setter.
+    status_of(unsafe { spec_mut(spec) }.and_then(|s| {
+        let mut next = s.schedule;
+        f(&mut next).map_err(|m| {
+            let status = if m.contains("threshold") { PROBER_E_INVALID_THRESHOLD } else { PROBER_E_INVALID_DURATION };
+            set_error(status, m)
+        })?;
+        s.schedule = next;
+        Ok(())
+    }))
+}
+
+/// Sets the period between runs of a periodic probe, in milliseconds (1 ms to 7 days; default
+/// 10000). Used by `prober_engine_set_probe`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_period_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, |s| {
+            if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
+                return Err(format!("invalid period {ms} ms (expected 1 ms to 7 days)"));
+            }
+            s.period = Duration::from_millis(ms.into());
+            Ok(())
+        })
+    })
+}
+
+/// Sets the delay before the first run after the target (re)starts, in milliseconds (0 to 7
+/// days; default 0).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_initial_delay_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, |s| {
+            if u64::from(ms) > 7 * 24 * 3600 * 1000 {
+                return Err(format!("invalid initial delay {ms} ms (expected at most 7 days)"));
+            }
+            s.initial_delay = Duration::from_millis(ms.into());
+            Ok(())
+        })
+    })
+}
+
+/// Sets the consecutive successes and failures needed to publish a change (both at least 1;
+/// defaults 1 and 3). A success threshold other than 1 is refused later by
+/// `prober_engine_set_probe` for liveness and startup probes.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_thresholds(spec: *mut prober_spec, success: u32, failure: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, |s| {
+            if success == 0 || failure == 0 {
+                return Err(format!(
+                    "thresholds must be at least 1 (got success threshold {success}, failure threshold {failure})"
+                ));
+            }
+            s.success_threshold = success;
+            s.failure_threshold = failure;
+            Ok(())
+        })
+    })
+}
+
+/// Starts the first run of a periodic probe at a random point in `[0, period)` after the
+/// initial delay, to spread many targets added at once (default off).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_jitter(spec: *mut prober_spec, on: bool) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, |s| {
+            s.jitter = on;
+            Ok(())
+        })
+    })
+}
+
+/// Sets how many bytes of HTTP body or command output are kept (1 to 64 MiB; default 10240).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_output_limit(spec: *mut prober_spec, bytes: usize) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        status_of(unsafe { spec_mut(spec) }.and_then(|s| s.spec.set_output_limit(bytes).map_err(|e| spec_status(&e))))
+    })
+}
+
+/// Adds an HTTP request header (HTTP probes only). A header replaces the default of the same
+/// name; an empty `User-Agent` or `Accept` value removes that default; `Host` sets the virtual
+/// host. Names must be tokens; values must not contain CR, LF or NUL.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_add_header(spec: *mut prober_spec, name: *const c_char, value: *const c_char) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        let r = (|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { spec_mut(spec) }?;
+            // SAFETY: forwarded caller contract.
+            let (name, value) = unsafe { (read_str(name, "header name")?, read_str(value, "header value")?) };
+            if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+                return Err(set_error(PROBER_E_WRONG_KIND, "headers apply to HTTP probes only"));
+            }
+            s.spec.add_header(name, value).map_err(|e| spec_status(&e))
+        })();
+        status_of(r)
+    })
+}
+
+/// Sets a static environment variable of an exec probe: it feeds `$(NAME)` expansion in argv
+/// and is added to the command's environment. Setting a name again replaces its value.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_env(spec: *mut prober_spec, name: *const c_char, value: *const c_char) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        let r = (|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { spec_mut(spec) }?;
+            // SAFETY: forwarded caller contract.
+            let (name, value) = unsafe { (read_str(name, "variable name")?, read_str(value, "variable value")?) };
+            if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
+                return Err(set_error(PROBER_E_WRONG_KIND, "environment variables apply to exec probes only"));
+            }
+            s.spec.set_env(name, value).map_err(|e| spec_status(&e))
+        })();
+        status_of(r)
+    })
+}
+
+/// Sets the working directory of an exec probe's command.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `dir` NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_workdir(spec: *mut prober_spec, dir: *const c_char) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        let r = (|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { spec_mut(spec) }?;
+            // SAFETY: forwarded caller contract.
+            let dir = unsafe { read_str(dir, "dir") }?;
+            match &mut s.spec.kind {
+                ProbeKind::Exec(e) if !dir.is_empty() => {
+                    e.cwd = Some(dir.into());
+                    Ok(())
+                }
+                ProbeKind::Exec(_) => Err(set_error(PROBER_E_INVALID, "working directory is empty")),
+                _ => Err(set_error(PROBER_E_WRONG_KIND, "a working directory applies to exec probes only")),
+            }
+        })();
+        status_of(r)
+    })
+}
+
+/// Sets the redirect policy of an HTTP probe: one of `PROBER_REDIRECT_*`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_redirect_policy(spec: *mut prober_spec, policy: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        let r = (|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { spec_mut(spec) }?;
+            let p = match policy {
+                0 => RedirectPolicy::SameHost,
+                1 => RedirectPolicy::SameOrigin,
+                2 => RedirectPolicy::None,
+                other => return Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_REDIRECT_* value"))),
+            };
+            if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+                return Err(set_error(PROBER_E_WRONG_KIND, "redirect policies apply to HTTP probes only"));
+            }
+            s.spec.set_redirect_policy(p);
+            Ok(())
+        })();
+        status_of(r)
+    })
+}
+
+/// Sets how a TCP or HTTP probe closes its connections: one of `PROBER_CLOSE_*`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_close_policy(spec: *mut prober_spec, policy: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        let r = (|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { spec_mut(spec) }?;
+            let p = match policy {
+                0 => ClosePolicy::Reset,
+                1 => ClosePolicy::Fin,
+                other => return Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_CLOSE_* value"))),
+            };
+            if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+                return Err(set_error(PROBER_E_WRONG_KIND, "close policies apply to TCP and HTTP probes only"));
+            }
+            s.spec.set_close_policy(p);
+            Ok(())
+        })();
+        status_of(r)
+    })
+}

@@ -1,0 +1,78 @@
+//! Status codes. Grouped by kind; never renumbered, never reused.
+
+use std::ffi::c_char;
+
+use crate::guard;
+
+/// The result of a fallible call. `PROBER_OK` is 0, so `if (rc)` tests for failure.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum prober_status {
+    PROBER_OK = 0,
+    /// A required pointer argument was NULL.
+    PROBER_E_NULL = 100,
+    /// An argument is out of range or otherwise invalid (see `prober_last_error`).
+    PROBER_E_INVALID = 101,
+    /// A string argument is not valid UTF-8.
+    PROBER_E_INVALID_UTF8 = 102,
+    /// A URL could not be parsed or has an unsupported scheme.
+    PROBER_E_INVALID_URL = 103,
+    /// A host name or address is invalid.
+    PROBER_E_INVALID_HOST = 104,
+    /// A port is outside 1..=65535.
+    PROBER_E_INVALID_PORT = 105,
+    /// A header name or value is invalid (CR, LF, NUL, or a name that is not a token).
+    PROBER_E_INVALID_HEADER = 106,
+    /// An exec argv is empty or holds a NUL byte.
+    PROBER_E_INVALID_ARGV = 107,
+    /// An environment variable name or value is invalid.
+    PROBER_E_INVALID_ENV = 108,
+    /// A timeout, period or delay is out of range.
+    PROBER_E_INVALID_DURATION = 109,
+    /// A threshold is out of range (zero, or a success threshold other than 1 for liveness or
+    /// startup).
+    PROBER_E_INVALID_THRESHOLD = 110,
+    /// The setter does not apply to this kind of probe (a header on a TCP probe, ...).
+    PROBER_E_WRONG_KIND = 111,
+    /// No target with this id in this engine.
+    PROBER_E_UNKNOWN_TARGET = 112,
+    /// The target has no probe for this role.
+    PROBER_E_NO_PROBE = 113,
+    /// A role, policy or other enumerated value is not one of the defined constants.
+    PROBER_E_INVALID_ENUM = 114,
+    /// An operating-system call failed (see `prober_last_error`).
+    PROBER_E_IO = 200,
+    /// A panic inside the library was caught; the engine involved is unusable from now on.
+    PROBER_E_PANIC = 900,
+}
+
+pub use prober_status::*;
+
+/// A static, NUL-terminated description of `status` (never NULL, never freed).
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_status_str(status: u32) -> *const c_char {
+    guard(c"unknown status".as_ptr(), || {
+        let s: &'static std::ffi::CStr = match status {
+            0 => c"ok",
+            100 => c"a required argument is NULL",
+            101 => c"invalid argument",
+            102 => c"string is not valid UTF-8",
+            103 => c"invalid URL",
+            104 => c"invalid host",
+            105 => c"invalid port",
+            106 => c"invalid HTTP header",
+            107 => c"invalid command line",
+            108 => c"invalid environment variable",
+            109 => c"invalid duration",
+            110 => c"invalid threshold",
+            111 => c"setting does not apply to this kind of probe",
+            112 => c"unknown target",
+            113 => c"no probe for this role",
+            114 => c"invalid enumerated value",
+            200 => c"operating system error",
+            900 => c"internal error (panic)",
+            _ => c"unknown status",
+        };
+        s.as_ptr()
+    })
+}

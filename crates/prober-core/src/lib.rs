@@ -13,7 +13,8 @@ pub mod url;
 pub use schedule::{Role, Schedule};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use spec::{
-    ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, HttpSpec,
-    ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, validate_header,
+    ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
+    HttpSpec, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions, TlsVerify,
+    TlsVersion, validate_header,
 };
 pub use url::{Scheme, Url, UrlError};

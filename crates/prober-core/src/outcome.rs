@@ -79,6 +79,10 @@ pub enum Reason {
     Io = 15,
     /// The probe was cancelled before it finished (target removed, engine dropped).
     Cancelled = 16,
+    /// TLS failed: handshake, certificate verification, an alert from the peer (a refused
+    /// client certificate), a protocol version the peer does not accept; or, as Unknown, TLS
+    /// could not be set up (unreadable or invalid CA, certificate or key file).
+    Tls = 17,
 }
 
 impl Reason {
@@ -101,6 +105,7 @@ impl Reason {
             Reason::Unsupported => "unsupported",
             Reason::Io => "io",
             Reason::Cancelled => "cancelled",
+            Reason::Tls => "tls",
         }
     }
 
@@ -158,6 +163,10 @@ pub struct Outcome {
     /// Exit code of the command, when it exited normally.
     pub exit_code: Option<i32>,
     pub timings: Timings,
+    /// When the peer's (leaf) certificate expires, in seconds since the Unix epoch: from the
+    /// last TLS handshake of the run, also when verification failed (an expired certificate is
+    /// visible here). `None` without TLS.
+    pub cert_not_after: Option<i64>,
 }
 
 impl Outcome {
@@ -173,6 +182,7 @@ impl Outcome {
             http_status: None,
             exit_code: None,
             timings: Timings::default(),
+            cert_not_after: None,
         }
     }
 

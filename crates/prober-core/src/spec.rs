@@ -63,6 +63,118 @@ pub struct TcpSpec {
     pub close: ClosePolicy,
 }
 
+/// How a TLS client checks the server's certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TlsVerify {
+    /// No verification of the chain or the name (the kubelet's `InsecureSkipVerify: true`). The
+    /// handshake signatures are still checked, so the peer holds the key of the certificate it
+    /// sent.
+    #[default]
+    None,
+    /// Verify the chain against the system's trust store and the name against the server name.
+    SystemRoots,
+    /// Verify the chain against the CA certificates in this PEM file (read when a probe starts)
+    /// and the name against the server name.
+    CaFile(PathBuf),
+}
+
+/// A TLS protocol version.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TlsVersion {
+    Tls12 = 12,
+    Tls13 = 13,
+}
+
+impl TlsVersion {
+    /// `1.2` or `1.3` (also `tls1.2`, `TLSv1.3`, ...).
+    pub fn parse(s: &str) -> Option<TlsVersion> {
+        let lower = s.to_ascii_lowercase();
+        let v = lower.strip_prefix("tlsv").or_else(|| lower.strip_prefix("tls")).unwrap_or(&lower);
+        match v {
+            "1.2" | "12" => Some(TlsVersion::Tls12),
+            "1.3" | "13" => Some(TlsVersion::Tls13),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
+}
+
+/// TLS client options of HTTPS and gRPC-over-TLS probes. The default is the kubelet's: no
+/// certificate verification, SNI from the URL's host (none for an IP address), no client
+/// certificate, TLS 1.2 or 1.3.
+///
+/// Files are read when a probe starts (so a renewed certificate is picked up by the next run);
+/// one that is missing or unusable makes that run Unknown with reason `tls`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TlsOptions {
+    pub verify: TlsVerify,
+    /// The server name sent as SNI and verified against the certificate, instead of the host
+    /// the probe connects to. An IP address here sends no SNI (and is verified as an IP).
+    pub server_name: Option<String>,
+    /// Client certificate chain and private key, both PEM files (mutual TLS).
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// The oldest protocol version accepted; TLS 1.2 when `None`.
+    pub min_version: Option<TlsVersion>,
+}
+
+impl TlsOptions {
+    /// Checks the options without touching the file system (files are read at run time).
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if let Some(name) = &self.server_name {
+            if !valid_server_name(name) {
+                return Err(SpecError::InvalidTls(format!(
+                    "invalid server name {name:?} (expected a DNS name or an IP address)"
+                )));
+            }
+        }
+        if let TlsVerify::CaFile(p) = &self.verify {
+            validate_path("CA file", p)?;
+        }
+        if let Some((cert, key)) = &self.client_cert {
+            validate_path("client certificate file", cert)?;
+            validate_path("client key file", key)?;
+        }
+        Ok(())
+    }
+}
+
+fn validate_path(what: &str, p: &std::path::Path) -> Result<(), SpecError> {
+    let bytes = p.as_os_str().as_encoded_bytes();
+    if bytes.is_empty() {
+        return Err(SpecError::InvalidTls(format!("{what}: empty path")));
+    }
+    if bytes.contains(&0) {
+        return Err(SpecError::InvalidTls(format!("{what}: path contains a NUL byte")));
+    }
+    Ok(())
+}
+
+/// A DNS name as TLS accepts it in SNI (labels of letters, digits, `-` and `_`, at most 253
+/// characters, an optional final dot), or an IP address.
+fn valid_server_name(name: &str) -> bool {
+    if name.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+        && !name.rsplit('.').next().is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()))
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpSpec {
     pub url: Url,
@@ -73,6 +185,8 @@ pub struct HttpSpec {
     /// Default `User-Agent` when the user sets none.
     pub user_agent: String,
     pub close: ClosePolicy,
+    /// TLS options for `https://` URLs (also those reached by a redirect).
+    pub tls: TlsOptions,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -86,11 +200,26 @@ pub struct ExecSpec {
     pub cwd: Option<PathBuf>,
 }
 
+/// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrpcSpec {
+    /// Host name or IP literal (IPv6 without brackets).
+    pub host: String,
+    pub port: u16,
+    /// The service asked about; empty asks about the server as a whole.
+    pub service: String,
+    /// `None`: plaintext HTTP/2 with prior knowledge (h2c), as the kubelet. `Some`: TLS with
+    /// ALPN `h2` and these options.
+    pub tls: Option<TlsOptions>,
+    pub close: ClosePolicy,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ProbeKind {
     Tcp(TcpSpec),
     Http(HttpSpec),
     Exec(ExecSpec),
+    Grpc(GrpcSpec),
 }
 
 /// One probe: what to check, and the limits of one run.
@@ -120,6 +249,8 @@ pub enum SpecError {
     InvalidOutputLimit,
     /// A scheduling parameter (period, thresholds, ...) is out of range.
     InvalidSchedule(String),
+    /// A TLS option is invalid, or TLS options were given to a probe without TLS.
+    InvalidTls(String),
 }
 
 impl fmt::Display for SpecError {
@@ -146,6 +277,7 @@ impl fmt::Display for SpecError {
                 f.write_str("invalid output limit (expected 1 byte to 64 MiB)")
             }
             SpecError::InvalidSchedule(m) => f.write_str(m),
+            SpecError::InvalidTls(m) => write!(f, "invalid TLS option: {m}"),
         }
     }
 }
@@ -183,6 +315,22 @@ impl ProbeSpec {
             headers: Vec::new(),
             redirects: RedirectPolicy::SameHost,
             user_agent: DEFAULT_USER_AGENT.to_string(),
+            close: ClosePolicy::Reset,
+            tls: TlsOptions::default(),
+        })))
+    }
+
+    /// A gRPC health probe of `service` (empty: the whole server) at `host:port`, in plaintext
+    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS.
+    pub fn grpc(host: &str, port: i64, service: &str) -> Result<ProbeSpec, SpecError> {
+        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        validate_host(host)?;
+        let port = validate_port(port)?;
+        Ok(ProbeSpec::with_kind(ProbeKind::Grpc(GrpcSpec {
+            host: host.to_string(),
+            port,
+            service: service.to_string(),
+            tls: None,
             close: ClosePolicy::Reset,
         })))
     }
@@ -262,13 +410,35 @@ impl ProbeSpec {
         self
     }
 
-    /// Sets how TCP connections are closed (TCP and HTTP; ignored for exec).
+    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec).
     pub fn set_close_policy(&mut self, policy: ClosePolicy) {
         match &mut self.kind {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
+            ProbeKind::Grpc(g) => g.close = policy,
             ProbeKind::Exec(_) => {}
         }
+    }
+
+    /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
+    /// switches from h2c to TLS. TCP and exec probes refuse them.
+    pub fn set_tls(&mut self, tls: TlsOptions) -> Result<(), SpecError> {
+        tls.validate()?;
+        match &mut self.kind {
+            ProbeKind::Http(h) => h.tls = tls,
+            ProbeKind::Grpc(g) => g.tls = Some(tls),
+            _ => {
+                return Err(SpecError::InvalidTls(
+                    "TLS options apply to HTTP and gRPC probes only".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn with_tls(mut self, tls: TlsOptions) -> Result<ProbeSpec, SpecError> {
+        self.set_tls(tls)?;
+        Ok(self)
     }
 
     /// Checks every field, for specs built or changed field by field.
@@ -287,6 +457,14 @@ impl ProbeSpec {
                     validate_header(n, v)?;
                 }
                 validate_header("User-Agent", &h.user_agent)?;
+                h.tls.validate()?;
+            }
+            ProbeKind::Grpc(g) => {
+                validate_host(&g.host)?;
+                validate_port(g.port.into())?;
+                if let Some(tls) = &g.tls {
+                    tls.validate()?;
+                }
             }
             ProbeKind::Exec(e) => {
                 validate_argv(&e.argv)?;
@@ -402,6 +580,78 @@ mod tests {
         assert!(matches!(&s.kind, ProbeKind::Exec(e) if e.env == vec![("A".to_string(), "2".to_string())]));
         assert!(s.set_env("A=B", "1").is_err());
         assert!(s.set_env("", "1").is_err());
+    }
+
+    #[test]
+    fn grpc_specs() {
+        let s = ProbeSpec::grpc("127.0.0.1", 50051, "").unwrap();
+        let ProbeKind::Grpc(g) = &s.kind else { panic!() };
+        assert_eq!((g.host.as_str(), g.port, g.service.as_str()), ("127.0.0.1", 50051, ""));
+        assert_eq!((g.tls.as_ref(), g.close), (None, ClosePolicy::Reset));
+        assert_eq!(s.timeout, DEFAULT_TIMEOUT);
+        let s = ProbeSpec::grpc("[::1]", 1, "my.Service").unwrap();
+        assert!(
+            matches!(&s.kind, ProbeKind::Grpc(g) if g.host == "::1" && g.service == "my.Service")
+        );
+        assert_eq!(ProbeSpec::grpc("h", 0, ""), Err(SpecError::InvalidPort(0)));
+        assert_eq!(ProbeSpec::grpc("", 1, ""), Err(SpecError::InvalidHost(String::new())));
+        let mut s = ProbeSpec::grpc("h", 1, "").unwrap();
+        s.set_close_policy(ClosePolicy::Fin);
+        s.set_tls(TlsOptions::default()).unwrap();
+        assert!(
+            matches!(&s.kind, ProbeKind::Grpc(g) if g.close == ClosePolicy::Fin && g.tls == Some(TlsOptions::default()))
+        );
+        assert!(s.validate().is_ok());
+        assert!(s.add_header("A", "b").is_err());
+    }
+
+    #[test]
+    fn tls_options() {
+        let mut s = ProbeSpec::http("https://127.0.0.1:8443/").unwrap();
+        assert!(matches!(&s.kind, ProbeKind::Http(h) if h.tls == TlsOptions::default()));
+        let tls = TlsOptions {
+            verify: TlsVerify::CaFile("/etc/ca.pem".into()),
+            server_name: Some("svc.example".into()),
+            client_cert: Some(("c.pem".into(), "k.pem".into())),
+            min_version: Some(TlsVersion::Tls13),
+        };
+        s.set_tls(tls.clone()).unwrap();
+        assert!(matches!(&s.kind, ProbeKind::Http(h) if h.tls == tls));
+        assert!(s.validate().is_ok());
+
+        for name in ["a b", "", "-x.example", "x..y", "a/b", "1.2.3", "x.123"] {
+            let bad = TlsOptions { server_name: Some(name.into()), ..TlsOptions::default() };
+            assert!(matches!(s.set_tls(bad), Err(SpecError::InvalidTls(_))), "{name:?}");
+        }
+        for name in ["localhost", "svc.ns.svc.cluster.local.", "10.0.0.1", "::1", "a_b.example"] {
+            let good = TlsOptions { server_name: Some(name.into()), ..TlsOptions::default() };
+            assert!(s.set_tls(good).is_ok(), "{name:?}");
+        }
+        let bad = TlsOptions { verify: TlsVerify::CaFile("".into()), ..TlsOptions::default() };
+        assert_eq!(
+            s.set_tls(bad).unwrap_err().to_string(),
+            "invalid TLS option: CA file: empty path"
+        );
+        let bad =
+            TlsOptions { client_cert: Some(("c".into(), "".into())), ..TlsOptions::default() };
+        assert!(s.set_tls(bad).is_err());
+        // validate() re-checks options set field by field.
+        if let ProbeKind::Http(h) = &mut s.kind {
+            h.tls.server_name = Some("bad name".into());
+        }
+        assert!(matches!(s.validate(), Err(SpecError::InvalidTls(_))));
+
+        let mut t = ProbeSpec::tcp("h", 1).unwrap();
+        assert_eq!(
+            t.set_tls(TlsOptions::default()).unwrap_err().to_string(),
+            "invalid TLS option: TLS options apply to HTTP and gRPC probes only"
+        );
+
+        assert_eq!(TlsVersion::parse("1.2"), Some(TlsVersion::Tls12));
+        assert_eq!(TlsVersion::parse("TLSv1.3"), Some(TlsVersion::Tls13));
+        assert_eq!(TlsVersion::parse("tls1.3"), Some(TlsVersion::Tls13));
+        assert_eq!(TlsVersion::parse("1.1"), None);
+        assert_eq!(TlsVersion::Tls13.as_str(), "1.3");
     }
 
     #[test]

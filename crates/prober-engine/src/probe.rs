@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use prober_core::{Outcome, ProbeKind, ProbeSpec};
 use prober_exec::ExecProbe;
+use prober_grpc::GrpcProbe;
 use prober_http::HttpProbe;
 use prober_io::{Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
@@ -16,6 +17,7 @@ pub enum AnyProbe {
     Tcp(TcpProbe),
     Http(Box<HttpProbe>),
     Exec(ExecProbe),
+    Grpc(Box<GrpcProbe>),
 }
 
 impl AnyProbe {
@@ -26,6 +28,7 @@ impl AnyProbe {
                 AnyProbe::Http(Box::new(HttpProbe::new(h, spec.timeout, spec.output_limit)))
             }
             ProbeKind::Exec(e) => AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit)),
+            ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
         }
     }
 
@@ -34,6 +37,7 @@ impl AnyProbe {
             AnyProbe::Tcp(m) => m,
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
+            AnyProbe::Grpc(m) => m.as_mut(),
         }
     }
 }
@@ -65,6 +69,7 @@ impl Machine for AnyProbe {
             AnyProbe::Tcp(m) => m.wake_at(),
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
+            AnyProbe::Grpc(m) => m.wake_at(),
         }
     }
     fn cancel(&mut self, cx: &mut Ctx<'_>) {

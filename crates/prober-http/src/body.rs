@@ -260,6 +260,15 @@ fn chunked_step(
     trailers: &mut u64,
 ) -> Result<ChunkedState, BodyError> {
     use ChunkedState as S;
+    // Every byte of a chunk-size line (digits, white space, extensions) counts toward one
+    // limit: otherwise endless leading zeros or spaces would be read forever without a
+    // single body byte.
+    if matches!(state, S::Size | S::SizeLws | S::Extension) {
+        *extensions += 1;
+        if *extensions > CHUNK_EXTENSIONS_LIMIT {
+            return Err(bad("chunk size lines and extensions larger than 16 KiB"));
+        }
+    }
     Ok(match state {
         S::Start => match hex_value(b) {
             Some(v) => {
@@ -302,13 +311,7 @@ fn chunked_step(
         S::Extension => match b {
             b'\r' => S::SizeLf,
             b'\n' => return Err(bad("chunk extension contains a bare newline")),
-            _ => {
-                *extensions += 1;
-                if *extensions > CHUNK_EXTENSIONS_LIMIT {
-                    return Err(bad("chunk extensions larger than 16 KiB"));
-                }
-                S::Extension
-            }
+            _ => S::Extension,
         },
         S::SizeLf => match b {
             b'\n' if *size == 0 => S::EndCr,
@@ -609,5 +612,19 @@ mod tests {
         let mut r = BodyReader::new(Framing::Length(10), 4);
         assert_eq!(r.feed(b"ab"), Ok(NeedMore));
         assert!(r.eof().is_err());
+    }
+
+    #[test]
+    fn endless_chunk_size_line_is_refused() {
+        // Leading zeros and white space carry no body bytes; they still must not go on forever.
+        for filler in [b' ', b'0'] {
+            let mut d = BodyDecoder::new(Framing::Chunked);
+            let mut sink = BodySink::new(10240);
+            // "1" then spaces, or zeros only (a size that stays 0 and never overflows).
+            let mut input = vec![if filler == b'0' { b'0' } else { b'1' }];
+            input.extend(std::iter::repeat_n(filler, 20_000));
+            let e = d.decode(&input, &mut sink).unwrap_err();
+            assert!(e.to_string().contains("larger than 16 KiB"), "{e}");
+        }
     }
 }

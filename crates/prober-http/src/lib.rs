@@ -5,9 +5,12 @@
 //! - [`response`]: the response head (httparse) and the body framing it implies;
 //! - [`body`]: Content-Length, chunked and close-delimited decoding into a bounded sink;
 //! - [`redirect`]: which 3xx responses are followed (policy, 10-hop limit, `Host` carry-over);
-//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result.
+//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result;
+//! - [`cert`]: a certificate's expiry (`notAfter`) from its DER.
 //!
-//! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`].
+//! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`], over a
+//! [`transport::Transport`]: plain TCP, or TLS from the `tls` module (feature `tls`). The
+//! transport and the TLS client are public because `prober-grpc` runs over them too.
 //!
 //! # Semantics in short
 //!
@@ -30,15 +33,29 @@
 //!   closed before any response byte (`EOF`, reason Protocol) or inside the head
 //!   (`unexpected EOF`, reason Protocol), a malformed head (`malformed HTTP response: ...`,
 //!   reason Protocol), a head over 64 KiB (`HTTP response head larger than 64 KiB`, Protocol).
-//! - `https://` (also as a redirect target): Unknown, reason Unsupported,
+//! - `https://` (also as a redirect target, within the redirect policy) runs over TLS (module
+//!   `tls`, feature `tls`, on by default) with the spec's [`prober_core::TlsOptions`]: by
+//!   default no certificate verification, as the kubelet. The handshake is part of the one
+//!   deadline (a stalled handshake is the "awaiting headers" timeout). TLS failures are
+//!   Failures with reason Tls: `Get "<url>": tls: <rustls error>`, e.g.
+//!   `tls: invalid peer certificate: UnknownIssuer` or `tls: received fatal alert:
+//!   CertificateRequired`. CA, certificate or key files that cannot be used make the run
+//!   Unknown (reason Tls, `TLS setup failed: cannot read CA file "/x": no such file or
+//!   directory`). `timings.tls` is the handshake of the last hop and `cert_not_after` the
+//!   expiry of the certificate that hop's server sent. ALPN offers `http/1.1` only.
+//! - Without the `tls` feature, `https://` is Unknown, reason Unsupported,
 //!   `TLS not built in: cannot probe https://...`.
 //! - Proxy environment variables are never read; the request goes straight to the URL's host.
 
 pub mod body;
+pub mod cert;
 mod probe;
 pub mod redirect;
 pub mod request;
 pub mod response;
+#[cfg(feature = "tls")]
+pub mod tls;
+pub mod transport;
 pub mod verdict;
 
 pub use probe::HttpProbe;

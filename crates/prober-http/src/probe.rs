@@ -1,29 +1,36 @@
 //! The I/O adapter: [`HttpProbe`] drives the sans-I/O parts over a mio socket.
 //!
-//! Per hop: [`Connector`] (resolve, connect) -> write the request -> read and parse the head ->
-//! redirect decision -> read the body (final response only) -> close the connection with the
-//! spec's close policy (RST by default). One deadline, set at `start`, covers every hop.
+//! Per hop: [`Connector`] (resolve, connect) -> TLS handshake for `https` -> write the request
+//! -> read and parse the head -> redirect decision -> read the body (final response only) ->
+//! close the connection with the spec's close policy (RST by default). One deadline, set at
+//! `start`, covers every hop.
 //!
 //! Memory: one buffer per probe, reused across hops. While reading a head it grows to at most
 //! [`MAX_HEAD`] + one read chunk; while reading a body it holds one read chunk at a time. The
 //! kept body is bounded by the output limit.
 
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, HttpSpec, Outcome, Reason, Scheme, Url};
-use prober_io::{Ctx, Machine, Ready, Step, os_error_text};
-use prober_tcp::{Conn, ConnectStep, Connector};
+use prober_core::{ClosePolicy, HttpSpec, Outcome, Reason, Scheme, TlsOptions, Url};
+use prober_io::{Ctx, Machine, Ready, Step};
+use prober_tcp::{ConnectStep, Connector};
 
 use crate::body::{BodyProgress, BodyReader};
 use crate::redirect::{Decision, Redirects};
 use crate::request::{build_request, host_override};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
+#[cfg(feature = "tls")]
+use crate::tls::{ALPN_HTTP1, TlsClient, TlsConn};
+use crate::transport::{Transport, TransportError, op_error_text};
 use crate::verdict::evaluate;
 
 /// Bytes asked for in one `read`.
 const READ_CHUNK: usize = 16 * 1024;
+/// Reads per call before the machine yields to the poll loop (256 KiB): a peer that streams
+/// fast must not hold the engine thread, nor keep this probe past its deadline.
+const READS_PER_TURN: usize = 16;
 
 const HEADERS_TIMEOUT: &str =
     "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
@@ -34,9 +41,25 @@ const BODY_TIMEOUT: &str =
 enum State {
     Idle,
     Connecting(Connector),
-    Writing { conn: Conn, request: Vec<u8>, written: usize },
-    Head { conn: Conn, parser: HeadParser },
-    Body { conn: Conn, status: u16, reader: BodyReader },
+    #[cfg(feature = "tls")]
+    Handshake {
+        tls: Box<TlsConn>,
+        since: Instant,
+    },
+    Writing {
+        conn: Transport,
+        request: Vec<u8>,
+        written: usize,
+    },
+    Head {
+        conn: Transport,
+        parser: HeadParser,
+    },
+    Body {
+        conn: Transport,
+        status: u16,
+        reader: BodyReader,
+    },
     Done,
 }
 
@@ -59,16 +82,24 @@ pub struct HttpProbe {
     host_override: Option<String>,
     referer: Option<String>,
     redirects: Redirects,
+    tls_options: TlsOptions,
+    /// Built at the start for an `https` URL, else at the first redirect to one.
+    #[cfg(feature = "tls")]
+    tls: Option<TlsClient>,
     state: State,
     buf: Vec<u8>,
     started: Option<Instant>,
     deadline: Option<Instant>,
+    /// When to continue reading after the per-call read budget ran out.
+    resume_at: Option<Instant>,
     /// Status of the last response head received.
     last_status: Option<u16>,
     // Timings of the current (finally: the last) hop.
     resolve: Option<Duration>,
     connect: Option<Duration>,
+    tls_time: Option<Duration>,
     first_byte: Option<Duration>,
+    cert_not_after: Option<i64>,
 }
 
 impl HttpProbe {
@@ -85,14 +116,20 @@ impl HttpProbe {
             host_override: host_override(&spec.headers),
             referer: None,
             redirects: Redirects::new(&spec.url, spec.redirects),
+            tls_options: spec.tls.clone(),
+            #[cfg(feature = "tls")]
+            tls: None,
             state: State::Idle,
             buf: Vec::new(),
             started: None,
             deadline: None,
+            resume_at: None,
             last_status: None,
             resolve: None,
             connect: None,
+            tls_time: None,
             first_byte: None,
+            cert_not_after: None,
         }
     }
 
@@ -104,14 +141,36 @@ impl HttpProbe {
         self.buf.clear();
         self.resolve = None;
         self.connect = None;
+        self.tls_time = None;
         self.first_byte = None;
+        self.cert_not_after = None;
         if self.url.scheme() == Scheme::Https {
-            let msg = format!("TLS not built in: cannot probe {}", self.url);
-            return self.finish(cx, Outcome::unknown(Reason::Unsupported, msg));
+            if let Err((reason, msg)) = self.tls_setup() {
+                return self.finish(cx, Outcome::unknown(reason, msg));
+            }
         }
         let mut connector = Connector::new(self.url.host(), self.url.port(), self.close);
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, connector, step)
+    }
+
+    /// Makes sure a TLS client is ready for an `https` hop: an Unknown outcome if TLS is not
+    /// built in or its files cannot be used.
+    #[cfg(feature = "tls")]
+    fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
+        if self.tls.is_none() {
+            match TlsClient::new(&self.tls_options, &[ALPN_HTTP1]) {
+                Ok(c) => self.tls = Some(c),
+                Err(e) => return Err((Reason::Tls, format!("TLS setup failed: {e}"))),
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "tls"))]
+    fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
+        let _ = &self.tls_options;
+        Err((Reason::Unsupported, format!("TLS not built in: cannot probe {}", self.url)))
     }
 
     fn on_connect_step(
@@ -128,15 +187,24 @@ impl HttpProbe {
             }
             ConnectStep::Connected(conn) => {
                 self.connect = Some(self.since_start(cx.now));
-                let request = build_request(
-                    &self.url,
-                    &self.headers,
-                    &self.user_agent,
-                    self.host_override.as_deref(),
-                    self.referer.as_deref(),
-                );
-                self.state = State::Writing { conn, request, written: 0 };
-                self.drive(cx)
+                #[cfg(feature = "tls")]
+                if self.url.scheme() == Scheme::Https {
+                    let client = self.tls.as_ref().expect("set up before connecting");
+                    return match client.connect(conn, cx.token(0), self.url.host()) {
+                        Ok(tls) => {
+                            self.state = State::Handshake { tls: Box::new(tls), since: cx.now };
+                            self.drive(cx)
+                        }
+                        Err((conn, e)) => {
+                            conn.close(cx.registry);
+                            self.finish(
+                                cx,
+                                Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}")),
+                            )
+                        }
+                    };
+                }
+                self.send_request(cx, Transport::Plain(conn))
             }
             ConnectStep::Failed(e) => {
                 let msg = format!("Get \"{}\": {}", self.url, e.message);
@@ -145,10 +213,44 @@ impl HttpProbe {
         }
     }
 
+    fn send_request(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
+        let request = build_request(
+            &self.url,
+            &self.headers,
+            &self.user_agent,
+            self.host_override.as_deref(),
+            self.referer.as_deref(),
+        );
+        self.state = State::Writing { conn, request, written: 0 };
+        self.drive(cx)
+    }
+
+    #[cfg(feature = "tls")]
+    fn handshake(&mut self, cx: &mut Ctx<'_>, mut tls: Box<TlsConn>, since: Instant) -> Next {
+        let r = tls.handshake();
+        if !matches!(r, Ok(false)) {
+            self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
+        }
+        match r {
+            Ok(true) => {
+                self.tls_time = Some(cx.now.saturating_duration_since(since));
+                Next::Return(self.send_request(cx, Transport::Tls(tls)))
+            }
+            Ok(false) | Err(TransportError::WouldBlock) => {
+                tls.sync_interest(cx.registry);
+                self.state = State::Handshake { tls, since };
+                Next::Return(Step::Pending)
+            }
+            Err(e) => Next::Return(self.transport_failure(cx, Transport::Tls(tls), e, None)),
+        }
+    }
+
     /// Runs the connection's I/O until it would block or the run ends.
     fn drive(&mut self, cx: &mut Ctx<'_>) -> Step {
         loop {
             let next = match std::mem::replace(&mut self.state, State::Done) {
+                #[cfg(feature = "tls")]
+                State::Handshake { tls, since } => self.handshake(cx, tls, since),
                 State::Writing { conn, request, written } => self.write(cx, conn, request, written),
                 State::Head { conn, parser } => self.read_head(cx, conn, parser),
                 State::Body { conn, status, reader } => self.read_body(cx, conn, status, reader),
@@ -166,15 +268,16 @@ impl HttpProbe {
     fn write(
         &mut self,
         cx: &mut Ctx<'_>,
-        mut conn: Conn,
+        mut conn: Transport,
         request: Vec<u8>,
         mut written: usize,
     ) -> Next {
         loop {
-            match conn.stream().write(&request[written..]) {
+            match conn.write(&request[written..]) {
                 Ok(0) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
-                    return Next::Return(self.io_failure(cx, conn, "write", &e, None));
+                    let e = TransportError::Io { op: "write", error: e };
+                    return Next::Return(self.transport_failure(cx, conn, e, None));
                 }
                 Ok(n) => {
                     written += n;
@@ -183,19 +286,19 @@ impl HttpProbe {
                         return Next::Continue;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                Err(TransportError::WouldBlock) => {
+                    conn.sync_interest(cx.registry);
                     self.state = State::Writing { conn, request, written };
                     return Next::Return(Step::Pending);
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Next::Return(self.io_failure(cx, conn, "write", &e, None)),
+                Err(e) => return Next::Return(self.transport_failure(cx, conn, e, None)),
             }
         }
     }
 
-    fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Conn, mut parser: HeadParser) -> Next {
+    fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Transport, mut parser: HeadParser) -> Next {
         loop {
-            match read_append(conn.stream(), &mut self.buf, READ_CHUNK) {
+            match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
                 Ok(0) => {
                     let msg = format!("Get \"{}\": {}", self.url, parser.eof(&self.buf));
                     return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));
@@ -225,17 +328,17 @@ impl HttpProbe {
                     }
                     debug_assert!(self.buf.len() <= MAX_HEAD);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                Err(TransportError::WouldBlock) => {
+                    conn.sync_interest(cx.registry);
                     self.state = State::Head { conn, parser };
                     return Next::Return(Step::Pending);
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Next::Return(self.io_failure(cx, conn, "read", &e, None)),
+                Err(e) => return Next::Return(self.transport_failure(cx, conn, e, None)),
             }
         }
     }
 
-    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Conn, head: ResponseHead) -> Next {
+    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: ResponseHead) -> Next {
         self.last_status = Some(head.status);
         let decision = self.redirects.decide(
             &self.url,
@@ -278,25 +381,34 @@ impl HttpProbe {
     fn read_body(
         &mut self,
         cx: &mut Ctx<'_>,
-        mut conn: Conn,
+        mut conn: Transport,
         status: u16,
         mut reader: BodyReader,
     ) -> Next {
+        self.resume_at = None;
+        let mut reads = 0;
         loop {
+            if reads == READS_PER_TURN {
+                // Yield: the timer resumes reading after other work has had its turn.
+                self.state = State::Body { conn, status, reader };
+                self.resume_at = Some(cx.now);
+                return Next::Return(Step::Pending);
+            }
+            reads += 1;
             self.buf.clear();
-            let progress = match read_append(conn.stream(), &mut self.buf, READ_CHUNK) {
+            let progress = match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
                 Ok(0) => reader.eof(),
                 Ok(_) => reader.feed(&self.buf),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match reader.would_block() {
+                Err(TransportError::WouldBlock) => match reader.would_block() {
                     BodyProgress::Complete { truncated } => {
                         Ok(BodyProgress::Complete { truncated })
                     }
                     _ => {
+                        conn.sync_interest(cx.registry);
                         self.state = State::Body { conn, status, reader };
                         return Next::Return(Step::Pending);
                     }
                 },
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // Past the limit the kubelet reads nothing more, so it never sees this error.
                 Err(_) if reader.sink().is_full() => {
                     Ok(BodyProgress::Complete { truncated: false })
@@ -304,7 +416,7 @@ impl HttpProbe {
                 Err(e) => {
                     let sink = reader.into_sink();
                     let body = Some((sink.total(), sink.into_kept()));
-                    return Next::Return(self.io_failure(cx, conn, "read", &e, body));
+                    return Next::Return(self.transport_failure(cx, conn, e, body));
                 }
             };
             match progress {
@@ -321,7 +433,7 @@ impl HttpProbe {
     fn respond(
         &mut self,
         cx: &mut Ctx<'_>,
-        conn: Conn,
+        conn: Transport,
         status: u16,
         reader: BodyReader,
         truncated: bool,
@@ -339,7 +451,7 @@ impl HttpProbe {
     fn body_failure(
         &mut self,
         cx: &mut Ctx<'_>,
-        conn: Conn,
+        conn: Transport,
         reader: BodyReader,
         e: &crate::body::BodyError,
     ) -> Step {
@@ -350,32 +462,32 @@ impl HttpProbe {
         self.fail(cx, Some(conn), reason, msg, body)
     }
 
-    /// A socket error, worded like Go's `net.OpError`:
-    /// `read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`.
-    fn io_failure(
+    /// A socket error, worded like Go's `net.OpError`
+    /// (`read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`), or a TLS
+    /// failure (`tls: invalid peer certificate: UnknownIssuer`, reason Tls).
+    fn transport_failure(
         &mut self,
         cx: &mut Ctx<'_>,
-        mut conn: Conn,
-        op: &str,
-        e: &io::Error,
+        mut conn: Transport,
+        e: TransportError,
         body: Option<(u64, Vec<u8>)>,
     ) -> Step {
-        let local = conn.stream().local_addr().ok();
-        let msg = format!(
-            "Get \"{}\": {op} tcp {}->{}: {op}: {}",
-            self.url,
-            local.map_or_else(|| "?".to_string(), |a: SocketAddr| a.to_string()),
-            conn.peer(),
-            os_error_text(e)
-        );
-        self.fail(cx, Some(conn), Reason::from_io(e), msg, body)
+        let (reason, detail) = match &e {
+            TransportError::Io { op, error } => {
+                (Reason::from_io(error), op_error_text(&mut conn, op, error))
+            }
+            TransportError::Tls(_) => (Reason::Tls, e.to_string()),
+            TransportError::WouldBlock => (Reason::Io, e.to_string()),
+        };
+        let msg = format!("Get \"{}\": {detail}", self.url);
+        self.fail(cx, Some(conn), reason, msg, body)
     }
 
     /// A Failure that ends the run, closing `conn`; `body` is what was read of a body.
     fn fail(
         &mut self,
         cx: &mut Ctx<'_>,
-        conn: Option<Conn>,
+        conn: Option<Transport>,
         reason: Reason,
         message: String,
         body: Option<(u64, Vec<u8>)>,
@@ -398,7 +510,9 @@ impl HttpProbe {
         o.http_status = self.last_status;
         o.timings.resolve = self.resolve;
         o.timings.connect = self.connect;
+        o.timings.tls = self.tls_time;
         o.timings.first_byte = self.first_byte;
+        o.cert_not_after = self.cert_not_after;
         o.timings.total = self.since_start(cx.now);
         Step::Done(o)
     }
@@ -421,6 +535,11 @@ impl Machine for HttpProbe {
                 self.on_connect_step(cx, connector, step)
             }
             state @ (State::Writing { .. } | State::Head { .. } | State::Body { .. }) => {
+                self.state = state;
+                self.drive(cx)
+            }
+            #[cfg(feature = "tls")]
+            state @ State::Handshake { .. } => {
                 self.state = state;
                 self.drive(cx)
             }
@@ -447,12 +566,23 @@ impl Machine for HttpProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
-            _ => return Step::Pending,
+            _ => {
+                // Not the deadline: the read budget's resume timer.
+                if self.resume_at.take().is_some_and(|r| cx.now >= r) {
+                    return self.drive(cx);
+                }
+                return Step::Pending;
+            }
         }
         let in_body = matches!(self.state, State::Body { .. });
         let body = match std::mem::replace(&mut self.state, State::Done) {
             State::Connecting(mut c) => {
                 c.cancel(cx);
+                None
+            }
+            #[cfg(feature = "tls")]
+            State::Handshake { tls, .. } => {
+                tls.close(cx.registry);
                 None
             }
             State::Writing { conn, .. } | State::Head { conn, .. } => {
@@ -472,12 +602,17 @@ impl Machine for HttpProbe {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        self.deadline
+        match (self.deadline, self.resume_at) {
+            (Some(d), Some(r)) => Some(d.min(r)),
+            (d, r) => d.or(r),
+        }
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Connecting(mut c) => c.cancel(cx),
+            #[cfg(feature = "tls")]
+            State::Handshake { tls, .. } => tls.close(cx.registry),
             State::Writing { conn, .. } | State::Head { conn, .. } | State::Body { conn, .. } => {
                 conn.close(cx.registry);
             }
@@ -488,11 +623,15 @@ impl Machine for HttpProbe {
     }
 }
 
-/// Reads at most `room` bytes from `stream`, appended to `buf`.
-fn read_append(stream: &mut impl Read, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
+/// Reads at most `room` bytes from `conn`, appended to `buf`.
+fn read_append(
+    conn: &mut Transport,
+    buf: &mut Vec<u8>,
+    room: usize,
+) -> Result<usize, TransportError> {
     let old = buf.len();
     buf.resize(old + room, 0);
-    let r = stream.read(&mut buf[old..]);
+    let r = conn.read(&mut buf[old..]);
     buf.truncate(old + r.as_ref().map_or(0, |n| *n));
     r
 }

@@ -158,9 +158,9 @@ impl Conn {
 
     /// FIN, then read and discard until the client closes (at most [`LINGER`]).
     fn finish(&mut self) {
-        if self.stream().shutdown(Shutdown::Write).is_err() {
-            return;
-        }
+        // Drain even when the shutdown fails: it fails when the client has already reset the
+        // connection, and only the read that follows sees (and counts) that reset.
+        let _ = self.stream().shutdown(Shutdown::Write);
         self.drain(deadline(LINGER));
     }
 

@@ -1,5 +1,5 @@
-//! libprober for Rust: kubelet-grade health probes (TCP, HTTP, exec) and the poll-driven
-//! engine that runs thousands of them on one thread.
+//! libprober for Rust: kubelet-grade health probes (TCP, HTTP(S), exec, gRPC health) and the
+//! poll-driven engine that runs thousands of them on one thread.
 //!
 //! One-shot, blocking:
 //! ```no_run
@@ -24,9 +24,9 @@
 //! ```
 
 pub use prober_core::{
-    ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, HttpSpec,
-    Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule, SpecError,
-    TcpSpec, Timings, Url, UrlError,
+    ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
+    HttpSpec, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule,
+    SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
 pub use prober_engine::{
     Engine, EngineConfig, EngineError, EngineThread, Event, Handle, TargetId, spawn,

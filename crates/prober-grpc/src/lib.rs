@@ -1,0 +1,49 @@
+//! gRPC health probes (`grpc.health.v1.Health/Check`) with the kubelet's semantics
+//! (`pkg/probe/grpc`), poll-driven.
+//!
+//! The protocol logic is sans-I/O and unit-tested without sockets:
+//! - [`hpack`]: RFC 7541 decoding (static and dynamic tables, Huffman) and literal encoding;
+//! - [`h2`]: a minimal HTTP/2 client for one request on stream 1 (preface, SETTINGS and ACK,
+//!   HEADERS/CONTINUATION, DATA with flow control, PING, WINDOW_UPDATE, RST_STREAM, GOAWAY);
+//! - [`health`]: the request and response messages (hand-coded protobuf), gRPC message
+//!   framing, status from trailers or a trailers-only response, and the kubelet's wording.
+//!
+//! [`GrpcProbe`] is the thin mio adapter around them, a [`prober_io::Machine`]. It runs over
+//! `prober_http::transport`, so TLS (feature `tls`, on by default) is the same rustls client as
+//! HTTPS, with the same [`prober_core::TlsOptions`] and ALPN `h2`.
+//!
+//! # Semantics in short
+//!
+//! - Plaintext HTTP/2 with prior knowledge (h2c) unless the spec has TLS options. Request:
+//!   `POST /grpc.health.v1.Health/Check` with `content-type: application/grpc`,
+//!   `user-agent: kube-probe/1.35`, `te: trailers`, `grpc-timeout` (the time left), and
+//!   `HealthCheckRequest{service}`.
+//! - One deadline covers resolution, connect, the TLS handshake, the server's SETTINGS (the
+//!   connection is established when they arrive, as for grpc-go) and the RPC.
+//! - Results and messages as the kubelet (reference section 5):
+//!   - `SERVING`: Success, output `service healthy`;
+//!   - another status: Failure (reason Status) `service unhealthy (responded with "NOT_SERVING")`;
+//!   - gRPC status Unimplemented: Failure `error: this server does not implement the grpc health
+//!     protocol (grpc.health.v1.Health): <message>`;
+//!   - gRPC status DeadlineExceeded, or our deadline during the RPC: Failure (reason Timeout)
+//!     `timeout: health rpc did not complete within 1s`;
+//!   - our deadline before the connection is established: Failure (reason Timeout)
+//!     `timeout: failed to connect service "127.0.0.1:50051" within 1s: context deadline exceeded`;
+//!   - a connection that fails (refused, unreachable, DNS, TLS, a server that does not speak
+//!     HTTP/2, closed before its SETTINGS): Failure at once, `error: failed to connect service at
+//!     "127.0.0.1:50051": <detail>`, reason from the cause (Refused, Tls, Protocol, ...). The
+//!     kubelet's blocking dial retries these until its deadline and then reports the timeout
+//!     message above; failing fast with the cause is a deliberate difference (docs/semantics.md);
+//!   - any other RPC error: Failure `error: health rpc probe failed: rpc error: code = NotFound
+//!     desc = unknown service` (grpc-go's wording), reason Status for a status the server sent,
+//!     else Protocol, Reset, ...
+//! - `http_status` is the response's `:status`; `timings.first_byte` the arrival of the
+//!   response head; `timings.tls` and `cert_not_after` as for HTTPS.
+//! - Without the `tls` feature, a TLS spec is Unknown, reason Unsupported.
+
+pub mod h2;
+pub mod health;
+pub mod hpack;
+mod probe;
+
+pub use probe::GrpcProbe;

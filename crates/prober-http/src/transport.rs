@@ -1,0 +1,153 @@
+//! The byte stream under an exchange: a plain TCP connection, or TLS over one (feature `tls`).
+//!
+//! Both never block: an operation that cannot make progress returns
+//! [`TransportError::WouldBlock`] and the owner waits for readiness on the connection's token.
+//! [`Transport::sync_interest`] keeps that token's interest in line with what TLS needs next
+//! (plain connections stay registered for both directions). The HTTP/1.1 probe and the gRPC
+//! probe (`prober-grpc`) both run over it.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+
+use mio::Registry;
+use prober_tcp::Conn;
+
+/// Why a read or write did not succeed.
+#[derive(Debug)]
+pub enum TransportError {
+    /// Nothing can be done until the socket is ready again.
+    WouldBlock,
+    /// A socket error during `op` (`"read"` or `"write"`).
+    Io { op: &'static str, error: io::Error },
+    /// TLS failed: handshake, certificate verification, an alert from the peer, a corrupt
+    /// record. The text is what follows `tls: ` in messages.
+    Tls(String),
+}
+
+impl TransportError {
+    /// An I/O error of `op`, with `WouldBlock` kept apart.
+    pub fn io(op: &'static str, error: io::Error) -> TransportError {
+        if error.kind() == io::ErrorKind::WouldBlock {
+            TransportError::WouldBlock
+        } else {
+            TransportError::Io { op, error }
+        }
+    }
+}
+
+impl fmt::Display for TransportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportError::WouldBlock => f.write_str("operation would block"),
+            TransportError::Io { op, error } => {
+                write!(f, "{op}: {}", prober_io::os_error_text(error))
+            }
+            TransportError::Tls(m) => write!(f, "tls: {m}"),
+        }
+    }
+}
+
+/// A connected stream: plain TCP or TLS.
+#[derive(Debug)]
+pub enum Transport {
+    Plain(Conn),
+    #[cfg(feature = "tls")]
+    Tls(Box<crate::tls::TlsConn>),
+}
+
+impl Transport {
+    /// Reads into `buf`; `Ok(0)` is the end of the stream (for TLS also a close without
+    /// `close_notify`, which many servers do and which framing detects where it matters).
+    pub fn read(&mut self, buf: &mut [u8]) -> Result<usize, TransportError> {
+        match self {
+            Transport::Plain(c) => loop {
+                match c.stream().read(buf) {
+                    Ok(n) => return Ok(n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(TransportError::io("read", e)),
+                }
+            },
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.read(buf),
+        }
+    }
+
+    /// Writes some of `buf`. With TLS the bytes may still be buffered as records: they go out
+    /// with later calls (every `read` and `write` sends what is pending first), or [`flush`].
+    ///
+    /// [`flush`]: Transport::flush
+    pub fn write(&mut self, buf: &[u8]) -> Result<usize, TransportError> {
+        match self {
+            Transport::Plain(c) => loop {
+                match c.stream().write(buf) {
+                    Ok(n) => return Ok(n),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(TransportError::io("write", e)),
+                }
+            },
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.write(buf),
+        }
+    }
+
+    /// Sends buffered TLS records; `WouldBlock` when some are left.
+    pub fn flush(&mut self) -> Result<(), TransportError> {
+        match self {
+            Transport::Plain(_) => Ok(()),
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.flush(),
+        }
+    }
+
+    /// Updates the registration's interest to what the stream waits for. Call before waiting.
+    pub fn sync_interest(&mut self, registry: &Registry) {
+        match self {
+            Transport::Plain(_) => {}
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.sync_interest(registry),
+        }
+        let _ = registry;
+    }
+
+    pub fn conn(&self) -> &Conn {
+        match self {
+            Transport::Plain(c) => c,
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.conn(),
+        }
+    }
+
+    pub fn conn_mut(&mut self) -> &mut Conn {
+        match self {
+            Transport::Plain(c) => c,
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.conn_mut(),
+        }
+    }
+
+    pub fn peer(&self) -> SocketAddr {
+        self.conn().peer()
+    }
+
+    pub fn local_addr(&mut self) -> Option<SocketAddr> {
+        self.conn_mut().stream().local_addr().ok()
+    }
+
+    /// Deregisters and closes (with the connection's close policy; TLS first sends
+    /// `close_notify` when the policy is an orderly close).
+    pub fn close(self, registry: &Registry) {
+        match self {
+            Transport::Plain(c) => c.close(registry),
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.close(registry),
+        }
+    }
+}
+
+/// Go's `net.OpError` text for a socket error on `transport`:
+/// `read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`.
+pub fn op_error_text(transport: &mut Transport, op: &str, e: &io::Error) -> String {
+    let local = transport.local_addr().map_or_else(|| "?".to_string(), |a| a.to_string());
+    format!("{op} tcp {local}->{}: {op}: {}", transport.peer(), prober_io::os_error_text(e))
+}

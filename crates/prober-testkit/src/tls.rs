@@ -1,0 +1,395 @@
+//! TLS on loopback for HTTPS tests: certificates made at test time ([`TestCa`], rcgen) and
+//! [`TlsTargetServer`], a rustls front for a [`TargetServer`] so that every route listed in the
+//! crate docs is also served over TLS.
+//!
+//! One request per connection, as the plain server: the front completes the handshake
+//! (recording the SNI name and whether a client certificate came, see [`Handshake`]), reads the
+//! request head, passes it to its own plain [`TargetServer`] and relays the answer until the
+//! backend closes, then sends `close_notify` and closes. A failed handshake is recorded with
+//! rustls's error, its alert is sent, and the connection is held until the client closes it (at
+//! most 2 s), so the client sees the alert rather than a reset. Routes that wait for the client
+//! to close (`/never-answer`, `/stall-body`) are relayed until the client closes.
+//!
+//! Options ([`TlsServerOptions`]): the certificate chain and key, an optional client CA (then a
+//! client certificate signed by it is required), the protocol versions, ALPN protocols.
+
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    KeyUsagePurpose,
+};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::WebPkiClientVerifier;
+use rustls::{RootCertStore, ServerConfig, ServerConnection};
+
+use crate::{TargetServer, lock};
+
+/// A certificate and its private key, PEM and DER.
+#[derive(Clone, Debug)]
+pub struct Issued {
+    pub cert_pem: String,
+    pub key_pem: String,
+    pub cert_der: Vec<u8>,
+}
+
+impl Issued {
+    /// Writes `<stem>.crt` and `<stem>.key` into `dir` (created if needed); returns their paths.
+    pub fn write_files(&self, dir: &Path, stem: &str) -> (PathBuf, PathBuf) {
+        std::fs::create_dir_all(dir).expect("prober-testkit: create certificate directory");
+        let cert = dir.join(format!("{stem}.crt"));
+        let key = dir.join(format!("{stem}.key"));
+        std::fs::write(&cert, &self.cert_pem).expect("prober-testkit: write certificate");
+        std::fs::write(&key, &self.key_pem).expect("prober-testkit: write key");
+        (cert, key)
+    }
+}
+
+/// A certificate authority made at test time.
+pub struct TestCa {
+    issuer: Issuer<'static, KeyPair>,
+    cert: Issued,
+}
+
+impl std::fmt::Debug for TestCa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestCa").field("cert", &self.cert).finish_non_exhaustive()
+    }
+}
+
+impl TestCa {
+    /// A new self-signed CA whose common name is `name`.
+    pub fn new(name: &str) -> TestCa {
+        let mut params = CertificateParams::new(Vec::<String>::new()).expect("no names");
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        let key = KeyPair::generate().expect("prober-testkit: generate CA key");
+        let cert = params.self_signed(&key).expect("prober-testkit: self-sign CA");
+        let issued = Issued {
+            cert_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+            cert_der: cert.der().to_vec(),
+        };
+        TestCa { issuer: Issuer::new(params, key), cert: issued }
+    }
+
+    /// The CA's own certificate (PEM in `cert_pem`).
+    pub fn cert(&self) -> &Issued {
+        &self.cert
+    }
+
+    /// A server certificate for `names` (DNS names or IP addresses), valid until 4096.
+    pub fn issue(&self, names: &[&str]) -> Issued {
+        self.issue_with(names, None, ExtendedKeyUsagePurpose::ServerAuth)
+    }
+
+    /// A server certificate for `names` that expires at midnight UTC on `(year, month, day)`.
+    pub fn issue_expiring(&self, names: &[&str], not_after: (i32, u8, u8)) -> Issued {
+        self.issue_with(names, Some(not_after), ExtendedKeyUsagePurpose::ServerAuth)
+    }
+
+    /// A client certificate (for mutual TLS) with common name `name`.
+    pub fn issue_client(&self, name: &str) -> Issued {
+        self.issue_with(&[name], None, ExtendedKeyUsagePurpose::ClientAuth)
+    }
+
+    fn issue_with(
+        &self,
+        names: &[&str],
+        not_after: Option<(i32, u8, u8)>,
+        usage: ExtendedKeyUsagePurpose,
+    ) -> Issued {
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let mut params = CertificateParams::new(names.clone()).expect("prober-testkit: names");
+        if let Some(first) = names.first() {
+            params.distinguished_name.push(DnType::CommonName, first.as_str());
+        }
+        params.not_before = rcgen::date_time_ymd(2000, 1, 1);
+        if let Some((y, m, d)) = not_after {
+            params.not_after = rcgen::date_time_ymd(y, m, d);
+        }
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![usage];
+        params.use_authority_key_identifier_extension = true;
+        let key = KeyPair::generate().expect("prober-testkit: generate key");
+        let cert = params.signed_by(&key, &self.issuer).expect("prober-testkit: sign certificate");
+        Issued { cert_pem: cert.pem(), key_pem: key.serialize_pem(), cert_der: cert.der().to_vec() }
+    }
+}
+
+/// A self-signed server certificate for `names` (no CA involved).
+pub fn self_signed(names: &[&str]) -> Issued {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let key = KeyPair::generate().expect("prober-testkit: generate key");
+    let cert = CertificateParams::new(names)
+        .expect("prober-testkit: names")
+        .self_signed(&key)
+        .expect("prober-testkit: self-sign");
+    Issued { cert_pem: cert.pem(), key_pem: key.serialize_pem(), cert_der: cert.der().to_vec() }
+}
+
+/// Which TLS versions the server accepts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TlsVersions {
+    #[default]
+    Both,
+    Tls12Only,
+    Tls13Only,
+}
+
+/// How a [`TlsTargetServer`] does TLS.
+#[derive(Clone, Debug)]
+pub struct TlsServerOptions {
+    /// The server's certificate (chain: leaf first) and key.
+    pub cert: Issued,
+    /// Extra chain certificates sent after the leaf (PEM).
+    pub chain: Vec<String>,
+    /// When set, a client certificate signed by this CA (PEM) is required.
+    pub client_ca: Option<String>,
+    pub versions: TlsVersions,
+    /// ALPN protocols the server accepts (none: ALPN is ignored).
+    pub alpn: Vec<Vec<u8>>,
+}
+
+impl TlsServerOptions {
+    pub fn new(cert: Issued) -> TlsServerOptions {
+        TlsServerOptions {
+            cert,
+            chain: Vec::new(),
+            client_ca: None,
+            versions: TlsVersions::Both,
+            alpn: Vec::new(),
+        }
+    }
+}
+
+/// What the server saw of one handshake.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Handshake {
+    /// The SNI name the client sent (`None`: no SNI, as for an IP address).
+    pub sni: Option<String>,
+    /// Whether the client presented a certificate.
+    pub client_cert: bool,
+    /// The ALPN protocol agreed on.
+    pub alpn: Option<Vec<u8>>,
+    /// rustls's error when the handshake failed.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct TlsShared {
+    stop: AtomicBool,
+    handshakes: Mutex<Vec<Handshake>>,
+}
+
+/// A TLS front for a [`TargetServer`] on `127.0.0.1` (see the module docs).
+#[derive(Debug)]
+pub struct TlsTargetServer {
+    addr: SocketAddr,
+    backend: TargetServer,
+    shared: Arc<TlsShared>,
+    accept_thread: Option<JoinHandle<()>>,
+}
+
+impl TlsTargetServer {
+    /// Starts on `127.0.0.1:0`. Panics on failure (test helper).
+    pub fn start(opts: TlsServerOptions) -> TlsTargetServer {
+        let config = Arc::new(server_config(&opts));
+        let backend = TargetServer::start();
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .expect("prober-testkit: cannot listen on 127.0.0.1");
+        let addr = listener.local_addr().expect("prober-testkit: local_addr");
+        let shared = Arc::new(TlsShared::default());
+        let (thread_shared, backend_addr) = (Arc::clone(&shared), backend.addr());
+        let accept_thread = std::thread::Builder::new()
+            .name("prober-tls-accept".into())
+            .spawn(move || {
+                for stream in listener.incoming() {
+                    if thread_shared.stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let (config, shared) = (Arc::clone(&config), Arc::clone(&thread_shared));
+                    let _ = std::thread::Builder::new()
+                        .name("prober-tls-conn".into())
+                        .stack_size(256 * 1024)
+                        .spawn(move || serve(stream, &config, &shared, backend_addr));
+                }
+            })
+            .expect("prober-testkit: spawn accept thread");
+        TlsTargetServer { addr, backend, shared, accept_thread: Some(accept_thread) }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// `https://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.addr)
+    }
+
+    /// The plain server behind the front (its counters count relayed requests).
+    pub fn backend(&self) -> &TargetServer {
+        &self.backend
+    }
+
+    /// Every handshake so far, in the order they ended.
+    pub fn handshakes(&self) -> Vec<Handshake> {
+        lock(&self.shared.handshakes).clone()
+    }
+
+    /// Waits until at least `n` handshakes have ended; returns them (possibly fewer on
+    /// timeout).
+    pub fn wait_for_handshakes(&self, n: usize, timeout: Duration) -> Vec<Handshake> {
+        let end = Instant::now() + timeout;
+        loop {
+            let h = self.handshakes();
+            if h.len() >= n || Instant::now() >= end {
+                return h;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for TlsTargetServer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        // Wakes the blocking accept.
+        drop(TcpStream::connect(self.addr));
+        if let Some(t) = self.accept_thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn server_config(opts: &TlsServerOptions) -> ServerConfig {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.versions {
+        TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        TlsVersions::Tls12Only => &[&rustls::version::TLS12],
+        TlsVersions::Tls13Only => &[&rustls::version::TLS13],
+    };
+    let builder = ServerConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .expect("prober-testkit: TLS versions");
+    let builder = match &opts.client_ca {
+        Some(pem) => {
+            let mut roots = RootCertStore::empty();
+            for c in CertificateDer::pem_slice_iter(pem.as_bytes()) {
+                roots.add(c.expect("prober-testkit: client CA PEM")).expect("client CA");
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .expect("prober-testkit: client verifier");
+            builder.with_client_cert_verifier(verifier)
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let mut chain = vec![CertificateDer::from(opts.cert.cert_der.clone())];
+    for pem in &opts.chain {
+        chain.extend(CertificateDer::pem_slice_iter(pem.as_bytes()).map(|c| c.expect("chain PEM")));
+    }
+    let key = PrivateKeyDer::from_pem_slice(opts.cert.key_pem.as_bytes())
+        .expect("prober-testkit: server key PEM");
+    let mut config = builder.with_single_cert(chain, key).expect("prober-testkit: server cert");
+    config.alpn_protocols = opts.alpn.clone();
+    config
+}
+
+fn serve(mut tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, backend: SocketAddr) {
+    let _ = tcp.set_nodelay(true);
+    let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = tcp.set_write_timeout(Some(Duration::from_secs(10)));
+    let Ok(mut tls) = ServerConnection::new(Arc::clone(config)) else { return };
+    let mut record = Handshake::default();
+    while tls.is_handshaking() {
+        if let Err(e) = tls.complete_io(&mut tcp) {
+            record.sni = tls.server_name().map(str::to_string);
+            record.error = Some(e.to_string());
+            while tls.wants_write() && tls.write_tls(&mut tcp).is_ok() {}
+            lock(&shared.handshakes).push(record);
+            drain_until_closed(&mut tcp, Duration::from_secs(2));
+            return;
+        }
+    }
+    record.sni = tls.server_name().map(str::to_string);
+    record.client_cert = tls.peer_certificates().is_some_and(|c| !c.is_empty());
+    record.alpn = tls.alpn_protocol().map(<[u8]>::to_vec);
+    lock(&shared.handshakes).push(record);
+
+    // The request head.
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 * 1024 {
+        match rustls::Stream::new(&mut tls, &mut tcp).read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let Ok(mut up) = TcpStream::connect(backend) else { return };
+    if up.write_all(&head).is_err() {
+        return;
+    }
+    let _ = up.set_read_timeout(Some(Duration::from_millis(100)));
+    loop {
+        match up.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if rustls::Stream::new(&mut tls, &mut tcp).write_all(&buf[..n]).is_err() {
+                    return;
+                }
+            }
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+                if client_closed(&tcp) {
+                    return;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    tls.send_close_notify();
+    while tls.wants_write() && tls.write_tls(&mut tcp).is_ok() {}
+    let _ = tcp.shutdown(Shutdown::Write);
+    drain_until_closed(&mut tcp, Duration::from_secs(2));
+}
+
+/// Whether the client has closed its side (EOF or error), without consuming data.
+fn client_closed(tcp: &TcpStream) -> bool {
+    let _ = tcp.set_nonblocking(true);
+    let mut b = [0u8; 1];
+    let closed = match tcp.peek(&mut b) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+    };
+    let _ = tcp.set_nonblocking(false);
+    closed
+}
+
+fn drain_until_closed(tcp: &mut TcpStream, limit: Duration) {
+    let end = Instant::now() + limit;
+    let _ = tcp.set_read_timeout(Some(Duration::from_millis(50)));
+    let mut buf = [0u8; 4096];
+    while Instant::now() < end {
+        match tcp.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(_) => return,
+        }
+    }
+}

@@ -140,6 +140,9 @@ struct WorkerSlot {
     next_run: Option<Instant>,
     /// The in-flight run, as a slot index (generation checked through the slot's owner).
     in_flight: Option<u32>,
+    /// A tick or trigger arrived while a run was in flight: run again right after it (the
+    /// kubelet's worker buffers one tick and one manual trigger the same way).
+    run_after: bool,
 }
 
 #[derive(Debug)]
@@ -162,7 +165,25 @@ impl Target {
 /// State shared with [`Handle`]s on other threads.
 #[derive(Debug, Default)]
 struct Shared {
-    commands: Mutex<Vec<Command>>,
+    commands: Mutex<Commands>,
+}
+
+#[derive(Debug, Default)]
+struct Commands {
+    queue: Vec<Command>,
+    /// Set when the engine is dropped: handles then refuse work instead of queueing it forever.
+    closed: bool,
+}
+
+impl Shared {
+    fn push(&self, c: Command) -> io::Result<()> {
+        let mut cmds = self.commands.lock();
+        if cmds.closed {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the engine is gone"));
+        }
+        cmds.queue.push(c);
+        Ok(())
+    }
 }
 
 enum Command {
@@ -199,6 +220,8 @@ pub struct Engine {
     free_targets: Vec<u32>,
     live_targets: usize,
     queue: VecDeque<Event>,
+    /// Scratch list of due timers, kept to reuse its allocation.
+    due: Vec<(Instant, TimerKey)>,
     rng: u64,
 }
 
@@ -218,7 +241,7 @@ impl Handle {
     /// Queues a one-shot probe; the engine starts it on its next step.
     pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
-        self.shared.commands.lock().push(Command::Submit(Box::new(spec), tag));
+        self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
         self.waker.wake().map_err(EngineError::Io)
     }
 
@@ -233,14 +256,14 @@ impl Handle {
         let job = move |e: &mut Engine| {
             let _ = tx.send(f(e));
         };
-        self.shared.commands.lock().push(Command::Call(Box::new(job)));
+        self.shared.push(Command::Call(Box::new(job)))?;
         self.waker.wake()?;
         rx.recv().map_err(|_| io::Error::other("the engine stopped before running the call"))
     }
 
     /// Queues a manual trigger; unknown targets or roles are ignored when it is applied.
     pub fn trigger(&self, target: TargetId, role: Role) -> io::Result<()> {
-        self.shared.commands.lock().push(Command::Trigger(target, role));
+        self.shared.push(Command::Trigger(target, role))?;
         self.waker.wake()
     }
 }
@@ -283,6 +306,7 @@ impl Engine {
             free_targets: Vec::new(),
             live_targets: 0,
             queue: VecDeque::new(),
+            due: Vec::new(),
             rng: seed | 1,
         })
     }
@@ -339,8 +363,11 @@ impl Engine {
         let started_at = t.started_at;
         let state = Worker::new(role, schedule);
         let value = state.value();
-        t.workers[role.index()] = Some(WorkerSlot { spec, state, next_run: None, in_flight: None });
-        let first = started_at.max(Instant::now()) + schedule.initial_delay;
+        t.workers[role.index()] =
+            Some(WorkerSlot { spec, state, next_run: None, in_flight: None, run_after: false });
+        // The initial delay counts from the target's (re)start, as the kubelet counts it from
+        // the container's start, not from when the probe was set.
+        let first = (started_at + schedule.initial_delay).max(Instant::now());
         let first = first + self.jitter(schedule);
         self.schedule_worker(target, role, first);
         self.queue.push_back(Event::State { target, role, result: value, outcome: None });
@@ -370,9 +397,11 @@ impl Engine {
         let mut firsts = Vec::new();
         for role in Role::ALL {
             if let Some(w) = t.workers[role.index()].as_mut() {
-                if let Some(v) = w.state.restart() {
-                    changes.push((role, v));
-                }
+                w.state.restart();
+                w.run_after = false;
+                // Published even when unchanged: a new container starts from the initial
+                // value, as the kubelet's results cache does for a new container ID.
+                changes.push((role, w.state.value()));
                 firsts.push((role, *w.state.schedule()));
             }
         }
@@ -401,16 +430,20 @@ impl Engine {
         Ok(())
     }
 
-    /// Runs the target's `role` probe now and restarts its period from this run. A run already
-    /// in flight is not duplicated (the trigger is then a no-op). Gating and holds still apply.
+    /// Runs the target's `role` probe now and restarts its period from this run. While a run
+    /// is in flight, one more run follows right after it. The initial delay, startup gating
+    /// and holds still apply (a trigger during the initial delay runs when the delay ends).
     pub fn trigger(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
         let now = Instant::now();
         let t = self.target_mut(target)?;
-        let w = t.workers[role.index()].as_ref().ok_or(EngineError::NoProbe(target, role))?;
+        let started_at = t.started_at;
+        let w = t.workers[role.index()].as_mut().ok_or(EngineError::NoProbe(target, role))?;
         if w.in_flight.is_some() {
+            w.run_after = true;
             return Ok(());
         }
-        self.schedule_worker(target, role, now);
+        let at = (started_at + w.state.schedule().initial_delay).max(now);
+        self.schedule_worker(target, role, at);
         Ok(())
     }
 
@@ -448,7 +481,7 @@ impl Engine {
     /// How long the host may wait before calling [`Engine::step`]: `Some(ZERO)` when there is
     /// work now, `None` when only I/O or a wake-up can make work.
     pub fn timeout(&self) -> Option<Duration> {
-        if !self.shared.commands.lock().is_empty() {
+        if !self.shared.commands.lock().queue.is_empty() {
             return Some(Duration::ZERO);
         }
         self.timers.next().map(|t| t.saturating_duration_since(Instant::now()))
@@ -521,7 +554,7 @@ impl Engine {
     }
 
     fn apply_commands(&mut self, now: Instant) {
-        let commands = std::mem::take(&mut *self.shared.commands.lock());
+        let commands = std::mem::take(&mut self.shared.commands.lock().queue);
         for c in commands {
             match c {
                 Command::Submit(spec, tag) => self.start_probe(&spec, Owner::Check { tag }, now),
@@ -545,7 +578,13 @@ impl Engine {
 
     fn fire_timers(&mut self, now: Instant) -> usize {
         let mut n = 0;
-        while let Some((at, key)) = self.timers.pop_due(now) {
+        // Take everything due first: a timer that a machine re-arms for "now" while these run
+        // (to yield after a read budget) fires next turn, after I/O has been polled again.
+        let mut due = std::mem::take(&mut self.due);
+        while let Some(entry) = self.timers.pop_due(now) {
+            due.push(entry);
+        }
+        for (at, key) in due.drain(..) {
             match key {
                 TimerKey::Probe { slot, generation } => {
                     let live = self.slots.get(slot, generation).is_some_and(|s| s.timer == Some(at));
@@ -560,7 +599,7 @@ impl Engine {
                 TimerKey::Worker { target, generation, role } => {
                     let role = Role::ALL[role as usize];
                     let id = make_id(target, generation);
-                    let due = match self.target_mut(id) {
+                    let due_now = match self.target_mut(id) {
                         Ok(t) => t.workers[role.index()]
                             .as_mut()
                             .filter(|w| w.next_run == Some(at))
@@ -568,13 +607,14 @@ impl Engine {
                             .is_some(),
                         Err(_) => false,
                     };
-                    if due {
+                    if due_now {
                         n += 1;
                         self.worker_tick(id, role, at, now);
                     }
                 }
             }
         }
+        self.due = due;
         n
     }
 
@@ -606,6 +646,9 @@ impl Engine {
         let mut next = scheduled + period;
         if next <= now {
             next = now + period;
+        }
+        if w.in_flight.is_some() {
+            w.run_after = true;
         }
         let run = w.in_flight.is_none() && w.state.should_run(started);
         let spec = if run { Some(w.spec.clone()) } else { None };
@@ -654,14 +697,17 @@ impl Engine {
         self.drive(slot, generation, now, |p, cx| p.start(cx));
     }
 
-    /// Calls into one in-flight machine, then reschedules its timer or completes it.
+    /// Calls into one in-flight machine, then reschedules its timer or completes it. The
+    /// clock is read here, per call: a turn that starts hundreds of probes must not hand the
+    /// last ones a start time (and so a deadline) from the beginning of the turn.
     fn drive(
         &mut self,
         slot: u32,
         generation: u32,
-        now: Instant,
+        _turn_start: Instant,
         f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step,
     ) {
+        let now = Instant::now();
         let Some(s) = self.slots.entries.get_mut(slot as usize).and_then(|(g, s)| {
             if *g == generation { s.as_mut() } else { None }
         }) else {
@@ -699,6 +745,7 @@ impl Engine {
                 w.in_flight = None;
                 let verdict = w.state.record(outcome.result);
                 let retry = matches!(verdict, Verdict::RetryNow).then(|| w.spec.clone());
+                let run_again = retry.is_none() && std::mem::take(&mut w.run_after);
                 if self.config.every_run {
                     let late_us = now.saturating_duration_since(scheduled).as_micros() as u64;
                     let o = Box::new(outcome.clone());
@@ -706,6 +753,8 @@ impl Engine {
                 }
                 if let Some(spec) = retry {
                     self.start_probe(&spec, owner, now);
+                } else if run_again {
+                    self.schedule_worker(id, role, now);
                 }
                 if let Verdict::Published(result) = verdict {
                     let o = Some(Box::new(outcome));
@@ -736,8 +785,15 @@ impl Engine {
 }
 
 impl Drop for Engine {
-    /// Cancels every in-flight probe so that no socket, pipe or child outlives the engine.
+    /// Cancels every in-flight probe so that no socket, pipe or child outlives the engine, and
+    /// closes the command queue: pending `Handle::call`s fail instead of waiting forever.
     fn drop(&mut self) {
+        let pending = {
+            let mut cmds = self.shared.commands.lock();
+            cmds.closed = true;
+            std::mem::take(&mut cmds.queue)
+        };
+        drop(pending);
         let now = Instant::now();
         for i in 0..self.slots.entries.len() {
             let generation = self.slots.entries[i].0;

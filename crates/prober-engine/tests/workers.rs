@@ -202,20 +202,80 @@ fn unknown_is_retried_twice_at_once_then_dropped() {
 }
 
 #[test]
-fn trigger_runs_now() {
+fn trigger_runs_now_and_restarts_the_period() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    let t = e.add_target();
+    e.set_probe(t, Role::Readiness, http(&server.url("/health")), schedule(60_000, 1, 1)).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) == 1);
+    e.trigger(t, Role::Readiness).unwrap();
+    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) == 2);
+    run_for(&mut e, &mut ev, ms(100));
+    assert_eq!(runs(&ev, t, Role::Readiness), 2, "the period restarts from the trigger");
+}
+
+#[test]
+fn trigger_during_the_initial_delay_waits_for_it() {
     let server = TargetServer::start();
     let mut e = engine();
     let t = e.add_target();
     let sched = Schedule { initial_delay: ms(60_000), ..schedule(60_000, 1, 1) };
     e.set_probe(t, Role::Readiness, http(&server.url("/health")), sched).unwrap();
-    let mut ev = Vec::new();
-    run_for(&mut e, &mut ev, ms(50));
-    assert_eq!(runs(&ev, t, Role::Readiness), 0);
     e.trigger(t, Role::Readiness).unwrap();
-    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) == 1);
-    assert_eq!(states(&ev, t), vec![(Role::Readiness, Failure), (Role::Readiness, Success)]);
-    run_for(&mut e, &mut ev, ms(100));
-    assert_eq!(runs(&ev, t, Role::Readiness), 1, "the period restarts from the trigger");
+    let mut ev = Vec::new();
+    run_for(&mut e, &mut ev, ms(200));
+    assert_eq!(runs(&ev, t, Role::Readiness), 0, "the kubelet skips runs during the delay");
+}
+
+#[test]
+fn trigger_during_a_run_runs_once_more_after_it() {
+    let mut e = engine();
+    let t = e.add_target();
+    let spec = ProbeSpec::exec(&["/bin/sh", "-c", "sleep 0.2"]).unwrap();
+    e.set_probe(t, Role::Readiness, spec, schedule(60_000, 1, 1)).unwrap();
+    let mut ev = Vec::new();
+    while e.in_flight() == 0 {
+        e.wait(Some(ms(10))).unwrap();
+        e.drain(&mut ev, usize::MAX);
+    }
+    e.trigger(t, Role::Readiness).unwrap();
+    e.trigger(t, Role::Readiness).unwrap(); // one buffered trigger, not two
+    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) == 2);
+    run_for(&mut e, &mut ev, ms(400));
+    assert_eq!(runs(&ev, t, Role::Readiness), 2);
+}
+
+#[test]
+fn readiness_started_by_startup_still_honours_its_initial_delay() {
+    let server = TargetServer::start();
+    let mut e = engine();
+    let t = e.add_target();
+    e.set_probe(t, Role::Startup, http(&server.url("/health")), schedule(10, 1, 3)).unwrap();
+    let delayed = Schedule { initial_delay: ms(60_000), ..schedule(10, 1, 3) };
+    e.set_probe(t, Role::Readiness, http(&server.url("/health")), delayed).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| states(ev, t).contains(&(Role::Startup, Success)));
+    run_for(&mut e, &mut ev, ms(200));
+    assert_eq!(runs(&ev, t, Role::Readiness), 0);
+}
+
+#[test]
+fn restart_publishes_initial_values_even_when_unchanged() {
+    let server = TargetServer::start();
+    server.set_healthy(false);
+    let mut e = engine();
+    let t = e.add_target();
+    e.set_probe(t, Role::Readiness, http(&server.url("/health")), schedule(10, 1, 1)).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) >= 1);
+    e.restart_target(t).unwrap();
+    e.drain(&mut ev, usize::MAX);
+    let initial: Vec<_> = ev
+        .iter()
+        .filter(|x| matches!(x, Event::State { outcome: None, .. }))
+        .collect();
+    assert_eq!(initial.len(), 2, "set and restart each publish the initial value: {ev:?}");
 }
 
 #[test]

@@ -25,7 +25,7 @@ pub mod reaper;
 pub mod resolver;
 mod run;
 
-pub use resolver::{Resolved, Resolver};
+pub use resolver::{Lookup, Resolved, Resolver};
 pub use run::run_to_completion;
 
 /// How many consecutive tokens a machine may use, starting at [`Ctx::token`]`(0)`: enough for
@@ -96,9 +96,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// Starts resolving `host` off the poll thread; the answer arrives through
-    /// [`Machine::resolved`]. A machine has at most one resolution in flight.
-    pub fn resolve(&self, host: &str, port: u16) {
-        self.resolver.submit(self.ticket, host, port);
+    /// [`Machine::resolved`]. A machine has at most one resolution in flight, and keeps the
+    /// returned guard until the answer arrives: dropping it abandons the lookup.
+    #[must_use = "dropping the Lookup abandons the lookup"]
+    pub fn resolve(&self, host: &str, port: u16) -> resolver::Lookup {
+        self.resolver.submit(self.ticket, host, port)
     }
 }
 

@@ -16,17 +16,19 @@ use parking_lot::{Condvar, Mutex};
 struct Reaper {
     pids: Mutex<Vec<libc::pid_t>>,
     cv: Condvar,
+    /// False when the reaper thread could not be started.
+    running: bool,
 }
 
 fn reaper() -> &'static Reaper {
     static REAPER: OnceLock<Reaper> = OnceLock::new();
     REAPER.get_or_init(|| {
-        // If the thread cannot start, adopt() reaps inline with a blocking wait instead.
-        let _ = std::thread::Builder::new()
+        let running = std::thread::Builder::new()
             .name("prober-reaper".into())
             .stack_size(128 * 1024)
-            .spawn(run);
-        Reaper::default()
+            .spawn(run)
+            .is_ok();
+        Reaper { running, ..Reaper::default() }
     })
 }
 
@@ -37,6 +39,14 @@ pub fn adopt(pid: libc::pid_t) {
         return;
     }
     let r = reaper();
+    if !r.running {
+        // No thread to hand it to: wait here. The child has been sent SIGKILL, so this is short
+        // unless it is stuck in the kernel; a zombie left behind would be worse.
+        let mut status = 0;
+        // SAFETY: waitpid on our own child with a valid out-pointer.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        return;
+    }
     r.pids.lock().push(pid);
     r.cv.notify_one();
 }

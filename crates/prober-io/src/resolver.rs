@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -43,6 +44,21 @@ struct Job {
     port: u16,
     lookup: LookupFn,
     sink: Arc<Sink>,
+    /// Cleared when the asking probe no longer wants the answer.
+    wanted: Arc<AtomicBool>,
+}
+
+/// A lookup in flight. Dropping it (the probe finished, timed out or was cancelled) tells the
+/// pool to skip the lookup if it has not started, so stale lookups do not hold up live ones.
+#[derive(Debug)]
+pub struct Lookup {
+    wanted: Arc<AtomicBool>,
+}
+
+impl Drop for Lookup {
+    fn drop(&mut self) {
+        self.wanted.store(false, Ordering::Release);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -76,19 +92,23 @@ impl Resolver {
     }
 
     /// Queues a lookup of `host`; the answer carries `ticket` and addresses with `port` set.
-    pub fn submit(&self, ticket: u64, host: &str, port: u16) {
-        self.submit_with(ticket, host, port, lookup);
+    pub fn submit(&self, ticket: u64, host: &str, port: u16) -> Lookup {
+        self.submit_with(ticket, host, port, lookup)
     }
 
     /// [`Resolver::submit`] with another lookup function: lets tests make one lookup slow
     /// without touching the system's resolver configuration.
     #[doc(hidden)]
-    pub fn submit_with(&self, ticket: u64, host: &str, port: u16, lookup: LookupFn) {
+    pub fn submit_with(&self, ticket: u64, host: &str, port: u16, lookup: LookupFn) -> Lookup {
         let pool = pool();
         let mut st = pool.state.lock();
         let host = host.to_string();
-        st.jobs.push_back(Job { ticket, host, port, lookup, sink: self.sink.clone() });
-        if st.idle == 0 && st.threads < MAX_THREADS {
+        let wanted = Arc::new(AtomicBool::new(true));
+        let sink = self.sink.clone();
+        st.jobs.push_back(Job { ticket, host, port, lookup, sink, wanted: wanted.clone() });
+        // More queued jobs than idle threads: start another (counting idle threads alone would
+        // send two quick submits to the one idle thread, one waiting behind the other).
+        if st.jobs.len() > st.idle && st.threads < MAX_THREADS {
             let spawned = std::thread::Builder::new()
                 .name("prober-resolve".into())
                 .stack_size(256 * 1024)
@@ -104,10 +124,11 @@ impl Resolver {
             drop(st);
             let err = io::Error::other("could not start a resolver thread");
             deliver(job, Err(err), Duration::ZERO);
-            return;
+            return Lookup { wanted };
         }
         drop(st);
         pool.cv.notify_one();
+        Lookup { wanted }
     }
 
     /// Moves every queued answer into `out`.
@@ -141,7 +162,7 @@ fn worker() {
             }
         };
         // Nobody is waiting for the answer any more: skip the lookup.
-        if Arc::strong_count(&job.sink) == 1 {
+        if Arc::strong_count(&job.sink) == 1 || !job.wanted.load(Ordering::Acquire) {
             continue;
         }
         let started = Instant::now();
@@ -168,8 +189,8 @@ mod tests {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(7)).unwrap());
         let r = Resolver::new(waker);
-        r.submit(42, "localhost", 8080);
-        r.submit(43, "no-such-host.invalid", 80);
+        let _a = r.submit(42, "localhost", 8080);
+        let _b = r.submit(43, "no-such-host.invalid", 80);
         let mut got = Vec::new();
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -194,9 +215,9 @@ mod tests {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(1)).unwrap());
         let r = Resolver::new(waker);
-        r.submit_with(1, "localhost", 1, slow_lookup);
-        r.submit_with(2, "localhost", 1, slow_lookup);
-        r.submit(3, "localhost", 2);
+        let _a = r.submit_with(1, "localhost", 1, slow_lookup);
+        let _b = r.submit_with(2, "localhost", 1, slow_lookup);
+        let _c = r.submit(3, "localhost", 2);
         let mut order = Vec::new();
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -209,5 +230,28 @@ mod tests {
         // The fast lookup, queued behind two slow ones, is answered first.
         assert_eq!(order.len(), 3);
         assert_eq!(order[0], 3, "{order:?}");
+    }
+
+    #[test]
+    fn dropped_lookups_are_skipped() {
+        let mut poll = Poll::new().unwrap();
+        let waker = Arc::new(mio::Waker::new(poll.registry(), Token(1)).unwrap());
+        let r = Resolver::new(waker);
+        // Occupy every pool thread with slow lookups, queue abandoned ones behind them, then a
+        // live one: it must not wait for the abandoned ones.
+        let busy: Vec<_> = (0..MAX_THREADS as u64).map(|t| r.submit_with(t, "localhost", 1, slow_lookup)).collect();
+        let abandoned: Vec<_> = (100..164).map(|t| r.submit_with(t, "localhost", 1, slow_lookup)).collect();
+        drop(abandoned);
+        let _live = r.submit(999, "localhost", 2);
+        let mut got = Vec::new();
+        let mut events = Events::with_capacity(4);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !got.iter().any(|g: &Resolved| g.ticket == 999) && Instant::now() < deadline {
+            poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+            r.drain_into(&mut got);
+        }
+        assert!(got.iter().any(|g| g.ticket == 999), "the live lookup was never answered");
+        assert!(got.iter().all(|g| g.ticket < 100 || g.ticket == 999), "an abandoned lookup ran");
+        drop(busy);
     }
 }

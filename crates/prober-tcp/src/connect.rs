@@ -53,6 +53,10 @@ pub struct Connector {
     first_error: Option<ConnectError>,
     resolve_started: Option<Instant>,
     resolve_time: Option<Duration>,
+    /// Redials after a self-connect (see `ready`).
+    self_connects: u8,
+    /// The lookup in flight; dropping it abandons the lookup.
+    lookup: Option<prober_io::Lookup>,
 }
 
 impl Connector {
@@ -69,6 +73,8 @@ impl Connector {
             first_error: None,
             resolve_started: None,
             resolve_time: None,
+            self_connects: 0,
+            lookup: None,
         }
     }
 
@@ -92,7 +98,7 @@ impl Connector {
             Err(_) => {
                 self.state = State::Resolving;
                 self.resolve_started = Some(cx.now);
-                cx.resolve(&self.host, self.port);
+                self.lookup = Some(cx.resolve(&self.host, self.port));
                 ConnectStep::Pending
             }
         }
@@ -103,6 +109,7 @@ impl Connector {
         if self.state != State::Resolving {
             return ConnectStep::Pending;
         }
+        self.lookup = None;
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
         match addrs {
             Ok(addrs) if !addrs.is_empty() => {
@@ -152,6 +159,21 @@ impl Connector {
             },
         };
         let (_, stream) = self.current.take().expect("checked above");
+        // TCP self-connect: with nothing listening on a loopback port inside the ephemeral
+        // range, a socket that happens to get that very port as its own connects to itself
+        // (simultaneous open) and looks like a success. Go's dialer redials in that case
+        // (net/tcpsock_posix.go, selfConnect), so the kubelet never reports it; neither do we.
+        if err.is_none() && stream.local_addr().is_ok_and(|l| l == addr) {
+            Conn { stream, peer: addr, close: self.close }.close(cx.registry);
+            if self.self_connects < 2 {
+                self.self_connects += 1;
+                self.next -= 1; // the same address again, with a new ephemeral port
+            } else {
+                let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+                self.record_error(addr, &e);
+            }
+            return self.connect_next(cx);
+        }
         match err {
             None => {
                 self.state = State::Finished;
@@ -217,6 +239,7 @@ impl Connector {
 
     /// Drops any half-open socket. A late resolver answer is ignored by the owner.
     pub fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        self.lookup = None;
         if let Some((addr, stream)) = self.current.take() {
             Conn { stream, peer: addr, close: self.close }.close(cx.registry);
         }

@@ -84,6 +84,8 @@ pub fn trace(events: &[Event], target: TargetId, role: Role) -> Vec<String> {
 pub fn runs(events: &[Event], target: TargetId, role: Role) -> usize {
     events
         .iter()
-        .filter(|e| matches!(e, Event::Run { target: t, role: r, .. } if *t == target && *r == role))
+        .filter(
+            |e| matches!(e, Event::Run { target: t, role: r, .. } if *t == target && *r == role),
+        )
         .count()
 }

@@ -41,6 +41,23 @@ static void run_for(prober_engine *e, double seconds) {
   }
 }
 
+/* Runs until `target` publishes `result`, or fails after 30 s. */
+static void run_until_state(prober_engine *e, uint64_t target, uint32_t result) {
+  double limit = now_s() + 30;
+  for (;;) {
+    CHECK(now_s() < limit);
+    CHECK_OK(prober_engine_wait(e, 50));
+    size_t k = prober_engine_drain(e, events, MAX_EVENTS);
+    for (size_t i = 0; i < k; i++) {
+      CHECK(n_seen < MAX_EVENTS);
+      seen[n_seen++] = (seen_event){events[i].kind, events[i].role, events[i].result, events[i].reason,
+                                    events[i].target, events[i].tag, events[i].has_outcome};
+      if (events[i].kind == PROBER_EVENT_STATE && events[i].target == target && events[i].result == result)
+        return;
+    }
+  }
+}
+
 static const seen_event *last_state(void) {
   for (size_t i = n_seen; i > 0; i--)
     if (seen[i - 1].kind == PROBER_EVENT_STATE) return &seen[i - 1];
@@ -96,19 +113,21 @@ int main(void) {
   CHECK(seen[n_seen - 2].kind == PROBER_EVENT_STATE || seen[n_seen - 1].kind == PROBER_EVENT_STATE);
   CHECK(last_state()->result == PROBER_RESULT_SUCCESS);
 
-  /* A second target with a slow period; trigger runs it now. */
+  /* A second target with a ten-minute period: only a trigger can run it a second time. */
   uint64_t slow = 0;
   CHECK_OK(prober_engine_add_target(e, &slow));
   CHECK(slow != target);
-  CHECK_OK(prober_spec_new_tcp("127.0.0.1", t.port, &s));
+  target_url(&t, "/health", url, sizeof url);
+  CHECK_OK(prober_spec_new_http(url, &s));
   CHECK_OK(prober_spec_set_period_ms(s, 600000));
-  CHECK_OK(prober_spec_set_initial_delay_ms(s, 600000));
+  CHECK_OK(prober_spec_set_thresholds(s, 1, 1));
   CHECK_OK(prober_engine_set_probe(e, slow, PROBER_ROLE_READINESS, s));
   prober_spec_free(s);
-  run_until_events(e, PROBER_EVENT_STATE, 1); /* its initial value */
+  run_until_state(e, slow, PROBER_RESULT_SUCCESS);
+  target_control(&t, "/control/unhealthy");
   CHECK_OK(prober_engine_trigger(e, slow, PROBER_ROLE_READINESS));
-  run_until_events(e, PROBER_EVENT_STATE, 1);
-  CHECK(last_state()->target == slow && last_state()->result == PROBER_RESULT_SUCCESS);
+  run_until_state(e, slow, PROBER_RESULT_FAILURE);
+  target_control(&t, "/control/healthy");
 
   /* Remove: no event about the first target afterwards. */
   CHECK_OK(prober_engine_remove_target(e, target));

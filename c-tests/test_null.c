@@ -31,9 +31,20 @@ int main(void) {
   CHECK_STATUS(prober_spec_set_workdir(NULL, "/"), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_redirect_policy(NULL, PROBER_REDIRECT_NONE), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_close_policy(NULL, PROBER_CLOSE_FIN), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_new_grpc(NULL, 80, "", &spec), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_new_grpc("127.0.0.1", 80, NULL, &spec), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_new_grpc("127.0.0.1", 80, "", NULL), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_enable_tls(NULL), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_verify(NULL, PROBER_TLS_VERIFY_NONE, NULL), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_server_name(NULL, "a"), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_client_cert(NULL, "a", "b"), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_min_version(NULL, 12), PROBER_E_NULL);
   prober_spec_free(NULL);
 
   CHECK_OK(prober_spec_new_http("http://127.0.0.1:1/", &spec));
+  CHECK_STATUS(prober_spec_set_tls_server_name(spec, NULL), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_client_cert(spec, "a", NULL), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_client_cert(spec, NULL, "b"), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_add_header(spec, NULL, "b"), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_add_header(spec, "A", NULL), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_clone(spec, NULL), PROBER_E_NULL);
@@ -53,6 +64,8 @@ int main(void) {
   CHECK(prober_outcome_exit_code(NULL) == -1);
   prober_timings t;
   CHECK_STATUS(prober_outcome_timings(NULL, &t), PROBER_E_NULL);
+  int64_t not_after = 0;
+  CHECK(!prober_outcome_cert_not_after(NULL, &not_after));
   prober_outcome_free(NULL);
 
   /* Engines. */

@@ -12,6 +12,9 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 step "include/prober.h is what cbindgen generates"
 bash ci/header.sh --check
 
+# The gRPC suites build grpc-go's own health server (Go 1.24+, modules from the Go proxy).
+need go golang-go
+
 step "cargo test --workspace"
 cargo test --workspace --locked 2>&1
 

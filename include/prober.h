@@ -120,6 +120,10 @@ enum prober_status
    */
   PROBER_E_INVALID_ENUM = 114,
   /**
+   * A TLS option is invalid (server name, file path, version).
+   */
+  PROBER_E_INVALID_TLS = 115,
+  /**
    * An operating-system call failed (see `prober_last_error`).
    */
   PROBER_E_IO = 200,
@@ -208,6 +212,10 @@ enum prober_reason
   PROBER_REASON_UNSUPPORTED = 14,
   PROBER_REASON_IO = 15,
   PROBER_REASON_CANCELLED = 16,
+  /**
+   * The TLS handshake or certificate verification failed, or TLS files were unusable.
+   */
+  PROBER_REASON_TLS = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -318,6 +326,35 @@ enum prober_engine_flags
 typedef enum prober_engine_flags prober_engine_flags;
 #else
 typedef uint32_t prober_engine_flags;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Certificate verification modes (`prober_spec_set_tls_verify`).
+ */
+enum prober_tls_verify
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * No verification of chain or name: the kubelet's default (`InsecureSkipVerify`).
+   */
+  PROBER_TLS_VERIFY_NONE = 0,
+  /**
+   * Verify against the system's trust store.
+   */
+  PROBER_TLS_VERIFY_SYSTEM = 1,
+  /**
+   * Verify against the CA certificates of a PEM file.
+   */
+  PROBER_TLS_VERIFY_CA_FILE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_tls_verify prober_tls_verify;
+#else
+typedef uint32_t prober_tls_verify;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -885,6 +922,73 @@ prober_status prober_spec_set_close_policy(prober_spec *spec, uint32_t policy);
  * A static, NUL-terminated description of `status` (never NULL, never freed).
  */
 const char *prober_status_str(uint32_t status);
+
+/**
+ * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
+ * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
+ * TLS setter switches it to TLS.
+ *
+ * # Safety
+ * `host` and `service` must be NULL or NUL-terminated strings; `out` NULL or writable.
+ */
+prober_status prober_spec_new_grpc(const char *host,
+                                   int32_t port,
+                                   const char *service,
+                                   prober_spec **out);
+
+/**
+ * Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
+ * TLS for `https://` URLs and need no switch; for them this only checks the kind.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_enable_tls(prober_spec *spec);
+
+/**
+ * Sets certificate verification: `PROBER_TLS_VERIFY_NONE` (default), `_SYSTEM`, or `_CA_FILE`
+ * with `ca_file` naming a PEM file (read when the probe runs; NULL for the other modes).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec; `ca_file` NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_tls_verify(prober_spec *spec, uint32_t mode, const char *ca_file);
+
+/**
+ * Sets the server name sent as SNI and verified against the certificate (default: the host
+ * probed; an IP address sends no SNI).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec; `name` NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_tls_server_name(prober_spec *spec, const char *name);
+
+/**
+ * Sets a client certificate chain and its private key, both PEM files (mutual TLS).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec; `cert_file` and `key_file` NULL or NUL-terminated.
+ */
+prober_status prober_spec_set_tls_client_cert(prober_spec *spec,
+                                              const char *cert_file,
+                                              const char *key_file);
+
+/**
+ * Sets the lowest TLS version accepted: 12 (TLS 1.2, the default) or 13 (TLS 1.3).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tls_min_version(prober_spec *spec, uint32_t version);
+
+/**
+ * The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;
+ * false when the run saw no certificate (no TLS, or it failed before the certificate).
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome; `out` NULL or writable.
+ */
+bool prober_outcome_cert_not_after(const prober_outcome *o, int64_t *out);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -17,6 +17,7 @@ mod engine;
 mod outcome;
 mod spec;
 mod status;
+mod tls;
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
@@ -26,6 +27,7 @@ pub use engine::*;
 pub use outcome::*;
 pub use spec::*;
 pub use status::*;
+pub use tls::*;
 
 /// A borrowed string or byte view: `len` bytes at `ptr`. `ptr[len]` is always a NUL byte, so
 /// `ptr` may be used as a C string when the text holds no NUL of its own. Each function that

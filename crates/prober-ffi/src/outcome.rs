@@ -50,6 +50,8 @@ pub enum prober_reason {
     PROBER_REASON_UNSUPPORTED = 14,
     PROBER_REASON_IO = 15,
     PROBER_REASON_CANCELLED = 16,
+    /// The TLS handshake or certificate verification failed, or TLS files were unusable.
+    PROBER_REASON_TLS = 17,
 }
 
 /// Where the time of one run went, in microseconds; -1 for a phase that did not happen.

@@ -51,6 +51,7 @@ pub(crate) fn spec_status(e: &SpecError) -> prober_status {
         SpecError::InvalidOutputLimit => PROBER_E_INVALID,
         SpecError::InvalidSchedule(m) if m.contains("threshold") => PROBER_E_INVALID_THRESHOLD,
         SpecError::InvalidSchedule(_) => PROBER_E_INVALID_DURATION,
+        SpecError::InvalidTls(_) => PROBER_E_INVALID_TLS,
     };
     set_error(status, e)
 }

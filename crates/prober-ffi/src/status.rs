@@ -40,6 +40,8 @@ pub enum prober_status {
     PROBER_E_NO_PROBE = 113,
     /// A role, policy or other enumerated value is not one of the defined constants.
     PROBER_E_INVALID_ENUM = 114,
+    /// A TLS option is invalid (server name, file path, version).
+    PROBER_E_INVALID_TLS = 115,
     /// An operating-system call failed (see `prober_last_error`).
     PROBER_E_IO = 200,
     /// A panic inside the library was caught; the engine involved is unusable from now on.
@@ -69,6 +71,7 @@ pub extern "C" fn prober_status_str(status: u32) -> *const c_char {
             112 => c"unknown target",
             113 => c"no probe for this role",
             114 => c"invalid enumerated value",
+            115 => c"invalid TLS option",
             200 => c"operating system error",
             900 => c"internal error (panic)",
             _ => c"unknown status",

@@ -1,0 +1,196 @@
+//! gRPC health probes and TLS options (HTTPS and gRPC over TLS).
+
+use std::ffi::c_char;
+
+use prober_core::{ProbeKind, ProbeSpec, TlsOptions, TlsVerify, TlsVersion};
+
+use crate::outcome::prober_outcome;
+use crate::spec::{prober_spec, spec_status};
+use crate::status::*;
+use crate::{guard, read_str, set_error, write_out};
+
+/// Certificate verification modes (`prober_spec_set_tls_verify`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_tls_verify {
+    /// No verification of chain or name: the kubelet's default (`InsecureSkipVerify`).
+    PROBER_TLS_VERIFY_NONE = 0,
+    /// Verify against the system's trust store.
+    PROBER_TLS_VERIFY_SYSTEM = 1,
+    /// Verify against the CA certificates of a PEM file.
+    PROBER_TLS_VERIFY_CA_FILE = 2,
+}
+
+/// A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
+/// whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
+/// TLS setter switches it to TLS.
+///
+/// # Safety
+/// `host` and `service` must be NULL or NUL-terminated strings; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_new_grpc(
+    host: *const c_char,
+    port: i32,
+    service: *const c_char,
+    out: *mut *mut prober_spec,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        if out.is_null() {
+            return set_error(PROBER_E_NULL, "out is NULL");
+        }
+        // SAFETY: forwarded caller contract.
+        let (host, service) = match unsafe { (read_str(host, "host"), read_str(service, "service")) } {
+            (Ok(h), Ok(s)) => (h, s),
+            (Err(e), _) | (_, Err(e)) => return e,
+        };
+        match ProbeSpec::grpc(host, port.into(), service) {
+            Ok(spec) => {
+                let b = Box::new(prober_spec { spec, schedule: Default::default() });
+                // SAFETY: checked non-NULL above.
+                unsafe { write_out(out, Box::into_raw(b)) };
+                PROBER_OK
+            }
+            Err(e) => spec_status(&e),
+        }
+    })
+}
+
+/// Applies `f` to the spec's TLS options (HTTP and gRPC specs only).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+unsafe fn edit_tls(spec: *mut prober_spec, f: impl FnOnce(&mut TlsOptions) -> Result<(), prober_status>) -> prober_status {
+    // SAFETY: forwarded caller contract.
+    let Some(s) = (unsafe { spec.as_mut() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+    let mut tls = match &s.spec.kind {
+        ProbeKind::Http(h) => h.tls.clone(),
+        ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
+        _ => return set_error(PROBER_E_WRONG_KIND, "TLS options apply to HTTP and gRPC probes only"),
+    };
+    if let Err(st) = f(&mut tls) {
+        return st;
+    }
+    match s.spec.set_tls(tls) {
+        Ok(()) => PROBER_OK,
+        Err(e) => spec_status(&e),
+    }
+}
+
+/// Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
+/// TLS for `https://` URLs and need no switch; for them this only checks the kind.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_enable_tls(spec: *mut prober_spec) -> prober_status {
+    // SAFETY: forwarded caller contract.
+    guard(PROBER_E_PANIC, || unsafe { edit_tls(spec, |_| Ok(())) })
+}
+
+/// Sets certificate verification: `PROBER_TLS_VERIFY_NONE` (default), `_SYSTEM`, or `_CA_FILE`
+/// with `ca_file` naming a PEM file (read when the probe runs; NULL for the other modes).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `ca_file` NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tls_verify(spec: *mut prober_spec, mode: u32, ca_file: *const c_char) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            edit_tls(spec, |t| {
+                t.verify = match mode {
+                    0 => TlsVerify::None,
+                    1 => TlsVerify::SystemRoots,
+                    2 => TlsVerify::CaFile(read_str(ca_file, "ca_file")?.into()),
+                    other => {
+                        return Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_TLS_VERIFY_* value")));
+                    }
+                };
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets the server name sent as SNI and verified against the certificate (default: the host
+/// probed; an IP address sends no SNI).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `name` NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tls_server_name(spec: *mut prober_spec, name: *const c_char) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            edit_tls(spec, |t| {
+                t.server_name = Some(read_str(name, "name")?.to_string());
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets a client certificate chain and its private key, both PEM files (mutual TLS).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec; `cert_file` and `key_file` NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tls_client_cert(
+    spec: *mut prober_spec,
+    cert_file: *const c_char,
+    key_file: *const c_char,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            edit_tls(spec, |t| {
+                let cert = read_str(cert_file, "cert_file")?;
+                let key = read_str(key_file, "key_file")?;
+                t.client_cert = Some((cert.into(), key.into()));
+                Ok(())
+            })
+        }
+    })
+}
+
+/// Sets the lowest TLS version accepted: 12 (TLS 1.2, the default) or 13 (TLS 1.3).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tls_min_version(spec: *mut prober_spec, version: u32) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        // SAFETY: forwarded caller contract.
+        unsafe {
+            edit_tls(spec, |t| {
+                t.min_version = Some(match version {
+                    12 => TlsVersion::Tls12,
+                    13 => TlsVersion::Tls13,
+                    other => return Err(set_error(PROBER_E_INVALID_TLS, format!("TLS version {other} (expected 12 or 13)"))),
+                });
+                Ok(())
+            })
+        }
+    })
+}
+
+/// The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;
+/// false when the run saw no certificate (no TLS, or it failed before the certificate).
+///
+/// # Safety
+/// `o` must be NULL or a live outcome; `out` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_outcome_cert_not_after(o: *const prober_outcome, out: *mut i64) -> bool {
+    guard(false, || {
+        // SAFETY: forwarded caller contract.
+        let Some(o) = (unsafe { o.as_ref() }) else { return false };
+        match (o.outcome.cert_not_after, out.is_null()) {
+            (Some(t), false) => {
+                // SAFETY: checked non-NULL.
+                unsafe { write_out(out, t) };
+                true
+            }
+            _ => false,
+        }
+    })
+}

@@ -1,0 +1,436 @@
+//! `prober check`: one probe, one line, an exit status.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use prober::{Engine, Event, Outcome, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Timings};
+use serde::Serialize;
+
+use crate::args::{Args, EXIT_FAILURE, EXIT_UNKNOWN, Failure};
+use crate::signals::{self, Signals};
+use crate::{duration, usage};
+
+/// What `prober check` was asked to do.
+#[derive(Debug)]
+pub struct CheckArgs {
+    pub spec: ProbeSpec,
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Http,
+    Tcp,
+    Exec,
+}
+
+/// Parses the arguments after `check`; `Ok(None)` when help was printed.
+pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
+    let mut json = false;
+    let mut timeout = None;
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let mut redirects = None;
+    let mut env: Vec<(String, String)> = Vec::new();
+    let mut target: Option<String> = None;
+    let mut command: Option<Vec<String>> = None;
+
+    while let Some(arg) = args.next() {
+        if arg == "-h" || arg == "--help" {
+            print!("{}", usage::CHECK);
+            return Ok(None);
+        }
+        if arg == "--json" {
+            json = true;
+        } else if arg == "--" {
+            if target.is_some() {
+                return Err(args.usage("give either a URL/tcp:// target or '-- CMD', not both"));
+            }
+            let argv = args.rest();
+            if argv.is_empty() {
+                return Err(args.usage("missing command after '--'"));
+            }
+            command = Some(argv);
+        } else if let Some(v) = args.value(&arg, "--timeout", None)? {
+            let d = duration::parse(&v).map_err(|e| args.usage(format!("--timeout: {e}")))?;
+            timeout = Some(d);
+        } else if let Some(v) = args.value(&arg, "--header", Some("-H"))? {
+            headers.push(parse_header(&v).map_err(|e| args.usage(e))?);
+        } else if let Some(v) = args.value(&arg, "--redirects", None)? {
+            let policy = RedirectPolicy::parse(&v).ok_or_else(|| {
+                args.usage(format!(
+                    "bad --redirects '{v}' (expected same-host, same-origin or none)"
+                ))
+            })?;
+            redirects = Some(policy);
+        } else if let Some(v) = args.value(&arg, "--env", Some("-e"))? {
+            let Some((name, value)) = v.split_once('=') else {
+                return Err(args.usage(format!("bad --env '{v}' (expected NAME=VALUE)")));
+            };
+            env.push((name.to_string(), value.to_string()));
+        } else if arg.starts_with('-') && arg.len() > 1 {
+            return Err(args.usage(format!("unknown option '{arg}' for 'prober check'")));
+        } else if target.is_some() || command.is_some() {
+            return Err(args.usage(format!("unexpected argument '{arg}' (one TARGET only)")));
+        } else {
+            target = Some(arg);
+        }
+    }
+
+    let (mut spec, kind) = match (target, command) {
+        (Some(t), None) => parse_target(&t).map_err(|e| args.usage(e))?,
+        (None, Some(argv)) => {
+            let spec =
+                ProbeSpec::exec(&argv).map_err(|e| args.usage(format!("bad command: {e}")))?;
+            (spec, Kind::Exec)
+        }
+        _ => {
+            return Err(args.usage(
+                "missing TARGET (http://..., https://..., tcp://HOST:PORT or -- CMD [ARG...])",
+            ));
+        }
+    };
+    if let Some(t) = timeout {
+        spec.set_timeout(t)
+            .map_err(|e| args.usage(format!("--timeout: {e}")))?;
+    }
+    if !headers.is_empty() && kind != Kind::Http {
+        return Err(args.usage("-H/--header applies to http:// and https:// targets only"));
+    }
+    for (name, value) in &headers {
+        spec.add_header(name, value)
+            .map_err(|e| args.usage(format!("bad header: {e}")))?;
+    }
+    if let Some(policy) = redirects {
+        if kind != Kind::Http {
+            return Err(args.usage("--redirects applies to http:// and https:// targets only"));
+        }
+        spec.set_redirect_policy(policy);
+    }
+    if !env.is_empty() && kind != Kind::Exec {
+        return Err(args.usage("--env applies to command targets ('-- CMD [ARG...]') only"));
+    }
+    for (name, value) in &env {
+        spec.set_env(name, value)
+            .map_err(|e| args.usage(format!("bad --env: {e}")))?;
+    }
+    Ok(Some(CheckArgs { spec, json }))
+}
+
+/// `Name: value` (the value may be empty: `User-Agent:` removes that default header).
+fn parse_header(h: &str) -> Result<(String, String), String> {
+    match h.split_once(':') {
+        Some((name, value)) if !name.is_empty() => Ok((
+            name.to_string(),
+            value.trim_matches(|c| c == ' ' || c == '\t').to_string(),
+        )),
+        _ => Err(format!(
+            "bad header '{h}' (expected 'Name: value', or 'Name:' to remove a default)"
+        )),
+    }
+}
+
+fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
+    let bad = |why: &str| format!("bad target '{t}': {why}");
+    let Some((scheme, rest)) = t.split_once("://") else {
+        return Err(bad(
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT or -- CMD [ARG...]",
+        ));
+    };
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" | "https" => {
+            let spec = ProbeSpec::http(t).map_err(|e| bad(&e.to_string()))?;
+            Ok((spec, Kind::Http))
+        }
+        "tcp" => {
+            let rest = rest.strip_suffix('/').unwrap_or(rest);
+            let (host, port) = if let Some(r) = rest.strip_prefix('[') {
+                let (h, p) = r
+                    .split_once("]:")
+                    .ok_or_else(|| bad("expected tcp://[IPV6]:PORT"))?;
+                (h, p)
+            } else {
+                rest.rsplit_once(':')
+                    .ok_or_else(|| bad("missing port (expected tcp://HOST:PORT)"))?
+            };
+            if host.contains(':') && !rest.starts_with('[') {
+                return Err(bad("write IPv6 addresses in brackets: tcp://[::1]:PORT"));
+            }
+            let port: i64 = port
+                .parse()
+                .map_err(|_| bad(&format!("invalid port '{port}' (expected 1 to 65535)")))?;
+            let spec = ProbeSpec::tcp(host, port).map_err(|e| bad(&e.to_string()))?;
+            Ok((spec, Kind::Tcp))
+        }
+        other => Err(bad(&format!(
+            "unsupported scheme '{other}' (expected http, https or tcp)"
+        ))),
+    }
+}
+
+/// Runs the check, prints its line and returns the exit status.
+pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
+    let started = Instant::now();
+    let outcome = match run_probe(&args.spec)? {
+        Ran::Done(o) => o,
+        // The probe was cancelled (its command killed): end as the signal would have.
+        Ran::Signal(sig) => return Ok(signals::reraise(sig)),
+    };
+    let elapsed = started.elapsed();
+    let duration = if outcome.timings.total.is_zero() {
+        elapsed
+    } else {
+        outcome.timings.total
+    };
+    let line = if args.json {
+        json_line(&outcome, duration, has_output(&args.spec))
+    } else {
+        human_line(&outcome, duration)
+    };
+    let mut out = std::io::stdout().lock();
+    // A closed stdout does not change the verdict: the exit status still tells it.
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    Ok(exit_status(outcome.result))
+}
+
+enum Ran {
+    Done(Outcome),
+    Signal(i32),
+}
+
+/// The probe as a one-shot run of the engine (the same machine as `prober::check`), with
+/// SIGINT and SIGTERM watched so that an interrupted check still kills its command's process
+/// group instead of leaving it behind.
+fn run_probe(spec: &ProbeSpec) -> Result<Ran, Failure> {
+    let signals = Signals::install()
+        .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
+    let mut engine =
+        Engine::new().map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
+    engine
+        .submit(spec.clone(), 0)
+        .map_err(|e| Failure::usage("check", e))?;
+    loop {
+        while let Some(ev) = engine.next_event() {
+            if let Event::Check { outcome, .. } = ev {
+                return Ok(Ran::Done(*outcome));
+            }
+        }
+        if let Some(sig) = signals.take() {
+            drop(engine);
+            return Ok(Ran::Signal(sig));
+        }
+        signals
+            .wait(engine.fd(), engine.timeout())
+            .map_err(|e| Failure::software(format!("poll: {e}")))?;
+        engine
+            .step()
+            .map_err(|e| Failure::software(format!("engine: {e}")))?;
+    }
+}
+
+fn has_output(spec: &ProbeSpec) -> bool {
+    !matches!(spec.kind, prober::ProbeKind::Tcp(_))
+}
+
+pub fn exit_status(result: ProbeResult) -> i32 {
+    match result {
+        ProbeResult::Success | ProbeResult::Warning => 0,
+        ProbeResult::Failure => EXIT_FAILURE,
+        ProbeResult::Unknown => EXIT_UNKNOWN,
+    }
+}
+
+/// `failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms)`.
+pub fn human_line(o: &Outcome, duration: Duration) -> String {
+    let mut line = o.result.as_str().to_string();
+    if !o.message.is_empty() {
+        line.push_str(": ");
+        line.push_str(&crate::args::one_line(&o.message));
+    }
+    let mut details = details(o);
+    details.push(duration::human(duration));
+    line.push_str(&format!(" ({})", details.join(", ")));
+    line
+}
+
+/// The short facts of an outcome for human lines: reason, HTTP status, exit code.
+pub fn details(o: &Outcome) -> Vec<String> {
+    let mut details = Vec::new();
+    if o.reason != Reason::None {
+        details.push(o.reason.as_str().to_string());
+    }
+    if let Some(s) = o.http_status {
+        details.push(format!("HTTP {s}"));
+    }
+    if let Some(c) = o.exit_code {
+        details.push(format!("exit {c}"));
+    }
+    details
+}
+
+#[derive(Serialize)]
+struct TimingsJson {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolve_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connect_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    first_byte_ms: Option<f64>,
+    total_ms: f64,
+}
+
+impl From<&Timings> for TimingsJson {
+    fn from(t: &Timings) -> TimingsJson {
+        TimingsJson {
+            resolve_ms: t.resolve.map(duration::millis),
+            connect_ms: t.connect.map(duration::millis),
+            tls_ms: t.tls.map(duration::millis),
+            first_byte_ms: t.first_byte.map(duration::millis),
+            total_ms: duration::millis(t.total),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct CheckJson<'a> {
+    result: &'static str,
+    message: &'a str,
+    output: std::borrow::Cow<'a, str>,
+    truncated: bool,
+    reason: &'static str,
+    duration_ms: f64,
+    timings: TimingsJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    http_status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_total: Option<u64>,
+}
+
+pub fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> String {
+    let j = CheckJson {
+        result: o.result.as_str(),
+        message: &o.message,
+        output: o.output_lossy(),
+        truncated: o.truncated,
+        reason: o.reason.as_str(),
+        duration_ms: duration::millis(duration),
+        timings: TimingsJson::from(&o.timings),
+        http_status: o.http_status,
+        exit_code: o.exit_code,
+        output_total: (has_output || o.output_total > 0).then_some(o.output_total),
+    };
+    serde_json::to_string(&j)
+        .unwrap_or_else(|e| format!("{{\"result\":\"unknown\",\"message\":\"{e}\"}}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::args::EXIT_USAGE;
+
+    fn parse_args(v: &[&str]) -> Result<Option<CheckArgs>, Failure> {
+        parse(Args::new(
+            v.iter().map(|s| s.to_string()).collect(),
+            "check",
+        ))
+    }
+
+    #[test]
+    fn targets() {
+        let a = parse_args(&["tcp://127.0.0.1:80"]).unwrap().unwrap();
+        assert!(matches!(&a.spec.kind, prober::ProbeKind::Tcp(t) if t.port == 80));
+        let a = parse_args(&["tcp://[::1]:8080/"]).unwrap().unwrap();
+        assert!(matches!(&a.spec.kind, prober::ProbeKind::Tcp(t) if t.host == "::1"));
+        let a = parse_args(&["--timeout=2s", "http://h:1/x", "--json"])
+            .unwrap()
+            .unwrap();
+        assert!(a.json);
+        assert_eq!(a.spec.timeout, Duration::from_secs(2));
+        let a = parse_args(&["--env", "A=1", "--", "sh", "-c", "echo $(A)"])
+            .unwrap()
+            .unwrap();
+        assert!(
+            matches!(&a.spec.kind, prober::ProbeKind::Exec(e) if e.argv.len() == 3 && e.env.len() == 1)
+        );
+    }
+
+    #[test]
+    fn usage_errors() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["--nope", "http://h/"], "unknown option '--nope'"),
+            (&[], "missing TARGET"),
+            (&["h:80"], "bad target 'h:80'"),
+            (&["tcp://h"], "missing port"),
+            (&["tcp://h:0"], "invalid port 0"),
+            (&["tcp://h:x"], "invalid port 'x'"),
+            (&["tcp://::1:80"], "brackets"),
+            (&["ftp://h/"], "unsupported scheme 'ftp'"),
+            (&["http://h /"], "bad target"),
+            (&["--timeout", "5", "http://h/"], "bad duration '5'"),
+            (&["--timeout", "0s", "http://h/"], "invalid timeout"),
+            (&["-H", "NoColon", "http://h/"], "bad header 'NoColon'"),
+            (
+                &["-H", "Bad Name: v", "http://h/"],
+                "invalid HTTP header name",
+            ),
+            (
+                &["-H", "X: a\rb", "http://h/"],
+                "invalid value for HTTP header",
+            ),
+            (&["-H", "X: y", "tcp://h:1"], "applies to http"),
+            (&["--env", "A=1", "http://h/"], "applies to command targets"),
+            (&["--env", "A", "--", "true"], "bad --env 'A'"),
+            (&["--redirects", "some", "http://h/"], "bad --redirects"),
+            (&["--redirects", "none", "--", "true"], "applies to http"),
+            (&["http://h/", "http://i/"], "unexpected argument"),
+            (&["http://h/", "--", "true"], "not both"),
+            (&["--"], "missing command"),
+            (&["--timeout"], "needs a value"),
+        ];
+        for (argv, want) in cases {
+            let e = parse_args(argv).unwrap_err();
+            assert_eq!(e.code, EXIT_USAGE, "{argv:?}");
+            assert!(e.message.contains(want), "{argv:?}: {}", e.message);
+            assert!(!e.message.contains('\n'), "{argv:?}");
+        }
+    }
+
+    #[test]
+    fn header_values() {
+        assert_eq!(
+            parse_header("User-Agent:"),
+            Ok(("User-Agent".into(), String::new()))
+        );
+        assert_eq!(parse_header("X-A:  b c "), Ok(("X-A".into(), "b c".into())));
+        assert_eq!(parse_header("X:a:b"), Ok(("X".into(), "a:b".into())));
+        assert!(parse_header(": v").is_err());
+    }
+
+    #[test]
+    fn human_lines() {
+        let mut o = Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
+        o.http_status = Some(503);
+        assert_eq!(
+            human_line(&o, Duration::from_micros(1234)),
+            "failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms)"
+        );
+        let mut o = Outcome::success();
+        o.exit_code = Some(0);
+        assert_eq!(
+            human_line(&o, Duration::from_millis(1500)),
+            "success (exit 0, 1.500s)"
+        );
+        let o = Outcome::new(
+            ProbeResult::Warning,
+            Reason::Redirect,
+            "Probe terminated redirects, Response body: a\nb",
+        );
+        assert!(
+            human_line(&o, Duration::ZERO)
+                .starts_with("warning: Probe terminated redirects, Response body: a\\nb (redirect")
+        );
+    }
+}

@@ -1,0 +1,724 @@
+//! The Kubernetes probe fields (shared by watch files and manifests) and their translation into
+//! specs and schedules, with the kubelet's defaults.
+
+use std::fmt;
+use std::time::Duration;
+
+use prober::{ProbeSpec, Role, Schedule};
+use serde::de::{self, IgnoredAny, Visitor};
+use serde::{Deserialize, Deserializer};
+
+/// A watch file: `targets:`, each like a container's probe fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WatchFile {
+    pub targets: Vec<TargetDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TargetDef {
+    pub name: String,
+    #[serde(default)]
+    pub env: Vec<EnvVar>,
+    /// Named ports, as a container's `ports` (`name`, `containerPort`).
+    #[serde(default)]
+    pub ports: Vec<ContainerPort>,
+    pub startup_probe: Option<Probe>,
+    pub readiness_probe: Option<Probe>,
+    pub liveness_probe: Option<Probe>,
+}
+
+/// The three probe fields of a container or target.
+#[derive(Debug, Clone, Copy)]
+pub struct Probes<'a> {
+    pub startup: Option<&'a Probe>,
+    pub readiness: Option<&'a Probe>,
+    pub liveness: Option<&'a Probe>,
+}
+
+impl Probes<'_> {
+    fn by_role(&self) -> [(Role, &'static str, Option<&Probe>); 3] {
+        [
+            (Role::Startup, "startupProbe", self.startup),
+            (Role::Readiness, "readinessProbe", self.readiness),
+            (Role::Liveness, "livenessProbe", self.liveness),
+        ]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_role().iter().all(|(_, _, p)| p.is_none())
+    }
+}
+
+impl TargetDef {
+    pub fn probes(&self) -> Probes<'_> {
+        Probes {
+            startup: self.startup_probe.as_ref(),
+            readiness: self.readiness_probe.as_ref(),
+            liveness: self.liveness_probe.as_ref(),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EnvVar {
+    pub name: String,
+    pub value: Option<String>,
+    /// Not static: such a variable is not used for `$(VAR)` expansion.
+    pub value_from: Option<IgnoredAny>,
+}
+
+/// A container port; fields other than these two are ignored (`protocol`, `hostPort`, ...).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContainerPort {
+    pub name: Option<String>,
+    pub container_port: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Probe {
+    pub exec: Option<ExecAction>,
+    pub http_get: Option<HttpGetAction>,
+    pub tcp_socket: Option<TcpSocketAction>,
+    pub grpc: Option<GrpcAction>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub initial_delay_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub period_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub timeout_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub success_threshold: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub failure_threshold: Option<i64>,
+    /// Accepted for pasted manifests; it concerns the container's kill, which has no meaning here.
+    #[serde(rename = "terminationGracePeriodSeconds")]
+    pub _termination_grace_period_seconds: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub initial_delay_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub period_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub timeout_milliseconds: Option<i64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExecAction {
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HttpGetAction {
+    pub host: Option<String>,
+    pub port: PortRef,
+    pub path: Option<String>,
+    pub scheme: Option<String>,
+    #[serde(default)]
+    pub http_headers: Vec<HttpHeader>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpHeader {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSocketAction {
+    pub host: Option<String>,
+    pub port: PortRef,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrpcAction {
+    pub port: i64,
+    pub service: Option<String>,
+}
+
+/// Kubernetes' IntOrString port: a number, or the name of a container port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortRef {
+    Number(i64),
+    Name(String),
+}
+
+impl<'de> Deserialize<'de> for PortRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PortRef, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = PortRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a port number or a port name")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PortRef, E> {
+                Ok(PortRef::Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<PortRef, E> {
+                Ok(PortRef::Number(i64::try_from(v).unwrap_or(i64::MAX)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PortRef, E> {
+                if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                    Ok(PortRef::Number(v.parse().unwrap_or(i64::MAX)))
+                } else {
+                    Ok(PortRef::Name(v.to_string()))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An optional integer, with "expected an integer" in errors instead of a Rust type name.
+fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<i64>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an integer")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<i64>, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<i64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<i64>, E> {
+            i64::try_from(v)
+                .map(Some)
+                .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+        }
+    }
+    d.deserialize_option(V)
+}
+
+/// One target to run: its name and its probes.
+#[derive(Debug)]
+pub struct TargetPlan {
+    pub name: String,
+    pub probes: Vec<(Role, ProbeSpec, Schedule)>,
+}
+
+/// Where probes come from, for defaults and error messages.
+#[derive(Debug)]
+pub struct Source<'a> {
+    /// `target "web"` or `container web/app`: the start of every message about it.
+    pub label: String,
+    pub env: &'a [EnvVar],
+    pub ports: &'a [ContainerPort],
+    /// Host for probes that name none.
+    pub host: &'a str,
+}
+
+/// Builds the target's probes. `notes` collects what was skipped (gRPC, non-static env).
+pub fn plan(
+    name: String,
+    src: &Source<'_>,
+    probes: Probes<'_>,
+    notes: &mut Vec<String>,
+) -> Result<TargetPlan, String> {
+    let mut out = Vec::new();
+    for (i, v) in src.env.iter().enumerate() {
+        if v.value_from.is_some()
+            && probes
+                .by_role()
+                .iter()
+                .any(|(_, _, p)| p.is_some_and(|p| p.exec.is_some()))
+        {
+            notes.push(format!(
+                "{}: env[{i}] {}: valueFrom is not resolved here; $({}) stays as written",
+                src.label, v.name, v.name
+            ));
+        }
+    }
+    for (role, field, probe) in probes.by_role() {
+        let Some(probe) = probe else { continue };
+        let built = build(src, role, field, probe).map_err(|e| format!("{}: {e}", src.label))?;
+        match built {
+            Some((spec, schedule)) => out.push((role, spec, schedule)),
+            None => {
+                let (port, service) = probe
+                    .grpc
+                    .as_ref()
+                    .map_or((0, ""), |g| (g.port, g.service.as_deref().unwrap_or("")));
+                notes.push(format!(
+                    "{}: {field}: gRPC probes (port {port}, service {service:?}) are not supported by this build; probe skipped",
+                    src.label
+                ));
+            }
+        }
+    }
+    Ok(TargetPlan { name, probes: out })
+}
+
+/// Reads a watch file: JSON when `json`, else YAML. Errors carry the line and column.
+pub fn load_watch_file(
+    text: &str,
+    json: bool,
+    host: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<TargetPlan>, String> {
+    let file: WatchFile = if json {
+        serde_json::from_str(text).map_err(|e| e.to_string())?
+    } else {
+        serde_norway::from_str(text).map_err(|e| e.to_string())?
+    };
+    if file.targets.is_empty() {
+        return Err("targets: the list is empty".into());
+    }
+    let mut plans: Vec<TargetPlan> = Vec::new();
+    for (i, t) in file.targets.iter().enumerate() {
+        if t.name.is_empty() {
+            return Err(format!("targets[{i}].name: must not be empty"));
+        }
+        if plans.iter().any(|p| p.name == t.name) {
+            return Err(format!(
+                "targets[{i}].name: duplicate target name {:?}",
+                t.name
+            ));
+        }
+        let src = Source {
+            label: format!("target {:?}", t.name),
+            env: &t.env,
+            ports: &t.ports,
+            host,
+        };
+        plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
+    }
+    Ok(plans)
+}
+
+/// One probe; `Ok(None)` for a gRPC probe, which this build cannot run.
+fn build(
+    src: &Source<'_>,
+    role: Role,
+    p: &str,
+    probe: &Probe,
+) -> Result<Option<(ProbeSpec, Schedule)>, String> {
+    let handlers = [
+        probe.exec.is_some(),
+        probe.http_get.is_some(),
+        probe.tcp_socket.is_some(),
+        probe.grpc.is_some(),
+    ];
+    match handlers.iter().filter(|h| **h).count() {
+        0 => {
+            return Err(format!(
+                "{p}: needs one of exec, httpGet, tcpSocket or grpc"
+            ));
+        }
+        1 => {}
+        _ => {
+            return Err(format!(
+                "{p}: give only one of exec, httpGet, tcpSocket and grpc"
+            ));
+        }
+    }
+    let schedule = schedule(role, p, probe)?;
+    let timeout = interval(
+        p,
+        "timeout",
+        probe.timeout_seconds,
+        probe.timeout_milliseconds,
+        prober::DEFAULT_TIMEOUT,
+        false,
+    )?;
+
+    let mut spec = if let Some(h) = &probe.http_get {
+        let port = resolve_port(src, &format!("{p}.httpGet.port"), &h.port)?;
+        let host = h
+            .host
+            .as_deref()
+            .filter(|h| !h.is_empty())
+            .unwrap_or(src.host);
+        let scheme = match h.scheme.as_deref() {
+            None | Some("HTTP" | "http") => "http",
+            Some("HTTPS" | "https") => "https",
+            Some(other) => {
+                return Err(format!(
+                    "{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"
+                ));
+            }
+        };
+        let path = h.path.as_deref().unwrap_or("/");
+        let slash = if path.starts_with('/') { "" } else { "/" };
+        let host = if host.contains(':') && !host.starts_with('[') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        let url = format!("{scheme}://{host}:{port}{slash}{path}");
+        let mut spec = ProbeSpec::http(&url).map_err(|e| format!("{p}.httpGet: {e}"))?;
+        for (i, hh) in h.http_headers.iter().enumerate() {
+            spec.add_header(&hh.name, &hh.value)
+                .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
+        }
+        spec
+    } else if let Some(t) = &probe.tcp_socket {
+        let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
+        let host = t
+            .host
+            .as_deref()
+            .filter(|h| !h.is_empty())
+            .unwrap_or(src.host);
+        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?
+    } else if let Some(e) = &probe.exec {
+        if e.command.is_empty() {
+            return Err(format!("{p}.exec.command: must not be empty"));
+        }
+        let mut spec =
+            ProbeSpec::exec(&e.command).map_err(|err| format!("{p}.exec.command: {err}"))?;
+        for (i, v) in src.env.iter().enumerate() {
+            if v.value_from.is_some() {
+                continue;
+            }
+            let value = v.value.as_deref().unwrap_or("");
+            spec.set_env(&v.name, value)
+                .map_err(|err| format!("env[{i}]: {err}"))?;
+        }
+        spec
+    } else {
+        return Ok(None);
+    };
+    let tfield = if probe.timeout_milliseconds.is_some() {
+        "timeoutMilliseconds"
+    } else {
+        "timeoutSeconds"
+    };
+    spec.set_timeout(timeout)
+        .map_err(|e| format!("{p}.{tfield}: {e}"))?;
+    Ok(Some((spec, schedule)))
+}
+
+fn schedule(role: Role, p: &str, probe: &Probe) -> Result<Schedule, String> {
+    let d = Schedule::default();
+    let s = Schedule {
+        initial_delay: interval(
+            p,
+            "initialDelay",
+            probe.initial_delay_seconds,
+            probe.initial_delay_milliseconds,
+            d.initial_delay,
+            true,
+        )?,
+        period: interval(
+            p,
+            "period",
+            probe.period_seconds,
+            probe.period_milliseconds,
+            d.period,
+            false,
+        )?,
+        success_threshold: threshold(
+            p,
+            "successThreshold",
+            probe.success_threshold,
+            d.success_threshold,
+        )?,
+        failure_threshold: threshold(
+            p,
+            "failureThreshold",
+            probe.failure_threshold,
+            d.failure_threshold,
+        )?,
+        jitter: false,
+    };
+    if role != Role::Readiness && s.success_threshold != 1 {
+        return Err(format!(
+            "{p}.successThreshold: must be 1 for {role} probes (got {})",
+            s.success_threshold
+        ));
+    }
+    s.validate(role).map_err(|e| format!("{p}: {e}"))?;
+    Ok(s)
+}
+
+/// `{name}Seconds` or `{name}Milliseconds`. A zero in seconds means the default, as Kubernetes
+/// defaults zero values, except where zero is meaningful (`zero_ok`: the initial delay).
+fn interval(
+    p: &str,
+    name: &str,
+    secs: Option<i64>,
+    ms: Option<i64>,
+    default: Duration,
+    zero_ok: bool,
+) -> Result<Duration, String> {
+    match (secs, ms) {
+        (Some(_), Some(_)) => Err(format!(
+            "{p}: give {name}Seconds or {name}Milliseconds, not both"
+        )),
+        (None, None) => Ok(default),
+        (Some(s), None) if s < 0 => {
+            Err(format!("{p}.{name}Seconds: must not be negative (got {s})"))
+        }
+        (Some(0), None) if !zero_ok => Ok(default),
+        (Some(s), None) => Ok(Duration::from_secs(s as u64)),
+        (None, Some(m)) if m < 0 => Err(format!(
+            "{p}.{name}Milliseconds: must not be negative (got {m})"
+        )),
+        (None, Some(0)) if !zero_ok => Err(format!("{p}.{name}Milliseconds: must be at least 1")),
+        (None, Some(m)) => Ok(Duration::from_millis(m as u64)),
+    }
+}
+
+fn threshold(p: &str, field: &str, v: Option<i64>, default: u32) -> Result<u32, String> {
+    match v {
+        None | Some(0) => Ok(default),
+        Some(n) if n < 0 => Err(format!("{p}.{field}: must not be negative (got {n})")),
+        Some(n) => u32::try_from(n).map_err(|_| format!("{p}.{field}: too large (got {n})")),
+    }
+}
+
+fn resolve_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, String> {
+    let n = match port {
+        PortRef::Number(n) => *n,
+        PortRef::Name(name) => {
+            let found = src
+                .ports
+                .iter()
+                .find(|cp| cp.name.as_deref() == Some(name.as_str()));
+            match found {
+                Some(cp) => cp.container_port,
+                None => {
+                    let names: Vec<&str> = src
+                        .ports
+                        .iter()
+                        .filter_map(|cp| cp.name.as_deref())
+                        .collect();
+                    let known = if names.is_empty() {
+                        "no named ports are declared in ports".to_string()
+                    } else {
+                        format!("declared: {}", names.join(", "))
+                    };
+                    return Err(format!("{field}: named port {name:?} not found ({known})"));
+                }
+            }
+        }
+    };
+    u16::try_from(n)
+        .ok()
+        .filter(|p| *p != 0)
+        .ok_or_else(|| format!("{field}: invalid port {n} (expected 1 to 65535)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src<'a>(env: &'a [EnvVar], ports: &'a [ContainerPort]) -> Source<'a> {
+        Source {
+            label: "target \"t\"".into(),
+            env,
+            ports,
+            host: "127.0.0.1",
+        }
+    }
+
+    fn probe(yaml: &str) -> Probe {
+        serde_norway::from_str(yaml).unwrap()
+    }
+
+    #[test]
+    fn kubernetes_defaults() {
+        let p = probe("tcpSocket: {port: 80}");
+        let (spec, s) = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s, Schedule::default());
+        assert_eq!(spec.timeout, Duration::from_secs(1));
+        let p = probe(
+            "tcpSocket: {port: 80}\nperiodSeconds: 0\ntimeoutSeconds: 0\nfailureThreshold: 0",
+        );
+        let (spec, s) = build(&src(&[], &[]), Role::Liveness, "livenessProbe", &p)
+            .unwrap()
+            .unwrap();
+        assert_eq!(s, Schedule::default());
+        assert_eq!(spec.timeout, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn milliseconds_and_conflicts() {
+        let p = probe(
+            "tcpSocket: {port: 80}\nperiodMilliseconds: 250\ntimeoutMilliseconds: 100\ninitialDelayMilliseconds: 50",
+        );
+        let (spec, s) = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (s.period, s.initial_delay),
+            (Duration::from_millis(250), Duration::from_millis(50))
+        );
+        assert_eq!(spec.timeout, Duration::from_millis(100));
+        let p = probe("tcpSocket: {port: 80}\nperiodMilliseconds: 250\nperiodSeconds: 1");
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert_eq!(
+            e,
+            "readinessProbe: give periodSeconds or periodMilliseconds, not both"
+        );
+        let p = probe("tcpSocket: {port: 80}\nperiodMilliseconds: 0");
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert_eq!(e, "readinessProbe.periodMilliseconds: must be at least 1");
+        let p = probe("tcpSocket: {port: 80}\ntimeoutSeconds: -1");
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert_eq!(
+            e,
+            "readinessProbe.timeoutSeconds: must not be negative (got -1)"
+        );
+        let p = probe("tcpSocket: {port: 80}\ntimeoutSeconds: 100000");
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert!(
+            e.starts_with("readinessProbe.timeoutSeconds: invalid timeout"),
+            "{e}"
+        );
+        let p = probe("tcpSocket: {port: 80}\nperiodSeconds: 10000000");
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert!(e.starts_with("readinessProbe: invalid period"), "{e}");
+    }
+
+    #[test]
+    fn integers() {
+        let e = serde_norway::from_str::<Probe>("periodSeconds: ten")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "periodSeconds: invalid type: string \"ten\", expected an integer at line 1 column 16"
+        );
+        let e = serde_json::from_str::<Probe>("{\"periodSeconds\": 1.5}")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "invalid type: floating point `1.5`, expected an integer at line 1 column 21"
+        );
+        let p: Probe = serde_norway::from_str("periodSeconds:\ntimeoutSeconds: 3").unwrap();
+        assert_eq!((p.period_seconds, p.timeout_seconds), (None, Some(3)));
+        let p: Probe =
+            serde_json::from_str("{\"periodSeconds\": null, \"failureThreshold\": 4}").unwrap();
+        assert_eq!((p.period_seconds, p.failure_threshold), (None, Some(4)));
+    }
+
+    #[test]
+    fn thresholds() {
+        let p = probe("tcpSocket: {port: 80}\nsuccessThreshold: 2");
+        assert_eq!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p)
+                .unwrap()
+                .unwrap()
+                .1
+                .success_threshold,
+            2
+        );
+        for role in [Role::Liveness, Role::Startup] {
+            let e = build(&src(&[], &[]), role, "livenessProbe", &p).unwrap_err();
+            assert_eq!(
+                e,
+                format!("livenessProbe.successThreshold: must be 1 for {role} probes (got 2)")
+            );
+        }
+        let p = probe("tcpSocket: {port: 80}\nfailureThreshold: -3");
+        assert!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p)
+                .unwrap_err()
+                .contains("failureThreshold: must not be negative")
+        );
+    }
+
+    #[test]
+    fn ports_and_urls() {
+        let ports: Vec<ContainerPort> =
+            serde_norway::from_str("[{name: http, containerPort: 8080}, {containerPort: 9}]")
+                .unwrap();
+        let p = probe(
+            "httpGet: {port: http, path: healthz, scheme: HTTPS, host: '::1', httpHeaders: [{name: X-A, value: b}]}",
+        );
+        let (spec, _) = build(&src(&[], &ports), Role::Readiness, "readinessProbe", &p)
+            .unwrap()
+            .unwrap();
+        let prober::ProbeKind::Http(h) = &spec.kind else {
+            panic!()
+        };
+        assert_eq!(h.url.scheme().as_str(), "https");
+        assert_eq!(h.url.port(), 8080);
+        assert_eq!(h.headers, vec![("X-A".to_string(), "b".to_string())]);
+        let p = probe("tcpSocket: {port: metrics}");
+        let e = build(&src(&[], &ports), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert_eq!(
+            e,
+            "readinessProbe.tcpSocket.port: named port \"metrics\" not found (declared: http)"
+        );
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert!(e.ends_with("(no named ports are declared in ports)"), "{e}");
+        let p = probe("tcpSocket: {port: 70000}");
+        let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
+        assert_eq!(
+            e,
+            "readinessProbe.tcpSocket.port: invalid port 70000 (expected 1 to 65535)"
+        );
+        let p = probe("tcpSocket: {port: '8080'}");
+        assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).is_ok());
+        let p = probe("httpGet: {port: 1, scheme: FTP}");
+        assert!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p)
+                .unwrap_err()
+                .contains("scheme")
+        );
+    }
+
+    #[test]
+    fn handlers_and_env() {
+        let p = probe("periodSeconds: 1");
+        assert_eq!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
+            "r: needs one of exec, httpGet, tcpSocket or grpc"
+        );
+        let p = probe("tcpSocket: {port: 1}\nexec: {command: [a]}");
+        assert!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p)
+                .unwrap_err()
+                .contains("only one")
+        );
+        let p = probe("grpc: {port: 1}");
+        assert!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p)
+                .unwrap()
+                .is_none()
+        );
+        let p = probe("exec: {command: []}");
+        assert!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p)
+                .unwrap_err()
+                .contains("must not be empty")
+        );
+        let env: Vec<EnvVar> = serde_norway::from_str(
+            "[{name: A, value: x}, {name: B, valueFrom: {fieldRef: {fieldPath: x}}}, {name: C}]",
+        )
+        .unwrap();
+        let p = probe("exec: {command: [echo, '$(A)']}");
+        let (spec, _) = build(&src(&env, &[]), Role::Readiness, "r", &p)
+            .unwrap()
+            .unwrap();
+        let prober::ProbeKind::Exec(e) = &spec.kind else {
+            panic!()
+        };
+        assert_eq!(
+            e.env,
+            vec![("A".into(), "x".into()), ("C".into(), String::new())]
+        );
+    }
+}

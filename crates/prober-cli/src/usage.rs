@@ -1,0 +1,68 @@
+//! Help texts.
+
+pub const MAIN: &str = "\
+prober: kubelet-grade health probes (TCP, HTTP, exec) from the command line
+
+Usage:
+  prober check [OPTIONS] TARGET        run one probe, print one line, exit with its result
+  prober watch [OPTIONS] FILE          run the probes of a watch file (YAML or JSON)
+  prober watch [OPTIONS] --manifest FILE
+                                       run the probes of a Pod/Deployment/StatefulSet/DaemonSet
+  prober --help | prober --version
+
+Run 'prober check --help' or 'prober watch --help' for details.
+";
+
+pub const CHECK: &str = "\
+Usage: prober check [--timeout DUR] [-H 'Name: value']... [--redirects POLICY]
+                    [--env NAME=VALUE]... [--json] TARGET
+
+Runs one probe with the kubelet's rules and exits with its result.
+
+TARGET:
+  http://HOST[:PORT][/PATH]    HTTP GET; 2xx success, unfollowed 3xx warning, else failure
+  https://HOST[:PORT][/PATH]   the same over TLS (unknown when TLS is not built in)
+  tcp://HOST:PORT              TCP connect ([::1] for IPv6)
+  -- CMD [ARG...]              run a command (no shell); exit 0 is success
+
+Options:
+  --timeout DUR          one deadline for the whole probe: 500ms, 2s, 1m (default 1s)
+  -H, --header 'N: v'    add or replace a request header; 'User-Agent:' with an empty
+                         value removes that default header (HTTP only, repeatable)
+  --redirects POLICY     same-host (default, the kubelet's), same-origin or none
+  -e, --env NAME=VALUE   variable for $(NAME) expansion in the command (repeatable)
+  --json                 print one JSON object instead of a human line
+  -h, --help             print this help
+
+Exit status: 0 success or warning, 1 failure, 2 unknown (could not run the probe),
+64 usage error.
+";
+
+pub const WATCH: &str = "\
+Usage: prober watch [--json] [--for DUR] [--until-ready] [--host ADDR] FILE
+       prober watch [--json] [--for DUR] [--until-ready] [--host ADDR] --manifest FILE
+
+Runs periodic probes with the kubelet's rules (initial delay, period, timeout, thresholds,
+startup gating) and prints one line per published state change.
+
+FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard input):
+  targets:
+    - name: web
+      readinessProbe:
+        httpGet: {path: /healthz, port: 8080}
+        periodSeconds: 2
+With --manifest, FILE is a Kubernetes manifest (multi-document YAML): the probes of every
+container of its Pods, Deployments, StatefulSets and DaemonSets run against ADDR.
+
+Options:
+  --manifest FILE   read probes from a Kubernetes manifest
+  --host ADDR       host for probes that name none (default 127.0.0.1)
+  --for DUR         stop after DUR (500ms, 2s, 1m, 1h)
+  --until-ready     exit 0 as soon as every target is ready; 1 if --for ends first
+  --json            one JSON object per line
+  -h, --help        print this help
+
+Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
+signal with --until-ready, 64 bad arguments or bad file, 66 file not readable.
+SIGINT and SIGTERM stop the watch cleanly.
+";

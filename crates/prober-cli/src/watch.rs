@@ -1,0 +1,437 @@
+//! `prober watch`: the engine on a watch file or a manifest, one line per published change.
+
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::time::{Duration, Instant};
+
+use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, TargetId};
+use serde::Serialize;
+
+use crate::args::{Args, EXIT_FAILURE, Failure, one_line};
+use crate::config::{self, TargetPlan};
+use crate::signals::Signals;
+use crate::{check, duration, manifest, usage};
+
+#[derive(Debug)]
+enum Input {
+    File(String),
+    Manifest(String),
+}
+
+#[derive(Debug)]
+pub struct WatchArgs {
+    input: Input,
+    host: String,
+    json: bool,
+    for_dur: Option<Duration>,
+    until_ready: bool,
+}
+
+/// Parses the arguments after `watch`; `Ok(None)` when help was printed.
+pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
+    let mut input = None;
+    let mut host = "127.0.0.1".to_string();
+    let mut json = false;
+    let mut for_dur = None;
+    let mut until_ready = false;
+    let mut set_input = |args: &Args, i: Input| -> Result<(), Failure> {
+        if input.is_some() {
+            return Err(args.usage("give one FILE or one --manifest FILE"));
+        }
+        input = Some(i);
+        Ok(())
+    };
+    while let Some(arg) = args.next() {
+        if arg == "-h" || arg == "--help" {
+            print!("{}", usage::WATCH);
+            return Ok(None);
+        }
+        if arg == "--json" {
+            json = true;
+        } else if arg == "--until-ready" {
+            until_ready = true;
+        } else if let Some(v) = args.value(&arg, "--for", None)? {
+            for_dur = Some(duration::parse(&v).map_err(|e| args.usage(format!("--for: {e}")))?);
+        } else if let Some(v) = args.value(&arg, "--host", None)? {
+            if let Err(e) = ProbeSpec::tcp(&v, 1) {
+                return Err(args.usage(format!("--host: {e}")));
+            }
+            host = v;
+        } else if let Some(v) = args.value(&arg, "--manifest", None)? {
+            set_input(&args, Input::Manifest(v))?;
+        } else if arg.starts_with('-') && arg != "-" {
+            return Err(args.usage(format!("unknown option '{arg}' for 'prober watch'")));
+        } else {
+            set_input(&args, Input::File(arg))?;
+        }
+    }
+    let Some(input) = input else {
+        return Err(args.usage("missing FILE (a watch file, or --manifest FILE)"));
+    };
+    Ok(Some(WatchArgs {
+        input,
+        host,
+        json,
+        for_dur,
+        until_ready,
+    }))
+}
+
+fn read_input(path: &str) -> Result<String, Failure> {
+    let mut text = String::new();
+    let res = if path == "-" {
+        io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::read_to_string(path).map(|t| text = t)
+    };
+    match res {
+        Ok(()) => Ok(text),
+        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
+            Err(Failure::input(format!("{path}: not UTF-8 text")))
+        }
+        Err(e) => Err(Failure::no_input(format!("cannot read {path}: {e}"))),
+    }
+}
+
+/// Reads and checks the input: every problem is reported before anything runs.
+fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
+    let mut notes = Vec::new();
+    let (path, plans) = match &w.input {
+        Input::File(path) => {
+            let text = read_input(path)?;
+            let json = path.ends_with(".json");
+            (
+                path,
+                config::load_watch_file(&text, json, &w.host, &mut notes),
+            )
+        }
+        Input::Manifest(path) => {
+            let text = read_input(path)?;
+            (path, manifest::load(&text, &w.host, &mut notes))
+        }
+    };
+    for n in &notes {
+        eprintln!("prober: note: {path}: {n}");
+    }
+    plans.map_err(|e| Failure::input(format!("{path}: {e}")))
+}
+
+/// A target's published values, for the started / ready / live summary.
+#[derive(Debug)]
+struct TargetState {
+    name: String,
+    has: [bool; 3],
+    value: [ProbeResult; 3],
+}
+
+impl TargetState {
+    fn started(&self) -> bool {
+        !self.has[Role::Startup.index()]
+            || self.value[Role::Startup.index()] == ProbeResult::Success
+    }
+
+    fn ready(&self) -> bool {
+        let r = Role::Readiness.index();
+        self.started() && (!self.has[r] || self.value[r] == ProbeResult::Success)
+    }
+
+    fn live(&self) -> bool {
+        let l = Role::Liveness.index();
+        !self.has[l] || self.value[l] == ProbeResult::Success
+    }
+
+    fn flags(&self) -> String {
+        let yn = |b: bool| if b { "yes" } else { "no" };
+        format!(
+            "started={} ready={} live={}",
+            yn(self.started()),
+            yn(self.ready()),
+            yn(self.live())
+        )
+    }
+}
+
+#[derive(Serialize)]
+struct StateJson<'a> {
+    time_ms: u64,
+    target: &'a str,
+    role: &'static str,
+    result: &'static str,
+    message: &'a str,
+    reason: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    http_status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    started: bool,
+    ready: bool,
+    live: bool,
+}
+
+#[derive(Serialize)]
+struct SummaryTarget<'a> {
+    target: &'a str,
+    started: bool,
+    ready: bool,
+    live: bool,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    time_ms: u64,
+    summary: Vec<SummaryTarget<'a>>,
+    all_ready: bool,
+}
+
+/// Why the loop ended.
+#[derive(Debug, PartialEq, Eq)]
+enum End {
+    Ready,
+    Timeout,
+    Stopped,
+}
+
+pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
+    let plans = load(w)?;
+    let signals = Signals::install()
+        .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
+    let mut engine =
+        Engine::new().map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
+    let mut states: Vec<TargetState> = Vec::with_capacity(plans.len());
+    let mut by_id: HashMap<TargetId, usize> = HashMap::with_capacity(plans.len());
+    let start = Instant::now();
+    for plan in plans {
+        let id = engine.add_target();
+        by_id.insert(id, states.len());
+        let mut has = [false; 3];
+        for (role, spec, schedule) in plan.probes {
+            has[role.index()] = true;
+            engine
+                .set_probe(id, role, spec, schedule)
+                .map_err(|e| Failure::input(format!("{} {role}: {e}", plan.name)))?;
+        }
+        let value = [
+            ProbeResult::Unknown,
+            ProbeResult::Failure,
+            ProbeResult::Success,
+        ];
+        states.push(TargetState {
+            name: plan.name,
+            has,
+            value,
+        });
+    }
+
+    let mut out = io::stdout().lock();
+    let deadline = w.for_dur.map(|d| start + d);
+    let mut events = Vec::new();
+    let end = loop {
+        engine.drain(&mut events, usize::MAX);
+        let mut write_failed = false;
+        for ev in events.drain(..) {
+            let Event::State {
+                target,
+                role,
+                result,
+                outcome,
+            } = ev
+            else {
+                continue;
+            };
+            let Some(&i) = by_id.get(&target) else {
+                continue;
+            };
+            states[i].value[role.index()] = result;
+            let line = state_line(
+                w.json,
+                start.elapsed(),
+                &states[i],
+                role,
+                result,
+                outcome.as_deref(),
+            );
+            write_failed |= writeln!(out, "{line}").and_then(|()| out.flush()).is_err();
+        }
+        if write_failed {
+            break End::Stopped;
+        }
+        if w.until_ready && states.iter().all(TargetState::ready) {
+            break End::Ready;
+        }
+        if signals.take().is_some() {
+            break End::Stopped;
+        }
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            break End::Timeout;
+        }
+        let timeout = match (engine.timeout(), deadline) {
+            (Some(t), Some(d)) => Some(t.min(d - now)),
+            (t, d) => t.or(d.map(|d| d - now)),
+        };
+        signals
+            .wait(engine.fd(), timeout)
+            .map_err(|e| Failure::software(format!("poll: {e}")))?;
+        engine
+            .step()
+            .map_err(|e| Failure::software(format!("engine: {e}")))?;
+    };
+    // In-flight probes (and exec children) are cancelled before the summary is printed.
+    drop(engine);
+    let _ =
+        writeln!(out, "{}", summary(w.json, start.elapsed(), &states)).and_then(|()| out.flush());
+    drop(signals);
+    Ok(match end {
+        End::Ready => 0,
+        End::Timeout | End::Stopped if w.until_ready => EXIT_FAILURE,
+        End::Timeout | End::Stopped => 0,
+    })
+}
+
+fn state_line(
+    json: bool,
+    elapsed: Duration,
+    t: &TargetState,
+    role: Role,
+    result: ProbeResult,
+    outcome: Option<&prober::Outcome>,
+) -> String {
+    if json {
+        let j = StateJson {
+            time_ms: elapsed.as_millis() as u64,
+            target: &t.name,
+            role: role.as_str(),
+            result: result.as_str(),
+            message: outcome.map_or("", |o| &o.message),
+            reason: outcome.map_or("initial", |o| o.reason.as_str()),
+            http_status: outcome.and_then(|o| o.http_status),
+            exit_code: outcome.and_then(|o| o.exit_code),
+            started: t.started(),
+            ready: t.ready(),
+            live: t.live(),
+        };
+        return serde_json::to_string(&j).unwrap_or_default();
+    }
+    let mut line = format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), t.name);
+    match outcome {
+        None => line.push_str(" (initial)"),
+        Some(o) => {
+            if !o.message.is_empty() {
+                line.push_str(": ");
+                line.push_str(&one_line(&o.message));
+            }
+            let details = check::details(o);
+            if !details.is_empty() {
+                line.push_str(&format!(" ({})", details.join(", ")));
+            }
+        }
+    }
+    line.push_str("  ");
+    line.push_str(&t.flags());
+    line
+}
+
+fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {
+    if json {
+        let j = SummaryJson {
+            time_ms: elapsed.as_millis() as u64,
+            summary: states
+                .iter()
+                .map(|t| SummaryTarget {
+                    target: &t.name,
+                    started: t.started(),
+                    ready: t.ready(),
+                    live: t.live(),
+                })
+                .collect(),
+            all_ready: states.iter().all(TargetState::ready),
+        };
+        return serde_json::to_string(&j).unwrap_or_default();
+    }
+    let lines: Vec<String> = states
+        .iter()
+        .map(|t| format!("summary: {} {}", t.name, t.flags()))
+        .collect();
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prober::Reason;
+
+    fn state(has: [bool; 3], value: [ProbeResult; 3]) -> TargetState {
+        TargetState {
+            name: "t".into(),
+            has,
+            value,
+        }
+    }
+
+    #[test]
+    fn readiness_rules() {
+        use ProbeResult::{Failure as F, Success as S, Unknown as U};
+        // No probes: started, ready, live.
+        assert_eq!(
+            state([false; 3], [U, F, S]).flags(),
+            "started=yes ready=yes live=yes"
+        );
+        // Startup pending: not started, so not ready even without a readiness probe.
+        assert_eq!(
+            state([true, false, false], [U, F, S]).flags(),
+            "started=no ready=no live=yes"
+        );
+        assert_eq!(
+            state([true, false, false], [S, F, S]).flags(),
+            "started=yes ready=yes live=yes"
+        );
+        assert_eq!(
+            state([false, true, true], [U, F, F]).flags(),
+            "started=yes ready=no live=no"
+        );
+        assert_eq!(
+            state([false, true, false], [U, S, S]).flags(),
+            "started=yes ready=yes live=yes"
+        );
+    }
+
+    #[test]
+    fn lines() {
+        let t = state(
+            [false, true, false],
+            [
+                ProbeResult::Unknown,
+                ProbeResult::Failure,
+                ProbeResult::Success,
+            ],
+        );
+        let l = state_line(
+            false,
+            Duration::from_millis(1500),
+            &t,
+            Role::Readiness,
+            ProbeResult::Failure,
+            None,
+        );
+        assert_eq!(
+            l,
+            "    1.500s t readiness failure (initial)  started=yes ready=no live=yes"
+        );
+        let mut o =
+            prober::Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
+        o.http_status = Some(503);
+        let l = state_line(
+            true,
+            Duration::from_millis(7),
+            &t,
+            Role::Readiness,
+            ProbeResult::Failure,
+            Some(&o),
+        );
+        let v: serde_json::Value = serde_json::from_str(&l).unwrap();
+        assert_eq!(v["time_ms"], 7);
+        assert_eq!(v["reason"], "status");
+        assert_eq!(v["http_status"], 503);
+        assert_eq!(v["ready"], false);
+    }
+}

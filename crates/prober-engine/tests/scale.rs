@@ -21,6 +21,11 @@ use prober_engine::{Engine, EngineConfig, Event};
 fn accept_loop() -> (u16, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     let l = listener_below_ephemeral_range();
     let port = l.local_addr().unwrap().port();
+    // A backlog above the number of targets: the kernel completes every handshake even when
+    // this thread is slow to accept (a loaded CI machine), instead of dropping SYNs and
+    // turning healthy-phase probes into real timeouts. listen() again just resizes it.
+    // SAFETY: a valid listening socket owned by `l`.
+    assert_eq!(unsafe { libc::listen(std::os::fd::AsRawFd::as_raw_fd(&l), 4096) }, 0);
     l.set_nonblocking(true).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();

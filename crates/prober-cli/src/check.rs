@@ -3,7 +3,10 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use prober::{Engine, Event, Outcome, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Timings};
+use prober::{
+    Engine, Event, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Timings,
+    TlsOptions, TlsVerify, TlsVersion,
+};
 use serde::Serialize;
 
 use crate::args::{Args, EXIT_FAILURE, EXIT_UNKNOWN, Failure};
@@ -19,9 +22,101 @@ pub struct CheckArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
+    /// `http://`: TLS options are refused (they would only apply to redirects to https://).
     Http,
+    Https,
     Tcp,
+    Grpc,
     Exec,
+}
+
+impl Kind {
+    fn is_http(self) -> bool {
+        matches!(self, Kind::Http | Kind::Https)
+    }
+}
+
+/// The `--tls*` options as given, checked against the target once it is known.
+#[derive(Debug, Default)]
+struct TlsArgs {
+    /// The options given, in order, for messages (`--tls`, `--tls-ca`, ...).
+    given: Vec<&'static str>,
+    tls: bool,
+    verify: bool,
+    ca: Option<String>,
+    server_name: Option<String>,
+    cert: Option<String>,
+    key: Option<String>,
+    min_version: Option<TlsVersion>,
+}
+
+impl TlsArgs {
+    fn note(&mut self, name: &'static str) {
+        if !self.given.contains(&name) {
+            self.given.push(name);
+        }
+    }
+
+    /// The first option given other than `--tls` itself.
+    fn first_option(&self) -> Option<&'static str> {
+        self.given.iter().copied().find(|n| *n != "--tls")
+    }
+
+    /// Applies the options to `spec` of `kind`, or says why they do not fit.
+    fn apply(&self, args: &Args, spec: &mut ProbeSpec, kind: Kind) -> Result<(), Failure> {
+        let Some(&first) = self.given.first() else {
+            return Ok(());
+        };
+        match (&self.cert, &self.key) {
+            (Some(_), None) => {
+                return Err(args.usage("--tls-cert needs --tls-key (give both or neither)"));
+            }
+            (None, Some(_)) => {
+                return Err(args.usage("--tls-key needs --tls-cert (give both or neither)"));
+            }
+            _ => {}
+        }
+        if self.verify && self.ca.is_some() {
+            return Err(args.usage(
+                "give --tls-verify (the system's roots) or --tls-ca FILE (this CA), not both",
+            ));
+        }
+        match kind {
+            Kind::Tcp | Kind::Exec => {
+                return Err(args.usage(format!(
+                    "{first} applies to https:// and grpc:// targets only"
+                )));
+            }
+            Kind::Http => {
+                return Err(args.usage(format!(
+                    "{first} applies to https:// and grpc:// targets, not http:// (write https://... for HTTPS)"
+                )));
+            }
+            Kind::Grpc if !self.tls => {
+                return Err(args.usage(format!(
+                    "{first} needs --tls on grpc:// targets (gRPC is plaintext h2c unless --tls is given)"
+                )));
+            }
+            Kind::Https if self.first_option().is_none() => return Ok(()),
+            Kind::Https | Kind::Grpc => {}
+        }
+        let verify = match (&self.ca, self.verify) {
+            (Some(ca), _) => TlsVerify::CaFile(ca.into()),
+            (None, true) => TlsVerify::SystemRoots,
+            (None, false) => TlsVerify::None,
+        };
+        let opts = TlsOptions {
+            verify,
+            server_name: self.server_name.clone(),
+            client_cert: self
+                .cert
+                .as_ref()
+                .zip(self.key.as_ref())
+                .map(|(c, k)| (c.into(), k.into())),
+            min_version: self.min_version,
+        };
+        spec.set_tls(opts).map_err(|e| args.usage(e))
+    }
 }
 
 /// Parses the arguments after `check`; `Ok(None)` when help was printed.
@@ -33,6 +128,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
     let mut env: Vec<(String, String)> = Vec::new();
     let mut target: Option<String> = None;
     let mut command: Option<Vec<String>> = None;
+    let mut tls = TlsArgs::default();
 
     while let Some(arg) = args.next() {
         if arg == "-h" || arg == "--help" {
@@ -41,9 +137,33 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
         }
         if arg == "--json" {
             json = true;
+        } else if arg == "--tls" {
+            tls.tls = true;
+            tls.note("--tls");
+        } else if arg == "--tls-verify" {
+            tls.verify = true;
+            tls.note("--tls-verify");
+        } else if let Some(v) = args.value(&arg, "--tls-ca", None)? {
+            tls.ca = Some(v);
+            tls.note("--tls-ca");
+        } else if let Some(v) = args.value(&arg, "--tls-server-name", None)? {
+            tls.server_name = Some(v);
+            tls.note("--tls-server-name");
+        } else if let Some(v) = args.value(&arg, "--tls-cert", None)? {
+            tls.cert = Some(v);
+            tls.note("--tls-cert");
+        } else if let Some(v) = args.value(&arg, "--tls-key", None)? {
+            tls.key = Some(v);
+            tls.note("--tls-key");
+        } else if let Some(v) = args.value(&arg, "--tls-min-version", None)? {
+            let version = TlsVersion::parse(&v).ok_or_else(|| {
+                args.usage(format!("bad --tls-min-version '{v}' (expected 1.2 or 1.3)"))
+            })?;
+            tls.min_version = Some(version);
+            tls.note("--tls-min-version");
         } else if arg == "--" {
             if target.is_some() {
-                return Err(args.usage("give either a URL/tcp:// target or '-- CMD', not both"));
+                return Err(args.usage("give either a TARGET or '-- CMD', not both"));
             }
             let argv = args.rest();
             if argv.is_empty() {
@@ -85,7 +205,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
         }
         _ => {
             return Err(args.usage(
-                "missing TARGET (http://..., https://..., tcp://HOST:PORT or -- CMD [ARG...])",
+                "missing TARGET (http://..., https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...])",
             ));
         }
     };
@@ -93,7 +213,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
         spec.set_timeout(t)
             .map_err(|e| args.usage(format!("--timeout: {e}")))?;
     }
-    if !headers.is_empty() && kind != Kind::Http {
+    if !headers.is_empty() && !kind.is_http() {
         return Err(args.usage("-H/--header applies to http:// and https:// targets only"));
     }
     for (name, value) in &headers {
@@ -101,7 +221,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
             .map_err(|e| args.usage(format!("bad header: {e}")))?;
     }
     if let Some(policy) = redirects {
-        if kind != Kind::Http {
+        if !kind.is_http() {
             return Err(args.usage("--redirects applies to http:// and https:// targets only"));
         }
         spec.set_redirect_policy(policy);
@@ -113,6 +233,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
         spec.set_env(name, value)
             .map_err(|e| args.usage(format!("bad --env: {e}")))?;
     }
+    tls.apply(&args, &mut spec, kind)?;
     Ok(Some(CheckArgs { spec, json }))
 }
 
@@ -133,38 +254,56 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
     let bad = |why: &str| format!("bad target '{t}': {why}");
     let Some((scheme, rest)) = t.split_once("://") else {
         return Err(bad(
-            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT or -- CMD [ARG...]",
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]",
         ));
     };
     match scheme.to_ascii_lowercase().as_str() {
-        "http" | "https" => {
+        scheme @ ("http" | "https") => {
             let spec = ProbeSpec::http(t).map_err(|e| bad(&e.to_string()))?;
-            Ok((spec, Kind::Http))
+            let kind = if scheme == "https" {
+                Kind::Https
+            } else {
+                Kind::Http
+            };
+            Ok((spec, kind))
         }
         "tcp" => {
             let rest = rest.strip_suffix('/').unwrap_or(rest);
-            let (host, port) = if let Some(r) = rest.strip_prefix('[') {
-                let (h, p) = r
-                    .split_once("]:")
-                    .ok_or_else(|| bad("expected tcp://[IPV6]:PORT"))?;
-                (h, p)
-            } else {
-                rest.rsplit_once(':')
-                    .ok_or_else(|| bad("missing port (expected tcp://HOST:PORT)"))?
-            };
-            if host.contains(':') && !rest.starts_with('[') {
-                return Err(bad("write IPv6 addresses in brackets: tcp://[::1]:PORT"));
-            }
-            let port: i64 = port
-                .parse()
-                .map_err(|_| bad(&format!("invalid port '{port}' (expected 1 to 65535)")))?;
+            let (host, port) = host_port(rest, "tcp").map_err(|e| bad(&e))?;
             let spec = ProbeSpec::tcp(host, port).map_err(|e| bad(&e.to_string()))?;
             Ok((spec, Kind::Tcp))
         }
+        "grpc" => {
+            // Everything after the first '/' is the service name, verbatim (none: the server).
+            let (authority, service) = rest.split_once('/').unwrap_or((rest, ""));
+            let (host, port) = host_port(authority, "grpc").map_err(|e| bad(&e))?;
+            let spec = ProbeSpec::grpc(host, port, service).map_err(|e| bad(&e.to_string()))?;
+            Ok((spec, Kind::Grpc))
+        }
         other => Err(bad(&format!(
-            "unsupported scheme '{other}' (expected http, https or tcp)"
+            "unsupported scheme '{other}' (expected http, https, tcp or grpc)"
         ))),
     }
+}
+
+/// `HOST:PORT` or `[IPV6]:PORT` of a `SCHEME://` target.
+fn host_port<'a>(s: &'a str, scheme: &str) -> Result<(&'a str, i64), String> {
+    let (host, port) = if let Some(r) = s.strip_prefix('[') {
+        r.split_once("]:")
+            .ok_or_else(|| format!("expected {scheme}://[IPV6]:PORT"))?
+    } else {
+        s.rsplit_once(':')
+            .ok_or_else(|| format!("missing port (expected {scheme}://HOST:PORT)"))?
+    };
+    if host.contains(':') && !s.starts_with('[') {
+        return Err(format!(
+            "write IPv6 addresses in brackets: {scheme}://[::1]:PORT"
+        ));
+    }
+    let port: i64 = port
+        .parse()
+        .map_err(|_| format!("invalid port '{port}' (expected 1 to 65535)"))?;
+    Ok((host, port))
 }
 
 /// Runs the check, prints its line and returns the exit status.
@@ -228,7 +367,7 @@ fn run_probe(spec: &ProbeSpec) -> Result<Ran, Failure> {
 }
 
 fn has_output(spec: &ProbeSpec) -> bool {
-    !matches!(spec.kind, prober::ProbeKind::Tcp(_))
+    !matches!(spec.kind, ProbeKind::Tcp(_))
 }
 
 pub fn exit_status(result: ProbeResult) -> i32 {
@@ -307,6 +446,8 @@ struct CheckJson<'a> {
     exit_code: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_total: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cert_not_after: Option<i64>,
 }
 
 pub fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> String {
@@ -321,6 +462,7 @@ pub fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> String {
         http_status: o.http_status,
         exit_code: o.exit_code,
         output_total: (has_output || o.output_total > 0).then_some(o.output_total),
+        cert_not_after: o.cert_not_after,
     };
     serde_json::to_string(&j)
         .unwrap_or_else(|e| format!("{{\"result\":\"unknown\",\"message\":\"{e}\"}}"))
@@ -357,6 +499,91 @@ mod tests {
         );
     }
 
+    fn grpc(a: &CheckArgs) -> &prober::GrpcSpec {
+        match &a.spec.kind {
+            ProbeKind::Grpc(g) => g,
+            other => panic!("not gRPC: {other:?}"),
+        }
+    }
+
+    fn http_tls(a: &CheckArgs) -> &TlsOptions {
+        match &a.spec.kind {
+            ProbeKind::Http(h) => &h.tls,
+            other => panic!("not HTTP: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn grpc_targets() {
+        let a = parse_args(&["grpc://127.0.0.1:50051"]).unwrap().unwrap();
+        let g = grpc(&a);
+        assert_eq!(
+            (g.host.as_str(), g.port, g.service.as_str(), &g.tls),
+            ("127.0.0.1", 50051, "", &None)
+        );
+        let a = parse_args(&["GRPC://[::1]:9/"]).unwrap().unwrap();
+        assert_eq!(
+            (grpc(&a).host.as_str(), grpc(&a).service.as_str()),
+            ("::1", "")
+        );
+        let a = parse_args(&["grpc://svc.local:9/my.pkg.Svc"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(grpc(&a).service, "my.pkg.Svc");
+        // --tls alone: TLS with the kubelet's options (no verification).
+        let a = parse_args(&["--tls", "grpc://h:9"]).unwrap().unwrap();
+        assert_eq!(grpc(&a).tls, Some(TlsOptions::default()));
+        let a = parse_args(&[
+            "--tls",
+            "--tls-ca=ca.pem",
+            "--tls-server-name",
+            "svc.example",
+            "--tls-cert",
+            "c.pem",
+            "--tls-key",
+            "k.pem",
+            "--tls-min-version",
+            "1.3",
+            "grpc://h:9/s",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            grpc(&a).tls,
+            Some(TlsOptions {
+                verify: TlsVerify::CaFile("ca.pem".into()),
+                server_name: Some("svc.example".into()),
+                client_cert: Some(("c.pem".into(), "k.pem".into())),
+                min_version: Some(TlsVersion::Tls13),
+            })
+        );
+        let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            grpc(&a).tls.as_ref().unwrap().verify,
+            TlsVerify::SystemRoots
+        );
+    }
+
+    #[test]
+    fn https_tls_options() {
+        let a = parse_args(&["https://h/"]).unwrap().unwrap();
+        assert_eq!(http_tls(&a), &TlsOptions::default());
+        // --tls on https:// changes nothing.
+        let a = parse_args(&["--tls", "https://h/"]).unwrap().unwrap();
+        assert_eq!(http_tls(&a), &TlsOptions::default());
+        let a = parse_args(&["--tls-verify", "--tls-server-name=a.example", "https://h/"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(http_tls(&a).verify, TlsVerify::SystemRoots);
+        assert_eq!(http_tls(&a).server_name.as_deref(), Some("a.example"));
+        let a = parse_args(&["--tls-min-version", "TLSv1.2", "https://h/"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(http_tls(&a).min_version, Some(TlsVersion::Tls12));
+    }
+
     #[test]
     fn usage_errors() {
         let cases: &[(&[&str], &str)] = &[
@@ -389,6 +616,50 @@ mod tests {
             (&["http://h/", "--", "true"], "not both"),
             (&["--"], "missing command"),
             (&["--timeout"], "needs a value"),
+            (&["grpc://h"], "missing port (expected grpc://HOST:PORT)"),
+            (
+                &["grpc://h/svc"],
+                "missing port (expected grpc://HOST:PORT)",
+            ),
+            (&["grpc://h:0/svc"], "invalid port 0"),
+            (&["grpc://::1:80"], "grpc://[::1]:PORT"),
+            (&["grpc://h s:1"], "invalid host"),
+            (&["-H", "X: y", "grpc://h:1"], "applies to http"),
+            (&["--redirects", "none", "grpc://h:1"], "applies to http"),
+            (
+                &["--tls", "tcp://h:1"],
+                "--tls applies to https:// and grpc://",
+            ),
+            (
+                &["--tls-ca", "ca.pem", "--", "true"],
+                "--tls-ca applies to https:// and grpc://",
+            ),
+            (&["--tls", "http://h/"], "not http:// (write https://"),
+            (&["--tls-verify", "http://h/"], "--tls-verify applies"),
+            (
+                &["--tls-ca", "ca.pem", "grpc://h:1"],
+                "--tls-ca needs --tls",
+            ),
+            (&["--tls-server-name", "x", "grpc://h:1"], "needs --tls"),
+            (
+                &["--tls", "--tls-cert", "c", "grpc://h:1"],
+                "--tls-cert needs --tls-key",
+            ),
+            (
+                &["--tls-key", "k", "https://h/"],
+                "--tls-key needs --tls-cert",
+            ),
+            (&["--tls-verify", "--tls-ca", "c", "https://h/"], "not both"),
+            (
+                &["--tls-min-version", "1.1", "https://h/"],
+                "bad --tls-min-version '1.1'",
+            ),
+            (
+                &["--tls-server-name", "a b", "https://h/"],
+                "invalid server name",
+            ),
+            (&["--tls-ca=", "https://h/"], "CA file: empty path"),
+            (&["--tls-ca"], "needs a value"),
         ];
         for (argv, want) in cases {
             let e = parse_args(argv).unwrap_err();

@@ -2,9 +2,10 @@
 //! specs and schedules, with the kubelet's defaults.
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use prober::{ProbeSpec, Role, Schedule};
+use prober::{ProbeKind, ProbeSpec, Role, Schedule, TlsOptions, TlsVerify, TlsVersion};
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -104,6 +105,26 @@ pub struct Probe {
     pub period_milliseconds: Option<i64>,
     #[serde(default, deserialize_with = "opt_int")]
     pub timeout_milliseconds: Option<i64>,
+    /// libprober extension: TLS options of `httpGet` with scheme HTTPS and `grpc` with mode TLS.
+    pub tls: Option<TlsConfig>,
+}
+
+/// The `tls:` block of a probe (a libprober extension). Without it, TLS is the kubelet's: no
+/// certificate verification.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TlsConfig {
+    /// `true`: verify the certificate against the system's roots.
+    pub verify: Option<bool>,
+    /// Verify against the CA certificates in this PEM file (relative to the file's directory).
+    pub ca_file: Option<String>,
+    pub server_name: Option<String>,
+    /// Client certificate chain and key (PEM files), both or neither.
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
+    /// `1.2` or `1.3` (a string or a YAML number).
+    #[serde(default, deserialize_with = "opt_version")]
+    pub min_version: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -141,8 +162,13 @@ pub struct TcpSocketAction {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GrpcAction {
-    pub port: i64,
+    /// A number: Kubernetes does not allow named ports here (a name is refused with a message).
+    pub port: PortRef,
     pub service: Option<String>,
+    /// libprober extension: the host to probe (the kubelet always probes the pod IP).
+    pub host: Option<String>,
+    /// `Plaintext` (default, h2c) or `TLS` (KEP-4939, no certificate verification).
+    pub mode: Option<String>,
 }
 
 /// Kubernetes' IntOrString port: a number, or the name of a container port.
@@ -207,6 +233,39 @@ fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     d.deserialize_option(V)
 }
 
+/// An optional TLS version: `"1.3"`, or `1.3` as YAML reads it (a float), kept as text.
+fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a TLS version (1.2 or 1.3)")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+    }
+    d.deserialize_option(V)
+}
+
 /// One target to run: its name and its probes.
 #[derive(Debug)]
 pub struct TargetPlan {
@@ -223,9 +282,12 @@ pub struct Source<'a> {
     pub ports: &'a [ContainerPort],
     /// Host for probes that name none.
     pub host: &'a str,
+    /// Directory that relative file names in `tls:` blocks are relative to (`None`: the
+    /// current directory).
+    pub base_dir: Option<&'a Path>,
 }
 
-/// Builds the target's probes. `notes` collects what was skipped (gRPC, non-static env).
+/// Builds the target's probes. `notes` collects what is worth saying (non-static env).
 pub fn plan(
     name: String,
     src: &Source<'_>,
@@ -248,29 +310,33 @@ pub fn plan(
     }
     for (role, field, probe) in probes.by_role() {
         let Some(probe) = probe else { continue };
-        let built = build(src, role, field, probe).map_err(|e| format!("{}: {e}", src.label))?;
-        match built {
-            Some((spec, schedule)) => out.push((role, spec, schedule)),
-            None => {
-                let (port, service) = probe
-                    .grpc
-                    .as_ref()
-                    .map_or((0, ""), |g| (g.port, g.service.as_deref().unwrap_or("")));
+        let (spec, schedule) =
+            build(src, role, field, probe).map_err(|e| format!("{}: {e}", src.label))?;
+        // TLS files are read at every run (a renewed certificate is picked up), so one that is
+        // missing now is not an error; but its runs would be Unknown, which is never published:
+        // say so, or the watch would just stay silent.
+        for (name, path) in tls_files(&spec) {
+            if let Err(e) = std::fs::File::open(path) {
                 notes.push(format!(
-                    "{}: {field}: gRPC probes (port {port}, service {service:?}) are not supported by this build; probe skipped",
-                    src.label
+                    "{}: {field}.tls.{name}: cannot read {}: {}; the probe's runs are unknown (never published) until it can be read",
+                    src.label,
+                    path.display(),
+                    io_error_text(&e)
                 ));
             }
         }
+        out.push((role, spec, schedule));
     }
     Ok(TargetPlan { name, probes: out })
 }
 
 /// Reads a watch file: JSON when `json`, else YAML. Errors carry the line and column.
+/// Relative file names in it are taken relative to `base_dir`.
 pub fn load_watch_file(
     text: &str,
     json: bool,
     host: &str,
+    base_dir: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, String> {
     let file: WatchFile = if json {
@@ -297,19 +363,20 @@ pub fn load_watch_file(
             env: &t.env,
             ports: &t.ports,
             host,
+            base_dir,
         };
         plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
     }
     Ok(plans)
 }
 
-/// One probe; `Ok(None)` for a gRPC probe, which this build cannot run.
+/// One probe: its spec and its schedule.
 fn build(
     src: &Source<'_>,
     role: Role,
     p: &str,
     probe: &Probe,
-) -> Result<Option<(ProbeSpec, Schedule)>, String> {
+) -> Result<(ProbeSpec, Schedule), String> {
     let handlers = [
         probe.exec.is_some(),
         probe.http_get.is_some(),
@@ -392,9 +459,45 @@ fn build(
                 .map_err(|err| format!("env[{i}]: {err}"))?;
         }
         spec
+    } else if let Some(g) = &probe.grpc {
+        let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
+        let host = g
+            .host
+            .as_deref()
+            .filter(|h| !h.is_empty())
+            .unwrap_or(src.host);
+        let service = g.service.as_deref().unwrap_or("");
+        let mut spec = ProbeSpec::grpc(host, i64::from(port), service)
+            .map_err(|e| format!("{p}.grpc: {e}"))?;
+        match g.mode.as_deref() {
+            None | Some("Plaintext" | "plaintext") => {}
+            Some("TLS" | "tls") => spec
+                .set_tls(TlsOptions::default())
+                .map_err(|e| format!("{p}.grpc.mode: {e}"))?,
+            Some(other) => {
+                return Err(format!(
+                    "{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"
+                ));
+            }
+        }
+        spec
     } else {
-        return Ok(None);
+        unreachable!("exactly one handler was checked above");
     };
+    if let Some(t) = &probe.tls {
+        let uses_tls = match &spec.kind {
+            ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
+            ProbeKind::Grpc(g) => g.tls.is_some(),
+            ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
+        };
+        if !uses_tls {
+            return Err(format!(
+                "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
+            ));
+        }
+        let opts = tls_options(src, &format!("{p}.tls"), t)?;
+        spec.set_tls(opts).map_err(|e| format!("{p}.tls: {e}"))?;
+    }
     let tfield = if probe.timeout_milliseconds.is_some() {
         "timeoutMilliseconds"
     } else {
@@ -402,7 +505,112 @@ fn build(
     };
     spec.set_timeout(timeout)
         .map_err(|e| format!("{p}.{tfield}: {e}"))?;
-    Ok(Some((spec, schedule)))
+    Ok((spec, schedule))
+}
+
+/// The files named by a spec's TLS options, with their `tls:` field names.
+fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
+    let tls = match &spec.kind {
+        ProbeKind::Http(h) => Some(&h.tls),
+        ProbeKind::Grpc(g) => g.tls.as_ref(),
+        ProbeKind::Tcp(_) | ProbeKind::Exec(_) => None,
+    };
+    let Some(tls) = tls else { return Vec::new() };
+    let mut files = Vec::new();
+    if let TlsVerify::CaFile(ca) = &tls.verify {
+        files.push(("caFile", ca.as_path()));
+    }
+    if let Some((cert, key)) = &tls.client_cert {
+        files.push(("certFile", cert.as_path()));
+        files.push(("keyFile", key.as_path()));
+    }
+    files
+}
+
+/// An I/O error as a short lower-case text ("no such file or directory"), without Rust's
+/// "(os error 2)".
+fn io_error_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    let s = s.split(" (os error").next().unwrap_or(&s);
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The options of a `tls:` block; `field` is its path for messages.
+fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOptions, String> {
+    let path = |name: &str| -> PathBuf {
+        match src.base_dir {
+            Some(dir) => dir.join(name),
+            None => PathBuf::from(name),
+        }
+    };
+    let verify = match (t.verify, &t.ca_file) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{field}: give verify (the system's roots) or caFile (this CA), not both"
+            ));
+        }
+        (_, Some(ca)) if ca.is_empty() => return Err(format!("{field}.caFile: must not be empty")),
+        (_, Some(ca)) => TlsVerify::CaFile(path(ca)),
+        (Some(true), None) => TlsVerify::SystemRoots,
+        (Some(false) | None, None) => TlsVerify::None,
+    };
+    let client_cert = match (&t.cert_file, &t.key_file) {
+        (Some(c), Some(k)) => {
+            for (name, v) in [("certFile", c), ("keyFile", k)] {
+                if v.is_empty() {
+                    return Err(format!("{field}.{name}: must not be empty"));
+                }
+            }
+            Some((path(c), path(k)))
+        }
+        (None, None) => None,
+        (Some(_), None) => {
+            return Err(format!(
+                "{field}: certFile needs keyFile (give both or neither)"
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(format!(
+                "{field}: keyFile needs certFile (give both or neither)"
+            ));
+        }
+    };
+    let min_version = match &t.min_version {
+        None => None,
+        Some(v) => Some(
+            TlsVersion::parse(v)
+                .ok_or_else(|| format!("{field}.minVersion: expected 1.2 or 1.3 (got {v:?})"))?,
+        ),
+    };
+    Ok(TlsOptions {
+        verify,
+        server_name: t.server_name.clone(),
+        client_cert,
+        min_version,
+    })
+}
+
+/// The port of a gRPC probe: Kubernetes requires a number (`GRPCAction.port` is an int32).
+fn grpc_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, String> {
+    match port {
+        PortRef::Number(_) => resolve_port(src, field, port),
+        PortRef::Name(name) => {
+            let declared = src
+                .ports
+                .iter()
+                .find(|cp| cp.name.as_deref() == Some(name.as_str()))
+                .map_or(String::new(), |cp| {
+                    format!("; write its number, {}", cp.container_port)
+                });
+            Err(format!(
+                "{field}: named port {name:?} is not allowed for gRPC probes (Kubernetes requires a port number here{declared})"
+            ))
+        }
+    }
 }
 
 fn schedule(role: Role, p: &str, probe: &Probe) -> Result<Schedule, String> {
@@ -526,6 +734,7 @@ mod tests {
             env,
             ports,
             host: "127.0.0.1",
+            base_dir: None,
         }
     }
 
@@ -536,17 +745,13 @@ mod tests {
     #[test]
     fn kubernetes_defaults() {
         let p = probe("tcpSocket: {port: 80}");
-        let (spec, s) = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p)
-            .unwrap()
-            .unwrap();
+        let (spec, s) = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap();
         assert_eq!(s, Schedule::default());
         assert_eq!(spec.timeout, Duration::from_secs(1));
         let p = probe(
             "tcpSocket: {port: 80}\nperiodSeconds: 0\ntimeoutSeconds: 0\nfailureThreshold: 0",
         );
-        let (spec, s) = build(&src(&[], &[]), Role::Liveness, "livenessProbe", &p)
-            .unwrap()
-            .unwrap();
+        let (spec, s) = build(&src(&[], &[]), Role::Liveness, "livenessProbe", &p).unwrap();
         assert_eq!(s, Schedule::default());
         assert_eq!(spec.timeout, Duration::from_secs(1));
     }
@@ -556,9 +761,7 @@ mod tests {
         let p = probe(
             "tcpSocket: {port: 80}\nperiodMilliseconds: 250\ntimeoutMilliseconds: 100\ninitialDelayMilliseconds: 50",
         );
-        let (spec, s) = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p)
-            .unwrap()
-            .unwrap();
+        let (spec, s) = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap();
         assert_eq!(
             (s.period, s.initial_delay),
             (Duration::from_millis(250), Duration::from_millis(50))
@@ -619,7 +822,6 @@ mod tests {
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p)
                 .unwrap()
-                .unwrap()
                 .1
                 .success_threshold,
             2
@@ -647,9 +849,7 @@ mod tests {
         let p = probe(
             "httpGet: {port: http, path: healthz, scheme: HTTPS, host: '::1', httpHeaders: [{name: X-A, value: b}]}",
         );
-        let (spec, _) = build(&src(&[], &ports), Role::Readiness, "readinessProbe", &p)
-            .unwrap()
-            .unwrap();
+        let (spec, _) = build(&src(&[], &ports), Role::Readiness, "readinessProbe", &p).unwrap();
         let prober::ProbeKind::Http(h) = &spec.kind else {
             panic!()
         };
@@ -694,11 +894,7 @@ mod tests {
                 .contains("only one")
         );
         let p = probe("grpc: {port: 1}");
-        assert!(
-            build(&src(&[], &[]), Role::Readiness, "r", &p)
-                .unwrap()
-                .is_none()
-        );
+        assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).is_ok());
         let p = probe("exec: {command: []}");
         assert!(
             build(&src(&[], &[]), Role::Readiness, "r", &p)
@@ -710,15 +906,174 @@ mod tests {
         )
         .unwrap();
         let p = probe("exec: {command: [echo, '$(A)']}");
-        let (spec, _) = build(&src(&env, &[]), Role::Readiness, "r", &p)
-            .unwrap()
-            .unwrap();
+        let (spec, _) = build(&src(&env, &[]), Role::Readiness, "r", &p).unwrap();
         let prober::ProbeKind::Exec(e) = &spec.kind else {
             panic!()
         };
         assert_eq!(
             e.env,
             vec![("A".into(), "x".into()), ("C".into(), String::new())]
+        );
+    }
+
+    fn grpc_of(spec: &ProbeSpec) -> &prober::GrpcSpec {
+        match &spec.kind {
+            ProbeKind::Grpc(g) => g,
+            other => panic!("not gRPC: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn grpc_probes() {
+        let p = probe("grpc: {port: 50051, service: my.Svc}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        let g = grpc_of(&spec);
+        assert_eq!(
+            (g.host.as_str(), g.port, g.service.as_str(), &g.tls),
+            ("127.0.0.1", 50051, "my.Svc", &None)
+        );
+        let p = probe("grpc: {port: '9', host: '::1', mode: Plaintext}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(
+            (grpc_of(&spec).host.as_str(), grpc_of(&spec).port),
+            ("::1", 9)
+        );
+        let p = probe("grpc: {port: 9, mode: TLS}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
+        let p = probe("grpc: {port: 9, mode: mTLS}");
+        assert_eq!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
+            "r.grpc.mode: expected Plaintext or TLS (got \"mTLS\")"
+        );
+        let p = probe("grpc: {port: 0}");
+        assert_eq!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
+            "r.grpc.port: invalid port 0 (expected 1 to 65535)"
+        );
+        // Named ports: refused, as Kubernetes does, with the number when it is declared.
+        let ports: Vec<ContainerPort> =
+            serde_norway::from_str("[{name: grpc, containerPort: 50051}]").unwrap();
+        let p = probe("grpc: {port: grpc}");
+        assert_eq!(
+            build(&src(&[], &ports), Role::Liveness, "livenessProbe", &p).unwrap_err(),
+            "livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC probes \
+             (Kubernetes requires a port number here; write its number, 50051)"
+        );
+        assert_eq!(
+            build(&src(&[], &[]), Role::Liveness, "livenessProbe", &p).unwrap_err(),
+            "livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC probes \
+             (Kubernetes requires a port number here)"
+        );
+        let e = serde_norway::from_str::<Probe>("grpc: {service: x}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing field `port`"), "{e}");
+    }
+
+    #[test]
+    fn tls_blocks() {
+        let dir = Path::new("/etc/probes");
+        let with_dir = Source {
+            base_dir: Some(dir),
+            ..src(&[], &[])
+        };
+        let p = probe(
+            "httpGet: {port: 8443, scheme: HTTPS}\ntls: {caFile: ca.pem, serverName: api.example, certFile: /abs/c.pem, keyFile: k.pem, minVersion: 1.3}",
+        );
+        let (spec, _) = build(&with_dir, Role::Readiness, "r", &p).unwrap();
+        let ProbeKind::Http(h) = &spec.kind else {
+            panic!()
+        };
+        assert_eq!(
+            h.tls,
+            TlsOptions {
+                verify: TlsVerify::CaFile("/etc/probes/ca.pem".into()),
+                server_name: Some("api.example".into()),
+                client_cert: Some(("/abs/c.pem".into(), "/etc/probes/k.pem".into())),
+                min_version: Some(TlsVersion::Tls13),
+            }
+        );
+        let p = probe("grpc: {port: 9, mode: TLS}\ntls: {verify: true, minVersion: '1.2'}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        let tls = grpc_of(&spec).tls.clone().unwrap();
+        assert_eq!(
+            (tls.verify, tls.min_version),
+            (TlsVerify::SystemRoots, Some(TlsVersion::Tls12))
+        );
+        let p = probe("grpc: {port: 9, mode: TLS}\ntls: {verify: false}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
+
+        let cases = [
+            (
+                "tcpSocket: {port: 1}\ntls: {verify: true}",
+                "r.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only",
+            ),
+            (
+                "httpGet: {port: 1}\ntls: {verify: true}",
+                "r.tls: applies to httpGet",
+            ),
+            (
+                "grpc: {port: 1}\ntls: {verify: true}",
+                "r.tls: applies to httpGet",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {verify: true, caFile: c}",
+                "r.tls: give verify (the system's roots) or caFile (this CA), not both",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {certFile: c}",
+                "r.tls: certFile needs keyFile (give both or neither)",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {keyFile: k}",
+                "r.tls: keyFile needs certFile",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {minVersion: 1.1}",
+                "r.tls.minVersion: expected 1.2 or 1.3 (got \"1.1\")",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {caFile: ''}",
+                "r.tls.caFile: must not be empty",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {serverName: 'a b'}",
+                "r.tls: invalid TLS option: invalid server name \"a b\"",
+            ),
+        ];
+        for (yaml, want) in cases {
+            let e = build(&src(&[], &[]), Role::Readiness, "r", &probe(yaml)).unwrap_err();
+            assert!(e.starts_with(want), "{yaml}: {e}");
+        }
+        let e = serde_norway::from_str::<Probe>("tls: {verfy: true}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `verfy`"), "{e}");
+    }
+
+    #[test]
+    fn missing_tls_files_are_noted() {
+        let yaml = "targets:\n- name: t\n  readinessProbe:\n    httpGet: {port: 1, scheme: HTTPS}\n    tls: {caFile: no-such-ca.pem, certFile: /no/such/c.pem, keyFile: /no/such/k.pem}\n";
+        let mut notes = Vec::new();
+        let plans = load_watch_file(
+            yaml,
+            false,
+            "127.0.0.1",
+            Some(Path::new("/no/dir")),
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(plans[0].probes.len(), 1);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(
+            notes[0],
+            "target \"t\": readinessProbe.tls.caFile: cannot read /no/dir/no-such-ca.pem: no such file or directory; the probe's runs are unknown (never published) until it can be read"
+        );
+        assert!(
+            notes[2].contains("tls.keyFile: cannot read /no/such/k.pem"),
+            "{notes:?}"
         );
     }
 }

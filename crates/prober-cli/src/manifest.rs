@@ -2,6 +2,8 @@
 //! multi-document YAML. Fields this command does not use are ignored; the probe fields
 //! themselves are read strictly.
 
+use std::path::Path;
+
 use serde::Deserialize;
 
 use crate::config::{ContainerPort, EnvVar, Probe, Probes, Source, TargetPlan, plan};
@@ -72,8 +74,15 @@ impl Container {
 
 const KINDS: &str = "Pod, Deployment, StatefulSet and DaemonSet";
 
-/// Every container's probes, as targets named `NAME/CONTAINER`, probing `host`.
-pub fn load(text: &str, host: &str, notes: &mut Vec<String>) -> Result<Vec<TargetPlan>, String> {
+/// Every container's probes, as targets named `NAME/CONTAINER`, probing `host`. Relative file
+/// names (in `tls:` blocks) are taken relative to `base_dir`.
+pub fn load(
+    text: &str,
+    host: &str,
+    base_dir: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<TargetPlan>, String> {
+    let cx = Cx { host, base_dir };
     // First pass: what each document is. Second pass: the documents of interest, typed, so
     // that errors point into the file.
     let mut heads = Vec::new();
@@ -125,10 +134,10 @@ pub fn load(text: &str, host: &str, notes: &mut Vec<String>) -> Result<Vec<Targe
                 }
                 continue;
             }
-            add(&mut plans, &name, c, host, notes)?;
+            add(&mut plans, &name, c, &cx, notes)?;
         }
         for c in &spec.containers {
-            add(&mut plans, &name, c, host, notes)?;
+            add(&mut plans, &name, c, &cx, notes)?;
         }
     }
     if plans.is_empty() {
@@ -147,11 +156,18 @@ fn quoted(name: &str) -> String {
     }
 }
 
+/// What every target of one manifest shares.
+#[derive(Debug, Clone, Copy)]
+struct Cx<'a> {
+    host: &'a str,
+    base_dir: Option<&'a Path>,
+}
+
 fn add(
     plans: &mut Vec<TargetPlan>,
     owner: &str,
     c: &Container,
-    host: &str,
+    cx: &Cx<'_>,
     notes: &mut Vec<String>,
 ) -> Result<(), String> {
     let target = format!("{owner}/{}", c.name);
@@ -168,7 +184,8 @@ fn add(
         label: format!("container {target}"),
         env: &c.env,
         ports: &c.ports,
-        host,
+        host: cx.host,
+        base_dir: cx.base_dir,
     };
     let p = plan(target, &src, c.probes(), notes)?;
     if !p.probes.is_empty() {
@@ -229,7 +246,7 @@ spec: {ports: [{port: 80, targetPort: http}]}
     #[test]
     fn reads_a_deployment() {
         let mut notes = Vec::new();
-        let plans = load(MANIFEST, "10.0.0.1", &mut notes).unwrap();
+        let plans = load(MANIFEST, "10.0.0.1", None, &mut notes).unwrap();
         let names: Vec<&str> = plans.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["web/proxy", "web/app"]);
         let roles: Vec<Role> = plans[1].probes.iter().map(|p| p.0).collect();
@@ -270,22 +287,29 @@ spec: {ports: [{port: 80, targetPort: http}]}
             "readinessProbe: {httpGet: {path: /ready",
             "readinessProbe: {htpGet: {path: /ready",
         );
-        let e = load(&bad, "h", &mut Vec::new()).unwrap_err();
+        let e = load(&bad, "h", None, &mut Vec::new()).unwrap_err();
         assert!(
             e.contains("unknown field `htpGet`") && e.contains("at line 33 column 28"),
             "{e}"
         );
         let bad = MANIFEST.replace("port: admin}", "port: adm}");
-        let e = load(&bad, "h", &mut Vec::new()).unwrap_err();
+        let e = load(&bad, "h", None, &mut Vec::new()).unwrap_err();
         assert_eq!(
             e,
             "container web/proxy: readinessProbe.tcpSocket.port: named port \"adm\" not found (declared: admin)"
         );
-        let e = load("kind: Service\nmetadata: {name: x}\n", "h", &mut Vec::new()).unwrap_err();
+        let e = load(
+            "kind: Service\nmetadata: {name: x}\n",
+            "h",
+            None,
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert!(e.starts_with("no container with probes found"), "{e}");
         let e = load(
             "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, ports: [{name: x}]}]}\n",
             "h",
+            None,
             &mut Vec::new(),
         )
         .unwrap_err();
@@ -293,14 +317,14 @@ spec: {ports: [{port: 80, targetPort: http}]}
             e.contains("missing field `containerPort`") && e.contains("line 3"),
             "{e}"
         );
-        let e = load("a: [\n", "h", &mut Vec::new()).unwrap_err();
+        let e = load("a: [\n", "h", None, &mut Vec::new()).unwrap_err();
         assert!(e.contains("line"), "{e}");
     }
 
     #[test]
     fn pods_by_name() {
         let pod = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n";
-        let plans = load(pod, "h", &mut Vec::new()).unwrap();
+        let plans = load(pod, "h", None, &mut Vec::new()).unwrap();
         assert_eq!(plans[0].name, "p/c");
     }
 }

@@ -1,7 +1,7 @@
 //! Help texts.
 
 pub const MAIN: &str = "\
-prober: kubelet-grade health probes (TCP, HTTP, exec) from the command line
+prober: kubelet-grade health probes (TCP, HTTP(S), gRPC, exec) from the command line
 
 Usage:
   prober check [OPTIONS] TARGET        run one probe, print one line, exit with its result
@@ -15,14 +15,16 @@ Run 'prober check --help' or 'prober watch --help' for details.
 
 pub const CHECK: &str = "\
 Usage: prober check [--timeout DUR] [-H 'Name: value']... [--redirects POLICY]
-                    [--env NAME=VALUE]... [--json] TARGET
+                    [--env NAME=VALUE]... [TLS OPTIONS] [--json] TARGET
 
 Runs one probe with the kubelet's rules and exits with its result.
 
 TARGET:
   http://HOST[:PORT][/PATH]    HTTP GET; 2xx success, unfollowed 3xx warning, else failure
-  https://HOST[:PORT][/PATH]   the same over TLS (unknown when TLS is not built in)
+  https://HOST[:PORT][/PATH]   the same over TLS (no certificate verification by default)
   tcp://HOST:PORT              TCP connect ([::1] for IPv6)
+  grpc://HOST:PORT[/SERVICE]   gRPC health check of SERVICE (none: the whole server),
+                               plaintext HTTP/2 (h2c) unless --tls is given
   -- CMD [ARG...]              run a command (no shell); exit 0 is success
 
 Options:
@@ -33,6 +35,15 @@ Options:
   -e, --env NAME=VALUE   variable for $(NAME) expansion in the command (repeatable)
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
+
+TLS options (https:// targets, and grpc:// targets with --tls):
+  --tls                  use TLS for a grpc:// target (no-op for https://)
+  --tls-verify           verify the server's certificate against the system's roots
+  --tls-ca FILE          verify it against the CA certificates in FILE (PEM) instead
+  --tls-server-name NAME name sent as SNI and verified (default: the target's host)
+  --tls-cert FILE        client certificate chain (PEM), with --tls-key (mutual TLS)
+  --tls-key FILE         client private key (PEM), with --tls-cert
+  --tls-min-version V    oldest TLS version accepted: 1.2 (default) or 1.3
 
 Exit status: 0 success or warning, 1 failure, 2 unknown (could not run the probe),
 64 usage error.
@@ -51,6 +62,12 @@ FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard in
       readinessProbe:
         httpGet: {path: /healthz, port: 8080}
         periodSeconds: 2
+    - name: api
+      livenessProbe:
+        grpc: {port: 50051, service: my.pkg.Api}
+Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubelet),
+tcpSocket or grpc (mode TLS for TLS), and a 'tls:' block (verify, caFile, serverName,
+certFile, keyFile, minVersion) for TLS probes.
 With --manifest, FILE is a Kubernetes manifest (multi-document YAML): the probes of every
 container of its Pods, Deployments, StatefulSets and DaemonSets run against ADDR.
 

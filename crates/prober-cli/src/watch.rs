@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, TargetId};
@@ -77,6 +78,16 @@ pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
     }))
 }
 
+/// The directory that relative file names in the input are relative to: the input's own
+/// (`None` for standard input: the current directory).
+fn base_dir(path: &str) -> Option<&Path> {
+    if path == "-" {
+        None
+    } else {
+        Path::new(path).parent()
+    }
+}
+
 fn read_input(path: &str) -> Result<String, Failure> {
     let mut text = String::new();
     let res = if path == "-" {
@@ -96,18 +107,23 @@ fn read_input(path: &str) -> Result<String, Failure> {
 /// Reads and checks the input: every problem is reported before anything runs.
 fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
     let mut notes = Vec::new();
+    // Relative file names in the input are relative to its directory (standard input: the
+    // current directory).
     let (path, plans) = match &w.input {
         Input::File(path) => {
             let text = read_input(path)?;
             let json = path.ends_with(".json");
             (
                 path,
-                config::load_watch_file(&text, json, &w.host, &mut notes),
+                config::load_watch_file(&text, json, &w.host, base_dir(path), &mut notes),
             )
         }
         Input::Manifest(path) => {
             let text = read_input(path)?;
-            (path, manifest::load(&text, &w.host, &mut notes))
+            (
+                path,
+                manifest::load(&text, &w.host, base_dir(path), &mut notes),
+            )
         }
     };
     for n in &notes {
@@ -163,6 +179,8 @@ struct StateJson<'a> {
     http_status: Option<u16>,
     #[serde(skip_serializing_if = "Option::is_none")]
     exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cert_not_after: Option<i64>,
     started: bool,
     ready: bool,
     live: bool,
@@ -306,6 +324,7 @@ fn state_line(
             reason: outcome.map_or("initial", |o| o.reason.as_str()),
             http_status: outcome.and_then(|o| o.http_status),
             exit_code: outcome.and_then(|o| o.exit_code),
+            cert_not_after: outcome.and_then(|o| o.cert_not_after),
             started: t.started(),
             ready: t.ready(),
             live: t.live(),

@@ -1,7 +1,14 @@
 //! The `prober` binary against `prober_testkit::TargetServer`: exit statuses, JSON fields,
-//! headers, exec, timeouts, `watch` on files and manifests, bad input, signals.
+//! headers, exec, timeouts, `watch` on files and manifests, bad input, signals; HTTPS against
+//! `prober_testkit::tls::TlsTargetServer`, gRPC against grpc-go's health server (built with
+//! `go build`, see `crates/prober-grpc/tests/support`: without Go those tests fail, never skip).
 //!
 //! No pass condition depends on wall-clock time, except generous "did not hang" bounds.
+
+// Skipped by rustfmt: `cargo fmt -p prober-cli` must not reformat prober-grpc's file.
+#[rustfmt::skip]
+#[path = "../../prober-grpc/tests/support/mod.rs"]
+mod support;
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
@@ -11,7 +18,9 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use prober_testkit::TargetServer;
+use prober_testkit::tls::{Issued, TestCa, TlsServerOptions, TlsTargetServer, TlsVersions};
 use serde_json::Value;
+use support::HealthServer;
 
 /// Bound for one command to finish: only there to turn a hang into a failure.
 const HANG: Duration = Duration::from_secs(60);
@@ -296,6 +305,12 @@ fn help_and_version() {
         assert_eq!(r.stderr, "");
     }
     assert!(run(&["check", "--help"]).stdout.contains("--timeout DUR"));
+    assert!(
+        run(&["check", "--help"])
+            .stdout
+            .contains("grpc://HOST:PORT[/SERVICE]")
+    );
+    assert!(run(&["check", "--help"]).stdout.contains("--tls-ca FILE"));
     assert!(run(&["watch", "--help"]).stdout.contains("--until-ready"));
     let r = run(&["--version"]);
     assert_eq!(r.code, 0);
@@ -1076,4 +1091,668 @@ fn sigterm_to_check_kills_its_command_and_ends_by_the_signal() {
         "no verdict for an interrupted check"
     );
     assert_process_ends(pid);
+}
+
+// ---- TLS fixtures -----------------------------------------------------------------------
+
+/// `not_after` of the server certificates below: 2031-02-03T00:00:00Z.
+const CERT_NOT_AFTER: i64 = 1_927_843_200;
+
+/// A directory under the tests' temporary directory, removed with its files when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        let n = FILES.fetch_add(1, Ordering::SeqCst);
+        let name = format!("cli-{}-{n}-{tag}", std::process::id());
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A CA, a server certificate it signed (expiring at [`CERT_NOT_AFTER`]) and another CA, as
+/// files: `ca.crt`, `server.crt`, `server.key`, `other-ca.crt`.
+struct Pki {
+    dir: TempDir,
+    server: Issued,
+    ca_file: String,
+    other_ca_file: String,
+    cert: String,
+    key: String,
+}
+
+fn pki(tag: &str, names: &[&str]) -> Pki {
+    let dir = TempDir::new(tag);
+    let ca = TestCa::new("prober-cli test CA");
+    let server = ca.issue_expiring(names, (2031, 2, 3));
+    let (ca_file, _) = ca.cert().write_files(&dir.0, "ca");
+    let (cert, key) = server.write_files(&dir.0, "server");
+    let (other_ca_file, _) = TestCa::new("another CA")
+        .cert()
+        .write_files(&dir.0, "other-ca");
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    Pki {
+        ca_file: s(ca_file),
+        other_ca_file: s(other_ca_file),
+        cert: s(cert),
+        key: s(key),
+        dir,
+        server,
+    }
+}
+
+fn grpc_target(port: u16, service: &str) -> String {
+    format!("grpc://127.0.0.1:{port}/{service}")
+}
+
+// ---- check: gRPC ------------------------------------------------------------------------
+
+#[test]
+fn check_grpc_serving_exits_0() {
+    let s = HealthServer::start(&["-status", "my.pkg.Svc=SERVING"]);
+    for target in [
+        format!("grpc://127.0.0.1:{}", s.port()),
+        grpc_target(s.port(), ""),
+        grpc_target(s.port(), "my.pkg.Svc"),
+    ] {
+        let (code, v) = check_json(&[&target]);
+        assert_eq!(code, 0, "{target}: {v}");
+        assert_common_fields(&v);
+        assert_eq!(v["result"], "success");
+        assert_eq!(v["reason"], "none");
+        // The kubelet's gRPC prober: no message, output "service healthy".
+        assert_eq!(v["message"], "");
+        assert_eq!(v["output"], "service healthy");
+        assert_eq!(v["output_total"], 15);
+        assert_eq!(v["http_status"], 200);
+        assert!(v["timings"]["connect_ms"].is_number(), "{v}");
+        assert!(v["timings"].get("tls_ms").is_none(), "{v}");
+        assert!(v.get("cert_not_after").is_none(), "{v}");
+    }
+    let r = run(&["check", &grpc_target(s.port(), "my.pkg.Svc")]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with("success (HTTP 200, "), "{}", r.stdout);
+}
+
+#[test]
+fn check_grpc_not_serving_exits_1() {
+    let s = HealthServer::start(&["-status", "down=NOT_SERVING"]);
+    let (code, v) = check_json(&[&grpc_target(s.port(), "down")]);
+    assert_eq!(code, 1, "{v}");
+    assert_common_fields(&v);
+    assert_eq!(v["result"], "failure");
+    assert_eq!(v["reason"], "status");
+    assert_eq!(
+        v["message"],
+        "service unhealthy (responded with \"NOT_SERVING\")"
+    );
+    assert_eq!(v["output"], "");
+    let r = run(&["check", &grpc_target(s.port(), "down")]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.starts_with(
+            "failure: service unhealthy (responded with \"NOT_SERVING\") (status, HTTP 200, "
+        ),
+        "{}",
+        r.stdout
+    );
+    // grpc-go answers NotFound for a service it does not know.
+    let (code, v) = check_json(&[&grpc_target(s.port(), "no.such.Service")]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(
+        v["message"],
+        "error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"
+    );
+}
+
+#[test]
+fn check_grpc_closed_port_exits_1() {
+    let port = prober_testkit::closed_port();
+    let (code, v) = check_json(&[&grpc_target(port, "")]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(
+        (v["result"].as_str(), v["reason"].as_str()),
+        (Some("failure"), Some("refused")),
+        "{v}"
+    );
+    assert_eq!(
+        v["message"],
+        format!(
+            "error: failed to connect service at \"127.0.0.1:{port}\": dial tcp 127.0.0.1:{port}: \
+             connect: connection refused"
+        )
+    );
+}
+
+#[test]
+fn check_grpc_over_tls() {
+    let p = pki("grpc-tls", &["127.0.0.1", "localhost"]);
+    let s = HealthServer::start(&["-tls-cert", &p.cert, "-tls-key", &p.key]);
+    let target = grpc_target(s.port(), "");
+
+    // --tls: the kubelet's TLS (KEP-4939), no verification.
+    let (code, v) = check_json(&["--tls", &target]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["output"], "service healthy");
+    assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
+    assert!(v["timings"]["tls_ms"].is_number(), "{v}");
+
+    // Without --tls the probe is plaintext h2c, which a TLS server does not speak.
+    let (code, v) = check_json(&["--timeout", "2s", &target]);
+    assert_eq!(code, 1, "{v}");
+    let prefix = format!(
+        "error: failed to connect service at \"127.0.0.1:{}\": ",
+        s.port()
+    );
+    assert!(v["message"].as_str().unwrap().starts_with(&prefix), "{v}");
+
+    // Verified against its CA; TLS 1.3 at least.
+    let (code, v) = check_json(&[
+        "--tls",
+        "--tls-ca",
+        &p.ca_file,
+        "--tls-min-version",
+        "1.3",
+        &target,
+    ]);
+    assert_eq!(code, 0, "{v}");
+
+    // Verified against another CA: failure, reason tls, and the expiry is still reported.
+    let (code, v) = check_json(&["--tls", "--tls-ca", &p.other_ca_file, &target]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(v["reason"], "tls");
+    assert_eq!(
+        v["message"],
+        format!("{prefix}tls: invalid peer certificate: UnknownIssuer")
+    );
+    assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
+}
+
+#[test]
+fn check_grpc_mutual_tls_with_tls_cert_and_key() {
+    let p = pki("grpc-mtls", &["127.0.0.1"]);
+    let clients = TestCa::new("client CA");
+    let (client_ca, _) = clients.cert().write_files(&p.dir.0, "client-ca");
+    let (cert, key) = clients
+        .issue_client("probe")
+        .write_files(&p.dir.0, "client");
+    let s = HealthServer::start(&[
+        "-tls-cert",
+        &p.cert,
+        "-tls-key",
+        &p.key,
+        "-client-ca",
+        client_ca.to_str().unwrap(),
+    ]);
+    let target = grpc_target(s.port(), "");
+    let (code, v) = check_json(&[
+        "--tls",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        &target,
+    ]);
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = check_json(&["--tls", &target]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("tls: received fatal alert"),
+        "{v}"
+    );
+}
+
+// ---- check: HTTPS -----------------------------------------------------------------------
+
+#[test]
+fn check_https_does_not_verify_by_default() {
+    let p = pki("https-default", &["127.0.0.1"]);
+    let server = TlsTargetServer::start(TlsServerOptions::new(p.server.clone()));
+    let url = server.url("/health");
+    let (code, v) = check_json(&[&url]);
+    assert_eq!(code, 0, "{v}");
+    assert_common_fields(&v);
+    assert_eq!(v["result"], "success");
+    assert_eq!(v["output"], "ok");
+    assert_eq!(v["http_status"], 200);
+    assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
+    assert!(v["timings"]["tls_ms"].is_number(), "{v}");
+    // --tls changes nothing for https://.
+    let (code, v) = check_json(&["--tls", &url]);
+    assert_eq!(code, 0, "{v}");
+    // No SNI for an IP address.
+    let hs = server.wait_for_handshakes(2, HANG);
+    assert!(
+        hs.iter().all(|h| h.sni.is_none() && h.error.is_none()),
+        "{hs:?}"
+    );
+    // A failure over TLS still reports the certificate.
+    server.backend().set_healthy(false);
+    let (code, v) = check_json(&[&url]);
+    assert_eq!((code, v["http_status"].as_u64()), (1, Some(503)), "{v}");
+    assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
+}
+
+#[test]
+fn check_https_verifies_with_tls_ca() {
+    let p = pki("https-ca", &["127.0.0.1"]);
+    let server = TlsTargetServer::start(TlsServerOptions::new(p.server.clone()));
+    let url = server.url("/health");
+    let (code, v) = check_json(&["--tls-ca", &p.ca_file, &url]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
+
+    let (code, v) = check_json(&["--tls-ca", &p.other_ca_file, &url]);
+    assert_eq!(code, 1, "{v}");
+    assert_eq!(
+        (v["result"].as_str(), v["reason"].as_str()),
+        (Some("failure"), Some("tls")),
+        "{v}"
+    );
+    assert_eq!(
+        v["message"],
+        format!("Get \"{url}\": tls: invalid peer certificate: UnknownIssuer")
+    );
+    assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
+
+    // The system's roots do not know the test CA (or there are none here): reason tls either way.
+    let (code, v) = check_json(&["--tls-verify", &url]);
+    assert_ne!(code, 0, "{v}");
+    assert_eq!(v["reason"], "tls", "{v}");
+
+    // A CA file that cannot be read: the probe cannot run (unknown, 2).
+    let (code, v) = check_json(&["--tls-ca", "/no/such/ca.pem", &url]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!(
+        (v["result"].as_str(), v["reason"].as_str()),
+        (Some("unknown"), Some("tls")),
+        "{v}"
+    );
+    assert_eq!(
+        v["message"],
+        "TLS setup failed: cannot read CA file \"/no/such/ca.pem\": no such file or directory"
+    );
+}
+
+#[test]
+fn check_https_tls_server_name() {
+    // A certificate for a name only: verification against 127.0.0.1 fails, against the name
+    // given with --tls-server-name it passes, and that name is sent as SNI.
+    let p = pki("https-sni", &["svc.test"]);
+    let server = TlsTargetServer::start(TlsServerOptions::new(p.server.clone()));
+    let url = server.url("/health");
+    let (code, v) = check_json(&["--tls-ca", &p.ca_file, &url]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("tls: invalid peer certificate"),
+        "{v}"
+    );
+    let (code, v) = check_json(&[
+        "--tls-ca",
+        &p.ca_file,
+        "--tls-server-name",
+        "svc.test",
+        &url,
+    ]);
+    assert_eq!(code, 0, "{v}");
+    // (The failed handshake may be recorded after the good one: look for the good one.)
+    let hs = server.wait_for_handshakes(2, HANG);
+    assert!(
+        hs.iter()
+            .any(|h| h.sni.as_deref() == Some("svc.test") && h.error.is_none()),
+        "{hs:?}"
+    );
+}
+
+#[test]
+fn check_https_tls_min_version() {
+    let p = pki("https-min", &["127.0.0.1"]);
+    let mut opts = TlsServerOptions::new(p.server.clone());
+    opts.versions = TlsVersions::Tls12Only;
+    let server = TlsTargetServer::start(opts);
+    let url = server.url("/health");
+    let (code, v) = check_json(&["--tls-min-version", "1.2", &url]);
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = check_json(&["--tls-min-version", "1.3", &url]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
+}
+
+#[test]
+fn tls_and_grpc_usage_errors_exit_64() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["grpc://127.0.0.1"],
+            "missing port (expected grpc://HOST:PORT)",
+        ),
+        (&["grpc://127.0.0.1:0/svc"], "invalid port 0"),
+        (&["-H", "X: y", "grpc://127.0.0.1:1"], "applies to http"),
+        (
+            &["--tls", "tcp://127.0.0.1:1"],
+            "--tls applies to https:// and grpc:// targets only",
+        ),
+        (
+            &["--tls-verify", "--", "true"],
+            "--tls-verify applies to https:// and grpc:// targets only",
+        ),
+        (
+            &["--tls", "http://127.0.0.1:1/"],
+            "--tls applies to https:// and grpc:// targets, not http://",
+        ),
+        (
+            &["--tls-ca", "ca.pem", "http://127.0.0.1:1/"],
+            "not http://",
+        ),
+        (
+            &["--tls-ca", "ca.pem", "grpc://127.0.0.1:1"],
+            "--tls-ca needs --tls on grpc:// targets",
+        ),
+        (
+            &["--tls", "--tls-cert", "c.pem", "grpc://127.0.0.1:1"],
+            "--tls-cert needs --tls-key (give both or neither)",
+        ),
+        (
+            &["--tls-key", "k.pem", "https://127.0.0.1:1/"],
+            "--tls-key needs --tls-cert (give both or neither)",
+        ),
+        (
+            &["--tls-verify", "--tls-ca", "ca.pem", "https://127.0.0.1:1/"],
+            "not both",
+        ),
+        (
+            &["--tls-min-version", "1.0", "https://127.0.0.1:1/"],
+            "bad --tls-min-version '1.0' (expected 1.2 or 1.3)",
+        ),
+        (
+            &["--tls-server-name", "not a name", "https://127.0.0.1:1/"],
+            "invalid server name \"not a name\"",
+        ),
+        (
+            &["https://127.0.0.1:1/", "--tls-ca"],
+            "option '--tls-ca' needs a value",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut all = vec!["check"];
+        all.extend_from_slice(args);
+        assert_usage_error(&all, needle);
+    }
+}
+
+// ---- watch: gRPC and HTTPS --------------------------------------------------------------
+
+/// The state lines of a finished `watch --json` run as `TARGET ROLE RESULT`, and the lines.
+fn states_of(stdout: &str) -> (Vec<String>, Vec<Value>) {
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let states = lines
+        .iter()
+        .filter(|v| v.get("role").is_some())
+        .map(|v| {
+            format!(
+                "{} {} {}",
+                v["target"].as_str().unwrap(),
+                v["role"].as_str().unwrap(),
+                v["result"].as_str().unwrap()
+            )
+        })
+        .collect();
+    (states, lines)
+}
+
+#[test]
+fn watch_grpc_and_https_probes_turn_ready() {
+    let p = pki("watch", &["127.0.0.1"]);
+    let plain = HealthServer::start(&["-status", "my.pkg.Svc=SERVING"]);
+    let tls = HealthServer::start(&["-tls-cert", &p.cert, "-tls-key", &p.key]);
+    let web = TlsTargetServer::start(TlsServerOptions::new(p.server.clone()));
+    // In the directory of the CA file: `caFile: ca.crt` is relative to the watch file, not to
+    // the current directory (the crate's, under cargo test).
+    let file = p.dir.0.join("watch.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "targets:\n\
+             - name: rpc\n\
+             \x20 readinessProbe:\n\
+             \x20   grpc: {{port: {}, service: my.pkg.Svc, host: 127.0.0.1}}\n\
+             \x20   periodMilliseconds: 100\n\
+             - name: rpc-tls\n\
+             \x20 readinessProbe:\n\
+             \x20   grpc: {{port: {}, mode: TLS}}\n\
+             \x20   tls: {{caFile: ca.crt, minVersion: 1.3}}\n\
+             \x20   periodMilliseconds: 100\n\
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {}, scheme: HTTPS}}\n\
+             \x20   periodMilliseconds: 100\n",
+            plain.port(),
+            tls.port(),
+            web.port()
+        ),
+    )
+    .unwrap();
+    let r = run(&[
+        "watch",
+        "--until-ready",
+        "--for",
+        "30s",
+        "--json",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    let (states, lines) = states_of(&r.stdout);
+    for want in [
+        "rpc readiness success",
+        "rpc-tls readiness success",
+        "web readiness success",
+    ] {
+        assert!(
+            states.iter().any(|s| s == want),
+            "{want:?} missing from {states:?}"
+        );
+    }
+    let web_ok = lines
+        .iter()
+        .find(|v| v["target"] == "web" && v["result"] == "success")
+        .unwrap();
+    assert_eq!(web_ok["http_status"], 200);
+    assert_eq!(web_ok["cert_not_after"], CERT_NOT_AFTER);
+    assert_eq!(lines.last().unwrap()["all_ready"], true);
+}
+
+#[test]
+fn watch_grpc_failure_lines_carry_the_message() {
+    // A liveness probe starts as success: NOT_SERVING publishes a failure with the message.
+    let s = HealthServer::start(&["-status", "down=NOT_SERVING"]);
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: rpc\n\
+             \x20 livenessProbe:\n\
+             \x20   grpc: {{port: {}, service: down}}\n\
+             \x20   periodMilliseconds: 100\n\
+             \x20   failureThreshold: 1\n",
+            s.port()
+        ),
+    );
+    let w = Watch::start(&["--for", "30s", "--json", file.to_str().unwrap()]);
+    let v = w.next_state("rpc", "liveness");
+    assert_eq!(v["reason"], "initial");
+    let v = w.next_state("rpc", "liveness");
+    assert_eq!(
+        (v["result"].as_str(), v["reason"].as_str()),
+        (Some("failure"), Some("status")),
+        "{v}"
+    );
+    assert_eq!(
+        v["message"],
+        "service unhealthy (responded with \"NOT_SERVING\")"
+    );
+    assert_eq!(v["live"], false);
+    w.signal(libc::SIGTERM);
+    let (status, _) = w.wait();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn watch_manifest_with_grpc_and_https_probes() {
+    let p = pki("manifest", &["127.0.0.1"]);
+    let plain = HealthServer::start(&[]);
+    let tls = HealthServer::start(&["-tls-cert", &p.cert, "-tls-key", &p.key]);
+    let web = TlsTargetServer::start(TlsServerOptions::new(p.server.clone()));
+    let manifest = format!(
+        "apiVersion: v1\n\
+         kind: Pod\n\
+         metadata: {{name: api}}\n\
+         spec:\n\
+         \x20 containers:\n\
+         \x20 - name: server\n\
+         \x20   image: example/api:1\n\
+         \x20   ports:\n\
+         \x20   - {{name: grpc, containerPort: {grpc}}}\n\
+         \x20   readinessProbe:\n\
+         \x20     grpc: {{port: {grpc}}}\n\
+         \x20     periodSeconds: 1\n\
+         \x20 - name: web\n\
+         \x20   image: example/web:1\n\
+         \x20   ports:\n\
+         \x20   - {{name: https, containerPort: {https}}}\n\
+         \x20   readinessProbe:\n\
+         \x20     httpGet: {{path: /health, port: https, scheme: HTTPS}}\n\
+         \x20 - name: secure\n\
+         \x20   image: example/api:1\n\
+         \x20   startupProbe:\n\
+         \x20     grpc: {{port: {tls}, mode: TLS}}\n\
+         \x20     periodSeconds: 1\n",
+        grpc = plain.port(),
+        https = web.port(),
+        tls = tls.port(),
+    );
+    let file = write_file("yaml", &manifest);
+    let r = run(&[
+        "watch",
+        "--manifest",
+        file.to_str().unwrap(),
+        "--until-ready",
+        "--for",
+        "30s",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    let (states, _) = states_of(&r.stdout);
+    for want in [
+        "api/server readiness success",
+        "api/web readiness success",
+        "api/secure startup success",
+    ] {
+        assert!(
+            states.iter().any(|s| s == want),
+            "{want:?} missing from {states:?}"
+        );
+    }
+    assert!(web.backend().requests() > 0);
+}
+
+#[test]
+fn bad_grpc_and_tls_fields_exit_64_with_a_precise_message() {
+    // Kubernetes does not allow named ports for gRPC probes.
+    let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    ports: [{name: grpc, containerPort: 50051}]\n    livenessProbe: {grpc: {port: grpc}}\n";
+    assert_bad_file(
+        &["--manifest"],
+        manifest,
+        "yaml",
+        &[
+            "container p/c: livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC \
+             probes (Kubernetes requires a port number here; write its number, 50051)",
+        ],
+    );
+    let yaml = |probe: &str| format!("targets:\n  - name: api\n    readinessProbe:\n{probe}");
+    assert_bad_file(
+        &[],
+        &yaml("      grpc: {port: 1, mode: Secure}\n"),
+        "yaml",
+        &[
+            "target \"api\"",
+            "readinessProbe.grpc.mode: expected Plaintext or TLS (got \"Secure\")",
+        ],
+    );
+    assert_bad_file(
+        &[],
+        &yaml("      grpc: {port: 1, serivce: x}\n"),
+        "yaml",
+        &["unknown field `serivce`", "line 4"],
+    );
+    assert_bad_file(
+        &[],
+        &yaml("      grpc: {port: 1}\n      tls: {caFile: ca.pem}\n"),
+        "yaml",
+        &[
+            "readinessProbe.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only",
+        ],
+    );
+    assert_bad_file(
+        &[],
+        &yaml("      tcpSocket: {port: 1}\n      tls: {verify: true}\n"),
+        "yaml",
+        &["readinessProbe.tls: applies to"],
+    );
+    assert_bad_file(
+        &[],
+        &yaml("      httpGet: {port: 1, scheme: HTTPS}\n      tls: {certFile: c.pem}\n"),
+        "yaml",
+        &["readinessProbe.tls: certFile needs keyFile (give both or neither)"],
+    );
+    assert_bad_file(
+        &[],
+        &yaml("      httpGet: {port: 1, scheme: HTTPS}\n      tls: {minVersion: 1.1}\n"),
+        "yaml",
+        &["readinessProbe.tls.minVersion: expected 1.2 or 1.3 (got \"1.1\")"],
+    );
+    assert_bad_file(
+        &[],
+        &yaml("      httpGet: {port: 1, scheme: HTTPS}\n      tls: {verify: yes-please}\n"),
+        "yaml",
+        &["tls.verify", "invalid type", "line 5"],
+    );
+}
+
+#[test]
+fn watch_notes_unreadable_tls_files() {
+    let file = write_file(
+        "yaml",
+        "targets:\n\
+         - name: web\n\
+         \x20 readinessProbe:\n\
+         \x20   httpGet: {port: 1, scheme: HTTPS}\n\
+         \x20   tls: {caFile: /no/such/ca.pem}\n",
+    );
+    let r = run(&["watch", "--for", "200ms", file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "prober: note: {}: target \"web\": readinessProbe.tls.caFile: cannot read \
+             /no/such/ca.pem: no such file or directory; the probe's runs are unknown (never \
+             published) until it can be read\n",
+            file.display()
+        )
+    );
 }

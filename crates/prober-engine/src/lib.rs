@@ -457,7 +457,7 @@ impl Engine {
     /// Starts a one-shot probe; its outcome arrives as [`Event::Check`] with `tag`.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
-        self.start_probe(&spec, Owner::Check { tag }, Instant::now());
+        self.start_probe(&spec, Owner::Check { tag });
         Ok(())
     }
 
@@ -536,13 +536,13 @@ impl Engine {
         for (token, r) in ready {
             done += 1;
             if token == WAKE {
-                self.apply_commands(now);
-                self.deliver_answers(now);
+                self.apply_commands();
+                self.deliver_answers();
             } else {
                 let slot = (token.0 / TOKENS_PER_PROBE) as u32;
                 let sub = token.0 % TOKENS_PER_PROBE;
                 if let Some(generation) = self.slots.gen_of(slot) {
-                    self.drive(slot, generation, now, |p, cx| p.ready(cx, sub, r));
+                    self.drive(slot, generation, |p, cx| p.ready(cx, sub, r));
                 }
             }
         }
@@ -553,11 +553,11 @@ impl Engine {
         Ok(done)
     }
 
-    fn apply_commands(&mut self, now: Instant) {
+    fn apply_commands(&mut self) {
         let commands = std::mem::take(&mut self.shared.commands.lock().queue);
         for c in commands {
             match c {
-                Command::Submit(spec, tag) => self.start_probe(&spec, Owner::Check { tag }, now),
+                Command::Submit(spec, tag) => self.start_probe(&spec, Owner::Check { tag }),
                 Command::Trigger(t, r) => {
                     let _ = self.trigger(t, r);
                 }
@@ -566,13 +566,13 @@ impl Engine {
         }
     }
 
-    fn deliver_answers(&mut self, now: Instant) {
+    fn deliver_answers(&mut self) {
         self.resolver.drain_into(&mut self.answers);
         let answers = std::mem::take(&mut self.answers);
         for a in answers {
             let slot = (a.ticket & 0xffff_ffff) as u32;
             let generation = (a.ticket >> 32) as u32;
-            self.drive(slot, generation, now, |p, cx| p.resolved(cx, a.addrs));
+            self.drive(slot, generation, |p, cx| p.resolved(cx, a.addrs));
         }
     }
 
@@ -593,7 +593,7 @@ impl Engine {
                         if let Some(s) = self.slots.get(slot, generation) {
                             s.timer = None;
                         }
-                        self.drive(slot, generation, now, |p, cx| p.timer(cx));
+                        self.drive(slot, generation, |p, cx| p.timer(cx));
                     }
                 }
                 TimerKey::Worker { target, generation, role } => {
@@ -656,7 +656,7 @@ impl Engine {
         if let Some(spec) = spec {
             let (index, generation) = split_id(id);
             let owner = Owner::Worker { target: index, generation: generation.wrapping_sub(1), role, scheduled };
-            self.start_probe(&spec, owner, now);
+            self.start_probe(&spec, owner);
         }
     }
 
@@ -684,7 +684,7 @@ impl Engine {
         Duration::from_nanos(r % nanos)
     }
 
-    fn start_probe(&mut self, spec: &ProbeSpec, owner: Owner, now: Instant) {
+    fn start_probe(&mut self, spec: &ProbeSpec, owner: Owner) {
         let probe = AnyProbe::new(spec);
         let (slot, generation) = self.slots.insert(Slot { probe, owner, timer: None });
         if let Owner::Worker { target, generation: tgeneration, role, .. } = owner {
@@ -694,7 +694,7 @@ impl Engine {
                 }
             }
         }
-        self.drive(slot, generation, now, |p, cx| p.start(cx));
+        self.drive(slot, generation, |p, cx| p.start(cx));
     }
 
     /// Calls into one in-flight machine, then reschedules its timer or completes it. The
@@ -704,7 +704,6 @@ impl Engine {
         &mut self,
         slot: u32,
         generation: u32,
-        _turn_start: Instant,
         f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step,
     ) {
         let now = Instant::now();
@@ -752,7 +751,7 @@ impl Engine {
                     self.queue.push_back(Event::Run { target: id, role, outcome: o, late_us });
                 }
                 if let Some(spec) = retry {
-                    self.start_probe(&spec, owner, now);
+                    self.start_probe(&spec, owner);
                 } else if run_again {
                     self.schedule_worker(id, role, now);
                 }

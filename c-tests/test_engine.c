@@ -23,6 +23,14 @@ static void run_until_events(prober_engine *e, uint32_t kind, size_t n) {
       CHECK(n_seen < MAX_EVENTS);
       /* Views are valid now, until the next drain/step/wait: check they are readable. */
       CHECK(events[i].message.ptr != NULL && events[i].message.ptr[events[i].message.len] == '\0');
+      /* Timings come with an outcome (total at least), and are all -1 without one. */
+      if (events[i].has_outcome) {
+        CHECK(events[i].timings.total_us >= 0 && (uint64_t)events[i].timings.total_us == events[i].duration_us);
+        CHECK(events[i].timings.resolve_us == -1); /* IP literals are not resolved */
+      } else {
+        CHECK(events[i].timings.total_us == -1 && events[i].timings.connect_us == -1);
+      }
+      CHECK(!events[i].has_cert_not_after);
       seen[n_seen++] = (seen_event){events[i].kind, events[i].role, events[i].result, events[i].reason,
                                     events[i].target, events[i].tag, events[i].has_outcome};
       if (kind == 0 || events[i].kind == kind) got++;

@@ -388,6 +388,17 @@ typedef struct {
 } prober_str;
 
 /**
+ * Where the time of one run went, in microseconds; -1 for a phase that did not happen.
+ */
+typedef struct {
+  int64_t resolve_us;
+  int64_t connect_us;
+  int64_t tls_us;
+  int64_t first_byte_us;
+  int64_t total_us;
+} prober_timings;
+
+/**
  * One event, filled in by `prober_engine_drain` into caller-allocated memory. `message` and
  * `output` are valid until the next `prober_engine_drain`, `prober_engine_step` or
  * `prober_engine_wait` on the same engine (or its free).
@@ -454,21 +465,23 @@ typedef struct {
    */
   bool truncated;
   /**
+   * True when `cert_not_after` holds the peer certificate's expiry.
+   */
+  bool has_cert_not_after;
+  /**
+   * Where the run's time went (all -1 without an outcome).
+   */
+  prober_timings timings;
+  /**
+   * Expiry (notAfter, seconds since the epoch) of the peer's leaf certificate, when
+   * `has_cert_not_after`.
+   */
+  int64_t cert_not_after;
+  /**
    * Reserved for future fields; zero.
    */
   uint64_t reserved[4];
 } prober_event;
-
-/**
- * Where the time of one run went, in microseconds; -1 for a phase that did not happen.
- */
-typedef struct {
-  int64_t resolve_us;
-  int64_t connect_us;
-  int64_t tls_us;
-  int64_t first_byte_us;
-  int64_t total_us;
-} prober_timings;
 
 #ifdef __cplusplus
 extern "C" {

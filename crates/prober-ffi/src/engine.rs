@@ -8,7 +8,7 @@ use std::time::Duration;
 use prober_core::Role;
 use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
 
-use crate::outcome::{micros, prober_outcome, reason_code, result_code};
+use crate::outcome::{micros, prober_outcome, prober_timings, reason_code, result_code, timings_of};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard, prober_str, set_error, write_out};
@@ -69,6 +69,13 @@ pub struct prober_event {
     pub has_outcome: bool,
     /// True when more output was seen than kept.
     pub truncated: bool,
+    /// True when `cert_not_after` holds the peer certificate's expiry.
+    pub has_cert_not_after: bool,
+    /// Where the run's time went (all -1 without an outcome).
+    pub timings: prober_timings,
+    /// Expiry (notAfter, seconds since the epoch) of the peer's leaf certificate, when
+    /// `has_cert_not_after`.
+    pub cert_not_after: i64,
     /// Reserved for future fields; zero.
     pub reserved: [u64; 4],
 }
@@ -432,6 +439,9 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> prober_event {
         exit_code: -1,
         has_outcome: false,
         truncated: false,
+        has_cert_not_after: false,
+        timings: timings_of(None),
+        cert_not_after: 0,
         reserved: [0; 4],
     };
     let outcome = match ev {
@@ -466,6 +476,11 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> prober_event {
         out.http_status = o.outcome.http_status.map_or(0, u32::from);
         out.exit_code = o.outcome.exit_code.unwrap_or(-1);
         out.truncated = o.outcome.truncated;
+        out.timings = timings_of(Some(&o.outcome.timings));
+        if let Some(t) = o.outcome.cert_not_after {
+            out.has_cert_not_after = true;
+            out.cert_not_after = t;
+        }
         // The views point into the outcome's heap buffers, which do not move when `held`
         // grows: they stay valid until `held` is cleared.
         out.message = o.message();

@@ -100,6 +100,20 @@ fn opt_micros(d: Option<Duration>) -> i64 {
     d.map_or(-1, |d| micros(d).min(i64::MAX as u64) as i64)
 }
 
+/// The C form of timings; all -1 for `None` (no run).
+pub(crate) fn timings_of(t: Option<&prober_core::Timings>) -> prober_timings {
+    match t {
+        None => prober_timings { resolve_us: -1, connect_us: -1, tls_us: -1, first_byte_us: -1, total_us: -1 },
+        Some(t) => prober_timings {
+            resolve_us: opt_micros(t.resolve),
+            connect_us: opt_micros(t.connect),
+            tls_us: opt_micros(t.tls),
+            first_byte_us: opt_micros(t.first_byte),
+            total_us: opt_micros(Some(t.total)),
+        },
+    }
+}
+
 pub(crate) fn result_code(r: ProbeResult) -> u32 {
     r as u32
 }
@@ -257,14 +271,7 @@ pub unsafe extern "C" fn prober_outcome_timings(o: *const prober_outcome, out: *
         if out.is_null() {
             return set_error(PROBER_E_NULL, "out is NULL");
         }
-        let t = &o.outcome.timings;
-        let v = prober_timings {
-            resolve_us: opt_micros(t.resolve),
-            connect_us: opt_micros(t.connect),
-            tls_us: opt_micros(t.tls),
-            first_byte_us: opt_micros(t.first_byte),
-            total_us: opt_micros(Some(t.total)),
-        };
+        let v = timings_of(Some(&o.outcome.timings));
         // SAFETY: checked non-NULL above.
         unsafe { write_out(out, v) };
         PROBER_OK

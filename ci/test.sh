@@ -21,6 +21,9 @@ cargo test --workspace --locked 2>&1
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 
+step "Go binding (go vet, go test -race, -tags debug, installed copy)"
+bash ci/go-tests.sh
+
 step "packaging (symbols, SONAME, pkg-config, find_package, C example)"
 bash ci/package-check.sh
 

@@ -1,0 +1,3 @@
+module github.com/libprober/prober/bindings/go
+
+go 1.24

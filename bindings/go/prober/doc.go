@@ -1,0 +1,41 @@
+// Package prober is the Go binding of libprober: kubelet-grade health probing (TCP connect,
+// HTTP(S) GET, exec, gRPC health) with Kubernetes semantics, run by a poll-driven engine
+// written in Rust and linked through cgo.
+//
+// # One-shot probes
+//
+// Check runs one probe and honours its context: when the context ends first the probe is
+// cancelled (socket closed, command and its process group killed and reaped) and Check
+// returns ctx.Err(). A probe that fails is not an error; its Outcome says Failure and why.
+//
+//	o, err := prober.Check(ctx, prober.HTTP("http://127.0.0.1:8080/healthz"))
+//	if err != nil { ... }          // invalid spec (*prober.Error), or ctx.Err()
+//	if !o.Result.OK() { log.Print(o.Message) }
+//
+// A Spec is a plain value, built with TCP, HTTP, Exec or GRPC or as a struct literal; zero
+// fields take libprober's (the kubelet's) defaults.
+//
+// # Engines
+//
+// An Engine runs periodic workers (startup, readiness and liveness probes of targets) and
+// one-shot Submits on one libprober engine, driven by one goroutine that waits in
+// prober_engine_wait and hands the engine's events over in batches (one cgo call for up to
+// 256 events) on the Events channel. Methods may be called from any goroutine: they interrupt
+// the wait with prober_engine_wakeup, take the engine, and return. Close frees it.
+//
+// # Errors
+//
+// Invalid input gives an *Error with the library's status code and its explanation
+// (prober_last_error, read inside the failing cgo call so that it is the right thread's).
+//
+// # Linking
+//
+// By default the package links the static library built in the repository
+// (cargo build -p prober-ffi --release: target/release/libprober.a) with the header from
+// include/. With -tags prober_pkgconfig it uses an installed copy through pkg-config
+// (ci/install.sh PREFIX installs one with prober.pc). At init the package checks that the
+// library's ABI version matches the header's and panics if not.
+//
+// libprober installs no signal handlers, changes no signal masks, never calls waitpid(-1) and
+// creates every descriptor close-on-exec, so it is safe inside a Go process.
+package prober

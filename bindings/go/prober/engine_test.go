@@ -1,0 +1,388 @@
+package prober_test
+
+import (
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libprober/prober/bindings/go/prober"
+)
+
+// next receives the next event matching keep, failing after d.
+func next(t *testing.T, e *prober.Engine, d time.Duration, keep func(prober.Event) bool) prober.Event {
+	t.Helper()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-e.Events():
+			if !ok {
+				t.Fatalf("events channel closed (engine error: %v)", e.Err())
+			}
+			if keep(ev) {
+				return ev
+			}
+		case <-timer.C:
+			t.Fatalf("no matching event within %v", d)
+		}
+	}
+}
+
+func stateOf(target prober.TargetID) func(prober.Event) bool {
+	return func(ev prober.Event) bool { return ev.Kind == prober.EventState && ev.Target == target }
+}
+
+// The readiness of a target whose health flips: initial value, Success, Failure, Success,
+// then Restart back to the initial value.
+func TestEngineStateEvents(t *testing.T) {
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	control(t, "/control/healthy")
+	defer control(t, "/control/healthy")
+
+	target, err := e.AddTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := prober.HTTP(targetURL("/health"))
+	s.Period = 20 * time.Millisecond
+	s.SuccessThreshold, s.FailureThreshold = 1, 1
+	if err := e.SetProbe(target, prober.Readiness, s); err != nil {
+		t.Fatal(err)
+	}
+
+	ev := next(t, e, 10*time.Second, stateOf(target))
+	if ev.Result != prober.Failure || ev.HasOutcome || ev.Role != prober.Readiness {
+		t.Fatalf("initial event: %+v", ev)
+	}
+	ev = next(t, e, 10*time.Second, stateOf(target))
+	if ev.Result != prober.Success || !ev.HasOutcome || ev.Outcome.HTTPStatus != 200 || string(ev.Outcome.Output) != "ok" {
+		t.Fatalf("healthy: %+v", ev)
+	}
+	if r, err := e.Published(target, prober.Readiness); err != nil || r != prober.Success {
+		t.Fatalf("Published = %v, %v", r, err)
+	}
+
+	control(t, "/control/unhealthy")
+	ev = next(t, e, 10*time.Second, stateOf(target))
+	if ev.Result != prober.Failure || ev.Outcome.Reason != prober.ReasonStatus ||
+		ev.Outcome.Message != "HTTP probe failed with statuscode: 503" || ev.Outcome.Duration <= 0 {
+		t.Fatalf("unhealthy: %+v", ev)
+	}
+	control(t, "/control/healthy")
+	ev = next(t, e, 10*time.Second, stateOf(target))
+	if ev.Result != prober.Success {
+		t.Fatalf("healthy again: %+v", ev)
+	}
+
+	if err := e.Restart(target); err != nil {
+		t.Fatal(err)
+	}
+	ev = next(t, e, 10*time.Second, func(ev prober.Event) bool { return stateOf(target)(ev) && !ev.HasOutcome })
+	if ev.Result != prober.Failure {
+		t.Fatalf("after restart: %+v", ev)
+	}
+	if ev = next(t, e, 10*time.Second, stateOf(target)); ev.Result != prober.Success {
+		t.Fatalf("after restart, then: %+v", ev)
+	}
+
+	// Remove: no event about the target is received afterwards.
+	if err := e.Remove(target); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Submit(prober.TCP("127.0.0.1", targetPort), 77); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(300 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case ev := <-e.Events():
+			if ev.Target == target {
+				t.Fatalf("event after Remove: %+v", ev)
+			}
+		case <-deadline:
+			done = true
+		}
+	}
+}
+
+// Trigger runs a probe with a ten-minute period at once.
+func TestEngineTrigger(t *testing.T) {
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	target, _ := e.AddTarget()
+	s := prober.Exec("/bin/sh", "-c", "test -e \"$F\"")
+	flag := t.TempDir() + "/flag"
+	s.Env = []prober.EnvVar{{Name: "F", Value: flag}}
+	s.Period = 10 * time.Minute
+	s.SuccessThreshold, s.FailureThreshold = 1, 1
+	if err := e.SetProbe(target, prober.Readiness, s); err != nil {
+		t.Fatal(err)
+	}
+	// Initial Failure, then the first run fails too: no second event. Make it pass, trigger.
+	if ev := next(t, e, 10*time.Second, stateOf(target)); ev.HasOutcome {
+		t.Fatalf("first event: %+v", ev)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if err := writeFile(flag); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Trigger(target, prober.Readiness); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, e, 10*time.Second, stateOf(target)); ev.Result != prober.Success || ev.Outcome.ExitCode != 0 {
+		t.Fatalf("after trigger: %+v", ev)
+	}
+}
+
+// One-shot submits carry their tags; more than one drain batch (256) at a time.
+func TestEngineSubmit(t *testing.T) {
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	const n = 600
+	for tag := uint64(1); tag <= n; tag++ {
+		if err := e.Submit(prober.TCP("127.0.0.1", targetPort), tag); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[uint64]int{}
+	for len(seen) < n {
+		ev := next(t, e, 30*time.Second, func(ev prober.Event) bool { return ev.Kind == prober.EventCheck })
+		if ev.Result != prober.Success || !ev.HasOutcome || ev.Tag < 1 || ev.Tag > n {
+			t.Fatalf("check event: %+v", ev)
+		}
+		seen[ev.Tag]++
+		if seen[ev.Tag] > 1 {
+			t.Fatalf("tag %d twice", ev.Tag)
+		}
+	}
+
+	s := prober.Exec("/bin/sh", "-c", "echo out; exit 4")
+	if err := e.Submit(s, 1000); err != nil {
+		t.Fatal(err)
+	}
+	ev := next(t, e, 10*time.Second, func(ev prober.Event) bool { return ev.Tag == 1000 })
+	if ev.Result != prober.Failure || ev.Outcome.ExitCode != 4 || string(ev.Outcome.Output) != "out\n" {
+		t.Fatalf("exec submit: %+v", ev)
+	}
+}
+
+func TestEngineEveryRun(t *testing.T) {
+	e, err := prober.NewEngine(prober.WithEveryRun(), prober.WithEventBuffer(16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	target, _ := e.AddTarget()
+	s := prober.TCP("127.0.0.1", targetPort)
+	s.Period = 10 * time.Millisecond
+	if err := e.SetProbe(target, prober.Liveness, s); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5; i++ {
+		ev := next(t, e, 10*time.Second, func(ev prober.Event) bool { return ev.Kind == prober.EventRun })
+		if ev.Target != target || ev.Role != prober.Liveness || ev.Result != prober.Success || ev.Late < 0 {
+			t.Fatalf("run event: %+v", ev)
+		}
+	}
+}
+
+// Calls from other goroutines interrupt the driving goroutine's wait instead of queueing
+// behind it, and many goroutines may use one engine at once.
+func TestEngineConcurrentCalls(t *testing.T) {
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	go func() {
+		for range e.Events() {
+		}
+	}()
+	// An idle engine: its goroutine sits in prober_engine_wait.
+	var worst time.Duration
+	for i := 0; i < 20; i++ {
+		time.Sleep(5 * time.Millisecond)
+		start := time.Now()
+		if _, err := e.AddTarget(); err != nil {
+			t.Fatal(err)
+		}
+		worst = max(worst, time.Since(start))
+	}
+	if worst > 100*time.Millisecond {
+		t.Fatalf("AddTarget on an idle engine took up to %v", worst)
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 32)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				target, err := e.AddTarget()
+				if err != nil {
+					errs <- err
+					return
+				}
+				s := prober.TCP("127.0.0.1", targetPort)
+				s.Period = 5 * time.Millisecond
+				if err := e.SetProbe(target, prober.Readiness, s); err != nil {
+					errs <- err
+					return
+				}
+				if err := e.Trigger(target, prober.Readiness); err != nil {
+					errs <- err
+					return
+				}
+				_ = e.InFlight()
+				if err := e.Remove(target); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// Close with probes in flight: commands killed and reaped, no goroutine, no descriptor, no
+// child left, the Events channel closed; Close again is harmless.
+func TestEngineCloseInFlight(t *testing.T) {
+	// Warm up whatever the runtime and the library create once per process.
+	warm, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := warm.Submit(prober.Exec("true"), 1); err != nil {
+		t.Fatal(err)
+	}
+	next(t, warm, 10*time.Second, func(ev prober.Event) bool { return ev.Kind == prober.EventCheck })
+	warm.Close()
+	waitNoChildren(t, 5*time.Second)
+
+	goroutines := stableGoroutines()
+	fds := countFDs(t)
+
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sleeper := prober.Exec("/bin/sh", "-c", "sleep 30 & exec sleep 30")
+	sleeper.Timeout = time.Minute
+	for i := 0; i < 5; i++ {
+		target, err := e.AddTarget()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetProbe(target, prober.Liveness, sleeper); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Submit(sleeper, uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hang := prober.HTTP(targetURL("/never-answer"))
+	hang.Timeout = time.Minute
+	for i := 0; i < 5; i++ {
+		if err := e.Submit(hang, uint64(100+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	limit := time.Now().Add(10 * time.Second)
+	for e.InFlight() < 15 || len(children(t)) < 10 {
+		if time.Now().After(limit) {
+			t.Fatalf("in flight %d, children %d", e.InFlight(), len(children(t)))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	events := e.Events()
+	groups := map[int]bool{} // each command leads its own process group
+	for pid := range children(t) {
+		groups[pid] = true
+	}
+
+	start := time.Now()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Fatalf("Close took %v", el)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range events { // drained and closed
+	}
+
+	waitNoChildren(t, 5*time.Second)
+	limit = time.Now().Add(5 * time.Second)
+	for left := inGroups(t, groups); len(left) > 0; left = inGroups(t, groups) {
+		if time.Now().After(limit) {
+			t.Fatalf("processes left in the commands' groups (background sleeps): %v", left)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := settle(goroutines, 5*time.Second, runtime.NumGoroutine); got > goroutines {
+		t.Fatalf("goroutines: %d before, %d after Close", goroutines, got)
+	}
+	if got := settle(fds, 5*time.Second, func() int { return countFDs(t) }); got != fds {
+		t.Fatalf("descriptors: %d before, %d after Close", fds, got)
+	}
+}
+
+// An Engine dropped without Close is closed by its cleanup: the goroutine ends, the channel
+// closes, the probe's command is killed.
+func TestEngineCleanupSafetyNet(t *testing.T) {
+	waitNoChildren(t, 5*time.Second)
+	goroutines := stableGoroutines()
+	events := func() <-chan prober.Event {
+		e, err := prober.NewEngine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := prober.Exec("sleep", "30")
+		s.Timeout = time.Minute
+		if err := e.Submit(s, 1); err != nil {
+			t.Fatal(err)
+		}
+		limit := time.Now().Add(10 * time.Second)
+		for len(children(t)) == 0 && time.Now().Before(limit) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return e.Events()
+	}()
+	limit := time.Now().Add(10 * time.Second)
+	for closed := false; !closed; {
+		runtime.GC()
+		select {
+		case _, ok := <-events:
+			closed = !ok
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(limit) {
+			t.Fatal("an unreachable engine was not closed by its cleanup")
+		}
+	}
+	waitNoChildren(t, 5*time.Second)
+	if got := settle(goroutines, 5*time.Second, runtime.NumGoroutine); got > goroutines {
+		t.Fatalf("goroutines: %d before, %d after the cleanup", goroutines, got)
+	}
+}
+
+func writeFile(path string) error { return os.WriteFile(path, []byte("x"), 0o644) }

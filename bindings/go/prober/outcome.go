@@ -1,0 +1,127 @@
+package prober
+
+// #include "shim.h"
+import "C"
+
+import (
+	"time"
+	"unsafe"
+)
+
+// Outcome is the full result of one probe run.
+type Outcome struct {
+	Result Result
+	Reason Reason
+	// Message is the kubelet's wording ("HTTP probe failed with statuscode: 503", ...).
+	Message string
+	// Output is the captured HTTP body or command output (stdout and stderr interleaved), at
+	// most the spec's output limit.
+	Output []byte
+	// Truncated is true when more output was seen than kept; OutputTotal counts it all.
+	Truncated   bool
+	OutputTotal int64
+	// HTTPStatus is the final HTTP status, or 0.
+	HTTPStatus int
+	// ExitCode is the command's exit code, or -1 when it did not exit normally (or was not a
+	// command).
+	ExitCode int
+	// Duration of the whole run.
+	Duration time.Duration
+	// Timings of the run's phases.
+	Timings Timings
+	// CertNotAfter is the expiry of the peer's leaf certificate; the zero Time when the run
+	// saw no certificate.
+	CertNotAfter time.Time
+}
+
+// Timings says where the time of one run went. A negative value means the phase did not
+// happen.
+type Timings struct {
+	Resolve, Connect, TLS, FirstByte, Total time.Duration
+}
+
+func micros(us C.int64_t) time.Duration {
+	if us < 0 {
+		return -1
+	}
+	return time.Duration(us) * time.Microsecond
+}
+
+func unreported(total time.Duration) Timings {
+	return Timings{Resolve: -1, Connect: -1, TLS: -1, FirstByte: -1, Total: total}
+}
+
+// goBytes copies a view into a new Go slice (nil when empty).
+func goBytes(s C.prober_str) []byte {
+	if s.len == 0 {
+		return nil
+	}
+	return C.GoBytes(unsafe.Pointer(s.ptr), C.int(s.len))
+}
+
+func goString(s C.prober_str) string {
+	if s.len == 0 {
+		return ""
+	}
+	return C.GoStringN(s.ptr, C.int(s.len))
+}
+
+// outcomeOf copies a C outcome (all of it, timings and certificate included).
+func outcomeOf(o *C.prober_outcome) Outcome {
+	out := Outcome{
+		Result:      Result(C.prober_outcome_result(o)),
+		Reason:      Reason(C.prober_outcome_reason(o)),
+		Message:     goString(C.prober_outcome_message(o)),
+		Output:      goBytes(C.prober_outcome_output(o)),
+		Truncated:   bool(C.prober_outcome_truncated(o)),
+		OutputTotal: int64(C.prober_outcome_output_total(o)),
+		HTTPStatus:  int(C.prober_outcome_http_status(o)),
+		ExitCode:    int(C.prober_outcome_exit_code(o)),
+		Duration:    time.Duration(C.prober_outcome_duration_us(o)) * time.Microsecond,
+	}
+	var t C.prober_timings
+	if C.prober_outcome_timings(o, &t) == C.PROBER_OK {
+		out.Timings = Timings{
+			Resolve:   micros(t.resolve_us),
+			Connect:   micros(t.connect_us),
+			TLS:       micros(t.tls_us),
+			FirstByte: micros(t.first_byte_us),
+			Total:     micros(t.total_us),
+		}
+	} else {
+		out.Timings = unreported(out.Duration)
+	}
+	var notAfter C.int64_t
+	if C.prober_outcome_cert_not_after(o, &notAfter) {
+		out.CertNotAfter = time.Unix(int64(notAfter), 0)
+	}
+	return out
+}
+
+// outcomeOfEvent copies the outcome part of a drained event. It must run before the next
+// drain, step or wait on the engine, which invalidate the event's views.
+func outcomeOfEvent(ev *C.prober_event) Outcome {
+	d := time.Duration(ev.duration_us) * time.Microsecond
+	o := Outcome{
+		Result:      Result(ev.result),
+		Reason:      Reason(ev.reason),
+		Message:     goString(ev.message),
+		Output:      goBytes(ev.output),
+		Truncated:   bool(ev.truncated),
+		OutputTotal: int64(ev.output_total),
+		HTTPStatus:  int(ev.http_status),
+		ExitCode:    int(ev.exit_code),
+		Duration:    d,
+		Timings: Timings{
+			Resolve:   micros(ev.timings.resolve_us),
+			Connect:   micros(ev.timings.connect_us),
+			TLS:       micros(ev.timings.tls_us),
+			FirstByte: micros(ev.timings.first_byte_us),
+			Total:     d,
+		},
+	}
+	if ev.has_cert_not_after {
+		o.CertNotAfter = time.Unix(int64(ev.cert_not_after), 0)
+	}
+	return o
+}

@@ -1,0 +1,467 @@
+package prober
+
+// #include "shim.h"
+import "C"
+
+import (
+	"crypto/tls"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// Kind is the kind of a probe.
+type Kind int
+
+// Probe kinds. The zero Kind is invalid: every Spec names its kind (the constructors TCP,
+// HTTP, Exec and GRPC do it for you).
+const (
+	KindTCP Kind = iota + 1
+	KindHTTP
+	KindExec
+	KindGRPC
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindTCP:
+		return "tcp"
+	case KindHTTP:
+		return "http"
+	case KindExec:
+		return "exec"
+	case KindGRPC:
+		return "grpc"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// RedirectPolicy says which HTTP redirects are followed.
+type RedirectPolicy uint32
+
+const (
+	// RedirectSameHost follows redirects to the same host name (port and scheme may change):
+	// the kubelet's rule and the default.
+	RedirectSameHost RedirectPolicy = C.PROBER_REDIRECT_SAME_HOST
+	// RedirectSameOrigin follows only when scheme, host and port all match.
+	RedirectSameOrigin RedirectPolicy = C.PROBER_REDIRECT_SAME_ORIGIN
+	// RedirectNone never follows; a 3xx is a Warning.
+	RedirectNone RedirectPolicy = C.PROBER_REDIRECT_NONE
+)
+
+// ClosePolicy says how TCP and HTTP probes close their connections.
+type ClosePolicy uint32
+
+const (
+	// CloseReset closes with RST (SO_LINGER 0), leaving no TIME_WAIT: the default.
+	CloseReset ClosePolicy = C.PROBER_CLOSE_RESET
+	// CloseFIN closes in order with FIN.
+	CloseFIN ClosePolicy = C.PROBER_CLOSE_FIN
+)
+
+// TLSVerify is the certificate verification mode of HTTPS and gRPC-over-TLS probes.
+type TLSVerify uint32
+
+const (
+	// TLSVerifyNone verifies neither chain nor name: the kubelet's default.
+	TLSVerifyNone TLSVerify = C.PROBER_TLS_VERIFY_NONE
+	// TLSVerifySystem verifies against the system's trust store.
+	TLSVerifySystem TLSVerify = C.PROBER_TLS_VERIFY_SYSTEM
+	// TLSVerifyCAFile verifies against the CA certificates of TLSOptions.CAFile.
+	TLSVerifyCAFile TLSVerify = C.PROBER_TLS_VERIFY_CA_FILE
+)
+
+// TLSOptions configures TLS for HTTPS probes and gRPC probes. A non-nil TLSOptions on a gRPC
+// spec switches it to TLS; HTTP probes use TLS for https:// URLs.
+type TLSOptions struct {
+	// Verify is the verification mode. A non-empty CAFile with TLSVerifyNone means
+	// TLSVerifyCAFile.
+	Verify TLSVerify
+	// CAFile is a PEM file of CA certificates (read when the probe runs).
+	CAFile string
+	// ServerName is sent as SNI and verified against the certificate (default: the host
+	// probed; an IP address sends no SNI).
+	ServerName string
+	// ClientCert and ClientKey are PEM files for mutual TLS; set both or neither.
+	ClientCert, ClientKey string
+	// MinVersion is tls.VersionTLS12 (the default when 0) or tls.VersionTLS13.
+	MinVersion uint16
+}
+
+// Header is one HTTP request header. A header replaces the default of the same name; an
+// empty User-Agent or Accept value removes that default; Host sets the virtual host.
+type Header struct {
+	Name, Value string
+}
+
+// EnvVar is a static environment variable of an exec probe: it feeds $(NAME) expansion in
+// Argv and is added to the command's environment.
+type EnvVar struct {
+	Name, Value string
+}
+
+// Spec describes a probe: what to probe, the limits of one run and, for Engine.SetProbe, the
+// schedule. It is a plain value; zero fields take libprober's defaults (timeout 1s, period
+// 10s, success threshold 1, failure threshold 3, output limit 10240 bytes). Fields that do
+// not apply to the Kind must be left zero: setting them gives an *Error with
+// StatusWrongKind.
+type Spec struct {
+	Kind Kind
+
+	// Host and Port: TCP and gRPC probes. Host is a name or an IP literal (IPv6 with or
+	// without brackets); Port is 1..65535.
+	Host string
+	Port int
+
+	// URL: HTTP probes, an absolute http:// or https:// URL.
+	URL string
+	// Headers: HTTP probes, in order.
+	Headers []Header
+	// Redirects: HTTP probes (default RedirectSameHost).
+	Redirects RedirectPolicy
+	// Close: TCP and HTTP probes (default CloseReset).
+	Close ClosePolicy
+
+	// Argv: exec probes; Argv[0] is looked up in PATH when it has no '/'. No shell.
+	Argv []string
+	// Env: exec probes; a name set twice takes the last value.
+	Env []EnvVar
+	// Workdir: exec probes; the command's working directory.
+	Workdir string
+
+	// Service: gRPC probes; the service name to check ("" is the server as a whole).
+	Service string
+
+	// TLS: HTTP and gRPC probes.
+	TLS *TLSOptions
+
+	// Timeout of one run (1ms to 24h); rounded up to whole milliseconds.
+	Timeout time.Duration
+	// Period between runs of a periodic probe (1ms to 7 days).
+	Period time.Duration
+	// InitialDelay before the first run after the target (re)starts (up to 7 days).
+	InitialDelay time.Duration
+	// SuccessThreshold and FailureThreshold: consecutive results needed to publish a change.
+	// Liveness and startup probes need a success threshold of 1.
+	SuccessThreshold, FailureThreshold int
+	// Jitter starts the first run at a random point in [0, Period) after the initial delay.
+	Jitter bool
+	// OutputLimit is how many bytes of HTTP body or command output are kept (1 to 64 MiB).
+	OutputLimit int
+}
+
+// TCP is a TCP connect probe of host:port.
+func TCP(host string, port int) Spec { return Spec{Kind: KindTCP, Host: host, Port: port} }
+
+// HTTP is an HTTP GET probe of url.
+func HTTP(url string) Spec { return Spec{Kind: KindHTTP, URL: url} }
+
+// Exec is an exec probe running argv (no shell).
+func Exec(argv ...string) Spec { return Spec{Kind: KindExec, Argv: argv} }
+
+// GRPC is a gRPC health probe (grpc.health.v1.Health/Check) of service at host:port,
+// plaintext unless TLS is set.
+func GRPC(host string, port int, service string) Spec {
+	return Spec{Kind: KindGRPC, Host: host, Port: port, Service: service}
+}
+
+// cbuild holds the C strings made while converting one spec; free releases them.
+type cbuild struct {
+	strs []*C.char
+	err  C.gp_err
+}
+
+func (b *cbuild) free() {
+	for _, p := range b.strs {
+		C.free(unsafe.Pointer(p))
+	}
+	b.strs = nil
+}
+
+// str copies s to C memory. A NUL byte inside s cannot cross the C API: it is an error with
+// the status the library would use for a bad value of that field.
+func (b *cbuild) str(s string, code Status, what string) (*C.char, error) {
+	if strings.IndexByte(s, 0) >= 0 {
+		return nil, &Error{Code: code, Msg: what + " contains a NUL byte"}
+	}
+	p := C.CString(s)
+	b.strs = append(b.strs, p)
+	return p, nil
+}
+
+func (b *cbuild) check(rc C.prober_status) error {
+	if rc != C.PROBER_OK {
+		return newError(rc, &b.err)
+	}
+	return nil
+}
+
+// millis converts a duration to whole milliseconds, rounding up.
+func millis(d time.Duration, what string) (C.uint32_t, error) {
+	if d < 0 {
+		return 0, &Error{Code: StatusInvalidDuration, Msg: fmt.Sprintf("%s %v is negative", what, d)}
+	}
+	ms := (d + time.Millisecond - 1) / time.Millisecond
+	if ms > math.MaxUint32 {
+		return 0, &Error{Code: StatusInvalidDuration, Msg: fmt.Sprintf("%s %v is too long", what, d)}
+	}
+	return C.uint32_t(ms), nil
+}
+
+// cport maps a Go port to the C argument; values outside int32 become -1 so that the library
+// refuses them with its own message.
+func cport(p int) C.int32_t {
+	if p < math.MinInt32 || p > math.MaxInt32 {
+		return -1
+	}
+	return C.int32_t(p)
+}
+
+// newCSpec converts s to a new C spec. The caller frees it with C.prober_spec_free.
+func newCSpec(s *Spec) (*C.prober_spec, error) {
+	var b cbuild
+	defer b.free()
+	var cs *C.prober_spec
+	if err := b.create(s, &cs); err != nil {
+		return nil, err
+	}
+	if err := b.configure(s, cs); err != nil {
+		C.prober_spec_free(cs)
+		return nil, err
+	}
+	return cs, nil
+}
+
+// misplaced names a target field set on a spec of another kind, or is "".
+func misplaced(s *Spec) string {
+	tcp, http, exec, grpc := s.Kind == KindTCP, s.Kind == KindHTTP, s.Kind == KindExec, s.Kind == KindGRPC
+	switch {
+	case s.Host != "" && !tcp && !grpc:
+		return "Host"
+	case s.Port != 0 && !tcp && !grpc:
+		return "Port"
+	case s.URL != "" && !http:
+		return "URL"
+	case len(s.Argv) > 0 && !exec:
+		return "Argv"
+	case s.Service != "" && !grpc:
+		return "Service"
+	}
+	return ""
+}
+
+func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
+	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindGRPC {
+		return &Error{Code: StatusWrongKind, Msg: fmt.Sprintf("%s does not apply to %v probes", f, s.Kind)}
+	}
+	switch s.Kind {
+	case KindTCP:
+		host, err := b.str(s.Host, StatusInvalidHost, "host")
+		if err != nil {
+			return err
+		}
+		return b.check(C.gp_spec_new_tcp(host, cport(s.Port), out, &b.err))
+	case KindHTTP:
+		url, err := b.str(s.URL, StatusInvalidURL, "URL")
+		if err != nil {
+			return err
+		}
+		return b.check(C.gp_spec_new_http(url, out, &b.err))
+	case KindExec:
+		if len(s.Argv) == 0 {
+			return &Error{Code: StatusInvalidArgv, Msg: "exec probe needs a command (Argv is empty)"}
+		}
+		// A Go slice of C pointers may be passed to C: it holds no Go pointers.
+		argv := make([]*C.char, len(s.Argv))
+		for i, a := range s.Argv {
+			p, err := b.str(a, StatusInvalidArgv, fmt.Sprintf("argument %d", i))
+			if err != nil {
+				return err
+			}
+			argv[i] = p
+		}
+		return b.check(C.gp_spec_new_exec(&argv[0], C.size_t(len(argv)), out, &b.err))
+	case KindGRPC:
+		host, err := b.str(s.Host, StatusInvalidHost, "host")
+		if err != nil {
+			return err
+		}
+		svc, err := b.str(s.Service, StatusInvalid, "service")
+		if err != nil {
+			return err
+		}
+		return b.check(C.gp_spec_new_grpc(host, cport(s.Port), svc, out, &b.err))
+	}
+	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec or KindGRPC)", s.Kind)}
+}
+
+func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
+	if s.Timeout != 0 {
+		ms, err := millis(s.Timeout, "timeout")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_timeout_ms(cs, ms, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Period != 0 {
+		ms, err := millis(s.Period, "period")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_period_ms(cs, ms, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.InitialDelay != 0 {
+		ms, err := millis(s.InitialDelay, "initial delay")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_initial_delay_ms(cs, ms, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.SuccessThreshold != 0 || s.FailureThreshold != 0 {
+		ok, bad := s.SuccessThreshold, s.FailureThreshold
+		if ok == 0 {
+			ok = 1
+		}
+		if bad == 0 {
+			bad = 3
+		}
+		if ok < 0 || bad < 0 || uint64(ok) > math.MaxUint32 || uint64(bad) > math.MaxUint32 {
+			return &Error{Code: StatusInvalidThreshold, Msg: fmt.Sprintf("thresholds %d/%d out of range", ok, bad)}
+		}
+		if err := b.check(C.gp_spec_set_thresholds(cs, C.uint32_t(ok), C.uint32_t(bad), &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Jitter {
+		if err := b.check(C.gp_spec_set_jitter(cs, true, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.OutputLimit != 0 {
+		if s.OutputLimit < 0 {
+			return &Error{Code: StatusInvalid, Msg: fmt.Sprintf("output limit %d is negative", s.OutputLimit)}
+		}
+		if err := b.check(C.gp_spec_set_output_limit(cs, C.size_t(s.OutputLimit), &b.err)); err != nil {
+			return err
+		}
+	}
+	for _, h := range s.Headers {
+		name, err := b.str(h.Name, StatusInvalidHeader, "header name")
+		if err != nil {
+			return err
+		}
+		value, err := b.str(h.Value, StatusInvalidHeader, "header value")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_add_header(cs, name, value, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Redirects != RedirectSameHost {
+		if err := b.check(C.gp_spec_set_redirect_policy(cs, C.uint32_t(s.Redirects), &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Close != CloseReset {
+		if err := b.check(C.gp_spec_set_close_policy(cs, C.uint32_t(s.Close), &b.err)); err != nil {
+			return err
+		}
+	}
+	for _, v := range s.Env {
+		name, err := b.str(v.Name, StatusInvalidEnv, "environment variable name")
+		if err != nil {
+			return err
+		}
+		value, err := b.str(v.Value, StatusInvalidEnv, "environment variable value")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_env(cs, name, value, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Workdir != "" {
+		dir, err := b.str(s.Workdir, StatusInvalid, "working directory")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_workdir(cs, dir, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.TLS != nil {
+		return b.configureTLS(s.TLS, cs)
+	}
+	return nil
+}
+
+func (b *cbuild) configureTLS(t *TLSOptions, cs *C.prober_spec) error {
+	if err := b.check(C.gp_spec_enable_tls(cs, &b.err)); err != nil {
+		return err
+	}
+	verify := t.Verify
+	if verify == TLSVerifyNone && t.CAFile != "" {
+		verify = TLSVerifyCAFile
+	}
+	if verify != TLSVerifyNone {
+		var ca *C.char
+		if verify == TLSVerifyCAFile {
+			var err error
+			if ca, err = b.str(t.CAFile, StatusInvalidTLS, "CA file"); err != nil {
+				return err
+			}
+		}
+		if err := b.check(C.gp_spec_set_tls_verify(cs, C.uint32_t(verify), ca, &b.err)); err != nil {
+			return err
+		}
+	}
+	if t.ServerName != "" {
+		name, err := b.str(t.ServerName, StatusInvalidTLS, "server name")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_tls_server_name(cs, name, &b.err)); err != nil {
+			return err
+		}
+	}
+	if t.ClientCert != "" || t.ClientKey != "" {
+		if t.ClientCert == "" || t.ClientKey == "" {
+			return &Error{Code: StatusInvalidTLS, Msg: "ClientCert and ClientKey must be set together"}
+		}
+		cert, err := b.str(t.ClientCert, StatusInvalidTLS, "client certificate file")
+		if err != nil {
+			return err
+		}
+		key, err := b.str(t.ClientKey, StatusInvalidTLS, "client key file")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_tls_client_cert(cs, cert, key, &b.err)); err != nil {
+			return err
+		}
+	}
+	if t.MinVersion != 0 {
+		var v C.uint32_t
+		switch t.MinVersion {
+		case tls.VersionTLS12:
+			v = 12
+		case tls.VersionTLS13:
+			v = 13
+		default:
+			return &Error{Code: StatusInvalidTLS, Msg: fmt.Sprintf("minimum TLS version %#04x (expected tls.VersionTLS12 or tls.VersionTLS13)", t.MinVersion)}
+		}
+		if err := b.check(C.gp_spec_set_tls_min_version(cs, v, &b.err)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

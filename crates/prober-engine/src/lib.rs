@@ -75,7 +75,8 @@ impl From<SpecError> for EngineError {
 /// Who an in-flight probe belongs to.
 #[derive(Clone, Copy, Debug)]
 enum Owner {
-    Worker { target: u32, generation: u32, role: Role, scheduled: Instant },
+    /// `late_us`: how long after its scheduled instant the run started (for run events).
+    Worker { target: u32, generation: u32, role: Role, late_us: u64 },
     Check { tag: u64 },
 }
 
@@ -655,7 +656,10 @@ impl Engine {
         self.schedule_worker(id, role, next);
         if let Some(spec) = spec {
             let (index, generation) = split_id(id);
-            let owner = Owner::Worker { target: index, generation: generation.wrapping_sub(1), role, scheduled };
+            // Lateness is measured at the start of the run, not at its end: it says how well
+            // the scheduler kept time, not how long the probe took.
+            let late_us = Instant::now().saturating_duration_since(scheduled).as_micros() as u64;
+            let owner = Owner::Worker { target: index, generation: generation.wrapping_sub(1), role, late_us };
             self.start_probe(&spec, owner);
         }
     }
@@ -737,7 +741,7 @@ impl Engine {
             Owner::Check { tag } => {
                 self.queue.push_back(Event::Check { tag, outcome: Box::new(outcome) })
             }
-            Owner::Worker { target, generation, role, scheduled } => {
+            Owner::Worker { target, generation, role, late_us } => {
                 let id = make_id(target, generation);
                 let Ok(t) = self.target_mut(id) else { return };
                 let Some(w) = t.workers[role.index()].as_mut() else { return };
@@ -746,7 +750,6 @@ impl Engine {
                 let retry = matches!(verdict, Verdict::RetryNow).then(|| w.spec.clone());
                 let run_again = retry.is_none() && std::mem::take(&mut w.run_after);
                 if self.config.every_run {
-                    let late_us = now.saturating_duration_since(scheduled).as_micros() as u64;
                     let o = Box::new(outcome.clone());
                     self.queue.push_back(Event::Run { target: id, role, outcome: o, late_us });
                 }

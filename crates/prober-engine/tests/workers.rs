@@ -305,3 +305,23 @@ fn jitter_spreads_first_runs_over_the_period() {
     assert_eq!(run_first_ticks(false), 50);
     assert!(run_first_ticks(true) < 50);
 }
+
+#[test]
+fn run_lateness_is_measured_at_the_start_of_the_run() {
+    let mut e = engine();
+    let t = e.add_target();
+    let spec = ProbeSpec::exec(&["/bin/sh", "-c", "sleep 0.3"]).unwrap();
+    e.set_probe(t, Role::Readiness, spec, schedule(60_000, 1, 1)).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) == 1);
+    let Some(Event::Run { late_us, outcome, .. }) = ev.iter().find(|x| matches!(x, Event::Run { .. }))
+    else {
+        panic!()
+    };
+    // The run started on time; its own 300 ms must not count as lateness.
+    assert!(
+        std::time::Duration::from_micros(*late_us) < outcome.timings.total,
+        "late {late_us} us vs a run of {:?}",
+        outcome.timings.total
+    );
+}

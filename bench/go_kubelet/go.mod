@@ -1,0 +1,3 @@
+module libprober.invalid/bench/go_kubelet
+
+go 1.24

@@ -1,0 +1,125 @@
+# Shared by ci/bench.sh and bench/profile.sh (sourced, not run): the benchmark target and the
+# TIME_WAIT count. Expects ROOT (the repository), WORK (a temp dir) and URL_PATH to be set; the
+# target runs under NICE (an array, e.g. (nice -n -20)) when it is set, like the probers.
+
+TARGET_PID=
+
+listening() { # PORT: is anything listening on 127.0.0.1/::1 PORT?
+  local hex; hex=$(printf '%04X' "$1")
+  awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 } END { exit !f }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+http_ok() { # HOST PORT PATH: does GET answer 2xx?
+  local status
+  status=$( { exec 3<>"/dev/tcp/$1/$2" &&
+    printf 'GET %s HTTP/1.1\r\nHost: %s:%s\r\nConnection: close\r\n\r\n' "$3" "$1" "$2" >&3 &&
+    head -c 12 <&3; } 2>/dev/null)
+  case "$status" in "HTTP/1."?" 2"*) return 0 ;; esac
+  return 1
+}
+
+free_port() {
+  local p=18080
+  while listening "$p"; do p=$((p + 1)); done
+  echo "$p"
+}
+
+start_nginx() {
+  local port conf dir=$WORK/nginx
+  mkdir -p "$dir/tmp"
+  port=$(free_port)
+  conf=$dir/nginx.conf
+  cat >"$conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 65536; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_timeout 0;
+  server {
+    listen 127.0.0.1:$port backlog=4096;
+    location / { default_type text/plain; return 200 "ok\n"; }
+  }
+}
+EOF
+  ${NICE[@]+"${NICE[@]}"} nginx -e "$dir/error.log" -p "$dir" -c "$conf" </dev/null >"$dir/out.log" 2>&1 &
+  TARGET_PID=$!
+  for _ in $(seq 50); do
+    http_ok 127.0.0.1 "$port" "$URL_PATH" && { TARGET=127.0.0.1:$port; return 0; }
+    kill -0 "$TARGET_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "ci/bench.sh: nginx did not start:" >&2; cat "$dir/error.log" "$dir/out.log" >&2 2>/dev/null
+  kill "$TARGET_PID" 2>/dev/null; wait "$TARGET_PID" 2>/dev/null; TARGET_PID=
+  return 1
+}
+
+start_prober_target() {
+  local port
+  ${NICE[@]+"${NICE[@]}"} "$ROOT/target/release/prober-target" --ignore-stdin </dev/null >"$WORK/target.out" 2>&1 &
+  TARGET_PID=$!
+  for _ in $(seq 50); do
+    port=$(head -n1 "$WORK/target.out" 2>/dev/null)
+    if [ -n "$port" ] && http_ok 127.0.0.1 "$port" "$URL_PATH"; then TARGET=127.0.0.1:$port; return 0; fi
+    sleep 0.1
+  done
+  echo "ci/bench.sh: prober-target did not start" >&2
+  return 1
+}
+
+# Sets TARGET (HOST:PORT) and TARGET_KIND: PROBER_BENCH_TARGET if set; else nginx from the
+# distribution's packages (installed with apt-get when missing and we are root), started on a
+# free loopback port with a config in $WORK/nginx; else the repository's prober-target.
+bench_target() {
+  if [ -n "${PROBER_BENCH_TARGET:-}" ]; then
+    TARGET=$PROBER_BENCH_TARGET TARGET_KIND=external
+  else
+    if ! command -v nginx >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "installing nginx-light from the distribution's packages"
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light \
+          || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx; } >/dev/null 2>&1
+    fi
+    if command -v nginx >/dev/null 2>&1 && start_nginx; then
+      TARGET_KIND="nginx/$(nginx -v 2>&1 | sed 's|.*nginx/||')"
+    else
+      [ -x "$ROOT/target/release/prober-target" ] || cargo build --release --quiet -p prober-testkit
+      start_prober_target || return 1
+      TARGET_KIND=prober-target
+    fi
+  fi
+  T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
+}
+
+bench_stop_target() {
+  if [ -n "$TARGET_PID" ]; then
+    kill "$TARGET_PID" 2>/dev/null
+    wait "$TARGET_PID" 2>/dev/null
+    TARGET_PID=
+  fi
+}
+
+# TIME_WAIT sockets on the target port (either end) created since START (seconds since the
+# epoch, fractional): the kernel prints each one's remaining time (USER_HZ ticks of a 60 s
+# TIME_WAIT), so entries older than the run (an earlier impl's) are left out. Counted 0.3 s
+# after the run, once the last closing handshakes are over.
+timewait_since() {
+  local port=$1 start=$2 hex elapsed
+  sleep 0.3
+  hex=$(printf '%04X' "$port")
+  elapsed=$(awk -v s="$start" -v n="$(date +%s.%N)" 'BEGIN { printf "%d", (n - s) * 100 + 2 }')
+  awk -v p=":$hex" -v min=$((6000 - elapsed)) '
+    function hex2dec(h,   i, v) { v = 0; h = toupper(h)
+      for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789ABCDEF", substr(h, i, 1)) - 1
+      return v }
+    $4 == "06" && (substr($2, length($2) - 4) == p || substr($3, length($3) - 4) == p) {
+      split($6, t, ":"); if (hex2dec(t[2]) >= min) n++ }
+    END { print n + 0 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}

@@ -1,0 +1,310 @@
+#!/usr/bin/env bash
+# Benchmarks of libprober against baselines run in the same invocation. Measures; never fails
+# on a number (docs/benchmarks.md explains every scenario, field and target).
+#
+#   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
+#     tcp_oneshot c_api go_api http_oneshot exec_oneshot sched_10k sched_100k_idle
+#
+# Environment:
+#   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
+#                                  PROBER_BENCH_PATH with 2xx) instead of starting one
+#   PROBER_BENCH_PATH=/            the HTTP path probed (default /)
+#   PROBER_BENCH_QUICK=1           smoke run: small counts, short periodic runs, one repetition
+#   PROBER_BENCH_REPS=N            repetitions of each one-shot measurement (default 3, exec 5;
+#                                  the median by cpu_us_per_probe, for exec by rate, is reported)
+#   PROBER_BENCH_NICE=N            run the target and the probing programs under `nice -n N`
+#                                  (e.g. -20 as root: keeps other load on a shared machine from
+#                                  delaying them; the figures of record use the default)
+#
+# The target is nginx from the distribution's packages (installed with apt-get when missing
+# and possible; one worker, a config in a temp dir, a loopback port, `return 200 "ok\n"`),
+# else the repository's prober-target. Every probing program runs as its own process, so the
+# target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
+# `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
+# `RATIO ...` lines comparing libprober with its targets.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+. bench/lib.sh
+ROOT=$PWD
+
+ALL="tcp_oneshot c_api go_api http_oneshot exec_oneshot sched_10k sched_100k_idle"
+if [ $# -gt 0 ]; then
+  SCENARIOS="$*"
+  for s in $SCENARIOS; do
+    case " $ALL " in *" $s "*) ;; *) echo "ci/bench.sh: unknown scenario $s (known: $ALL)" >&2; exit 64 ;; esac
+  done
+else
+  SCENARIOS=$ALL
+fi
+
+QUICK=${PROBER_BENCH_QUICK:-0}
+[ "$QUICK" = 0 ] && QUICK=
+if [ -n "$QUICK" ]; then
+  N_TCP=4000 N_HTTP=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
+  EXEC_REPS=$REPS
+else
+  N_TCP=40000 N_HTTP=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
+  EXEC_REPS=${PROBER_BENCH_REPS:-5}
+fi
+CONC_NET=64 CONC_EXEC=16
+SCHED_TARGETS=10000 IDLE_TARGETS=100000
+URL_PATH=${PROBER_BENCH_PATH:-/}
+NICE=()
+[ -n "${PROBER_BENCH_NICE:-}" ] && NICE=(nice -n "$PROBER_BENCH_NICE")
+
+WORK=$(mktemp -d /tmp/prober-bench.XXXXXX)
+cleanup() {
+  bench_stop_target
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Tens of thousands of sockets and a 100k-worker engine: raise the descriptor limit.
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# ---- build ---------------------------------------------------------------------------------
+
+step "build"
+need_cargo
+need cc gcc
+cargo build --release --quiet -p prober-bench -p prober-ffi -p prober-testkit 2>&1 || {
+  echo "ci/bench.sh: cargo build failed" >&2; exit 1; }
+BENCH_BIN=$ROOT/target/release/prober-bench
+cc -O2 -o "$WORK/raw_c" bench/raw_c.c || { echo "ci/bench.sh: cannot build bench/raw_c.c" >&2; exit 1; }
+cc -O2 -o "$WORK/raw_spawn" bench/raw_spawn.c || { echo "ci/bench.sh: cannot build bench/raw_spawn.c" >&2; exit 1; }
+# Copied first: another build in the shared target dir may replace it while we link.
+cp target/release/libprober.a "$WORK/libprober.a"
+C_API_ERR=
+cc -O2 -std=c11 -Wall -Iinclude -o "$WORK/c_api" bench/c_api.c "$WORK/libprober.a" \
+   -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc 2>"$WORK/c_api.log" || C_API_ERR="build_failed"
+
+[ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
+GO_KUBELET_ERR= GO_API_ERR=
+if ! command -v go >/dev/null 2>&1; then
+  GO_KUBELET_ERR=no_go_toolchain GO_API_ERR=no_go_toolchain
+else
+  (cd bench/go_kubelet && go build -o "$WORK/go_kubelet" .) >"$WORK/go_kubelet.log" 2>&1 \
+    || GO_KUBELET_ERR=build_failed
+  if want go_api; then
+    if [ ! -d bindings/go/prober ]; then
+      GO_API_ERR=no_bindings_go_prober
+    elif ! (cd bench/go_api && CGO_ENABLED=1 go build -o "$WORK/go_api" .) >"$WORK/go_api.log" 2>&1; then
+      GO_API_ERR="bindings_go_build_failed:$(grep -m1 -v '^#' "$WORK/go_api.log" | tr ' =' '_:' | cut -c1-120)"
+    fi
+  fi
+fi
+[ -n "$GO_KUBELET_ERR" ] && { echo "go_kubelet unavailable ($GO_KUBELET_ERR)"; cat "$WORK/go_kubelet.log" 2>/dev/null; }
+[ -n "$GO_API_ERR" ] && { echo "go_api unavailable ($GO_API_ERR)"; cat "$WORK/go_api.log" 2>/dev/null; }
+
+# ---- target --------------------------------------------------------------------------------
+
+NEEDS_TARGET=
+for s in $SCENARIOS; do [ "$s" != exec_oneshot ] && NEEDS_TARGET=1; done
+TARGET= TARGET_KIND=none
+if [ -n "$NEEDS_TARGET" ]; then
+  step "target"
+  bench_target || exit 1
+  echo "target $TARGET_KIND at $TARGET (HTTP path $URL_PATH)"
+fi
+T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
+
+# ---- measuring -----------------------------------------------------------------------------
+
+RESULTS=$WORK/results
+: >"$RESULTS"
+
+# run SCENARIO IMPL TIMEWAIT(0|1) CMD...: runs one measurement and echoes its BENCH line
+# (with timewait= when asked), or a status=failed line.
+run() {
+  local scen=$1 impl=$2 tw=$3 start out rc line
+  shift 3
+  start=$(date +%s.%N)
+  out=$("${NICE[@]}" "$@" 2>"$WORK/stderr")
+  rc=$?
+  line=$(printf '%s\n' "$out" | grep '^BENCH ' | tail -n1)
+  if [ $rc -ne 0 ] || [ -z "$line" ]; then
+    line="BENCH scenario=$scen impl=$impl status=failed reason=exit_$rc"
+    sed 's/^/  | /' "$WORK/stderr" | tail -n 5 >&2
+  else
+    grep -v '^$' "$WORK/stderr" | sed "s/^/  ($impl) /" | head -n 3 >&2
+    [ "$tw" = 1 ] && line="$line timewait=$(timewait_since "$T_PORT" "$start")"
+  fi
+  printf '%s\n' "$line"
+}
+
+unavailable() { # SCENARIO IMPL REASON
+  local line="BENCH scenario=$1 impl=$2 status=unavailable reason=$3"
+  echo "$line"; echo "$line" >>"$RESULTS"
+}
+
+# oneshot SCENARIO "IMPL CMD..." ...: REPS interleaved repetitions of every impl; reports each
+# impl's median repetition by KEY (default cpu_us_per_probe), with the spread of cpu_us_per_probe
+# (and of rate_per_s when KEY is the rate).
+oneshot() {
+  local scen=$1 rep i line impl key=${KEY:-cpu_us_per_probe} reps=${REPS_OVERRIDE:-$REPS}
+  shift
+  local -a specs=("$@")
+  : >"$WORK/reps"
+  for rep in $(seq "$reps"); do
+    for i in "${!specs[@]}"; do
+      read -r impl cmd <<<"${specs[$i]}"
+      # shellcheck disable=SC2086
+      line=$(run "$scen" "$impl" "${TW:-0}" $cmd)
+      echo "# rep $rep: $line"
+      echo "$line" >>"$WORK/reps"
+    done
+  done
+  for i in "${!specs[@]}"; do
+    read -r impl _ <<<"${specs[$i]}"
+    line=$(awk -v impl="$impl" -v key="$key" '
+      function val(k,   i) { for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) return substr($i, length(k) + 2); return "x" }
+      $0 ~ (" impl=" impl "( |$)") {
+        k = val(key); if (k == "x") { failed = $0; next }
+        n++; v[n] = k + 0; l[n] = $0; c = val("cpu_us_per_probe") + 0; r = val("rate_per_s") + 0
+        if (n == 1 || c < cmin) cmin = c; if (n == 1 || c > cmax) cmax = c
+        if (n == 1 || r < rmin) rmin = r; if (n == 1 || r > rmax) rmax = r }
+      END {
+        if (n == 0) { print failed; exit }
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) {
+          t = v[i]; v[i] = v[j]; v[j] = t; t = l[i]; l[i] = l[j]; l[j] = t }
+        printf "%s reps=%d median_of=%s cpu_us_min=%.2f cpu_us_max=%.2f", l[int((n + 1) / 2)], n, key, cmin, cmax
+        if (key == "rate_per_s") printf " rate_min=%.1f rate_max=%.1f", rmin, rmax
+        printf "\n" }' "$WORK/reps")
+    echo "$line"; echo "$line" >>"$RESULTS"
+  done
+}
+
+single() { # SCENARIO IMPL TIMEWAIT CMD...
+  local line
+  line=$(run "$@")
+  echo "$line"; echo "$line" >>"$RESULTS"
+}
+
+step "machine"
+echo "nproc=$(nproc) cpu=\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')\" kernel=$(uname -r)"
+echo "loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" quick=${QUICK:-0} reps=$REPS nice=${PROBER_BENCH_NICE:-0}"
+
+GOK=$WORK/go_kubelet
+for s in $SCENARIOS; do
+  step "$s"
+  case $s in
+    tcp_oneshot)
+      specs=("prober $BENCH_BIN tcp_oneshot --target $TARGET --n $N_TCP --conc $CONC_NET"
+             "raw_c $WORK/raw_c tcp $T_HOST $T_PORT $N_TCP $CONC_NET")
+      [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK tcp_oneshot -target $TARGET -n $N_TCP -conc $CONC_NET")
+      TW=1 oneshot tcp_oneshot "${specs[@]}"
+      [ -n "$GO_KUBELET_ERR" ] && unavailable tcp_oneshot go_kubelet "$GO_KUBELET_ERR"
+      ;;
+    http_oneshot)
+      specs=("prober $BENCH_BIN http_oneshot --target $TARGET --path $URL_PATH --n $N_HTTP --conc $CONC_NET"
+             "raw_c $WORK/raw_c http $T_HOST $T_PORT $N_HTTP $CONC_NET $URL_PATH")
+      [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK http_oneshot -target $TARGET -path $URL_PATH -n $N_HTTP -conc $CONC_NET")
+      TW=1 oneshot http_oneshot "${specs[@]}"
+      [ -n "$GO_KUBELET_ERR" ] && unavailable http_oneshot go_kubelet "$GO_KUBELET_ERR"
+      ;;
+    exec_oneshot)
+      specs=("prober $BENCH_BIN exec_oneshot --n $N_EXEC --conc $CONC_EXEC --argv /bin/true"
+             "raw_spawn $WORK/raw_spawn $N_EXEC $CONC_EXEC /bin/true")
+      [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK exec_oneshot -n $N_EXEC -conc $CONC_EXEC -argv /bin/true")
+      # The target is a rate, and exec rates are noisy: median by rate of at least 5.
+      REPS_OVERRIDE=$EXEC_REPS KEY=rate_per_s TW=0 oneshot exec_oneshot "${specs[@]}"
+      [ -n "$GO_KUBELET_ERR" ] && unavailable exec_oneshot go_kubelet "$GO_KUBELET_ERR"
+      ;;
+    c_api)
+      if [ -n "$C_API_ERR" ]; then
+        cat "$WORK/c_api.log"; unavailable c_api prober "$C_API_ERR"
+      else
+        TW=1 oneshot c_api \
+          "prober $WORK/c_api $T_HOST $T_PORT $N_TCP $CONC_NET c_api" \
+          "rust $BENCH_BIN tcp_oneshot --target $TARGET --n $N_TCP --conc $CONC_NET --label c_api --impl rust"
+      fi
+      ;;
+    go_api)
+      if [ -n "$GO_API_ERR" ]; then
+        unavailable go_api prober "$GO_API_ERR"
+      else
+        TW=1 oneshot go_api \
+          "prober $WORK/go_api -target $TARGET -n $N_TCP -conc $CONC_NET -label go_api" \
+          "rust $BENCH_BIN tcp_oneshot --target $TARGET --n $N_TCP --conc $CONC_NET --label go_api --impl rust"
+      fi
+      ;;
+    sched_10k)
+      single sched_10k prober 1 "$BENCH_BIN" sched_10k --target "$TARGET" --targets $SCHED_TARGETS \
+        --period-ms 1000 --duration-s $SCHED_S
+      if [ -z "$GO_KUBELET_ERR" ]; then
+        single sched_10k go_kubelet 1 "$GOK" sched_10k -target "$TARGET" -targets $SCHED_TARGETS \
+          -period 1s -duration ${SCHED_S}s
+      else
+        unavailable sched_10k go_kubelet "$GO_KUBELET_ERR"
+      fi
+      ;;
+    sched_100k_idle)
+      single sched_100k_idle prober 0 "$BENCH_BIN" sched_100k_idle --target "$TARGET" \
+        --targets $IDLE_TARGETS --period-ms 60000 --duration-s $IDLE_S
+      if [ -z "$GO_KUBELET_ERR" ]; then
+        single sched_100k_idle go_kubelet 0 "$GOK" sched_100k_idle -target "$TARGET" \
+          -targets $IDLE_TARGETS -period 60s -duration ${IDLE_S}s
+      else
+        unavailable sched_100k_idle go_kubelet "$GO_KUBELET_ERR"
+      fi
+      ;;
+  esac
+done
+
+# ---- summary -------------------------------------------------------------------------------
+
+step "results (target $TARGET_KIND; CPU = user+sys of the probing process per probe; loadavg now $(cut -d" " -f1-3 /proc/loadavg))"
+awk '
+  function field(line, key,   i, n, parts) {
+    n = split(line, parts, " ")
+    for (i = 2; i <= n; i++) if (index(parts[i], key "=") == 1) return substr(parts[i], length(key) + 2)
+    return "" }
+  function get(s, i, k) { return (s SUBSEP i SUBSEP k) in V ? V[s, i, k] : "" }
+  function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "" : a / b }
+  function show(v) { return v == "" ? "-" : v }
+  function check(s, what, value, op, limit,   met, vs) {
+    if (value == "") { printf "RATIO scenario=%s metric=%s value=- target=%s%s met=unknown\n", s, what, op, limit; return }
+    met = (op == "<=") ? (value + 0 <= limit + 0) : (op == ">=") ? (value + 0 >= limit + 0) : (value + 0 < limit + 0)
+    printf "RATIO scenario=%s metric=%s value=%.4g target=%s%s met=%s\n", s, what, value, op, limit, met ? "yes" : "no" }
+  /^BENCH / {
+    s = field($0, "scenario"); i = field($0, "impl")
+    for (k = 3; k <= NF; k++) { split($k, kv, "="); V[s, i, kv[1]] = substr($k, length(kv[1]) + 2) }
+    rows[++nrows] = s SUBSEP i }
+  END {
+    fmt = "%-16s %-11s %7s %10s %9s %9s %8s %8s %8s %8s %9s\n"
+    printf fmt, "scenario", "impl", "n", "rate/s", "cpu_us/p", "rss_kb", "timewait", "p50_ms", "p99_ms", "max_ms", "status"
+    for (r = 1; r <= nrows; r++) {
+      split(rows[r], si, SUBSEP); s = si[1]; i = si[2]
+      st = get(s, i, "status"); if (st == "") st = "ok"
+      printf fmt, s, i, show(get(s, i, "n")), show(get(s, i, "rate_per_s")), show(get(s, i, "cpu_us_per_probe")),
+        show(get(s, i, "rss_kb")), show(get(s, i, "timewait")), show(get(s, i, "lateness_p50_ms")),
+        show(get(s, i, "lateness_p99_ms")), show(get(s, i, "lateness_max_ms")), st }
+    print ""
+    c = "cpu_us_per_probe"
+    if (("tcp_oneshot", "prober", c) in V) {
+      check("tcp_oneshot", "cpu_vs_raw_c", ratio(get("tcp_oneshot", "prober", c), get("tcp_oneshot", "raw_c", c)), "<=", 1.25)
+      check("tcp_oneshot", "cpu_vs_go_kubelet", ratio(get("tcp_oneshot", "prober", c), get("tcp_oneshot", "go_kubelet", c)), "<=", 0.5)
+      check("tcp_oneshot", "timewait", get("tcp_oneshot", "prober", "timewait"), "<=", 0) }
+    if (("http_oneshot", "prober", c) in V) {
+      check("http_oneshot", "cpu_vs_raw_c", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c", c)), "<=", 1.25)
+      check("http_oneshot", "cpu_vs_go_kubelet", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "go_kubelet", c)), "<=", 0.65) }
+    if (("exec_oneshot", "prober", c) in V)
+      check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
+    if (("sched_10k", "prober", c) in V) {
+      check("sched_10k", "cpu_vs_go_kubelet", ratio(get("sched_10k", "prober", c), get("sched_10k", "go_kubelet", c)), "<=", 0.5)
+      check("sched_10k", "lateness_p99_ms", get("sched_10k", "prober", "lateness_p99_ms"), "<=", 5) }
+    if (("sched_100k_idle", "prober", c) in V) {
+      check("sched_100k_idle", "add_s", get("sched_100k_idle", "prober", "add_s"), "<", 1)
+      check("sched_100k_idle", "rss_per_target_b", get("sched_100k_idle", "prober", "rss_per_target_b"), "<=", 2048) }
+    if (("c_api", "prober", c) in V)
+      check("c_api", "cpu_vs_rust", ratio(get("c_api", "prober", c), get("c_api", "rust", c)), "<=", 1.2)
+    if (("go_api", "prober", c) in V)
+      check("go_api", "cpu_vs_rust", ratio(get("go_api", "prober", c), get("go_api", "rust", c)), "<=", 1.2)
+    else if (get("go_api", "prober", "status") == "unavailable")
+      printf "RATIO scenario=go_api metric=cpu_vs_rust value=- target=<=1.2 met=unavailable\n"
+  }' "$RESULTS"
+exit 0

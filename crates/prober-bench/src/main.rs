@@ -1,0 +1,328 @@
+//! `prober-bench SCENARIO [options]`: libprober's engine (`impl=prober`) on one benchmark
+//! scenario of `ci/bench.sh`, printing one `BENCH ...` line on stdout (details on stderr).
+//!
+//! Scenarios (defaults in brackets; `ci/bench.sh` passes smaller counts under
+//! `PROBER_BENCH_QUICK=1`):
+//!
+//! | scenario | work |
+//! |---|---|
+//! | `tcp_oneshot` | `--n` [40000] TCP connect probes of `--target`, `--conc` [64] in flight, one engine |
+//! | `http_oneshot` | `--n` [40000] HTTP GETs of `http://TARGET{--path}`, `--conc` [64] in flight |
+//! | `exec_oneshot` | `--n` [3000] runs of `--argv` [/bin/true], `--conc` [16] in flight |
+//! | `sched_10k` | `--targets` [10000] TCP liveness workers, `--period-ms` [1000], jittered first run, for `--duration-s` [30] |
+//! | `sched_100k_idle` | `--targets` [100000] workers, period [60000] ms, jittered; add time and memory per target, then `--duration-s` [10] of mostly idle running |
+//!
+//! `--label NAME` prints another scenario name (the `rust` reference runs of `c_api` and
+//! `go_api` use it), `--impl NAME` another impl name.
+//!
+//! CPU is the user + system time of this process (every thread: the engine and its idle
+//! resolver pool) around the measured loop only; see `measure.rs`.
+
+mod measure;
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use measure::{Line, Usage};
+use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
+use prober_engine::{Engine, EngineConfig, Event};
+
+const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|exec_oneshot|sched_10k|sched_100k_idle} \
+[--target HOST:PORT] [--path /] [--n N] [--conc N] [--targets N] [--period-ms MS] \
+[--duration-s S] [--argv PROG[,ARG...]] [--label SCENARIO] [--impl NAME]";
+
+struct Opts {
+    scenario: String,
+    values: HashMap<String, String>,
+}
+
+impl Opts {
+    fn parse() -> Result<Opts, String> {
+        let mut args = std::env::args().skip(1);
+        let scenario = args.next().ok_or_else(|| USAGE.to_string())?;
+        let mut values = HashMap::new();
+        while let Some(a) = args.next() {
+            let Some(key) = a.strip_prefix("--") else {
+                return Err(format!("unexpected {a}\n{USAGE}"));
+            };
+            let (key, value) = match key.split_once('=') {
+                Some((k, v)) => (k.to_string(), v.to_string()),
+                None => (
+                    key.to_string(),
+                    args.next()
+                        .ok_or_else(|| format!("--{key} needs a value"))?,
+                ),
+            };
+            values.insert(key, value);
+        }
+        Ok(Opts { scenario, values })
+    }
+
+    fn str(&self, key: &str, default: &str) -> String {
+        self.values
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| default.to_string())
+    }
+
+    fn num(&self, key: &str, default: u64) -> Result<u64, String> {
+        match self.values.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse().map_err(|_| format!("--{key}: not a number: {v}")),
+        }
+    }
+
+    fn target(&self) -> Result<(String, u16), String> {
+        let t = self
+            .values
+            .get("target")
+            .ok_or("--target HOST:PORT is required")?;
+        let (host, port) = t
+            .rsplit_once(':')
+            .ok_or_else(|| format!("--target {t}: expected HOST:PORT"))?;
+        let port = port
+            .parse()
+            .map_err(|_| format!("--target {t}: bad port"))?;
+        Ok((
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_string(),
+            port,
+        ))
+    }
+
+    fn line(&self) -> Line {
+        Line::new(
+            &self.str("label", &self.scenario),
+            &self.str("impl", "prober"),
+        )
+    }
+}
+
+fn main() -> ExitCode {
+    let opts = match Opts::parse() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("prober-bench: {e}");
+            return ExitCode::from(64);
+        }
+    };
+    let result = match opts.scenario.as_str() {
+        "tcp_oneshot" => tcp_oneshot(&opts),
+        "http_oneshot" => http_oneshot(&opts),
+        "exec_oneshot" => exec_oneshot(&opts),
+        "sched_10k" => sched(&opts, 10_000, 1_000, 30, false),
+        "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10, true),
+        "-h" | "--help" => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        other => Err(format!("unknown scenario {other}\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("prober-bench: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn tcp_oneshot(o: &Opts) -> Result<(), String> {
+    let (host, port) = o.target()?;
+    let spec = ProbeSpec::tcp(&host, i64::from(port)).map_err(|e| e.to_string())?;
+    oneshot(o, spec, 40_000, 64)
+}
+
+fn http_oneshot(o: &Opts) -> Result<(), String> {
+    let (host, port) = o.target()?;
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    let url = format!("http://{host}:{port}{}", o.str("path", "/"));
+    let spec = ProbeSpec::http(&url).map_err(|e| e.to_string())?;
+    oneshot(o, spec, 40_000, 64)
+}
+
+fn exec_oneshot(o: &Opts) -> Result<(), String> {
+    let argv = o.str("argv", "/bin/true");
+    let argv: Vec<&str> = argv.split(',').collect();
+    let spec = ProbeSpec::exec(&argv).map_err(|e| e.to_string())?;
+    oneshot(o, spec, 3_000, 16)
+}
+
+/// `n` one-shot probes of `spec` with `conc` in flight through one engine on this thread:
+/// submit, wait, drain, and submit one more per finished probe.
+fn oneshot(o: &Opts, spec: ProbeSpec, n: u64, conc: u64) -> Result<(), String> {
+    let n = o.num("n", n)?;
+    let conc = o.num("conc", conc)?.max(1);
+    let mut engine = Engine::new().map_err(|e| format!("engine: {e}"))?;
+    let mut events = Vec::with_capacity(1024);
+    let (mut submitted, mut done, mut ok) = (0u64, 0u64, 0u64);
+    let mut first_failure: Option<String> = None;
+    let start = Usage::now();
+    while submitted < n.min(conc) {
+        engine
+            .submit(spec.clone(), submitted)
+            .map_err(|e| e.to_string())?;
+        submitted += 1;
+    }
+    while done < n {
+        engine.wait(None).map_err(|e| format!("wait: {e}"))?;
+        engine.drain(&mut events, usize::MAX);
+        for ev in events.drain(..) {
+            let Event::Check { outcome, .. } = ev else {
+                continue;
+            };
+            done += 1;
+            if outcome.result == ProbeResult::Success {
+                ok += 1;
+            } else if first_failure.is_none() {
+                first_failure = Some(format!(
+                    "{} {:?}: {}",
+                    outcome.result, outcome.reason, outcome.message
+                ));
+            }
+            if submitted < n {
+                engine
+                    .submit(spec.clone(), submitted)
+                    .map_err(|e| e.to_string())?;
+                submitted += 1;
+            }
+        }
+    }
+    let d = start.until(&Usage::now());
+    if let Some(f) = first_failure {
+        eprintln!(
+            "prober-bench: {} of {n} probes did not succeed; first: {f}",
+            n - ok
+        );
+    }
+    let mut line = o.line();
+    line.common(n, ok, &d).kv("conc", conc);
+    if o.scenario == "exec_oneshot" {
+        line.f(
+            "child_cpu_us_per_probe",
+            d.child_us as f64 / n.max(1) as f64,
+            2,
+        );
+    }
+    line.print();
+    Ok(())
+}
+
+/// Periodic TCP liveness workers, one per target, with a jittered first run (as the kubelet
+/// spreads its workers after a restart), every run reported with `EngineConfig::every_run`.
+///
+/// Lateness is how long after its scheduled instant a run *started*: the engine's `late_us`.
+fn sched(
+    o: &Opts,
+    targets: u64,
+    period_ms: u64,
+    duration_s: u64,
+    idle: bool,
+) -> Result<(), String> {
+    let (host, port) = o.target()?;
+    let targets = o.num("targets", targets)?;
+    let period = Duration::from_millis(o.num("period-ms", period_ms)?);
+    let duration = Duration::from_secs(o.num("duration-s", duration_s)?);
+    let spec = ProbeSpec::tcp(&host, i64::from(port)).map_err(|e| e.to_string())?;
+    let schedule = Schedule {
+        period,
+        jitter: true,
+        ..Schedule::default()
+    };
+    let config = EngineConfig {
+        every_run: true,
+        jitter_seed: 0,
+    };
+    let mut engine = Engine::with_config(config).map_err(|e| format!("engine: {e}"))?;
+
+    let rss_before = measure::current_rss_bytes();
+    let added = Instant::now();
+    for _ in 0..targets {
+        let t = engine.add_target();
+        engine
+            .set_probe(t, Role::Liveness, spec.clone(), schedule)
+            .map_err(|e| e.to_string())?;
+    }
+    let add_s = added.elapsed().as_secs_f64();
+    let rss_added = measure::current_rss_bytes();
+
+    // The initial-value state events of every worker (one per target) are handed over before
+    // the measured window starts: a host reads them once, at set-up.
+    let mut events = Vec::with_capacity(4096);
+    engine.drain(&mut events, usize::MAX);
+    events.clear();
+    let mut late_us: Vec<u64> = Vec::with_capacity(
+        (targets * duration.as_millis() as u64 / period.as_millis().max(1) as u64) as usize + 1024,
+    );
+    let (mut runs, mut ok) = (0u64, 0u64);
+    let mut first_failure: Option<String> = None;
+    let (runq0, invol0) = (measure::runq_wait_ns(), measure::involuntary_switches());
+    let start = Usage::now();
+    let end = start.wall + duration;
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            break;
+        }
+        engine
+            .wait(Some(end - now))
+            .map_err(|e| format!("wait: {e}"))?;
+        engine.drain(&mut events, usize::MAX);
+        for ev in events.drain(..) {
+            let Event::Run {
+                outcome,
+                late_us: late,
+                ..
+            } = ev
+            else {
+                continue;
+            };
+            runs += 1;
+            late_us.push(late);
+            if outcome.result == ProbeResult::Success {
+                ok += 1;
+            } else if first_failure.is_none() {
+                first_failure = Some(format!(
+                    "{} {:?}: {}",
+                    outcome.result, outcome.reason, outcome.message
+                ));
+            }
+        }
+    }
+    let d = start.until(&Usage::now());
+    let runq_ms = measure::runq_wait_ns().saturating_sub(runq0) as f64 / 1e6;
+    let invol = measure::involuntary_switches().saturating_sub(invol0);
+    let rss_end = measure::current_rss_bytes();
+    if let Some(f) = first_failure {
+        eprintln!(
+            "prober-bench: {} of {runs} runs did not succeed; first: {f}",
+            runs - ok
+        );
+    }
+    late_us.sort_unstable();
+    let mut line = o.line();
+    line.common(runs, ok, &d).lateness(&late_us);
+    line.f("runq_wait_ms", runq_ms, 1).kv("invol_cs", invol);
+    line.kv("targets", targets)
+        .kv("period_ms", period.as_millis())
+        .f("add_s", add_s, 3);
+    line.kv(
+        "rss_per_target_b",
+        rss_added.saturating_sub(rss_before) / targets.max(1),
+    );
+    if idle {
+        line.kv(
+            "rss_per_target_end_b",
+            rss_end.saturating_sub(rss_before) / targets.max(1),
+        );
+    }
+    line.print();
+    drop(engine);
+    Ok(())
+}

@@ -163,7 +163,7 @@ impl Connector {
         // range, a socket that happens to get that very port as its own connects to itself
         // (simultaneous open) and looks like a success. Go's dialer redials in that case
         // (net/tcpsock_posix.go, selfConnect), so the kubelet never reports it; neither do we.
-        if err.is_none() && stream.local_addr().is_ok_and(|l| l == addr) {
+        if err.is_none() && in_ephemeral_range(addr.port()) && stream.local_addr().is_ok_and(|l| l == addr) {
             Conn { stream, peer: addr, close: self.close }.close(cx.registry);
             if self.self_connects < 2 {
                 self.self_connects += 1;
@@ -247,6 +247,23 @@ impl Connector {
     }
 }
 
+/// Whether `port` is one the kernel may hand out as a local ephemeral port: only then can a
+/// connect to it end up connected to itself. Read once from /proc; the usual default when
+/// that fails.
+fn in_ephemeral_range(port: u16) -> bool {
+    static RANGE: std::sync::OnceLock<(u16, u16)> = std::sync::OnceLock::new();
+    let (low, high) = *RANGE.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|s| {
+                let mut it = s.split_whitespace().map(|p| p.parse::<u16>().ok());
+                Some((it.next()??, it.next()??))
+            })
+            .unwrap_or((32768, 60999))
+    });
+    (low..=high).contains(&port)
+}
+
 fn join_host_port(host: &str, port: u16) -> String {
     if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
 }
@@ -290,10 +307,12 @@ impl Conn {
         self.close
     }
 
-    /// Deregisters and closes the socket: with RST under [`ClosePolicy::Reset`] (set when the
-    /// socket was made), with FIN otherwise.
-    pub fn close(mut self, registry: &Registry) {
-        let _ = registry.deregister(&mut self.stream);
+    /// Closes the socket: with RST under [`ClosePolicy::Reset`] (set when the socket was
+    /// made), with FIN otherwise. No `epoll_ctl(DEL)` first: the descriptor is never
+    /// duplicated, so closing it removes it from the poll by itself (one syscall less per
+    /// probe, measured by ci/bench.sh).
+    pub fn close(self, registry: &Registry) {
+        let _ = registry;
         drop(self.stream);
     }
 }

@@ -197,7 +197,9 @@ pub fn percent_decode(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
+        // Two hex digits exactly, as grpc-go's `strconv.ParseUint(_, 16, 8)` (from_str_radix
+        // alone would also take a sign: `%+1`).
+        if b[i] == b'%' && i + 2 < b.len() && b[i + 1..i + 3].iter().all(u8::is_ascii_hexdigit) {
             let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
             if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 out.push(v);
@@ -419,6 +421,8 @@ mod tests {
         assert_eq!(percent_decode("%E2%82%AC"), "€");
         assert_eq!(percent_decode("bad %zz and %4"), "bad %zz and %4");
         assert_eq!(percent_decode("%"), "%");
+        // Found by fuzz/fuzz_targets/grpc_response.rs: a sign is not a hex digit.
+        assert_eq!(percent_decode("%+1%+f%-1x"), "%+1%+f%-1x");
     }
 
     #[test]

@@ -22,6 +22,14 @@ use crate::health::{self, RpcError, code};
 
 /// Bytes asked for in one `read`.
 const READ_CHUNK: usize = 16 * 1024;
+/// Reads per call before the machine yields to the poll loop (256 KiB): a server that never
+/// stops sending (frames that are ignored, PINGs) must not hold the engine thread, nor keep
+/// this probe past its deadline.
+const READS_PER_TURN: usize = 16;
+/// Answers queued for a server that does not read them (SETTINGS and PING ACKs): beyond this,
+/// nothing more is read until some of it is written, so memory does not grow with what the
+/// server sends. A server that neither reads nor stops sending meets the deadline.
+const MAX_PENDING_OUTPUT: usize = 64 * 1024;
 
 #[derive(Debug)]
 enum State {
@@ -54,6 +62,8 @@ pub struct GrpcProbe {
     timeout: Duration,
     started: Option<Instant>,
     deadline: Option<Instant>,
+    /// When to continue reading after the per-call read budget ran out.
+    resume_at: Option<Instant>,
     state: State,
     buf: Vec<u8>,
     resolve: Option<Duration>,
@@ -84,6 +94,7 @@ impl GrpcProbe {
             timeout,
             started: None,
             deadline: None,
+            resume_at: None,
             state: State::Idle,
             buf: Vec::new(),
             resolve: None,
@@ -218,6 +229,8 @@ impl GrpcProbe {
     }
 
     fn exchange(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) -> Step {
+        self.resume_at = None;
+        let mut reads = 0;
         loop {
             while !h2.pending_output().is_empty() {
                 match io.write(h2.pending_output()) {
@@ -231,6 +244,19 @@ impl GrpcProbe {
                     Err(e) => return self.transport_failure(cx, io, h2.is_connected(), e),
                 }
             }
+            if h2.pending_output().len() > MAX_PENDING_OUTPUT {
+                // Wait until the server reads (writable), or the deadline.
+                io.sync_interest(cx.registry);
+                self.state = State::Open { io, h2 };
+                return Step::Pending;
+            }
+            if reads == READS_PER_TURN {
+                // Yield: the timer resumes reading after other work has had its turn.
+                self.state = State::Open { io, h2 };
+                self.resume_at = Some(cx.now);
+                return Step::Pending;
+            }
+            reads += 1;
             self.buf.resize(READ_CHUNK, 0);
             match io.read(&mut self.buf) {
                 Ok(0) => {
@@ -320,6 +346,7 @@ impl GrpcProbe {
     fn finish(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
+        self.resume_at = None;
         self.buf = Vec::new();
         o.http_status = self.http_status;
         o.timings.resolve = self.resolve;
@@ -415,7 +442,13 @@ impl Machine for GrpcProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
-            _ => return Step::Pending,
+            _ => {
+                // Not the deadline: the read budget's resume timer.
+                if self.resume_at.take().is_some_and(|r| cx.now >= r) {
+                    return self.drive(cx);
+                }
+                return Step::Pending;
+            }
         }
         let o = if self.close_all(cx) {
             health::rpc_timeout(self.timeout)
@@ -426,12 +459,16 @@ impl Machine for GrpcProbe {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        self.deadline
+        match (self.deadline, self.resume_at) {
+            (Some(d), Some(r)) => Some(d.min(r)),
+            (d, r) => d.or(r),
+        }
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         self.close_all(cx);
         self.deadline = None;
+        self.resume_at = None;
         self.buf = Vec::new();
     }
 }

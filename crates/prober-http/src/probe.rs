@@ -300,12 +300,21 @@ impl HttpProbe {
         loop {
             match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
                 Ok(0) => {
-                    let msg = format!("Get \"{}\": {}", self.url, parser.eof(&self.buf));
+                    // The last bytes may not have been parsed (see `worth_parsing`): a
+                    // malformed head is reported as such, not as an early EOF.
+                    let e = match parser.parse(&self.buf) {
+                        Err(e) => e,
+                        Ok(_) => parser.eof(&self.buf),
+                    };
+                    let msg = format!("Get \"{}\": {e}", self.url);
                     return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));
                 }
-                Ok(_) => {
+                Ok(n) => {
                     if self.first_byte.is_none() {
                         self.first_byte = Some(self.since_start(cx.now));
+                    }
+                    if !HeadParser::worth_parsing(&self.buf, n) {
+                        continue;
                     }
                     loop {
                         match parser.parse(&self.buf) {

@@ -171,7 +171,23 @@ impl HeadParser {
     pub fn eof(&self, buf: &[u8]) -> HeadError {
         HeadError::Eof { read: buf.len() }
     }
+
+    /// Whether parsing `buf`, whose last `new` bytes have just been read, can tell more than
+    /// parsing it before they came: always for a head of at most [`PARSE_ALWAYS_UP_TO`] bytes
+    /// (so garbage at the start is refused at once) and past [`MAX_HEAD`]; otherwise only when
+    /// a line ended in the new bytes, since a head cannot be complete before its last line
+    /// ends. Parsing after every read instead is quadratic in the head's size: a peer sending
+    /// a 64 KiB head a few bytes at a time makes the parser scan gigabytes. (A malformed line
+    /// is then refused when it ends, at the head limit, or at EOF, not in the middle.)
+    pub fn worth_parsing(buf: &[u8], new: usize) -> bool {
+        buf.len() <= PARSE_ALWAYS_UP_TO
+            || buf.len() > MAX_HEAD
+            || buf[buf.len().saturating_sub(new)..].contains(&b'\n')
+    }
 }
+
+/// Heads up to this many bytes are parsed after every read (see [`HeadParser::worth_parsing`]).
+pub const PARSE_ALWAYS_UP_TO: usize = 1024;
 
 fn transfer_encoding(values: &[&[u8]]) -> Result<Framing, HeadError> {
     let joined = values.iter().map(|v| String::from_utf8_lossy(v)).collect::<Vec<_>>().join(", ");
@@ -350,6 +366,29 @@ mod tests {
         assert!(matches!(parse(&just), Ok(HeadStatus::Complete(_))));
         let over = format!("HTTP/1.1 200 OK\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD - 23));
         assert_eq!(parse(&over), Err(HeadError::TooLarge));
+    }
+
+    #[test]
+    fn worth_parsing_only_when_a_line_may_have_ended() {
+        let small = b"HTTP/1.1 200 OK\r\nX: a";
+        assert!(HeadParser::worth_parsing(small, 1), "small heads: after every read");
+        let mut big = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+        big.resize(PARSE_ALWAYS_UP_TO + 10, b'a');
+        assert!(!HeadParser::worth_parsing(&big, 1));
+        assert!(!HeadParser::worth_parsing(&big, 5), "no line ended in the new bytes");
+        assert!(HeadParser::worth_parsing(&big, big.len()), "the status line's LF is new");
+        big.extend_from_slice(b"\r\n");
+        assert!(HeadParser::worth_parsing(&big, 1), "LF just read");
+        assert!(HeadParser::worth_parsing(&big, 2));
+        big.push(b'Y');
+        assert!(!HeadParser::worth_parsing(&big, 1));
+        assert!(HeadParser::worth_parsing(&big, 2));
+        big.resize(MAX_HEAD + 1, b'a');
+        assert!(HeadParser::worth_parsing(&big, 1), "over the limit: say so");
+        // A complete head always ends with an LF just read, so skipping never misses one.
+        let full = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".to_string() + &"x".repeat(2000);
+        let head_len = full.find("\r\n\r\n").unwrap() + 4;
+        assert!(HeadParser::worth_parsing(&full.as_bytes()[..head_len], 1));
     }
 
     #[test]

@@ -58,9 +58,19 @@
 //! | `/never-answer` | reads the request, then silence for 60 s or until the client closes |
 //! | `/content-length-and-chunked` | `Content-Length: 5` and `Transfer-Encoding: chunked`, chunked body `ok` |
 //! | `/bytes?status=200&reason=R&body=TEXT&header=LINE...` | general builder: each `header` value is written verbatim as a header line (e.g. `Name:Value`); `Content-Length` is added unless a `header` sets Content-Length or Transfer-Encoding, `Connection: close` unless one sets Connection |
+//! | `/hostile/silent` | reads the request, then silence for 60 s or until the client closes |
+//! | `/hostile/trickle-head/{ms}` | `HTTP/1.1 200 OK\r\nX-Trickle: aaa...`, one byte every ms, a head that never ends |
+//! | `/hostile/endless-headers/{len}` | 200 status line, then header lines of `len` bytes (8 to 1 MiB) without end |
+//! | `/hostile/endless-chunked/{kind}?status=200` | chunked, without end: `data` (4 KiB chunks), `extensions` (one endless chunk extension), `trailers` (one endless trailer line), `zeros` (an endless chunk-size line of zeros) |
+//! | `/hostile/chunk-size/{hex}` | chunked, first size line `{hex}` (e.g. `10000000000000000`, 2^64), then 16 MiB of `a` and FIN |
+//! | `/hostile/content-length/{a}/{b}` | 200 with `Content-Length: a` and `Content-Length: b`, max(a, b) bytes of `a` |
+//! | `/hostile/nul/{value,name,reason}` | a NUL byte in a header value, a header name or the reason phrase |
+//! | `/hostile/long-status-line/{n}` | `HTTP/1.1 200 ` + n bytes of reason phrase, then a small complete response |
+//! | `/hostile/alternate-hosts/{n}` | 302 to `http://{other}:{port}/hostile/alternate-hosts/{n+1}`, `other` being `localhost` when the Host is not, else `127.0.0.1` |
+//! | `/hostile/reset-mid-head` | `HTTP/1.1 200 OK\r\nContent-Le`, then RST once acknowledged |
 //! | anything else | 404 `not found` |
 //!
-//! Bad numbers in a path give 400. Reason phrases are the usual ones, or `Status`.
+//! Endless routes stop when the client goes away (or after 4 GiB). Bad numbers in a path give 400. Reason phrases are the usual ones, or `Status`.
 //!
 //! # TLS
 //!

@@ -405,6 +405,167 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             Ok(End::Finish)
         }
         ["bytes"] => bytes(conn, req),
+        ["hostile", rest @ ..] => hostile(conn, req, rest),
+        _ => text(conn, 404, "not found"),
+    }
+}
+
+/// Most bytes an endless `/hostile/...` route writes before it gives up on its own (a client
+/// that keeps reading forever must not keep a server thread forever).
+const ENDLESS_CAP: u64 = 4 << 30;
+
+/// Writes `unit` again and again (through a buffer) until the client goes away, the server
+/// stops or [`ENDLESS_CAP`] bytes were written.
+fn endless(conn: &Conn, unit: &[u8]) -> io::Result<End> {
+    let mut w = BufWriter::with_capacity(64 * 1024, conn.stream());
+    let mut written = 0u64;
+    while written < ENDLESS_CAP && !conn.shared.is_stopped() {
+        if w.write_all(unit).is_err() {
+            return Ok(End::Abort);
+        }
+        written += unit.len() as u64;
+    }
+    let _ = w.flush();
+    Ok(End::Abort)
+}
+
+/// Writes `bytes` one byte per `interval`, until done, the client goes away or the server stops.
+fn trickle(conn: &Conn, bytes: impl Iterator<Item = u8>, interval: Duration) -> io::Result<End> {
+    for b in bytes {
+        if !conn.shared.sleep(interval) {
+            return Ok(End::Abort);
+        }
+        if conn.write_all(&[b]).is_err() {
+            return Ok(End::Abort);
+        }
+    }
+    Ok(End::Finish)
+}
+
+/// `/hostile/...`: peers that misbehave on purpose (see the crate docs).
+fn hostile(conn: &Conn, req: &Head<'_>, rest: &[&str]) -> io::Result<End> {
+    const OK_HEAD: &[u8] = b"HTTP/1.1 200 OK\r\n";
+    match rest {
+        // Accepts the connection, reads the request, then says nothing at all.
+        ["silent"] => Ok(End::Hold(HOLD)),
+        // A head that never ends, one byte per interval.
+        ["trickle-head", ms] => {
+            let Some(ms) = num(ms) else {
+                return bad(conn, "bad number");
+            };
+            let bytes = OK_HEAD
+                .iter()
+                .copied()
+                .chain(b"X-Trickle: ".iter().copied())
+                .chain(std::iter::repeat(b'a'));
+            trickle(conn, bytes, Duration::from_millis(ms))
+        }
+        // Header lines of `len` bytes each (at least 8), without end.
+        ["endless-headers", len] => {
+            let Some(len) = num(len).filter(|n| (8..=1 << 20).contains(n)) else {
+                return bad(conn, "bad line length");
+            };
+            conn.write_all(OK_HEAD)?;
+            let mut line = b"X-E: ".to_vec();
+            line.resize(len as usize - 2, b'e');
+            line.extend_from_slice(b"\r\n");
+            endless(conn, &line)
+        }
+        // A chunked body without end: `data` (chunks of 4 KiB), `extensions` (a chunk-size line
+        // whose extension never ends), `trailers` (trailer lines without end), `zeros` (a
+        // chunk-size line of leading zeros without end).
+        ["endless-chunked", kind] => {
+            let status = match req.query.get("status").map(status_code) {
+                None => 200,
+                Some(Some(s)) => s,
+                Some(None) => return bad(conn, "bad status code"),
+            };
+            let unit: Vec<u8> = match *kind {
+                "data" => {
+                    let mut u = b"1000\r\n".to_vec();
+                    u.extend_from_slice(&AAAA[..0x1000]);
+                    u.extend_from_slice(b"\r\n");
+                    u
+                }
+                "extensions" | "trailers" | "zeros" => vec![b'0'; 4096],
+                _ => return bad(conn, "unknown kind"),
+            };
+            head(conn, status, &["Transfer-Encoding: chunked", "Connection: close"])?;
+            match *kind {
+                "extensions" => conn.write_all(b"1;ext=")?,
+                "trailers" => conn.write_all(b"0\r\nX-Trailer: ")?,
+                _ => {}
+            }
+            endless(conn, &unit)
+        }
+        // A chunked body whose first chunk-size line is `hex`, then up to 16 MiB of `a` and FIN
+        // (`10000000000000000` is 2^64, `ffffffffffffffff` is 2^64-1).
+        ["chunk-size", hex] => {
+            if hex.is_empty() || hex.len() > 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return bad(conn, "bad chunk size");
+            }
+            head(conn, 200, &["Transfer-Encoding: chunked", "Connection: close"])?;
+            conn.write_all(format!("{hex}\r\n").as_bytes())?;
+            if stream_a(&mut conn.stream(), 16 << 20).is_err() {
+                return Ok(End::Abort);
+            }
+            Ok(End::Finish)
+        }
+        // Two Content-Length headers, `a` then `b`, and max(a, b) bytes of body.
+        ["content-length", a, b] => {
+            let (Some(na), Some(nb)) = (num(a), num(b)) else {
+                return bad(conn, "bad number");
+            };
+            head(
+                conn,
+                200,
+                &[&format!("Content-Length: {na}"), &format!("Content-Length: {nb}"), "Connection: close"],
+            )?;
+            stream_a(&mut conn.stream(), na.max(nb))?;
+            Ok(End::Finish)
+        }
+        // A NUL byte in a header value, a header name or the reason phrase.
+        ["nul", place] => {
+            let resp: &[u8] = match *place {
+                "value" => b"HTTP/1.1 200 OK\r\nX-Nul: a\0b\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                "name" => b"HTTP/1.1 200 OK\r\nX-N\0ul: ab\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                "reason" => b"HTTP/1.1 200 O\0K\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                _ => return bad(conn, "unknown place"),
+            };
+            conn.write_all(resp)?;
+            Ok(End::Finish)
+        }
+        // A status line with a reason phrase of `n` bytes, then a complete small response.
+        ["long-status-line", n] => {
+            let Some(n) = num(n) else {
+                return bad(conn, "bad number");
+            };
+            let mut w = BufWriter::with_capacity(64 * 1024, conn.stream());
+            w.write_all(b"HTTP/1.1 200 ")?;
+            stream_a(&mut w, n)?;
+            w.write_all(b"\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")?;
+            w.flush()?;
+            Ok(End::Finish)
+        }
+        // 302 to the same path on the other loopback name (127.0.0.1 <-> localhost), same port,
+        // with `/{n}` counting the hops.
+        ["alternate-hosts", n] => {
+            let Some(n) = num(n) else {
+                return bad(conn, "bad number");
+            };
+            let host = String::from_utf8_lossy(req.header("host").unwrap_or(b"")).into_owned();
+            let name = host_without_port(&host);
+            let port = host.rsplit_once(':').map_or("80", |(_, p)| p);
+            let other = if name.eq_ignore_ascii_case("localhost") { "127.0.0.1" } else { "localhost" };
+            let loc = format!("http://{other}:{port}/hostile/alternate-hosts/{}", n + 1);
+            simple(conn, 302, &[("Location", &loc)], b"redirecting")
+        }
+        // Half a response head, then RST.
+        ["reset-mid-head"] => {
+            conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Le")?;
+            conn.wait_acked(ACK_WAIT);
+            Ok(End::Reset)
+        }
         _ => text(conn, 404, "not found"),
     }
 }

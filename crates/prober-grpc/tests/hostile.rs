@@ -1,0 +1,115 @@
+//! Hostile gRPC servers: HTTP/2 peers that never stop sending. A probe must end by its
+//! deadline however fast the server writes, and its memory must not grow with what the
+//! server sends (the client's answers to PINGs and SETTINGS it never reads included).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use prober_core::{Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason};
+use prober_grpc::GrpcProbe;
+use prober_io::run_to_completion;
+
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    f.push(kind);
+    f.push(flags);
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+/// A server that sends its SETTINGS, then `unit` again and again as fast as it can, never
+/// reading, until the client goes away or `stop` is set.
+fn flooding_server(unit: Vec<u8>) -> (u16, Arc<AtomicBool>, JoinHandle<u64>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let h = std::thread::spawn(move || {
+        let (mut c, _) = l.accept().unwrap();
+        let mut preface = [0u8; 24];
+        let _ = c.read_exact(&mut preface);
+        let mut batch = frame(0x4, 0, 0, &[]);
+        while batch.len() < 64 * 1024 {
+            batch.extend_from_slice(&unit);
+        }
+        let mut sent = 0u64;
+        while !s.load(Ordering::Relaxed) && c.write_all(&batch).is_ok() {
+            sent += batch.len() as u64;
+        }
+        sent
+    });
+    (port, stop, h)
+}
+
+fn probe(port: u16, timeout: Duration) -> (Outcome, Duration) {
+    let spec = ProbeSpec::grpc("127.0.0.1", port.into(), "").unwrap().with_timeout(timeout).unwrap();
+    let ProbeKind::Grpc(g) = &spec.kind else { unreachable!() };
+    let mut m = GrpcProbe::new(g, spec.timeout);
+    let t = Instant::now();
+    // A probe that never yields would never return: watch it from another thread.
+    let watchdog_done = Arc::new(AtomicBool::new(false));
+    let w = watchdog_done.clone();
+    let watchdog = std::thread::spawn(move || {
+        let end = Instant::now() + timeout + Duration::from_secs(20);
+        while !w.load(Ordering::Relaxed) {
+            if Instant::now() > end {
+                eprintln!("probe still running 20 s after its deadline");
+                std::process::abort();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let o = run_to_completion(&mut m);
+    let took = t.elapsed();
+    watchdog_done.store(true, Ordering::Relaxed);
+    watchdog.join().unwrap();
+    (o, took)
+}
+
+fn status_kib(field: &str) -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let l = s.lines().find(|l| l.starts_with(field)).unwrap();
+    l.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The tests measure this process's peak RSS: one at a time.
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn assert_ends_by_deadline(unit: Vec<u8>, what: &str) {
+    let timeout = Duration::from_secs(1);
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let (port, stop, server) = flooding_server(unit);
+    // Reset the peak RSS (VmHWM), so that memory grown and freed during the run is seen.
+    std::fs::write("/proc/self/clear_refs", "5").expect("reset VmHWM");
+    let before = status_kib("VmHWM:");
+    let (o, took) = probe(port, timeout);
+    let grew = status_kib("VmHWM:").saturating_sub(before);
+    stop.store(true, Ordering::Relaxed);
+    let sent = server.join().unwrap();
+    println!("{what}: {took:?}, server sent {} MiB, peak RSS +{grew} KiB: {o:?}", sent >> 20);
+    assert!(took < timeout + Duration::from_millis(750), "{what}: ended after {took:?}");
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{what}: {o:?}");
+    assert_eq!(o.message, "timeout: health rpc did not complete within 1s");
+    assert!(grew < 16 * 1024, "{what}: peak RSS grew by {grew} KiB");
+}
+
+/// Frames of an unknown type are ignored (RFC 9113 section 5.5): an endless stream of them
+/// must not keep the probe reading past its deadline.
+#[test]
+fn endless_ignored_frames() {
+    assert_ends_by_deadline(frame(0xfe, 0, 0, &[0u8; 1024]), "unknown frames");
+    assert_ends_by_deadline(frame(0x2, 0, 3, &[0, 0, 0, 1, 16]), "PRIORITY frames");
+}
+
+/// A PING flood from a server that never reads: every PING wants an ACK that can never be
+/// sent; the ACKs queued must not grow without bound.
+#[test]
+fn ping_flood_without_reading() {
+    assert_ends_by_deadline(frame(0x6, 0, 0, b"12345678"), "PING flood");
+    assert_ends_by_deadline(frame(0x4, 0, 0, &[]), "SETTINGS flood");
+}

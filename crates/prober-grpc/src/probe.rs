@@ -396,7 +396,8 @@ impl Machine for GrpcProbe {
         if let Err((reason, msg)) = self.tls_setup() {
             return self.finish(cx, Outcome::unknown(reason, msg));
         }
-        let mut connector = Connector::new(&self.host, self.port, self.close);
+        // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA): no Nagle.
+        let mut connector = Connector::new(&self.host, self.port, self.close).with_nodelay(true);
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, connector, step)
     }

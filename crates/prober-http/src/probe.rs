@@ -27,8 +27,12 @@ use crate::transport::{Transport, TransportError, op_error_text};
 use crate::verdict::evaluate;
 
 /// Bytes asked for in one `read`.
-const READ_CHUNK: usize = 16 * 1024;
-/// Reads per call before the machine yields to the poll loop (256 KiB): a peer that streams
+/// Bytes asked for per read. Each read zero-fills this much of the buffer first, so it is
+/// sized for what a probe usually gets (a head and a short body), not for bulk transfer:
+/// 16 KiB reads spent half of an HTTP probe's user-space instructions in memset
+/// (docs/benchmarks.md, callgrind).
+const READ_CHUNK: usize = 4 * 1024;
+/// Reads per call before the machine yields to the poll loop (64 KiB): a peer that streams
 /// fast must not hold the engine thread, nor keep this probe past its deadline.
 const READS_PER_TURN: usize = 16;
 

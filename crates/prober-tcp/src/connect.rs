@@ -57,6 +57,8 @@ pub struct Connector {
     self_connects: u8,
     /// The lookup in flight; dropping it abandons the lookup.
     lookup: Option<prober_io::Lookup>,
+    /// Set TCP_NODELAY on the socket (see [`Connector::with_nodelay`]).
+    nodelay: bool,
 }
 
 impl Connector {
@@ -75,7 +77,16 @@ impl Connector {
             resolve_time: None,
             self_connects: 0,
             lookup: None,
+            nodelay: false,
         }
+    }
+
+    /// Disables Nagle's algorithm on the connection: for protocols that make several small
+    /// writes in a row (HTTP/2). A probe that sends one request in one write (HTTP/1.1) or
+    /// nothing (TCP) does not need it, and saves the setsockopt.
+    pub fn with_nodelay(mut self, nodelay: bool) -> Connector {
+        self.nodelay = nodelay;
+        self
     }
 
     /// A connector for addresses that are already known, tried in order (no resolution).
@@ -200,7 +211,7 @@ impl Connector {
         while self.next < self.addrs.len() {
             let addr = self.addrs[self.next];
             self.next += 1;
-            match open(addr, self.close) {
+            match open(addr, self.close, self.nodelay) {
                 Ok(mut stream) => {
                     let interest = Interest::READABLE | Interest::WRITABLE;
                     if let Err(e) = cx.registry.register(&mut stream, cx.token(self.sub), interest) {
@@ -269,14 +280,16 @@ fn join_host_port(host: &str, port: u16) -> String {
 }
 
 /// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
-fn open(addr: SocketAddr, close: ClosePolicy) -> io::Result<TcpStream> {
+fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> io::Result<TcpStream> {
     // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
         socket.set_linger(Some(Duration::ZERO))?;
     }
-    socket.set_tcp_nodelay(true)?;
+    if nodelay {
+        socket.set_tcp_nodelay(true)?;
+    }
     match socket.connect(&addr.into()) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}

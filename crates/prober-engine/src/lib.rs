@@ -458,7 +458,7 @@ impl Engine {
     /// Starts a one-shot probe; its outcome arrives as [`Event::Check`] with `tag`.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
-        self.start_probe(&spec, Owner::Check { tag });
+        self.start_probe(AnyProbe::new(&spec), Owner::Check { tag });
         Ok(())
     }
 
@@ -558,7 +558,9 @@ impl Engine {
         let commands = std::mem::take(&mut self.shared.commands.lock().queue);
         for c in commands {
             match c {
-                Command::Submit(spec, tag) => self.start_probe(&spec, Owner::Check { tag }),
+                Command::Submit(spec, tag) => {
+                    self.start_probe(AnyProbe::new(&spec), Owner::Check { tag })
+                }
                 Command::Trigger(t, r) => {
                     let _ = self.trigger(t, r);
                 }
@@ -652,15 +654,16 @@ impl Engine {
             w.run_after = true;
         }
         let run = w.in_flight.is_none() && w.state.should_run(started);
-        let spec = if run { Some(w.spec.clone()) } else { None };
+        // Built from the borrowed spec: no copy of the spec per run.
+        let probe = if run { Some(AnyProbe::new(&w.spec)) } else { None };
         self.schedule_worker(id, role, next);
-        if let Some(spec) = spec {
+        if let Some(probe) = probe {
             let (index, generation) = split_id(id);
             // Lateness is measured at the start of the run, not at its end: it says how well
             // the scheduler kept time, not how long the probe took.
             let late_us = Instant::now().saturating_duration_since(scheduled).as_micros() as u64;
             let owner = Owner::Worker { target: index, generation: generation.wrapping_sub(1), role, late_us };
-            self.start_probe(&spec, owner);
+            self.start_probe(probe, owner);
         }
     }
 
@@ -688,8 +691,7 @@ impl Engine {
         Duration::from_nanos(r % nanos)
     }
 
-    fn start_probe(&mut self, spec: &ProbeSpec, owner: Owner) {
-        let probe = AnyProbe::new(spec);
+    fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
         let (slot, generation) = self.slots.insert(Slot { probe, owner, timer: None });
         if let Owner::Worker { target, generation: tgeneration, role, .. } = owner {
             if let Ok(t) = self.target_mut(make_id(target, tgeneration)) {
@@ -747,14 +749,14 @@ impl Engine {
                 let Some(w) = t.workers[role.index()].as_mut() else { return };
                 w.in_flight = None;
                 let verdict = w.state.record(outcome.result);
-                let retry = matches!(verdict, Verdict::RetryNow).then(|| w.spec.clone());
+                let retry = matches!(verdict, Verdict::RetryNow).then(|| AnyProbe::new(&w.spec));
                 let run_again = retry.is_none() && std::mem::take(&mut w.run_after);
                 if self.config.every_run {
                     let o = Box::new(outcome.clone());
                     self.queue.push_back(Event::Run { target: id, role, outcome: o, late_us });
                 }
-                if let Some(spec) = retry {
-                    self.start_probe(&spec, owner);
+                if let Some(probe) = retry {
+                    self.start_probe(probe, owner);
                 } else if run_again {
                     self.schedule_worker(id, role, now);
                 }

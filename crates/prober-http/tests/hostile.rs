@@ -299,46 +299,24 @@ fn redirects_alternating_hosts(s: &TargetServer) {
     assert_eq!(s.requests() - before, 4, "one request per probe");
 }
 
+/// A Failure with reason Reset and Go's wording for a reset read.
+fn assert_reset(o: &Outcome, url: &str) {
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Reset), "{o:?}");
+    let prefix = format!("Get \"{url}\": read tcp 127.0.0.1:");
+    assert!(o.message.starts_with(&prefix), "{}", o.message);
+    assert!(o.message.ends_with(": read: connection reset by peer"), "{}", o.message);
+}
+
 /// RST after half the body, and after half the head.
 fn reset_after_half_a_response(s: &TargetServer) {
     let url = s.url("/reset-after/5000");
     let o = get(&url, LONG);
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Reset),
-        "{o:?}"
-    );
-    assert!(
-        o.message
-            .starts_with(&format!("Get \"{url}\": read tcp 127.0.0.1:")),
-        "{}",
-        o.message
-    );
-    assert!(
-        o.message.ends_with(": read: connection reset by peer"),
-        "{}",
-        o.message
-    );
+    assert_reset(&o, &url);
     assert_eq!((o.output.len(), o.http_status), (5000, Some(200)));
 
     let url = s.url("/hostile/reset-mid-head");
     let o = get(&url, LONG);
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Reset),
-        "{o:?}"
-    );
-    assert!(
-        o.message
-            .starts_with(&format!("Get \"{url}\": read tcp 127.0.0.1:")),
-        "{}",
-        o.message
-    );
-    assert!(
-        o.message.ends_with(": read: connection reset by peer"),
-        "{}",
-        o.message
-    );
+    assert_reset(&o, &url);
     assert_eq!(o.http_status, None);
 }
 

@@ -99,7 +99,7 @@ static void invalid_enums(void) {
   CHECK_OK(prober_spec_set_tls_min_version(http, 13));
 
   prober_engine *e = SENTINEL_ENGINE;
-  CHECK_STATUS(prober_engine_new_with_flags(2, &e), PROBER_E_INVALID);
+  CHECK_STATUS(prober_engine_new_with_flags(4, &e), PROBER_E_INVALID);
   CHECK_STATUS(prober_engine_new_with_flags(UINT32_MAX, &e), PROBER_E_INVALID);
   CHECK(e == SENTINEL_ENGINE);
   CHECK_OK(prober_engine_new_with_flags(PROBER_ENGINE_EVERY_RUN, &e));

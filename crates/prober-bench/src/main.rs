@@ -235,10 +235,7 @@ fn sched(
         jitter: true,
         ..Schedule::default()
     };
-    let config = EngineConfig {
-        every_run: true,
-        jitter_seed: 0,
-    };
+    let config = EngineConfig { every_run: true, ..EngineConfig::default() };
     let mut engine = Engine::with_config(config).map_err(|e| format!("engine: {e}"))?;
 
     let rss_before = measure::current_rss_bytes();

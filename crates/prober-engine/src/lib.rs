@@ -25,9 +25,10 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
-use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, Step, TOKENS_PER_PROBE};
+use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKENS_PER_PROBE};
 
 pub use event::{Event, TargetId};
+pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use probe::{AnyProbe, check};
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
@@ -35,13 +36,50 @@ use worker::{Verdict, Worker};
 
 const WAKE: Token = Token(usize::MAX);
 
+// Poll tokens: `generation | slot | sub`. The slot's generation is in the high bits so that
+// readiness still queued for a run that has ended (a closed socket's last event, the
+// disconnect of a socket that went back to the pool) is recognised as stale even when the
+// slot index already serves another run; machines can then trust an event to be about their
+// own socket. Generations are compared modulo 2^GEN_BITS: a stale event would have to wait
+// through 2^30 reuses of one slot to be mistaken.
+const SUB_BITS: u32 = TOKENS_PER_PROBE.trailing_zeros();
+const SLOT_BITS: u32 = if usize::BITS >= 64 { 32 } else { 20 };
+const GEN_BITS: u32 = usize::BITS - SUB_BITS - SLOT_BITS;
+const GEN_MASK: usize = (1 << GEN_BITS) - 1;
+const SLOT_MASK: usize = (1 << SLOT_BITS) - 1;
+const _: () = assert!(TOKENS_PER_PROBE == 1 << SUB_BITS);
+
+/// The first token of the run in `slot` at `generation` (see [`prober_io::Ctx::token`]).
+fn token_base(slot: u32, generation: u32) -> usize {
+    (generation as usize & GEN_MASK) << (SLOT_BITS + SUB_BITS) | (slot as usize) << SUB_BITS
+}
+
+/// `(slot, generation modulo 2^GEN_BITS, sub)` of a token made by [`token_base`].
+fn split_token(token: Token) -> (u32, usize, usize) {
+    let t = token.0;
+    (((t >> SUB_BITS) & SLOT_MASK) as u32, t >> (SLOT_BITS + SUB_BITS), t & (TOKENS_PER_PROBE - 1))
+}
+
 /// Engine options.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct EngineConfig {
     /// Also emit [`Event::Run`] for every worker run (for hosts that log or export metrics).
     pub every_run: bool,
     /// Seed for first-run jitter; 0 picks one from the clock.
     pub jitter_seed: u64,
+    /// How many disconnected TCP sockets to keep for reuse, per address family (default
+    /// [`prober_io::DEFAULT_POOL_CAP`]; 0 closes every socket after its probe). A TCP or HTTP
+    /// probe with the reset close policy then ends its connection with the same RST but keeps
+    /// the socket for the next probe, which saves the kernel making and freeing one: about 40 %
+    /// of a loopback TCP probe's CPU (docs/benchmarks.md). The kept sockets hold descriptors
+    /// (closed, connected to nothing) until the engine is dropped.
+    pub socket_pool: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> EngineConfig {
+        EngineConfig { every_run: false, jitter_seed: 0, socket_pool: prober_io::DEFAULT_POOL_CAP }
+    }
 }
 
 /// Why an engine call was refused. The engine keeps running after any of these.
@@ -223,6 +261,10 @@ pub struct Engine {
     queue: VecDeque<Event>,
     /// Scratch list of due timers, kept to reuse its allocation.
     due: Vec<(Instant, TimerKey)>,
+    /// Scratch list of one poll's readiness, kept to reuse its allocation.
+    ready: Vec<(Token, Ready)>,
+    /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
+    pool: SocketPool,
     rng: u64,
 }
 
@@ -308,6 +350,8 @@ impl Engine {
             live_targets: 0,
             queue: VecDeque::new(),
             due: Vec::new(),
+            ready: Vec::new(),
+            pool: SocketPool::new(config.socket_pool),
             rng: seed | 1,
         })
     }
@@ -471,6 +515,12 @@ impl Engine {
         self.slots.live
     }
 
+    /// The socket pool's counters: sockets kept now, connections made on a kept socket, and
+    /// sockets put back (see [`EngineConfig::socket_pool`]).
+    pub fn socket_pool_stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
     // ---- host integration ----------------------------------------------------------------
 
     /// A descriptor that is readable when the engine has I/O to process (the epoll fd). Pair it
@@ -532,21 +582,25 @@ impl Engine {
         let mut done = 0;
         let now = Instant::now();
         // Collect first: handling an event needs `&mut self`.
-        let ready: Vec<(Token, Ready)> =
-            self.events.iter().map(|e| (e.token(), Ready::from_event(e))).collect();
-        for (token, r) in ready {
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.extend(self.events.iter().map(|e| (e.token(), Ready::from_event(e))));
+        for &(token, r) in &ready {
             done += 1;
             if token == WAKE {
                 self.apply_commands();
                 self.deliver_answers();
             } else {
-                let slot = (token.0 / TOKENS_PER_PROBE) as u32;
-                let sub = token.0 % TOKENS_PER_PROBE;
-                if let Some(generation) = self.slots.gen_of(slot) {
-                    self.drive(slot, generation, |p, cx| p.ready(cx, sub, r));
+                let (slot, low_generation, sub) = split_token(token);
+                match self.slots.gen_of(slot) {
+                    Some(generation) if generation as usize & GEN_MASK == low_generation => {
+                        self.drive(slot, generation, |p, cx| p.ready(cx, sub, r));
+                    }
+                    _ => {} // about a run that has ended
                 }
             }
         }
+        ready.clear();
+        self.ready = ready;
         done += self.fire_timers(now);
         if self.timers.len() > 4 * (self.slots.live + 3 * self.live_targets) + 1024 {
             self.compact_timers();
@@ -718,9 +772,10 @@ impl Engine {
         }) else {
             return;
         };
-        let base = slot as usize * TOKENS_PER_PROBE;
+        let base = token_base(slot, generation);
         let ticket = u64::from(generation) << 32 | u64::from(slot);
-        let mut cx = Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket);
+        let mut cx =
+            Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket).with_pool(&mut self.pool);
         match f(&mut s.probe, &mut cx) {
             Step::Pending => {
                 let want = s.probe.wake_at();
@@ -780,9 +835,10 @@ impl Engine {
         let Some(slot) = w.in_flight.take() else { return };
         if let Some(mut s) = self.slots.remove(slot) {
             let generation = self.slots.entries[slot as usize].0;
-            let base = slot as usize * TOKENS_PER_PROBE;
+            let base = token_base(slot, generation);
             let ticket = u64::from(generation) << 32 | u64::from(slot);
-            let mut cx = Ctx::new(self.poll.registry(), Instant::now(), base, &self.resolver, ticket);
+            let mut cx = Ctx::new(self.poll.registry(), Instant::now(), base, &self.resolver, ticket)
+                .with_pool(&mut self.pool);
             s.probe.cancel(&mut cx);
         }
     }
@@ -802,11 +858,31 @@ impl Drop for Engine {
         for i in 0..self.slots.entries.len() {
             let generation = self.slots.entries[i].0;
             if let Some(mut s) = self.slots.entries[i].1.take() {
-                let base = i * TOKENS_PER_PROBE;
+                let base = token_base(i as u32, generation);
                 let ticket = u64::from(generation) << 32 | i as u64;
                 let mut cx = Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket);
                 s.probe.cancel(&mut cx);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_carry_slot_generation_and_sub() {
+        for (slot, generation) in [(0, 0), (1, 1), (7, 12345), (u32::MAX >> 12, u32::MAX)] {
+            for sub in 0..TOKENS_PER_PROBE {
+                let t = Token(token_base(slot, generation) + sub);
+                assert_ne!(t, WAKE);
+                assert_eq!(split_token(t), (slot, generation as usize & GEN_MASK, sub));
+            }
+        }
+        // The same slot in its next generation gets other tokens: events left for the old run
+        // cannot reach the new one.
+        assert_ne!(token_base(3, 8), token_base(3, 9));
+        assert_ne!(token_base(3, GEN_MASK as u32), token_base(3, 0));
     }
 }

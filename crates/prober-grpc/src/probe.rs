@@ -154,7 +154,7 @@ impl GrpcProbe {
                             self.drive(cx)
                         }
                         Err((conn, e)) => {
-                            conn.close(cx.registry);
+                            conn.close(cx);
                             let msg = format!("TLS setup failed: {e}");
                             self.finish(cx, Outcome::unknown(Reason::Tls, msg))
                         }
@@ -271,7 +271,7 @@ impl GrpcProbe {
                     match progress {
                         Ok(Progress::Pending) => {}
                         Ok(Progress::Done) => {
-                            io.close(cx.registry);
+                            io.close(cx);
                             let response = h2.into_response();
                             self.http_status = response.status();
                             let o = health::outcome(health::interpret(&response), self.timeout);
@@ -306,7 +306,7 @@ impl GrpcProbe {
             TransportError::Tls(_) => (Reason::Tls, e.to_string(), "read"),
             TransportError::WouldBlock => (Reason::Io, e.to_string(), "read"),
         };
-        io.close(cx.registry);
+        io.close(cx);
         let o = if connected {
             let what = if op == "write" { "writing to" } else { "reading from" };
             let rpc =
@@ -320,7 +320,7 @@ impl GrpcProbe {
 
     /// An HTTP/2 failure, mapped as grpc-go maps them.
     fn h2_failure(&mut self, cx: &mut Ctx<'_>, io: Transport, connected: bool, e: H2Error) -> Step {
-        io.close(cx.registry);
+        io.close(cx);
         if !connected {
             let o = health::connect_failure(&self.addr, Reason::Protocol, &e.to_string());
             return self.finish(cx, o);
@@ -366,11 +366,11 @@ impl GrpcProbe {
             }
             #[cfg(feature = "tls")]
             State::Handshake { tls, .. } => {
-                tls.close(cx.registry);
+                tls.close(cx);
                 false
             }
             State::Open { io, h2 } => {
-                io.close(cx.registry);
+                io.close(cx);
                 h2.is_connected()
             }
             State::Idle | State::Done => false,

@@ -200,7 +200,7 @@ impl HttpProbe {
                             self.drive(cx)
                         }
                         Err((conn, e)) => {
-                            conn.close(cx.registry);
+                            conn.close(cx);
                             self.finish(
                                 cx,
                                 Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}")),
@@ -361,7 +361,7 @@ impl HttpProbe {
         );
         match decision {
             Decision::Follow(hop) => {
-                conn.close(cx.registry);
+                conn.close(cx);
                 self.url = hop.url;
                 self.host_override = hop.host_override;
                 self.referer = hop.referer;
@@ -451,7 +451,7 @@ impl HttpProbe {
         reader: BodyReader,
         truncated: bool,
     ) -> Step {
-        conn.close(cx.registry);
+        conn.close(cx);
         let sink = reader.into_sink();
         let (result, reason, message) = evaluate(status, sink.kept());
         let mut o = Outcome::new(result, reason, message);
@@ -506,7 +506,7 @@ impl HttpProbe {
         body: Option<(u64, Vec<u8>)>,
     ) -> Step {
         if let Some(conn) = conn {
-            conn.close(cx.registry);
+            conn.close(cx);
         }
         let mut o = Outcome::failure(reason, message);
         if let Some((total, kept)) = body {
@@ -595,15 +595,15 @@ impl Machine for HttpProbe {
             }
             #[cfg(feature = "tls")]
             State::Handshake { tls, .. } => {
-                tls.close(cx.registry);
+                tls.close(cx);
                 None
             }
             State::Writing { conn, .. } | State::Head { conn, .. } => {
-                conn.close(cx.registry);
+                conn.close(cx);
                 None
             }
             State::Body { conn, reader, .. } => {
-                conn.close(cx.registry);
+                conn.close(cx);
                 let sink = reader.into_sink();
                 Some((sink.total(), sink.into_kept()))
             }
@@ -625,9 +625,9 @@ impl Machine for HttpProbe {
         match std::mem::replace(&mut self.state, State::Done) {
             State::Connecting(mut c) => c.cancel(cx),
             #[cfg(feature = "tls")]
-            State::Handshake { tls, .. } => tls.close(cx.registry),
+            State::Handshake { tls, .. } => tls.close(cx),
             State::Writing { conn, .. } | State::Head { conn, .. } | State::Body { conn, .. } => {
-                conn.close(cx.registry);
+                conn.close(cx);
             }
             State::Idle | State::Done => {}
         }

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use mio::{Interest, Registry, Token};
 use prober_core::{ClosePolicy, TlsOptions, TlsVerify, TlsVersion};
+use prober_io::Ctx;
 use prober_tcp::Conn;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -366,11 +367,11 @@ impl TlsConn {
 
     /// Closes the connection; with an orderly close policy `close_notify` is sent first (as far
     /// as the socket takes it without blocking).
-    pub fn close(mut self, registry: &Registry) {
+    pub fn close(mut self, cx: &mut Ctx<'_>) {
         if self.conn.close_policy() == ClosePolicy::Fin {
             self.tls.send_close_notify();
             let _ = self.flush();
         }
-        self.conn.close(registry);
+        self.conn.close(cx);
     }
 }

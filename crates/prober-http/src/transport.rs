@@ -11,6 +11,7 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
 use mio::Registry;
+use prober_io::Ctx;
 use prober_tcp::Conn;
 
 /// Why a read or write did not succeed.
@@ -134,13 +135,13 @@ impl Transport {
         self.conn_mut().stream().local_addr().ok()
     }
 
-    /// Deregisters and closes (with the connection's close policy; TLS first sends
+    /// Closes or recycles (with the connection's close policy; TLS first sends
     /// `close_notify` when the policy is an orderly close).
-    pub fn close(self, registry: &Registry) {
+    pub fn close(self, cx: &mut Ctx<'_>) {
         match self {
-            Transport::Plain(c) => c.close(registry),
+            Transport::Plain(c) => c.close(cx),
             #[cfg(feature = "tls")]
-            Transport::Tls(t) => t.close(registry),
+            Transport::Tls(t) => t.close(cx),
         }
     }
 }

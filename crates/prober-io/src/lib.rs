@@ -21,10 +21,12 @@ use std::time::{Duration, Instant};
 use mio::{Registry, Token};
 use prober_core::Outcome;
 
+mod pool;
 pub mod reaper;
 pub mod resolver;
 mod run;
 
+pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
 pub use resolver::{Lookup, Resolved, Resolver};
 pub use run::run_to_completion;
 
@@ -74,6 +76,7 @@ pub struct Ctx<'a> {
     base: usize,
     resolver: &'a Resolver,
     ticket: u64,
+    pool: Option<&'a mut SocketPool>,
 }
 
 impl<'a> Ctx<'a> {
@@ -86,7 +89,20 @@ impl<'a> Ctx<'a> {
         resolver: &'a Resolver,
         ticket: u64,
     ) -> Ctx<'a> {
-        Ctx { registry, now, base, resolver, ticket }
+        Ctx { registry, now, base, resolver, ticket, pool: None }
+    }
+
+    /// Lends the driver's pool of disconnected sockets (see [`SocketPool`]): connections made
+    /// through this context may take a socket from it and put theirs back when done. Only for
+    /// a pool whose sockets are registered with this context's registry.
+    pub fn with_pool(mut self, pool: &'a mut SocketPool) -> Ctx<'a> {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// The driver's socket pool, if it keeps one.
+    pub fn pool(&mut self) -> Option<&mut SocketPool> {
+        self.pool.as_deref_mut()
     }
 
     /// The `sub`-th token of this machine (`sub < TOKENS_PER_PROBE`).
@@ -114,7 +130,9 @@ pub trait Machine: Send {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step;
 
     /// One of the machine's tokens (`cx.token(sub)`) became ready. Spurious readiness is
-    /// allowed: machines treat `WouldBlock` as "not yet".
+    /// allowed: machines treat `WouldBlock` as "not yet". But a driver never delivers readiness
+    /// meant for another run (the engine's tokens carry the slot's generation; a private poll
+    /// drives one machine), so the event is about one of this machine's own sources.
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step;
 
     /// The answer to [`Ctx::resolve`].

@@ -1,17 +1,26 @@
 //! Resolve and connect without blocking: the first half of every TCP and HTTP probe.
 //!
 //! The recipe is mio's: a nonblocking `connect`, registration for writability, then
-//! `take_error` (`SO_ERROR`) and `peer_addr` to tell a finished connect from a spurious wake-up.
+//! `take_error` (`SO_ERROR`). Drivers never hand one run's token to another run (the engine puts
+//! slot generations in its tokens), and epoll reports a socket's state at delivery, so a
+//! writable event without hang-up and with `SO_ERROR` 0 is a finished connect; only an
+//! ambiguous event costs a `peer_addr` (`getpeername`) to tell it from a spurious wake-up.
+//!
+//! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
+//! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
+//! local port released, and the socket kept for the next connection (no `socket`, `setsockopt`
+//! or `epoll_ctl(ADD)`, no socket freed and made again). See `prober_io::pool` for the figures.
 //! Each resolved address is tried in turn within the owner's one deadline; the first error is
 //! reported when all fail, as Go's dialer does. Messages use Go's wording so that users who know
 //! the kubelet's events recognise them (`dial tcp 127.0.0.1:1: connect: connection refused`).
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
-use mio::{Interest, Registry};
+use mio::Interest;
 use prober_core::{ClosePolicy, Reason};
 use prober_io::{Ctx, Ready, os_error_text};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -159,6 +168,8 @@ impl Connector {
         let addr = *addr;
         let err = match stream.take_error() {
             Ok(Some(e)) | Err(e) => Some(e),
+            // Writable, no hang-up, no pending error: connected (see the module comment).
+            Ok(None) if ready.writable && !ready.hup && !ready.error => None,
             Ok(None) => match stream.peer_addr() {
                 Ok(_) => None,
                 // Spurious wake-up: not connected yet.
@@ -175,7 +186,7 @@ impl Connector {
         // (simultaneous open) and looks like a success. Go's dialer redials in that case
         // (net/tcpsock_posix.go, selfConnect), so the kubelet never reports it; neither do we.
         if err.is_none() && in_ephemeral_range(addr.port()) && stream.local_addr().is_ok_and(|l| l == addr) {
-            Conn { stream, peer: addr, close: self.close }.close(cx.registry);
+            drop(stream); // not recycled: it is connected to itself
             if self.self_connects < 2 {
                 self.self_connects += 1;
                 self.next -= 1; // the same address again, with a new ephemeral port
@@ -188,10 +199,11 @@ impl Connector {
         match err {
             None => {
                 self.state = State::Finished;
-                ConnectStep::Connected(Conn { stream, peer: addr, close: self.close })
+                let reusable = self.close == ClosePolicy::Reset && !self.nodelay;
+                ConnectStep::Connected(Conn { stream, peer: addr, close: self.close, reusable })
             }
             Some(e) => {
-                Conn { stream, peer: addr, close: self.close }.close(cx.registry);
+                drop(stream); // a failed socket is closed, not recycled
                 self.record_error(addr, &e);
                 self.connect_next(cx)
             }
@@ -211,10 +223,28 @@ impl Connector {
         while self.next < self.addrs.len() {
             let addr = self.addrs[self.next];
             self.next += 1;
-            match open(addr, self.close, self.nodelay) {
-                Ok(mut stream) => {
+            // Only sockets without options beyond SO_LINGER 0 are pooled, so only connectors
+            // that want exactly that may take one.
+            let pooled = if self.close == ClosePolicy::Reset && !self.nodelay {
+                cx.pool().and_then(|p| p.take(addr.is_ipv6()))
+            } else {
+                None
+            };
+            let opened = match pooled {
+                Some(stream) => reconnect(stream, addr).map(|s| (s, true)),
+                None => open(addr, self.close, self.nodelay).map(|s| (s, false)),
+            };
+            match opened {
+                Ok((mut stream, reused)) => {
                     let interest = Interest::READABLE | Interest::WRITABLE;
-                    if let Err(e) = cx.registry.register(&mut stream, cx.token(self.sub), interest) {
+                    let token = cx.token(self.sub);
+                    // A pooled socket is still registered under the token of its last run.
+                    let registered = if reused {
+                        cx.registry.reregister(&mut stream, token, interest)
+                    } else {
+                        cx.registry.register(&mut stream, token, interest)
+                    };
+                    if let Err(e) = registered {
                         self.record_error(addr, &e);
                         continue;
                     }
@@ -250,10 +280,11 @@ impl Connector {
 
     /// Drops any half-open socket. A late resolver answer is ignored by the owner.
     pub fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        let _ = cx;
         self.lookup = None;
-        if let Some((addr, stream)) = self.current.take() {
-            Conn { stream, peer: addr, close: self.close }.close(cx.registry);
-        }
+        // A half-open socket is closed, not recycled: closing a connect in progress is what a
+        // deadline means, and the pool only takes sockets whose connection completed.
+        self.current = None;
         self.state = State::Finished;
     }
 }
@@ -298,6 +329,27 @@ fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> io::Result<TcpSt
     Ok(TcpStream::from_std(socket.into()))
 }
 
+/// Starts connecting a socket taken from the pool (disconnected, SO_LINGER 0 already set).
+fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpStream> {
+    match socket2::SockRef::from(&stream).connect(&addr.into()) {
+        Ok(()) => Ok(stream),
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(stream),
+        Err(e) => Err(e),
+    }
+}
+
+/// Ends the connection on `stream` the way `close` with SO_LINGER 0 would (RST to the peer,
+/// queues purged, local port released) but keeps the socket for another `connect`:
+/// `connect(AF_UNSPEC)` is `tcp_disconnect` in Linux.
+fn disconnect(stream: &TcpStream) -> io::Result<()> {
+    let addr = libc::sockaddr { sa_family: libc::AF_UNSPEC as libc::sa_family_t, sa_data: [0; 14] };
+    let len = std::mem::size_of::<libc::sockaddr>() as libc::socklen_t;
+    // SAFETY: the descriptor is open for the whole call (borrowed from `stream`), and `addr` is a
+    // valid, initialised sockaddr of `len` bytes that the kernel only reads.
+    let rc = unsafe { libc::connect(stream.as_raw_fd(), &addr, len) };
+    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
 /// An established connection, still registered on the connector's token with
 /// READABLE | WRITABLE interest.
 #[derive(Debug)]
@@ -305,6 +357,9 @@ pub struct Conn {
     stream: TcpStream,
     peer: SocketAddr,
     close: ClosePolicy,
+    /// Can go back to the driver's socket pool when closed: reset close policy, no options
+    /// beyond SO_LINGER 0.
+    reusable: bool,
 }
 
 impl Conn {
@@ -320,12 +375,23 @@ impl Conn {
         self.close
     }
 
-    /// Closes the socket: with RST under [`ClosePolicy::Reset`] (set when the socket was
-    /// made), with FIN otherwise. No `epoll_ctl(DEL)` first: the descriptor is never
+    /// Ends the connection: with RST under [`ClosePolicy::Reset`] (set when the socket was
+    /// made), with FIN otherwise. Under the reset policy, when the driver lends a socket pool
+    /// with room, the socket is disconnected (the same RST) and kept for the next connection;
+    /// otherwise it is closed. No `epoll_ctl(DEL)` before a close: the descriptor is never
     /// duplicated, so closing it removes it from the poll by itself (one syscall less per
     /// probe, measured by ci/bench.sh).
-    pub fn close(self, registry: &Registry) {
-        let _ = registry;
+    pub fn close(self, cx: &mut Ctx<'_>) {
+        let ipv6 = self.peer.is_ipv6();
+        if self.reusable {
+            if let Some(pool) = cx.pool().filter(|p| p.has_room(ipv6)) {
+                if disconnect(&self.stream).is_ok() {
+                    // Cannot fail: room was checked just above.
+                    let _ = pool.put(self.stream, ipv6);
+                    return;
+                }
+            }
+        }
         drop(self.stream);
     }
 }

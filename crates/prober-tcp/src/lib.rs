@@ -35,13 +35,13 @@ impl TcpProbe {
         }
     }
 
-    fn finish(&mut self, cx: &Ctx<'_>, step: ConnectStep) -> Step {
+    fn finish(&mut self, cx: &mut Ctx<'_>, step: ConnectStep) -> Step {
         let started = self.started.unwrap_or(cx.now);
         let total = cx.now.saturating_duration_since(started);
         let mut outcome = match step {
             ConnectStep::Pending => return Step::Pending,
             ConnectStep::Connected(conn) => {
-                conn.close(cx.registry);
+                conn.close(cx);
                 let mut o = Outcome::success();
                 o.timings.connect = Some(total);
                 o

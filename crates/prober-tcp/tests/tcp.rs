@@ -216,7 +216,7 @@ fn done(cx: &mut prober_io::Ctx<'_>, s: prober_tcp::ConnectStep) -> prober_io::S
     match s {
         prober_tcp::ConnectStep::Pending => prober_io::Step::Pending,
         prober_tcp::ConnectStep::Connected(c) => {
-            c.close(cx.registry);
+            c.close(cx);
             prober_io::Step::Done(prober_core::Outcome::success())
         }
         prober_tcp::ConnectStep::Failed(e) => {

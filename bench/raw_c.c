@@ -3,6 +3,7 @@
  *
  *   raw_c tcp  HOST PORT N CONC [LABEL]        N TCP connects, CONC in flight
  *   raw_c http HOST PORT N CONC PATH [LABEL]   N HTTP/1.1 GETs, CONC in flight
+ *   raw_c tcp-reuse ... / raw_c http-reuse ...  the same, reusing sockets (impl=raw_c_reuse)
  *
  * One thread, one epoll instance (edge-triggered), the fewest syscalls that do the job:
  *   tcp:  socket, setsockopt(SO_LINGER 0), connect, epoll_ctl(ADD), getsockopt(SO_ERROR), close
@@ -12,6 +13,13 @@
  * libprober's (Host, User-Agent: kube-probe/1.35, Accept: star/star, Connection: close); the
  * response is read until its Content-Length is complete (at most 10 KiB kept) or EOF.
  *
+ * The -reuse modes do what libprober's engine does with its socket pool: a connection that
+ * succeeded ends with connect(AF_UNSPEC) (the kernel's tcp_disconnect: the same RST, the local
+ * port released) and the socket, still in the epoll set, serves the next connection:
+ *   connect, epoll_ctl(MOD), getsockopt(SO_ERROR) or write + read..., connect(AF_UNSPEC)
+ * The epoll data carries a generation per connection slot so that the disconnect's own event,
+ * delivered after the slot moved on, is recognised as stale.
+ *
  * Prints one line: BENCH scenario=LABEL impl=raw_c n=... rate_per_s=... cpu_us_per_probe=...
  * with CPU = user + sys from getrusage(RUSAGE_SELF) around the loop, rss_kb = ru_maxrss.
  * Build: cc -O2 -o raw_c raw_c.c
@@ -20,6 +28,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +43,7 @@ enum { CONNECTING, READING };
 
 struct conn {
     int fd;
+    unsigned gen;       /* bumped per connection: stale epoll events carry an older one */
     int state;
     size_t got;         /* bytes in buf */
     long need;          /* total bytes expected (head + Content-Length), -1 unknown */
@@ -47,6 +57,9 @@ static char request[512];
 static size_t reqlen;
 static int ep;
 static unsigned long ok_count, fail_count;
+static int reuse;
+static int *pool;       /* disconnected sockets, still in the epoll set */
+static unsigned npool;
 
 static double now_s(void) {
     struct timespec ts;
@@ -55,20 +68,27 @@ static double now_s(void) {
 }
 
 static int start(struct conn *c, unsigned idx) {
-    int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    struct linger lg = { 1, 0 };
-    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    int fd, fresh = !(reuse && npool > 0);
+    if (fresh) {
+        fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) return -1;
+        struct linger lg = { 1, 0 };
+        setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    } else {
+        fd = pool[--npool];
+    }
     if (connect(fd, (struct sockaddr *)&addr, addrlen) < 0 && errno != EINPROGRESS) {
         close(fd);
         return -1;
     }
     c->fd = fd;
+    c->gen++;
     c->state = CONNECTING;
     c->got = 0;
     c->need = -1;
-    struct epoll_event ev = { .events = EPOLLOUT | EPOLLIN | EPOLLRDHUP | EPOLLET, .data.u32 = idx };
-    if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    struct epoll_event ev = { .events = EPOLLOUT | EPOLLIN | EPOLLRDHUP | EPOLLET,
+                              .data.u64 = (uint64_t)c->gen << 32 | idx };
+    if (epoll_ctl(ep, fresh ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev) < 0) {
         close(fd);
         return -1;
     }
@@ -77,7 +97,11 @@ static int start(struct conn *c, unsigned idx) {
 
 /* Returns 1 when the connection is finished (closed), 0 while it goes on. */
 static int finish(struct conn *c, int ok) {
-    close(c->fd); /* RST (SO_LINGER 0); close also removes it from the epoll set */
+    struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+    if (reuse && ok && connect(c->fd, &unspec, sizeof unspec) == 0)
+        pool[npool++] = c->fd; /* RST sent, port released; kept for the next connection */
+    else
+        close(c->fd); /* RST (SO_LINGER 0); close also removes it from the epoll set */
     c->fd = -1;
     if (ok) ok_count++; else fail_count++;
     return 1;
@@ -139,7 +163,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: raw_c tcp HOST PORT N CONC [LABEL] | raw_c http HOST PORT N CONC PATH [LABEL]\n");
         return 64;
     }
-    http = strcmp(argv[1], "http") == 0;
+    http = strncmp(argv[1], "http", 4) == 0;
+    reuse = strstr(argv[1], "-reuse") != NULL;
     const char *host = argv[2];
     int port = atoi(argv[3]);
     unsigned long n = strtoul(argv[4], 0, 10);
@@ -174,7 +199,8 @@ int main(int argc, char **argv) {
     ep = epoll_create1(EPOLL_CLOEXEC);
     struct conn *conns = calloc(conc, sizeof *conns);
     struct epoll_event *evs = calloc(conc, sizeof *evs);
-    if (ep < 0 || !conns || !evs) { perror("raw_c"); return 1; }
+    pool = calloc(conc, sizeof *pool);
+    if (ep < 0 || !conns || !evs || !pool) { perror("raw_c"); return 1; }
 
     struct rusage r0, r1;
     double t0 = now_s();
@@ -188,9 +214,9 @@ int main(int argc, char **argv) {
         int k = epoll_wait(ep, evs, (int)conc, 1000);
         if (k < 0 && errno != EINTR) { perror("epoll_wait"); return 1; }
         for (int j = 0; j < k; j++) {
-            unsigned idx = evs[j].data.u32;
+            unsigned idx = (unsigned)evs[j].data.u64;
             struct conn *c = &conns[idx];
-            if (c->fd < 0) continue;
+            if (c->fd < 0 || (unsigned)(evs[j].data.u64 >> 32) != c->gen) continue; /* stale */
             if (on_event(c, evs[j].events)) {
                 done++;
                 while (started < n) {
@@ -207,9 +233,9 @@ int main(int argc, char **argv) {
     double wall = now_s() - t0;
     double user = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1e6 + (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec);
     double sys = (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e6 + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec);
-    printf("BENCH scenario=%s impl=raw_c n=%lu ok=%lu fail=%lu wall_s=%.3f rate_per_s=%.1f "
+    printf("BENCH scenario=%s impl=%s n=%lu ok=%lu fail=%lu wall_s=%.3f rate_per_s=%.1f "
            "cpu_us_per_probe=%.2f user_us_per_probe=%.2f sys_us_per_probe=%.2f cpu_pct=%.1f rss_kb=%ld conc=%u\n",
-           label, n, ok_count, fail_count, wall, n / wall, (user + sys) / n, user / n, sys / n,
+           label, reuse ? "raw_c_reuse" : "raw_c", n, ok_count, fail_count, wall, n / wall, (user + sys) / n, user / n, sys / n,
            (user + sys) / 1e4 / wall, r1.ru_maxrss, conc);
     return 0;
 }

@@ -194,14 +194,16 @@ for s in $SCENARIOS; do
   case $s in
     tcp_oneshot)
       specs=("prober $BENCH_BIN tcp_oneshot --target $TARGET --n $N_TCP --conc $CONC_NET"
-             "raw_c $WORK/raw_c tcp $T_HOST $T_PORT $N_TCP $CONC_NET")
+             "raw_c $WORK/raw_c tcp $T_HOST $T_PORT $N_TCP $CONC_NET"
+             "raw_c_reuse $WORK/raw_c tcp-reuse $T_HOST $T_PORT $N_TCP $CONC_NET")
       [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK tcp_oneshot -target $TARGET -n $N_TCP -conc $CONC_NET")
       TW=1 oneshot tcp_oneshot "${specs[@]}"
       [ -n "$GO_KUBELET_ERR" ] && unavailable tcp_oneshot go_kubelet "$GO_KUBELET_ERR"
       ;;
     http_oneshot)
       specs=("prober $BENCH_BIN http_oneshot --target $TARGET --path $URL_PATH --n $N_HTTP --conc $CONC_NET"
-             "raw_c $WORK/raw_c http $T_HOST $T_PORT $N_HTTP $CONC_NET $URL_PATH")
+             "raw_c $WORK/raw_c http $T_HOST $T_PORT $N_HTTP $CONC_NET $URL_PATH"
+             "raw_c_reuse $WORK/raw_c http-reuse $T_HOST $T_PORT $N_HTTP $CONC_NET $URL_PATH")
       [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK http_oneshot -target $TARGET -path $URL_PATH -n $N_HTTP -conc $CONC_NET")
       TW=1 oneshot http_oneshot "${specs[@]}"
       [ -n "$GO_KUBELET_ERR" ] && unavailable http_oneshot go_kubelet "$GO_KUBELET_ERR"
@@ -270,6 +272,8 @@ awk '
     if (value == "") { printf "RATIO scenario=%s metric=%s value=- target=%s%s met=unknown\n", s, what, op, limit; return }
     met = (op == "<=") ? (value + 0 <= limit + 0) : (op == ">=") ? (value + 0 >= limit + 0) : (value + 0 < limit + 0)
     printf "RATIO scenario=%s metric=%s value=%.4g target=%s%s met=%s\n", s, what, value, op, limit, met ? "yes" : "no" }
+  function info(s, what, value) { # a figure with no target of the project: printed, not judged
+    if (value != "") printf "RATIO scenario=%s metric=%s value=%.4g target=none met=-\n", s, what, value }
   /^BENCH / {
     s = field($0, "scenario"); i = field($0, "impl")
     for (k = 3; k <= NF; k++) { split($k, kv, "="); V[s, i, kv[1]] = substr($k, length(kv[1]) + 2) }
@@ -288,10 +292,12 @@ awk '
     if (("tcp_oneshot", "prober", c) in V) {
       check("tcp_oneshot", "cpu_vs_raw_c", ratio(get("tcp_oneshot", "prober", c), get("tcp_oneshot", "raw_c", c)), "<=", 1.25)
       check("tcp_oneshot", "cpu_vs_go_kubelet", ratio(get("tcp_oneshot", "prober", c), get("tcp_oneshot", "go_kubelet", c)), "<=", 0.5)
-      check("tcp_oneshot", "timewait", get("tcp_oneshot", "prober", "timewait"), "<=", 0) }
+      check("tcp_oneshot", "timewait", get("tcp_oneshot", "prober", "timewait"), "<=", 0)
+      info("tcp_oneshot", "cpu_vs_raw_c_reuse", ratio(get("tcp_oneshot", "prober", c), get("tcp_oneshot", "raw_c_reuse", c))) }
     if (("http_oneshot", "prober", c) in V) {
       check("http_oneshot", "cpu_vs_raw_c", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c", c)), "<=", 1.25)
-      check("http_oneshot", "cpu_vs_go_kubelet", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "go_kubelet", c)), "<=", 0.65) }
+      check("http_oneshot", "cpu_vs_go_kubelet", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "go_kubelet", c)), "<=", 0.65)
+      info("http_oneshot", "cpu_vs_raw_c_reuse", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c_reuse", c))) }
     if (("exec_oneshot", "prober", c) in V)
       check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
     if (("sched_10k", "prober", c) in V) {

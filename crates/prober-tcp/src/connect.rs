@@ -1,10 +1,11 @@
 //! Resolve and connect without blocking: the first half of every TCP and HTTP probe.
 //!
 //! The recipe is mio's: a nonblocking `connect`, registration for writability, then
-//! `take_error` (`SO_ERROR`). Drivers never hand one run's token to another run (the engine puts
-//! slot generations in its tokens), and epoll reports a socket's state at delivery, so a
-//! writable event without hang-up and with `SO_ERROR` 0 is a finished connect; only an
-//! ambiguous event costs a `peer_addr` (`getpeername`) to tell it from a spurious wake-up.
+//! `take_error` (`SO_ERROR`) and `peer_addr` (`getpeername`) to tell a finished connect from a
+//! spurious wake-up. Drivers never hand one run's token to another run (the engine puts slot
+//! generations in its tokens), and epoll computes an event from the socket's state when it
+//! delivers it, so a writable event without error or hang-up is a finished, successful connect
+//! and costs no syscall; only other events go through `SO_ERROR` and `getpeername`.
 //!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
@@ -166,10 +167,14 @@ impl Connector {
             return ConnectStep::Pending;
         }
         let addr = *addr;
-        let err = match stream.take_error() {
+        // Writable without error or hang-up: epoll computed that from the socket's state when
+        // it delivered the event (EPOLLERR whenever SO_ERROR is set, EPOLLOUT only once the
+        // handshake is done), so the connect has finished and succeeded; no syscall needed.
+        let unambiguous = ready.writable && !ready.hup && !ready.error;
+        let err = if unambiguous { Ok(None) } else { stream.take_error() };
+        let err = match err {
             Ok(Some(e)) | Err(e) => Some(e),
-            // Writable, no hang-up, no pending error: connected (see the module comment).
-            Ok(None) if ready.writable && !ready.hup && !ready.error => None,
+            Ok(None) if unambiguous => None,
             Ok(None) => match stream.peer_addr() {
                 Ok(_) => None,
                 // Spurious wake-up: not connected yet.

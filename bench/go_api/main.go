@@ -5,7 +5,8 @@
 // N TCP probes with CONC in flight on one prober.Engine, driven the way a Go host would:
 // Submit CONC specs, then receive from Events and Submit one more per EventCheck until N have
 // finished (the events already queued in the channel are taken before submitting again, so
-// that a burst of outcomes costs one wake-up of the engine's goroutine per Submit at most).
+// that a burst of outcomes is answered with a burst of Submits, which the engine's goroutine
+// starts in one turn).
 //
 // Prints: BENCH scenario=go_api impl=prober n=... rate_per_s=... cpu_us_per_probe=... (CPU of
 // the whole process, Go runtime and engine goroutine included, from getrusage RUSAGE_SELF).

@@ -18,10 +18,12 @@
 // # Engines
 //
 // An Engine runs periodic workers (startup, readiness and liveness probes of targets) and
-// one-shot Submits on one libprober engine, driven by one goroutine that waits in
-// prober_engine_wait and hands the engine's events over in batches (one cgo call for up to
-// 256 events) on the Events channel. Methods may be called from any goroutine: they interrupt
-// the wait with prober_engine_wakeup, take the engine, and return. Close frees it.
+// one-shot Submits on one libprober engine, driven by one goroutine that turns the engine in
+// non-blocking cgo calls (queued Submits started, I/O and timers processed, up to 256 events
+// handed over per call) and delivers the events on the Events channel; with nothing to do it
+// sleeps polling the engine's descriptor, without holding the engine. Methods may be called
+// from any goroutine: Submit validates and queues its spec and wakes a sleeping goroutine once
+// per batch; the others take the engine between two turns. Close frees it.
 //
 // # Errors
 //

@@ -1,6 +1,9 @@
 package prober_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -198,8 +201,8 @@ func TestEngineEveryRun(t *testing.T) {
 	}
 }
 
-// Calls from other goroutines interrupt the driving goroutine's wait instead of queueing
-// behind it, and many goroutines may use one engine at once.
+// Calls from other goroutines do not wait for the driving goroutine's sleep to end, and many
+// goroutines may use one engine at once.
 func TestEngineConcurrentCalls(t *testing.T) {
 	e, err := prober.NewEngine()
 	if err != nil {
@@ -210,7 +213,7 @@ func TestEngineConcurrentCalls(t *testing.T) {
 		for range e.Events() {
 		}
 	}()
-	// An idle engine: its goroutine sits in prober_engine_wait.
+	// An idle engine: its goroutine sleeps, polling the engine's descriptor.
 	var worst time.Duration
 	for i := 0; i < 20; i++ {
 		time.Sleep(5 * time.Millisecond)
@@ -386,3 +389,234 @@ func TestEngineCleanupSafetyNet(t *testing.T) {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("x"), 0o644) }
+
+// recvCheck receives the EventCheck of tag, failing when ctx ends first.
+func recvCheck(t *testing.T, ctx context.Context, e *prober.Engine, tag uint64) prober.Event {
+	t.Helper()
+	for {
+		select {
+		case ev, ok := <-e.Events():
+			if !ok {
+				t.Fatalf("events channel closed (engine error: %v)", e.Err())
+			}
+			if ev.Kind == prober.EventCheck && ev.Tag == tag {
+				return ev
+			}
+		case <-ctx.Done():
+			t.Fatalf("no EventCheck for tag %d: %v", tag, ctx.Err())
+		}
+	}
+}
+
+// No lost wake-up: the driving goroutine of an idle engine is woken by Submit, and by the
+// methods that give it work, whether they come while it sleeps, just as it goes to sleep, or
+// while it turns. With a short probe timeout, a pause of 300 ms leaves the engine without any
+// timer, so it sleeps without a limit: a lost wake-up would show as a missing event, caught
+// by the context's deadline.
+func TestEngineWakesIdleEngine(t *testing.T) {
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	spec := prober.TCP("127.0.0.1", targetPort)
+	spec.Timeout = 50 * time.Millisecond
+	pauses := []time.Duration{0, 0, time.Microsecond, 50 * time.Microsecond, time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond}
+	for i := uint64(1); i <= 60; i++ {
+		time.Sleep(pauses[int(i)%len(pauses)])
+		if err := e.Submit(spec, i); err != nil {
+			t.Fatal(err)
+		}
+		if ev := recvCheck(t, ctx, e, i); ev.Result != prober.Success || ev.Err != nil {
+			t.Fatalf("check %d: %+v", i, ev)
+		}
+	}
+
+	// A method that queues an event (SetProbe: the initial value) on an idle engine.
+	time.Sleep(300 * time.Millisecond)
+	target, err := e.AddTarget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := prober.TCP("127.0.0.1", targetPort)
+	s.Period = time.Hour
+	s.InitialDelay = time.Hour
+	if err := e.SetProbe(target, prober.Readiness, s); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case ev := <-e.Events():
+			if ev.Kind == prober.EventState && ev.Target == target && !ev.HasOutcome {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no initial state event after SetProbe on an idle engine")
+		}
+	}
+}
+
+// Many goroutines Submit at once, alongside the other methods: every Submit that returned nil
+// gets exactly one EventCheck.
+func TestEngineConcurrentSubmits(t *testing.T) {
+	e, err := prober.NewEngine(prober.WithEventBuffer(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const goroutines, each = 8, 150
+	spec := prober.TCP("127.0.0.1", targetPort)
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines+1)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				if err := e.Submit(spec, uint64(g*each+i+1)); err != nil {
+					errs <- err
+					return
+				}
+				if i%50 == 0 {
+					time.Sleep(time.Millisecond) // let the engine go idle now and then
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { // targets come and go meanwhile
+		defer wg.Done()
+		for i := 0; i < 30; i++ {
+			target, err := e.AddTarget()
+			if err == nil {
+				s := prober.TCP("127.0.0.1", targetPort)
+				s.Period = 2 * time.Millisecond
+				err = e.SetProbe(target, prober.Liveness, s)
+			}
+			if err == nil {
+				_ = e.InFlight()
+				time.Sleep(time.Millisecond)
+				err = e.Remove(target)
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	seen := make(map[uint64]int, goroutines*each)
+	for len(seen) < goroutines*each {
+		select {
+		case ev, ok := <-e.Events():
+			if !ok {
+				t.Fatalf("events channel closed (engine error: %v)", e.Err())
+			}
+			if ev.Kind != prober.EventCheck {
+				continue
+			}
+			if ev.Tag < 1 || ev.Tag > goroutines*each || ev.Result != prober.Success {
+				t.Fatalf("check event: %+v", ev)
+			}
+			if seen[ev.Tag]++; seen[ev.Tag] > 1 {
+				t.Fatalf("tag %d twice", ev.Tag)
+			}
+		case err := <-errs:
+			t.Fatal(err)
+		case <-ctx.Done():
+			t.Fatalf("%d of %d checks received: %v", len(seen), goroutines*each, ctx.Err())
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// Close while other goroutines Submit and Remove: they get nil or ErrClosed, never anything
+// else, and ErrClosed from then on; the channel closes; nothing is left running.
+func TestEngineCloseDuringSubmits(t *testing.T) {
+	goroutines := stableGoroutines()
+	for round := 0; round < 5; round++ {
+		e, err := prober.NewEngine()
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := prober.TCP("127.0.0.1", targetPort)
+		slow := prober.HTTP(targetURL("/never-answer"))
+		slow.Timeout = time.Minute
+		var wg sync.WaitGroup
+		bad := make(chan error, 16)
+		start := make(chan struct{})
+		for g := 0; g < 6; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				closed := false
+				for i := 0; i < 2000; i++ {
+					s := spec
+					if i%3 == 0 {
+						s = slow
+					}
+					err := e.Submit(s, uint64(i))
+					switch {
+					case err == nil && closed:
+						bad <- fmt.Errorf("Submit succeeded after returning ErrClosed")
+						return
+					case errors.Is(err, prober.ErrClosed):
+						closed = true
+					case err != nil:
+						bad <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; i < 200; i++ {
+				target, err := e.AddTarget()
+				if errors.Is(err, prober.ErrClosed) {
+					return
+				}
+				if err == nil {
+					err = e.Remove(target)
+				}
+				if err != nil && !errors.Is(err, prober.ErrClosed) {
+					bad <- err
+					return
+				}
+			}
+		}()
+		go func() {
+			for range e.Events() {
+			}
+		}()
+		close(start)
+		time.Sleep(time.Duration(round*3) * time.Millisecond)
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Submit(spec, 1); !errors.Is(err, prober.ErrClosed) {
+			t.Fatalf("Submit after Close: %v", err)
+		}
+		wg.Wait()
+		close(bad)
+		for err := range bad {
+			t.Error(err)
+		}
+		if n := e.InFlight(); n != 0 {
+			t.Fatalf("InFlight after Close: %d", n)
+		}
+	}
+	if got := settle(goroutines, 5*time.Second, runtime.NumGoroutine); got > goroutines {
+		t.Fatalf("goroutines: %d before, %d after", goroutines, got)
+	}
+}

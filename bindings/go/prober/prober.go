@@ -84,7 +84,9 @@ var ErrClosed = errors.New("prober: engine is closed")
 func newError(rc C.prober_status, e *C.gp_err) error {
 	msg := ""
 	if e != nil && e.len > 0 {
-		msg = C.GoStringN((*C.char)(unsafe.Pointer(&e.msg[0])), C.int(e.len))
+		// A plain copy (not C.GoStringN): e does not escape, so callers keep their gp_err
+		// on the stack.
+		msg = string(unsafe.Slice((*byte)(unsafe.Pointer(&e.msg[0])), int(e.len)))
 	}
 	return &Error{Code: Status(rc), Msg: msg}
 }

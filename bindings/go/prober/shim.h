@@ -7,8 +7,10 @@
 #ifndef PROBER_GO_SHIM_H
 #define PROBER_GO_SHIM_H
 
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <prober.h>
 
 typedef struct {
@@ -26,13 +28,41 @@ static inline prober_status gp_fail(prober_status rc, gp_err *err) {
   return rc;
 }
 
+static inline prober_status gp_oom(gp_err *err) {
+  static const char oom[] = "out of memory";
+  if (err != NULL) {
+    memcpy(err->msg, oom, sizeof oom - 1);
+    err->len = sizeof oom - 1;
+  }
+  return PROBER_E_IO;
+}
+
 /* ---- specs ---------------------------------------------------------------------------- */
 
-static inline prober_status gp_spec_new_tcp(const char *host, int32_t port, prober_spec **out, gp_err *err) {
-  return gp_fail(prober_spec_new_tcp(host, port, out), err);
+/* TCP and HTTP specs take the Go string itself and copy it here (NUL-terminated) instead of
+ * through C.CString and C.free: two cgo calls fewer per spec. The Go side has checked that the
+ * string holds no NUL byte. */
+static inline prober_status gp_spec_new_tcp_s(_GoString_ host, int32_t port, prober_spec **out, gp_err *err) {
+  size_t n = _GoStringLen(host);
+  char small[256];
+  char *p = n < sizeof small ? small : (char *)malloc(n + 1);
+  if (p == NULL) return gp_oom(err);
+  if (n > 0) memcpy(p, _GoStringPtr(host), n);
+  p[n] = 0;
+  prober_status rc = gp_fail(prober_spec_new_tcp(p, port, out), err);
+  if (p != small) free(p);
+  return rc;
 }
-static inline prober_status gp_spec_new_http(const char *url, prober_spec **out, gp_err *err) {
-  return gp_fail(prober_spec_new_http(url, out), err);
+static inline prober_status gp_spec_new_http_s(_GoString_ url, prober_spec **out, gp_err *err) {
+  size_t n = _GoStringLen(url);
+  char small[1024];
+  char *p = n < sizeof small ? small : (char *)malloc(n + 1);
+  if (p == NULL) return gp_oom(err);
+  if (n > 0) memcpy(p, _GoStringPtr(url), n);
+  p[n] = 0;
+  prober_status rc = gp_fail(prober_spec_new_http(p, out), err);
+  if (p != small) free(p);
+  return rc;
 }
 static inline prober_status gp_spec_new_exec(char **argv, size_t argc, prober_spec **out, gp_err *err) {
   return gp_fail(prober_spec_new_exec((const char *const *)argv, argc, out), err);
@@ -107,14 +137,7 @@ typedef struct {
 /* Creates the engine and submits the spec. On success *out owns both (gp_check_free). */
 static inline prober_status gp_check_start(const prober_spec *s, gp_check **out, gp_err *err) {
   gp_check *c = (gp_check *)calloc(1, sizeof *c);
-  if (c == NULL) {
-    if (err != NULL) {
-      static const char oom[] = "out of memory";
-      memcpy(err->msg, oom, sizeof oom - 1);
-      err->len = sizeof oom - 1;
-    }
-    return PROBER_E_IO;
-  }
+  if (c == NULL) return gp_oom(err);
   prober_status rc = prober_engine_new(&c->e);
   if (rc != PROBER_OK) {
     gp_fail(rc, err);
@@ -183,26 +206,134 @@ static inline prober_status gp_engine_remove_target(prober_engine *e, uint64_t t
 static inline prober_status gp_engine_trigger(prober_engine *e, uint64_t t, uint32_t role, gp_err *err) {
   return gp_fail(prober_engine_trigger(e, t, role), err);
 }
-static inline prober_status gp_engine_submit(prober_engine *e, const prober_spec *s, uint64_t tag, gp_err *err) {
-  return gp_fail(prober_engine_submit(e, s, tag), err);
-}
 static inline prober_status gp_engine_published(prober_engine *e, uint64_t t, uint32_t role, uint32_t *res, gp_err *err) {
   return gp_fail(prober_engine_published(e, t, role, res), err);
 }
 
-/* One turn of the event loop in one cgo call: hand over queued events if there are any (events
- * queued by calls made while the loop was parked), else wait up to timeout_ms and drain what the
- * wait produced. Returns the number of events in buf; on a failing wait, *rc and *err are set. */
-static inline size_t gp_engine_turn(prober_engine *e, int32_t timeout_ms, prober_event *buf, size_t cap,
-                                    prober_status *rc, gp_err *err) {
-  size_t n = prober_engine_drain(e, buf, cap);
-  if (n > 0) return n;
-  prober_status r = prober_engine_wait(e, timeout_ms);
-  if (r != PROBER_OK) {
-    *rc = gp_fail(r, err);
-    return 0;
+/* ---- the Engine's driving goroutine --------------------------------------------------- */
+
+#define GP_DRAIN_CAP 256
+
+/* A queued Submit. The spec is owned by the queue and freed by gp_loop_turn; when the engine
+ * refuses it, rc is set and msg (malloc'ed, free with free()) holds prober_last_error's text. */
+typedef struct {
+  prober_spec *spec;
+  uint64_t tag;
+  prober_status rc;
+  size_t msg_len;
+  char *msg;
+} gp_sub;
+
+/* A queue of Submits in C memory (so that cgo need not check it for Go pointers). */
+typedef struct {
+  gp_sub *v;
+  size_t n, cap;
+} gp_subq;
+
+/* Makes room for at least one more entry (the Go side appends with plain stores); 0, or -1
+ * when out of memory (the queue is unchanged). */
+static inline int gp_subq_grow(gp_subq *q) {
+  if (q->n < q->cap) return 0;
+  size_t cap = q->cap < 64 ? 64 : q->cap * 2;
+  gp_sub *v = (gp_sub *)realloc(q->v, cap * sizeof *v);
+  if (v == NULL) return -1;
+  q->v = v;
+  q->cap = cap;
+  return 0;
+}
+
+/* Frees the specs still queued (never started) and the queue's memory. */
+static inline void gp_subq_free(gp_subq *q) {
+  for (size_t i = 0; i < q->n; i++) prober_spec_free(q->v[i].spec);
+  free(q->v);
+  q->v = NULL;
+  q->n = q->cap = 0;
+}
+
+/* The driving goroutine's C state (one calloc per engine). */
+typedef struct {
+  prober_engine *e;
+  int efd; /* the engine's descriptor, polled by gp_loop_sleep (never closed here) */
+  /* Submit queues: q[shared] takes Submits (under the Go side's qmu), the other one is the
+   * driving goroutine's; they swap at the start of each turn. */
+  gp_subq q[2];
+  /* results of the last turn */
+  size_t n;           /* events in ev */
+  int64_t timeout_ms; /* when the next turn is needed without I/O: -1 never, 0 now */
+  int64_t due_ns;     /* that instant on CLOCK_MONOTONIC, when timeout_ms > 0 */
+  prober_status rc;   /* prober_engine_step's status; err holds its text */
+  gp_err err;
+  prober_event ev[GP_DRAIN_CAP]; /* views valid until the next turn */
+} gp_loop;
+
+static inline int64_t gp_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void gp_loop_init(gp_loop *l, prober_engine *e) {
+  l->e = e;
+  l->efd = prober_engine_fd(e);
+}
+
+/* Sleeps until the engine's descriptor is readable (I/O, or prober_engine_wakeup from any
+ * thread) or the last turn's timeout passes, whichever is first. It does not touch the engine
+ * object, only polls its descriptor, so other threads may use the engine meanwhile (under the
+ * Go side's mu). poll does not consume the readiness (the next turn's step does), so a wake-up
+ * made after the last turn and before this poll makes it return at once. */
+static inline void gp_loop_sleep(gp_loop *l) {
+  int ms = -1;
+  if (l->timeout_ms == 0) return;
+  if (l->timeout_ms > 0) {
+    int64_t left = l->due_ns - gp_now_ns();
+    if (left <= 0) return;
+    int64_t m = (left + 999999) / 1000000;
+    ms = m > 0x7fffffff ? 0x7fffffff : (int)m;
   }
-  return prober_engine_drain(e, buf, cap);
+  struct pollfd p;
+  p.fd = l->efd;
+  p.events = POLLIN;
+  p.revents = 0;
+  (void)poll(&p, 1, ms); /* EINTR: the caller turns and comes back */
+}
+
+/* One non-blocking turn of the event loop in one cgo call: start the queued submissions (q is
+ * emptied; the refused ones, if any, are moved to q->v[0..refused) with rc and msg set, for the
+ * caller to report before q takes Submits again), step (ready I/O, due timers), drain up to
+ * GP_DRAIN_CAP events into l->ev, and say how long the host may sleep before the next turn.
+ * Returns how many submissions were refused. */
+static inline size_t gp_loop_turn(gp_loop *l, gp_subq *q) {
+  prober_engine *e = l->e;
+  size_t refused = 0;
+  for (size_t i = 0; i < q->n; i++) {
+    gp_sub s = q->v[i];
+    prober_status r = prober_engine_submit(e, s.spec, s.tag);
+    prober_spec_free(s.spec);
+    if (r != PROBER_OK) {
+      prober_str m = prober_last_error();
+      gp_sub *out = &q->v[refused++];
+      memset(out, 0, sizeof *out);
+      out->tag = s.tag;
+      out->rc = r;
+      out->msg = m.len > 0 ? (char *)malloc(m.len) : NULL;
+      if (out->msg != NULL) {
+        memcpy(out->msg, m.ptr, m.len);
+        out->msg_len = m.len;
+      }
+    }
+  }
+  q->n = 0;
+  prober_status r = prober_engine_step(e);
+  l->rc = r == PROBER_OK ? PROBER_OK : gp_fail(r, &l->err);
+  size_t n = prober_engine_drain(e, l->ev, GP_DRAIN_CAP);
+  l->n = n;
+  l->timeout_ms = (n == GP_DRAIN_CAP || prober_engine_pending(e) > 0) ? 0 : prober_engine_timeout_ms(e);
+  if (l->timeout_ms > 0) {
+    int64_t ms = l->timeout_ms > 0x7fffffff ? 0x7fffffff : l->timeout_ms;
+    l->due_ns = gp_now_ns() + ms * 1000000;
+  }
+  return refused;
 }
 
 #endif

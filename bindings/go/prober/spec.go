@@ -1,6 +1,48 @@
 package prober
 
 // #include "shim.h"
+// /* The spec helpers neither keep the pointers they are given (the error buffer, the out
+//    parameter, strings) nor call back into Go: cgo may leave those on the stack. */
+// #cgo noescape gp_spec_new_tcp_s
+// #cgo nocallback gp_spec_new_tcp_s
+// #cgo noescape gp_spec_new_http_s
+// #cgo nocallback gp_spec_new_http_s
+// #cgo noescape gp_spec_new_exec
+// #cgo nocallback gp_spec_new_exec
+// #cgo noescape gp_spec_new_grpc
+// #cgo nocallback gp_spec_new_grpc
+// #cgo noescape gp_spec_set_timeout_ms
+// #cgo nocallback gp_spec_set_timeout_ms
+// #cgo noescape gp_spec_set_period_ms
+// #cgo nocallback gp_spec_set_period_ms
+// #cgo noescape gp_spec_set_initial_delay_ms
+// #cgo nocallback gp_spec_set_initial_delay_ms
+// #cgo noescape gp_spec_set_thresholds
+// #cgo nocallback gp_spec_set_thresholds
+// #cgo noescape gp_spec_set_jitter
+// #cgo nocallback gp_spec_set_jitter
+// #cgo noescape gp_spec_set_output_limit
+// #cgo nocallback gp_spec_set_output_limit
+// #cgo noescape gp_spec_add_header
+// #cgo nocallback gp_spec_add_header
+// #cgo noescape gp_spec_set_env
+// #cgo nocallback gp_spec_set_env
+// #cgo noescape gp_spec_set_workdir
+// #cgo nocallback gp_spec_set_workdir
+// #cgo noescape gp_spec_set_redirect_policy
+// #cgo nocallback gp_spec_set_redirect_policy
+// #cgo noescape gp_spec_set_close_policy
+// #cgo nocallback gp_spec_set_close_policy
+// #cgo noescape gp_spec_enable_tls
+// #cgo nocallback gp_spec_enable_tls
+// #cgo noescape gp_spec_set_tls_verify
+// #cgo nocallback gp_spec_set_tls_verify
+// #cgo noescape gp_spec_set_tls_server_name
+// #cgo nocallback gp_spec_set_tls_server_name
+// #cgo noescape gp_spec_set_tls_client_cert
+// #cgo nocallback gp_spec_set_tls_client_cert
+// #cgo noescape gp_spec_set_tls_min_version
+// #cgo nocallback gp_spec_set_tls_min_version
 import "C"
 
 import (
@@ -180,11 +222,19 @@ func (b *cbuild) free() {
 	b.strs = nil
 }
 
-// str copies s to C memory. A NUL byte inside s cannot cross the C API: it is an error with
+// noNUL refuses a string with a NUL byte inside: it cannot cross the C API. The error has
 // the status the library would use for a bad value of that field.
-func (b *cbuild) str(s string, code Status, what string) (*C.char, error) {
+func noNUL(s string, code Status, what string) error {
 	if strings.IndexByte(s, 0) >= 0 {
-		return nil, &Error{Code: code, Msg: what + " contains a NUL byte"}
+		return &Error{Code: code, Msg: what + " contains a NUL byte"}
+	}
+	return nil
+}
+
+// str copies s to C memory (see noNUL).
+func (b *cbuild) str(s string, code Status, what string) (*C.char, error) {
+	if err := noNUL(s, code, what); err != nil {
+		return nil, err
 	}
 	p := C.CString(s)
 	b.strs = append(b.strs, p)
@@ -258,17 +308,16 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 	}
 	switch s.Kind {
 	case KindTCP:
-		host, err := b.str(s.Host, StatusInvalidHost, "host")
-		if err != nil {
+		// The string goes to C as it is (copied there): no C.CString, no C.free.
+		if err := noNUL(s.Host, StatusInvalidHost, "host"); err != nil {
 			return err
 		}
-		return b.check(C.gp_spec_new_tcp(host, cport(s.Port), out, &b.err))
+		return b.check(C.gp_spec_new_tcp_s(s.Host, cport(s.Port), out, &b.err))
 	case KindHTTP:
-		url, err := b.str(s.URL, StatusInvalidURL, "URL")
-		if err != nil {
+		if err := noNUL(s.URL, StatusInvalidURL, "URL"); err != nil {
 			return err
 		}
-		return b.check(C.gp_spec_new_http(url, out, &b.err))
+		return b.check(C.gp_spec_new_http_s(s.URL, out, &b.err))
 	case KindExec:
 		if len(s.Argv) == 0 {
 			return &Error{Code: StatusInvalidArgv, Msg: "exec probe needs a command (Argv is empty)"}

@@ -100,12 +100,20 @@ type EngineOption func(*engineConfig)
 
 type engineConfig struct {
 	everyRun bool
+	noReuse  bool
 	buffer   int
 }
 
 // WithEveryRun also reports an EventRun for every worker run (for hosts that log or export
 // metrics).
 func WithEveryRun() EngineOption { return func(c *engineConfig) { c.everyRun = true } }
+
+// WithoutSocketReuse makes the engine close every TCP socket after its probe. By default an
+// engine keeps up to 64 disconnected sockets per address family and reuses them for later TCP
+// and HTTP probes: each probe is still a new connection ending with RST, and the node saves
+// making and freeing a socket per probe (PROBER_ENGINE_NO_SOCKET_REUSE in the C API). Use it
+// when every descriptor of the process must be accounted for.
+func WithoutSocketReuse() EngineOption { return func(c *engineConfig) { c.noReuse = true } }
 
 // WithEventBuffer sets the capacity of the Events channel (default 1024).
 func WithEventBuffer(n int) EngineOption {
@@ -189,6 +197,9 @@ func NewEngine(opts ...EngineOption) (*Engine, error) {
 	var flags C.uint32_t
 	if cfg.everyRun {
 		flags |= C.PROBER_ENGINE_EVERY_RUN
+	}
+	if cfg.noReuse {
+		flags |= C.PROBER_ENGINE_NO_SOCKET_REUSE
 	}
 	var cerr C.gp_err
 	var ptr *C.prober_engine

@@ -620,3 +620,55 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 		t.Fatalf("goroutines: %d before, %d after", goroutines, got)
 	}
 }
+
+// submitTCP runs n TCP Submits with at most conc in flight and fails the test unless all
+// succeed.
+func submitTCP(t *testing.T, e *prober.Engine, n, conc int) {
+	t.Helper()
+	submitted, done := 0, 0
+	for done < n {
+		for submitted < n && submitted-done < conc {
+			if err := e.Submit(prober.TCP("127.0.0.1", targetPort), uint64(submitted)); err != nil {
+				t.Fatal(err)
+			}
+			submitted++
+		}
+		ev := next(t, e, 30*time.Second, func(ev prober.Event) bool { return ev.Kind == prober.EventCheck })
+		if ev.Result != prober.Success {
+			t.Fatalf("check event: %+v", ev)
+		}
+		done++
+	}
+}
+
+func TestEngineSocketReuse(t *testing.T) {
+	base := countFDs(t)
+
+	// By default the engine keeps the sockets of finished TCP probes for later ones: at most
+	// as many as were ever in flight here, all closed by Close.
+	e, err := prober.NewEngine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withEngine := countFDs(t)
+	submitTCP(t, e, 300, 16)
+	if kept := countFDs(t) - withEngine; kept < 1 || kept > 16 {
+		t.Fatalf("descriptors kept for reuse after 300 probes, 16 in flight: %d", kept)
+	}
+	e.Close()
+	if got := settle(base, 5*time.Second, func() int { return countFDs(t) }); got != base {
+		t.Fatalf("descriptors after Close: %d, before the engine: %d", got, base)
+	}
+
+	// WithoutSocketReuse: every socket is closed after its probe.
+	e, err = prober.NewEngine(prober.WithoutSocketReuse())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	withEngine = countFDs(t)
+	submitTCP(t, e, 300, 16)
+	if got := settle(withEngine, 5*time.Second, func() int { return countFDs(t) }); got != withEngine {
+		t.Fatalf("descriptors after 300 probes without reuse: %d, with the idle engine: %d", got, withEngine)
+	}
+}

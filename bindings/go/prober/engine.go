@@ -290,7 +290,10 @@ func (e *Engine) Restart(target TargetID) error {
 }
 
 // Remove removes a target: its probes in flight are cancelled (commands killed and reaped)
-// and no event about it is received from Events after Remove returns.
+// and no event about it is sent on Events after Remove returns (the engine's undelivered events
+// about it are dropped). Events already sitting in the channel's buffer (WithEventBuffer) when
+// Remove is called can still be received: a receiver that must not see them after Remove can
+// drop events about targets it has removed.
 func (e *Engine) Remove(target TargetID) error {
 	c := e.c
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {

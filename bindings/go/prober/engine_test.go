@@ -94,7 +94,8 @@ func TestEngineStateEvents(t *testing.T) {
 		t.Fatalf("after restart, then: %+v", ev)
 	}
 
-	// Remove: no event about the target is received afterwards.
+	// Remove: no event about the target is received afterwards (the channel is empty here, so
+	// nothing was buffered before the call either).
 	if err := e.Remove(target); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@
 //!   framing, status from trailers or a trailers-only response, and the kubelet's wording.
 //!
 //! [`GrpcProbe`] is the thin mio adapter around them, a [`prober_io::Machine`]. It runs over
-//! `prober_http::transport`, so TLS (feature `tls`, on by default) is the same rustls client as
+//! `prober_transport`, so TLS (feature `tls`, on by default) is the same rustls client as
 //! HTTPS, with the same [`prober_core::TlsOptions`] and ALPN `h2`.
 //!
 //! # Semantics in short

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions};
 #[cfg(feature = "tls")]
-use prober_http::tls::{ALPN_H2, TlsClient, TlsConn};
-use prober_http::transport::{Transport, TransportError, op_error_text};
+use prober_transport::tls::{ALPN_H2, TlsClient, TlsConn};
+use prober_transport::{Transport, TransportError, op_error_text};
 use prober_io::{Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
 

@@ -5,12 +5,11 @@
 //! - [`response`]: the response head (httparse) and the body framing it implies;
 //! - [`body`]: Content-Length, chunked and close-delimited decoding into a bounded sink;
 //! - [`redirect`]: which 3xx responses are followed (policy, 10-hop limit, `Host` carry-over);
-//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result;
-//! - [`cert`]: a certificate's expiry (`notAfter`) from its DER.
+//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result.
 //!
 //! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`], over a
-//! [`transport::Transport`]: plain TCP, or TLS from the `tls` module (feature `tls`). The
-//! transport and the TLS client are public because `prober-grpc` runs over them too.
+//! [`prober_transport::Transport`]: plain TCP, or TLS (feature `tls`, which turns on
+//! `prober-transport`'s).
 //!
 //! # Semantics in short
 //!
@@ -33,8 +32,8 @@
 //!   closed before any response byte (`EOF`, reason Protocol) or inside the head
 //!   (`unexpected EOF`, reason Protocol), a malformed head (`malformed HTTP response: ...`,
 //!   reason Protocol), a head over 64 KiB (`HTTP response head larger than 64 KiB`, Protocol).
-//! - `https://` (also as a redirect target, within the redirect policy) runs over TLS (module
-//!   `tls`, feature `tls`, on by default) with the spec's [`prober_core::TlsOptions`]: by
+//! - `https://` (also as a redirect target, within the redirect policy) runs over TLS
+//!   (`prober_transport::tls`, feature `tls`, on by default) with the spec's [`prober_core::TlsOptions`]: by
 //!   default no certificate verification, as the kubelet. The handshake is part of the one
 //!   deadline (a stalled handshake is the "awaiting headers" timeout). TLS failures are
 //!   Failures with reason Tls: `Get "<url>": tls: <rustls error>`, e.g.
@@ -48,14 +47,10 @@
 //! - Proxy environment variables are never read; the request goes straight to the URL's host.
 
 pub mod body;
-pub mod cert;
 mod probe;
 pub mod redirect;
 pub mod request;
 pub mod response;
-#[cfg(feature = "tls")]
-pub mod tls;
-pub mod transport;
 pub mod verdict;
 
 pub use probe::HttpProbe;

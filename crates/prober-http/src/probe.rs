@@ -22,8 +22,8 @@ use crate::redirect::{Decision, Redirects};
 use crate::request::{build_request, host_override};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 #[cfg(feature = "tls")]
-use crate::tls::{ALPN_HTTP1, TlsClient, TlsConn};
-use crate::transport::{Transport, TransportError, op_error_text};
+use prober_transport::tls::{ALPN_HTTP1, TlsClient, TlsConn};
+use prober_transport::{Transport, TransportError, op_error_text};
 use crate::verdict::evaluate;
 
 /// Bytes asked for in one `read`.

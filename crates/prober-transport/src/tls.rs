@@ -11,7 +11,7 @@
 //!   verdict ([`TlsClient::cert_not_after`]), so an expired certificate is reported as such.
 //! - SNI: the options' `server_name`, else the host connected to; an IP address sends none.
 //! - [`TlsConn`] is one connection: `handshake` until it says done, then read and write
-//!   through [`crate::transport::Transport::Tls`]. Each call moves records with
+//!   through [`crate::Transport::Tls`]. Each call moves records with
 //!   `read_tls`/`write_tls`/`process_new_packets` until the socket would block, and
 //!   `sync_interest` registers for what rustls wants next (`wants_read`/`wants_write`).
 
@@ -32,7 +32,7 @@ use rustls::{
     ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
 
-use crate::transport::TransportError;
+use crate::TransportError;
 
 /// ALPN for HTTP/1.1 probes.
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";

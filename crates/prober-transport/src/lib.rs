@@ -1,10 +1,17 @@
-//! The byte stream under an exchange: a plain TCP connection, or TLS over one (feature `tls`).
+//! The byte stream under an exchange: a plain TCP connection, or TLS over one (module [`tls`],
+//! feature `tls`, on by default: rustls with the ring provider).
 //!
 //! Both never block: an operation that cannot make progress returns
 //! [`TransportError::WouldBlock`] and the owner waits for readiness on the connection's token.
 //! [`Transport::sync_interest`] keeps that token's interest in line with what TLS needs next
-//! (plain connections stay registered for both directions). The HTTP/1.1 probe and the gRPC
-//! probe (`prober-grpc`) both run over it.
+//! (plain connections stay registered for both directions). The HTTP/1.1 probe
+//! (`prober-http`) and the gRPC probe (`prober-grpc`) both run over it; [`cert`] reads the
+//! expiry of the certificate a TLS server sent. Errors print as Go's `net.OpError` does
+//! ([`op_error_text`]), since both probes quote them in the kubelet's words.
+
+pub mod cert;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 use std::fmt;
 use std::io::{self, Read, Write};

@@ -50,7 +50,10 @@ const SLOT_MASK: usize = (1 << SLOT_BITS) - 1;
 const _: () = assert!(TOKENS_PER_PROBE == 1 << SUB_BITS);
 
 /// The first token of the run in `slot` at `generation` (see [`prober_io::Ctx::token`]).
+/// Slot indexes stay below `SLOT_MASK` (2^32 - 1 on 64-bit targets, 2^20 - 1 on 32-bit ones:
+/// more in-flight probes than descriptors a process can hold), so no token is `WAKE`.
 fn token_base(slot: u32, generation: u32) -> usize {
+    debug_assert!((slot as usize) < SLOT_MASK);
     (generation as usize & GEN_MASK) << (SLOT_BITS + SUB_BITS) | (slot as usize) << SUB_BITS
 }
 

@@ -6,14 +6,14 @@
 //! generations in its tokens), and epoll computes an event from the socket's state when it
 //! delivers it, so a writable event without error or hang-up is a finished, successful connect
 //! and costs no syscall; only other events go through `SO_ERROR` and `getpeername`.
+//! Each resolved address is tried in turn within the owner's one deadline; the first error is
+//! reported when all fail, as Go's dialer does. Messages use Go's wording so that users who know
+//! the kubelet's events recognise them (`dial tcp 127.0.0.1:1: connect: connection refused`).
 //!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
 //! local port released, and the socket kept for the next connection (no `socket`, `setsockopt`
-//! or `epoll_ctl(ADD)`, no socket freed and made again). See `prober_io::pool` for the figures.
-//! Each resolved address is tried in turn within the owner's one deadline; the first error is
-//! reported when all fail, as Go's dialer does. Messages use Go's wording so that users who know
-//! the kubelet's events recognise them (`dial tcp 127.0.0.1:1: connect: connection refused`).
+//! or `epoll_ctl(ADD)`, no socket freed and made again; figures in the pool's documentation).
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -285,10 +285,10 @@ impl Connector {
 
     /// Drops any half-open socket. A late resolver answer is ignored by the owner.
     pub fn cancel(&mut self, cx: &mut Ctx<'_>) {
-        let _ = cx;
+        let _ = cx; // kept in the signature: every machine's cancel gets the driver's context
         self.lookup = None;
-        // A half-open socket is closed, not recycled: closing a connect in progress is what a
-        // deadline means, and the pool only takes sockets whose connection completed.
+        // A half-open socket is closed, not recycled: the pool only takes sockets whose
+        // connection completed, so it never has to reason about a connect still in flight.
         self.current = None;
         self.state = State::Finished;
     }

@@ -641,9 +641,7 @@ impl Engine {
         // Take everything due first: a timer that a machine re-arms for "now" while these run
         // (to yield after a read budget) fires next turn, after I/O has been polled again.
         let mut due = std::mem::take(&mut self.due);
-        while let Some(entry) = self.timers.pop_due(now) {
-            due.push(entry);
-        }
+        self.timers.drain_due(now, &mut due);
         for (at, key) in due.drain(..) {
             match key {
                 TimerKey::Probe { slot, generation } => {

@@ -266,6 +266,10 @@ pub struct Engine {
     due: Vec<(Instant, TimerKey)>,
     /// Scratch list of one poll's readiness, kept to reuse its allocation.
     ready: Vec<(Token, Ready)>,
+    /// Runs that returned [`Step::Yield`]: resumed at the next turn, after its poll.
+    yielded: Vec<(u32, u32)>,
+    /// Scratch list for the runs being resumed, kept to reuse its allocation.
+    resuming: Vec<(u32, u32)>,
     /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
     pool: SocketPool,
     rng: u64,
@@ -354,6 +358,8 @@ impl Engine {
             queue: VecDeque::new(),
             due: Vec::new(),
             ready: Vec::new(),
+            yielded: Vec::new(),
+            resuming: Vec::new(),
             pool: SocketPool::new(config.socket_pool),
             rng: seed | 1,
         })
@@ -535,7 +541,7 @@ impl Engine {
     /// How long the host may wait before calling [`Engine::step`]: `Some(ZERO)` when there is
     /// work now, `None` when only I/O or a wake-up can make work.
     pub fn timeout(&self) -> Option<Duration> {
-        if !self.shared.commands.lock().queue.is_empty() {
+        if !self.yielded.is_empty() || !self.shared.commands.lock().queue.is_empty() {
             return Some(Duration::ZERO);
         }
         self.timers.next().map(|t| t.saturating_duration_since(Instant::now()))
@@ -575,6 +581,10 @@ impl Engine {
     }
 
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        // Runs that yielded before this turn go on after its poll: their own readiness and
+        // everyone else's I/O and timers come first.
+        std::mem::swap(&mut self.resuming, &mut self.yielded);
+        let timeout = if self.resuming.is_empty() { timeout } else { Some(Duration::ZERO) };
         // A wake-up that arrived since the last turn makes the waker's fd readable, so the poll
         // below returns at once: no wake-up is lost between turns.
         match self.poll.poll(&mut self.events, timeout) {
@@ -605,6 +615,13 @@ impl Engine {
         ready.clear();
         self.ready = ready;
         done += self.fire_timers(now);
+        let mut resuming = std::mem::take(&mut self.resuming);
+        for &(slot, generation) in &resuming {
+            done += 1;
+            self.drive(slot, generation, |p, cx| p.resume(cx)); // a run that ended is skipped
+        }
+        resuming.clear();
+        self.resuming = resuming;
         if self.timers.len() > 4 * (self.slots.live + 3 * self.live_targets) + 1024 {
             self.compact_timers();
         }
@@ -639,7 +656,7 @@ impl Engine {
     fn fire_timers(&mut self, now: Instant) -> usize {
         let mut n = 0;
         // Take everything due first: a timer that a machine re-arms for "now" while these run
-        // (to yield after a read budget) fires next turn, after I/O has been polled again.
+        // fires next turn, after I/O has been polled again.
         let mut due = std::mem::take(&mut self.due);
         self.timers.drain_due(now, &mut due);
         for (at, key) in due.drain(..) {
@@ -777,8 +794,12 @@ impl Engine {
         let ticket = u64::from(generation) << 32 | u64::from(slot);
         let mut cx =
             Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket).with_pool(&mut self.pool);
-        match f(&mut s.probe, &mut cx) {
-            Step::Pending => {
+        let step = f(&mut s.probe, &mut cx);
+        if matches!(step, Step::Yield) {
+            self.yielded.push((slot, generation));
+        }
+        match step {
+            Step::Pending | Step::Yield => {
                 let want = s.probe.wake_at();
                 if want != s.timer {
                     s.timer = want;

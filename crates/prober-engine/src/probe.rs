@@ -64,6 +64,9 @@ impl Machine for AnyProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.inner().timer(cx)
     }
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.inner().resume(cx)
+    }
     fn wake_at(&self) -> Option<Instant> {
         match self {
             AnyProbe::Tcp(m) => m.wake_at(),

@@ -180,3 +180,35 @@ fn fd_and_timeout_integrate_with_an_outer_poll() {
     assert!(matches!(&ev[0], Event::Check { tag: 5, outcome } if outcome.result == ProbeResult::Success));
 }
 
+
+#[test]
+fn output_beyond_one_turns_read_budget_is_read_to_the_end() {
+    // A run reads at most 16 chunks per call and then yields (Step::Yield) so that one flood
+    // cannot hold the engine thread; the engine must resume it after its next poll even when
+    // no further readiness arrives (everything is already buffered in the socket or pipe).
+    let server = TargetServer::start();
+    let mut e = engine();
+    let body = 400_000;
+    let mut spec = ProbeSpec::http(&server.url(&format!("/body/{body}")))
+        .unwrap()
+        .with_timeout(Duration::from_secs(20))
+        .unwrap();
+    spec.output_limit = 1 << 20;
+    e.submit(spec, 1).unwrap();
+    // 400 KB into a pipe whose reader is slower than the writer, then the command stays alive:
+    // only the reads themselves (and resumes) can finish the run's output before it exits.
+    let mut cmd = ProbeSpec::exec(&["/bin/sh", "-c", "head -c 400000 /dev/zero | tr '\\0' a; sleep 1"])
+        .unwrap()
+        .with_timeout(Duration::from_secs(20))
+        .unwrap();
+    cmd.output_limit = 1 << 20;
+    e.submit(cmd, 2).unwrap();
+    let mut ev = Vec::new();
+    run_until(&mut e, &mut ev, |ev| ev.len() == 2);
+    for x in &ev {
+        let Event::Check { tag, outcome } = x else { panic!("{x:?}") };
+        assert_eq!(outcome.result, ProbeResult::Success, "tag {tag}: {:?}", outcome.message);
+        assert_eq!(outcome.output.len(), body, "tag {tag}");
+        assert!(!outcome.truncated, "tag {tag}");
+    }
+}

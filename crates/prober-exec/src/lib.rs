@@ -102,8 +102,6 @@ struct Child {
     watch: Watch,
     /// When the group was killed at the deadline.
     killed_at: Option<Instant>,
-    /// Output is waiting in the pipe beyond one turn's budget: read on at this instant.
-    resume_read: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -287,14 +285,14 @@ impl ExecProbe {
         )
     }
 
-    /// Reads up to `budget` chunks from the pipe into the capture.
-    fn drain(&mut self, cx: &Ctx<'_>, budget: usize) {
+    /// Reads up to `budget` chunks from the pipe into the capture; true when the budget ran
+    /// out with output still coming (the caller yields).
+    fn drain(&mut self, cx: &Ctx<'_>, budget: usize) -> bool {
         let Some(child) = self.child.as_mut() else {
-            return;
+            return false;
         };
-        child.resume_read = None;
         let Some(pipe) = child.pipe.as_ref() else {
-            return;
+            return false;
         };
         let mut buf = [0u8; READ_CHUNK];
         let mut state = Drained::More;
@@ -323,14 +321,21 @@ impl ExecProbe {
             }
         }
         match state {
-            Drained::Empty => {}
-            Drained::More => child.resume_read = Some(cx.now),
+            Drained::Empty => false,
+            Drained::More => true,
             Drained::Closed => {
                 if let Some(pipe) = child.pipe.take() {
                     let _ = cx.registry.deregister(&mut SourceFd(&pipe.as_raw_fd()));
                 }
+                false
             }
         }
+    }
+
+    /// One turn's worth of output: yields when the budget ran out with more to read, so that a
+    /// command flooding its output cannot hold the poll thread.
+    fn read_some(&mut self, cx: &Ctx<'_>) -> Step {
+        if self.drain(cx, READS_PER_TURN) { Step::Yield } else { Step::Pending }
     }
 
     /// Checks whether the child has exited; if so, finishes the run.
@@ -345,7 +350,7 @@ impl ExecProbe {
 
     /// The child has exited (or was reaped behind our back: `Err`).
     fn finish_exited(&mut self, cx: &Ctx<'_>, exit: io::Result<Exit>) -> Step {
-        self.drain(cx, READS_AT_EXIT);
+        let _ = self.drain(cx, READS_AT_EXIT);
         let Some(child) = self.child.take() else {
             return Step::Pending;
         };
@@ -434,7 +439,6 @@ impl ExecProbe {
             pipe: Some(pipe),
             watch,
             killed_at: None,
-            resume_read: None,
         });
         Ok(())
     }
@@ -504,21 +508,15 @@ impl Machine for ExecProbe {
             return Step::Pending;
         }
         match sub {
-            PIPE => {
-                self.drain(cx, READS_PER_TURN);
-                Step::Pending
-            }
+            PIPE => self.read_some(cx),
             PIDFD => self.check_exit(cx).unwrap_or(Step::Pending),
             _ => Step::Pending,
         }
     }
 
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
-        let Some(child) = self.child.as_ref() else {
+        if self.child.is_none() {
             return Step::Pending;
-        };
-        if child.resume_read.is_some_and(|t| t <= cx.now) {
-            self.drain(cx, READS_PER_TURN);
         }
         let sweep_due = match self.child.as_ref().map(|c| &c.watch) {
             Some(Watch::Sweep { next }) => *next <= cx.now,
@@ -577,10 +575,14 @@ impl Machine for ExecProbe {
         if let Watch::Sweep { next } = child.watch {
             at = at.min(next);
         }
-        if let Some(resume) = child.resume_read {
-            at = at.min(resume);
-        }
         Some(at)
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        if self.child.is_none() {
+            return Step::Pending;
+        }
+        self.read_some(cx)
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {

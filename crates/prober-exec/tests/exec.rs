@@ -668,7 +668,7 @@ fn exit_event_first_still_reads_the_output() {
     };
     let o = match probe.ready(&mut cx, 1, ready) {
         Step::Done(o) => o,
-        Step::Pending => panic!("the exit did not finish the run"),
+        other => panic!("the exit did not finish the run: {other:?}"),
     };
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     assert_eq!(o.output, b"done");

@@ -62,8 +62,6 @@ pub struct GrpcProbe {
     timeout: Duration,
     started: Option<Instant>,
     deadline: Option<Instant>,
-    /// When to continue reading after the per-call read budget ran out.
-    resume_at: Option<Instant>,
     state: State,
     buf: Vec<u8>,
     resolve: Option<Duration>,
@@ -94,7 +92,6 @@ impl GrpcProbe {
             timeout,
             started: None,
             deadline: None,
-            resume_at: None,
             state: State::Idle,
             buf: Vec::new(),
             resolve: None,
@@ -229,7 +226,6 @@ impl GrpcProbe {
     }
 
     fn exchange(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) -> Step {
-        self.resume_at = None;
         let mut reads = 0;
         loop {
             while !h2.pending_output().is_empty() {
@@ -251,10 +247,9 @@ impl GrpcProbe {
                 return Step::Pending;
             }
             if reads == READS_PER_TURN {
-                // Yield: the timer resumes reading after other work has had its turn.
+                // Let other work have its turn; the driver resumes reading right after.
                 self.state = State::Open { io, h2 };
-                self.resume_at = Some(cx.now);
-                return Step::Pending;
+                return Step::Yield;
             }
             reads += 1;
             self.buf.resize(READ_CHUNK, 0);
@@ -346,7 +341,6 @@ impl GrpcProbe {
     fn finish(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
-        self.resume_at = None;
         self.buf = Vec::new();
         o.http_status = self.http_status;
         o.timings.resolve = self.resolve;
@@ -443,13 +437,7 @@ impl Machine for GrpcProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
-            _ => {
-                // Not the deadline: the read budget's resume timer.
-                if self.resume_at.take().is_some_and(|r| cx.now >= r) {
-                    return self.drive(cx);
-                }
-                return Step::Pending;
-            }
+            _ => return Step::Pending,
         }
         let o = if self.close_all(cx) {
             health::rpc_timeout(self.timeout)
@@ -460,16 +448,16 @@ impl Machine for GrpcProbe {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        match (self.deadline, self.resume_at) {
-            (Some(d), Some(r)) => Some(d.min(r)),
-            (d, r) => d.or(r),
-        }
+        self.deadline
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.drive(cx)
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         self.close_all(cx);
         self.deadline = None;
-        self.resume_at = None;
         self.buf = Vec::new();
     }
 }

@@ -27,10 +27,8 @@ use prober_transport::{Transport, TransportError, op_error_text};
 use crate::verdict::evaluate;
 
 /// Bytes asked for in one `read`.
-/// Bytes asked for per read. Each read zero-fills this much of the buffer first, so it is
-/// sized for what a probe usually gets (a head and a short body), not for bulk transfer:
-/// 16 KiB reads spent half of an HTTP probe's user-space instructions in memset
-/// (docs/benchmarks.md, callgrind).
+/// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
+/// `read_append`): what a probe usually gets (a head and a short body), not bulk transfer.
 const READ_CHUNK: usize = 4 * 1024;
 /// Reads per call before the machine yields to the poll loop (64 KiB): a peer that streams
 /// fast must not hold the engine thread, nor keep this probe past its deadline.
@@ -94,8 +92,6 @@ pub struct HttpProbe {
     buf: Vec<u8>,
     started: Option<Instant>,
     deadline: Option<Instant>,
-    /// When to continue reading after the per-call read budget ran out.
-    resume_at: Option<Instant>,
     /// Status of the last response head received.
     last_status: Option<u16>,
     // Timings of the current (finally: the last) hop.
@@ -127,7 +123,6 @@ impl HttpProbe {
             buf: Vec::new(),
             started: None,
             deadline: None,
-            resume_at: None,
             last_status: None,
             resolve: None,
             connect: None,
@@ -398,14 +393,12 @@ impl HttpProbe {
         status: u16,
         mut reader: BodyReader,
     ) -> Next {
-        self.resume_at = None;
         let mut reads = 0;
         loop {
             if reads == READS_PER_TURN {
-                // Yield: the timer resumes reading after other work has had its turn.
+                // Let other work have its turn; the driver resumes reading right after.
                 self.state = State::Body { conn, status, reader };
-                self.resume_at = Some(cx.now);
-                return Next::Return(Step::Pending);
+                return Next::Return(Step::Yield);
             }
             reads += 1;
             self.buf.clear();
@@ -579,13 +572,7 @@ impl Machine for HttpProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
-            _ => {
-                // Not the deadline: the read budget's resume timer.
-                if self.resume_at.take().is_some_and(|r| cx.now >= r) {
-                    return self.drive(cx);
-                }
-                return Step::Pending;
-            }
+            _ => return Step::Pending,
         }
         let in_body = matches!(self.state, State::Body { .. });
         let body = match std::mem::replace(&mut self.state, State::Done) {
@@ -615,10 +602,11 @@ impl Machine for HttpProbe {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        match (self.deadline, self.resume_at) {
-            (Some(d), Some(r)) => Some(d.min(r)),
-            (d, r) => d.or(r),
-        }
+        self.deadline
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.drive(cx)
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {

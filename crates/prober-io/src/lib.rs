@@ -61,6 +61,11 @@ impl Ready {
 pub enum Step {
     /// Still working: wait for readiness, a resolution result, or [`Machine::wake_at`].
     Pending,
+    /// Still working and could go on at once, but gives the driver's other work a turn first:
+    /// a machine whose peer keeps sending stops after a read budget, so that one flood cannot
+    /// hold the poll thread. The driver polls I/O again (without waiting) and then calls
+    /// [`Machine::resume`]; readiness, timers and [`Machine::wake_at`] work as after `Pending`.
+    Yield,
     /// Finished. The machine has already released every socket, pipe, pidfd and child.
     Done(Outcome),
 }
@@ -122,9 +127,10 @@ impl<'a> Ctx<'a> {
 
 /// A probe run as a state machine driven by a poll loop.
 ///
-/// Call order: `start` once, then any number of `ready`, `resolved` and `timer` calls, until one
-/// of them returns [`Step::Done`]; or `cancel` at any time instead. After `Done` or `cancel` the
-/// driver drops the machine and calls nothing else on it.
+/// Call order: `start` once, then any number of `ready`, `resolved`, `timer` and (after a
+/// [`Step::Yield`]) `resume` calls, until one of them returns [`Step::Done`]; or `cancel` at any
+/// time instead. After `Done` or `cancel` the driver drops the machine and calls nothing else
+/// on it.
 pub trait Machine: Send {
     /// Begins the run at `cx.now` (the start of the probe's one deadline).
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step;
@@ -143,6 +149,14 @@ pub trait Machine: Send {
 
     /// Called when `cx.now >= self.wake_at()`.
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step;
+
+    /// Goes on after a [`Step::Yield`], once the driver has polled I/O again. A readiness
+    /// event may have been delivered in between, so there may be nothing left to do: then
+    /// this returns `Pending`.
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let _ = cx;
+        Step::Pending
+    }
 
     /// The next instant at which the machine needs [`Machine::timer`]: its deadline, or an
     /// earlier internal timer.

@@ -2,7 +2,7 @@
 
 use std::io;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mio::{Events, Poll, Token};
 use prober_core::{Outcome, Reason};
@@ -33,10 +33,16 @@ fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
         machine.start(&mut cx)
     };
     loop {
-        if let Step::Done(outcome) = step {
-            return Ok(outcome);
-        }
-        let timeout = machine.wake_at().map(|t| t.saturating_duration_since(Instant::now()));
+        let yielded = match step {
+            Step::Done(outcome) => return Ok(outcome),
+            Step::Yield => true,
+            Step::Pending => false,
+        };
+        let timeout = if yielded {
+            Some(Duration::ZERO) // poll I/O, then resume
+        } else {
+            machine.wake_at().map(|t| t.saturating_duration_since(Instant::now()))
+        };
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() != io::ErrorKind::Interrupted {
                 let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &resolver, 0);
@@ -45,26 +51,86 @@ fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
             }
         }
         let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &resolver, 0);
-        step = Step::Pending;
+        // Any call of this round may yield again; that yield waits for the next poll.
+        let mut yields_again = false;
+        let mut call = |s: Step| match s {
+            Step::Yield => {
+                yields_again = true;
+                None
+            }
+            Step::Pending => None,
+            Step::Done(o) => Some(o),
+        };
+        let mut done = None;
         for ev in events.iter() {
-            step = if ev.token() == WAKE {
+            if ev.token() == WAKE {
                 resolver.drain_into(&mut answers);
-                let mut s = Step::Pending;
                 for a in answers.drain(..) {
-                    if matches!(s, Step::Pending) {
-                        s = machine.resolved(&mut cx, a.addrs);
+                    if done.is_none() {
+                        done = call(machine.resolved(&mut cx, a.addrs));
                     }
                 }
-                s
             } else {
-                machine.ready(&mut cx, ev.token().0 - BASE, Ready::from_event(ev))
-            };
-            if matches!(step, Step::Done(_)) {
+                done = call(machine.ready(&mut cx, ev.token().0 - BASE, Ready::from_event(ev)));
+            }
+            if done.is_some() {
                 break;
             }
         }
-        if matches!(step, Step::Pending) && machine.wake_at().is_some_and(|t| t <= cx.now) {
-            step = machine.timer(&mut cx);
+        if done.is_none() && machine.wake_at().is_some_and(|t| t <= cx.now) {
+            done = call(machine.timer(&mut cx));
         }
+        if done.is_none() && yielded {
+            done = call(machine.resume(&mut cx));
+        }
+        step = match done {
+            Some(outcome) => Step::Done(outcome),
+            None if yields_again => Step::Yield,
+            None => Step::Pending,
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yields from start and from each resume until it has been resumed `left` times. It
+    /// registers nothing and has no timer, so only resumes can finish it.
+    struct Yielder {
+        left: u32,
+        resumes: u32,
+    }
+
+    impl Machine for Yielder {
+        fn start(&mut self, _: &mut Ctx<'_>) -> Step {
+            Step::Yield
+        }
+        fn ready(&mut self, _: &mut Ctx<'_>, _: usize, _: Ready) -> Step {
+            Step::Pending
+        }
+        fn timer(&mut self, _: &mut Ctx<'_>) -> Step {
+            Step::Pending
+        }
+        fn wake_at(&self) -> Option<Instant> {
+            None
+        }
+        fn resume(&mut self, _: &mut Ctx<'_>) -> Step {
+            self.resumes += 1;
+            if self.resumes == self.left {
+                Step::Done(Outcome::success())
+            } else {
+                Step::Yield
+            }
+        }
+        fn cancel(&mut self, _: &mut Ctx<'_>) {}
+    }
+
+    #[test]
+    fn a_yielding_machine_is_resumed_after_each_poll() {
+        let mut m = Yielder { left: 3, resumes: 0 };
+        let o = run_to_completion(&mut m);
+        assert_eq!(o.result, prober_core::ProbeResult::Success);
+        assert_eq!(m.resumes, 3);
     }
 }

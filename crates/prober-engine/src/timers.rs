@@ -31,6 +31,8 @@ const TICK_NS: u64 = 1 << 16;
 const LEVELS: usize = 6;
 const SLOT_BITS: u32 = 6;
 const SLOTS: usize = 1 << SLOT_BITS;
+/// Entries a slot's buffer may keep room for while empty (2.5 KiB; all slots: under 1 MiB).
+const KEEP_CAPACITY: usize = 64;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -51,8 +53,6 @@ pub struct Timers {
     /// Entries whose tick has begun (at most `elapsed`): handed out by a drain once their
     /// instant has come; a few at a time (one tick is 65.5 µs).
     ready: Vec<Entry>,
-    /// Scratch list for a slot being moved down, kept to reuse its allocation.
-    moving: Vec<Entry>,
     len: usize,
 }
 
@@ -70,7 +70,6 @@ impl Timers {
             slots: (0..LEVELS * SLOTS).map(|_| Vec::new()).collect(),
             occupied: [0; LEVELS],
             ready: Vec::new(),
-            moving: Vec::new(),
             len: 0,
         }
     }
@@ -154,13 +153,17 @@ impl Timers {
             }
             self.elapsed = start;
             let idx = level * SLOTS + slot;
-            std::mem::swap(&mut self.moving, &mut self.slots[idx]);
+            let mut moving = std::mem::take(&mut self.slots[idx]);
             self.occupied[level] &= !(1 << slot);
-            let mut moving = std::mem::take(&mut self.moving);
             for e in moving.drain(..) {
                 self.place(e);
             }
-            self.moving = moving;
+            // A small buffer goes back to its slot (no allocation when it fills again); a large
+            // one is freed: slots that once held a second's worth of runs must not keep that
+            // capacity while empty (measured: +22 MiB of RSS at 10,000 targets).
+            if moving.capacity() <= KEEP_CAPACITY && self.slots[idx].capacity() == 0 {
+                self.slots[idx] = moving;
+            }
         }
         self.elapsed = self.elapsed.max(target);
         // `ready` holds the entries of ticks that have begun; within the current tick only
@@ -296,6 +299,30 @@ mod tests {
         t.drain_due(now, &mut out);
         assert_eq!(out, vec![(now, key(2))]);
         assert_eq!((t.len(), t.next()), (0, None));
+    }
+
+    #[test]
+    fn emptied_slots_do_not_keep_large_buffers() {
+        // 10,000 runs a second for 30 s, each adding a tick one period (1 s) ahead: the slots
+        // that held a second's worth of entries must not keep that room once emptied.
+        let origin = Instant::now();
+        let mut t = Timers::new(origin);
+        let mut out = Vec::new();
+        let mut i = 0u32;
+        for ms in 0..30_000u64 {
+            let now = origin + Duration::from_millis(ms);
+            for _ in 0..10 {
+                t.push(now + Duration::from_secs(1), key(i));
+                i += 1;
+            }
+            out.clear();
+            t.drain_due(now, &mut out);
+        }
+        let kept: usize = t.slots.iter().map(Vec::capacity).sum();
+        let live = t.len();
+        assert!(live <= 10_010, "{live}");
+        // Room for the live entries (buffers grow by doubling) plus small buffers everywhere.
+        assert!(kept <= 2 * live + LEVELS * SLOTS * KEEP_CAPACITY, "{kept} entries of room for {live}");
     }
 
     #[test]

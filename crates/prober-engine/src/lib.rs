@@ -57,6 +57,14 @@ fn token_base(slot: u32, generation: u32) -> usize {
     (generation as usize & GEN_MASK) << (SLOT_BITS + SUB_BITS) | (slot as usize) << SUB_BITS
 }
 
+/// The context lent to the run in `slot` at `generation`: its poll tokens ([`token_base`]) and
+/// its resolver ticket (generation in the high half, slot in the low half, as
+/// `Engine::deliver_answers` reads it back).
+fn run_ctx<'a>(poll: &'a Poll, resolver: &'a Resolver, now: Instant, slot: u32, generation: u32) -> Ctx<'a> {
+    let ticket = u64::from(generation) << 32 | u64::from(slot);
+    Ctx::new(poll.registry(), now, token_base(slot, generation), resolver, ticket)
+}
+
 /// `(slot, generation modulo 2^GEN_BITS, sub)` of a token made by [`token_base`].
 fn split_token(token: Token) -> (u32, usize, usize) {
     let t = token.0;
@@ -790,10 +798,7 @@ impl Engine {
         }) else {
             return;
         };
-        let base = token_base(slot, generation);
-        let ticket = u64::from(generation) << 32 | u64::from(slot);
-        let mut cx =
-            Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket).with_pool(&mut self.pool);
+        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot, generation).with_pool(&mut self.pool);
         let step = f(&mut s.probe, &mut cx);
         if matches!(step, Step::Yield) {
             self.yielded.push((slot, generation));
@@ -857,9 +862,7 @@ impl Engine {
         let Some(slot) = w.in_flight.take() else { return };
         if let Some(mut s) = self.slots.remove(slot) {
             let generation = self.slots.entries[slot as usize].0;
-            let base = token_base(slot, generation);
-            let ticket = u64::from(generation) << 32 | u64::from(slot);
-            let mut cx = Ctx::new(self.poll.registry(), Instant::now(), base, &self.resolver, ticket)
+            let mut cx = run_ctx(&self.poll, &self.resolver, Instant::now(), slot, generation)
                 .with_pool(&mut self.pool);
             s.probe.cancel(&mut cx);
         }
@@ -880,9 +883,7 @@ impl Drop for Engine {
         for i in 0..self.slots.entries.len() {
             let generation = self.slots.entries[i].0;
             if let Some(mut s) = self.slots.entries[i].1.take() {
-                let base = token_base(i as u32, generation);
-                let ticket = u64::from(generation) << 32 | i as u64;
-                let mut cx = Ctx::new(self.poll.registry(), now, base, &self.resolver, ticket);
+                let mut cx = run_ctx(&self.poll, &self.resolver, now, i as u32, generation);
                 s.probe.cancel(&mut cx);
             }
         }

@@ -38,8 +38,10 @@ pub enum prober_engine_flags {
     PROBER_ENGINE_NO_SOCKET_REUSE = 2,
 }
 
+const EVERY_RUN: u32 = prober_engine_flags::PROBER_ENGINE_EVERY_RUN as u32;
+const NO_SOCKET_REUSE: u32 = prober_engine_flags::PROBER_ENGINE_NO_SOCKET_REUSE as u32;
 /// Every flag `prober_engine_new_with_flags` knows.
-const KNOWN_ENGINE_FLAGS: u32 = 1 | 2;
+const KNOWN_ENGINE_FLAGS: u32 = EVERY_RUN | NO_SOCKET_REUSE;
 
 /// One event, filled in by `prober_engine_drain` into caller-allocated memory. `message` and
 /// `output` are valid until the next `prober_engine_drain`, `prober_engine_step` or
@@ -203,8 +205,8 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(flags: u32, out: *mut *mut
             let unknown = flags & !KNOWN_ENGINE_FLAGS;
             return set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}"));
         }
-        let mut config = EngineConfig { every_run: flags & 1 != 0, ..EngineConfig::default() };
-        if flags & 2 != 0 {
+        let mut config = EngineConfig { every_run: flags & EVERY_RUN != 0, ..EngineConfig::default() };
+        if flags & NO_SOCKET_REUSE != 0 {
             config.socket_pool = 0;
         }
         new_engine(config, out)

@@ -62,17 +62,15 @@ impl SocketPool {
         Some(s)
     }
 
-    /// Keeps a disconnected socket for reuse; gives it back when the pool is full (the caller
-    /// closes it).
-    pub fn put(&mut self, socket: TcpStream, ipv6: bool) -> Result<(), TcpStream> {
+    /// Keeps a disconnected socket for reuse, or closes it when the pool is full (callers check
+    /// [`SocketPool::has_room`] first, since a socket that will be closed needs no disconnect).
+    pub fn put(&mut self, socket: TcpStream, ipv6: bool) {
         let cap = self.cap;
         let list = if ipv6 { &mut self.v6 } else { &mut self.v4 };
-        if list.len() >= cap {
-            return Err(socket);
+        if list.len() < cap {
+            list.push(socket);
+            self.recycled += 1;
         }
-        list.push(socket);
-        self.recycled += 1;
-        Ok(())
     }
 
     /// Closes every kept socket.

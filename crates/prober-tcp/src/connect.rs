@@ -99,6 +99,13 @@ impl Connector {
         self
     }
 
+    /// Whether this connector's sockets go to and come from the driver's pool: only sockets
+    /// with no option beyond the reset policy's SO_LINGER 0, so a pooled socket fits any
+    /// connector that asks for one.
+    fn poolable(&self) -> bool {
+        self.close == ClosePolicy::Reset && !self.nodelay
+    }
+
     /// A connector for addresses that are already known, tried in order (no resolution).
     pub fn to_addrs(addrs: Vec<SocketAddr>, close: ClosePolicy) -> Connector {
         let (host, port) = addrs.first().map_or((String::new(), 0), |a| (a.ip().to_string(), a.port()));
@@ -204,7 +211,7 @@ impl Connector {
         match err {
             None => {
                 self.state = State::Finished;
-                let reusable = self.close == ClosePolicy::Reset && !self.nodelay;
+                let reusable = self.poolable();
                 ConnectStep::Connected(Conn { stream, peer: addr, close: self.close, reusable })
             }
             Some(e) => {
@@ -228,9 +235,7 @@ impl Connector {
         while self.next < self.addrs.len() {
             let addr = self.addrs[self.next];
             self.next += 1;
-            // Only sockets without options beyond SO_LINGER 0 are pooled, so only connectors
-            // that want exactly that may take one.
-            let pooled = if self.close == ClosePolicy::Reset && !self.nodelay {
+            let pooled = if self.poolable() {
                 cx.pool().and_then(|p| p.take(addr.is_ipv6()))
             } else {
                 None
@@ -391,8 +396,7 @@ impl Conn {
         if self.reusable {
             if let Some(pool) = cx.pool().filter(|p| p.has_room(ipv6)) {
                 if disconnect(&self.stream).is_ok() {
-                    // Cannot fail: room was checked just above.
-                    let _ = pool.put(self.stream, ipv6);
+                    pool.put(self.stream, ipv6);
                     return;
                 }
             }

@@ -41,27 +41,34 @@ static inline prober_status gp_oom(gp_err *err) {
 
 /* TCP and HTTP specs take the Go string itself and copy it here (NUL-terminated) instead of
  * through C.CString and C.free: two cgo calls fewer per spec. The Go side has checked that the
- * string holds no NUL byte. */
-static inline prober_status gp_spec_new_tcp_s(_GoString_ host, int32_t port, prober_spec **out, gp_err *err) {
-  size_t n = _GoStringLen(host);
-  char small[256];
-  char *p = n < sizeof small ? small : (char *)malloc(n + 1);
-  if (p == NULL) return gp_oom(err);
-  if (n > 0) memcpy(p, _GoStringPtr(host), n);
+ * string holds no NUL byte. gp_cstr copies s into small when it fits, else into malloc'ed
+ * memory (NULL when out of memory); gp_cstr_free releases what it returned. */
+#define GP_SMALL 1024
+static inline char *gp_cstr(_GoString_ s, char small[GP_SMALL]) {
+  size_t n = _GoStringLen(s);
+  char *p = n < GP_SMALL ? small : (char *)malloc(n + 1);
+  if (p == NULL) return NULL;
+  if (n > 0) memcpy(p, _GoStringPtr(s), n);
   p[n] = 0;
-  prober_status rc = gp_fail(prober_spec_new_tcp(p, port, out), err);
+  return p;
+}
+static inline void gp_cstr_free(char *p, char small[GP_SMALL]) {
   if (p != small) free(p);
+}
+static inline prober_status gp_spec_new_tcp_s(_GoString_ host, int32_t port, prober_spec **out, gp_err *err) {
+  char small[GP_SMALL];
+  char *p = gp_cstr(host, small);
+  if (p == NULL) return gp_oom(err);
+  prober_status rc = gp_fail(prober_spec_new_tcp(p, port, out), err);
+  gp_cstr_free(p, small);
   return rc;
 }
 static inline prober_status gp_spec_new_http_s(_GoString_ url, prober_spec **out, gp_err *err) {
-  size_t n = _GoStringLen(url);
-  char small[1024];
-  char *p = n < sizeof small ? small : (char *)malloc(n + 1);
+  char small[GP_SMALL];
+  char *p = gp_cstr(url, small);
   if (p == NULL) return gp_oom(err);
-  if (n > 0) memcpy(p, _GoStringPtr(url), n);
-  p[n] = 0;
   prober_status rc = gp_fail(prober_spec_new_http(p, out), err);
-  if (p != small) free(p);
+  gp_cstr_free(p, small);
   return rc;
 }
 static inline prober_status gp_spec_new_exec(char **argv, size_t argc, prober_spec **out, gp_err *err) {

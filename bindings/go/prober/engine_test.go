@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"runtime"
 	"sync"
@@ -547,8 +549,11 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec := prober.TCP("127.0.0.1", targetPort)
-		slow := prober.HTTP(targetURL("/never-answer"))
+		// Thousands of connections per round: to a private listener, not the shared target
+		// server, which would still be accepting them while the next test runs.
+		sink := newSink(t)
+		spec := prober.TCP("127.0.0.1", sink.port())
+		slow := prober.HTTP(fmt.Sprintf("http://%s/never-answer", sink.ln.Addr()))
 		slow.Timeout = time.Minute
 		var wg sync.WaitGroup
 		bad := make(chan error, 16)
@@ -616,10 +621,76 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 		if n := e.InFlight(); n != 0 {
 			t.Fatalf("InFlight after Close: %d", n)
 		}
+		sink.stop()
 	}
 	if got := settle(goroutines, 5*time.Second, runtime.NumGoroutine); got > goroutines {
 		t.Fatalf("goroutines: %d before, %d after", goroutines, got)
 	}
+}
+
+// sink is a private loopback listener that accepts every connection and holds it, unanswered,
+// until the peer goes away: TCP probes to it succeed, HTTP probes wait for an answer that never
+// comes. A test that opens thousands of connections uses one instead of the shared target
+// server: the server's accept queue once overflowed that way, and the next test's connect lost
+// its SYN and waited out its whole timeout for the retransmission.
+type sink struct {
+	ln    net.Listener
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+func newSink(t *testing.T) *sink {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{ln: ln, conns: map[net.Conn]struct{}{}}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // closed by stop
+			}
+			s.mu.Lock()
+			if s.conns == nil { // stopping
+				s.mu.Unlock()
+				c.Close()
+				continue
+			}
+			s.conns[c] = struct{}{}
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				_, _ = io.Copy(io.Discard, c)
+				s.mu.Lock()
+				if s.conns != nil {
+					delete(s.conns, c)
+				}
+				s.mu.Unlock()
+				c.Close()
+			}()
+		}
+	}()
+	return s
+}
+
+func (s *sink) port() int { return s.ln.Addr().(*net.TCPAddr).Port }
+
+// stop closes the listener and every connection it holds, and waits for its goroutines.
+func (s *sink) stop() {
+	s.ln.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.Close()
+	}
+	s.conns = nil
+	s.mu.Unlock()
+	s.wg.Wait()
 }
 
 // submitTCP runs n TCP Submits with at most conc in flight and fails the test unless all

@@ -15,6 +15,7 @@
 //! local port released, and the socket kept for the next connection (no `socket`, `setsockopt`
 //! or `epoll_ctl(ADD)`, no socket freed and made again; figures in the pool's documentation).
 
+use std::borrow::Cow;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
@@ -49,15 +50,33 @@ enum State {
     Finished,
 }
 
+/// The addresses to try: an IP literal's one address is kept inline, so that a probe of an IP
+/// (the common case: pod IPs) allocates nothing to connect.
+#[derive(Debug)]
+enum Addrs {
+    One(SocketAddr),
+    List(Vec<SocketAddr>),
+}
+
+impl Addrs {
+    fn as_slice(&self) -> &[SocketAddr] {
+        match self {
+            Addrs::One(a) => std::slice::from_ref(a),
+            Addrs::List(v) => v,
+        }
+    }
+}
+
 /// Resolves a host (IP literals skip resolution) and connects to each address in turn.
 #[derive(Debug)]
 pub struct Connector {
-    host: String,
+    /// The host name to resolve; `None` for an IP literal (its address is in `addrs`).
+    name: Option<String>,
     port: u16,
     close: ClosePolicy,
     state: State,
     sub: usize,
-    addrs: Vec<SocketAddr>,
+    addrs: Addrs,
     next: usize,
     current: Option<(SocketAddr, TcpStream)>,
     first_error: Option<ConnectError>,
@@ -72,14 +91,19 @@ pub struct Connector {
 }
 
 impl Connector {
+    /// A connector to `host` (a name, or an IP literal with IPv6 unbracketed) and `port`.
     pub fn new(host: &str, port: u16, close: ClosePolicy) -> Connector {
+        let (name, addrs) = match host.parse::<IpAddr>() {
+            Ok(ip) => (None, Addrs::One(SocketAddr::new(ip, port))),
+            Err(_) => (Some(host.to_string()), Addrs::List(Vec::new())),
+        };
         Connector {
-            host: host.to_string(),
+            name,
             port,
             close,
             state: State::Idle,
             sub: 0,
-            addrs: Vec::new(),
+            addrs,
             next: 0,
             current: None,
             first_error: None,
@@ -108,27 +132,30 @@ impl Connector {
 
     /// A connector for addresses that are already known, tried in order (no resolution).
     pub fn to_addrs(addrs: Vec<SocketAddr>, close: ClosePolicy) -> Connector {
-        let (host, port) = addrs.first().map_or((String::new(), 0), |a| (a.ip().to_string(), a.port()));
-        Connector { addrs, ..Connector::new(&host, port, close) }
+        let port = addrs.first().map_or(0, SocketAddr::port);
+        Connector { name: None, addrs: Addrs::List(addrs), ..Connector::new("", port, close) }
+    }
+
+    /// The host as given: the name, or the IP literal of an address known from the start.
+    fn host(&self) -> Cow<'_, str> {
+        match (&self.name, self.addrs.as_slice().first()) {
+            (Some(name), _) => Cow::Borrowed(name),
+            (None, Some(a)) => Cow::Owned(a.ip().to_string()),
+            (None, None) => Cow::Borrowed(""),
+        }
     }
 
     /// Starts resolving or connecting; the socket will use `cx.token(sub)`.
     pub fn start(&mut self, cx: &mut Ctx<'_>, sub: usize) -> ConnectStep {
         self.sub = sub;
-        if !self.addrs.is_empty() {
-            return self.connect_next(cx);
-        }
-        match self.host.parse::<IpAddr>() {
-            Ok(ip) => {
-                self.addrs = vec![SocketAddr::new(ip, self.port)];
-                self.connect_next(cx)
-            }
-            Err(_) => {
+        match &self.name {
+            Some(name) if self.addrs.as_slice().is_empty() => {
                 self.state = State::Resolving;
                 self.resolve_started = Some(cx.now);
-                self.lookup = Some(cx.resolve(&self.host, self.port));
+                self.lookup = Some(cx.resolve(name, self.port));
                 ConnectStep::Pending
             }
+            _ => self.connect_next(cx),
         }
     }
 
@@ -141,7 +168,7 @@ impl Connector {
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
         match addrs {
             Ok(addrs) if !addrs.is_empty() => {
-                self.addrs = addrs;
+                self.addrs = Addrs::List(addrs);
                 self.connect_next(cx)
             }
             Ok(_) => self.fail_dns("no such host"),
@@ -158,7 +185,7 @@ impl Connector {
         self.state = State::Finished;
         ConnectStep::Failed(ConnectError {
             reason: Reason::Dns,
-            message: format!("dial tcp: lookup {}: {text}", self.host),
+            message: format!("dial tcp: lookup {}: {text}", self.host()),
         })
     }
 
@@ -232,8 +259,7 @@ impl Connector {
     }
 
     fn connect_next(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
-        while self.next < self.addrs.len() {
-            let addr = self.addrs[self.next];
+        while let Some(&addr) = self.addrs.as_slice().get(self.next) {
             self.next += 1;
             let pooled = if self.poolable() {
                 cx.pool().and_then(|p| p.take(addr.is_ipv6()))
@@ -268,7 +294,7 @@ impl Connector {
         self.state = State::Finished;
         ConnectStep::Failed(self.first_error.clone().unwrap_or_else(|| ConnectError {
             reason: Reason::Unreachable,
-            message: format!("dial tcp {}:{}: no address to connect to", self.host, self.port),
+            message: format!("dial tcp {}:{}: no address to connect to", self.host(), self.port),
         }))
     }
 
@@ -281,10 +307,10 @@ impl Connector {
     pub fn describe_timeout(&self) -> String {
         match (&self.state, &self.current) {
             (State::Resolving, _) | (State::Idle, _) => {
-                format!("dial tcp: lookup {}: i/o timeout", self.host)
+                format!("dial tcp: lookup {}: i/o timeout", self.host())
             }
             (_, Some((addr, _))) => format!("dial tcp {addr}: i/o timeout"),
-            _ => format!("dial tcp {}: i/o timeout", join_host_port(&self.host, self.port)),
+            _ => format!("dial tcp {}: i/o timeout", join_host_port(&self.host(), self.port)),
         }
     }
 

@@ -53,4 +53,4 @@ pub mod request;
 pub mod response;
 pub mod verdict;
 
-pub use probe::HttpProbe;
+pub use probe::{HttpPlan, HttpProbe};

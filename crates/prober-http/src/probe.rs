@@ -11,14 +11,15 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, HttpSpec, Outcome, Reason, Scheme, TlsOptions, Url};
+use prober_core::{HttpSpec, Outcome, Reason, Scheme, Url};
 use prober_io::{Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
 
 use crate::body::{BodyProgress, BodyReader};
-use crate::redirect::{Decision, Redirects};
+use crate::redirect::{Decision, Hop, Redirects};
 use crate::request::{build_request, host_override};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 #[cfg(feature = "tls")]
@@ -50,7 +51,7 @@ enum State {
     },
     Writing {
         conn: Transport,
-        request: Vec<u8>,
+        request: Request,
         written: usize,
     },
     Head {
@@ -65,6 +66,47 @@ enum State {
     Done,
 }
 
+/// The bytes of one request: the plan's first request, shared by every run, or one built for a
+/// redirect hop.
+#[derive(Debug)]
+enum Request {
+    First(Arc<HttpPlan>),
+    Redirected(Vec<u8>),
+}
+
+impl Request {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Request::First(plan) => &plan.request,
+            Request::Redirected(bytes) => bytes,
+        }
+    }
+}
+
+/// What every run of one HTTP spec shares, made once: the spec, its virtual host and the bytes
+/// of its first request. A periodic worker holds one and each run takes a reference, so a run
+/// copies no URL, header or user agent and formats no request (tests/allocations.rs in
+/// `prober-engine` counts what a run allocates).
+#[derive(Debug)]
+pub struct HttpPlan {
+    spec: HttpSpec,
+    host_override: Option<String>,
+    request: Vec<u8>,
+}
+
+impl HttpPlan {
+    pub fn new(spec: HttpSpec) -> HttpPlan {
+        let host_override = host_override(&spec.headers);
+        let request =
+            build_request(&spec.url, &spec.headers, &spec.user_agent, host_override.as_deref(), None);
+        HttpPlan { spec, host_override, request }
+    }
+
+    pub fn spec(&self) -> &HttpSpec {
+        &self.spec
+    }
+}
+
 /// What a step of the I/O loop wants next.
 enum Next {
     Continue,
@@ -74,17 +116,13 @@ enum Next {
 /// An HTTP GET probe as a [`Machine`] (see the crate docs for the semantics).
 #[derive(Debug)]
 pub struct HttpProbe {
-    headers: Vec<(String, String)>,
-    user_agent: String,
-    close: ClosePolicy,
+    plan: Arc<HttpPlan>,
     timeout: Duration,
     output_limit: usize,
-    /// The URL of the current hop.
-    url: Url,
-    host_override: Option<String>,
-    referer: Option<String>,
+    /// The current hop after a followed redirect (URL, virtual host, `Referer`); `None` while
+    /// on the plan's URL.
+    hop: Option<Box<Hop>>,
     redirects: Redirects,
-    tls_options: TlsOptions,
     /// Built at the start for an `https` URL, else at the first redirect to one.
     #[cfg(feature = "tls")]
     tls: Option<TlsClient>,
@@ -106,17 +144,18 @@ impl HttpProbe {
     /// A probe of `spec` that must finish within `timeout` and keeps at most `output_limit`
     /// bytes of body (at least 1).
     pub fn new(spec: &HttpSpec, timeout: Duration, output_limit: usize) -> HttpProbe {
+        HttpProbe::with_plan(Arc::new(HttpPlan::new(spec.clone())), timeout, output_limit)
+    }
+
+    /// A probe of the plan's spec (see [`HttpProbe::new`]), for callers that run one spec many
+    /// times.
+    pub fn with_plan(plan: Arc<HttpPlan>, timeout: Duration, output_limit: usize) -> HttpProbe {
         HttpProbe {
-            headers: spec.headers.clone(),
-            user_agent: spec.user_agent.clone(),
-            close: spec.close,
+            redirects: Redirects::new(plan.spec.redirects),
+            plan,
             timeout,
             output_limit: output_limit.max(1),
-            url: spec.url.clone(),
-            host_override: host_override(&spec.headers),
-            referer: None,
-            redirects: Redirects::new(&spec.url, spec.redirects),
-            tls_options: spec.tls.clone(),
+            hop: None,
             #[cfg(feature = "tls")]
             tls: None,
             state: State::Idle,
@@ -132,6 +171,11 @@ impl HttpProbe {
         }
     }
 
+    /// The URL of the current hop.
+    fn url(&self) -> &Url {
+        self.hop.as_ref().map_or(&self.plan.spec.url, |h| &h.url)
+    }
+
     fn since_start(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.started.unwrap_or(now))
     }
@@ -143,12 +187,13 @@ impl HttpProbe {
         self.tls_time = None;
         self.first_byte = None;
         self.cert_not_after = None;
-        if self.url.scheme() == Scheme::Https {
+        if self.url().scheme() == Scheme::Https {
             if let Err((reason, msg)) = self.tls_setup() {
                 return self.finish(cx, Outcome::unknown(reason, msg));
             }
         }
-        let mut connector = Connector::new(self.url.host(), self.url.port(), self.close);
+        let url = self.url();
+        let mut connector = Connector::new(url.host(), url.port(), self.plan.spec.close);
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, connector, step)
     }
@@ -158,7 +203,7 @@ impl HttpProbe {
     #[cfg(feature = "tls")]
     fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
         if self.tls.is_none() {
-            match TlsClient::new(&self.tls_options, &[ALPN_HTTP1]) {
+            match TlsClient::new(&self.plan.spec.tls, &[ALPN_HTTP1]) {
                 Ok(c) => self.tls = Some(c),
                 Err(e) => return Err((Reason::Tls, format!("TLS setup failed: {e}"))),
             }
@@ -168,8 +213,7 @@ impl HttpProbe {
 
     #[cfg(not(feature = "tls"))]
     fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
-        let _ = &self.tls_options;
-        Err((Reason::Unsupported, format!("TLS not built in: cannot probe {}", self.url)))
+        Err((Reason::Unsupported, format!("TLS not built in: cannot probe {}", self.url())))
     }
 
     fn on_connect_step(
@@ -187,9 +231,9 @@ impl HttpProbe {
             ConnectStep::Connected(conn) => {
                 self.connect = Some(self.since_start(cx.now));
                 #[cfg(feature = "tls")]
-                if self.url.scheme() == Scheme::Https {
+                if self.url().scheme() == Scheme::Https {
                     let client = self.tls.as_ref().expect("set up before connecting");
-                    return match client.connect(conn, cx.token(0), self.url.host()) {
+                    return match client.connect(conn, cx.token(0), self.url().host()) {
                         Ok(tls) => {
                             self.state = State::Handshake { tls: Box::new(tls), since: cx.now };
                             self.drive(cx)
@@ -206,20 +250,23 @@ impl HttpProbe {
                 self.send_request(cx, Transport::Plain(conn))
             }
             ConnectStep::Failed(e) => {
-                let msg = format!("Get \"{}\": {}", self.url, e.message);
+                let msg = format!("Get \"{}\": {}", self.url(), e.message);
                 self.finish(cx, Outcome::failure(e.reason, msg))
             }
         }
     }
 
     fn send_request(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
-        let request = build_request(
-            &self.url,
-            &self.headers,
-            &self.user_agent,
-            self.host_override.as_deref(),
-            self.referer.as_deref(),
-        );
+        let request = match &self.hop {
+            None => Request::First(self.plan.clone()),
+            Some(hop) => Request::Redirected(build_request(
+                &hop.url,
+                &self.plan.spec.headers,
+                &self.plan.spec.user_agent,
+                hop.host_override.as_deref(),
+                hop.referer.as_deref(),
+            )),
+        };
         self.state = State::Writing { conn, request, written: 0 };
         self.drive(cx)
     }
@@ -268,11 +315,11 @@ impl HttpProbe {
         &mut self,
         cx: &mut Ctx<'_>,
         mut conn: Transport,
-        request: Vec<u8>,
+        request: Request,
         mut written: usize,
     ) -> Next {
         loop {
-            match conn.write(&request[written..]) {
+            match conn.write(&request.bytes()[written..]) {
                 Ok(0) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     let e = TransportError::Io { op: "write", error: e };
@@ -280,7 +327,7 @@ impl HttpProbe {
                 }
                 Ok(n) => {
                     written += n;
-                    if written == request.len() {
+                    if written == request.bytes().len() {
                         self.state = State::Head { conn, parser: HeadParser::new() };
                         return Next::Continue;
                     }
@@ -305,7 +352,7 @@ impl HttpProbe {
                         Err(e) => e,
                         Ok(_) => parser.eof(&self.buf),
                     };
-                    let msg = format!("Get \"{}\": {e}", self.url);
+                    let msg = format!("Get \"{}\": {e}", self.url());
                     return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));
                 }
                 Ok(n) => {
@@ -323,7 +370,7 @@ impl HttpProbe {
                             }
                             Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, head),
                             Err(e) => {
-                                let msg = format!("Get \"{}\": {e}", self.url);
+                                let msg = format!("Get \"{}\": {e}", self.url());
                                 return Next::Return(self.fail(
                                     cx,
                                     Some(conn),
@@ -348,18 +395,21 @@ impl HttpProbe {
 
     fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: ResponseHead) -> Next {
         self.last_status = Some(head.status);
+        let (current, host_override) = match &self.hop {
+            Some(hop) => (&hop.url, hop.host_override.as_deref()),
+            None => (&self.plan.spec.url, self.plan.host_override.as_deref()),
+        };
         let decision = self.redirects.decide(
-            &self.url,
-            self.host_override.as_deref(),
+            &self.plan.spec.url,
+            current,
+            host_override,
             head.status,
             head.location.as_deref(),
         );
         match decision {
             Decision::Follow(hop) => {
                 conn.close(cx);
-                self.url = hop.url;
-                self.host_override = hop.host_override;
-                self.referer = hop.referer;
+                self.hop = Some(Box::new(hop));
                 Next::Return(self.start_hop(cx))
             }
             Decision::BadLocation(msg) => {
@@ -462,7 +512,7 @@ impl HttpProbe {
         e: &crate::body::BodyError,
     ) -> Step {
         let reason = if e.is_protocol() { Reason::Protocol } else { Reason::BrokenBody };
-        let msg = format!("Get \"{}\": {e}", self.url);
+        let msg = format!("Get \"{}\": {e}", self.url());
         let sink = reader.into_sink();
         let body = Some((sink.total(), sink.into_kept()));
         self.fail(cx, Some(conn), reason, msg, body)
@@ -485,7 +535,7 @@ impl HttpProbe {
             TransportError::Tls(_) => (Reason::Tls, e.to_string()),
             TransportError::WouldBlock => (Reason::Io, e.to_string()),
         };
-        let msg = format!("Get \"{}\": {detail}", self.url);
+        let msg = format!("Get \"{}\": {detail}", self.url());
         self.fail(cx, Some(conn), reason, msg, body)
     }
 
@@ -597,7 +647,7 @@ impl Machine for HttpProbe {
             State::Idle | State::Done => None,
         };
         let why = if in_body { BODY_TIMEOUT } else { HEADERS_TIMEOUT };
-        let msg = format!("Get \"{}\": {why}", self.url);
+        let msg = format!("Get \"{}\": {why}", self.url());
         self.fail(cx, None, Reason::Timeout, msg, body)
     }
 

@@ -48,7 +48,6 @@ pub struct Hop {
 /// Follows the redirects of one probe run.
 #[derive(Clone, Debug)]
 pub struct Redirects {
-    original: Url,
     policy: RedirectPolicy,
     followed: u32,
 }
@@ -59,8 +58,8 @@ pub fn is_redirect_status(status: u16) -> bool {
 }
 
 impl Redirects {
-    pub fn new(original: &Url, policy: RedirectPolicy) -> Redirects {
-        Redirects { original: original.clone(), policy, followed: 0 }
+    pub fn new(policy: RedirectPolicy) -> Redirects {
+        Redirects { policy, followed: 0 }
     }
 
     /// Redirects followed so far.
@@ -69,9 +68,10 @@ impl Redirects {
     }
 
     /// Decides about a response with `status` and `location` to a request for `current`, which
-    /// was sent with `host_override`.
+    /// was sent with `host_override`, in a run that started at `original`.
     pub fn decide(
         &mut self,
+        original: &Url,
         current: &Url,
         host_override: Option<&str>,
         status: u16,
@@ -92,8 +92,8 @@ impl Redirects {
             }
         };
         let allowed = match self.policy {
-            RedirectPolicy::SameHost => target.host() == self.original.host(),
-            RedirectPolicy::SameOrigin => target.same_origin(&self.original),
+            RedirectPolicy::SameHost => target.host() == original.host(),
+            RedirectPolicy::SameOrigin => target.same_origin(original),
             RedirectPolicy::None => false,
         };
         if !allowed {
@@ -146,18 +146,18 @@ mod tests {
     fn statuses() {
         let cur = url("http://127.0.0.1:8080/");
         for code in [301, 302, 303, 307, 308] {
-            let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
-            let hop = follow(r.decide(&cur, None, code, Some("/new")));
+            let mut r = Redirects::new(RedirectPolicy::SameHost);
+            let hop = follow(r.decide(&cur, &cur, None, code, Some("/new")));
             assert_eq!(hop.url.to_string(), "http://127.0.0.1:8080/new");
             assert_eq!(hop.referer.as_deref(), Some("http://127.0.0.1:8080/"));
         }
         for code in [200, 300, 304, 305, 306, 404, 500] {
-            let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
-            assert_eq!(r.decide(&cur, None, code, Some("/new")), Decision::Final, "{code}");
+            let mut r = Redirects::new(RedirectPolicy::SameHost);
+            assert_eq!(r.decide(&cur, &cur, None, code, Some("/new")), Decision::Final, "{code}");
         }
-        let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
-        assert_eq!(r.decide(&cur, None, 308, None), Decision::Final);
-        assert_eq!(r.decide(&cur, None, 302, Some("")), Decision::Final);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
+        assert_eq!(r.decide(&cur, &cur, None, 308, None), Decision::Final);
+        assert_eq!(r.decide(&cur, &cur, None, 302, Some("")), Decision::Final);
     }
 
     #[test]
@@ -167,34 +167,34 @@ mod tests {
         let other_host = Some("http://localhost:8080/success");
         let https = Some("https://127.0.0.1:8443/");
 
-        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
-        assert_eq!(follow(r.decide(&orig, None, 302, other_port)).url.port(), 9090);
-        assert_eq!(follow(r.decide(&orig, None, 302, https)).url.scheme(), Scheme::Https);
-        assert_eq!(r.decide(&orig, None, 302, other_host), Decision::Final);
-        assert_eq!(r.decide(&orig, None, 302, Some("http://0.0.0.0/fail")), Decision::Final);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
+        assert_eq!(follow(r.decide(&orig, &orig, None, 302, other_port)).url.port(), 9090);
+        assert_eq!(follow(r.decide(&orig, &orig, None, 302, https)).url.scheme(), Scheme::Https);
+        assert_eq!(r.decide(&orig, &orig, None, 302, other_host), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, 302, Some("http://0.0.0.0/fail")), Decision::Final);
 
-        let mut r = Redirects::new(&orig, RedirectPolicy::SameOrigin);
-        assert_eq!(r.decide(&orig, None, 302, other_port), Decision::Final);
-        assert_eq!(r.decide(&orig, None, 302, https), Decision::Final);
-        assert_eq!(r.decide(&orig, None, 302, other_host), Decision::Final);
-        assert!(matches!(r.decide(&orig, None, 302, Some("/x")), Decision::Follow(_)));
+        let mut r = Redirects::new(RedirectPolicy::SameOrigin);
+        assert_eq!(r.decide(&orig, &orig, None, 302, other_port), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, 302, https), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, 302, other_host), Decision::Final);
+        assert!(matches!(r.decide(&orig, &orig, None, 302, Some("/x")), Decision::Follow(_)));
 
-        let mut r = Redirects::new(&orig, RedirectPolicy::None);
-        assert_eq!(r.decide(&orig, None, 302, Some("/x")), Decision::Final);
-        assert_eq!(r.decide(&orig, None, 302, Some("http://[::1")), Decision::Final);
+        let mut r = Redirects::new(RedirectPolicy::None);
+        assert_eq!(r.decide(&orig, &orig, None, 302, Some("/x")), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, 302, Some("http://[::1")), Decision::Final);
 
         // The comparison is always with the original request, not the previous hop.
-        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
         let cur = url("http://127.0.0.1:9090/a");
-        assert_eq!(r.decide(&cur, None, 302, other_host), Decision::Final);
+        assert_eq!(r.decide(&orig, &cur, None, 302, other_host), Decision::Final);
     }
 
     #[test]
     fn bad_location() {
         let cur = url("http://127.0.0.1:8080/bad-location");
-        let mut r = Redirects::new(&cur, RedirectPolicy::SameHost);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
         assert_eq!(
-            r.decide(&cur, None, 302, Some("http://[::1")),
+            r.decide(&cur, &cur, None, 302, Some("http://[::1")),
             Decision::BadLocation(
                 "Get \"http://127.0.0.1:8080/bad-location\": failed to parse Location header \
                  \"http://[::1\": invalid host \"[::1\" in URL"
@@ -206,45 +206,45 @@ mod tests {
     #[test]
     fn nine_redirects_then_stop() {
         let orig = url("http://127.0.0.1:8080/loop");
-        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
         for i in 0..MAX_REDIRECTS - 1 {
             assert!(
-                matches!(r.decide(&orig, None, 302, Some("/loop")), Decision::Follow(_)),
+                matches!(r.decide(&orig, &orig, None, 302, Some("/loop")), Decision::Follow(_)),
                 "{i}"
             );
         }
         assert_eq!(r.followed(), 9);
         assert_eq!(
-            r.decide(&orig, None, 302, Some("/loop")),
+            r.decide(&orig, &orig, None, 302, Some("/loop")),
             Decision::TooMany("Get \"/loop\": stopped after 10 redirects".into())
         );
         // A refused target is still a final response, even past the limit.
-        assert_eq!(r.decide(&orig, None, 302, Some("http://other/")), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, 302, Some("http://other/")), Decision::Final);
     }
 
     #[test]
     fn host_override_only_over_relative_locations() {
         let orig = url("http://127.0.0.1:8080/");
-        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
         let h = Some("www.success.com");
-        assert_eq!(follow(r.decide(&orig, h, 302, Some("/success"))).host_override.as_deref(), h);
-        assert_eq!(follow(r.decide(&orig, h, 302, Some("success"))).host_override.as_deref(), h);
-        assert_eq!(follow(r.decide(&orig, h, 302, Some("?q"))).host_override.as_deref(), h);
-        assert_eq!(follow(r.decide(&orig, h, 302, Some("//127.0.0.1:1/x"))).host_override, None);
+        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("/success"))).host_override.as_deref(), h);
+        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("success"))).host_override.as_deref(), h);
+        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("?q"))).host_override.as_deref(), h);
+        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("//127.0.0.1:1/x"))).host_override, None);
         assert_eq!(
-            follow(r.decide(&orig, h, 302, Some("http://127.0.0.1:8080/x"))).host_override,
+            follow(r.decide(&orig, &orig, h, 302, Some("http://127.0.0.1:8080/x"))).host_override,
             None
         );
-        assert_eq!(follow(r.decide(&orig, None, 302, Some("/x"))).host_override, None);
+        assert_eq!(follow(r.decide(&orig, &orig, None, 302, Some("/x"))).host_override, None);
     }
 
     #[test]
     fn referer_not_sent_from_https_to_http() {
         let orig = url("https://h/");
-        let mut r = Redirects::new(&orig, RedirectPolicy::SameHost);
-        assert_eq!(follow(r.decide(&orig, None, 302, Some("http://h/"))).referer, None);
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
+        assert_eq!(follow(r.decide(&orig, &orig, None, 302, Some("http://h/"))).referer, None);
         assert_eq!(
-            follow(r.decide(&orig, None, 302, Some("/x"))).referer.as_deref(),
+            follow(r.decide(&orig, &orig, None, 302, Some("/x"))).referer.as_deref(),
             Some("https://h/")
         );
     }

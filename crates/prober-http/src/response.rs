@@ -139,28 +139,28 @@ impl HeadParser {
         }
 
         let mut location = None;
-        let mut lengths: Vec<&[u8]> = Vec::new();
-        let mut codings: Vec<&[u8]> = Vec::new();
         for h in resp.headers.iter() {
-            if h.name.eq_ignore_ascii_case("content-length") {
-                lengths.push(h.value);
-            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                codings.push(h.value);
-            } else if h.name.eq_ignore_ascii_case("location") && location.is_none() {
+            if h.name.eq_ignore_ascii_case("location") {
                 let v = String::from_utf8_lossy(h.value);
                 let v = v.trim_matches(|c| c == ' ' || c == '\t');
                 if !v.is_empty() {
                     location = Some(v.to_string());
+                    break;
                 }
             }
         }
+        // The values of one header, in order, without collecting them: a run allocates nothing
+        // for framing unless the head is malformed.
+        let values = |name: &'static str| {
+            resp.headers.iter().filter(move |h| h.name.eq_ignore_ascii_case(name)).map(|h| h.value)
+        };
 
         let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
             Framing::Length(0)
-        } else if !codings.is_empty() && version >= 1 {
-            transfer_encoding(&codings)?
-        } else if !lengths.is_empty() {
-            Framing::Length(content_length(&lengths)?)
+        } else if values("transfer-encoding").next().is_some() && version >= 1 {
+            transfer_encoding(values("transfer-encoding"))?
+        } else if values("content-length").next().is_some() {
+            Framing::Length(content_length(values("content-length"))?)
         } else {
             Framing::Close
         };
@@ -189,8 +189,12 @@ impl HeadParser {
 /// Heads up to this many bytes are parsed after every read (see [`HeadParser::worth_parsing`]).
 pub const PARSE_ALWAYS_UP_TO: usize = 1024;
 
-fn transfer_encoding(values: &[&[u8]]) -> Result<Framing, HeadError> {
-    let joined = values.iter().map(|v| String::from_utf8_lossy(v)).collect::<Vec<_>>().join(", ");
+fn transfer_encoding<'a>(mut values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<Framing, HeadError> {
+    let is_chunked = |v: &[u8]| v.trim_ascii().eq_ignore_ascii_case(b"chunked");
+    if values.clone().count() == 1 && values.clone().next().is_some_and(is_chunked) {
+        return Ok(Framing::Chunked); // the usual case, decided without building the list
+    }
+    let joined = values.by_ref().map(String::from_utf8_lossy).collect::<Vec<_>>().join(", ");
     let tokens: Vec<&str> = joined.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     if tokens.len() == 1 && tokens[0].eq_ignore_ascii_case("chunked") {
         Ok(Framing::Chunked)
@@ -199,9 +203,9 @@ fn transfer_encoding(values: &[&[u8]]) -> Result<Framing, HeadError> {
     }
 }
 
-fn content_length(values: &[&[u8]]) -> Result<u64, HeadError> {
+fn content_length<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<u64, HeadError> {
     let mut found: Option<u64> = None;
-    for raw in values {
+    for raw in values.clone() {
         let text = String::from_utf8_lossy(raw);
         let t = text.trim_matches(|c| c == ' ' || c == '\t');
         let n = if t.is_empty() || t.len() > 19 || !t.bytes().all(|b| b.is_ascii_digit()) {
@@ -215,7 +219,7 @@ fn content_length(values: &[&[u8]]) -> Result<u64, HeadError> {
         match found {
             Some(prev) if prev != n => {
                 let all: Vec<String> =
-                    values.iter().map(|v| String::from_utf8_lossy(v).into_owned()).collect();
+                    values.map(|v| String::from_utf8_lossy(v).into_owned()).collect();
                 return Err(HeadError::ContentLength(format!(
                     "conflicting Content-Length headers: {all:?}"
                 )));

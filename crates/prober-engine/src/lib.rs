@@ -29,7 +29,7 @@ use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKEN
 
 pub use event::{Event, TargetId};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
-pub use probe::{AnyProbe, check};
+pub use probe::{AnyProbe, PreparedSpec, check};
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
 use worker::{Verdict, Worker};
@@ -184,7 +184,7 @@ impl Slots {
 
 #[derive(Debug)]
 struct WorkerSlot {
-    spec: ProbeSpec,
+    spec: PreparedSpec,
     state: Worker,
     /// The instant of the worker's live timer entry (its next scheduled run).
     next_run: Option<Instant>,
@@ -425,8 +425,13 @@ impl Engine {
         let started_at = t.started_at;
         let state = Worker::new(role, schedule);
         let value = state.value();
-        t.workers[role.index()] =
-            Some(WorkerSlot { spec, state, next_run: None, in_flight: None, run_after: false });
+        t.workers[role.index()] = Some(WorkerSlot {
+            spec: PreparedSpec::new(spec),
+            state,
+            next_run: None,
+            in_flight: None,
+            run_after: false,
+        });
         // The initial delay counts from the target's (re)start, as the kubelet counts it from
         // the container's start, not from when the probe was set.
         let first = (started_at + schedule.initial_delay).max(Instant::now());
@@ -519,7 +524,7 @@ impl Engine {
     /// Starts a one-shot probe; its outcome arrives as [`Event::Check`] with `tag`.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
-        self.start_probe(AnyProbe::new(&spec), Owner::Check { tag });
+        self.start_probe(AnyProbe::from_spec(spec), Owner::Check { tag });
         Ok(())
     }
 
@@ -641,7 +646,7 @@ impl Engine {
         for c in commands {
             match c {
                 Command::Submit(spec, tag) => {
-                    self.start_probe(AnyProbe::new(&spec), Owner::Check { tag })
+                    self.start_probe(AnyProbe::from_spec(*spec), Owner::Check { tag })
                 }
                 Command::Trigger(t, r) => {
                     let _ = self.trigger(t, r);
@@ -734,8 +739,8 @@ impl Engine {
             w.run_after = true;
         }
         let run = w.in_flight.is_none() && w.state.should_run(started);
-        // Built from the borrowed spec: no copy of the spec per run.
-        let probe = if run { Some(AnyProbe::new(&w.spec)) } else { None };
+        // Built from the prepared spec: nothing of the spec is copied per run.
+        let probe = if run { Some(AnyProbe::prepared(&w.spec)) } else { None };
         self.schedule_worker(id, role, next);
         if let Some(probe) = probe {
             let (index, generation) = split_id(id);
@@ -831,7 +836,7 @@ impl Engine {
                 let Some(w) = t.workers[role.index()].as_mut() else { return };
                 w.in_flight = None;
                 let verdict = w.state.record(outcome.result);
-                let retry = matches!(verdict, Verdict::RetryNow).then(|| AnyProbe::new(&w.spec));
+                let retry = matches!(verdict, Verdict::RetryNow).then(|| AnyProbe::prepared(&w.spec));
                 let run_again = retry.is_none() && std::mem::take(&mut w.run_after);
                 if self.config.every_run {
                     let o = Box::new(outcome.clone());

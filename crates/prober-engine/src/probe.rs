@@ -2,12 +2,13 @@
 
 use std::io;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeKind, ProbeSpec};
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
-use prober_http::HttpProbe;
+use prober_http::{HttpPlan, HttpProbe};
 use prober_io::{Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
 
@@ -20,7 +21,50 @@ pub enum AnyProbe {
     Grpc(Box<GrpcProbe>),
 }
 
+/// A spec made ready once for all the runs it will have (a worker's, at `set_probe`): what
+/// every run of an HTTP probe shares (URL, headers, the request bytes) is prepared here and
+/// shared, so a run copies none of it. Other kinds build their machine from the spec, which
+/// costs no allocation for an IP literal (TCP) or is dwarfed by the run itself (exec, gRPC).
+/// Both are held by pointer: a target stores three of these inline, used or not.
+#[derive(Debug)]
+pub enum PreparedSpec {
+    Http { plan: Arc<HttpPlan>, timeout: Duration, output_limit: usize },
+    Other(Box<ProbeSpec>),
+}
+
+impl PreparedSpec {
+    pub fn new(spec: ProbeSpec) -> PreparedSpec {
+        let ProbeSpec { kind, timeout, output_limit } = spec;
+        match kind {
+            ProbeKind::Http(h) => {
+                PreparedSpec::Http { plan: Arc::new(HttpPlan::new(h)), timeout, output_limit }
+            }
+            kind => PreparedSpec::Other(Box::new(ProbeSpec { kind, timeout, output_limit })),
+        }
+    }
+}
+
 impl AnyProbe {
+    /// The machine for one run of a prepared spec.
+    pub fn prepared(spec: &PreparedSpec) -> AnyProbe {
+        match spec {
+            PreparedSpec::Http { plan, timeout, output_limit } => {
+                AnyProbe::Http(Box::new(HttpProbe::with_plan(plan.clone(), *timeout, *output_limit)))
+            }
+            PreparedSpec::Other(spec) => AnyProbe::new(spec),
+        }
+    }
+
+    /// The machine for one run of a spec that is not needed afterwards (a one-shot probe):
+    /// the HTTP parts are moved into it rather than copied.
+    pub fn from_spec(spec: ProbeSpec) -> AnyProbe {
+        match spec.kind {
+            ProbeKind::Http(_) => AnyProbe::prepared(&PreparedSpec::new(spec)),
+            _ => AnyProbe::new(&spec),
+        }
+    }
+
+    /// The machine for one run of `spec`, copying from it what the run needs.
     pub fn new(spec: &ProbeSpec) -> AnyProbe {
         match &spec.kind {
             ProbeKind::Tcp(t) => AnyProbe::Tcp(TcpProbe::new(t, spec.timeout)),

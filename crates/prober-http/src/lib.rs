@@ -9,7 +9,8 @@
 //!
 //! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`], over a
 //! [`prober_transport::Transport`]: plain TCP, or TLS (feature `tls`, which turns on
-//! `prober-transport`'s).
+//! `prober-transport`'s). An [`HttpPlan`] is what all the runs of one spec share (the spec and
+//! the first request's bytes, made once); the engine keeps one per periodic worker.
 //!
 //! # Semantics in short
 //!

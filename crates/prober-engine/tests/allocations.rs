@@ -64,7 +64,9 @@ fn run(e: &mut Engine, events: &mut Vec<Event>, d: Duration) {
 }
 
 /// Runs `spec` as a readiness probe of `targets` targets every 5 ms: a warm-up, then 600 ms
-/// counted. Returns (runs, allocations) of the counted part; runs are connections, read
+/// counted. The probe timeout is a minute: every run puts its deadline in the timing wheel,
+/// and that far ahead they share one slot of the wheel's fourth level instead of filling a new
+/// one every 268 ms. Returns (runs, allocations) of the counted part; runs are connections, read
 /// from the socket pool's counter (every run of these specs takes a pooled socket).
 fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
     let mut e = Engine::with_config(EngineConfig { every_run: false, ..EngineConfig::default() }).unwrap();
@@ -100,31 +102,36 @@ fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
     (runs, allocations)
 }
 
-/// The timing wheel's slots grow while they learn how many entries they hold at once, and give
-/// back room kept beyond 64 when emptied: a few allocations per wheel turn, not per run.
-const AMORTISED_PER_RUN: f64 = 0.1;
+/// Allocations that do not come with runs: the timing wheel's slots grow while they learn how
+/// many entries they hold and give back room beyond 64 entries when emptied, a few times per
+/// wheel turn. Their number follows the time counted, not the runs, so on a loaded machine
+/// (fewer runs in the same time) it was up to 0.17 per run (3 busy loops beside the test on 2
+/// cores); in an idle one 0.02. Any allocation made per run adds at least 1 per run, so the
+/// bounds below sit half a run above the expected count: one allocation more per run always
+/// fails them, load alone does not.
+const NOT_PER_RUN: f64 = 0.5;
 
 #[test]
 fn tcp_runs_allocate_nothing_in_steady_state() {
     let server = TargetServer::start();
-    let tcp = ProbeSpec::tcp("127.0.0.1", i64::from(server.port())).unwrap().with_timeout(Duration::from_secs(10)).unwrap();
-    let (runs, allocations) = steady_state(&tcp, 4);
+    let tcp = ProbeSpec::tcp("127.0.0.1", i64::from(server.port())).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
+    let (runs, allocations) = steady_state(&tcp, 8);
     let per_run = allocations as f64 / runs as f64;
     println!("tcp: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
     // An IP literal's address is kept inline by the connector and the socket comes from the
     // pool: a run copies nothing and makes no outcome text.
-    assert!(per_run < AMORTISED_PER_RUN, "{allocations} allocations in {runs} TCP runs");
+    assert!(per_run < NOT_PER_RUN, "{allocations} allocations in {runs} TCP runs");
 }
 
 #[test]
 fn http_runs_allocate_only_their_machine_and_buffers() {
     let server = TargetServer::start();
-    let http = ProbeSpec::http(&server.url("/ok")).unwrap().with_timeout(Duration::from_secs(10)).unwrap();
-    let (runs, allocations) = steady_state(&http, 4);
+    let http = ProbeSpec::http(&server.url("/ok")).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
+    let (runs, allocations) = steady_state(&http, 8);
     let per_run = allocations as f64 / runs as f64;
     println!("http: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
     // Three per run: the boxed machine, the buffer the response head is read into, and the
     // body kept as the outcome's output. The URL, the headers and the request bytes come from
     // the worker's prepared spec (21 allocations per run before it).
-    assert!(per_run < 3.0 + AMORTISED_PER_RUN, "{allocations} allocations in {runs} HTTP runs");
+    assert!(per_run < 3.0 + NOT_PER_RUN, "{allocations} allocations in {runs} HTTP runs");
 }

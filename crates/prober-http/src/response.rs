@@ -189,12 +189,12 @@ impl HeadParser {
 /// Heads up to this many bytes are parsed after every read (see [`HeadParser::worth_parsing`]).
 pub const PARSE_ALWAYS_UP_TO: usize = 1024;
 
-fn transfer_encoding<'a>(mut values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<Framing, HeadError> {
+fn transfer_encoding<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<Framing, HeadError> {
     let is_chunked = |v: &[u8]| v.trim_ascii().eq_ignore_ascii_case(b"chunked");
     if values.clone().count() == 1 && values.clone().next().is_some_and(is_chunked) {
         return Ok(Framing::Chunked); // the usual case, decided without building the list
     }
-    let joined = values.by_ref().map(String::from_utf8_lossy).collect::<Vec<_>>().join(", ");
+    let joined = values.map(String::from_utf8_lossy).collect::<Vec<_>>().join(", ");
     let tokens: Vec<&str> = joined.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     if tokens.len() == 1 && tokens[0].eq_ignore_ascii_case("chunked") {
         Ok(Framing::Chunked)

@@ -634,10 +634,11 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 // server: the server's accept queue once overflowed that way, and the next test's connect lost
 // its SYN and waited out its whole timeout for the retransmission.
 type sink struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
+	ln       net.Listener
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[net.Conn]struct{}
+	stopOnce sync.Once
 }
 
 func newSink(t *testing.T) *sink {
@@ -647,6 +648,7 @@ func newSink(t *testing.T) *sink {
 		t.Fatal(err)
 	}
 	s := &sink{ln: ln, conns: map[net.Conn]struct{}{}}
+	t.Cleanup(s.stop) // also when the test fails before its own stop
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -681,16 +683,19 @@ func newSink(t *testing.T) *sink {
 
 func (s *sink) port() int { return s.ln.Addr().(*net.TCPAddr).Port }
 
-// stop closes the listener and every connection it holds, and waits for its goroutines.
+// stop closes the listener and every connection it holds, and waits for its goroutines. Only
+// the first call does anything.
 func (s *sink) stop() {
-	s.ln.Close()
-	s.mu.Lock()
-	for c := range s.conns {
-		c.Close()
-	}
-	s.conns = nil
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.stopOnce.Do(func() {
+		s.ln.Close()
+		s.mu.Lock()
+		for c := range s.conns {
+			c.Close()
+		}
+		s.conns = nil
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
 }
 
 // submitTCP runs n TCP Submits with at most conc in flight and fails the test unless all

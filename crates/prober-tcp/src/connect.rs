@@ -136,7 +136,10 @@ impl Connector {
         Connector { name: None, addrs: Addrs::List(addrs), ..Connector::new("", port, close) }
     }
 
-    /// The host as given: the name, or the IP literal of an address known from the start.
+    /// The host for messages: the name as given, or the IP of an address known from the start
+    /// (in its canonical form: `0:0:0:0:0:0:0:1` reads `::1`). No message of an IP literal
+    /// reaches this today (a timeout names the address being connected to), but the fallbacks
+    /// stay correct if one does.
     fn host(&self) -> Cow<'_, str> {
         match (&self.name, self.addrs.as_slice().first()) {
             (Some(name), _) => Cow::Borrowed(name),

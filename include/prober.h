@@ -216,6 +216,16 @@ enum prober_reason
    * The TLS handshake or certificate verification failed, or TLS files were unusable.
    */
   PROBER_REASON_TLS = 17,
+  /**
+   * A probe's own code failed inside the library (a caught panic); the run is Unknown and
+   * the message holds the panic's text. The engine and every other target go on.
+   */
+  PROBER_REASON_INTERNAL = 18,
+  /**
+   * The node ran out of descriptors, buffer space, memory, threads or processes; always
+   * Unknown, never counted against the target.
+   */
+  PROBER_REASON_RESOURCE = 19,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

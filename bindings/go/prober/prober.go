@@ -139,12 +139,14 @@ const (
 	ReasonIO               Reason = C.PROBER_REASON_IO
 	ReasonCancelled        Reason = C.PROBER_REASON_CANCELLED
 	ReasonTLS              Reason = C.PROBER_REASON_TLS
+	ReasonInternal         Reason = C.PROBER_REASON_INTERNAL
+	ReasonResource         Reason = C.PROBER_REASON_RESOURCE
 )
 
 var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
 	"too-many-redirects", "protocol", "broken-body", "exit-code", "signal", "spawn",
-	"unsupported", "io", "cancelled", "tls",
+	"unsupported", "io", "cancelled", "tls", "internal", "resource",
 }
 
 func (r Reason) String() string {

@@ -83,6 +83,13 @@ pub enum Reason {
     /// client certificate), a protocol version the peer does not accept; or, as Unknown, TLS
     /// could not be set up (unreadable or invalid CA, certificate or key file).
     Tls = 17,
+    /// A probe's own code failed inside the library (a caught panic): the run is Unknown and
+    /// the message holds the panic's text. Every other probe and target goes on.
+    Internal = 18,
+    /// The node, not the target, ran out of something: descriptors (EMFILE, ENFILE), buffer
+    /// space (ENOBUFS), memory (ENOMEM), threads for name resolution, or processes (EAGAIN on
+    /// spawn). Always Unknown, so that a node's trouble never counts against a healthy target.
+    Resource = 19,
 }
 
 impl Reason {
@@ -106,6 +113,8 @@ impl Reason {
             Reason::Io => "io",
             Reason::Cancelled => "cancelled",
             Reason::Tls => "tls",
+            Reason::Internal => "internal",
+            Reason::Resource => "resource",
         }
     }
 

@@ -52,6 +52,12 @@ pub enum prober_reason {
     PROBER_REASON_CANCELLED = 16,
     /// The TLS handshake or certificate verification failed, or TLS files were unusable.
     PROBER_REASON_TLS = 17,
+    /// A probe's own code failed inside the library (a caught panic); the run is Unknown and
+    /// the message holds the panic's text. The engine and every other target go on.
+    PROBER_REASON_INTERNAL = 18,
+    /// The node ran out of descriptors, buffer space, memory, threads or processes; always
+    /// Unknown, never counted against the target.
+    PROBER_REASON_RESOURCE = 19,
 }
 
 /// Where the time of one run went, in microseconds; -1 for a phase that did not happen.
@@ -114,12 +120,74 @@ pub(crate) fn timings_of(t: Option<&prober_core::Timings>) -> prober_timings {
     }
 }
 
+/// The C value of a result. The match is exhaustive, so a new Rust result does not build
+/// until it has its C name; the assertions below keep the numbers equal.
 pub(crate) fn result_code(r: ProbeResult) -> u32 {
-    r as u32
+    use prober_result::*;
+    (match r {
+        ProbeResult::Success => PROBER_RESULT_SUCCESS,
+        ProbeResult::Warning => PROBER_RESULT_WARNING,
+        ProbeResult::Failure => PROBER_RESULT_FAILURE,
+        ProbeResult::Unknown => PROBER_RESULT_UNKNOWN,
+    }) as u32
 }
 
+/// The C value of a reason; exhaustive like [`result_code`].
 pub(crate) fn reason_code(r: Reason) -> u32 {
-    r as u32
+    use prober_reason::*;
+    (match r {
+        Reason::None => PROBER_REASON_NONE,
+        Reason::Refused => PROBER_REASON_REFUSED,
+        Reason::Timeout => PROBER_REASON_TIMEOUT,
+        Reason::Reset => PROBER_REASON_RESET,
+        Reason::Unreachable => PROBER_REASON_UNREACHABLE,
+        Reason::Dns => PROBER_REASON_DNS,
+        Reason::Status => PROBER_REASON_STATUS,
+        Reason::Redirect => PROBER_REASON_REDIRECT,
+        Reason::TooManyRedirects => PROBER_REASON_TOO_MANY_REDIRECTS,
+        Reason::Protocol => PROBER_REASON_PROTOCOL,
+        Reason::BrokenBody => PROBER_REASON_BROKEN_BODY,
+        Reason::ExitCode => PROBER_REASON_EXIT_CODE,
+        Reason::Signal => PROBER_REASON_SIGNAL,
+        Reason::Spawn => PROBER_REASON_SPAWN,
+        Reason::Unsupported => PROBER_REASON_UNSUPPORTED,
+        Reason::Io => PROBER_REASON_IO,
+        Reason::Cancelled => PROBER_REASON_CANCELLED,
+        Reason::Tls => PROBER_REASON_TLS,
+        Reason::Internal => PROBER_REASON_INTERNAL,
+        Reason::Resource => PROBER_REASON_RESOURCE,
+    }) as u32
+}
+
+/// The Rust and C numbers are one ABI: checked when the library is compiled.
+macro_rules! same_numbers {
+    ($($rust:expr => $c:expr),* $(,)?) => { $(const _: () = assert!($rust as u32 == $c as u32);)* };
+}
+same_numbers! {
+    ProbeResult::Success => prober_result::PROBER_RESULT_SUCCESS,
+    ProbeResult::Warning => prober_result::PROBER_RESULT_WARNING,
+    ProbeResult::Failure => prober_result::PROBER_RESULT_FAILURE,
+    ProbeResult::Unknown => prober_result::PROBER_RESULT_UNKNOWN,
+    Reason::None => prober_reason::PROBER_REASON_NONE,
+    Reason::Refused => prober_reason::PROBER_REASON_REFUSED,
+    Reason::Timeout => prober_reason::PROBER_REASON_TIMEOUT,
+    Reason::Reset => prober_reason::PROBER_REASON_RESET,
+    Reason::Unreachable => prober_reason::PROBER_REASON_UNREACHABLE,
+    Reason::Dns => prober_reason::PROBER_REASON_DNS,
+    Reason::Status => prober_reason::PROBER_REASON_STATUS,
+    Reason::Redirect => prober_reason::PROBER_REASON_REDIRECT,
+    Reason::TooManyRedirects => prober_reason::PROBER_REASON_TOO_MANY_REDIRECTS,
+    Reason::Protocol => prober_reason::PROBER_REASON_PROTOCOL,
+    Reason::BrokenBody => prober_reason::PROBER_REASON_BROKEN_BODY,
+    Reason::ExitCode => prober_reason::PROBER_REASON_EXIT_CODE,
+    Reason::Signal => prober_reason::PROBER_REASON_SIGNAL,
+    Reason::Spawn => prober_reason::PROBER_REASON_SPAWN,
+    Reason::Unsupported => prober_reason::PROBER_REASON_UNSUPPORTED,
+    Reason::Io => prober_reason::PROBER_REASON_IO,
+    Reason::Cancelled => prober_reason::PROBER_REASON_CANCELLED,
+    Reason::Tls => prober_reason::PROBER_REASON_TLS,
+    Reason::Internal => prober_reason::PROBER_REASON_INTERNAL,
+    Reason::Resource => prober_reason::PROBER_REASON_RESOURCE,
 }
 
 /// Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores

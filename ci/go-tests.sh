@@ -19,8 +19,10 @@ need pkg-config
 echo "using $(go version) at $(command -v go)"
 export CGO_ENABLED=1
 
-step "build libprober (release) and prober-target"
-cargo build --quiet --release -p prober-ffi
+step "build libprober (release, with the test-panic probe) and prober-target"
+# The test-panic feature adds the deliberately panicking probe that the isolation test
+# (-tags prober_testpanic) needs; the installed-copy pass below builds without it.
+cargo build --quiet --release -p prober-ffi --features test-panic
 cargo build --quiet -p prober-testkit --bin prober-target
 # The tests fail (they do not skip) when this binary is missing.
 export PROBER_TARGET_BIN="$PWD/target/debug/prober-target"
@@ -28,13 +30,13 @@ export PROBER_TARGET_BIN="$PWD/target/debug/prober-target"
 cd bindings/go
 
 step "go vet"
-go vet ./...
+go vet -tags prober_testpanic ./...
 
 step "go test -race"
-go test -race -count=1 ./...
+go test -race -tags prober_testpanic -count=1 ./...
 
 step "go test -tags debug"
-go test -tags debug -count=1 ./...
+go test -tags debug,prober_testpanic -count=1 ./...
 
 step "go test -tags prober_pkgconfig (installed copy, shared library)"
 prefix="$(cd ../.. && pwd)/target/go-pkgconfig"

@@ -39,7 +39,9 @@
  * Process safety: the library installs no signal handlers, changes no signal masks, never calls
  * waitpid(-1) (it waits for its own children only), and creates every descriptor close-on-exec.
  * It is safe inside Go programs and other multithreaded hosts. A panic inside the library never
- * unwinds into C: the call returns PROBER_E_PANIC and that engine refuses later calls.
+ * unwinds into C. A panic in one probe's run (whatever a peer sent it) ends that run with
+ * PROBER_RESULT_UNKNOWN and PROBER_REASON_INTERNAL; the engine and its other targets go on.
+ * Any other panic makes the call return PROBER_E_PANIC, and that engine refuses later calls.
  *
  * Enumerated inputs (roles, policies) are taken as uint32_t and checked: an unknown value gives
  * PROBER_E_INVALID_ENUM.
@@ -128,7 +130,9 @@ enum prober_status
    */
   PROBER_E_IO = 200,
   /**
-   * A panic inside the library was caught; the engine involved is unusable from now on.
+   * A panic inside the library, outside any one probe's run, was caught; the engine involved
+   * is unusable from now on. (A panic inside a probe's run is not this: that run ends
+   * Unknown with `PROBER_REASON_INTERNAL`.)
    */
   PROBER_E_PANIC = 900,
 };

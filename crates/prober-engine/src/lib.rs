@@ -13,12 +13,15 @@
 mod event;
 mod probe;
 mod runner;
+#[cfg(feature = "test-panic")]
+mod test_panic;
 mod timers;
 pub mod worker;
 
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -804,7 +807,16 @@ impl Engine {
             return;
         };
         let mut cx = run_ctx(&self.poll, &self.resolver, now, slot, generation).with_pool(&mut self.pool);
-        let step = f(&mut s.probe, &mut cx);
+        // A panic in a probe's own code ends that run, not the engine: the machine is
+        // cancelled (or, should that panic too, dropped: closing its descriptors and killing
+        // its child) and the run completes Unknown, while every other run and target goes on.
+        let step = match catch_unwind(AssertUnwindSafe(|| f(&mut s.probe, &mut cx))) {
+            Ok(step) => step,
+            Err(payload) => {
+                let _ = catch_unwind(AssertUnwindSafe(|| s.probe.cancel(&mut cx)));
+                Step::Done(probe::panicked(payload.as_ref()))
+            }
+        };
         if matches!(step, Step::Yield) {
             self.yielded.push((slot, generation));
         }

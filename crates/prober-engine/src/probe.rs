@@ -19,6 +19,9 @@ pub enum AnyProbe {
     Http(Box<HttpProbe>),
     Exec(ExecProbe),
     Grpc(Box<GrpcProbe>),
+    /// A real exec run that panics on purpose at a chosen call (tests of fault isolation).
+    #[cfg(feature = "test-panic")]
+    Panicking(Box<crate::test_panic::PanickingProbe>),
 }
 
 /// A spec made ready once for all the runs it will have (a worker's, at `set_probe`): what
@@ -66,6 +69,10 @@ impl AnyProbe {
 
     /// The machine for one run of `spec`, copying from it what the run needs.
     pub fn new(spec: &ProbeSpec) -> AnyProbe {
+        #[cfg(feature = "test-panic")]
+        if let Some(p) = crate::test_panic::PanickingProbe::from_spec(spec) {
+            return AnyProbe::Panicking(Box::new(p));
+        }
         match &spec.kind {
             ProbeKind::Tcp(t) => AnyProbe::Tcp(TcpProbe::new(t, spec.timeout)),
             ProbeKind::Http(h) => {
@@ -82,17 +89,40 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            #[cfg(feature = "test-panic")]
+            AnyProbe::Panicking(m) => m.as_mut(),
         }
     }
 }
 
 /// Runs `spec` once on the calling thread and returns its outcome: the engine's one-shot
 /// path with a private poll, for blocking callers.
+///
+/// A panic inside the probe's machine ends the run as Unknown with reason `internal`, as in the
+/// engine; the machine is dropped, which closes its descriptors and kills its child.
 pub fn check(spec: &ProbeSpec) -> Outcome {
     if let Err(e) = spec.validate() {
         return Outcome::unknown(prober_core::Reason::None, format!("invalid probe: {e}"));
     }
-    prober_io::run_to_completion(&mut AnyProbe::new(spec))
+    let mut probe = AnyProbe::new(spec);
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        prober_io::run_to_completion(&mut probe)
+    }));
+    run.unwrap_or_else(|payload| {
+        drop(probe);
+        panicked(payload.as_ref())
+    })
+}
+
+/// The outcome of a run whose machine panicked: Unknown, reason `internal`, with the panic's
+/// text (a `&str` or `String` payload; other payloads are not printable).
+pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Outcome {
+    let text = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic with no message");
+    Outcome::unknown(prober_core::Reason::Internal, format!("internal error: the probe panicked: {text}"))
 }
 
 impl Machine for AnyProbe {
@@ -117,6 +147,8 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            #[cfg(feature = "test-panic")]
+            AnyProbe::Panicking(m) => m.wake_at(),
         }
     }
     fn cancel(&mut self, cx: &mut Ctx<'_>) {

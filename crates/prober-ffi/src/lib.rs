@@ -7,8 +7,10 @@
 //! - every `_free` accepts NULL;
 //! - strings in are NUL-terminated UTF-8; strings out are `prober_str` views whose lifetime each
 //!   function states, always followed by a NUL byte;
-//! - a panic never crosses the boundary: it becomes `PROBER_E_PANIC` (or the function's neutral
-//!   value), and an engine that panicked refuses further calls except `prober_engine_free`;
+//! - a panic never crosses the boundary. One inside a probe's run ends that run Unknown with
+//!   `PROBER_REASON_INTERNAL` (the engine catches it); any other becomes `PROBER_E_PANIC` (or
+//!   the function's neutral value), and an engine that panicked refuses further calls except
+//!   `prober_engine_free`;
 //! - no signal handlers, no signal-mask changes, no `waitpid(-1)`, every descriptor close-on-exec.
 
 #![allow(non_camel_case_types)]

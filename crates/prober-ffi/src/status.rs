@@ -44,7 +44,9 @@ pub enum prober_status {
     PROBER_E_INVALID_TLS = 115,
     /// An operating-system call failed (see `prober_last_error`).
     PROBER_E_IO = 200,
-    /// A panic inside the library was caught; the engine involved is unusable from now on.
+    /// A panic inside the library, outside any one probe's run, was caught; the engine involved
+    /// is unusable from now on. (A panic inside a probe's run is not this: that run ends
+    /// Unknown with `PROBER_REASON_INTERNAL`.)
     PROBER_E_PANIC = 900,
 }
 

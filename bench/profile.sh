@@ -32,8 +32,9 @@ need_cargo
 need cc gcc
 need strace
 need valgrind
-cargo build --release --quiet -p prober-bench -p prober-testkit || exit 1
-BENCH_BIN=$ROOT/target/release/prober-bench
+# The profiling profile: release code with line tables and symbols, so profiles name functions.
+cargo build --profile profiling --quiet -p prober-bench -p prober-testkit || exit 1
+BENCH_BIN=$ROOT/target/profiling/prober-bench
 cc -O2 -o "$WORK/raw_c" bench/raw_c.c || exit 1
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 GOK=

@@ -30,7 +30,7 @@ libdir=\${prefix}/lib
 includedir=\${prefix}/include
 
 Name: prober
-Description: kubelet-grade health probing (TCP, HTTP, exec) with a poll-driven engine
+Description: kubelet-grade health probing (TCP, HTTP(S), exec, gRPC) with a poll-driven engine
 Version: $version
 Libs: -L\${libdir} -lprober
 Libs.private: $static_deps
@@ -74,3 +74,18 @@ if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)
 endif()
 CM
 echo "installed libprober $version under $prefix"
+
+# The dynamic loader finds libprober.so.1 only in its cache or on a path it is told about.
+case "$prefix" in
+  /usr | /usr/local)
+    if [ "$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then
+      ldconfig && echo "ran ldconfig: programs linked with -lprober find libprober.so.$abi"
+    else
+      echo "run 'ldconfig' as root so that programs find libprober.so.$abi"
+    fi
+    ;;
+  *)
+    echo "$prefix/lib is not a system library directory: link programs with"
+    echo "  -Wl,-rpath,$prefix/lib   (or set LD_LIBRARY_PATH=$prefix/lib when running them)"
+    ;;
+esac

@@ -27,6 +27,14 @@ soname=$(readelf -d "$so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
 [ "$soname" = libprober.so.1 ] || { echo "SONAME is '$soname', expected libprober.so.1"; exit 1; }
 echo "SONAME $soname"
 
+step "release binary size (prober is copied into images as a HEALTHCHECK)"
+cargo build --quiet --release -p prober-cli
+size=$(stat -c %s target/release/prober)
+limit=$((4 * 1024 * 1024))
+echo "target/release/prober: $size bytes (limit $limit)"
+[ "$size" -le "$limit" ] || { echo "target/release/prober is larger than 4 MiB"; exit 1; }
+readelf -S target/release/prober | grep -q '\.debug_info' && { echo "target/release/prober has debug info"; exit 1; }
+
 step "pkg-config"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 pkg-config --cflags --libs prober

@@ -714,6 +714,20 @@ prober_status prober_engine_published(prober_engine *e,
                                       uint32_t *result);
 
 /**
+ * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,
+ * `"failure"`, `"unknown"`): static, NUL-terminated, never NULL, never freed. A number this
+ * library does not define gives `"invalid result"`.
+ */
+const char *prober_result_name(uint32_t result);
+
+/**
+ * The name of a reason as the `prober` command prints it (`"refused"`, `"timeout"`,
+ * `"too_many_redirects"`, ...): static, NUL-terminated, never NULL, never freed. A number
+ * this library does not define (one from a newer header) gives `"invalid reason"`.
+ */
+const char *prober_reason_name(uint32_t reason);
+
+/**
  * Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores
  * the outcome in `*out` (free it with `prober_outcome_free`). A probe that fails is still
  * `PROBER_OK`: the failure is in the outcome. Any thread may call this concurrently with

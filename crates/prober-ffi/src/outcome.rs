@@ -1,5 +1,7 @@
 //! Outcomes of one-shot checks, and the blocking `prober_check`.
 
+use std::ffi::{CString, c_char};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use prober_core::{Outcome, ProbeResult, Reason};
@@ -157,6 +159,67 @@ pub(crate) fn reason_code(r: Reason) -> u32 {
         Reason::Internal => PROBER_REASON_INTERNAL,
         Reason::Resource => PROBER_REASON_RESOURCE,
     }) as u32
+}
+
+/// Every reason, so that a C number can be turned back into one: `REASONS[n]` has number `n`
+/// (checked by the test below).
+const REASONS: [Reason; 20] = [
+    Reason::None,
+    Reason::Refused,
+    Reason::Timeout,
+    Reason::Reset,
+    Reason::Unreachable,
+    Reason::Dns,
+    Reason::Status,
+    Reason::Redirect,
+    Reason::TooManyRedirects,
+    Reason::Protocol,
+    Reason::BrokenBody,
+    Reason::ExitCode,
+    Reason::Signal,
+    Reason::Spawn,
+    Reason::Unsupported,
+    Reason::Io,
+    Reason::Cancelled,
+    Reason::Tls,
+    Reason::Internal,
+    Reason::Resource,
+];
+
+const RESULTS: [ProbeResult; 4] =
+    [ProbeResult::Success, ProbeResult::Warning, ProbeResult::Failure, ProbeResult::Unknown];
+
+/// NUL-terminated copies of `names`, made on first use and kept for the life of the process
+/// (the names are Rust's, so C and the `prober` command can never print different ones).
+fn c_names(
+    cell: &'static OnceLock<Vec<CString>>,
+    names: impl Iterator<Item = &'static str>,
+) -> &'static [CString] {
+    cell.get_or_init(|| names.map(|n| CString::new(n).unwrap_or_default()).collect())
+}
+
+/// The name of a result as the `prober` command prints it (`"success"`, `"warning"`,
+/// `"failure"`, `"unknown"`): static, NUL-terminated, never NULL, never freed. A number this
+/// library does not define gives `"invalid result"`.
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_result_name(result: u32) -> *const c_char {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    guard(c"invalid result".as_ptr(), || {
+        let names = c_names(&NAMES, RESULTS.iter().map(|r| r.as_str()));
+        names.get(result as usize).map_or(c"invalid result".as_ptr(), |n| n.as_ptr())
+    })
+}
+
+/// The name of a reason as the `prober` command prints it (`"refused"`, `"timeout"`,
+/// `"too_many_redirects"`, ...): static, NUL-terminated, never NULL, never freed. A number
+/// this library does not define (one from a newer header) gives `"invalid reason"`.
+#[unsafe(no_mangle)]
+pub extern "C" fn prober_reason_name(reason: u32) -> *const c_char {
+    static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
+    guard(c"invalid reason".as_ptr(), || {
+        let names = c_names(&NAMES, REASONS.iter().map(|r| r.as_str()));
+        names.get(reason as usize).map_or(c"invalid reason".as_ptr(), |n| n.as_ptr())
+    })
 }
 
 /// The Rust and C numbers are one ABI: checked when the library is compiled.
@@ -344,4 +407,19 @@ pub unsafe extern "C" fn prober_outcome_timings(o: *const prober_outcome, out: *
         unsafe { write_out(out, v) };
         PROBER_OK
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_indexed_by_number() {
+        for (i, r) in REASONS.iter().enumerate() {
+            assert_eq!(reason_code(*r) as usize, i);
+        }
+        for (i, r) in RESULTS.iter().enumerate() {
+            assert_eq!(result_code(*r) as usize, i);
+        }
+    }
 }

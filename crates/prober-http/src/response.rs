@@ -10,8 +10,14 @@
 //! 4. `Content-Length` is a sized body.
 //! 5. Otherwise the body runs until the server closes the connection.
 //!
+//! Leniency follows Go's client, which the kubelet uses: several spaces between the parts of
+//! the status line, any `HTTP/d.d` version (`HTTP/1.2` and `HTTP/2.0` as text are read as
+//! HTTP/1.1), any three-digit status, spaces before a header's colon, and obsolete folded
+//! header lines (joined with a space, as Go joins them).
+//!
 //! Limits: the head is at most [`MAX_HEAD`] bytes and [`MAX_HEADERS`] header lines. Interim
-//! responses (1xx except 101) are skipped, at most [`MAX_INTERIM`] of them, as Go does.
+//! responses (1xx except 101) are skipped; together they may take at most
+//! [`MAX_INTERIM_BYTES`] (Go 1.24 and later bound them by size, not by count).
 
 use std::fmt;
 
@@ -21,8 +27,10 @@ use crate::body::Framing;
 pub const MAX_HEAD: usize = 64 * 1024;
 /// The most header lines accepted in one response head.
 pub const MAX_HEADERS: usize = 128;
-/// The most interim (1xx) responses skipped before the final one (Go's `max1xxResponses`).
-pub const MAX_INTERIM: u32 = 5;
+/// The most bytes of interim (1xx) response heads skipped before the final one. Go bounds all
+/// the heads of one response together by its header size limit; this is ours, and each head
+/// is dropped once parsed, so it bounds time, not memory.
+pub const MAX_INTERIM_BYTES: usize = 1024 * 1024;
 
 /// The parts of a final response head a probe needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,7 +59,7 @@ pub enum HeadError {
     ContentLength(String),
     /// A transfer coding other than `chunked`.
     TransferEncoding(String),
-    /// More than [`MAX_INTERIM`] interim responses.
+    /// More than [`MAX_INTERIM_BYTES`] of interim responses.
     TooManyInterim,
     /// The connection ended inside the head (`eof` only: `read` bytes were received).
     Eof { read: usize },
@@ -71,9 +79,11 @@ impl fmt::Display for HeadError {
             HeadError::TransferEncoding(v) => {
                 write!(f, "malformed HTTP response: unsupported transfer encoding: {v:?}")
             }
-            HeadError::TooManyInterim => {
-                f.write_str("net/http: too many 1xx informational responses")
-            }
+            HeadError::TooManyInterim => write!(
+                f,
+                "net/http: too many 1xx informational responses (over {} KiB)",
+                MAX_INTERIM_BYTES / 1024
+            ),
             // Go's wording: `EOF` when nothing came back, `unexpected EOF` inside a head.
             HeadError::Eof { read: 0 } => f.write_str("EOF"),
             HeadError::Eof { .. } => f.write_str("unexpected EOF"),
@@ -94,10 +104,10 @@ pub enum HeadStatus {
     Complete(ResponseHead),
 }
 
-/// Parses response heads, counting interim responses across calls.
+/// Parses response heads, counting interim responses' bytes across calls.
 #[derive(Debug, Default)]
 pub struct HeadParser {
-    interim: u32,
+    interim_bytes: usize,
 }
 
 impl HeadParser {
@@ -108,9 +118,27 @@ impl HeadParser {
     /// Parses the head at the start of `buf` (everything received since the end of the
     /// previous head).
     pub fn parse(&mut self, buf: &[u8]) -> Result<HeadStatus, HeadError> {
+        // httparse reads HTTP/1.0 and HTTP/1.1 only; Go reads any `HTTP/d.d`. A head with
+        // another version is parsed from a copy that says HTTP/1.1 (or 1.0 below 1.1): rare,
+        // so the copy costs nothing on the usual path.
+        let rewritten;
+        let (buf, version_override) = match other_version(buf) {
+            Some(minor) => {
+                let mut copy = buf[..buf.len().min(MAX_HEAD + 1)].to_vec();
+                copy[5..8].copy_from_slice(if minor == 1 { b"1.1" } else { b"1.0" });
+                rewritten = copy;
+                (&rewritten[..], Some(minor))
+            }
+            None => (buf, None),
+        };
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut headers);
-        let len = match resp.parse(buf) {
+        let parsed = httparse::ParserConfig::default()
+            .allow_multiple_spaces_in_response_status_delimiters(true)
+            .allow_spaces_after_header_name_in_responses(true)
+            .allow_obsolete_multiline_headers_in_responses(true)
+            .parse_response(&mut resp, buf);
+        let len = match parsed {
             Ok(httparse::Status::Complete(len)) => len,
             Ok(httparse::Status::Partial) => {
                 return if buf.len() > MAX_HEAD {
@@ -120,19 +148,22 @@ impl HeadParser {
                 };
             }
             Err(httparse::Error::TooManyHeaders) => return Err(HeadError::TooManyHeaders),
+            Err(e @ (httparse::Error::HeaderName | httparse::Error::HeaderValue | httparse::Error::NewLine)) => {
+                return Err(HeadError::Malformed(format!("{e}: {}", bad_header_line(buf))));
+            }
             Err(e) => return Err(HeadError::Malformed(format!("{e}: {}", first_line(buf)))),
         };
         if len > MAX_HEAD {
             return Err(HeadError::TooLarge);
         }
-        let version = resp.version.unwrap_or(1);
+        let version = version_override.unwrap_or(resp.version.unwrap_or(1));
         let status = resp.code.unwrap_or(0);
-        if !(100..=999).contains(&status) {
+        if status > 999 {
             return Err(HeadError::Malformed(format!("invalid status code {status:03}")));
         }
         if (100..200).contains(&status) && status != 101 {
-            self.interim += 1;
-            if self.interim > MAX_INTERIM {
+            self.interim_bytes += len;
+            if self.interim_bytes > MAX_INTERIM_BYTES {
                 return Err(HeadError::TooManyInterim);
             }
             return Ok(HeadStatus::Interim { status, len });
@@ -142,6 +173,7 @@ impl HeadParser {
         for h in resp.headers.iter() {
             if h.name.eq_ignore_ascii_case("location") {
                 let v = String::from_utf8_lossy(h.value);
+                let v = unfold(&v);
                 let v = v.trim_matches(|c| c == ' ' || c == '\t');
                 if !v.is_empty() {
                     location = Some(v.to_string());
@@ -228,6 +260,55 @@ fn content_length<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<
         }
     }
     Ok(found.unwrap_or(0))
+}
+
+/// The minor version (capped at 1) of a status line that starts `HTTP/d.d` with a version other
+/// than 1.0 and 1.1, as Go's `ParseHTTPVersion` accepts it; `None` otherwise.
+fn other_version(buf: &[u8]) -> Option<u8> {
+    match buf.get(..8)? {
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        {
+            match (major - b'0', minor - b'0') {
+                (1, 0 | 1) => None,
+                (0, _) => Some(0),
+                _ => Some(1), // 1.2 and up, 2.0 and up: at least 1.1, as Go's ProtoAtLeast says
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A header value with obsolete line folding joined as Go joins it: each line break and the
+/// white space around it become one space.
+fn unfold(v: &str) -> std::borrow::Cow<'_, str> {
+    if !v.contains('\n') {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    let parts: Vec<&str> = v.split('\n').map(|l| l.trim_matches(|c| c == ' ' || c == '\t' || c == '\r')).collect();
+    std::borrow::Cow::Owned(parts.join(" "))
+}
+
+/// The first header line that is not `name: value` with a token name and a value free of
+/// control characters (after the status line), quoted and cut to 64 bytes, for error messages;
+/// the first line when none is found.
+fn bad_header_line(buf: &[u8]) -> String {
+    let is_token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    let is_text = |b: &u8| *b == b'\t' || (*b >= 0x20 && *b != 0x7f);
+    let good = |line: &[u8]| match line.iter().position(|&b| b == b':') {
+        Some(colon) => {
+            let name = line[..colon].trim_ascii_end();
+            !name.is_empty() && name.iter().all(|&b| is_token(b)) && line[colon + 1..].iter().all(is_text)
+        }
+        // A folded line continues the previous value.
+        None => line.first().is_some_and(|&b| b == b' ' || b == b'\t') && line.iter().all(is_text),
+    };
+    buf.split(|&b| b == b'\n')
+        .skip(1)
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .take_while(|l| !l.is_empty())
+        .find(|l| !good(l))
+        .map_or_else(|| first_line(buf), |l| first_line(l))
 }
 
 /// The first line of what was received, quoted and cut to 64 bytes, for error messages.
@@ -339,14 +420,16 @@ mod tests {
         );
         let e = parse("hello").unwrap_err();
         assert_eq!(e.to_string(), r#"malformed HTTP response: invalid HTTP version: "hello""#);
-        assert!(matches!(parse("HTTP/2.0 200 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
+        // Go reads any HTTP/d.d version; two digits or none are refused.
+        assert_eq!(head("HTTP/2.0 200 OK\r\n\r\n").status, 200);
+        assert!(matches!(parse("HTTP/1.10 200 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
+        assert!(matches!(parse("HTTP/ 200 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
         assert!(matches!(parse("HTTP/1.1 2000 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
         assert!(matches!(parse("HTTP/1.1 abc OK\r\n\r\n"), Err(HeadError::Malformed(_))));
-        assert!(matches!(
-            parse("HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n"),
-            Err(HeadError::Malformed(_))
-        ));
-        assert!(matches!(parse("HTTP/1.1 099 Low\r\n\r\n"), Err(HeadError::Malformed(_))));
+        let e = parse("HTTP/1.1 200 OK\r\nX-Ok: 1\r\nBad\x01Name: x\r\n\r\n").unwrap_err();
+        assert_eq!(e.to_string(), r#"malformed HTTP response: invalid header name: "Bad\u{1}Name: x""#);
+        // Any three digits are a status, as in Go: 099 is a final response (a failure).
+        assert_eq!(head("HTTP/1.1 099 Low\r\n\r\n").status, 99);
     }
 
     #[test]
@@ -396,20 +479,30 @@ mod tests {
     }
 
     #[test]
-    fn interim_responses_are_skipped_up_to_five() {
+    fn lenient_like_go() {
+        assert_eq!(head("HTTP/1.1  200  OK\r\n\r\n").status, 200);
+        let h = head("HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        assert_eq!((h.version, h.status, h.framing), (1, 200, Framing::Length(2)));
+        assert_eq!(head("HTTP/0.9 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").framing, Framing::Close);
+        assert_eq!(head("HTTP/1.1 200 OK\r\nX-Foo : bar\r\nContent-Length: 0\r\n\r\n").framing, Framing::Length(0));
+        let h = head("HTTP/1.1 302 Found\r\nX-Long: a\r\n b\r\nLocation: /a\r\n\t/b\r\n\r\n");
+        assert_eq!(h.location.as_deref(), Some("/a /b"));
+    }
+
+    #[test]
+    fn interim_responses_are_skipped_up_to_a_size() {
         let mut p = HeadParser::new();
         let s = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
         let Ok(HeadStatus::Interim { status: 100, len }) = p.parse(s.as_bytes()) else { panic!() };
         let Ok(HeadStatus::Complete(h)) = p.parse(&s.as_bytes()[len..]) else { panic!() };
         assert_eq!(h.status, 200);
+        // More than five (Go before 1.24 stopped there): skipped, until their bytes add up.
+        let hint = b"HTTP/1.1 103 Early Hints\r\n\r\n";
         let mut p = HeadParser::new();
-        for _ in 0..MAX_INTERIM {
-            assert!(matches!(
-                p.parse(b"HTTP/1.1 103 Early Hints\r\n\r\n"),
-                Ok(HeadStatus::Interim { .. })
-            ));
+        for _ in 0..MAX_INTERIM_BYTES / hint.len() {
+            assert!(matches!(p.parse(hint), Ok(HeadStatus::Interim { .. })));
         }
-        assert_eq!(p.parse(b"HTTP/1.1 103 Early Hints\r\n\r\n"), Err(HeadError::TooManyInterim));
+        assert_eq!(p.parse(hint), Err(HeadError::TooManyInterim));
     }
 
     #[test]

@@ -255,17 +255,13 @@ fn duplicate_and_conflicting_content_length(s: &TargetServer) {
 
 /// A NUL byte anywhere in the head is a malformed response.
 fn nul_in_head(s: &TargetServer) {
-    for (place, detail) in [
-        ("value", "invalid header value"),
-        ("name", "invalid header name"),
-        ("reason", "invalid response status"),
+    // The message quotes the offending line: the status line, or the header line.
+    for (place, detail, first) in [
+        ("value", "invalid header value", "X-Nul: a\\0b"),
+        ("name", "invalid header name", "X-N\\0ul: ab"),
+        ("reason", "invalid response status", "HTTP/1.1 200 O\\0K"),
     ] {
         let url = s.url(&format!("/hostile/nul/{place}"));
-        let first = if place == "reason" {
-            "HTTP/1.1 200 O\\0K"
-        } else {
-            "HTTP/1.1 200 OK"
-        };
         assert_failure(
             &get(&url, LONG),
             Reason::Protocol,
@@ -501,7 +497,8 @@ fn malformed_unfinished_line_then_eof() {
         &o,
         Reason::Protocol,
         &format!(
-            "Get \"{url}\": malformed HTTP response: invalid header value: \"HTTP/1.1 200 OK\""
+            "Get \"{url}\": malformed HTTP response: invalid header value: \"X-Long: {}\"",
+            "a".repeat(56)
         ),
     );
 }

@@ -18,7 +18,7 @@ use prober_core::{HttpSpec, Outcome, Reason, Scheme, Url};
 use prober_io::{Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
 
-use crate::body::{BodyProgress, BodyReader};
+use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::redirect::{Decision, Hop, Redirects};
 use crate::request::{build_request, host_override};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
@@ -34,6 +34,9 @@ const READ_CHUNK: usize = 4 * 1024;
 /// Reads per call before the machine yields to the poll loop (64 KiB): a peer that streams
 /// fast must not hold the engine thread, nor keep this probe past its deadline.
 const READS_PER_TURN: usize = 16;
+/// How much of a followed redirect's body is read before the next request (Go's client's
+/// `maxBodySlurpSize`).
+const REDIRECT_BODY_READ: usize = 2048;
 
 const HEADERS_TIMEOUT: &str =
     "context deadline exceeded (Client.Timeout exceeded while awaiting headers)";
@@ -62,6 +65,14 @@ enum State {
         conn: Transport,
         status: u16,
         reader: BodyReader,
+    },
+    /// Reading (and dropping) a followed redirect's body before the next hop, as Go's client
+    /// does: up to [`REDIRECT_BODY_READ`] bytes, when it has no `Content-Length` or one no
+    /// larger than that. Errors end the reading, not the run.
+    Discard {
+        conn: Transport,
+        reader: BodyReader,
+        hop: Box<Hop>,
     },
     Done,
 }
@@ -300,6 +311,7 @@ impl HttpProbe {
                 State::Writing { conn, request, written } => self.write(cx, conn, request, written),
                 State::Head { conn, parser } => self.read_head(cx, conn, parser),
                 State::Body { conn, status, reader } => self.read_body(cx, conn, status, reader),
+                State::Discard { conn, reader, hop } => self.discard_body(cx, conn, reader, hop),
                 other => {
                     self.state = other;
                     Next::Return(Step::Pending)
@@ -408,9 +420,20 @@ impl HttpProbe {
         );
         match decision {
             Decision::Follow(hop) => {
-                conn.close(cx);
-                self.hop = Some(Box::new(hop));
-                Next::Return(self.start_hop(cx))
+                let read_first = match head.framing {
+                    Framing::Length(n) => n > 0 && n <= REDIRECT_BODY_READ as u64,
+                    Framing::Chunked | Framing::Close => true,
+                };
+                let mut reader = BodyReader::new(head.framing, REDIRECT_BODY_READ);
+                let more = read_first
+                    && matches!(reader.feed(&self.buf[head.len..]), Ok(BodyProgress::NeedMore));
+                self.buf.clear();
+                if more {
+                    self.state = State::Discard { conn, reader, hop: Box::new(hop) };
+                    Next::Continue
+                } else {
+                    Next::Return(self.follow(cx, conn, hop))
+                }
             }
             Decision::BadLocation(msg) => {
                 Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None))
@@ -434,6 +457,42 @@ impl HttpProbe {
                 }
             }
         }
+    }
+
+    /// Goes to the next hop of a followed redirect.
+    fn follow(&mut self, cx: &mut Ctx<'_>, conn: Transport, hop: Hop) -> Step {
+        conn.close(cx);
+        self.hop = Some(Box::new(hop));
+        self.start_hop(cx)
+    }
+
+    /// Reads a followed redirect's body (see [`State::Discard`]), then follows.
+    fn discard_body(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut conn: Transport,
+        mut reader: BodyReader,
+        hop: Box<Hop>,
+    ) -> Next {
+        for _ in 0..READS_PER_TURN {
+            self.buf.clear();
+            let more = match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
+                Ok(0) => false,
+                Ok(_) => matches!(reader.feed(&self.buf), Ok(BodyProgress::NeedMore)),
+                Err(TransportError::WouldBlock) => {
+                    conn.sync_interest(cx.registry);
+                    self.state = State::Discard { conn, reader, hop };
+                    return Next::Return(Step::Pending);
+                }
+                Err(_) => false,
+            };
+            if !more {
+                self.buf.clear();
+                return Next::Return(self.follow(cx, conn, *hop));
+            }
+        }
+        self.state = State::Discard { conn, reader, hop };
+        Next::Return(Step::Yield)
     }
 
     fn read_body(
@@ -590,7 +649,10 @@ impl Machine for HttpProbe {
                 let step = connector.ready(cx, ready);
                 self.on_connect_step(cx, connector, step)
             }
-            state @ (State::Writing { .. } | State::Head { .. } | State::Body { .. }) => {
+            state @ (State::Writing { .. }
+            | State::Head { .. }
+            | State::Body { .. }
+            | State::Discard { .. }) => {
                 self.state = state;
                 self.drive(cx)
             }
@@ -625,6 +687,9 @@ impl Machine for HttpProbe {
             _ => return Step::Pending,
         }
         let in_body = matches!(self.state, State::Body { .. });
+        // Go's client reads a redirect's body and then sends the next request, which finds its
+        // deadline passed: the error names the next URL, awaiting headers.
+        let mut next_url = None;
         let body = match std::mem::replace(&mut self.state, State::Done) {
             State::Connecting(mut c) => {
                 c.cancel(cx);
@@ -644,10 +709,15 @@ impl Machine for HttpProbe {
                 let sink = reader.into_sink();
                 Some((sink.total(), sink.into_kept()))
             }
+            State::Discard { conn, hop, .. } => {
+                conn.close(cx);
+                next_url = Some(hop.url);
+                None
+            }
             State::Idle | State::Done => None,
         };
         let why = if in_body { BODY_TIMEOUT } else { HEADERS_TIMEOUT };
-        let msg = format!("Get \"{}\": {why}", self.url());
+        let msg = format!("Get \"{}\": {why}", next_url.as_ref().unwrap_or(self.url()));
         self.fail(cx, None, Reason::Timeout, msg, body)
     }
 
@@ -664,9 +734,10 @@ impl Machine for HttpProbe {
             State::Connecting(mut c) => c.cancel(cx),
             #[cfg(feature = "tls")]
             State::Handshake { tls, .. } => tls.close(cx),
-            State::Writing { conn, .. } | State::Head { conn, .. } | State::Body { conn, .. } => {
-                conn.close(cx);
-            }
+            State::Writing { conn, .. }
+            | State::Head { conn, .. }
+            | State::Body { conn, .. }
+            | State::Discard { conn, .. } => conn.close(cx),
             State::Idle | State::Done => {}
         }
         self.deadline = None;

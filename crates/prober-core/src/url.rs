@@ -1,9 +1,17 @@
 //! A small, strict parser for the URLs a probe can fetch (`http://` and `https://`), and
 //! resolution of `Location` references against them (RFC 3986 section 5.2).
 //!
-//! Strict on purpose: anything that could smuggle bytes into the request line or the `Host`
-//! header (spaces, controls, non-ASCII, `\`) is refused with a clear error instead of being
-//! "fixed up".
+//! Strict on purpose for the URLs a user gives: anything that could smuggle bytes into the
+//! request line or the `Host` header (spaces, controls, non-ASCII, `\`) is refused with a
+//! clear error instead of being "fixed up".
+//!
+//! `Location` references are read as Go's `net/url` reads them, because the kubelet follows
+//! redirects with Go's client: spaces, non-ASCII bytes and other characters a path may not
+//! hold are percent-encoded (as `URL.EscapedPath` encodes them), a bad percent escape in the
+//! path is an error, and user information is accepted (and, unlike Go, its credentials are not
+//! sent). Hosts and ports keep the text they were written with, because the kubelet compares
+//! hosts as text (`localhost` and `LOCALHOST` are two hosts) and sends that text in `Host`;
+//! the host used to connect is normalised (lower case, canonical IPv6, no trailing dot).
 
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
@@ -34,8 +42,12 @@ impl Scheme {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Url {
     scheme: Scheme,
-    /// Host name in lower case, or an IP literal without brackets.
+    /// Host name in lower case without a trailing dot, or an IP literal without brackets: what
+    /// is resolved and connected to.
     host: String,
+    /// Host and port as written (without user information): the text of `Host` and of
+    /// messages, and what redirects compare.
+    authority: String,
     port: u16,
     /// Whether the port was written in the URL (then it is also written in `Host`).
     port_explicit: bool,
@@ -54,6 +66,8 @@ pub enum UrlError {
     InvalidPort(String),
     UserInfo,
     InvalidCharacter(char),
+    /// A `%` not followed by two hex digits in a reference's path: the reference and the escape.
+    InvalidEscape(String, String),
 }
 
 impl fmt::Display for UrlError {
@@ -71,6 +85,8 @@ impl fmt::Display for UrlError {
             }
             UrlError::UserInfo => f.write_str("user information in URLs is not supported"),
             UrlError::InvalidCharacter(c) => write!(f, "invalid character {c:?} in URL"),
+            // Go's wording: `parse "/ok%zz": invalid URL escape "%zz"`.
+            UrlError::InvalidEscape(r, e) => write!(f, "parse {r:?}: invalid URL escape {e:?}"),
         }
     }
 }
@@ -89,14 +105,18 @@ impl Url {
         Url::parse_authority_and_rest(scheme, rest)
     }
 
-    /// Resolves `reference` (a `Location` value) against `self` as the base.
+    /// Resolves `reference` (a `Location` value) against `self` as the base, reading it as Go
+    /// does (see the module docs).
     pub fn join(&self, reference: &str) -> Result<Url, UrlError> {
         let reference = reference.trim_matches(|c| c == ' ' || c == '\t');
         if reference.is_empty() {
             return Err(UrlError::Empty);
         }
-        check_chars(reference)?;
-        let reference = strip_fragment(reference);
+        if let Some(c) = reference.chars().find(|c| c.is_ascii_control()) {
+            return Err(UrlError::InvalidCharacter(c));
+        }
+        let escaped = escape_reference(reference)?;
+        let reference = strip_fragment(&escaped);
         if let Some(colon) = reference.find(':') {
             let before = &reference[..colon];
             let is_scheme = !before.is_empty()
@@ -107,11 +127,11 @@ impl Url {
                 let rest = &reference[colon + 1..];
                 let scheme = parse_scheme(before)?;
                 let rest = rest.strip_prefix("//").ok_or(UrlError::MissingHost)?;
-                return Url::parse_authority_and_rest(scheme, rest);
+                return Url::parse_authority_and_rest_with(scheme, rest, true);
             }
         }
         if let Some(rest) = reference.strip_prefix("//") {
-            return Url::parse_authority_and_rest(self.scheme, rest);
+            return Url::parse_authority_and_rest_with(self.scheme, rest, true);
         }
         let (path, query) = match reference.find('?') {
             Some(q) => (&reference[..q], Some(&reference[q..])),
@@ -132,12 +152,20 @@ impl Url {
     }
 
     fn parse_authority_and_rest(scheme: Scheme, rest: &str) -> Result<Url, UrlError> {
+        Url::parse_authority_and_rest_with(scheme, rest, false)
+    }
+
+    /// `user_info` says whether `user:password@` may precede the host (it is dropped).
+    fn parse_authority_and_rest_with(scheme: Scheme, rest: &str, user_info: bool) -> Result<Url, UrlError> {
         let rest = strip_fragment(rest);
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(end);
-        if authority.contains('@') {
-            return Err(UrlError::UserInfo);
-        }
+        let authority = match authority.rsplit_once('@') {
+            Some((_, host_port)) if user_info => host_port,
+            Some(_) => return Err(UrlError::UserInfo),
+            None => authority,
+        };
+        check_chars(authority)?;
         let (host, port_str) = split_host_port(authority)?;
         let host = parse_host(host)?;
         let (port, port_explicit) = match port_str {
@@ -149,20 +177,34 @@ impl Url {
         } else {
             tail.to_string()
         };
-        Ok(Url { scheme, host, port, port_explicit, target })
+        Ok(Url { scheme, host, authority: authority.to_string(), port, port_explicit, target })
     }
 
     pub fn scheme(&self) -> Scheme {
         self.scheme
     }
 
-    /// Host name (lower case) or IP literal without brackets.
+    /// Host name (lower case, no trailing dot) or IP literal without brackets: what to resolve
+    /// and connect to.
     pub fn host(&self) -> &str {
         &self.host
     }
 
-    /// The host as an IP address, when it is a literal.
+    /// The host as written, without brackets and port: what the kubelet's redirect check
+    /// compares (Go's `URL.Hostname`).
+    pub fn host_text(&self) -> &str {
+        let text = match self.authority.strip_prefix('[') {
+            Some(rest) => rest.split(']').next().unwrap_or(rest),
+            None => self.authority.rsplit_once(':').map_or(&self.authority[..], |(h, _)| h),
+        };
+        text
+    }
+
+    /// The host as an IP address, when it is a literal (`127.0.0.1.`, with its dot, is a name).
     pub fn ip(&self) -> Option<IpAddr> {
+        if self.host_text().ends_with('.') {
+            return None;
+        }
         self.host.parse().ok()
     }
 
@@ -189,15 +231,10 @@ impl Url {
         }
     }
 
-    /// The value of the `Host` header for this URL: host, bracketed if IPv6, with the port when
-    /// the URL spelled one out (as Go's client does).
+    /// The value of the `Host` header for this URL: host and port as written in the URL (as
+    /// Go's client sends them).
     pub fn host_header(&self) -> String {
-        let host = self.host_for_authority();
-        if self.port_explicit { format!("{host}:{}", self.port) } else { host }
-    }
-
-    fn host_for_authority(&self) -> String {
-        if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() }
+        self.authority.clone()
     }
 
     /// Same scheme, host and port.
@@ -208,10 +245,7 @@ impl Url {
 
 impl fmt::Display for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}://{}", self.scheme.as_str(), self.host_for_authority())?;
-        if self.port_explicit {
-            write!(f, ":{}", self.port)?;
-        }
+        write!(f, "{}://{}", self.scheme.as_str(), self.authority)?;
         f.write_str(&self.target)
     }
 }
@@ -268,6 +302,8 @@ fn parse_host(host: &str) -> Result<String, UrlError> {
             .map(|ip| ip.to_string())
             .map_err(|_| UrlError::InvalidHost(host.into()));
     }
+    // One trailing dot (an absolute name) is allowed; it is not part of what is resolved.
+    let host = host.strip_suffix('.').unwrap_or(host);
     let ok = host.len() <= 253
         && host.split('.').all(|label| {
             !label.is_empty()
@@ -280,14 +316,103 @@ fn parse_host(host: &str) -> Result<String, UrlError> {
     Ok(host.to_ascii_lowercase())
 }
 
+/// A port of decimal digits; leading zeros are allowed, as Go allows them (`:018011`).
 fn parse_port(p: &str) -> Result<u16, UrlError> {
-    if p.is_empty() || p.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
+    let digits = p.trim_start_matches('0');
+    if p.is_empty() || digits.len() > 5 || !p.bytes().all(|b| b.is_ascii_digit()) {
         return Err(UrlError::InvalidPort(p.into()));
     }
-    match p.parse::<u32>() {
+    match digits.parse::<u32>() {
         Ok(n) if (1..=65535).contains(&n) => Ok(n as u16),
         _ => Err(UrlError::InvalidPort(p.into())),
     }
+}
+
+/// A `Location` reference with its path encoded as Go's `URL.EscapedPath` sends it, and the
+/// bytes a request line cannot carry (spaces, non-ASCII) encoded in its query. The scheme and
+/// authority are left as written (the host is checked when it is parsed).
+fn escape_reference(reference: &str) -> Result<std::borrow::Cow<'_, str>, UrlError> {
+    // Where the path starts: after `scheme://authority` or `//authority`, else at once.
+    let after_scheme = match reference.find("://") {
+        Some(i) if !reference[..i].contains(['/', '?', '#']) => Some(i + 3),
+        _ => reference.starts_with("//").then_some(2),
+    };
+    let path_start = match after_scheme {
+        Some(a) => a + reference[a..].find(['/', '?', '#']).unwrap_or(reference.len() - a),
+        None => 0,
+    };
+    let rest = &reference[path_start..];
+    let path_end = rest.find(['?', '#']).unwrap_or(rest.len());
+    let (path, tail) = rest.split_at(path_end);
+    let (query, fragment) = match tail.strip_prefix('?') {
+        Some(q) => q.split_at(q.find('#').unwrap_or(q.len())),
+        None => ("", tail),
+    };
+    let unescaped = unescape_path(path).map_err(|e| UrlError::InvalidEscape(reference.into(), e))?;
+    let path_ok = path.bytes().all(valid_encoded_path_byte);
+    let query_ok = query.bytes().all(|b| b.is_ascii_graphic());
+    if path_ok && query_ok {
+        return Ok(std::borrow::Cow::Borrowed(reference));
+    }
+    let mut out = String::with_capacity(reference.len() + 16);
+    out.push_str(&reference[..path_start]);
+    if path_ok {
+        out.push_str(path);
+    } else {
+        for b in unescaped {
+            push_escaped(&mut out, b, |b| !path_byte_unescaped(b));
+        }
+    }
+    if tail.starts_with('?') {
+        out.push('?');
+        for &b in query.as_bytes() {
+            push_escaped(&mut out, b, |b| !b.is_ascii_graphic());
+        }
+    }
+    out.push_str(fragment);
+    Ok(std::borrow::Cow::Owned(out))
+}
+
+/// Go's `shouldEscape(c, encodePath) == false`: bytes a path carries as they are.
+fn path_byte_unescaped(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_.~$&+,/:;=@".contains(&b)
+}
+
+/// Go's `validEncoded(s, encodePath)` for one byte: a path made only of these is sent as
+/// written; one with any other byte is decoded and encoded again.
+fn valid_encoded_path_byte(b: u8) -> bool {
+    path_byte_unescaped(b) || b"!'()*[]%".contains(&b)
+}
+
+fn push_escaped(out: &mut String, b: u8, escape: impl Fn(u8) -> bool) {
+    if escape(b) {
+        out.push_str(&format!("%{b:02X}"));
+    } else {
+        out.push(char::from(b));
+    }
+}
+
+/// The bytes of a percent-encoded path, or the first bad escape (`%zz`, `%4`) as Go quotes it.
+fn unescape_path(path: &str) -> Result<Vec<u8>, String> {
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+            let Some(hex) = hex else {
+                let end = (i + 3).min(bytes.len());
+                return Err(String::from_utf8_lossy(&bytes[i..end]).into_owned());
+            };
+            let text = std::str::from_utf8(hex).unwrap_or("00");
+            out.push(u8::from_str_radix(text, 16).unwrap_or(0));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
 }
 
 /// RFC 3986 section 5.2.4.
@@ -343,7 +468,16 @@ mod tests {
         let u = Url::parse("HTTPS://Example.COM").unwrap();
         assert_eq!(u.port(), 443);
         assert_eq!(u.host(), "example.com");
-        assert_eq!(u.host_header(), "example.com");
+        // As written, as Go sends it.
+        assert_eq!(u.host_header(), "Example.COM");
+        assert_eq!(u.host_text(), "Example.COM");
+        let u = Url::parse("http://[0:0:0:0:0:0:0:1]:018011/").unwrap();
+        assert_eq!((u.host(), u.host_text(), u.port()), ("::1", "0:0:0:0:0:0:0:1", 18011));
+        assert_eq!(u.host_header(), "[0:0:0:0:0:0:0:1]:018011");
+        let u = Url::parse("http://localhost./x").unwrap();
+        assert_eq!((u.host(), u.host_text(), u.to_string().as_str()), ("localhost", "localhost.", "http://localhost./x"));
+        let u = Url::parse("http://127.0.0.1./").unwrap();
+        assert_eq!((u.host(), u.ip()), ("127.0.0.1", None), "with its dot, a name");
         assert_eq!(u.request_target(), "/");
     }
 
@@ -382,6 +516,29 @@ mod tests {
         assert!(base.join("http://[::1").is_err());
         assert!(base.join("").is_err());
         assert!(base.join("ftp://x/").is_err());
+    }
+
+    #[test]
+    fn joins_references_as_go_reads_them() {
+        let base = Url::parse("http://127.0.0.1:8080/a/b").unwrap();
+        let j = |r: &str| base.join(r).map(|u| u.to_string());
+        assert_eq!(j("/a b").unwrap(), "http://127.0.0.1:8080/a%20b");
+        assert_eq!(j("/caf\u{e9}").unwrap(), "http://127.0.0.1:8080/caf%C3%A9");
+        // Valid escapes and sub-delimiters are kept as written; once a byte must be encoded,
+        // the path is decoded and encoded again, as Go's EscapedPath does.
+        assert_eq!(j("/x%41!(y)").unwrap(), "http://127.0.0.1:8080/x%41!(y)");
+        assert_eq!(j("/x%41!\\").unwrap(), "http://127.0.0.1:8080/xA%21%5C");
+        assert_eq!(j("/q?a b").unwrap(), "http://127.0.0.1:8080/q?a%20b");
+        assert_eq!(j("/q?bad%zz").unwrap(), "http://127.0.0.1:8080/q?bad%zz", "queries are not checked");
+        let e = base.join("/ok%zz").unwrap_err();
+        assert_eq!(e.to_string(), r#"parse "/ok%zz": invalid URL escape "%zz""#);
+        assert_eq!(base.join("/%4").unwrap_err().to_string(), r#"parse "/%4": invalid URL escape "%4""#);
+        assert!(matches!(base.join("/a\x01"), Err(UrlError::InvalidCharacter('\x01'))));
+        // User information is accepted and dropped; hosts keep their text.
+        let u = base.join("http://u:p@LOCALHOST:8080/ok").unwrap();
+        assert_eq!((u.host(), u.host_text(), u.to_string().as_str()), ("localhost", "LOCALHOST", "http://LOCALHOST:8080/ok"));
+        assert!(matches!(base.join("//bad host/"), Err(UrlError::InvalidCharacter(' '))));
+        assert_eq!(j("//h:08080/").unwrap(), "http://h:08080/");
     }
 
     #[test]

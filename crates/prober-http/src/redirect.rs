@@ -6,7 +6,8 @@
 //! - `Location` is resolved against the current URL; one that does not parse is an error:
 //!   `Get "<current url>": failed to parse Location header "<loc>": <why>`.
 //! - The policy compares the target with the *original* request: [`RedirectPolicy::SameHost`]
-//!   the host name only (port and scheme may change, as in the kubelet),
+//!   the host name only, as written (port and scheme may change, and `LOCALHOST`, `localhost.`
+//!   or `[0:0:0:0:0:0:0:1]` are other hosts than `localhost` and `[::1]`, as in the kubelet),
 //!   [`RedirectPolicy::SameOrigin`] scheme, host and port; [`RedirectPolicy::None`] never
 //!   follows (and does not look at `Location` at all). A target the policy refuses makes the 3xx
 //!   the final response.
@@ -92,7 +93,8 @@ impl Redirects {
             }
         };
         let allowed = match self.policy {
-            RedirectPolicy::SameHost => target.host() == original.host(),
+            // The kubelet compares `URL.Hostname()` as text: `LOCALHOST` is not `localhost`.
+            RedirectPolicy::SameHost => target.host_text() == original.host_text(),
             RedirectPolicy::SameOrigin => target.same_origin(original),
             RedirectPolicy::None => false,
         };
@@ -187,6 +189,23 @@ mod tests {
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         let cur = url("http://127.0.0.1:9090/a");
         assert_eq!(r.decide(&orig, &cur, None, 302, other_host), Decision::Final);
+    }
+
+    #[test]
+    fn same_host_compares_the_text_as_the_kubelet_does() {
+        for (orig, loc, followed) in [
+            ("http://localhost:8080/", "http://LOCALHOST:8080/x", false),
+            ("http://localhost:8080/", "http://localhost.:8080/x", false),
+            ("http://[::1]:8080/", "http://[0:0:0:0:0:0:0:1]:8080/x", false),
+            ("http://[::1]:8080/", "http://[::1]:9090/x", true),
+            ("http://localhost:8080/", "http://u:p@localhost:8080/x", true),
+            ("http://127.0.0.1:8080/", "http://127.0.0.1:08080/x", true),
+        ] {
+            let orig = url(orig);
+            let mut r = Redirects::new(RedirectPolicy::SameHost);
+            let d = r.decide(&orig, &orig, None, 302, Some(loc));
+            assert_eq!(matches!(d, Decision::Follow(_)), followed, "{loc}: {d:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
  *   http: socket, setsockopt(SO_LINGER 0), connect, epoll_ctl(ADD), write, read..., close
  * plus one epoll_wait per batch of ready sockets. Closing with SO_LINGER 0 (RST) is what
  * libprober does by default: no TIME_WAIT. The HTTP request carries the same headers as
- * libprober's (Host, User-Agent: kube-probe/1.35, Accept: star/star, Connection: close); the
+ * libprober's (Host, User-Agent: kube-probe/1.37, Accept: star/star, Connection: close); the
  * response is read until its Content-Length is complete (at most 10 KiB kept) or EOF.
  *
  * The -reuse modes do what libprober's engine does with its socket pool: a connection that
@@ -189,11 +189,11 @@ int main(int argc, char **argv) {
     }
     if (strchr(host, ':'))
         reqlen = snprintf(request, sizeof request,
-            "GET %s HTTP/1.1\r\nHost: [%s]:%d\r\nUser-Agent: kube-probe/1.35\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+            "GET %s HTTP/1.1\r\nHost: [%s]:%d\r\nUser-Agent: kube-probe/1.37\r\nAccept: */*\r\nConnection: close\r\n\r\n",
             path, host, port);
     else
         reqlen = snprintf(request, sizeof request,
-            "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kube-probe/1.35\r\nAccept: */*\r\nConnection: close\r\n\r\n",
+            "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kube-probe/1.37\r\nAccept: */*\r\nConnection: close\r\n\r\n",
             path, host, port);
 
     ep = epoll_create1(EPOLL_CLOEXEC);

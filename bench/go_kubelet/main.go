@@ -10,7 +10,7 @@
 //     Dial with the probe's timeout, then Close.
 //   - HTTP (probe/http): one shared http.Transport with DisableKeepAlives, no proxy,
 //     DisableCompression and the same dialer; per probe a new request (User-Agent
-//     kube-probe/1.35, Accept */*), an http.Client with the timeout, client.Do, then at most
+//     kube-probe/1.37, Accept */*), an http.Client with the timeout, client.Do, then at most
 //     10 KiB of the body read (utilio.ReadAtMost) and Body.Close.
 //   - exec: os/exec with stdout and stderr into one bounded buffer (10 KiB kept) and the
 //     probe's timeout as a context.
@@ -100,7 +100,7 @@ func (pr httpProber) probe(url string) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("User-Agent", "kube-probe/1.35")
+	req.Header.Set("User-Agent", "kube-probe/1.37")
 	req.Header.Set("Accept", "*/*")
 	client := &http.Client{Timeout: *timeout, Transport: pr.transport}
 	res, err := client.Do(req)

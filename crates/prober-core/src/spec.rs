@@ -14,7 +14,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 /// How much HTTP body or command output is kept (the kubelet's `maxReadLength`, 10 KiB).
 pub const DEFAULT_OUTPUT_LIMIT: usize = 10 * 1024;
 /// The `User-Agent` sent by default, as the kubelet's `kube-probe/<major>.<minor>`.
-pub const DEFAULT_USER_AGENT: &str = "kube-probe/1.35";
+pub const DEFAULT_USER_AGENT: &str = "kube-probe/1.37";
 /// The longest timeout accepted: longer "timeouts" are almost always unit mistakes.
 const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 

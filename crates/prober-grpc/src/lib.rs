@@ -16,7 +16,7 @@
 //!
 //! - Plaintext HTTP/2 with prior knowledge (h2c) unless the spec has TLS options. Request:
 //!   `POST /grpc.health.v1.Health/Check` with `content-type: application/grpc`,
-//!   `user-agent: kube-probe/1.35`, `te: trailers`, `grpc-timeout` (the time left), and
+//!   `user-agent: kube-probe/1.37`, `te: trailers`, `grpc-timeout` (the time left), and
 //!   `HealthCheckRequest{service}`.
 //! - One deadline covers resolution, connect, the TLS handshake, the server's SETTINGS (the
 //!   connection is established when they arrive, as for grpc-go) and the RPC.

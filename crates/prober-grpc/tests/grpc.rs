@@ -155,7 +155,7 @@ fn g10_server_without_the_health_service() {
 
 #[test]
 fn the_user_agent_is_kube_probe() {
-    let s = HealthServer::start(&["-require-user-agent", "kube-probe/1.35"]);
+    let s = HealthServer::start(&["-require-user-agent", "kube-probe/1.37"]);
     assert_healthy(&check(s.port(), ""));
     // The check can fail: another prefix is refused, and the message shows what was sent.
     let s = HealthServer::start(&["-require-user-agent", "someone-else"]);
@@ -164,7 +164,7 @@ fn the_user_agent_is_kube_probe() {
     assert!(
         o.message.starts_with(
             "error: health rpc probe failed: rpc error: code = PermissionDenied desc = \
-             user-agent \"kube-probe/1.35"
+             user-agent \"kube-probe/1.37"
         ),
         "{}",
         o.message

@@ -154,7 +154,7 @@ mod tests {
         let url = Url::parse(url).unwrap();
         let headers = h(headers);
         let host = host_override(&headers);
-        String::from_utf8(build_request(&url, &headers, "kube-probe/1.35", host.as_deref(), None))
+        String::from_utf8(build_request(&url, &headers, "kube-probe/1.37", host.as_deref(), None))
             .unwrap()
     }
 
@@ -199,12 +199,12 @@ mod tests {
     fn default_request_is_exact() {
         assert_eq!(
             req("http://127.0.0.1:8080/healthz?x=1", &[]),
-            "GET /healthz?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: kube-probe/1.35\r\n\
+            "GET /healthz?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: kube-probe/1.37\r\n\
              Accept: */*\r\nConnection: close\r\n\r\n"
         );
         assert_eq!(
             req("http://[::1]/", &[]),
-            "GET / HTTP/1.1\r\nHost: [::1]\r\nUser-Agent: kube-probe/1.35\r\n\
+            "GET / HTTP/1.1\r\nHost: [::1]\r\nUser-Agent: kube-probe/1.37\r\n\
              Accept: */*\r\nConnection: close\r\n\r\n"
         );
     }
@@ -236,7 +236,7 @@ mod tests {
                 "http://h:1/",
                 &[("HOST", " muffins.cupcakes.org "), ("Content-Length", "5"), ("X", " v ")]
             ),
-            "GET / HTTP/1.1\r\nHost: muffins.cupcakes.org\r\nUser-Agent: kube-probe/1.35\r\n\
+            "GET / HTTP/1.1\r\nHost: muffins.cupcakes.org\r\nUser-Agent: kube-probe/1.37\r\n\
              Accept: */*\r\nConnection: close\r\nX: v\r\n\r\n"
         );
         // An empty Host header is no override.

@@ -159,7 +159,7 @@ fn default_headers_exact_on_the_wire() {
     assert_eq!(
         echo_headers(&s, &[]),
         format!(
-            "Host: 127.0.0.1:{}\nUser-Agent: kube-probe/1.35\nAccept: */*\nConnection: close\n",
+            "Host: 127.0.0.1:{}\nUser-Agent: kube-probe/1.37\nAccept: */*\nConnection: close\n",
             s.port()
         )
     );
@@ -528,7 +528,7 @@ fn h44_header_names_canonicalised() {
     );
     assert_eq!(
         e,
-        "Host: example.com\nUser-Agent: kube-probe/1.35\nAccept: */*\nConnection: close\n\
+        "Host: example.com\nUser-Agent: kube-probe/1.37\nAccept: */*\nConnection: close\n\
          Foo-Bar: value\nX-Rep: 1\nX-Rep: 2\n"
     );
 }

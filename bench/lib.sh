@@ -25,10 +25,24 @@ free_port() {
   echo "$p"
 }
 
+# A second listener with TLS on TLS_PORT when openssl can make a self-signed certificate
+# (TLS_TARGET=127.0.0.1:TLS_PORT, else empty): the target of https_oneshot.
 start_nginx() {
-  local port conf dir=$WORK/nginx
+  local port conf dir=$WORK/nginx tls_listen=
   mkdir -p "$dir/tmp"
   port=$(free_port)
+  TLS_TARGET=
+  if command -v openssl >/dev/null 2>&1 &&
+     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+       -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
+       -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1; then
+    local tls_port=$((port + 1))
+    while listening "$tls_port"; do tls_port=$((tls_port + 1)); done
+    tls_listen="listen 127.0.0.1:$tls_port ssl backlog=4096;
+    ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem;
+    ssl_session_cache off; ssl_session_tickets off;"
+    TLS_TARGET=127.0.0.1:$tls_port
+  fi
   conf=$dir/nginx.conf
   cat >"$conf" <<EOF
 worker_processes 1;
@@ -46,6 +60,7 @@ http {
   keepalive_timeout 0;
   server {
     listen 127.0.0.1:$port backlog=4096;
+    $tls_listen
     location / { default_type text/plain; return 200 "ok\n"; }
   }
 }

@@ -3,7 +3,7 @@
 # on a number (docs/benchmarks.md explains every scenario, field and target).
 #
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
-#     tcp_oneshot c_api go_api http_oneshot exec_oneshot sched_10k sched_100k_idle
+#     tcp_oneshot c_api go_api http_oneshot https_oneshot exec_oneshot sched_10k sched_100k_idle
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROOT=$PWD
 
-ALL="tcp_oneshot c_api go_api http_oneshot exec_oneshot sched_10k sched_100k_idle"
+ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot exec_oneshot sched_10k sched_100k_idle"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
@@ -41,10 +41,10 @@ fi
 QUICK=${PROBER_BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] && QUICK=
 if [ -n "$QUICK" ]; then
-  N_TCP=4000 N_HTTP=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
+  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
   EXEC_REPS=$REPS
 else
-  N_TCP=40000 N_HTTP=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
+  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
 CONC_NET=64 CONC_EXEC=16
@@ -208,6 +208,18 @@ for s in $SCENARIOS; do
       TW=1 oneshot http_oneshot "${specs[@]}"
       [ -n "$GO_KUBELET_ERR" ] && unavailable http_oneshot go_kubelet "$GO_KUBELET_ERR"
       ;;
+    https_oneshot)
+      # nginx's TLS listener (a self-signed certificate, no session cache or tickets); every
+      # implementation makes a full handshake per probe, as the kubelet does.
+      if [ -z "${TLS_TARGET:-}" ]; then
+        unavailable https_oneshot prober "no_tls_target($TARGET_KIND)"
+      else
+        specs=("prober $BENCH_BIN https_oneshot --target $TLS_TARGET --path $URL_PATH --n $N_HTTPS --conc $CONC_NET")
+        [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK https_oneshot -target $TLS_TARGET -path $URL_PATH -n $N_HTTPS -conc $CONC_NET")
+        oneshot https_oneshot "${specs[@]}"
+        [ -n "$GO_KUBELET_ERR" ] && unavailable https_oneshot go_kubelet "$GO_KUBELET_ERR"
+      fi
+      ;;
     exec_oneshot)
       specs=("prober $BENCH_BIN exec_oneshot --n $N_EXEC --conc $CONC_EXEC --argv /bin/true"
              "raw_spawn $WORK/raw_spawn $N_EXEC $CONC_EXEC /bin/true")
@@ -298,6 +310,8 @@ awk '
       check("http_oneshot", "cpu_vs_raw_c", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c", c)), "<=", 1.25)
       check("http_oneshot", "cpu_vs_go_kubelet", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "go_kubelet", c)), "<=", 0.65)
       info("http_oneshot", "cpu_vs_raw_c_reuse", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c_reuse", c))) }
+    if (("https_oneshot", "prober", c) in V)
+      info("https_oneshot", "cpu_vs_go_kubelet", ratio(get("https_oneshot", "prober", c), get("https_oneshot", "go_kubelet", c)))
     if (("exec_oneshot", "prober", c) in V)
       check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
     if (("sched_10k", "prober", c) in V) {

@@ -26,6 +26,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -292,7 +293,7 @@ func durOr(v, d time.Duration) time.Duration {
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: go_kubelet {tcp_oneshot|http_oneshot|exec_oneshot|sched_10k|sched_100k_idle} [flags]")
+		fail("usage: go_kubelet {tcp_oneshot|http_oneshot|https_oneshot|exec_oneshot|sched_10k|sched_100k_idle} [flags]")
 	}
 	scenario := os.Args[1]
 	if err := flag.CommandLine.Parse(os.Args[2:]); err != nil {
@@ -315,6 +316,13 @@ func main() {
 	case "http_oneshot":
 		pr := newHTTPProber()
 		url := "http://" + needTarget() + *path
+		oneshot(name, intOr(*nFlag, 40000), intOr(*concFlag, 64), func() error { return pr.probe(url) })
+	case "https_oneshot":
+		// As the kubelet's HTTPS probe: InsecureSkipVerify, keep-alives off, no session cache,
+		// so every probe makes a new connection and a full handshake.
+		pr := newHTTPProber()
+		pr.transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
+		url := "https://" + needTarget() + *path
 		oneshot(name, intOr(*nFlag, 40000), intOr(*concFlag, 64), func() error { return pr.probe(url) })
 	case "exec_oneshot":
 		args := strings.Split(*argv, ",")

@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `tcp_oneshot` | `--n` [40000] TCP connect probes of `--target`, `--conc` [64] in flight, one engine |
 //! | `http_oneshot` | `--n` [40000] HTTP GETs of `http://TARGET{--path}`, `--conc` [64] in flight |
+//! | `https_oneshot` | the same over TLS (`https://TARGET`, no verification, a full handshake per probe, as the kubelet) |
 //! | `exec_oneshot` | `--n` [3000] runs of `--argv` [/bin/true], `--conc` [16] in flight |
 //! | `sched_10k` | `--targets` [10000] TCP liveness workers, `--period-ms` [1000], jittered first run, for `--duration-s` [30] |
 //! | `sched_100k_idle` | `--targets` [100000] workers, period [60000] ms, jittered; add time and memory per target, then `--duration-s` [10] of mostly idle running |
@@ -28,7 +29,7 @@ use measure::{Line, Usage};
 use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
 
-const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|exec_oneshot|sched_10k|sched_100k_idle} \
+const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|exec_oneshot|sched_10k|sched_100k_idle} \
 [--target HOST:PORT] [--path /] [--n N] [--conc N] [--targets N] [--period-ms MS] \
 [--duration-s S] [--argv PROG[,ARG...]] [--label SCENARIO] [--impl NAME]";
 
@@ -110,7 +111,8 @@ fn main() -> ExitCode {
     };
     let result = match opts.scenario.as_str() {
         "tcp_oneshot" => tcp_oneshot(&opts),
-        "http_oneshot" => http_oneshot(&opts),
+        "http_oneshot" => http_oneshot(&opts, "http"),
+        "https_oneshot" => http_oneshot(&opts, "https"),
         "exec_oneshot" => exec_oneshot(&opts),
         "sched_10k" => sched(&opts, 10_000, 1_000, 30, false),
         "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10, true),
@@ -135,14 +137,16 @@ fn tcp_oneshot(o: &Opts) -> Result<(), String> {
     oneshot(o, spec, 40_000, 64)
 }
 
-fn http_oneshot(o: &Opts) -> Result<(), String> {
+/// GETs of `SCHEME://TARGET{--path}`; `https` verifies nothing, as the kubelet's HTTPS probe
+/// (`InsecureSkipVerify`), and makes a full handshake per probe, as it does.
+fn http_oneshot(o: &Opts, scheme: &str) -> Result<(), String> {
     let (host, port) = o.target()?;
     let host = if host.contains(':') {
         format!("[{host}]")
     } else {
         host
     };
-    let url = format!("http://{host}:{port}{}", o.str("path", "/"));
+    let url = format!("{scheme}://{host}:{port}{}", o.str("path", "/"));
     let spec = ProbeSpec::http(&url).map_err(|e| e.to_string())?;
     oneshot(o, spec, 40_000, 64)
 }

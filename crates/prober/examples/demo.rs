@@ -44,7 +44,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         while let Some(event) = engine.next_event() {
             if let Event::State { role, result, outcome, .. } = event {
                 let why = outcome.map(|o| {
-                    if o.message.is_empty() { format!(" ({}, {:?})", o.reason, o.timings.total) } else { format!(" ({})", o.message) }
+                    // A success has no message and no reason worth printing: say how long it took.
+                    if o.message.is_empty() {
+                        format!(" (took {:.2} ms)", o.timings.total.as_secs_f64() * 1000.0)
+                    } else {
+                        format!(" ({}: {})", o.reason, o.message)
+                    }
                 });
                 println!("{:>6} ms  {role:<9} -> {result}{}", start.elapsed().as_millis(), why.unwrap_or_else(|| " (initial value)".into()));
             }

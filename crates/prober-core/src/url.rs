@@ -193,11 +193,10 @@ impl Url {
     /// The host as written, without brackets and port: what the kubelet's redirect check
     /// compares (Go's `URL.Hostname`).
     pub fn host_text(&self) -> &str {
-        let text = match self.authority.strip_prefix('[') {
+        match self.authority.strip_prefix('[') {
             Some(rest) => rest.split(']').next().unwrap_or(rest),
             None => self.authority.rsplit_once(':').map_or(&self.authority[..], |(h, _)| h),
-        };
-        text
+        }
     }
 
     /// The host as an IP address, when it is a literal (`127.0.0.1.`, with its dot, is a name).

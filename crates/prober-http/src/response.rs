@@ -308,7 +308,7 @@ fn bad_header_line(buf: &[u8]) -> String {
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
         .take_while(|l| !l.is_empty())
         .find(|l| !good(l))
-        .map_or_else(|| first_line(buf), |l| first_line(l))
+        .map_or_else(|| first_line(buf), first_line)
 }
 
 /// The first line of what was received, quoted and cut to 64 bytes, for error messages.

@@ -1,4 +1,4 @@
-//! `prober-bench SCENARIO [options]`: libprober's engine (`impl=prober`) on one benchmark
+//! `prober-bench SCENARIO \[options\]`: libprober's engine (`impl=prober`) on one benchmark
 //! scenario of `ci/bench.sh`, printing one `BENCH ...` line on stdout (details on stderr).
 //!
 //! Scenarios (defaults in brackets; `ci/bench.sh` passes smaller counts under
@@ -6,12 +6,12 @@
 //!
 //! | scenario | work |
 //! |---|---|
-//! | `tcp_oneshot` | `--n` [40000] TCP connect probes of `--target`, `--conc` [64] in flight, one engine |
-//! | `http_oneshot` | `--n` [40000] HTTP GETs of `http://TARGET{--path}`, `--conc` [64] in flight |
+//! | `tcp_oneshot` | `--n` \[40000\] TCP connect probes of `--target`, `--conc` \[64\] in flight, one engine |
+//! | `http_oneshot` | `--n` \[40000\] HTTP GETs of `http://TARGET{--path}`, `--conc` \[64\] in flight |
 //! | `https_oneshot` | the same over TLS (`https://TARGET`, no verification, a full handshake per probe, as the kubelet) |
-//! | `exec_oneshot` | `--n` [3000] runs of `--argv` [/bin/true], `--conc` [16] in flight |
-//! | `sched_10k` | `--targets` [10000] TCP liveness workers, `--period-ms` [1000], jittered first run, for `--duration-s` [30] |
-//! | `sched_100k_idle` | `--targets` [100000] workers, period [60000] ms, jittered; add time and memory per target, then `--duration-s` [10] of mostly idle running |
+//! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight |
+//! | `sched_10k` | `--targets` \[10000\] TCP liveness workers, `--period-ms` \[1000\], jittered first run, for `--duration-s` \[30\] |
+//! | `sched_100k_idle` | `--targets` \[100000\] workers, period \[60000\] ms, jittered; add time and memory per target, then `--duration-s` \[10\] of mostly idle running |
 //!
 //! `--label NAME` prints another scenario name (the `rust` reference runs of `c_api` and
 //! `go_api` use it), `--impl NAME` another impl name.

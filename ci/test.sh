@@ -12,8 +12,17 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 step "include/prober.h is what cbindgen generates"
 bash ci/header.sh --check
 
+step "lints: clippy and rustdoc with warnings denied, gofmt"
+cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
 # The gRPC suites build grpc-go's own health server (Go 1.24+, modules from the Go proxy).
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
 need go golang-go
+unformatted=$(gofmt -l bindings bench tests 2>/dev/null || true)
+[ -z "$unformatted" ] || { echo "gofmt: these files are not formatted:"; echo "$unformatted"; exit 1; }
 
 step "cargo test --workspace"
 cargo test --workspace --locked 2>&1

@@ -448,7 +448,20 @@ struct Watch {
 
 impl Watch {
     fn start(args: &[&str]) -> Watch {
-        let mut child = prober()
+        let mut cmd = prober();
+        // A watch started by a user at a terminal has SIGINT at its default disposition. The
+        // tests may themselves run with SIGINT ignored (a background job of a non-interactive
+        // shell, which the child would inherit and, as shells expect, keep ignoring): give the
+        // child the default, so that what is tested does not depend on how the tests started.
+        // SAFETY: signal(2) is async-signal-safe, and the closure touches nothing else.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .arg("watch")
             .args(args)
             .stdin(Stdio::null())

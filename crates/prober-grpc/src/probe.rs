@@ -397,13 +397,15 @@ impl Machine for GrpcProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
-        if sub != 0 {
-            return Step::Pending;
-        }
         match std::mem::replace(&mut self.state, State::Done) {
+            // The connector may race two sockets (tokens 0 and 1); the connection is on 0.
             State::Connecting(mut connector) => {
-                let step = connector.ready(cx, ready);
+                let step = connector.ready(cx, sub, ready);
                 self.on_connect_step(cx, connector, step)
+            }
+            other if sub != 0 => {
+                self.state = other;
+                Step::Pending
             }
             state @ State::Open { .. } => {
                 self.state = state;
@@ -437,7 +439,19 @@ impl Machine for GrpcProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
-            _ => return Step::Pending,
+            _ => {
+                // Before the deadline only the connector has a timer (its second family).
+                return match std::mem::replace(&mut self.state, State::Done) {
+                    State::Connecting(mut connector) => {
+                        let step = connector.timer(cx);
+                        self.on_connect_step(cx, connector, step)
+                    }
+                    other => {
+                        self.state = other;
+                        Step::Pending
+                    }
+                };
+            }
         }
         let o = if self.close_all(cx) {
             health::rpc_timeout(self.timeout)
@@ -448,7 +462,10 @@ impl Machine for GrpcProbe {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        self.deadline
+        match (&self.state, self.deadline) {
+            (State::Connecting(c), Some(d)) => Some(c.wake_at().map_or(d, |at| at.min(d))),
+            (_, d) => d,
+        }
     }
 
     fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {

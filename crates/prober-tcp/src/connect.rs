@@ -6,9 +6,19 @@
 //! generations in its tokens), and epoll computes an event from the socket's state when it
 //! delivers it, so a writable event without error or hang-up is a finished, successful connect
 //! and costs no syscall; only other events go through `SO_ERROR` and `getpeername`.
-//! Each resolved address is tried in turn within the owner's one deadline; the first error is
-//! reported when all fail, as Go's dialer does. Messages use Go's wording so that users who know
-//! the kubelet's events recognise them (`dial tcp 127.0.0.1:1: connect: connection refused`).
+//!
+//! The addresses of a name are raced as Go's dialer (the kubelet's) races them, in the manner of
+//! RFC 8305 ("Happy Eyeballs"): those of the first address's family are tried in turn; if none
+//! has connected [`FALLBACK_DELAY`] after the first attempt began, or all of them failed
+//! sooner, those of the other family are tried in turn beside them, on a second socket. The
+//! first connection wins and the other attempt is closed; all within the owner's one deadline.
+//! When both fail, the first family's first error is reported, as Go reports it. Messages use
+//! Go's wording so that users who know the kubelet's events recognise them
+//! (`dial tcp 127.0.0.1:1: connect: connection refused`).
+//!
+//! Owners route readiness of tokens `sub` and `sub + 1` to [`Connector::ready`] while it
+//! connects ([`Connector::owns`]), and call [`Connector::timer`] at [`Connector::wake_at`]. A
+//! connection made on the second socket is moved to token `sub` before it is handed over.
 //!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
@@ -40,6 +50,23 @@ pub enum ConnectStep {
 pub struct ConnectError {
     pub reason: Reason,
     pub message: String,
+}
+
+/// How long the first address family has alone before the other joins the race (Go's
+/// `net.Dialer.FallbackDelay` default).
+pub const FALLBACK_DELAY: Duration = Duration::from_millis(300);
+
+/// One of the two attempts of a race: the first address family (0) or the other (1).
+#[derive(Debug, Default)]
+struct Attempt {
+    /// Index in the address list to look for this attempt's next address from.
+    next: usize,
+    /// The socket connecting now, and its address.
+    current: Option<(SocketAddr, TcpStream)>,
+    /// The first error of this attempt's addresses.
+    first_error: Option<ConnectError>,
+    /// Every address of this attempt's family has failed (or it has none).
+    exhausted: bool,
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -77,9 +104,10 @@ pub struct Connector {
     state: State,
     sub: usize,
     addrs: Addrs,
-    next: usize,
-    current: Option<(SocketAddr, TcpStream)>,
-    first_error: Option<ConnectError>,
+    /// The first family's attempt and the other's.
+    attempts: [Attempt; 2],
+    /// When the other family joins the race, while it has not yet.
+    fallback_at: Option<Instant>,
     resolve_started: Option<Instant>,
     resolve_time: Option<Duration>,
     /// Redials after a self-connect (see `ready`).
@@ -104,9 +132,8 @@ impl Connector {
             state: State::Idle,
             sub: 0,
             addrs,
-            next: 0,
-            current: None,
-            first_error: None,
+            attempts: Default::default(),
+            fallback_at: None,
             resolve_started: None,
             resolve_time: None,
             self_connects: 0,
@@ -158,7 +185,44 @@ impl Connector {
                 self.lookup = Some(cx.resolve(name, self.port));
                 ConnectStep::Pending
             }
-            _ => self.connect_next(cx),
+            _ => self.begin(cx),
+        }
+    }
+
+    /// Starts the race once the addresses are known: the first family now, the other after
+    /// [`FALLBACK_DELAY`] (if there is one).
+    fn begin(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
+        let other = self.addrs.as_slice().iter().any(|a| a.is_ipv6() != self.first_is_ipv6());
+        self.attempts[1].exhausted = !other;
+        if other {
+            self.fallback_at = Some(cx.now + FALLBACK_DELAY);
+        }
+        self.state = State::Connecting;
+        self.advance(cx, 0)
+    }
+
+    fn first_is_ipv6(&self) -> bool {
+        self.addrs.as_slice().first().is_some_and(SocketAddr::is_ipv6)
+    }
+
+    /// Whether readiness of `sub` belongs to this connector while it connects.
+    pub fn owns(&self, sub: usize) -> bool {
+        sub == self.sub || (sub == self.sub + 1 && self.attempts[1].current.is_some())
+    }
+
+    /// When the connector needs [`Connector::timer`]: the start of the second family's attempt.
+    pub fn wake_at(&self) -> Option<Instant> {
+        if self.state == State::Connecting { self.fallback_at } else { None }
+    }
+
+    /// Starts the second family's attempt when its time has come.
+    pub fn timer(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
+        match self.fallback_at {
+            Some(at) if self.state == State::Connecting && cx.now >= at => {
+                self.fallback_at = None;
+                self.advance(cx, 1)
+            }
+            _ => ConnectStep::Pending,
         }
     }
 
@@ -172,7 +236,7 @@ impl Connector {
         match addrs {
             Ok(addrs) if !addrs.is_empty() => {
                 self.addrs = Addrs::List(addrs);
-                self.connect_next(cx)
+                self.begin(cx)
             }
             Ok(_) => self.fail_dns("no such host"),
             Err(e) => {
@@ -192,12 +256,13 @@ impl Connector {
         })
     }
 
-    /// Readiness on the connector's token while connecting.
-    pub fn ready(&mut self, cx: &mut Ctx<'_>, ready: Ready) -> ConnectStep {
-        if self.state != State::Connecting {
+    /// Readiness on one of the connector's tokens (`sub` or `sub + 1`) while connecting.
+    pub fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> ConnectStep {
+        if self.state != State::Connecting || !self.owns(sub) {
             return ConnectStep::Pending;
         }
-        let Some((addr, stream)) = self.current.as_mut() else {
+        let which = sub - self.sub;
+        let Some((addr, stream)) = self.attempts[which].current.as_mut() else {
             return ConnectStep::Pending;
         };
         if !(ready.writable || ready.error || ready.hup) {
@@ -222,7 +287,7 @@ impl Connector {
                 Err(e) => Some(e),
             },
         };
-        let (_, stream) = self.current.take().expect("checked above");
+        let (_, stream) = self.attempts[which].current.take().expect("checked above");
         // TCP self-connect: with nothing listening on a loopback port inside the ephemeral
         // range, a socket that happens to get that very port as its own connects to itself
         // (simultaneous open) and looks like a success. Go's dialer redials in that case
@@ -231,39 +296,94 @@ impl Connector {
             drop(stream); // not recycled: it is connected to itself
             if self.self_connects < 2 {
                 self.self_connects += 1;
-                self.next -= 1; // the same address again, with a new ephemeral port
+                self.attempts[which].next -= 1; // the same address again, with a new ephemeral port
             } else {
                 let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
-                self.record_error(addr, &e);
+                self.record_error(which, addr, &e);
             }
-            return self.connect_next(cx);
+            return self.advance(cx, which);
         }
         match err {
-            None => {
-                self.state = State::Finished;
-                let reusable = self.poolable();
-                ConnectStep::Connected(Conn { stream, peer: addr, close: self.close, reusable })
-            }
+            None => self.connected(cx, which, addr, stream),
             Some(e) => {
                 drop(stream); // a failed socket is closed, not recycled
-                self.record_error(addr, &e);
-                self.connect_next(cx)
+                self.record_error(which, addr, &e);
+                self.advance(cx, which)
             }
         }
     }
 
-    fn record_error(&mut self, addr: SocketAddr, e: &io::Error) {
-        if self.first_error.is_none() {
-            self.first_error = Some(ConnectError {
+    /// `which` connected: the race is over. The other attempt's socket is closed, and a
+    /// connection on the second token moves to the first, where the owner expects it.
+    fn connected(&mut self, cx: &mut Ctx<'_>, which: usize, addr: SocketAddr, mut stream: TcpStream) -> ConnectStep {
+        self.state = State::Finished;
+        self.fallback_at = None;
+        self.attempts[1 - which].current = None;
+        if which == 1 {
+            let interest = Interest::READABLE | Interest::WRITABLE;
+            if let Err(e) = cx.registry.reregister(&mut stream, cx.token(self.sub), interest) {
+                self.record_error(which, addr, &e);
+                return self.fail();
+            }
+        }
+        let reusable = self.poolable();
+        ConnectStep::Connected(Conn { stream, peer: addr, close: self.close, reusable })
+    }
+
+    fn record_error(&mut self, which: usize, addr: SocketAddr, e: &io::Error) {
+        let attempt = &mut self.attempts[which];
+        if attempt.first_error.is_none() {
+            attempt.first_error = Some(ConnectError {
                 reason: Reason::from_io(e),
                 message: format!("dial tcp {addr}: connect: {}", os_error_text(e)),
             });
         }
     }
 
-    fn connect_next(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
-        while let Some(&addr) = self.addrs.as_slice().get(self.next) {
-            self.next += 1;
+    /// Goes on with attempt `which` (0: the first family, 1: the other): its next address, or,
+    /// when it has none left, the end of the race if the other attempt is over too. The first
+    /// family failing before the delay starts the other at once, as Go does.
+    fn advance(&mut self, cx: &mut Ctx<'_>, which: usize) -> ConnectStep {
+        if let Some(step) = self.connect_next(cx, which) {
+            return step;
+        }
+        self.attempts[which].exhausted = true;
+        if which == 0 && self.fallback_at.take().is_some() {
+            return self.advance(cx, 1);
+        }
+        let other = &self.attempts[1 - which];
+        if other.exhausted || (which == 1 && other.current.is_none()) {
+            return self.fail();
+        }
+        ConnectStep::Pending // the other attempt goes on
+    }
+
+    /// Every attempt failed: the first family's first error, as Go reports it.
+    fn fail(&mut self) -> ConnectStep {
+        self.state = State::Finished;
+        self.fallback_at = None;
+        let [a, b] = &mut self.attempts;
+        a.current = None;
+        b.current = None;
+        let error = a.first_error.take().or_else(|| b.first_error.take());
+        ConnectStep::Failed(error.unwrap_or_else(|| ConnectError {
+            reason: Reason::Unreachable,
+            message: format!("dial tcp {}:{}: no address to connect to", self.host(), self.port),
+        }))
+    }
+
+    /// Opens a socket to attempt `which`'s next address of its family; `None` when it has no
+    /// address left (errors on the way are recorded).
+    fn connect_next(&mut self, cx: &mut Ctx<'_>, which: usize) -> Option<ConnectStep> {
+        let ipv6 = self.first_is_ipv6() != (which == 1);
+        loop {
+            let next = self.attempts[which].next;
+            let Some((i, &addr)) =
+                self.addrs.as_slice().iter().enumerate().skip(next).find(|(_, a)| a.is_ipv6() == ipv6)
+            else {
+                return None;
+            };
+            self.attempts[which].next = i + 1;
             let pooled = if self.poolable() {
                 cx.pool().and_then(|p| p.take(addr.is_ipv6()))
             } else {
@@ -276,7 +396,7 @@ impl Connector {
             match opened {
                 Ok((mut stream, reused)) => {
                     let interest = Interest::READABLE | Interest::WRITABLE;
-                    let token = cx.token(self.sub);
+                    let token = cx.token(self.sub + which);
                     // A pooled socket is still registered under the token of its last run.
                     let registered = if reused {
                         cx.registry.reregister(&mut stream, token, interest)
@@ -284,21 +404,15 @@ impl Connector {
                         cx.registry.register(&mut stream, token, interest)
                     };
                     if let Err(e) = registered {
-                        self.record_error(addr, &e);
+                        self.record_error(which, addr, &e);
                         continue;
                     }
-                    self.current = Some((addr, stream));
-                    self.state = State::Connecting;
-                    return ConnectStep::Pending;
+                    self.attempts[which].current = Some((addr, stream));
+                    return Some(ConnectStep::Pending);
                 }
-                Err(e) => self.record_error(addr, &e),
+                Err(e) => self.record_error(which, addr, &e),
             }
         }
-        self.state = State::Finished;
-        ConnectStep::Failed(self.first_error.clone().unwrap_or_else(|| ConnectError {
-            reason: Reason::Unreachable,
-            message: format!("dial tcp {}:{}: no address to connect to", self.host(), self.port),
-        }))
     }
 
     /// How long name resolution took (None for IP literals or when it has not finished).
@@ -307,8 +421,10 @@ impl Connector {
     }
 
     /// Go-style text for a connect that ran into the owner's deadline.
+    /// (The first family's address when both attempts are connecting, as Go reports it.)
     pub fn describe_timeout(&self) -> String {
-        match (&self.state, &self.current) {
+        let current = self.attempts.iter().find_map(|a| a.current.as_ref());
+        match (&self.state, current) {
             (State::Resolving, _) | (State::Idle, _) => {
                 format!("dial tcp: lookup {}: i/o timeout", self.host())
             }
@@ -323,7 +439,10 @@ impl Connector {
         self.lookup = None;
         // A half-open socket is closed, not recycled: the pool only takes sockets whose
         // connection completed, so it never has to reason about a connect still in flight.
-        self.current = None;
+        for a in &mut self.attempts {
+            a.current = None;
+        }
+        self.fallback_at = None;
         self.state = State::Finished;
     }
 }

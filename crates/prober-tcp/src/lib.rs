@@ -64,10 +64,7 @@ impl Machine for TcpProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
-        if sub != 0 {
-            return Step::Pending;
-        }
-        let step = self.connector.ready(cx, ready);
+        let step = self.connector.ready(cx, sub, ready);
         self.finish(cx, step)
     }
 
@@ -79,7 +76,11 @@ impl Machine for TcpProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
-            _ => return Step::Pending,
+            _ => {
+                // The connector's own timer: the other address family joins the race.
+                let step = self.connector.timer(cx);
+                return self.finish(cx, step);
+            }
         }
         let message = self.connector.describe_timeout();
         self.connector.cancel(cx);
@@ -91,7 +92,10 @@ impl Machine for TcpProbe {
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        self.deadline
+        match (self.deadline, self.connector.wake_at()) {
+            (Some(d), Some(c)) => Some(d.min(c)),
+            (d, _) => d,
+        }
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {

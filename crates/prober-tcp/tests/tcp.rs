@@ -210,8 +210,8 @@ impl Machine for ConnectOnly {
         let s = self.0.start(cx, 0);
         done(cx, s)
     }
-    fn ready(&mut self, cx: &mut prober_io::Ctx<'_>, _: usize, r: prober_io::Ready) -> prober_io::Step {
-        let s = self.0.ready(cx, r);
+    fn ready(&mut self, cx: &mut prober_io::Ctx<'_>, sub: usize, r: prober_io::Ready) -> prober_io::Step {
+        let s = self.0.ready(cx, sub, r);
         done(cx, s)
     }
     fn timer(&mut self, cx: &mut prober_io::Ctx<'_>) -> prober_io::Step {

@@ -187,18 +187,25 @@ func init() {
 	echo("request-path-bad-escape", "/x%zz", nil)
 	echo("request-path-good-escape", "/a%20b", nil)
 	echo("request-path-dot-segments", "/a/../b", nil)
-	// The path given to `prober check` as written in the Pod spec, not as the kubelet's
-	// formatURL rewrote it (the watch-file bugs of the issue).
-	rawPath := func(name, path string) {
+	// The path in a watch file: `prober watch` must send what the kubelet sends.
+	watchPath := func(name, path string) {
 		add(name, func(t *testing.T) *target {
-			tg := rawRoutes(t, map[string]reply{"*": {"{echo}", endClose}}).target(path, quick)
-			tg.cliTarget = "http://127.0.0.1:" + itoa(tg.port) + path
+			s := rawRoutes(t, map[string]reply{"*": {"{echo}", endClose}})
+			tg := s.target(path, quick)
+			tg.watch, tg.seen = true, s.firstSeen
 			return tg
 		})
 	}
-	rawPath("request-rawpath-space", "/health check")
-	rawPath("request-rawpath-double-slash", "//x")
-	rawPath("request-rawpath-bad-escape", "/x%zz")
+	watchPath("watch-path-plain", "/healthz")
+	watchPath("watch-path-space", "/health check")
+	watchPath("watch-path-non-ascii", "/sant\xc3\xa9")
+	watchPath("watch-path-double-slash", "//x")
+	watchPath("watch-path-bad-escape", "/x%zz")
+	watchPath("watch-path-good-escape", "/a%20b")
+	watchPath("watch-path-query", "/ready?x=1")
+	watchPath("watch-path-fragment", "/ready#frag")
+	watchPath("watch-path-empty", "")
+	watchPath("watch-path-no-slash", "ready")
 
 	// --- Go's net/http server, plain and TLS
 	goCase := func(name string, tlsOn, h2 bool, status int, body string, timeout time.Duration) {

@@ -47,6 +47,11 @@ type target struct {
 	cliArgs   []string // extra options for `prober check`
 	// verifyTLS: the case is about certificate verification; the oracle uses this config.
 	verifyTLS *tls.Config
+	// watch: libprober runs the probe from a watch file (`prober watch`), as a readiness
+	// probe; both sides are compared on readiness and on the request target the server saw
+	// first (seen).
+	watch bool
+	seen  func() string
 }
 
 func (tg *target) envMap() map[string]string {
@@ -159,9 +164,16 @@ func runProber(t *testing.T, bin string, tg *target) verdict {
 
 var portRE = regexp.MustCompile(`([0-9a-zA-Z.\]]):[0-9]{1,6}\b`)
 
-// normalise replaces port numbers (ephemeral on both sides) so that messages compare.
+// goTimeoutRace: Go's transport reports one and the same client timeout while awaiting
+// headers either way, depending on which of its goroutines sees the deadline first.
+var goTimeoutRace = strings.NewReplacer(
+	"net/http: request canceled (Client.Timeout exceeded while awaiting headers)",
+	"context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+
+// normalise replaces port numbers (ephemeral on both sides) so that messages compare, and
+// folds Go's racy spellings of one timeout into one.
 func normalise(s string) string {
-	return portRE.ReplaceAllString(s, "$1:PORT")
+	return goTimeoutRace.Replace(portRE.ReplaceAllString(s, "$1:PORT"))
 }
 
 type knownDiff struct {
@@ -216,7 +228,14 @@ func TestParity(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			tg := c.setup(t)
 			k := kubeletVerdict2(tg)
-			p := runProber(t, bin, tg)
+			var p verdict
+			if tg.watch {
+				k = verdict{readiness(k.class), "request target " + tg.seen()}
+				p = runWatch(t, bin, tg)
+				p.text = strings.TrimSpace(p.text + " request target " + tg.seen())
+			} else {
+				p = runProber(t, bin, tg)
+			}
 			k.text, p.text = normalise(k.text), normalise(p.text)
 			kd, isKnown := known[c.name]
 			differs := k != p
@@ -263,5 +282,65 @@ func kubeletVerdict2(tg *target) verdict {
 		return v
 	case <-time.After(tg.timeout + 20*time.Second):
 		return verdict{"harness", "the kubelet's probe did not return"}
+	}
+}
+
+// readiness is what a readiness probe publishes for a kubelet result: Success and Warning make
+// the target ready; a Failure, or an error after the kubelet's retries, do not.
+func readiness(class string) string {
+	if class == "success" || class == "warning" {
+		return "ready"
+	}
+	return "not-ready"
+}
+
+// runWatch runs tg as the readiness probe of a watch file (JSON) with `prober watch
+// --until-ready`: ready when it exits 0; not ready when --for ends first (exit 1).
+func runWatch(t *testing.T, bin string, tg *target) verdict {
+	get := map[string]any{"host": tg.host, "port": tg.port, "path": tg.path}
+	if tg.scheme == "https" {
+		get["scheme"] = "HTTPS"
+	}
+	var hs []map[string]string
+	for _, h := range tg.headers {
+		hs = append(hs, map[string]string{"name": h[0], "value": h[1]})
+	}
+	if hs != nil {
+		get["httpHeaders"] = hs
+	}
+	file := map[string]any{"targets": []any{map[string]any{
+		"name": "parity",
+		"readinessProbe": map[string]any{
+			"httpGet":             get,
+			"timeoutMilliseconds": tg.timeout.Milliseconds(),
+			"periodMilliseconds":  200,
+			"failureThreshold":    1,
+		},
+	}}}
+	b, err := json.Marshal(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/watch.json"
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "watch", "--until-ready", "--for", "2s", path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("running prober watch: %v", err)
+	}
+	switch code := cmd.ProcessState.ExitCode(); code {
+	case 0:
+		return verdict{"ready", ""}
+	case 1:
+		return verdict{"not-ready", ""}
+	default:
+		return verdict{"usage", strings.TrimSpace(stderr.String())}
 	}
 }

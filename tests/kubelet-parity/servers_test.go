@@ -48,6 +48,7 @@ type rawServer struct {
 	routes map[string]reply // by request target; "*" for any other
 	vars   map[string]string
 	tls    *tls.Config
+	seen   chan string // request targets, in order of arrival
 }
 
 // startRaw starts a raw HTTP/1 server on network ("tcp4" or "tcp6") loopback. routes maps the
@@ -61,7 +62,7 @@ func startRaw(t *testing.T, network string, routes map[string]reply) *rawServer 
 	if err != nil {
 		t.Fatalf("listen %s: %v", addr, err)
 	}
-	s := &rawServer{ln: ln, port: ln.Addr().(*net.TCPAddr).Port, routes: routes, vars: map[string]string{}}
+	s := &rawServer{ln: ln, port: ln.Addr().(*net.TCPAddr).Port, routes: routes, vars: map[string]string{}, seen: make(chan string, 64)}
 	s.vars["{port}"] = strconv.Itoa(s.port)
 	t.Cleanup(func() { ln.Close() })
 	go s.serve()
@@ -117,6 +118,10 @@ func (s *rawServer) handle(c net.Conn) {
 	path := ""
 	if len(parts) > 1 {
 		path = parts[1]
+	}
+	select {
+	case s.seen <- path:
+	default:
 	}
 	r, ok := s.routes[path]
 	if !ok {
@@ -294,3 +299,20 @@ func tlsClientAuthServer(t *testing.T) int {
 
 // quietLog keeps Go's servers from logging the handshakes the cases break on purpose.
 var quietLog = log.New(io.Discard, "", 0)
+
+// firstSeen returns the first request target the server received since the last call, and
+// forgets the others.
+func (s *rawServer) firstSeen() string {
+	first := "(no request)"
+	select {
+	case first = <-s.seen:
+	default:
+	}
+	for {
+		select {
+		case <-s.seen:
+		default:
+			return first
+		}
+	}
+}

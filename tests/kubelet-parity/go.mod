@@ -1,4 +1,4 @@
-module github.com/libprober/libprober/tests/kubelet-parity
+module github.com/libprober/prober/tests/kubelet-parity
 
 go 1.26.0
 

@@ -196,10 +196,24 @@ type certSet struct {
 
 var theCerts *certSet
 
+// certs returns the certificates (made once) with their PEM files written to this case's
+// temporary directory.
 func certs(t *testing.T) *certSet {
-	if theCerts != nil {
-		return theCerts
+	if theCerts == nil {
+		theCerts = makeCerts(t)
 	}
+	cs := *theCerts
+	dir := t.TempDir()
+	cs.caFile, cs.selfFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "self.pem")
+	for f, b := range map[string][]byte{cs.caFile: cs.caPEM, cs.selfFile: cs.selfPEM} {
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &cs
+}
+
+func makeCerts(t *testing.T) *certSet {
 	mk := func(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) ([]byte, []byte, *ecdsa.PrivateKey, *x509.Certificate) {
 		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -240,17 +254,9 @@ func certs(t *testing.T) *certSet {
 	if cs.self, err = tls.X509KeyPair(selfPEM, selfKey); err != nil {
 		t.Fatal(err)
 	}
-	dir, err := os.MkdirTemp("", "kubelet-parity-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs.caFile, cs.selfFile = filepath.Join(dir, "ca.pem"), filepath.Join(dir, "self.pem")
-	_ = os.WriteFile(cs.caFile, caPEM, 0o600)
-	_ = os.WriteFile(cs.selfFile, selfPEM, 0o600)
 	cs.caPool, cs.selfPool = x509.NewCertPool(), x509.NewCertPool()
 	cs.caPool.AppendCertsFromPEM(caPEM)
 	cs.selfPool.AppendCertsFromPEM(selfPEM)
-	theCerts = cs
 	return cs
 }
 

@@ -42,8 +42,8 @@ impl Scheme {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Url {
     scheme: Scheme,
-    /// Host name in lower case without a trailing dot, or an IP literal without brackets: what
-    /// is resolved and connected to.
+    /// Host name in lower case, or an IP literal without brackets: what is resolved and
+    /// connected to.
     host: String,
     /// Host and port as written (without user information): the text of `Host` and of
     /// messages, and what redirects compare.
@@ -184,8 +184,8 @@ impl Url {
         self.scheme
     }
 
-    /// Host name (lower case, no trailing dot) or IP literal without brackets: what to resolve
-    /// and connect to.
+    /// Host name (lower case) or IP literal without brackets (with `%zone` for a zoned IPv6
+    /// address): what to resolve and connect to.
     pub fn host(&self) -> &str {
         &self.host
     }
@@ -199,11 +199,9 @@ impl Url {
         }
     }
 
-    /// The host as an IP address, when it is a literal (`127.0.0.1.`, with its dot, is a name).
+    /// The host as an IP address, when it is a literal without a zone (`127.0.0.1.`, with its
+    /// dot, is a name).
     pub fn ip(&self) -> Option<IpAddr> {
-        if self.host_text().ends_with('.') {
-            return None;
-        }
         self.host.parse().ok()
     }
 
@@ -296,15 +294,24 @@ fn parse_host(host: &str) -> Result<String, UrlError> {
         return Err(UrlError::MissingHost);
     }
     if host.contains(':') {
-        return host
-            .parse::<Ipv6Addr>()
-            .map(|ip| ip.to_string())
-            .map_err(|_| UrlError::InvalidHost(host.into()));
+        // An IPv6 zone (`[fe80::1%25eth0]`, RFC 6874) is kept for the resolver, which turns it
+        // into the address's scope.
+        let (addr, zone) = match host.split_once("%25") {
+            Some((a, z)) if !z.is_empty() && z.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)) => (a, Some(z)),
+            Some(_) => return Err(UrlError::InvalidHost(host.into())),
+            None => (host, None),
+        };
+        let ip = addr.parse::<Ipv6Addr>().map_err(|_| UrlError::InvalidHost(host.into()))?;
+        return Ok(match zone {
+            Some(z) => format!("{ip}%{z}"),
+            None => ip.to_string(),
+        });
     }
-    // One trailing dot (an absolute name) is allowed; it is not part of what is resolved.
-    let host = host.strip_suffix('.').unwrap_or(host);
-    let ok = host.len() <= 253
-        && host.split('.').all(|label| {
+    // One trailing dot (an absolute name) is allowed and kept: the resolver gets the name as
+    // written, as Go's does.
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let ok = name.len() <= 253
+        && name.split('.').all(|label| {
             !label.is_empty()
                 && label.len() <= 63
                 && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
@@ -474,9 +481,12 @@ mod tests {
         assert_eq!((u.host(), u.host_text(), u.port()), ("::1", "0:0:0:0:0:0:0:1", 18011));
         assert_eq!(u.host_header(), "[0:0:0:0:0:0:0:1]:018011");
         let u = Url::parse("http://localhost./x").unwrap();
-        assert_eq!((u.host(), u.host_text(), u.to_string().as_str()), ("localhost", "localhost.", "http://localhost./x"));
+        assert_eq!((u.host(), u.host_text(), u.to_string().as_str()), ("localhost.", "localhost.", "http://localhost./x"));
         let u = Url::parse("http://127.0.0.1./").unwrap();
-        assert_eq!((u.host(), u.ip()), ("127.0.0.1", None), "with its dot, a name");
+        assert_eq!((u.host(), u.ip()), ("127.0.0.1.", None), "with its dot, a name");
+        let u = Url::parse("http://[fe80::1%25eth0]:8080/").unwrap();
+        assert_eq!((u.host(), u.ip(), u.host_header().as_str()), ("fe80::1%eth0", None, "[fe80::1%25eth0]:8080"));
+        assert!(Url::parse("http://[::1%25]/").is_err());
         assert_eq!(u.request_target(), "/");
     }
 

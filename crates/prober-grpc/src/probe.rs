@@ -34,7 +34,8 @@ const MAX_PENDING_OUTPUT: usize = 64 * 1024;
 #[derive(Debug)]
 enum State {
     Idle,
-    Connecting(Connector),
+    /// Boxed: a connector racing two sockets is the largest state by far.
+    Connecting(Box<Connector>),
     #[cfg(feature = "tls")]
     Handshake {
         tls: Box<TlsConn>,
@@ -132,7 +133,7 @@ impl GrpcProbe {
     fn on_connect_step(
         &mut self,
         cx: &mut Ctx<'_>,
-        connector: Connector,
+        connector: Box<Connector>,
         step: ConnectStep,
     ) -> Step {
         self.resolve = connector.resolve_time();
@@ -391,7 +392,8 @@ impl Machine for GrpcProbe {
             return self.finish(cx, Outcome::unknown(reason, msg));
         }
         // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA): no Nagle.
-        let mut connector = Connector::new(&self.host, self.port, self.close).with_nodelay(true);
+        let mut connector =
+            Box::new(Connector::new(&self.host, self.port, self.close).with_nodelay(true));
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, connector, step)
     }

@@ -31,8 +31,9 @@
 //!   (`dial tcp 127.0.0.1:1: connect: connection refused`, reason Refused/Unreachable/Dns...),
 //!   socket errors (`read tcp a->b: read: connection reset by peer`, reason Reset), a connection
 //!   closed before any response byte (`EOF`, reason Protocol) or inside the head
-//!   (`unexpected EOF`, reason Protocol), a malformed head (`malformed HTTP response: ...`,
-//!   reason Protocol), a head over 64 KiB (`HTTP response head larger than 64 KiB`, Protocol).
+//!   (`unexpected EOF`, reason Protocol), a malformed head (Go's words: `net/http: HTTP/1.x transport connection broken: ...`,
+//!   reason Protocol), a head over 64 KiB (`net/http: server response headers exceeded 65536
+//!   bytes; aborted`, Protocol).
 //! - `https://` (also as a redirect target, within the redirect policy) runs over TLS
 //!   (`prober_transport::tls`, feature `tls`, on by default) with the spec's [`prober_core::TlsOptions`]: by
 //!   default no certificate verification, as the kubelet. The handshake is part of the one

@@ -363,12 +363,9 @@ impl HttpProbe {
         loop {
             match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
                 Ok(0) => {
-                    // The last bytes may not have been parsed (see `worth_parsing`): a
+                    // What arrived is read as Go reads it, the unfinished last line too: a
                     // malformed head is reported as such, not as an early EOF.
-                    let e = match parser.parse(&self.buf) {
-                        Err(e) => e,
-                        Ok(_) => parser.eof(&self.buf),
-                    };
+                    let e = parser.eof(&self.buf);
                     let msg = format!("Get \"{}\": {e}", self.url());
                     return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));
                 }

@@ -118,19 +118,20 @@ fn body_one_byte_per_second(s: &TargetServer) {
     assert!(o.output.iter().all(|&b| b == b'a'));
 }
 
-/// Header lines without end: long lines hit the 64 KiB head limit, short ones the 128-line limit.
+/// Header lines without end, long or short: both hit the 64 KiB head limit (the number of lines
+/// is bounded by it alone, as in Go, and such a head is parsed once it ends, not once a line).
 fn endless_headers(s: &TargetServer) {
     let url = s.url("/hostile/endless-headers/1000");
     assert_failure(
         &get(&url, LONG),
         Reason::Protocol,
-        &format!("Get \"{url}\": HTTP response head larger than 64 KiB"),
+        &format!("Get \"{url}\": net/http: server response headers exceeded 65536 bytes; aborted"),
     );
     let url = s.url("/hostile/endless-headers/16");
     assert_failure(
         &get(&url, LONG),
         Reason::Protocol,
-        &format!("Get \"{url}\": malformed HTTP response: more than 128 header lines"),
+        &format!("Get \"{url}\": net/http: server response headers exceeded 65536 bytes; aborted"),
     );
 }
 
@@ -141,7 +142,7 @@ fn long_status_line(s: &TargetServer) {
         assert_failure(
             &get(&url, LONG),
             Reason::Protocol,
-            &format!("Get \"{url}\": HTTP response head larger than 64 KiB"),
+            &format!("Get \"{url}\": net/http: server response headers exceeded 65536 bytes; aborted"),
         );
     }
     // Just under the limit is a response like any other.
@@ -240,7 +241,7 @@ fn duplicate_and_conflicting_content_length(s: &TargetServer) {
         &get(&url, LONG),
         Reason::Protocol,
         &format!(
-            "Get \"{url}\": malformed HTTP response: conflicting Content-Length headers: [\"5\", \"6\"]"
+            "Get \"{url}\": net/http: HTTP/1.x transport connection broken: http: message cannot contain multiple Content-Length headers; got [\"5\" \"6\"]"
         ),
     );
     let url = s.url("/hostile/content-length/0/18446744073709551615");
@@ -248,7 +249,7 @@ fn duplicate_and_conflicting_content_length(s: &TargetServer) {
         &get(&url, LONG),
         Reason::Protocol,
         &format!(
-            "Get \"{url}\": malformed HTTP response: invalid Content-Length \"18446744073709551615\""
+            "Get \"{url}\": net/http: HTTP/1.x transport connection broken: bad Content-Length \"18446744073709551615\""
         ),
     );
 }
@@ -256,17 +257,15 @@ fn duplicate_and_conflicting_content_length(s: &TargetServer) {
 /// A NUL byte anywhere in the head is a malformed response.
 fn nul_in_head(s: &TargetServer) {
     // The message quotes the offending line: the status line, or the header line.
-    for (place, detail, first) in [
-        ("value", "invalid header value", "X-Nul: a\\0b"),
-        ("name", "invalid header name", "X-N\\0ul: ab"),
-        ("reason", "invalid response status", "HTTP/1.1 200 O\\0K"),
+    // (Go reads a NUL in the reason phrase without complaint; httparse does not, so that one
+    // keeps httparse's words.)
+    for (place, detail) in [
+        ("value", "net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-Nul: a\\x00b\""),
+        ("name", "net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-N\\x00ul: ab\""),
+        ("reason", "net/http: HTTP/1.x transport connection broken: malformed HTTP response: invalid response status: \"HTTP/1.1 200 O\\0K\""),
     ] {
         let url = s.url(&format!("/hostile/nul/{place}"));
-        assert_failure(
-            &get(&url, LONG),
-            Reason::Protocol,
-            &format!("Get \"{url}\": malformed HTTP response: {detail}: \"{first}\""),
-        );
+        assert_failure(&get(&url, LONG), Reason::Protocol, &format!("Get \"{url}\": {detail}"));
     }
 }
 
@@ -497,8 +496,8 @@ fn malformed_unfinished_line_then_eof() {
         &o,
         Reason::Protocol,
         &format!(
-            "Get \"{url}\": malformed HTTP response: invalid header value: \"X-Long: {}\"",
-            "a".repeat(56)
+            "Get \"{url}\": net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-Long: {}\\x01aaaa\"",
+            "a".repeat(1975)
         ),
     );
 }

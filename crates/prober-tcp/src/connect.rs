@@ -378,11 +378,8 @@ impl Connector {
         let ipv6 = self.first_is_ipv6() != (which == 1);
         loop {
             let next = self.attempts[which].next;
-            let Some((i, &addr)) =
-                self.addrs.as_slice().iter().enumerate().skip(next).find(|(_, a)| a.is_ipv6() == ipv6)
-            else {
-                return None;
-            };
+            let (i, &addr) =
+                self.addrs.as_slice().iter().enumerate().skip(next).find(|(_, a)| a.is_ipv6() == ipv6)?;
             self.attempts[which].next = i + 1;
             let pooled = if self.poolable() {
                 cx.pool().and_then(|p| p.take(addr.is_ipv6()))

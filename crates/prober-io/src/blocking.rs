@@ -27,7 +27,7 @@ const MAX_THREADS: usize = 8;
 pub type Answer = Box<dyn Any + Send>;
 
 /// A finished job: the asking machine's ticket and the closure's answer, or an error when the
-/// job could not be run at all (no thread could be started).
+/// job could not be run (no thread could be started) or panicked.
 #[derive(Debug)]
 pub struct JobDone {
     pub ticket: u64,
@@ -67,8 +67,11 @@ impl Resolver {
             if Arc::strong_count(&sink) == 1 {
                 return;
             }
-            let answer = work();
-            sink.jobs.lock().push(JobDone { ticket, answer: Ok(answer) });
+            // A panic in the work (a parser's bug) is that one job's error, answered like any
+            // other so that the probe ends now rather than at its deadline.
+            let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
+                .map_err(|_| io::Error::other("the blocking job panicked"));
+            sink.jobs.lock().push(JobDone { ticket, answer });
             // A failed wake means the poll is gone: nobody wants the answer.
             let _ = sink.waker.wake();
         });
@@ -93,6 +96,24 @@ mod tests {
     use std::time::{Duration, Instant};
 
     #[test]
+    fn a_panicking_job_is_answered_with_an_error() {
+        let mut poll = Poll::new().unwrap();
+        let waker = Arc::new(mio::Waker::new(poll.registry(), Token(3)).unwrap());
+        let r = Resolver::new(waker);
+        let _job = r.submit_blocking(5, || panic!("a parser bug"));
+        let mut got = Vec::new();
+        let mut events = Events::with_capacity(4);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while got.is_empty() && Instant::now() < deadline {
+            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            r.drain_jobs_into(&mut got);
+        }
+        assert_eq!(got.len(), 1);
+        let err = got.remove(0).answer.unwrap_err();
+        assert_eq!(err.to_string(), "the blocking job panicked");
+    }
+
+    #[test]
     fn answers_come_back_through_the_waker() {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(3)).unwrap());
@@ -108,7 +129,8 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            poll.poll(&mut events, Some(Duration::from_millis(500)))
+                .unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got.len(), 1, "{got:?}");
@@ -117,10 +139,14 @@ mod tests {
         assert_eq!(answer.downcast_ref::<u32>(), Some(&42));
         gate_tx.send(()).unwrap();
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            poll.poll(&mut events, Some(Duration::from_millis(500)))
+                .unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got[0].ticket, 1);
-        assert_eq!(got.remove(0).answer.unwrap().downcast_ref::<&str>(), Some(&"slow"));
+        assert_eq!(
+            got.remove(0).answer.unwrap().downcast_ref::<&str>(),
+            Some(&"slow")
+        );
     }
 }

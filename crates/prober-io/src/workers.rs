@@ -41,13 +41,20 @@ pub(crate) struct WorkPool {
 
 impl std::fmt::Debug for WorkPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkPool").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("WorkPool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 
 impl WorkPool {
     pub(crate) fn new(name: &'static str, max_threads: usize) -> WorkPool {
-        WorkPool { name, max_threads, state: Mutex::new(State::default()), cv: Condvar::new() }
+        WorkPool {
+            name,
+            max_threads,
+            state: Mutex::new(State::default()),
+            cv: Condvar::new(),
+        }
     }
 
     /// Queues `work`, run on a pool thread unless `wanted` is cleared before it starts. When
@@ -93,8 +100,10 @@ impl WorkPool {
                     }
                 }
             };
+            // A panicking task must not take the thread down uncounted (the pool would believe
+            // it still has it); the task's own code reports the panic to its asker.
             if task.wanted.load(Ordering::Acquire) {
-                (task.work)();
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task.work));
             }
         }
     }

@@ -186,8 +186,22 @@ struct MaterialKey {
     client: Option<(FileId, FileId)>,
 }
 
-/// At most this many parsed materials are kept (distinct option sets and file versions); when
-/// full, the cache is emptied and refills with what is in use.
+impl MaterialKey {
+    /// Whether both name the same files (in whatever version).
+    fn same_files(&self, other: &MaterialKey) -> bool {
+        self.paths() == other.paths()
+    }
+
+    fn paths(&self) -> (bool, Option<&Path>, Option<(&Path, &Path)>) {
+        let ca = self.ca.as_ref().map(|f| f.path.as_path());
+        let client = self.client.as_ref().map(|(c, k)| (c.path.as_path(), k.path.as_path()));
+        (self.system_roots, ca, client)
+    }
+}
+
+/// At most this many parsed materials are kept (one per set of files: a new version of the
+/// files replaces the old one); when full, the cache is emptied and refills with what is in
+/// use. With files of at most [`MAX_FILE_BYTES`], that bounds it to some tens of MiB at worst.
 const MATERIAL_CACHE_CAP: usize = 64;
 
 fn material_cache() -> &'static Mutex<HashMap<MaterialKey, Arc<TlsMaterial>>> {
@@ -271,6 +285,8 @@ impl TlsMaterial {
         };
         let material = Arc::new(TlsMaterial { webpki, client });
         let mut cache = lock(material_cache());
+        // Older versions of the same files are of no use any more.
+        cache.retain(|k, _| !k.same_files(&key));
         if cache.len() >= MATERIAL_CACHE_CAP {
             cache.clear();
         }

@@ -20,8 +20,8 @@ use std::sync::{Arc, OnceLock};
 use crate::resolver::Resolver;
 use crate::workers::WorkPool;
 
-/// At most this many blocking jobs run at once across the process.
-const MAX_THREADS: usize = 8;
+/// At most this many blocking jobs run at once across the process; more wait in a queue.
+pub const MAX_THREADS: usize = 8;
 
 /// What a job returns: the machine downcasts it to the type its closure made.
 pub type Answer = Box<dyn Any + Send>;

@@ -42,6 +42,7 @@ max_len() {
     http_body) echo 40000 ;;
     grpc_response) echo 40000 ;;
     watch_file) echo 16384 ;;
+    cert_not_after) echo 8192 ;;
     *) echo 4096 ;;
   esac
 }

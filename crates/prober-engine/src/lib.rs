@@ -667,6 +667,15 @@ impl Engine {
             let generation = (a.ticket >> 32) as u32;
             self.drive(slot, generation, |p, cx| p.resolved(cx, a.addrs));
         }
+        // Blocking jobs (TLS material) answer through the same waker; a job of an ended run is
+        // skipped by `drive` like a stale lookup.
+        let mut jobs = Vec::new();
+        self.resolver.drain_jobs_into(&mut jobs);
+        for j in jobs {
+            let slot = (j.ticket & 0xffff_ffff) as u32;
+            let generation = (j.ticket >> 32) as u32;
+            self.drive(slot, generation, |p, cx| p.job_done(cx, j.answer));
+        }
     }
 
     fn fire_timers(&mut self, now: Instant) -> usize {

@@ -9,7 +9,7 @@ use prober_core::{Outcome, ProbeKind, ProbeSpec};
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
 use prober_http::{HttpPlan, HttpProbe};
-use prober_io::{Ctx, Machine, Ready, Step};
+use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
 
 /// The machine for one run of `spec`.
@@ -134,6 +134,9 @@ impl Machine for AnyProbe {
     }
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
         self.inner().resolved(cx, addrs)
+    }
+    fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
+        self.inner().job_done(cx, answer)
     }
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.inner().timer(cx)

@@ -12,9 +12,11 @@ use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions};
 #[cfg(feature = "tls")]
-use prober_transport::tls::{ALPN_H2, TlsClient, TlsConn};
+use prober_transport::tls::{ALPN_H2, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
 use prober_transport::{Transport, TransportError, op_error_text};
-use prober_io::{Ctx, Machine, Ready, Step};
+#[cfg(feature = "tls")]
+use prober_io::BlockingJob;
+use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
 
 use crate::h2::{self, H2Error, Progress};
@@ -34,6 +36,9 @@ const MAX_PENDING_OUTPUT: usize = 64 * 1024;
 #[derive(Debug)]
 enum State {
     Idle,
+    /// Waiting for the TLS files, loaded off the poll thread, before connecting.
+    #[cfg(feature = "tls")]
+    LoadingTls(BlockingJob),
     /// Boxed: a connector racing two sockets is the largest state by far.
     Connecting(Box<Connector>),
     #[cfg(feature = "tls")]
@@ -108,26 +113,42 @@ impl GrpcProbe {
         now.saturating_duration_since(self.started.unwrap_or(now))
     }
 
-    /// Builds the TLS client when the spec asks for TLS.
+    /// Builds the TLS client when the spec asks for TLS: `Ok(true)` when ready (or no TLS),
+    /// `Ok(false)` when its files are being loaded off the poll thread (the run goes on in
+    /// `job_done`).
     #[cfg(feature = "tls")]
-    fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
-        if let Some(opts) = &self.tls_options {
-            let client = TlsClient::new(opts, &[ALPN_H2])
-                .map_err(|e| (Reason::Tls, format!("TLS setup failed: {e}")))?;
-            self.tls = Some(client);
+    fn tls_setup(&mut self, cx: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
+        let Some(opts) = &self.tls_options else { return Ok(true) };
+        match start_setup(cx, opts, &[ALPN_H2]) {
+            TlsSetup::Ready(Ok(client)) => {
+                self.tls = Some(client);
+                Ok(true)
+            }
+            TlsSetup::Ready(Err(e)) => Err((Reason::Tls, format!("TLS setup failed: {e}"))),
+            TlsSetup::Loading(job) => {
+                self.state = State::LoadingTls(job);
+                Ok(false)
+            }
         }
-        Ok(())
     }
 
     #[cfg(not(feature = "tls"))]
-    fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
+    fn tls_setup(&mut self, _: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
         match &self.tls_options {
             Some(_) => Err((
                 Reason::Unsupported,
                 format!("TLS not built in: cannot probe gRPC over TLS at {}", self.addr),
             )),
-            None => Ok(()),
+            None => Ok(true),
         }
+    }
+
+    fn connect(&mut self, cx: &mut Ctx<'_>) -> Step {
+        // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA): no Nagle.
+        let mut connector =
+            Box::new(Connector::new(&self.host, self.port, self.close).with_nodelay(true));
+        let step = connector.start(cx, 0);
+        self.on_connect_step(cx, connector, step)
     }
 
     fn on_connect_step(
@@ -368,6 +389,9 @@ impl GrpcProbe {
                 io.close(cx);
                 h2.is_connected()
             }
+            // The files were not loaded in time: a timeout like a slow name lookup's.
+            #[cfg(feature = "tls")]
+            State::LoadingTls(_) => false,
             State::Idle | State::Done => false,
         }
     }
@@ -388,14 +412,11 @@ impl Machine for GrpcProbe {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.started = Some(cx.now);
         self.deadline = Some(cx.now + self.timeout);
-        if let Err((reason, msg)) = self.tls_setup() {
-            return self.finish(cx, Outcome::unknown(reason, msg));
+        match self.tls_setup(cx) {
+            Ok(true) => self.connect(cx),
+            Ok(false) => Step::Pending,
+            Err((reason, msg)) => self.finish(cx, Outcome::unknown(reason, msg)),
         }
-        // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA): no Nagle.
-        let mut connector =
-            Box::new(Connector::new(&self.host, self.port, self.close).with_nodelay(true));
-        let step = connector.start(cx, 0);
-        self.on_connect_step(cx, connector, step)
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
@@ -432,6 +453,33 @@ impl Machine for GrpcProbe {
                 self.on_connect_step(cx, connector, step)
             }
             other => {
+                self.state = other;
+                Step::Pending
+            }
+        }
+    }
+
+    fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
+        match std::mem::replace(&mut self.state, State::Done) {
+            #[cfg(feature = "tls")]
+            State::LoadingTls(_job) => {
+                let built = match &self.tls_options {
+                    Some(opts) => finish_setup(answer, opts, &[ALPN_H2]),
+                    None => Err("no TLS options".to_string()), // never loads without them
+                };
+                match built {
+                    Ok(client) => {
+                        self.tls = Some(client);
+                        self.connect(cx)
+                    }
+                    Err(e) => {
+                        let o = Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}"));
+                        self.finish(cx, o)
+                    }
+                }
+            }
+            other => {
+                let _ = (cx, answer);
                 self.state = other;
                 Step::Pending
             }

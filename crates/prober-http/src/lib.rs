@@ -40,9 +40,10 @@
 //!   deadline (a stalled handshake is the "awaiting headers" timeout). TLS failures are
 //!   Failures with reason Tls: `Get "<url>": tls: <rustls error>`, e.g.
 //!   `tls: invalid peer certificate: UnknownIssuer` or `tls: received fatal alert:
-//!   CertificateRequired`. CA, certificate or key files that cannot be used make the run
-//!   Unknown (reason Tls, `TLS setup failed: cannot read CA file "/x": no such file or
-//!   directory`). `timings.tls` is the handshake of the last hop and `cert_not_after` the
+//!   CertificateRequired`. CA, certificate or key files are loaded off the poll thread within
+//!   the deadline (cached while unchanged; regular files of at most 1 MiB); files that cannot
+//!   be used make the run Unknown (reason Tls, `TLS setup failed: cannot read CA file "/x": no
+//!   such file or directory`). `timings.tls` is the handshake of the last hop and `cert_not_after` the
 //!   expiry of the certificate that hop's server sent. ALPN offers `http/1.1` only.
 //! - Without the `tls` feature, `https://` is Unknown, reason Unsupported,
 //!   `TLS not built in: cannot probe https://...`.

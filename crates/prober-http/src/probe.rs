@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{HttpSpec, Outcome, Reason, Scheme, Url};
-use prober_io::{Ctx, Machine, Ready, Step};
+use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
@@ -23,7 +23,9 @@ use crate::redirect::{Decision, Hop, Redirects};
 use crate::request::{build_request, host_override};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 #[cfg(feature = "tls")]
-use prober_transport::tls::{ALPN_HTTP1, TlsClient, TlsConn};
+use prober_io::BlockingJob;
+#[cfg(feature = "tls")]
+use prober_transport::tls::{ALPN_HTTP1, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
 use prober_transport::{Transport, TransportError, op_error_text};
 use crate::verdict::evaluate;
 
@@ -46,6 +48,9 @@ const BODY_TIMEOUT: &str =
 #[derive(Debug)]
 enum State {
     Idle,
+    /// Waiting for the TLS files, loaded off the poll thread, before connecting.
+    #[cfg(feature = "tls")]
+    LoadingTls(BlockingJob),
     Connecting(Connector),
     #[cfg(feature = "tls")]
     Handshake {
@@ -199,10 +204,17 @@ impl HttpProbe {
         self.first_byte = None;
         self.cert_not_after = None;
         if self.url().scheme() == Scheme::Https {
-            if let Err((reason, msg)) = self.tls_setup() {
-                return self.finish(cx, Outcome::unknown(reason, msg));
+            match self.tls_setup(cx) {
+                Ok(true) => {}
+                Ok(false) => return Step::Pending,
+                Err((reason, msg)) => return self.finish(cx, Outcome::unknown(reason, msg)),
             }
         }
+        self.connect_hop(cx)
+    }
+
+    /// Connects to the current hop's host (its TLS client is ready for an `https` hop).
+    fn connect_hop(&mut self, cx: &mut Ctx<'_>) -> Step {
         let url = self.url();
         // TLS makes several small writes in a row (the handshake's last flight, then the
         // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
@@ -214,21 +226,29 @@ impl HttpProbe {
         self.on_connect_step(cx, connector, step)
     }
 
-    /// Makes sure a TLS client is ready for an `https` hop: an Unknown outcome if TLS is not
-    /// built in or its files cannot be used.
+    /// Makes sure a TLS client is ready for an `https` hop: `Ok(true)` when it is, `Ok(false)`
+    /// when its files are being loaded off the poll thread (the run goes on in `job_done`), an
+    /// Unknown outcome if TLS is not built in or its files cannot be used.
     #[cfg(feature = "tls")]
-    fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
-        if self.tls.is_none() {
-            match TlsClient::new(&self.plan.spec.tls, &[ALPN_HTTP1]) {
-                Ok(c) => self.tls = Some(c),
-                Err(e) => return Err((Reason::Tls, format!("TLS setup failed: {e}"))),
+    fn tls_setup(&mut self, cx: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
+        if self.tls.is_some() {
+            return Ok(true);
+        }
+        match start_setup(cx, &self.plan.spec.tls, &[ALPN_HTTP1]) {
+            TlsSetup::Ready(Ok(c)) => {
+                self.tls = Some(c);
+                Ok(true)
+            }
+            TlsSetup::Ready(Err(e)) => Err((Reason::Tls, format!("TLS setup failed: {e}"))),
+            TlsSetup::Loading(job) => {
+                self.state = State::LoadingTls(job);
+                Ok(false)
             }
         }
-        Ok(())
     }
 
     #[cfg(not(feature = "tls"))]
-    fn tls_setup(&mut self) -> Result<(), (Reason, String)> {
+    fn tls_setup(&mut self, _: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
         Err((Reason::Unsupported, format!("TLS not built in: cannot probe {}", self.url())))
     }
 
@@ -685,6 +705,29 @@ impl Machine for HttpProbe {
         }
     }
 
+    fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
+        match std::mem::replace(&mut self.state, State::Done) {
+            #[cfg(feature = "tls")]
+            State::LoadingTls(_job) => {
+                match finish_setup(answer, &self.plan.spec.tls, &[ALPN_HTTP1]) {
+                    Ok(c) => {
+                        self.tls = Some(c);
+                        self.connect_hop(cx)
+                    }
+                    Err(e) => {
+                        let o = Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}"));
+                        self.finish(cx, o)
+                    }
+                }
+            }
+            other => {
+                let _ = (cx, answer);
+                self.state = other;
+                Step::Pending
+            }
+        }
+    }
+
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         match self.deadline {
             Some(d) if cx.now >= d => {}
@@ -730,6 +773,9 @@ impl Machine for HttpProbe {
                 next_url = Some(hop.url);
                 None
             }
+            // The files were not loaded in time: a timeout like a slow name lookup's.
+            #[cfg(feature = "tls")]
+            State::LoadingTls(_) => None,
             State::Idle | State::Done => None,
         };
         let why = if in_body { BODY_TIMEOUT } else { HEADERS_TIMEOUT };
@@ -757,6 +803,8 @@ impl Machine for HttpProbe {
             | State::Head { conn, .. }
             | State::Body { conn, .. }
             | State::Discard { conn, .. } => conn.close(cx),
+            #[cfg(feature = "tls")]
+            State::LoadingTls(_) => {}
             State::Idle | State::Done => {}
         }
         self.deadline = None;

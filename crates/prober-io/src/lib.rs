@@ -10,9 +10,9 @@
 //! blocking `prober::check`) and the engine in `prober-engine` (thousands at once). Both are
 //! the same contract, so a probe behaves the same way through either entry point.
 //!
-//! This crate also owns the two helpers that must not run on a poll thread: the name
-//! [`resolver`] pool (getaddrinfo blocks) and the [`reaper`] for killed children that have not
-//! exited yet.
+//! This crate also owns the helpers for what must not run on a poll thread: the name
+//! [`resolver`] pool (getaddrinfo blocks), the [`blocking`] job pool (files: TLS material) and
+//! the [`reaper`] for killed children that have not exited yet.
 
 use std::io;
 use std::net::SocketAddr;
@@ -21,11 +21,14 @@ use std::time::{Duration, Instant};
 use mio::{Registry, Token};
 use prober_core::Outcome;
 
+pub mod blocking;
 mod pool;
 pub mod reaper;
 pub mod resolver;
 mod run;
+mod workers;
 
+pub use blocking::{Answer, BlockingJob, JobDone};
 pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
 pub use resolver::{Lookup, Resolved, Resolver};
 pub use run::run_to_completion;
@@ -123,13 +126,24 @@ impl<'a> Ctx<'a> {
     pub fn resolve(&self, host: &str, port: u16) -> resolver::Lookup {
         self.resolver.submit(self.ticket, host, port)
     }
+
+    /// Runs `work` off the poll thread (see [`blocking`]); its answer arrives through
+    /// [`Machine::job_done`]. A machine has at most one job in flight, and keeps the returned
+    /// guard until the answer arrives: dropping it skips the job if it has not started.
+    #[must_use = "dropping the BlockingJob abandons the job"]
+    pub fn run_blocking(
+        &self,
+        work: impl FnOnce() -> blocking::Answer + Send + 'static,
+    ) -> blocking::BlockingJob {
+        self.resolver.submit_blocking(self.ticket, work)
+    }
 }
 
 /// A probe run as a state machine driven by a poll loop.
 ///
-/// Call order: `start` once, then any number of `ready`, `resolved`, `timer` and (after a
-/// [`Step::Yield`]) `resume` calls, until one of them returns [`Step::Done`]; or `cancel` at any
-/// time instead. After `Done` or `cancel` the driver drops the machine and calls nothing else
+/// Call order: `start` once, then any number of `ready`, `resolved`, `job_done`, `timer` and
+/// (after a [`Step::Yield`]) `resume` calls, until one of them returns [`Step::Done`]; or
+/// `cancel` at any time instead. After `Done` or `cancel` the driver drops the machine and calls nothing else
 /// on it.
 pub trait Machine: Send {
     /// Begins the run at `cx.now` (the start of the probe's one deadline).
@@ -144,6 +158,13 @@ pub trait Machine: Send {
     /// The answer to [`Ctx::resolve`].
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
         let _ = (cx, addrs);
+        Step::Pending
+    }
+
+    /// The answer of the job started with [`Ctx::run_blocking`]: what its closure returned, or
+    /// an error when it could not be run.
+    fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<blocking::Answer>) -> Step {
+        let _ = (cx, answer);
         Step::Pending
     }
 

@@ -4,21 +4,22 @@
 //! engine and every blocking check. A pool thread posts the answer into the asking
 //! [`Resolver`]'s queue and wakes that resolver's poll through its `mio::Waker`. The pool grows
 //! on demand (one slow answer never holds up another lookup while the pool has room) and idle
-//! threads exit after a while, so an idle process keeps none.
+//! threads exit after a while, so an idle process keeps none (see `workers.rs`). The
+//! [`Resolver`] is also the driver's handle for [`crate::blocking`] jobs.
 
-use std::collections::VecDeque;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
+
+use crate::blocking::JobDone;
+use crate::workers::WorkPool;
 
 /// At most this many lookups run at once across the process.
 const MAX_THREADS: usize = 16;
-/// A pool thread with nothing to do exits after this long.
-const IDLE_EXIT: Duration = Duration::from_secs(10);
 
 /// One answer: the asking machine's ticket, the result, and how long the lookup took.
 #[derive(Debug)]
@@ -28,25 +29,17 @@ pub struct Resolved {
     pub took: Duration,
 }
 
+/// Where a driver's answers are queued: lookups here, and the blocking jobs of
+/// [`crate::blocking`], which share the driver's waker.
 #[derive(Debug)]
-struct Sink {
+pub(crate) struct Sink {
     done: Mutex<Vec<Resolved>>,
-    waker: Arc<mio::Waker>,
+    pub(crate) jobs: Mutex<Vec<JobDone>>,
+    pub(crate) waker: Arc<mio::Waker>,
 }
 
 /// How a host name becomes addresses: `getaddrinfo` normally.
 pub type LookupFn = fn(&str, u16) -> io::Result<Vec<SocketAddr>>;
-
-#[derive(Debug)]
-struct Job {
-    ticket: u64,
-    host: String,
-    port: u16,
-    lookup: LookupFn,
-    sink: Arc<Sink>,
-    /// Cleared when the asking probe no longer wants the answer.
-    wanted: Arc<AtomicBool>,
-}
 
 /// A lookup in flight. Dropping it (the probe finished, timed out or was cancelled) tells the
 /// pool to skip the lookup if it has not started, so stale lookups do not hold up live ones.
@@ -61,34 +54,28 @@ impl Drop for Lookup {
     }
 }
 
-#[derive(Debug, Default)]
-struct PoolState {
-    jobs: VecDeque<Job>,
-    threads: usize,
-    idle: usize,
+fn pool() -> &'static WorkPool {
+    static POOL: OnceLock<WorkPool> = OnceLock::new();
+    POOL.get_or_init(|| WorkPool::new("prober-resolve", MAX_THREADS))
 }
 
-#[derive(Debug, Default)]
-struct Pool {
-    state: Mutex<PoolState>,
-    cv: Condvar,
-}
-
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<Pool> = OnceLock::new();
-    POOL.get_or_init(Pool::default)
-}
-
-/// A driver's handle on the resolver pool: lookups it submits are answered into its own queue.
+/// A driver's handle on the helper pools: lookups and blocking jobs it submits are answered
+/// into its own queues, and its poll is woken through its waker.
 #[derive(Debug)]
 pub struct Resolver {
-    sink: Arc<Sink>,
+    pub(crate) sink: Arc<Sink>,
 }
 
 impl Resolver {
     /// `waker` is woken whenever an answer is queued for this resolver.
     pub fn new(waker: Arc<mio::Waker>) -> Resolver {
-        Resolver { sink: Arc::new(Sink { done: Mutex::new(Vec::new()), waker }) }
+        Resolver {
+            sink: Arc::new(Sink {
+                done: Mutex::new(Vec::new()),
+                jobs: Mutex::new(Vec::new()),
+                waker,
+            }),
+        }
     }
 
     /// Queues a lookup of `host`; the answer carries `ticket` and addresses with `port` set.
@@ -100,34 +87,23 @@ impl Resolver {
     /// without touching the system's resolver configuration.
     #[doc(hidden)]
     pub fn submit_with(&self, ticket: u64, host: &str, port: u16, lookup: LookupFn) -> Lookup {
-        let pool = pool();
-        let mut st = pool.state.lock();
         let host = host.to_string();
         let wanted = Arc::new(AtomicBool::new(true));
         let sink = self.sink.clone();
-        st.jobs.push_back(Job { ticket, host, port, lookup, sink, wanted: wanted.clone() });
-        // More queued jobs than idle threads: start another (counting idle threads alone would
-        // send two quick submits to the one idle thread, one waiting behind the other).
-        if st.jobs.len() > st.idle && st.threads < MAX_THREADS {
-            let spawned = std::thread::Builder::new()
-                .name("prober-resolve".into())
-                .stack_size(256 * 1024)
-                .spawn(worker);
-            if spawned.is_ok() {
-                st.threads += 1;
+        let work = Box::new(move || {
+            // Nobody is waiting for the answer any more (the driver is gone): skip the lookup.
+            if Arc::strong_count(&sink) == 1 {
+                return;
             }
+            let started = Instant::now();
+            let addrs = lookup(&host, port);
+            deliver(&sink, Resolved { ticket, addrs, took: started.elapsed() });
+        });
+        if pool().submit(work, wanted.clone()).is_err() {
+            // No thread at all: answer here, as an error the probe reports.
+            let addrs = Err(io::Error::other("could not start a resolver thread"));
+            deliver(&self.sink, Resolved { ticket, addrs, took: Duration::ZERO });
         }
-        // With no thread at all (spawn failed and none exist) the job would wait forever:
-        // answer it here instead, as an error the probe reports.
-        if st.threads == 0 {
-            let job = st.jobs.pop_back().expect("just pushed");
-            drop(st);
-            let err = io::Error::other("could not start a resolver thread");
-            deliver(job, Err(err), Duration::ZERO);
-            return Lookup { wanted };
-        }
-        drop(st);
-        pool.cv.notify_one();
         Lookup { wanted }
     }
 
@@ -137,38 +113,10 @@ impl Resolver {
     }
 }
 
-fn deliver(job: Job, addrs: io::Result<Vec<SocketAddr>>, took: Duration) {
-    job.sink.done.lock().push(Resolved { ticket: job.ticket, addrs, took });
+fn deliver(sink: &Sink, answer: Resolved) {
+    sink.done.lock().push(answer);
     // A failed wake means the poll is gone (its driver was dropped): nobody wants the answer.
-    let _ = job.sink.waker.wake();
-}
-
-fn worker() {
-    let pool = pool();
-    loop {
-        let job = {
-            let mut st = pool.state.lock();
-            loop {
-                if let Some(job) = st.jobs.pop_front() {
-                    break job;
-                }
-                st.idle += 1;
-                let timed_out = pool.cv.wait_for(&mut st, IDLE_EXIT).timed_out();
-                st.idle -= 1;
-                if timed_out && st.jobs.is_empty() {
-                    st.threads -= 1;
-                    return;
-                }
-            }
-        };
-        // Nobody is waiting for the answer any more: skip the lookup.
-        if Arc::strong_count(&job.sink) == 1 || !job.wanted.load(Ordering::Acquire) {
-            continue;
-        }
-        let started = Instant::now();
-        let addrs = (job.lookup)(&job.host, job.port);
-        deliver(job, addrs, started.elapsed());
-    }
+    let _ = sink.waker.wake();
 }
 
 fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {

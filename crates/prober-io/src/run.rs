@@ -27,6 +27,7 @@ fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
     let resolver = Resolver::new(waker);
     let mut events = Events::with_capacity(8);
     let mut answers = Vec::new();
+    let mut jobs = Vec::new();
 
     let mut step = {
         let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &resolver, 0);
@@ -68,6 +69,12 @@ fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
                 for a in answers.drain(..) {
                     if done.is_none() {
                         done = call(machine.resolved(&mut cx, a.addrs));
+                    }
+                }
+                resolver.drain_jobs_into(&mut jobs);
+                for j in jobs.drain(..) {
+                    if done.is_none() {
+                        done = call(machine.job_done(&mut cx, j.answer));
                     }
                 }
             } else {

@@ -30,10 +30,11 @@ pub fn not_after(der: &[u8]) -> Option<i64> {
     let (validity, _) = element(rest, SEQUENCE)?;
     let (_, after_not_before) = any(validity)?;
     let (tag, value, _) = tlv(after_not_before)?;
-    let text = std::str::from_utf8(value).ok()?;
+    // The contents are bytes from the peer: parsed as bytes, never as `&str` (slicing text at
+    // byte offsets panics inside a multi-byte character).
     match tag {
-        UTC_TIME => parse_utc_time(text),
-        GENERALIZED_TIME => parse_generalized_time(text),
+        UTC_TIME => parse_utc_time(value),
+        GENERALIZED_TIME => parse_generalized_time(value),
         _ => None,
     }
 }
@@ -75,8 +76,8 @@ fn tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
 }
 
 /// `YYMMDDHHMMSSZ` (also without seconds); years 50..99 are 19xx, 00..49 are 20xx (RFC 5280).
-fn parse_utc_time(s: &str) -> Option<i64> {
-    let body = s.strip_suffix('Z')?;
+fn parse_utc_time(s: &[u8]) -> Option<i64> {
+    let body = s.strip_suffix(b"Z")?;
     if !matches!(body.len(), 10 | 12) {
         return None;
     }
@@ -86,13 +87,16 @@ fn parse_utc_time(s: &str) -> Option<i64> {
 }
 
 /// `YYYYMMDDHHMMSS[.fff]Z`; fractional seconds are dropped.
-fn parse_generalized_time(s: &str) -> Option<i64> {
-    let body = s.strip_suffix('Z')?;
-    let body = match body.split_once('.') {
-        Some((whole, frac)) if !frac.is_empty() && frac.bytes().all(|b| b.is_ascii_digit()) => {
-            whole
+fn parse_generalized_time(s: &[u8]) -> Option<i64> {
+    let body = s.strip_suffix(b"Z")?;
+    let body = match body.iter().position(|&b| b == b'.') {
+        Some(dot) => {
+            let frac = &body[dot + 1..];
+            if frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            &body[..dot]
         }
-        Some(_) => return None,
         None => body,
     };
     if body.len() != 14 {
@@ -101,13 +105,16 @@ fn parse_generalized_time(s: &str) -> Option<i64> {
     civil_seconds(digits(&body[0..4])?, &body[4..])
 }
 
-/// `MMDDHHMM[SS]` of `year` as seconds since the epoch.
-fn civil_seconds(year: i64, rest: &str) -> Option<i64> {
+/// `MMDDHHMM[SS]` of `year` as seconds since the epoch (`rest` is 8 or 10 bytes long).
+fn civil_seconds(year: i64, rest: &[u8]) -> Option<i64> {
+    if !matches!(rest.len(), 8 | 10) {
+        return None;
+    }
     let month = digits(&rest[0..2])?;
     let day = digits(&rest[2..4])?;
     let hour = digits(&rest[4..6])?;
     let minute = digits(&rest[6..8])?;
-    let second = if rest.len() >= 10 { digits(&rest[8..10])? } else { 0 };
+    let second = if rest.len() == 10 { digits(&rest[8..10])? } else { 0 };
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
     if !(1..=12).contains(&month)
@@ -122,11 +129,19 @@ fn civil_seconds(year: i64, rest: &str) -> Option<i64> {
     Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
-fn digits(s: &str) -> Option<i64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+/// A run of ASCII digits (at most 4 here) as a number; anything else is `None`.
+fn digits(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 4 {
         return None;
     }
-    s.parse().ok()
+    let mut n = 0i64;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n * 10 + i64::from(b - b'0');
+    }
+    Some(n)
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
@@ -162,18 +177,18 @@ mod tests {
 
     #[test]
     fn times() {
-        assert_eq!(parse_utc_time("700101000000Z"), Some(0));
-        assert_eq!(parse_utc_time("491231235959Z"), Some(2_524_607_999));
-        assert_eq!(parse_utc_time("991231000000Z"), Some(946_598_400));
-        assert_eq!(parse_utc_time("9912310000Z"), Some(946_598_400));
-        assert_eq!(parse_generalized_time("20000229120001Z"), Some(951_825_601));
-        assert_eq!(parse_generalized_time("20000229120001.5Z"), Some(951_825_601));
-        assert_eq!(parse_generalized_time("19691231235959Z"), Some(-1));
+        assert_eq!(parse_utc_time(b"700101000000Z"), Some(0));
+        assert_eq!(parse_utc_time(b"491231235959Z"), Some(2_524_607_999));
+        assert_eq!(parse_utc_time(b"991231000000Z"), Some(946_598_400));
+        assert_eq!(parse_utc_time(b"9912310000Z"), Some(946_598_400));
+        assert_eq!(parse_generalized_time(b"20000229120001Z"), Some(951_825_601));
+        assert_eq!(parse_generalized_time(b"20000229120001.5Z"), Some(951_825_601));
+        assert_eq!(parse_generalized_time(b"19691231235959Z"), Some(-1));
         for bad in ["", "Z", "700101000000", "701301000000Z", "700132000000Z", "7001010000+0Z"] {
-            assert_eq!(parse_utc_time(bad), None, "{bad:?}");
+            assert_eq!(parse_utc_time(bad.as_bytes()), None, "{bad:?}");
         }
         for bad in ["20010229000000Z", "20000229250000Z", "2000022912000Z", "20000229120001.Z"] {
-            assert_eq!(parse_generalized_time(bad), None, "{bad:?}");
+            assert_eq!(parse_generalized_time(bad.as_bytes()), None, "{bad:?}");
         }
     }
 
@@ -187,5 +202,32 @@ mod tests {
         }
         // Indefinite length.
         assert_eq!(not_after(&[0x30, 0x80, 0x00, 0x00]), None);
+    }
+
+    /// The certificate of `cert_expiring(2031, 2, 3)` with its `notAfter` contents (UTCTime
+    /// `310203000000Z`) replaced by `value`, which must be as long; the DER framing stays valid.
+    fn with_not_after(value: &[u8]) -> Vec<u8> {
+        let mut der = cert_expiring(2031, 2, 3);
+        let encoded = b"\x17\x0d310203000000Z";
+        assert_eq!(value.len(), encoded.len() - 2);
+        let at = der.windows(encoded.len()).position(|w| w == encoded).expect("notAfter") + 2;
+        der[at..at + value.len()].copy_from_slice(value);
+        der
+    }
+
+    #[test]
+    fn non_ascii_times_are_none_not_a_panic() {
+        assert_eq!(not_after(&with_not_after(b"310203000000Z")), Some(1_927_843_200));
+        // Valid UTF-8 with a two-byte character where the year is: slicing that text at byte
+        // offsets panicked ("byte index 2 is not a char boundary").
+        assert_eq!(not_after(&with_not_after("3\u{e9}203000000Z".as_bytes())), None);
+        assert_eq!(not_after(&with_not_after("\u{e9}\u{e9}03000000Z".as_bytes())), None);
+        assert_eq!(not_after(&with_not_after("31\u{20ac}3000000Z".as_bytes())), None);
+        // Not UTF-8 at all, and digits from other scripts.
+        assert_eq!(not_after(&with_not_after(b"31\xff\xfe03000000Z")), None);
+        assert_eq!(not_after(&with_not_after("31\u{663}03000000Z".as_bytes())), None);
+        assert_eq!(parse_generalized_time("2031\u{e9}203000000Z".as_bytes()), None);
+        assert_eq!(parse_generalized_time("20310203000000.\u{e9}Z".as_bytes()), None);
+        assert_eq!(parse_utc_time(b"+1+2030000Z"), None);
     }
 }

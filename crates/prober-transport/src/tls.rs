@@ -1,9 +1,15 @@
 //! TLS clients for probes (feature `tls`): rustls with the ring provider, driven without
 //! blocking over a mio socket.
 //!
-//! - [`TlsClient`] is built from [`TlsOptions`] once per probe run (so CA, certificate and key
-//!   files are read when a run starts and a renewed file is picked up by the next run). The
-//!   system trust store is loaded once per process.
+//! - [`TlsClient`] is built from [`TlsOptions`] once per probe run, from [`TlsMaterial`]: the
+//!   parsed CA, certificate and key files. Files are a peer of the probe like any other input
+//!   (a FIFO, a device, a huge file, a hung network file system), so they are never touched
+//!   on a poll thread: [`start_setup`] hands the loading to the blocking-job pool of
+//!   `prober-io` and the probe's deadline keeps running meanwhile. Loading opens each file
+//!   non-blocking, accepts regular files of at most [`MAX_FILE_BYTES`] only, and reads no more.
+//!   Parsed material is cached by the files' identity (path, device, inode, size, mtime), so
+//!   each run only checks the files (`open` + `fstat`) and a renewed file is picked up by the
+//!   next run. The system trust store is loaded once per process, also off the poll thread.
 //! - Verification follows [`TlsVerify`]. The kubelet's default, `None`, accepts any
 //!   certificate and any name but still checks the handshake signatures with the provider's
 //!   algorithms, so the server proves it holds the key of the certificate it sent.
@@ -15,13 +21,16 @@
 //!   `read_tls`/`write_tls`/`process_new_packets` until the socket would block, and
 //!   `sync_interest` registers for what rustls wants next (`wants_read`/`wants_write`).
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mio::{Interest, Registry, Token};
 use prober_core::{ClosePolicy, TlsOptions, TlsVerify, TlsVersion};
-use prober_io::Ctx;
+use prober_io::{Answer, BlockingJob, Ctx};
 use prober_tcp::Conn;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -44,10 +53,16 @@ fn provider() -> Arc<CryptoProvider> {
     PROVIDER.get_or_init(|| Arc::new(rustls::crypto::ring::default_provider())).clone()
 }
 
-/// The system trust store, loaded once per process.
+static SYSTEM_ROOTS: OnceLock<Result<Arc<RootCertStore>, String>> = OnceLock::new();
+
+/// The system trust store if it has been loaded already (no file access).
+fn system_roots_loaded() -> Option<Result<Arc<RootCertStore>, String>> {
+    SYSTEM_ROOTS.get().cloned()
+}
+
+/// The system trust store, loaded once per process (reads files: not on a poll thread).
 fn system_roots() -> Result<Arc<RootCertStore>, String> {
-    static ROOTS: OnceLock<Result<Arc<RootCertStore>, String>> = OnceLock::new();
-    ROOTS
+    SYSTEM_ROOTS
         .get_or_init(|| {
             let found = rustls_native_certs::load_native_certs();
             let mut roots = RootCertStore::empty();
@@ -64,14 +79,78 @@ fn system_roots() -> Result<Arc<RootCertStore>, String> {
         .clone()
 }
 
-fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path)
-        .map_err(|e| format!("cannot read {what} {:?}: {}", path, prober_io::os_error_text(&e)))
+/// The largest CA, certificate or key file accepted: far above any real bundle (the Mozilla
+/// roots are about 220 KB of PEM), far below what could hurt the process.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Where a file is and which version of it: equal identities mean an unchanged file.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct FileId {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
 }
 
-fn read_certs(what: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem = read_file(what, path)?;
-    let certs = CertificateDer::pem_slice_iter(&pem)
+/// A TLS file opened for reading: non-blocking (a FIFO must not wait for a writer), checked to
+/// be a regular file within [`MAX_FILE_BYTES`].
+struct TlsFile {
+    file: std::fs::File,
+    id: FileId,
+}
+
+impl TlsFile {
+    fn open(what: &str, path: &Path) -> Result<TlsFile, String> {
+        let cannot = |e: &io::Error| {
+            format!("cannot read {what} {:?}: {}", path, prober_io::os_error_text(e))
+        };
+        // std opens with O_CLOEXEC; O_NONBLOCK: opening a FIFO does not wait for a writer;
+        // O_NOCTTY: a terminal named here does not become ours.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(path)
+            .map_err(|e| cannot(&e))?;
+        let meta = file.metadata().map_err(|e| cannot(&e))?;
+        if !meta.file_type().is_file() {
+            return Err(format!("cannot read {what} {path:?}: not a regular file"));
+        }
+        if meta.len() > MAX_FILE_BYTES {
+            return Err(format!(
+                "cannot read {what} {path:?}: larger than the limit of {MAX_FILE_BYTES} bytes ({} bytes)",
+                meta.len()
+            ));
+        }
+        let id = FileId {
+            path: path.to_path_buf(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        };
+        Ok(TlsFile { file, id })
+    }
+
+    /// The contents, at most [`MAX_FILE_BYTES`] even if the file grew since it was checked.
+    fn read(self, what: &str) -> Result<Vec<u8>, String> {
+        let path = &self.id.path;
+        let mut buf = Vec::with_capacity(self.id.size as usize);
+        self.file
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read {what} {path:?}: {}", prober_io::os_error_text(&e)))?;
+        if buf.len() as u64 > MAX_FILE_BYTES {
+            return Err(format!(
+                "cannot read {what} {path:?}: larger than the limit of {MAX_FILE_BYTES} bytes"
+            ));
+        }
+        Ok(buf)
+    }
+}
+
+fn parse_certs(what: &str, path: &Path, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("invalid {what} {path:?}: {e}"))?;
     if certs.is_empty() {
@@ -80,14 +159,188 @@ fn read_certs(what: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, S
     Ok(certs)
 }
 
-fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
-    let pem = read_file("client key file", path)?;
-    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| match e {
+fn parse_key(path: &Path, pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> {
+    PrivateKeyDer::from_pem_slice(pem).map_err(|e| match e {
         rustls::pki_types::pem::Error::NoItemsFound => {
             format!("invalid client key file {path:?}: no PEM private key in it")
         }
         e => format!("invalid client key file {path:?}: {e}"),
     })
+}
+
+/// The parsed files of one [`TlsOptions`]: what every run with unchanged files shares.
+#[derive(Debug)]
+pub struct TlsMaterial {
+    /// `None`: accept any certificate (`TlsVerify::None`).
+    webpki: Option<Arc<WebPkiServerVerifier>>,
+    client: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
+}
+
+/// What the material of some options was made from: the verification mode and every file's
+/// identity. Material depends on nothing else of the options (server name, versions and ALPN
+/// are applied per run), so those are not part of the key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct MaterialKey {
+    system_roots: bool,
+    ca: Option<FileId>,
+    client: Option<(FileId, FileId)>,
+}
+
+impl MaterialKey {
+    /// Whether both name the same files (in whatever version).
+    fn same_files(&self, other: &MaterialKey) -> bool {
+        self.paths() == other.paths()
+    }
+
+    fn paths(&self) -> (bool, Option<&Path>, Option<(&Path, &Path)>) {
+        let ca = self.ca.as_ref().map(|f| f.path.as_path());
+        let client = self.client.as_ref().map(|(c, k)| (c.path.as_path(), k.path.as_path()));
+        (self.system_roots, ca, client)
+    }
+}
+
+/// At most this many parsed materials are kept (one per set of files: a new version of the
+/// files replaces the old one); when full, the cache is emptied and refills with what is in
+/// use. With files of at most [`MAX_FILE_BYTES`], that bounds it to some tens of MiB at worst.
+const MATERIAL_CACHE_CAP: usize = 64;
+
+fn material_cache() -> &'static Mutex<HashMap<MaterialKey, Arc<TlsMaterial>>> {
+    static CACHE: OnceLock<Mutex<HashMap<MaterialKey, Arc<TlsMaterial>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+static PARSES: AtomicU64 = AtomicU64::new(0);
+
+/// How many times TLS files have been read and parsed in this process (a cache miss), for
+/// tests and diagnostics: an unchanged file is parsed once, however many runs use it.
+pub fn material_parses() -> u64 {
+    PARSES.load(Ordering::Relaxed)
+}
+
+impl TlsMaterial {
+    /// Material that needs no file access: `None` when `opts` name files, or the system trust
+    /// store is not loaded yet (then [`TlsMaterial::load`] must run off the poll thread).
+    pub fn without_files(opts: &TlsOptions) -> Option<Result<Arc<TlsMaterial>, String>> {
+        if opts.client_cert.is_some() {
+            return None;
+        }
+        match &opts.verify {
+            TlsVerify::None => Some(Ok(Arc::new(TlsMaterial { webpki: None, client: None }))),
+            TlsVerify::SystemRoots => {
+                let roots = system_roots_loaded()?;
+                Some(roots.and_then(|r| Ok(Arc::new(TlsMaterial { webpki: Some(verifier(r)?), client: None }))))
+            }
+            TlsVerify::CaFile(_) => None,
+        }
+    }
+
+    /// Opens, checks, reads and parses the files `opts` name, or takes their parsed material
+    /// from the cache when every file is unchanged. Blocks (file system access): call it off
+    /// the poll thread. The error is a complete sentence naming the file.
+    pub fn load(opts: &TlsOptions) -> Result<Arc<TlsMaterial>, String> {
+        if let Some(ready) = TlsMaterial::without_files(opts) {
+            return ready;
+        }
+        let ca = match &opts.verify {
+            TlsVerify::CaFile(path) => Some(TlsFile::open("CA file", path)?),
+            _ => None,
+        };
+        let client = match &opts.client_cert {
+            Some((cert, key)) => Some((
+                TlsFile::open("client certificate file", cert)?,
+                TlsFile::open("client key file", key)?,
+            )),
+            None => None,
+        };
+        let key = MaterialKey {
+            system_roots: matches!(opts.verify, TlsVerify::SystemRoots),
+            ca: ca.as_ref().map(|f| f.id.clone()),
+            client: client.as_ref().map(|(c, k)| (c.id.clone(), k.id.clone())),
+        };
+        if let Some(hit) = lock(material_cache()).get(&key) {
+            return Ok(hit.clone());
+        }
+        PARSES.fetch_add(1, Ordering::Relaxed);
+        let webpki = match (&opts.verify, ca) {
+            (TlsVerify::None, _) => None,
+            (TlsVerify::SystemRoots, _) => Some(verifier(system_roots()?)?),
+            (TlsVerify::CaFile(path), Some(file)) => {
+                let pem = file.read("CA file")?;
+                let mut roots = RootCertStore::empty();
+                for cert in parse_certs("CA file", path, &pem)? {
+                    roots.add(cert).map_err(|e| format!("invalid CA file {path:?}: {e}"))?;
+                }
+                Some(verifier(Arc::new(roots))?)
+            }
+            (TlsVerify::CaFile(_), None) => unreachable!("opened above"),
+        };
+        let client = match (client, &opts.client_cert) {
+            (Some((cert_file, key_file)), Some((cert, key))) => {
+                let chain =
+                    parse_certs("client certificate file", cert, &cert_file.read("client certificate file")?)?;
+                let key = parse_key(key, &key_file.read("client key file")?)?;
+                Some((chain, key))
+            }
+            _ => None,
+        };
+        let material = Arc::new(TlsMaterial { webpki, client });
+        let mut cache = lock(material_cache());
+        // Older versions of the same files are of no use any more.
+        cache.retain(|k, _| !k.same_files(&key));
+        if cache.len() >= MATERIAL_CACHE_CAP {
+            cache.clear();
+        }
+        cache.insert(key, material.clone());
+        Ok(material)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn verifier(roots: Arc<RootCertStore>) -> Result<Arc<WebPkiServerVerifier>, String> {
+    WebPkiServerVerifier::builder_with_provider(roots, provider())
+        .build()
+        .map_err(|e| format!("cannot set up certificate verification: {e}"))
+}
+
+/// Getting a run's [`TlsClient`] without blocking the poll thread: see [`start_setup`].
+#[derive(Debug)]
+pub enum TlsSetup {
+    /// Built at once (no file involved), or why not.
+    Ready(Result<TlsClient, String>),
+    /// The files are being loaded: keep the job until its answer reaches
+    /// [`prober_io::Machine::job_done`], then call [`finish_setup`].
+    Loading(BlockingJob),
+}
+
+/// Starts building the TLS client for `opts`: at once when no file is involved, else through a
+/// blocking job of `cx` (its answer goes to [`finish_setup`]).
+pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup {
+    match TlsMaterial::without_files(opts) {
+        Some(material) => TlsSetup::Ready(material.and_then(|m| TlsClient::with_material(&m, opts, alpn))),
+        None => {
+            let opts = opts.clone();
+            TlsSetup::Loading(cx.run_blocking(move || Box::new(TlsMaterial::load(&opts)) as Answer))
+        }
+    }
+}
+
+/// The TLS client for `opts` from the answer of the job [`start_setup`] started.
+pub fn finish_setup(
+    answer: io::Result<Answer>,
+    opts: &TlsOptions,
+    alpn: &[&[u8]],
+) -> Result<TlsClient, String> {
+    let answer = answer.map_err(|e| format!("cannot load the TLS files: {}", prober_io::os_error_text(&e)))?;
+    match answer.downcast::<Result<Arc<TlsMaterial>, String>>() {
+        Ok(material) => {
+            let material: Arc<TlsMaterial> = (*material)?;
+            TlsClient::with_material(&material, opts, alpn)
+        }
+        Err(_) => Err("cannot load the TLS files: unexpected answer".to_string()),
+    }
 }
 
 /// Accepts or verifies the server's certificate, recording its expiry first.
@@ -155,32 +408,24 @@ pub struct TlsClient {
 }
 
 impl TlsClient {
-    /// Builds the configuration, reading the CA, certificate and key files the options name.
-    /// `alpn`: the protocols offered, in order of preference. The error is a complete sentence
-    /// for an Unknown outcome.
+    /// Builds the configuration, reading the CA, certificate and key files the options name
+    /// (through the cache of [`TlsMaterial::load`]). Blocks on the file system: probes use
+    /// [`start_setup`] instead. `alpn`: the protocols offered, in order of preference. The
+    /// error is a complete sentence for an Unknown outcome.
     pub fn new(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<TlsClient, String> {
+        let material = TlsMaterial::load(opts)?;
+        TlsClient::with_material(&material, opts, alpn)
+    }
+
+    /// Builds the configuration from loaded material (no file access).
+    pub fn with_material(
+        material: &TlsMaterial,
+        opts: &TlsOptions,
+        alpn: &[&[u8]],
+    ) -> Result<TlsClient, String> {
         let provider = provider();
-        let roots = match &opts.verify {
-            TlsVerify::None => None,
-            TlsVerify::SystemRoots => Some(system_roots()?),
-            TlsVerify::CaFile(path) => {
-                let mut roots = RootCertStore::empty();
-                for cert in read_certs("CA file", path)? {
-                    roots.add(cert).map_err(|e| format!("invalid CA file {path:?}: {e}"))?;
-                }
-                Some(Arc::new(roots))
-            }
-        };
-        let webpki = match roots {
-            Some(roots) => Some(
-                WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
-                    .build()
-                    .map_err(|e| format!("cannot set up certificate verification: {e}"))?,
-            ),
-            None => None,
-        };
         let verifier = Arc::new(Verifier {
-            webpki,
+            webpki: material.webpki.clone(),
             algorithms: provider.signature_verification_algorithms,
             not_after: Mutex::new(None),
         });
@@ -193,15 +438,13 @@ impl TlsClient {
             .map_err(|e| format!("cannot set up TLS: {e}"))?
             .dangerous()
             .with_custom_certificate_verifier(verifier.clone());
-        let mut config = match &opts.client_cert {
-            None => builder.with_no_client_auth(),
-            Some((cert, key)) => {
-                let chain = read_certs("client certificate file", cert)?;
-                let key_der = read_key(key)?;
-                builder.with_client_auth_cert(chain, key_der).map_err(|e| {
+        let mut config = match (&material.client, &opts.client_cert) {
+            (Some((chain, key_der)), Some((cert, key))) => builder
+                .with_client_auth_cert(chain.clone(), key_der.clone_key())
+                .map_err(|e| {
                     format!("client certificate {cert:?} does not go with key {key:?}: {e}")
-                })?
-            }
+                })?,
+            _ => builder.with_no_client_auth(),
         };
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         Ok(TlsClient { config: Arc::new(config), verifier, server_name: opts.server_name.clone() })

@@ -1,0 +1,110 @@
+//! Process-wide pools of helper threads for work that must not run on a poll thread.
+//!
+//! Each pool grows on demand up to its cap (one slow task never holds up another while the pool
+//! has room) and its idle threads exit after a while, so an idle process keeps none. A task
+//! carries a `wanted` flag: when the asking probe has gone (finished, timed out, cancelled) the
+//! task is skipped if it has not started, so stale work does not hold up live work. The
+//! name resolver ([`crate::resolver`]) and the blocking-job facility ([`crate::blocking`]) each
+//! have their own pool, so that a stuck file system cannot starve name resolution or the
+//! reverse.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex};
+
+/// A pool thread with nothing to do exits after this long.
+const IDLE_EXIT: Duration = Duration::from_secs(10);
+
+pub(crate) type Work = Box<dyn FnOnce() + Send>;
+
+struct Task {
+    work: Work,
+    wanted: Arc<AtomicBool>,
+}
+
+#[derive(Default)]
+struct State {
+    tasks: VecDeque<Task>,
+    threads: usize,
+    idle: usize,
+}
+
+pub(crate) struct WorkPool {
+    name: &'static str,
+    max_threads: usize,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+
+impl std::fmt::Debug for WorkPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkPool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WorkPool {
+    pub(crate) fn new(name: &'static str, max_threads: usize) -> WorkPool {
+        WorkPool {
+            name,
+            max_threads,
+            state: Mutex::new(State::default()),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Queues `work`, run on a pool thread unless `wanted` is cleared before it starts. When
+    /// no thread exists and none can be started, the work is handed back: the caller answers
+    /// with an error instead (the work would otherwise wait forever).
+    pub(crate) fn submit(&'static self, work: Work, wanted: Arc<AtomicBool>) -> Result<(), Work> {
+        let mut st = self.state.lock();
+        st.tasks.push_back(Task { work, wanted });
+        // More queued tasks than idle threads: start another (counting idle threads alone would
+        // send two quick submits to the one idle thread, one waiting behind the other).
+        if st.tasks.len() > st.idle && st.threads < self.max_threads {
+            let spawned = std::thread::Builder::new()
+                .name(self.name.into())
+                .stack_size(256 * 1024)
+                .spawn(move || self.worker());
+            if spawned.is_ok() {
+                st.threads += 1;
+            }
+        }
+        if st.threads == 0 {
+            let task = st.tasks.pop_back().expect("just pushed");
+            return Err(task.work);
+        }
+        drop(st);
+        self.cv.notify_one();
+        Ok(())
+    }
+
+    fn worker(&'static self) {
+        loop {
+            let task = {
+                let mut st = self.state.lock();
+                loop {
+                    if let Some(task) = st.tasks.pop_front() {
+                        break task;
+                    }
+                    st.idle += 1;
+                    let timed_out = self.cv.wait_for(&mut st, IDLE_EXIT).timed_out();
+                    st.idle -= 1;
+                    if timed_out && st.tasks.is_empty() {
+                        st.threads -= 1;
+                        return;
+                    }
+                }
+            };
+            // A panicking task must not take the thread down uncounted (the pool would believe
+            // it still has it); the task's own code reports the panic to its asker.
+            if task.wanted.load(Ordering::Acquire) {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(task.work));
+            }
+        }
+    }
+}

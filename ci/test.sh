@@ -12,6 +12,10 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 step "include/prober.h is what cbindgen generates"
 bash ci/header.sh --check
 
+step "the C ABI only grows (abidiff against abi/, self-test, old client)"
+bash ci/abi-check.sh --self-test
+bash ci/abi-check.sh
+
 # The gRPC suites build grpc-go's own health server (Go 1.24+, modules from the Go proxy).
 need go golang-go
 

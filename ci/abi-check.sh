@@ -94,7 +94,8 @@ compare() { # WHAT BASELINE.abi CURRENT.abi [abidiff options...]
   abidiff --harmless --leaf-changes-only "$@" "$old" "$new" >"$work/report" 2>&1 || rc=$?
   [ $((rc & ~4)) = 0 ] || { cat "$work/report"; echo "abi-check: abidiff failed on $what (exit status $rc)" >&2; return 1; }
   if [ "$rc" = 4 ] || grep -q 'enumerator insertion' "$work/report"; then
-    echo "$what: additions only (they pass; refresh the baseline with the next minor version):"
+    echo "$what: no breaking change; abidiff lists these additions and harmless changes (they pass;"
+    echo "  refresh the baseline with the next minor version):"
     sed 's/^/  /' "$work/report"
   else
     echo "$what: identical to the baseline"
@@ -224,7 +225,8 @@ if [ "$mode" = --refresh ]; then
       fi
       if [ "$now_major.$now_minor" = "$was_major.$was_minor" ]; then
         echo "abi-check: the baseline is for $was_major.$was_minor and the header is $now_major.$now_minor:" >&2
-        echo "  bump PROBER_VERSION_MINOR (the workspace version in Cargo.toml, then ci/header.sh) first." >&2
+        echo "  bump the minor version first: PROBER_VERSION_MINOR in crates/prober-ffi/cbindgen.toml" >&2
+        echo "  and the workspace version in Cargo.toml, then bash ci/header.sh." >&2
         exit 1
       fi
     fi

@@ -206,7 +206,7 @@ static void check_engine(const target_server *t) {
   CHECK_OK(prober_spec_set_period_ms(s, 50));
   CHECK_OK(prober_engine_set_probe(e, target, PROBER_ROLE_READINESS, s));
   prober_spec_free(s);
-  CHECK(prober_engine_set_probe(e, target, 9, NULL) == PROBER_E_NULL);
+  CHECK(prober_engine_set_probe(e, target, PROBER_ROLE_READINESS, NULL) == PROBER_E_NULL);
 
   const char *false_argv[] = {"/bin/false"};
   CHECK_OK(prober_spec_new_exec(false_argv, 1, &s));

@@ -12,6 +12,10 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 step "include/prober.h is what cbindgen generates"
 bash ci/header.sh --check
 
+step "the C ABI only grows (abidiff against abi/, self-test, old client)"
+bash ci/abi-check.sh --self-test
+bash ci/abi-check.sh
+
 step "lints: clippy and rustdoc with warnings denied, gofmt"
 cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
@@ -26,6 +30,9 @@ unformatted=$(gofmt -l bindings bench tests 2>/dev/null || true)
 
 step "cargo test --workspace"
 cargo test --workspace --locked 2>&1
+
+step "kubelet parity (the kubelet's own pkg/probe against prober on the same servers)"
+bash ci/parity.sh
 
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh

@@ -425,3 +425,23 @@ fn a_stalled_body_over_tls_times_out() {
     assert!(o.message.ends_with("(Client.Timeout or context cancellation while reading body)"));
     assert_eq!(o.output, b"aaaaa");
 }
+
+/// A self-signed `CA:TRUE` server certificate (what `openssl req -x509` makes) pinned through
+/// the CA file is accepted, as Go and OpenSSL accept it; its name and the CA file still count.
+#[test]
+fn a_pinned_self_signed_ca_certificate_is_accepted() {
+    let cert = prober_testkit::tls::self_signed_ca(&["localhost", "127.0.0.1"]);
+    let s = server(cert.clone());
+    let pem = dir("pinned-ca").join("pinned.pem");
+    std::fs::write(&pem, &cert.cert_pem).unwrap();
+    assert_success(&get_with(&s.url("/health"), verify_with(pem.clone())), "ok");
+    // The name is still checked.
+    let wrong_name = TlsOptions { server_name: Some("other.example".into()), ..verify_with(pem) };
+    let o = get_with(&s.url("/health"), wrong_name);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
+    // Another CA:TRUE certificate of the same names is not the pinned one: refused.
+    let other = dir("pinned-ca-other").join("other.pem");
+    std::fs::write(&other, prober_testkit::tls::self_signed_ca(&["localhost", "127.0.0.1"]).cert_pem).unwrap();
+    let o = get_with(&s.url("/health"), verify_with(other));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
+}

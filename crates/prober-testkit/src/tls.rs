@@ -136,6 +136,17 @@ pub fn self_signed(names: &[&str]) -> Issued {
     Issued { cert_pem: cert.pem(), key_pem: key.serialize_pem(), cert_der: cert.der().to_vec() }
 }
 
+/// A self-signed certificate for `names` that is also marked a CA (`CA:TRUE`), as
+/// `openssl req -x509` makes them: the usual home-made server certificate.
+pub fn self_signed_ca(names: &[&str]) -> Issued {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let key = KeyPair::generate().expect("prober-testkit: generate key");
+    let mut params = CertificateParams::new(names).expect("prober-testkit: names");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).expect("prober-testkit: self-sign");
+    Issued { cert_pem: cert.pem(), key_pem: key.serialize_pem(), cert_der: cert.der().to_vec() }
+}
+
 /// Which TLS versions the server accepts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TlsVersions {

@@ -18,6 +18,11 @@ const GENERALIZED_TIME: u8 = 0x18;
 
 /// The `notAfter` time of a DER certificate, in seconds since the Unix epoch.
 pub fn not_after(der: &[u8]) -> Option<i64> {
+    validity(der).map(|(_, after)| after)
+}
+
+/// The `notBefore` and `notAfter` times of a DER certificate, in seconds since the Unix epoch.
+pub fn validity(der: &[u8]) -> Option<(i64, i64)> {
     let (cert, _) = element(der, SEQUENCE)?;
     let (tbs, _) = element(cert, SEQUENCE)?;
     let mut rest = tbs;
@@ -28,15 +33,21 @@ pub fn not_after(der: &[u8]) -> Option<i64> {
     rest = element(rest, SEQUENCE)?.1; // signature
     rest = element(rest, SEQUENCE)?.1; // issuer
     let (validity, _) = element(rest, SEQUENCE)?;
-    let (_, after_not_before) = any(validity)?;
-    let (tag, value, _) = tlv(after_not_before)?;
-    // The contents are bytes from the peer: parsed as bytes, never as `&str` (slicing text at
-    // byte offsets panics inside a multi-byte character).
-    match tag {
+    let (before, after_not_before) = time(validity)?;
+    let (after, _) = time(after_not_before)?;
+    Some((before, after))
+}
+
+/// One `Time` element and what follows it. The contents are bytes from the peer: parsed as
+/// bytes, never as `&str` (slicing text at byte offsets panics inside a multi-byte character).
+fn time(input: &[u8]) -> Option<(i64, &[u8])> {
+    let (tag, value, rest) = tlv(input)?;
+    let t = match tag {
         UTC_TIME => parse_utc_time(value),
         GENERALIZED_TIME => parse_generalized_time(value),
         _ => None,
-    }
+    }?;
+    Some((t, rest))
 }
 
 /// One element with `tag`: its contents and what follows it.

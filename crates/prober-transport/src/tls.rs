@@ -173,6 +173,9 @@ fn parse_key(path: &Path, pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> 
 pub struct TlsMaterial {
     /// `None`: accept any certificate (`TlsVerify::None`).
     webpki: Option<Arc<WebPkiServerVerifier>>,
+    /// The certificates of the CA file: one of them presented as the server's own is accepted
+    /// (see [`Verifier`]).
+    pinned: Arc<[CertificateDer<'static>]>,
     client: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
 }
 
@@ -225,10 +228,12 @@ impl TlsMaterial {
             return None;
         }
         match &opts.verify {
-            TlsVerify::None => Some(Ok(Arc::new(TlsMaterial { webpki: None, client: None }))),
+            TlsVerify::None => Some(Ok(Arc::new(TlsMaterial { webpki: None, pinned: Arc::new([]), client: None }))),
             TlsVerify::SystemRoots => {
                 let roots = system_roots_loaded()?;
-                Some(roots.and_then(|r| Ok(Arc::new(TlsMaterial { webpki: Some(verifier(r)?), client: None }))))
+                Some(roots.and_then(|r| {
+                    Ok(Arc::new(TlsMaterial { webpki: Some(verifier(r)?), pinned: Arc::new([]), client: None }))
+                }))
             }
             TlsVerify::CaFile(_) => None,
         }
@@ -261,6 +266,7 @@ impl TlsMaterial {
             return Ok(hit.clone());
         }
         PARSES.fetch_add(1, Ordering::Relaxed);
+        let mut pinned = Vec::new();
         let webpki = match (&opts.verify, ca) {
             (TlsVerify::None, _) => None,
             (TlsVerify::SystemRoots, _) => Some(verifier(system_roots()?)?),
@@ -268,6 +274,7 @@ impl TlsMaterial {
                 let pem = file.read("CA file")?;
                 let mut roots = RootCertStore::empty();
                 for cert in parse_certs("CA file", path, &pem)? {
+                    pinned.push(cert.clone());
                     roots.add(cert).map_err(|e| format!("invalid CA file {path:?}: {e}"))?;
                 }
                 Some(verifier(Arc::new(roots))?)
@@ -283,7 +290,7 @@ impl TlsMaterial {
             }
             _ => None,
         };
-        let material = Arc::new(TlsMaterial { webpki, client });
+        let material = Arc::new(TlsMaterial { webpki, pinned: pinned.into(), client });
         let mut cache = lock(material_cache());
         // Older versions of the same files are of no use any more.
         cache.retain(|k, _| !k.same_files(&key));
@@ -344,10 +351,16 @@ pub fn finish_setup(
 }
 
 /// Accepts or verifies the server's certificate, recording its expiry first.
+///
+/// A certificate that is byte for byte one of the CA file's is accepted when the chain check
+/// refuses it (as rustls refuses a `CA:TRUE` certificate used by a server, which is what
+/// `openssl req -x509` makes), provided its name and validity period fit, as Go's and
+/// OpenSSL's verifiers accept it: it was pinned by the user.
 #[derive(Debug)]
 struct Verifier {
     /// `None`: accept any certificate (signatures are still checked).
     webpki: Option<Arc<WebPkiServerVerifier>>,
+    pinned: Arc<[CertificateDer<'static>]>,
     algorithms: WebPkiSupportedAlgorithms,
     not_after: Mutex<Option<i64>>,
 }
@@ -368,11 +381,12 @@ impl ServerCertVerifier for Verifier {
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
         *self.slot() = crate::cert::not_after(end_entity);
-        match &self.webpki {
-            Some(v) => {
-                v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        let Some(v) = &self.webpki else { return Ok(ServerCertVerified::assertion()) };
+        match v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Err(e) if self.pinned.iter().any(|c| c.as_ref() == end_entity.as_ref()) => {
+                verify_pinned(end_entity, server_name, now).map_err(|_| e)
             }
-            None => Ok(ServerCertVerified::assertion()),
+            other => other,
         }
     }
 
@@ -397,6 +411,27 @@ impl ServerCertVerifier for Verifier {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.algorithms.supported_schemes()
     }
+}
+
+/// The checks left for a certificate of the CA file presented by the server: its name, and
+/// that `now` is within its validity period.
+fn verify_pinned(
+    cert: &CertificateDer<'_>,
+    server_name: &ServerName<'_>,
+    now: UnixTime,
+) -> Result<ServerCertVerified, rustls::Error> {
+    let parsed = rustls::server::ParsedCertificate::try_from(cert)?;
+    rustls::client::verify_server_name(&parsed, server_name)?;
+    let (not_before, not_after) = crate::cert::validity(cert.as_ref())
+        .ok_or(rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding))?;
+    let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+    if now < not_before {
+        return Err(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidYet));
+    }
+    if now > not_after {
+        return Err(rustls::Error::InvalidCertificate(rustls::CertificateError::Expired));
+    }
+    Ok(ServerCertVerified::assertion())
 }
 
 /// A TLS client configuration for one probe run.
@@ -426,6 +461,7 @@ impl TlsClient {
         let provider = provider();
         let verifier = Arc::new(Verifier {
             webpki: material.webpki.clone(),
+            pinned: material.pinned.clone(),
             algorithms: provider.signature_verification_algorithms,
             not_after: Mutex::new(None),
         });

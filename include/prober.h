@@ -829,12 +829,15 @@ prober_status prober_outcome_timings(const prober_outcome *o, prober_timings *ou
 
 /**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
- * (1..=65535). On success `*out` owns a new spec (free it with `prober_spec_free`).
+ * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
+ * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).
  *
  * # Safety
  * `host` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
  */
-prober_status prober_spec_new_tcp(const char *host, int32_t port, prober_spec **out);
+prober_status prober_spec_new_tcp(const char *host,
+                                  int32_t port,
+                                  prober_spec **out);
 
 /**
  * An HTTP GET probe of an absolute `http://` or `https://` URL.
@@ -926,7 +929,9 @@ prober_status prober_spec_set_output_limit(prober_spec *spec, size_t bytes);
 /**
  * Adds an HTTP request header (HTTP probes only). A header replaces the default of the same
  * name; an empty `User-Agent` or `Accept` value removes that default; `Host` sets the virtual
- * host. Names must be tokens; values must not contain CR, LF or NUL.
+ * host. Names must be tokens; values must not contain CR, LF or NUL; a `Host` value must be a
+ * host name or IP address with an optional `:port` (`[::1]:8080`), else
+ * `PROBER_E_INVALID_HEADER`.
  *
  * # Safety
  * `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.

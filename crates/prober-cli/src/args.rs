@@ -1,7 +1,8 @@
 //! A small hand-written argument reader: `--name VALUE`, `--name=VALUE`, `-X VALUE`, `-XVALUE`.
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 /// Exit statuses (sysexits.h for the errors of the command itself).
 pub const EXIT_FAILURE: i32 = 1;
@@ -113,19 +114,36 @@ impl Args {
     }
 }
 
-/// Makes a message fit on one line: line breaks and other control characters are escaped.
-pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+/// Makes any string safe to print on a terminal, on one line: control characters (C0, DEL and
+/// C1) and the bidirectional-text controls (which can make a line read differently from its
+/// bytes) are written as escapes: `\n`, `\r`, `\t`, `\x1b`, `\u{85}`, `\u{202e}`. Every
+/// string that human (non-JSON) output prints goes through here: a target name, a message or
+/// a file name can then neither forge a line nor reach the terminal as an escape sequence.
+pub fn escape_for_terminal(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(needs_escape) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) && (c as u32) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if needs_escape(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
             c => out.push(c),
         }
     }
-    out
+    Cow::Owned(out)
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
@@ -169,7 +187,11 @@ mod tests {
     }
 
     #[test]
-    fn one_line_escapes() {
-        assert_eq!(one_line("a\nb\r\tc\u{1}"), "a\\nb\\r c\\u{1}");
+    fn terminal_escapes() {
+        assert_eq!(
+            escape_for_terminal("a\nb\r\tc\u{1}\u{1b}[31m\u{7f}\u{85}\u{9b}\u{202e}\u{2066}d"),
+            "a\\nb\\r\\tc\\x01\\x1b[31m\\x7f\\u{85}\\u{9b}\\u{202e}\\u{2066}d"
+        );
+        assert!(matches!(escape_for_terminal("plain caf\u{e9} \\n"), Cow::Borrowed(_)));
     }
 }

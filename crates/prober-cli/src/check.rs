@@ -9,7 +9,7 @@ use prober::{
 };
 use serde::Serialize;
 
-use crate::args::{Args, EXIT_FAILURE, EXIT_UNKNOWN, Failure};
+use crate::args::{Args, EXIT_FAILURE, EXIT_UNKNOWN, Failure, escape_for_terminal};
 use crate::signals::{self, Signals};
 use crate::{duration, usage};
 
@@ -383,7 +383,7 @@ pub fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut line = o.result.as_str().to_string();
     if !o.message.is_empty() {
         line.push_str(": ");
-        line.push_str(&crate::args::one_line(&o.message));
+        line.push_str(&escape_for_terminal(&o.message));
     }
     let mut details = details(o);
     details.push(duration::human(duration));

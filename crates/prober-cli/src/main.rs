@@ -19,7 +19,7 @@ fn main() {
     let code = match run() {
         Ok(code) => code,
         Err(f) => {
-            eprintln!("prober: {}", f.message);
+            eprintln!("prober: {}", args::escape_for_terminal(&f.message));
             f.code
         }
     };

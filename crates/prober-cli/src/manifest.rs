@@ -2,6 +2,7 @@
 //! multi-document YAML. Fields this command does not use are ignored; the probe fields
 //! themselves are read strictly.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -82,6 +83,7 @@ pub fn load(
     base_dir: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, String> {
+    crate::config::check_nesting(text)?;
     let cx = Cx { host, base_dir };
     // First pass: what each document is. Second pass: the documents of interest, typed, so
     // that errors point into the file.
@@ -90,6 +92,7 @@ pub fn load(
         heads.push(Option::<Head>::deserialize(doc).map_err(|e| e.to_string())?);
     }
     let mut plans: Vec<TargetPlan> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
     for (i, (doc, head)) in serde_norway::Deserializer::from_str(text)
         .zip(heads)
         .enumerate()
@@ -134,10 +137,10 @@ pub fn load(
                 }
                 continue;
             }
-            add(&mut plans, &name, c, &cx, notes)?;
+            add(&mut plans, &mut names, &name, c, &cx, notes)?;
         }
         for c in &spec.containers {
-            add(&mut plans, &name, c, &cx, notes)?;
+            add(&mut plans, &mut names, &name, c, &cx, notes)?;
         }
     }
     if plans.is_empty() {
@@ -165,6 +168,7 @@ struct Cx<'a> {
 
 fn add(
     plans: &mut Vec<TargetPlan>,
+    names: &mut HashSet<String>,
     owner: &str,
     c: &Container,
     cx: &Cx<'_>,
@@ -175,7 +179,7 @@ fn add(
         notes.push(format!("{target}: no probes"));
         return Ok(());
     }
-    if plans.iter().any(|p| p.name == target) {
+    if !names.insert(target.clone()) {
         return Err(format!(
             "container {target}: more than one container with this name"
         ));

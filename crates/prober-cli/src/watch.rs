@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, TargetId};
 use serde::Serialize;
 
-use crate::args::{Args, EXIT_FAILURE, Failure, one_line};
+use crate::args::{Args, EXIT_FAILURE, Failure, escape_for_terminal};
 use crate::config::{self, TargetPlan};
 use crate::signals::Signals;
 use crate::{check, duration, manifest, usage};
@@ -88,20 +88,45 @@ fn base_dir(path: &str) -> Option<&Path> {
     }
 }
 
+/// The largest watch file or manifest read: far beyond any real one (a 100,000-target watch
+/// file is about 8 MiB), and small enough that parsing it stays in the hundreds of MiB.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// Reads the input, refusing more than [`MAX_INPUT_BYTES`]: a regular file by its size before
+/// reading it, anything else (standard input, a pipe) once the limit is crossed, so no more
+/// than the limit plus one byte is ever read into memory.
 fn read_input(path: &str) -> Result<String, Failure> {
-    let mut text = String::new();
-    let res = if path == "-" {
-        io::stdin().read_to_string(&mut text).map(|_| ())
-    } else {
-        std::fs::read_to_string(path).map(|t| text = t)
+    let too_large = || {
+        Failure::input(format!(
+            "{path}: larger than {} MiB, the limit for watch files and manifests",
+            MAX_INPUT_BYTES >> 20
+        ))
     };
-    match res {
-        Ok(()) => Ok(text),
-        Err(e) if e.kind() == io::ErrorKind::InvalidData => {
-            Err(Failure::input(format!("{path}: not UTF-8 text")))
+    let cannot_read = |e: io::Error| Failure::no_input(format!("cannot read {path}: {e}"));
+    let mut bytes = Vec::new();
+    if path == "-" {
+        io::stdin()
+            .lock()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot_read)?;
+    } else {
+        let file = std::fs::File::open(path).map_err(cannot_read)?;
+        let meta = file.metadata().map_err(cannot_read)?;
+        if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
+            return Err(too_large());
         }
-        Err(e) => Err(Failure::no_input(format!("cannot read {path}: {e}"))),
+        if meta.is_file() {
+            bytes.reserve(meta.len() as usize);
+        }
+        file.take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(cannot_read)?;
     }
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|_| Failure::input(format!("{path}: not UTF-8 text")))
 }
 
 /// Reads and checks the input: every problem is reported before anything runs.
@@ -127,7 +152,11 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
         }
     };
     for n in &notes {
-        eprintln!("prober: note: {path}: {n}");
+        eprintln!(
+            "prober: note: {}: {}",
+            escape_for_terminal(path),
+            escape_for_terminal(n)
+        );
     }
     plans.map_err(|e| Failure::input(format!("{path}: {e}")))
 }
@@ -331,13 +360,17 @@ fn state_line(
         };
         return serde_json::to_string(&j).unwrap_or_default();
     }
-    let mut line = format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), t.name);
+    let mut line = format!(
+        "{:>9.3}s {} {role} {result}",
+        elapsed.as_secs_f64(),
+        escape_for_terminal(&t.name)
+    );
     match outcome {
         None => line.push_str(" (initial)"),
         Some(o) => {
             if !o.message.is_empty() {
                 line.push_str(": ");
-                line.push_str(&one_line(&o.message));
+                line.push_str(&escape_for_terminal(&o.message));
             }
             let details = check::details(o);
             if !details.is_empty() {
@@ -369,7 +402,7 @@ fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {
     }
     let lines: Vec<String> = states
         .iter()
-        .map(|t| format!("summary: {} {}", t.name, t.flags()))
+        .map(|t| format!("summary: {} {}", escape_for_terminal(&t.name), t.flags()))
         .collect();
     lines.join("\n")
 }

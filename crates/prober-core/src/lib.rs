@@ -15,6 +15,6 @@ pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
     HttpSpec, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions, TlsVerify,
-    TlsVersion, validate_header,
+    TlsVersion, validate_header, validate_host,
 };
 pub use url::{Scheme, Url, UrlError};

@@ -241,6 +241,8 @@ pub enum SpecError {
     InvalidPort(i64),
     InvalidHeaderName(String),
     InvalidHeaderValue(String),
+    /// A user `Host` header value that is not `host[:port]` (the value as given).
+    InvalidHostHeader(String),
     EmptyArgv,
     InvalidArgument(usize),
     InvalidEnvName(String),
@@ -257,12 +259,18 @@ impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SpecError::Url(e) => write!(f, "{e}"),
-            SpecError::InvalidHost(h) => write!(f, "invalid host {h:?}"),
+            SpecError::InvalidHost(h) => {
+                write!(f, "invalid host {h:?} (expected a host name or an IP address)")
+            }
             SpecError::InvalidPort(p) => write!(f, "invalid port {p} (expected 1 to 65535)"),
             SpecError::InvalidHeaderName(n) => write!(f, "invalid HTTP header name {n:?}"),
             SpecError::InvalidHeaderValue(n) => write!(
                 f,
                 "invalid value for HTTP header {n:?} (CR, LF, NUL and other control characters are not allowed)"
+            ),
+            SpecError::InvalidHostHeader(v) => write!(
+                f,
+                "invalid value {v:?} for HTTP header \"Host\" (expected a host name or IP address with an optional :port)"
             ),
             SpecError::EmptyArgv => f.write_str("exec probe needs a command (argv is empty)"),
             SpecError::InvalidArgument(i) => write!(f, "argv[{i}] contains a NUL byte"),
@@ -484,11 +492,78 @@ fn validate_timeout(timeout: Duration) -> Result<(), SpecError> {
     Ok(())
 }
 
-fn validate_host(host: &str) -> Result<(), SpecError> {
-    let ok = !host.is_empty()
-        && host.len() <= 253
-        && host.chars().all(|c| c.is_ascii_alphanumeric() || "-._:%".contains(c));
-    if ok { Ok(()) } else { Err(SpecError::InvalidHost(host.to_string())) }
+/// Checks a host to connect to: a registered name (labels of letters, digits, `-` and `_`,
+/// dots between them, an optional final dot, at most 253 characters, the last label not all
+/// digits), an IPv4 literal, or an IPv6 literal without brackets (with an optional `%zone`).
+/// ASCII only; no port, path, query, user information or white space can pass, so a host can
+/// never change which port or resource a probe reaches.
+pub fn validate_host(host: &str) -> Result<(), SpecError> {
+    if is_host(host) { Ok(()) } else { Err(SpecError::InvalidHost(host.to_string())) }
+}
+
+fn is_host(host: &str) -> bool {
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    if let Some((ip, zone)) = host.split_once('%') {
+        return ip.parse::<std::net::Ipv6Addr>().is_ok()
+            && !zone.is_empty()
+            && zone.len() <= 64
+            && zone.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    }
+    is_registered_name(host)
+}
+
+/// LDH labels (plus `_`, as service names use it), as [`valid_server_name`] minus IP literals.
+fn is_registered_name(name: &str) -> bool {
+    let name = name.strip_suffix('.').unwrap_or(name);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+        // `127.1` or `2130706433` would be read as IPv4 by the resolver: not a name.
+        && !name.rsplit('.').next().is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Checks the value of a user `Host` header: a host as [`validate_host`] allows, with an
+/// optional `:port` (1 to 65535); IPv6 in brackets when a port follows (`[::1]:8080`). Spaces
+/// and tabs around it are ignored, as the request does; an empty value asks for no virtual
+/// host and is allowed.
+fn validate_host_header(value: &str) -> Result<(), SpecError> {
+    let v = value.trim_matches(|c| c == ' ' || c == '\t');
+    if v.is_empty() || is_host_port(v) {
+        Ok(())
+    } else {
+        Err(SpecError::InvalidHostHeader(value.to_string()))
+    }
+}
+
+fn is_host_port(v: &str) -> bool {
+    let port_ok = |p: &str| {
+        !p.is_empty()
+            && p.len() <= 5
+            && p.bytes().all(|b| b.is_ascii_digit())
+            && p.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n))
+    };
+    if let Some(rest) = v.strip_prefix('[') {
+        let Some((ip, after)) = rest.split_once(']') else { return false };
+        let ip_ok = ip.parse::<std::net::Ipv6Addr>().is_ok();
+        return ip_ok && (after.is_empty() || after.strip_prefix(':').is_some_and(port_ok));
+    }
+    if v.parse::<std::net::Ipv6Addr>().is_ok() {
+        return true;
+    }
+    match v.rsplit_once(':') {
+        Some((host, port)) => {
+            !host.contains(':') && (host.parse::<std::net::Ipv4Addr>().is_ok() || is_registered_name(host)) && port_ok(port)
+        }
+        None => v.parse::<std::net::Ipv4Addr>().is_ok() || is_registered_name(v),
+    }
 }
 
 fn validate_port(port: i64) -> Result<u16, SpecError> {
@@ -496,7 +571,9 @@ fn validate_port(port: i64) -> Result<u16, SpecError> {
 }
 
 /// Header names must be RFC 9110 tokens; values must not contain CR, LF, NUL or other controls
-/// (tab is allowed), so no request can be injected through a header.
+/// (tab is allowed), so no request can be injected through a header. A `Host` value must be a
+/// host with an optional port (see `validate_host`): it names the virtual host, and anything
+/// else (`a b`, `evil/x?y#z`, `user@evil`, non-ASCII) would go on the wire as written.
 pub fn validate_header(name: &str, value: &str) -> Result<(), SpecError> {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {
@@ -504,6 +581,9 @@ pub fn validate_header(name: &str, value: &str) -> Result<(), SpecError> {
     }
     if value.chars().any(|c| (c.is_control() && c != '\t') || c == '\u{7f}') {
         return Err(SpecError::InvalidHeaderValue(name.to_string()));
+    }
+    if name.eq_ignore_ascii_case("host") {
+        validate_host_header(value)?;
     }
     Ok(())
 }
@@ -567,6 +647,74 @@ mod tests {
         assert!(ProbeSpec::http("tcp://x:1").is_err());
         let mut t = ProbeSpec::tcp("h", 1).unwrap();
         assert!(t.add_header("A", "b").is_err());
+    }
+
+    #[test]
+    fn hosts_are_hosts() {
+        for bad in [
+            "127.0.0.1/x", "a?b", "a#b", "a b", "a\tb", "user@evil", "h:80", "[::1]:80", "a..b",
+            "-a", "a-", ".", "127.1", "x.123", "caf\u{e9}", "a\u{202e}b", "a%b", "::1%", "a\0b",
+            "h\r\nX: y",
+        ] {
+            assert_eq!(
+                ProbeSpec::tcp(bad, 80),
+                Err(SpecError::InvalidHost(bad.to_string())),
+                "{bad:?}"
+            );
+            assert!(ProbeSpec::grpc(bad, 80, "").is_err(), "{bad:?}");
+            assert!(validate_host(bad).is_err(), "{bad:?}");
+        }
+        for good in [
+            "localhost", "svc.ns.svc.cluster.local.", "my_svc", "a-b.example", "127.0.0.1", "::1",
+            "[::1]", "fe80::1%eth0", "2001:db8::2",
+        ] {
+            assert!(ProbeSpec::tcp(good, 80).is_ok(), "{good:?}");
+            assert!(ProbeSpec::grpc(good, 80, "").is_ok(), "{good:?}");
+        }
+        assert_eq!(
+            ProbeSpec::tcp("127.0.0.1/x", 1).unwrap_err().to_string(),
+            "invalid host \"127.0.0.1/x\" (expected a host name or an IP address)"
+        );
+        // validate() re-checks a host changed field by field.
+        let mut s = ProbeSpec::tcp("h", 1).unwrap();
+        if let ProbeKind::Tcp(t) = &mut s.kind {
+            t.host = "h/x".into();
+        }
+        assert_eq!(s.validate(), Err(SpecError::InvalidHost("h/x".into())));
+    }
+
+    #[test]
+    fn host_header_is_host_and_port() {
+        let mut s = ProbeSpec::http("http://127.0.0.1:1/").unwrap();
+        for bad in [
+            "a b", "a\tb", "evil/x?y#z", "user@evil", "caf\u{e9}.example", "h:0", "h:65536", "h:",
+            "h:x", "[::1", "[::1]x", "[h]:1", "::1:80:", "a:b:c", "h:80/x", "\u{202e}h",
+        ] {
+            for name in ["Host", "host", "HOST"] {
+                assert_eq!(
+                    s.add_header(name, bad),
+                    Err(SpecError::InvalidHostHeader(bad.into())),
+                    "{name}: {bad:?}"
+                );
+            }
+        }
+        for good in [
+            "example.com", "example.com:8080", "127.0.0.1", "127.0.0.1:80", "[::1]", "[::1]:8080",
+            "::1", " vhost.local ", "", "my_svc:1",
+        ] {
+            s.add_header("Host", good).unwrap();
+        }
+        assert_eq!(
+            s.add_header("Host", "a b").unwrap_err().to_string(),
+            "invalid value \"a b\" for HTTP header \"Host\" (expected a host name or IP address with an optional :port)"
+        );
+        // Other headers keep their rules: spaces are fine there.
+        s.add_header("X-Host", "a b").unwrap();
+        assert!(s.validate().is_ok());
+        if let ProbeKind::Http(h) = &mut s.kind {
+            h.headers.push(("Host".into(), "evil/x".into()));
+        }
+        assert_eq!(s.validate(), Err(SpecError::InvalidHostHeader("evil/x".into())));
     }
 
     #[test]

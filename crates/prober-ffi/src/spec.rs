@@ -44,7 +44,9 @@ pub(crate) fn spec_status(e: &SpecError) -> prober_status {
         SpecError::Url(_) => PROBER_E_INVALID_URL,
         SpecError::InvalidHost(_) => PROBER_E_INVALID_HOST,
         SpecError::InvalidPort(_) => PROBER_E_INVALID_PORT,
-        SpecError::InvalidHeaderName(_) | SpecError::InvalidHeaderValue(_) => PROBER_E_INVALID_HEADER,
+        SpecError::InvalidHeaderName(_)
+        | SpecError::InvalidHeaderValue(_)
+        | SpecError::InvalidHostHeader(_) => PROBER_E_INVALID_HEADER,
         SpecError::EmptyArgv | SpecError::InvalidArgument(_) => PROBER_E_INVALID_ARGV,
         SpecError::InvalidEnvName(_) | SpecError::InvalidEnvValue(_) => PROBER_E_INVALID_ENV,
         SpecError::InvalidTimeout(_) => PROBER_E_INVALID_DURATION,
@@ -82,7 +84,8 @@ fn status_of(r: Result<(), prober_status>) -> prober_status {
 }
 
 /// A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
-/// (1..=65535). On success `*out` owns a new spec (free it with `prober_spec_free`).
+/// (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
+/// non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).
 ///
 /// # Safety
 /// `host` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
@@ -303,7 +306,9 @@ pub unsafe extern "C" fn prober_spec_set_output_limit(spec: *mut prober_spec, by
 
 /// Adds an HTTP request header (HTTP probes only). A header replaces the default of the same
 /// name; an empty `User-Agent` or `Accept` value removes that default; `Host` sets the virtual
-/// host. Names must be tokens; values must not contain CR, LF or NUL.
+/// host. Names must be tokens; values must not contain CR, LF or NUL; a `Host` value must be a
+/// host name or IP address with an optional `:port` (`[::1]:8080`), else
+/// `PROBER_E_INVALID_HEADER`.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.

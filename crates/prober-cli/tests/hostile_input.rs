@@ -1,0 +1,386 @@
+//! Hostile configuration and spec input for the `prober` binary: hosts that are not hosts,
+//! forged `Host` headers, oversized and over-deep watch files and manifests, many targets,
+//! and names and messages that try to forge output lines or reach the terminal.
+//!
+//! No pass condition depends on wall-clock time, except generous "did not hang" bounds.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use prober_testkit::TargetServer;
+
+/// Bound for one command to finish: only there to turn a hang into a failure.
+const HANG: Duration = Duration::from_secs(120);
+
+fn prober() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prober"))
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `prober ARGS` to completion (within [`HANG`]), with `stdin` as its standard input.
+fn run_with_stdin(args: &[&str], stdin: Option<Vec<u8>>) -> Run {
+    let mut child = prober()
+        .args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn prober");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        // prober may stop reading at its limit: a broken pipe here is expected.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let out = reader(child.stdout.take().unwrap());
+    let err = reader(child.stderr.take().unwrap());
+    let status = wait_bounded(&mut child, HANG);
+    Run {
+        code: status.code().expect("prober ended by a signal"),
+        stdout: out.recv().unwrap(),
+        stderr: err.recv().unwrap(),
+    }
+}
+
+fn run(args: &[&str]) -> Run {
+    run_with_stdin(args, None)
+}
+
+fn reader(mut r: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = r.read_to_end(&mut b);
+        let _ = tx.send(String::from_utf8(b).expect("output is UTF-8"));
+    });
+    rx
+}
+
+fn wait_bounded(child: &mut Child, bound: Duration) -> ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("prober did not finish within {bound:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+static FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// A file under the tests' temporary directory, removed when dropped.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(ext: &str) -> TempFile {
+        let n = FILES.fetch_add(1, Ordering::SeqCst);
+        let name = format!("hostile-{}-{n}.{ext}", std::process::id());
+        TempFile(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name))
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn write_file(ext: &str, text: &str) -> TempFile {
+    let file = TempFile::new(ext);
+    std::fs::write(&file.0, text).unwrap();
+    file
+}
+
+/// `prober watch` on `text` is refused: exit 64, nothing on stdout, one error line on stderr
+/// that names the file and contains every needle.
+fn assert_refused(args: &[&str], text: &str, ext: &str, needles: &[&str]) {
+    let file = write_file(ext, text);
+    let mut all = vec!["watch", "--for", "1s"];
+    all.extend_from_slice(args);
+    all.push(file.path());
+    let r = run(&all);
+    assert_eq!(r.code, 64, "{text}\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "", "nothing runs on bad input");
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.starts_with("prober: note: ")).collect();
+    assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);
+    assert!(lines[0].starts_with(&format!("prober: {}: ", file.path())), "{}", lines[0]);
+    for n in needles {
+        assert!(lines[0].contains(n), "{:?} lacks {n:?}", lines[0]);
+    }
+}
+
+// ---- hosts --------------------------------------------------------------------------------
+
+#[test]
+fn watch_refuses_hosts_that_are_not_hosts() {
+    // Before: `httpGet.host: "127.0.0.1/x"` made the URL http://127.0.0.1/x:PORT/, which probes
+    // port 80 and can report Success from whatever listens there.
+    for host in ["127.0.0.1/x", "a?b", "a#b", "a b", "user@evil", "127.0.0.1:81", "caf\u{e9}"] {
+        let yaml = |probe: &str| {
+            format!("targets:\n- name: t\n  readinessProbe:\n    {probe}\n")
+        };
+        let h = serde_json::to_string(host).unwrap();
+        assert_refused(
+            &[],
+            &yaml(&format!("httpGet: {{host: {h}, port: 8080, path: /healthz}}")),
+            "yaml",
+            &["target \"t\": readinessProbe.httpGet.host: invalid host", &format!("{host:?}")],
+        );
+        assert_refused(
+            &[],
+            &yaml(&format!("tcpSocket: {{host: {h}, port: 8080}}")),
+            "yaml",
+            &["readinessProbe.tcpSocket.host: invalid host"],
+        );
+        assert_refused(
+            &[],
+            &yaml(&format!("grpc: {{host: {h}, port: 8080}}")),
+            "yaml",
+            &["readinessProbe.grpc.host: invalid host"],
+        );
+        // Also the default host given on the command line.
+        let r = run(&["watch", "--host", host, "-"]);
+        assert_eq!(r.code, 64, "{}", r.stderr);
+        assert!(r.stderr.contains("--host: invalid host"), "{}", r.stderr);
+    }
+    let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe:\n      httpGet: {host: '10.0.0.1/x?y', port: 8080}\n";
+    assert_refused(
+        &["--manifest"],
+        manifest,
+        "yaml",
+        &["container p/c: livenessProbe.httpGet.host: invalid host \"10.0.0.1/x?y\""],
+    );
+}
+
+#[test]
+fn watch_probes_the_port_of_a_valid_host() {
+    // The same fields with a real host reach the server on the given port (IPv4, and IPv6 in
+    // brackets or not): the refusal above is not a refusal of every host.
+    let server = TargetServer::start();
+    let text = format!(
+        "targets:\n\
+         - name: a\n  readinessProbe:\n    httpGet: {{host: 127.0.0.1, port: {p}, path: /ok}}\n    failureThreshold: 1\n\
+         - name: b\n  readinessProbe:\n    httpGet: {{host: localhost, port: {p}, path: /ok}}\n    failureThreshold: 1\n",
+        p = server.port()
+    );
+    let file = write_file("yaml", &text);
+    let r = run(&["watch", "--until-ready", "--for", "60s", file.path()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("summary: a started=yes ready=yes"), "{}", r.stdout);
+    assert!(r.stdout.contains("summary: b started=yes ready=yes"), "{}", r.stdout);
+}
+
+#[test]
+fn host_headers_must_be_host_and_port() {
+    let server = TargetServer::start();
+    let url = server.url("/echo/host");
+    for bad in ["a b", "a\tb", "evil/x?y#z", "user@evil", "caf\u{e9}.example", "h:0", "[::1"] {
+        let header = format!("Host: {bad}");
+        let r = run(&["check", "-H", &header, &url]);
+        assert_eq!(r.code, 64, "{bad:?}: {}{}", r.stdout, r.stderr);
+        assert_eq!(r.stdout, "");
+        assert!(
+            r.stderr.starts_with("prober: bad header: invalid value ")
+                && r.stderr.contains("for HTTP header \\\"Host\\\"")
+                    | r.stderr.contains("for HTTP header \"Host\""),
+            "{bad:?}: {}",
+            r.stderr
+        );
+        // The same value in a watch file's httpHeaders.
+        let yaml = format!(
+            "targets:\n- name: t\n  readinessProbe:\n    httpGet:\n      port: {}\n      httpHeaders: [{{name: host, value: {}}}]\n",
+            server.port(),
+            serde_json::to_string(bad).unwrap()
+        );
+        assert_refused(&[], &yaml, "yaml", &["readinessProbe.httpGet.httpHeaders[0]: invalid value", "\"Host\""]);
+    }
+    // A valid virtual host (with a port) is sent as given.
+    let r = run(&["check", "-H", "Host: vhost.example:8080", &server.url("/host-must-be/vhost.example/x")]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.starts_with("success"), "{}", r.stdout);
+}
+
+// ---- loading ------------------------------------------------------------------------------
+
+const LIMIT: u64 = 64 << 20;
+
+#[test]
+fn oversized_input_is_refused_before_it_is_read() {
+    // A sparse file one byte over the limit: refused by its size, nothing parsed.
+    let file = TempFile::new("yaml");
+    std::fs::File::create(&file.0).unwrap().set_len(LIMIT + 1).unwrap();
+    for args in [vec!["watch"], vec!["watch", "--manifest"]] {
+        let mut all = args.clone();
+        all.push(file.path());
+        let r = run(&all);
+        assert_eq!(r.code, 64, "{}", r.stderr);
+        assert_eq!(
+            r.stderr.trim_end(),
+            format!("prober: {}: larger than 64 MiB, the limit for watch files and manifests", file.path())
+        );
+    }
+    // Standard input: refused once the limit is crossed.
+    let mut text = b"targets:\n- name: t\n  readinessProbe: {tcpSocket: {port: 1}}\n".to_vec();
+    text.resize(LIMIT as usize + 1, b' ');
+    let r = run_with_stdin(&["watch", "-"], Some(text));
+    assert_eq!(r.code, 64, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.trim_end(),
+        "prober: -: larger than 64 MiB, the limit for watch files and manifests"
+    );
+    // Exactly at the limit is still read (and here refused only for what it says).
+    let mut text = b"targets: []\n".to_vec();
+    text.resize(LIMIT as usize, b'\n');
+    let r = run_with_stdin(&["watch", "-"], Some(text));
+    assert_eq!(r.code, 64);
+    assert_eq!(r.stderr.trim_end(), "prober: -: targets: the list is empty");
+}
+
+#[test]
+fn deep_nesting_is_refused_before_parsing() {
+    let deep = 100_000;
+    let flow = format!("targets: {}{}\n", "[".repeat(deep), "]".repeat(deep));
+    let needle = "line 1: nested deeper than 128 levels (the limit for watch files and manifests)";
+    assert_refused(&[], &flow, "yaml", &[needle]);
+    assert_refused(&["--manifest"], &flow, "yaml", &[needle]);
+    let json = format!("{{\"targets\": {}{}}}\n", "[".repeat(deep), "]".repeat(deep));
+    assert_refused(&[], &json, "json", &[needle]);
+    // Block nesting, by indentation.
+    let block: String = (0..200).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
+    assert_refused(&[], &block, "yaml", &["line 129: nested deeper than 128 levels"]);
+    let seqs = format!("targets:\n{}x\n", "- ".repeat(300));
+    assert_refused(&[], &seqs, "yaml", &["line 2: nested deeper than 128 levels"]);
+}
+
+#[test]
+fn duplicate_names_are_reported_with_the_name() {
+    let mut text = String::from("targets:\n");
+    for i in 0..1000 {
+        text.push_str(&format!("- name: t{i}\n  readinessProbe: {{tcpSocket: {{port: 1}}}}\n"));
+    }
+    text.push_str("- name: t500\n  readinessProbe: {tcpSocket: {port: 1}}\n");
+    assert_refused(&[], &text, "yaml", &["targets[1000].name: duplicate target name \"t500\""]);
+    let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n";
+    assert_refused(&["--manifest"], manifest, "yaml", &["container p/c: more than one container with this name"]);
+}
+
+#[test]
+fn a_hundred_thousand_targets_load_and_start() {
+    // A closed loopback port: every probe is refused at once, so nothing is left open.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let n = 100_000;
+    let mut text = String::with_capacity(n * 90);
+    text.push_str("targets:\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "- name: t{i}\n  readinessProbe:\n    tcpSocket: {{port: {port}}}\n    periodSeconds: 3600\n"
+        ));
+    }
+    let file = write_file("yaml", &text);
+    let r = run(&["watch", "--for", "1ms", file.path()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(lines[0].ends_with(" t0 readiness failure (initial)  started=yes ready=no live=yes"), "{}", lines[0]);
+    let summaries = lines.iter().filter(|l| l.starts_with("summary: ")).count();
+    assert_eq!(summaries, n, "every target is in the summary");
+    assert_eq!(lines.last().copied(), Some("summary: t99999 started=yes ready=no live=yes"));
+}
+
+// ---- output -------------------------------------------------------------------------------
+
+/// Neither a raw control character nor a bidi override reaches stdout or stderr.
+fn assert_clean(s: &str) {
+    for c in s.chars() {
+        assert!(
+            c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "raw {c:?} in {s:?}"
+        );
+    }
+}
+
+/// A hostile body that the warning message of a 3xx without Location repeats: a line break
+/// and a forged line, an ESC sequence, a C1 control (CSI) and a right-to-left override.
+const BODY: &str = "out%0Asummary%3A%20forged%1B%5B2J%C2%9B%E2%80%AE";
+const BODY_ESCAPED: &str = "out\\nsummary: forged\\x1b[2J\\u{9b}\\u{202e}";
+
+#[test]
+fn watch_escapes_names_and_messages() {
+    let server = TargetServer::start();
+    // A name with a line break that would forge a summary line, an ESC sequence, a C1 control
+    // and a right-to-left override.
+    let yaml = format!(
+        "targets:\n\
+         - name: \"web\\nsummary: forged \\x1b[31mred\\x85\\u202e\"\n\
+         \x20 readinessProbe:\n\
+         \x20   httpGet: {{port: {}, path: '/no-location/302?body={BODY}'}}\n\
+         \x20   periodMilliseconds: 100\n",
+        server.port()
+    );
+    let file = write_file("yaml", &yaml);
+    let r = run(&["watch", "--until-ready", "--for", "60s", file.path()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_clean(&r.stdout);
+    assert_clean(&r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let name = "web\\nsummary: forged \\x1b[31mred\\u{85}\\u{202e}";
+    assert!(!lines.iter().any(|l| l.starts_with("summary: forged")), "{lines:?}");
+    assert!(lines[0].ends_with(&format!(" {name} readiness failure (initial)  started=yes ready=no live=yes")), "{}", lines[0]);
+    assert!(
+        lines[1].contains(&format!(
+            " {name} readiness success: Probe terminated redirects, Response body: {BODY_ESCAPED} (redirect, HTTP 302)"
+        )),
+        "{}",
+        lines[1]
+    );
+    let summaries: Vec<&&str> = lines.iter().filter(|l| l.starts_with("summary: ")).collect();
+    assert_eq!(summaries, [&format!("summary: {name} started=yes ready=yes live=yes").as_str()]);
+    // JSON output stays JSON, with the name intact.
+    let r = run(&["watch", "--json", "--for", "1ms", file.path()]);
+    let first: serde_json::Value = serde_json::from_str(r.stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(first["target"], "web\nsummary: forged \u{1b}[31mred\u{85}\u{202e}");
+}
+
+#[test]
+fn check_and_errors_escape_what_they_print() {
+    let server = TargetServer::start();
+    let r = run(&["check", &server.url(&format!("/no-location/302?body={BODY}"))]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_clean(&r.stdout);
+    assert_eq!(r.stdout.lines().count(), 1, "{:?}", r.stdout);
+    assert!(
+        r.stdout.starts_with(&format!("warning: Probe terminated redirects, Response body: {BODY_ESCAPED} (")),
+        "{}",
+        r.stdout
+    );
+    // Error messages on stderr: an unknown field whose name holds an escape sequence.
+    let file = write_file("yaml", "targets:\n- name: t\n  \"x\\e[2J\\u202ey\": 1\n");
+    let r = run(&["watch", file.path()]);
+    assert_eq!(r.code, 64);
+    assert_clean(&r.stderr);
+    assert!(r.stderr.contains("x\\x1b[2J\\u{202e}y"), "{}", r.stderr);
+    let r = run(&["check", "-H", "X-A: \u{1b}[31m", "http://127.0.0.1:1/"]);
+    assert_eq!(r.code, 64);
+    assert_clean(&r.stderr);
+}

@@ -76,11 +76,6 @@ impl TlsArgs {
             }
             _ => {}
         }
-        if self.verify && self.ca.is_some() {
-            return Err(args.usage(
-                "give --tls-verify (the system's roots) or --tls-ca FILE (this CA), not both",
-            ));
-        }
         match kind {
             Kind::Tcp | Kind::Exec => {
                 return Err(args.usage(format!(
@@ -100,6 +95,7 @@ impl TlsArgs {
             Kind::Https if self.first_option().is_none() => return Ok(()),
             Kind::Https | Kind::Grpc => {}
         }
+        // `--tls-verify --tls-ca FILE` reads as "verify, against FILE": the CA file decides.
         let verify = match (&self.ca, self.verify) {
             (Some(ca), _) => TlsVerify::CaFile(ca.into()),
             (None, true) => TlsVerify::SystemRoots,
@@ -578,6 +574,9 @@ mod tests {
             .unwrap();
         assert_eq!(http_tls(&a).verify, TlsVerify::SystemRoots);
         assert_eq!(http_tls(&a).server_name.as_deref(), Some("a.example"));
+        // Verify, against this CA (as curl and Go read the pair).
+        let a = parse_args(&["--tls-verify", "--tls-ca", "ca.pem", "https://h/"]).unwrap().unwrap();
+        assert_eq!(http_tls(&a).verify, TlsVerify::CaFile("ca.pem".into()));
         let a = parse_args(&["--tls-min-version", "TLSv1.2", "https://h/"])
             .unwrap()
             .unwrap();
@@ -649,7 +648,6 @@ mod tests {
                 &["--tls-key", "k", "https://h/"],
                 "--tls-key needs --tls-cert",
             ),
-            (&["--tls-verify", "--tls-ca", "c", "https://h/"], "not both"),
             (
                 &["--tls-min-version", "1.1", "https://h/"],
                 "bad --tls-min-version '1.1'",

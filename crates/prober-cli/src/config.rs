@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use prober::{ProbeKind, ProbeSpec, Role, Schedule, TlsOptions, TlsVerify, TlsVersion};
+use prober::{ProbeKind, ProbeSpec, Role, Schedule, Scheme, TlsOptions, TlsVerify, TlsVersion, Url};
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -313,16 +313,20 @@ pub fn plan(
         let Some(probe) = probe else { continue };
         let (spec, schedule) =
             build(src, role, field, probe).map_err(|e| format!("{}: {e}", src.label))?;
-        // TLS files are read at every run (a renewed certificate is picked up), so one that is
-        // missing now is not an error; but its runs would be Unknown, which is never published:
-        // say so, or the watch would just stay silent.
+        // TLS files are checked at every run and read again when they change (a renewed
+        // certificate is picked up), so one that is missing now is not an error; but its runs
+        // would be Unknown, which is never published: say so, or the watch would just stay
+        // silent. Only looked at (stat), never opened: a FIFO must not block the loading.
         for (name, path) in tls_files(&spec) {
-            if let Err(e) = std::fs::File::open(path) {
+            let problem = match std::fs::metadata(path) {
+                Err(e) => Some(format!("cannot read {}: {}", path.display(), io_error_text(&e))),
+                Ok(m) if !m.is_file() => Some(format!("{} is not a regular file", path.display())),
+                Ok(_) => None,
+            };
+            if let Some(problem) = problem {
                 notes.push(format!(
-                    "{}: {field}.tls.{name}: cannot read {}: {}; the probe's runs are unknown (never published) until it can be read",
-                    src.label,
-                    path.display(),
-                    io_error_text(&e)
+                    "{}: {field}.tls.{name}: {problem}; the probe's runs are unknown (never published) until it can be read",
+                    src.label
                 ));
             }
         }
@@ -523,25 +527,22 @@ fn build(
         let port = resolve_port(src, &format!("{p}.httpGet.port"), &h.port)?;
         let host = host_field(src, &format!("{p}.httpGet.host"), h.host.as_deref())?;
         let scheme = match h.scheme.as_deref() {
-            None | Some("HTTP" | "http") => "http",
-            Some("HTTPS" | "https") => "https",
+            None | Some("HTTP" | "http") => Scheme::Http,
+            Some("HTTPS" | "https") => Scheme::Https,
             Some(other) => {
                 return Err(format!(
                     "{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"
                 ));
             }
         };
+        // As the kubelet's formatURL builds it: a path with spaces or non-ASCII is encoded,
+        // `//x` is not a path, a bad escape is encoded. The host was checked above to be a
+        // bare host, so it cannot carry a port, path, query or fragment into the URL.
         let path = h.path.as_deref().unwrap_or("/");
-        let slash = if path.starts_with('/') { "" } else { "/" };
-        // Checked above to be a bare host, so it cannot carry a port, path, query or fragment
-        // into the URL.
-        let host = if host.contains(':') {
-            format!("[{host}]")
-        } else {
-            host.to_string()
-        };
-        let url = format!("{scheme}://{host}:{port}{slash}{path}");
-        let mut spec = ProbeSpec::http(&url).map_err(|e| format!("{p}.httpGet: {e}"))?;
+        let url = Url::for_http_get(scheme, host, port, path)
+            .map_err(|e| format!("{p}.httpGet.path: {e}"))?;
+        let mut spec =
+            ProbeSpec::http(&url.to_string()).map_err(|e| format!("{p}.httpGet: {e}"))?;
         for (i, hh) in h.http_headers.iter().enumerate() {
             spec.add_header(&hh.name, &hh.value)
                 .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
@@ -662,12 +663,11 @@ fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOption
         }
     };
     let verify = match (t.verify, &t.ca_file) {
-        (Some(_), Some(_)) => {
-            return Err(format!(
-                "{field}: give verify (the system's roots) or caFile (this CA), not both"
-            ));
+        (Some(false), Some(_)) => {
+            return Err(format!("{field}: verify: false and a caFile contradict each other"));
         }
         (_, Some(ca)) if ca.is_empty() => return Err(format!("{field}.caFile: must not be empty")),
+        // `verify: true` with a caFile: verify, against that CA.
         (_, Some(ca)) => TlsVerify::CaFile(path(ca)),
         (Some(true), None) => TlsVerify::SystemRoots,
         (Some(false) | None, None) => TlsVerify::None,
@@ -1133,8 +1133,8 @@ mod tests {
                 "r.tls: applies to httpGet",
             ),
             (
-                "grpc: {port: 1, mode: TLS}\ntls: {verify: true, caFile: c}",
-                "r.tls: give verify (the system's roots) or caFile (this CA), not both",
+                "grpc: {port: 1, mode: TLS}\ntls: {verify: false, caFile: c}",
+                "r.tls: verify: false and a caFile contradict each other",
             ),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {certFile: c}",

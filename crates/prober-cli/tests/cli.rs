@@ -1481,10 +1481,6 @@ fn tls_and_grpc_usage_errors_exit_64() {
             "--tls-key needs --tls-cert (give both or neither)",
         ),
         (
-            &["--tls-verify", "--tls-ca", "ca.pem", "https://127.0.0.1:1/"],
-            "not both",
-        ),
-        (
             &["--tls-min-version", "1.0", "https://127.0.0.1:1/"],
             "bad --tls-min-version '1.0' (expected 1.2 or 1.3)",
         ),

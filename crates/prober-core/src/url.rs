@@ -105,6 +105,49 @@ impl Url {
         Url::parse_authority_and_rest(scheme, rest)
     }
 
+    /// The URL the kubelet probes for an `httpGet` action (its `formatURL`): `path` is read as
+    /// Go's `url.Parse` reads it (so `//x` is an authority the host replaces, and the request
+    /// goes to `/`), and when that fails (a bad percent escape) the whole text is taken as the
+    /// path and encoded (`/x%zz` is requested as `/x%25zz`). Spaces and non-ASCII in the path
+    /// are percent-encoded (`/health check` is requested as `/health%20check`). `host` must be
+    /// a host name or an IP literal (IPv6 without brackets).
+    pub fn for_http_get(scheme: Scheme, host: &str, port: u16, path: &str) -> Result<Url, UrlError> {
+        if let Some(c) = path.chars().find(|c| c.is_ascii_control()) {
+            return Err(UrlError::InvalidCharacter(c));
+        }
+        let authority = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+        // url.Parse: an authority after `//` is dropped (the probe's host replaces it); the
+        // path, query and fragment follow.
+        let rest = match path.strip_prefix("//") {
+            Some(after) => &after[after.find(['/', '?', '#']).unwrap_or(after.len())..],
+            None => path,
+        };
+        let target = match escape_reference(rest) {
+            Ok(escaped) => {
+                let escaped = strip_fragment(&escaped);
+                if escaped.is_empty() || escaped.starts_with('?') {
+                    format!("/{escaped}")
+                } else if escaped.starts_with('/') {
+                    escaped.to_string()
+                } else {
+                    format!("/{escaped}") // Go's URL.String adds the slash before a relative path
+                }
+            }
+            Err(_) => {
+                // Not a URL: the text is the path, every byte that needs it encoded.
+                let mut out = String::with_capacity(path.len() + 8);
+                if !path.starts_with('/') {
+                    out.push('/');
+                }
+                for &b in path.as_bytes() {
+                    push_escaped(&mut out, b, |b| !path_byte_unescaped(b));
+                }
+                out
+            }
+        };
+        Url::parse(&format!("{}://{authority}{target}", scheme.as_str()))
+    }
+
     /// Resolves `reference` (a `Location` value) against `self` as the base, reading it as Go
     /// does (see the module docs).
     pub fn join(&self, reference: &str) -> Result<Url, UrlError> {
@@ -525,6 +568,24 @@ mod tests {
         assert!(base.join("http://[::1").is_err());
         assert!(base.join("").is_err());
         assert!(base.join("ftp://x/").is_err());
+    }
+
+    #[test]
+    fn http_get_urls_as_the_kubelet_builds_them() {
+        let u = |path: &str| Url::for_http_get(Scheme::Http, "10.0.0.1", 8080, path).map(|u| u.request_target().to_string());
+        assert_eq!(u("/healthz").unwrap(), "/healthz");
+        assert_eq!(u("healthz").unwrap(), "/healthz");
+        assert_eq!(u("").unwrap(), "/");
+        assert_eq!(u("/health check").unwrap(), "/health%20check");
+        assert_eq!(u("/caf\u{e9}").unwrap(), "/caf%C3%A9");
+        assert_eq!(u("//x").unwrap(), "/");
+        assert_eq!(u("//x/y?z").unwrap(), "/y?z");
+        assert_eq!(u("/x%zz").unwrap(), "/x%25zz");
+        assert_eq!(u("/x%41?q=1#frag").unwrap(), "/x%41?q=1");
+        assert_eq!(u("/a?b c").unwrap(), "/a?b%20c");
+        assert!(u("/a\nb").is_err());
+        let v6 = Url::for_http_get(Scheme::Https, "::1", 443, "/").unwrap();
+        assert_eq!(v6.to_string(), "https://[::1]:443/");
     }
 
     #[test]

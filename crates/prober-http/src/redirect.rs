@@ -18,7 +18,7 @@
 //!   scheme and not `//host`); the other user headers are sent on every hop. Each redirected
 //!   request carries `Referer: <previous url>` unless it goes from https to http (Go).
 
-use prober_core::{RedirectPolicy, Scheme, Url};
+use prober_core::{RedirectPolicy, Scheme, Url, UrlError};
 
 /// How many redirects are followed at most (Go's client and the kubelet's checker).
 pub const MAX_REDIRECTS: u32 = 10;
@@ -86,6 +86,24 @@ impl Redirects {
         }
         let target = match current.join(loc) {
             Ok(u) => u,
+            // Go parses any scheme, lets the redirect checker decide, and only the transport
+            // refuses it: another host is a Warning, the same host an error naming the scheme.
+            Err(UrlError::UnsupportedScheme(scheme)) => {
+                let host = loc.split_once("://").map_or("", |(_, rest)| {
+                    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+                    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+                    match host_port.strip_prefix('[') {
+                        Some(v6) => v6.split(']').next().unwrap_or(v6),
+                        None => host_port.rsplit_once(':').map_or(host_port, |(h, _)| h),
+                    }
+                });
+                if self.policy == RedirectPolicy::SameHost && host != original.host_text() {
+                    return Decision::Final;
+                }
+                return Decision::BadLocation(format!(
+                    "Get {loc:?}: unsupported protocol scheme {scheme:?}"
+                ));
+            }
             Err(e) => {
                 return Decision::BadLocation(format!(
                     "Get \"{current}\": failed to parse Location header {loc:?}: {e}"
@@ -206,6 +224,17 @@ mod tests {
             let d = r.decide(&orig, &orig, None, 302, Some(loc));
             assert_eq!(matches!(d, Decision::Follow(_)), followed, "{loc}: {d:?}");
         }
+    }
+
+    #[test]
+    fn other_schemes_are_refused_by_the_transport_as_in_go() {
+        let orig = url("http://127.0.0.1:8080/");
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
+        assert_eq!(
+            r.decide(&orig, &orig, None, 302, Some("ftp://127.0.0.1/x")),
+            Decision::BadLocation(r#"Get "ftp://127.0.0.1/x": unsupported protocol scheme "ftp""#.into())
+        );
+        assert_eq!(r.decide(&orig, &orig, None, 302, Some("ftp://elsewhere/x")), Decision::Final);
     }
 
     #[test]

@@ -41,6 +41,7 @@ max_len() {
     http_head) echo 70000 ;;
     http_body) echo 40000 ;;
     grpc_response) echo 40000 ;;
+    h2_frames) echo 40000 ;;
     watch_file) echo 16384 ;;
     cert_not_after) echo 8192 ;;
     *) echo 4096 ;;

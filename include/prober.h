@@ -32,9 +32,13 @@
  * Threads: specs and outcomes may be used from any thread, one thread at a time each.
  * prober_check may run on many threads at once. An engine may move between threads but must be
  * used by one thread at a time; prober_engine_wakeup alone may be called from any thread at any
- * time while the engine lives (to interrupt prober_engine_wait). The library starts only helper
- * threads of its own (name resolution, reaping killed children) and never calls back into the
- * host from them.
+ * time while the engine lives (to interrupt prober_engine_wait). The engine checks this rule: a
+ * call made while another call on the same engine is running (on another thread, or from inside
+ * it) does nothing and returns PROBER_E_BUSY (functions returning a value return their NULL
+ * value, with PROBER_E_BUSY in prober_last_error); prober_engine_free then leaks the engine
+ * rather than free it under the running call. It detects misuse, it does not queue: serialise
+ * the calls. The library starts only helper threads of its own (name resolution, reaping killed
+ * children) and never calls back into the host from them.
  *
  * Process safety: the library installs no signal handlers, changes no signal masks, never calls
  * waitpid(-1) (it waits for its own children only), and creates every descriptor close-on-exec.
@@ -129,6 +133,13 @@ enum prober_status
    * An operating-system call failed (see `prober_last_error`).
    */
   PROBER_E_IO = 200,
+  /**
+   * The engine is in use by another call right now: another thread is inside a call on
+   * the same engine (or a call was made from inside one). An engine must be used by one
+   * thread at a time; this is that rule's violation detected, and nothing was done. Retrying
+   * is not a fix: serialise the calls.
+   */
+  PROBER_E_BUSY = 300,
   /**
    * A panic inside the library, outside any one probe's run, was caught; the engine involved
    * is unusable from now on. (A panic inside a probe's run is not this: that run ends
@@ -384,6 +395,9 @@ typedef uint32_t prober_tls_verify;
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
  * `prober_engine_wakeup` alone may be called from any thread at any time while it lives.
+ * A call made while another call on the same engine is running (from another thread, or from
+ * inside that call) is refused with `PROBER_E_BUSY` and does nothing; `prober_engine_free` in
+ * that case leaves the engine alive (leaked) rather than free it under the running call.
  */
 typedef struct prober_engine prober_engine;
 
@@ -556,7 +570,9 @@ prober_status prober_engine_new_with_flags(uint32_t flags, prober_engine **out);
 
 /**
  * Frees an engine: every in-flight probe is cancelled (sockets closed, commands killed and
- * reaped). NULL is accepted and ignored. No other call on it may run or follow.
+ * reaped). NULL is accepted and ignored. No other call on it may run or follow. Should another
+ * call on it be running after all (another thread's, against the rules), the engine is not
+ * freed but leaked, and `prober_last_error` says so: freeing it under that call would crash.
  *
  * # Safety
  * `e` must be NULL or an engine from this library not freed before.
@@ -632,7 +648,8 @@ prober_status prober_engine_submit(prober_engine *e, const prober_spec *spec, ui
 /**
  * A descriptor that becomes readable when the engine has I/O to process (its epoll fd). Poll
  * it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
- * Never close it. -1 for NULL.
+ * Never close it. -1 for NULL, or while another call is running (`PROBER_E_BUSY` in
+ * `prober_last_error`).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -641,7 +658,8 @@ int32_t prober_engine_fd(const prober_engine *e);
 
 /**
  * Milliseconds until the engine needs `prober_engine_step` even without I/O: -1 when no timer
- * is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL.
+ * is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL, or
+ * while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -679,7 +697,8 @@ prober_status prober_engine_wakeup(const prober_engine *e);
 /**
  * Moves up to `cap` queued events, oldest first, into `events[0..n]` and returns `n`. The
  * views in them stay valid until the next drain, step or wait on this engine. 0 for NULL
- * arguments or a poisoned engine.
+ * arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
+ * `prober_last_error`; no event is lost).
  *
  * # Safety
  * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
@@ -687,7 +706,7 @@ prober_status prober_engine_wakeup(const prober_engine *e);
 size_t prober_engine_drain(prober_engine *e, prober_event *events, size_t cap);
 
 /**
- * Events queued and not yet drained.
+ * Events queued and not yet drained (0 for NULL or while another call is running).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -695,7 +714,8 @@ size_t prober_engine_drain(prober_engine *e, prober_event *events, size_t cap);
 size_t prober_engine_pending(const prober_engine *e);
 
 /**
- * Probes running right now (periodic and one-shot).
+ * Probes running right now, periodic and one-shot (0 for NULL or while another call is
+ * running).
  *
  * # Safety
  * `e` must be NULL or a live engine.

@@ -138,6 +138,9 @@ struct Slot {
     owner: Owner,
     /// The instant of this slot's live timer entry, if any.
     timer: Option<Instant>,
+    /// On the list of runs to resume: a run that yields again before its resume (from a
+    /// readiness event) is not queued twice, so it gets one budget of work a turn.
+    resume_queued: bool,
 }
 
 /// In-flight probes by index, with a generation per index so that stale tokens, timers and
@@ -634,6 +637,9 @@ impl Engine {
         let mut resuming = std::mem::take(&mut self.resuming);
         for &(slot, generation) in &resuming {
             done += 1;
+            if let Some(s) = self.slots.get(slot, generation) {
+                s.resume_queued = false;
+            }
             self.drive(slot, generation, |p, cx| p.resume(cx)); // a run that ended is skipped
         }
         resuming.clear();
@@ -789,7 +795,7 @@ impl Engine {
     }
 
     fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
-        let (slot, generation) = self.slots.insert(Slot { probe, owner, timer: None });
+        let (slot, generation) = self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
         if let Owner::Worker { target, generation: tgeneration, role, .. } = owner {
             if let Ok(t) = self.target_mut(make_id(target, tgeneration)) {
                 if let Some(w) = t.workers[role.index()].as_mut() {
@@ -826,7 +832,8 @@ impl Engine {
                 Step::Done(probe::panicked(payload.as_ref()))
             }
         };
-        if matches!(step, Step::Yield) {
+        if matches!(step, Step::Yield) && !s.resume_queued {
+            s.resume_queued = true;
             self.yielded.push((slot, generation));
         }
         match step {

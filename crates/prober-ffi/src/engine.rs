@@ -100,12 +100,43 @@ struct Inner {
 ///
 /// Threads: an engine may move between threads but must be used by one thread at a time;
 /// `prober_engine_wakeup` alone may be called from any thread at any time while it lives.
+/// A call made while another call on the same engine is running (from another thread, or from
+/// inside that call) is refused with `PROBER_E_BUSY` and does nothing; `prober_engine_free` in
+/// that case leaves the engine alive (leaked) rather than free it under the running call.
 pub struct prober_engine {
     /// Thread-safe: the only part other threads touch (`prober_engine_wakeup`).
     handle: Handle,
     poisoned: AtomicBool,
-    /// Used by one thread at a time (the documented rule), never by `prober_engine_wakeup`.
+    /// Set while a call uses `inner` (see [`Entered`]): the one-thread-at-a-time rule,
+    /// checked.
+    in_use: AtomicBool,
+    /// Used by one thread at a time (the documented rule, enforced through `in_use`), never by
+    /// `prober_engine_wakeup`.
     inner: UnsafeCell<Inner>,
+}
+
+/// A call's exclusive use of an engine's `inner`: taken with a compare-exchange on `in_use`,
+/// given back when dropped, so also when the call panics. The Acquire/Release pair also
+/// orders one thread's use of `inner` before the next thread's.
+struct Entered<'a>(&'a AtomicBool);
+
+impl Entered<'_> {
+    fn enter(eng: &prober_engine) -> Result<Entered<'_>, prober_status> {
+        match eng.in_use.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed) {
+            Ok(_) => Ok(Entered(&eng.in_use)),
+            Err(_) => Err(set_error(
+                PROBER_E_BUSY,
+                "the engine is in use by another thread (or by the call this one was made \
+                 from): an engine must be used by one thread at a time",
+            )),
+        }
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 impl std::fmt::Debug for prober_engine {
@@ -132,11 +163,11 @@ fn role_of(role: u32) -> Result<Role, prober_status> {
     }
 }
 
-/// Runs `f` on the engine's exclusive part, with NULL, poison and panic handling.
+/// Runs `f` on the engine's exclusive part, with NULL, concurrent-use, poison and panic
+/// handling.
 ///
 /// # Safety
-/// `e` must be NULL or a live engine, not used by another thread except through
-/// `prober_engine_wakeup`.
+/// `e` must be NULL or a live engine (a concurrent call on it is detected and refused).
 unsafe fn with_engine<R>(
     e: *const prober_engine,
     fallback: R,
@@ -146,11 +177,13 @@ unsafe fn with_engine<R>(
     let Some(eng) = (unsafe { e.as_ref() }) else {
         return Err(set_error(PROBER_E_NULL, "engine is NULL"));
     };
+    let _entered = Entered::enter(eng)?;
     if eng.poisoned.load(Ordering::Acquire) {
         return Err(set_error(PROBER_E_PANIC, "engine is unusable after an internal panic"));
     }
-    // SAFETY: one thread at a time uses `inner` (documented rule), so this is the only
-    // reference to it; other threads only read `handle`, which is outside the cell.
+    // SAFETY: `_entered` holds `in_use` until `f` returns or unwinds, so no other call makes a
+    // reference to `inner` meanwhile: this is the only one. Other threads only touch `handle`,
+    // which is outside the cell.
     let inner = unsafe { &mut *eng.inner.get() };
     match catch_unwind(AssertUnwindSafe(|| f(inner))) {
         Ok(r) => r,
@@ -175,6 +208,7 @@ fn new_engine(config: EngineConfig, out: *mut *mut prober_engine) -> prober_stat
             let b = Box::new(prober_engine {
                 handle: engine.handle(),
                 poisoned: AtomicBool::new(false),
+                in_use: AtomicBool::new(false),
                 inner: UnsafeCell::new(Inner { engine, held: Vec::new() }),
             });
             // SAFETY: checked non-NULL above.
@@ -214,17 +248,30 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(flags: u32, out: *mut *mut
 }
 
 /// Frees an engine: every in-flight probe is cancelled (sockets closed, commands killed and
-/// reaped). NULL is accepted and ignored. No other call on it may run or follow.
+/// reaped). NULL is accepted and ignored. No other call on it may run or follow. Should another
+/// call on it be running after all (another thread's, against the rules), the engine is not
+/// freed but leaked, and `prober_last_error` says so: freeing it under that call would crash.
 ///
 /// # Safety
 /// `e` must be NULL or an engine from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_free(e: *mut prober_engine) {
     guard((), || {
-        if !e.is_null() {
-            // SAFETY: created by Box::into_raw in new_engine and not freed before (contract).
-            drop(unsafe { Box::from_raw(e) });
-        }
+        // SAFETY: the caller promises NULL or a live engine.
+        let Some(eng) = (unsafe { e.as_ref() }) else { return };
+        let Ok(entered) = Entered::enter(eng) else {
+            set_error(
+                PROBER_E_BUSY,
+                "prober_engine_free: the engine is in use by another thread; not freed (leaked)",
+            );
+            return;
+        };
+        // Holding `in_use` to the end: a call racing with this free is refused until `eng` is
+        // gone (after that, calling is the host's use-after-free, which no flag can catch).
+        std::mem::forget(entered);
+        // SAFETY: created by Box::into_raw in new_engine and not freed before (contract); no
+        // other call is inside it (`in_use` was taken above), and `eng` is not used after this.
+        drop(unsafe { Box::from_raw(e) });
     })
 }
 
@@ -347,7 +394,8 @@ pub unsafe extern "C" fn prober_engine_submit(e: *mut prober_engine, spec: *cons
 
 /// A descriptor that becomes readable when the engine has I/O to process (its epoll fd). Poll
 /// it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
-/// Never close it. -1 for NULL.
+/// Never close it. -1 for NULL, or while another call is running (`PROBER_E_BUSY` in
+/// `prober_last_error`).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine.
@@ -358,7 +406,8 @@ pub unsafe extern "C" fn prober_engine_fd(e: *const prober_engine) -> i32 {
 }
 
 /// Milliseconds until the engine needs `prober_engine_step` even without I/O: -1 when no timer
-/// is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL.
+/// is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL, or
+/// while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine.
@@ -507,7 +556,8 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> prober_event {
 
 /// Moves up to `cap` queued events, oldest first, into `events[0..n]` and returns `n`. The
 /// views in them stay valid until the next drain, step or wait on this engine. 0 for NULL
-/// arguments or a poisoned engine.
+/// arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
+/// `prober_last_error`; no event is lost).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
@@ -539,7 +589,7 @@ pub unsafe extern "C" fn prober_engine_drain(e: *mut prober_engine, events: *mut
     })
 }
 
-/// Events queued and not yet drained.
+/// Events queued and not yet drained (0 for NULL or while another call is running).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine.
@@ -549,7 +599,8 @@ pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize
     guard(0, || unsafe { with_engine(e, 0, |i| Ok(i.engine.pending_events())) }.unwrap_or(0))
 }
 
-/// Probes running right now (periodic and one-shot).
+/// Probes running right now, periodic and one-shot (0 for NULL or while another call is
+/// running).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine.
@@ -584,4 +635,146 @@ pub unsafe extern "C" fn prober_engine_published(
             })
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::{Arc, Barrier};
+
+    use super::*;
+    use crate::prober_last_error;
+
+    fn new() -> *mut prober_engine {
+        let mut e = std::ptr::null_mut();
+        // SAFETY: `e` is a writable out-pointer.
+        assert_eq!(unsafe { prober_engine_new(&mut e) }, PROBER_OK);
+        e
+    }
+
+    fn last_error() -> String {
+        let s = prober_last_error();
+        // SAFETY: the view is valid until the next call on this thread; copied at once.
+        let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    /// The engine is `Send` to another thread as an address: the calls themselves are what is
+    /// tested for concurrent use.
+    #[derive(Clone, Copy)]
+    struct Ptr(usize);
+
+    #[test]
+    fn a_call_during_another_is_refused_and_changes_nothing() {
+        let e = new();
+        // SAFETY: `e` is live; the reference is not used after the engine is freed.
+        let eng = unsafe { &*e };
+        let held = Entered::enter(eng).unwrap();
+        let mut target = 0u64;
+        // SAFETY: live engine (in every call below until the last free).
+        let step = || unsafe { prober_engine_step(e) };
+        // SAFETY: live engine; `target` is writable.
+        let add = |t: &mut u64| unsafe { prober_engine_add_target(e, t) };
+        assert_eq!(step(), PROBER_E_BUSY);
+        assert!(last_error().contains("in use by another thread"), "{}", last_error());
+        assert_eq!(add(&mut target), PROBER_E_BUSY);
+        assert_eq!(target, 0, "out-parameters are written only on success");
+        // SAFETY: live engine.
+        assert_eq!(unsafe { prober_engine_fd(e) }, -1);
+        // SAFETY: live engine.
+        assert_eq!(unsafe { prober_engine_timeout_ms(e) }, -1);
+        // The wake-up is for any thread at any time.
+        // SAFETY: live engine.
+        assert_eq!(unsafe { prober_engine_wakeup(e) }, PROBER_OK);
+        // Nor is the engine freed under the running call.
+        // SAFETY: live engine; refused, so still live after.
+        unsafe { prober_engine_free(e) };
+        assert!(last_error().contains("not freed"), "{}", last_error());
+        drop(held);
+        assert_eq!(add(&mut target), PROBER_OK);
+        assert_ne!(target, 0);
+        assert_eq!(step(), PROBER_OK);
+        // SAFETY: live engine, not used after.
+        unsafe { prober_engine_free(e) };
+    }
+
+    #[test]
+    fn a_panicking_call_gives_the_engine_back() {
+        let e = new();
+        // SAFETY: live engine.
+        let r: Result<(), prober_status> = unsafe { with_engine(e, (), |_| panic!("test panic")) };
+        assert_eq!(r, Err(PROBER_E_PANIC));
+        // Poisoned, not busy: the panic released the flag.
+        // SAFETY: live engine.
+        assert_eq!(unsafe { prober_engine_step(e) }, PROBER_E_PANIC);
+        // SAFETY: live engine, not used after.
+        unsafe { prober_engine_free(e) };
+    }
+
+    #[test]
+    fn two_threads_hammering_one_engine() {
+        let e = new();
+        let p = Ptr(e as usize);
+        let busy = Arc::new(AtomicUsize::new(0));
+        let start = Arc::new(Barrier::new(2));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (busy, start) = (busy.clone(), start.clone());
+                std::thread::spawn(move || {
+                    let e = p.0 as *mut prober_engine;
+                    start.wait();
+                    let mut ok = 0;
+                    while busy.load(Ordering::Relaxed) == 0 || ok < 1000 {
+                        let mut t = 0u64;
+                        // SAFETY: the engine lives until both threads are joined.
+                        let rc = unsafe {
+                            match ok % 2 {
+                                0 => prober_engine_step(e),
+                                _ => prober_engine_add_target(e, &mut t),
+                            }
+                        };
+                        match rc {
+                            PROBER_OK => ok += 1,
+                            PROBER_E_BUSY => {
+                                busy.fetch_add(1, Ordering::Relaxed);
+                            }
+                            other => panic!("unexpected {other:?}: {}", last_error()),
+                        }
+                    }
+                    ok
+                })
+            })
+            .collect();
+        let ok: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        println!("{ok} calls done, {} refused as busy", busy.load(Ordering::Relaxed));
+        assert!(busy.load(Ordering::Relaxed) > 0);
+        // SAFETY: both threads are gone.
+        unsafe { prober_engine_free(e) };
+    }
+
+    /// The flag's cost: `cargo test --release -p prober-ffi --lib -- --ignored --nocapture
+    /// in_use_flag_cost` (a measurement, not a check).
+    #[test]
+    #[ignore]
+    fn in_use_flag_cost() {
+        use std::time::Instant;
+        const N: u32 = 10_000_000;
+        let e = new();
+        // SAFETY: `e` is live until freed below, after the last use of `eng`.
+        let eng = unsafe { &*e };
+        let t = Instant::now();
+        for _ in 0..N {
+            drop(std::hint::black_box(Entered::enter(eng).unwrap()));
+        }
+        let flag = t.elapsed() / N;
+        let t = Instant::now();
+        for _ in 0..N {
+            // SAFETY: live engine.
+            std::hint::black_box(unsafe { prober_engine_in_flight(e) });
+        }
+        let call = t.elapsed() / N;
+        println!("take and release the flag: {flag:?}; a whole prober_engine_in_flight: {call:?}");
+        // SAFETY: live engine, not used after.
+        unsafe { prober_engine_free(e) };
+    }
 }

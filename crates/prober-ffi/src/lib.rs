@@ -11,6 +11,8 @@
 //!   `PROBER_REASON_INTERNAL` (the engine catches it); any other becomes `PROBER_E_PANIC` (or
 //!   the function's neutral value), and an engine that panicked refuses further calls except
 //!   `prober_engine_free`;
+//! - an engine is used by one thread at a time, and a call that overlaps another on the same
+//!   engine is refused with `PROBER_E_BUSY` (an atomic flag taken on entry, see `engine.rs`);
 //! - no signal handlers, no signal-mask changes, no `waitpid(-1)`, every descriptor close-on-exec.
 
 #![allow(non_camel_case_types)]

@@ -1,4 +1,5 @@
-//! Status codes. Grouped by kind; never renumbered, never reused.
+//! Status codes. Grouped by kind (1xx usage, 2xx operating system, 3xx concurrent misuse, 9xx
+//! internal); never renumbered, never reused.
 
 use std::ffi::c_char;
 
@@ -44,6 +45,11 @@ pub enum prober_status {
     PROBER_E_INVALID_TLS = 115,
     /// An operating-system call failed (see `prober_last_error`).
     PROBER_E_IO = 200,
+    /// The engine is in use by another call right now: another thread is inside a call on
+    /// the same engine (or a call was made from inside one). An engine must be used by one
+    /// thread at a time; this is that rule's violation detected, and nothing was done. Retrying
+    /// is not a fix: serialise the calls.
+    PROBER_E_BUSY = 300,
     /// A panic inside the library, outside any one probe's run, was caught; the engine involved
     /// is unusable from now on. (A panic inside a probe's run is not this: that run ends
     /// Unknown with `PROBER_REASON_INTERNAL`.)
@@ -75,6 +81,7 @@ pub extern "C" fn prober_status_str(status: u32) -> *const c_char {
             114 => c"invalid enumerated value",
             115 => c"invalid TLS option",
             200 => c"operating system error",
+            300 => c"engine in use by another thread",
             900 => c"internal error (panic)",
             _ => c"unknown status",
         };

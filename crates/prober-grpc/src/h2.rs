@@ -14,6 +14,10 @@
 //! when our stream was not processed, otherwise remembered for a later EOF), PRIORITY and
 //! unknown frame types (ignored). PUSH_PROMISE is an error: push is disabled.
 //!
+//! Limits against a hostile server: [`Client::process`] handles at most a [`Budget`] of frames
+//! and bytes per call (the poll loop yields between calls), and at most [`MAX_INTERIM`]
+//! informational (1xx) heads are skipped before the final one.
+//!
 //! We never send WINDOW_UPDATE: a health response is a few bytes, far below the 65535-byte
 //! initial windows, and a response that would exceed them is refused as a flow-control error.
 //! The exchange is done when stream 1 ends (END_STREAM); the owner then closes the connection.
@@ -164,6 +168,56 @@ pub enum Progress {
     Done,
 }
 
+/// Where a budgeted [`Client::process`] stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Turn {
+    /// Every whole frame received so far is handled: read more.
+    Pending,
+    /// The budget is spent and whole frames may still be buffered: call [`Client::process`]
+    /// again with a fresh budget, after giving other work its turn. Read nothing meanwhile, so
+    /// that the buffer does not grow.
+    Budget,
+    /// Stream 1 has ended: take the response.
+    Done,
+}
+
+/// How much received work one [`Client::process`] call may do. A server can send frames of
+/// nine bytes (empty DATA, PING, SETTINGS, WINDOW_UPDATE, tiny HEADERS) as fast as the link
+/// carries them; without a bound, one connection's backlog holds its caller's thread for as
+/// long as it takes to handle all of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Frames still allowed.
+    pub frames: usize,
+    /// Frame bytes (header and payload) still allowed; the frame that crosses it is handled
+    /// whole, so a call handles at most this plus one frame.
+    pub bytes: usize,
+}
+
+impl Budget {
+    /// What one turn of a poll loop allows a connection: [`FRAMES_PER_TURN`] frames and
+    /// [`BYTES_PER_TURN`] bytes.
+    pub const PER_TURN: Budget = Budget { frames: FRAMES_PER_TURN, bytes: BYTES_PER_TURN };
+    /// No bound (for callers that hold all the input already, such as tests).
+    pub const UNBOUNDED: Budget = Budget { frames: usize::MAX, bytes: usize::MAX };
+
+    fn spent(&self) -> bool {
+        self.frames == 0 || self.bytes == 0
+    }
+}
+
+/// Frames handled per turn ([`Budget::PER_TURN`]). Handling a small frame costs well under a
+/// microsecond, so 128 of them stay far below a millisecond, while a healthy response (SETTINGS,
+/// its ACK, WINDOW_UPDATE, HEADERS, DATA, trailers) needs fewer than ten.
+pub const FRAMES_PER_TURN: usize = 128;
+/// Frame bytes handled per turn ([`Budget::PER_TURN`]): the cost of large frames is their
+/// bytes (copying, HPACK and Huffman decoding), about 0.1 ms for 64 KiB.
+pub const BYTES_PER_TURN: usize = 64 * 1024;
+/// Informational (1xx) response heads accepted before the final one, as Go's HTTP/1 and
+/// HTTP/2 clients (`max1xxResponses`) and this library's HTTP/1 parser: a server that keeps
+/// sending them is refused rather than read until the deadline.
+pub const MAX_INTERIM: u32 = 5;
+
 /// A header block being received in HEADERS + CONTINUATION frames.
 #[derive(Debug)]
 struct PartialBlock {
@@ -193,6 +247,8 @@ pub struct Client {
     recv_window_used: i64,
     response: Response,
     head_seen: bool,
+    /// Informational (1xx) heads skipped so far.
+    interim: u32,
     ended: bool,
     goaway: Option<H2Error>,
 }
@@ -222,6 +278,7 @@ impl Client {
             recv_window_used: 0,
             response: Response::default(),
             head_seen: false,
+            interim: 0,
             ended: false,
             goaway: None,
         }
@@ -256,20 +313,42 @@ impl Client {
         self.response
     }
 
-    /// Processes received bytes.
+    /// Processes received bytes, all of them: for input already at hand. A poll loop uses
+    /// [`Client::push`] and a budgeted [`Client::process`] instead.
     pub fn receive(&mut self, bytes: &[u8]) -> Result<Progress, H2Error> {
-        if self.ended {
-            return Ok(Progress::Done);
+        self.push(bytes);
+        let mut unbounded = Budget::UNBOUNDED;
+        match self.process(&mut unbounded)? {
+            Turn::Done => Ok(Progress::Done),
+            // An unbounded budget is never spent (every frame is at least one byte).
+            Turn::Pending | Turn::Budget => Ok(Progress::Pending),
         }
-        self.inbuf.extend_from_slice(bytes);
+    }
+
+    /// Buffers received bytes for [`Client::process`].
+    pub fn push(&mut self, bytes: &[u8]) {
+        if !self.ended {
+            self.inbuf.extend_from_slice(bytes);
+        }
+    }
+
+    /// Handles the whole frames buffered by [`Client::push`] until they run out or `budget`
+    /// is spent; every frame handled takes one frame and its size in bytes from `budget`.
+    pub fn process(&mut self, budget: &mut Budget) -> Result<Turn, H2Error> {
+        if self.ended {
+            return Ok(Turn::Done);
+        }
         if !self.connected && !self.check_preface()? {
-            return Ok(Progress::Pending);
+            return Ok(Turn::Pending);
         }
         let mut pos = 0;
         let result = loop {
             let rest = &self.inbuf[pos..];
             if rest.len() < FRAME_HEADER {
-                break Ok(Progress::Pending);
+                break Ok(Turn::Pending);
+            }
+            if budget.spent() {
+                break Ok(Turn::Budget);
             }
             let len = usize::from(rest[0]) << 16 | usize::from(rest[1]) << 8 | usize::from(rest[2]);
             if len > MAX_FRAME {
@@ -278,14 +357,16 @@ impl Client {
                 )));
             }
             if rest.len() < FRAME_HEADER + len {
-                break Ok(Progress::Pending);
+                break Ok(Turn::Pending);
             }
             let (kind, flags) = (rest[3], rest[4]);
             let stream = u32::from_be_bytes([rest[5], rest[6], rest[7], rest[8]]) & 0x7fff_ffff;
             let payload = rest[FRAME_HEADER..FRAME_HEADER + len].to_vec();
             pos += FRAME_HEADER + len;
+            budget.frames -= 1;
+            budget.bytes = budget.bytes.saturating_sub(FRAME_HEADER + len);
             match self.frame(kind, flags, stream, &payload) {
-                Ok(()) if self.ended => break Ok(Progress::Done),
+                Ok(()) if self.ended => break Ok(Turn::Done),
                 Ok(()) => {}
                 Err(e) => break Err(e),
             }
@@ -499,6 +580,12 @@ impl Client {
             let informational =
                 header(&fields, ":status").is_some_and(|s| s.len() == 3 && s.starts_with('1'));
             if informational && !end_stream {
+                self.interim += 1;
+                if self.interim > MAX_INTERIM {
+                    return Err(H2Error::Protocol(
+                        "too many 1xx informational responses".into(),
+                    ));
+                }
                 return Ok(()); // 1xx: the final head follows
             }
             self.head_seen = true;
@@ -894,5 +981,61 @@ mod tests {
         let r = c.into_response();
         assert_eq!(r.status(), Some(200));
         assert_eq!(header(&r.headers, "x-id"), Some("7"));
+    }
+
+    #[test]
+    fn process_stops_at_its_budget() {
+        let (mut c, _) = connected(b"x".to_vec());
+        c.receive(&frame(HEADERS, FLAG_END_HEADERS, 1, &block(&[(":status", "200")]))).unwrap();
+        // 1000 empty DATA frames (9 bytes each), then the trailers.
+        let mut wire = Vec::new();
+        for _ in 0..1000 {
+            wire.extend(frame(DATA, 0, 1, &[]));
+        }
+        let trailers = block(&[("grpc-status", "0")]);
+        wire.extend(frame(HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 1, &trailers));
+        c.push(&wire);
+        let mut calls = 0;
+        loop {
+            let mut budget = Budget::PER_TURN;
+            calls += 1;
+            match c.process(&mut budget) {
+                Ok(Turn::Budget) => assert_eq!(budget.frames, 0),
+                Ok(Turn::Done) => break,
+                other => panic!("{other:?} after {calls} calls"),
+            }
+        }
+        assert_eq!(calls, 1001usize.div_ceil(FRAMES_PER_TURN));
+        // The byte budget: frames of 16 KiB (unknown type) stop after 64 KiB, plus the frame
+        // that crosses it.
+        let (mut c, _) = connected(b"x".to_vec());
+        for _ in 0..8 {
+            c.push(&frame(0xee, 0, 0, &[0; MAX_FRAME]));
+        }
+        let mut budget = Budget::PER_TURN;
+        assert_eq!(c.process(&mut budget), Ok(Turn::Budget));
+        assert_eq!((budget.frames, budget.bytes), (FRAMES_PER_TURN - 4, 0));
+        let mut budget = Budget::PER_TURN;
+        assert_eq!(c.process(&mut budget), Ok(Turn::Pending));
+        assert_eq!(budget.frames, FRAMES_PER_TURN - 4);
+    }
+
+    #[test]
+    fn informational_heads_are_bounded() {
+        let interim = frame(HEADERS, FLAG_END_HEADERS, 1, &block(&[(":status", "100")]));
+        let fields = block(&[(":status", "200"), ("grpc-status", "0")]);
+        let head = frame(HEADERS, FLAG_END_HEADERS | FLAG_END_STREAM, 1, &fields);
+        // MAX_INTERIM of them, then the final head: accepted.
+        let (mut c, _) = connected(b"x".to_vec());
+        let mut wire = interim.repeat(MAX_INTERIM as usize);
+        wire.extend_from_slice(&head);
+        assert_eq!(c.receive(&wire), Ok(Progress::Done));
+        assert_eq!(c.into_response().status(), Some(200));
+        // One more: refused.
+        let (mut c, _) = connected(b"x".to_vec());
+        let mut wire = interim.repeat(MAX_INTERIM as usize + 1);
+        wire.extend_from_slice(&head);
+        let e = c.receive(&wire).unwrap_err();
+        assert_eq!(e.to_string(), "http2: too many 1xx informational responses");
     }
 }

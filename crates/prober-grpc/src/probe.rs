@@ -19,7 +19,7 @@ use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
 
-use crate::h2::{self, H2Error, Progress};
+use crate::h2::{self, Budget, H2Error, Turn};
 use crate::health::{self, RpcError, code};
 
 /// Bytes asked for in one `read`.
@@ -76,6 +76,11 @@ pub struct GrpcProbe {
     first_byte: Option<Duration>,
     cert_not_after: Option<i64>,
     http_status: Option<u16>,
+    /// A [`Step::Yield`] was returned and its [`Machine::resume`] has not come yet. Readiness
+    /// meanwhile is left to that resume: answering it with work (and another `Yield`) would
+    /// queue this run for resumption once more per readiness event, and a peer that keeps the
+    /// socket readable would multiply the work this run does per turn.
+    resume_owed: bool,
 }
 
 impl GrpcProbe {
@@ -106,6 +111,7 @@ impl GrpcProbe {
             first_byte: None,
             cert_not_after: None,
             http_status: None,
+            resume_owed: false,
         }
     }
 
@@ -249,7 +255,27 @@ impl GrpcProbe {
 
     fn exchange(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) -> Step {
         let mut reads = 0;
+        let mut budget = Budget::PER_TURN;
         loop {
+            // What is buffered first, within this turn's budget, so that a flood of small
+            // frames costs the poll thread a bounded time per turn; and nothing more is read
+            // until it is handled, so that the buffer stays within one read and one frame.
+            let progress = h2.process(&mut budget);
+            if self.first_byte.is_none() && h2.has_response_head() {
+                self.first_byte = Some(self.since_start(cx.now));
+            }
+            let spent = match progress {
+                Ok(Turn::Pending) => false,
+                Ok(Turn::Budget) => true,
+                Ok(Turn::Done) => {
+                    io.close(cx);
+                    let response = h2.into_response();
+                    self.http_status = response.status();
+                    let o = health::outcome(health::interpret(&response), self.timeout);
+                    return self.finish(cx, o);
+                }
+                Err(e) => return self.h2_failure(cx, io, h2.is_connected(), e),
+            };
             while !h2.pending_output().is_empty() {
                 match io.write(h2.pending_output()) {
                     Ok(0) => {
@@ -268,10 +294,15 @@ impl GrpcProbe {
                 self.state = State::Open { io, h2 };
                 return Step::Pending;
             }
+            if spent {
+                // Let other work have its turn; the driver resumes right after its poll.
+                self.state = State::Open { io, h2 };
+                return self.yield_turn();
+            }
             if reads == READS_PER_TURN {
                 // Let other work have its turn; the driver resumes reading right after.
                 self.state = State::Open { io, h2 };
-                return Step::Yield;
+                return self.yield_turn();
             }
             reads += 1;
             self.buf.resize(READ_CHUNK, 0);
@@ -280,23 +311,7 @@ impl GrpcProbe {
                     let e = h2.eof();
                     return self.h2_failure(cx, io, h2.is_connected(), e);
                 }
-                Ok(n) => {
-                    let progress = h2.receive(&self.buf[..n]);
-                    if self.first_byte.is_none() && h2.has_response_head() {
-                        self.first_byte = Some(self.since_start(cx.now));
-                    }
-                    match progress {
-                        Ok(Progress::Pending) => {}
-                        Ok(Progress::Done) => {
-                            io.close(cx);
-                            let response = h2.into_response();
-                            self.http_status = response.status();
-                            let o = health::outcome(health::interpret(&response), self.timeout);
-                            return self.finish(cx, o);
-                        }
-                        Err(e) => return self.h2_failure(cx, io, h2.is_connected(), e),
-                    }
-                }
+                Ok(n) => h2.push(&self.buf[..n]),
                 Err(TransportError::WouldBlock) => {
                     io.sync_interest(cx.registry);
                     self.state = State::Open { io, h2 };
@@ -305,6 +320,12 @@ impl GrpcProbe {
                 Err(e) => return self.transport_failure(cx, io, h2.is_connected(), e),
             }
         }
+    }
+
+    /// Returns [`Step::Yield`], remembering that a [`Machine::resume`] is owed.
+    fn yield_turn(&mut self) -> Step {
+        self.resume_owed = true;
+        Step::Yield
     }
 
     /// A socket or TLS error: before the server's SETTINGS a connection failure, after it an
@@ -420,6 +441,10 @@ impl Machine for GrpcProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
+        // A run that yielded does no more until its resume: one budget of frames a turn.
+        if self.resume_owed {
+            return Step::Pending;
+        }
         match std::mem::replace(&mut self.state, State::Done) {
             // The connector may race two sockets (tokens 0 and 1); the connection is on 0.
             State::Connecting(mut connector) => {
@@ -519,6 +544,7 @@ impl Machine for GrpcProbe {
     }
 
     fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.resume_owed = false;
         self.drive(cx)
     }
 

@@ -14,6 +14,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
+use prober_core::Reason;
 
 /// At most this many lookups run at once across the process.
 const MAX_THREADS: usize = 16;
@@ -108,21 +109,21 @@ impl Resolver {
         st.jobs.push_back(Job { ticket, host, port, lookup, sink, wanted: wanted.clone() });
         // More queued jobs than idle threads: start another (counting idle threads alone would
         // send two quick submits to the one idle thread, one waiting behind the other).
+        let mut spawn_error = None;
         if st.jobs.len() > st.idle && st.threads < MAX_THREADS {
-            let spawned = std::thread::Builder::new()
-                .name("prober-resolve".into())
-                .stack_size(256 * 1024)
-                .spawn(worker);
-            if spawned.is_ok() {
-                st.threads += 1;
+            match spawn_thread() {
+                Ok(_) => st.threads += 1,
+                Err(e) => spawn_error = Some(e),
             }
         }
         // With no thread at all (spawn failed and none exist) the job would wait forever:
-        // answer it here instead, as an error the probe reports.
+        // answer it here instead, as a local resource failure (Unknown, reason resource: the
+        // node is out of threads or memory, the name may well resolve).
         if st.threads == 0 {
             let job = st.jobs.pop_back().expect("just pushed");
             drop(st);
-            let err = io::Error::other("could not start a resolver thread");
+            let cause = spawn_error.map_or_else(String::new, |e| format!(": {}", crate::os_error_text(&e)));
+            let err = Reason::local_resource_error(format!("cannot start a resolver thread{cause}"));
             deliver(job, Err(err), Duration::ZERO);
             return Lookup { wanted };
         }
@@ -135,6 +136,23 @@ impl Resolver {
     pub fn drain_into(&self, out: &mut Vec<Resolved>) {
         out.append(&mut self.sink.done.lock());
     }
+}
+
+/// Makes the next start of a resolver thread fail as if the system had no thread left
+/// (`EAGAIN` from `pthread_create`), for tests of that case: thread creation cannot be made to
+/// fail for real without starving the whole test process.
+#[doc(hidden)]
+pub fn fail_next_thread_start_for_test() {
+    FAIL_NEXT_THREAD_START.store(true, Ordering::Release);
+}
+
+static FAIL_NEXT_THREAD_START: AtomicBool = AtomicBool::new(false);
+
+fn spawn_thread() -> io::Result<std::thread::JoinHandle<()>> {
+    if FAIL_NEXT_THREAD_START.swap(false, Ordering::AcqRel) {
+        return Err(io::Error::from_raw_os_error(libc::EAGAIN));
+    }
+    std::thread::Builder::new().name("prober-resolve".into()).stack_size(256 * 1024).spawn(worker)
 }
 
 fn deliver(job: Job, addrs: io::Result<Vec<SocketAddr>>, took: Duration) {

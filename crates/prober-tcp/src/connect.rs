@@ -175,6 +175,15 @@ impl Connector {
                 self.connect_next(cx)
             }
             Ok(_) => self.fail_dns("no such host"),
+            // The node, not the name, failed: no resolver thread, or getaddrinfo out of
+            // descriptors or memory (EAI_SYSTEM with EMFILE, ...).
+            Err(e) if Reason::is_local_resource(&e) => {
+                self.state = State::Finished;
+                ConnectStep::Failed(ConnectError {
+                    reason: Reason::Resource,
+                    message: format!("dial tcp: lookup {}: {}", self.host(), os_error_text(&e)),
+                })
+            }
             Err(e) => {
                 let text = os_error_text(&e);
                 // getaddrinfo's EAI_NONAME reads "failed to lookup address information: Name or
@@ -253,10 +262,18 @@ impl Connector {
     }
 
     fn record_error(&mut self, addr: SocketAddr, e: &io::Error) {
-        if self.first_error.is_none() {
+        self.record_op_error(addr, "connect", e);
+    }
+
+    /// Keeps the first error as the one to report, unless a later one is a local resource
+    /// failure: then the run says Unknown rather than blaming the target for what the node
+    /// lacked (`connect_next` stops at such an error anyway).
+    fn record_op_error(&mut self, addr: SocketAddr, op: &str, e: &io::Error) {
+        let reason = Reason::from_io(e);
+        if self.first_error.is_none() || reason == Reason::Resource {
             self.first_error = Some(ConnectError {
-                reason: Reason::from_io(e),
-                message: format!("dial tcp {addr}: connect: {}", os_error_text(e)),
+                reason,
+                message: format!("dial tcp {addr}: {op}: {}", os_error_text(e)),
             });
         }
     }
@@ -270,7 +287,7 @@ impl Connector {
                 None
             };
             let opened = match pooled {
-                Some(stream) => reconnect(stream, addr).map(|s| (s, true)),
+                Some(stream) => reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e)),
                 None => open(addr, self.close, self.nodelay).map(|s| (s, false)),
             };
             match opened {
@@ -284,14 +301,23 @@ impl Connector {
                         cx.registry.register(&mut stream, token, interest)
                     };
                     if let Err(e) = registered {
-                        self.record_error(addr, &e);
+                        self.record_op_error(addr, "cannot watch socket", &e);
+                        if Reason::is_local_resource(&e) {
+                            break;
+                        }
                         continue;
                     }
                     self.current = Some((addr, stream));
                     self.state = State::Connecting;
                     return ConnectStep::Pending;
                 }
-                Err(e) => self.record_error(addr, &e),
+                Err((op, e)) => {
+                    self.record_op_error(addr, op, &e);
+                    // The next address would run out of the same thing.
+                    if Reason::is_local_resource(&e) {
+                        break;
+                    }
+                }
             }
         }
         self.state = State::Finished;
@@ -350,20 +376,23 @@ fn join_host_port(host: &str, port: u16) -> String {
 }
 
 /// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
-fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> io::Result<TcpStream> {
+/// An error comes with the step that failed, for the message ("cannot create socket: too many
+/// open files").
+fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> Result<TcpStream, (&'static str, io::Error)> {
     // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
+        .map_err(|e| ("cannot create socket", e))?;
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
-        socket.set_linger(Some(Duration::ZERO))?;
+        socket.set_linger(Some(Duration::ZERO)).map_err(|e| ("setsockopt", e))?;
     }
     if nodelay {
-        socket.set_tcp_nodelay(true)?;
+        socket.set_tcp_nodelay(true).map_err(|e| ("setsockopt", e))?;
     }
     match socket.connect(&addr.into()) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
+        Err(e) => return Err(("connect", e)),
     }
     Ok(TcpStream::from_std(socket.into()))
 }

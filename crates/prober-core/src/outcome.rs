@@ -75,7 +75,7 @@ pub enum Reason {
     Spawn = 13,
     /// The probe needs a feature this build lacks (for example TLS).
     Unsupported = 14,
-    /// Another I/O error of the local system (out of descriptors, ...).
+    /// Another I/O error of the local system (running out of something is [`Reason::Resource`]).
     Io = 15,
     /// The probe was cancelled before it finished (target removed, engine dropped).
     Cancelled = 16,

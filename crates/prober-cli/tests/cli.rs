@@ -397,6 +397,36 @@ fn exec_expands_env() {
 }
 
 #[test]
+fn exec_command_gets_no_descriptor_of_the_shell() {
+    // The shell opens descriptor 7 (not close-on-exec: a redirection meant to be inherited)
+    // and becomes `prober`, which must not hand it on to the command.
+    let script = r#"exec 7</etc/hostname && exec "$0" check --json -- ls -ln /proc/self/fd/"#;
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_prober")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn sh");
+    let out = reader(child.stdout.take().unwrap());
+    let err = reader(child.stderr.take().unwrap());
+    let status = wait_bounded(&mut child, HANG);
+    let r = Run { code: status.code().unwrap(), stdout: out.recv().unwrap(), stderr: err.recv().unwrap() };
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
+    let v = json_line(&r);
+    assert_eq!(v["result"], "success", "{v}");
+    let listing = v["output"].as_str().unwrap();
+    assert!(listing.contains(" 0 -> /dev/null"), "{listing}");
+    for line in listing.lines().filter(|l| l.contains(" -> ")) {
+        let (left, target) = line.split_once(" -> ").unwrap();
+        let fd: u32 = left.split_whitespace().last().unwrap().parse().unwrap();
+        assert!(!target.ends_with("/hostname"), "the shell's descriptor reached the command: {line}");
+        // Beyond stdin, stdout and stderr only ls's own directory descriptor.
+        assert!(fd < 3 || (target.starts_with("/proc/") && target.ends_with("/fd")), "{line}");
+    }
+}
+
+#[test]
 fn timeout_is_a_failure() {
     let server = TargetServer::start();
     let (code, v) = check_json(&["--timeout", "200ms", &server.url("/slow-headers/2000")]);

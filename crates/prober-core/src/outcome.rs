@@ -75,7 +75,7 @@ pub enum Reason {
     Spawn = 13,
     /// The probe needs a feature this build lacks (for example TLS).
     Unsupported = 14,
-    /// Another I/O error of the local system (out of descriptors, ...).
+    /// Another I/O error of the local system (running out of something is [`Reason::Resource`]).
     Io = 15,
     /// The probe was cancelled before it finished (target removed, engine dropped).
     Cancelled = 16,
@@ -118,9 +118,48 @@ impl Reason {
         }
     }
 
-    /// Classifies an OS error from connect/read/write into a reason.
+    /// Whether `err` says that this node ran out of something (descriptors, buffer space,
+    /// memory, threads), as opposed to a fault of the target or the network. The one list of
+    /// such errors: `EMFILE`, `ENFILE`, `ENOBUFS`, `ENOMEM`, and errors made by
+    /// [`Reason::local_resource_error`]. `EAGAIN` is not in it (on a socket it means "try
+    /// again"); see [`Reason::is_local_spawn_resource`] for process creation.
+    pub fn is_local_resource(err: &std::io::Error) -> bool {
+        match err.raw_os_error() {
+            Some(code) => matches!(code, libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM),
+            None => err.get_ref().is_some_and(|inner| inner.is::<LocalResource>()),
+        }
+    }
+
+    /// [`Reason::is_local_resource`] for the creation of a process, where `EAGAIN` means the
+    /// process or thread limit was reached (`fork`, `clone`, `posix_spawn`).
+    pub fn is_local_spawn_resource(err: &std::io::Error) -> bool {
+        Reason::is_local_resource(err) || err.raw_os_error() == Some(libc::EAGAIN)
+    }
+
+    /// An error that [`Reason::is_local_resource`] recognises, for local resource failures
+    /// that have no errno of their own (a helper thread that could not be started). `what`
+    /// says what ran out; it is the error's whole text.
+    pub fn local_resource_error(what: impl Into<String>) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::OutOfMemory, LocalResource(what.into()))
+    }
+
+    /// The result of a run that ended with this reason because something went wrong: Unknown
+    /// for the reasons that are this node's or this library's fault ([`Reason::Resource`],
+    /// [`Reason::Internal`]), which must never count against the target; Failure otherwise.
+    pub fn failed_result(self) -> ProbeResult {
+        match self {
+            Reason::Resource | Reason::Internal => ProbeResult::Unknown,
+            _ => ProbeResult::Failure,
+        }
+    }
+
+    /// Classifies an OS error from socket/connect/read/write into a reason; local resource
+    /// exhaustion ([`Reason::is_local_resource`]) is [`Reason::Resource`].
     pub fn from_io(err: &std::io::Error) -> Reason {
         use std::io::ErrorKind as K;
+        if Reason::is_local_resource(err) {
+            return Reason::Resource;
+        }
         match err.kind() {
             K::ConnectionRefused => Reason::Refused,
             K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe => Reason::Reset,
@@ -132,6 +171,18 @@ impl Reason {
         }
     }
 }
+
+/// The payload of [`Reason::local_resource_error`].
+#[derive(Debug)]
+struct LocalResource(String);
+
+impl fmt::Display for LocalResource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LocalResource {}
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -210,5 +261,46 @@ impl Outcome {
     /// The output as text, with invalid UTF-8 replaced (for messages and JSON).
     pub fn output_lossy(&self) -> std::borrow::Cow<'_, str> {
         String::from_utf8_lossy(&self.output)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io;
+
+    #[test]
+    fn local_resource_errors_are_resource_and_unknown() {
+        for code in [libc::EMFILE, libc::ENFILE, libc::ENOBUFS, libc::ENOMEM] {
+            let e = io::Error::from_raw_os_error(code);
+            assert!(Reason::is_local_resource(&e), "{e}");
+            assert_eq!(Reason::from_io(&e), Reason::Resource);
+            assert_eq!(Reason::from_io(&e).failed_result(), ProbeResult::Unknown);
+        }
+        let e = Reason::local_resource_error("cannot start a resolver thread");
+        assert!(Reason::is_local_resource(&e));
+        assert_eq!(e.to_string(), "cannot start a resolver thread");
+        // EAGAIN is a resource failure for process creation only.
+        let again = io::Error::from_raw_os_error(libc::EAGAIN);
+        assert!(!Reason::is_local_resource(&again));
+        assert!(Reason::is_local_spawn_resource(&again));
+    }
+
+    #[test]
+    fn network_errors_stay_failures() {
+        for (code, reason) in [
+            (libc::ECONNREFUSED, Reason::Refused),
+            (libc::ECONNRESET, Reason::Reset),
+            (libc::ETIMEDOUT, Reason::Timeout),
+            (libc::ENETUNREACH, Reason::Unreachable),
+            (libc::EHOSTUNREACH, Reason::Unreachable),
+        ] {
+            let e = io::Error::from_raw_os_error(code);
+            assert!(!Reason::is_local_resource(&e), "{e}");
+            assert_eq!(Reason::from_io(&e), reason);
+            assert_eq!(reason.failed_result(), ProbeResult::Failure);
+        }
+        assert!(!Reason::is_local_resource(&io::Error::other("x")));
+        assert_eq!(Reason::Internal.failed_result(), ProbeResult::Unknown);
     }
 }

@@ -4,11 +4,12 @@
 //! [`ExecProbe`] is a [`Machine`]: it never blocks and never sleeps. One run:
 //!
 //! 1. `argv` is `$(VAR)`-expanded from the spec's static environment ([`expand`]).
-//! 2. The command is spawned with `std::process::Command` in a new process group
-//!    (`process_group(0)`), stdin from `/dev/null`, stdout and stderr both the write end of one
-//!    close-on-exec pipe, so the output is interleaved as written. Its environment is the
-//!    host's plus the spec's (the spec wins). The parent's copies of the write end are closed
-//!    right after the spawn.
+//! 2. The command is spawned with `posix_spawn` in a new process group, stdin from
+//!    `/dev/null`, stdout and stderr both the write end of one close-on-exec pipe, so the
+//!    output is interleaved as written, and no other descriptor: the host's descriptors
+//!    without close-on-exec (a C host's sockets, a shell's redirections) are closed in the
+//!    child (see `sys`). Its environment is the host's plus the spec's (the spec wins). The
+//!    parent's copy of the write end is closed right after the spawn.
 //! 3. The nonblocking read end is registered on `token(0)` and drained while the command runs:
 //!    the first `output_limit` bytes are kept, every byte is counted, memory stays flat.
 //! 4. The child's exit is watched with a pidfd on `token(1)`; where `pidfd_open` is refused, a
@@ -24,14 +25,16 @@
 //! Nothing here installs signal handlers, changes signal masks or calls `waitpid(-1)`, so the
 //! machine is safe inside a Go process or any multithreaded host. Every descriptor is
 //! close-on-exec and owned by an `OwnedFd`.
+//!
+//! A run that cannot start for want of something on this node (descriptors for the pipe,
+//! memory, processes: [`Reason::is_local_spawn_resource`]) is Unknown with reason `resource`,
+//! never a Failure of the command.
 
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mio::unix::SourceFd;
@@ -74,6 +77,8 @@ pub struct ExecProbe {
     timeout: Duration,
     /// Never use a pidfd (tests of the sweep fallback).
     sweep_only: bool,
+    /// Never use `posix_spawn` (tests of the fork fallback).
+    fork_only: bool,
     capture: Capture,
     started: Option<Instant>,
     first_byte: Option<Duration>,
@@ -159,6 +164,7 @@ impl ExecProbe {
             cwd: spec.cwd.clone(),
             timeout,
             sweep_only: false,
+            fork_only: false,
             capture: Capture::new(output_limit),
             started: None,
             first_byte: None,
@@ -217,25 +223,26 @@ impl ExecProbe {
         Err(denied.unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOENT)))
     }
 
-    fn spawn(&self, write_end: OwnedFd) -> io::Result<std::process::Child> {
+    /// Starts the command with `write_end` as its stdout and stderr; returns its pid. The
+    /// parent's copy of `write_end` is closed on return, or EOF would never come.
+    fn spawn(&self, write_end: OwnedFd) -> io::Result<libc::pid_t> {
         let program = self.locate()?;
-        let err_end = write_end.try_clone()?;
-        let mut cmd = Command::new(&program);
-        cmd.arg0(&self.argv[0])
-            .args(&self.argv[1..])
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(write_end))
-            .stderr(Stdio::from(err_end))
-            .process_group(0);
-        if let Some(dir) = &self.cwd {
-            cmd.current_dir(dir);
-        }
-        let child = cmd.spawn();
-        // The parent's copies of the write end live in `cmd`: close them now, or EOF never
-        // comes.
-        drop(cmd);
-        child
+        let request = sys::SpawnRequest {
+            program: &program,
+            argv: &self.argv,
+            env: &self.env,
+            cwd: self.cwd.as_deref(),
+            fork_only: self.fork_only,
+        };
+        sys::spawn(&request, &write_end)
+    }
+
+    /// Spawns with `fork` and a `pre_exec` hook, never `posix_spawn`: the fallback for C
+    /// libraries without `posix_spawn_file_actions_addclosefrom_np`, for tests.
+    #[doc(hidden)]
+    pub fn fork_only_for_test(mut self) -> ExecProbe {
+        self.fork_only = true;
+        self
     }
 
     fn spawn_error(&self, err: &io::Error) -> String {
@@ -258,6 +265,10 @@ impl ExecProbe {
                 }
                 Ok(_) => {}
             }
+        }
+        if err.raw_os_error() == Some(libc::EAGAIN) {
+            // fork/clone's EAGAIN: the process or thread limit (RLIMIT_NPROC, pid_max).
+            return format!("could not start {prog:?}: too many processes: {}", os_error_text(err));
         }
         format!("could not start {prog:?}: {}", os_error_text(err))
     }
@@ -483,22 +494,23 @@ impl Machine for ExecProbe {
             Ok(p) => p,
             Err(e) => {
                 let msg = format!("could not create the output pipe: {}", os_error_text(&e));
-                return self.done(cx, Outcome::unknown(Reason::Io, msg));
+                let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
+                return self.done(cx, Outcome::unknown(reason, msg));
             }
         };
-        let child = match self.spawn(write_end) {
-            Ok(c) => c,
+        let pid = match self.spawn(write_end) {
+            Ok(pid) => pid,
             Err(e) => {
                 let msg = self.spawn_error(&e);
-                return self.done(cx, Outcome::unknown(Reason::Spawn, msg));
+                let reason =
+                    if Reason::is_local_spawn_resource(&e) { Reason::Resource } else { Reason::Spawn };
+                return self.done(cx, Outcome::unknown(reason, msg));
             }
         };
-        // std's Child owns nothing here (no piped stdio, no pidfd); its Drop does not wait.
-        let pid = child.id() as libc::pid_t;
-        drop(child);
         if let Err(e) = self.watch(cx, pid, read_end) {
             let msg = format!("could not watch the command: {}", os_error_text(&e));
-            return self.done(cx, Outcome::unknown(Reason::Io, msg));
+            let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
+            return self.done(cx, Outcome::unknown(reason, msg));
         }
         Step::Pending
     }

@@ -1,9 +1,24 @@
-//! The syscall boundary: the output pipe, pidfds, exit status without reaping, group kill,
-//! reaping one specific pid. Nothing here installs a signal handler, changes a signal mask or
-//! waits for "any child".
+//! The syscall boundary: the spawn, the output pipe, pidfds, exit status without reaping,
+//! group kill, reaping one specific pid. Nothing here installs a signal handler, changes this
+//! process's signal mask or waits for "any child".
+//!
+//! The spawn is our own `posix_spawn` call rather than `std::process::Command`, because only
+//! descriptors 0, 1 and 2 may reach the command and std has no way to close the others: its
+//! `pre_exec` hook would do, but it turns std's `posix_spawn` (a `CLONE_VFORK` child that shares
+//! our memory) into a `fork`, whose cost grows with the host's memory map. glibc 2.34 added
+//! `posix_spawn_file_actions_addclosefrom_np`, which closes every descriptor from 3 up in the
+//! child (`close_range`, or glibc's own fallback on older kernels). It is looked up at run time
+//! so that the library still loads with an older C library; without it the spawn falls back to
+//! `Command` with a `pre_exec` hook that marks every descriptor from 3 up close-on-exec.
 
+use std::ffi::{CStr, CString, OsStr};
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -16,6 +31,259 @@ use nix::unistd::Pid;
 pub(crate) enum Exit {
     Code(i32),
     Signal(i32),
+}
+
+/// What to run: everything already resolved by the caller.
+pub(crate) struct SpawnRequest<'a> {
+    /// The program's path (found in `PATH` by the caller).
+    pub(crate) program: &'a Path,
+    /// `argv[0]` first.
+    pub(crate) argv: &'a [String],
+    /// Added to (and overriding) the host's environment.
+    pub(crate) env: &'a [(String, String)],
+    pub(crate) cwd: Option<&'a Path>,
+    /// Never use `posix_spawn` (tests of the fallback).
+    pub(crate) fork_only: bool,
+}
+
+/// Starts `req` in a new process group with stdin from `/dev/null`, stdout and stderr on
+/// `output`, and no other descriptor of ours; returns its pid.
+pub(crate) fn spawn(req: &SpawnRequest<'_>, output: &OwnedFd) -> io::Result<libc::pid_t> {
+    match glibc_spawn_actions() {
+        Some(actions) if !req.fork_only => posix_spawn(req, output, actions),
+        _ => command_spawn(req, output),
+    }
+}
+
+type AddCloseFrom =
+    unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, libc::c_int) -> libc::c_int;
+type AddChdir =
+    unsafe extern "C" fn(*mut libc::posix_spawn_file_actions_t, *const libc::c_char) -> libc::c_int;
+
+#[derive(Clone, Copy)]
+struct SpawnActions {
+    closefrom: AddCloseFrom,
+    chdir: AddChdir,
+}
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34) and `_addchdir_np` (2.29), when
+/// the C library we run with has both.
+fn glibc_spawn_actions() -> Option<SpawnActions> {
+    static ACTIONS: OnceLock<Option<SpawnActions>> = OnceLock::new();
+    *ACTIONS.get_or_init(|| {
+        let find = |name: &CStr| {
+            // SAFETY: dlsym with RTLD_DEFAULT (a null handle in glibc) and a NUL-terminated
+            // name only looks the symbol up; it returns null when there is none.
+            let sym = unsafe { libc::dlsym(std::ptr::null_mut(), name.as_ptr()) };
+            (!sym.is_null()).then_some(sym)
+        };
+        let closefrom = find(c"posix_spawn_file_actions_addclosefrom_np")?;
+        let chdir = find(c"posix_spawn_file_actions_addchdir_np")?;
+        // SAFETY: both symbols are glibc's functions of exactly these C signatures
+        // (spawn.h); a function pointer and a data pointer have the same size here.
+        unsafe {
+            Some(SpawnActions {
+                closefrom: std::mem::transmute::<*mut libc::c_void, AddCloseFrom>(closefrom),
+                chdir: std::mem::transmute::<*mut libc::c_void, AddChdir>(chdir),
+            })
+        }
+    })
+}
+
+fn cstring(bytes: &[u8]) -> io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data")
+    })
+}
+
+/// The host's environment with the spec's entries added, the spec winning, as `KEY=VALUE`.
+fn environment(spec_env: &[(String, String)]) -> io::Result<Vec<CString>> {
+    let mut out = Vec::new();
+    for (key, value) in std::env::vars_os() {
+        if spec_env.iter().any(|(k, _)| OsStr::new(k) == key) {
+            continue;
+        }
+        let mut entry = key.as_bytes().to_vec();
+        entry.push(b'=');
+        entry.extend_from_slice(value.as_bytes());
+        out.push(cstring(&entry)?);
+    }
+    // The last of duplicate keys wins, as with `Command::envs`.
+    for (i, (key, value)) in spec_env.iter().enumerate() {
+        if spec_env[i + 1..].iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        out.push(cstring(format!("{key}={value}").as_bytes())?);
+    }
+    Ok(out)
+}
+
+/// Owns a `posix_spawn_file_actions_t` and destroys it.
+struct FileActions(libc::posix_spawn_file_actions_t);
+
+impl Drop for FileActions {
+    fn drop(&mut self) {
+        // SAFETY: initialised by posix_spawn_file_actions_init, destroyed once, here.
+        unsafe { libc::posix_spawn_file_actions_destroy(&mut self.0) };
+    }
+}
+
+/// Owns a `posix_spawnattr_t` and destroys it.
+struct Attrs(libc::posix_spawnattr_t);
+
+impl Drop for Attrs {
+    fn drop(&mut self) {
+        // SAFETY: initialised by posix_spawnattr_init, destroyed once, here.
+        unsafe { libc::posix_spawnattr_destroy(&mut self.0) };
+    }
+}
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc == 0 { Ok(()) } else { Err(io::Error::from_raw_os_error(rc)) }
+}
+
+fn posix_spawn(
+    req: &SpawnRequest<'_>,
+    output: &OwnedFd,
+    actions: SpawnActions,
+) -> io::Result<libc::pid_t> {
+    let program = cstring(req.program.as_os_str().as_bytes())?;
+    let argv = req.argv.iter().map(|a| cstring(a.as_bytes())).collect::<io::Result<Vec<_>>>()?;
+    let envp = environment(req.env)?;
+    let cwd = req.cwd.map(|d| cstring(d.as_os_str().as_bytes())).transpose()?;
+    let mut argv_ptrs: Vec<*mut libc::c_char> =
+        argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
+    argv_ptrs.push(std::ptr::null_mut());
+    let mut envp_ptrs: Vec<*mut libc::c_char> =
+        envp.iter().map(|e| e.as_ptr().cast_mut()).collect();
+    envp_ptrs.push(std::ptr::null_mut());
+    let out = output.as_raw_fd();
+
+    // SAFETY: all-zero bytes are a valid "uninitialised" value for these plain C structs;
+    // the init calls below set them up before any other use.
+    let mut fa = FileActions(unsafe { std::mem::zeroed() });
+    // SAFETY: as above.
+    let mut attrs = Attrs(unsafe { std::mem::zeroed() });
+    // SAFETY: every call gets a pointer to a struct we own exclusively and, for paths, a
+    // NUL-terminated string that outlives the posix_spawn call below (glibc copies the strings
+    // of addopen and addchdir_np anyway). The two `_np` functions were found by name in glibc
+    // with these signatures. posix_spawn reads argv and envp, null-terminated arrays of
+    // pointers into `argv` and `envp`, which are alive until it returns; it writes only `pid`.
+    // The signal mask and defaults are set for the child only.
+    unsafe {
+        check(libc::posix_spawn_file_actions_init(&mut fa.0))?;
+        check(libc::posix_spawnattr_init(&mut attrs.0))?;
+        // The dup2s come first: should the pipe's write end be descriptor 0 (a host that
+        // closed its stdin), opening /dev/null on 0 first would lose it.
+        check(libc::posix_spawn_file_actions_adddup2(&mut fa.0, out, 1))?;
+        check(libc::posix_spawn_file_actions_adddup2(&mut fa.0, out, 2))?;
+        check(libc::posix_spawn_file_actions_addopen(
+            &mut fa.0,
+            0,
+            c"/dev/null".as_ptr(),
+            libc::O_RDONLY,
+            0,
+        ))?;
+        if let Some(dir) = &cwd {
+            check((actions.chdir)(&mut fa.0, dir.as_ptr()))?;
+        }
+        // Everything else of the host's stays out of the command, close-on-exec or not.
+        check((actions.closefrom)(&mut fa.0, 3))?;
+
+        // As std does for its children: an empty signal mask and SIGPIPE at its default (a
+        // Rust host ignores it, and an ignored signal stays ignored across exec).
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        check(libc::posix_spawnattr_setsigmask(&mut attrs.0, &set))?;
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        check(libc::posix_spawnattr_setsigdefault(&mut attrs.0, &set))?;
+        check(libc::posix_spawnattr_setpgroup(&mut attrs.0, 0))?;
+        let flags = libc::POSIX_SPAWN_SETPGROUP
+            | libc::POSIX_SPAWN_SETSIGMASK
+            | libc::POSIX_SPAWN_SETSIGDEF;
+        check(libc::posix_spawnattr_setflags(&mut attrs.0, flags as libc::c_short))?;
+
+        let mut pid: libc::pid_t = 0;
+        check(libc::posix_spawn(
+            &mut pid,
+            program.as_ptr(),
+            &fa.0,
+            &attrs.0,
+            argv_ptrs.as_ptr(),
+            envp_ptrs.as_ptr(),
+        ))?;
+        Ok(pid)
+    }
+}
+
+/// The spawn without glibc's `addclosefrom_np`: `Command`, whose `pre_exec` hook marks every
+/// descriptor from 3 up close-on-exec in the child. (Closing them outright would also close
+/// std's own pipe that reports a failed exec.)
+fn command_spawn(req: &SpawnRequest<'_>, output: &OwnedFd) -> io::Result<libc::pid_t> {
+    let write_end = output.try_clone()?;
+    let err_end = output.try_clone()?;
+    // Read here, not in the child: getrlimit is not on the async-signal-safe list.
+    let bound = open_files_limit();
+    let mut cmd = Command::new(req.program);
+    cmd.arg0(&req.argv[0])
+        .args(&req.argv[1..])
+        .envs(req.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::from(err_end))
+        .process_group(0);
+    if let Some(dir) = req.cwd {
+        cmd.current_dir(dir);
+    }
+    // SAFETY: the hook runs in the forked child before exec and only makes raw syscalls
+    // (close_range, fcntl), which are async-signal-safe; it allocates nothing and takes no lock.
+    unsafe {
+        cmd.pre_exec(move || {
+            cloexec_from(3, bound);
+            Ok(())
+        });
+    }
+    let child = cmd.spawn();
+    // The parent's copies of the write end live in `cmd`: close them now, or EOF never comes.
+    drop(cmd);
+    // std's Child owns nothing here (no piped stdio, no pidfd); its Drop does not wait.
+    child.map(|c| c.id() as libc::pid_t)
+}
+
+/// The soft limit on open descriptors: no descriptor can be at or above it.
+fn open_files_limit() -> libc::c_int {
+    match nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE) {
+        Ok((soft, _)) => soft.min(libc::c_int::MAX as libc::rlim_t) as libc::c_int,
+        Err(_) => 1 << 20,
+    }
+}
+
+/// Marks every descriptor from `first` up close-on-exec. Async-signal-safe (the child of a
+/// fork): `close_range(first, ~0, CLOSE_RANGE_CLOEXEC)` (Linux 5.11); on older kernels
+/// (ENOSYS, or EINVAL for the flag) `fcntl` on each number below `bound`.
+fn cloexec_from(first: libc::c_int, bound: libc::c_int) {
+    // SAFETY: close_range takes three integers and touches no memory of ours.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first as libc::c_uint,
+            libc::c_uint::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        )
+    };
+    if rc == 0 {
+        return;
+    }
+    for fd in first..bound {
+        // SAFETY: fcntl F_GETFD/F_SETFD on a number that may or may not be open: EBADF at
+        // worst; no memory is passed.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFD);
+            if flags >= 0 && flags & libc::FD_CLOEXEC == 0 {
+                libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+            }
+        }
+    }
 }
 
 /// A close-on-exec pipe whose read end (first) is nonblocking and whose write end stays

@@ -15,7 +15,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use prober_core::{Outcome, ProbeResult, Reason};
+use prober_core::{Outcome, Reason};
 use prober_io::format_duration;
 
 use crate::h2::{Response, header};
@@ -317,7 +317,12 @@ pub fn outcome(result: Result<i32, RpcError>, timeout: Duration) -> Outcome {
             ),
         ),
         Err(e) if e.code == code::DEADLINE_EXCEEDED => rpc_timeout(timeout),
-        Err(e) => Outcome::failure(e.reason, format!("error: health rpc probe failed: {e}")),
+        // Failure, or Unknown when the node ran out of something (reason resource).
+        Err(e) => Outcome::new(
+            e.reason.failed_result(),
+            e.reason,
+            format!("error: health rpc probe failed: {e}"),
+        ),
     }
 }
 
@@ -340,10 +345,11 @@ pub fn connect_timeout(addr: &str, timeout: Duration) -> Outcome {
     )
 }
 
-/// The connection could not be established.
+/// The connection could not be established: a Failure, or Unknown when the node ran out of
+/// something (reason resource).
 pub fn connect_failure(addr: &str, reason: Reason, detail: &str) -> Outcome {
     Outcome::new(
-        ProbeResult::Failure,
+        reason.failed_result(),
         reason,
         format!("error: failed to connect service at {addr:?}: {detail}"),
     )
@@ -352,6 +358,7 @@ pub fn connect_failure(addr: &str, reason: Reason, detail: &str) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prober_core::ProbeResult;
 
     fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()

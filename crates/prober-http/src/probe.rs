@@ -287,7 +287,8 @@ impl HttpProbe {
             }
             ConnectStep::Failed(e) => {
                 let msg = format!("Get \"{}\": {}", self.url(), e.message);
-                self.finish(cx, Outcome::failure(e.reason, msg))
+                // Failure, or Unknown when the node ran out of something (reason resource).
+                self.finish(cx, Outcome::new(e.reason.failed_result(), e.reason, msg))
             }
         }
     }
@@ -620,7 +621,8 @@ impl HttpProbe {
         self.fail(cx, Some(conn), reason, msg, body)
     }
 
-    /// A Failure that ends the run, closing `conn`; `body` is what was read of a body.
+    /// A Failure (Unknown for reason resource) that ends the run, closing `conn`; `body` is
+    /// what was read of a body.
     fn fail(
         &mut self,
         cx: &mut Ctx<'_>,
@@ -632,7 +634,8 @@ impl HttpProbe {
         if let Some(conn) = conn {
             conn.close(cx);
         }
-        let mut o = Outcome::failure(reason, message);
+        // Unknown when the node ran out of something (reason resource): not the target's fault.
+        let mut o = Outcome::new(reason.failed_result(), reason, message);
         if let Some((total, kept)) = body {
             o.output_total = total;
             o.output = kept;

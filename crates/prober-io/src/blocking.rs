@@ -75,8 +75,9 @@ impl Resolver {
             // A failed wake means the poll is gone: nobody wants the answer.
             let _ = sink.waker.wake();
         });
-        if pool().submit(run, wanted.clone()).is_err() {
-            let answer = Err(io::Error::other("could not start a blocking-job thread"));
+        if let Err((_, e)) = pool().submit(run, wanted.clone()) {
+            let what = format!("cannot start a blocking-job thread: {}", crate::os_error_text(&e));
+            let answer = Err(prober_core::Reason::local_resource_error(what));
             self.sink.jobs.lock().push(JobDone { ticket, answer });
             let _ = self.sink.waker.wake();
         }

@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
+use prober_core::Reason;
+
 use crate::blocking::JobDone;
 use crate::workers::WorkPool;
 
@@ -99,9 +101,11 @@ impl Resolver {
             let addrs = lookup(&host, port);
             deliver(&sink, Resolved { ticket, addrs, took: started.elapsed() });
         });
-        if pool().submit(work, wanted.clone()).is_err() {
-            // No thread at all: answer here, as an error the probe reports.
-            let addrs = Err(io::Error::other("could not start a resolver thread"));
+        if let Err((_, e)) = pool().submit(work, wanted.clone()) {
+            // No thread at all: answer here, as a local resource failure (Unknown, reason
+            // resource: the node is out of threads or memory; the name may well resolve).
+            let what = format!("cannot start a resolver thread: {}", crate::os_error_text(&e));
+            let addrs = Err(Reason::local_resource_error(what));
             deliver(&self.sink, Resolved { ticket, addrs, took: Duration::ZERO });
         }
         Lookup { wanted }
@@ -111,6 +115,14 @@ impl Resolver {
     pub fn drain_into(&self, out: &mut Vec<Resolved>) {
         out.append(&mut self.sink.done.lock());
     }
+}
+
+/// Makes the next start of a resolver thread fail as if the system had no thread left
+/// (`EAGAIN` from `pthread_create`), for tests of that case: thread creation cannot be made to
+/// fail for real without starving the whole test process.
+#[doc(hidden)]
+pub fn fail_next_thread_start_for_test() {
+    pool().fail_next_start_for_test();
 }
 
 fn deliver(sink: &Sink, answer: Resolved) {

@@ -9,6 +9,7 @@
 //! reverse.
 
 use std::collections::VecDeque;
+use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -37,6 +38,8 @@ pub(crate) struct WorkPool {
     max_threads: usize,
     state: Mutex<State>,
     cv: Condvar,
+    /// Test hook: the next thread start fails as if the system had no thread left.
+    fail_next_start: AtomicBool,
 }
 
 impl std::fmt::Debug for WorkPool {
@@ -54,29 +57,48 @@ impl WorkPool {
             max_threads,
             state: Mutex::new(State::default()),
             cv: Condvar::new(),
+            fail_next_start: AtomicBool::new(false),
         }
     }
 
+    /// Makes the next thread start of this pool fail with `EAGAIN` (what `pthread_create`
+    /// says when the system has no thread left), for tests: thread creation cannot be made to
+    /// fail for real without starving the whole test process.
+    pub(crate) fn fail_next_start_for_test(&self) {
+        self.fail_next_start.store(true, Ordering::Release);
+    }
+
     /// Queues `work`, run on a pool thread unless `wanted` is cleared before it starts. When
-    /// no thread exists and none can be started, the work is handed back: the caller answers
-    /// with an error instead (the work would otherwise wait forever).
-    pub(crate) fn submit(&'static self, work: Work, wanted: Arc<AtomicBool>) -> Result<(), Work> {
+    /// no thread exists and none can be started, the work is handed back with the reason: the
+    /// caller answers with an error instead (the work would otherwise wait forever).
+    pub(crate) fn submit(
+        &'static self,
+        work: Work,
+        wanted: Arc<AtomicBool>,
+    ) -> Result<(), (Work, io::Error)> {
         let mut st = self.state.lock();
         st.tasks.push_back(Task { work, wanted });
         // More queued tasks than idle threads: start another (counting idle threads alone would
         // send two quick submits to the one idle thread, one waiting behind the other).
+        let mut spawn_error = None;
         if st.tasks.len() > st.idle && st.threads < self.max_threads {
-            let spawned = std::thread::Builder::new()
-                .name(self.name.into())
-                .stack_size(256 * 1024)
-                .spawn(move || self.worker());
-            if spawned.is_ok() {
-                st.threads += 1;
+            let spawned = if self.fail_next_start.swap(false, Ordering::AcqRel) {
+                Err(io::Error::from_raw_os_error(libc::EAGAIN))
+            } else {
+                std::thread::Builder::new()
+                    .name(self.name.into())
+                    .stack_size(256 * 1024)
+                    .spawn(move || self.worker())
+            };
+            match spawned {
+                Ok(_) => st.threads += 1,
+                Err(e) => spawn_error = Some(e),
             }
         }
         if st.threads == 0 {
             let task = st.tasks.pop_back().expect("just pushed");
-            return Err(task.work);
+            let e = spawn_error.unwrap_or_else(|| io::Error::from_raw_os_error(libc::EAGAIN));
+            return Err((task.work, e));
         }
         drop(st);
         self.cv.notify_one();

@@ -239,6 +239,15 @@ impl Connector {
                 self.begin(cx)
             }
             Ok(_) => self.fail_dns("no such host"),
+            // The node, not the name, failed: no resolver thread, or getaddrinfo out of
+            // descriptors or memory (EAI_SYSTEM with EMFILE, ...).
+            Err(e) if Reason::is_local_resource(&e) => {
+                self.state = State::Finished;
+                ConnectStep::Failed(ConnectError {
+                    reason: Reason::Resource,
+                    message: format!("dial tcp: lookup {}: {}", self.host(), os_error_text(&e)),
+                })
+            }
             Err(e) => {
                 let text = os_error_text(&e);
                 // getaddrinfo's EAI_NONAME reads "failed to lookup address information: Name or
@@ -322,7 +331,7 @@ impl Connector {
         if which == 1 {
             let interest = Interest::READABLE | Interest::WRITABLE;
             if let Err(e) = cx.registry.reregister(&mut stream, cx.token(self.sub), interest) {
-                self.record_error(which, addr, &e);
+                self.record_op_error(which, addr, "cannot watch socket", &e);
                 return self.fail();
             }
         }
@@ -331,11 +340,19 @@ impl Connector {
     }
 
     fn record_error(&mut self, which: usize, addr: SocketAddr, e: &io::Error) {
+        self.record_op_error(which, addr, "connect", e);
+    }
+
+    /// Keeps an attempt's first error as the one to report, unless a later one is a local
+    /// resource failure: then the run says Unknown rather than blaming the target for what the
+    /// node lacked (`connect_next` ends the race at such an error).
+    fn record_op_error(&mut self, which: usize, addr: SocketAddr, op: &str, e: &io::Error) {
+        let reason = Reason::from_io(e);
         let attempt = &mut self.attempts[which];
-        if attempt.first_error.is_none() {
+        if attempt.first_error.is_none() || reason == Reason::Resource {
             attempt.first_error = Some(ConnectError {
-                reason: Reason::from_io(e),
-                message: format!("dial tcp {addr}: connect: {}", os_error_text(e)),
+                reason,
+                message: format!("dial tcp {addr}: {op}: {}", os_error_text(e)),
             });
         }
     }
@@ -365,7 +382,13 @@ impl Connector {
         let [a, b] = &mut self.attempts;
         a.current = None;
         b.current = None;
-        let error = a.first_error.take().or_else(|| b.first_error.take());
+        // A local resource failure of either attempt wins: the node lacked something.
+        let resource = |e: &Option<ConnectError>| e.as_ref().is_some_and(|e| e.reason == Reason::Resource);
+        let error = if resource(&b.first_error) && !resource(&a.first_error) {
+            b.first_error.take()
+        } else {
+            a.first_error.take().or_else(|| b.first_error.take())
+        };
         ConnectStep::Failed(error.unwrap_or_else(|| ConnectError {
             reason: Reason::Unreachable,
             message: format!("dial tcp {}:{}: no address to connect to", self.host(), self.port),
@@ -387,7 +410,7 @@ impl Connector {
                 None
             };
             let opened = match pooled {
-                Some(stream) => reconnect(stream, addr).map(|s| (s, true)),
+                Some(stream) => reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e)),
                 None => open(addr, self.close, self.nodelay).map(|s| (s, false)),
             };
             match opened {
@@ -401,13 +424,23 @@ impl Connector {
                         cx.registry.register(&mut stream, token, interest)
                     };
                     if let Err(e) = registered {
-                        self.record_error(which, addr, &e);
+                        self.record_op_error(which, addr, "cannot watch socket", &e);
+                        // The other addresses would run out of the same thing.
+                        if Reason::is_local_resource(&e) {
+                            return Some(self.fail());
+                        }
                         continue;
                     }
                     self.attempts[which].current = Some((addr, stream));
                     return Some(ConnectStep::Pending);
                 }
-                Err(e) => self.record_error(which, addr, &e),
+                Err((op, e)) => {
+                    self.record_op_error(which, addr, op, &e);
+                    // The other addresses would run out of the same thing.
+                    if Reason::is_local_resource(&e) {
+                        return Some(self.fail());
+                    }
+                }
             }
         }
     }
@@ -466,20 +499,23 @@ fn join_host_port(host: &str, port: u16) -> String {
 }
 
 /// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
-fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> io::Result<TcpStream> {
+/// An error comes with the step that failed, for the message ("cannot create socket: too many
+/// open files").
+fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> Result<TcpStream, (&'static str, io::Error)> {
     // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))?;
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
+        .map_err(|e| ("cannot create socket", e))?;
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
-        socket.set_linger(Some(Duration::ZERO))?;
+        socket.set_linger(Some(Duration::ZERO)).map_err(|e| ("setsockopt", e))?;
     }
     if nodelay {
-        socket.set_tcp_nodelay(true)?;
+        socket.set_tcp_nodelay(true).map_err(|e| ("setsockopt", e))?;
     }
     match socket.connect(&addr.into()) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
+        Err(e) => return Err(("connect", e)),
     }
     Ok(TcpStream::from_std(socket.into()))
 }

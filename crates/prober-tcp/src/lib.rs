@@ -15,7 +15,9 @@ use prober_io::{Ctx, Machine, Ready, Step};
 pub use connect::{ConnectError, ConnectStep, Conn, Connector};
 
 /// A TCP connect probe as a [`Machine`]: Success when the connection is established within the
-/// timeout, Failure with the OS error (refused, unreachable, timeout, dns) otherwise. No byte
+/// timeout, Failure with the OS error (refused, unreachable, timeout, dns) otherwise, Unknown
+/// (reason resource) when this node could not make the attempt (no descriptor, no memory, no
+/// resolver thread). No byte
 /// is sent; the socket is closed at once (RST by default).
 #[derive(Debug)]
 pub struct TcpProbe {
@@ -46,7 +48,8 @@ impl TcpProbe {
                 o.timings.connect = Some(total);
                 o
             }
-            ConnectStep::Failed(e) => Outcome::failure(e.reason, e.message),
+            // Failure, or Unknown when the node ran out of something (reason resource).
+            ConnectStep::Failed(e) => Outcome::new(e.reason.failed_result(), e.reason, e.message),
         };
         outcome.timings.resolve = self.connector.resolve_time();
         outcome.timings.total = total;

@@ -103,7 +103,7 @@ int main(void) {
   prober_outcome_free(o);
   o = check_cmd("exec sleep 10", 150);
   CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE && prober_outcome_reason(o) == PROBER_REASON_TIMEOUT);
-  CHECK(str_eq(prober_outcome_message(o), "command timed out after 150ms"));
+  CHECK(str_eq(prober_outcome_message(o), "command timed out: \"/bin/sh -c exec sleep 10\" timed out after 150ms"));
   prober_outcome_free(o);
   o = check_cmd("head -c 50000 /dev/zero", 0);
   CHECK(prober_outcome_output(o).len == 10240 && prober_outcome_truncated(o));

@@ -150,7 +150,7 @@ func TestCheckExec(t *testing.T) {
 	s.Timeout = 150 * time.Millisecond
 	start := time.Now()
 	o = check(t, s)
-	if o.Result != prober.Failure || o.Reason != prober.ReasonTimeout || o.Message != "command timed out after 150ms" {
+	if o.Result != prober.Failure || o.Reason != prober.ReasonTimeout || o.Message != `command timed out: "/bin/sh -c exec sleep 10" timed out after 150ms` {
 		t.Fatalf("timeout: %+v", o)
 	}
 	if el := time.Since(start); el > 3*time.Second {

@@ -5,11 +5,13 @@
 //! Every other crate speaks these types; the C ABI maps them one to one, so the numeric values of
 //! [`ProbeResult`] and [`Reason`] are part of the stable ABI and are never renumbered.
 
+mod gotext;
 mod outcome;
 mod schedule;
 mod spec;
 pub mod url;
 
+pub use gotext::go_quote;
 pub use schedule::{Role, Schedule};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use spec::{

@@ -289,10 +289,14 @@ impl ExecProbe {
         Step::Done(base)
     }
 
+    /// The kubelet's words for an exec probe that timed out, as its CRI client words them
+    /// (`command timed out: "sleep 5" timed out after 1s`): the expanded command line joined
+    /// by spaces and quoted as Go quotes it.
     fn timeout_outcome(&self) -> Outcome {
+        let command = prober_core::go_quote(self.argv.join(" ").as_bytes());
         Outcome::failure(
             Reason::Timeout,
-            format!("command timed out after {}", format_duration(self.timeout)),
+            format!("command timed out: {command} timed out after {}", format_duration(self.timeout)),
         )
     }
 
@@ -698,7 +702,7 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
         assert_eq!(o.reason, Reason::Timeout);
-        assert_eq!(o.message, "command timed out after 100ms");
+        assert_eq!(o.message, r#"command timed out: "sh -c printf partial; exec sleep 30" timed out after 100ms"#);
         assert_eq!(o.output, b"partial");
         assert_eq!(reaper::pending(), 0);
     }

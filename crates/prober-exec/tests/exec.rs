@@ -293,7 +293,7 @@ fn e6_timeout_is_failure() {
         "{o:?}"
     );
     assert!(
-        o.message.starts_with("command timed out after 200ms"),
+        o.message.starts_with("command timed out: ") && o.message.ends_with(" timed out after 200ms"),
         "{}",
         o.message
     );
@@ -311,7 +311,7 @@ fn e6_timeout_is_failure() {
     );
 
     let (o, _) = run_with(&spec(&["sleep", "5"]), Duration::from_millis(1500), 100);
-    assert_eq!(o.message, "command timed out after 1.5s");
+    assert_eq!(o.message, r#"command timed out: "sleep 5" timed out after 1.5s"#);
 }
 
 /// E9: `$(VAR)` expansion from the spec's env; unknown references are kept.

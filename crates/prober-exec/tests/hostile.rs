@@ -61,7 +61,9 @@ fn run(s: &ExecSpec, timeout: Duration) -> Outcome {
         assert_eq!(
             o.message,
             format!(
-                "command timed out after {}",
+                "command timed out: {} timed out after {}",
+                // The command as it ran: `$(VAR)` references expanded, as the kubelet's.
+                prober_core::go_quote(probe.argv().join(" ").as_bytes()),
                 prober_io::format_duration(timeout)
             )
         );
@@ -306,7 +308,7 @@ fn sigterm_ignored() {
         (ProbeResult::Failure, Reason::Timeout),
         "{o:?}"
     );
-    assert_eq!(o.message, "command timed out after 800ms");
+    assert!(o.message.ends_with(" timed out after 800ms"), "{}", o.message);
     assert_clean(first_pid(&o));
 }
 

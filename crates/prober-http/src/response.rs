@@ -83,7 +83,7 @@ impl fmt::Display for HeadError {
             }
             HeadError::ContentLength(m) => write!(f, "{BROKEN}: {m}"),
             HeadError::TransferEncoding(v) => {
-                write!(f, "{BROKEN}: unsupported transfer encoding: {}", go_quote(v.as_bytes()))
+                write!(f, "{BROKEN}: unsupported transfer encoding: {}", prober_core::go_quote(v.as_bytes()))
             }
             HeadError::TooManyInterim => write!(
                 f,
@@ -290,11 +290,11 @@ fn content_length<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<
             t.parse::<u64>().ok().filter(|&n| n <= i64::MAX as u64)
         };
         let Some(n) = n else {
-            return Err(HeadError::ContentLength(format!("bad Content-Length {}", go_quote(raw))));
+            return Err(HeadError::ContentLength(format!("bad Content-Length {}", prober_core::go_quote(raw))));
         };
         match found {
             Some(prev) if prev != n => {
-                let all: Vec<String> = values.map(|v| go_quote(v.trim_ascii())).collect();
+                let all: Vec<String> = values.map(|v| prober_core::go_quote(v.trim_ascii())).collect();
                 return Err(HeadError::ContentLength(format!(
                     "http: message cannot contain multiple Content-Length headers; got [{}]",
                     all.join(" ")
@@ -345,7 +345,7 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
     };
     let status = line(lines.next()?);
     let Some(space) = status.iter().position(|&b| b == b' ') else {
-        return Some(format!("malformed HTTP response {}", go_quote(&status)));
+        return Some(format!("malformed HTTP response {}", prober_core::go_quote(&status)));
     };
     let (proto, rest) = (&status[..space], &status[space + 1..]);
     let rest = &rest[rest.iter().take_while(|&&b| b == b' ').count()..];
@@ -356,7 +356,7 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
             _ => code.iter().all(u8::is_ascii_digit),
         };
     if !code_ok {
-        return Some(format!("malformed HTTP status code {}", go_quote(code)));
+        return Some(format!("malformed HTTP status code {}", prober_core::go_quote(code)));
     }
     let version_ok = match proto {
         b"HTTP/1.0" | b"HTTP/1.1" => true,
@@ -364,21 +364,21 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
         _ => false,
     };
     if !version_ok {
-        return Some(format!("malformed HTTP version {}", go_quote(proto)));
+        return Some(format!("malformed HTTP version {}", prober_core::go_quote(proto)));
     }
     // Header lines; a line that starts with white space continues the previous one.
     let mut first = true;
     let mut pending: Option<Vec<u8>> = None;
     let check = |kv: &[u8]| -> Option<String> {
         let Some(colon) = kv.iter().position(|&b| b == b':') else {
-            return Some(format!("malformed MIME header: missing colon: {}", go_quote(kv)));
+            return Some(format!("malformed MIME header: missing colon: {}", prober_core::go_quote(kv)));
         };
         let name = &kv[..colon];
         let name_ok = !name.is_empty()
             && name.iter().all(|&b| b == b' ' || b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
         let value_ok = kv[colon + 1..].iter().all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f));
         if !name_ok || !value_ok {
-            return Some(format!("malformed MIME header line: {}", go_quote(kv)));
+            return Some(format!("malformed MIME header line: {}", prober_core::go_quote(kv)));
         }
         None
     };
@@ -388,7 +388,7 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
             break; // the end of the head
         }
         if first && (l[0] == b' ' || l[0] == b'\t') {
-            return Some(format!("malformed MIME header initial line: {}", go_quote(&l)));
+            return Some(format!("malformed MIME header initial line: {}", prober_core::go_quote(&l)));
         }
         first = false;
         if l[0] == b' ' || l[0] == b'\t' {
@@ -405,42 +405,6 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
         }
     }
     pending.and_then(|kv| check(&kv))
-}
-
-/// `bytes` quoted as Go's `%q` quotes a string: printable characters as they are, `\"` and
-/// `\\`, the usual `\n`-style escapes, other control characters and invalid UTF-8 as `\xHH`,
-/// other unprintable characters as `\uHHHH`.
-pub(crate) fn go_quote(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() + 2);
-    out.push('"');
-    for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                '\x07' => out.push_str("\\a"),
-                '\x08' => out.push_str("\\b"),
-                '\x0c' => out.push_str("\\f"),
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\x0b' => out.push_str("\\v"),
-                c if (c as u32) < 0x20 || c == '\x7f' => {
-                    let _ = write!(out, "\\x{:02x}", c as u32);
-                }
-                c if c.is_control() => {
-                    let _ = write!(out, "\\u{:04x}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-        for b in chunk.invalid() {
-            let _ = write!(out, "\\x{b:02x}");
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// The first line of what was received, quoted and cut to 64 bytes, for error messages.
@@ -673,8 +637,4 @@ mod tests {
         assert_eq!(p.eof(b"").to_string(), "net/http: HTTP/1.x transport connection broken: unexpected EOF");
     }
 
-    #[test]
-    fn go_quoting() {
-        assert_eq!(go_quote(b"a\"b\\c\n\t\x00\x7f\xff\xc3\xa9"), r#""a\"b\\c\n\t\x00\x7f\xffé""#);
-    }
 }

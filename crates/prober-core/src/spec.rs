@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::expect::{Pattern, StatusSet};
 use crate::url::{Url, UrlError};
 
 /// The kubelet's default probe timeout (`timeoutSeconds: 1`).
@@ -187,6 +188,11 @@ pub struct HttpSpec {
     pub close: ClosePolicy,
     /// TLS options for `https://` URLs (also those reached by a redirect).
     pub tls: TlsOptions,
+    /// Statuses that are Success, replacing the kubelet's 2xx-success / 3xx-warning rule (any
+    /// other final status is a Failure with reason `status`).
+    pub expect_status: Option<StatusSet>,
+    /// A regular expression the kept body must match, else Failure with reason `body`.
+    pub expect_body: Option<Pattern>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -251,6 +257,9 @@ pub enum SpecError {
     InvalidSchedule(String),
     /// A TLS option is invalid, or TLS options were given to a probe without TLS.
     InvalidTls(String),
+    /// An expectation (status set, regular expression, data to send) is invalid or does not
+    /// apply to the probe's kind.
+    InvalidExpectation(String),
 }
 
 impl fmt::Display for SpecError {
@@ -278,6 +287,7 @@ impl fmt::Display for SpecError {
             }
             SpecError::InvalidSchedule(m) => f.write_str(m),
             SpecError::InvalidTls(m) => write!(f, "invalid TLS option: {m}"),
+            SpecError::InvalidExpectation(m) => f.write_str(m),
         }
     }
 }
@@ -317,6 +327,8 @@ impl ProbeSpec {
             user_agent: DEFAULT_USER_AGENT.to_string(),
             close: ClosePolicy::Reset,
             tls: TlsOptions::default(),
+            expect_status: None,
+            expect_body: None,
         })))
     }
 
@@ -439,6 +451,32 @@ impl ProbeSpec {
     pub fn with_tls(mut self, tls: TlsOptions) -> Result<ProbeSpec, SpecError> {
         self.set_tls(tls)?;
         Ok(self)
+    }
+
+    /// Sets the statuses that are Success (HTTP only), replacing the kubelet's rule.
+    pub fn set_expect_status(&mut self, set: StatusSet) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.expect_status = Some(set);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation(
+                "expected statuses apply to HTTP probes only".into(),
+            )),
+        }
+    }
+
+    /// Sets a regular expression the body must match (HTTP only).
+    pub fn set_expect_body(&mut self, pattern: Pattern) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.expect_body = Some(pattern);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation(
+                "a body expression applies to HTTP probes only".into(),
+            )),
+        }
     }
 
     /// Checks every field, for specs built or changed field by field.
@@ -652,6 +690,22 @@ mod tests {
         assert_eq!(TlsVersion::parse("tls1.3"), Some(TlsVersion::Tls13));
         assert_eq!(TlsVersion::parse("1.1"), None);
         assert_eq!(TlsVersion::Tls13.as_str(), "1.3");
+    }
+
+    #[test]
+    fn expectations() {
+        let mut s = ProbeSpec::http("http://127.0.0.1:1/").unwrap();
+        s.set_expect_status(StatusSet::parse("200,418").unwrap()).unwrap();
+        s.set_expect_body(Pattern::new("ok").unwrap()).unwrap();
+        let ProbeKind::Http(h) = &s.kind else { panic!() };
+        assert!(h.expect_status.as_ref().is_some_and(|e| e.contains(418)));
+        assert_eq!(h.expect_body.as_ref().map(Pattern::as_str), Some("ok"));
+        let mut t = ProbeSpec::tcp("h", 1).unwrap();
+        assert_eq!(
+            t.set_expect_status(StatusSet::parse("200").unwrap()).unwrap_err().to_string(),
+            "expected statuses apply to HTTP probes only"
+        );
+        assert!(t.set_expect_body(Pattern::new("x").unwrap()).is_err());
     }
 
     #[test]

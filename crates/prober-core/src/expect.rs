@@ -1,0 +1,172 @@
+//! Expectations beyond the kubelet's rules: a set of accepted HTTP statuses (Envoy's
+//! `expected_statuses`, HAProxy's `http-check expect status`, blackbox_exporter's
+//! `valid_status_codes`) and a regular expression that a body or a TCP reply must match
+//! (blackbox_exporter's `fail_if_body_not_matches_regexp`, HAProxy's `rstring`).
+//!
+//! Both are parsed and compiled once, when a spec is built; a run only looks them up.
+
+use std::fmt;
+
+use crate::SpecError;
+
+/// The longest regular expression accepted, in bytes (a health check is not a grammar).
+pub const MAX_PATTERN_LEN: usize = 4096;
+/// Memory a compiled regular expression may take; a pattern that needs more is refused when
+/// the spec is built, so a hostile configuration cannot make the engine large.
+const PATTERN_SIZE_LIMIT: usize = 1 << 20;
+
+/// A set of HTTP status codes and ranges, such as `200-299,418`. Codes are 100 to 999.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StatusSet {
+    /// Inclusive ranges, in the order given.
+    ranges: Vec<(u16, u16)>,
+}
+
+impl StatusSet {
+    /// Parses `CODE` or `LOW-HIGH` items separated by commas (spaces around items are
+    /// ignored): `200`, `200-299,418`, `200-399, 401`.
+    pub fn parse(s: &str) -> Result<StatusSet, SpecError> {
+        let bad = |why: String| SpecError::InvalidExpectation(format!("invalid status set {s:?}: {why}"));
+        let code = |t: &str| -> Result<u16, SpecError> {
+            let t = t.trim();
+            match t.parse::<u16>() {
+                Ok(c) if (100..=999).contains(&c) && t.len() == 3 => Ok(c),
+                _ => Err(bad(format!("{t:?} is not a status code (expected 100 to 999)"))),
+            }
+        };
+        let mut ranges = Vec::new();
+        for item in s.split(',') {
+            if item.trim().is_empty() {
+                return Err(bad("empty item".into()));
+            }
+            let (lo, hi) = match item.split_once('-') {
+                Some((lo, hi)) => (code(lo)?, code(hi)?),
+                None => {
+                    let c = code(item)?;
+                    (c, c)
+                }
+            };
+            if lo > hi {
+                return Err(bad(format!("range {lo}-{hi} is empty")));
+            }
+            ranges.push((lo, hi));
+        }
+        Ok(StatusSet { ranges })
+    }
+
+    pub fn contains(&self, status: u16) -> bool {
+        self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
+    }
+}
+
+impl fmt::Display for StatusSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, &(lo, hi)) in self.ranges.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            if lo == hi { write!(f, "{lo}")? } else { write!(f, "{lo}-{hi}")? }
+        }
+        Ok(())
+    }
+}
+
+/// A regular expression (the `regex` crate's syntax, matched anywhere in the bytes: anchor it
+/// with `^`/`$` or `\A`/`\z` to match it all). Matching takes time linear in the input, so a
+/// pattern cannot make a run slow; its compiled size is bounded when it is built.
+#[derive(Clone)]
+pub struct Pattern {
+    regex: regex::bytes::Regex,
+}
+
+impl Pattern {
+    pub fn new(source: &str) -> Result<Pattern, SpecError> {
+        if source.len() > MAX_PATTERN_LEN {
+            return Err(SpecError::InvalidExpectation(format!(
+                "regular expression longer than {MAX_PATTERN_LEN} bytes"
+            )));
+        }
+        let regex = regex::bytes::RegexBuilder::new(source)
+            .size_limit(PATTERN_SIZE_LIMIT)
+            .build()
+            .map_err(|e| {
+                // The regex crate's errors span several lines (pattern, caret, message): keep
+                // the last, which says what is wrong.
+                let text = e.to_string();
+                let why = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("invalid").trim();
+                let why = why.strip_prefix("error: ").unwrap_or(why);
+                SpecError::InvalidExpectation(format!("invalid regular expression {source:?}: {why}"))
+            })?;
+        Ok(Pattern { regex })
+    }
+
+    /// The expression as written.
+    pub fn as_str(&self) -> &str {
+        self.regex.as_str()
+    }
+
+    pub fn is_match(&self, bytes: &[u8]) -> bool {
+        self.regex.is_match(bytes)
+    }
+}
+
+impl PartialEq for Pattern {
+    fn eq(&self, other: &Pattern) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Pattern {}
+
+impl fmt::Debug for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Pattern({:?})", self.as_str())
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_sets() {
+        let s = StatusSet::parse("200-299,418").unwrap();
+        for c in [200, 250, 299, 418] {
+            assert!(s.contains(c), "{c}");
+        }
+        for c in [199, 300, 417, 419, 500] {
+            assert!(!s.contains(c), "{c}");
+        }
+        assert_eq!(s.to_string(), "200-299,418");
+        assert_eq!(StatusSet::parse(" 200 - 204 , 301").unwrap().to_string(), "200-204,301");
+        for bad in ["", "200,", "abc", "99", "1000", "300-200", "200-", "-200", "2xx", "0200", "+200"] {
+            let e = StatusSet::parse(bad).unwrap_err();
+            assert!(matches!(e, SpecError::InvalidExpectation(_)), "{bad:?}");
+        }
+        assert_eq!(
+            StatusSet::parse("200-299,4x").unwrap_err().to_string(),
+            "invalid status set \"200-299,4x\": \"4x\" is not a status code (expected 100 to 999)"
+        );
+    }
+
+    #[test]
+    fn patterns() {
+        let p = Pattern::new(r#""status":\s*"ok""#).unwrap();
+        assert!(p.is_match(br#"{"status": "ok"}"#));
+        assert!(!p.is_match(br#"{"status": "down"}"#));
+        assert!(Pattern::new(r"\d+").unwrap().is_match(b"\xff 42"));
+        let e = Pattern::new("a(b").unwrap_err().to_string();
+        assert!(e.starts_with("invalid regular expression \"a(b\": "), "{e}");
+        assert!(e.contains("unclosed group"), "{e}");
+        assert!(Pattern::new(&"a".repeat(MAX_PATTERN_LEN + 1)).is_err());
+        // Compiles to far more than the size limit.
+        assert!(Pattern::new(r"\w{1000}\w{1000}\w{1000}").is_err());
+        assert_eq!(Pattern::new("x").unwrap(), Pattern::new("x").unwrap());
+    }
+}

@@ -16,6 +16,7 @@
 #![allow(non_camel_case_types)]
 
 mod engine;
+mod expect;
 mod outcome;
 mod spec;
 mod status;
@@ -26,6 +27,7 @@ use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use engine::*;
+pub use expect::*;
 pub use outcome::*;
 pub use spec::*;
 pub use status::*;

@@ -130,9 +130,70 @@ impl fmt::Display for Pattern {
     }
 }
 
+/// The most a TCP probe sends after connecting (a request line, a `PING`, not an upload).
+pub const MAX_SEND_LEN: usize = 10240;
+
+/// Decodes the escapes of TCP send data written as text: `\r`, `\n`, `\t`, `\\` and `\xHH`
+/// (two hex digits, any byte). Any other backslash sequence is refused, so that a typo is not
+/// sent as written.
+pub fn unescape(text: &str) -> Result<Vec<u8>, SpecError> {
+    let bad = |why: String| SpecError::InvalidExpectation(format!("invalid data to send {text:?}: {why}"));
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+            continue;
+        }
+        match bytes.get(i + 1) {
+            Some(b'r') => out.push(b'\r'),
+            Some(b'n') => out.push(b'\n'),
+            Some(b't') => out.push(b'\t'),
+            Some(b'\\') => out.push(b'\\'),
+            Some(b'x') => {
+                let hex = bytes.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok());
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(b) if hex.is_some_and(|h| h.bytes().all(|c| c.is_ascii_hexdigit())) => {
+                        out.push(b)
+                    }
+                    _ => return Err(bad(format!("\\x at byte {i} needs two hex digits"))),
+                }
+                i += 4;
+                continue;
+            }
+            Some(_) => {
+                let esc: String = text[i..].chars().take(2).collect();
+                return Err(bad(format!(
+                    "unknown escape {esc:?} at byte {i} (expected \\r \\n \\t \\\\ or \\xHH)"
+                )));
+            }
+            None => return Err(bad("a lone backslash at the end".into())),
+        }
+        i += 2;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(unescape("PING\\r\\n").unwrap(), b"PING\r\n");
+        assert_eq!(unescape("a\\tb\\\\c\\x00\\xfF").unwrap(), b"a\tb\\c\x00\xff");
+        assert_eq!(unescape("").unwrap(), b"");
+        assert_eq!(unescape("é").unwrap(), "é".as_bytes());
+        for bad in ["\\", "a\\q", "\\x4", "\\xg0", "\\x+1", "\\é"] {
+            assert!(matches!(unescape(bad), Err(SpecError::InvalidExpectation(_))), "{bad:?}");
+        }
+        assert_eq!(
+            unescape("PING\\rx\\q").unwrap_err().to_string(),
+            "invalid data to send \"PING\\\\rx\\\\q\": unknown escape \"\\\\q\" at byte 7 (expected \\r \\n \\t \\\\ or \\xHH)"
+        );
+    }
 
     #[test]
     fn status_sets() {

@@ -12,7 +12,7 @@ mod spec;
 pub mod url;
 
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
-pub use expect::{MAX_PATTERN_LEN, Pattern, StatusSet};
+pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,

@@ -7,7 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::expect::{Pattern, StatusSet};
+use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
 use crate::url::{Url, UrlError};
 
 /// The kubelet's default probe timeout (`timeoutSeconds: 1`).
@@ -62,6 +62,13 @@ pub struct TcpSpec {
     pub host: String,
     pub port: u16,
     pub close: ClosePolicy,
+    /// Bytes written once connected (HAProxy `tcp-check send`, Envoy `tcp_health_check`
+    /// send); empty: nothing is sent, the kubelet's connect-only check.
+    pub send: Vec<u8>,
+    /// A regular expression the reply must match: bytes are read (up to 10240) until it
+    /// matches (Success) or the peer closes or the deadline passes (Failure). `None`: nothing
+    /// is read.
+    pub expect: Option<Pattern>,
 }
 
 /// How a TLS client checks the server's certificate.
@@ -314,6 +321,8 @@ impl ProbeSpec {
             host: host.to_string(),
             port,
             close: ClosePolicy::Reset,
+            send: Vec::new(),
+            expect: None,
         })))
     }
 
@@ -479,6 +488,37 @@ impl ProbeSpec {
         }
     }
 
+    /// Sets the bytes a TCP probe writes once connected (at most [`MAX_SEND_LEN`]); see
+    /// [`crate::unescape`] for data written as text.
+    pub fn set_send(&mut self, data: Vec<u8>) -> Result<(), SpecError> {
+        if data.len() > MAX_SEND_LEN {
+            return Err(SpecError::InvalidExpectation(format!(
+                "data to send is {} bytes (at most {MAX_SEND_LEN})",
+                data.len()
+            )));
+        }
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => {
+                t.send = data;
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation("data to send applies to TCP probes only".into())),
+        }
+    }
+
+    /// Sets a regular expression a TCP probe's reply must match (TCP only).
+    pub fn set_expect_reply(&mut self, pattern: Pattern) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => {
+                t.expect = Some(pattern);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation(
+                "an expected reply applies to TCP probes only".into(),
+            )),
+        }
+    }
+
     /// Checks every field, for specs built or changed field by field.
     pub fn validate(&self) -> Result<(), SpecError> {
         validate_timeout(self.timeout)?;
@@ -489,6 +529,12 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => {
                 validate_host(&t.host)?;
                 validate_port(t.port.into())?;
+                if t.send.len() > MAX_SEND_LEN {
+                    return Err(SpecError::InvalidExpectation(format!(
+                        "data to send is {} bytes (at most {MAX_SEND_LEN})",
+                        t.send.len()
+                    )));
+                }
             }
             ProbeKind::Http(h) => {
                 for (n, v) in &h.headers {
@@ -706,6 +752,16 @@ mod tests {
             "expected statuses apply to HTTP probes only"
         );
         assert!(t.set_expect_body(Pattern::new("x").unwrap()).is_err());
+        t.set_send(b"PING\r\n".to_vec()).unwrap();
+        t.set_expect_reply(Pattern::new("^\\+PONG").unwrap()).unwrap();
+        assert!(matches!(&t.kind, ProbeKind::Tcp(c) if c.send == b"PING\r\n" && c.expect.is_some()));
+        assert!(t.set_send(vec![b'x'; MAX_SEND_LEN + 1]).is_err());
+        assert!(t.validate().is_ok());
+        assert_eq!(
+            s.set_send(b"x".to_vec()).unwrap_err().to_string(),
+            "data to send applies to TCP probes only"
+        );
+        assert!(s.set_expect_reply(Pattern::new("x").unwrap()).is_err());
     }
 
     #[test]

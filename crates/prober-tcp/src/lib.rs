@@ -1,16 +1,21 @@
-//! TCP connect probes: connect within the deadline, send nothing, close.
+//! TCP connect probes: connect within the deadline, send nothing, close. Beyond the kubelet,
+//! a spec with data to send or an expected reply goes on to an [`exchange`] on the
+//! connection before closing it.
 //!
 //! [`Connector`] is also the first half of every HTTP probe (`prober-http` uses it), so name
 //! resolution, address fallback and the close policy behave the same for both.
 
 mod connect;
+pub mod exchange;
 
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeResult, Reason, TcpSpec};
-use prober_io::{Ctx, Machine, Ready, Step};
+use prober_io::{Ctx, Machine, Ready, Step, os_error_text};
+
+use exchange::{Exchange, ExchangeStep};
 
 pub use connect::{ConnectError, ConnectStep, Conn, Connector};
 
@@ -23,16 +28,67 @@ pub struct TcpProbe {
     timeout: Duration,
     started: Option<Instant>,
     deadline: Option<Instant>,
+    /// Send/expect after connecting (`None`: the kubelet's connect-only check, which then
+    /// allocates nothing for it).
+    exchange: Option<Exchange>,
+    /// The connection while the exchange runs, with its connect time.
+    conn: Option<(Conn, Duration)>,
+    first_byte: Option<Duration>,
 }
 
 impl TcpProbe {
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TcpProbe {
+        let exchange = (!spec.send.is_empty() || spec.expect.is_some())
+            .then(|| Exchange::new(spec.send.clone(), spec.expect.clone()));
         TcpProbe {
             connector: Connector::new(&spec.host, spec.port, spec.close),
             timeout,
             started: None,
             deadline: None,
+            exchange,
+            conn: None,
+            first_byte: None,
         }
+    }
+
+    /// Runs the exchange on the held connection and ends the run once it is decided.
+    fn exchange_step(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let (Some(x), Some((conn, _))) = (self.exchange.as_mut(), self.conn.as_mut()) else {
+            return Step::Pending;
+        };
+        let step = x.step(conn.stream());
+        if self.first_byte.is_none() && x.has_reply() {
+            let started = self.started.unwrap_or(cx.now);
+            self.first_byte = Some(cx.now.saturating_duration_since(started));
+        }
+        let (result, reason, message) = match step {
+            ExchangeStep::Pending => return Step::Pending,
+            ExchangeStep::Matched => (ProbeResult::Success, Reason::None, String::new()),
+            ExchangeStep::NoMatch(m) => (ProbeResult::Failure, Reason::Body, m),
+            ExchangeStep::Failed(op, e) => {
+                let peer = conn.peer();
+                (ProbeResult::Failure, Reason::from_io(&e), format!("{op} tcp {peer}: {}", os_error_text(&e)))
+            }
+        };
+        let o = Outcome::new(result, reason, message);
+        self.end_exchange(cx, o)
+    }
+
+    /// Closes the exchange's connection and completes `o` with its reply and timings.
+    fn end_exchange(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+        let connect = self.conn.take().map(|(conn, connect)| {
+            conn.close(cx);
+            connect
+        });
+        let reply = self.exchange.take().map(Exchange::into_reply).unwrap_or_default();
+        o.output_total = reply.len() as u64;
+        o.output = reply;
+        o.timings.connect = connect;
+        o.timings.first_byte = self.first_byte;
+        o.timings.resolve = self.connector.resolve_time();
+        o.timings.total = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
+        self.deadline = None;
+        Step::Done(o)
     }
 
     fn finish(&mut self, cx: &mut Ctx<'_>, step: ConnectStep) -> Step {
@@ -40,6 +96,10 @@ impl TcpProbe {
         let total = cx.now.saturating_duration_since(started);
         let mut outcome = match step {
             ConnectStep::Pending => return Step::Pending,
+            ConnectStep::Connected(conn) if self.exchange.is_some() => {
+                self.conn = Some((conn, total));
+                return self.exchange_step(cx);
+            }
             ConnectStep::Connected(conn) => {
                 conn.close(cx);
                 let mut o = Outcome::success();
@@ -67,6 +127,9 @@ impl Machine for TcpProbe {
         if sub != 0 {
             return Step::Pending;
         }
+        if self.conn.is_some() {
+            return self.exchange_step(cx);
+        }
         let step = self.connector.ready(cx, ready);
         self.finish(cx, step)
     }
@@ -80,6 +143,16 @@ impl Machine for TcpProbe {
         match self.deadline {
             Some(d) if cx.now >= d => {}
             _ => return Step::Pending,
+        }
+        if self.conn.is_some() {
+            let message = match self.exchange.as_ref() {
+                Some(x) => match x.expect() {
+                    Some(re) => x.describe(re, &format!("no match within {:?}", self.timeout)),
+                    None => format!("timeout after {:?} sending {} bytes", self.timeout, x.reply().len()),
+                },
+                None => String::new(),
+            };
+            return self.end_exchange(cx, Outcome::failure(Reason::Timeout, message));
         }
         let message = self.connector.describe_timeout();
         self.connector.cancel(cx);
@@ -95,6 +168,9 @@ impl Machine for TcpProbe {
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        if let Some((conn, _)) = self.conn.take() {
+            conn.close(cx);
+        }
         self.connector.cancel(cx);
         self.deadline = None;
     }

@@ -1,5 +1,10 @@
 /* Beyond the kubelet through the C ABI: expected statuses, body expressions, per-state
  * periods and jitter, against the prober-target server. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
 #include "testutil.h"
 
 #define MAX_EVENTS 1024
@@ -31,6 +36,45 @@ static size_t run_until_runs(prober_engine *e, size_t n) {
       if (events[i].kind == PROBER_EVENT_RUN) runs++;
   }
   return runs;
+}
+
+/* A one-connection Redis-style peer: reads "PING\r\n", answers "+PONG\r\n", then waits for
+ * the probe to close. */
+typedef struct {
+  int listener;
+  char got[16];
+} pong_peer;
+
+static void *pong_serve(void *arg) {
+  pong_peer *p = arg;
+  int c = accept(p->listener, NULL, NULL);
+  CHECK(c >= 0);
+  size_t n = 0;
+  while (n < 6) {
+    ssize_t k = read(c, p->got + n, 6 - n);
+    if (k <= 0) break;
+    n += (size_t)k;
+  }
+  if (n == 6 && memcmp(p->got, "PING\r\n", 6) == 0) CHECK(write(c, "+PONG\r\n", 7) == 7);
+  char buf[16];
+  while (read(c, buf, sizeof buf) > 0) {
+  }
+  close(c);
+  return NULL;
+}
+
+static int listen_loopback(int *port) {
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l >= 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0);
+  socklen_t len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return l;
 }
 
 int main(void) {
@@ -81,6 +125,36 @@ int main(void) {
   CHECK_STATUS(prober_spec_set_expect_status(tcp, "200"), PROBER_E_WRONG_KIND);
   CHECK_STATUS(prober_spec_set_expect_body(tcp, "x"), PROBER_E_WRONG_KIND);
   prober_spec_free(tcp);
+
+  /* TCP send/expect: Redis PING / +PONG against a real listener. */
+  {
+    pong_peer peer = {0};
+    int port = 0;
+    peer.listener = listen_loopback(&port);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, pong_serve, &peer) == 0);
+    prober_spec *ts = NULL;
+    CHECK_OK(prober_spec_new_tcp("127.0.0.1", port, &ts));
+    CHECK_OK(prober_spec_set_tcp_send(ts, (const uint8_t *)"PING\r\n", 6));
+    CHECK_OK(prober_spec_set_tcp_expect(ts, "^\\+PONG\r\n"));
+    CHECK_OK(prober_check(ts, &o));
+    CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+    CHECK(str_eq(prober_outcome_output(o), "+PONG\r\n"));
+    prober_outcome_free(o);
+    CHECK(pthread_join(th, NULL) == 0);
+    close(peer.listener);
+    /* Bad input: a NULL with a length, too much data, wrong kinds, a bad expression. */
+    CHECK_STATUS(prober_spec_set_tcp_send(ts, NULL, 3), PROBER_E_NULL);
+    static uint8_t big[10241];
+    CHECK_STATUS(prober_spec_set_tcp_send(ts, big, sizeof big), PROBER_E_INVALID);
+    CHECK_STATUS(prober_spec_set_tcp_expect(ts, "a(b"), PROBER_E_INVALID);
+    CHECK_OK(prober_spec_set_tcp_send(ts, NULL, 0));
+    prober_spec_free(ts);
+    CHECK_OK(prober_spec_new_http(url, &ts));
+    CHECK_STATUS(prober_spec_set_tcp_send(ts, (const uint8_t *)"x", 1), PROBER_E_WRONG_KIND);
+    CHECK_STATUS(prober_spec_set_tcp_expect(ts, "x"), PROBER_E_WRONG_KIND);
+    prober_spec_free(ts);
+  }
 
   /* Per-state periods: published Failure runs every 20 ms instead of every minute. */
   prober_engine *e = NULL;

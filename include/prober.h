@@ -742,6 +742,30 @@ prober_status prober_spec_set_expect_status(prober_spec *spec, const char *set);
 prober_status prober_spec_set_expect_body(prober_spec *spec, const char *regex);
 
 /**
+ * Makes a TCP probe write the `len` bytes at `data` once connected (any bytes, NUL included;
+ * at most 10240; `len` 0 sends nothing). With `prober_spec_set_tcp_expect` the reply is then
+ * read; without it the probe succeeds once the bytes are written.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+ * be NULL (only with `len` 0) or point to `len` readable bytes.
+ */
+prober_status prober_spec_set_tcp_send(prober_spec *spec, const uint8_t *data, size_t len);
+
+/**
+ * Makes a TCP probe read the reply after connecting (and sending, see
+ * `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
+ * the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
+ * the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
+ * the reply is the outcome's output. Alone, it waits for a banner.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_tcp_expect(prober_spec *spec, const char *regex);
+
+/**
  * Sets the period while the published value is Failure (HAProxy `downinter`, Envoy
  * `unhealthy_interval`), in milliseconds (1 ms to 7 days; default: the period).
  *

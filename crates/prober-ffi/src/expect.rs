@@ -1,6 +1,6 @@
 //! Setters of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): expected statuses and body expressions of HTTP probes, per-state
-//! periods and jitter on every period. Kept apart from `spec.rs` so that the kubelet's setters
+//! `docs/semantics.md`): expected statuses and body expressions of HTTP probes, send/expect
+//! of TCP probes, per-state periods and jitter on every period. Kept apart from `spec.rs` so that the kubelet's setters
 //! read as they did.
 //!
 //! Errors: a setter that does not apply to the spec's kind gives `PROBER_E_WRONG_KIND`; a
@@ -11,7 +11,7 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use prober_core::{MAX_JITTER_PERCENT, Pattern, ProbeKind, Schedule, StatusSet};
+use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, ProbeKind, Schedule, StatusSet};
 
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
@@ -91,6 +91,72 @@ pub unsafe extern "C" fn prober_spec_set_expect_body(
             let (s, text) = unsafe { http_arg(spec, regex, "a body regular expression") }?;
             let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
             s.spec.set_expect_body(pattern).map_err(|e| spec_status(&e))
+        })())
+    })
+}
+
+/// Makes a TCP probe write the `len` bytes at `data` once connected (any bytes, NUL included;
+/// at most 10240; `len` 0 sends nothing). With `prober_spec_set_tcp_expect` the reply is then
+/// read; without it the probe succeeds once the bytes are written.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+/// be NULL (only with `len` 0) or point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tcp_send(
+    spec: *mut prober_spec,
+    data: *const u8,
+    len: usize,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        done((|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { live(spec) }?;
+            if data.is_null() && len != 0 {
+                return Err(set_error(PROBER_E_NULL, "data is NULL"));
+            }
+            if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+                return Err(set_error(PROBER_E_WRONG_KIND, "data to send applies to TCP probes only"));
+            }
+            if len > MAX_SEND_LEN {
+                return Err(set_error(PROBER_E_INVALID, format!("data to send is {len} bytes (at most {MAX_SEND_LEN})")));
+            }
+            let bytes = if len == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: non-NULL, and the caller promises `len` readable bytes at `data`.
+                unsafe { std::slice::from_raw_parts(data, len) }.to_vec()
+            };
+            s.spec.set_send(bytes).map_err(|e| spec_status(&e))
+        })())
+    })
+}
+
+/// Makes a TCP probe read the reply after connecting (and sending, see
+/// `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
+/// the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
+/// the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
+/// the reply is the outcome's output. Alone, it waits for a banner.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+/// be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tcp_expect(
+    spec: *mut prober_spec,
+    regex: *const c_char,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        done((|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { live(spec) }?;
+            // SAFETY: forwarded caller contract.
+            let text = unsafe { read_str(regex, "regex") }?;
+            if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+                return Err(set_error(PROBER_E_WRONG_KIND, "an expected reply applies to TCP probes only"));
+            }
+            let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
+            s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
         })())
     })
 }

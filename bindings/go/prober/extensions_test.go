@@ -1,6 +1,8 @@
 package prober_test
 
 import (
+	"bufio"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +53,10 @@ func TestExtensionErrors(t *testing.T) {
 		{"negative period", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), UnhealthyPeriod: -time.Second}, prober.StatusInvalidDuration, "negative"},
 		{"huge period", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), TransitionPeriod: 8 * 24 * time.Hour}, prober.StatusInvalidDuration, "transition period"},
 		{"jitter", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), JitterPercent: 51}, prober.StatusInvalid, "jitter"},
+		{"send on HTTP", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), Send: []byte("x")}, prober.StatusWrongKind, "TCP probes only"},
+		{"expect on HTTP", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), Expect: "x"}, prober.StatusWrongKind, ""},
+		{"bad reply regex", prober.Spec{Kind: prober.KindTCP, Host: "127.0.0.1", Port: targetPort, Expect: "a(b"}, prober.StatusInvalid, "invalid regular expression"},
+		{"too much to send", prober.Spec{Kind: prober.KindTCP, Host: "127.0.0.1", Port: targetPort, Send: make([]byte, 10241)}, prober.StatusInvalid, "at most 10240"},
 		{"negative jitter", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), JitterPercent: -1}, prober.StatusInvalid, "jitter"},
 	}
 	e, err := prober.NewEngine()
@@ -87,5 +93,44 @@ func TestUnhealthyPeriod(t *testing.T) {
 		if ev.Result != prober.Failure || ev.Outcome.Reason != prober.ReasonStatus {
 			t.Fatalf("run %d: %+v", i, ev)
 		}
+	}
+}
+
+// A Redis-style PING / +PONG exchange with a listener in this process, and a banner that
+// does not match.
+func TestTCPSendExpect(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, err := bufio.NewReader(c).ReadString('\n')
+				if err == nil && line == "PING\r\n" {
+					_, _ = c.Write([]byte("+PONG\r\n"))
+				} else {
+					_, _ = c.Write([]byte("-ERR\r\n"))
+				}
+			}()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	s := prober.TCP("127.0.0.1", port)
+	s.Send = []byte("PING\r\n")
+	s.Expect = `^\+PONG\r\n`
+	if o := check(t, s); o.Result != prober.Success || string(o.Output) != "+PONG\r\n" {
+		t.Fatalf("PING/PONG: %+v", o)
+	}
+	s.Send = []byte("HELLO\r\n")
+	o := check(t, s)
+	if o.Result != prober.Failure || o.Reason != prober.ReasonBody || !strings.Contains(o.Message, `received: "-ERR\r\n"`) {
+		t.Fatalf("wrong reply: %+v", o)
 	}
 }

@@ -141,6 +141,12 @@ static inline prober_status gp_spec_set_transition_period_ms(prober_spec *s, uin
 static inline prober_status gp_spec_set_jitter_percent(prober_spec *s, uint32_t percent, gp_err *err) {
   return gp_fail(prober_spec_set_jitter_percent(s, percent), err);
 }
+static inline prober_status gp_spec_set_tcp_send(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
+  return gp_fail(prober_spec_set_tcp_send(s, data, len), err);
+}
+static inline prober_status gp_spec_set_tcp_expect(prober_spec *s, const char *re, gp_err *err) {
+  return gp_fail(prober_spec_set_tcp_expect(s, re), err);
+}
 
 /* ---- blocking check ------------------------------------------------------------------- */
 

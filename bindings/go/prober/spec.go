@@ -53,6 +53,10 @@ package prober
 // #cgo nocallback gp_spec_set_transition_period_ms
 // #cgo noescape gp_spec_set_jitter_percent
 // #cgo nocallback gp_spec_set_jitter_percent
+// #cgo noescape gp_spec_set_tcp_send
+// #cgo nocallback gp_spec_set_tcp_send
+// #cgo noescape gp_spec_set_tcp_expect
+// #cgo nocallback gp_spec_set_tcp_expect
 import "C"
 
 import (
@@ -222,6 +226,13 @@ type Spec struct {
 	TransitionPeriod time.Duration
 	// JitterPercent draws every period from period ± JitterPercent % (0 to 50).
 	JitterPercent int
+	// Send: TCP probes; bytes written once connected (at most 10240).
+	Send []byte
+	// Expect: TCP probes; a regular expression the reply must match. Bytes are read (up to
+	// 10240) until it matches (Success), or the peer closes or 10240 bytes arrive without a
+	// match (Failure, ReasonBody), or the deadline passes (Failure, ReasonTimeout). Alone, it
+	// waits for a banner.
+	Expect string
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -520,6 +531,23 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_transition_period_ms(cs, ms, &b.err)); err != nil {
+			return err
+		}
+	}
+	if len(s.Send) > 0 {
+		// Copied to C memory: a Go byte slice must not be kept or written by C (it is not).
+		data := C.CBytes(s.Send)
+		defer C.free(data)
+		if err := b.check(C.gp_spec_set_tcp_send(cs, (*C.uint8_t)(data), C.size_t(len(s.Send)), &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Expect != "" {
+		re, err := b.str(s.Expect, StatusInvalid, "expected reply")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_tcp_expect(cs, re, &b.err)); err != nil {
 			return err
 		}
 	}

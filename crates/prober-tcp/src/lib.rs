@@ -29,9 +29,15 @@ pub struct TcpProbe {
     started: Option<Instant>,
     deadline: Option<Instant>,
     /// Send/expect after connecting (`None`: the kubelet's connect-only check, which then
-    /// allocates nothing for it).
-    exchange: Option<Exchange>,
-    /// The connection while the exchange runs, with its connect time.
+    /// allocates nothing for it). Boxed: the connect-only probe stays small.
+    exchange: Option<Box<ExchangeRun>>,
+}
+
+/// The exchange of a send/expect probe, with the connection while it runs.
+#[derive(Debug)]
+struct ExchangeRun {
+    exchange: Exchange,
+    /// The connection and its connect time, once connected.
     conn: Option<(Conn, Duration)>,
     first_byte: Option<Duration>,
 }
@@ -39,27 +45,27 @@ pub struct TcpProbe {
 impl TcpProbe {
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TcpProbe {
         let exchange = (!spec.send.is_empty() || spec.expect.is_some())
-            .then(|| Exchange::new(spec.send.clone(), spec.expect.clone()));
+            .then(|| {
+                let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());
+                Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
+            });
         TcpProbe {
             connector: Connector::new(&spec.host, spec.port, spec.close),
             timeout,
             started: None,
             deadline: None,
             exchange,
-            conn: None,
-            first_byte: None,
         }
     }
 
     /// Runs the exchange on the held connection and ends the run once it is decided.
     fn exchange_step(&mut self, cx: &mut Ctx<'_>) -> Step {
-        let (Some(x), Some((conn, _))) = (self.exchange.as_mut(), self.conn.as_mut()) else {
-            return Step::Pending;
-        };
-        let step = x.step(conn.stream());
-        if self.first_byte.is_none() && x.has_reply() {
+        let Some(run) = self.exchange.as_mut() else { return Step::Pending };
+        let Some((conn, _)) = run.conn.as_mut() else { return Step::Pending };
+        let step = run.exchange.step(conn.stream());
+        if run.first_byte.is_none() && run.exchange.has_reply() {
             let started = self.started.unwrap_or(cx.now);
-            self.first_byte = Some(cx.now.saturating_duration_since(started));
+            run.first_byte = Some(cx.now.saturating_duration_since(started));
         }
         let (result, reason, message) = match step {
             ExchangeStep::Pending => return Step::Pending,
@@ -74,17 +80,24 @@ impl TcpProbe {
         self.end_exchange(cx, o)
     }
 
+    /// True while connected and exchanging.
+    fn exchanging(&self) -> bool {
+        self.exchange.as_ref().is_some_and(|run| run.conn.is_some())
+    }
+
     /// Closes the exchange's connection and completes `o` with its reply and timings.
     fn end_exchange(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
-        let connect = self.conn.take().map(|(conn, connect)| {
-            conn.close(cx);
-            connect
-        });
-        let reply = self.exchange.take().map(Exchange::into_reply).unwrap_or_default();
-        o.output_total = reply.len() as u64;
-        o.output = reply;
-        o.timings.connect = connect;
-        o.timings.first_byte = self.first_byte;
+        if let Some(run) = self.exchange.take() {
+            let ExchangeRun { exchange, conn, first_byte } = *run;
+            if let Some((conn, connect)) = conn {
+                conn.close(cx);
+                o.timings.connect = Some(connect);
+            }
+            let reply = exchange.into_reply();
+            o.output_total = reply.len() as u64;
+            o.output = reply;
+            o.timings.first_byte = first_byte;
+        }
         o.timings.resolve = self.connector.resolve_time();
         o.timings.total = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
         self.deadline = None;
@@ -97,7 +110,9 @@ impl TcpProbe {
         let mut outcome = match step {
             ConnectStep::Pending => return Step::Pending,
             ConnectStep::Connected(conn) if self.exchange.is_some() => {
-                self.conn = Some((conn, total));
+                if let Some(run) = self.exchange.as_mut() {
+                    run.conn = Some((conn, total));
+                }
                 return self.exchange_step(cx);
             }
             ConnectStep::Connected(conn) => {
@@ -127,7 +142,7 @@ impl Machine for TcpProbe {
         if sub != 0 {
             return Step::Pending;
         }
-        if self.conn.is_some() {
+        if self.exchanging() {
             return self.exchange_step(cx);
         }
         let step = self.connector.ready(cx, ready);
@@ -144,11 +159,11 @@ impl Machine for TcpProbe {
             Some(d) if cx.now >= d => {}
             _ => return Step::Pending,
         }
-        if self.conn.is_some() {
-            let message = match self.exchange.as_ref() {
+        if self.exchanging() {
+            let message = match self.exchange.as_ref().map(|run| &run.exchange) {
                 Some(x) => match x.expect() {
                     Some(re) => x.describe(re, &format!("no match within {:?}", self.timeout)),
-                    None => format!("timeout after {:?} sending {} bytes", self.timeout, x.reply().len()),
+                    None => format!("timeout after {:?}: the data could not be sent", self.timeout),
                 },
                 None => String::new(),
             };
@@ -168,7 +183,7 @@ impl Machine for TcpProbe {
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
-        if let Some((conn, _)) = self.conn.take() {
+        if let Some((conn, _)) = self.exchange.as_mut().and_then(|run| run.conn.take()) {
             conn.close(cx);
         }
         self.connector.cancel(cx);

@@ -237,7 +237,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
             .map_err(|e| args.usage(format!("bad --env: {e}")))?;
     }
     tls.apply(&args, &mut spec, kind)?;
-    extensions.apply(&args, &mut spec, kind.is_http())?;
+    extensions.apply(&args, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
     Ok(Some(CheckArgs { spec, json }))
 }
 

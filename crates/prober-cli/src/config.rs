@@ -174,6 +174,10 @@ pub struct HttpHeader {
 pub struct TcpSocketAction {
     pub host: Option<String>,
     pub port: PortRef,
+    /// libprober extension: bytes to write once connected (`\r \n \t \\ \xHH` escapes).
+    pub send: Option<String>,
+    /// libprober extension: a regular expression the reply must match.
+    pub expect: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -466,7 +470,10 @@ fn build(
             .as_deref()
             .filter(|h| !h.is_empty())
             .unwrap_or(src.host);
-        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?
+        let mut spec =
+            ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
+        crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+        spec
     } else if let Some(e) = &probe.exec {
         if e.command.is_empty() {
             return Err(format!("{p}.exec.command: must not be empty"));

@@ -1,13 +1,14 @@
 //! The command's side of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): the `check` flags `--expect-status` and `--expect-body`, and the
-//! watch-file fields named beside the Kubernetes fields they extend (`httpGet.expectStatus`,
-//! `httpGet.expectBody`, `unhealthyPeriodSeconds`/`Milliseconds`,
+//! `docs/semantics.md`): the `check` flags `--expect-status`, `--expect-body`, `--send` and
+//! `--expect`, and the watch-file fields named beside the Kubernetes fields they extend
+//! (`httpGet.expectStatus`, `httpGet.expectBody`, `tcpSocket.send`, `tcpSocket.expect`,
+//! `unhealthyPeriodSeconds`/`Milliseconds`,
 //! `transitionPeriodSeconds`/`Milliseconds`, `jitterPercent`). Kept here so that `check.rs`
 //! and `config.rs` only call in.
 
 use std::time::Duration;
 
-use prober::{Pattern, ProbeSpec, StatusSet};
+use prober::{Pattern, ProbeSpec, StatusSet, unescape};
 
 use crate::args::{Args, Failure};
 
@@ -16,6 +17,8 @@ use crate::args::{Args, Failure};
 pub struct CheckFlags {
     expect_status: Option<String>,
     expect_body: Option<String>,
+    send: Option<String>,
+    expect: Option<String>,
 }
 
 impl CheckFlags {
@@ -25,14 +28,41 @@ impl CheckFlags {
             self.expect_status = Some(v);
         } else if let Some(v) = args.value(arg, "--expect-body", None)? {
             self.expect_body = Some(v);
+        } else if let Some(v) = args.value(arg, "--send", None)? {
+            self.send = Some(v);
+        } else if let Some(v) = args.value(arg, "--expect", None)? {
+            self.expect = Some(v);
         } else {
             return Ok(false);
         }
         Ok(true)
     }
 
-    /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://.
-    pub fn apply(&self, args: &Args, spec: &mut ProbeSpec, is_http: bool) -> Result<(), Failure> {
+    /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,
+    /// `is_tcp` whether it is tcp://.
+    pub fn apply(
+        &self,
+        args: &Args,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+        is_tcp: bool,
+    ) -> Result<(), Failure> {
+        if let Some(v) = &self.send {
+            if !is_tcp {
+                return Err(args.usage("--send applies to tcp:// targets only"));
+            }
+            let data = unescape(v).map_err(|e| args.usage(format!("--send: {e}")))?;
+            spec.set_send(data).map_err(|e| args.usage(format!("--send: {e}")))?;
+        }
+        if let Some(v) = &self.expect {
+            if !is_tcp {
+                return Err(args.usage(
+                    "--expect applies to tcp:// targets only (--expect-status and --expect-body for HTTP)",
+                ));
+            }
+            let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect: {e}")))?;
+            spec.set_expect_reply(p).map_err(|e| args.usage(format!("--expect: {e}")))?;
+        }
         if let Some(v) = &self.expect_status {
             if !is_http {
                 return Err(args.usage("--expect-status applies to http:// and https:// targets only"));
@@ -65,6 +95,24 @@ pub fn apply_http_fields(
     if let Some(v) = expect_body {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
         spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `tcpSocket.send` (with escapes) and `tcpSocket.expect` of a watch-file probe at path `p`.
+pub fn apply_tcp_fields(
+    p: &str,
+    spec: &mut ProbeSpec,
+    send: Option<&str>,
+    expect: Option<&str>,
+) -> Result<(), String> {
+    if let Some(v) = send {
+        let data = unescape(v).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
+        spec.set_send(data).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
+    }
+    if let Some(v) = expect {
+        let pat = Pattern::new(v).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
+        spec.set_expect_reply(pat).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
     }
     Ok(())
 }

@@ -3,6 +3,8 @@
 //! `httpGet.expectBody`, `unhealthyPeriod*`, `transitionPeriod*` and `jitterPercent`, against
 //! `prober_testkit::TargetServer`. Bounds only turn hangs into failures.
 
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -166,4 +168,59 @@ fn watch_refuses_bad_extension_fields() {
     // expectStatus on tcpSocket is not a field there: refused with its position.
     let file = TempFile::new("targets:\n- name: web\n  readinessProbe:\n    tcpSocket: {port: 1, expectStatus: \"200\"}\n");
     assert_usage(&["watch", "--for", "1s", file.path()], "expectStatus");
+}
+
+/// A Redis-style peer on loopback: answers `+PONG` to `PING` and `-ERR` to anything else, for
+/// any number of connections. Returns its port.
+fn redis_like() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { return };
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = BufReader::new(c.try_clone().unwrap()).read_line(&mut line);
+                let reply: &[u8] = if line == "PING\r\n" { b"+PONG\r\n" } else { b"-ERR unknown command\r\n" };
+                let _ = c.write_all(reply);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn check_tcp_send_expect() {
+    let port = redis_like();
+    let target = format!("tcp://127.0.0.1:{port}");
+    let (code, v) = check_json(&["--send", "PING\\r\\n", "--expect", "^\\+PONG", &target]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    let (code, v) = check_json(&["--send", "HELLO\\r\\n", "--expect", "^\\+PONG", &target]);
+    assert_eq!((code, v["result"].as_str(), v["reason"].as_str()), (1, Some("failure"), Some("body")), "{v}");
+    assert!(v["message"].as_str().unwrap().contains("received: \"-ERR unknown command\\r\\n\""), "{v}");
+
+    assert_usage(&["check", "--send", "x", "http://127.0.0.1:1/"], "--send applies to tcp:// targets only");
+    assert_usage(&["check", "--expect", "x", "--", "/bin/true"], "--expect applies to tcp:// targets only");
+    assert_usage(&["check", "--send", "PING\\q", &target], "--send: invalid data to send");
+    assert_usage(&["check", "--send", "\\x4", &target], "needs two hex digits");
+    assert_usage(&["check", "--expect", "(", &target], "--expect: invalid regular expression");
+}
+
+#[test]
+fn watch_tcp_send_expect() {
+    let port = redis_like();
+    let file = TempFile::new(&format!(
+        "targets:\n\
+         - name: redis\n\
+         \x20 readinessProbe:\n\
+         \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
+         \x20   periodMilliseconds: 50\n"
+    ));
+    let out = prober(&["watch", "--until-ready", "--for", "60s", file.path()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let bad = TempFile::new("targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, send: \"a\\\\z\"}\n");
+    assert_usage(&["watch", "--for", "1s", bad.path()], "readinessProbe.tcpSocket.send: invalid data to send");
+    let bad = TempFile::new("targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n");
+    assert_usage(&["watch", "--for", "1s", bad.path()], "send");
 }

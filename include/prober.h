@@ -731,15 +731,16 @@ prober_status prober_spec_set_expect_status(prober_spec *spec, const char *set);
 
 /**
  * Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
- * to match the regular expression `regex` (Rust `regex` syntax, unanchored, at most 4096
- * bytes; compiled here, once). A response that passed on its status but whose body does not
+ * to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
+ * at most 4096 bytes; compiled here, once). A response that passed on its status but whose body does not
  * match is a Failure with `PROBER_REASON_BODY`.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
  * be NULL or a NUL-terminated string.
  */
-prober_status prober_spec_set_expect_body(prober_spec *spec, const char *regex);
+prober_status prober_spec_set_expect_body(prober_spec *spec,
+                                          const char *regex);
 
 /**
  * Makes a TCP probe write the `len` bytes at `data` once connected (any bytes, NUL included;

@@ -73,8 +73,8 @@ pub unsafe extern "C" fn prober_spec_set_expect_status(
 }
 
 /// Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
-/// to match the regular expression `regex` (Rust `regex` syntax, unanchored, at most 4096
-/// bytes; compiled here, once). A response that passed on its status but whose body does not
+/// to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
+/// at most 4096 bytes; compiled here, once). A response that passed on its status but whose body does not
 /// match is a Failure with `PROBER_REASON_BODY`.
 ///
 /// # Safety

@@ -52,7 +52,8 @@ impl CheckFlags {
                 return Err(args.usage("--send applies to tcp:// targets only"));
             }
             let data = unescape(v).map_err(|e| args.usage(format!("--send: {e}")))?;
-            spec.set_send(data).map_err(|e| args.usage(format!("--send: {e}")))?;
+            spec.set_send(data)
+                .map_err(|e| args.usage(format!("--send: {e}")))?;
         }
         if let Some(v) = &self.expect {
             if !is_tcp {
@@ -61,21 +62,29 @@ impl CheckFlags {
                 ));
             }
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect: {e}")))?;
-            spec.set_expect_reply(p).map_err(|e| args.usage(format!("--expect: {e}")))?;
+            spec.set_expect_reply(p)
+                .map_err(|e| args.usage(format!("--expect: {e}")))?;
         }
         if let Some(v) = &self.expect_status {
             if !is_http {
-                return Err(args.usage("--expect-status applies to http:// and https:// targets only"));
+                return Err(
+                    args.usage("--expect-status applies to http:// and https:// targets only")
+                );
             }
-            let set = StatusSet::parse(v).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
-            spec.set_expect_status(set).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
+            let set =
+                StatusSet::parse(v).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
+            spec.set_expect_status(set)
+                .map_err(|e| args.usage(format!("--expect-status: {e}")))?;
         }
         if let Some(v) = &self.expect_body {
             if !is_http {
-                return Err(args.usage("--expect-body applies to http:// and https:// targets only"));
+                return Err(
+                    args.usage("--expect-body applies to http:// and https:// targets only")
+                );
             }
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
-            spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
+            spec.set_expect_body(p)
+                .map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
         Ok(())
     }
@@ -90,11 +99,13 @@ pub fn apply_http_fields(
 ) -> Result<(), String> {
     if let Some(v) = expect_status {
         let set = StatusSet::parse(v).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
-        spec.set_expect_status(set).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
+        spec.set_expect_status(set)
+            .map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
     }
     if let Some(v) = expect_body {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
-        spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
+        spec.set_expect_body(pat)
+            .map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
     }
     Ok(())
 }
@@ -108,11 +119,13 @@ pub fn apply_tcp_fields(
 ) -> Result<(), String> {
     if let Some(v) = send {
         let data = unescape(v).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
-        spec.set_send(data).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
+        spec.set_send(data)
+            .map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
     }
     if let Some(v) = expect {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
-        spec.set_expect_reply(pat).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
+        spec.set_expect_reply(pat)
+            .map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
     }
     Ok(())
 }
@@ -126,11 +139,17 @@ pub fn optional_period(
     ms: Option<i64>,
 ) -> Result<Option<Duration>, String> {
     match (secs, ms) {
-        (Some(_), Some(_)) => Err(format!("{p}: give {name}Seconds or {name}Milliseconds, not both")),
+        (Some(_), Some(_)) => Err(format!(
+            "{p}: give {name}Seconds or {name}Milliseconds, not both"
+        )),
         (None, None) => Ok(None),
-        (Some(s), None) if s <= 0 => Err(format!("{p}.{name}Seconds: must be at least 1 (got {s})")),
+        (Some(s), None) if s <= 0 => {
+            Err(format!("{p}.{name}Seconds: must be at least 1 (got {s})"))
+        }
         (Some(s), None) => Ok(Some(Duration::from_secs(s as u64))),
-        (None, Some(m)) if m <= 0 => Err(format!("{p}.{name}Milliseconds: must be at least 1 (got {m})")),
+        (None, Some(m)) if m <= 0 => Err(format!(
+            "{p}.{name}Milliseconds: must be at least 1 (got {m})"
+        )),
         (None, Some(m)) => Ok(Some(Duration::from_millis(m as u64))),
     }
 }

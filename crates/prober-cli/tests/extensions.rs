@@ -41,7 +41,10 @@ fn assert_usage(args: &[&str], needle: &str) {
     assert_eq!(out.status.code(), Some(64), "{args:?}: {stderr}");
     assert!(out.stdout.is_empty(), "{args:?}");
     assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.starts_with("prober: ") && stderr.contains(needle), "{args:?}: {stderr:?} lacks {needle:?}");
+    assert!(
+        stderr.starts_with("prober: ") && stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
 }
 
 static FILES: AtomicUsize = AtomicUsize::new(0);
@@ -72,9 +75,17 @@ impl Drop for TempFile {
 fn check_expect_status() {
     let server = TargetServer::start();
     let (code, v) = check_json(&["--expect-status", "200-299,418", &server.url("/status/418")]);
-    assert_eq!((code, v["result"].as_str(), v["http_status"].as_u64()), (0, Some("success"), Some(418)), "{v}");
+    assert_eq!(
+        (code, v["result"].as_str(), v["http_status"].as_u64()),
+        (0, Some("success"), Some(418)),
+        "{v}"
+    );
     let (code, v) = check_json(&["--expect-status=204", &server.url("/ok")]);
-    assert_eq!((code, v["result"].as_str(), v["reason"].as_str()), (1, Some("failure"), Some("status")), "{v}");
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("status")),
+        "{v}"
+    );
     assert_eq!(v["message"], "HTTP probe failed with statuscode: 200");
 }
 
@@ -84,12 +95,35 @@ fn check_expect_body() {
     let (code, v) = check_json(&["--expect-body", "^ok$", &server.url("/health")]);
     assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
     server.set_healthy(false);
-    let args = ["--expect-status", "503", "--expect-body", "^ok$", &server.url("/health")];
+    let args = [
+        "--expect-status",
+        "503",
+        "--expect-body",
+        "^ok$",
+        &server.url("/health"),
+    ];
     let (code, v) = check_json(&args);
-    assert_eq!((code, v["result"].as_str(), v["reason"].as_str()), (1, Some("failure"), Some("body")), "{v}");
-    assert!(v["message"].as_str().unwrap().contains("body did not match \"^ok$\""), "{v}");
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("body")),
+        "{v}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("body did not match \"^ok$\""),
+        "{v}"
+    );
     // The human line says the same.
-    let out = prober(&["check", "--expect-status", "503", "--expect-body", "^ok$", &server.url("/health")]);
+    let out = prober(&[
+        "check",
+        "--expect-status",
+        "503",
+        "--expect-body",
+        "^ok$",
+        &server.url("/health"),
+    ]);
     let line = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(line.contains("body did not match"), "{line}");
@@ -97,11 +131,26 @@ fn check_expect_body() {
 
 #[test]
 fn check_refuses_bad_expectations() {
-    assert_usage(&["check", "--expect-status", "200-", "http://127.0.0.1:1/"], "--expect-status: invalid status set \"200-\"");
-    assert_usage(&["check", "--expect-status", "2xx", "http://127.0.0.1:1/"], "is not a status code");
-    assert_usage(&["check", "--expect-body", "a(b", "http://127.0.0.1:1/"], "--expect-body: invalid regular expression \"a(b\"");
-    assert_usage(&["check", "--expect-status", "200", "tcp://127.0.0.1:1"], "--expect-status applies to http:// and https:// targets only");
-    assert_usage(&["check", "--expect-body", "x", "--", "/bin/true"], "--expect-body applies to http://");
+    assert_usage(
+        &["check", "--expect-status", "200-", "http://127.0.0.1:1/"],
+        "--expect-status: invalid status set \"200-\"",
+    );
+    assert_usage(
+        &["check", "--expect-status", "2xx", "http://127.0.0.1:1/"],
+        "is not a status code",
+    );
+    assert_usage(
+        &["check", "--expect-body", "a(b", "http://127.0.0.1:1/"],
+        "--expect-body: invalid regular expression \"a(b\"",
+    );
+    assert_usage(
+        &["check", "--expect-status", "200", "tcp://127.0.0.1:1"],
+        "--expect-status applies to http:// and https:// targets only",
+    );
+    assert_usage(
+        &["check", "--expect-body", "x", "--", "/bin/true"],
+        "--expect-body applies to http://",
+    );
     assert_usage(&["check", "--expect-body"], "needs a value");
 }
 
@@ -134,7 +183,11 @@ fn watch_unhealthy_period_and_jitter() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("prober watch ended early: {status}");
         }
-        assert!(Instant::now() < limit, "only {} requests", server.requests());
+        assert!(
+            Instant::now() < limit,
+            "only {} requests",
+            server.requests()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     child.kill().unwrap();
@@ -154,19 +207,39 @@ fn watch_refuses_bad_extension_fields() {
         ))
     };
     let cases = [
-        ("http:, expectStatus: \"200-\"", "target \"web\": readinessProbe.httpGet.expectStatus: invalid status set"),
-        ("http:, expectBody: \"a(b\"", "target \"web\": readinessProbe.httpGet.expectBody: invalid regular expression"),
-        ("unhealthyPeriodSeconds: 0", "target \"web\": readinessProbe.unhealthyPeriodSeconds: must be at least 1"),
-        ("transitionPeriodMilliseconds: -5", "target \"web\": readinessProbe.transitionPeriodMilliseconds: must be at least 1"),
-        ("jitterPercent: 80", "target \"web\": readinessProbe.jitterPercent: expected 0 to 50 (got 80)"),
-        ("unhealthyPeriodSeconds: 1\n    unhealthyPeriodMilliseconds: 5", "give unhealthyPeriodSeconds or unhealthyPeriodMilliseconds, not both"),
+        (
+            "http:, expectStatus: \"200-\"",
+            "target \"web\": readinessProbe.httpGet.expectStatus: invalid status set",
+        ),
+        (
+            "http:, expectBody: \"a(b\"",
+            "target \"web\": readinessProbe.httpGet.expectBody: invalid regular expression",
+        ),
+        (
+            "unhealthyPeriodSeconds: 0",
+            "target \"web\": readinessProbe.unhealthyPeriodSeconds: must be at least 1",
+        ),
+        (
+            "transitionPeriodMilliseconds: -5",
+            "target \"web\": readinessProbe.transitionPeriodMilliseconds: must be at least 1",
+        ),
+        (
+            "jitterPercent: 80",
+            "target \"web\": readinessProbe.jitterPercent: expected 0 to 50 (got 80)",
+        ),
+        (
+            "unhealthyPeriodSeconds: 1\n    unhealthyPeriodMilliseconds: 5",
+            "give unhealthyPeriodSeconds or unhealthyPeriodMilliseconds, not both",
+        ),
     ];
     for (extra, needle) in cases {
         let file = probe(extra);
         assert_usage(&["watch", "--for", "1s", file.path()], needle);
     }
     // expectStatus on tcpSocket is not a field there: refused with its position.
-    let file = TempFile::new("targets:\n- name: web\n  readinessProbe:\n    tcpSocket: {port: 1, expectStatus: \"200\"}\n");
+    let file = TempFile::new(
+        "targets:\n- name: web\n  readinessProbe:\n    tcpSocket: {port: 1, expectStatus: \"200\"}\n",
+    );
     assert_usage(&["watch", "--for", "1s", file.path()], "expectStatus");
 }
 
@@ -181,7 +254,11 @@ fn redis_like() -> u16 {
             std::thread::spawn(move || {
                 let mut line = String::new();
                 let _ = BufReader::new(c.try_clone().unwrap()).read_line(&mut line);
-                let reply: &[u8] = if line == "PING\r\n" { b"+PONG\r\n" } else { b"-ERR unknown command\r\n" };
+                let reply: &[u8] = if line == "PING\r\n" {
+                    b"+PONG\r\n"
+                } else {
+                    b"-ERR unknown command\r\n"
+                };
                 let _ = c.write_all(reply);
             });
         }
@@ -196,14 +273,39 @@ fn check_tcp_send_expect() {
     let (code, v) = check_json(&["--send", "PING\\r\\n", "--expect", "^\\+PONG", &target]);
     assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
     let (code, v) = check_json(&["--send", "HELLO\\r\\n", "--expect", "^\\+PONG", &target]);
-    assert_eq!((code, v["result"].as_str(), v["reason"].as_str()), (1, Some("failure"), Some("body")), "{v}");
-    assert!(v["message"].as_str().unwrap().contains("received: \"-ERR unknown command\\r\\n\""), "{v}");
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("body")),
+        "{v}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("received: \"-ERR unknown command\\r\\n\""),
+        "{v}"
+    );
 
-    assert_usage(&["check", "--send", "x", "http://127.0.0.1:1/"], "--send applies to tcp:// targets only");
-    assert_usage(&["check", "--expect", "x", "--", "/bin/true"], "--expect applies to tcp:// targets only");
-    assert_usage(&["check", "--send", "PING\\q", &target], "--send: invalid data to send");
-    assert_usage(&["check", "--send", "\\x4", &target], "needs two hex digits");
-    assert_usage(&["check", "--expect", "(", &target], "--expect: invalid regular expression");
+    assert_usage(
+        &["check", "--send", "x", "http://127.0.0.1:1/"],
+        "--send applies to tcp:// targets only",
+    );
+    assert_usage(
+        &["check", "--expect", "x", "--", "/bin/true"],
+        "--expect applies to tcp:// targets only",
+    );
+    assert_usage(
+        &["check", "--send", "PING\\q", &target],
+        "--send: invalid data to send",
+    );
+    assert_usage(
+        &["check", "--send", "\\x4", &target],
+        "needs two hex digits",
+    );
+    assert_usage(
+        &["check", "--expect", "(", &target],
+        "--expect: invalid regular expression",
+    );
 }
 
 #[test]
@@ -217,10 +319,21 @@ fn watch_tcp_send_expect() {
          \x20   periodMilliseconds: 50\n"
     ));
     let out = prober(&["watch", "--until-ready", "--for", "60s", file.path()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
-    let bad = TempFile::new("targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, send: \"a\\\\z\"}\n");
-    assert_usage(&["watch", "--for", "1s", bad.path()], "readinessProbe.tcpSocket.send: invalid data to send");
-    let bad = TempFile::new("targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n");
+    let bad = TempFile::new(
+        "targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, send: \"a\\\\z\"}\n",
+    );
+    assert_usage(
+        &["watch", "--for", "1s", bad.path()],
+        "readinessProbe.tcpSocket.send: invalid data to send",
+    );
+    let bad =
+        TempFile::new("targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n");
     assert_usage(&["watch", "--for", "1s", bad.path()], "send");
 }

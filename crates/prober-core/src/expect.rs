@@ -26,12 +26,15 @@ impl StatusSet {
     /// Parses `CODE` or `LOW-HIGH` items separated by commas (spaces around items are
     /// ignored): `200`, `200-299,418`, `200-399, 401`.
     pub fn parse(s: &str) -> Result<StatusSet, SpecError> {
-        let bad = |why: String| SpecError::InvalidExpectation(format!("invalid status set {s:?}: {why}"));
+        let bad =
+            |why: String| SpecError::InvalidExpectation(format!("invalid status set {s:?}: {why}"));
         let code = |t: &str| -> Result<u16, SpecError> {
             let t = t.trim();
             match t.parse::<u16>() {
                 Ok(c) if (100..=999).contains(&c) && t.len() == 3 => Ok(c),
-                _ => Err(bad(format!("{t:?} is not a status code (expected 100 to 999)"))),
+                _ => Err(bad(format!(
+                    "{t:?} is not a status code (expected 100 to 999)"
+                ))),
             }
         };
         let mut ranges = Vec::new();
@@ -55,7 +58,9 @@ impl StatusSet {
     }
 
     pub fn contains(&self, status: u16) -> bool {
-        self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
+        self.ranges
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).contains(&status))
     }
 }
 
@@ -65,7 +70,11 @@ impl fmt::Display for StatusSet {
             if i > 0 {
                 f.write_str(",")?;
             }
-            if lo == hi { write!(f, "{lo}")? } else { write!(f, "{lo}-{hi}")? }
+            if lo == hi {
+                write!(f, "{lo}")?
+            } else {
+                write!(f, "{lo}-{hi}")?
+            }
         }
         Ok(())
     }
@@ -99,9 +108,15 @@ impl Pattern {
                 // The regex crate's errors span several lines (pattern, caret, message): keep
                 // the last, which says what is wrong.
                 let text = e.to_string();
-                let why = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("invalid").trim();
+                let why = text
+                    .lines()
+                    .rfind(|l| !l.trim().is_empty())
+                    .unwrap_or("invalid")
+                    .trim();
                 let why = why.strip_prefix("error: ").unwrap_or(why);
-                SpecError::InvalidExpectation(format!("invalid regular expression {source:?}: {why}"))
+                SpecError::InvalidExpectation(format!(
+                    "invalid regular expression {source:?}: {why}"
+                ))
             })?;
         Ok(Pattern { regex })
     }
@@ -143,7 +158,9 @@ pub const MAX_SEND_LEN: usize = 10240;
 /// (two hex digits, any byte). Any other backslash sequence is refused, so that a typo is not
 /// sent as written.
 pub fn unescape(text: &str) -> Result<Vec<u8>, SpecError> {
-    let bad = |why: String| SpecError::InvalidExpectation(format!("invalid data to send {text:?}: {why}"));
+    let bad = |why: String| {
+        SpecError::InvalidExpectation(format!("invalid data to send {text:?}: {why}"))
+    };
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -159,7 +176,9 @@ pub fn unescape(text: &str) -> Result<Vec<u8>, SpecError> {
             Some(b't') => out.push(b'\t'),
             Some(b'\\') => out.push(b'\\'),
             Some(b'x') => {
-                let hex = bytes.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok());
+                let hex = bytes
+                    .get(i + 2..i + 4)
+                    .and_then(|h| std::str::from_utf8(h).ok());
                 match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                     Some(b) if hex.is_some_and(|h| h.bytes().all(|c| c.is_ascii_hexdigit())) => {
                         out.push(b)
@@ -189,11 +208,17 @@ mod tests {
     #[test]
     fn escapes() {
         assert_eq!(unescape("PING\\r\\n").unwrap(), b"PING\r\n");
-        assert_eq!(unescape("a\\tb\\\\c\\x00\\xfF").unwrap(), b"a\tb\\c\x00\xff");
+        assert_eq!(
+            unescape("a\\tb\\\\c\\x00\\xfF").unwrap(),
+            b"a\tb\\c\x00\xff"
+        );
         assert_eq!(unescape("").unwrap(), b"");
         assert_eq!(unescape("é").unwrap(), "é".as_bytes());
         for bad in ["\\", "a\\q", "\\x4", "\\xg0", "\\x+1", "\\é"] {
-            assert!(matches!(unescape(bad), Err(SpecError::InvalidExpectation(_))), "{bad:?}");
+            assert!(
+                matches!(unescape(bad), Err(SpecError::InvalidExpectation(_))),
+                "{bad:?}"
+            );
         }
         assert_eq!(
             unescape("PING\\rx\\q").unwrap_err().to_string(),
@@ -211,8 +236,13 @@ mod tests {
             assert!(!s.contains(c), "{c}");
         }
         assert_eq!(s.to_string(), "200-299,418");
-        assert_eq!(StatusSet::parse(" 200 - 204 , 301").unwrap().to_string(), "200-204,301");
-        for bad in ["", "200,", "abc", "99", "1000", "300-200", "200-", "-200", "2xx", "0200", "+200"] {
+        assert_eq!(
+            StatusSet::parse(" 200 - 204 , 301").unwrap().to_string(),
+            "200-204,301"
+        );
+        for bad in [
+            "", "200,", "abc", "99", "1000", "300-200", "200-", "-200", "2xx", "0200", "+200",
+        ] {
             let e = StatusSet::parse(bad).unwrap_err();
             assert!(matches!(e, SpecError::InvalidExpectation(_)), "{bad:?}");
         }
@@ -228,7 +258,11 @@ mod tests {
         assert!(p.is_match(br#"{"status": "ok"}"#));
         assert!(!p.is_match(br#"{"status": "down"}"#));
         assert!(Pattern::new(r"\d+").unwrap().is_match(b"\xff 42"));
-        assert!(Pattern::new(r"(?i)^\s*\w+: UP$").unwrap().is_match(b" status: up"));
+        assert!(
+            Pattern::new(r"(?i)^\s*\w+: UP$")
+                .unwrap()
+                .is_match(b" status: up")
+        );
         assert!(Pattern::new("café").unwrap().is_match("le café".as_bytes()));
         assert!(Pattern::new(r"caf.").unwrap().is_match("café".as_bytes()));
         let e = Pattern::new("a(b").unwrap_err().to_string();

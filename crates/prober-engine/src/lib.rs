@@ -732,15 +732,20 @@ impl Engine {
     // ---- running probes ------------------------------------------------------------------
 
     fn worker_tick(&mut self, id: TargetId, role: Role, scheduled: Instant, now: Instant) {
-        let Ok(t) = self.target_mut(id) else { return };
+        // The generator is borrowed apart from the target (both live in `self`).
+        let rng = &mut self.rng;
+        let (index, generation) = split_id(id);
+        let t = match self.targets.get_mut(index as usize) {
+            Some((g, Some(t))) if generation == g.wrapping_add(1) => t,
+            _ => return,
+        };
         let started = t.started();
         let Some(w) = t.workers[role.index()].as_mut() else { return };
+        // The period of the worker's state (the schedule's period without the extensions).
         let base = w.state.period();
         let percent = w.state.schedule().jitter_percent;
         w.tick = Some((scheduled, base));
-        let period = if percent == 0 { base } else { spread(&mut self.rng, base, percent) };
-        let Ok(t) = self.target_mut(id) else { return };
-        let Some(w) = t.workers[role.index()].as_mut() else { return };
+        let period = if percent == 0 { base } else { spread(rng, base, percent) };
         // Fixed rate from the scheduled instant; if the engine fell behind by more than a
         // period, skip the missed ticks (as Go's ticker drops them) instead of bursting.
         let mut next = scheduled + period;

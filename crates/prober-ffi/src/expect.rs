@@ -44,7 +44,10 @@ unsafe fn http_arg<'a>(
     // SAFETY: forwarded caller contract.
     let text = unsafe { read_str(text, what) }?;
     if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only")));
+        return Err(set_error(
+            PROBER_E_WRONG_KIND,
+            format!("{what} applies to HTTP probes only"),
+        ));
     }
     Ok((s, text))
 }
@@ -116,10 +119,16 @@ pub unsafe extern "C" fn prober_spec_set_tcp_send(
                 return Err(set_error(PROBER_E_NULL, "data is NULL"));
             }
             if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-                return Err(set_error(PROBER_E_WRONG_KIND, "data to send applies to TCP probes only"));
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "data to send applies to TCP probes only",
+                ));
             }
             if len > MAX_SEND_LEN {
-                return Err(set_error(PROBER_E_INVALID, format!("data to send is {len} bytes (at most {MAX_SEND_LEN})")));
+                return Err(set_error(
+                    PROBER_E_INVALID,
+                    format!("data to send is {len} bytes (at most {MAX_SEND_LEN})"),
+                ));
             }
             let bytes = if len == 0 {
                 Vec::new()
@@ -153,10 +162,15 @@ pub unsafe extern "C" fn prober_spec_set_tcp_expect(
             // SAFETY: forwarded caller contract.
             let text = unsafe { read_str(regex, "regex") }?;
             if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-                return Err(set_error(PROBER_E_WRONG_KIND, "an expected reply applies to TCP probes only"));
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "an expected reply applies to TCP probes only",
+                ));
             }
             let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
-            s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
+            s.spec
+                .set_expect_reply(pattern)
+                .map_err(|e| spec_status(&e))
         })())
     })
 }
@@ -188,7 +202,10 @@ fn period(what: &str, ms: u32) -> Result<Duration, String> {
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_unhealthy_period_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_unhealthy_period_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
             s.unhealthy_period = Some(period("unhealthy period", ms)?);
@@ -204,7 +221,10 @@ pub unsafe extern "C" fn prober_spec_set_unhealthy_period_ms(spec: *mut prober_s
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_transition_period_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_transition_period_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
             s.transition_period = Some(period("transition period", ms)?);
@@ -220,11 +240,16 @@ pub unsafe extern "C" fn prober_spec_set_transition_period_ms(spec: *mut prober_
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_jitter_percent(spec: *mut prober_spec, percent: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_jitter_percent(
+    spec: *mut prober_spec,
+    percent: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         set_schedule(spec, PROBER_E_INVALID, |s| {
             if percent > MAX_JITTER_PERCENT {
-                return Err(format!("invalid jitter {percent}% (expected 0 to {MAX_JITTER_PERCENT})"));
+                return Err(format!(
+                    "invalid jitter {percent}% (expected 0 to {MAX_JITTER_PERCENT})"
+                ));
             }
             s.jitter_percent = percent;
             Ok(())

@@ -9,12 +9,15 @@ use prober_testkit::TargetServer;
 fn probe(url: &str, statuses: Option<&str>, body: Option<&str>) -> Outcome {
     let mut spec = ProbeSpec::http(url).unwrap();
     if let Some(s) = statuses {
-        spec.set_expect_status(StatusSet::parse(s).unwrap()).unwrap();
+        spec.set_expect_status(StatusSet::parse(s).unwrap())
+            .unwrap();
     }
     if let Some(b) = body {
         spec.set_expect_body(Pattern::new(b).unwrap()).unwrap();
     }
-    let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
+    let ProbeKind::Http(h) = &spec.kind else {
+        unreachable!()
+    };
     run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit))
 }
 
@@ -22,10 +25,16 @@ fn probe(url: &str, statuses: Option<&str>, body: Option<&str>) -> Outcome {
 fn a_status_in_the_set_is_success_any_other_failure() {
     let server = TargetServer::start();
     let o = probe(&server.url("/status/418"), Some("200-299,418"), None);
-    assert_eq!((o.result, o.reason, o.http_status), (ProbeResult::Success, Reason::None, Some(418)));
+    assert_eq!(
+        (o.result, o.reason, o.http_status),
+        (ProbeResult::Success, Reason::None, Some(418))
+    );
     assert_eq!(o.message, "");
     // The kubelet's rule without a set: 418 fails.
-    assert_eq!(probe(&server.url("/status/418"), None, None).result, ProbeResult::Failure);
+    assert_eq!(
+        probe(&server.url("/status/418"), None, None).result,
+        ProbeResult::Failure
+    );
 
     let o = probe(&server.url("/ok"), Some("204,418"), None);
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Status));
@@ -45,14 +54,20 @@ fn redirects_are_followed_before_the_set_decides() {
     let o = probe(&server.url("/redirect?loc=/ok"), Some("200"), None);
     assert_eq!((o.result, o.http_status), (ProbeResult::Success, Some(200)));
     let o = probe(&server.url("/redirect?loc=/ok"), Some("302"), None);
-    assert_eq!((o.result, o.reason, o.http_status), (ProbeResult::Failure, Reason::Status, Some(200)));
+    assert_eq!(
+        (o.result, o.reason, o.http_status),
+        (ProbeResult::Failure, Reason::Status, Some(200))
+    );
 }
 
 #[test]
 fn body_must_match() {
     let server = TargetServer::start();
     let o = probe(&server.url("/health"), None, Some("^ok$"));
-    assert_eq!((o.result, o.reason, o.output.as_slice()), (ProbeResult::Success, Reason::None, &b"ok"[..]));
+    assert_eq!(
+        (o.result, o.reason, o.output.as_slice()),
+        (ProbeResult::Success, Reason::None, &b"ok"[..])
+    );
 
     server.set_healthy(false);
     // 503 fails on its status first, as the kubelet's rule says.
@@ -60,7 +75,10 @@ fn body_must_match() {
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Status));
     // With 503 accepted, the body decides.
     let o = probe(&server.url("/health"), Some("200,503"), Some("^ok$"));
-    assert_eq!((o.result, o.reason, o.http_status), (ProbeResult::Failure, Reason::Body, Some(503)));
+    assert_eq!(
+        (o.result, o.reason, o.http_status),
+        (ProbeResult::Failure, Reason::Body, Some(503))
+    );
     assert_eq!(
         o.message,
         "HTTP probe failed: body did not match \"^ok$\" (status 503, 9 bytes kept)"
@@ -78,12 +96,17 @@ fn body_match_sees_only_the_kept_body() {
         let mut spec = ProbeSpec::http(&server.url("/body/2000")).unwrap();
         spec.set_output_limit(100).unwrap();
         spec.set_expect_body(Pattern::new(re).unwrap()).unwrap();
-        let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
+        let ProbeKind::Http(h) = &spec.kind else {
+            unreachable!()
+        };
         run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit))
     };
     let o = run("a{100}");
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     let o = run("a{101}");
-    assert_eq!((o.result, o.reason, o.truncated), (ProbeResult::Failure, Reason::Body, true));
+    assert_eq!(
+        (o.result, o.reason, o.truncated),
+        (ProbeResult::Failure, Reason::Body, true)
+    );
     assert!(o.message.contains("100 bytes kept"), "{}", o.message);
 }

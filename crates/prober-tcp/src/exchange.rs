@@ -37,7 +37,9 @@ impl PartialEq for ExchangeStep {
             (ExchangeStep::Pending, ExchangeStep::Pending) => true,
             (ExchangeStep::Matched, ExchangeStep::Matched) => true,
             (ExchangeStep::NoMatch(a), ExchangeStep::NoMatch(b)) => a == b,
-            (ExchangeStep::Failed(a, e), ExchangeStep::Failed(b, f)) => a == b && e.kind() == f.kind(),
+            (ExchangeStep::Failed(a, e), ExchangeStep::Failed(b, f)) => {
+                a == b && e.kind() == f.kind()
+            }
             _ => false,
         }
     }
@@ -53,7 +55,12 @@ pub struct Exchange {
 
 impl Exchange {
     pub fn new(send: Vec<u8>, expect: Option<Pattern>) -> Exchange {
-        Exchange { send, sent: 0, expect, reply: Vec::new() }
+        Exchange {
+            send,
+            sent: 0,
+            expect,
+            reply: Vec::new(),
+        }
     }
 
     /// The reply bytes read so far (at most [`MAX_REPLY`]).
@@ -82,13 +89,17 @@ impl Exchange {
                 Err(e) => return ExchangeStep::Failed("write", e),
             }
         }
-        let Some(expect) = &self.expect else { return ExchangeStep::Matched };
+        let Some(expect) = &self.expect else {
+            return ExchangeStep::Matched;
+        };
         let mut chunk = [0u8; 2048];
         loop {
             let room = MAX_REPLY - self.reply.len();
             match io.read(&mut chunk[..room.min(2048)]) {
                 Ok(0) => {
-                    return ExchangeStep::NoMatch(self.describe(expect, "the peer closed the connection"));
+                    return ExchangeStep::NoMatch(
+                        self.describe(expect, "the peer closed the connection"),
+                    );
                 }
                 Ok(n) => {
                     self.reply.extend_from_slice(&chunk[..n]);
@@ -171,7 +182,11 @@ mod tests {
     }
 
     fn peer(reads: Vec<io::Result<Vec<u8>>>, write_room: usize) -> Peer {
-        Peer { reads: reads.into(), written: Vec::new(), write_room }
+        Peer {
+            reads: reads.into(),
+            written: Vec::new(),
+            write_room,
+        }
     }
 
     fn re(s: &str) -> Option<Pattern> {
@@ -184,7 +199,11 @@ mod tests {
         let mut p = peer(vec![], 3);
         assert_eq!(x.step(&mut p), ExchangeStep::Pending, "partial write");
         p.write_room = 100;
-        assert_eq!(x.step(&mut p), ExchangeStep::Pending, "sent, nothing to read yet");
+        assert_eq!(
+            x.step(&mut p),
+            ExchangeStep::Pending,
+            "sent, nothing to read yet"
+        );
         assert_eq!(p.written, b"PING\r\n");
         p.reads.push_back(Ok(b"+PO".to_vec()));
         assert_eq!(x.step(&mut p), ExchangeStep::Pending);
@@ -222,6 +241,8 @@ mod tests {
         assert_eq!(x.step(&mut p), ExchangeStep::Matched);
         let mut x = Exchange::new(Vec::new(), re("x"));
         let mut p = peer(vec![Err(io::ErrorKind::ConnectionReset.into())], 0);
-        assert!(matches!(x.step(&mut p), ExchangeStep::Failed("read", e) if e.kind() == io::ErrorKind::ConnectionReset));
+        assert!(
+            matches!(x.step(&mut p), ExchangeStep::Failed("read", e) if e.kind() == io::ErrorKind::ConnectionReset)
+        );
     }
 }

@@ -241,6 +241,10 @@ enum prober_reason
    * Unknown, never counted against the target.
    */
   PROBER_REASON_RESOURCE = 19,
+  /**
+   * The HTTP body (or a TCP reply) did not match the expected regular expression.
+   */
+  PROBER_REASON_BODY = 20,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -732,6 +736,84 @@ prober_status prober_engine_published(prober_engine *e,
                                       uint64_t target_id,
                                       uint32_t role,
                                       uint32_t *result);
+
+/**
+ * Makes an HTTP probe's final statuses in `set` Success and every other status a Failure
+ * (reason `PROBER_REASON_STATUS`), instead of the kubelet's 2xx-success / 3xx-warning rule.
+ * `set` lists codes and inclusive ranges separated by commas, such as `"200-299,418"`
+ * (codes 100 to 999). Redirects are still followed per the redirect policy first.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `set` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_expect_status(prober_spec *spec, const char *set);
+
+/**
+ * Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
+ * to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
+ * at most 4096 bytes; compiled here, once). A response that passed on its status but whose body does not
+ * match is a Failure with `PROBER_REASON_BODY`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_expect_body(prober_spec *spec,
+                                          const char *regex);
+
+/**
+ * Makes a TCP probe write the `len` bytes at `data` once connected (any bytes, NUL included;
+ * at most 10240; `len` 0 sends nothing). With `prober_spec_set_tcp_expect` the reply is then
+ * read; without it the probe succeeds once the bytes are written.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+ * be NULL (only with `len` 0) or point to `len` readable bytes.
+ */
+prober_status prober_spec_set_tcp_send(prober_spec *spec, const uint8_t *data, size_t len);
+
+/**
+ * Makes a TCP probe read the reply after connecting (and sending, see
+ * `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
+ * the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
+ * the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
+ * the reply is the outcome's output. Alone, it waits for a banner.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_tcp_expect(prober_spec *spec, const char *regex);
+
+/**
+ * Sets the period while the published value is Failure (HAProxy `downinter`, Envoy
+ * `unhealthy_interval`), in milliseconds (1 ms to 7 days; default: the period).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_unhealthy_period_ms(prober_spec *spec, uint32_t ms);
+
+/**
+ * Sets the period while the latest results disagree with the published value and count
+ * towards a threshold (HAProxy `fastinter`), in milliseconds (1 ms to 7 days; default: the
+ * period of the published state). It takes precedence over the unhealthy period.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_transition_period_ms(prober_spec *spec, uint32_t ms);
+
+/**
+ * Draws every period (normal, unhealthy, transition) from period ± `percent` % (0 to 50;
+ * default 0, exact periods), as Envoy's `interval_jitter_percent`. Independent of
+ * `prober_spec_set_jitter`, which spreads the first run.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent);
 
 /**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,

@@ -141,12 +141,14 @@ const (
 	ReasonTLS              Reason = C.PROBER_REASON_TLS
 	ReasonInternal         Reason = C.PROBER_REASON_INTERNAL
 	ReasonResource         Reason = C.PROBER_REASON_RESOURCE
+	// ReasonBody: the HTTP body (Spec.ExpectBody) did not match.
+	ReasonBody Reason = C.PROBER_REASON_BODY
 )
 
 var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
 	"too-many-redirects", "protocol", "broken-body", "exit-code", "signal", "spawn",
-	"unsupported", "io", "cancelled", "tls", "internal", "resource",
+	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body",
 }
 
 func (r Reason) String() string {

@@ -126,6 +126,27 @@ static inline prober_status gp_spec_set_tls_client_cert(prober_spec *s, const ch
 static inline prober_status gp_spec_set_tls_min_version(prober_spec *s, uint32_t v, gp_err *err) {
   return gp_fail(prober_spec_set_tls_min_version(s, v), err);
 }
+static inline prober_status gp_spec_set_expect_status(prober_spec *s, const char *set, gp_err *err) {
+  return gp_fail(prober_spec_set_expect_status(s, set), err);
+}
+static inline prober_status gp_spec_set_expect_body(prober_spec *s, const char *re, gp_err *err) {
+  return gp_fail(prober_spec_set_expect_body(s, re), err);
+}
+static inline prober_status gp_spec_set_unhealthy_period_ms(prober_spec *s, uint32_t ms, gp_err *err) {
+  return gp_fail(prober_spec_set_unhealthy_period_ms(s, ms), err);
+}
+static inline prober_status gp_spec_set_transition_period_ms(prober_spec *s, uint32_t ms, gp_err *err) {
+  return gp_fail(prober_spec_set_transition_period_ms(s, ms), err);
+}
+static inline prober_status gp_spec_set_jitter_percent(prober_spec *s, uint32_t percent, gp_err *err) {
+  return gp_fail(prober_spec_set_jitter_percent(s, percent), err);
+}
+static inline prober_status gp_spec_set_tcp_send(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
+  return gp_fail(prober_spec_set_tcp_send(s, data, len), err);
+}
+static inline prober_status gp_spec_set_tcp_expect(prober_spec *s, const char *re, gp_err *err) {
+  return gp_fail(prober_spec_set_tcp_expect(s, re), err);
+}
 
 /* ---- blocking check ------------------------------------------------------------------- */
 

@@ -43,6 +43,20 @@ package prober
 // #cgo nocallback gp_spec_set_tls_client_cert
 // #cgo noescape gp_spec_set_tls_min_version
 // #cgo nocallback gp_spec_set_tls_min_version
+// #cgo noescape gp_spec_set_expect_status
+// #cgo nocallback gp_spec_set_expect_status
+// #cgo noescape gp_spec_set_expect_body
+// #cgo nocallback gp_spec_set_expect_body
+// #cgo noescape gp_spec_set_unhealthy_period_ms
+// #cgo nocallback gp_spec_set_unhealthy_period_ms
+// #cgo noescape gp_spec_set_transition_period_ms
+// #cgo nocallback gp_spec_set_transition_period_ms
+// #cgo noescape gp_spec_set_jitter_percent
+// #cgo nocallback gp_spec_set_jitter_percent
+// #cgo noescape gp_spec_set_tcp_send
+// #cgo nocallback gp_spec_set_tcp_send
+// #cgo noescape gp_spec_set_tcp_expect
+// #cgo nocallback gp_spec_set_tcp_expect
 import "C"
 
 import (
@@ -192,6 +206,33 @@ type Spec struct {
 	Jitter bool
 	// OutputLimit is how many bytes of HTTP body or command output are kept (1 to 64 MiB).
 	OutputLimit int
+
+	// Beyond the kubelet (Envoy, HAProxy, blackbox_exporter); zero values keep the kubelet's
+	// semantics.
+
+	// ExpectStatus: HTTP probes; a set of status codes and ranges such as "200-299,418". A
+	// final status in the set is Success, any other Failure (ReasonStatus), instead of the
+	// 2xx-success / 3xx-warning rule. Redirects are followed per Redirects first.
+	ExpectStatus string
+	// ExpectBody: HTTP probes; a regular expression (Rust regex syntax, unanchored) the kept
+	// body must match, else Failure with ReasonBody.
+	ExpectBody string
+	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
+	// Envoy unhealthy_interval); Period when zero.
+	UnhealthyPeriod time.Duration
+	// TransitionPeriod is the period while the latest results disagree with the published
+	// value and count towards a threshold (HAProxy fastinter); it takes precedence over
+	// UnhealthyPeriod.
+	TransitionPeriod time.Duration
+	// JitterPercent draws every period from period ± JitterPercent % (0 to 50).
+	JitterPercent int
+	// Send: TCP probes; bytes written once connected (at most 10240).
+	Send []byte
+	// Expect: TCP probes; a regular expression the reply must match. Bytes are read (up to
+	// 10240) until it matches (Success), or the peer closes or 10240 bytes arrive without a
+	// match (Failure, ReasonBody), or the deadline passes (Failure, ReasonTimeout). Alone, it
+	// waits for a banner.
+	Expect string
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -447,8 +488,76 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 	}
+	if err := b.configureExtensions(s, cs); err != nil {
+		return err
+	}
 	if s.TLS != nil {
 		return b.configureTLS(s.TLS, cs)
+	}
+	return nil
+}
+
+func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
+	if s.ExpectStatus != "" {
+		set, err := b.str(s.ExpectStatus, StatusInvalid, "expected status set")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_expect_status(cs, set, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.ExpectBody != "" {
+		re, err := b.str(s.ExpectBody, StatusInvalid, "body regular expression")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_expect_body(cs, re, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.UnhealthyPeriod != 0 {
+		ms, err := millis(s.UnhealthyPeriod, "unhealthy period")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_unhealthy_period_ms(cs, ms, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.TransitionPeriod != 0 {
+		ms, err := millis(s.TransitionPeriod, "transition period")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_transition_period_ms(cs, ms, &b.err)); err != nil {
+			return err
+		}
+	}
+	if len(s.Send) > 0 {
+		// Copied to C memory: a Go byte slice must not be kept or written by C (it is not).
+		data := C.CBytes(s.Send)
+		defer C.free(data)
+		if err := b.check(C.gp_spec_set_tcp_send(cs, (*C.uint8_t)(data), C.size_t(len(s.Send)), &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Expect != "" {
+		re, err := b.str(s.Expect, StatusInvalid, "expected reply")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_tcp_expect(cs, re, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.JitterPercent != 0 {
+		if s.JitterPercent < 0 || s.JitterPercent > math.MaxUint32 {
+			return &Error{Code: StatusInvalid, Msg: fmt.Sprintf("invalid jitter %d%% (expected 0 to 50)", s.JitterPercent)}
+		}
+		if err := b.check(C.gp_spec_set_jitter_percent(cs, C.uint32_t(s.JitterPercent), &b.err)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -125,6 +125,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
     let mut target: Option<String> = None;
     let mut command: Option<Vec<String>> = None;
     let mut tls = TlsArgs::default();
+    let mut extensions = crate::extensions::CheckFlags::default();
 
     while let Some(arg) = args.next() {
         if arg == "-h" || arg == "--help" {
@@ -183,6 +184,8 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
                 return Err(args.usage(format!("bad --env '{v}' (expected NAME=VALUE)")));
             };
             env.push((name.to_string(), value.to_string()));
+        } else if extensions.take(&mut args, &arg)? {
+            // A flag beyond the kubelet's semantics (extensions.rs).
         } else if arg.starts_with('-') && arg.len() > 1 {
             return Err(args.usage(format!("unknown option '{arg}' for 'prober check'")));
         } else if target.is_some() || command.is_some() {
@@ -230,6 +233,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
             .map_err(|e| args.usage(format!("bad --env: {e}")))?;
     }
     tls.apply(&args, &mut spec, kind)?;
+    extensions.apply(&args, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
     Ok(Some(CheckArgs { spec, json }))
 }
 

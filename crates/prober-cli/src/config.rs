@@ -108,6 +108,19 @@ pub struct Probe {
     pub timeout_milliseconds: Option<i64>,
     /// libprober extension: TLS options of `httpGet` with scheme HTTPS and `grpc` with mode TLS.
     pub tls: Option<TlsConfig>,
+    /// libprober extensions beyond the kubelet: the period while Failure is published
+    /// (HAProxy `downinter`), while results move towards a threshold (HAProxy `fastinter`),
+    /// and ± jitter on every period (Envoy `interval_jitter_percent`).
+    #[serde(default, deserialize_with = "opt_int")]
+    pub unhealthy_period_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub unhealthy_period_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub transition_period_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub transition_period_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub jitter_percent: Option<i64>,
 }
 
 /// The `tls:` block of a probe (a libprober extension). Without it, TLS is the kubelet's: no
@@ -144,6 +157,10 @@ pub struct HttpGetAction {
     pub scheme: Option<String>,
     #[serde(default)]
     pub http_headers: Vec<HttpHeader>,
+    /// libprober extension: statuses that are Success, such as `"200-299,418"`.
+    pub expect_status: Option<String>,
+    /// libprober extension: a regular expression the body must match.
+    pub expect_body: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -158,6 +175,10 @@ pub struct HttpHeader {
 pub struct TcpSocketAction {
     pub host: Option<String>,
     pub port: PortRef,
+    /// libprober extension: bytes to write once connected (`\r \n \t \\ \xHH` escapes).
+    pub send: Option<String>,
+    /// libprober extension: a regular expression the reply must match.
+    pub expect: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -547,11 +568,20 @@ fn build(
             spec.add_header(&hh.name, &hh.value)
                 .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
         }
+        crate::extensions::apply_http_fields(
+            p,
+            &mut spec,
+            h.expect_status.as_deref(),
+            h.expect_body.as_deref(),
+        )?;
         spec
     } else if let Some(t) = &probe.tcp_socket {
         let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
         let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
-        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?
+        let mut spec =
+            ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
+        crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+        spec
     } else if let Some(e) = &probe.exec {
         if e.command.is_empty() {
             return Err(format!("{p}.exec.command: must not be empty"));
@@ -759,6 +789,19 @@ fn schedule(role: Role, p: &str, probe: &Probe) -> Result<Schedule, String> {
             d.failure_threshold,
         )?,
         jitter: false,
+        unhealthy_period: crate::extensions::optional_period(
+            p,
+            "unhealthyPeriod",
+            probe.unhealthy_period_seconds,
+            probe.unhealthy_period_milliseconds,
+        )?,
+        transition_period: crate::extensions::optional_period(
+            p,
+            "transitionPeriod",
+            probe.transition_period_seconds,
+            probe.transition_period_milliseconds,
+        )?,
+        jitter_percent: crate::extensions::jitter_percent(p, probe.jitter_percent)?,
     };
     if role != Role::Readiness && s.success_threshold != 1 {
         return Err(format!(

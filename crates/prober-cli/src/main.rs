@@ -8,6 +8,7 @@ mod args;
 mod check;
 mod config;
 mod duration;
+mod extensions;
 mod manifest;
 mod signals;
 mod usage;

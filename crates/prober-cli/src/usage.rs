@@ -45,6 +45,17 @@ TLS options (https:// targets, and grpc:// targets with --tls):
   --tls-key FILE         client private key (PEM), with --tls-cert
   --tls-min-version V    oldest TLS version accepted: 1.2 (default) or 1.3
 
+Beyond the kubelet (http:// and https:// targets):
+  --expect-status SET    statuses that are success, e.g. 200-299,418; any other final
+                         status fails (reason status), 3xx included
+  --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure
+                         with reason body
+
+Beyond the kubelet (tcp:// targets):
+  --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)
+  --expect REGEX         read the reply (up to 10240 bytes) until REGEX matches; failure
+                         (reason body) when the peer closes first; alone, waits for a banner
+
 Exit status: 0 success or warning, 1 failure, 2 unknown (could not run the probe),
 64 usage error.
 ";
@@ -68,6 +79,11 @@ FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard in
 Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubelet),
 tcpSocket or grpc (mode TLS for TLS), and a 'tls:' block (verify, caFile, serverName,
 certFile, keyFile, minVersion) for TLS probes.
+Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
+regular expression); unhealthyPeriodSeconds/Milliseconds (the period while Failure is
+published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
+and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
+tcpSocket.expect (as --send and --expect).
 With --manifest, FILE is a Kubernetes manifest (multi-document YAML): the probes of every
 container of its Pods, Deployments, StatefulSets and DaemonSets run against ADDR.
 

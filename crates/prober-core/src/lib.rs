@@ -5,14 +5,16 @@
 //! Every other crate speaks these types; the C ABI maps them one to one, so the numeric values of
 //! [`ProbeResult`] and [`Reason`] are part of the stable ABI and are never renumbered.
 
+mod expect;
 mod gotext;
 mod outcome;
 mod schedule;
 mod spec;
 pub mod url;
 
+pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::go_quote;
-pub use schedule::{Role, Schedule};
+pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,

@@ -90,6 +90,9 @@ pub enum Reason {
     /// space (ENOBUFS), memory (ENOMEM), threads for name resolution, or processes (EAGAIN on
     /// spawn). Always Unknown, so that a node's trouble never counts against a healthy target.
     Resource = 19,
+    /// The HTTP body (or, for TCP send/expect, the reply) did not match the expected regular
+    /// expression.
+    Body = 20,
 }
 
 impl Reason {
@@ -115,6 +118,7 @@ impl Reason {
             Reason::Tls => "tls",
             Reason::Internal => "internal",
             Reason::Resource => "resource",
+            Reason::Body => "body",
         }
     }
 

@@ -52,7 +52,20 @@ pub struct Schedule {
     /// Run the first probe at a random point in `[0, period)` after the initial delay, to
     /// spread many workers added at once.
     pub jitter: bool,
+    /// The period while the published value is Failure (HAProxy's `downinter`, Envoy's
+    /// `unhealthy_interval`); `period` when `None`.
+    pub unhealthy_period: Option<Duration>,
+    /// The period while the latest results disagree with the published value and count towards
+    /// a threshold (HAProxy's `fastinter`); takes precedence over `unhealthy_period`; the
+    /// state's period when `None`.
+    pub transition_period: Option<Duration>,
+    /// Each period is drawn from period ± this percentage (0 to [`MAX_JITTER_PERCENT`]), as
+    /// Envoy's `interval_jitter_percent` and HAProxy's `spread-checks`; 0 keeps periods exact.
+    pub jitter_percent: u32,
 }
+
+/// The largest `jitter_percent`: beyond it, "periodic" loses its meaning.
+pub const MAX_JITTER_PERCENT: u32 = 50;
 
 impl Default for Schedule {
     fn default() -> Schedule {
@@ -62,6 +75,9 @@ impl Default for Schedule {
             success_threshold: 1,
             failure_threshold: 3,
             jitter: false,
+            unhealthy_period: None,
+            transition_period: None,
+            jitter_percent: 0,
         }
     }
 }
@@ -75,6 +91,21 @@ impl Schedule {
         let bad = |m: String| Err(SpecError::InvalidSchedule(m));
         if self.period < Duration::from_millis(1) || self.period > MAX_INTERVAL {
             return bad(format!("invalid period {:?} (expected 1 ms to 7 days)", self.period));
+        }
+        for (name, p) in
+            [("unhealthy period", self.unhealthy_period), ("transition period", self.transition_period)]
+        {
+            if let Some(p) = p {
+                if p < Duration::from_millis(1) || p > MAX_INTERVAL {
+                    return bad(format!("invalid {name} {p:?} (expected 1 ms to 7 days)"));
+                }
+            }
+        }
+        if self.jitter_percent > MAX_JITTER_PERCENT {
+            return bad(format!(
+                "invalid jitter {}% (expected 0 to {MAX_JITTER_PERCENT})",
+                self.jitter_percent
+            ));
         }
         if self.initial_delay > MAX_INTERVAL {
             return bad(format!(
@@ -125,5 +156,24 @@ mod tests {
         assert!(f.validate(Role::Readiness).is_err());
         let s0 = Schedule { success_threshold: 0, ..Schedule::default() };
         assert!(s0.validate(Role::Readiness).is_err());
+        let u = Schedule { unhealthy_period: Some(Duration::ZERO), ..Schedule::default() };
+        assert_eq!(
+            u.validate(Role::Readiness).unwrap_err().to_string(),
+            "invalid unhealthy period 0ns (expected 1 ms to 7 days)"
+        );
+        let t = Schedule { transition_period: Some(Duration::from_micros(10)), ..Schedule::default() };
+        assert!(t.validate(Role::Liveness).unwrap_err().to_string().contains("transition period"));
+        let j = Schedule { jitter_percent: 51, ..Schedule::default() };
+        assert_eq!(
+            j.validate(Role::Liveness).unwrap_err().to_string(),
+            "invalid jitter 51% (expected 0 to 50)"
+        );
+        let ok = Schedule {
+            unhealthy_period: Some(Duration::from_millis(1)),
+            transition_period: Some(Duration::from_secs(1)),
+            jitter_percent: 50,
+            ..Schedule::default()
+        };
+        assert!(ok.validate(Role::Readiness).is_ok());
     }
 }

@@ -7,6 +7,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
 use crate::url::{Url, UrlError};
 
 /// The kubelet's default probe timeout (`timeoutSeconds: 1`).
@@ -61,6 +62,13 @@ pub struct TcpSpec {
     pub host: String,
     pub port: u16,
     pub close: ClosePolicy,
+    /// Bytes written once connected (HAProxy `tcp-check send`, Envoy `tcp_health_check`
+    /// send); empty: nothing is sent, the kubelet's connect-only check.
+    pub send: Vec<u8>,
+    /// A regular expression the reply must match: bytes are read (up to 10240) until it
+    /// matches (Success) or the peer closes or the deadline passes (Failure). `None`: nothing
+    /// is read.
+    pub expect: Option<Pattern>,
 }
 
 /// How a TLS client checks the server's certificate.
@@ -187,6 +195,11 @@ pub struct HttpSpec {
     pub close: ClosePolicy,
     /// TLS options for `https://` URLs (also those reached by a redirect).
     pub tls: TlsOptions,
+    /// Statuses that are Success, replacing the kubelet's 2xx-success / 3xx-warning rule (any
+    /// other final status is a Failure with reason `status`).
+    pub expect_status: Option<StatusSet>,
+    /// A regular expression the kept body must match, else Failure with reason `body`.
+    pub expect_body: Option<Pattern>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -253,6 +266,9 @@ pub enum SpecError {
     InvalidSchedule(String),
     /// A TLS option is invalid, or TLS options were given to a probe without TLS.
     InvalidTls(String),
+    /// An expectation (status set, regular expression, data to send) is invalid or does not
+    /// apply to the probe's kind.
+    InvalidExpectation(String),
 }
 
 impl fmt::Display for SpecError {
@@ -286,6 +302,7 @@ impl fmt::Display for SpecError {
             }
             SpecError::InvalidSchedule(m) => f.write_str(m),
             SpecError::InvalidTls(m) => write!(f, "invalid TLS option: {m}"),
+            SpecError::InvalidExpectation(m) => f.write_str(m),
         }
     }
 }
@@ -312,6 +329,8 @@ impl ProbeSpec {
             host: host.to_string(),
             port,
             close: ClosePolicy::Reset,
+            send: Vec::new(),
+            expect: None,
         })))
     }
 
@@ -325,6 +344,8 @@ impl ProbeSpec {
             user_agent: DEFAULT_USER_AGENT.to_string(),
             close: ClosePolicy::Reset,
             tls: TlsOptions::default(),
+            expect_status: None,
+            expect_body: None,
         })))
     }
 
@@ -449,6 +470,63 @@ impl ProbeSpec {
         Ok(self)
     }
 
+    /// Sets the statuses that are Success (HTTP only), replacing the kubelet's rule.
+    pub fn set_expect_status(&mut self, set: StatusSet) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.expect_status = Some(set);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation(
+                "expected statuses apply to HTTP probes only".into(),
+            )),
+        }
+    }
+
+    /// Sets a regular expression the body must match (HTTP only).
+    pub fn set_expect_body(&mut self, pattern: Pattern) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.expect_body = Some(pattern);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation(
+                "a body expression applies to HTTP probes only".into(),
+            )),
+        }
+    }
+
+    /// Sets the bytes a TCP probe writes once connected (at most [`MAX_SEND_LEN`]); see
+    /// [`crate::unescape`] for data written as text.
+    pub fn set_send(&mut self, data: Vec<u8>) -> Result<(), SpecError> {
+        if data.len() > MAX_SEND_LEN {
+            return Err(SpecError::InvalidExpectation(format!(
+                "data to send is {} bytes (at most {MAX_SEND_LEN})",
+                data.len()
+            )));
+        }
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => {
+                t.send = data;
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation("data to send applies to TCP probes only".into())),
+        }
+    }
+
+    /// Sets a regular expression a TCP probe's reply must match (TCP only).
+    pub fn set_expect_reply(&mut self, pattern: Pattern) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => {
+                t.expect = Some(pattern);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidExpectation(
+                "an expected reply applies to TCP probes only".into(),
+            )),
+        }
+    }
+
     /// Checks every field, for specs built or changed field by field.
     pub fn validate(&self) -> Result<(), SpecError> {
         validate_timeout(self.timeout)?;
@@ -459,6 +537,12 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => {
                 validate_host(&t.host)?;
                 validate_port(t.port.into())?;
+                if t.send.len() > MAX_SEND_LEN {
+                    return Err(SpecError::InvalidExpectation(format!(
+                        "data to send is {} bytes (at most {MAX_SEND_LEN})",
+                        t.send.len()
+                    )));
+                }
             }
             ProbeKind::Http(h) => {
                 for (n, v) in &h.headers {
@@ -800,6 +884,32 @@ mod tests {
         assert_eq!(TlsVersion::parse("tls1.3"), Some(TlsVersion::Tls13));
         assert_eq!(TlsVersion::parse("1.1"), None);
         assert_eq!(TlsVersion::Tls13.as_str(), "1.3");
+    }
+
+    #[test]
+    fn expectations() {
+        let mut s = ProbeSpec::http("http://127.0.0.1:1/").unwrap();
+        s.set_expect_status(StatusSet::parse("200,418").unwrap()).unwrap();
+        s.set_expect_body(Pattern::new("ok").unwrap()).unwrap();
+        let ProbeKind::Http(h) = &s.kind else { panic!() };
+        assert!(h.expect_status.as_ref().is_some_and(|e| e.contains(418)));
+        assert_eq!(h.expect_body.as_ref().map(Pattern::as_str), Some("ok"));
+        let mut t = ProbeSpec::tcp("h", 1).unwrap();
+        assert_eq!(
+            t.set_expect_status(StatusSet::parse("200").unwrap()).unwrap_err().to_string(),
+            "expected statuses apply to HTTP probes only"
+        );
+        assert!(t.set_expect_body(Pattern::new("x").unwrap()).is_err());
+        t.set_send(b"PING\r\n".to_vec()).unwrap();
+        t.set_expect_reply(Pattern::new("^\\+PONG").unwrap()).unwrap();
+        assert!(matches!(&t.kind, ProbeKind::Tcp(c) if c.send == b"PING\r\n" && c.expect.is_some()));
+        assert!(t.set_send(vec![b'x'; MAX_SEND_LEN + 1]).is_err());
+        assert!(t.validate().is_ok());
+        assert_eq!(
+            s.set_send(b"x".to_vec()).unwrap_err().to_string(),
+            "data to send applies to TCP probes only"
+        );
+        assert!(s.set_expect_reply(Pattern::new("x").unwrap()).is_err());
     }
 
     #[test]

@@ -199,6 +199,9 @@ struct WorkerSlot {
     /// A tick or trigger arrived while a run was in flight: run again right after it (the
     /// kubelet's worker buffers one tick and one manual trigger the same way).
     run_after: bool,
+    /// The last scheduled tick and the state's period that placed `next_run` from it: when a
+    /// result changes the state's period (per-state periods), the next run is moved.
+    tick: Option<(Instant, Duration)>,
 }
 
 #[derive(Debug)]
@@ -437,6 +440,7 @@ impl Engine {
             next_run: None,
             in_flight: None,
             run_after: false,
+            tick: None,
         });
         // The initial delay counts from the target's (re)start, as the kubelet counts it from
         // the container's start, not from when the probe was set.
@@ -743,10 +747,20 @@ impl Engine {
     // ---- running probes ------------------------------------------------------------------
 
     fn worker_tick(&mut self, id: TargetId, role: Role, scheduled: Instant, now: Instant) {
-        let Ok(t) = self.target_mut(id) else { return };
+        // The generator is borrowed apart from the target (both live in `self`).
+        let rng = &mut self.rng;
+        let (index, generation) = split_id(id);
+        let t = match self.targets.get_mut(index as usize) {
+            Some((g, Some(t))) if generation == g.wrapping_add(1) => t,
+            _ => return,
+        };
         let started = t.started();
         let Some(w) = t.workers[role.index()].as_mut() else { return };
-        let period = w.state.schedule().period;
+        // The period of the worker's state (the schedule's period without the extensions).
+        let base = w.state.period();
+        let percent = w.state.schedule().jitter_percent;
+        w.tick = Some((scheduled, base));
+        let period = if percent == 0 { base } else { spread(rng, base, percent) };
         // Fixed rate from the scheduled instant; if the engine fell behind by more than a
         // period, skip the missed ticks (as Go's ticker drops them) instead of bursting.
         let mut next = scheduled + period;
@@ -785,13 +799,31 @@ impl Engine {
         if !schedule.jitter {
             return Duration::ZERO;
         }
-        // xorshift64*: plenty for spreading start times; no need for a crate.
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let r = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let r = next_random(&mut self.rng);
         let nanos = schedule.period.as_nanos().max(1) as u64;
         Duration::from_nanos(r % nanos)
+    }
+
+    /// After a recorded result: when the worker's per-state period changed (Failure published,
+    /// a transition begun or ended), move the next run to the last tick plus the new period,
+    /// or to now if that is already past. Nothing to do for kubelet schedules, whose period
+    /// never changes.
+    fn reperiod(&mut self, id: TargetId, role: Role, now: Instant) {
+        let Ok(t) = self.target_mut(id) else { return };
+        let Some(w) = t.workers[role.index()].as_mut() else { return };
+        let schedule = w.state.schedule();
+        if schedule.unhealthy_period.is_none() && schedule.transition_period.is_none() {
+            return;
+        }
+        let (Some((tick, used)), Some(_)) = (w.tick, w.next_run) else { return };
+        let base = w.state.period();
+        if base == used {
+            return;
+        }
+        let percent = schedule.jitter_percent;
+        w.tick = Some((tick, base));
+        let period = if percent == 0 { base } else { spread(&mut self.rng, base, percent) };
+        self.schedule_worker(id, role, (tick + period).max(now));
     }
 
     fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
@@ -874,6 +906,8 @@ impl Engine {
                     self.start_probe(probe, owner);
                 } else if run_again {
                     self.schedule_worker(id, role, now);
+                } else {
+                    self.reperiod(id, role, now);
                 }
                 if let Verdict::Published(result) = verdict {
                     let o = Some(Box::new(outcome));
@@ -940,5 +974,43 @@ mod tests {
         // cannot reach the new one.
         assert_ne!(token_base(3, 8), token_base(3, 9));
         assert_ne!(token_base(3, GEN_MASK as u32), token_base(3, 0));
+    }
+}
+
+/// xorshift64*: plenty for spreading start times and periods; no need for a crate.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// `period` ± `percent` %, uniformly (Envoy's `interval_jitter_percent`): workers that start
+/// together drift apart instead of probing in lockstep forever.
+fn spread(rng: &mut u64, period: Duration, percent: u32) -> Duration {
+    let nanos = period.as_nanos().min(u64::MAX as u128 / 2) as u64;
+    let span = nanos / 100 * u64::from(percent) + nanos % 100 * u64::from(percent) / 100;
+    let offset = next_random(rng) % (2 * span + 1);
+    Duration::from_nanos((nanos - span + offset).max(1))
+}
+
+#[cfg(test)]
+mod spread_tests {
+    use super::*;
+
+    #[test]
+    fn spread_stays_within_the_percentage_and_varies() {
+        let mut rng = 7;
+        let p = Duration::from_millis(1000);
+        let draws: Vec<Duration> = (0..2000).map(|_| spread(&mut rng, p, 10)).collect();
+        assert!(draws.iter().all(|d| (Duration::from_millis(900)..=Duration::from_millis(1100)).contains(d)));
+        let (lo, hi) = (draws.iter().min().unwrap(), draws.iter().max().unwrap());
+        assert!(*lo < Duration::from_millis(910) && *hi > Duration::from_millis(1090), "{lo:?} {hi:?}");
+        let mean = draws.iter().sum::<Duration>() / draws.len() as u32;
+        assert!((Duration::from_millis(990)..=Duration::from_millis(1010)).contains(&mean), "{mean:?}");
+        // Tiny periods and the largest ones neither underflow nor overflow.
+        assert!(spread(&mut rng, Duration::from_nanos(1), 50) >= Duration::from_nanos(1));
+        let week = Duration::from_secs(7 * 24 * 3600);
+        assert!(spread(&mut rng, week, 50) <= week * 3 / 2);
     }
 }

@@ -17,6 +17,8 @@
 //!
 //! Initial delay, period, jitter and manual triggers are timing concerns and belong to the engine.
 
+use std::time::Duration;
+
 use prober_core::{ProbeResult, Role, Schedule};
 
 /// Attempts per scheduled run when the result is `Unknown` (the kubelet's `maxProbeRetries`):
@@ -202,6 +204,23 @@ impl Worker {
         self.on_hold = false;
         self.attempts = 0;
         changed.then_some(initial)
+    }
+
+    /// The period until the next scheduled run, from the state after the last recorded result:
+    /// the schedule's `transition_period` while the last counted result disagrees with the
+    /// published value (it counts towards a threshold), else its `unhealthy_period` while the
+    /// published value is Failure, else `period`. Without either set this is always `period`.
+    pub fn period(&self) -> Duration {
+        let s = &self.schedule;
+        if let Some(fast) = s.transition_period {
+            if self.last.is_some_and(|last| last != self.value) && self.result_run > 0 {
+                return fast;
+            }
+        }
+        match s.unhealthy_period {
+            Some(down) if self.value == ProbeResult::Failure => down,
+            _ => s.period,
+        }
     }
 
     /// The number of consecutive equal counted results (what the kubelet's tests assert on).
@@ -611,5 +630,51 @@ mod tests {
         let w = Worker::new(Role::Readiness, s);
         assert_eq!(w.role(), Role::Readiness);
         assert_eq!(*w.schedule(), s);
+    }
+
+    #[test]
+    fn period_follows_state() {
+        let ms = Duration::from_millis;
+        let s = Schedule {
+            period: ms(1000),
+            unhealthy_period: Some(ms(100)),
+            transition_period: Some(ms(10)),
+            ..sched(2, 3)
+        };
+        // Readiness starts published Failure: the unhealthy period.
+        let mut w = Worker::new(Role::Readiness, s);
+        assert_eq!(w.period(), ms(100));
+        w.record(S);
+        assert_eq!(w.period(), ms(10), "one success of two: in transition");
+        w.record(S);
+        assert_eq!((w.value(), w.period()), (S, ms(1000)));
+        w.record(F);
+        assert_eq!(w.period(), ms(10));
+        w.record(S);
+        assert_eq!(w.period(), ms(1000), "agrees with the published value again");
+        feed(&mut w, &[F, F]);
+        assert_eq!(w.period(), ms(10));
+        w.record(F);
+        assert_eq!((w.value(), w.period()), (F, ms(100)));
+        // Unknown does not count: the period stays.
+        w.record(U);
+        assert_eq!(w.period(), ms(100));
+        w.restart();
+        assert_eq!(w.period(), ms(100));
+
+        // Without the extensions the period is always the kubelet's.
+        let mut k = Worker::new(Role::Readiness, sched(2, 3));
+        for r in [S, F, S, S, F, F, F] {
+            k.record(r);
+            assert_eq!(k.period(), Duration::from_secs(10));
+        }
+        // Only a transition period: the normal period otherwise.
+        let mut t = Worker::new(
+            Role::Liveness,
+            Schedule { transition_period: Some(ms(10)), ..sched(1, 2) },
+        );
+        assert_eq!(t.period(), Duration::from_secs(10));
+        t.record(F);
+        assert_eq!(t.period(), ms(10));
     }
 }

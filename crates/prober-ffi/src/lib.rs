@@ -18,6 +18,7 @@
 #![allow(non_camel_case_types)]
 
 mod engine;
+mod expect;
 mod outcome;
 mod spec;
 mod status;
@@ -28,6 +29,7 @@ use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use engine::*;
+pub use expect::*;
 pub use outcome::*;
 pub use spec::*;
 pub use status::*;

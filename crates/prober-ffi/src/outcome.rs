@@ -60,6 +60,8 @@ pub enum prober_reason {
     /// The node ran out of descriptors, buffer space, memory, threads or processes; always
     /// Unknown, never counted against the target.
     PROBER_REASON_RESOURCE = 19,
+    /// The HTTP body (or a TCP reply) did not match the expected regular expression.
+    PROBER_REASON_BODY = 20,
 }
 
 /// Where the time of one run went, in microseconds; -1 for a phase that did not happen.
@@ -158,12 +160,13 @@ pub(crate) fn reason_code(r: Reason) -> u32 {
         Reason::Tls => PROBER_REASON_TLS,
         Reason::Internal => PROBER_REASON_INTERNAL,
         Reason::Resource => PROBER_REASON_RESOURCE,
+        Reason::Body => PROBER_REASON_BODY,
     }) as u32
 }
 
 /// Every reason, so that a C number can be turned back into one: `REASONS[n]` has number `n`
 /// (checked by the test below).
-const REASONS: [Reason; 20] = [
+const REASONS: [Reason; 21] = [
     Reason::None,
     Reason::Refused,
     Reason::Timeout,
@@ -184,6 +187,7 @@ const REASONS: [Reason; 20] = [
     Reason::Tls,
     Reason::Internal,
     Reason::Resource,
+    Reason::Body,
 ];
 
 const RESULTS: [ProbeResult; 4] =
@@ -251,6 +255,7 @@ same_numbers! {
     Reason::Tls => prober_reason::PROBER_REASON_TLS,
     Reason::Internal => prober_reason::PROBER_REASON_INTERNAL,
     Reason::Resource => prober_reason::PROBER_REASON_RESOURCE,
+    Reason::Body => prober_reason::PROBER_REASON_BODY,
 }
 
 /// Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores

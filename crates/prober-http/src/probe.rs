@@ -27,7 +27,7 @@ use prober_io::BlockingJob;
 #[cfg(feature = "tls")]
 use prober_transport::tls::{ALPN_HTTP1, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
 use prober_transport::{Transport, TransportError, op_error_text};
-use crate::verdict::evaluate;
+use crate::verdict::{evaluate, evaluate_expected};
 
 /// Bytes asked for in one `read`.
 /// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
@@ -578,7 +578,12 @@ impl HttpProbe {
     ) -> Step {
         conn.close(cx);
         let sink = reader.into_sink();
-        let (result, reason, message) = evaluate(status, sink.kept());
+        let spec = &self.plan.spec;
+        let (result, reason, message) = if spec.expect_status.is_none() && spec.expect_body.is_none() {
+            evaluate(status, sink.kept())
+        } else {
+            evaluate_expected(status, sink.kept(), spec.expect_status.as_ref(), spec.expect_body.as_ref())
+        };
         let mut o = Outcome::new(result, reason, message);
         o.output_total = sink.total();
         o.output = sink.into_kept();

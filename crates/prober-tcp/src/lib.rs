@@ -1,16 +1,21 @@
-//! TCP connect probes: connect within the deadline, send nothing, close.
+//! TCP connect probes: connect within the deadline, send nothing, close. Beyond the kubelet,
+//! a spec with data to send or an expected reply goes on to an [`exchange`] on the
+//! connection before closing it.
 //!
 //! [`Connector`] is also the first half of every HTTP probe (`prober-http` uses it), so name
 //! resolution, address fallback and the close policy behave the same for both.
 
 mod connect;
+pub mod exchange;
 
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeResult, Reason, TcpSpec};
-use prober_io::{Ctx, Machine, Ready, Step};
+use prober_io::{Ctx, Machine, Ready, Step, os_error_text};
+
+use exchange::{Exchange, ExchangeStep};
 
 pub use connect::{ConnectError, ConnectStep, Conn, Connector};
 
@@ -25,16 +30,80 @@ pub struct TcpProbe {
     timeout: Duration,
     started: Option<Instant>,
     deadline: Option<Instant>,
+    /// Send/expect after connecting (`None`: the kubelet's connect-only check, which then
+    /// allocates nothing for it). Boxed: the connect-only probe stays small.
+    exchange: Option<Box<ExchangeRun>>,
+}
+
+/// The exchange of a send/expect probe, with the connection while it runs.
+#[derive(Debug)]
+struct ExchangeRun {
+    exchange: Exchange,
+    /// The connection and its connect time, once connected.
+    conn: Option<(Conn, Duration)>,
+    first_byte: Option<Duration>,
 }
 
 impl TcpProbe {
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TcpProbe {
+        let exchange = (!spec.send.is_empty() || spec.expect.is_some())
+            .then(|| {
+                let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());
+                Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
+            });
         TcpProbe {
             connector: Connector::new(&spec.host, spec.port, spec.close),
             timeout,
             started: None,
             deadline: None,
+            exchange,
         }
+    }
+
+    /// Runs the exchange on the held connection and ends the run once it is decided.
+    fn exchange_step(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let Some(run) = self.exchange.as_mut() else { return Step::Pending };
+        let Some((conn, _)) = run.conn.as_mut() else { return Step::Pending };
+        let step = run.exchange.step(conn.stream());
+        if run.first_byte.is_none() && run.exchange.has_reply() {
+            let started = self.started.unwrap_or(cx.now);
+            run.first_byte = Some(cx.now.saturating_duration_since(started));
+        }
+        let (result, reason, message) = match step {
+            ExchangeStep::Pending => return Step::Pending,
+            ExchangeStep::Matched => (ProbeResult::Success, Reason::None, String::new()),
+            ExchangeStep::NoMatch(m) => (ProbeResult::Failure, Reason::Body, m),
+            ExchangeStep::Failed(op, e) => {
+                let peer = conn.peer();
+                (ProbeResult::Failure, Reason::from_io(&e), format!("{op} tcp {peer}: {}", os_error_text(&e)))
+            }
+        };
+        let o = Outcome::new(result, reason, message);
+        self.end_exchange(cx, o)
+    }
+
+    /// True while connected and exchanging.
+    fn exchanging(&self) -> bool {
+        self.exchange.as_ref().is_some_and(|run| run.conn.is_some())
+    }
+
+    /// Closes the exchange's connection and completes `o` with its reply and timings.
+    fn end_exchange(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+        if let Some(run) = self.exchange.take() {
+            let ExchangeRun { exchange, conn, first_byte } = *run;
+            if let Some((conn, connect)) = conn {
+                conn.close(cx);
+                o.timings.connect = Some(connect);
+            }
+            let reply = exchange.into_reply();
+            o.output_total = reply.len() as u64;
+            o.output = reply;
+            o.timings.first_byte = first_byte;
+        }
+        o.timings.resolve = self.connector.resolve_time();
+        o.timings.total = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
+        self.deadline = None;
+        Step::Done(o)
     }
 
     fn finish(&mut self, cx: &mut Ctx<'_>, step: ConnectStep) -> Step {
@@ -42,6 +111,12 @@ impl TcpProbe {
         let total = cx.now.saturating_duration_since(started);
         let mut outcome = match step {
             ConnectStep::Pending => return Step::Pending,
+            ConnectStep::Connected(conn) if self.exchange.is_some() => {
+                if let Some(run) = self.exchange.as_mut() {
+                    run.conn = Some((conn, total));
+                }
+                return self.exchange_step(cx);
+            }
             ConnectStep::Connected(conn) => {
                 conn.close(cx);
                 let mut o = Outcome::success();
@@ -67,6 +142,13 @@ impl Machine for TcpProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
+        if self.exchanging() {
+            // The exchange's connection is on token 0 (a second family's socket moved there).
+            if sub != 0 {
+                return Step::Pending;
+            }
+            return self.exchange_step(cx);
+        }
         let step = self.connector.ready(cx, sub, ready);
         self.finish(cx, step)
     }
@@ -85,6 +167,16 @@ impl Machine for TcpProbe {
                 return self.finish(cx, step);
             }
         }
+        if self.exchanging() {
+            let message = match self.exchange.as_ref().map(|run| &run.exchange) {
+                Some(x) => match x.expect() {
+                    Some(re) => x.describe(re, &format!("no match within {:?}", self.timeout)),
+                    None => format!("timeout after {:?}: the data could not be sent", self.timeout),
+                },
+                None => String::new(),
+            };
+            return self.end_exchange(cx, Outcome::failure(Reason::Timeout, message));
+        }
         let message = self.connector.describe_timeout();
         self.connector.cancel(cx);
         self.deadline = None;
@@ -102,6 +194,9 @@ impl Machine for TcpProbe {
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        if let Some((conn, _)) = self.exchange.as_mut().and_then(|run| run.conn.take()) {
+            conn.close(cx);
+        }
         self.connector.cancel(cx);
         self.deadline = None;
     }

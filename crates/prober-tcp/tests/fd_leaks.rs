@@ -9,7 +9,7 @@ use prober_tcp::TcpProbe;
 use prober_testkit::{TargetServer, closed_port};
 
 fn probe(host: &str, port: u16) -> prober_core::Outcome {
-    let spec = TcpSpec { host: host.to_string(), port, close: ClosePolicy::Reset };
+    let spec = TcpSpec { host: host.to_string(), port, close: ClosePolicy::Reset, send: Vec::new(), expect: None };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }
 

@@ -28,6 +28,8 @@ pub use prober_core::{
     HttpSpec, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule,
     Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
+/// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
+pub use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use prober_engine::{
     Engine, EngineConfig, EngineError, EngineThread, Event, Handle, TargetId, spawn,
 };

@@ -1,0 +1,179 @@
+/* Beyond the kubelet through the C ABI: expected statuses, body expressions, per-state
+ * periods and jitter, against the prober-target server. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+
+#include "testutil.h"
+
+#define MAX_EVENTS 1024
+static prober_event events[MAX_EVENTS];
+
+static prober_outcome *check_expect(const target_server *t, const char *path, const char *set,
+                                    const char *regex) {
+  char url[256];
+  target_url(t, path, url, sizeof url);
+  prober_spec *s = NULL;
+  CHECK_OK(prober_spec_new_http(url, &s));
+  if (set) CHECK_OK(prober_spec_set_expect_status(s, set));
+  if (regex) CHECK_OK(prober_spec_set_expect_body(s, regex));
+  prober_outcome *o = NULL;
+  CHECK_OK(prober_check(s, &o));
+  prober_spec_free(s);
+  return o;
+}
+
+/* Runs `e` until `n` run events arrived (or fails after 30 s: a hang, not a timing claim). */
+static size_t run_until_runs(prober_engine *e, size_t n) {
+  double limit = now_s() + 30;
+  size_t runs = 0;
+  while (runs < n) {
+    CHECK(now_s() < limit);
+    CHECK_OK(prober_engine_wait(e, 50));
+    size_t k = prober_engine_drain(e, events, MAX_EVENTS);
+    for (size_t i = 0; i < k; i++)
+      if (events[i].kind == PROBER_EVENT_RUN) runs++;
+  }
+  return runs;
+}
+
+/* A one-connection Redis-style peer: reads "PING\r\n", answers "+PONG\r\n", then waits for
+ * the probe to close. */
+typedef struct {
+  int listener;
+  char got[16];
+} pong_peer;
+
+static void *pong_serve(void *arg) {
+  pong_peer *p = arg;
+  int c = accept(p->listener, NULL, NULL);
+  CHECK(c >= 0);
+  size_t n = 0;
+  while (n < 6) {
+    ssize_t k = read(c, p->got + n, 6 - n);
+    if (k <= 0) break;
+    n += (size_t)k;
+  }
+  if (n == 6 && memcmp(p->got, "PING\r\n", 6) == 0) CHECK(write(c, "+PONG\r\n", 7) == 7);
+  char buf[16];
+  while (read(c, buf, sizeof buf) > 0) {
+  }
+  close(c);
+  return NULL;
+}
+
+static int listen_loopback(int *port) {
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l >= 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0);
+  socklen_t len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return l;
+}
+
+int main(void) {
+  target_server t = target_start();
+  prober_outcome *o;
+
+  /* Expected statuses replace the 2xx rule. */
+  o = check_expect(&t, "/status/418", "200-299,418", NULL);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+  CHECK(prober_outcome_http_status(o) == 418);
+  prober_outcome_free(o);
+  o = check_expect(&t, "/status/200", "204", NULL);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
+  CHECK(prober_outcome_reason(o) == PROBER_REASON_STATUS);
+  CHECK(str_eq(prober_outcome_message(o), "HTTP probe failed with statuscode: 200"));
+  prober_outcome_free(o);
+
+  /* Body expressions: reason body, with a message that says so. */
+  o = check_expect(&t, "/status/200?body=ready", NULL, "^ready$");
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+  prober_outcome_free(o);
+  o = check_expect(&t, "/status/200?body=starting", NULL, "^ready$");
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
+  CHECK(prober_outcome_reason(o) == PROBER_REASON_BODY);
+  CHECK(str_has(prober_outcome_message(o), "body did not match"));
+  CHECK(strcmp(prober_reason_name(PROBER_REASON_BODY), "body") == 0);
+  prober_outcome_free(o);
+
+  /* Bad input: malformed sets and expressions, wrong kinds, out-of-range periods. */
+  char url[256];
+  target_url(&t, "/health", url, sizeof url);
+  prober_spec *s = NULL;
+  CHECK_OK(prober_spec_new_http(url, &s));
+  CHECK_STATUS(prober_spec_set_expect_status(s, "200-"), PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "invalid status set"));
+  CHECK_STATUS(prober_spec_set_expect_status(s, "abc"), PROBER_E_INVALID);
+  CHECK_STATUS(prober_spec_set_expect_status(s, NULL), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_expect_body(s, "a(b"), PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "invalid regular expression"));
+  CHECK_STATUS(prober_spec_set_unhealthy_period_ms(s, 0), PROBER_E_INVALID_DURATION);
+  CHECK_STATUS(prober_spec_set_transition_period_ms(s, 0), PROBER_E_INVALID_DURATION);
+  CHECK_STATUS(prober_spec_set_jitter_percent(s, 51), PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "invalid jitter 51%"));
+  CHECK_STATUS(prober_spec_set_expect_body(NULL, "x"), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_jitter_percent(NULL, 1), PROBER_E_NULL);
+  prober_spec *tcp = NULL;
+  CHECK_OK(prober_spec_new_tcp("127.0.0.1", t.port, &tcp));
+  CHECK_STATUS(prober_spec_set_expect_status(tcp, "200"), PROBER_E_WRONG_KIND);
+  CHECK_STATUS(prober_spec_set_expect_body(tcp, "x"), PROBER_E_WRONG_KIND);
+  prober_spec_free(tcp);
+
+  /* TCP send/expect: Redis PING / +PONG against a real listener. */
+  {
+    pong_peer peer = {0};
+    int port = 0;
+    peer.listener = listen_loopback(&port);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, pong_serve, &peer) == 0);
+    prober_spec *ts = NULL;
+    CHECK_OK(prober_spec_new_tcp("127.0.0.1", port, &ts));
+    CHECK_OK(prober_spec_set_tcp_send(ts, (const uint8_t *)"PING\r\n", 6));
+    CHECK_OK(prober_spec_set_tcp_expect(ts, "^\\+PONG\r\n"));
+    CHECK_OK(prober_check(ts, &o));
+    CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+    CHECK(str_eq(prober_outcome_output(o), "+PONG\r\n"));
+    prober_outcome_free(o);
+    CHECK(pthread_join(th, NULL) == 0);
+    close(peer.listener);
+    /* Bad input: a NULL with a length, too much data, wrong kinds, a bad expression. */
+    CHECK_STATUS(prober_spec_set_tcp_send(ts, NULL, 3), PROBER_E_NULL);
+    static uint8_t big[10241];
+    CHECK_STATUS(prober_spec_set_tcp_send(ts, big, sizeof big), PROBER_E_INVALID);
+    CHECK_STATUS(prober_spec_set_tcp_expect(ts, "a(b"), PROBER_E_INVALID);
+    CHECK_OK(prober_spec_set_tcp_send(ts, NULL, 0));
+    prober_spec_free(ts);
+    CHECK_OK(prober_spec_new_http(url, &ts));
+    CHECK_STATUS(prober_spec_set_tcp_send(ts, (const uint8_t *)"x", 1), PROBER_E_WRONG_KIND);
+    CHECK_STATUS(prober_spec_set_tcp_expect(ts, "x"), PROBER_E_WRONG_KIND);
+    prober_spec_free(ts);
+  }
+
+  /* Per-state periods: published Failure runs every 20 ms instead of every minute. */
+  prober_engine *e = NULL;
+  CHECK_OK(prober_engine_new_with_flags(PROBER_ENGINE_EVERY_RUN, &e));
+  uint64_t target = 0;
+  CHECK_OK(prober_engine_add_target(e, &target));
+  target_control(&t, "/control/unhealthy");
+  CHECK_OK(prober_spec_set_period_ms(s, 60000));
+  CHECK_OK(prober_spec_set_thresholds(s, 1, 1));
+  CHECK_OK(prober_spec_set_unhealthy_period_ms(s, 20));
+  CHECK_OK(prober_spec_set_transition_period_ms(s, 20));
+  CHECK_OK(prober_spec_set_jitter_percent(s, 20));
+  CHECK_OK(prober_engine_set_probe(e, target, PROBER_ROLE_READINESS, s));
+  prober_spec_free(s);
+  run_until_runs(e, 5);
+  prober_engine_free(e);
+  target_control(&t, "/control/healthy");
+
+  target_stop(&t);
+  puts("test_extensions: 1 passed, 0 failed");
+  return 0;
+}

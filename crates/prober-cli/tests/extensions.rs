@@ -1,0 +1,339 @@
+//! The extensions beyond the kubelet through the `prober` command: `check --expect-status`
+//! and `--expect-body`, and the watch-file fields `httpGet.expectStatus`,
+//! `httpGet.expectBody`, `unhealthyPeriod*`, `transitionPeriod*` and `jitterPercent`, against
+//! `prober_testkit::TargetServer`. Bounds only turn hangs into failures.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use prober_testkit::TargetServer;
+use serde_json::Value;
+
+const HANG: Duration = Duration::from_secs(60);
+
+fn prober(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_prober"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run prober")
+}
+
+/// `prober check --json ARGS`: exit code and the JSON line.
+fn check_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--json"];
+    all.extend_from_slice(args);
+    let out = prober(&all);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let v = serde_json::from_str(stdout.trim_end())
+        .unwrap_or_else(|e| panic!("{args:?}: not one JSON line: {stdout:?}: {e}"));
+    (out.status.code().unwrap(), v)
+}
+
+/// Exit 64 with one line on stderr containing `needle`, nothing on stdout.
+fn assert_usage(args: &[&str], needle: &str) {
+    let out = prober(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(64), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    assert!(
+        stderr.starts_with("prober: ") && stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+}
+
+static FILES: AtomicUsize = AtomicUsize::new(0);
+
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(text: &str) -> TempFile {
+        let n = FILES.fetch_add(1, Ordering::SeqCst);
+        let name = format!("extensions-{}-{n}.yaml", std::process::id());
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::write(&path, text).unwrap();
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[test]
+fn check_expect_status() {
+    let server = TargetServer::start();
+    let (code, v) = check_json(&["--expect-status", "200-299,418", &server.url("/status/418")]);
+    assert_eq!(
+        (code, v["result"].as_str(), v["http_status"].as_u64()),
+        (0, Some("success"), Some(418)),
+        "{v}"
+    );
+    let (code, v) = check_json(&["--expect-status=204", &server.url("/ok")]);
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("status")),
+        "{v}"
+    );
+    assert_eq!(v["message"], "HTTP probe failed with statuscode: 200");
+}
+
+#[test]
+fn check_expect_body() {
+    let server = TargetServer::start();
+    let (code, v) = check_json(&["--expect-body", "^ok$", &server.url("/health")]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    server.set_healthy(false);
+    let args = [
+        "--expect-status",
+        "503",
+        "--expect-body",
+        "^ok$",
+        &server.url("/health"),
+    ];
+    let (code, v) = check_json(&args);
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("body")),
+        "{v}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("body did not match \"^ok$\""),
+        "{v}"
+    );
+    // The human line says the same.
+    let out = prober(&[
+        "check",
+        "--expect-status",
+        "503",
+        "--expect-body",
+        "^ok$",
+        &server.url("/health"),
+    ]);
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(line.contains("body did not match"), "{line}");
+}
+
+#[test]
+fn check_refuses_bad_expectations() {
+    assert_usage(
+        &["check", "--expect-status", "200-", "http://127.0.0.1:1/"],
+        "--expect-status: invalid status set \"200-\"",
+    );
+    assert_usage(
+        &["check", "--expect-status", "2xx", "http://127.0.0.1:1/"],
+        "is not a status code",
+    );
+    assert_usage(
+        &["check", "--expect-body", "a(b", "http://127.0.0.1:1/"],
+        "--expect-body: invalid regular expression \"a(b\"",
+    );
+    assert_usage(
+        &["check", "--expect-status", "200", "tcp://127.0.0.1:1"],
+        "--expect-status applies to http:// and https:// targets only",
+    );
+    assert_usage(
+        &["check", "--expect-body", "x", "--", "/bin/true"],
+        "--expect-body applies to http://",
+    );
+    assert_usage(&["check", "--expect-body"], "needs a value");
+}
+
+/// A readiness probe of a target that always answers 503 with a minute's period: with
+/// `unhealthyPeriodMilliseconds: 20`, requests keep arriving (counted on the server).
+#[test]
+fn watch_unhealthy_period_and_jitter() {
+    let server = TargetServer::start();
+    let file = TempFile::new(&format!(
+        "targets:\n\
+         - name: web\n\
+         \x20 readinessProbe:\n\
+         \x20   httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}\n\
+         \x20   periodSeconds: 60\n\
+         \x20   failureThreshold: 1\n\
+         \x20   unhealthyPeriodMilliseconds: 20\n\
+         \x20   transitionPeriodMilliseconds: 20\n\
+         \x20   jitterPercent: 10\n",
+        server.port()
+    ));
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_prober"))
+        .args(["watch", "--for", "60s", file.path()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let limit = Instant::now() + HANG;
+    while server.requests() < 5 {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("prober watch ended early: {status}");
+        }
+        assert!(
+            Instant::now() < limit,
+            "only {} requests",
+            server.requests()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn watch_refuses_bad_extension_fields() {
+    // "http:..." goes inside the httpGet block, anything else is a probe field.
+    let probe = |extra: &str| {
+        let (inside, field) = match extra.strip_prefix("http:") {
+            Some(inside) => (inside.to_string(), String::new()),
+            None => (String::new(), format!("    {extra}\n")),
+        };
+        TempFile::new(&format!(
+            "targets:\n- name: web\n  readinessProbe:\n    httpGet: {{path: /, port: 1{inside}}}\n{field}"
+        ))
+    };
+    let cases = [
+        (
+            "http:, expectStatus: \"200-\"",
+            "target \"web\": readinessProbe.httpGet.expectStatus: invalid status set",
+        ),
+        (
+            "http:, expectBody: \"a(b\"",
+            "target \"web\": readinessProbe.httpGet.expectBody: invalid regular expression",
+        ),
+        (
+            "unhealthyPeriodSeconds: 0",
+            "target \"web\": readinessProbe.unhealthyPeriodSeconds: must be at least 1",
+        ),
+        (
+            "transitionPeriodMilliseconds: -5",
+            "target \"web\": readinessProbe.transitionPeriodMilliseconds: must be at least 1",
+        ),
+        (
+            "jitterPercent: 80",
+            "target \"web\": readinessProbe.jitterPercent: expected 0 to 50 (got 80)",
+        ),
+        (
+            "unhealthyPeriodSeconds: 1\n    unhealthyPeriodMilliseconds: 5",
+            "give unhealthyPeriodSeconds or unhealthyPeriodMilliseconds, not both",
+        ),
+    ];
+    for (extra, needle) in cases {
+        let file = probe(extra);
+        assert_usage(&["watch", "--for", "1s", file.path()], needle);
+    }
+    // expectStatus on tcpSocket is not a field there: refused with its position.
+    let file = TempFile::new(
+        "targets:\n- name: web\n  readinessProbe:\n    tcpSocket: {port: 1, expectStatus: \"200\"}\n",
+    );
+    assert_usage(&["watch", "--for", "1s", file.path()], "expectStatus");
+}
+
+/// A Redis-style peer on loopback: answers `+PONG` to `PING` and `-ERR` to anything else, for
+/// any number of connections. Returns its port.
+fn redis_like() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(mut c) = c else { return };
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = BufReader::new(c.try_clone().unwrap()).read_line(&mut line);
+                let reply: &[u8] = if line == "PING\r\n" {
+                    b"+PONG\r\n"
+                } else {
+                    b"-ERR unknown command\r\n"
+                };
+                let _ = c.write_all(reply);
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn check_tcp_send_expect() {
+    let port = redis_like();
+    let target = format!("tcp://127.0.0.1:{port}");
+    let (code, v) = check_json(&["--send", "PING\\r\\n", "--expect", "^\\+PONG", &target]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    let (code, v) = check_json(&["--send", "HELLO\\r\\n", "--expect", "^\\+PONG", &target]);
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("body")),
+        "{v}"
+    );
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .contains("received: \"-ERR unknown command\\r\\n\""),
+        "{v}"
+    );
+
+    assert_usage(
+        &["check", "--send", "x", "http://127.0.0.1:1/"],
+        "--send applies to tcp:// targets only",
+    );
+    assert_usage(
+        &["check", "--expect", "x", "--", "/bin/true"],
+        "--expect applies to tcp:// targets only",
+    );
+    assert_usage(
+        &["check", "--send", "PING\\q", &target],
+        "--send: invalid data to send",
+    );
+    assert_usage(
+        &["check", "--send", "\\x4", &target],
+        "needs two hex digits",
+    );
+    assert_usage(
+        &["check", "--expect", "(", &target],
+        "--expect: invalid regular expression",
+    );
+}
+
+#[test]
+fn watch_tcp_send_expect() {
+    let port = redis_like();
+    let file = TempFile::new(&format!(
+        "targets:\n\
+         - name: redis\n\
+         \x20 readinessProbe:\n\
+         \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
+         \x20   periodMilliseconds: 50\n"
+    ));
+    let out = prober(&["watch", "--until-ready", "--for", "60s", file.path()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let bad = TempFile::new(
+        "targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, send: \"a\\\\z\"}\n",
+    );
+    assert_usage(
+        &["watch", "--for", "1s", bad.path()],
+        "readinessProbe.tcpSocket.send: invalid data to send",
+    );
+    let bad =
+        TempFile::new("targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n");
+    assert_usage(&["watch", "--for", "1s", bad.path()], "send");
+}

@@ -1,0 +1,258 @@
+//! Setters of the extensions beyond the kubelet (see "Beyond the kubelet" in
+//! `docs/semantics.md`): expected statuses and body expressions of HTTP probes, send/expect
+//! of TCP probes, per-state periods and jitter on every period. Kept apart from `spec.rs` so that the kubelet's setters
+//! read as they did.
+//!
+//! Errors: a setter that does not apply to the spec's kind gives `PROBER_E_WRONG_KIND`; a
+//! malformed status set or regular expression `PROBER_E_INVALID`; a period out of range
+//! `PROBER_E_INVALID_DURATION`; a jitter percentage out of range `PROBER_E_INVALID`. The text
+//! is in `prober_last_error`.
+
+use std::ffi::c_char;
+use std::time::Duration;
+
+use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, ProbeKind, Schedule, StatusSet};
+
+use crate::spec::{prober_spec, spec_status};
+use crate::status::*;
+use crate::{guard, read_str, set_error};
+
+/// Borrows a spec mutably, or fails with `PROBER_E_NULL`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec from `prober_spec_new_*`, used by no other thread now.
+unsafe fn live<'a>(spec: *mut prober_spec) -> Result<&'a mut prober_spec, prober_status> {
+    // SAFETY: the caller promises a live, unshared spec or NULL.
+    unsafe { spec.as_mut() }.ok_or_else(|| set_error(PROBER_E_NULL, "spec is NULL"))
+}
+
+fn done(r: Result<(), prober_status>) -> prober_status {
+    r.err().unwrap_or(PROBER_OK)
+}
+
+/// Reads a string argument of an HTTP-only setter: the spec must be an HTTP probe.
+///
+/// # Safety
+/// As for the exported setters: `spec` NULL or live and unshared, `text` NULL or NUL-terminated.
+unsafe fn http_arg<'a>(
+    spec: *mut prober_spec,
+    text: *const c_char,
+    what: &str,
+) -> Result<(&'a mut prober_spec, &'a str), prober_status> {
+    // SAFETY: forwarded caller contract.
+    let s = unsafe { live(spec) }?;
+    // SAFETY: forwarded caller contract.
+    let text = unsafe { read_str(text, what) }?;
+    if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+        return Err(set_error(
+            PROBER_E_WRONG_KIND,
+            format!("{what} applies to HTTP probes only"),
+        ));
+    }
+    Ok((s, text))
+}
+
+/// Makes an HTTP probe's final statuses in `set` Success and every other status a Failure
+/// (reason `PROBER_REASON_STATUS`), instead of the kubelet's 2xx-success / 3xx-warning rule.
+/// `set` lists codes and inclusive ranges separated by commas, such as `"200-299,418"`
+/// (codes 100 to 999). Redirects are still followed per the redirect policy first.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `set` must
+/// be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_expect_status(
+    spec: *mut prober_spec,
+    set: *const c_char,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        done((|| {
+            // SAFETY: forwarded caller contract.
+            let (s, text) = unsafe { http_arg(spec, set, "an expected status set") }?;
+            let set = StatusSet::parse(text).map_err(|e| spec_status(&e))?;
+            s.spec.set_expect_status(set).map_err(|e| spec_status(&e))
+        })())
+    })
+}
+
+/// Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
+/// to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
+/// at most 4096 bytes; compiled here, once). A response that passed on its status but whose body does not
+/// match is a Failure with `PROBER_REASON_BODY`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+/// be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_expect_body(
+    spec: *mut prober_spec,
+    regex: *const c_char,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        done((|| {
+            // SAFETY: forwarded caller contract.
+            let (s, text) = unsafe { http_arg(spec, regex, "a body regular expression") }?;
+            let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
+            s.spec.set_expect_body(pattern).map_err(|e| spec_status(&e))
+        })())
+    })
+}
+
+/// Makes a TCP probe write the `len` bytes at `data` once connected (any bytes, NUL included;
+/// at most 10240; `len` 0 sends nothing). With `prober_spec_set_tcp_expect` the reply is then
+/// read; without it the probe succeeds once the bytes are written.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+/// be NULL (only with `len` 0) or point to `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tcp_send(
+    spec: *mut prober_spec,
+    data: *const u8,
+    len: usize,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        done((|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { live(spec) }?;
+            if data.is_null() && len != 0 {
+                return Err(set_error(PROBER_E_NULL, "data is NULL"));
+            }
+            if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "data to send applies to TCP probes only",
+                ));
+            }
+            if len > MAX_SEND_LEN {
+                return Err(set_error(
+                    PROBER_E_INVALID,
+                    format!("data to send is {len} bytes (at most {MAX_SEND_LEN})"),
+                ));
+            }
+            let bytes = if len == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: non-NULL, and the caller promises `len` readable bytes at `data`.
+                unsafe { std::slice::from_raw_parts(data, len) }.to_vec()
+            };
+            s.spec.set_send(bytes).map_err(|e| spec_status(&e))
+        })())
+    })
+}
+
+/// Makes a TCP probe read the reply after connecting (and sending, see
+/// `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
+/// the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
+/// the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
+/// the reply is the outcome's output. Alone, it waits for a banner.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+/// be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tcp_expect(
+    spec: *mut prober_spec,
+    regex: *const c_char,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        done((|| {
+            // SAFETY: forwarded caller contract.
+            let s = unsafe { live(spec) }?;
+            // SAFETY: forwarded caller contract.
+            let text = unsafe { read_str(regex, "regex") }?;
+            if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "an expected reply applies to TCP probes only",
+                ));
+            }
+            let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
+            s.spec
+                .set_expect_reply(pattern)
+                .map_err(|e| spec_status(&e))
+        })())
+    })
+}
+
+fn set_schedule(
+    spec: *mut prober_spec,
+    status: prober_status,
+    f: impl FnOnce(&mut Schedule) -> Result<(), String>,
+) -> prober_status {
+    // SAFETY: forwarded caller contract of the exported setter.
+    done(unsafe { live(spec) }.and_then(|s| {
+        let mut next = s.schedule;
+        f(&mut next).map_err(|m| set_error(status, m))?;
+        s.schedule = next;
+        Ok(())
+    }))
+}
+
+fn period(what: &str, ms: u32) -> Result<Duration, String> {
+    if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
+        return Err(format!("invalid {what} {ms} ms (expected 1 ms to 7 days)"));
+    }
+    Ok(Duration::from_millis(ms.into()))
+}
+
+/// Sets the period while the published value is Failure (HAProxy `downinter`, Envoy
+/// `unhealthy_interval`), in milliseconds (1 ms to 7 days; default: the period).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_unhealthy_period_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
+            s.unhealthy_period = Some(period("unhealthy period", ms)?);
+            Ok(())
+        })
+    })
+}
+
+/// Sets the period while the latest results disagree with the published value and count
+/// towards a threshold (HAProxy `fastinter`), in milliseconds (1 ms to 7 days; default: the
+/// period of the published state). It takes precedence over the unhealthy period.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_transition_period_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
+            s.transition_period = Some(period("transition period", ms)?);
+            Ok(())
+        })
+    })
+}
+
+/// Draws every period (normal, unhealthy, transition) from period ± `percent` % (0 to 50;
+/// default 0, exact periods), as Envoy's `interval_jitter_percent`. Independent of
+/// `prober_spec_set_jitter`, which spreads the first run.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_jitter_percent(
+    spec: *mut prober_spec,
+    percent: u32,
+) -> prober_status {
+    guard(PROBER_E_PANIC, || {
+        set_schedule(spec, PROBER_E_INVALID, |s| {
+            if percent > MAX_JITTER_PERCENT {
+                return Err(format!(
+                    "invalid jitter {percent}% (expected 0 to {MAX_JITTER_PERCENT})"
+                ));
+            }
+            s.jitter_percent = percent;
+            Ok(())
+        })
+    })
+}

@@ -142,6 +142,10 @@ impl fmt::Display for H2Error {
                 "stream terminated by RST_STREAM with error code: {}",
                 error_code_name(*code)
             ),
+            // A graceful GOAWAY that leaves our stream (1) unprocessed: grpc-go's words.
+            H2Error::GoAway { last_stream: 0, code: 0, .. } => {
+                f.write_str("the connection is draining")
+            }
             H2Error::GoAway { last_stream, code, debug } => {
                 write!(f, "the server sent GOAWAY (error code {}", error_code_name(*code))?;
                 write!(f, ", last stream {last_stream}")?;

@@ -172,20 +172,24 @@ pub fn decode_response(msg: &[u8]) -> Result<i32, String> {
 pub fn split_messages(mut data: &[u8]) -> Result<Vec<&[u8]>, RpcError> {
     let mut out = Vec::new();
     while !data.is_empty() {
+        // A message cut short at the end of the stream is no message, as grpc-go reads it.
         if data.len() < 5 {
-            return Err(internal("grpc: truncated message prefix"));
+            return Err(internal(NO_RESPONSE));
         }
         if data[0] != 0 {
             // We never send grpc-accept-encoding, so a compressed message breaks the protocol.
             return Err(internal("grpc: compressed flag set with identity or empty encoding"));
         }
         let len = u32::from_be_bytes([data[1], data[2], data[3], data[4]]) as usize;
-        let body = data.get(5..5 + len).ok_or_else(|| internal("grpc: truncated message"))?;
+        let body = data.get(5..5 + len).ok_or_else(|| internal(NO_RESPONSE))?;
         out.push(body);
         data = &data[5 + len..];
     }
     Ok(out)
 }
+
+/// grpc-go's words for a unary RPC whose stream ended without a whole response message.
+const NO_RESPONSE: &str = "cardinality violation: received no response message from non-server-streaming RPC";
 
 fn internal(m: &str) -> RpcError {
     RpcError::new(code::INTERNAL, m, Reason::Protocol)
@@ -227,6 +231,7 @@ pub fn http_status_code(status: u16) -> u32 {
 
 fn http_status_text(status: u16) -> &'static str {
     match status {
+        200 => "OK",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -258,16 +263,23 @@ pub fn interpret(r: &Response) -> Result<i32, RpcError> {
         Some(s) => s,
         None => return Err(internal("malformed header: missing HTTP status")),
     };
-    if status != 200 && !(is_grpc && grpc_status.is_some()) {
+    // Not a gRPC response (another content type, or an HTTP error without a gRPC status):
+    // grpc-go names the HTTP status, then what is wrong with the content type, if anything.
+    if !is_grpc || (status != 200 && grpc_status.is_none()) {
         let text = http_status_text(status);
         let shown = if text.is_empty() { status.to_string() } else { format!("{status} ({text})") };
-        let message = format!("unexpected HTTP status code received from server: {shown}");
-        return Err(RpcError::new(http_status_code(status), message, Reason::Status));
-    }
-    if !is_grpc {
-        let ct = header(&r.headers, "content-type").unwrap_or("");
-        let message = format!("transport: received unexpected content-type {ct:?}");
-        return Err(RpcError::new(code::INTERNAL, message, Reason::Protocol));
+        let mut message = format!("unexpected HTTP status code received from server: {shown}");
+        if !is_grpc {
+            match header(&r.headers, "content-type") {
+                None => message.push_str("; malformed header: missing HTTP content-type"),
+                Some(ct) => {
+                    let quoted = prober_core::go_quote(ct.as_bytes());
+                    message.push_str(&format!("; transport: received unexpected content-type {quoted}"));
+                }
+            }
+        }
+        let reason = if status == 200 { Reason::Protocol } else { Reason::Status };
+        return Err(RpcError::new(http_status_code(status), message, reason));
     }
     let Some(grpc_status) = grpc_status else {
         return Err(internal("server closed the stream without sending trailers"));
@@ -281,13 +293,10 @@ pub fn interpret(r: &Response) -> Result<i32, RpcError> {
     }
     let messages = split_messages(&r.data)?;
     match messages.as_slice() {
-        [one] => decode_response(one).map_err(|e| {
-            internal(&format!(
-                "grpc: failed to unmarshal the received message: proto: cannot parse invalid \
-                 wire-format data ({e})"
-            ))
+        [one] => decode_response(one).map_err(|_| {
+            internal("grpc: failed to unmarshal the received message: proto: cannot parse invalid wire-format data")
         }),
-        [] => Err(internal("grpc: the server returned OK without a response message")),
+        [] => Err(internal(NO_RESPONSE)),
         _ => Err(internal(
             "cardinality violation: expected <EOF> for non server-streaming RPCs, but received \
              another message",
@@ -461,19 +470,30 @@ mod tests {
             interpret(&response(&[(":status", "404"), ("content-type", "text/plain")], b"", None))
                 .unwrap_err();
         assert_eq!((e.code, e.reason), (code::UNIMPLEMENTED, Reason::Status));
-        assert_eq!(e.message, "unexpected HTTP status code received from server: 404 (Not Found)");
+        // grpc-go's words: the status, then what is wrong with the content type.
+        assert_eq!(
+            e.message,
+            "unexpected HTTP status code received from server: 404 (Not Found); transport: received unexpected content-type \"text/plain\""
+        );
         let e = interpret(&response(&[(":status", "503")], b"", None)).unwrap_err();
         assert_eq!(e.code, code::UNAVAILABLE);
+        assert_eq!(
+            e.message,
+            "unexpected HTTP status code received from server: 503 (Service Unavailable); malformed header: missing HTTP content-type"
+        );
         let e = interpret(&response(&[(":status", "418")], b"", None)).unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
-            (code::UNKNOWN, "unexpected HTTP status code received from server: 418")
+            (code::UNKNOWN, "unexpected HTTP status code received from server: 418; malformed header: missing HTTP content-type")
         );
         // 200 but not gRPC.
         let e =
             interpret(&response(&[(":status", "200"), ("content-type", "text/html")], b"x", None))
                 .unwrap_err();
-        assert_eq!(e.message, "transport: received unexpected content-type \"text/html\"");
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (code::UNKNOWN, "unexpected HTTP status code received from server: 200 (OK); transport: received unexpected content-type \"text/html\"")
+        );
         assert_eq!(e.reason, Reason::Protocol);
         // Broken streams.
         let e = interpret(&response(GRPC_HEAD, &serving, None)).unwrap_err();
@@ -491,7 +511,7 @@ mod tests {
         let e = interpret(&response(GRPC_HEAD, &[1, 0, 0, 0, 0], Some(OK))).unwrap_err();
         assert!(e.message.contains("compressed flag"), "{e}");
         let e = interpret(&response(GRPC_HEAD, &[0, 0, 0, 0, 9, 8], Some(OK))).unwrap_err();
-        assert_eq!(e.message, "grpc: truncated message");
+        assert_eq!(e.message, NO_RESPONSE);
         let e = interpret(&response(GRPC_HEAD, &framed(&[0x08]), Some(OK))).unwrap_err();
         assert!(e.message.starts_with("grpc: failed to unmarshal"), "{e}");
         let e =

@@ -311,7 +311,7 @@ fn a_plain_http2_server_answering_404() {
         &o,
         Reason::Status,
         "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): \
-         unexpected HTTP status code received from server: 404 (Not Found)",
+         unexpected HTTP status code received from server: 404 (Not Found); malformed header: missing HTTP content-type",
     );
     assert_eq!(o.http_status, Some(404));
     t.join().unwrap();

@@ -423,9 +423,13 @@ fn fork_bomb_held_to_a_small_process_count() {
         // SAFETY: killpg with the group id of the command this test started.
         unsafe { libc::killpg(pgid, libc::SIGKILL) };
     };
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
+    // The bomb runs until the deadline, or (when the machine is busy and the limit is reached
+    // before the top-level shell gets to `exec sleep`) its shell gives up on a refused fork
+    // with exit code 2, as dash does. Either way it is a Failure, and what matters below is
+    // that nothing of it is left.
+    let gave_up = o.reason == Reason::ExitCode && o.exit_code == Some(2) && refused > 0;
+    assert!(
+        o.result == ProbeResult::Failure && (o.reason == Reason::Timeout || gave_up),
         "{o:?}"
     );
     if !live_in_group(pgid).is_empty() {

@@ -16,7 +16,9 @@ step "the C ABI only grows (abidiff against abi/, self-test, old client)"
 bash ci/abi-check.sh --self-test
 bash ci/abi-check.sh
 
-step "lints: clippy and rustdoc with warnings denied, gofmt"
+step "lints: rustfmt, clippy and rustdoc with warnings denied, gofmt"
+cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt clippy
+cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 

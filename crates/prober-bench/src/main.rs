@@ -49,11 +49,9 @@ impl Opts {
             };
             let (key, value) = match key.split_once('=') {
                 Some((k, v)) => (k.to_string(), v.to_string()),
-                None => (
-                    key.to_string(),
-                    args.next()
-                        .ok_or_else(|| format!("--{key} needs a value"))?,
-                ),
+                None => {
+                    (key.to_string(), args.next().ok_or_else(|| format!("--{key} needs a value"))?)
+                }
             };
             values.insert(key, value);
         }
@@ -61,10 +59,7 @@ impl Opts {
     }
 
     fn str(&self, key: &str, default: &str) -> String {
-        self.values
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| default.to_string())
+        self.values.get(key).cloned().unwrap_or_else(|| default.to_string())
     }
 
     fn num(&self, key: &str, default: u64) -> Result<u64, String> {
@@ -75,29 +70,15 @@ impl Opts {
     }
 
     fn target(&self) -> Result<(String, u16), String> {
-        let t = self
-            .values
-            .get("target")
-            .ok_or("--target HOST:PORT is required")?;
-        let (host, port) = t
-            .rsplit_once(':')
-            .ok_or_else(|| format!("--target {t}: expected HOST:PORT"))?;
-        let port = port
-            .parse()
-            .map_err(|_| format!("--target {t}: bad port"))?;
-        Ok((
-            host.trim_start_matches('[')
-                .trim_end_matches(']')
-                .to_string(),
-            port,
-        ))
+        let t = self.values.get("target").ok_or("--target HOST:PORT is required")?;
+        let (host, port) =
+            t.rsplit_once(':').ok_or_else(|| format!("--target {t}: expected HOST:PORT"))?;
+        let port = port.parse().map_err(|_| format!("--target {t}: bad port"))?;
+        Ok((host.trim_start_matches('[').trim_end_matches(']').to_string(), port))
     }
 
     fn line(&self) -> Line {
-        Line::new(
-            &self.str("label", &self.scenario),
-            &self.str("impl", "prober"),
-        )
+        Line::new(&self.str("label", &self.scenario), &self.str("impl", "prober"))
     }
 }
 
@@ -141,11 +122,7 @@ fn tcp_oneshot(o: &Opts) -> Result<(), String> {
 /// (`InsecureSkipVerify`), and makes a full handshake per probe, as it does.
 fn http_oneshot(o: &Opts, scheme: &str) -> Result<(), String> {
     let (host, port) = o.target()?;
-    let host = if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host
-    };
+    let host = if host.contains(':') { format!("[{host}]") } else { host };
     let url = format!("{scheme}://{host}:{port}{}", o.str("path", "/"));
     let spec = ProbeSpec::http(&url).map_err(|e| e.to_string())?;
     oneshot(o, spec, 40_000, 64)
@@ -169,9 +146,7 @@ fn oneshot(o: &Opts, spec: ProbeSpec, n: u64, conc: u64) -> Result<(), String> {
     let mut first_failure: Option<String> = None;
     let start = Usage::now();
     while submitted < n.min(conc) {
-        engine
-            .submit(spec.clone(), submitted)
-            .map_err(|e| e.to_string())?;
+        engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
         submitted += 1;
     }
     while done < n {
@@ -185,34 +160,23 @@ fn oneshot(o: &Opts, spec: ProbeSpec, n: u64, conc: u64) -> Result<(), String> {
             if outcome.result == ProbeResult::Success {
                 ok += 1;
             } else if first_failure.is_none() {
-                first_failure = Some(format!(
-                    "{} {:?}: {}",
-                    outcome.result, outcome.reason, outcome.message
-                ));
+                first_failure =
+                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
             }
             if submitted < n {
-                engine
-                    .submit(spec.clone(), submitted)
-                    .map_err(|e| e.to_string())?;
+                engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
                 submitted += 1;
             }
         }
     }
     let d = start.until(&Usage::now());
     if let Some(f) = first_failure {
-        eprintln!(
-            "prober-bench: {} of {n} probes did not succeed; first: {f}",
-            n - ok
-        );
+        eprintln!("prober-bench: {} of {n} probes did not succeed; first: {f}", n - ok);
     }
     let mut line = o.line();
     line.common(n, ok, &d).kv("conc", conc);
     if o.scenario == "exec_oneshot" {
-        line.f(
-            "child_cpu_us_per_probe",
-            d.child_us as f64 / n.max(1) as f64,
-            2,
-        );
+        line.f("child_cpu_us_per_probe", d.child_us as f64 / n.max(1) as f64, 2);
     }
     line.print();
     Ok(())
@@ -234,11 +198,7 @@ fn sched(
     let period = Duration::from_millis(o.num("period-ms", period_ms)?);
     let duration = Duration::from_secs(o.num("duration-s", duration_s)?);
     let spec = ProbeSpec::tcp(&host, i64::from(port)).map_err(|e| e.to_string())?;
-    let schedule = Schedule {
-        period,
-        jitter: true,
-        ..Schedule::default()
-    };
+    let schedule = Schedule { period, jitter: true, ..Schedule::default() };
     let config = EngineConfig { every_run: true, ..EngineConfig::default() };
     let mut engine = Engine::with_config(config).map_err(|e| format!("engine: {e}"))?;
 
@@ -246,9 +206,7 @@ fn sched(
     let added = Instant::now();
     for _ in 0..targets {
         let t = engine.add_target();
-        engine
-            .set_probe(t, Role::Liveness, spec.clone(), schedule)
-            .map_err(|e| e.to_string())?;
+        engine.set_probe(t, Role::Liveness, spec.clone(), schedule).map_err(|e| e.to_string())?;
     }
     let add_s = added.elapsed().as_secs_f64();
     let rss_added = measure::current_rss_bytes();
@@ -271,17 +229,10 @@ fn sched(
         if now >= end {
             break;
         }
-        engine
-            .wait(Some(end - now))
-            .map_err(|e| format!("wait: {e}"))?;
+        engine.wait(Some(end - now)).map_err(|e| format!("wait: {e}"))?;
         engine.drain(&mut events, usize::MAX);
         for ev in events.drain(..) {
-            let Event::Run {
-                outcome,
-                late_us: late,
-                ..
-            } = ev
-            else {
+            let Event::Run { outcome, late_us: late, .. } = ev else {
                 continue;
             };
             runs += 1;
@@ -289,10 +240,8 @@ fn sched(
             if outcome.result == ProbeResult::Success {
                 ok += 1;
             } else if first_failure.is_none() {
-                first_failure = Some(format!(
-                    "{} {:?}: {}",
-                    outcome.result, outcome.reason, outcome.message
-                ));
+                first_failure =
+                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
             }
         }
     }
@@ -301,27 +250,16 @@ fn sched(
     let invol = measure::involuntary_switches().saturating_sub(invol0);
     let rss_end = measure::current_rss_bytes();
     if let Some(f) = first_failure {
-        eprintln!(
-            "prober-bench: {} of {runs} runs did not succeed; first: {f}",
-            runs - ok
-        );
+        eprintln!("prober-bench: {} of {runs} runs did not succeed; first: {f}", runs - ok);
     }
     late_us.sort_unstable();
     let mut line = o.line();
     line.common(runs, ok, &d).lateness(&late_us);
     line.f("runq_wait_ms", runq_ms, 1).kv("invol_cs", invol);
-    line.kv("targets", targets)
-        .kv("period_ms", period.as_millis())
-        .f("add_s", add_s, 3);
-    line.kv(
-        "rss_per_target_b",
-        rss_added.saturating_sub(rss_before) / targets.max(1),
-    );
+    line.kv("targets", targets).kv("period_ms", period.as_millis()).f("add_s", add_s, 3);
+    line.kv("rss_per_target_b", rss_added.saturating_sub(rss_before) / targets.max(1));
     if idle {
-        line.kv(
-            "rss_per_target_end_b",
-            rss_end.saturating_sub(rss_before) / targets.max(1),
-        );
+        line.kv("rss_per_target_end_b", rss_end.saturating_sub(rss_before) / targets.max(1));
     }
     line.print();
     drop(engine);

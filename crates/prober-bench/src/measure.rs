@@ -67,11 +67,7 @@ pub fn max_rss_kb() -> u64 {
 /// Resident set size right now, in bytes (from `/proc/self/statm`).
 pub fn current_rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
+    let pages: u64 = statm.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     // SAFETY: sysconf only reads a configuration value.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64;
     pages * page
@@ -85,11 +81,7 @@ pub fn runq_wait_ns() -> u64 {
     };
     dir.filter_map(Result::ok)
         .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|w| w.parse::<u64>().ok())
-        })
+        .filter_map(|s| s.split_whitespace().nth(1).and_then(|w| w.parse::<u64>().ok()))
         .sum()
 }
 
@@ -115,9 +107,7 @@ pub struct Line {
 
 impl Line {
     pub fn new(scenario: &str, implementation: &str) -> Line {
-        Line {
-            text: format!("BENCH scenario={scenario} impl={implementation}"),
-        }
+        Line { text: format!("BENCH scenario={scenario} impl={implementation}") }
     }
 
     pub fn kv(&mut self, key: &str, value: impl std::fmt::Display) -> &mut Line {
@@ -138,30 +128,18 @@ impl Line {
         let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
         self.kv("n", n).kv("ok", ok).kv("fail", n - ok.min(n));
         self.f("wall_s", wall, 3);
-        self.f(
-            "rate_per_s",
-            if wall > 0.0 { n as f64 / wall } else { 0.0 },
-            1,
-        );
+        self.f("rate_per_s", if wall > 0.0 { n as f64 / wall } else { 0.0 }, 1);
         self.f("cpu_us_per_probe", per(cpu), 2);
         self.f("user_us_per_probe", per(d.user_us as f64), 2);
         self.f("sys_us_per_probe", per(d.sys_us as f64), 2);
-        self.f(
-            "cpu_pct",
-            if wall > 0.0 { cpu / 1e4 / wall } else { 0.0 },
-            1,
-        );
+        self.f("cpu_pct", if wall > 0.0 { cpu / 1e4 / wall } else { 0.0 }, 1);
         self.kv("rss_kb", max_rss_kb())
     }
 
     pub fn lateness(&mut self, sorted_us: &[u64]) -> &mut Line {
         self.f("lateness_p50_ms", percentile_ms(sorted_us, 50.0), 3);
         self.f("lateness_p99_ms", percentile_ms(sorted_us, 99.0), 3);
-        self.f(
-            "lateness_max_ms",
-            sorted_us.last().copied().unwrap_or(0) as f64 / 1000.0,
-            3,
-        )
+        self.f("lateness_max_ms", sorted_us.last().copied().unwrap_or(0) as f64 / 1000.0, 3)
     }
 
     pub fn print(&self) {

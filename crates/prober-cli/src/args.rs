@@ -26,32 +26,20 @@ impl Failure {
         } else {
             format!("prober {cmd} --help")
         };
-        Failure {
-            code: EXIT_USAGE,
-            message: format!("{message} (see '{help}')"),
-        }
+        Failure { code: EXIT_USAGE, message: format!("{message} (see '{help}')") }
     }
 
     /// Bad input in a file (also exit status 64).
     pub fn input(message: impl fmt::Display) -> Failure {
-        Failure {
-            code: EXIT_USAGE,
-            message: message.to_string(),
-        }
+        Failure { code: EXIT_USAGE, message: message.to_string() }
     }
 
     pub fn no_input(message: impl fmt::Display) -> Failure {
-        Failure {
-            code: EXIT_NOINPUT,
-            message: message.to_string(),
-        }
+        Failure { code: EXIT_NOINPUT, message: message.to_string() }
     }
 
     pub fn software(message: impl fmt::Display) -> Failure {
-        Failure {
-            code: EXIT_SOFTWARE,
-            message: message.to_string(),
-        }
+        Failure { code: EXIT_SOFTWARE, message: message.to_string() }
     }
 }
 
@@ -64,10 +52,7 @@ pub struct Args {
 
 impl Args {
     pub fn new(items: Vec<String>, cmd: &'static str) -> Args {
-        Args {
-            items: items.into(),
-            cmd,
-        }
+        Args { items: items.into(), cmd }
     }
 
     #[allow(clippy::should_implement_trait)] // not an iterator: values are taken mid-loop
@@ -96,10 +81,7 @@ impl Args {
             None
         } else if let Some(v) = arg.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
             Some(v.to_string())
-        } else if let Some(v) = short
-            .and_then(|s| arg.strip_prefix(s))
-            .filter(|v| !v.is_empty())
-        {
+        } else if let Some(v) = short.and_then(|s| arg.strip_prefix(s)).filter(|v| !v.is_empty()) {
             Some(v.to_string())
         } else {
             return Ok(None);
@@ -157,33 +139,15 @@ mod tests {
     #[test]
     fn values_in_every_form() {
         let mut a = args(&["2s", "rest"]);
-        assert_eq!(
-            a.value("--timeout", "--timeout", None),
-            Ok(Some("2s".into()))
-        );
-        assert_eq!(
-            a.value("--timeout=3s", "--timeout", None),
-            Ok(Some("3s".into()))
-        );
-        assert_eq!(
-            a.value("--timeout=", "--timeout", None),
-            Ok(Some(String::new()))
-        );
+        assert_eq!(a.value("--timeout", "--timeout", None), Ok(Some("2s".into())));
+        assert_eq!(a.value("--timeout=3s", "--timeout", None), Ok(Some("3s".into())));
+        assert_eq!(a.value("--timeout=", "--timeout", None), Ok(Some(String::new())));
         assert_eq!(a.value("--timeouts", "--timeout", None), Ok(None));
-        assert_eq!(
-            a.value("-HX: y", "--header", Some("-H")),
-            Ok(Some("X: y".into()))
-        );
-        assert_eq!(
-            a.value("-H", "--header", Some("-H")),
-            Ok(Some("rest".into()))
-        );
+        assert_eq!(a.value("-HX: y", "--header", Some("-H")), Ok(Some("X: y".into())));
+        assert_eq!(a.value("-H", "--header", Some("-H")), Ok(Some("rest".into())));
         let e = a.value("-H", "--header", Some("-H")).unwrap_err();
         assert_eq!(e.code, EXIT_USAGE);
-        assert_eq!(
-            e.message,
-            "option '-H' needs a value (see 'prober check --help')"
-        );
+        assert_eq!(e.message, "option '-H' needs a value (see 'prober check --help')");
     }
 
     #[test]

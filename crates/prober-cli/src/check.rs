@@ -78,9 +78,9 @@ impl TlsArgs {
         }
         match kind {
             Kind::Tcp | Kind::Exec => {
-                return Err(args.usage(format!(
-                    "{first} applies to https:// and grpc:// targets only"
-                )));
+                return Err(
+                    args.usage(format!("{first} applies to https:// and grpc:// targets only"))
+                );
             }
             Kind::Http => {
                 return Err(args.usage(format!(
@@ -209,15 +209,13 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
         }
     };
     if let Some(t) = timeout {
-        spec.set_timeout(t)
-            .map_err(|e| args.usage(format!("--timeout: {e}")))?;
+        spec.set_timeout(t).map_err(|e| args.usage(format!("--timeout: {e}")))?;
     }
     if !headers.is_empty() && !kind.is_http() {
         return Err(args.usage("-H/--header applies to http:// and https:// targets only"));
     }
     for (name, value) in &headers {
-        spec.add_header(name, value)
-            .map_err(|e| args.usage(format!("bad header: {e}")))?;
+        spec.add_header(name, value).map_err(|e| args.usage(format!("bad header: {e}")))?;
     }
     if let Some(policy) = redirects {
         if !kind.is_http() {
@@ -229,8 +227,7 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
         return Err(args.usage("--env applies to command targets ('-- CMD [ARG...]') only"));
     }
     for (name, value) in &env {
-        spec.set_env(name, value)
-            .map_err(|e| args.usage(format!("bad --env: {e}")))?;
+        spec.set_env(name, value).map_err(|e| args.usage(format!("bad --env: {e}")))?;
     }
     tls.apply(&args, &mut spec, kind)?;
     extensions.apply(&args, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
@@ -240,10 +237,9 @@ pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
 /// `Name: value` (the value may be empty: `User-Agent:` removes that default header).
 fn parse_header(h: &str) -> Result<(String, String), String> {
     match h.split_once(':') {
-        Some((name, value)) if !name.is_empty() => Ok((
-            name.to_string(),
-            value.trim_matches(|c| c == ' ' || c == '\t').to_string(),
-        )),
+        Some((name, value)) if !name.is_empty() => {
+            Ok((name.to_string(), value.trim_matches(|c| c == ' ' || c == '\t').to_string()))
+        }
         _ => Err(format!(
             "bad header '{h}' (expected 'Name: value', or 'Name:' to remove a default)"
         )),
@@ -260,11 +256,7 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
     match scheme.to_ascii_lowercase().as_str() {
         scheme @ ("http" | "https") => {
             let spec = ProbeSpec::http(t).map_err(|e| bad(&e.to_string()))?;
-            let kind = if scheme == "https" {
-                Kind::Https
-            } else {
-                Kind::Http
-            };
+            let kind = if scheme == "https" { Kind::Https } else { Kind::Http };
             Ok((spec, kind))
         }
         "tcp" => {
@@ -280,29 +272,24 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
             let spec = ProbeSpec::grpc(host, port, service).map_err(|e| bad(&e.to_string()))?;
             Ok((spec, Kind::Grpc))
         }
-        other => Err(bad(&format!(
-            "unsupported scheme '{other}' (expected http, https, tcp or grpc)"
-        ))),
+        other => {
+            Err(bad(&format!("unsupported scheme '{other}' (expected http, https, tcp or grpc)")))
+        }
     }
 }
 
 /// `HOST:PORT` or `[IPV6]:PORT` of a `SCHEME://` target.
 fn host_port<'a>(s: &'a str, scheme: &str) -> Result<(&'a str, i64), String> {
     let (host, port) = if let Some(r) = s.strip_prefix('[') {
-        r.split_once("]:")
-            .ok_or_else(|| format!("expected {scheme}://[IPV6]:PORT"))?
+        r.split_once("]:").ok_or_else(|| format!("expected {scheme}://[IPV6]:PORT"))?
     } else {
-        s.rsplit_once(':')
-            .ok_or_else(|| format!("missing port (expected {scheme}://HOST:PORT)"))?
+        s.rsplit_once(':').ok_or_else(|| format!("missing port (expected {scheme}://HOST:PORT)"))?
     };
     if host.contains(':') && !s.starts_with('[') {
-        return Err(format!(
-            "write IPv6 addresses in brackets: {scheme}://[::1]:PORT"
-        ));
+        return Err(format!("write IPv6 addresses in brackets: {scheme}://[::1]:PORT"));
     }
-    let port: i64 = port
-        .parse()
-        .map_err(|_| format!("invalid port '{port}' (expected 1 to 65535)"))?;
+    let port: i64 =
+        port.parse().map_err(|_| format!("invalid port '{port}' (expected 1 to 65535)"))?;
     Ok((host, port))
 }
 
@@ -315,11 +302,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         Ran::Signal(sig) => return Ok(signals::reraise(sig)),
     };
     let elapsed = started.elapsed();
-    let duration = if outcome.timings.total.is_zero() {
-        elapsed
-    } else {
-        outcome.timings.total
-    };
+    let duration = if outcome.timings.total.is_zero() { elapsed } else { outcome.timings.total };
     let line = if args.json {
         json_line(&outcome, duration, has_output(&args.spec))
     } else {
@@ -344,9 +327,7 @@ fn run_probe(spec: &ProbeSpec) -> Result<Ran, Failure> {
         .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
     let mut engine =
         Engine::new().map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
-    engine
-        .submit(spec.clone(), 0)
-        .map_err(|e| Failure::usage("check", e))?;
+    engine.submit(spec.clone(), 0).map_err(|e| Failure::usage("check", e))?;
     loop {
         while let Some(ev) = engine.next_event() {
             if let Event::Check { outcome, .. } = ev {
@@ -360,9 +341,7 @@ fn run_probe(spec: &ProbeSpec) -> Result<Ran, Failure> {
         signals
             .wait(engine.fd(), engine.timeout())
             .map_err(|e| Failure::software(format!("poll: {e}")))?;
-        engine
-            .step()
-            .map_err(|e| Failure::software(format!("engine: {e}")))?;
+        engine.step().map_err(|e| Failure::software(format!("engine: {e}")))?;
     }
 }
 
@@ -474,10 +453,7 @@ mod tests {
     use crate::args::EXIT_USAGE;
 
     fn parse_args(v: &[&str]) -> Result<Option<CheckArgs>, Failure> {
-        parse(Args::new(
-            v.iter().map(|s| s.to_string()).collect(),
-            "check",
-        ))
+        parse(Args::new(v.iter().map(|s| s.to_string()).collect(), "check"))
     }
 
     #[test]
@@ -486,14 +462,10 @@ mod tests {
         assert!(matches!(&a.spec.kind, prober::ProbeKind::Tcp(t) if t.port == 80));
         let a = parse_args(&["tcp://[::1]:8080/"]).unwrap().unwrap();
         assert!(matches!(&a.spec.kind, prober::ProbeKind::Tcp(t) if t.host == "::1"));
-        let a = parse_args(&["--timeout=2s", "http://h:1/x", "--json"])
-            .unwrap()
-            .unwrap();
+        let a = parse_args(&["--timeout=2s", "http://h:1/x", "--json"]).unwrap().unwrap();
         assert!(a.json);
         assert_eq!(a.spec.timeout, Duration::from_secs(2));
-        let a = parse_args(&["--env", "A=1", "--", "sh", "-c", "echo $(A)"])
-            .unwrap()
-            .unwrap();
+        let a = parse_args(&["--env", "A=1", "--", "sh", "-c", "echo $(A)"]).unwrap().unwrap();
         assert!(
             matches!(&a.spec.kind, prober::ProbeKind::Exec(e) if e.argv.len() == 3 && e.env.len() == 1)
         );
@@ -522,13 +494,8 @@ mod tests {
             ("127.0.0.1", 50051, "", &None)
         );
         let a = parse_args(&["GRPC://[::1]:9/"]).unwrap().unwrap();
-        assert_eq!(
-            (grpc(&a).host.as_str(), grpc(&a).service.as_str()),
-            ("::1", "")
-        );
-        let a = parse_args(&["grpc://svc.local:9/my.pkg.Svc"])
-            .unwrap()
-            .unwrap();
+        assert_eq!((grpc(&a).host.as_str(), grpc(&a).service.as_str()), ("::1", ""));
+        let a = parse_args(&["grpc://svc.local:9/my.pkg.Svc"]).unwrap().unwrap();
         assert_eq!(grpc(&a).service, "my.pkg.Svc");
         // --tls alone: TLS with the kubelet's options (no verification).
         let a = parse_args(&["--tls", "grpc://h:9"]).unwrap().unwrap();
@@ -557,13 +524,8 @@ mod tests {
                 min_version: Some(TlsVersion::Tls13),
             })
         );
-        let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"])
-            .unwrap()
-            .unwrap();
-        assert_eq!(
-            grpc(&a).tls.as_ref().unwrap().verify,
-            TlsVerify::SystemRoots
-        );
+        let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"]).unwrap().unwrap();
+        assert_eq!(grpc(&a).tls.as_ref().unwrap().verify, TlsVerify::SystemRoots);
     }
 
     #[test]
@@ -581,9 +543,7 @@ mod tests {
         // Verify, against this CA (as curl and Go read the pair).
         let a = parse_args(&["--tls-verify", "--tls-ca", "ca.pem", "https://h/"]).unwrap().unwrap();
         assert_eq!(http_tls(&a).verify, TlsVerify::CaFile("ca.pem".into()));
-        let a = parse_args(&["--tls-min-version", "TLSv1.2", "https://h/"])
-            .unwrap()
-            .unwrap();
+        let a = parse_args(&["--tls-min-version", "TLSv1.2", "https://h/"]).unwrap().unwrap();
         assert_eq!(http_tls(&a).min_version, Some(TlsVersion::Tls12));
     }
 
@@ -602,14 +562,8 @@ mod tests {
             (&["--timeout", "5", "http://h/"], "bad duration '5'"),
             (&["--timeout", "0s", "http://h/"], "invalid timeout"),
             (&["-H", "NoColon", "http://h/"], "bad header 'NoColon'"),
-            (
-                &["-H", "Bad Name: v", "http://h/"],
-                "invalid HTTP header name",
-            ),
-            (
-                &["-H", "X: a\rb", "http://h/"],
-                "invalid value for HTTP header",
-            ),
+            (&["-H", "Bad Name: v", "http://h/"], "invalid HTTP header name"),
+            (&["-H", "X: a\rb", "http://h/"], "invalid value for HTTP header"),
             (&["-H", "X: y", "tcp://h:1"], "applies to http"),
             (&["--env", "A=1", "http://h/"], "applies to command targets"),
             (&["--env", "A", "--", "true"], "bad --env 'A'"),
@@ -620,46 +574,22 @@ mod tests {
             (&["--"], "missing command"),
             (&["--timeout"], "needs a value"),
             (&["grpc://h"], "missing port (expected grpc://HOST:PORT)"),
-            (
-                &["grpc://h/svc"],
-                "missing port (expected grpc://HOST:PORT)",
-            ),
+            (&["grpc://h/svc"], "missing port (expected grpc://HOST:PORT)"),
             (&["grpc://h:0/svc"], "invalid port 0"),
             (&["grpc://::1:80"], "grpc://[::1]:PORT"),
             (&["grpc://h s:1"], "invalid host"),
             (&["-H", "X: y", "grpc://h:1"], "applies to http"),
             (&["--redirects", "none", "grpc://h:1"], "applies to http"),
-            (
-                &["--tls", "tcp://h:1"],
-                "--tls applies to https:// and grpc://",
-            ),
-            (
-                &["--tls-ca", "ca.pem", "--", "true"],
-                "--tls-ca applies to https:// and grpc://",
-            ),
+            (&["--tls", "tcp://h:1"], "--tls applies to https:// and grpc://"),
+            (&["--tls-ca", "ca.pem", "--", "true"], "--tls-ca applies to https:// and grpc://"),
             (&["--tls", "http://h/"], "not http:// (write https://"),
             (&["--tls-verify", "http://h/"], "--tls-verify applies"),
-            (
-                &["--tls-ca", "ca.pem", "grpc://h:1"],
-                "--tls-ca needs --tls",
-            ),
+            (&["--tls-ca", "ca.pem", "grpc://h:1"], "--tls-ca needs --tls"),
             (&["--tls-server-name", "x", "grpc://h:1"], "needs --tls"),
-            (
-                &["--tls", "--tls-cert", "c", "grpc://h:1"],
-                "--tls-cert needs --tls-key",
-            ),
-            (
-                &["--tls-key", "k", "https://h/"],
-                "--tls-key needs --tls-cert",
-            ),
-            (
-                &["--tls-min-version", "1.1", "https://h/"],
-                "bad --tls-min-version '1.1'",
-            ),
-            (
-                &["--tls-server-name", "a b", "https://h/"],
-                "invalid server name",
-            ),
+            (&["--tls", "--tls-cert", "c", "grpc://h:1"], "--tls-cert needs --tls-key"),
+            (&["--tls-key", "k", "https://h/"], "--tls-key needs --tls-cert"),
+            (&["--tls-min-version", "1.1", "https://h/"], "bad --tls-min-version '1.1'"),
+            (&["--tls-server-name", "a b", "https://h/"], "invalid server name"),
             (&["--tls-ca=", "https://h/"], "CA file: empty path"),
             (&["--tls-ca"], "needs a value"),
         ];
@@ -673,10 +603,7 @@ mod tests {
 
     #[test]
     fn header_values() {
-        assert_eq!(
-            parse_header("User-Agent:"),
-            Ok(("User-Agent".into(), String::new()))
-        );
+        assert_eq!(parse_header("User-Agent:"), Ok(("User-Agent".into(), String::new())));
         assert_eq!(parse_header("X-A:  b c "), Ok(("X-A".into(), "b c".into())));
         assert_eq!(parse_header("X:a:b"), Ok(("X".into(), "a:b".into())));
         assert!(parse_header(": v").is_err());
@@ -692,10 +619,7 @@ mod tests {
         );
         let mut o = Outcome::success();
         o.exit_code = Some(0);
-        assert_eq!(
-            human_line(&o, Duration::from_millis(1500)),
-            "success (exit 0, 1.500s)"
-        );
+        assert_eq!(human_line(&o, Duration::from_millis(1500)), "success (exit 0, 1.500s)");
         let o = Outcome::new(
             ProbeResult::Warning,
             Reason::Redirect,

@@ -6,7 +6,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use prober::{ProbeKind, ProbeSpec, Role, Schedule, Scheme, TlsOptions, TlsVerify, TlsVersion, Url};
+use prober::{
+    ProbeKind, ProbeSpec, Role, Schedule, Scheme, TlsOptions, TlsVerify, TlsVersion, Url,
+};
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -319,10 +321,7 @@ pub fn plan(
     let mut out = Vec::new();
     for (i, v) in src.env.iter().enumerate() {
         if v.value_from.is_some()
-            && probes
-                .by_role()
-                .iter()
-                .any(|(_, _, p)| p.is_some_and(|p| p.exec.is_some()))
+            && probes.by_role().iter().any(|(_, _, p)| p.is_some_and(|p| p.exec.is_some()))
         {
             notes.push(format!(
                 "{}: env[{i}] {}: valueFrom is not resolved here; $({}) stays as written",
@@ -456,9 +455,13 @@ pub fn check_nesting(text: &str) -> Result<(), String> {
         }
         if quote.is_none() && flow == 0 {
             let content = line.split(" #").next().unwrap_or(line).trim_end();
-            let indicator = content.trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
+            let indicator =
+                content.trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
             let indicator = indicator.trim_start();
-            if indicator.ends_with(" |") || indicator.ends_with(" >") || matches!(indicator, "|" | ">") {
+            if indicator.ends_with(" |")
+                || indicator.ends_with(" >")
+                || matches!(indicator, "|" | ">")
+            {
                 block_scalar = Some(indent);
             }
         }
@@ -491,10 +494,7 @@ pub fn load_watch_file(
             return Err(format!("targets[{i}].name: must not be empty"));
         }
         if !names.insert(&t.name) {
-            return Err(format!(
-                "targets[{i}].name: duplicate target name {:?}",
-                t.name
-            ));
+            return Err(format!("targets[{i}].name: duplicate target name {:?}", t.name));
         }
         let src = Source {
             label: format!("target {:?}", t.name),
@@ -523,15 +523,11 @@ fn build(
     ];
     match handlers.iter().filter(|h| **h).count() {
         0 => {
-            return Err(format!(
-                "{p}: needs one of exec, httpGet, tcpSocket or grpc"
-            ));
+            return Err(format!("{p}: needs one of exec, httpGet, tcpSocket or grpc"));
         }
         1 => {}
         _ => {
-            return Err(format!(
-                "{p}: give only one of exec, httpGet, tcpSocket and grpc"
-            ));
+            return Err(format!("{p}: give only one of exec, httpGet, tcpSocket and grpc"));
         }
     }
     let schedule = schedule(role, p, probe)?;
@@ -551,9 +547,7 @@ fn build(
             None | Some("HTTP" | "http") => Scheme::Http,
             Some("HTTPS" | "https") => Scheme::Https,
             Some(other) => {
-                return Err(format!(
-                    "{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"
-                ));
+                return Err(format!("{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"));
             }
         };
         // As the kubelet's formatURL builds it: a path with spaces or non-ASCII is encoded,
@@ -593,8 +587,7 @@ fn build(
                 continue;
             }
             let value = v.value.as_deref().unwrap_or("");
-            spec.set_env(&v.name, value)
-                .map_err(|err| format!("env[{i}]: {err}"))?;
+            spec.set_env(&v.name, value).map_err(|err| format!("env[{i}]: {err}"))?;
         }
         spec
     } else if let Some(g) = &probe.grpc {
@@ -605,13 +598,11 @@ fn build(
             .map_err(|e| format!("{p}.grpc: {e}"))?;
         match g.mode.as_deref() {
             None | Some("Plaintext" | "plaintext") => {}
-            Some("TLS" | "tls") => spec
-                .set_tls(TlsOptions::default())
-                .map_err(|e| format!("{p}.grpc.mode: {e}"))?,
+            Some("TLS" | "tls") => {
+                spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.grpc.mode: {e}"))?
+            }
             Some(other) => {
-                return Err(format!(
-                    "{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"
-                ));
+                return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
             }
         }
         spec
@@ -632,13 +623,9 @@ fn build(
         let opts = tls_options(src, &format!("{p}.tls"), t)?;
         spec.set_tls(opts).map_err(|e| format!("{p}.tls: {e}"))?;
     }
-    let tfield = if probe.timeout_milliseconds.is_some() {
-        "timeoutMilliseconds"
-    } else {
-        "timeoutSeconds"
-    };
-    spec.set_timeout(timeout)
-        .map_err(|e| format!("{p}.{tfield}: {e}"))?;
+    let tfield =
+        if probe.timeout_milliseconds.is_some() { "timeoutMilliseconds" } else { "timeoutSeconds" };
+    spec.set_timeout(timeout).map_err(|e| format!("{p}.{tfield}: {e}"))?;
     Ok((spec, schedule))
 }
 
@@ -713,14 +700,10 @@ fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOption
         }
         (None, None) => None,
         (Some(_), None) => {
-            return Err(format!(
-                "{field}: certFile needs keyFile (give both or neither)"
-            ));
+            return Err(format!("{field}: certFile needs keyFile (give both or neither)"));
         }
         (None, Some(_)) => {
-            return Err(format!(
-                "{field}: keyFile needs certFile (give both or neither)"
-            ));
+            return Err(format!("{field}: keyFile needs certFile (give both or neither)"));
         }
     };
     let min_version = match &t.min_version {
@@ -730,12 +713,7 @@ fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOption
                 .ok_or_else(|| format!("{field}.minVersion: expected 1.2 or 1.3 (got {v:?})"))?,
         ),
     };
-    Ok(TlsOptions {
-        verify,
-        server_name: t.server_name.clone(),
-        client_cert,
-        min_version,
-    })
+    Ok(TlsOptions { verify, server_name: t.server_name.clone(), client_cert, min_version })
 }
 
 /// The port of a gRPC probe: Kubernetes requires a number (`GRPCAction.port` is an int32).
@@ -747,9 +725,7 @@ fn grpc_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, Strin
                 .ports
                 .iter()
                 .find(|cp| cp.name.as_deref() == Some(name.as_str()))
-                .map_or(String::new(), |cp| {
-                    format!("; write its number, {}", cp.container_port)
-                });
+                .map_or(String::new(), |cp| format!("; write its number, {}", cp.container_port));
             Err(format!(
                 "{field}: named port {name:?} is not allowed for gRPC probes (Kubernetes requires a port number here{declared})"
             ))
@@ -824,18 +800,18 @@ fn interval(
     zero_ok: bool,
 ) -> Result<Duration, String> {
     match (secs, ms) {
-        (Some(_), Some(_)) => Err(format!(
-            "{p}: give {name}Seconds or {name}Milliseconds, not both"
-        )),
+        (Some(_), Some(_)) => {
+            Err(format!("{p}: give {name}Seconds or {name}Milliseconds, not both"))
+        }
         (None, None) => Ok(default),
         (Some(s), None) if s < 0 => {
             Err(format!("{p}.{name}Seconds: must not be negative (got {s})"))
         }
         (Some(0), None) if !zero_ok => Ok(default),
         (Some(s), None) => Ok(Duration::from_secs(s as u64)),
-        (None, Some(m)) if m < 0 => Err(format!(
-            "{p}.{name}Milliseconds: must not be negative (got {m})"
-        )),
+        (None, Some(m)) if m < 0 => {
+            Err(format!("{p}.{name}Milliseconds: must not be negative (got {m})"))
+        }
         (None, Some(0)) if !zero_ok => Err(format!("{p}.{name}Milliseconds: must be at least 1")),
         (None, Some(m)) => Ok(Duration::from_millis(m as u64)),
     }
@@ -853,18 +829,12 @@ fn resolve_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, St
     let n = match port {
         PortRef::Number(n) => *n,
         PortRef::Name(name) => {
-            let found = src
-                .ports
-                .iter()
-                .find(|cp| cp.name.as_deref() == Some(name.as_str()));
+            let found = src.ports.iter().find(|cp| cp.name.as_deref() == Some(name.as_str()));
             match found {
                 Some(cp) => cp.container_port,
                 None => {
-                    let names: Vec<&str> = src
-                        .ports
-                        .iter()
-                        .filter_map(|cp| cp.name.as_deref())
-                        .collect();
+                    let names: Vec<&str> =
+                        src.ports.iter().filter_map(|cp| cp.name.as_deref()).collect();
                     let known = if names.is_empty() {
                         "no named ports are declared in ports".to_string()
                     } else {
@@ -886,13 +856,7 @@ mod tests {
     use super::*;
 
     fn src<'a>(env: &'a [EnvVar], ports: &'a [ContainerPort]) -> Source<'a> {
-        Source {
-            label: "target \"t\"".into(),
-            env,
-            ports,
-            host: "127.0.0.1",
-            base_dir: None,
-        }
+        Source { label: "target \"t\"".into(), env, ports, host: "127.0.0.1", base_dir: None }
     }
 
     fn probe(yaml: &str) -> Probe {
@@ -926,25 +890,16 @@ mod tests {
         assert_eq!(spec.timeout, Duration::from_millis(100));
         let p = probe("tcpSocket: {port: 80}\nperiodMilliseconds: 250\nperiodSeconds: 1");
         let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
-        assert_eq!(
-            e,
-            "readinessProbe: give periodSeconds or periodMilliseconds, not both"
-        );
+        assert_eq!(e, "readinessProbe: give periodSeconds or periodMilliseconds, not both");
         let p = probe("tcpSocket: {port: 80}\nperiodMilliseconds: 0");
         let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
         assert_eq!(e, "readinessProbe.periodMilliseconds: must be at least 1");
         let p = probe("tcpSocket: {port: 80}\ntimeoutSeconds: -1");
         let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
-        assert_eq!(
-            e,
-            "readinessProbe.timeoutSeconds: must not be negative (got -1)"
-        );
+        assert_eq!(e, "readinessProbe.timeoutSeconds: must not be negative (got -1)");
         let p = probe("tcpSocket: {port: 80}\ntimeoutSeconds: 100000");
         let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
-        assert!(
-            e.starts_with("readinessProbe.timeoutSeconds: invalid timeout"),
-            "{e}"
-        );
+        assert!(e.starts_with("readinessProbe.timeoutSeconds: invalid timeout"), "{e}");
         let p = probe("tcpSocket: {port: 80}\nperiodSeconds: 10000000");
         let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
         assert!(e.starts_with("readinessProbe: invalid period"), "{e}");
@@ -952,16 +907,12 @@ mod tests {
 
     #[test]
     fn integers() {
-        let e = serde_norway::from_str::<Probe>("periodSeconds: ten")
-            .unwrap_err()
-            .to_string();
+        let e = serde_norway::from_str::<Probe>("periodSeconds: ten").unwrap_err().to_string();
         assert_eq!(
             e,
             "periodSeconds: invalid type: string \"ten\", expected an integer at line 1 column 16"
         );
-        let e = serde_json::from_str::<Probe>("{\"periodSeconds\": 1.5}")
-            .unwrap_err()
-            .to_string();
+        let e = serde_json::from_str::<Probe>("{\"periodSeconds\": 1.5}").unwrap_err().to_string();
         assert_eq!(
             e,
             "invalid type: floating point `1.5`, expected an integer at line 1 column 21"
@@ -976,13 +927,7 @@ mod tests {
     #[test]
     fn thresholds() {
         let p = probe("tcpSocket: {port: 80}\nsuccessThreshold: 2");
-        assert_eq!(
-            build(&src(&[], &[]), Role::Readiness, "r", &p)
-                .unwrap()
-                .1
-                .success_threshold,
-            2
-        );
+        assert_eq!(build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap().1.success_threshold, 2);
         for role in [Role::Liveness, Role::Startup] {
             let e = build(&src(&[], &[]), role, "livenessProbe", &p).unwrap_err();
             assert_eq!(
@@ -1007,9 +952,7 @@ mod tests {
             "httpGet: {port: http, path: healthz, scheme: HTTPS, host: '::1', httpHeaders: [{name: X-A, value: b}]}",
         );
         let (spec, _) = build(&src(&[], &ports), Role::Readiness, "readinessProbe", &p).unwrap();
-        let prober::ProbeKind::Http(h) = &spec.kind else {
-            panic!()
-        };
+        let prober::ProbeKind::Http(h) = &spec.kind else { panic!() };
         assert_eq!(h.url.scheme().as_str(), "https");
         assert_eq!(h.url.port(), 8080);
         assert_eq!(h.headers, vec![("X-A".to_string(), "b".to_string())]);
@@ -1023,18 +966,11 @@ mod tests {
         assert!(e.ends_with("(no named ports are declared in ports)"), "{e}");
         let p = probe("tcpSocket: {port: 70000}");
         let e = build(&src(&[], &[]), Role::Readiness, "readinessProbe", &p).unwrap_err();
-        assert_eq!(
-            e,
-            "readinessProbe.tcpSocket.port: invalid port 70000 (expected 1 to 65535)"
-        );
+        assert_eq!(e, "readinessProbe.tcpSocket.port: invalid port 70000 (expected 1 to 65535)");
         let p = probe("tcpSocket: {port: '8080'}");
         assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).is_ok());
         let p = probe("httpGet: {port: 1, scheme: FTP}");
-        assert!(
-            build(&src(&[], &[]), Role::Readiness, "r", &p)
-                .unwrap_err()
-                .contains("scheme")
-        );
+        assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err().contains("scheme"));
     }
 
     #[test]
@@ -1045,11 +981,7 @@ mod tests {
             "r: needs one of exec, httpGet, tcpSocket or grpc"
         );
         let p = probe("tcpSocket: {port: 1}\nexec: {command: [a]}");
-        assert!(
-            build(&src(&[], &[]), Role::Readiness, "r", &p)
-                .unwrap_err()
-                .contains("only one")
-        );
+        assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err().contains("only one"));
         let p = probe("grpc: {port: 1}");
         assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).is_ok());
         let p = probe("exec: {command: []}");
@@ -1064,13 +996,8 @@ mod tests {
         .unwrap();
         let p = probe("exec: {command: [echo, '$(A)']}");
         let (spec, _) = build(&src(&env, &[]), Role::Readiness, "r", &p).unwrap();
-        let prober::ProbeKind::Exec(e) = &spec.kind else {
-            panic!()
-        };
-        assert_eq!(
-            e.env,
-            vec![("A".into(), "x".into()), ("C".into(), String::new())]
-        );
+        let prober::ProbeKind::Exec(e) = &spec.kind else { panic!() };
+        assert_eq!(e.env, vec![("A".into(), "x".into()), ("C".into(), String::new())]);
     }
 
     fn grpc_of(spec: &ProbeSpec) -> &prober::GrpcSpec {
@@ -1091,10 +1018,7 @@ mod tests {
         );
         let p = probe("grpc: {port: '9', host: '::1', mode: Plaintext}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
-        assert_eq!(
-            (grpc_of(&spec).host.as_str(), grpc_of(&spec).port),
-            ("::1", 9)
-        );
+        assert_eq!((grpc_of(&spec).host.as_str(), grpc_of(&spec).port), ("::1", 9));
         let p = probe("grpc: {port: 9, mode: TLS}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
         assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
@@ -1122,26 +1046,19 @@ mod tests {
             "livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC probes \
              (Kubernetes requires a port number here)"
         );
-        let e = serde_norway::from_str::<Probe>("grpc: {service: x}")
-            .unwrap_err()
-            .to_string();
+        let e = serde_norway::from_str::<Probe>("grpc: {service: x}").unwrap_err().to_string();
         assert!(e.contains("missing field `port`"), "{e}");
     }
 
     #[test]
     fn tls_blocks() {
         let dir = Path::new("/etc/probes");
-        let with_dir = Source {
-            base_dir: Some(dir),
-            ..src(&[], &[])
-        };
+        let with_dir = Source { base_dir: Some(dir), ..src(&[], &[]) };
         let p = probe(
             "httpGet: {port: 8443, scheme: HTTPS}\ntls: {caFile: ca.pem, serverName: api.example, certFile: /abs/c.pem, keyFile: k.pem, minVersion: 1.3}",
         );
         let (spec, _) = build(&with_dir, Role::Readiness, "r", &p).unwrap();
-        let ProbeKind::Http(h) = &spec.kind else {
-            panic!()
-        };
+        let ProbeKind::Http(h) = &spec.kind else { panic!() };
         assert_eq!(
             h.tls,
             TlsOptions {
@@ -1167,14 +1084,8 @@ mod tests {
                 "tcpSocket: {port: 1}\ntls: {verify: true}",
                 "r.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only",
             ),
-            (
-                "httpGet: {port: 1}\ntls: {verify: true}",
-                "r.tls: applies to httpGet",
-            ),
-            (
-                "grpc: {port: 1}\ntls: {verify: true}",
-                "r.tls: applies to httpGet",
-            ),
+            ("httpGet: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),
+            ("grpc: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {verify: false, caFile: c}",
                 "r.tls: verify: false and a caFile contradict each other",
@@ -1183,18 +1094,12 @@ mod tests {
                 "grpc: {port: 1, mode: TLS}\ntls: {certFile: c}",
                 "r.tls: certFile needs keyFile (give both or neither)",
             ),
-            (
-                "grpc: {port: 1, mode: TLS}\ntls: {keyFile: k}",
-                "r.tls: keyFile needs certFile",
-            ),
+            ("grpc: {port: 1, mode: TLS}\ntls: {keyFile: k}", "r.tls: keyFile needs certFile"),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {minVersion: 1.1}",
                 "r.tls.minVersion: expected 1.2 or 1.3 (got \"1.1\")",
             ),
-            (
-                "grpc: {port: 1, mode: TLS}\ntls: {caFile: ''}",
-                "r.tls.caFile: must not be empty",
-            ),
+            ("grpc: {port: 1, mode: TLS}\ntls: {caFile: ''}", "r.tls.caFile: must not be empty"),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {serverName: 'a b'}",
                 "r.tls: invalid TLS option: invalid server name \"a b\"",
@@ -1204,9 +1109,7 @@ mod tests {
             let e = build(&src(&[], &[]), Role::Readiness, "r", &probe(yaml)).unwrap_err();
             assert!(e.starts_with(want), "{yaml}: {e}");
         }
-        let e = serde_norway::from_str::<Probe>("tls: {verfy: true}")
-            .unwrap_err()
-            .to_string();
+        let e = serde_norway::from_str::<Probe>("tls: {verfy: true}").unwrap_err().to_string();
         assert!(e.contains("unknown field `verfy`"), "{e}");
     }
 
@@ -1249,23 +1152,15 @@ mod tests {
     fn missing_tls_files_are_noted() {
         let yaml = "targets:\n- name: t\n  readinessProbe:\n    httpGet: {port: 1, scheme: HTTPS}\n    tls: {caFile: no-such-ca.pem, certFile: /no/such/c.pem, keyFile: /no/such/k.pem}\n";
         let mut notes = Vec::new();
-        let plans = load_watch_file(
-            yaml,
-            false,
-            "127.0.0.1",
-            Some(Path::new("/no/dir")),
-            &mut notes,
-        )
-        .unwrap();
+        let plans =
+            load_watch_file(yaml, false, "127.0.0.1", Some(Path::new("/no/dir")), &mut notes)
+                .unwrap();
         assert_eq!(plans[0].probes.len(), 1);
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert_eq!(
             notes[0],
             "target \"t\": readinessProbe.tls.caFile: cannot read /no/dir/no-such-ca.pem: no such file or directory; the probe's runs are unknown (never published) until it can be read"
         );
-        assert!(
-            notes[2].contains("tls.keyFile: cannot read /no/such/k.pem"),
-            "{notes:?}"
-        );
+        assert!(notes[2].contains("tls.keyFile: cannot read /no/such/k.pem"), "{notes:?}");
     }
 }

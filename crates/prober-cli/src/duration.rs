@@ -6,9 +6,7 @@ use std::time::Duration;
 /// A bare number is refused: it is too easy to mean seconds and get milliseconds or the reverse.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let bad = || format!("bad duration '{s}' (expected a number and a unit: 500ms, 2s, 1m, 1h)");
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(bad)?;
+    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
     let (num, unit) = s.split_at(split);
     let nanos_per_unit: u128 = match unit {
         "ms" => 1_000_000,
@@ -24,11 +22,7 @@ pub fn parse(s: &str) -> Result<Duration, String> {
     if (int.is_empty() && frac.is_empty()) || frac.contains('.') || frac.len() > 9 {
         return Err(bad());
     }
-    let int: u128 = if int.is_empty() {
-        0
-    } else {
-        int.parse().map_err(|_| bad())?
-    };
+    let int: u128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
     let mut nanos = int.checked_mul(nanos_per_unit).ok_or_else(bad)?;
     if !frac.is_empty() {
         let digits: u128 = frac.parse().map_err(|_| bad())?;

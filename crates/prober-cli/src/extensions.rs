@@ -52,8 +52,7 @@ impl CheckFlags {
                 return Err(args.usage("--send applies to tcp:// targets only"));
             }
             let data = unescape(v).map_err(|e| args.usage(format!("--send: {e}")))?;
-            spec.set_send(data)
-                .map_err(|e| args.usage(format!("--send: {e}")))?;
+            spec.set_send(data).map_err(|e| args.usage(format!("--send: {e}")))?;
         }
         if let Some(v) = &self.expect {
             if !is_tcp {
@@ -62,8 +61,7 @@ impl CheckFlags {
                 ));
             }
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect: {e}")))?;
-            spec.set_expect_reply(p)
-                .map_err(|e| args.usage(format!("--expect: {e}")))?;
+            spec.set_expect_reply(p).map_err(|e| args.usage(format!("--expect: {e}")))?;
         }
         if let Some(v) = &self.expect_status {
             if !is_http {
@@ -73,8 +71,7 @@ impl CheckFlags {
             }
             let set =
                 StatusSet::parse(v).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
-            spec.set_expect_status(set)
-                .map_err(|e| args.usage(format!("--expect-status: {e}")))?;
+            spec.set_expect_status(set).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
         }
         if let Some(v) = &self.expect_body {
             if !is_http {
@@ -83,8 +80,7 @@ impl CheckFlags {
                 );
             }
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
-            spec.set_expect_body(p)
-                .map_err(|e| args.usage(format!("--expect-body: {e}")))?;
+            spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
         Ok(())
     }
@@ -99,13 +95,11 @@ pub fn apply_http_fields(
 ) -> Result<(), String> {
     if let Some(v) = expect_status {
         let set = StatusSet::parse(v).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
-        spec.set_expect_status(set)
-            .map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
+        spec.set_expect_status(set).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
     }
     if let Some(v) = expect_body {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
-        spec.set_expect_body(pat)
-            .map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
+        spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
     }
     Ok(())
 }
@@ -119,13 +113,11 @@ pub fn apply_tcp_fields(
 ) -> Result<(), String> {
     if let Some(v) = send {
         let data = unescape(v).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
-        spec.set_send(data)
-            .map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
+        spec.set_send(data).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
     }
     if let Some(v) = expect {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
-        spec.set_expect_reply(pat)
-            .map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
+        spec.set_expect_reply(pat).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
     }
     Ok(())
 }
@@ -139,17 +131,17 @@ pub fn optional_period(
     ms: Option<i64>,
 ) -> Result<Option<Duration>, String> {
     match (secs, ms) {
-        (Some(_), Some(_)) => Err(format!(
-            "{p}: give {name}Seconds or {name}Milliseconds, not both"
-        )),
+        (Some(_), Some(_)) => {
+            Err(format!("{p}: give {name}Seconds or {name}Milliseconds, not both"))
+        }
         (None, None) => Ok(None),
         (Some(s), None) if s <= 0 => {
             Err(format!("{p}.{name}Seconds: must be at least 1 (got {s})"))
         }
         (Some(s), None) => Ok(Some(Duration::from_secs(s as u64))),
-        (None, Some(m)) if m <= 0 => Err(format!(
-            "{p}.{name}Milliseconds: must be at least 1 (got {m})"
-        )),
+        (None, Some(m)) if m <= 0 => {
+            Err(format!("{p}.{name}Milliseconds: must be at least 1 (got {m})"))
+        }
         (None, Some(m)) => Ok(Some(Duration::from_millis(m as u64))),
     }
 }

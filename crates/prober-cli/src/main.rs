@@ -33,10 +33,7 @@ fn run() -> Result<i32, Failure> {
         match a.into_string() {
             Ok(s) => argv.push(s),
             Err(a) => {
-                return Err(Failure::usage(
-                    "",
-                    format!("argument {a:?} is not valid UTF-8"),
-                ));
+                return Err(Failure::usage("", format!("argument {a:?} is not valid UTF-8")));
             }
         }
     }
@@ -73,9 +70,8 @@ fn run() -> Result<i32, Failure> {
         other if other.starts_with('-') => {
             Err(Failure::usage("", format!("unknown option '{other}'")))
         }
-        other => Err(Failure::usage(
-            "",
-            format!("unknown command '{other}' (expected check or watch)"),
-        )),
+        other => {
+            Err(Failure::usage("", format!("unknown command '{other}' (expected check or watch)")))
+        }
     }
 }

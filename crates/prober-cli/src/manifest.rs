@@ -93,10 +93,7 @@ pub fn load(
     }
     let mut plans: Vec<TargetPlan> = Vec::new();
     let mut names: HashSet<String> = HashSet::new();
-    for (i, (doc, head)) in serde_norway::Deserializer::from_str(text)
-        .zip(heads)
-        .enumerate()
-    {
+    for (i, (doc, head)) in serde_norway::Deserializer::from_str(text).zip(heads).enumerate() {
         let Some(head) = head else { continue };
         let kind = head.kind.unwrap_or_default();
         let name = head.metadata.and_then(|m| m.name).unwrap_or_default();
@@ -106,11 +103,8 @@ pub fn load(
                 WorkloadDoc::deserialize(doc).map(|d| d.spec.template.spec)
             }
             _ => {
-                let what = if kind.is_empty() {
-                    "no kind".to_string()
-                } else {
-                    format!("kind {kind}")
-                };
+                let what =
+                    if kind.is_empty() { "no kind".to_string() } else { format!("kind {kind}") };
                 notes.push(format!(
                     "document {} ({what}{}): skipped, only {KINDS} are read",
                     i + 1,
@@ -121,10 +115,7 @@ pub fn load(
         };
         let spec = spec.map_err(|e| e.to_string())?;
         if name.is_empty() {
-            return Err(format!(
-                "document {} ({kind}): metadata.name is missing",
-                i + 1
-            ));
+            return Err(format!("document {} ({kind}): metadata.name is missing", i + 1));
         }
         for c in &spec.init_containers {
             let sidecar = c.restart_policy.as_deref() == Some("Always");
@@ -144,19 +135,13 @@ pub fn load(
         }
     }
     if plans.is_empty() {
-        return Err(format!(
-            "no container with probes found (only {KINDS} are read)"
-        ));
+        return Err(format!("no container with probes found (only {KINDS} are read)"));
     }
     Ok(plans)
 }
 
 fn quoted(name: &str) -> String {
-    if name.is_empty() {
-        String::new()
-    } else {
-        format!(" {name:?}")
-    }
+    if name.is_empty() { String::new() } else { format!(" {name:?}") }
 }
 
 /// What every target of one manifest shares.
@@ -180,9 +165,7 @@ fn add(
         return Ok(());
     }
     if !names.insert(target.clone()) {
-        return Err(format!(
-            "container {target}: more than one container with this name"
-        ));
+        return Err(format!("container {target}: more than one container with this name"));
     }
     let src = Source {
         label: format!("container {target}"),
@@ -255,34 +238,14 @@ spec: {ports: [{port: 80, targetPort: http}]}
         assert_eq!(names, ["web/proxy", "web/app"]);
         let roles: Vec<Role> = plans[1].probes.iter().map(|p| p.0).collect();
         assert_eq!(roles, [Role::Startup, Role::Readiness, Role::Liveness]);
-        let prober::ProbeKind::Http(h) = &plans[1].probes[0].1.kind else {
-            panic!()
-        };
-        assert_eq!(
-            (h.url.host(), h.url.port(), h.url.path()),
-            ("10.0.0.1", 8080, "/started")
-        );
+        let prober::ProbeKind::Http(h) = &plans[1].probes[0].1.kind else { panic!() };
+        assert_eq!((h.url.host(), h.url.port(), h.url.path()), ("10.0.0.1", 8080, "/started"));
         assert_eq!(plans[1].probes[0].2.failure_threshold, 30);
-        let prober::ProbeKind::Exec(e) = &plans[1].probes[2].1.kind else {
-            panic!()
-        };
+        let prober::ProbeKind::Exec(e) = &plans[1].probes[2].1.kind else { panic!() };
         assert_eq!(e.env, vec![("MODE".into(), "strict".into())]);
-        assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("kind Service \"web\"): skipped")),
-            "{notes:?}"
-        );
-        assert!(
-            notes.iter().any(|n| n == "web/nothing: no probes"),
-            "{notes:?}"
-        );
-        assert!(
-            notes
-                .iter()
-                .any(|n| n.contains("POD_IP: valueFrom is not resolved")),
-            "{notes:?}"
-        );
+        assert!(notes.iter().any(|n| n.contains("kind Service \"web\"): skipped")), "{notes:?}");
+        assert!(notes.iter().any(|n| n == "web/nothing: no probes"), "{notes:?}");
+        assert!(notes.iter().any(|n| n.contains("POD_IP: valueFrom is not resolved")), "{notes:?}");
     }
 
     #[test]
@@ -292,23 +255,15 @@ spec: {ports: [{port: 80, targetPort: http}]}
             "readinessProbe: {htpGet: {path: /ready",
         );
         let e = load(&bad, "h", None, &mut Vec::new()).unwrap_err();
-        assert!(
-            e.contains("unknown field `htpGet`") && e.contains("at line 33 column 28"),
-            "{e}"
-        );
+        assert!(e.contains("unknown field `htpGet`") && e.contains("at line 33 column 28"), "{e}");
         let bad = MANIFEST.replace("port: admin}", "port: adm}");
         let e = load(&bad, "h", None, &mut Vec::new()).unwrap_err();
         assert_eq!(
             e,
             "container web/proxy: readinessProbe.tcpSocket.port: named port \"adm\" not found (declared: admin)"
         );
-        let e = load(
-            "kind: Service\nmetadata: {name: x}\n",
-            "h",
-            None,
-            &mut Vec::new(),
-        )
-        .unwrap_err();
+        let e =
+            load("kind: Service\nmetadata: {name: x}\n", "h", None, &mut Vec::new()).unwrap_err();
         assert!(e.starts_with("no container with probes found"), "{e}");
         let e = load(
             "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, ports: [{name: x}]}]}\n",
@@ -317,10 +272,7 @@ spec: {ports: [{port: 80, targetPort: http}]}
             &mut Vec::new(),
         )
         .unwrap_err();
-        assert!(
-            e.contains("missing field `containerPort`") && e.contains("line 3"),
-            "{e}"
-        );
+        assert!(e.contains("missing field `containerPort`") && e.contains("line 3"), "{e}");
         let e = load("a: [\n", "h", None, &mut Vec::new()).unwrap_err();
         assert!(e.contains("line"), "{e}");
     }

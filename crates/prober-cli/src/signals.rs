@@ -73,11 +73,7 @@ impl Signals {
                 }
             }
         }
-        Ok(Signals {
-            read,
-            _write: write,
-            installed,
-        })
+        Ok(Signals { read, _write: write, installed })
     }
 
     /// Waits until `fd` is readable, a signal arrives, or `timeout` passes (rounded up to whole
@@ -88,16 +84,8 @@ impl Signals {
             Some(d) => i32::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(i32::MAX),
         };
         let mut fds = [
-            libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.read.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            libc::pollfd { fd, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: self.read.as_raw_fd(), events: libc::POLLIN, revents: 0 },
         ];
         // SAFETY: `fds` is a valid, writable array of two pollfd for the call; the caller keeps
         // `fd` open, and `self` keeps the pipe open.

@@ -69,23 +69,13 @@ pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = input else {
         return Err(args.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    Ok(Some(WatchArgs {
-        input,
-        host,
-        json,
-        for_dur,
-        until_ready,
-    }))
+    Ok(Some(WatchArgs { input, host, json, for_dur, until_ready }))
 }
 
 /// The directory that relative file names in the input are relative to: the input's own
 /// (`None` for standard input: the current directory).
 fn base_dir(path: &str) -> Option<&Path> {
-    if path == "-" {
-        None
-    } else {
-        Path::new(path).parent()
-    }
+    if path == "-" { None } else { Path::new(path).parent() }
 }
 
 /// The largest watch file or manifest read: far beyond any real one (a 100,000-target watch
@@ -119,9 +109,7 @@ fn read_input(path: &str) -> Result<String, Failure> {
         if meta.is_file() {
             bytes.reserve(meta.len() as usize);
         }
-        file.take(MAX_INPUT_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(cannot_read)?;
+        file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes).map_err(cannot_read)?;
     }
     if bytes.len() as u64 > MAX_INPUT_BYTES {
         return Err(too_large());
@@ -138,25 +126,15 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
         Input::File(path) => {
             let text = read_input(path)?;
             let json = path.ends_with(".json");
-            (
-                path,
-                config::load_watch_file(&text, json, &w.host, base_dir(path), &mut notes),
-            )
+            (path, config::load_watch_file(&text, json, &w.host, base_dir(path), &mut notes))
         }
         Input::Manifest(path) => {
             let text = read_input(path)?;
-            (
-                path,
-                manifest::load(&text, &w.host, base_dir(path), &mut notes),
-            )
+            (path, manifest::load(&text, &w.host, base_dir(path), &mut notes))
         }
     };
     for n in &notes {
-        eprintln!(
-            "prober: note: {}: {}",
-            escape_for_terminal(path),
-            escape_for_terminal(n)
-        );
+        eprintln!("prober: note: {}: {}", escape_for_terminal(path), escape_for_terminal(n));
     }
     plans.map_err(|e| Failure::input(format!("{path}: {e}")))
 }
@@ -257,16 +235,8 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
                 .set_probe(id, role, spec, schedule)
                 .map_err(|e| Failure::input(format!("{} {role}: {e}", plan.name)))?;
         }
-        let value = [
-            ProbeResult::Unknown,
-            ProbeResult::Failure,
-            ProbeResult::Success,
-        ];
-        states.push(TargetState {
-            name: plan.name,
-            has,
-            value,
-        });
+        let value = [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success];
+        states.push(TargetState { name: plan.name, has, value });
     }
 
     let mut out = io::stdout().lock();
@@ -276,27 +246,15 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         engine.drain(&mut events, usize::MAX);
         let mut write_failed = false;
         for ev in events.drain(..) {
-            let Event::State {
-                target,
-                role,
-                result,
-                outcome,
-            } = ev
-            else {
+            let Event::State { target, role, result, outcome } = ev else {
                 continue;
             };
             let Some(&i) = by_id.get(&target) else {
                 continue;
             };
             states[i].value[role.index()] = result;
-            let line = state_line(
-                w.json,
-                start.elapsed(),
-                &states[i],
-                role,
-                result,
-                outcome.as_deref(),
-            );
+            let line =
+                state_line(w.json, start.elapsed(), &states[i], role, result, outcome.as_deref());
             write_failed |= writeln!(out, "{line}").and_then(|()| out.flush()).is_err();
         }
         if write_failed {
@@ -316,12 +274,8 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
             (Some(t), Some(d)) => Some(t.min(d - now)),
             (t, d) => t.or(d.map(|d| d - now)),
         };
-        signals
-            .wait(engine.fd(), timeout)
-            .map_err(|e| Failure::software(format!("poll: {e}")))?;
-        engine
-            .step()
-            .map_err(|e| Failure::software(format!("engine: {e}")))?;
+        signals.wait(engine.fd(), timeout).map_err(|e| Failure::software(format!("poll: {e}")))?;
+        engine.step().map_err(|e| Failure::software(format!("engine: {e}")))?;
     };
     // In-flight probes (and exec children) are cancelled before the summary is printed.
     drop(engine);
@@ -360,11 +314,8 @@ fn state_line(
         };
         return serde_json::to_string(&j).unwrap_or_default();
     }
-    let mut line = format!(
-        "{:>9.3}s {} {role} {result}",
-        elapsed.as_secs_f64(),
-        escape_for_terminal(&t.name)
-    );
+    let mut line =
+        format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), escape_for_terminal(&t.name));
     match outcome {
         None => line.push_str(" (initial)"),
         Some(o) => {
@@ -413,34 +364,21 @@ mod tests {
     use prober::Reason;
 
     fn state(has: [bool; 3], value: [ProbeResult; 3]) -> TargetState {
-        TargetState {
-            name: "t".into(),
-            has,
-            value,
-        }
+        TargetState { name: "t".into(), has, value }
     }
 
     #[test]
     fn readiness_rules() {
         use ProbeResult::{Failure as F, Success as S, Unknown as U};
         // No probes: started, ready, live.
-        assert_eq!(
-            state([false; 3], [U, F, S]).flags(),
-            "started=yes ready=yes live=yes"
-        );
+        assert_eq!(state([false; 3], [U, F, S]).flags(), "started=yes ready=yes live=yes");
         // Startup pending: not started, so not ready even without a readiness probe.
-        assert_eq!(
-            state([true, false, false], [U, F, S]).flags(),
-            "started=no ready=no live=yes"
-        );
+        assert_eq!(state([true, false, false], [U, F, S]).flags(), "started=no ready=no live=yes");
         assert_eq!(
             state([true, false, false], [S, F, S]).flags(),
             "started=yes ready=yes live=yes"
         );
-        assert_eq!(
-            state([false, true, true], [U, F, F]).flags(),
-            "started=yes ready=no live=no"
-        );
+        assert_eq!(state([false, true, true], [U, F, F]).flags(), "started=yes ready=no live=no");
         assert_eq!(
             state([false, true, false], [U, S, S]).flags(),
             "started=yes ready=yes live=yes"
@@ -451,11 +389,7 @@ mod tests {
     fn lines() {
         let t = state(
             [false, true, false],
-            [
-                ProbeResult::Unknown,
-                ProbeResult::Failure,
-                ProbeResult::Success,
-            ],
+            [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
         );
         let l = state_line(
             false,
@@ -465,10 +399,7 @@ mod tests {
             ProbeResult::Failure,
             None,
         );
-        assert_eq!(
-            l,
-            "    1.500s t readiness failure (initial)  started=yes ready=no live=yes"
-        );
+        assert_eq!(l, "    1.500s t readiness failure (initial)  started=yes ready=no live=yes");
         let mut o =
             prober::Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
         o.http_status = Some(503);

@@ -109,18 +109,9 @@ fn assert_usage_error(args: &[&str], needle: &str) {
     assert_eq!(r.code, 64, "{args:?}: {}", r.stderr);
     assert_eq!(r.stdout, "", "{args:?}");
     let lines: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{args:?}: one line on stderr: {:?}",
-        r.stderr
-    );
+    assert_eq!(lines.len(), 1, "{args:?}: one line on stderr: {:?}", r.stderr);
     assert!(lines[0].starts_with("prober: "), "{args:?}: {}", lines[0]);
-    assert!(
-        lines[0].contains(needle),
-        "{args:?}: {:?} lacks {needle:?}",
-        lines[0]
-    );
+    assert!(lines[0].contains(needle), "{args:?}: {:?} lacks {needle:?}", lines[0]);
 }
 
 // ---- check: exit statuses and JSON ------------------------------------------------------
@@ -150,10 +141,7 @@ fn check_warning_exits_0() {
     assert_eq!(v["result"], "warning");
     assert_eq!(v["reason"], "redirect");
     assert_eq!(v["http_status"], 302);
-    assert_eq!(
-        v["message"],
-        "Probe terminated redirects, Response body: moved"
-    );
+    assert_eq!(v["message"], "Probe terminated redirects, Response body: moved");
     assert_eq!(v["output"], "moved");
 }
 
@@ -178,10 +166,7 @@ fn check_unknown_exits_2_for_a_missing_binary() {
     assert_common_fields(&v);
     assert_eq!(v["result"], "unknown");
     assert_eq!(v["reason"], "spawn");
-    assert!(
-        v["message"].as_str().unwrap().contains("/no/such/binary"),
-        "{v}"
-    );
+    assert!(v["message"].as_str().unwrap().contains("/no/such/binary"), "{v}");
 }
 
 #[test]
@@ -211,10 +196,7 @@ fn check_tcp_success_and_refused() {
         (1, Some("failure"), Some("refused")),
         "{v}"
     );
-    assert_eq!(
-        v["message"],
-        format!("dial tcp 127.0.0.1:{port}: connect: connection refused")
-    );
+    assert_eq!(v["message"], format!("dial tcp 127.0.0.1:{port}: connect: connection refused"));
 }
 
 #[test]
@@ -227,16 +209,14 @@ fn check_human_lines() {
     let r = run(&["check", &server.url("/status/500")]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stdout
-            .starts_with("failure: HTTP probe failed with statuscode: 500 (status, HTTP 500, "),
+        r.stdout.starts_with("failure: HTTP probe failed with statuscode: 500 (status, HTTP 500, "),
         "{}",
         r.stdout
     );
     let r = run(&["check", "--", "/bin/sh", "-c", "exit 3"]);
     assert_eq!(r.code, 1);
     assert!(
-        r.stdout
-            .starts_with("failure: command terminated with exit code 3 (exit_code, exit 3, "),
+        r.stdout.starts_with("failure: command terminated with exit code 3 (exit_code, exit 3, "),
         "{}",
         r.stdout
     );
@@ -246,17 +226,11 @@ fn check_human_lines() {
 
 #[test]
 fn usage_errors_exit_64_with_one_line() {
-    assert_usage_error(
-        &["check", "--bogus", "http://127.0.0.1:1/"],
-        "unknown option '--bogus'",
-    );
+    assert_usage_error(&["check", "--bogus", "http://127.0.0.1:1/"], "unknown option '--bogus'");
     assert_usage_error(&["check", "127.0.0.1:80"], "bad target '127.0.0.1:80'");
     assert_usage_error(&["check", "ftp://127.0.0.1/"], "unsupported scheme 'ftp'");
     assert_usage_error(&["check", "tcp://127.0.0.1"], "missing port");
-    assert_usage_error(
-        &["check", "--timeout", "5", "http://127.0.0.1:1/"],
-        "bad duration '5'",
-    );
+    assert_usage_error(&["check", "--timeout", "5", "http://127.0.0.1:1/"], "bad duration '5'");
     assert_usage_error(
         &["check", "--timeout", "soon", "http://127.0.0.1:1/"],
         "bad duration 'soon'",
@@ -264,26 +238,17 @@ fn usage_errors_exit_64_with_one_line() {
     assert_usage_error(&["check"], "missing TARGET");
     assert_usage_error(&["check", "--json"], "missing TARGET");
     assert_usage_error(&["check", "--"], "missing command");
-    assert_usage_error(
-        &["check", "-H", "NoColon", "http://127.0.0.1:1/"],
-        "bad header 'NoColon'",
-    );
+    assert_usage_error(&["check", "-H", "NoColon", "http://127.0.0.1:1/"], "bad header 'NoColon'");
     assert_usage_error(
         &["check", "-H", "Bad Name: v", "http://127.0.0.1:1/"],
         "invalid HTTP header name",
     );
-    assert_usage_error(
-        &["check", "-H", "X: y", "tcp://127.0.0.1:1"],
-        "applies to http",
-    );
+    assert_usage_error(&["check", "-H", "X: y", "tcp://127.0.0.1:1"], "applies to http");
     assert_usage_error(
         &["check", "--redirects", "all", "http://127.0.0.1:1/"],
         "bad --redirects 'all'",
     );
-    assert_usage_error(
-        &["check", "--env", "NOEQUALS", "--", "true"],
-        "bad --env 'NOEQUALS'",
-    );
+    assert_usage_error(&["check", "--env", "NOEQUALS", "--", "true"], "bad --env 'NOEQUALS'");
     assert_usage_error(&["frobnicate"], "unknown command 'frobnicate'");
     assert_usage_error(&[], "missing command");
     assert_usage_error(&["watch"], "missing FILE");
@@ -293,23 +258,14 @@ fn usage_errors_exit_64_with_one_line() {
 
 #[test]
 fn help_and_version() {
-    for args in [
-        &["--help"][..],
-        &["check", "--help"],
-        &["watch", "--help"],
-        &["help", "check"],
-    ] {
+    for args in [&["--help"][..], &["check", "--help"], &["watch", "--help"], &["help", "check"]] {
         let r = run(args);
         assert_eq!(r.code, 0, "{args:?}");
         assert!(r.stdout.contains("Usage"), "{args:?}: {}", r.stdout);
         assert_eq!(r.stderr, "");
     }
     assert!(run(&["check", "--help"]).stdout.contains("--timeout DUR"));
-    assert!(
-        run(&["check", "--help"])
-            .stdout
-            .contains("grpc://HOST:PORT[/SERVICE]")
-    );
+    assert!(run(&["check", "--help"]).stdout.contains("grpc://HOST:PORT[/SERVICE]"));
     assert!(run(&["check", "--help"]).stdout.contains("--tls-ca FILE"));
     assert!(run(&["watch", "--help"]).stdout.contains("--until-ready"));
     let r = run(&["--version"]);
@@ -343,12 +299,7 @@ fn empty_user_agent_removes_the_header() {
 fn user_headers_replace_defaults_and_add() {
     let server = TargetServer::start();
     let url = server.url("/echo/headers");
-    let (code, v) = check_json(&[
-        "-H",
-        "User-Agent: my-agent/2",
-        "--header=X-Probe: yes",
-        &url,
-    ]);
+    let (code, v) = check_json(&["-H", "User-Agent: my-agent/2", "--header=X-Probe: yes", &url]);
     assert_eq!(code, 0);
     let out = v["output"].as_str().unwrap();
     assert!(out.contains("User-Agent: my-agent/2\n"), "{out}");
@@ -356,10 +307,7 @@ fn user_headers_replace_defaults_and_add() {
     assert!(out.contains("X-Probe: yes\n"), "{out}");
     let (_, v) = check_json(&["-H", "Accept: text/plain", &url]);
     let out = v["output"].as_str().unwrap();
-    assert!(
-        out.contains("Accept: text/plain\n") && !out.contains("*/*"),
-        "{out}"
-    );
+    assert!(out.contains("Accept: text/plain\n") && !out.contains("*/*"), "{out}");
 }
 
 #[test]
@@ -378,14 +326,8 @@ fn redirect_policy_option() {
 
 #[test]
 fn exec_expands_env() {
-    let (code, v) = check_json(&[
-        "--env",
-        "GREETING=hi",
-        "--",
-        "/bin/sh",
-        "-c",
-        "echo $(GREETING)",
-    ]);
+    let (code, v) =
+        check_json(&["--env", "GREETING=hi", "--", "/bin/sh", "-c", "echo $(GREETING)"]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["result"], "success");
     assert_eq!(v["output"].as_str().unwrap().trim_end(), "hi");
@@ -411,7 +353,11 @@ fn exec_command_gets_no_descriptor_of_the_shell() {
     let out = reader(child.stdout.take().unwrap());
     let err = reader(child.stderr.take().unwrap());
     let status = wait_bounded(&mut child, HANG);
-    let r = Run { code: status.code().unwrap(), stdout: out.recv().unwrap(), stderr: err.recv().unwrap() };
+    let r = Run {
+        code: status.code().unwrap(),
+        stdout: out.recv().unwrap(),
+        stderr: err.recv().unwrap(),
+    };
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
     let v = json_line(&r);
     assert_eq!(v["result"], "success", "{v}");
@@ -420,7 +366,10 @@ fn exec_command_gets_no_descriptor_of_the_shell() {
     for line in listing.lines().filter(|l| l.contains(" -> ")) {
         let (left, target) = line.split_once(" -> ").unwrap();
         let fd: u32 = left.split_whitespace().last().unwrap().parse().unwrap();
-        assert!(!target.ends_with("/hostname"), "the shell's descriptor reached the command: {line}");
+        assert!(
+            !target.ends_with("/hostname"),
+            "the shell's descriptor reached the command: {line}"
+        );
         // Beyond stdin, stdout and stderr only ls's own directory descriptor.
         assert!(fd < 3 || (target.starts_with("/proc/") && target.ends_with("/fd")), "{line}");
     }
@@ -514,10 +463,7 @@ impl Watch {
 
     /// The next line, parsed as JSON.
     fn next(&self) -> Value {
-        let line = self
-            .lines
-            .recv_timeout(HANG)
-            .expect("prober watch printed no line in time");
+        let line = self.lines.recv_timeout(HANG).expect("prober watch printed no line in time");
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"))
     }
 
@@ -525,10 +471,7 @@ impl Watch {
     fn next_state(&self, target: &str, role: &str) -> Value {
         loop {
             let v = self.next();
-            assert!(
-                v.get("summary").is_none(),
-                "watch ended before the expected state: {v}"
-            );
+            assert!(v.get("summary").is_none(), "watch ended before the expected state: {v}");
             if v["target"] == target && v["role"] == role {
                 return v;
             }
@@ -576,11 +519,7 @@ fn watch_reports_readiness_changes_in_order() {
         "{v}"
     );
     assert_eq!(
-        (
-            v["started"].as_bool(),
-            v["ready"].as_bool(),
-            v["live"].as_bool()
-        ),
+        (v["started"].as_bool(), v["ready"].as_bool(), v["live"].as_bool()),
         (Some(true), Some(false), Some(true))
     );
     assert!(v["time_ms"].is_u64() && v["message"].is_string(), "{v}");
@@ -616,13 +555,7 @@ fn watch_reports_readiness_changes_in_order() {
 fn watch_human_lines() {
     let server = TargetServer::start();
     let file = health_watch_file(&server);
-    let r = run(&[
-        "watch",
-        "--until-ready",
-        "--for",
-        "30s",
-        file.to_str().unwrap(),
-    ]);
+    let r = run(&["watch", "--until-ready", "--for", "30s", file.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert!(
@@ -642,27 +575,13 @@ fn watch_human_lines() {
 fn until_ready_exits_0_when_ready_and_1_when_not() {
     let server = TargetServer::start();
     let file = health_watch_file(&server);
-    let r = run(&[
-        "watch",
-        "--until-ready",
-        "--for",
-        "30s",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
+    let r = run(&["watch", "--until-ready", "--for", "30s", "--json", file.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let last: Value = serde_json::from_str(r.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["all_ready"], true);
 
     server.set_healthy(false);
-    let r = run(&[
-        "watch",
-        "--until-ready",
-        "--for",
-        "1s",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
+    let r = run(&["watch", "--until-ready", "--for", "1s", "--json", file.to_str().unwrap()]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let last: Value = serde_json::from_str(r.stdout.lines().last().unwrap()).unwrap();
     assert_eq!(last["all_ready"], false);
@@ -685,13 +604,7 @@ fn watch_gates_readiness_on_startup_and_expands_target_env() {
             server.port()
         ),
     );
-    let w = Watch::start(&[
-        "--until-ready",
-        "--for",
-        "30s",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
+    let w = Watch::start(&["--until-ready", "--for", "30s", "--json", file.to_str().unwrap()]);
     let mut seen = Vec::new();
     loop {
         let v = w.next();
@@ -710,19 +623,12 @@ fn watch_gates_readiness_on_startup_and_expands_target_env() {
     assert_eq!(status.code(), Some(0));
     // Initial values first (startup unknown, readiness failure), then startup success, and
     // readiness only after it.
-    let startup_ok = seen
-        .iter()
-        .position(|s| s == "startup success none")
-        .expect("startup success");
-    let ready_ok = seen
-        .iter()
-        .position(|s| s == "readiness success none")
-        .expect("readiness success");
+    let startup_ok =
+        seen.iter().position(|s| s == "startup success none").expect("startup success");
+    let ready_ok =
+        seen.iter().position(|s| s == "readiness success none").expect("readiness success");
     assert!(startup_ok < ready_ok, "{seen:?}");
-    assert!(
-        seen.contains(&"startup unknown initial".to_string()),
-        "{seen:?}"
-    );
+    assert!(seen.contains(&"startup unknown initial".to_string()), "{seen:?}");
 }
 
 const MANIFEST: &str = r#"# A Deployment with two containers and a sidecar, plus a Service.
@@ -803,10 +709,7 @@ spec:
 #[test]
 fn watch_manifest_runs_every_containers_probes() {
     let server = TargetServer::start();
-    let file = write_file(
-        "yaml",
-        &MANIFEST.replace("PORT", &server.port().to_string()),
-    );
+    let file = write_file("yaml", &MANIFEST.replace("PORT", &server.port().to_string()));
     let mut child = prober()
         .args([
             "watch",
@@ -827,20 +730,11 @@ fn watch_manifest_runs_every_containers_probes() {
     let status = wait_bounded(&mut child, HANG);
     let (stdout, stderr) = (out.recv().unwrap(), err.recv().unwrap());
     assert_eq!(status.code(), Some(0), "{stdout}{stderr}");
-    assert!(
-        stderr.contains("kind Service \"web\"): skipped"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("web/worker: env[1] NODE: valueFrom is not resolved"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("kind Service \"web\"): skipped"), "{stderr}");
+    assert!(stderr.contains("web/worker: env[1] NODE: valueFrom is not resolved"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let states: Vec<String> = lines
         .iter()
         .filter(|v| v.get("role").is_some())
@@ -863,10 +757,7 @@ fn watch_manifest_runs_every_containers_probes() {
         "web/worker liveness success",
         "web/worker readiness success",
     ] {
-        assert!(
-            states.iter().any(|s| s == want),
-            "{want:?} missing from {states:?}"
-        );
+        assert!(states.iter().any(|s| s == want), "{want:?} missing from {states:?}");
     }
     let summary = lines.last().unwrap();
     assert_eq!(summary["all_ready"], true);
@@ -890,17 +781,9 @@ fn assert_bad_file(args: &[&str], text: &str, ext: &str, needles: &[&str]) {
     let r = run(&all);
     assert_eq!(r.code, 64, "{text}\n{}", r.stderr);
     assert_eq!(r.stdout, "", "nothing runs on bad input");
-    let lines: Vec<&str> = r
-        .stderr
-        .lines()
-        .filter(|l| !l.starts_with("prober: note: "))
-        .collect();
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.starts_with("prober: note: ")).collect();
     assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);
-    assert!(
-        lines[0].starts_with(&format!("prober: {}: ", file.display())),
-        "{}",
-        lines[0]
-    );
+    assert!(lines[0].starts_with(&format!("prober: {}: ", file.display())), "{}", lines[0]);
     for n in needles {
         assert!(lines[0].contains(n), "{:?} lacks {n:?}", lines[0]);
     }
@@ -916,22 +799,14 @@ fn bad_watch_files_exit_64_with_a_precise_message() {
         &[],
         &yaml("    readinessProbe:\n      httpGet: {port: 80}\n      perodSeconds: 3\n"),
         "yaml",
-        &[
-            "unknown field `perodSeconds`",
-            "targets[0].readinessProbe",
-            "line 6 column 7",
-        ],
+        &["unknown field `perodSeconds`", "targets[0].readinessProbe", "line 6 column 7"],
     );
     // Wrong type.
     assert_bad_file(
         &[],
         &yaml("    readinessProbe:\n      httpGet: {port: 80}\n      periodSeconds: often\n"),
         "yaml",
-        &[
-            "periodSeconds",
-            "invalid type: string \"often\", expected an integer",
-            "line 6",
-        ],
+        &["periodSeconds", "invalid type: string \"often\", expected an integer", "line 6"],
     );
     assert_bad_file(
         &[],
@@ -944,11 +819,7 @@ fn bad_watch_files_exit_64_with_a_precise_message() {
         &[],
         &yaml("    livenessProbe:\n      tcpSocket: {host: localhost}\n"),
         "yaml",
-        &[
-            "targets[0].livenessProbe.tcpSocket",
-            "missing field `port`",
-            "line 5",
-        ],
+        &["targets[0].livenessProbe.tcpSocket", "missing field `port`", "line 5"],
     );
     // Named port not found: the target and the field path.
     assert_bad_file(
@@ -978,10 +849,7 @@ fn bad_watch_files_exit_64_with_a_precise_message() {
             "    startupProbe:\n      tcpSocket: {port: 1}\n      periodSeconds: 1\n      periodMilliseconds: 500\n",
         ),
         "yaml",
-        &[
-            "startupProbe",
-            "periodSeconds or periodMilliseconds, not both",
-        ],
+        &["startupProbe", "periodSeconds or periodMilliseconds, not both"],
     );
     assert_bad_file(&[], "targets: []\n", "yaml", &["empty"]);
     assert_bad_file(&[], "targets: [\n", "yaml", &["line"]);
@@ -998,16 +866,10 @@ fn bad_watch_files_exit_64_with_a_precise_message() {
         &["--manifest"],
         manifest,
         "yaml",
-        &[
-            "container p/c",
-            "readinessProbe.httpGet.port",
-            "named port \"htp\"",
-        ],
+        &["container p/c", "readinessProbe.httpGet.port", "named port \"htp\""],
     );
-    let manifest = manifest.replace(
-        "httpGet: {port: htp}",
-        "httpGet: {port: http}, sucessThreshold: 1",
-    );
+    let manifest =
+        manifest.replace("httpGet: {port: htp}", "httpGet: {port: http}, sucessThreshold: 1");
     assert_bad_file(
         &["--manifest"],
         &manifest,
@@ -1020,12 +882,7 @@ fn bad_watch_files_exit_64_with_a_precise_message() {
 fn unreadable_file_exits_66() {
     let r = run(&["watch", "/no/such/watch-file.yaml"]);
     assert_eq!(r.code, 66, "{}", r.stderr);
-    assert!(
-        r.stderr
-            .starts_with("prober: cannot read /no/such/watch-file.yaml: "),
-        "{}",
-        r.stderr
-    );
+    assert!(r.stderr.starts_with("prober: cannot read /no/such/watch-file.yaml: "), "{}", r.stderr);
 }
 
 // ---- watch: signals ---------------------------------------------------------------------
@@ -1128,11 +985,7 @@ fn sigterm_to_check_kills_its_command_and_ends_by_the_signal() {
     assert_eq!(r, 0);
     let status = wait_bounded(&mut child, HANG);
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
-    assert_eq!(
-        out.recv().unwrap(),
-        "",
-        "no verdict for an interrupted check"
-    );
+    assert_eq!(out.recv().unwrap(), "", "no verdict for an interrupted check");
     assert_process_ends(pid);
 }
 
@@ -1177,9 +1030,7 @@ fn pki(tag: &str, names: &[&str]) -> Pki {
     let server = ca.issue_expiring(names, (2031, 2, 3));
     let (ca_file, _) = ca.cert().write_files(&dir.0, "ca");
     let (cert, key) = server.write_files(&dir.0, "server");
-    let (other_ca_file, _) = TestCa::new("another CA")
-        .cert()
-        .write_files(&dir.0, "other-ca");
+    let (other_ca_file, _) = TestCa::new("another CA").cert().write_files(&dir.0, "other-ca");
     let s = |p: PathBuf| p.to_str().unwrap().to_string();
     Pki {
         ca_file: s(ca_file),
@@ -1232,10 +1083,7 @@ fn check_grpc_not_serving_exits_1() {
     assert_common_fields(&v);
     assert_eq!(v["result"], "failure");
     assert_eq!(v["reason"], "status");
-    assert_eq!(
-        v["message"],
-        "service unhealthy (responded with \"NOT_SERVING\")"
-    );
+    assert_eq!(v["message"], "service unhealthy (responded with \"NOT_SERVING\")");
     assert_eq!(v["output"], "");
     let r = run(&["check", &grpc_target(s.port(), "down")]);
     assert_eq!(r.code, 1);
@@ -1290,31 +1138,19 @@ fn check_grpc_over_tls() {
     // Without --tls the probe is plaintext h2c, which a TLS server does not speak.
     let (code, v) = check_json(&["--timeout", "2s", &target]);
     assert_eq!(code, 1, "{v}");
-    let prefix = format!(
-        "error: failed to connect service at \"127.0.0.1:{}\": ",
-        s.port()
-    );
+    let prefix = format!("error: failed to connect service at \"127.0.0.1:{}\": ", s.port());
     assert!(v["message"].as_str().unwrap().starts_with(&prefix), "{v}");
 
     // Verified against its CA; TLS 1.3 at least.
-    let (code, v) = check_json(&[
-        "--tls",
-        "--tls-ca",
-        &p.ca_file,
-        "--tls-min-version",
-        "1.3",
-        &target,
-    ]);
+    let (code, v) =
+        check_json(&["--tls", "--tls-ca", &p.ca_file, "--tls-min-version", "1.3", &target]);
     assert_eq!(code, 0, "{v}");
 
     // Verified against another CA: failure, reason tls, and the expiry is still reported.
     let (code, v) = check_json(&["--tls", "--tls-ca", &p.other_ca_file, &target]);
     assert_eq!(code, 1, "{v}");
     assert_eq!(v["reason"], "tls");
-    assert_eq!(
-        v["message"],
-        format!("{prefix}tls: invalid peer certificate: UnknownIssuer")
-    );
+    assert_eq!(v["message"], format!("{prefix}tls: invalid peer certificate: UnknownIssuer"));
     assert_eq!(v["cert_not_after"], CERT_NOT_AFTER);
 }
 
@@ -1323,9 +1159,7 @@ fn check_grpc_mutual_tls_with_tls_cert_and_key() {
     let p = pki("grpc-mtls", &["127.0.0.1"]);
     let clients = TestCa::new("client CA");
     let (client_ca, _) = clients.cert().write_files(&p.dir.0, "client-ca");
-    let (cert, key) = clients
-        .issue_client("probe")
-        .write_files(&p.dir.0, "client");
+    let (cert, key) = clients.issue_client("probe").write_files(&p.dir.0, "client");
     let s = HealthServer::start(&[
         "-tls-cert",
         &p.cert,
@@ -1346,13 +1180,7 @@ fn check_grpc_mutual_tls_with_tls_cert_and_key() {
     assert_eq!(code, 0, "{v}");
     let (code, v) = check_json(&["--tls", &target]);
     assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
-    assert!(
-        v["message"]
-            .as_str()
-            .unwrap()
-            .contains("tls: received fatal alert"),
-        "{v}"
-    );
+    assert!(v["message"].as_str().unwrap().contains("tls: received fatal alert"), "{v}");
 }
 
 // ---- check: HTTPS -----------------------------------------------------------------------
@@ -1375,10 +1203,7 @@ fn check_https_does_not_verify_by_default() {
     assert_eq!(code, 0, "{v}");
     // No SNI for an IP address.
     let hs = server.wait_for_handshakes(2, HANG);
-    assert!(
-        hs.iter().all(|h| h.sni.is_none() && h.error.is_none()),
-        "{hs:?}"
-    );
+    assert!(hs.iter().all(|h| h.sni.is_none() && h.error.is_none()), "{hs:?}");
     // A failure over TLS still reports the certificate.
     server.backend().set_healthy(false);
     let (code, v) = check_json(&[&url]);
@@ -1397,11 +1222,7 @@ fn check_https_verifies_with_tls_ca() {
 
     let (code, v) = check_json(&["--tls-ca", &p.other_ca_file, &url]);
     assert_eq!(code, 1, "{v}");
-    assert_eq!(
-        (v["result"].as_str(), v["reason"].as_str()),
-        (Some("failure"), Some("tls")),
-        "{v}"
-    );
+    assert_eq!((v["result"].as_str(), v["reason"].as_str()), (Some("failure"), Some("tls")), "{v}");
     assert_eq!(
         v["message"],
         format!("Get \"{url}\": tls: invalid peer certificate: UnknownIssuer")
@@ -1416,11 +1237,7 @@ fn check_https_verifies_with_tls_ca() {
     // A CA file that cannot be read: the probe cannot run (unknown, 2).
     let (code, v) = check_json(&["--tls-ca", "/no/such/ca.pem", &url]);
     assert_eq!(code, 2, "{v}");
-    assert_eq!(
-        (v["result"].as_str(), v["reason"].as_str()),
-        (Some("unknown"), Some("tls")),
-        "{v}"
-    );
+    assert_eq!((v["result"].as_str(), v["reason"].as_str()), (Some("unknown"), Some("tls")), "{v}");
     assert_eq!(
         v["message"],
         "TLS setup failed: cannot read CA file \"/no/such/ca.pem\": no such file or directory"
@@ -1436,28 +1253,12 @@ fn check_https_tls_server_name() {
     let url = server.url("/health");
     let (code, v) = check_json(&["--tls-ca", &p.ca_file, &url]);
     assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
-    assert!(
-        v["message"]
-            .as_str()
-            .unwrap()
-            .contains("tls: invalid peer certificate"),
-        "{v}"
-    );
-    let (code, v) = check_json(&[
-        "--tls-ca",
-        &p.ca_file,
-        "--tls-server-name",
-        "svc.test",
-        &url,
-    ]);
+    assert!(v["message"].as_str().unwrap().contains("tls: invalid peer certificate"), "{v}");
+    let (code, v) = check_json(&["--tls-ca", &p.ca_file, "--tls-server-name", "svc.test", &url]);
     assert_eq!(code, 0, "{v}");
     // (The failed handshake may be recorded after the good one: look for the good one.)
     let hs = server.wait_for_handshakes(2, HANG);
-    assert!(
-        hs.iter()
-            .any(|h| h.sni.as_deref() == Some("svc.test") && h.error.is_none()),
-        "{hs:?}"
-    );
+    assert!(hs.iter().any(|h| h.sni.as_deref() == Some("svc.test") && h.error.is_none()), "{hs:?}");
 }
 
 #[test]
@@ -1476,16 +1277,10 @@ fn check_https_tls_min_version() {
 #[test]
 fn tls_and_grpc_usage_errors_exit_64() {
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["grpc://127.0.0.1"],
-            "missing port (expected grpc://HOST:PORT)",
-        ),
+        (&["grpc://127.0.0.1"], "missing port (expected grpc://HOST:PORT)"),
         (&["grpc://127.0.0.1:0/svc"], "invalid port 0"),
         (&["-H", "X: y", "grpc://127.0.0.1:1"], "applies to http"),
-        (
-            &["--tls", "tcp://127.0.0.1:1"],
-            "--tls applies to https:// and grpc:// targets only",
-        ),
+        (&["--tls", "tcp://127.0.0.1:1"], "--tls applies to https:// and grpc:// targets only"),
         (
             &["--tls-verify", "--", "true"],
             "--tls-verify applies to https:// and grpc:// targets only",
@@ -1494,14 +1289,8 @@ fn tls_and_grpc_usage_errors_exit_64() {
             &["--tls", "http://127.0.0.1:1/"],
             "--tls applies to https:// and grpc:// targets, not http://",
         ),
-        (
-            &["--tls-ca", "ca.pem", "http://127.0.0.1:1/"],
-            "not http://",
-        ),
-        (
-            &["--tls-ca", "ca.pem", "grpc://127.0.0.1:1"],
-            "--tls-ca needs --tls on grpc:// targets",
-        ),
+        (&["--tls-ca", "ca.pem", "http://127.0.0.1:1/"], "not http://"),
+        (&["--tls-ca", "ca.pem", "grpc://127.0.0.1:1"], "--tls-ca needs --tls on grpc:// targets"),
         (
             &["--tls", "--tls-cert", "c.pem", "grpc://127.0.0.1:1"],
             "--tls-cert needs --tls-key (give both or neither)",
@@ -1518,10 +1307,7 @@ fn tls_and_grpc_usage_errors_exit_64() {
             &["--tls-server-name", "not a name", "https://127.0.0.1:1/"],
             "invalid server name \"not a name\"",
         ),
-        (
-            &["https://127.0.0.1:1/", "--tls-ca"],
-            "option '--tls-ca' needs a value",
-        ),
+        (&["https://127.0.0.1:1/", "--tls-ca"], "option '--tls-ca' needs a value"),
     ];
     for (args, needle) in cases {
         let mut all = vec!["check"];
@@ -1534,10 +1320,7 @@ fn tls_and_grpc_usage_errors_exit_64() {
 
 /// The state lines of a finished `watch --json` run as `TARGET ROLE RESULT`, and the lines.
 fn states_of(stdout: &str) -> (Vec<String>, Vec<Value>) {
-    let lines: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let states = lines
         .iter()
         .filter(|v| v.get("role").is_some())
@@ -1585,31 +1368,14 @@ fn watch_grpc_and_https_probes_turn_ready() {
         ),
     )
     .unwrap();
-    let r = run(&[
-        "watch",
-        "--until-ready",
-        "--for",
-        "30s",
-        "--json",
-        file.to_str().unwrap(),
-    ]);
+    let r = run(&["watch", "--until-ready", "--for", "30s", "--json", file.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.stderr, "");
     let (states, lines) = states_of(&r.stdout);
-    for want in [
-        "rpc readiness success",
-        "rpc-tls readiness success",
-        "web readiness success",
-    ] {
-        assert!(
-            states.iter().any(|s| s == want),
-            "{want:?} missing from {states:?}"
-        );
+    for want in ["rpc readiness success", "rpc-tls readiness success", "web readiness success"] {
+        assert!(states.iter().any(|s| s == want), "{want:?} missing from {states:?}");
     }
-    let web_ok = lines
-        .iter()
-        .find(|v| v["target"] == "web" && v["result"] == "success")
-        .unwrap();
+    let web_ok = lines.iter().find(|v| v["target"] == "web" && v["result"] == "success").unwrap();
     assert_eq!(web_ok["http_status"], 200);
     assert_eq!(web_ok["cert_not_after"], CERT_NOT_AFTER);
     assert_eq!(lines.last().unwrap()["all_ready"], true);
@@ -1640,10 +1406,7 @@ fn watch_grpc_failure_lines_carry_the_message() {
         (Some("failure"), Some("status")),
         "{v}"
     );
-    assert_eq!(
-        v["message"],
-        "service unhealthy (responded with \"NOT_SERVING\")"
-    );
+    assert_eq!(v["message"], "service unhealthy (responded with \"NOT_SERVING\")");
     assert_eq!(v["live"], false);
     w.signal(libc::SIGTERM);
     let (status, _) = w.wait();
@@ -1697,15 +1460,10 @@ fn watch_manifest_with_grpc_and_https_probes() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.stderr, "");
     let (states, _) = states_of(&r.stdout);
-    for want in [
-        "api/server readiness success",
-        "api/web readiness success",
-        "api/secure startup success",
-    ] {
-        assert!(
-            states.iter().any(|s| s == want),
-            "{want:?} missing from {states:?}"
-        );
+    for want in
+        ["api/server readiness success", "api/web readiness success", "api/secure startup success"]
+    {
+        assert!(states.iter().any(|s| s == want), "{want:?} missing from {states:?}");
     }
     assert!(web.backend().requests() > 0);
 }
@@ -1718,20 +1476,15 @@ fn bad_grpc_and_tls_fields_exit_64_with_a_precise_message() {
         &["--manifest"],
         manifest,
         "yaml",
-        &[
-            "container p/c: livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC \
-             probes (Kubernetes requires a port number here; write its number, 50051)",
-        ],
+        &["container p/c: livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC \
+             probes (Kubernetes requires a port number here; write its number, 50051)"],
     );
     let yaml = |probe: &str| format!("targets:\n  - name: api\n    readinessProbe:\n{probe}");
     assert_bad_file(
         &[],
         &yaml("      grpc: {port: 1, mode: Secure}\n"),
         "yaml",
-        &[
-            "target \"api\"",
-            "readinessProbe.grpc.mode: expected Plaintext or TLS (got \"Secure\")",
-        ],
+        &["target \"api\"", "readinessProbe.grpc.mode: expected Plaintext or TLS (got \"Secure\")"],
     );
     assert_bad_file(
         &[],

@@ -95,26 +95,14 @@ fn check_expect_body() {
     let (code, v) = check_json(&["--expect-body", "^ok$", &server.url("/health")]);
     assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
     server.set_healthy(false);
-    let args = [
-        "--expect-status",
-        "503",
-        "--expect-body",
-        "^ok$",
-        &server.url("/health"),
-    ];
+    let args = ["--expect-status", "503", "--expect-body", "^ok$", &server.url("/health")];
     let (code, v) = check_json(&args);
     assert_eq!(
         (code, v["result"].as_str(), v["reason"].as_str()),
         (1, Some("failure"), Some("body")),
         "{v}"
     );
-    assert!(
-        v["message"]
-            .as_str()
-            .unwrap()
-            .contains("body did not match \"^ok$\""),
-        "{v}"
-    );
+    assert!(v["message"].as_str().unwrap().contains("body did not match \"^ok$\""), "{v}");
     // The human line says the same.
     let out = prober(&[
         "check",
@@ -183,11 +171,7 @@ fn watch_unhealthy_period_and_jitter() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("prober watch ended early: {status}");
         }
-        assert!(
-            Instant::now() < limit,
-            "only {} requests",
-            server.requests()
-        );
+        assert!(Instant::now() < limit, "only {} requests", server.requests());
         std::thread::sleep(Duration::from_millis(10));
     }
     child.kill().unwrap();
@@ -254,11 +238,8 @@ fn redis_like() -> u16 {
             std::thread::spawn(move || {
                 let mut line = String::new();
                 let _ = BufReader::new(c.try_clone().unwrap()).read_line(&mut line);
-                let reply: &[u8] = if line == "PING\r\n" {
-                    b"+PONG\r\n"
-                } else {
-                    b"-ERR unknown command\r\n"
-                };
+                let reply: &[u8] =
+                    if line == "PING\r\n" { b"+PONG\r\n" } else { b"-ERR unknown command\r\n" };
                 let _ = c.write_all(reply);
             });
         }
@@ -279,10 +260,7 @@ fn check_tcp_send_expect() {
         "{v}"
     );
     assert!(
-        v["message"]
-            .as_str()
-            .unwrap()
-            .contains("received: \"-ERR unknown command\\r\\n\""),
+        v["message"].as_str().unwrap().contains("received: \"-ERR unknown command\\r\\n\""),
         "{v}"
     );
 
@@ -294,18 +272,9 @@ fn check_tcp_send_expect() {
         &["check", "--expect", "x", "--", "/bin/true"],
         "--expect applies to tcp:// targets only",
     );
-    assert_usage(
-        &["check", "--send", "PING\\q", &target],
-        "--send: invalid data to send",
-    );
-    assert_usage(
-        &["check", "--send", "\\x4", &target],
-        "needs two hex digits",
-    );
-    assert_usage(
-        &["check", "--expect", "(", &target],
-        "--expect: invalid regular expression",
-    );
+    assert_usage(&["check", "--send", "PING\\q", &target], "--send: invalid data to send");
+    assert_usage(&["check", "--send", "\\x4", &target], "needs two hex digits");
+    assert_usage(&["check", "--expect", "(", &target], "--expect: invalid regular expression");
 }
 
 #[test]
@@ -319,12 +288,7 @@ fn watch_tcp_send_expect() {
          \x20   periodMilliseconds: 50\n"
     ));
     let out = prober(&["watch", "--until-ready", "--for", "60s", file.path()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 
     let bad = TempFile::new(
         "targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, send: \"a\\\\z\"}\n",

@@ -135,9 +135,7 @@ fn watch_refuses_hosts_that_are_not_hosts() {
     // Before: `httpGet.host: "127.0.0.1/x"` made the URL http://127.0.0.1/x:PORT/, which probes
     // port 80 and can report Success from whatever listens there.
     for host in ["127.0.0.1/x", "a?b", "a#b", "a b", "user@evil", "127.0.0.1:81", "caf\u{e9}"] {
-        let yaml = |probe: &str| {
-            format!("targets:\n- name: t\n  readinessProbe:\n    {probe}\n")
-        };
+        let yaml = |probe: &str| format!("targets:\n- name: t\n  readinessProbe:\n    {probe}\n");
         let h = serde_json::to_string(host).unwrap();
         assert_refused(
             &[],
@@ -211,10 +209,20 @@ fn host_headers_must_be_host_and_port() {
             server.port(),
             serde_json::to_string(bad).unwrap()
         );
-        assert_refused(&[], &yaml, "yaml", &["readinessProbe.httpGet.httpHeaders[0]: invalid value", "\"Host\""]);
+        assert_refused(
+            &[],
+            &yaml,
+            "yaml",
+            &["readinessProbe.httpGet.httpHeaders[0]: invalid value", "\"Host\""],
+        );
     }
     // A valid virtual host (with a port) is sent as given.
-    let r = run(&["check", "-H", "Host: vhost.example:8080", &server.url("/host-must-be/vhost.example/x")]);
+    let r = run(&[
+        "check",
+        "-H",
+        "Host: vhost.example:8080",
+        &server.url("/host-must-be/vhost.example/x"),
+    ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.starts_with("success"), "{}", r.stdout);
 }
@@ -235,7 +243,10 @@ fn oversized_input_is_refused_before_it_is_read() {
         assert_eq!(r.code, 64, "{}", r.stderr);
         assert_eq!(
             r.stderr.trim_end(),
-            format!("prober: {}: larger than 64 MiB, the limit for watch files and manifests", file.path())
+            format!(
+                "prober: {}: larger than 64 MiB, the limit for watch files and manifests",
+                file.path()
+            )
         );
     }
     // Standard input: refused once the limit is crossed.
@@ -280,7 +291,12 @@ fn duplicate_names_are_reported_with_the_name() {
     text.push_str("- name: t500\n  readinessProbe: {tcpSocket: {port: 1}}\n");
     assert_refused(&[], &text, "yaml", &["targets[1000].name: duplicate target name \"t500\""]);
     let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n";
-    assert_refused(&["--manifest"], manifest, "yaml", &["container p/c: more than one container with this name"]);
+    assert_refused(
+        &["--manifest"],
+        manifest,
+        "yaml",
+        &["container p/c: more than one container with this name"],
+    );
 }
 
 #[test]
@@ -302,7 +318,11 @@ fn a_hundred_thousand_targets_load_and_start() {
     let r = run(&["watch", "--for", "1ms", file.path()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert!(lines[0].ends_with(" t0 readiness failure (initial)  started=yes ready=no live=yes"), "{}", lines[0]);
+    assert!(
+        lines[0].ends_with(" t0 readiness failure (initial)  started=yes ready=no live=yes"),
+        "{}",
+        lines[0]
+    );
     let summaries = lines.iter().filter(|l| l.starts_with("summary: ")).count();
     assert_eq!(summaries, n, "every target is in the summary");
     assert_eq!(lines.last().copied(), Some("summary: t99999 started=yes ready=no live=yes"));
@@ -314,7 +334,10 @@ fn a_hundred_thousand_targets_load_and_start() {
 fn assert_clean(s: &str) {
     for c in s.chars() {
         assert!(
-            c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c) || ('\u{2066}'..='\u{2069}').contains(&c)),
+            c == '\n'
+                || !(c.is_control()
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
             "raw {c:?} in {s:?}"
         );
     }
@@ -346,7 +369,13 @@ fn watch_escapes_names_and_messages() {
     let lines: Vec<&str> = r.stdout.lines().collect();
     let name = "web\\nsummary: forged \\x1b[31mred\\u{85}\\u{202e}";
     assert!(!lines.iter().any(|l| l.starts_with("summary: forged")), "{lines:?}");
-    assert!(lines[0].ends_with(&format!(" {name} readiness failure (initial)  started=yes ready=no live=yes")), "{}", lines[0]);
+    assert!(
+        lines[0].ends_with(&format!(
+            " {name} readiness failure (initial)  started=yes ready=no live=yes"
+        )),
+        "{}",
+        lines[0]
+    );
     assert!(
         lines[1].contains(&format!(
             " {name} readiness success: Probe terminated redirects, Response body: {BODY_ESCAPED} (redirect, HTTP 302)"
@@ -370,7 +399,9 @@ fn check_and_errors_escape_what_they_print() {
     assert_clean(&r.stdout);
     assert_eq!(r.stdout.lines().count(), 1, "{:?}", r.stdout);
     assert!(
-        r.stdout.starts_with(&format!("warning: Probe terminated redirects, Response body: {BODY_ESCAPED} (")),
+        r.stdout.starts_with(&format!(
+            "warning: Probe terminated redirects, Response body: {BODY_ESCAPED} ("
+        )),
         "{}",
         r.stdout
     );

@@ -32,9 +32,7 @@ impl StatusSet {
             let t = t.trim();
             match t.parse::<u16>() {
                 Ok(c) if (100..=999).contains(&c) && t.len() == 3 => Ok(c),
-                _ => Err(bad(format!(
-                    "{t:?} is not a status code (expected 100 to 999)"
-                ))),
+                _ => Err(bad(format!("{t:?} is not a status code (expected 100 to 999)"))),
             }
         };
         let mut ranges = Vec::new();
@@ -58,9 +56,7 @@ impl StatusSet {
     }
 
     pub fn contains(&self, status: u16) -> bool {
-        self.ranges
-            .iter()
-            .any(|&(lo, hi)| (lo..=hi).contains(&status))
+        self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
     }
 }
 
@@ -70,11 +66,7 @@ impl fmt::Display for StatusSet {
             if i > 0 {
                 f.write_str(",")?;
             }
-            if lo == hi {
-                write!(f, "{lo}")?
-            } else {
-                write!(f, "{lo}-{hi}")?
-            }
+            if lo == hi { write!(f, "{lo}")? } else { write!(f, "{lo}-{hi}")? }
         }
         Ok(())
     }
@@ -108,11 +100,7 @@ impl Pattern {
                 // The regex crate's errors span several lines (pattern, caret, message): keep
                 // the last, which says what is wrong.
                 let text = e.to_string();
-                let why = text
-                    .lines()
-                    .rfind(|l| !l.trim().is_empty())
-                    .unwrap_or("invalid")
-                    .trim();
+                let why = text.lines().rfind(|l| !l.trim().is_empty()).unwrap_or("invalid").trim();
                 let why = why.strip_prefix("error: ").unwrap_or(why);
                 SpecError::InvalidExpectation(format!(
                     "invalid regular expression {source:?}: {why}"
@@ -176,9 +164,7 @@ pub fn unescape(text: &str) -> Result<Vec<u8>, SpecError> {
             Some(b't') => out.push(b'\t'),
             Some(b'\\') => out.push(b'\\'),
             Some(b'x') => {
-                let hex = bytes
-                    .get(i + 2..i + 4)
-                    .and_then(|h| std::str::from_utf8(h).ok());
+                let hex = bytes.get(i + 2..i + 4).and_then(|h| std::str::from_utf8(h).ok());
                 match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                     Some(b) if hex.is_some_and(|h| h.bytes().all(|c| c.is_ascii_hexdigit())) => {
                         out.push(b)
@@ -208,17 +194,11 @@ mod tests {
     #[test]
     fn escapes() {
         assert_eq!(unescape("PING\\r\\n").unwrap(), b"PING\r\n");
-        assert_eq!(
-            unescape("a\\tb\\\\c\\x00\\xfF").unwrap(),
-            b"a\tb\\c\x00\xff"
-        );
+        assert_eq!(unescape("a\\tb\\\\c\\x00\\xfF").unwrap(), b"a\tb\\c\x00\xff");
         assert_eq!(unescape("").unwrap(), b"");
         assert_eq!(unescape("é").unwrap(), "é".as_bytes());
         for bad in ["\\", "a\\q", "\\x4", "\\xg0", "\\x+1", "\\é"] {
-            assert!(
-                matches!(unescape(bad), Err(SpecError::InvalidExpectation(_))),
-                "{bad:?}"
-            );
+            assert!(matches!(unescape(bad), Err(SpecError::InvalidExpectation(_))), "{bad:?}");
         }
         assert_eq!(
             unescape("PING\\rx\\q").unwrap_err().to_string(),
@@ -236,13 +216,10 @@ mod tests {
             assert!(!s.contains(c), "{c}");
         }
         assert_eq!(s.to_string(), "200-299,418");
-        assert_eq!(
-            StatusSet::parse(" 200 - 204 , 301").unwrap().to_string(),
-            "200-204,301"
-        );
-        for bad in [
-            "", "200,", "abc", "99", "1000", "300-200", "200-", "-200", "2xx", "0200", "+200",
-        ] {
+        assert_eq!(StatusSet::parse(" 200 - 204 , 301").unwrap().to_string(), "200-204,301");
+        for bad in
+            ["", "200,", "abc", "99", "1000", "300-200", "200-", "-200", "2xx", "0200", "+200"]
+        {
             let e = StatusSet::parse(bad).unwrap_err();
             assert!(matches!(e, SpecError::InvalidExpectation(_)), "{bad:?}");
         }
@@ -258,11 +235,7 @@ mod tests {
         assert!(p.is_match(br#"{"status": "ok"}"#));
         assert!(!p.is_match(br#"{"status": "down"}"#));
         assert!(Pattern::new(r"\d+").unwrap().is_match(b"\xff 42"));
-        assert!(
-            Pattern::new(r"(?i)^\s*\w+: UP$")
-                .unwrap()
-                .is_match(b" status: up")
-        );
+        assert!(Pattern::new(r"(?i)^\s*\w+: UP$").unwrap().is_match(b" status: up"));
         assert!(Pattern::new("café").unwrap().is_match("le café".as_bytes()));
         assert!(Pattern::new(r"caf.").unwrap().is_match("café".as_bytes()));
         let e = Pattern::new("a(b").unwrap_err().to_string();

@@ -129,7 +129,9 @@ impl Reason {
     /// again"); see [`Reason::is_local_spawn_resource`] for process creation.
     pub fn is_local_resource(err: &std::io::Error) -> bool {
         match err.raw_os_error() {
-            Some(code) => matches!(code, libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM),
+            Some(code) => {
+                matches!(code, libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+            }
             None => err.get_ref().is_some_and(|inner| inner.is::<LocalResource>()),
         }
     }

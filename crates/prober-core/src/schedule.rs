@@ -92,9 +92,10 @@ impl Schedule {
         if self.period < Duration::from_millis(1) || self.period > MAX_INTERVAL {
             return bad(format!("invalid period {:?} (expected 1 ms to 7 days)", self.period));
         }
-        for (name, p) in
-            [("unhealthy period", self.unhealthy_period), ("transition period", self.transition_period)]
-        {
+        for (name, p) in [
+            ("unhealthy period", self.unhealthy_period),
+            ("transition period", self.transition_period),
+        ] {
             if let Some(p) = p {
                 if p < Duration::from_millis(1) || p > MAX_INTERVAL {
                     return bad(format!("invalid {name} {p:?} (expected 1 ms to 7 days)"));
@@ -161,7 +162,8 @@ mod tests {
             u.validate(Role::Readiness).unwrap_err().to_string(),
             "invalid unhealthy period 0ns (expected 1 ms to 7 days)"
         );
-        let t = Schedule { transition_period: Some(Duration::from_micros(10)), ..Schedule::default() };
+        let t =
+            Schedule { transition_period: Some(Duration::from_micros(10)), ..Schedule::default() };
         assert!(t.validate(Role::Liveness).unwrap_err().to_string().contains("transition period"));
         let j = Schedule { jitter_percent: 51, ..Schedule::default() };
         assert_eq!(

@@ -398,7 +398,9 @@ impl ProbeSpec {
                 h.headers.push((name.to_string(), value.to_string()));
                 Ok(())
             }
-            _ => Err(SpecError::InvalidHeaderName(format!("{name} (headers apply to HTTP probes only)"))),
+            _ => Err(SpecError::InvalidHeaderName(format!(
+                "{name} (headers apply to HTTP probes only)"
+            ))),
         }
     }
 
@@ -418,7 +420,9 @@ impl ProbeSpec {
                 }
                 Ok(())
             }
-            _ => Err(SpecError::InvalidEnvName(format!("{name} (environment applies to exec probes only)"))),
+            _ => Err(SpecError::InvalidEnvName(format!(
+                "{name} (environment applies to exec probes only)"
+            ))),
         }
     }
 
@@ -510,7 +514,9 @@ impl ProbeSpec {
                 t.send = data;
                 Ok(())
             }
-            _ => Err(SpecError::InvalidExpectation("data to send applies to TCP probes only".into())),
+            _ => {
+                Err(SpecError::InvalidExpectation("data to send applies to TCP probes only".into()))
+            }
         }
     }
 
@@ -644,7 +650,9 @@ fn is_host_port(v: &str) -> bool {
     }
     match v.rsplit_once(':') {
         Some((host, port)) => {
-            !host.contains(':') && (host.parse::<std::net::Ipv4Addr>().is_ok() || is_registered_name(host)) && port_ok(port)
+            !host.contains(':')
+                && (host.parse::<std::net::Ipv4Addr>().is_ok() || is_registered_name(host))
+                && port_ok(port)
         }
         None => v.parse::<std::net::Ipv4Addr>().is_ok() || is_registered_name(v),
     }
@@ -736,8 +744,25 @@ mod tests {
     #[test]
     fn hosts_are_hosts() {
         for bad in [
-            "127.0.0.1/x", "a?b", "a#b", "a b", "a\tb", "user@evil", "h:80", "[::1]:80", "a..b",
-            "-a", "a-", ".", "127.1", "x.123", "caf\u{e9}", "a\u{202e}b", "a%b", "::1%", "a\0b",
+            "127.0.0.1/x",
+            "a?b",
+            "a#b",
+            "a b",
+            "a\tb",
+            "user@evil",
+            "h:80",
+            "[::1]:80",
+            "a..b",
+            "-a",
+            "a-",
+            ".",
+            "127.1",
+            "x.123",
+            "caf\u{e9}",
+            "a\u{202e}b",
+            "a%b",
+            "::1%",
+            "a\0b",
             "h\r\nX: y",
         ] {
             assert_eq!(
@@ -749,8 +774,15 @@ mod tests {
             assert!(validate_host(bad).is_err(), "{bad:?}");
         }
         for good in [
-            "localhost", "svc.ns.svc.cluster.local.", "my_svc", "a-b.example", "127.0.0.1", "::1",
-            "[::1]", "fe80::1%eth0", "2001:db8::2",
+            "localhost",
+            "svc.ns.svc.cluster.local.",
+            "my_svc",
+            "a-b.example",
+            "127.0.0.1",
+            "::1",
+            "[::1]",
+            "fe80::1%eth0",
+            "2001:db8::2",
         ] {
             assert!(ProbeSpec::tcp(good, 80).is_ok(), "{good:?}");
             assert!(ProbeSpec::grpc(good, 80, "").is_ok(), "{good:?}");
@@ -771,8 +803,22 @@ mod tests {
     fn host_header_is_host_and_port() {
         let mut s = ProbeSpec::http("http://127.0.0.1:1/").unwrap();
         for bad in [
-            "a b", "a\tb", "evil/x?y#z", "user@evil", "caf\u{e9}.example", "h:0", "h:65536", "h:",
-            "h:x", "[::1", "[::1]x", "[h]:1", "::1:80:", "a:b:c", "h:80/x", "\u{202e}h",
+            "a b",
+            "a\tb",
+            "evil/x?y#z",
+            "user@evil",
+            "caf\u{e9}.example",
+            "h:0",
+            "h:65536",
+            "h:",
+            "h:x",
+            "[::1",
+            "[::1]x",
+            "[h]:1",
+            "::1:80:",
+            "a:b:c",
+            "h:80/x",
+            "\u{202e}h",
         ] {
             for name in ["Host", "host", "HOST"] {
                 assert_eq!(
@@ -783,8 +829,16 @@ mod tests {
             }
         }
         for good in [
-            "example.com", "example.com:8080", "127.0.0.1", "127.0.0.1:80", "[::1]", "[::1]:8080",
-            "::1", " vhost.local ", "", "my_svc:1",
+            "example.com",
+            "example.com:8080",
+            "127.0.0.1",
+            "127.0.0.1:80",
+            "[::1]",
+            "[::1]:8080",
+            "::1",
+            " vhost.local ",
+            "",
+            "my_svc:1",
         ] {
             s.add_header("Host", good).unwrap();
         }
@@ -809,7 +863,9 @@ mod tests {
         let mut s = ProbeSpec::exec(&["/bin/true"]).unwrap();
         s.set_env("A", "1").unwrap();
         s.set_env("A", "2").unwrap();
-        assert!(matches!(&s.kind, ProbeKind::Exec(e) if e.env == vec![("A".to_string(), "2".to_string())]));
+        assert!(
+            matches!(&s.kind, ProbeKind::Exec(e) if e.env == vec![("A".to_string(), "2".to_string())])
+        );
         assert!(s.set_env("A=B", "1").is_err());
         assert!(s.set_env("", "1").is_err());
     }
@@ -902,7 +958,9 @@ mod tests {
         assert!(t.set_expect_body(Pattern::new("x").unwrap()).is_err());
         t.set_send(b"PING\r\n".to_vec()).unwrap();
         t.set_expect_reply(Pattern::new("^\\+PONG").unwrap()).unwrap();
-        assert!(matches!(&t.kind, ProbeKind::Tcp(c) if c.send == b"PING\r\n" && c.expect.is_some()));
+        assert!(
+            matches!(&t.kind, ProbeKind::Tcp(c) if c.send == b"PING\r\n" && c.expect.is_some())
+        );
         assert!(t.set_send(vec![b'x'; MAX_SEND_LEN + 1]).is_err());
         assert!(t.validate().is_ok());
         assert_eq!(

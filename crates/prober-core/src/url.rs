@@ -74,7 +74,9 @@ impl fmt::Display for UrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             UrlError::Empty => f.write_str("URL is empty"),
-            UrlError::MissingScheme => f.write_str("URL has no scheme (expected http:// or https://)"),
+            UrlError::MissingScheme => {
+                f.write_str("URL has no scheme (expected http:// or https://)")
+            }
             UrlError::UnsupportedScheme(s) => {
                 write!(f, "unsupported URL scheme {s:?} (expected http or https)")
             }
@@ -111,11 +113,17 @@ impl Url {
     /// path and encoded (`/x%zz` is requested as `/x%25zz`). Spaces and non-ASCII in the path
     /// are percent-encoded (`/health check` is requested as `/health%20check`). `host` must be
     /// a host name or an IP literal (IPv6 without brackets).
-    pub fn for_http_get(scheme: Scheme, host: &str, port: u16, path: &str) -> Result<Url, UrlError> {
+    pub fn for_http_get(
+        scheme: Scheme,
+        host: &str,
+        port: u16,
+        path: &str,
+    ) -> Result<Url, UrlError> {
         if let Some(c) = path.chars().find(|c| c.is_ascii_control()) {
             return Err(UrlError::InvalidCharacter(c));
         }
-        let authority = if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
+        let authority =
+            if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
         // url.Parse: an authority after `//` is dropped (the probe's host replaces it); the
         // path, query and fragment follow.
         let rest = match path.strip_prefix("//") {
@@ -199,7 +207,11 @@ impl Url {
     }
 
     /// `user_info` says whether `user:password@` may precede the host (it is dropped).
-    fn parse_authority_and_rest_with(scheme: Scheme, rest: &str, user_info: bool) -> Result<Url, UrlError> {
+    fn parse_authority_and_rest_with(
+        scheme: Scheme,
+        rest: &str,
+        user_info: bool,
+    ) -> Result<Url, UrlError> {
         let rest = strip_fragment(rest);
         let end = rest.find(['/', '?']).unwrap_or(rest.len());
         let (authority, tail) = rest.split_at(end);
@@ -340,7 +352,12 @@ fn parse_host(host: &str) -> Result<String, UrlError> {
         // An IPv6 zone (`[fe80::1%25eth0]`, RFC 6874) is kept for the resolver, which turns it
         // into the address's scope.
         let (addr, zone) = match host.split_once("%25") {
-            Some((a, z)) if !z.is_empty() && z.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)) => (a, Some(z)),
+            Some((a, z))
+                if !z.is_empty()
+                    && z.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b)) =>
+            {
+                (a, Some(z))
+            }
             Some(_) => return Err(UrlError::InvalidHost(host.into())),
             None => (host, None),
         };
@@ -397,7 +414,8 @@ fn escape_reference(reference: &str) -> Result<std::borrow::Cow<'_, str>, UrlErr
         Some(q) => q.split_at(q.find('#').unwrap_or(q.len())),
         None => ("", tail),
     };
-    let unescaped = unescape_path(path).map_err(|e| UrlError::InvalidEscape(reference.into(), e))?;
+    let unescaped =
+        unescape_path(path).map_err(|e| UrlError::InvalidEscape(reference.into(), e))?;
     let path_ok = path.bytes().all(valid_encoded_path_byte);
     let query_ok = query.bytes().all(|b| b.is_ascii_graphic());
     if path_ok && query_ok {
@@ -524,11 +542,17 @@ mod tests {
         assert_eq!((u.host(), u.host_text(), u.port()), ("::1", "0:0:0:0:0:0:0:1", 18011));
         assert_eq!(u.host_header(), "[0:0:0:0:0:0:0:1]:018011");
         let u = Url::parse("http://localhost./x").unwrap();
-        assert_eq!((u.host(), u.host_text(), u.to_string().as_str()), ("localhost.", "localhost.", "http://localhost./x"));
+        assert_eq!(
+            (u.host(), u.host_text(), u.to_string().as_str()),
+            ("localhost.", "localhost.", "http://localhost./x")
+        );
         let u = Url::parse("http://127.0.0.1./").unwrap();
         assert_eq!((u.host(), u.ip()), ("127.0.0.1.", None), "with its dot, a name");
         let u = Url::parse("http://[fe80::1%25eth0]:8080/").unwrap();
-        assert_eq!((u.host(), u.ip(), u.host_header().as_str()), ("fe80::1%eth0", None, "[fe80::1%25eth0]:8080"));
+        assert_eq!(
+            (u.host(), u.ip(), u.host_header().as_str()),
+            ("fe80::1%eth0", None, "[fe80::1%25eth0]:8080")
+        );
         assert!(Url::parse("http://[::1%25]/").is_err());
         assert_eq!(u.request_target(), "/");
     }
@@ -572,7 +596,10 @@ mod tests {
 
     #[test]
     fn http_get_urls_as_the_kubelet_builds_them() {
-        let u = |path: &str| Url::for_http_get(Scheme::Http, "10.0.0.1", 8080, path).map(|u| u.request_target().to_string());
+        let u = |path: &str| {
+            Url::for_http_get(Scheme::Http, "10.0.0.1", 8080, path)
+                .map(|u| u.request_target().to_string())
+        };
         assert_eq!(u("/healthz").unwrap(), "/healthz");
         assert_eq!(u("healthz").unwrap(), "/healthz");
         assert_eq!(u("").unwrap(), "/");
@@ -599,14 +626,24 @@ mod tests {
         assert_eq!(j("/x%41!(y)").unwrap(), "http://127.0.0.1:8080/x%41!(y)");
         assert_eq!(j("/x%41!\\").unwrap(), "http://127.0.0.1:8080/xA%21%5C");
         assert_eq!(j("/q?a b").unwrap(), "http://127.0.0.1:8080/q?a%20b");
-        assert_eq!(j("/q?bad%zz").unwrap(), "http://127.0.0.1:8080/q?bad%zz", "queries are not checked");
+        assert_eq!(
+            j("/q?bad%zz").unwrap(),
+            "http://127.0.0.1:8080/q?bad%zz",
+            "queries are not checked"
+        );
         let e = base.join("/ok%zz").unwrap_err();
         assert_eq!(e.to_string(), r#"parse "/ok%zz": invalid URL escape "%zz""#);
-        assert_eq!(base.join("/%4").unwrap_err().to_string(), r#"parse "/%4": invalid URL escape "%4""#);
+        assert_eq!(
+            base.join("/%4").unwrap_err().to_string(),
+            r#"parse "/%4": invalid URL escape "%4""#
+        );
         assert!(matches!(base.join("/a\x01"), Err(UrlError::InvalidCharacter('\x01'))));
         // User information is accepted and dropped; hosts keep their text.
         let u = base.join("http://u:p@LOCALHOST:8080/ok").unwrap();
-        assert_eq!((u.host(), u.host_text(), u.to_string().as_str()), ("localhost", "LOCALHOST", "http://LOCALHOST:8080/ok"));
+        assert_eq!(
+            (u.host(), u.host_text(), u.to_string().as_str()),
+            ("localhost", "LOCALHOST", "http://LOCALHOST:8080/ok")
+        );
         assert!(matches!(base.join("//bad host/"), Err(UrlError::InvalidCharacter(' '))));
         assert_eq!(j("//h:08080/").unwrap(), "http://h:08080/");
     }

@@ -31,8 +31,8 @@ use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
 use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKENS_PER_PROBE};
 
 pub use event::{Event, TargetId};
-pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use probe::{AnyProbe, PreparedSpec, check};
+pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
 use worker::{Verdict, Worker};
@@ -63,7 +63,13 @@ fn token_base(slot: u32, generation: u32) -> usize {
 /// The context lent to the run in `slot` at `generation`: its poll tokens ([`token_base`]) and
 /// its resolver ticket (generation in the high half, slot in the low half, as
 /// `Engine::deliver_answers` reads it back).
-fn run_ctx<'a>(poll: &'a Poll, resolver: &'a Resolver, now: Instant, slot: u32, generation: u32) -> Ctx<'a> {
+fn run_ctx<'a>(
+    poll: &'a Poll,
+    resolver: &'a Resolver,
+    now: Instant,
+    slot: u32,
+    generation: u32,
+) -> Ctx<'a> {
     let ticket = u64::from(generation) << 32 | u64::from(slot);
     Ctx::new(poll.registry(), now, token_base(slot, generation), resolver, ticket)
 }
@@ -128,8 +134,15 @@ impl From<SpecError> for EngineError {
 #[derive(Clone, Copy, Debug)]
 enum Owner {
     /// `late_us`: how long after its scheduled instant the run started (for run events).
-    Worker { target: u32, generation: u32, role: Role, late_us: u64 },
-    Check { tag: u64 },
+    Worker {
+        target: u32,
+        generation: u32,
+        role: Role,
+        late_us: u64,
+    },
+    Check {
+        tag: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -697,7 +710,8 @@ impl Engine {
         for (at, key) in due.drain(..) {
             match key {
                 TimerKey::Probe { slot, generation } => {
-                    let live = self.slots.get(slot, generation).is_some_and(|s| s.timer == Some(at));
+                    let live =
+                        self.slots.get(slot, generation).is_some_and(|s| s.timer == Some(at));
                     if live {
                         n += 1;
                         if let Some(s) = self.slots.get(slot, generation) {
@@ -779,7 +793,12 @@ impl Engine {
             // Lateness is measured at the start of the run, not at its end: it says how well
             // the scheduler kept time, not how long the probe took.
             let late_us = Instant::now().saturating_duration_since(scheduled).as_micros() as u64;
-            let owner = Owner::Worker { target: index, generation: generation.wrapping_sub(1), role, late_us };
+            let owner = Owner::Worker {
+                target: index,
+                generation: generation.wrapping_sub(1),
+                role,
+                late_us,
+            };
             self.start_probe(probe, owner);
         }
     }
@@ -789,7 +808,11 @@ impl Engine {
         if let Ok(t) = self.target_mut(id) {
             if let Some(w) = t.workers[role.index()].as_mut() {
                 w.next_run = Some(at);
-                let key = TimerKey::Worker { target: index, generation: generation.wrapping_sub(1), role: role as u8 };
+                let key = TimerKey::Worker {
+                    target: index,
+                    generation: generation.wrapping_sub(1),
+                    role: role as u8,
+                };
                 self.timers.push(at, key);
             }
         }
@@ -827,7 +850,8 @@ impl Engine {
     }
 
     fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
-        let (slot, generation) = self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
+        let (slot, generation) =
+            self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
         if let Owner::Worker { target, generation: tgeneration, role, .. } = owner {
             if let Ok(t) = self.target_mut(make_id(target, tgeneration)) {
                 if let Some(w) = t.workers[role.index()].as_mut() {
@@ -848,12 +872,16 @@ impl Engine {
         f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step,
     ) {
         let now = Instant::now();
-        let Some(s) = self.slots.entries.get_mut(slot as usize).and_then(|(g, s)| {
-            if *g == generation { s.as_mut() } else { None }
-        }) else {
+        let Some(s) = self
+            .slots
+            .entries
+            .get_mut(slot as usize)
+            .and_then(|(g, s)| if *g == generation { s.as_mut() } else { None })
+        else {
             return;
         };
-        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot, generation).with_pool(&mut self.pool);
+        let mut cx =
+            run_ctx(&self.poll, &self.resolver, now, slot, generation).with_pool(&mut self.pool);
         // A panic in a probe's own code ends that run, not the engine: the machine is
         // cancelled (or, should that panic too, dropped: closing its descriptors and killing
         // its child) and the run completes Unknown, while every other run and target goes on.
@@ -896,7 +924,8 @@ impl Engine {
                 let Some(w) = t.workers[role.index()].as_mut() else { return };
                 w.in_flight = None;
                 let verdict = w.state.record(outcome.result);
-                let retry = matches!(verdict, Verdict::RetryNow).then(|| AnyProbe::prepared(&w.spec));
+                let retry =
+                    matches!(verdict, Verdict::RetryNow).then(|| AnyProbe::prepared(&w.spec));
                 let run_again = retry.is_none() && std::mem::take(&mut w.run_after);
                 if self.config.every_run {
                     let o = Box::new(outcome.clone());
@@ -1003,11 +1032,21 @@ mod spread_tests {
         let mut rng = 7;
         let p = Duration::from_millis(1000);
         let draws: Vec<Duration> = (0..2000).map(|_| spread(&mut rng, p, 10)).collect();
-        assert!(draws.iter().all(|d| (Duration::from_millis(900)..=Duration::from_millis(1100)).contains(d)));
+        assert!(
+            draws
+                .iter()
+                .all(|d| (Duration::from_millis(900)..=Duration::from_millis(1100)).contains(d))
+        );
         let (lo, hi) = (draws.iter().min().unwrap(), draws.iter().max().unwrap());
-        assert!(*lo < Duration::from_millis(910) && *hi > Duration::from_millis(1090), "{lo:?} {hi:?}");
+        assert!(
+            *lo < Duration::from_millis(910) && *hi > Duration::from_millis(1090),
+            "{lo:?} {hi:?}"
+        );
         let mean = draws.iter().sum::<Duration>() / draws.len() as u32;
-        assert!((Duration::from_millis(990)..=Duration::from_millis(1010)).contains(&mean), "{mean:?}");
+        assert!(
+            (Duration::from_millis(990)..=Duration::from_millis(1010)).contains(&mean),
+            "{mean:?}"
+        );
         // Tiny periods and the largest ones neither underflow nor overflow.
         assert!(spread(&mut rng, Duration::from_nanos(1), 50) >= Duration::from_nanos(1));
         let week = Duration::from_secs(7 * 24 * 3600);

@@ -51,9 +51,9 @@ impl AnyProbe {
     /// The machine for one run of a prepared spec.
     pub fn prepared(spec: &PreparedSpec) -> AnyProbe {
         match spec {
-            PreparedSpec::Http { plan, timeout, output_limit } => {
-                AnyProbe::Http(Box::new(HttpProbe::with_plan(plan.clone(), *timeout, *output_limit)))
-            }
+            PreparedSpec::Http { plan, timeout, output_limit } => AnyProbe::Http(Box::new(
+                HttpProbe::with_plan(plan.clone(), *timeout, *output_limit),
+            )),
             PreparedSpec::Other(spec) => AnyProbe::new(spec),
         }
     }
@@ -78,7 +78,9 @@ impl AnyProbe {
             ProbeKind::Http(h) => {
                 AnyProbe::Http(Box::new(HttpProbe::new(h, spec.timeout, spec.output_limit)))
             }
-            ProbeKind::Exec(e) => AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit)),
+            ProbeKind::Exec(e) => {
+                AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit))
+            }
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
         }
     }
@@ -122,7 +124,10 @@ pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Outcome {
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("a panic with no message");
-    Outcome::unknown(prober_core::Reason::Internal, format!("internal error: the probe panicked: {text}"))
+    Outcome::unknown(
+        prober_core::Reason::Internal,
+        format!("internal error: the probe panicked: {text}"),
+    )
 }
 
 impl Machine for AnyProbe {

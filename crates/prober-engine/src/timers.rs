@@ -322,7 +322,10 @@ mod tests {
         let live = t.len();
         assert!(live <= 10_010, "{live}");
         // Room for the live entries (buffers grow by doubling) plus small buffers everywhere.
-        assert!(kept <= 2 * live + LEVELS * SLOTS * KEEP_CAPACITY, "{kept} entries of room for {live}");
+        assert!(
+            kept <= 2 * live + LEVELS * SLOTS * KEEP_CAPACITY,
+            "{kept} entries of room for {live}"
+        );
     }
 
     #[test]
@@ -337,7 +340,9 @@ mod tests {
         let mut out = Vec::new();
         t.drain_due(origin + Duration::from_secs(3600), &mut out);
         assert_eq!(out.len(), 100);
-        assert!(out.iter().all(|(_, k)| matches!(k, TimerKey::Probe { slot, .. } if slot % 10 == 0)));
+        assert!(
+            out.iter().all(|(_, k)| matches!(k, TimerKey::Probe { slot, .. } if slot % 10 == 0))
+        );
         assert_eq!((t.len(), t.next()), (0, None));
     }
 }

@@ -62,10 +62,7 @@ impl Worker {
     /// The schedule must have passed [`Schedule::validate`] for `role`; the engine refuses bad
     /// schedules before creating workers, so this is only checked in debug builds.
     pub fn new(role: Role, schedule: Schedule) -> Worker {
-        debug_assert!(
-            schedule.validate(role).is_ok(),
-            "unvalidated schedule for {role}"
-        );
+        debug_assert!(schedule.validate(role).is_ok(), "unvalidated schedule for {role}");
         Worker {
             role,
             schedule,
@@ -181,11 +178,7 @@ impl Worker {
             self.on_hold = true;
             self.result_run = 0;
         }
-        if changed {
-            Verdict::Published(result)
-        } else {
-            Verdict::Unchanged
-        }
+        if changed { Verdict::Published(result) } else { Verdict::Unchanged }
     }
 
     /// The target restarted (a new container id): publish the initial value again, lift the
@@ -237,11 +230,7 @@ mod tests {
     use Verdict::{Published, RetryNow, Unchanged};
 
     fn sched(success: u32, failure: u32) -> Schedule {
-        Schedule {
-            success_threshold: success,
-            failure_threshold: failure,
-            ..Schedule::default()
-        }
+        Schedule { success_threshold: success, failure_threshold: failure, ..Schedule::default() }
     }
 
     /// Feeds results and returns the verdicts together with the published value after each.
@@ -274,11 +263,7 @@ mod tests {
     // first run after the delay publishes Success.
     #[test]
     fn w8_initial_values_and_first_run() {
-        for (role, initial) in [
-            (Role::Liveness, S),
-            (Role::Readiness, F),
-            (Role::Startup, U),
-        ] {
+        for (role, initial) in [(Role::Liveness, S), (Role::Readiness, F), (Role::Startup, U)] {
             assert_eq!(Worker::initial_value(role), initial, "{role}");
             let mut w = Worker::new(role, Schedule::default());
             assert_eq!(w.value(), initial, "{role}");
@@ -386,11 +371,7 @@ mod tests {
             assert_eq!(w.restart(), Some(initial), "{role}");
             assert!(!w.on_hold(), "{role}");
             assert!(w.should_run(started_for(role)), "{role}");
-            let want = if role == Role::Liveness {
-                Unchanged
-            } else {
-                Published(S)
-            };
+            let want = if role == Role::Liveness { Unchanged } else { Published(S) };
             assert_eq!(w.record(S), want, "{role}");
             assert_eq!(w.value(), S, "{role}");
             assert_eq!(w.on_hold(), role == Role::Startup, "{role}");
@@ -402,11 +383,7 @@ mod tests {
     #[test]
     fn w14_result_run_on_liveness_failure() {
         let mut w = Worker::new(Role::Liveness, sched(1, 3));
-        let steps = [
-            (S, Unchanged, S, 1),
-            (F, Unchanged, S, 1),
-            (F, Unchanged, S, 2),
-        ];
+        let steps = [(S, Unchanged, S, 1), (F, Unchanged, S, 1), (F, Unchanged, S, 2)];
         for (i, (r, verdict, value, run)) in steps.into_iter().enumerate() {
             assert_eq!(w.record(r), verdict, "step {i}");
             assert_eq!(w.value(), value, "step {i}");
@@ -464,11 +441,7 @@ mod tests {
         assert_eq!(w.record(S), Published(S));
         assert_eq!(w.value(), S);
         assert!(!w.should_run(true));
-        assert_eq!(
-            w.record(F),
-            Unchanged,
-            "a stray failure after start is ignored"
-        );
+        assert_eq!(w.record(F), Unchanged, "a stray failure after start is ignored");
         assert_eq!(w.value(), S);
     }
 
@@ -500,10 +473,7 @@ mod tests {
     #[test]
     fn warning_counts_as_success() {
         let mut w = Worker::new(Role::Readiness, sched(2, 1));
-        assert_eq!(
-            feed(&mut w, &[W, S]),
-            vec![(Unchanged, F), (Published(S), S)]
-        );
+        assert_eq!(feed(&mut w, &[W, S]), vec![(Unchanged, F), (Published(S), S)]);
         assert_eq!(w.result_run(), 2, "Warning and Success are one run");
         assert_eq!(
             feed(&mut w, &[F, W, W]),
@@ -514,16 +484,10 @@ mod tests {
     #[test]
     fn unknown_retried_twice_then_discarded() {
         let mut w = Worker::new(Role::Readiness, sched(1, 1));
-        assert_eq!(
-            feed(&mut w, &[U, U, U]),
-            vec![(RetryNow, F), (RetryNow, F), (Unchanged, F)]
-        );
+        assert_eq!(feed(&mut w, &[U, U, U]), vec![(RetryNow, F), (RetryNow, F), (Unchanged, F)]);
         assert_eq!(w.result_run(), 0);
         // The next scheduled run gets three attempts again.
-        assert_eq!(
-            feed(&mut w, &[U, U, S]),
-            vec![(RetryNow, F), (RetryNow, F), (Published(S), S)]
-        );
+        assert_eq!(feed(&mut w, &[U, U, S]), vec![(RetryNow, F), (RetryNow, F), (Published(S), S)]);
         // An Unknown never publishes, whatever the role's initial value.
         let mut l = Worker::new(Role::Liveness, sched(1, 1));
         for _ in 0..4 {
@@ -533,10 +497,7 @@ mod tests {
             );
         }
         let mut s = Worker::new(Role::Startup, sched(1, 1));
-        assert_eq!(
-            feed(&mut s, &[U, U, U]),
-            vec![(RetryNow, U), (RetryNow, U), (Unchanged, U)]
-        );
+        assert_eq!(feed(&mut s, &[U, U, U]), vec![(RetryNow, U), (RetryNow, U), (Unchanged, U)]);
         assert!(!s.on_hold());
     }
 
@@ -547,11 +508,7 @@ mod tests {
         assert_eq!(feed(&mut w, &[U, F]), vec![(RetryNow, S), (Unchanged, S)]);
         assert_eq!(feed(&mut w, &[U, U]), vec![(RetryNow, S), (RetryNow, S)]);
         assert_eq!(w.record(U), Unchanged);
-        assert_eq!(
-            w.result_run(),
-            1,
-            "the discarded Unknowns did not touch the run"
-        );
+        assert_eq!(w.result_run(), 1, "the discarded Unknowns did not touch the run");
     }
 
     // Decision: a discarded Unknown leaves result_run and the last result untouched, so it does
@@ -560,30 +517,20 @@ mod tests {
     fn discarded_unknown_does_not_break_a_run() {
         let mut w = Worker::new(Role::Readiness, sched(2, 2));
         assert_eq!(w.record(S), Unchanged);
-        assert_eq!(
-            feed(&mut w, &[U, U, U]),
-            vec![(RetryNow, F), (RetryNow, F), (Unchanged, F)]
-        );
+        assert_eq!(feed(&mut w, &[U, U, U]), vec![(RetryNow, F), (RetryNow, F), (Unchanged, F)]);
         assert_eq!(w.result_run(), 1);
         assert_eq!(w.record(S), Published(S), "S, discarded U, S is a run of 2");
         assert_eq!(w.result_run(), 2);
 
         assert_eq!(w.record(F), Unchanged);
-        assert_eq!(
-            feed(&mut w, &[U, U, U]),
-            vec![(RetryNow, S), (RetryNow, S), (Unchanged, S)]
-        );
+        assert_eq!(feed(&mut w, &[U, U, U]), vec![(RetryNow, S), (RetryNow, S), (Unchanged, S)]);
         assert_eq!(w.record(F), Published(F), "F, discarded U, F is a run of 2");
     }
 
     #[test]
     fn restart_returns_to_initial_value() {
         let mut r = Worker::new(Role::Readiness, sched(1, 3));
-        assert_eq!(
-            r.restart(),
-            None,
-            "readiness already at its initial Failure"
-        );
+        assert_eq!(r.restart(), None, "readiness already at its initial Failure");
         assert_eq!(r.record(S), Published(S));
         assert_eq!(r.restart(), Some(F));
         assert_eq!(r.value(), F);

@@ -69,8 +69,10 @@ fn run(e: &mut Engine, events: &mut Vec<Event>, d: Duration) {
 /// one every 268 ms. Returns (runs, allocations) of the counted part; runs are connections, read
 /// from the socket pool's counter (every run of these specs takes a pooled socket).
 fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
-    let mut e = Engine::with_config(EngineConfig { every_run: false, ..EngineConfig::default() }).unwrap();
-    let schedule = Schedule { period: Duration::from_millis(5), jitter: true, ..Schedule::default() };
+    let mut e =
+        Engine::with_config(EngineConfig { every_run: false, ..EngineConfig::default() }).unwrap();
+    let schedule =
+        Schedule { period: Duration::from_millis(5), jitter: true, ..Schedule::default() };
     for _ in 0..targets {
         let t = e.add_target();
         e.set_probe(t, Role::Readiness, spec.clone(), schedule).unwrap();
@@ -80,7 +82,10 @@ fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
     // more for the pool, the timing wheel and the event queue to reach their working sizes.
     let limit = Instant::now() + Duration::from_secs(30);
     let published = |events: &[Event]| {
-        events.iter().filter(|ev| matches!(ev, Event::State { result: ProbeResult::Success, .. })).count()
+        events
+            .iter()
+            .filter(|ev| matches!(ev, Event::State { result: ProbeResult::Success, .. }))
+            .count()
     };
     while published(&events) < targets {
         assert!(Instant::now() < limit, "targets did not become ready: {events:?}");
@@ -114,7 +119,10 @@ const NOT_PER_RUN: f64 = 0.5;
 #[test]
 fn tcp_runs_allocate_nothing_in_steady_state() {
     let server = TargetServer::start();
-    let tcp = ProbeSpec::tcp("127.0.0.1", i64::from(server.port())).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
+    let tcp = ProbeSpec::tcp("127.0.0.1", i64::from(server.port()))
+        .unwrap()
+        .with_timeout(Duration::from_secs(60))
+        .unwrap();
     let (runs, allocations) = steady_state(&tcp, 8);
     let per_run = allocations as f64 / runs as f64;
     println!("tcp: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
@@ -126,7 +134,8 @@ fn tcp_runs_allocate_nothing_in_steady_state() {
 #[test]
 fn http_runs_allocate_only_their_machine_and_buffers() {
     let server = TargetServer::start();
-    let http = ProbeSpec::http(&server.url("/ok")).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
+    let http =
+        ProbeSpec::http(&server.url("/ok")).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
     let (runs, allocations) = steady_state(&http, 8);
     let per_run = allocations as f64 / runs as f64;
     println!("http: {runs} runs, {allocations} allocations ({per_run:.2} per run)");

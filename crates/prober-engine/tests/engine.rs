@@ -125,7 +125,9 @@ fn bad_input_is_refused_and_the_engine_keeps_running() {
     assert!(e.set_probe(t, Role::Readiness, spec.clone(), schedule(10, 0, 1)).is_err());
     assert!(e.set_probe(t, Role::Readiness, spec.clone(), schedule(10, 1, 0)).is_err());
     let bogus = t + 12345;
-    assert!(matches!(e.set_probe(bogus, Role::Readiness, spec.clone(), schedule(10, 1, 1)), Err(EngineError::UnknownTarget(x)) if x == bogus));
+    assert!(
+        matches!(e.set_probe(bogus, Role::Readiness, spec.clone(), schedule(10, 1, 1)), Err(EngineError::UnknownTarget(x)) if x == bogus)
+    );
     assert!(matches!(e.trigger(bogus, Role::Readiness), Err(EngineError::UnknownTarget(_))));
     assert!(matches!(e.restart_target(bogus), Err(EngineError::UnknownTarget(_))));
     assert!(matches!(e.trigger(t, Role::Readiness), Err(EngineError::NoProbe(_, Role::Readiness))));
@@ -136,7 +138,9 @@ fn bad_input_is_refused_and_the_engine_keeps_running() {
     e.submit(spec, 7).unwrap();
     let mut ev = Vec::new();
     run_until(&mut e, &mut ev, |ev| !ev.is_empty());
-    assert!(matches!(&ev[0], Event::Check { tag: 7, outcome } if outcome.result == ProbeResult::Success));
+    assert!(
+        matches!(&ev[0], Event::Check { tag: 7, outcome } if outcome.result == ProbeResult::Success)
+    );
 }
 
 #[test]
@@ -177,9 +181,10 @@ fn fd_and_timeout_integrate_with_an_outer_poll() {
         e.step().unwrap();
         e.drain(&mut ev, usize::MAX);
     }
-    assert!(matches!(&ev[0], Event::Check { tag: 5, outcome } if outcome.result == ProbeResult::Success));
+    assert!(
+        matches!(&ev[0], Event::Check { tag: 5, outcome } if outcome.result == ProbeResult::Success)
+    );
 }
-
 
 #[test]
 fn output_beyond_one_turns_read_budget_is_read_to_the_end() {
@@ -197,10 +202,11 @@ fn output_beyond_one_turns_read_budget_is_read_to_the_end() {
     e.submit(spec, 1).unwrap();
     // 400 KB into a pipe whose reader is slower than the writer, then the command stays alive:
     // only the reads themselves (and resumes) can finish the run's output before it exits.
-    let mut cmd = ProbeSpec::exec(&["/bin/sh", "-c", "head -c 400000 /dev/zero | tr '\\0' a; sleep 1"])
-        .unwrap()
-        .with_timeout(Duration::from_secs(20))
-        .unwrap();
+    let mut cmd =
+        ProbeSpec::exec(&["/bin/sh", "-c", "head -c 400000 /dev/zero | tr '\\0' a; sleep 1"])
+            .unwrap()
+            .with_timeout(Duration::from_secs(20))
+            .unwrap();
     cmd.output_limit = 1 << 20;
     e.submit(cmd, 2).unwrap();
     let mut ev = Vec::new();

@@ -50,8 +50,10 @@ fn a_panicking_probe_ends_its_run_and_nothing_else() {
     // The command writes its pid, then output: the output makes its pipe readable, and the
     // probe panics in `ready` while the child is alive and its pipe and pidfd are registered.
     let hostile = e.add_target();
-    let script = format!("echo $$$$ > {0}.tmp; mv {0}.tmp {0}; echo hi; exec sleep 30", pidfile.display());
-    e.set_probe(hostile, Role::Liveness, panicking("ready", &script), schedule(60_000, 1, 1)).unwrap();
+    let script =
+        format!("echo $$$$ > {0}.tmp; mv {0}.tmp {0}; echo hi; exec sleep 30", pidfile.display());
+    e.set_probe(hostile, Role::Liveness, panicking("ready", &script), schedule(60_000, 1, 1))
+        .unwrap();
 
     let mut ev = Vec::new();
     run_until(&mut e, &mut ev, |ev| {
@@ -63,7 +65,8 @@ fn a_panicking_probe_ends_its_run_and_nothing_else() {
     let seen = runs(&ev, healthy, Role::Readiness);
     run_until(&mut e, &mut ev, |ev| runs(ev, healthy, Role::Readiness) >= seen + 5);
     assert!(ev.iter().all(|x| match x {
-        Event::Run { target, outcome, .. } if *target == healthy => outcome.result == ProbeResult::Success,
+        Event::Run { target, outcome, .. } if *target == healthy =>
+            outcome.result == ProbeResult::Success,
         _ => true,
     }));
 
@@ -78,7 +81,9 @@ fn a_panicking_probe_ends_its_run_and_nothing_else() {
     // The engine still takes new work, one-shot included.
     e.submit(ProbeSpec::tcp("127.0.0.1", server.port().into()).unwrap(), 7).unwrap();
     run_until(&mut e, &mut ev, |ev| ev.iter().any(|x| matches!(x, Event::Check { tag: 7, .. })));
-    assert!(ev.iter().any(|x| matches!(x, Event::Check { tag: 7, outcome } if outcome.result == ProbeResult::Success)));
+    assert!(ev.iter().any(
+        |x| matches!(x, Event::Check { tag: 7, outcome } if outcome.result == ProbeResult::Success)
+    ));
 
     // Nothing the panicked runs held is left once the targets are gone (an Unknown is retried
     // at once, so several runs panicked). The healthy target's finished TCP runs leave their

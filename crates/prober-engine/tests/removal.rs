@@ -24,7 +24,10 @@ fn removal_mid_probe_kills_the_exec_child_and_leaks_nothing() {
     let t = e.add_target();
     // `$$$$`: kubelet expansion turns `$$` into `$`, so the shell sees `$$`.
     let script = format!("echo $$$$ > {}.tmp; mv {0}.tmp {0}; exec sleep 30", pidfile.display());
-    let spec = ProbeSpec::exec(&["/bin/sh", "-c", &script]).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
+    let spec = ProbeSpec::exec(&["/bin/sh", "-c", &script])
+        .unwrap()
+        .with_timeout(Duration::from_secs(60))
+        .unwrap();
     e.set_probe(t, Role::Liveness, spec, schedule(60_000, 1, 1)).unwrap();
     let mut ev = Vec::new();
     let limit = Instant::now() + Duration::from_secs(30);
@@ -45,10 +48,11 @@ fn removal_mid_probe_kills_the_exec_child_and_leaks_nothing() {
         std::thread::sleep(Duration::from_millis(5));
     }
     run_for(&mut e, &mut ev, Duration::from_millis(50));
-    assert!(ev.iter().all(|x| x.target() != Some(t) || matches!(x, Event::State { outcome: None, .. })));
+    assert!(
+        ev.iter().all(|x| x.target() != Some(t) || matches!(x, Event::State { outcome: None, .. }))
+    );
     assert!(e.drain(&mut Vec::new(), usize::MAX) == 0);
     assert_eq!(fd_count(), before, "descriptors leaked");
     assert!(matches!(e.remove_target(t), Err(EngineError::UnknownTarget(_))));
     let _ = std::fs::remove_dir_all(&dir);
 }
-

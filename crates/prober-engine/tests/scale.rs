@@ -56,7 +56,12 @@ fn listener_below_ephemeral_range() -> TcpListener {
 #[test]
 fn two_thousand_targets_every_change_exactly_once() {
     let (port, stop, acceptor) = accept_loop();
-    let mut e = Engine::with_config(EngineConfig { every_run: false, jitter_seed: 1, ..EngineConfig::default() }).unwrap();
+    let mut e = Engine::with_config(EngineConfig {
+        every_run: false,
+        jitter_seed: 1,
+        ..EngineConfig::default()
+    })
+    .unwrap();
     let sched = Schedule { jitter: true, ..schedule(100, 1, 1) };
     let spec = ProbeSpec::tcp("127.0.0.1", port.into()).unwrap();
     let ids: Vec<_> = (0..2000)
@@ -88,4 +93,3 @@ fn two_thousand_targets_every_change_exactly_once() {
         );
     }
 }
-

@@ -86,7 +86,10 @@ fn reused_sockets_report_refusals_and_successes_exactly() {
         if tag % 3 == 1 {
             assert_eq!(o.result, ProbeResult::Failure, "tag {tag}: {o:?}");
             assert_eq!(o.reason, Reason::Refused, "tag {tag}: {o:?}");
-            assert_eq!(o.message, format!("dial tcp 127.0.0.1:{dead}: connect: connection refused"));
+            assert_eq!(
+                o.message,
+                format!("dial tcp 127.0.0.1:{dead}: connect: connection refused")
+            );
         } else {
             assert_eq!(o.result, ProbeResult::Success, "tag {tag}: {o:?}");
         }

@@ -29,7 +29,10 @@ fn fifo(path: &PathBuf, release_after: Duration) -> mpsc::Sender<()> {
         eprintln!("releasing {p:?}: a reader has been blocked on it for {release_after:?}");
         // Every run opens it again: keep releasing until the test ends.
         loop {
-            let w = std::fs::OpenOptions::new().write(true).custom_flags(nix::libc::O_NONBLOCK).open(&p);
+            let w = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(nix::libc::O_NONBLOCK)
+                .open(&p);
             if let Ok(mut w) = w {
                 let _ = std::io::Write::write_all(&mut w, b"released: no PEM here\n");
             }
@@ -57,7 +60,12 @@ fn a_fifo_ca_does_not_hold_up_the_engine() {
     std::fs::write(&good_path, &ca.cert().cert_pem).unwrap();
     let https = |ca: &PathBuf| {
         let tls = TlsOptions { verify: TlsVerify::CaFile(ca.clone()), ..TlsOptions::default() };
-        ProbeSpec::http(&server.url("/ok")).unwrap().with_timeout(timeout).unwrap().with_tls(tls).unwrap()
+        ProbeSpec::http(&server.url("/ok"))
+            .unwrap()
+            .with_timeout(timeout)
+            .unwrap()
+            .with_tls(tls)
+            .unwrap()
     };
 
     let mut e = engine();
@@ -68,7 +76,8 @@ fn a_fifo_ca_does_not_hold_up_the_engine() {
     let verified = e.add_target();
     e.set_probe(verified, Role::Readiness, https(&good_path), schedule(100, 1, 1)).unwrap();
     let beside = e.add_target();
-    let tcp = ProbeSpec::tcp("127.0.0.1", plain.port().into()).unwrap().with_timeout(timeout).unwrap();
+    let tcp =
+        ProbeSpec::tcp("127.0.0.1", plain.port().into()).unwrap().with_timeout(timeout).unwrap();
     e.set_probe(beside, Role::Readiness, tcp, schedule(50, 1, 1)).unwrap();
     e.submit(https(&fifo_path), 1).unwrap();
 
@@ -84,7 +93,8 @@ fn a_fifo_ca_does_not_hold_up_the_engine() {
     let took = started.elapsed();
     assert!(took < timeout * 5, "took {took:?}");
 
-    let message = format!("TLS setup failed: cannot read CA file {fifo_path:?}: not a regular file");
+    let message =
+        format!("TLS setup failed: cannot read CA file {fifo_path:?}: not a regular file");
     for ev in &events {
         let outcome = match ev {
             Event::Run { target, outcome, .. } if *target == stuck => outcome,
@@ -96,5 +106,8 @@ fn a_fifo_ca_does_not_hold_up_the_engine() {
             (ProbeResult::Unknown, Reason::Tls, message.as_str())
         );
     }
-    assert_eq!(trace(&events, beside, Role::Readiness).iter().filter(|t| *t == "F" || *t == "U").count(), 0);
+    assert_eq!(
+        trace(&events, beside, Role::Readiness).iter().filter(|t| *t == "F" || *t == "U").count(),
+        0
+    );
 }

@@ -49,7 +49,9 @@ fn w9_failure_threshold() {
     let mut ev = Vec::new();
     run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) >= 3);
     server.set_healthy(false);
-    run_until(&mut e, &mut ev, |ev| states(ev, t).last() == Some(&(Role::Readiness, Failure)) && states(ev, t).len() == 3);
+    run_until(&mut e, &mut ev, |ev| {
+        states(ev, t).last() == Some(&(Role::Readiness, Failure)) && states(ev, t).len() == 3
+    });
     let tr = trace(&ev, t, Role::Readiness);
     // After the health flip, exactly three failed runs precede the published Failure.
     let pos = tr.iter().rposition(|x| x == "=F").unwrap();
@@ -89,8 +91,12 @@ fn w11_startup_success_then_holds_and_readiness_starts() {
     assert_eq!(runs(&ev, t, Role::Startup), 1);
     assert!(runs(&ev, t, Role::Readiness) >= 2);
     // Readiness never ran before startup succeeded.
-    let first_ready_run = ev.iter().position(|x| matches!(x, Event::Run { role: Role::Readiness, .. })).unwrap();
-    let startup_ok = ev.iter().position(|x| matches!(x, Event::State { role: Role::Startup, result: Success, .. })).unwrap();
+    let first_ready_run =
+        ev.iter().position(|x| matches!(x, Event::Run { role: Role::Readiness, .. })).unwrap();
+    let startup_ok = ev
+        .iter()
+        .position(|x| matches!(x, Event::State { role: Role::Startup, result: Success, .. }))
+        .unwrap();
     assert!(startup_ok < first_ready_run);
 }
 
@@ -195,7 +201,8 @@ fn unknown_is_retried_twice_at_once_then_dropped() {
     run_for(&mut e, &mut ev, ms(200));
     assert_eq!(trace(&ev, t, Role::Readiness), ["=F", "U", "U", "U"]);
     assert_eq!(states(&ev, t), vec![(Role::Readiness, Failure)], "Unknown never counts");
-    let Some(Event::Run { outcome, .. }) = ev.iter().find(|x| matches!(x, Event::Run { .. })) else {
+    let Some(Event::Run { outcome, .. }) = ev.iter().find(|x| matches!(x, Event::Run { .. }))
+    else {
         panic!()
     };
     assert_eq!(outcome.reason, prober_core::Reason::Spawn);
@@ -271,10 +278,8 @@ fn restart_publishes_initial_values_even_when_unchanged() {
     run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) >= 1);
     e.restart_target(t).unwrap();
     e.drain(&mut ev, usize::MAX);
-    let initial: Vec<_> = ev
-        .iter()
-        .filter(|x| matches!(x, Event::State { outcome: None, .. }))
-        .collect();
+    let initial: Vec<_> =
+        ev.iter().filter(|x| matches!(x, Event::State { outcome: None, .. })).collect();
     assert_eq!(initial.len(), 2, "set and restart each publish the initial value: {ev:?}");
 }
 
@@ -314,7 +319,8 @@ fn run_lateness_is_measured_at_the_start_of_the_run() {
     e.set_probe(t, Role::Readiness, spec, schedule(60_000, 1, 1)).unwrap();
     let mut ev = Vec::new();
     run_until(&mut e, &mut ev, |ev| runs(ev, t, Role::Readiness) == 1);
-    let Some(Event::Run { late_us, outcome, .. }) = ev.iter().find(|x| matches!(x, Event::Run { .. }))
+    let Some(Event::Run { late_us, outcome, .. }) =
+        ev.iter().find(|x| matches!(x, Event::Run { .. }))
     else {
         panic!()
     };

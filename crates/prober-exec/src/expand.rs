@@ -18,12 +18,7 @@
 /// keeps that character intact (the Go code copies its first byte as a Latin-1 rune, which
 /// corrupts it).
 pub fn expand(arg: &str, env: &[(String, String)]) -> String {
-    let lookup = |name: &str| {
-        env.iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    };
+    let lookup = |name: &str| env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
     let bytes = arg.as_bytes();
     let mut out = String::with_capacity(arg.len());
     // Everything before `checkpoint` has been copied or replaced already. Only the ASCII bytes
@@ -80,10 +75,7 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
     }
 
     /// `expand_test.go` `doExpansionTest`, row for row (name, input, expected).
@@ -95,111 +87,35 @@ mod tests {
         ("end", "___$(VAR_C)", "___C"),
         ("compound", "$(VAR_A)_$(VAR_B)_$(VAR_C)", "A_B_C"),
         ("escape & expand", "$$(VAR_B)_$(VAR_A)", "$(VAR_B)_A"),
-        (
-            "compound escape",
-            "$$(VAR_A)_$$(VAR_B)",
-            "$(VAR_A)_$(VAR_B)",
-        ),
+        ("compound escape", "$$(VAR_A)_$$(VAR_B)", "$(VAR_A)_$(VAR_B)"),
         ("mixed in escapes", "f000-$$VAR_A", "f000-$VAR_A"),
         ("backslash escape ignored", "foo\\$(VAR_C)bar", "foo\\Cbar"),
-        (
-            "backslash escape ignored 2",
-            "foo\\\\$(VAR_C)bar",
-            "foo\\\\Cbar",
-        ),
-        (
-            "lots of backslashes",
-            "foo\\\\\\\\$(VAR_A)bar",
-            "foo\\\\\\\\Abar",
-        ),
-        (
-            "nested var references",
-            "$(VAR_A$(VAR_B))",
-            "$(VAR_A$(VAR_B))",
-        ),
-        (
-            "nested var references second type",
-            "$(VAR_A$(VAR_B)",
-            "$(VAR_A$(VAR_B)",
-        ),
+        ("backslash escape ignored 2", "foo\\\\$(VAR_C)bar", "foo\\\\Cbar"),
+        ("lots of backslashes", "foo\\\\\\\\$(VAR_A)bar", "foo\\\\\\\\Abar"),
+        ("nested var references", "$(VAR_A$(VAR_B))", "$(VAR_A$(VAR_B))"),
+        ("nested var references second type", "$(VAR_A$(VAR_B)", "$(VAR_A$(VAR_B)"),
         ("value is a reference", "$(VAR_REF)", "$(VAR_A)"),
-        (
-            "value is a reference x 2",
-            "%%$(VAR_REF)--$(VAR_REF)%%",
-            "%%$(VAR_A)--$(VAR_A)%%",
-        ),
+        ("value is a reference x 2", "%%$(VAR_REF)--$(VAR_REF)%%", "%%$(VAR_A)--$(VAR_A)%%"),
         ("empty var", "foo$(VAR_EMPTY)bar", "foobar"),
-        (
-            "unterminated expression",
-            "foo$(VAR_Awhoops!",
-            "foo$(VAR_Awhoops!",
-        ),
-        (
-            "expression without operator",
-            "f00__(VAR_A)__",
-            "f00__(VAR_A)__",
-        ),
+        ("unterminated expression", "foo$(VAR_Awhoops!", "foo$(VAR_Awhoops!"),
+        ("expression without operator", "f00__(VAR_A)__", "f00__(VAR_A)__"),
         ("shell special vars pass through", "$?_boo_$!", "$?_boo_$!"),
         ("bare operators are ignored", "$VAR_A", "$VAR_A"),
-        (
-            "undefined vars are passed through",
-            "$(VAR_DNE)",
-            "$(VAR_DNE)",
-        ),
-        (
-            "multiple (even) operators, var undefined",
-            "$$$$$$(BIG_MONEY)",
-            "$$$(BIG_MONEY)",
-        ),
-        (
-            "multiple (even) operators, var defined",
-            "$$$$$$(VAR_A)",
-            "$$$(VAR_A)",
-        ),
-        (
-            "multiple (odd) operators, var undefined",
-            "$$$$$$$(GOOD_ODDS)",
-            "$$$$(GOOD_ODDS)",
-        ),
-        (
-            "multiple (odd) operators, var defined",
-            "$$$$$$$(VAR_A)",
-            "$$$A",
-        ),
+        ("undefined vars are passed through", "$(VAR_DNE)", "$(VAR_DNE)"),
+        ("multiple (even) operators, var undefined", "$$$$$$(BIG_MONEY)", "$$$(BIG_MONEY)"),
+        ("multiple (even) operators, var defined", "$$$$$$(VAR_A)", "$$$(VAR_A)"),
+        ("multiple (odd) operators, var undefined", "$$$$$$$(GOOD_ODDS)", "$$$$(GOOD_ODDS)"),
+        ("multiple (odd) operators, var defined", "$$$$$$$(VAR_A)", "$$$A"),
         ("missing open expression", "$VAR_A)", "$VAR_A)"),
         ("shell syntax ignored", "${VAR_A}", "${VAR_A}"),
-        (
-            "trailing incomplete expression not consumed",
-            "$(VAR_B)_______$(A",
-            "B_______$(A",
-        ),
-        (
-            "trailing incomplete expression, no content",
-            "$(VAR_C)_______$(",
-            "C_______$(",
-        ),
-        (
-            "operator at end of input string is preserved",
-            "$(VAR_A)foobarzab$",
-            "Afoobarzab$",
-        ),
-        (
-            "shell escaped incomplete expr",
-            "foo-\\$(VAR_A",
-            "foo-\\$(VAR_A",
-        ),
+        ("trailing incomplete expression not consumed", "$(VAR_B)_______$(A", "B_______$(A"),
+        ("trailing incomplete expression, no content", "$(VAR_C)_______$(", "C_______$("),
+        ("operator at end of input string is preserved", "$(VAR_A)foobarzab$", "Afoobarzab$"),
+        ("shell escaped incomplete expr", "foo-\\$(VAR_A", "foo-\\$(VAR_A"),
         ("lots of $( in middle", "--$($($($($--", "--$($($($($--"),
-        (
-            "lots of $( in beginning",
-            "$($($($($--foo$(",
-            "$($($($($--foo$(",
-        ),
+        ("lots of $( in beginning", "$($($($($--foo$(", "$($($($($--foo$("),
         ("lots of $( at end", "foo0--$($($($(", "foo0--$($($($("),
-        (
-            "escaped operators in variable names are not escaped",
-            "$(foo$$var)",
-            "$(foo$$var)",
-        ),
+        ("escaped operators in variable names are not escaped", "$(foo$$var)", "$(foo$$var)"),
         ("newline not expanded", "\n", "\n"),
     ];
 
@@ -208,9 +124,8 @@ mod tests {
         for (name, input, expected) in CASES {
             let got = expand(input, env);
             if got != *expected {
-                failures.push(format!(
-                    "{name}: expand({input:?}) = {got:?}, expected {expected:?}"
-                ));
+                failures
+                    .push(format!("{name}: expand({input:?}) = {got:?}, expected {expected:?}"));
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
@@ -249,19 +164,13 @@ mod tests {
             let v = expand(&declared[i].1, &declared);
             declared[i].1 = v;
         }
-        assert_eq!(
-            declared,
-            env(&[("FOO", "bar"), ("ZOO", "bar-1"), ("BLU", "bar-1-2")])
-        );
+        assert_eq!(declared, env(&[("FOO", "bar"), ("ZOO", "bar-1"), ("BLU", "bar-1-2")]));
     }
 
     /// kubelet `prober_test.go` TestProbe (row E9 of the reference).
     #[test]
     fn kubelet_probe_row() {
-        assert_eq!(
-            expand("some $(A) $(B)", &env(&[("A", "script")])),
-            "some script $(B)"
-        );
+        assert_eq!(expand("some $(A) $(B)", &env(&[("A", "script")])), "some script $(B)");
     }
 
     #[test]
@@ -274,11 +183,7 @@ mod tests {
         assert_eq!(expand("$", &e), "$");
         assert_eq!(expand("$$", &e), "$");
         assert_eq!(expand("$$$", &e), "$$");
-        assert_eq!(
-            expand("$é$(A)ü", &e),
-            "$é2ü",
-            "multi-byte characters survive"
-        );
+        assert_eq!(expand("$é$(A)ü", &e), "$é2ü", "multi-byte characters survive");
         assert_eq!(expand("$(é)", &env(&[("é", "x")])), "x");
         assert_eq!(expand("no references", &e), "no references");
         assert_eq!(expand("$(A)$(A)", &e), "22");

@@ -127,11 +127,7 @@ struct Capture {
 
 impl Capture {
     fn new(limit: usize) -> Capture {
-        Capture {
-            kept: Vec::new(),
-            total: 0,
-            limit,
-        }
+        Capture { kept: Vec::new(), total: 0, limit }
     }
 
     fn push(&mut self, data: &[u8]) {
@@ -208,7 +204,9 @@ impl ExecProbe {
         }
         let path = match self.env.iter().rev().find(|(k, _)| k == "PATH") {
             Some((_, v)) => std::ffi::OsString::from(v),
-            None => std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+            None => {
+                std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
+            }
         };
         let mut denied = None;
         for dir in std::env::split_paths(&path) {
@@ -280,10 +278,7 @@ impl ExecProbe {
         base.output = std::mem::take(&mut self.capture.kept);
         base.timings = Timings {
             first_byte: self.first_byte,
-            total: self
-                .started
-                .map(|s| cx.now.saturating_duration_since(s))
-                .unwrap_or_default(),
+            total: self.started.map(|s| cx.now.saturating_duration_since(s)).unwrap_or_default(),
             ..Timings::default()
         };
         Step::Done(base)
@@ -296,7 +291,10 @@ impl ExecProbe {
         let command = prober_core::go_quote(self.argv.join(" ").as_bytes());
         Outcome::failure(
             Reason::Timeout,
-            format!("command timed out: {command} timed out after {}", format_duration(self.timeout)),
+            format!(
+                "command timed out: {command} timed out after {}",
+                format_duration(self.timeout)
+            ),
         )
     }
 
@@ -398,17 +396,11 @@ impl ExecProbe {
                 }
                 Ok(Exit::Signal(sig)) => Outcome::failure(
                     Reason::Signal,
-                    format!(
-                        "command terminated by signal {sig} ({})",
-                        sys::signal_name(sig)
-                    ),
+                    format!("command terminated by signal {sig} ({})", sys::signal_name(sig)),
                 ),
                 Err(e) => Outcome::unknown(
                     Reason::Io,
-                    format!(
-                        "could not get the exit status of the command: {}",
-                        os_error_text(&e)
-                    ),
+                    format!("could not get the exit status of the command: {}", os_error_text(&e)),
                 ),
             }
         };
@@ -439,22 +431,13 @@ impl ExecProbe {
                     Interest::READABLE,
                 ) {
                     Ok(()) => Watch::Pidfd(fd),
-                    Err(_) => Watch::Sweep {
-                        next: cx.now + SWEEP_EVERY,
-                    },
+                    Err(_) => Watch::Sweep { next: cx.now + SWEEP_EVERY },
                 }
             }
             // ENOSYS (kernel before 5.3), EPERM (seccomp), EMFILE...: sweep instead.
-            Err(_) => Watch::Sweep {
-                next: cx.now + SWEEP_EVERY,
-            },
+            Err(_) => Watch::Sweep { next: cx.now + SWEEP_EVERY },
         };
-        self.child = Some(Child {
-            pid,
-            pipe: Some(pipe),
-            watch,
-            killed_at: None,
-        });
+        self.child = Some(Child { pid, pipe: Some(pipe), watch, killed_at: None });
         Ok(())
     }
 
@@ -498,7 +481,8 @@ impl Machine for ExecProbe {
             Ok(p) => p,
             Err(e) => {
                 let msg = format!("could not create the output pipe: {}", os_error_text(&e));
-                let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
+                let reason =
+                    if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
                 return self.done(cx, Outcome::unknown(reason, msg));
             }
         };
@@ -506,8 +490,11 @@ impl Machine for ExecProbe {
             Ok(pid) => pid,
             Err(e) => {
                 let msg = self.spawn_error(&e);
-                let reason =
-                    if Reason::is_local_spawn_resource(&e) { Reason::Resource } else { Reason::Spawn };
+                let reason = if Reason::is_local_spawn_resource(&e) {
+                    Reason::Resource
+                } else {
+                    Reason::Spawn
+                };
                 return self.done(cx, Outcome::unknown(reason, msg));
             }
         };
@@ -542,11 +529,7 @@ impl Machine for ExecProbe {
             if let Some(step) = self.check_exit(cx) {
                 return step;
             }
-            if let Some(Child {
-                watch: Watch::Sweep { next },
-                ..
-            }) = self.child.as_mut()
-            {
+            if let Some(Child { watch: Watch::Sweep { next }, .. }) = self.child.as_mut() {
                 *next = cx.now + SWEEP_EVERY;
             }
         }
@@ -625,11 +608,7 @@ mod tests {
     use prober_io::run_to_completion;
 
     fn spec(argv: &[&str]) -> ExecSpec {
-        ExecSpec {
-            argv: argv.iter().map(|s| s.to_string()).collect(),
-            env: Vec::new(),
-            cwd: None,
-        }
+        ExecSpec { argv: argv.iter().map(|s| s.to_string()).collect(), env: Vec::new(), cwd: None }
     }
 
     #[test]
@@ -638,17 +617,11 @@ mod tests {
         c.push(b"abc");
         assert!(!c.truncated());
         c.push(b"de");
-        assert_eq!(
-            (c.kept.as_slice(), c.total, c.truncated()),
-            (&b"abcde"[..], 5, false)
-        );
+        assert_eq!((c.kept.as_slice(), c.total, c.truncated()), (&b"abcde"[..], 5, false));
         c.push(b"fgh");
         c.push(b"");
         c.push(&[0u8; 100]);
-        assert_eq!(
-            (c.kept.as_slice(), c.total, c.truncated()),
-            (&b"abcde"[..], 108, true)
-        );
+        assert_eq!((c.kept.as_slice(), c.total, c.truncated()), (&b"abcde"[..], 108, true));
     }
 
     #[test]
@@ -661,12 +634,9 @@ mod tests {
 
     #[test]
     fn sweep_fallback_success_and_failure() {
-        let mut p = ExecProbe::new(
-            &spec(&["sh", "-c", "printf hi; exit 3"]),
-            Duration::from_secs(10),
-            100,
-        )
-        .sweep_only();
+        let mut p =
+            ExecProbe::new(&spec(&["sh", "-c", "printf hi; exit 3"]), Duration::from_secs(10), 100)
+                .sweep_only();
         let o = run_to_completion(&mut p);
         assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
         assert_eq!(o.reason, Reason::ExitCode);
@@ -682,10 +652,7 @@ mod tests {
         .sweep_only();
         let started = Instant::now();
         let o = run_to_completion(&mut p);
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "did not hang on the pipe"
-        );
+        assert!(started.elapsed() < Duration::from_secs(10), "did not hang on the pipe");
         assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     }
 
@@ -702,7 +669,10 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
         assert_eq!(o.reason, Reason::Timeout);
-        assert_eq!(o.message, r#"command timed out: "sh -c printf partial; exec sleep 30" timed out after 100ms"#);
+        assert_eq!(
+            o.message,
+            r#"command timed out: "sh -c printf partial; exec sleep 30" timed out after 100ms"#
+        );
         assert_eq!(o.output, b"partial");
         assert_eq!(reaper::pending(), 0);
     }

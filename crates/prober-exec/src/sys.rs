@@ -91,9 +91,8 @@ fn glibc_spawn_actions() -> Option<SpawnActions> {
 }
 
 fn cstring(bytes: &[u8]) -> io::Result<CString> {
-    CString::new(bytes).map_err(|_| {
-        io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data")
-    })
+    CString::new(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data"))
 }
 
 /// The host's environment with the spec's entries added, the spec winning, as `KEY=VALUE`.

@@ -143,8 +143,7 @@ fn the_fork_fallback_keeps_host_descriptors_out_too() {
     let _g = lock();
     let leaky = Leaky::open();
     let leaked = leaky.targets();
-    let probe =
-        ExecProbe::new(&ls_spec(), Duration::from_secs(30), 64 * 1024).fork_only_for_test();
+    let probe = ExecProbe::new(&ls_spec(), Duration::from_secs(30), 64 * 1024).fork_only_for_test();
     assert_only_stdio(&list_fds(probe), &leaked);
 }
 

@@ -25,11 +25,7 @@ fn lock() -> MutexGuard<'static, ()> {
 }
 
 fn spec(argv: &[&str]) -> ExecSpec {
-    ExecSpec {
-        argv: argv.iter().map(|s| s.to_string()).collect(),
-        env: Vec::new(),
-        cwd: None,
-    }
+    ExecSpec { argv: argv.iter().map(|s| s.to_string()).collect(), env: Vec::new(), cwd: None }
 }
 
 fn sh(script: &str) -> ExecSpec {
@@ -37,10 +33,7 @@ fn sh(script: &str) -> ExecSpec {
 }
 
 fn with_env(mut s: ExecSpec, pairs: &[(&str, &str)]) -> ExecSpec {
-    s.env = pairs
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
+    s.env = pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
     s
 }
 
@@ -61,10 +54,7 @@ fn text(o: &Outcome) -> String {
 }
 
 fn pids_in(o: &Outcome) -> Vec<i32> {
-    text(o)
-        .split_whitespace()
-        .map(|w| w.parse().expect("a pid"))
-        .collect()
+    text(o).split_whitespace().map(|w| w.parse().expect("a pid")).collect()
 }
 
 fn our_pid() -> i32 {
@@ -168,20 +158,11 @@ fn e3_output_is_truncated_to_the_limit() {
 
     // Another limit, exactly at the limit, and one byte over.
     let (o, _) = run_with(&sh("printf abcdefgh"), Duration::from_secs(10), 4);
-    assert_eq!(
-        (o.output.as_slice(), o.output_total, o.truncated),
-        (&b"abcd"[..], 8, true)
-    );
+    assert_eq!((o.output.as_slice(), o.output_total, o.truncated), (&b"abcd"[..], 8, true));
     let (o, _) = run_with(&sh("printf abcd"), Duration::from_secs(10), 4);
-    assert_eq!(
-        (o.output.as_slice(), o.output_total, o.truncated),
-        (&b"abcd"[..], 4, false)
-    );
+    assert_eq!((o.output.as_slice(), o.output_total, o.truncated), (&b"abcd"[..], 4, false));
     let (o, _) = run_with(&sh("printf abcde"), Duration::from_secs(10), 4);
-    assert_eq!(
-        (o.output.as_slice(), o.output_total, o.truncated),
-        (&b"abcd"[..], 5, true)
-    );
+    assert_eq!((o.output.as_slice(), o.output_total, o.truncated), (&b"abcd"[..], 5, true));
 }
 
 /// E4: the command cannot be started.
@@ -190,25 +171,14 @@ fn e4_spawn_failures_are_unknown() {
     let _g = lock();
     let fds = fd_count();
     let o = run(&spec(&["/no/such/binary", "arg"]));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Unknown, Reason::Spawn),
-        "{o:?}"
-    );
-    assert_eq!(
-        o.message,
-        r#"could not start "/no/such/binary": no such file or directory"#
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Spawn), "{o:?}");
+    assert_eq!(o.message, r#"could not start "/no/such/binary": no such file or directory"#);
     assert!(o.output.is_empty());
     assert_eq!(o.exit_code, None);
 
     // Looked up in PATH when there is no slash.
     let o = run(&spec(&["prober-exec-no-such-command"]));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Unknown, Reason::Spawn),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Spawn), "{o:?}");
     assert_eq!(
         o.message,
         r#"could not start "prober-exec-no-such-command": no such file or directory"#
@@ -216,25 +186,14 @@ fn e4_spawn_failures_are_unknown() {
 
     // Not executable (EACCES even for root: no execute bit at all).
     let o = run(&spec(&["/etc/passwd"]));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Unknown, Reason::Spawn),
-        "{o:?}"
-    );
-    assert_eq!(
-        o.message,
-        r#"could not start "/etc/passwd": permission denied"#
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Spawn), "{o:?}");
+    assert_eq!(o.message, r#"could not start "/etc/passwd": permission denied"#);
 
     // Bad working directory.
     let mut s = spec(&["pwd"]);
     s.cwd = Some(PathBuf::from("/no/such/dir"));
     let o = run(&s);
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Unknown, Reason::Spawn),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Spawn), "{o:?}");
     assert_eq!(
         o.message,
         r#"could not start "pwd": chdir /no/such/dir: no such file or directory"#
@@ -242,18 +201,10 @@ fn e4_spawn_failures_are_unknown() {
 
     // NUL in an argument (a spec that skipped validation).
     let o = run(&spec(&["echo", "a\0b"]));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Unknown, Reason::Spawn),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Spawn), "{o:?}");
 
     assert_eq!(fd_count(), fds, "a failed spawn leaked a descriptor");
-    assert!(
-        children().is_empty(),
-        "a failed spawn left a child: {:?}",
-        children()
-    );
+    assert!(children().is_empty(), "a failed spawn left a child: {:?}", children());
 }
 
 /// E5: non-zero exit with output.
@@ -261,11 +212,7 @@ fn e4_spawn_failures_are_unknown() {
 fn e5_nonzero_exit_is_failure_with_output() {
     let _g = lock();
     let o = run(&sh("printf Fail; exit 1"));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::ExitCode),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::ExitCode), "{o:?}");
     assert_eq!(o.output, b"Fail");
     assert_eq!(o.exit_code, Some(1));
     assert_eq!(o.message, "command terminated with exit code 1");
@@ -281,34 +228,19 @@ fn e5_nonzero_exit_is_failure_with_output() {
 #[test]
 fn e6_timeout_is_failure() {
     let _g = lock();
-    let (o, took) = run_with(
-        &sh("printf partial; exec sleep 5"),
-        Duration::from_millis(200),
-        100,
-    );
+    let (o, took) = run_with(&sh("printf partial; exec sleep 5"), Duration::from_millis(200), 100);
     assert!(took < Duration::from_secs(5), "a 200ms probe took {took:?}");
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert!(
-        o.message.starts_with("command timed out: ") && o.message.ends_with(" timed out after 200ms"),
+        o.message.starts_with("command timed out: ")
+            && o.message.ends_with(" timed out after 200ms"),
         "{}",
         o.message
     );
     assert_eq!(o.output, b"partial");
     assert_eq!(o.exit_code, None);
-    assert!(
-        children().is_empty(),
-        "timed-out child not reaped: {:?}",
-        children()
-    );
-    assert_eq!(
-        reaper::pending(),
-        0,
-        "the child should be reaped by the probe, not the reaper"
-    );
+    assert!(children().is_empty(), "timed-out child not reaped: {:?}", children());
+    assert_eq!(reaper::pending(), 0, "the child should be reaped by the probe, not the reaper");
 
     let (o, _) = run_with(&spec(&["sleep", "5"]), Duration::from_millis(1500), 100);
     assert_eq!(o.message, r#"command timed out: "sleep 5" timed out after 1.5s"#);
@@ -329,10 +261,7 @@ fn e9_env_expansion() {
     drop(probe);
     // ...and is what runs. (Unquoted, the shell itself would then treat `$(B)` as a command
     // substitution, so the runnable form quotes it.)
-    let o = run(&with_env(
-        spec(&["/bin/sh", "-c", "echo 'some $(A) $(B)'"]),
-        &env,
-    ));
+    let o = run(&with_env(spec(&["/bin/sh", "-c", "echo 'some $(A) $(B)'"]), &env));
     assert_eq!(text(&o), "some script $(B)\n", "{o:?}");
     // Without a shell.
     let o = run(&with_env(spec(&["echo", "some $(A) $(B)", "$$(A)"]), &env));
@@ -355,11 +284,7 @@ fn e10_output_is_interleaved() {
 fn killed_by_signal() {
     let _g = lock();
     let o = run(&sh("kill -9 $$$$"));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Signal),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Signal), "{o:?}");
     assert_eq!(o.message, "command terminated by signal 9 (SIGKILL)");
     assert_eq!(o.exit_code, None);
     let o = run(&sh("printf before; kill -TERM $$$$; sleep 5"));
@@ -385,10 +310,8 @@ fn env_is_the_hosts_plus_the_specs() {
     assert_eq!(text(&o), "hello\n");
     // The spec wins over the host (HOME), the host's variables are inherited (PATH), stdin is
     // /dev/null.
-    let o = run(&with_env(
-        sh(r#"printf '%s|%s|' "$HOME" "$PATH"; cat"#),
-        &[("HOME", "/spec-home")],
-    ));
+    let o =
+        run(&with_env(sh(r#"printf '%s|%s|' "$HOME" "$PATH"; cat"#), &[("HOME", "/spec-home")]));
     let path = std::env::var("PATH").unwrap_or_default();
     assert_eq!(text(&o), format!("/spec-home|{path}|"));
     assert_eq!(o.result, ProbeResult::Success);
@@ -412,17 +335,9 @@ fn gigabyte_of_output_keeps_memory_flat() {
     assert_eq!(o.output_total, GIB);
     assert!(o.truncated);
     assert_eq!(o.output, vec![0u8; 10240]);
-    let after = if peak_reset {
-        status_kib("VmHWM:")
-    } else {
-        status_kib("VmRSS:")
-    }
-    .unwrap();
+    let after = if peak_reset { status_kib("VmHWM:") } else { status_kib("VmRSS:") }.unwrap();
     let grew = after.saturating_sub(rss_before);
-    assert!(
-        grew < 50 * 1024,
-        "memory grew by {grew} KiB (peak measured: {peak_reset})"
-    );
+    assert!(grew < 50 * 1024, "memory grew by {grew} KiB (peak measured: {peak_reset})");
 }
 
 /// Data written before the command exits is all read, even when a leftover process holds the
@@ -440,18 +355,11 @@ fn all_output_before_exit_is_counted() {
 fn grandchild_holding_the_pipe_does_not_hang_the_probe() {
     let _g = lock();
     let (o, took) = run_with(&sh("sleep 30 & echo $!"), Duration::from_secs(60), 100);
-    assert!(
-        took < Duration::from_secs(10),
-        "probe waited for the pipe: {took:?}"
-    );
+    assert!(took < Duration::from_secs(10), "probe waited for the pipe: {took:?}");
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     let pids = pids_in(&o);
     assert_eq!(pids.len(), 1, "{:?}", text(&o));
-    wait_until(
-        "the background sleep is gone",
-        Duration::from_secs(5),
-        || !alive(pids[0]),
-    );
+    wait_until("the background sleep is gone", Duration::from_secs(5), || !alive(pids[0]));
     assert!(children().is_empty(), "{:?}", children());
 }
 
@@ -462,20 +370,13 @@ fn timeout_kills_the_process_group() {
     let script = "sleep 30 & echo $!; sleep 31 & echo $!; echo $$$$; wait";
     let (o, took) = run_with(&sh(script), Duration::from_secs(1), 100);
     assert!(took < Duration::from_secs(6), "took {took:?}");
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     let pids = pids_in(&o);
     assert_eq!(pids.len(), 3, "{:?}", text(&o));
     wait_until("both sleeps are gone", Duration::from_secs(5), || {
         !alive(pids[0]) && !alive(pids[1])
     });
-    assert!(
-        stat(pids[2]).is_none_or(|(_, ppid, _)| ppid != our_pid()),
-        "shell not reaped"
-    );
+    assert!(stat(pids[2]).is_none_or(|(_, ppid, _)| ppid != our_pid()), "shell not reaped");
     assert!(children().is_empty(), "{:?}", children());
 }
 
@@ -492,17 +393,9 @@ fn no_leaks_after_200_runs() {
         let (o, took) = match i % 5 {
             0 => run_with(&sh("printf ok"), Duration::from_secs(10), 100),
             1 => run_with(&sh("echo bad >&2; exit 2"), Duration::from_secs(10), 100),
-            2 => run_with(
-                &sh("printf x; exec sleep 5"),
-                Duration::from_millis(20),
-                100,
-            ),
+            2 => run_with(&sh("printf x; exec sleep 5"), Duration::from_millis(20), 100),
             3 => run_with(&spec(&["/no/such/binary"]), Duration::from_secs(10), 100),
-            _ => run_with(
-                &sh("head -c 20000 /dev/zero; exit 0"),
-                Duration::from_secs(10),
-                100,
-            ),
+            _ => run_with(&sh("head -c 20000 /dev/zero; exit 0"), Duration::from_secs(10), 100),
         };
         assert!(took < Duration::from_secs(10));
         let expected = match i % 5 {
@@ -515,17 +408,10 @@ fn no_leaks_after_200_runs() {
         counts[i % 5] += 1;
     }
     assert_eq!(counts, [40; 5]);
-    wait_until(
-        "the reaper has nothing pending",
-        Duration::from_secs(5),
-        || reaper::pending() == 0,
-    );
+    wait_until("the reaper has nothing pending", Duration::from_secs(5), || reaper::pending() == 0);
     assert_eq!(fd_count(), fds, "descriptors leaked");
     let kids = children();
-    assert!(
-        kids.iter().all(|(_, state, _)| *state != 'Z'),
-        "zombies: {kids:?}"
-    );
+    assert!(kids.iter().all(|(_, state, _)| *state != 'Z'), "zombies: {kids:?}");
     assert!(kids.is_empty(), "children left: {kids:?}");
 }
 
@@ -551,12 +437,7 @@ impl Manual {
         let mut probe = ExecProbe::new(&s, Duration::from_secs(30), 100);
         let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
         assert!(matches!(probe.start(&mut cx), Step::Pending));
-        let mut m = Manual {
-            poll,
-            resolver,
-            probe,
-            file,
-        };
+        let mut m = Manual { poll, resolver, probe, file };
         let mut pids = Vec::new();
         wait_until("the command wrote its pids", Duration::from_secs(5), || {
             m.pump();
@@ -581,9 +462,7 @@ impl Manual {
         self.poll.poll(&mut events, Some(Duration::ZERO)).unwrap();
         let mut cx = Ctx::new(self.poll.registry(), Instant::now(), 0, &self.resolver, 0);
         for ev in events.iter() {
-            let step = self
-                .probe
-                .ready(&mut cx, ev.token().0, Ready::from_event(ev));
+            let step = self.probe.ready(&mut cx, ev.token().0, Ready::from_event(ev));
             assert!(matches!(step, Step::Pending), "finished early: {step:?}");
         }
     }
@@ -601,19 +480,11 @@ impl Drop for Manual {
 }
 
 fn assert_group_gone(sh_pid: i32, bg_pid: i32) {
-    wait_until(
-        "the background sleep is gone",
-        Duration::from_secs(5),
-        || !alive(bg_pid),
-    );
+    wait_until("the background sleep is gone", Duration::from_secs(5), || !alive(bg_pid));
     wait_until("the shell is reaped", Duration::from_secs(5), || {
         stat(sh_pid).is_none_or(|(_, ppid, _)| ppid != our_pid())
     });
-    wait_until(
-        "the reaper has nothing pending",
-        Duration::from_secs(5),
-        || reaper::pending() == 0,
-    );
+    wait_until("the reaper has nothing pending", Duration::from_secs(5), || reaper::pending() == 0);
     assert!(children().is_empty(), "{:?}", children());
 }
 
@@ -662,10 +533,7 @@ fn exit_event_first_still_reads_the_output() {
     });
     // Deliver only the pidfd's readiness (token 1), without polling the pipe.
     let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
-    let ready = Ready {
-        readable: true,
-        ..Ready::default()
-    };
+    let ready = Ready { readable: true, ..Ready::default() };
     let o = match probe.ready(&mut cx, 1, ready) {
         Step::Done(o) => o,
         other => panic!("the exit did not finish the run: {other:?}"),

@@ -33,11 +33,7 @@ const LIMIT: usize = 10240;
 const SLACK: Duration = Duration::from_millis(750);
 
 fn spec(argv: &[&str]) -> ExecSpec {
-    ExecSpec {
-        argv: argv.iter().map(|s| s.to_string()).collect(),
-        env: Vec::new(),
-        cwd: None,
-    }
+    ExecSpec { argv: argv.iter().map(|s| s.to_string()).collect(), env: Vec::new(), cwd: None }
 }
 
 fn sh(script: &str) -> ExecSpec {
@@ -92,17 +88,13 @@ fn pids() -> impl Iterator<Item = i32> {
 /// Live (non-zombie) processes in process group `pgid`. (The container's PID 1 may not reap
 /// orphans: a killed orphan can stay a zombie of PID 1; a zombie is dead.)
 fn live_in_group(pgid: i32) -> Vec<i32> {
-    pids()
-        .filter(|&p| matches!(stat(p), Some((s, _, g, _)) if g == pgid && s != 'Z'))
-        .collect()
+    pids().filter(|&p| matches!(stat(p), Some((s, _, g, _)) if g == pgid && s != 'Z')).collect()
 }
 
 /// Children of this process: `(pid, state)`.
 fn children() -> Vec<(i32, char)> {
     let me = std::process::id() as i32;
-    pids()
-        .filter_map(|p| stat(p).filter(|s| s.1 == me).map(|s| (p, s.0)))
-        .collect()
+    pids().filter_map(|p| stat(p).filter(|s| s.1 == me).map(|s| (p, s.0))).collect()
 }
 
 fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
@@ -116,16 +108,10 @@ fn wait_until(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
 /// The command's process group is empty (the leader's pid is its id), nothing waits in the
 /// reaper, and this process has no child left, zombie or not.
 fn assert_clean(pgid: i32) {
-    wait_until(
-        &format!("process group {pgid} is empty"),
-        Duration::from_secs(5),
-        || live_in_group(pgid).is_empty(),
-    );
-    wait_until(
-        "the reaper has nothing pending",
-        Duration::from_secs(5),
-        || reaper::pending() == 0,
-    );
+    wait_until(&format!("process group {pgid} is empty"), Duration::from_secs(5), || {
+        live_in_group(pgid).is_empty()
+    });
+    wait_until("the reaper has nothing pending", Duration::from_secs(5), || reaper::pending() == 0);
     let kids = children();
     assert!(kids.iter().all(|(_, s)| *s != 'Z'), "zombies: {kids:?}");
     assert!(kids.is_empty(), "children left: {kids:?}");
@@ -180,10 +166,7 @@ fn forked_daemon_holding_the_pipe() {
         (ProbeResult::Success, Reason::None, ""),
         "{o:?}"
     );
-    assert!(
-        o.timings.total < Duration::from_secs(2),
-        "waited for the pipe: {o:?}"
-    );
+    assert!(o.timings.total < Duration::from_secs(2), "waited for the pipe: {o:?}");
     assert!(o.output_lossy().ends_with("started\n"), "{o:?}");
     assert_clean(first_pid(&o));
 }
@@ -192,15 +175,8 @@ fn forked_daemon_holding_the_pipe() {
 #[test]
 fn forked_daemon_and_a_hanging_command() {
     let _g = lock();
-    let o = run(
-        &sh("echo $$$$; (exec sleep 60) & exec sleep 60"),
-        Duration::from_secs(1),
-    );
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
+    let o = run(&sh("echo $$$$; (exec sleep 60) & exec sleep 60"), Duration::from_secs(1));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert_clean(first_pid(&o));
 }
 
@@ -216,28 +192,16 @@ fn setsid_daemon_escapes_the_group_but_not_the_deadline() {
     let _g = lock();
     // The command gives the daemon time to call setsid() first: before that, it is still in
     // the group and the group kill at the command's exit takes it.
-    for (hang, timeout) in [
-        ("; sleep 0.3", Duration::from_secs(10)),
-        ("; exec sleep 60", Duration::from_secs(1)),
-    ] {
+    for (hang, timeout) in
+        [("; sleep 0.3", Duration::from_secs(10)), ("; exec sleep 60", Duration::from_secs(1))]
+    {
         let script = format!("echo $$$$; setsid sh -c 'exec sleep 60' & echo daemon=$$!{hang}");
         let o = run(&sh(&script), timeout);
         if timeout > Duration::from_secs(1) {
-            assert_eq!(
-                (o.result, o.reason),
-                (ProbeResult::Success, Reason::None),
-                "{o:?}"
-            );
-            assert!(
-                o.timings.total < Duration::from_secs(2),
-                "waited for the daemon: {o:?}"
-            );
+            assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+            assert!(o.timings.total < Duration::from_secs(2), "waited for the daemon: {o:?}");
         } else {
-            assert_eq!(
-                (o.result, o.reason),
-                (ProbeResult::Failure, Reason::Timeout),
-                "{o:?}"
-            );
+            assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
         }
         let leader = first_pid(&o);
         let text = o.output_lossy();
@@ -248,11 +212,9 @@ fn setsid_daemon_escapes_the_group_but_not_the_deadline() {
             .unwrap_or_else(|| panic!("no daemon pid in {text:?}"));
         assert_clean(leader);
         // The daemon survived the probe, in a session of its own, no longer our child.
-        wait_until(
-            "the daemon has its own session",
-            Duration::from_secs(5),
-            || stat(daemon).is_some_and(|(_, _, pgrp, sid)| pgrp == daemon && sid == daemon),
-        );
+        wait_until("the daemon has its own session", Duration::from_secs(5), || {
+            stat(daemon).is_some_and(|(_, _, pgrp, sid)| pgrp == daemon && sid == daemon)
+        });
         let (state, ppid, ..) = stat(daemon).unwrap();
         assert_ne!(state, 'Z');
         assert_ne!(ppid, std::process::id() as i32);
@@ -269,28 +231,18 @@ fn setsid_daemon_flooding_the_pipe() {
         &sh("echo $$$$; setsid sh -c 'echo $$$$; exec cat /dev/zero' & sleep 0.2"),
         Duration::from_secs(10),
     );
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Success, Reason::None),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
     assert!(o.truncated && o.output_total > LIMIT as u64, "{o:?}");
     assert!(o.timings.total < Duration::from_secs(3), "{o:?}");
     assert_clean(first_pid(&o));
     // The flooding daemon dies of SIGPIPE once the read end is closed. Its pid is the second
     // line, unless the zeros came first: then find it by its session.
     let text = o.output_lossy();
-    let candidates: Vec<i32> = text
-        .lines()
-        .skip(1)
-        .filter_map(|l| l.trim().parse().ok())
-        .collect();
+    let candidates: Vec<i32> = text.lines().skip(1).filter_map(|l| l.trim().parse().ok()).collect();
     for pid in candidates {
-        wait_until(
-            "the flooding daemon died of SIGPIPE",
-            Duration::from_secs(5),
-            || stat(pid).is_none_or(|(s, _, _, sid)| s == 'Z' || sid != pid),
-        );
+        wait_until("the flooding daemon died of SIGPIPE", Duration::from_secs(5), || {
+            stat(pid).is_none_or(|(s, _, _, sid)| s == 'Z' || sid != pid)
+        });
     }
 }
 
@@ -303,11 +255,7 @@ fn sigterm_ignored() {
     let _g = lock();
     let script = "trap '' TERM HUP INT QUIT; echo $$$$; sleep 60 & sleep 61 & exec sleep 62";
     let o = run(&sh(script), Duration::from_millis(800));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert!(o.message.ends_with(" timed out after 800ms"), "{}", o.message);
     assert_clean(first_pid(&o));
 }
@@ -316,17 +264,10 @@ fn sigterm_ignored() {
 #[test]
 fn exit_by_a_signal() {
     let _g = lock();
-    for (sig, name) in [
-        (11, "SIGSEGV"),
-        (6, "SIGABRT"),
-        (15, "SIGTERM"),
-        (9, "SIGKILL"),
-        (13, "SIGPIPE"),
-    ] {
-        let o = run(
-            &sh(&format!("echo $$$$; kill -{sig} $$$$; sleep 5")),
-            Duration::from_secs(10),
-        );
+    for (sig, name) in
+        [(11, "SIGSEGV"), (6, "SIGABRT"), (15, "SIGTERM"), (9, "SIGKILL"), (13, "SIGPIPE")]
+    {
+        let o = run(&sh(&format!("echo $$$$; kill -{sig} $$$$; sleep 5")), Duration::from_secs(10));
         assert_eq!(
             (o.result, o.reason, o.message.as_str()),
             (
@@ -341,15 +282,8 @@ fn exit_by_a_signal() {
     }
     // A child dying of a signal while the command exits 0 is still Success: only the command's
     // own status counts.
-    let o = run(
-        &sh("echo $$$$; sh -c 'kill -SEGV $$$$'; exit 0"),
-        Duration::from_secs(10),
-    );
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Success, Reason::None),
-        "{o:?}"
-    );
+    let o = run(&sh("echo $$$$; sh -c 'kill -SEGV $$$$'; exit 0"), Duration::from_secs(10));
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
     assert_clean(first_pid(&o));
 }
 
@@ -383,12 +317,7 @@ fn fork_bomb_held_to_a_small_process_count() {
     let bomb = "echo $$$$; bomb() { bomb | bomb & }; bomb; exec sleep 60";
     let mut argv: Vec<&str> = Vec::new();
     if root {
-        argv.extend([
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-        ]);
+        argv.extend(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]);
     }
     argv.extend(["prlimit", "--nproc=50:50", "sh", "-c", bomb]);
     let mut s = spec(&argv);
@@ -428,10 +357,7 @@ fn fork_bomb_held_to_a_small_process_count() {
     // with exit code 2, as dash does. Either way it is a Failure, and what matters below is
     // that nothing of it is left.
     let gave_up = o.reason == Reason::ExitCode && o.exit_code == Some(2) && refused > 0;
-    assert!(
-        o.result == ProbeResult::Failure && (o.reason == Reason::Timeout || gave_up),
-        "{o:?}"
-    );
+    assert!(o.result == ProbeResult::Failure && (o.reason == Reason::Timeout || gave_up), "{o:?}");
     if !live_in_group(pgid).is_empty() {
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -445,15 +371,8 @@ fn fork_bomb_held_to_a_small_process_count() {
         // dash says "Cannot fork" when fork() fails with EAGAIN: the limit was reached, and held.
         // (Zombies count toward RLIMIT_NPROC until reaped, so the live count seen may stay
         // well below 50.)
-        assert!(
-            refused > 0,
-            "the bomb never reached the limit: {:?}",
-            o.output_lossy()
-        );
-        assert!(
-            peak <= 50 + before + 2,
-            "the bomb was not held at 50: {peak} processes"
-        );
+        assert!(refused > 0, "the bomb never reached the limit: {:?}", o.output_lossy());
+        assert!(peak <= 50 + before + 2, "the bomb was not held at 50: {peak} processes");
     }
 }
 
@@ -474,19 +393,9 @@ fn count_owned_by(uid: u32) -> usize {
 fn gigabyte_of_output_on_stderr() {
     let _g = lock();
     let base = reset_peak();
-    let o = run(
-        &sh("echo $$$$; head -c 1073741824 /dev/zero >&2"),
-        Duration::from_secs(60),
-    );
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Success, Reason::None),
-        "{o:?}"
-    );
-    assert_eq!(
-        o.output_total,
-        (1 << 30) + first_pid(&o).to_string().len() as u64 + 1
-    );
+    let o = run(&sh("echo $$$$; head -c 1073741824 /dev/zero >&2"), Duration::from_secs(60));
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+    assert_eq!(o.output_total, (1 << 30) + first_pid(&o).to_string().len() as u64 + 1);
     assert!(o.truncated);
     assert_eq!(o.output.len(), LIMIT);
     assert_peak_growth_below_50_mib(base, "1 GiB on stderr");
@@ -499,20 +408,9 @@ fn gigabyte_of_output_on_stderr() {
 fn endless_output_until_the_deadline() {
     let _g = lock();
     let base = reset_peak();
-    let o = run(
-        &sh("echo $$$$; cat /dev/zero & exec cat /dev/zero"),
-        Duration::from_secs(2),
-    );
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
-    assert!(
-        o.truncated && o.output_total > 10 << 20,
-        "read only {} bytes",
-        o.output_total
-    );
+    let o = run(&sh("echo $$$$; cat /dev/zero & exec cat /dev/zero"), Duration::from_secs(2));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
+    assert!(o.truncated && o.output_total > 10 << 20, "read only {} bytes", o.output_total);
     assert_eq!(o.output.len(), LIMIT);
     assert_peak_growth_below_50_mib(base, "endless output");
     assert_clean(first_pid(&o));
@@ -523,44 +421,24 @@ fn endless_output_until_the_deadline() {
 #[test]
 fn stdout_closed_early() {
     let _g = lock();
-    let o = run(
-        &sh("echo $$$$; exec >&- 2>&-; sleep 0.3; exit 0"),
-        Duration::from_secs(10),
-    );
+    let o = run(&sh("echo $$$$; exec >&- 2>&-; sleep 0.3; exit 0"), Duration::from_secs(10));
     assert_eq!(
         (o.result, o.reason, o.message.as_str()),
         (ProbeResult::Success, Reason::None, ""),
         "{o:?}"
     );
-    assert!(
-        o.timings.total >= Duration::from_millis(300),
-        "ended at EOF, not at the exit: {o:?}"
-    );
+    assert!(o.timings.total >= Duration::from_millis(300), "ended at EOF, not at the exit: {o:?}");
     assert_clean(first_pid(&o));
 
-    let o = run(
-        &sh("echo $$$$; exec >&- 2>&-; exit 3"),
-        Duration::from_secs(10),
-    );
+    let o = run(&sh("echo $$$$; exec >&- 2>&-; exit 3"), Duration::from_secs(10));
     assert_eq!(
         (o.result, o.reason, o.message.as_str()),
-        (
-            ProbeResult::Failure,
-            Reason::ExitCode,
-            "command terminated with exit code 3"
-        ),
+        (ProbeResult::Failure, Reason::ExitCode, "command terminated with exit code 3"),
         "{o:?}"
     );
     assert_clean(first_pid(&o));
 
-    let o = run(
-        &sh("echo $$$$; exec >&- 2>&-; exec sleep 60"),
-        Duration::from_millis(500),
-    );
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
+    let o = run(&sh("echo $$$$; exec >&- 2>&-; exec sleep 60"), Duration::from_millis(500));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert_clean(first_pid(&o));
 }

@@ -5,10 +5,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use prober_core::Role;
 use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
+use prober_core::Role;
 
-use crate::outcome::{micros, prober_outcome, prober_timings, reason_code, result_code, timings_of};
+use crate::outcome::{
+    micros, prober_outcome, prober_timings, reason_code, result_code, timings_of,
+};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard, prober_str, set_error, write_out};
@@ -147,7 +149,9 @@ impl std::fmt::Debug for prober_engine {
 
 fn engine_error(e: EngineError) -> prober_status {
     match e {
-        EngineError::UnknownTarget(t) => set_error(PROBER_E_UNKNOWN_TARGET, format!("unknown target {t}")),
+        EngineError::UnknownTarget(t) => {
+            set_error(PROBER_E_UNKNOWN_TARGET, format!("unknown target {t}"))
+        }
         EngineError::NoProbe(..) => set_error(PROBER_E_NO_PROBE, &e),
         EngineError::Spec(s) => spec_status(&s),
         EngineError::Io(io) => set_error(PROBER_E_IO, io),
@@ -159,7 +163,9 @@ fn role_of(role: u32) -> Result<Role, prober_status> {
         0 => Ok(Role::Startup),
         1 => Ok(Role::Readiness),
         2 => Ok(Role::Liveness),
-        other => Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_ROLE_* value"))),
+        other => {
+            Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_ROLE_* value")))
+        }
     }
 }
 
@@ -190,7 +196,10 @@ unsafe fn with_engine<R>(
         Err(_) => {
             eng.poisoned.store(true, Ordering::Release);
             let _ = fallback;
-            Err(set_error(PROBER_E_PANIC, "internal error: a panic was caught; the engine is unusable"))
+            Err(set_error(
+                PROBER_E_PANIC,
+                "internal error: a panic was caught; the engine is unusable",
+            ))
         }
     }
 }
@@ -233,13 +242,17 @@ pub unsafe extern "C" fn prober_engine_new(out: *mut *mut prober_engine) -> prob
 /// # Safety
 /// `out` must be NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_new_with_flags(flags: u32, out: *mut *mut prober_engine) -> prober_status {
+pub unsafe extern "C" fn prober_engine_new_with_flags(
+    flags: u32,
+    out: *mut *mut prober_engine,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         if flags & !KNOWN_ENGINE_FLAGS != 0 {
             let unknown = flags & !KNOWN_ENGINE_FLAGS;
             return set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}"));
         }
-        let mut config = EngineConfig { every_run: flags & EVERY_RUN != 0, ..EngineConfig::default() };
+        let mut config =
+            EngineConfig { every_run: flags & EVERY_RUN != 0, ..EngineConfig::default() };
         if flags & NO_SOCKET_REUSE != 0 {
             config.socket_pool = 0;
         }
@@ -281,7 +294,10 @@ pub unsafe extern "C" fn prober_engine_free(e: *mut prober_engine) {
 /// # Safety
 /// `e` must be NULL or a live engine; `target_id` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_add_target(e: *mut prober_engine, target_id: *mut u64) -> prober_status {
+pub unsafe extern "C" fn prober_engine_add_target(
+    e: *mut prober_engine,
+    target_id: *mut u64,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         if target_id.is_null() && !e.is_null() {
             return set_error(PROBER_E_NULL, "target_id is NULL");
@@ -313,12 +329,16 @@ pub unsafe extern "C" fn prober_engine_set_probe(
 ) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        let Some(s) = (unsafe { spec.as_ref() }) else {
+            return set_error(PROBER_E_NULL, "spec is NULL");
+        };
         // SAFETY: forwarded caller contract.
         status(unsafe {
             with_engine(e, (), |i| {
                 let role = role_of(role)?;
-                i.engine.set_probe(target_id, role, s.spec.clone(), s.schedule).map_err(engine_error)
+                i.engine
+                    .set_probe(target_id, role, s.spec.clone(), s.schedule)
+                    .map_err(engine_error)
             })
         })
     })
@@ -329,11 +349,17 @@ pub unsafe extern "C" fn prober_engine_set_probe(
 /// # Safety
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_clear_probe(e: *mut prober_engine, target_id: u64, role: u32) -> prober_status {
+pub unsafe extern "C" fn prober_engine_clear_probe(
+    e: *mut prober_engine,
+    target_id: u64,
+    role: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
         status(unsafe {
-            with_engine(e, (), |i| i.engine.clear_probe(target_id, role_of(role)?).map_err(engine_error))
+            with_engine(e, (), |i| {
+                i.engine.clear_probe(target_id, role_of(role)?).map_err(engine_error)
+            })
         })
     })
 }
@@ -344,10 +370,15 @@ pub unsafe extern "C" fn prober_engine_clear_probe(e: *mut prober_engine, target
 /// # Safety
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_restart_target(e: *mut prober_engine, target_id: u64) -> prober_status {
+pub unsafe extern "C" fn prober_engine_restart_target(
+    e: *mut prober_engine,
+    target_id: u64,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
-        status(unsafe { with_engine(e, (), |i| i.engine.restart_target(target_id).map_err(engine_error)) })
+        status(unsafe {
+            with_engine(e, (), |i| i.engine.restart_target(target_id).map_err(engine_error))
+        })
     })
 }
 
@@ -357,10 +388,15 @@ pub unsafe extern "C" fn prober_engine_restart_target(e: *mut prober_engine, tar
 /// # Safety
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_remove_target(e: *mut prober_engine, target_id: u64) -> prober_status {
+pub unsafe extern "C" fn prober_engine_remove_target(
+    e: *mut prober_engine,
+    target_id: u64,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
-        status(unsafe { with_engine(e, (), |i| i.engine.remove_target(target_id).map_err(engine_error)) })
+        status(unsafe {
+            with_engine(e, (), |i| i.engine.remove_target(target_id).map_err(engine_error))
+        })
     })
 }
 
@@ -370,10 +406,18 @@ pub unsafe extern "C" fn prober_engine_remove_target(e: *mut prober_engine, targ
 /// # Safety
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_trigger(e: *mut prober_engine, target_id: u64, role: u32) -> prober_status {
+pub unsafe extern "C" fn prober_engine_trigger(
+    e: *mut prober_engine,
+    target_id: u64,
+    role: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
-        status(unsafe { with_engine(e, (), |i| i.engine.trigger(target_id, role_of(role)?).map_err(engine_error)) })
+        status(unsafe {
+            with_engine(e, (), |i| {
+                i.engine.trigger(target_id, role_of(role)?).map_err(engine_error)
+            })
+        })
     })
 }
 
@@ -383,12 +427,20 @@ pub unsafe extern "C" fn prober_engine_trigger(e: *mut prober_engine, target_id:
 /// # Safety
 /// `e` must be NULL or a live engine; `spec` NULL or a live spec.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_submit(e: *mut prober_engine, spec: *const prober_spec, tag: u64) -> prober_status {
+pub unsafe extern "C" fn prober_engine_submit(
+    e: *mut prober_engine,
+    spec: *const prober_spec,
+    tag: u64,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        let Some(s) = (unsafe { spec.as_ref() }) else {
+            return set_error(PROBER_E_NULL, "spec is NULL");
+        };
         // SAFETY: forwarded caller contract.
-        status(unsafe { with_engine(e, (), |i| i.engine.submit(s.spec.clone(), tag).map_err(engine_error)) })
+        status(unsafe {
+            with_engine(e, (), |i| i.engine.submit(s.spec.clone(), tag).map_err(engine_error))
+        })
     })
 }
 
@@ -452,10 +504,16 @@ pub unsafe extern "C" fn prober_engine_step(e: *mut prober_engine) -> prober_sta
 /// # Safety
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_wait(e: *mut prober_engine, timeout_ms: i32) -> prober_status {
+pub unsafe extern "C" fn prober_engine_wait(
+    e: *mut prober_engine,
+    timeout_ms: i32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         if timeout_ms < -1 {
-            return set_error(PROBER_E_INVALID_DURATION, format!("timeout_ms {timeout_ms} (expected -1 or more)"));
+            return set_error(
+                PROBER_E_INVALID_DURATION,
+                format!("timeout_ms {timeout_ms} (expected -1 or more)"),
+            );
         }
         let limit = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         // SAFETY: forwarded caller contract.
@@ -478,7 +536,9 @@ pub unsafe extern "C" fn prober_engine_wakeup(e: *const prober_engine) -> prober
     guard(PROBER_E_PANIC, || {
         // SAFETY: the caller promises a live engine or NULL. Only `handle` is touched, which is
         // thread-safe and outside the cell that the engine's own thread may be using.
-        let Some(eng) = (unsafe { e.as_ref() }) else { return set_error(PROBER_E_NULL, "engine is NULL") };
+        let Some(eng) = (unsafe { e.as_ref() }) else {
+            return set_error(PROBER_E_NULL, "engine is NULL");
+        };
         match eng.handle.wakeup() {
             Ok(()) => PROBER_OK,
             Err(err) => set_error(PROBER_E_IO, err),
@@ -562,7 +622,11 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> prober_event {
 /// # Safety
 /// `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_engine_drain(e: *mut prober_engine, events: *mut prober_event, cap: usize) -> usize {
+pub unsafe extern "C" fn prober_engine_drain(
+    e: *mut prober_engine,
+    events: *mut prober_event,
+    cap: usize,
+) -> usize {
     guard(0, || {
         if events.is_null() {
             if !e.is_null() {

@@ -44,10 +44,7 @@ unsafe fn http_arg<'a>(
     // SAFETY: forwarded caller contract.
     let text = unsafe { read_str(text, what) }?;
     if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-        return Err(set_error(
-            PROBER_E_WRONG_KIND,
-            format!("{what} applies to HTTP probes only"),
-        ));
+        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only")));
     }
     Ok((s, text))
 }
@@ -168,9 +165,7 @@ pub unsafe extern "C" fn prober_spec_set_tcp_expect(
                 ));
             }
             let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
-            s.spec
-                .set_expect_reply(pattern)
-                .map_err(|e| spec_status(&e))
+            s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
         })())
     })
 }

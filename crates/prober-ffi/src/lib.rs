@@ -126,10 +126,11 @@ pub extern "C" fn prober_last_error() -> prober_str {
 /// The library's version as a static string, e.g. "0.1.0". Never NULL, never freed.
 #[unsafe(no_mangle)]
 pub extern "C" fn prober_version() -> *const c_char {
-    const V: &CStr = match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
-        Ok(v) => v,
-        Err(_) => panic!("version has a NUL"),
-    };
+    const V: &CStr =
+        match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+            Ok(v) => v,
+            Err(_) => panic!("version has a NUL"),
+        };
     V.as_ptr()
 }
 

@@ -88,7 +88,8 @@ pub struct prober_outcome {
 
 impl prober_outcome {
     pub(crate) fn new(mut outcome: Outcome) -> prober_outcome {
-        let (message, message_len) = nul_terminated(std::mem::take(&mut outcome.message).into_bytes());
+        let (message, message_len) =
+            nul_terminated(std::mem::take(&mut outcome.message).into_bytes());
         let (output, output_len) = nul_terminated(std::mem::take(&mut outcome.output));
         prober_outcome { outcome, message, message_len, output, output_len }
     }
@@ -113,7 +114,13 @@ fn opt_micros(d: Option<Duration>) -> i64 {
 /// The C form of timings; all -1 for `None` (no run).
 pub(crate) fn timings_of(t: Option<&prober_core::Timings>) -> prober_timings {
     match t {
-        None => prober_timings { resolve_us: -1, connect_us: -1, tls_us: -1, first_byte_us: -1, total_us: -1 },
+        None => prober_timings {
+            resolve_us: -1,
+            connect_us: -1,
+            tls_us: -1,
+            first_byte_us: -1,
+            total_us: -1,
+        },
         Some(t) => prober_timings {
             resolve_us: opt_micros(t.resolve),
             connect_us: opt_micros(t.connect),
@@ -266,10 +273,15 @@ same_numbers! {
 /// # Safety
 /// `spec` must be NULL or a live spec; `out` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_check(spec: *const prober_spec, out: *mut *mut prober_outcome) -> prober_status {
+pub unsafe extern "C" fn prober_check(
+    spec: *const prober_spec,
+    out: *mut *mut prober_outcome,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        let Some(s) = (unsafe { spec.as_ref() }) else {
+            return set_error(PROBER_E_NULL, "spec is NULL");
+        };
         if out.is_null() {
             return set_error(PROBER_E_NULL, "out is NULL");
         }
@@ -400,10 +412,15 @@ pub unsafe extern "C" fn prober_outcome_exit_code(o: *const prober_outcome) -> i
 /// # Safety
 /// `o` must be NULL or a live outcome; `out` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_outcome_timings(o: *const prober_outcome, out: *mut prober_timings) -> prober_status {
+pub unsafe extern "C" fn prober_outcome_timings(
+    o: *const prober_outcome,
+    out: *mut prober_timings,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
-        let Some(o) = (unsafe { get(o) }) else { return set_error(PROBER_E_NULL, "outcome is NULL") };
+        let Some(o) = (unsafe { get(o) }) else {
+            return set_error(PROBER_E_NULL, "outcome is NULL");
+        };
         if out.is_null() {
             return set_error(PROBER_E_NULL, "out is NULL");
         }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use prober_core::{ClosePolicy, ProbeKind, ProbeSpec, RedirectPolicy, Schedule, SpecError};
 
-use crate::{guard, read_str, set_error, write_out};
 use crate::status::*;
+use crate::{guard, read_str, set_error, write_out};
 
 /// A probe spec: what to probe, the limits of one run, and (for `prober_engine_set_probe`) the
 /// schedule. Opaque; create with a `prober_spec_new_*` function, free with `prober_spec_free`.
@@ -91,7 +91,11 @@ fn status_of(r: Result<(), prober_status>) -> prober_status {
 /// # Safety
 /// `host` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_new_tcp(host: *const c_char, port: i32, out: *mut *mut prober_spec) -> prober_status {
+pub unsafe extern "C" fn prober_spec_new_tcp(
+    host: *const c_char,
+    port: i32,
+    out: *mut *mut prober_spec,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         if out.is_null() {
             return set_error(PROBER_E_NULL, "out is NULL");
@@ -110,7 +114,10 @@ pub unsafe extern "C" fn prober_spec_new_tcp(host: *const c_char, port: i32, out
 /// # Safety
 /// `url` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_new_http(url: *const c_char, out: *mut *mut prober_spec) -> prober_status {
+pub unsafe extern "C" fn prober_spec_new_http(
+    url: *const c_char,
+    out: *mut *mut prober_spec,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         if out.is_null() {
             return set_error(PROBER_E_NULL, "out is NULL");
@@ -138,7 +145,10 @@ pub unsafe extern "C" fn prober_spec_new_exec(
 ) -> prober_status {
     guard(PROBER_E_PANIC, || {
         if out.is_null() || argv.is_null() {
-            return set_error(PROBER_E_NULL, if out.is_null() { "out is NULL" } else { "argv is NULL" });
+            return set_error(
+                PROBER_E_NULL,
+                if out.is_null() { "out is NULL" } else { "argv is NULL" },
+            );
         }
         if argc == 0 {
             return set_error(PROBER_E_INVALID_ARGV, "exec probe needs a command (argc is 0)");
@@ -165,10 +175,15 @@ pub unsafe extern "C" fn prober_spec_new_exec(
 /// # Safety
 /// `spec` must be NULL or a live spec; `out` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_clone(spec: *const prober_spec, out: *mut *mut prober_spec) -> prober_status {
+pub unsafe extern "C" fn prober_spec_clone(
+    spec: *const prober_spec,
+    out: *mut *mut prober_spec,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+        let Some(s) = (unsafe { spec.as_ref() }) else {
+            return set_error(PROBER_E_NULL, "spec is NULL");
+        };
         if out.is_null() {
             return set_error(PROBER_E_NULL, "out is NULL");
         }
@@ -198,7 +213,10 @@ pub unsafe extern "C" fn prober_spec_free(spec: *mut prober_spec) {
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_timeout_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_timeout_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
         status_of(unsafe { spec_mut(spec) }.and_then(|s| {
@@ -207,12 +225,19 @@ pub unsafe extern "C" fn prober_spec_set_timeout_ms(spec: *mut prober_spec, ms: 
     })
 }
 
-fn set_schedule(spec: *mut prober_spec, f: impl FnOnce(&mut Schedule) -> Result<(), String>) -> prober_status {
+fn set_schedule(
+    spec: *mut prober_spec,
+    f: impl FnOnce(&mut Schedule) -> Result<(), String>,
+) -> prober_status {
     // SAFETY: forwarded caller contract of the exported setter.
     status_of(unsafe { spec_mut(spec) }.and_then(|s| {
         let mut next = s.schedule;
         f(&mut next).map_err(|m| {
-            let status = if m.contains("threshold") { PROBER_E_INVALID_THRESHOLD } else { PROBER_E_INVALID_DURATION };
+            let status = if m.contains("threshold") {
+                PROBER_E_INVALID_THRESHOLD
+            } else {
+                PROBER_E_INVALID_DURATION
+            };
             set_error(status, m)
         })?;
         s.schedule = next;
@@ -226,7 +251,10 @@ fn set_schedule(spec: *mut prober_spec, f: impl FnOnce(&mut Schedule) -> Result<
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_period_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_period_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         set_schedule(spec, |s| {
             if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
@@ -244,7 +272,10 @@ pub unsafe extern "C" fn prober_spec_set_period_ms(spec: *mut prober_spec, ms: u
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_initial_delay_ms(spec: *mut prober_spec, ms: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_initial_delay_ms(
+    spec: *mut prober_spec,
+    ms: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         set_schedule(spec, |s| {
             if u64::from(ms) > 7 * 24 * 3600 * 1000 {
@@ -263,7 +294,11 @@ pub unsafe extern "C" fn prober_spec_set_initial_delay_ms(spec: *mut prober_spec
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_thresholds(spec: *mut prober_spec, success: u32, failure: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_thresholds(
+    spec: *mut prober_spec,
+    success: u32,
+    failure: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         set_schedule(spec, |s| {
             if success == 0 || failure == 0 {
@@ -298,10 +333,16 @@ pub unsafe extern "C" fn prober_spec_set_jitter(spec: *mut prober_spec, on: bool
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_output_limit(spec: *mut prober_spec, bytes: usize) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_output_limit(
+    spec: *mut prober_spec,
+    bytes: usize,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
-        status_of(unsafe { spec_mut(spec) }.and_then(|s| s.spec.set_output_limit(bytes).map_err(|e| spec_status(&e))))
+        status_of(
+            unsafe { spec_mut(spec) }
+                .and_then(|s| s.spec.set_output_limit(bytes).map_err(|e| spec_status(&e))),
+        )
     })
 }
 
@@ -314,13 +355,18 @@ pub unsafe extern "C" fn prober_spec_set_output_limit(spec: *mut prober_spec, by
 /// # Safety
 /// `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_add_header(spec: *mut prober_spec, name: *const c_char, value: *const c_char) -> prober_status {
+pub unsafe extern "C" fn prober_spec_add_header(
+    spec: *mut prober_spec,
+    name: *const c_char,
+    value: *const c_char,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         let r = (|| {
             // SAFETY: forwarded caller contract.
             let s = unsafe { spec_mut(spec) }?;
             // SAFETY: forwarded caller contract.
-            let (name, value) = unsafe { (read_str(name, "header name")?, read_str(value, "header value")?) };
+            let (name, value) =
+                unsafe { (read_str(name, "header name")?, read_str(value, "header value")?) };
             if !matches!(s.spec.kind, ProbeKind::Http(_)) {
                 return Err(set_error(PROBER_E_WRONG_KIND, "headers apply to HTTP probes only"));
             }
@@ -336,15 +382,23 @@ pub unsafe extern "C" fn prober_spec_add_header(spec: *mut prober_spec, name: *c
 /// # Safety
 /// `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_env(spec: *mut prober_spec, name: *const c_char, value: *const c_char) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_env(
+    spec: *mut prober_spec,
+    name: *const c_char,
+    value: *const c_char,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         let r = (|| {
             // SAFETY: forwarded caller contract.
             let s = unsafe { spec_mut(spec) }?;
             // SAFETY: forwarded caller contract.
-            let (name, value) = unsafe { (read_str(name, "variable name")?, read_str(value, "variable value")?) };
+            let (name, value) =
+                unsafe { (read_str(name, "variable name")?, read_str(value, "variable value")?) };
             if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
-                return Err(set_error(PROBER_E_WRONG_KIND, "environment variables apply to exec probes only"));
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "environment variables apply to exec probes only",
+                ));
             }
             s.spec.set_env(name, value).map_err(|e| spec_status(&e))
         })();
@@ -357,7 +411,10 @@ pub unsafe extern "C" fn prober_spec_set_env(spec: *mut prober_spec, name: *cons
 /// # Safety
 /// `spec` must be NULL or a live spec; `dir` NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_workdir(spec: *mut prober_spec, dir: *const c_char) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_workdir(
+    spec: *mut prober_spec,
+    dir: *const c_char,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         let r = (|| {
             // SAFETY: forwarded caller contract.
@@ -369,8 +426,13 @@ pub unsafe extern "C" fn prober_spec_set_workdir(spec: *mut prober_spec, dir: *c
                     e.cwd = Some(dir.into());
                     Ok(())
                 }
-                ProbeKind::Exec(_) => Err(set_error(PROBER_E_INVALID, "working directory is empty")),
-                _ => Err(set_error(PROBER_E_WRONG_KIND, "a working directory applies to exec probes only")),
+                ProbeKind::Exec(_) => {
+                    Err(set_error(PROBER_E_INVALID, "working directory is empty"))
+                }
+                _ => Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "a working directory applies to exec probes only",
+                )),
             }
         })();
         status_of(r)
@@ -382,7 +444,10 @@ pub unsafe extern "C" fn prober_spec_set_workdir(spec: *mut prober_spec, dir: *c
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_redirect_policy(spec: *mut prober_spec, policy: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_redirect_policy(
+    spec: *mut prober_spec,
+    policy: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         let r = (|| {
             // SAFETY: forwarded caller contract.
@@ -391,10 +456,18 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(spec: *mut prober_spec,
                 0 => RedirectPolicy::SameHost,
                 1 => RedirectPolicy::SameOrigin,
                 2 => RedirectPolicy::None,
-                other => return Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_REDIRECT_* value"))),
+                other => {
+                    return Err(set_error(
+                        PROBER_E_INVALID_ENUM,
+                        format!("{other} is not a PROBER_REDIRECT_* value"),
+                    ));
+                }
             };
             if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-                return Err(set_error(PROBER_E_WRONG_KIND, "redirect policies apply to HTTP probes only"));
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "redirect policies apply to HTTP probes only",
+                ));
             }
             s.spec.set_redirect_policy(p);
             Ok(())
@@ -408,7 +481,10 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(spec: *mut prober_spec,
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_close_policy(spec: *mut prober_spec, policy: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_close_policy(
+    spec: *mut prober_spec,
+    policy: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         let r = (|| {
             // SAFETY: forwarded caller contract.
@@ -416,10 +492,18 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(spec: *mut prober_spec, po
             let p = match policy {
                 0 => ClosePolicy::Reset,
                 1 => ClosePolicy::Fin,
-                other => return Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_CLOSE_* value"))),
+                other => {
+                    return Err(set_error(
+                        PROBER_E_INVALID_ENUM,
+                        format!("{other} is not a PROBER_CLOSE_* value"),
+                    ));
+                }
             };
             if matches!(s.spec.kind, ProbeKind::Exec(_)) {
-                return Err(set_error(PROBER_E_WRONG_KIND, "close policies apply to TCP and HTTP probes only"));
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "close policies apply to TCP and HTTP probes only",
+                ));
             }
             s.spec.set_close_policy(p);
             Ok(())

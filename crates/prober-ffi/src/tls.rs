@@ -39,10 +39,11 @@ pub unsafe extern "C" fn prober_spec_new_grpc(
             return set_error(PROBER_E_NULL, "out is NULL");
         }
         // SAFETY: forwarded caller contract.
-        let (host, service) = match unsafe { (read_str(host, "host"), read_str(service, "service")) } {
-            (Ok(h), Ok(s)) => (h, s),
-            (Err(e), _) | (_, Err(e)) => return e,
-        };
+        let (host, service) =
+            match unsafe { (read_str(host, "host"), read_str(service, "service")) } {
+                (Ok(h), Ok(s)) => (h, s),
+                (Err(e), _) | (_, Err(e)) => return e,
+            };
         match ProbeSpec::grpc(host, port.into(), service) {
             Ok(spec) => {
                 let b = Box::new(prober_spec { spec, schedule: Default::default() });
@@ -59,13 +60,23 @@ pub unsafe extern "C" fn prober_spec_new_grpc(
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
-unsafe fn edit_tls(spec: *mut prober_spec, f: impl FnOnce(&mut TlsOptions) -> Result<(), prober_status>) -> prober_status {
+unsafe fn edit_tls(
+    spec: *mut prober_spec,
+    f: impl FnOnce(&mut TlsOptions) -> Result<(), prober_status>,
+) -> prober_status {
     // SAFETY: forwarded caller contract.
-    let Some(s) = (unsafe { spec.as_mut() }) else { return set_error(PROBER_E_NULL, "spec is NULL") };
+    let Some(s) = (unsafe { spec.as_mut() }) else {
+        return set_error(PROBER_E_NULL, "spec is NULL");
+    };
     let mut tls = match &s.spec.kind {
         ProbeKind::Http(h) => h.tls.clone(),
         ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
-        _ => return set_error(PROBER_E_WRONG_KIND, "TLS options apply to HTTP and gRPC probes only"),
+        _ => {
+            return set_error(
+                PROBER_E_WRONG_KIND,
+                "TLS options apply to HTTP and gRPC probes only",
+            );
+        }
     };
     if let Err(st) = f(&mut tls) {
         return st;
@@ -93,7 +104,11 @@ pub unsafe extern "C" fn prober_spec_enable_tls(spec: *mut prober_spec) -> probe
 /// # Safety
 /// `spec` must be NULL or a live spec; `ca_file` NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_tls_verify(spec: *mut prober_spec, mode: u32, ca_file: *const c_char) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_tls_verify(
+    spec: *mut prober_spec,
+    mode: u32,
+    ca_file: *const c_char,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
         unsafe {
@@ -103,7 +118,10 @@ pub unsafe extern "C" fn prober_spec_set_tls_verify(spec: *mut prober_spec, mode
                     1 => TlsVerify::SystemRoots,
                     2 => TlsVerify::CaFile(read_str(ca_file, "ca_file")?.into()),
                     other => {
-                        return Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_TLS_VERIFY_* value")));
+                        return Err(set_error(
+                            PROBER_E_INVALID_ENUM,
+                            format!("{other} is not a PROBER_TLS_VERIFY_* value"),
+                        ));
                     }
                 };
                 Ok(())
@@ -118,7 +136,10 @@ pub unsafe extern "C" fn prober_spec_set_tls_verify(spec: *mut prober_spec, mode
 /// # Safety
 /// `spec` must be NULL or a live spec; `name` NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_tls_server_name(spec: *mut prober_spec, name: *const c_char) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_tls_server_name(
+    spec: *mut prober_spec,
+    name: *const c_char,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
         unsafe {
@@ -158,7 +179,10 @@ pub unsafe extern "C" fn prober_spec_set_tls_client_cert(
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_spec_set_tls_min_version(spec: *mut prober_spec, version: u32) -> prober_status {
+pub unsafe extern "C" fn prober_spec_set_tls_min_version(
+    spec: *mut prober_spec,
+    version: u32,
+) -> prober_status {
     guard(PROBER_E_PANIC, || {
         // SAFETY: forwarded caller contract.
         unsafe {
@@ -166,7 +190,12 @@ pub unsafe extern "C" fn prober_spec_set_tls_min_version(spec: *mut prober_spec,
                 t.min_version = Some(match version {
                     12 => TlsVersion::Tls12,
                     13 => TlsVersion::Tls13,
-                    other => return Err(set_error(PROBER_E_INVALID_TLS, format!("TLS version {other} (expected 12 or 13)"))),
+                    other => {
+                        return Err(set_error(
+                            PROBER_E_INVALID_TLS,
+                            format!("TLS version {other} (expected 12 or 13)"),
+                        ));
+                    }
                 });
                 Ok(())
             })
@@ -180,7 +209,10 @@ pub unsafe extern "C" fn prober_spec_set_tls_min_version(spec: *mut prober_spec,
 /// # Safety
 /// `o` must be NULL or a live outcome; `out` NULL or writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn prober_outcome_cert_not_after(o: *const prober_outcome, out: *mut i64) -> bool {
+pub unsafe extern "C" fn prober_outcome_cert_not_after(
+    o: *const prober_outcome,
+    out: *mut i64,
+) -> bool {
     guard(false, || {
         // SAFETY: forwarded caller contract.
         let Some(o) = (unsafe { o.as_ref() }) else { return false };

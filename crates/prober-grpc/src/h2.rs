@@ -586,9 +586,7 @@ impl Client {
             if informational && !end_stream {
                 self.interim += 1;
                 if self.interim > MAX_INTERIM {
-                    return Err(H2Error::Protocol(
-                        "too many 1xx informational responses".into(),
-                    ));
+                    return Err(H2Error::Protocol("too many 1xx informational responses".into()));
                 }
                 return Ok(()); // 1xx: the final head follows
             }

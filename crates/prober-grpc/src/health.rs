@@ -189,7 +189,8 @@ pub fn split_messages(mut data: &[u8]) -> Result<Vec<&[u8]>, RpcError> {
 }
 
 /// grpc-go's words for a unary RPC whose stream ended without a whole response message.
-const NO_RESPONSE: &str = "cardinality violation: received no response message from non-server-streaming RPC";
+const NO_RESPONSE: &str =
+    "cardinality violation: received no response message from non-server-streaming RPC";
 
 fn internal(m: &str) -> RpcError {
     RpcError::new(code::INTERNAL, m, Reason::Protocol)
@@ -274,7 +275,9 @@ pub fn interpret(r: &Response) -> Result<i32, RpcError> {
                 None => message.push_str("; malformed header: missing HTTP content-type"),
                 Some(ct) => {
                     let quoted = prober_core::go_quote(ct.as_bytes());
-                    message.push_str(&format!("; transport: received unexpected content-type {quoted}"));
+                    message.push_str(&format!(
+                        "; transport: received unexpected content-type {quoted}"
+                    ));
                 }
             }
         }
@@ -484,7 +487,10 @@ mod tests {
         let e = interpret(&response(&[(":status", "418")], b"", None)).unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
-            (code::UNKNOWN, "unexpected HTTP status code received from server: 418; malformed header: missing HTTP content-type")
+            (
+                code::UNKNOWN,
+                "unexpected HTTP status code received from server: 418; malformed header: missing HTTP content-type"
+            )
         );
         // 200 but not gRPC.
         let e =
@@ -492,7 +498,10 @@ mod tests {
                 .unwrap_err();
         assert_eq!(
             (e.code, e.message.as_str()),
-            (code::UNKNOWN, "unexpected HTTP status code received from server: 200 (OK); transport: received unexpected content-type \"text/html\"")
+            (
+                code::UNKNOWN,
+                "unexpected HTTP status code received from server: 200 (OK); transport: received unexpected content-type \"text/html\""
+            )
         );
         assert_eq!(e.reason, Reason::Protocol);
         // Broken streams.

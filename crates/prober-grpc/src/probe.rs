@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions};
 #[cfg(feature = "tls")]
-use prober_transport::tls::{ALPN_H2, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
-use prober_transport::{Transport, TransportError, op_error_text};
-#[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::{ConnectStep, Connector};
+#[cfg(feature = "tls")]
+use prober_transport::tls::{ALPN_H2, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
+use prober_transport::{Transport, TransportError, op_error_text};
 
 use crate::h2::{self, Budget, H2Error, Turn};
 use crate::health::{self, RpcError, code};

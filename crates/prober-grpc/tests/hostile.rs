@@ -6,8 +6,8 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -62,7 +62,8 @@ fn flooding_server_after(
 }
 
 fn probe(port: u16, timeout: Duration) -> (Outcome, Duration) {
-    let spec = ProbeSpec::grpc("127.0.0.1", port.into(), "").unwrap().with_timeout(timeout).unwrap();
+    let spec =
+        ProbeSpec::grpc("127.0.0.1", port.into(), "").unwrap().with_timeout(timeout).unwrap();
     let ProbeKind::Grpc(g) = &spec.kind else { unreachable!() };
     let mut m = GrpcProbe::new(g, spec.timeout);
     let t = Instant::now();
@@ -177,8 +178,8 @@ fn beside_healthy(port: u16, timeout: Duration) -> Beside {
     use prober_engine::{Engine, EngineConfig, Event};
 
     let healthy = prober_testkit::TargetServer::start();
-    let mut e = Engine::with_config(EngineConfig { every_run: true, ..EngineConfig::default() })
-        .unwrap();
+    let mut e =
+        Engine::with_config(EngineConfig { every_run: true, ..EngineConfig::default() }).unwrap();
     let target = e.add_target();
     let http = ProbeSpec::http(&healthy.url("/bytes?status=200&body=ok"))
         .unwrap()

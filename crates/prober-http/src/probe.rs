@@ -22,12 +22,12 @@ use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::redirect::{Decision, Hop, Redirects};
 use crate::request::{build_request, host_override};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
+use crate::verdict::{evaluate, evaluate_expected};
 #[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 #[cfg(feature = "tls")]
 use prober_transport::tls::{ALPN_HTTP1, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
 use prober_transport::{Transport, TransportError, op_error_text};
-use crate::verdict::{evaluate, evaluate_expected};
 
 /// Bytes asked for in one `read`.
 /// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
@@ -113,8 +113,13 @@ pub struct HttpPlan {
 impl HttpPlan {
     pub fn new(spec: HttpSpec) -> HttpPlan {
         let host_override = host_override(&spec.headers);
-        let request =
-            build_request(&spec.url, &spec.headers, &spec.user_agent, host_override.as_deref(), None);
+        let request = build_request(
+            &spec.url,
+            &spec.headers,
+            &spec.user_agent,
+            host_override.as_deref(),
+            None,
+        );
         HttpPlan { spec, host_override, request }
     }
 
@@ -579,11 +584,17 @@ impl HttpProbe {
         conn.close(cx);
         let sink = reader.into_sink();
         let spec = &self.plan.spec;
-        let (result, reason, message) = if spec.expect_status.is_none() && spec.expect_body.is_none() {
-            evaluate(status, sink.kept())
-        } else {
-            evaluate_expected(status, sink.kept(), spec.expect_status.as_ref(), spec.expect_body.as_ref())
-        };
+        let (result, reason, message) =
+            if spec.expect_status.is_none() && spec.expect_body.is_none() {
+                evaluate(status, sink.kept())
+            } else {
+                evaluate_expected(
+                    status,
+                    sink.kept(),
+                    spec.expect_status.as_ref(),
+                    spec.expect_body.as_ref(),
+                )
+            };
         let mut o = Outcome::new(result, reason, message);
         o.output_total = sink.total();
         o.output = sink.into_kept();

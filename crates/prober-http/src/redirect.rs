@@ -123,7 +123,9 @@ impl Redirects {
         // made so far: at most 9 redirects are followed and 10 requests sent. Go's client puts
         // the raw Location in that error, not the resolved URL.
         if self.followed + 1 >= MAX_REDIRECTS {
-            return Decision::TooMany(format!("Get {loc:?}: stopped after {MAX_REDIRECTS} redirects"));
+            return Decision::TooMany(format!(
+                "Get {loc:?}: stopped after {MAX_REDIRECTS} redirects"
+            ));
         }
         self.followed += 1;
         let relative = !has_scheme(loc) && !loc.trim_start().starts_with("//");
@@ -232,7 +234,9 @@ mod tests {
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         assert_eq!(
             r.decide(&orig, &orig, None, 302, Some("ftp://127.0.0.1/x")),
-            Decision::BadLocation(r#"Get "ftp://127.0.0.1/x": unsupported protocol scheme "ftp""#.into())
+            Decision::BadLocation(
+                r#"Get "ftp://127.0.0.1/x": unsupported protocol scheme "ftp""#.into()
+            )
         );
         assert_eq!(r.decide(&orig, &orig, None, 302, Some("ftp://elsewhere/x")), Decision::Final);
     }
@@ -275,10 +279,19 @@ mod tests {
         let orig = url("http://127.0.0.1:8080/");
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         let h = Some("www.success.com");
-        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("/success"))).host_override.as_deref(), h);
-        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("success"))).host_override.as_deref(), h);
+        assert_eq!(
+            follow(r.decide(&orig, &orig, h, 302, Some("/success"))).host_override.as_deref(),
+            h
+        );
+        assert_eq!(
+            follow(r.decide(&orig, &orig, h, 302, Some("success"))).host_override.as_deref(),
+            h
+        );
         assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("?q"))).host_override.as_deref(), h);
-        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("//127.0.0.1:1/x"))).host_override, None);
+        assert_eq!(
+            follow(r.decide(&orig, &orig, h, 302, Some("//127.0.0.1:1/x"))).host_override,
+            None
+        );
         assert_eq!(
             follow(r.decide(&orig, &orig, h, 302, Some("http://127.0.0.1:8080/x"))).host_override,
             None

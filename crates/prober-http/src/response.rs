@@ -83,7 +83,11 @@ impl fmt::Display for HeadError {
             }
             HeadError::ContentLength(m) => write!(f, "{BROKEN}: {m}"),
             HeadError::TransferEncoding(v) => {
-                write!(f, "{BROKEN}: unsupported transfer encoding: {}", prober_core::go_quote(v.as_bytes()))
+                write!(
+                    f,
+                    "{BROKEN}: unsupported transfer encoding: {}",
+                    prober_core::go_quote(v.as_bytes())
+                )
             }
             HeadError::TooManyInterim => write!(
                 f,
@@ -154,7 +158,8 @@ impl HeadParser {
             resp = httparse::Response::new(&mut many);
             parsed = config.parse_response(&mut resp, buf);
         }
-        if matches!(parsed, Err(httparse::Error::HeaderName)) && go_head_error(buf, false).is_none() {
+        if matches!(parsed, Err(httparse::Error::HeaderName)) && go_head_error(buf, false).is_none()
+        {
             // A name with a space inside (`X Foo: bar`): Go keeps such a line as it is, under
             // a name no probe looks at; so can we.
             config.ignore_invalid_headers_in_responses(true);
@@ -175,7 +180,8 @@ impl HeadParser {
                 }
                 // The fault is in the unfinished last line: Go reads a line to its end (or
                 // to EOF) before judging it, and names it then.
-                let head_ended = buf.windows(2).any(|w| w == b"\n\n") || buf.windows(3).any(|w| w == b"\n\r\n");
+                let head_ended =
+                    buf.windows(2).any(|w| w == b"\n\n") || buf.windows(3).any(|w| w == b"\n\r\n");
                 if !head_ended && !buf.ends_with(b"\n") && buf.len() <= MAX_HEAD {
                     return Ok(HeadStatus::Partial);
                 }
@@ -265,7 +271,9 @@ impl HeadParser {
 /// Heads up to this many bytes are parsed after every read (see [`HeadParser::worth_parsing`]).
 pub const PARSE_ALWAYS_UP_TO: usize = 1024;
 
-fn transfer_encoding<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<Framing, HeadError> {
+fn transfer_encoding<'a>(
+    values: impl Iterator<Item = &'a [u8]> + Clone,
+) -> Result<Framing, HeadError> {
     let is_chunked = |v: &[u8]| v.trim_ascii().eq_ignore_ascii_case(b"chunked");
     if values.clone().count() == 1 && values.clone().next().is_some_and(is_chunked) {
         return Ok(Framing::Chunked); // the usual case, decided without building the list
@@ -290,11 +298,15 @@ fn content_length<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<
             t.parse::<u64>().ok().filter(|&n| n <= i64::MAX as u64)
         };
         let Some(n) = n else {
-            return Err(HeadError::ContentLength(format!("bad Content-Length {}", prober_core::go_quote(raw))));
+            return Err(HeadError::ContentLength(format!(
+                "bad Content-Length {}",
+                prober_core::go_quote(raw)
+            )));
         };
         match found {
             Some(prev) if prev != n => {
-                let all: Vec<String> = values.map(|v| prober_core::go_quote(v.trim_ascii())).collect();
+                let all: Vec<String> =
+                    values.map(|v| prober_core::go_quote(v.trim_ascii())).collect();
                 return Err(HeadError::ContentLength(format!(
                     "http: message cannot contain multiple Content-Length headers; got [{}]",
                     all.join(" ")
@@ -329,7 +341,8 @@ fn unfold(v: &str) -> std::borrow::Cow<'_, str> {
     if !v.contains('\n') {
         return std::borrow::Cow::Borrowed(v);
     }
-    let parts: Vec<&str> = v.split('\n').map(|l| l.trim_matches(|c| c == ' ' || c == '\t' || c == '\r')).collect();
+    let parts: Vec<&str> =
+        v.split('\n').map(|l| l.trim_matches(|c| c == ' ' || c == '\t' || c == '\r')).collect();
     std::borrow::Cow::Owned(parts.join(" "))
 }
 
@@ -360,7 +373,9 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
     }
     let version_ok = match proto {
         b"HTTP/1.0" | b"HTTP/1.1" => true,
-        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor] => major.is_ascii_digit() && minor.is_ascii_digit(),
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor] => {
+            major.is_ascii_digit() && minor.is_ascii_digit()
+        }
         _ => false,
     };
     if !version_ok {
@@ -371,11 +386,16 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
     let mut pending: Option<Vec<u8>> = None;
     let check = |kv: &[u8]| -> Option<String> {
         let Some(colon) = kv.iter().position(|&b| b == b':') else {
-            return Some(format!("malformed MIME header: missing colon: {}", prober_core::go_quote(kv)));
+            return Some(format!(
+                "malformed MIME header: missing colon: {}",
+                prober_core::go_quote(kv)
+            ));
         };
         let name = &kv[..colon];
         let name_ok = !name.is_empty()
-            && name.iter().all(|&b| b == b' ' || b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+            && name.iter().all(|&b| {
+                b == b' ' || b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+            });
         let value_ok = kv[colon + 1..].iter().all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f));
         if !name_ok || !value_ok {
             return Some(format!("malformed MIME header line: {}", prober_core::go_quote(kv)));
@@ -388,7 +408,10 @@ fn go_head_error(buf: &[u8], at_eof: bool) -> Option<String> {
             break; // the end of the head
         }
         if first && (l[0] == b' ' || l[0] == b'\t') {
-            return Some(format!("malformed MIME header initial line: {}", prober_core::go_quote(&l)));
+            return Some(format!(
+                "malformed MIME header initial line: {}",
+                prober_core::go_quote(&l)
+            ));
         }
         first = false;
         if l[0] == b' ' || l[0] == b'\t' {
@@ -496,7 +519,9 @@ mod tests {
             assert!(matches!(e, HeadError::ContentLength(_)), "{bad}: {e:?}");
             assert_eq!(
                 e.to_string(),
-                format!("net/http: HTTP/1.x transport connection broken: bad Content-Length \"{bad}\""),
+                format!(
+                    "net/http: HTTP/1.x transport connection broken: bad Content-Length \"{bad}\""
+                ),
             );
         }
         let e = parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n").unwrap_err();
@@ -516,10 +541,22 @@ mod tests {
         let e = parse("hello\r\n").unwrap_err();
         assert_eq!(e.to_string(), broken(r#"malformed HTTP response "hello""#));
         assert_eq!(parse("hello"), Ok(HeadStatus::Partial), "judged when the line ends");
-        assert_eq!(HeadParser::new().eof(b"hello").to_string(), broken(r#"malformed HTTP response "hello""#));
-        assert_eq!(parse("http/1.1 200 OK\r\n").unwrap_err().to_string(), broken(r#"malformed HTTP version "http/1.1""#));
-        assert_eq!(parse(" HTTP/1.1 200 OK\r\n").unwrap_err().to_string(), broken(r#"malformed HTTP status code "HTTP/1.1""#));
-        assert_eq!(parse("\x00\x01\r\n").unwrap_err().to_string(), broken(r#"malformed HTTP response "\x00\x01""#));
+        assert_eq!(
+            HeadParser::new().eof(b"hello").to_string(),
+            broken(r#"malformed HTTP response "hello""#)
+        );
+        assert_eq!(
+            parse("http/1.1 200 OK\r\n").unwrap_err().to_string(),
+            broken(r#"malformed HTTP version "http/1.1""#)
+        );
+        assert_eq!(
+            parse(" HTTP/1.1 200 OK\r\n").unwrap_err().to_string(),
+            broken(r#"malformed HTTP status code "HTTP/1.1""#)
+        );
+        assert_eq!(
+            parse("\x00\x01\r\n").unwrap_err().to_string(),
+            broken(r#"malformed HTTP response "\x00\x01""#)
+        );
         let e = parse("HTTP/1.1 200 OK\r\nJustAName\r\n\r\n").unwrap_err();
         assert_eq!(e.to_string(), broken(r#"malformed MIME header: missing colon: "JustAName""#));
         let e = parse("HTTP/1.1 200 OK\r\n: bar\r\n\r\n").unwrap_err();
@@ -527,7 +564,10 @@ mod tests {
         let e = parse("HTTP/1.1 200 OK\r\n X-Foo: bar\r\n\r\n").unwrap_err();
         assert_eq!(e.to_string(), broken(r#"malformed MIME header initial line: " X-Foo: bar""#));
         // A space inside a name is kept by Go (under a name nothing looks at): so here.
-        assert_eq!(head("HTTP/1.1 200 OK\r\nX Foo: bar\r\nContent-Length: 0\r\n\r\n").framing, Framing::Length(0));
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\nX Foo: bar\r\nContent-Length: 0\r\n\r\n").framing,
+            Framing::Length(0)
+        );
         // Go reads any HTTP/d.d version; two digits or none are refused.
         assert_eq!(head("HTTP/2.0 200 OK\r\n\r\n").status, 200);
         assert!(matches!(parse("HTTP/1.10 200 OK\r\n\r\n"), Err(HeadError::Malformed(_))));
@@ -596,8 +636,14 @@ mod tests {
         assert_eq!(head("HTTP/1.1  200  OK\r\n\r\n").status, 200);
         let h = head("HTTP/1.2 200 OK\r\nContent-Length: 2\r\n\r\nok");
         assert_eq!((h.version, h.status, h.framing), (1, 200, Framing::Length(2)));
-        assert_eq!(head("HTTP/0.9 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").framing, Framing::Close);
-        assert_eq!(head("HTTP/1.1 200 OK\r\nX-Foo : bar\r\nContent-Length: 0\r\n\r\n").framing, Framing::Length(0));
+        assert_eq!(
+            head("HTTP/0.9 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n").framing,
+            Framing::Close
+        );
+        assert_eq!(
+            head("HTTP/1.1 200 OK\r\nX-Foo : bar\r\nContent-Length: 0\r\n\r\n").framing,
+            Framing::Length(0)
+        );
         let h = head("HTTP/1.1 302 Found\r\nX-Long: a\r\n b\r\nLocation: /a\r\n\t/b\r\n\r\n");
         assert_eq!(h.location.as_deref(), Some("/a /b"));
     }
@@ -622,7 +668,10 @@ mod tests {
     fn eof_wording() {
         let mut p = HeadParser::new();
         assert_eq!(p.eof(b"").to_string(), "EOF");
-        assert_eq!(p.eof(b"HTTP/1.1 200").to_string(), "net/http: HTTP/1.x transport connection broken: unexpected EOF");
+        assert_eq!(
+            p.eof(b"HTTP/1.1 200").to_string(),
+            "net/http: HTTP/1.x transport connection broken: unexpected EOF"
+        );
         // The unfinished last line is read, as Go reads it.
         assert_eq!(
             p.eof(b"HTTP/1.1 2").to_string(),
@@ -633,8 +682,13 @@ mod tests {
             r#"net/http: HTTP/1.x transport connection broken: malformed MIME header: missing colon: "Content-Le""#
         );
         // Nothing more after an interim response: the response had begun.
-        assert!(matches!(p.parse(b"HTTP/1.1 100 Continue\r\n\r\n"), Ok(HeadStatus::Interim { .. })));
-        assert_eq!(p.eof(b"").to_string(), "net/http: HTTP/1.x transport connection broken: unexpected EOF");
+        assert!(matches!(
+            p.parse(b"HTTP/1.1 100 Continue\r\n\r\n"),
+            Ok(HeadStatus::Interim { .. })
+        ));
+        assert_eq!(
+            p.eof(b"").to_string(),
+            "net/http: HTTP/1.x transport connection broken: unexpected EOF"
+        );
     }
-
 }

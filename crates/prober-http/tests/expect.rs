@@ -9,15 +9,12 @@ use prober_testkit::TargetServer;
 fn probe(url: &str, statuses: Option<&str>, body: Option<&str>) -> Outcome {
     let mut spec = ProbeSpec::http(url).unwrap();
     if let Some(s) = statuses {
-        spec.set_expect_status(StatusSet::parse(s).unwrap())
-            .unwrap();
+        spec.set_expect_status(StatusSet::parse(s).unwrap()).unwrap();
     }
     if let Some(b) = body {
         spec.set_expect_body(Pattern::new(b).unwrap()).unwrap();
     }
-    let ProbeKind::Http(h) = &spec.kind else {
-        unreachable!()
-    };
+    let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
     run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit))
 }
 
@@ -31,10 +28,7 @@ fn a_status_in_the_set_is_success_any_other_failure() {
     );
     assert_eq!(o.message, "");
     // The kubelet's rule without a set: 418 fails.
-    assert_eq!(
-        probe(&server.url("/status/418"), None, None).result,
-        ProbeResult::Failure
-    );
+    assert_eq!(probe(&server.url("/status/418"), None, None).result, ProbeResult::Failure);
 
     let o = probe(&server.url("/ok"), Some("204,418"), None);
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Status));
@@ -96,17 +90,12 @@ fn body_match_sees_only_the_kept_body() {
         let mut spec = ProbeSpec::http(&server.url("/body/2000")).unwrap();
         spec.set_output_limit(100).unwrap();
         spec.set_expect_body(Pattern::new(re).unwrap()).unwrap();
-        let ProbeKind::Http(h) = &spec.kind else {
-            unreachable!()
-        };
+        let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
         run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit))
     };
     let o = run("a{100}");
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     let o = run("a{101}");
-    assert_eq!(
-        (o.result, o.reason, o.truncated),
-        (ProbeResult::Failure, Reason::Body, true)
-    );
+    assert_eq!((o.result, o.reason, o.truncated), (ProbeResult::Failure, Reason::Body, true));
     assert!(o.message.contains("100 bytes kept"), "{}", o.message);
 }

@@ -27,9 +27,7 @@ const BODY_TIMEOUT: &str =
 fn probe(url: &str, timeout: Duration, policy: RedirectPolicy) -> Outcome {
     let mut spec = ProbeSpec::http(url).unwrap().with_timeout(timeout).unwrap();
     spec.set_redirect_policy(policy);
-    let ProbeKind::Http(h) = &spec.kind else {
-        unreachable!()
-    };
+    let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
     let mut m = HttpProbe::new(h, spec.timeout, spec.output_limit);
     let started = Instant::now();
     let o = run_to_completion(&mut m);
@@ -67,11 +65,7 @@ fn never_accepted() {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/", l.local_addr().unwrap());
     let o = get(&url, SHORT);
-    assert_failure(
-        &o,
-        Reason::Timeout,
-        &format!("Get \"{url}\": {HEADERS_TIMEOUT}"),
-    );
+    assert_failure(&o, Reason::Timeout, &format!("Get \"{url}\": {HEADERS_TIMEOUT}"));
     assert_eq!((o.http_status, o.timings.first_byte), (None, None));
     assert!(o.timings.connect.is_some(), "connected: {o:?}");
 }
@@ -80,11 +74,7 @@ fn never_accepted() {
 fn accepted_never_answered(s: &TargetServer) {
     let url = s.url("/hostile/silent");
     let o = get(&url, SHORT);
-    assert_failure(
-        &o,
-        Reason::Timeout,
-        &format!("Get \"{url}\": {HEADERS_TIMEOUT}"),
-    );
+    assert_failure(&o, Reason::Timeout, &format!("Get \"{url}\": {HEADERS_TIMEOUT}"));
     assert_eq!(o.http_status, None);
 }
 
@@ -92,27 +82,16 @@ fn accepted_never_answered(s: &TargetServer) {
 fn head_one_byte_per_second(s: &TargetServer) {
     let url = s.url("/hostile/trickle-head/1000");
     let o = get(&url, Duration::from_millis(2500));
-    assert_failure(
-        &o,
-        Reason::Timeout,
-        &format!("Get \"{url}\": {HEADERS_TIMEOUT}"),
-    );
+    assert_failure(&o, Reason::Timeout, &format!("Get \"{url}\": {HEADERS_TIMEOUT}"));
     let first = o.timings.first_byte.expect("bytes came");
-    assert!(
-        first >= Duration::from_millis(900),
-        "first byte after {first:?}"
-    );
+    assert!(first >= Duration::from_millis(900), "first byte after {first:?}");
 }
 
 /// A body at one byte per second: what came is kept.
 fn body_one_byte_per_second(s: &TargetServer) {
     let url = s.url("/drip/100/1000");
     let o = get(&url, Duration::from_millis(2500));
-    assert_failure(
-        &o,
-        Reason::Timeout,
-        &format!("Get \"{url}\": {BODY_TIMEOUT}"),
-    );
+    assert_failure(&o, Reason::Timeout, &format!("Get \"{url}\": {BODY_TIMEOUT}"));
     assert_eq!(o.http_status, Some(200));
     assert!((1..=3).contains(&o.output.len()), "{:?}", o.output);
     assert!(o.output.iter().all(|&b| b == b'a'));
@@ -142,16 +121,14 @@ fn long_status_line(s: &TargetServer) {
         assert_failure(
             &get(&url, LONG),
             Reason::Protocol,
-            &format!("Get \"{url}\": net/http: server response headers exceeded 65536 bytes; aborted"),
+            &format!(
+                "Get \"{url}\": net/http: server response headers exceeded 65536 bytes; aborted"
+            ),
         );
     }
     // Just under the limit is a response like any other.
     let o = get(&s.url("/hostile/long-status-line/65000"), LONG);
-    assert_eq!(
-        (o.result, o.output.as_slice()),
-        (ProbeResult::Success, &b"ok"[..]),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.output.as_slice()), (ProbeResult::Success, &b"ok"[..]), "{o:?}");
 }
 
 /// An endless chunked body: read to the output limit, then the status decides (the kubelet's
@@ -167,23 +144,14 @@ fn endless_chunked_data(s: &TargetServer) {
     assert!(o.truncated && o.output_total > LIMIT as u64, "{o:?}");
     let o = get(&s.url("/hostile/endless-chunked/data?status=503"), LONG);
     assert_failure(&o, Reason::Status, "HTTP probe failed with statuscode: 503");
-    assert_eq!(
-        (o.output.len(), o.truncated, o.http_status),
-        (LIMIT, true, Some(503))
-    );
+    assert_eq!((o.output.len(), o.truncated, o.http_status), (LIMIT, true, Some(503)));
 }
 
 /// Endless chunk framing that carries no body byte: refused at 16 KiB, not read forever.
 fn endless_chunked_framing(s: &TargetServer) {
     for (kind, detail) in [
-        (
-            "extensions",
-            "chunk size lines and extensions larger than 16 KiB",
-        ),
-        (
-            "zeros",
-            "chunk size lines and extensions larger than 16 KiB",
-        ),
+        ("extensions", "chunk size lines and extensions larger than 16 KiB"),
+        ("zeros", "chunk size lines and extensions larger than 16 KiB"),
         ("trailers", "chunked trailers larger than 16 KiB"),
     ] {
         let url = s.url(&format!("/hostile/endless-chunked/{kind}"));
@@ -207,10 +175,7 @@ fn chunk_size_2_64(s: &TargetServer) {
             "Get \"{url}\": malformed chunked encoding: invalid chunk size: larger than 64 bits"
         ),
     );
-    let url = s.url(&format!(
-        "/hostile/chunk-size/{}",
-        "0".repeat(40) + "10000000000000000"
-    ));
+    let url = s.url(&format!("/hostile/chunk-size/{}", "0".repeat(40) + "10000000000000000"));
     assert_failure(
         &get(&url, LONG),
         Reason::Protocol,
@@ -219,11 +184,7 @@ fn chunk_size_2_64(s: &TargetServer) {
         ),
     );
     let o = get(&s.url("/hostile/chunk-size/ffffffffffffffff"), LONG);
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Success, Reason::None),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
     assert_eq!((o.output.len(), o.truncated), (LIMIT, true));
 }
 
@@ -231,11 +192,7 @@ fn chunk_size_2_64(s: &TargetServer) {
 /// refused (request smuggling territory).
 fn duplicate_and_conflicting_content_length(s: &TargetServer) {
     let o = get(&s.url("/hostile/content-length/5/5"), LONG);
-    assert_eq!(
-        (o.result, o.output.as_slice()),
-        (ProbeResult::Success, &b"aaaaa"[..]),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.output.as_slice()), (ProbeResult::Success, &b"aaaaa"[..]), "{o:?}");
     let url = s.url("/hostile/content-length/5/6");
     assert_failure(
         &get(&url, LONG),
@@ -260,9 +217,18 @@ fn nul_in_head(s: &TargetServer) {
     // (Go reads a NUL in the reason phrase without complaint; httparse does not, so that one
     // keeps httparse's words.)
     for (place, detail) in [
-        ("value", "net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-Nul: a\\x00b\""),
-        ("name", "net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-N\\x00ul: ab\""),
-        ("reason", "net/http: HTTP/1.x transport connection broken: malformed HTTP response: invalid response status: \"HTTP/1.1 200 O\\0K\""),
+        (
+            "value",
+            "net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-Nul: a\\x00b\"",
+        ),
+        (
+            "name",
+            "net/http: HTTP/1.x transport connection broken: malformed MIME header line: \"X-N\\x00ul: ab\"",
+        ),
+        (
+            "reason",
+            "net/http: HTTP/1.x transport connection broken: malformed HTTP response: invalid response status: \"HTTP/1.1 200 O\\0K\"",
+        ),
     ] {
         let url = s.url(&format!("/hostile/nul/{place}"));
         assert_failure(&get(&url, LONG), Reason::Protocol, &format!("Get \"{url}\": {detail}"));
@@ -400,10 +366,8 @@ fn reset_after_half_a_response_or_half_a_head() {
 
 fn proc_status_kib(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .unwrap_or_else(|| panic!("no {field}"));
+    let line =
+        status.lines().find(|l| l.starts_with(field)).unwrap_or_else(|| panic!("no {field}"));
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
@@ -430,13 +394,8 @@ fn memory_stays_bounded_under_every_hostile_peer() {
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "child failed:\n{text}");
-        let line = text
-            .lines()
-            .find_map(|l| l.find("hostile-memory:").map(|i| &l[i..]));
-        println!(
-            "{}",
-            line.unwrap_or_else(|| panic!("the child did not run the cases:\n{text}"))
-        );
+        let line = text.lines().find_map(|l| l.find("hostile-memory:").map(|i| &l[i..]));
+        println!("{}", line.unwrap_or_else(|| panic!("the child did not run the cases:\n{text}")));
         return;
     }
     let server = TargetServer::start();
@@ -446,10 +405,7 @@ fn memory_stays_bounded_under_every_hostile_peer() {
     let fds = open_fds();
     std::fs::write("/proc/self/clear_refs", "5").expect("reset the peak RSS");
     let base = proc_status_kib("VmHWM:");
-    assert!(
-        base <= proc_status_kib("VmRSS:") + 1024,
-        "VmHWM was not reset"
-    );
+    assert!(base <= proc_status_kib("VmRSS:") + 1024, "VmHWM was not reset");
     all_cases(&server);
     let peak = proc_status_kib("VmHWM:");
     let growth_mib = (peak.saturating_sub(base)) as f64 / 1024.0;
@@ -461,12 +417,7 @@ fn memory_stays_bounded_under_every_hostile_peer() {
     while open_fds() > fds && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(
-        open_fds() <= fds,
-        "descriptors: {} before, {} after",
-        fds,
-        open_fds()
-    );
+    assert!(open_fds() <= fds, "descriptors: {} before, {} after", fds, open_fds());
 }
 
 /// A head over 1 KiB is parsed only when a line ends (`HeadParser::worth_parsing`, which keeps

@@ -738,7 +738,8 @@ fn interim_responses_are_skipped() {
     assert_eq!(o.http_status, Some(200));
     // An interim response and then nothing: the response had begun, so Go's words.
     let url = s.url("/bytes?status=100&header=Content-Length:0");
-    let msg = format!("Get \"{url}\": net/http: HTTP/1.x transport connection broken: unexpected EOF");
+    let msg =
+        format!("Get \"{url}\": net/http: HTTP/1.x transport connection broken: unexpected EOF");
     assert_failure(&get(&url), Reason::Protocol, &msg);
     // 101 is final.
     assert_status_failure(&get(&s.url("/bytes?status=101&header=Content-Length:0")), 101, "");
@@ -754,7 +755,9 @@ fn http09_is_a_protocol_failure() {
     assert_failure(
         &get(&url),
         Reason::Protocol,
-        &format!("Get \"{url}\": net/http: HTTP/1.x transport connection broken: malformed HTTP response \"hello\""),
+        &format!(
+            "Get \"{url}\": net/http: HTTP/1.x transport connection broken: malformed HTTP response \"hello\""
+        ),
     );
 }
 
@@ -807,7 +810,9 @@ fn invalid_framing_headers_are_protocol_failures() {
     assert_failure(
         &get(&url),
         Reason::Protocol,
-        &format!("Get \"{url}\": net/http: HTTP/1.x transport connection broken: bad Content-Length \"x\""),
+        &format!(
+            "Get \"{url}\": net/http: HTTP/1.x transport connection broken: bad Content-Length \"x\""
+        ),
     );
     // A custom status and reason phrase.
     let o = get(&s.url("/bytes?status=299&reason=Fine&body=yes"));

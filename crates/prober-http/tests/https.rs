@@ -441,7 +441,11 @@ fn a_pinned_self_signed_ca_certificate_is_accepted() {
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
     // Another CA:TRUE certificate of the same names is not the pinned one: refused.
     let other = dir("pinned-ca-other").join("other.pem");
-    std::fs::write(&other, prober_testkit::tls::self_signed_ca(&["localhost", "127.0.0.1"]).cert_pem).unwrap();
+    std::fs::write(
+        &other,
+        prober_testkit::tls::self_signed_ca(&["localhost", "127.0.0.1"]).cert_pem,
+    )
+    .unwrap();
     let o = get_with(&s.url("/health"), verify_with(other));
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
 }

@@ -29,7 +29,9 @@ fn server(redirect: &'static [u8]) -> (String, mpsc::Sender<()>) {
                 let _ = c.write_all(redirect);
                 held.push(c); // stalls: the rest of the body never comes
             } else {
-                let _ = c.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+                let _ = c.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                );
                 break;
             }
         }
@@ -57,7 +59,9 @@ fn a_redirect_whose_small_body_stalls_times_out_naming_the_next_url() {
         assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
         assert_eq!(
             o.message,
-            format!("Get \"{next}\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
+            format!(
+                "Get \"{next}\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+            )
         );
         let _ = stop.send(());
     }

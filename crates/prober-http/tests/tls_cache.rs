@@ -20,42 +20,28 @@ fn an_unchanged_file_is_parsed_once() {
     std::fs::create_dir_all(&d).unwrap();
     let path = d.join("ca.pem");
     std::fs::write(&path, &ca.cert().cert_pem).unwrap();
-    let tls = TlsOptions {
-        verify: TlsVerify::CaFile(path.clone()),
-        ..TlsOptions::default()
-    };
+    let tls = TlsOptions { verify: TlsVerify::CaFile(path.clone()), ..TlsOptions::default() };
     let spec = ProbeSpec::http(&server.url("/ok"))
         .unwrap()
         .with_timeout(Duration::from_secs(5))
         .unwrap()
         .with_tls(tls)
         .unwrap();
-    let ProbeKind::Http(h) = &spec.kind else {
-        unreachable!()
-    };
+    let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
     let run = || {
         let o = run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit));
-        assert_eq!(
-            (o.result, o.message.as_str()),
-            (ProbeResult::Success, ""),
-            "{o:?}"
-        );
+        assert_eq!((o.result, o.message.as_str()), (ProbeResult::Success, ""), "{o:?}");
     };
 
     let before = material_parses();
     for _ in 0..20 {
         run();
     }
-    assert_eq!(
-        material_parses() - before,
-        1,
-        "20 runs with an unchanged CA file"
-    );
+    assert_eq!(material_parses() - before, 1, "20 runs with an unchanged CA file");
 
     // A new mtime (same contents, size and inode): parsed again, once.
     let f = std::fs::File::options().write(true).open(&path).unwrap();
-    f.set_modified(SystemTime::now() + Duration::from_secs(5))
-        .unwrap();
+    f.set_modified(SystemTime::now() + Duration::from_secs(5)).unwrap();
     drop(f);
     for _ in 0..5 {
         run();

@@ -14,34 +14,22 @@ use prober_io::run_to_completion;
 use prober_testkit::tls::{Issued, TestCa, TlsServerOptions, TlsTargetServer};
 
 fn run(spec: &ProbeSpec) -> Outcome {
-    let ProbeKind::Http(h) = &spec.kind else {
-        panic!("not an HTTP spec")
-    };
+    let ProbeKind::Http(h) = &spec.kind else { panic!("not an HTTP spec") };
     run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit))
 }
 
 fn get_with(url: &str, timeout: Duration, tls: TlsOptions) -> Outcome {
-    run(&ProbeSpec::http(url)
-        .unwrap()
-        .with_timeout(timeout)
-        .unwrap()
-        .with_tls(tls)
-        .unwrap())
+    run(&ProbeSpec::http(url).unwrap().with_timeout(timeout).unwrap().with_tls(tls).unwrap())
 }
 
 fn verify_with(ca: &Path) -> TlsOptions {
-    TlsOptions {
-        verify: TlsVerify::CaFile(ca.to_path_buf()),
-        ..TlsOptions::default()
-    }
+    TlsOptions { verify: TlsVerify::CaFile(ca.to_path_buf()), ..TlsOptions::default() }
 }
 
 /// A fresh directory for this test's files.
 fn dir(tag: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "prober-http-tls-files-{}-{tag}",
-        std::process::id()
-    ));
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prober-http-tls-files-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -52,10 +40,7 @@ fn pem(der: &[u8]) -> String {
     const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut b64 = String::new();
     for chunk in der.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
         for i in 0..4 {
             if i <= chunk.len() {
                 b64.push(B64[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -84,11 +69,8 @@ struct Fifo {
 
 impl Fifo {
     fn new(path: PathBuf, release_after: Duration) -> Fifo {
-        nix::unistd::mkfifo(
-            &path,
-            nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
-        )
-        .unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR)
+            .unwrap();
         let (stop, stopped) = mpsc::channel::<()>();
         let p = path.clone();
         let thread = std::thread::spawn(move || {
@@ -98,10 +80,7 @@ impl Fifo {
             eprintln!("releasing {p:?}: a reader has been blocked on it for {release_after:?}");
             loop {
                 // ENXIO until a reader has it open.
-                let w = std::fs::OpenOptions::new()
-                    .write(true)
-                    .custom_flags_nonblock()
-                    .open(&p);
+                let w = std::fs::OpenOptions::new().write(true).custom_flags_nonblock().open(&p);
                 if let Ok(mut w) = w {
                     let _ = w.write_all(b"released: no PEM here\n");
                     return;
@@ -111,11 +90,7 @@ impl Fifo {
                 }
             }
         });
-        Fifo {
-            path,
-            stop: Some(stop),
-            thread: Some(thread),
-        }
+        Fifo { path, stop: Some(stop), thread: Some(thread) }
     }
 }
 
@@ -153,17 +128,9 @@ fn assert_unknown_tls(o: &Outcome, message: &str) {
 fn with_non_ascii_not_after(cert: &Issued) -> Issued {
     let mut der = cert.cert_der.clone();
     let encoded = b"\x17\x0d310203000000Z";
-    let at = der
-        .windows(encoded.len())
-        .position(|w| w == encoded)
-        .expect("notAfter")
-        + 2;
+    let at = der.windows(encoded.len()).position(|w| w == encoded).expect("notAfter") + 2;
     der[at..at + 13].copy_from_slice("3\u{e9}203000000Z".as_bytes());
-    Issued {
-        cert_pem: pem(&der),
-        key_pem: cert.key_pem.clone(),
-        cert_der: der,
-    }
+    Issued { cert_pem: pem(&der), key_pem: cert.key_pem.clone(), cert_der: der }
 }
 
 #[test]
@@ -189,15 +156,8 @@ fn a_non_ascii_not_after_gives_an_ordinary_outcome() {
     let ca_path = d.join("ca.pem");
     std::fs::write(&ca_path, &ca.cert().cert_pem).unwrap();
     let o = get_with(&url, timeout, verify_with(&ca_path));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Tls),
-        "{o:?}"
-    );
-    assert!(
-        o.message.starts_with(&format!("Get \"{url}\": tls: ")),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
+    assert!(o.message.starts_with(&format!("Get \"{url}\": tls: ")), "{o:?}");
     assert_eq!(o.cert_not_after, None);
 }
 
@@ -214,23 +174,15 @@ fn a_fifo_as_a_tls_file_is_refused_within_the_timeout() {
     let took = started.elapsed();
     assert_unknown_tls(
         &o,
-        &format!(
-            "TLS setup failed: cannot read CA file {:?}: not a regular file",
-            fifo.path
-        ),
+        &format!("TLS setup failed: cannot read CA file {:?}: not a regular file", fifo.path),
     );
-    assert!(
-        took < timeout * 3,
-        "took {took:?} with a {timeout:?} timeout"
-    );
+    assert!(took < timeout * 3, "took {took:?} with a {timeout:?} timeout");
 
     // The same for the client certificate and key files.
     let (cert, _) = ca.issue_client("c").write_files(&d, "client");
     let key_fifo = Fifo::new(d.join("key.fifo"), timeout * 10);
-    let tls = TlsOptions {
-        client_cert: Some((cert, key_fifo.path.clone())),
-        ..TlsOptions::default()
-    };
+    let tls =
+        TlsOptions { client_cert: Some((cert, key_fifo.path.clone())), ..TlsOptions::default() };
     let o = get_with(&url, timeout, tls);
     assert_unknown_tls(
         &o,
@@ -272,11 +224,7 @@ fn devices_and_files_over_the_limit_are_refused() {
     text.truncate(1 << 20);
     std::fs::write(&large, &text).unwrap();
     let o = get_with(&url, timeout, verify_with(&large));
-    assert_eq!(
-        (o.result, o.message.as_str()),
-        (ProbeResult::Success, ""),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.message.as_str()), (ProbeResult::Success, ""), "{o:?}");
 }
 
 #[test]
@@ -289,10 +237,8 @@ fn a_renewed_ca_file_is_used_by_the_next_run() {
     let d = dir("renewed");
     let path = d.join("ca.pem");
     // Both versions padded to the same size: only the modification time tells them apart.
-    let (mut old_pem, mut new_pem) = (
-        old_ca.cert().cert_pem.clone(),
-        new_ca.cert().cert_pem.clone(),
-    );
+    let (mut old_pem, mut new_pem) =
+        (old_ca.cert().cert_pem.clone(), new_ca.cert().cert_pem.clone());
     let size = old_pem.len().max(new_pem.len()) + 1;
     for pem in [&mut old_pem, &mut new_pem] {
         while pem.len() < size {
@@ -301,22 +247,13 @@ fn a_renewed_ca_file_is_used_by_the_next_run() {
     }
     std::fs::write(&path, &old_pem).unwrap();
     let o = get_with(&url, timeout, verify_with(&path));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Tls),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
     assert!(o.message.contains("UnknownIssuer"), "{o:?}");
 
     // Rewritten in place (same inode, same size) with a new mtime.
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .truncate(true)
-        .open(&path)
-        .unwrap();
+    let f = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).unwrap();
     (&f).write_all(new_pem.as_bytes()).unwrap();
-    f.set_modified(SystemTime::now() + Duration::from_secs(1))
-        .unwrap();
+    f.set_modified(SystemTime::now() + Duration::from_secs(1)).unwrap();
     drop(f);
     let o = get_with(&url, timeout, verify_with(&path));
     assert_eq!(

@@ -30,14 +30,9 @@ fn files_not_loaded_in_time_are_a_timeout() {
         .unwrap()
         .with_timeout(timeout)
         .unwrap()
-        .with_tls(TlsOptions {
-            verify: TlsVerify::CaFile(path),
-            ..TlsOptions::default()
-        })
+        .with_tls(TlsOptions { verify: TlsVerify::CaFile(path), ..TlsOptions::default() })
         .unwrap();
-    let ProbeKind::Http(h) = &spec.kind else {
-        unreachable!()
-    };
+    let ProbeKind::Http(h) = &spec.kind else { unreachable!() };
 
     // Hold every pool thread until the probe has timed out.
     let poll = Poll::new().unwrap();
@@ -57,9 +52,7 @@ fn files_not_loaded_in_time_are_a_timeout() {
         })
         .collect();
     for _ in 0..MAX_THREADS {
-        started_rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a pool thread started");
+        started_rx.recv_timeout(Duration::from_secs(30)).expect("a pool thread started");
     }
 
     let began = Instant::now();
@@ -85,9 +78,5 @@ fn files_not_loaded_in_time_are_a_timeout() {
 
     // With the pool free again, the same probe goes through.
     let o = run_to_completion(&mut HttpProbe::new(h, spec.timeout, spec.output_limit));
-    assert_eq!(
-        (o.result, o.message.as_str()),
-        (ProbeResult::Success, ""),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.message.as_str()), (ProbeResult::Success, ""), "{o:?}");
 }

@@ -130,8 +130,7 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500)))
-                .unwrap();
+            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got.len(), 1, "{got:?}");
@@ -140,14 +139,10 @@ mod tests {
         assert_eq!(answer.downcast_ref::<u32>(), Some(&42));
         gate_tx.send(()).unwrap();
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500)))
-                .unwrap();
+            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got[0].ticket, 1);
-        assert_eq!(
-            got.remove(0).answer.unwrap().downcast_ref::<&str>(),
-            Some(&"slow")
-        );
+        assert_eq!(got.remove(0).answer.unwrap().downcast_ref::<&str>(), Some(&"slow"));
     }
 }

@@ -80,6 +80,10 @@ impl SocketPool {
     }
 
     pub fn stats(&self) -> PoolStats {
-        PoolStats { idle: self.v4.len() + self.v6.len(), reused: self.reused, recycled: self.recycled }
+        PoolStats {
+            idle: self.v4.len() + self.v6.len(),
+            reused: self.reused,
+            recycled: self.recycled,
+        }
     }
 }

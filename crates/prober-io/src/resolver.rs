@@ -199,8 +199,11 @@ mod tests {
         let r = Resolver::new(waker);
         // Occupy every pool thread with slow lookups, queue abandoned ones behind them, then a
         // live one: it must not wait for the abandoned ones.
-        let busy: Vec<_> = (0..MAX_THREADS as u64).map(|t| r.submit_with(t, "localhost", 1, slow_lookup)).collect();
-        let abandoned: Vec<_> = (100..164).map(|t| r.submit_with(t, "localhost", 1, slow_lookup)).collect();
+        let busy: Vec<_> = (0..MAX_THREADS as u64)
+            .map(|t| r.submit_with(t, "localhost", 1, slow_lookup))
+            .collect();
+        let abandoned: Vec<_> =
+            (100..164).map(|t| r.submit_with(t, "localhost", 1, slow_lookup)).collect();
         drop(abandoned);
         let _live = r.submit(999, "localhost", 2);
         let mut got = Vec::new();

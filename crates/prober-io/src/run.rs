@@ -124,11 +124,7 @@ mod tests {
         }
         fn resume(&mut self, _: &mut Ctx<'_>) -> Step {
             self.resumes += 1;
-            if self.resumes == self.left {
-                Step::Done(Outcome::success())
-            } else {
-                Step::Yield
-            }
+            if self.resumes == self.left { Step::Done(Outcome::success()) } else { Step::Yield }
         }
         fn cancel(&mut self, _: &mut Ctx<'_>) {}
     }

@@ -44,9 +44,7 @@ pub(crate) struct WorkPool {
 
 impl std::fmt::Debug for WorkPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkPool")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("WorkPool").field("name", &self.name).finish_non_exhaustive()
     }
 }
 

@@ -140,10 +140,7 @@ fn sample(server: u32) -> Sample {
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for e in dir.flatten() {
             let name = e.file_name();
-            let Some(pid) = name
-                .to_str()
-                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            else {
+            let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
                 continue;
             };
             if pid == server.to_string() {
@@ -198,20 +195,14 @@ struct Args {
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        probes: 1_000_000,
-        concurrency: 256,
-        target_bin: None,
-    };
+    let mut a = Args { probes: 1_000_000, concurrency: 256, target_bin: None };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
         match flag.as_str() {
             "--probes" => a.probes = value()?.parse().map_err(|e| format!("--probes: {e}"))?,
             "--concurrency" => {
-                a.concurrency = value()?
-                    .parse()
-                    .map_err(|e| format!("--concurrency: {e}"))?;
+                a.concurrency = value()?.parse().map_err(|e| format!("--concurrency: {e}"))?;
             }
             "--target-bin" => a.target_bin = Some(PathBuf::from(value()?)),
             "-h" | "--help" => {
@@ -238,13 +229,8 @@ fn start_server(bin: &PathBuf) -> Result<(Child, u16), String> {
         .map_err(|e| format!("cannot start {}: {e}", bin.display()))?;
     let mut line = String::new();
     let stdout = child.stdout.take().ok_or("no stdout")?;
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    let port = line
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad port line {line:?}"))?;
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+    let port = line.trim().parse().map_err(|_| format!("bad port line {line:?}"))?;
     Ok((child, port))
 }
 
@@ -278,15 +264,11 @@ fn run(
     let mut last_progress = Instant::now();
     while done < total {
         while next < end && (next - first - done) < concurrency as u64 {
-            engine
-                .submit(specs.get(Kind::of(next)), next)
-                .map_err(|e| format!("submit: {e}"))?;
+            engine.submit(specs.get(Kind::of(next)), next).map_err(|e| format!("submit: {e}"))?;
             tally.submitted += 1;
             next += 1;
         }
-        engine
-            .wait(Some(Duration::from_millis(100)))
-            .map_err(|e| format!("wait: {e}"))?;
+        engine.wait(Some(Duration::from_millis(100))).map_err(|e| format!("wait: {e}"))?;
         while let Some(ev) = engine.next_event() {
             let Event::Check { tag, outcome } = ev else {
                 tally.other_events += 1;
@@ -340,9 +322,7 @@ fn real_main() -> Result<bool, String> {
     let args = parse_args()?;
     let bin = match args.target_bin.clone() {
         Some(b) => b,
-        None => std::env::current_exe()
-            .map_err(|e| e.to_string())?
-            .with_file_name("prober-target"),
+        None => std::env::current_exe().map_err(|e| e.to_string())?.with_file_name("prober-target"),
     };
     let started = Instant::now();
     let before = sample(0);
@@ -361,16 +341,7 @@ fn real_main() -> Result<bool, String> {
     print_sample("before", &before, 0, 0, started.elapsed());
 
     let mut warm = Tally::default();
-    run(
-        &mut engine,
-        &specs,
-        0,
-        WARMUP,
-        args.concurrency,
-        &mut seen,
-        &mut warm,
-        |_, _| {},
-    )?;
+    run(&mut engine, &specs, 0, WARMUP, args.concurrency, &mut seen, &mut warm, |_, _| {})?;
     std::thread::sleep(Duration::from_millis(500));
     let base = sample(server.id());
     // The engine keeps some disconnected sockets for reuse (bounded); they are counted apart.
@@ -409,13 +380,7 @@ fn real_main() -> Result<bool, String> {
     std::thread::sleep(Duration::from_secs(1));
     let end = sample(server_id);
     let end_kept = engine.socket_pool_stats().idle;
-    print_sample(
-        "end",
-        &end,
-        tally.completed,
-        engine.in_flight(),
-        started.elapsed(),
-    );
+    print_sample("end", &end, tally.completed, engine.in_flight(), started.elapsed());
     let server_threads = status_field(&server_id.to_string(), "Threads:");
     let server_rss = status_field(&server_id.to_string(), "VmRSS:");
     drop(server.stdin.take());
@@ -448,12 +413,7 @@ fn real_main() -> Result<bool, String> {
         println!("  first unexpected: {u}");
     }
     let rss_growth = end.rss_kib as i64 - base.rss_kib as i64;
-    let peak = samples
-        .iter()
-        .map(|s| s.rss_kib)
-        .max()
-        .unwrap_or(end.rss_kib)
-        .max(end.rss_kib);
+    let peak = samples.iter().map(|s| s.rss_kib).max().unwrap_or(end.rss_kib).max(end.rss_kib);
     println!(
         "resources (baseline -> end): fds {} -> {} (sockets kept for reuse {base_kept} -> {end_kept}), children {} -> {}, zombies {} -> {}, threads {} -> {}, rss {} -> {} KiB ({:+} KiB; highest sample {} KiB); server at the end: {} threads, {} KiB",
         base.fds,
@@ -483,22 +443,13 @@ fn real_main() -> Result<bool, String> {
         tally.duplicates + tally.unknown_tags + tally.other_events != 0,
         "duplicate, unknown or stray events",
     );
-    fail(
-        tally.unexpected.iter().sum::<u64>() != 0,
-        "unexpected results",
-    );
+    fail(tally.unexpected.iter().sum::<u64>() != 0, "unexpected results");
     fail(
         end.fds - end_kept != base.fds - base_kept,
         "descriptor count (less the sockets kept for reuse) not back at the baseline",
     );
-    fail(
-        end.children != 0 || end.zombies != 0,
-        "child processes left",
-    );
-    fail(
-        end.threads != base.threads,
-        "thread count not back at the baseline",
-    );
+    fail(end.children != 0 || end.zombies != 0, "child processes left");
+    fail(end.threads != base.threads, "thread count not back at the baseline");
     fail(rss_growth > 16 * 1024, "RSS grew by more than 16 MiB");
     if ok {
         println!("soak: ok");

@@ -31,8 +31,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
-use mio::net::TcpStream;
 use mio::Interest;
+use mio::net::TcpStream;
 use prober_core::{ClosePolicy, Reason};
 use prober_io::{Ctx, Ready, os_error_text};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -227,7 +227,11 @@ impl Connector {
     }
 
     /// The resolver's answer.
-    pub fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> ConnectStep {
+    pub fn resolved(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        addrs: io::Result<Vec<SocketAddr>>,
+    ) -> ConnectStep {
         if self.state != State::Resolving {
             return ConnectStep::Pending;
         }
@@ -301,7 +305,10 @@ impl Connector {
         // range, a socket that happens to get that very port as its own connects to itself
         // (simultaneous open) and looks like a success. Go's dialer redials in that case
         // (net/tcpsock_posix.go, selfConnect), so the kubelet never reports it; neither do we.
-        if err.is_none() && in_ephemeral_range(addr.port()) && stream.local_addr().is_ok_and(|l| l == addr) {
+        if err.is_none()
+            && in_ephemeral_range(addr.port())
+            && stream.local_addr().is_ok_and(|l| l == addr)
+        {
             drop(stream); // not recycled: it is connected to itself
             if self.self_connects < 2 {
                 self.self_connects += 1;
@@ -324,7 +331,13 @@ impl Connector {
 
     /// `which` connected: the race is over. The other attempt's socket is closed, and a
     /// connection on the second token moves to the first, where the owner expects it.
-    fn connected(&mut self, cx: &mut Ctx<'_>, which: usize, addr: SocketAddr, mut stream: TcpStream) -> ConnectStep {
+    fn connected(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        which: usize,
+        addr: SocketAddr,
+        mut stream: TcpStream,
+    ) -> ConnectStep {
         self.state = State::Finished;
         self.fallback_at = None;
         self.attempts[1 - which].current = None;
@@ -383,7 +396,8 @@ impl Connector {
         a.current = None;
         b.current = None;
         // A local resource failure of either attempt wins: the node lacked something.
-        let resource = |e: &Option<ConnectError>| e.as_ref().is_some_and(|e| e.reason == Reason::Resource);
+        let resource =
+            |e: &Option<ConnectError>| e.as_ref().is_some_and(|e| e.reason == Reason::Resource);
         let error = if resource(&b.first_error) && !resource(&a.first_error) {
             b.first_error.take()
         } else {
@@ -401,16 +415,20 @@ impl Connector {
         let ipv6 = self.first_is_ipv6() != (which == 1);
         loop {
             let next = self.attempts[which].next;
-            let (i, &addr) =
-                self.addrs.as_slice().iter().enumerate().skip(next).find(|(_, a)| a.is_ipv6() == ipv6)?;
+            let (i, &addr) = self
+                .addrs
+                .as_slice()
+                .iter()
+                .enumerate()
+                .skip(next)
+                .find(|(_, a)| a.is_ipv6() == ipv6)?;
             self.attempts[which].next = i + 1;
-            let pooled = if self.poolable() {
-                cx.pool().and_then(|p| p.take(addr.is_ipv6()))
-            } else {
-                None
-            };
+            let pooled =
+                if self.poolable() { cx.pool().and_then(|p| p.take(addr.is_ipv6())) } else { None };
             let opened = match pooled {
-                Some(stream) => reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e)),
+                Some(stream) => {
+                    reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
+                }
                 None => open(addr, self.close, self.nodelay).map(|s| (s, false)),
             };
             match opened {
@@ -501,10 +519,15 @@ fn join_host_port(host: &str, port: u16) -> String {
 /// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
 /// An error comes with the step that failed, for the message ("cannot create socket: too many
 /// open files").
-fn open(addr: SocketAddr, close: ClosePolicy, nodelay: bool) -> Result<TcpStream, (&'static str, io::Error)> {
+fn open(
+    addr: SocketAddr,
+    close: ClosePolicy,
+    nodelay: bool,
+) -> Result<TcpStream, (&'static str, io::Error)> {
     // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
-        .map_err(|e| ("cannot create socket", e))?;
+    let socket =
+        Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
+            .map_err(|e| ("cannot create socket", e))?;
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
         socket.set_linger(Some(Duration::ZERO)).map_err(|e| ("setsockopt", e))?;

@@ -55,12 +55,7 @@ pub struct Exchange {
 
 impl Exchange {
     pub fn new(send: Vec<u8>, expect: Option<Pattern>) -> Exchange {
-        Exchange {
-            send,
-            sent: 0,
-            expect,
-            reply: Vec::new(),
-        }
+        Exchange { send, sent: 0, expect, reply: Vec::new() }
     }
 
     /// The reply bytes read so far (at most [`MAX_REPLY`]).
@@ -182,11 +177,7 @@ mod tests {
     }
 
     fn peer(reads: Vec<io::Result<Vec<u8>>>, write_room: usize) -> Peer {
-        Peer {
-            reads: reads.into(),
-            written: Vec::new(),
-            write_room,
-        }
+        Peer { reads: reads.into(), written: Vec::new(), write_room }
     }
 
     fn re(s: &str) -> Option<Pattern> {
@@ -199,11 +190,7 @@ mod tests {
         let mut p = peer(vec![], 3);
         assert_eq!(x.step(&mut p), ExchangeStep::Pending, "partial write");
         p.write_room = 100;
-        assert_eq!(
-            x.step(&mut p),
-            ExchangeStep::Pending,
-            "sent, nothing to read yet"
-        );
+        assert_eq!(x.step(&mut p), ExchangeStep::Pending, "sent, nothing to read yet");
         assert_eq!(p.written, b"PING\r\n");
         p.reads.push_back(Ok(b"+PO".to_vec()));
         assert_eq!(x.step(&mut p), ExchangeStep::Pending);

@@ -17,7 +17,7 @@ use prober_io::{Ctx, Machine, Ready, Step, os_error_text};
 
 use exchange::{Exchange, ExchangeStep};
 
-pub use connect::{ConnectError, ConnectStep, Conn, Connector};
+pub use connect::{Conn, ConnectError, ConnectStep, Connector};
 
 /// A TCP connect probe as a [`Machine`]: Success when the connection is established within the
 /// timeout, Failure with the OS error (refused, unreachable, timeout, dns) otherwise, Unknown
@@ -46,11 +46,10 @@ struct ExchangeRun {
 
 impl TcpProbe {
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TcpProbe {
-        let exchange = (!spec.send.is_empty() || spec.expect.is_some())
-            .then(|| {
-                let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());
-                Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
-            });
+        let exchange = (!spec.send.is_empty() || spec.expect.is_some()).then(|| {
+            let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());
+            Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
+        });
         TcpProbe {
             connector: Connector::new(&spec.host, spec.port, spec.close),
             timeout,
@@ -75,7 +74,11 @@ impl TcpProbe {
             ExchangeStep::NoMatch(m) => (ProbeResult::Failure, Reason::Body, m),
             ExchangeStep::Failed(op, e) => {
                 let peer = conn.peer();
-                (ProbeResult::Failure, Reason::from_io(&e), format!("{op} tcp {peer}: {}", os_error_text(&e)))
+                (
+                    ProbeResult::Failure,
+                    Reason::from_io(&e),
+                    format!("{op} tcp {peer}: {}", os_error_text(&e)),
+                )
             }
         };
         let o = Outcome::new(result, reason, message);

@@ -9,7 +9,13 @@ use prober_tcp::TcpProbe;
 use prober_testkit::{TargetServer, closed_port};
 
 fn probe(host: &str, port: u16) -> prober_core::Outcome {
-    let spec = TcpSpec { host: host.to_string(), port, close: ClosePolicy::Reset, send: Vec::new(), expect: None };
+    let spec = TcpSpec {
+        host: host.to_string(),
+        port,
+        close: ClosePolicy::Reset,
+        send: Vec::new(),
+        expect: None,
+    };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }
 
@@ -22,7 +28,12 @@ fn no_descriptor_leaks_over_many_probes() {
     probe("127.0.0.1", server.port());
     assert!(server.wait_for_connections_closed(1, Duration::from_secs(10)));
     let before = count();
-    let fds = || std::fs::read_dir("/proc/self/fd").unwrap().filter_map(|e| std::fs::read_link(e.unwrap().path()).ok()).collect::<Vec<_>>();
+    let fds = || {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+            .collect::<Vec<_>>()
+    };
     let listing = fds();
     for i in 0..300 {
         let port = if i % 2 == 0 { server.port() } else { dead };
@@ -32,4 +43,3 @@ fn no_descriptor_leaks_over_many_probes() {
     assert!(server.wait_for_connections_closed(151, Duration::from_secs(10)));
     assert_eq!(count(), before, "before: {listing:?}\nafter: {:?}", fds());
 }
-

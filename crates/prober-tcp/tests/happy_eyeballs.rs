@@ -26,7 +26,12 @@ struct Connect {
 
 impl Connect {
     fn new(addrs: Vec<SocketAddr>, timeout: Duration, use_timer: bool) -> Connect {
-        Connect { connector: Connector::to_addrs(addrs, ClosePolicy::Reset), timeout, deadline: None, use_timer }
+        Connect {
+            connector: Connector::to_addrs(addrs, ClosePolicy::Reset),
+            timeout,
+            deadline: None,
+            use_timer,
+        }
     }
 
     fn step(&mut self, cx: &mut Ctx<'_>, step: ConnectStep) -> Step {
@@ -109,7 +114,11 @@ fn the_other_family_wins_when_the_first_hangs() {
     let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
     let v4_addr = v4.local_addr().unwrap();
     let o = run_to_completion(&mut Connect::new(vec![v6, v4_addr], Duration::from_secs(5), true));
-    assert_eq!((o.result.is_ok(), o.message.as_str()), (true, v4_addr.to_string().as_str()), "{o:?}");
+    assert_eq!(
+        (o.result.is_ok(), o.message.as_str()),
+        (true, v4_addr.to_string().as_str()),
+        "{o:?}"
+    );
     // Before the race, the same list spent the whole deadline on the IPv6 address.
     let (_l6b, _f6b, v6b) = hanging("[::1]");
     let o = run_to_completion(&mut Connect::new(vec![v6b], Duration::from_millis(400), true));
@@ -121,8 +130,16 @@ fn the_first_family_failing_starts_the_other_at_once() {
     let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
     let v4_addr = v4.local_addr().unwrap();
     // No connector timer at all: only the refusal can have started the IPv4 attempt.
-    let o = run_to_completion(&mut Connect::new(vec![refused("[::1]"), v4_addr], Duration::from_secs(30), false));
-    assert_eq!((o.result.is_ok(), o.message.as_str()), (true, v4_addr.to_string().as_str()), "{o:?}");
+    let o = run_to_completion(&mut Connect::new(
+        vec![refused("[::1]"), v4_addr],
+        Duration::from_secs(30),
+        false,
+    ));
+    assert_eq!(
+        (o.result.is_ok(), o.message.as_str()),
+        (true, v4_addr.to_string().as_str()),
+        "{o:?}"
+    );
 }
 
 #[test]
@@ -144,6 +161,14 @@ fn when_every_attempt_fails_the_first_familys_first_error_is_reported() {
 fn one_family_is_tried_in_turn_as_before() {
     let ok = TcpListener::bind("127.0.0.1:0").unwrap();
     let ok_addr = ok.local_addr().unwrap();
-    let o = run_to_completion(&mut Connect::new(vec![refused("127.0.0.1"), ok_addr], Duration::from_secs(30), false));
-    assert_eq!((o.result.is_ok(), o.message.as_str()), (true, ok_addr.to_string().as_str()), "{o:?}");
+    let o = run_to_completion(&mut Connect::new(
+        vec![refused("127.0.0.1"), ok_addr],
+        Duration::from_secs(30),
+        false,
+    ));
+    assert_eq!(
+        (o.result.is_ok(), o.message.as_str()),
+        (true, ok_addr.to_string().as_str()),
+        "{o:?}"
+    );
 }

@@ -13,7 +13,13 @@ use prober_io::{resolver, run_to_completion};
 use prober_tcp::TcpProbe;
 
 fn probe_localhost(port: u16) -> prober_core::Outcome {
-    let spec = TcpSpec { host: "localhost".into(), port, close: ClosePolicy::Reset, send: Vec::new(), expect: None };
+    let spec = TcpSpec {
+        host: "localhost".into(),
+        port,
+        close: ClosePolicy::Reset,
+        send: Vec::new(),
+        expect: None,
+    };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)
 }

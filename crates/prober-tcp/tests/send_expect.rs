@@ -30,9 +30,7 @@ fn probe(port: u16, send: &str, expect: Option<&str>, timeout: Duration) -> Outc
     if let Some(re) = expect {
         spec.set_expect_reply(Pattern::new(re).unwrap()).unwrap();
     }
-    let ProbeKind::Tcp(t) = &spec.kind else {
-        unreachable!()
-    };
+    let ProbeKind::Tcp(t) = &spec.kind else { unreachable!() };
     run_to_completion(&mut TcpProbe::new(t, timeout))
 }
 
@@ -45,11 +43,7 @@ fn redis_ping_pong() {
         let mut line = String::new();
         r.read_line(&mut line).unwrap();
         let mut s = s;
-        let reply: &[u8] = if line == "PING\r\n" {
-            b"+PONG\r\n"
-        } else {
-            b"-ERR unknown\r\n"
-        };
+        let reply: &[u8] = if line == "PING\r\n" { b"+PONG\r\n" } else { b"-ERR unknown\r\n" };
         s.write_all(reply).unwrap();
         // Stay open: the match, not the close, ends the probe.
         let _ = s.read(&mut [0u8; 16]);
@@ -82,11 +76,7 @@ fn wrong_banner_then_close_says_what_arrived() {
         s.write_all(b"554 no service\r\n").unwrap();
     });
     let o = probe(port, "", Some("^220 "), SECOND);
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Body),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Body), "{o:?}");
     assert_eq!(
         o.message,
         "reply did not match \"^220 \": the peer closed the connection, 16 bytes received: \"554 no service\\r\\n\""
@@ -127,11 +117,7 @@ fn silent_peer_times_out_at_the_deadline() {
     let started = Instant::now();
     let o = probe(port, "", Some("^never"), timeout);
     let took = started.elapsed();
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Timeout),
-        "{o:?}"
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert_eq!(
         o.message,
         "reply did not match \"^never\": no match within 300ms, 5 bytes received: \"hello\""
@@ -148,16 +134,8 @@ fn endless_stream_stops_at_the_reply_limit() {
         while s.write_all(&chunk).is_ok() {}
     });
     let o = probe(port, "", Some("^y"), Duration::from_secs(5));
-    assert_eq!(
-        (o.result, o.reason),
-        (ProbeResult::Failure, Reason::Body),
-        "{o:?}"
-    );
-    assert!(
-        o.message.contains("10240 bytes read, 10240 bytes received"),
-        "{}",
-        o.message
-    );
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Body), "{o:?}");
+    assert!(o.message.contains("10240 bytes read, 10240 bytes received"), "{}", o.message);
     assert_eq!(o.output.len(), 10240);
     h.join().unwrap();
 }

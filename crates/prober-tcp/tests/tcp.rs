@@ -20,7 +20,8 @@ fn probe(spec: &TcpSpec, timeout: Duration) -> prober_core::Outcome {
 #[test]
 fn t1_listening_port_is_success() {
     let server = TargetServer::start();
-    let o = probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
+    let o =
+        probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     assert_eq!(o.reason, Reason::None);
     assert_eq!(o.message, "");
@@ -67,7 +68,8 @@ fn full_backlog_listener() -> (socket2::Socket, Vec<std::net::TcpStream>, Socket
 fn t4_unanswered_connect_times_out() {
     let (_listener, _fillers, addr) = full_backlog_listener();
     let started = Instant::now();
-    let o = probe(&tcp_spec("127.0.0.1", addr.port(), ClosePolicy::Reset), Duration::from_millis(300));
+    let o =
+        probe(&tcp_spec("127.0.0.1", addr.port(), ClosePolicy::Reset), Duration::from_millis(300));
     assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
     assert_eq!(o.reason, Reason::Timeout);
     assert_eq!(o.message, format!("dial tcp {addr}: i/o timeout"));
@@ -80,7 +82,10 @@ fn t4_unanswered_connect_times_out() {
 fn t5_nothing_is_sent_and_reset_is_the_default_close() {
     let server = TargetServer::start();
     for _ in 0..5 {
-        let o = probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
+        let o = probe(
+            &tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset),
+            Duration::from_secs(1),
+        );
         assert_eq!(o.result, ProbeResult::Success);
     }
     assert!(server.wait_for_connections_closed(5, Duration::from_secs(5)));
@@ -93,7 +98,8 @@ fn t5_nothing_is_sent_and_reset_is_the_default_close() {
 fn fin_close_policy_closes_in_order() {
     let server = TargetServer::start();
     for _ in 0..3 {
-        let o = probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Fin), Duration::from_secs(1));
+        let o =
+            probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Fin), Duration::from_secs(1));
         assert_eq!(o.result, ProbeResult::Success);
     }
     assert!(server.wait_for_connections_closed(3, Duration::from_secs(5)));
@@ -112,7 +118,8 @@ fn time_wait_on_port(port: u16) -> HashSet<String> {
             if f.len() < 4 || f[3] != "06" {
                 continue;
             }
-            let port_of = |s: &str| u16::from_str_radix(s.rsplit(':').next().unwrap_or(""), 16).ok();
+            let port_of =
+                |s: &str| u16::from_str_radix(s.rsplit(':').next().unwrap_or(""), 16).ok();
             if port_of(f[1]) == Some(port) || port_of(f[2]) == Some(port) {
                 found.insert(format!("{} {}", f[1], f[2]));
             }
@@ -136,7 +143,11 @@ fn reset_close_leaves_no_time_wait_and_fin_does() {
         probe(&tcp_spec("127.0.0.1", server.port(), ClosePolicy::Reset), Duration::from_secs(1));
     }
     assert!(server.wait_for_connections_closed(20, Duration::from_secs(5)));
-    assert_eq!(new_time_wait_on_port(server.port(), &before), 0, "RST close must leave no TIME_WAIT");
+    assert_eq!(
+        new_time_wait_on_port(server.port(), &before),
+        0,
+        "RST close must leave no TIME_WAIT"
+    );
 
     let fin_server = TargetServer::start();
     let before = time_wait_on_port(fin_server.port());
@@ -156,7 +167,8 @@ fn host_names_are_resolved_and_timed() {
     let server = TargetServer::start();
     let listener_v4_only = server.addr();
     assert!(listener_v4_only.is_ipv4());
-    let o = probe(&tcp_spec("localhost", server.port(), ClosePolicy::Reset), Duration::from_secs(5));
+    let o =
+        probe(&tcp_spec("localhost", server.port(), ClosePolicy::Reset), Duration::from_secs(5));
     // localhost may resolve to ::1 first; the connector then falls back to 127.0.0.1.
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
     assert!(o.timings.resolve.is_some());
@@ -164,7 +176,8 @@ fn host_names_are_resolved_and_timed() {
 
 #[test]
 fn unresolvable_name_is_failure_dns() {
-    let o = probe(&tcp_spec("no-such-host.invalid", 80, ClosePolicy::Reset), Duration::from_secs(5));
+    let o =
+        probe(&tcp_spec("no-such-host.invalid", 80, ClosePolicy::Reset), Duration::from_secs(5));
     assert_eq!(o.result, ProbeResult::Failure);
     assert_eq!(o.reason, Reason::Dns);
     assert!(o.message.starts_with("dial tcp: lookup no-such-host.invalid: "), "{}", o.message);
@@ -174,7 +187,8 @@ fn unresolvable_name_is_failure_dns() {
 fn each_address_is_tried_in_turn_and_the_first_error_is_reported() {
     let server = TargetServer::start();
     let dead: SocketAddr = format!("127.0.0.1:{}", closed_port()).parse().unwrap();
-    let mut m = ConnectOnly(Connector::to_addrs(vec![dead, server.addr()], ClosePolicy::Reset), None);
+    let mut m =
+        ConnectOnly(Connector::to_addrs(vec![dead, server.addr()], ClosePolicy::Reset), None);
     let o = run_to_completion(&mut m);
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
 
@@ -210,7 +224,12 @@ impl Machine for ConnectOnly {
         let s = self.0.start(cx, 0);
         done(cx, s)
     }
-    fn ready(&mut self, cx: &mut prober_io::Ctx<'_>, sub: usize, r: prober_io::Ready) -> prober_io::Step {
+    fn ready(
+        &mut self,
+        cx: &mut prober_io::Ctx<'_>,
+        sub: usize,
+        r: prober_io::Ready,
+    ) -> prober_io::Step {
         let s = self.0.ready(cx, sub, r);
         done(cx, s)
     }

@@ -124,9 +124,7 @@ impl Conn {
             if now >= until {
                 return Got::TimedOut;
             }
-            let _ = self
-                .stream()
-                .set_read_timeout(Some((until - now).min(READ_SLICE)));
+            let _ = self.stream().set_read_timeout(Some((until - now).min(READ_SLICE)));
             match self.stream().read(buf) {
                 Ok(0) if self.shared.is_stopped() => return Got::Stopped,
                 Ok(0) => {
@@ -196,8 +194,7 @@ impl Drop for Conn {
     fn drop(&mut self) {
         drop(self.stream.take());
         let silent = self.client_closed && self.received == 0;
-        self.shared
-            .connection_ended(self.id, silent, self.client_reset);
+        self.shared.connection_ended(self.id, silent, self.client_reset);
     }
 }
 
@@ -208,13 +205,7 @@ fn unacked_bytes(stream: &TcpStream) -> Option<u64> {
     let mut n: libc::c_int = 0;
     // SAFETY: TIOCOUTQ (== SIOCOUTQ) on a TCP socket writes one c_int through the pointer, which
     // points to `n`, live for the whole call; the descriptor is owned by `stream`.
-    let r = unsafe {
-        libc::ioctl(
-            stream.as_raw_fd(),
-            libc::TIOCOUTQ,
-            &mut n as *mut libc::c_int,
-        )
-    };
+    let r = unsafe { libc::ioctl(stream.as_raw_fd(), libc::TIOCOUTQ, &mut n as *mut libc::c_int) };
     (r == 0).then(|| u64::try_from(n).unwrap_or(0))
 }
 

@@ -229,12 +229,7 @@ impl TargetServer {
         let accept_thread = std::thread::Builder::new()
             .name("prober-target-accept".into())
             .spawn(move || accept_loop(&listener, &wake_rx, &thread_shared))?;
-        Ok(TargetServer {
-            addr,
-            shared,
-            wake,
-            accept_thread: Some(accept_thread),
-        })
+        Ok(TargetServer { addr, shared, wake, accept_thread: Some(accept_thread) })
     }
 
     /// The bound address.
@@ -344,16 +339,8 @@ pub fn closed_port() -> u16 {
 
 fn accept_loop(listener: &TcpListener, wake: &UnixStream, shared: &Arc<Shared>) {
     let mut fds = [
-        libc::pollfd {
-            fd: listener.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: wake.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        },
+        libc::pollfd { fd: listener.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: wake.as_raw_fd(), events: libc::POLLIN, revents: 0 },
     ];
     while !shared.is_stopped() {
         // SAFETY: `fds` is a valid, writable array of 2 pollfd for the whole call, and both
@@ -407,10 +394,7 @@ fn spawn_connection(stream: TcpStream, shared: &Arc<Shared>) {
 fn raise_fd_limit() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
+        let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
         // SAFETY: `rl` is a valid, writable rlimit for the duration of the call.
         if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } != 0
             || rl.rlim_cur >= rl.rlim_max

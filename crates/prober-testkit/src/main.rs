@@ -20,11 +20,7 @@ struct Args {
 }
 
 fn parse_args() -> Result<Option<Args>, String> {
-    let mut args = Args {
-        bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
-        port: 0,
-        ignore_stdin: false,
-    };
+    let mut args = Args { bind: IpAddr::V4(Ipv4Addr::LOCALHOST), port: 0, ignore_stdin: false };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
@@ -32,24 +28,17 @@ fn parse_args() -> Result<Option<Args>, String> {
             _ => (arg.clone(), None),
         };
         let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{name} needs a value"))
+            inline.clone().or_else(|| it.next()).ok_or_else(|| format!("{name} needs a value"))
         };
         match flag.as_str() {
             "--bind" => {
                 let v = value("--bind")?;
                 let v = v.trim_start_matches('[').trim_end_matches(']');
-                args.bind = v
-                    .parse()
-                    .map_err(|_| format!("--bind: not an IP address: {v}"))?;
+                args.bind = v.parse().map_err(|_| format!("--bind: not an IP address: {v}"))?;
             }
             "--port" => {
                 let v = value("--port")?;
-                args.port = v
-                    .parse()
-                    .map_err(|_| format!("--port: not a port number: {v}"))?;
+                args.port = v.parse().map_err(|_| format!("--port: not a port number: {v}"))?;
             }
             "--ignore-stdin" if inline.is_none() => args.ignore_stdin = true,
             "-h" | "--help" if inline.is_none() => return Ok(None),
@@ -82,10 +71,7 @@ fn main() -> ExitCode {
         }
     };
     let mut out = io::stdout().lock();
-    if writeln!(out, "{}", server.port())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
+    if writeln!(out, "{}", server.port()).and_then(|()| out.flush()).is_err() {
         return ExitCode::from(1);
     }
     drop(out);

@@ -20,10 +20,7 @@ pub(crate) struct Head<'a> {
 impl Head<'_> {
     /// The first header with this name (ASCII case-insensitive).
     pub(crate) fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
-            .map(|(_, v)| *v)
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes())).map(|(_, v)| *v)
     }
 }
 
@@ -46,18 +43,12 @@ impl Query {
 
     /// The first value of `name`.
     pub(crate) fn get(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 
     /// Every value of `name`, in order.
     pub(crate) fn all<'s>(&'s self, name: &'s str) -> impl Iterator<Item = &'s str> + 's {
-        self.0
-            .iter()
-            .filter(move |(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        self.0.iter().filter(move |(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -109,9 +100,7 @@ pub(crate) fn find_head_end(buf: &[u8], from: usize) -> Option<usize> {
 
 /// Parses a complete head (as delimited by [`find_head_end`]). The error is a short reason.
 pub(crate) fn parse_head(head: &[u8]) -> Result<Head<'_>, &'static str> {
-    let mut lines = head
-        .split(|&c| c == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let mut lines = head.split(|&c| c == b'\n').map(|l| l.strip_suffix(b"\r").unwrap_or(l));
     let line = lines.next().ok_or("empty request")?;
     let text = std::str::from_utf8(line).map_err(|_| "request line is not UTF-8")?;
     let mut parts = text.split(' ');
@@ -131,28 +120,15 @@ pub(crate) fn parse_head(head: &[u8]) -> Result<Head<'_>, &'static str> {
         if l[0] == b' ' || l[0] == b'\t' {
             return Err("obsolete header line folding");
         }
-        let colon = l
-            .iter()
-            .position(|&c| c == b':')
-            .ok_or("header line without colon")?;
+        let colon = l.iter().position(|&c| c == b':').ok_or("header line without colon")?;
         let name = &l[..colon];
-        if name.is_empty()
-            || name
-                .iter()
-                .any(|c| c.is_ascii_whitespace() || c.is_ascii_control())
-        {
+        if name.is_empty() || name.iter().any(|c| c.is_ascii_whitespace() || c.is_ascii_control()) {
             return Err("malformed header name");
         }
         headers.push((name, trim_ows(&l[colon + 1..])));
     }
     let (path, query) = split_target(target);
-    Ok(Head {
-        line,
-        method,
-        path,
-        query: Query::parse(query),
-        headers,
-    })
+    Ok(Head { line, method, path, query: Query::parse(query), headers })
 }
 
 fn trim_ows(mut v: &[u8]) -> &[u8] {
@@ -169,10 +145,7 @@ fn trim_ows(mut v: &[u8]) -> &[u8] {
 /// a fragment, if a client sent one, is dropped.
 fn split_target(target: &str) -> (&str, &str) {
     let mut t = target;
-    if let Some(rest) = t
-        .strip_prefix("http://")
-        .or_else(|| t.strip_prefix("https://"))
-    {
+    if let Some(rest) = t.strip_prefix("http://").or_else(|| t.strip_prefix("https://")) {
         t = rest.find('/').map_or("/", |i| &rest[i..]);
     }
     let t = t.split_once('#').map_or(t, |(a, _)| a);
@@ -188,10 +161,7 @@ mod tests {
 
     #[test]
     fn head_end_crlf_and_lf() {
-        assert_eq!(
-            find_head_end(b"GET / HTTP/1.1\r\nHost: a\r\n\r\nbody", 0),
-            Some(27)
-        );
+        assert_eq!(find_head_end(b"GET / HTTP/1.1\r\nHost: a\r\n\r\nbody", 0), Some(27));
         assert_eq!(find_head_end(b"GET / HTTP/1.1\nHost: a\n\n", 0), Some(24));
         assert_eq!(find_head_end(b"GET / HTTP/1.1\r\nHost: a\r\n", 0), None);
         assert_eq!(find_head_end(b"GET / HTTP/1.1\r\nHost: a\r\n\r", 0), None);
@@ -207,14 +177,7 @@ mod tests {
         assert_eq!(h.query.all("x").collect::<Vec<_>>(), ["a b", "c+d"]);
         assert_eq!(h.query.get("y"), Some(""));
         let names: Vec<_> = h.headers.iter().map(|(n, v)| (*n, *v)).collect();
-        assert_eq!(
-            names,
-            [
-                (&b"Host"[..], &b"h:1"[..]),
-                (b"X-B", b"two"),
-                (b"x-a", b"1")
-            ]
-        );
+        assert_eq!(names, [(&b"Host"[..], &b"h:1"[..]), (b"X-B", b"two"), (b"x-a", b"1")]);
         assert_eq!(h.header("host"), Some(&b"h:1"[..]));
     }
 

@@ -139,20 +139,13 @@ fn bad(conn: &Conn, what: &str) -> io::Result<End> {
 
 /// Routes one request; returns how the connection must end.
 pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
-    let segs: Vec<&str> = req
-        .path
-        .strip_prefix('/')
-        .unwrap_or(req.path)
-        .split('/')
-        .collect();
+    let segs: Vec<&str> = req.path.strip_prefix('/').unwrap_or(req.path).split('/').collect();
     let q = &req.query;
     match segs.as_slice() {
         [""] | ["ok"] => text(conn, 200, "ok"),
         ["status", code] => match status_code(code) {
             Some(c) => {
-                let body = q
-                    .get("body")
-                    .map_or_else(|| format!("status {c}"), str::to_owned);
+                let body = q.get("body").map_or_else(|| format!("status {c}"), str::to_owned);
                 text(conn, c, &body)
             }
             None => bad(conn, "bad status code"),
@@ -216,11 +209,8 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             simple(conn, 200, &[], &names.join(&b'\n'))
         }
         ["echo", "header-count"] => {
-            let count = req
-                .headers
-                .iter()
-                .filter(|(n, _)| !n.eq_ignore_ascii_case(b"host"))
-                .count();
+            let count =
+                req.headers.iter().filter(|(n, _)| !n.eq_ignore_ascii_case(b"host")).count();
             text(conn, 200, &count.to_string())
         }
         ["echo", "host"] => simple(conn, 200, &[], req.header("host").unwrap_or(b"")),
@@ -237,11 +227,7 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             let Some(n) = num(n) else {
                 return bad(conn, "bad number");
             };
-            head(
-                conn,
-                200,
-                &[&format!("Content-Length: {n}"), "Connection: close"],
-            )?;
+            head(conn, 200, &[&format!("Content-Length: {n}"), "Connection: close"])?;
             if !conn.head_only {
                 stream_a(&mut conn.stream(), n)?;
             }
@@ -256,11 +242,7 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
                 Some(Some(k)) if k > 0 => k,
                 Some(_) => return bad(conn, "bad chunk size"),
             };
-            head(
-                conn,
-                200,
-                &["Transfer-Encoding: chunked", "Connection: close"],
-            )?;
+            head(conn, 200, &["Transfer-Encoding: chunked", "Connection: close"])?;
             let mut w = BufWriter::with_capacity(16 * 1024, conn.stream());
             let mut left = n;
             while left > 0 {
@@ -286,11 +268,7 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             let (Some(declared), Some(sent)) = (num(declared), num(sent)) else {
                 return bad(conn, "bad number");
             };
-            head(
-                conn,
-                200,
-                &[&format!("Content-Length: {declared}"), "Connection: close"],
-            )?;
+            head(conn, 200, &[&format!("Content-Length: {declared}"), "Connection: close"])?;
             stream_a(&mut conn.stream(), sent)?;
             Ok(End::Finish)
         }
@@ -299,11 +277,7 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             else {
                 return bad(conn, "bad number");
             };
-            head(
-                conn,
-                200,
-                &[&format!("Content-Length: {declared}"), "Connection: close"],
-            )?;
+            head(conn, 200, &[&format!("Content-Length: {declared}"), "Connection: close"])?;
             stream_a(&mut conn.stream(), sent)?;
             conn.wait_acked(ACK_WAIT);
             Ok(End::Reset)
@@ -321,11 +295,7 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             let (Some(n), Some(interval)) = (num(n), num(interval)) else {
                 return bad(conn, "bad number");
             };
-            head(
-                conn,
-                200,
-                &[&format!("Content-Length: {n}"), "Connection: close"],
-            )?;
+            head(conn, 200, &[&format!("Content-Length: {n}"), "Connection: close"])?;
             for _ in 0..n {
                 if !conn.shared.sleep(Duration::from_millis(interval)) {
                     return Ok(End::Abort);
@@ -339,11 +309,7 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             else {
                 return bad(conn, "bad number");
             };
-            head(
-                conn,
-                200,
-                &[&format!("Content-Length: {declared}"), "Connection: close"],
-            )?;
+            head(conn, 200, &[&format!("Content-Length: {declared}"), "Connection: close"])?;
             stream_a(&mut conn.stream(), sent)?;
             Ok(End::Hold(HOLD))
         }
@@ -379,20 +345,12 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             Ok(End::Finish)
         }
         ["bad-chunk"] => {
-            head(
-                conn,
-                200,
-                &["Transfer-Encoding: chunked", "Connection: close"],
-            )?;
+            head(conn, 200, &["Transfer-Encoding: chunked", "Connection: close"])?;
             conn.write_all(b"zz\r\n")?;
             Ok(End::Finish)
         }
         ["overflow-chunk"] => {
-            head(
-                conn,
-                200,
-                &["Transfer-Encoding: chunked", "Connection: close"],
-            )?;
+            head(conn, 200, &["Transfer-Encoding: chunked", "Connection: close"])?;
             conn.write_all(b"ffffffffffffffffffff\r\n")?;
             Ok(End::Finish)
         }
@@ -519,7 +477,11 @@ fn hostile(conn: &Conn, req: &Head<'_>, rest: &[&str]) -> io::Result<End> {
             head(
                 conn,
                 200,
-                &[&format!("Content-Length: {na}"), &format!("Content-Length: {nb}"), "Connection: close"],
+                &[
+                    &format!("Content-Length: {na}"),
+                    &format!("Content-Length: {nb}"),
+                    "Connection: close",
+                ],
             )?;
             stream_a(&mut conn.stream(), na.max(nb))?;
             Ok(End::Finish)
@@ -556,7 +518,8 @@ fn hostile(conn: &Conn, req: &Head<'_>, rest: &[&str]) -> io::Result<End> {
             let host = String::from_utf8_lossy(req.header("host").unwrap_or(b"")).into_owned();
             let name = host_without_port(&host);
             let port = host.rsplit_once(':').map_or("80", |(_, p)| p);
-            let other = if name.eq_ignore_ascii_case("localhost") { "127.0.0.1" } else { "localhost" };
+            let other =
+                if name.eq_ignore_ascii_case("localhost") { "127.0.0.1" } else { "localhost" };
             let loc = format!("http://{other}:{port}/hostile/alternate-hosts/{}", n + 1);
             simple(conn, 302, &[("Location", &loc)], b"redirecting")
         }
@@ -581,10 +544,7 @@ fn bytes(conn: &Conn, req: &Head<'_>) -> io::Result<End> {
         },
     };
     let body = q.get("body").unwrap_or("");
-    let mut out = format!(
-        "HTTP/1.1 {status} {}\r\n",
-        q.get("reason").unwrap_or(reason(status))
-    );
+    let mut out = format!("HTTP/1.1 {status} {}\r\n", q.get("reason").unwrap_or(reason(status)));
     let (mut framed, mut has_connection) = (false, false);
     for h in q.all("header") {
         let name = h.split_once(':').map_or(h, |(n, _)| n).trim();

@@ -30,10 +30,7 @@ impl Resp {
         self.status_line.split(' ').nth(1).unwrap().parse().unwrap()
     }
     fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
     fn text(&self) -> &str {
         std::str::from_utf8(&self.body).unwrap()
@@ -41,10 +38,7 @@ impl Resp {
 }
 
 fn parse(bytes: &[u8]) -> Resp {
-    let end = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("complete head");
+    let end = bytes.windows(4).position(|w| w == b"\r\n\r\n").expect("complete head");
     let head = std::str::from_utf8(&bytes[..end]).unwrap();
     let mut lines = head.split("\r\n");
     let status_line = lines.next().unwrap().to_owned();
@@ -54,20 +48,13 @@ fn parse(bytes: &[u8]) -> Resp {
             (n.to_owned(), v.trim().to_owned())
         })
         .collect();
-    Resp {
-        status_line,
-        headers,
-        body: bytes[end + 4..].to_vec(),
-    }
+    Resp { status_line, headers, body: bytes[end + 4..].to_vec() }
 }
 
 fn get(server: &TargetServer, path: &str) -> Resp {
     parse(&raw(
         server,
-        &format!(
-            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
-            server.port()
-        ),
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n", server.port()),
     ))
 }
 
@@ -86,10 +73,7 @@ fn ok_status_and_not_found() {
     assert_eq!(r.status_line, "HTTP/1.1 299 Status");
     assert_eq!(r.text(), "hello there&x");
     let r = get(&s, "/status/204");
-    assert_eq!(
-        (r.status(), r.header("content-length"), r.text()),
-        (204, None, "")
-    );
+    assert_eq!((r.status(), r.header("content-length"), r.text()), (204, None, ""));
     let r = get(&s, "/nope");
     assert_eq!((r.status(), r.text()), (404, "not found"));
     let r = get(&s, "/status/abc");
@@ -111,17 +95,11 @@ fn echo_routes() {
             ),
         ))
     };
-    assert_eq!(
-        req("/echo/headers").text(),
-        "Host: h.example:81\nX-B: two\nx-a: 1\nAccept: */*\n"
-    );
+    assert_eq!(req("/echo/headers").text(), "Host: h.example:81\nX-B: two\nx-a: 1\nAccept: */*\n");
     assert_eq!(req("/echo/header-names").text(), "Accept\nX-B\nx-a");
     assert_eq!(req("/echo/header-count").text(), "3");
     assert_eq!(req("/echo/host").text(), "h.example:81");
-    assert_eq!(
-        req("/echo/request-line?q=1").text(),
-        "GET /echo/request-line?q=1 HTTP/1.1"
-    );
+    assert_eq!(req("/echo/request-line?q=1").text(), "GET /echo/request-line?q=1 HTTP/1.1");
     assert_eq!(req("/host-must-be/h.example/anything").text(), "ok");
     let r = req("/host-must-be/other.example");
     assert_eq!((r.status(), r.text()), (400, "wrong host"));
@@ -148,23 +126,13 @@ fn chunked_framing_is_exact() {
     assert_eq!(r.header("transfer-encoding"), Some("chunked"));
     assert_eq!(r.header("content-length"), None);
     let a = |n| "a".repeat(n);
-    let want = format!(
-        "3e8\r\n{}\r\n3e8\r\n{}\r\n1f4\r\n{}\r\n0\r\n\r\n",
-        a(1000),
-        a(1000),
-        a(500)
-    );
+    let want =
+        format!("3e8\r\n{}\r\n3e8\r\n{}\r\n1f4\r\n{}\r\n0\r\n\r\n", a(1000), a(1000), a(500));
     assert_eq!(r.text(), want);
     assert_eq!(get(&s, "/chunked/0").text(), "0\r\n\r\n");
-    assert_eq!(
-        get(&s, "/chunked/3?chunk=1").text(),
-        "1\r\na\r\n1\r\na\r\n1\r\na\r\n0\r\n\r\n"
-    );
+    assert_eq!(get(&s, "/chunked/3?chunk=1").text(), "1\r\na\r\n1\r\na\r\n1\r\na\r\n0\r\n\r\n");
     let r = get(&s, "/content-length-and-chunked");
-    assert_eq!(
-        (r.header("content-length"), r.text()),
-        (Some("5"), "2\r\nok\r\n0\r\n\r\n")
-    );
+    assert_eq!((r.header("content-length"), r.text()), (Some("5"), "2\r\nok\r\n0\r\n\r\n"));
     assert!(get(&s, "/bad-chunk").text().starts_with("zz\r\n"));
 }
 
@@ -172,21 +140,12 @@ fn chunked_framing_is_exact() {
 fn truncated_close_delimited_and_raw_routes() {
     let s = TargetServer::start();
     let r = get(&s, "/truncated/100/10");
-    assert_eq!(
-        (r.header("content-length"), r.body.len()),
-        (Some("100"), 10)
-    );
+    assert_eq!((r.header("content-length"), r.body.len()), (Some("100"), 10));
     let r = get(&s, "/close-delimited/70000");
-    assert_eq!(
-        (r.header("content-length"), r.header("transfer-encoding")),
-        (None, None)
-    );
+    assert_eq!((r.header("content-length"), r.header("transfer-encoding")), (None, None));
     assert_eq!(r.body.len(), 70_000);
     assert!(raw(&s, "GET /close HTTP/1.1\r\n\r\n").is_empty());
-    assert_eq!(
-        raw(&s, "GET /garbage HTTP/1.1\r\n\r\n"),
-        b"this is not http\r\n\r\n"
-    );
+    assert_eq!(raw(&s, "GET /garbage HTTP/1.1\r\n\r\n"), b"this is not http\r\n\r\n");
     assert_eq!(raw(&s, "GET /http09 HTTP/1.1\r\n\r\n"), b"hello");
     let r = get(&s, "/huge-headers/20000");
     let fill: usize = r
@@ -212,16 +171,12 @@ fn reset_routes() {
 
     let mut c = TcpStream::connect(s.addr()).unwrap();
     c.set_read_timeout(Some(WAIT)).unwrap();
-    c.write_all(b"GET /reset-after/100000 HTTP/1.1\r\n\r\n")
-        .unwrap();
+    c.write_all(b"GET /reset-after/100000 HTTP/1.1\r\n\r\n").unwrap();
     let mut got = Vec::new();
     let err = c.read_to_end(&mut got).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::ConnectionReset);
     let r = parse(&got);
-    assert_eq!(
-        (r.header("content-length"), r.body.len()),
-        (Some("200000"), 100_000)
-    );
+    assert_eq!((r.header("content-length"), r.body.len()), (Some("200000"), 100_000));
     // Server-initiated resets are not client resets.
     assert!(s.wait_for_connections_closed(2, WAIT));
     assert_eq!(s.reset_connections(), 0);
@@ -231,44 +186,23 @@ fn reset_routes() {
 fn redirects() {
     let s = TargetServer::start();
     let r = get(&s, "/redirect?loc=%2Fok%3Fa%3Db&code=307");
-    assert_eq!(
-        (r.status(), r.header("location"), r.text()),
-        (307, Some("/ok?a=b"), "redirecting")
-    );
+    assert_eq!((r.status(), r.header("location"), r.text()), (307, Some("/ok?a=b"), "redirecting"));
     let r = get(&s, "/redirect?loc=http://127.0.0.1:1/x");
-    assert_eq!(
-        (r.status(), r.header("location")),
-        (302, Some("http://127.0.0.1:1/x"))
-    );
+    assert_eq!((r.status(), r.header("location")), (302, Some("http://127.0.0.1:1/x")));
     assert_eq!(get(&s, "/loop").header("location"), Some("/loop"));
-    assert_eq!(
-        get(&s, "/redirect-chain/2").header("location"),
-        Some("/redirect-chain/1")
-    );
+    assert_eq!(get(&s, "/redirect-chain/2").header("location"), Some("/redirect-chain/1"));
     assert_eq!(get(&s, "/redirect-chain/0").text(), "chain end");
     let r = get(&s, "/no-location/301?body=moved");
-    assert_eq!(
-        (r.status(), r.header("location"), r.text()),
-        (301, None, "moved")
-    );
-    assert_eq!(
-        get(&s, "/bad-location").header("location"),
-        Some("http://[::1")
-    );
+    assert_eq!((r.status(), r.header("location"), r.text()), (301, None, "moved"));
+    assert_eq!(get(&s, "/bad-location").header("location"), Some("http://[::1"));
 }
 
 #[test]
 fn bytes_builder() {
     let s = TargetServer::start();
-    let r = get(
-        &s,
-        "/bytes?status=201&body=hi&header=X-One:1&header=X-Two:%202",
-    );
+    let r = get(&s, "/bytes?status=201&body=hi&header=X-One:1&header=X-Two:%202");
     assert_eq!(r.status_line, "HTTP/1.1 201 Created");
-    assert_eq!(
-        (r.header("x-one"), r.header("x-two"), r.text()),
-        (Some("1"), Some("2"), "hi")
-    );
+    assert_eq!((r.header("x-one"), r.header("x-two"), r.text()), (Some("1"), Some("2"), "hi"));
     assert_eq!(r.header("content-length"), Some("2"));
     let r = get(&s, "/bytes?body=abc&header=Content-Length:1&reason=Fine");
     assert_eq!(
@@ -297,29 +231,13 @@ fn silent_and_reset_connections() {
     let s = TargetServer::start();
     drop(TcpStream::connect(s.addr()).unwrap());
     assert!(s.wait_for_connections_closed(1, WAIT));
-    assert_eq!(
-        (
-            s.connections(),
-            s.silent_connections(),
-            s.reset_connections()
-        ),
-        (1, 1, 0)
-    );
+    assert_eq!((s.connections(), s.silent_connections(), s.reset_connections()), (1, 1, 0));
 
     let c = TcpStream::connect(s.addr()).unwrap();
-    socket2::SockRef::from(&c)
-        .set_linger(Some(Duration::ZERO))
-        .unwrap();
+    socket2::SockRef::from(&c).set_linger(Some(Duration::ZERO)).unwrap();
     drop(c);
     assert!(s.wait_for_connections_closed(2, WAIT));
-    assert_eq!(
-        (
-            s.connections(),
-            s.silent_connections(),
-            s.reset_connections()
-        ),
-        (2, 2, 1)
-    );
+    assert_eq!((s.connections(), s.silent_connections(), s.reset_connections()), (2, 2, 1));
 
     // A request followed by a reset is a reset but not silent.
     let mut c = TcpStream::connect(s.addr()).unwrap();
@@ -327,24 +245,17 @@ fn silent_and_reset_connections() {
     while s.requests() < 1 {
         std::thread::sleep(Duration::from_millis(1));
     }
-    socket2::SockRef::from(&c)
-        .set_linger(Some(Duration::ZERO))
-        .unwrap();
+    socket2::SockRef::from(&c).set_linger(Some(Duration::ZERO)).unwrap();
     drop(c);
     assert!(s.wait_for_connections_closed(3, WAIT));
-    assert_eq!(
-        (s.silent_connections(), s.reset_connections(), s.requests()),
-        (2, 2, 1)
-    );
+    assert_eq!((s.silent_connections(), s.reset_connections(), s.requests()), (2, 2, 1));
     assert!(!s.wait_for_connections_closed(4, Duration::from_millis(20)));
 }
 
 #[test]
 fn many_concurrent_connections() {
     let s = TargetServer::start();
-    let conns: Vec<TcpStream> = (0..300)
-        .map(|_| TcpStream::connect(s.addr()).unwrap())
-        .collect();
+    let conns: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(s.addr()).unwrap()).collect();
     let t = Instant::now();
     while s.connections() < 300 && t.elapsed() < WAIT {
         std::thread::sleep(Duration::from_millis(2));
@@ -367,20 +278,13 @@ fn slow_and_drip() {
     assert!(t.elapsed() >= Duration::from_millis(90));
 
     let mut c = TcpStream::connect(s.addr()).unwrap();
-    c.set_read_timeout(Some(Duration::from_millis(150)))
-        .unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(150))).unwrap();
     c.write_all(b"GET /stall-body/5 HTTP/1.1\r\n\r\n").unwrap();
     let mut got = Vec::new();
     let err = c.read_to_end(&mut got).unwrap_err();
-    assert!(matches!(
-        err.kind(),
-        ErrorKind::WouldBlock | ErrorKind::TimedOut
-    ));
+    assert!(matches!(err.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut));
     let r = parse(&got);
-    assert_eq!(
-        (r.header("content-length"), r.text()),
-        (Some("1005"), "aaaaa")
-    );
+    assert_eq!((r.header("content-length"), r.text()), (Some("1005"), "aaaaa"));
     c.shutdown(Shutdown::Write).unwrap();
     assert!(s.wait_for_connections_closed(3, WAIT));
 }
@@ -412,10 +316,7 @@ fn ipv6_when_available() {
     assert_eq!(r.status(), 400); // Host was 127.0.0.1:PORT
     let r = parse(&raw(
         &s,
-        &format!(
-            "GET /host-must-be/%5B%3A%3A1%5D HTTP/1.1\r\nHost: [::1]:{}\r\n\r\n",
-            s.port()
-        ),
+        &format!("GET /host-must-be/%5B%3A%3A1%5D HTTP/1.1\r\nHost: [::1]:{}\r\n\r\n", s.port()),
     ));
     assert_eq!(r.text(), "ok");
 }
@@ -428,13 +329,10 @@ fn binary_serves_until_stdin_eof() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let port: u16 = line.trim_end().parse().unwrap();
     let mut c = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    c.write_all(b"GET /status/201 HTTP/1.1\r\nHost: x\r\n\r\n")
-        .unwrap();
+    c.write_all(b"GET /status/201 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let mut got = Vec::new();
     c.read_to_end(&mut got).unwrap();
     let r = parse(&got);
@@ -445,18 +343,12 @@ fn binary_serves_until_stdin_eof() {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
         }
-        assert!(
-            t.elapsed() < WAIT,
-            "prober-target did not exit on stdin EOF"
-        );
+        assert!(t.elapsed() < WAIT, "prober-target did not exit on stdin EOF");
         std::thread::sleep(Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(0));
 
-    let out = Command::new(env!("CARGO_BIN_EXE_prober-target"))
-        .arg("--bogus")
-        .output()
-        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_prober-target")).arg("--bogus").output().unwrap();
     assert_eq!(out.status.code(), Some(64));
     assert!(!out.stderr.is_empty());
 }

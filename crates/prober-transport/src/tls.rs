@@ -136,10 +136,9 @@ impl TlsFile {
     fn read(self, what: &str) -> Result<Vec<u8>, String> {
         let path = &self.id.path;
         let mut buf = Vec::with_capacity(self.id.size as usize);
-        self.file
-            .take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut buf)
-            .map_err(|e| format!("cannot read {what} {path:?}: {}", prober_io::os_error_text(&e)))?;
+        self.file.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf).map_err(|e| {
+            format!("cannot read {what} {path:?}: {}", prober_io::os_error_text(&e))
+        })?;
         if buf.len() as u64 > MAX_FILE_BYTES {
             return Err(format!(
                 "cannot read {what} {path:?}: larger than the limit of {MAX_FILE_BYTES} bytes"
@@ -149,7 +148,11 @@ impl TlsFile {
     }
 }
 
-fn parse_certs(what: &str, path: &Path, pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
+fn parse_certs(
+    what: &str,
+    path: &Path,
+    pem: &[u8],
+) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| format!("invalid {what} {path:?}: {e}"))?;
@@ -228,11 +231,17 @@ impl TlsMaterial {
             return None;
         }
         match &opts.verify {
-            TlsVerify::None => Some(Ok(Arc::new(TlsMaterial { webpki: None, pinned: Arc::new([]), client: None }))),
+            TlsVerify::None => {
+                Some(Ok(Arc::new(TlsMaterial { webpki: None, pinned: Arc::new([]), client: None })))
+            }
             TlsVerify::SystemRoots => {
                 let roots = system_roots_loaded()?;
                 Some(roots.and_then(|r| {
-                    Ok(Arc::new(TlsMaterial { webpki: Some(verifier(r)?), pinned: Arc::new([]), client: None }))
+                    Ok(Arc::new(TlsMaterial {
+                        webpki: Some(verifier(r)?),
+                        pinned: Arc::new([]),
+                        client: None,
+                    }))
                 }))
             }
             TlsVerify::CaFile(_) => None,
@@ -283,8 +292,11 @@ impl TlsMaterial {
         };
         let client = match (client, &opts.client_cert) {
             (Some((cert_file, key_file)), Some((cert, key))) => {
-                let chain =
-                    parse_certs("client certificate file", cert, &cert_file.read("client certificate file")?)?;
+                let chain = parse_certs(
+                    "client certificate file",
+                    cert,
+                    &cert_file.read("client certificate file")?,
+                )?;
                 let key = parse_key(key, &key_file.read("client key file")?)?;
                 Some((chain, key))
             }
@@ -326,7 +338,9 @@ pub enum TlsSetup {
 /// blocking job of `cx` (its answer goes to [`finish_setup`]).
 pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup {
     match TlsMaterial::without_files(opts) {
-        Some(material) => TlsSetup::Ready(material.and_then(|m| TlsClient::with_material(&m, opts, alpn))),
+        Some(material) => {
+            TlsSetup::Ready(material.and_then(|m| TlsClient::with_material(&m, opts, alpn)))
+        }
         None => {
             let opts = opts.clone();
             TlsSetup::Loading(cx.run_blocking(move || Box::new(TlsMaterial::load(&opts)) as Answer))
@@ -340,7 +354,8 @@ pub fn finish_setup(
     opts: &TlsOptions,
     alpn: &[&[u8]],
 ) -> Result<TlsClient, String> {
-    let answer = answer.map_err(|e| format!("cannot load the TLS files: {}", prober_io::os_error_text(&e)))?;
+    let answer = answer
+        .map_err(|e| format!("cannot load the TLS files: {}", prober_io::os_error_text(&e)))?;
     match answer.downcast::<Result<Arc<TlsMaterial>, String>>() {
         Ok(material) => {
             let material: Arc<TlsMaterial> = (*material)?;
@@ -475,11 +490,11 @@ impl TlsClient {
             .dangerous()
             .with_custom_certificate_verifier(verifier.clone());
         let mut config = match (&material.client, &opts.client_cert) {
-            (Some((chain, key_der)), Some((cert, key))) => builder
-                .with_client_auth_cert(chain.clone(), key_der.clone_key())
-                .map_err(|e| {
+            (Some((chain, key_der)), Some((cert, key))) => {
+                builder.with_client_auth_cert(chain.clone(), key_der.clone_key()).map_err(|e| {
                     format!("client certificate {cert:?} does not go with key {key:?}: {e}")
-                })?,
+                })?
+            }
             _ => builder.with_no_client_auth(),
         };
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();

@@ -14,13 +14,19 @@ fn main() {
     let spec = match parse(&args) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("check: {e}\nusage: check http://HOST[:PORT]/PATH | tcp://HOST:PORT | -- CMD [ARG...]");
+            eprintln!(
+                "check: {e}\nusage: check http://HOST[:PORT]/PATH | tcp://HOST:PORT | -- CMD [ARG...]"
+            );
             std::process::exit(64);
         }
     };
     let o = prober::check(&spec);
-    let extra = if o.output.is_empty() { String::new() } else { format!(" output={:?}", o.output_lossy()) };
-    println!("{} reason={} message={:?} duration={:?}{extra}", o.result, o.reason, o.message, o.timings.total);
+    let extra =
+        if o.output.is_empty() { String::new() } else { format!(" output={:?}", o.output_lossy()) };
+    println!(
+        "{} reason={} message={:?} duration={:?}{extra}",
+        o.result, o.reason, o.message, o.timings.total
+    );
     std::process::exit(match o.result {
         ProbeResult::Success | ProbeResult::Warning => 0,
         ProbeResult::Failure => 1,

@@ -24,7 +24,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let health = ProbeSpec::http(&server.url("/health"))?;
     engine.set_probe(target, Role::Startup, health.clone(), every(3))?;
     engine.set_probe(target, Role::Readiness, health.clone(), every(2))?;
-    engine.set_probe(target, Role::Liveness, ProbeSpec::tcp("127.0.0.1", server.port().into())?, every(3))?;
+    engine.set_probe(
+        target,
+        Role::Liveness,
+        ProbeSpec::tcp("127.0.0.1", server.port().into())?,
+        every(3),
+    )?;
 
     let start = Instant::now();
     let mut flipped_down = false;
@@ -32,7 +37,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     while start.elapsed() < Duration::from_secs(4) {
         engine.wait(Some(Duration::from_millis(50)))?;
         if !flipped_down && start.elapsed() > Duration::from_millis(1500) {
-            println!("{:>6} ms  -- target server now answers 503 on /health", start.elapsed().as_millis());
+            println!(
+                "{:>6} ms  -- target server now answers 503 on /health",
+                start.elapsed().as_millis()
+            );
             server.set_healthy(false);
             flipped_down = true;
         }
@@ -51,7 +59,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         format!(" ({}: {})", o.reason, o.message)
                     }
                 });
-                println!("{:>6} ms  {role:<9} -> {result}{}", start.elapsed().as_millis(), why.unwrap_or_else(|| " (initial value)".into()));
+                println!(
+                    "{:>6} ms  {role:<9} -> {result}{}",
+                    start.elapsed().as_millis(),
+                    why.unwrap_or_else(|| " (initial value)".into())
+                );
             }
         }
     }

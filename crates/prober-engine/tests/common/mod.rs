@@ -7,7 +7,8 @@ use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event, TargetId};
 
 pub fn engine() -> Engine {
-    Engine::with_config(EngineConfig { every_run: true, jitter_seed: 7, ..EngineConfig::default() }).unwrap()
+    Engine::with_config(EngineConfig { every_run: true, jitter_seed: 7, ..EngineConfig::default() })
+        .unwrap()
 }
 
 pub fn ms(n: u64) -> Duration {

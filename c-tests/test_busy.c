@@ -25,12 +25,13 @@ static void *waiter(void *arg) {
   return NULL;
 }
 
-/* Phase 2: steps, submits and adds targets as fast as it can, until the other thread has
-   been refused at least once and this one did its share. */
+/* Phase 2: steps, submits and adds targets as fast as it can, until this thread did its share
+   and the other one was refused (bounded, so that a scheduler that never lets two calls
+   overlap fails the check below instead of hanging). */
 static void *hammer(void *arg) {
   uintptr_t id = (uintptr_t)arg;
   int ok = 0;
-  for (unsigned i = 0; ok < 2000 || atomic_load(&busy_seen) == 0; i++) {
+  for (unsigned i = 0; ok < 2000 || (atomic_load(&busy_seen) == 0 && i < 200000); i++) {
     prober_status rc;
     uint64_t target = 0;
     int submit = 0;

@@ -36,6 +36,10 @@ type Outcome struct {
 
 // Timings says where the time of one run went. A negative value means the phase did not
 // happen.
+//
+// Each phase is the time from the start of the run to the moment it ended (curl's -w
+// convention: Connect <= TLS <= FirstByte <= Total); Resolve is how long the name lookup
+// took. -1 for a phase that did not happen.
 type Timings struct {
 	Resolve, Connect, TLS, FirstByte, Total time.Duration
 }

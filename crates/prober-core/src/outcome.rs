@@ -197,15 +197,23 @@ impl fmt::Display for Reason {
 }
 
 /// Where the time of one run went. A phase that did not happen is `None`.
+///
+/// One convention for every surface (C's `prober_timings`, Go's `Timings`, the command's
+/// `*_ms`), curl's `-w` one: each phase is the time from the start of the run to the moment
+/// that phase ended, read from the clock where it ended, so `connect <= tls <= first_byte <=
+/// total`. For a redirected HTTP probe the phases are the last hop's, still counted from the
+/// start of the run. `resolve` is the one duration: how long the name lookup took (it starts
+/// with the run, or with the hop that needed it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timings {
-    /// Host name resolution (absent for IP literals and exec).
+    /// How long host name resolution took (absent for IP literals and exec).
     pub resolve: Option<Duration>,
-    /// From the start of the run to the established connection (last hop for redirects).
+    /// Start of the run to the established connection.
     pub connect: Option<Duration>,
-    /// TLS handshake (absent without TLS).
+    /// Start of the run to the end of the TLS handshake (absent without TLS).
     pub tls: Option<Duration>,
-    /// From the start of the run to the first response byte (HTTP) or first output byte (exec).
+    /// Start of the run to the first response byte (HTTP, gRPC), the first reply byte (TCP
+    /// send/expect) or the first output byte (exec).
     pub first_byte: Option<Duration>,
     /// The whole run.
     pub total: Duration,

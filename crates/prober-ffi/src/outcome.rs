@@ -64,7 +64,10 @@ pub enum prober_reason {
     PROBER_REASON_BODY = 20,
 }
 
-/// Where the time of one run went, in microseconds; -1 for a phase that did not happen.
+/// Where the time of one run went, in microseconds; -1 for a phase that did not happen. Each
+/// phase is the time from the start of the run to the moment it ended (curl's `-w`
+/// convention: `connect_us <= tls_us <= first_byte_us <= total_us`); `resolve_us` is how long
+/// the name lookup took.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct prober_timings {

@@ -115,6 +115,9 @@ impl GrpcProbe {
         }
     }
 
+    /// Time from the start of the run to `now`. Phases are stamped with the clock read where
+    /// they end (`Instant::now()`), not the driver's reading for the call: one call can carry a
+    /// run through several phases.
     fn since_start(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.started.unwrap_or(now))
     }
@@ -170,7 +173,7 @@ impl GrpcProbe {
                 Step::Pending
             }
             ConnectStep::Connected(conn) => {
-                self.connect = Some(self.since_start(cx.now));
+                self.connect = Some(self.since_start(Instant::now()));
                 #[cfg(feature = "tls")]
                 if let Some(client) = &self.tls {
                     return match client.connect(conn, cx.token(0), &self.host) {
@@ -181,7 +184,7 @@ impl GrpcProbe {
                         Err((conn, e)) => {
                             conn.close(cx);
                             let msg = format!("TLS setup failed: {e}");
-                            self.finish(cx, Outcome::unknown(Reason::Tls, msg))
+                            self.finish(Outcome::unknown(Reason::Tls, msg))
                         }
                     };
                 }
@@ -190,7 +193,7 @@ impl GrpcProbe {
             }
             ConnectStep::Failed(e) => {
                 let o = health::connect_failure(&self.addr, e.reason, &e.message);
-                self.finish(cx, o)
+                self.finish(o)
             }
         }
     }
@@ -233,7 +236,7 @@ impl GrpcProbe {
                     }
                     match r {
                         Ok(true) => {
-                            self.tls_time = Some(cx.now.saturating_duration_since(since));
+                            self.tls_time = Some(self.since_start(Instant::now()));
                             self.open(cx, Transport::Tls(tls));
                         }
                         Ok(false) | Err(TransportError::WouldBlock) => {
@@ -262,7 +265,7 @@ impl GrpcProbe {
             // until it is handled, so that the buffer stays within one read and one frame.
             let progress = h2.process(&mut budget);
             if self.first_byte.is_none() && h2.has_response_head() {
-                self.first_byte = Some(self.since_start(cx.now));
+                self.first_byte = Some(self.since_start(Instant::now()));
             }
             let spent = match progress {
                 Ok(Turn::Pending) => false,
@@ -272,7 +275,7 @@ impl GrpcProbe {
                     let response = h2.into_response();
                     self.http_status = response.status();
                     let o = health::outcome(health::interpret(&response), self.timeout);
-                    return self.finish(cx, o);
+                    return self.finish(o);
                 }
                 Err(e) => return self.h2_failure(cx, io, h2.is_connected(), e),
             };
@@ -353,7 +356,7 @@ impl GrpcProbe {
         } else {
             health::connect_failure(&self.addr, reason, &detail)
         };
-        self.finish(cx, o)
+        self.finish(o)
     }
 
     /// An HTTP/2 failure, mapped as grpc-go maps them.
@@ -361,7 +364,7 @@ impl GrpcProbe {
         io.close(cx);
         if !connected {
             let o = health::connect_failure(&self.addr, Reason::Protocol, &e.to_string());
-            return self.finish(cx, o);
+            return self.finish(o);
         }
         let past_deadline = self.deadline.is_some_and(|d| cx.now >= d);
         let code = match &e {
@@ -378,10 +381,10 @@ impl GrpcProbe {
             e => e.to_string(),
         };
         let o = health::outcome(Err(RpcError::new(code, message, Reason::Protocol)), self.timeout);
-        self.finish(cx, o)
+        self.finish(o)
     }
 
-    fn finish(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+    fn finish(&mut self, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
         self.buf = Vec::new();
@@ -390,7 +393,7 @@ impl GrpcProbe {
         o.timings.connect = self.connect;
         o.timings.tls = self.tls_time;
         o.timings.first_byte = self.first_byte;
-        o.timings.total = self.since_start(cx.now);
+        o.timings.total = self.since_start(Instant::now());
         o.cert_not_after = self.cert_not_after;
         Step::Done(o)
     }
@@ -436,7 +439,7 @@ impl Machine for GrpcProbe {
         match self.tls_setup(cx) {
             Ok(true) => self.connect(cx),
             Ok(false) => Step::Pending,
-            Err((reason, msg)) => self.finish(cx, Outcome::unknown(reason, msg)),
+            Err((reason, msg)) => self.finish(Outcome::unknown(reason, msg)),
         }
     }
 
@@ -499,7 +502,7 @@ impl Machine for GrpcProbe {
                     }
                     Err(e) => {
                         let o = Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}"));
-                        self.finish(cx, o)
+                        self.finish(o)
                     }
                 }
             }
@@ -533,7 +536,7 @@ impl Machine for GrpcProbe {
         } else {
             health::connect_timeout(&self.addr, self.timeout)
         };
-        self.finish(cx, o)
+        self.finish(o)
     }
 
     fn wake_at(&self) -> Option<Instant> {

@@ -43,7 +43,7 @@
 //!   CertificateRequired`. CA, certificate or key files are loaded off the poll thread within
 //!   the deadline (cached while unchanged; regular files of at most 1 MiB); files that cannot
 //!   be used make the run Unknown (reason Tls, `TLS setup failed: cannot read CA file "/x": no
-//!   such file or directory`). `timings.tls` is the handshake of the last hop and `cert_not_after` the
+//!   such file or directory`). `timings.tls` is when the last hop's handshake ended and `cert_not_after` the
 //!   expiry of the certificate that hop's server sent. ALPN offers `http/1.1` only.
 //! - Without the `tls` feature, `https://` is Unknown, reason Unsupported,
 //!   `TLS not built in: cannot probe https://...`.

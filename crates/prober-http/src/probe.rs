@@ -197,6 +197,9 @@ impl HttpProbe {
         self.hop.as_ref().map_or(&self.plan.spec.url, |h| &h.url)
     }
 
+    /// Time from the start of the run to `now`. Phases are stamped with the clock read where
+    /// they end (`Instant::now()`), not the driver's reading for the call: one call can carry a
+    /// run through several phases.
     fn since_start(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.started.unwrap_or(now))
     }
@@ -212,7 +215,7 @@ impl HttpProbe {
             match self.tls_setup(cx) {
                 Ok(true) => {}
                 Ok(false) => return Step::Pending,
-                Err((reason, msg)) => return self.finish(cx, Outcome::unknown(reason, msg)),
+                Err((reason, msg)) => return self.finish(Outcome::unknown(reason, msg)),
             }
         }
         self.connect_hop(cx)
@@ -270,7 +273,7 @@ impl HttpProbe {
                 Step::Pending
             }
             ConnectStep::Connected(conn) => {
-                self.connect = Some(self.since_start(cx.now));
+                self.connect = Some(self.since_start(Instant::now()));
                 #[cfg(feature = "tls")]
                 if self.url().scheme() == Scheme::Https {
                     let client = self.tls.as_ref().expect("set up before connecting");
@@ -281,10 +284,10 @@ impl HttpProbe {
                         }
                         Err((conn, e)) => {
                             conn.close(cx);
-                            self.finish(
-                                cx,
-                                Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}")),
-                            )
+                            self.finish(Outcome::unknown(
+                                Reason::Tls,
+                                format!("TLS setup failed: {e}"),
+                            ))
                         }
                     };
                 }
@@ -293,7 +296,7 @@ impl HttpProbe {
             ConnectStep::Failed(e) => {
                 let msg = format!("Get \"{}\": {}", self.url(), e.message);
                 // Failure, or Unknown when the node ran out of something (reason resource).
-                self.finish(cx, Outcome::new(e.reason.failed_result(), e.reason, msg))
+                self.finish(Outcome::new(e.reason.failed_result(), e.reason, msg))
             }
         }
     }
@@ -321,7 +324,7 @@ impl HttpProbe {
         }
         match r {
             Ok(true) => {
-                self.tls_time = Some(cx.now.saturating_duration_since(since));
+                self.tls_time = Some(self.since_start(Instant::now()));
                 Next::Return(self.send_request(cx, Transport::Tls(tls)))
             }
             Ok(false) | Err(TransportError::WouldBlock) => {
@@ -397,7 +400,7 @@ impl HttpProbe {
                 }
                 Ok(n) => {
                     if self.first_byte.is_none() {
-                        self.first_byte = Some(self.since_start(cx.now));
+                        self.first_byte = Some(self.since_start(Instant::now()));
                     }
                     if !HeadParser::worth_parsing(&self.buf, n) {
                         continue;
@@ -599,7 +602,7 @@ impl HttpProbe {
         o.output_total = sink.total();
         o.output = sink.into_kept();
         o.truncated = truncated;
-        self.finish(cx, o)
+        self.finish(o)
     }
 
     fn body_failure(
@@ -656,10 +659,10 @@ impl HttpProbe {
             o.output_total = total;
             o.output = kept;
         }
-        self.finish(cx, o)
+        self.finish(o)
     }
 
-    fn finish(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+    fn finish(&mut self, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
         self.buf = Vec::new();
@@ -669,7 +672,7 @@ impl HttpProbe {
         o.timings.tls = self.tls_time;
         o.timings.first_byte = self.first_byte;
         o.cert_not_after = self.cert_not_after;
-        o.timings.total = self.since_start(cx.now);
+        o.timings.total = self.since_start(Instant::now());
         Step::Done(o)
     }
 }
@@ -735,7 +738,7 @@ impl Machine for HttpProbe {
                     }
                     Err(e) => {
                         let o = Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}"));
-                        self.finish(cx, o)
+                        self.finish(o)
                     }
                 }
             }

@@ -449,3 +449,21 @@ fn a_pinned_self_signed_ca_certificate_is_accepted() {
     let o = get_with(&s.url("/health"), verify_with(other));
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
 }
+
+/// Timings follow one convention: each phase from the start of the run to where it ended,
+/// stamped where it ended, so they are ordered and a slow phase shows in the right place.
+#[test]
+fn timings_are_cumulative_and_stamped_where_each_phase_ends() {
+    let s = server(self_signed(&["localhost", "127.0.0.1"]));
+    for _ in 0..5 {
+        let o = get(&s.url("/slow-headers/150"));
+        assert_success(&o, "ok");
+        let t = o.timings;
+        let (connect, tls, first) = (t.connect.unwrap(), t.tls.unwrap(), t.first_byte.unwrap());
+        assert!(connect > Duration::ZERO && connect < tls, "{t:?}");
+        assert!(tls < first && first <= t.total, "{t:?}");
+        // The server waited 150 ms after reading the request: between the handshake's end and
+        // the first byte, not anywhere else.
+        assert!(first - tls >= Duration::from_millis(150), "{t:?}");
+    }
+}

@@ -44,7 +44,6 @@ enum State {
     #[cfg(feature = "tls")]
     Handshake {
         tls: Box<TlsConn>,
-        since: Instant,
     },
     Open {
         io: Transport,
@@ -178,7 +177,7 @@ impl GrpcProbe {
                 if let Some(client) = &self.tls {
                     return match client.connect(conn, cx.token(0), &self.host) {
                         Ok(tls) => {
-                            self.state = State::Handshake { tls: Box::new(tls), since: cx.now };
+                            self.state = State::Handshake { tls: Box::new(tls) };
                             self.drive(cx)
                         }
                         Err((conn, e)) => {
@@ -229,7 +228,7 @@ impl GrpcProbe {
         loop {
             match std::mem::replace(&mut self.state, State::Done) {
                 #[cfg(feature = "tls")]
-                State::Handshake { mut tls, since } => {
+                State::Handshake { mut tls } => {
                     let r = tls.handshake();
                     if !matches!(r, Ok(false)) {
                         self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
@@ -241,7 +240,7 @@ impl GrpcProbe {
                         }
                         Ok(false) | Err(TransportError::WouldBlock) => {
                             tls.sync_interest(cx.registry);
-                            self.state = State::Handshake { tls, since };
+                            self.state = State::Handshake { tls };
                             return Step::Pending;
                         }
                         Err(e) => return self.transport_failure(cx, Transport::Tls(tls), false, e),

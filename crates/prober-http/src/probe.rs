@@ -55,7 +55,6 @@ enum State {
     #[cfg(feature = "tls")]
     Handshake {
         tls: Box<TlsConn>,
-        since: Instant,
     },
     Writing {
         conn: Transport,
@@ -279,7 +278,7 @@ impl HttpProbe {
                     let client = self.tls.as_ref().expect("set up before connecting");
                     return match client.connect(conn, cx.token(0), self.url().host()) {
                         Ok(tls) => {
-                            self.state = State::Handshake { tls: Box::new(tls), since: cx.now };
+                            self.state = State::Handshake { tls: Box::new(tls) };
                             self.drive(cx)
                         }
                         Err((conn, e)) => {
@@ -317,7 +316,7 @@ impl HttpProbe {
     }
 
     #[cfg(feature = "tls")]
-    fn handshake(&mut self, cx: &mut Ctx<'_>, mut tls: Box<TlsConn>, since: Instant) -> Next {
+    fn handshake(&mut self, cx: &mut Ctx<'_>, mut tls: Box<TlsConn>) -> Next {
         let r = tls.handshake();
         if !matches!(r, Ok(false)) {
             self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
@@ -329,7 +328,7 @@ impl HttpProbe {
             }
             Ok(false) | Err(TransportError::WouldBlock) => {
                 tls.sync_interest(cx.registry);
-                self.state = State::Handshake { tls, since };
+                self.state = State::Handshake { tls };
                 Next::Return(Step::Pending)
             }
             Err(e) => Next::Return(self.transport_failure(cx, Transport::Tls(tls), e, None)),
@@ -341,7 +340,7 @@ impl HttpProbe {
         loop {
             let next = match std::mem::replace(&mut self.state, State::Done) {
                 #[cfg(feature = "tls")]
-                State::Handshake { tls, since } => self.handshake(cx, tls, since),
+                State::Handshake { tls } => self.handshake(cx, tls),
                 State::Writing { conn, request, written } => self.write(cx, conn, request, written),
                 State::Head { conn, parser } => self.read_head(cx, conn, parser),
                 State::Body { conn, status, reader } => self.read_body(cx, conn, status, reader),

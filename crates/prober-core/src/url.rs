@@ -122,11 +122,27 @@ impl Url {
         if let Some(c) = path.chars().find(|c| c.is_ascii_control()) {
             return Err(UrlError::InvalidCharacter(c));
         }
-        let authority =
-            if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") };
-        // url.Parse: an authority after `//` is dropped (the probe's host replaces it); the
-        // path, query and fragment follow.
-        let rest = match path.strip_prefix("//") {
+        // An IPv6 zone is written `%25` in a URL.
+        let authority = if host.contains(':') {
+            format!("[{}]:{port}", host.replacen('%', "%25", 1))
+        } else {
+            format!("{host}:{port}")
+        };
+        // url.Parse: a scheme and an authority (`http://other/x`, `//other/x`) are dropped,
+        // the probe's scheme and host replace them; the path, query and fragment follow.
+        let after_scheme = match path.find("://") {
+            Some(i)
+                if i > 0
+                    && path[..i].starts_with(|c: char| c.is_ascii_alphabetic())
+                    && path[..i]
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
+            {
+                Some(&path[i + 1..])
+            }
+            _ => None,
+        };
+        let rest = match after_scheme.unwrap_or(path).strip_prefix("//") {
             Some(after) => &after[after.find(['/', '?', '#']).unwrap_or(after.len())..],
             None => path,
         };
@@ -417,7 +433,7 @@ fn escape_reference(reference: &str) -> Result<std::borrow::Cow<'_, str>, UrlErr
     let unescaped =
         unescape_path(path).map_err(|e| UrlError::InvalidEscape(reference.into(), e))?;
     let path_ok = path.bytes().all(valid_encoded_path_byte);
-    let query_ok = query.bytes().all(|b| b.is_ascii_graphic());
+    let query_ok = query.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
     if path_ok && query_ok {
         return Ok(std::borrow::Cow::Borrowed(reference));
     }
@@ -433,7 +449,7 @@ fn escape_reference(reference: &str) -> Result<std::borrow::Cow<'_, str>, UrlErr
     if tail.starts_with('?') {
         out.push('?');
         for &b in query.as_bytes() {
-            push_escaped(&mut out, b, |b| !b.is_ascii_graphic());
+            push_escaped(&mut out, b, |b| !b.is_ascii_graphic() || b == b'\\');
         }
     }
     out.push_str(fragment);
@@ -610,6 +626,10 @@ mod tests {
         assert_eq!(u("/x%zz").unwrap(), "/x%25zz");
         assert_eq!(u("/x%41?q=1#frag").unwrap(), "/x%41?q=1");
         assert_eq!(u("/a?b c").unwrap(), "/a?b%20c");
+        assert_eq!(u("/a?b\\c").unwrap(), "/a?b%5Cc");
+        assert_eq!(u("http://other:1/x?y").unwrap(), "/x?y");
+        let zoned = Url::for_http_get(Scheme::Http, "fe80::1%eth0", 80, "/").unwrap();
+        assert_eq!(zoned.host_header(), "[fe80::1%25eth0]:80");
         assert!(u("/a\nb").is_err());
         let v6 = Url::for_http_get(Scheme::Https, "::1", 443, "/").unwrap();
         assert_eq!(v6.to_string(), "https://[::1]:443/");

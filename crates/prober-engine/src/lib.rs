@@ -626,7 +626,12 @@ impl Engine {
         match self.poll.poll(&mut self.events, timeout) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => {
+                // The runs to resume wait for the next turn, which must not sleep first.
+                std::mem::swap(&mut self.resuming, &mut self.yielded);
+                self.yielded.append(&mut self.resuming);
+                return Err(e);
+            }
         }
         let mut done = 0;
         let now = Instant::now();

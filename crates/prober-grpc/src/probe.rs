@@ -492,15 +492,16 @@ impl Machine for GrpcProbe {
             State::LoadingTls(_job) => {
                 let built = match &self.tls_options {
                     Some(opts) => finish_setup(answer, opts, &[ALPN_H2]),
-                    None => Err("no TLS options".to_string()), // never loads without them
+                    // Never loads without them.
+                    None => Err((Reason::Tls, "no TLS options".to_string())),
                 };
                 match built {
                     Ok(client) => {
                         self.tls = Some(client);
                         self.connect(cx)
                     }
-                    Err(e) => {
-                        let o = Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}"));
+                    Err((reason, e)) => {
+                        let o = Outcome::unknown(reason, format!("TLS setup failed: {e}"));
                         self.finish(o)
                     }
                 }

@@ -735,8 +735,8 @@ impl Machine for HttpProbe {
                         self.tls = Some(c);
                         self.connect_hop(cx)
                     }
-                    Err(e) => {
-                        let o = Outcome::unknown(Reason::Tls, format!("TLS setup failed: {e}"));
+                    Err((reason, e)) => {
+                        let o = Outcome::unknown(reason, format!("TLS setup failed: {e}"));
                         self.finish(o)
                     }
                 }

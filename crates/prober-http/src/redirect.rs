@@ -11,9 +11,10 @@
 //!   [`RedirectPolicy::SameOrigin`] scheme, host and port; [`RedirectPolicy::None`] never
 //!   follows (and does not look at `Location` at all). A target the policy refuses makes the 3xx
 //!   the final response.
-//! - At most [`MAX_REDIRECTS`] redirects are followed: an 11th is an error,
-//!   `Get "<url it would have fetched>": stopped after 10 redirects`. (Go's client puts the raw
-//!   `Location` value in that message; the resolved URL says more.)
+//! - As the kubelet's checker counts (it refuses when the requests made so far reach
+//!   [`MAX_REDIRECTS`]), at most 9 redirects are followed, so at most 10 requests are sent; the
+//!   10th redirect is an error, `Get "<Location>": stopped after 10 redirects`, with the raw
+//!   `Location` value, as Go's client writes it.
 //! - A user `Host` override is carried over a redirect only when `Location` is relative (no
 //!   scheme and not `//host`); the other user headers are sent on every hop. Each redirected
 //!   request carries `Referer: <previous url>` unless it goes from https to http (Go).
@@ -97,7 +98,9 @@ impl Redirects {
                         None => host_port.rsplit_once(':').map_or(host_port, |(h, _)| h),
                     }
                 });
-                if self.policy == RedirectPolicy::SameHost && host != original.host_text() {
+                // Only the same host under the same-host policy gets that far; any other policy
+                // refuses a change of scheme, which makes the 3xx the final response.
+                if self.policy != RedirectPolicy::SameHost || host != original.host_text() {
                     return Decision::Final;
                 }
                 return Decision::BadLocation(format!(
@@ -239,6 +242,9 @@ mod tests {
             )
         );
         assert_eq!(r.decide(&orig, &orig, None, 302, Some("ftp://elsewhere/x")), Decision::Final);
+        // Another policy refuses a change of scheme: the 3xx is the final response.
+        let mut r = Redirects::new(RedirectPolicy::SameOrigin);
+        assert_eq!(r.decide(&orig, &orig, None, 302, Some("ftp://127.0.0.1/x")), Decision::Final);
     }
 
     #[test]

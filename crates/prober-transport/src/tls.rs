@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mio::{Interest, Registry, Token};
-use prober_core::{ClosePolicy, TlsOptions, TlsVerify, TlsVersion};
+use prober_core::{ClosePolicy, Reason, TlsOptions, TlsVerify, TlsVersion};
 use prober_io::{Answer, BlockingJob, Ctx};
 use prober_tcp::Conn;
 use rustls::client::WebPkiServerVerifier;
@@ -349,19 +349,25 @@ pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup 
 }
 
 /// The TLS client for `opts` from the answer of the job [`start_setup`] started.
+///
+/// The error comes with its reason: `resource` when the node could not run the job (no thread,
+/// no descriptor), `tls` for everything about the files themselves.
 pub fn finish_setup(
     answer: io::Result<Answer>,
     opts: &TlsOptions,
     alpn: &[&[u8]],
-) -> Result<TlsClient, String> {
-    let answer = answer
-        .map_err(|e| format!("cannot load the TLS files: {}", prober_io::os_error_text(&e)))?;
+) -> Result<TlsClient, (Reason, String)> {
+    let answer = answer.map_err(|e| {
+        let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Tls };
+        (reason, format!("cannot load the TLS files: {}", prober_io::os_error_text(&e)))
+    })?;
+    let tls = |e: String| (Reason::Tls, e);
     match answer.downcast::<Result<Arc<TlsMaterial>, String>>() {
         Ok(material) => {
-            let material: Arc<TlsMaterial> = (*material)?;
-            TlsClient::with_material(&material, opts, alpn)
+            let material: Arc<TlsMaterial> = (*material).map_err(tls)?;
+            TlsClient::with_material(&material, opts, alpn).map_err(tls)
         }
-        Err(_) => Err("cannot load the TLS files: unexpected answer".to_string()),
+        Err(_) => Err(tls("cannot load the TLS files: unexpected answer".to_string())),
     }
 }
 

@@ -1,10 +1,8 @@
-//! gRPC health probes against grpc-go's own health service (`testdata/health-server`, built
+//! gRPC health probes against grpc-go's own health service (`prober_testkit::grpc`, built
 //! with `go build`): the kubelet's upstream cases (reference section 9.4, G1 to G10) and
 //! libprober's own.
 // Without the `tls` feature the TLS cases are compiled out, and their helpers with them.
 #![cfg_attr(not(feature = "tls"), allow(unused_imports, dead_code))]
-
-mod support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -17,8 +15,8 @@ use prober_core::{
 use prober_grpc::GrpcProbe;
 use prober_io::run_to_completion;
 use prober_testkit::closed_port;
+use prober_testkit::grpc::HealthServer;
 use prober_testkit::tls::TestCa;
-use support::HealthServer;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -77,8 +77,14 @@
 //! [`tls::TlsTargetServer`] serves the same routes over TLS (rustls), with certificates made at
 //! test time by [`tls::TestCa`]; it records what each handshake looked like (SNI, client
 //! certificate, errors).
+//!
+//! # gRPC
+//!
+//! [`grpc::HealthServer`] runs grpc-go's own health service (a Go module in this crate, built
+//! with `go build` at first use): the one gRPC peer of every test and of `ci/bench.sh`.
 
 mod conn;
+pub mod grpc;
 mod request;
 mod routes;
 pub mod tls;

@@ -21,8 +21,8 @@
 # and possible; one worker, a config in a temp dir, a loopback port, `return 200 "ok\n"`),
 # else the repository's prober-target (then the keep-alive scenarios are unavailable).
 # grpc_oneshot's target is grpc-go's health server from crates/prober-testkit, built with Go
-# (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own process, so the
-# target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
+# (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own
+# process, so the target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
 # `RATIO ...` lines comparing libprober with its targets.
 set -uo pipefail
@@ -31,9 +31,8 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROOT=$PWD
 
-ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive grpc_oneshot
-  exec_oneshot sched_10k sched_100k_idle"
-ALL=$(echo $ALL)
+ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
+grpc_oneshot exec_oneshot sched_10k sched_100k_idle"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do

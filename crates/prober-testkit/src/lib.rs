@@ -239,12 +239,21 @@ impl TargetServer {
             .expect("prober-testkit: cannot start target server on 127.0.0.1")
     }
 
-    /// Starts on `[::1]:0`; `Err` if IPv6 loopback is unavailable.
+    /// Starts on `[::1]:0`, for tests of IPv6 targets.
+    ///
+    /// # Errors
+    ///
+    /// When IPv6 loopback is unavailable on this host (no `::1`).
     pub fn start_v6() -> io::Result<TargetServer> {
         TargetServer::start_on(SocketAddr::from((Ipv6Addr::LOCALHOST, 0)))
     }
 
     /// Starts on `addr` (port 0 picks a free port).
+    ///
+    /// # Errors
+    ///
+    /// When the socket cannot be made, bound or listened on, or the accept thread cannot be
+    /// started.
     pub fn start_on(addr: SocketAddr) -> io::Result<TargetServer> {
         raise_fd_limit();
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;

@@ -3,6 +3,7 @@
 # target runs under NICE (an array, e.g. (nice -n -20)) when it is set, like the probers.
 
 TARGET_PID=
+TLS_TARGET= KA_TARGET= KA_TLS_TARGET= GRPC_TARGET=
 
 listening() { # PORT: is anything listening on 127.0.0.1/::1 PORT?
   local hex; hex=$(printf '%04X' "$1")
@@ -25,23 +26,37 @@ free_port() {
   echo "$p"
 }
 
+free_port_after() { # PORT: the first free port above PORT
+  local p=$(($1 + 1))
+  while listening "$p"; do p=$((p + 1)); done
+  echo "$p"
+}
+
 # A second listener with TLS on TLS_PORT when openssl can make a self-signed certificate
-# (TLS_TARGET=127.0.0.1:TLS_PORT, else empty): the target of https_oneshot.
+# (TLS_TARGET=127.0.0.1:TLS_PORT, else empty): the target of https_oneshot. A second server
+# with keep-alive on (the same location; KA_TARGET, and KA_TLS_TARGET with the certificate):
+# the target of http_keepalive and https_keepalive. Its connections stay open for 75 s idle
+# and for any number of requests (keepalive_requests would otherwise close one after 1,000).
 start_nginx() {
-  local port conf dir=$WORK/nginx tls_listen=
+  local port conf dir=$WORK/nginx tls_listen= ka_port ka_tls_listen=
   mkdir -p "$dir/tmp"
   port=$(free_port)
-  TLS_TARGET=
+  ka_port=$(free_port_after "$port")
+  TLS_TARGET= KA_TARGET=127.0.0.1:$ka_port KA_TLS_TARGET=
   if command -v openssl >/dev/null 2>&1 &&
      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
        -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1; then
-    local tls_port=$((port + 1))
-    while listening "$tls_port"; do tls_port=$((tls_port + 1)); done
+    local tls_port ka_tls_port
+    tls_port=$(free_port_after "$ka_port")
+    ka_tls_port=$(free_port_after "$tls_port")
     tls_listen="listen 127.0.0.1:$tls_port ssl backlog=4096;
     ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem;
     ssl_session_cache off; ssl_session_tickets off;"
-    TLS_TARGET=127.0.0.1:$tls_port
+    ka_tls_listen="listen 127.0.0.1:$ka_tls_port ssl backlog=4096;
+    ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem;
+    ssl_session_cache off; ssl_session_tickets off;"
+    TLS_TARGET=127.0.0.1:$tls_port KA_TLS_TARGET=127.0.0.1:$ka_tls_port
   fi
   conf=$dir/nginx.conf
   cat >"$conf" <<EOF
@@ -61,6 +76,13 @@ http {
   server {
     listen 127.0.0.1:$port backlog=4096;
     $tls_listen
+    location / { default_type text/plain; return 200 "ok\n"; }
+  }
+  server {
+    listen 127.0.0.1:$ka_port backlog=4096;
+    $ka_tls_listen
+    keepalive_timeout 75s;
+    keepalive_requests 1000000000;
     location / { default_type text/plain; return 200 "ok\n"; }
   }
 }
@@ -111,6 +133,39 @@ bench_target() {
     fi
   fi
   T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
+}
+
+# grpc-go's health server (crates/prober-testkit/grpc-health-server, the one the tests use),
+# built into $WORK by `go build` (Go fetches google.golang.org/grpc from the module proxy the
+# first time) and started on a free loopback port: sets GRPC_TARGET=127.0.0.1:PORT. It serves
+# "" as SERVING and runs until its stdin, a FIFO held open here, is closed.
+GRPC_PID= GRPC_FD=
+start_grpc_health() {
+  local bin=$WORK/grpc-health-server port
+  (cd "$ROOT/crates/prober-testkit/grpc-health-server" && go build -buildvcs=false -o "$bin" .) \
+    >"$WORK/grpc-health-server.log" 2>&1 || { cat "$WORK/grpc-health-server.log" >&2; return 1; }
+  mkfifo "$WORK/grpc-health-server.in"
+  exec {GRPC_FD}<>"$WORK/grpc-health-server.in"
+  ${NICE[@]+"${NICE[@]}"} "$bin" <"$WORK/grpc-health-server.in" >"$WORK/grpc-health-server.out" 2>&1 &
+  GRPC_PID=$!
+  for _ in $(seq 50); do
+    port=$(head -n1 "$WORK/grpc-health-server.out" 2>/dev/null)
+    if [ -n "$port" ] && listening "$port"; then GRPC_TARGET=127.0.0.1:$port; return 0; fi
+    kill -0 "$GRPC_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "ci/bench.sh: the gRPC health server did not start:" >&2; cat "$WORK/grpc-health-server.out" >&2
+  stop_grpc_health
+  return 1
+}
+
+stop_grpc_health() {
+  if [ -n "$GRPC_FD" ]; then exec {GRPC_FD}>&-; GRPC_FD=; fi
+  if [ -n "$GRPC_PID" ]; then
+    kill "$GRPC_PID" 2>/dev/null
+    wait "$GRPC_PID" 2>/dev/null
+    GRPC_PID=
+  fi
 }
 
 bench_stop_target() {

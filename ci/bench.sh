@@ -3,7 +3,8 @@
 # on a number (docs/benchmarks.md explains every scenario, field and target).
 #
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
-#     tcp_oneshot c_api go_api http_oneshot https_oneshot exec_oneshot sched_10k sched_100k_idle
+#     tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive
+#     grpc_oneshot exec_oneshot sched_10k sched_100k_idle
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -18,8 +19,10 @@
 #
 # The target is nginx from the distribution's packages (installed with apt-get when missing
 # and possible; one worker, a config in a temp dir, a loopback port, `return 200 "ok\n"`),
-# else the repository's prober-target. Every probing program runs as its own process, so the
-# target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
+# else the repository's prober-target (then the keep-alive scenarios are unavailable).
+# grpc_oneshot's target is grpc-go's health server from crates/prober-testkit, built with Go
+# (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own
+# process, so the target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
 # `RATIO ...` lines comparing libprober with its targets.
 set -uo pipefail
@@ -28,7 +31,8 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROOT=$PWD
 
-ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot exec_oneshot sched_10k sched_100k_idle"
+ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
+grpc_oneshot exec_oneshot sched_10k sched_100k_idle"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
@@ -41,10 +45,10 @@ fi
 QUICK=${PROBER_BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] && QUICK=
 if [ -n "$QUICK" ]; then
-  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
+  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
   EXEC_REPS=$REPS
 else
-  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
+  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
 CONC_NET=64 CONC_EXEC=16
@@ -55,6 +59,7 @@ NICE=()
 
 WORK=$(mktemp -d /tmp/prober-bench.XXXXXX)
 cleanup() {
+  stop_grpc_health
   bench_stop_target
   rm -rf "$WORK"
 }
@@ -83,9 +88,9 @@ cc -O2 -std=c11 -Wall -Iinclude -o "$WORK/c_api" bench/c_api.c "$WORK/libprober.
    -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc 2>"$WORK/c_api.log" || C_API_ERR="build_failed"
 
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
-GO_KUBELET_ERR= GO_API_ERR=
+GO_KUBELET_ERR= GO_API_ERR= GO_GRPC_ERR=
 if ! command -v go >/dev/null 2>&1; then
-  GO_KUBELET_ERR=no_go_toolchain GO_API_ERR=no_go_toolchain
+  GO_KUBELET_ERR=no_go_toolchain GO_API_ERR=no_go_toolchain GO_GRPC_ERR=no_go_toolchain
 else
   (cd bench/go_kubelet && go build -o "$WORK/go_kubelet" .) >"$WORK/go_kubelet.log" 2>&1 \
     || GO_KUBELET_ERR=build_failed
@@ -96,19 +101,37 @@ else
       GO_API_ERR="bindings_go_build_failed:$(grep -m1 -v '^#' "$WORK/go_api.log" | tr ' =' '_:' | cut -c1-120)"
     fi
   fi
+  # gRPC: the kubelet's probe needs google.golang.org/grpc, fetched by `go build` from the
+  # module proxy (GOPROXY) into the module cache the first time.
+  if want grpc_oneshot &&
+     ! (cd bench/go_kubelet_grpc && go build -o "$WORK/go_kubelet_grpc" .) >"$WORK/go_kubelet_grpc.log" 2>&1; then
+    GO_GRPC_ERR=build_failed
+  fi
 fi
+[ -n "$GO_GRPC_ERR" ] && want grpc_oneshot && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
 [ -n "$GO_KUBELET_ERR" ] && { echo "go_kubelet unavailable ($GO_KUBELET_ERR)"; cat "$WORK/go_kubelet.log" 2>/dev/null; }
 [ -n "$GO_API_ERR" ] && { echo "go_api unavailable ($GO_API_ERR)"; cat "$WORK/go_api.log" 2>/dev/null; }
 
 # ---- target --------------------------------------------------------------------------------
 
 NEEDS_TARGET=
-for s in $SCENARIOS; do [ "$s" != exec_oneshot ] && NEEDS_TARGET=1; done
+for s in $SCENARIOS; do case $s in exec_oneshot | grpc_oneshot) ;; *) NEEDS_TARGET=1 ;; esac; done
 TARGET= TARGET_KIND=none
 if [ -n "$NEEDS_TARGET" ]; then
   step "target"
   bench_target || exit 1
   echo "target $TARGET_KIND at $TARGET (HTTP path $URL_PATH)"
+fi
+GRPC_ERR=
+if want grpc_oneshot; then
+  step "gRPC target"
+  if ! command -v go >/dev/null 2>&1; then
+    GRPC_ERR=no_go_toolchain
+  elif start_grpc_health; then
+    echo "grpc-go health server at $GRPC_TARGET"
+  else
+    GRPC_ERR=health_server_failed
+  fi
 fi
 T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
 
@@ -220,6 +243,39 @@ for s in $SCENARIOS; do
         [ -n "$GO_KUBELET_ERR" ] && unavailable https_oneshot go_kubelet "$GO_KUBELET_ERR"
       fi
       ;;
+    http_keepalive | https_keepalive)
+      # nginx's keep-alive server (plain, or TLS as https_oneshot's). impl=prober is
+      # http_oneshot's code path with keep-alive on (prober-bench's with_keep_alive; its line
+      # says keep_alive=1|0); prober_oneshot is libprober's one-shot figure of the same
+      # protocol against the same nginx's one-shot listener, run alongside for the target
+      # against it; go_net_http is Go's net/http with keep-alive.
+      if [ "$s" = http_keepalive ]; then
+        ka=$KA_TARGET one=$TARGET n=$N_HTTP n_one=$N_HTTP oneshot_scen=http_oneshot
+      else
+        ka=$KA_TLS_TARGET one=${TLS_TARGET:-} n=$N_HTTP n_one=$N_HTTPS oneshot_scen=https_oneshot
+      fi
+      if [ -z "$ka" ] || [ -z "$one" ]; then
+        unavailable "$s" prober "no_keepalive_target($TARGET_KIND)"
+      else
+        specs=("prober $BENCH_BIN $s --target $ka --path $URL_PATH --n $n --conc $CONC_NET"
+               "prober_oneshot $BENCH_BIN $oneshot_scen --target $one --path $URL_PATH --n $n_one --conc $CONC_NET --label $s --impl prober_oneshot")
+        [ -z "$GO_KUBELET_ERR" ] && specs+=("go_net_http $GOK $s -target $ka -path $URL_PATH -n $n -conc $CONC_NET")
+        TW=0 oneshot "$s" "${specs[@]}"
+        [ -n "$GO_KUBELET_ERR" ] && unavailable "$s" go_net_http "$GO_KUBELET_ERR"
+      fi
+      ;;
+    grpc_oneshot)
+      # grpc-go's health server; each probe a new connection, the HTTP/2 handshake, one Check.
+      if [ -n "$GRPC_ERR" ]; then
+        unavailable grpc_oneshot prober "$GRPC_ERR"
+      else
+        G_PORT=${GRPC_TARGET##*:}
+        specs=("prober $BENCH_BIN grpc_oneshot --target $GRPC_TARGET --n $N_GRPC --conc $CONC_NET")
+        [ -z "$GO_GRPC_ERR" ] && specs+=("go_kubelet $WORK/go_kubelet_grpc grpc_oneshot -target $GRPC_TARGET -n $N_GRPC -conc $CONC_NET")
+        T_PORT=$G_PORT TW=1 oneshot grpc_oneshot "${specs[@]}"
+        [ -n "$GO_GRPC_ERR" ] && unavailable grpc_oneshot go_kubelet "$GO_GRPC_ERR"
+      fi
+      ;;
     exec_oneshot)
       specs=("prober $BENCH_BIN exec_oneshot --n $N_EXEC --conc $CONC_EXEC --argv /bin/true"
              "raw_spawn $WORK/raw_spawn $N_EXEC $CONC_EXEC /bin/true")
@@ -280,18 +336,23 @@ awk '
   function get(s, i, k) { return (s SUBSEP i SUBSEP k) in V ? V[s, i, k] : "" }
   function ratio(a, b) { return (a == "" || b == "" || b + 0 == 0) ? "" : a / b }
   function show(v) { return v == "" ? "-" : v }
-  function check(s, what, value, op, limit,   met, vs) {
-    if (value == "") { printf "RATIO scenario=%s metric=%s value=- target=%s%s met=unknown\n", s, what, op, limit; return }
+  # note: appended to the line (e.g. prober_keep_alive=off: the keep-alive scenario measured
+  # the one-shot code path because this build cannot switch keep-alive on).
+  function check(s, what, value, op, limit, note,   met, vs) {
+    if (note != "") note = " " note
+    if (value == "") { printf "RATIO scenario=%s metric=%s value=- target=%s%s met=unknown%s\n", s, what, op, limit, note; return }
     met = (op == "<=") ? (value + 0 <= limit + 0) : (op == ">=") ? (value + 0 >= limit + 0) : (value + 0 < limit + 0)
-    printf "RATIO scenario=%s metric=%s value=%.4g target=%s%s met=%s\n", s, what, value, op, limit, met ? "yes" : "no" }
-  function info(s, what, value) { # a figure with no target of the project: printed, not judged
-    if (value != "") printf "RATIO scenario=%s metric=%s value=%.4g target=none met=-\n", s, what, value }
+    printf "RATIO scenario=%s metric=%s value=%.4g target=%s%s met=%s%s\n", s, what, value, op, limit, met ? "yes" : "no", note }
+  function info(s, what, value, note) { # a figure with no target of the project: printed, not judged
+    if (note != "") note = " " note
+    if (value != "") printf "RATIO scenario=%s metric=%s value=%.4g target=none met=-%s\n", s, what, value, note }
+  function ka_note(s) { return get(s, "prober", "keep_alive") == "1" ? "" : "prober_keep_alive=off" }
   /^BENCH / {
     s = field($0, "scenario"); i = field($0, "impl")
     for (k = 3; k <= NF; k++) { split($k, kv, "="); V[s, i, kv[1]] = substr($k, length(kv[1]) + 2) }
     rows[++nrows] = s SUBSEP i }
   END {
-    fmt = "%-16s %-11s %7s %10s %9s %9s %8s %8s %8s %8s %9s\n"
+    fmt = "%-16s %-14s %7s %10s %9s %9s %8s %8s %8s %8s %9s\n"
     printf fmt, "scenario", "impl", "n", "rate/s", "cpu_us/p", "rss_kb", "timewait", "p50_ms", "p99_ms", "max_ms", "status"
     for (r = 1; r <= nrows; r++) {
       split(rows[r], si, SUBSEP); s = si[1]; i = si[2]
@@ -312,6 +373,16 @@ awk '
       info("http_oneshot", "cpu_vs_raw_c_reuse", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c_reuse", c))) }
     if (("https_oneshot", "prober", c) in V)
       info("https_oneshot", "cpu_vs_go_kubelet", ratio(get("https_oneshot", "prober", c), get("https_oneshot", "go_kubelet", c)))
+    if (("http_keepalive", "prober", c) in V) {
+      n = ka_note("http_keepalive")
+      check("http_keepalive", "cpu_vs_prober_oneshot", ratio(get("http_keepalive", "prober", c), get("http_keepalive", "prober_oneshot", c)), "<=", 0.35, n)
+      check("http_keepalive", "cpu_vs_go_net_http", ratio(get("http_keepalive", "prober", c), get("http_keepalive", "go_net_http", c)), "<=", 0.4, n) }
+    if (("https_keepalive", "prober", c) in V) {
+      n = ka_note("https_keepalive")
+      check("https_keepalive", "cpu_vs_prober_oneshot", ratio(get("https_keepalive", "prober", c), get("https_keepalive", "prober_oneshot", c)), "<=", 0.1, n)
+      info("https_keepalive", "cpu_vs_go_net_http", ratio(get("https_keepalive", "prober", c), get("https_keepalive", "go_net_http", c)), n) }
+    if (("grpc_oneshot", "prober", c) in V)
+      check("grpc_oneshot", "cpu_vs_go_kubelet", ratio(get("grpc_oneshot", "prober", c), get("grpc_oneshot", "go_kubelet", c)), "<=", 0.25)
     if (("exec_oneshot", "prober", c) in V)
       check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
     if (("sched_10k", "prober", c) in V) {

@@ -1,7 +1,7 @@
 // go_kubelet: the Go baseline of ci/bench.sh, doing what the kubelet's prober does.
 //
 //	go_kubelet SCENARIO [-target HOST:PORT] [-path /] [-n N] [-conc N] [-targets N]
-//	           [-period 1s] [-duration 30s] [-argv /bin/true] [-label NAME]
+//	           [-period 1s] [-duration 30s] [-argv /bin/true] [-label NAME] [-impl NAME]
 //
 // The probes are the kubelet's own code paths (k8s.io/kubernetes/pkg/probe), rewritten with
 // the standard library only:
@@ -14,6 +14,14 @@
 //     10 KiB of the body read (utilio.ReadAtMost) and Body.Close.
 //   - exec: os/exec with stdout and stderr into one bounded buffer (10 KiB kept) and the
 //     probe's timeout as a context.
+//
+// Not the kubelet, for the keep-alive scenarios (http_keepalive, https_keepalive; printed as
+// impl=go_net_http unless -impl says otherwise): a plain net/http client with keep-alive, as a
+// Go program probing its own services would write it: one shared http.Transport (no proxy, no
+// compression, MaxIdleConns and MaxIdleConnsPerHost = CONC so that every goroutine keeps its
+// connection; over TLS InsecureSkipVerify) and one http.Client with the timeout; per probe a
+// request with the same headers, client.Do, the whole body read (a body read to EOF and closed
+// returns its connection for reuse) and Body.Close.
 //
 // One-shot scenarios run CONC goroutines taking probes from a shared counter. Periodic
 // scenarios run one goroutine and one time.Ticker per worker, as the kubelet's probe workers
@@ -57,6 +65,7 @@ var (
 	duration = flag.Duration("duration", 0, "measured time (periodic)")
 	argv     = flag.String("argv", "/bin/true", "exec argv, comma-separated")
 	label    = flag.String("label", "", "scenario name printed")
+	implName = flag.String("impl", "", "impl name printed (default go_kubelet; go_net_http for the keep-alive scenarios)")
 	timeout  = flag.Duration("timeout", time.Second, "probe timeout")
 )
 
@@ -114,6 +123,43 @@ func (pr httpProber) probe(url string) error {
 		return err
 	}
 	_ = string(b)
+	if res.StatusCode >= 200 && res.StatusCode < 400 {
+		return nil
+	}
+	return fmt.Errorf("HTTP probe failed with statuscode: %d", res.StatusCode)
+}
+
+type keepAliveProber struct{ client *http.Client }
+
+// newKeepAliveProber is a net/http client that keeps conc connections alive and reuses them.
+func newKeepAliveProber(conc int, tlsConfig *tls.Config) keepAliveProber {
+	transport := &http.Transport{
+		Proxy:               http.ProxyURL(nil),
+		DisableCompression:  true,
+		MaxIdleConns:        conc,
+		MaxIdleConnsPerHost: conc,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     tlsConfig,
+	}
+	return keepAliveProber{&http.Client{Timeout: *timeout, Transport: transport}}
+}
+
+func (pr keepAliveProber) probe(url string) error {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("User-Agent", "kube-probe/1.37")
+	req.Header.Set("Accept", "*/*")
+	res, err := pr.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return err
+	}
 	if res.StatusCode >= 200 && res.StatusCode < 400 {
 		return nil
 	}
@@ -225,7 +271,11 @@ type line struct{ b strings.Builder }
 
 func newLine(scenario string) *line {
 	l := &line{}
-	fmt.Fprintf(&l.b, "BENCH scenario=%s impl=go_kubelet", scenario)
+	impl := *implName
+	if impl == "" {
+		impl = "go_kubelet"
+	}
+	fmt.Fprintf(&l.b, "BENCH scenario=%s impl=%s", scenario, impl)
 	return l
 }
 
@@ -293,7 +343,7 @@ func durOr(v, d time.Duration) time.Duration {
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: go_kubelet {tcp_oneshot|http_oneshot|https_oneshot|exec_oneshot|sched_10k|sched_100k_idle} [flags]")
+		fail("usage: go_kubelet {tcp_oneshot|http_oneshot|https_oneshot|http_keepalive|https_keepalive|exec_oneshot|sched_10k|sched_100k_idle} [flags]")
 	}
 	scenario := os.Args[1]
 	if err := flag.CommandLine.Parse(os.Args[2:]); err != nil {
@@ -324,6 +374,18 @@ func main() {
 		pr.transport.TLSClientConfig = &tls.Config{InsecureSkipVerify: true}
 		url := "https://" + needTarget() + *path
 		oneshot(name, intOr(*nFlag, 40000), intOr(*concFlag, 64), func() error { return pr.probe(url) })
+	case "http_keepalive", "https_keepalive":
+		if *implName == "" {
+			*implName = "go_net_http"
+		}
+		conc := intOr(*concFlag, 64)
+		scheme, tlsConfig := "http", (*tls.Config)(nil)
+		if scenario == "https_keepalive" {
+			scheme, tlsConfig = "https", &tls.Config{InsecureSkipVerify: true}
+		}
+		pr := newKeepAliveProber(conc, tlsConfig)
+		url := scheme + "://" + needTarget() + *path
+		oneshot(name, intOr(*nFlag, 40000), conc, func() error { return pr.probe(url) })
 	case "exec_oneshot":
 		args := strings.Split(*argv, ",")
 		oneshot(name, intOr(*nFlag, 3000), intOr(*concFlag, 16), func() error { return execProbe(args) })

@@ -1,15 +1,13 @@
 //! gRPC health probes through the engine: a readiness worker that follows the service's
 //! status, one-shot submits, and the blocking `check`, against grpc-go's health server
-//! (`crates/prober-grpc/testdata/health-server`).
+//! (`prober_testkit::grpc`).
 
 mod common;
-#[path = "../../prober-grpc/tests/support/mod.rs"]
-mod support;
 
 use common::*;
 use prober_core::{ProbeResult, ProbeSpec, Reason, Role};
 use prober_engine::Event;
-use support::HealthServer;
+use prober_testkit::grpc::HealthServer;
 
 fn grpc(port: u16, service: &str) -> ProbeSpec {
     ProbeSpec::grpc("127.0.0.1", port.into(), service).unwrap().with_timeout(ms(2000)).unwrap()

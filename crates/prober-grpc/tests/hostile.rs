@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use prober_core::{Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason};
 use prober_grpc::GrpcProbe;
 use prober_io::run_to_completion;
+use prober_testkit::bounds::{ends_by, gives_up_after};
 
 fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
@@ -67,22 +68,19 @@ fn probe(port: u16, timeout: Duration) -> (Outcome, Duration) {
     let ProbeKind::Grpc(g) = &spec.kind else { unreachable!() };
     let mut m = GrpcProbe::new(g, spec.timeout);
     let t = Instant::now();
-    // A probe that never yields would never return: watch it from another thread.
-    let watchdog_done = Arc::new(AtomicBool::new(false));
-    let w = watchdog_done.clone();
+    // A probe that never yields would never return: watch it from another thread, which waits
+    // for the probe's end (the channel) and aborts the process if it does not come.
+    let (done, ended) = std::sync::mpsc::channel::<()>();
     let watchdog = std::thread::spawn(move || {
-        let end = Instant::now() + timeout + Duration::from_secs(20);
-        while !w.load(Ordering::Relaxed) {
-            if Instant::now() > end {
-                eprintln!("probe still running 20 s after its deadline");
-                std::process::abort();
-            }
-            std::thread::sleep(Duration::from_millis(50));
+        let limit = gives_up_after(timeout);
+        if ended.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+            eprintln!("probe still running {limit:?} after its start (deadline {timeout:?})");
+            std::process::abort();
         }
     });
     let o = run_to_completion(&mut m);
     let took = t.elapsed();
-    watchdog_done.store(true, Ordering::Relaxed);
+    drop(done);
     watchdog.join().unwrap();
     (o, took)
 }
@@ -108,7 +106,7 @@ fn assert_ends_by_deadline(unit: Vec<u8>, what: &str) {
     stop.store(true, Ordering::Relaxed);
     let sent = server.join().unwrap();
     println!("{what}: {took:?}, server sent {} MiB, peak RSS +{grew} KiB: {o:?}", sent >> 20);
-    assert!(took < timeout + Duration::from_millis(750), "{what}: ended after {took:?}");
+    assert!(took < ends_by(timeout), "{what}: ended after {took:?}");
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{what}: {o:?}");
     assert_eq!(o.message, "timeout: health rpc did not complete within 1s");
     assert!(grew < 16 * 1024, "{what}: peak RSS grew by {grew} KiB");
@@ -181,9 +179,10 @@ fn beside_healthy(port: u16, timeout: Duration) -> Beside {
     let mut e =
         Engine::with_config(EngineConfig { every_run: true, ..EngineConfig::default() }).unwrap();
     let target = e.add_target();
+    let http_timeout = Duration::from_secs(1);
     let http = ProbeSpec::http(&healthy.url("/bytes?status=200&body=ok"))
         .unwrap()
-        .with_timeout(Duration::from_secs(1))
+        .with_timeout(http_timeout)
         .unwrap();
     let every_10ms = Schedule {
         period: Duration::from_millis(10),
@@ -194,7 +193,7 @@ fn beside_healthy(port: u16, timeout: Duration) -> Beside {
     e.set_probe(target, Role::Readiness, http, every_10ms).unwrap();
     // The healthy target runs first, so that the flood starts against a working engine.
     let mut events = Vec::new();
-    let warm = Instant::now() + Duration::from_secs(20);
+    let warm = Instant::now() + gives_up_after(http_timeout);
     while !events.iter().any(|ev| matches!(ev, Event::Run { .. })) {
         assert!(Instant::now() < warm, "the healthy target never ran: {events:?}");
         e.wait(Some(Duration::from_millis(50))).unwrap();
@@ -205,7 +204,7 @@ fn beside_healthy(port: u16, timeout: Duration) -> Beside {
     e.submit(grpc, 1).unwrap();
     let (mut healthy_runs, mut turns) = (0, 0u64);
     let (mut longest_turn, mut longest_turn_cpu) = (Duration::ZERO, Duration::ZERO);
-    let limit = Instant::now() + timeout + Duration::from_secs(20);
+    let limit = Instant::now() + gives_up_after(timeout);
     loop {
         assert!(Instant::now() < limit, "the hostile probe never ended");
         let (t, cpu) = (Instant::now(), thread_cpu_time());

@@ -77,8 +77,19 @@
 //! [`tls::TlsTargetServer`] serves the same routes over TLS (rustls), with certificates made at
 //! test time by [`tls::TestCa`]; it records what each handshake looked like (SNI, client
 //! certificate, errors).
+//!
+//! # Time bounds
+//!
+//! [`bounds`] derives a test's upper time bounds from the timeout under test.
+//!
+//! # gRPC
+//!
+//! [`grpc::HealthServer`] runs grpc-go's own health service (a Go module in this crate, built
+//! with `go build` at first use): the one gRPC peer of every test and of `ci/bench.sh`.
 
+pub mod bounds;
 mod conn;
+pub mod grpc;
 mod request;
 mod routes;
 pub mod tls;
@@ -108,6 +119,9 @@ pub(crate) struct Shared {
     resets: AtomicU64,
     closed: Mutex<u64>,
     closed_cv: Condvar,
+    /// Notified whenever `connections` or `requests` grows, for the `wait_for_*` methods.
+    progress: Mutex<()>,
+    progress_cv: Condvar,
     stopped: Mutex<bool>,
     stop_cv: Condvar,
     stop_flag: AtomicBool,
@@ -129,6 +143,8 @@ impl Shared {
             resets: AtomicU64::new(0),
             closed: Mutex::new(0),
             closed_cv: Condvar::new(),
+            progress: Mutex::new(()),
+            progress_cv: Condvar::new(),
             stopped: Mutex::new(false),
             stop_cv: Condvar::new(),
             stop_flag: AtomicBool::new(false),
@@ -160,6 +176,24 @@ impl Shared {
 
     pub(crate) fn count_request(&self) {
         self.requests.fetch_add(1, Ordering::SeqCst);
+        self.progressed();
+    }
+
+    /// Wakes the `wait_for_*` waiters after a counter grew. Taking the lock orders the wake-up
+    /// after a waiter's check of the counter, so none is lost.
+    fn progressed(&self) {
+        drop(lock(&self.progress));
+        self.progress_cv.notify_all();
+    }
+
+    /// Waits until `done` holds (checked whenever a counter grows), at most `timeout`.
+    fn wait_progress(&self, timeout: Duration, done: impl Fn() -> bool) -> bool {
+        let guard = lock(&self.progress);
+        let (_guard, _) = self
+            .progress_cv
+            .wait_timeout_while(guard, timeout, |()| !done())
+            .unwrap_or_else(|e| e.into_inner());
+        done()
     }
 
     /// Called once per connection after its socket is closed.
@@ -205,12 +239,21 @@ impl TargetServer {
             .expect("prober-testkit: cannot start target server on 127.0.0.1")
     }
 
-    /// Starts on `[::1]:0`; `Err` if IPv6 loopback is unavailable.
+    /// Starts on `[::1]:0`, for tests of IPv6 targets.
+    ///
+    /// # Errors
+    ///
+    /// When IPv6 loopback is unavailable on this host (no `::1`).
     pub fn start_v6() -> io::Result<TargetServer> {
         TargetServer::start_on(SocketAddr::from((Ipv6Addr::LOCALHOST, 0)))
     }
 
     /// Starts on `addr` (port 0 picks a free port).
+    ///
+    /// # Errors
+    ///
+    /// When the socket cannot be made, bound or listened on, or the accept thread cannot be
+    /// started.
     pub fn start_on(addr: SocketAddr) -> io::Result<TargetServer> {
         raise_fd_limit();
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
@@ -284,6 +327,18 @@ impl TargetServer {
     /// Connections on which a read returned `ECONNRESET` (the client ended with RST).
     pub fn reset_connections(&self) -> u64 {
         self.shared.resets.load(Ordering::SeqCst)
+    }
+
+    /// Waits until at least `n` TCP connections have been accepted; returns false if `timeout`
+    /// passed first. Tests wait for the event they assert instead of sleeping.
+    pub fn wait_for_connections(&self, n: u64, timeout: Duration) -> bool {
+        self.shared.wait_progress(timeout, || self.connections() >= n)
+    }
+
+    /// Waits until at least `n` request heads have been parsed; returns false if `timeout`
+    /// passed first.
+    pub fn wait_for_requests(&self, n: u64, timeout: Duration) -> bool {
+        self.shared.wait_progress(timeout, || self.requests() >= n)
     }
 
     /// Waits until at least `n` connections have fully ended (socket closed, counters updated);
@@ -373,6 +428,7 @@ fn accept_loop(listener: &TcpListener, wake: &UnixStream, shared: &Arc<Shared>) 
 
 fn spawn_connection(stream: TcpStream, shared: &Arc<Shared>) {
     let id = shared.connections.fetch_add(1, Ordering::SeqCst) + 1;
+    shared.progressed();
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(Duration::from_secs(60)));

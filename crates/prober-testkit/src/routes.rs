@@ -137,7 +137,9 @@ fn bad(conn: &Conn, what: &str) -> io::Result<End> {
     text(conn, 400, what)
 }
 
-/// Routes one request; returns how the connection must end.
+/// Routes one request; returns how the connection must end. The routes are split by kind
+/// over three functions: plain answers here, bodies streamed over time in [`respond_streamed`],
+/// malformed or raw wire bytes in [`respond_raw`].
 pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
     let segs: Vec<&str> = req.path.strip_prefix('/').unwrap_or(req.path).split('/').collect();
     let q = &req.query;
@@ -223,6 +225,14 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
                 text(conn, 400, "wrong host")
             }
         }
+        segs => respond_streamed(conn, req, segs),
+    }
+}
+
+/// Bodies of a given size, framing, pace or end (`/body`, `/chunked`, `/drip`, ...).
+fn respond_streamed(conn: &mut Conn, req: &Head<'_>, segs: &[&str]) -> io::Result<End> {
+    let q = &req.query;
+    match segs {
         ["body", n] => {
             let Some(n) = num(n) else {
                 return bad(conn, "bad number");
@@ -313,6 +323,14 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             stream_a(&mut conn.stream(), sent)?;
             Ok(End::Hold(HOLD))
         }
+        segs => respond_raw(conn, req, segs),
+    }
+}
+
+/// Answers that are not well-formed HTTP, or are written byte for byte (`/garbage`,
+/// `/bad-chunk`, `/bytes`, `/hostile/...`), and the 404 of every unknown path.
+fn respond_raw(conn: &mut Conn, req: &Head<'_>, segs: &[&str]) -> io::Result<End> {
+    match segs {
         ["close"] => Ok(End::Finish),
         ["reset"] => Ok(End::Reset),
         ["garbage"] => {

@@ -213,7 +213,7 @@ pub struct TlsTargetServer {
 impl TlsTargetServer {
     /// Starts on `127.0.0.1:0`. Panics on failure (test helper).
     pub fn start(opts: TlsServerOptions) -> TlsTargetServer {
-        let config = Arc::new(server_config(&opts));
+        let config = Arc::new(server_config(opts));
         let backend = TargetServer::start();
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .expect("prober-testkit: cannot listen on 127.0.0.1");
@@ -287,7 +287,7 @@ impl Drop for TlsTargetServer {
     }
 }
 
-fn server_config(opts: &TlsServerOptions) -> ServerConfig {
+fn server_config(opts: TlsServerOptions) -> ServerConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.versions {
         TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],
@@ -310,14 +310,14 @@ fn server_config(opts: &TlsServerOptions) -> ServerConfig {
         }
         None => builder.with_no_client_auth(),
     };
-    let mut chain = vec![CertificateDer::from(opts.cert.cert_der.clone())];
+    let mut chain = vec![CertificateDer::from(opts.cert.cert_der)];
     for pem in &opts.chain {
         chain.extend(CertificateDer::pem_slice_iter(pem.as_bytes()).map(|c| c.expect("chain PEM")));
     }
     let key = PrivateKeyDer::from_pem_slice(opts.cert.key_pem.as_bytes())
         .expect("prober-testkit: server key PEM");
     let mut config = builder.with_single_cert(chain, key).expect("prober-testkit: server cert");
-    config.alpn_protocols = opts.alpn.clone();
+    config.alpn_protocols = opts.alpn;
     config
 }
 

@@ -1,4 +1,5 @@
-// health-server: a gRPC server with grpc-go's own health service, for prober-grpc's tests.
+// health-server: a gRPC server with grpc-go's own health service, for libprober's tests and
+// benchmarks (crates/prober-testkit, module grpc, runs it; ci/bench.sh builds it for grpc_oneshot).
 //
 // It listens on 127.0.0.1:0, prints the bound port alone on the first line of stdout, and
 // serves until its stdin reaches EOF (then it exits 0).

@@ -171,7 +171,12 @@ impl Metrics {
     }
 }
 
-/// `--metrics ADDR`: `IP:PORT`, `[IPV6]:PORT`, or `:PORT` for every IPv4 interface.
+/// `--metrics ADDR`: `IP:PORT`, `[IPV6]:PORT`, or `:PORT` for every IPv4 interface. Host
+/// names are refused: what is bound must not depend on a lookup.
+///
+/// # Errors
+///
+/// A message saying what is expected, for a usage error (exit status 64).
 pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     if let Some(port) = s.strip_prefix(':') {
         if let Ok(port) = port.parse::<u16>() {

@@ -577,8 +577,9 @@ fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {
     for t in states {
         let name = escape_for_terminal(&t.name);
         lines.push(format!("summary: {name} {}", t.flags()));
+        // Indented under the target's line, which stays the one `summary:` line per target.
         for role in t.not_success() {
-            lines.push(format!("summary: {name} {}", explain(t, role)));
+            lines.push(format!("  {name} {}", explain(t, role)));
         }
     }
     lines.join("\n")

@@ -217,17 +217,19 @@ impl TargetState {
         })
     }
 
-    /// Records a run; true when it is the first failing run of a streak (the first run, or
-    /// the first after a success).
-    fn record_run(&mut self, role: Role, outcome: Box<Outcome>) -> bool {
+    /// Whether `outcome`, the next run of `role`, is the first failing run of a streak (the
+    /// first run, or the first after a success).
+    fn starts_streak(&self, role: Role, outcome: &Outcome) -> bool {
+        failing(outcome.result) && !self.last_run[role.index()].is_some_and(failing)
+    }
+
+    /// Records a run (a failing one is kept for the summary).
+    fn record_run(&mut self, role: Role, outcome: Box<Outcome>) {
         let i = role.index();
-        let result = outcome.result;
-        let starts_streak = failing(result) && !self.last_run[i].is_some_and(failing);
-        self.last_run[i] = Some(result);
-        if failing(result) {
+        self.last_run[i] = Some(outcome.result);
+        if failing(outcome.result) {
             self.last_bad[i] = Some(outcome);
         }
-        starts_streak
     }
 
     fn publish_metrics(&self, m: &Metrics) {
@@ -442,12 +444,13 @@ impl Printer<'_> {
                     let published_now = matches!(events.peek(),
                         Some(Event::State { target: next, role: r, outcome: Some(_), .. })
                             if *next == target && *r == role);
-                    let line =
-                        run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late);
-                    let starts_streak = t.record_run(role, outcome);
-                    if !(self.every_run || starts_streak && !published_now) {
-                        continue;
-                    }
+                    let print = self.every_run || t.starts_streak(role, &outcome) && !published_now;
+                    // Only a printed run is formatted: most runs print nothing.
+                    let line = print.then(|| {
+                        run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late)
+                    });
+                    t.record_run(role, outcome);
+                    let Some(line) = line else { continue };
                     line
                 }
                 Event::Check { .. } => continue,
@@ -634,6 +637,47 @@ mod tests {
         assert_eq!(
             state([false, true, false], [U, S, S]).flags(),
             "started=yes ready=yes live=yes"
+        );
+    }
+
+    #[test]
+    fn streaks_and_explanations() {
+        use ProbeResult::{Failure as F, Success as S, Unknown as U};
+        let run = |r: ProbeResult, msg: &str| {
+            let reason = if r == S { Reason::None } else { Reason::Refused };
+            Box::new(prober::Outcome::new(r, reason, msg))
+        };
+        // Startup and readiness; readiness waits for startup and has not run.
+        let mut t = state([true, true, false], [U, F, S]);
+        assert_eq!(explain(&t, Role::Readiness), "readiness failure (no run yet)");
+        // A streak starts at the first failing run, Unknown included, and ends at a success.
+        let mut streaks = Vec::new();
+        for (r, msg) in [(U, "cannot run"), (F, "refused"), (S, ""), (F, "refused again"), (F, "")]
+        {
+            let o = run(r, msg);
+            streaks.push(t.starts_streak(Role::Startup, &o));
+            t.record_run(Role::Startup, o);
+        }
+        assert_eq!(streaks, [true, false, false, true, false]);
+        assert_eq!(explain(&t, Role::Startup), "startup unknown (refused)");
+        t.record_run(Role::Startup, run(S, ""));
+        // The last failure's message stays, with the last run's result when it differs.
+        t.record_run(Role::Startup, run(F, "refused again"));
+        t.value[Role::Startup.index()] = S;
+        assert_eq!(
+            explain(&t, Role::Startup),
+            "startup success, last run failure: refused again (refused)"
+        );
+        let roles: Vec<Role> = t.not_success().collect();
+        assert_eq!(roles, [Role::Startup, Role::Readiness]);
+        t.record_run(Role::Startup, run(S, ""));
+        let roles: Vec<Role> = t.not_success().collect();
+        assert_eq!(roles, [Role::Readiness], "a success explains nothing");
+        let j: serde_json::Value =
+            serde_json::from_str(&summary(true, Duration::ZERO, &[t])).unwrap();
+        assert_eq!(
+            j["summary"][0]["not_success"],
+            serde_json::json!([{"role": "readiness", "result": "failure"}])
         );
     }
 

@@ -167,3 +167,55 @@ fn a_bad_address_exits_64_and_a_taken_port_70() {
     assert!(err.starts_with(&format!("prober: --metrics: cannot listen on {addr}: ")), "{err}");
     assert!(err.contains("in use"), "{err}");
 }
+
+/// The descriptors of process `pid` from 3 up, each with its target and its `flags` (octal, as
+/// /proc/PID/fdinfo gives them).
+fn descriptors(pid: u32) -> Vec<(String, String, u32)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap() {
+        let entry = entry.unwrap();
+        let fd = entry.file_name().into_string().unwrap();
+        if fd.parse::<u32>().unwrap() < 3 {
+            continue;
+        }
+        // A descriptor may close between the listing and these reads: skip it then.
+        let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+        let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
+            continue;
+        };
+        let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).unwrap().trim();
+        let flags = u32::from_str_radix(flags, 8).unwrap();
+        out.push((fd, target.to_string_lossy().into_owned(), flags));
+    }
+    out
+}
+
+#[test]
+fn every_socket_of_the_watch_is_close_on_exec() {
+    // Probe commands get none of them: the metrics listener and connection included.
+    let server = TargetServer::start();
+    let file = readiness_file(server.port(), "HTTP");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+    scrape_until(addr, "ready", |e| e.get("prober_ready", &[("target", "web")]) == Some(1.0));
+    // A scraper that is still sending its request: the server holds its connection open.
+    let mut holding = TcpStream::connect(addr).unwrap();
+    holding.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+    let deadline = Instant::now() + HANG;
+    let fds = loop {
+        let fds = descriptors(w.pid());
+        // The listener and the accepted connection.
+        if fds.iter().filter(|(_, target, _)| target.starts_with("socket:")).count() >= 2 {
+            break fds;
+        }
+        assert!(Instant::now() < deadline, "the metrics sockets never showed: {fds:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Sockets only: other descriptors may come from whatever started the tests (an inherited
+    // /dev/null, say), which is not the watch's to close.
+    for (fd, target, flags) in fds.iter().filter(|(_, target, _)| target.starts_with("socket:")) {
+        assert_ne!(flags & libc::O_CLOEXEC as u32, 0, "descriptor {fd} ({target}) is inherited");
+    }
+    drop(holding);
+    w.stop();
+}

@@ -102,6 +102,11 @@ impl Watch {
         }
     }
 
+    /// The process id of the watch.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The address of `--metrics`, from the line the watch prints on standard error.
     pub fn metrics_addr(&self) -> SocketAddr {
         let line = self.stderr.recv_timeout(HANG).expect("no metrics line on stderr");

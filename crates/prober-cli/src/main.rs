@@ -10,6 +10,7 @@ mod config;
 mod duration;
 mod extensions;
 mod manifest;
+mod metrics;
 mod signals;
 mod usage;
 mod watch;

@@ -61,11 +61,12 @@ Exit status: 0 success or warning, 1 failure, 2 unknown (could not run the probe
 ";
 
 pub const WATCH: &str = "\
-Usage: prober watch [--json] [--for DUR] [--until-ready] [--host ADDR] FILE
-       prober watch [--json] [--for DUR] [--until-ready] [--host ADDR] --manifest FILE
+Usage: prober watch [OPTIONS] FILE
+       prober watch [OPTIONS] --manifest FILE
 
 Runs periodic probes with the kubelet's rules (initial delay, period, timeout, thresholds,
-startup gating) and prints one line per published state change.
+startup gating) and prints one line per published state change, and the first failing run
+of every failing streak with its message.
 
 FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard input):
   targets:
@@ -93,9 +94,13 @@ Options:
   --for DUR         stop after DUR (500ms, 2s, 1m, 1h)
   --until-ready     exit 0 as soon as every target is ready; 1 if --for ends first
   --json            one JSON object per line
+  --every-run       also a line for every run (result, reason, message, duration)
+  --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics (IP:PORT, [IPV6]:PORT
+                    or :PORT; port 0: the system's choice, printed on standard error)
   -h, --help        print this help
 
 Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
-signal with --until-ready, 64 bad arguments or bad file, 66 file not readable.
+signal with --until-ready, 64 bad arguments or bad file, 66 file not readable, 70 the
+--metrics address cannot be bound.
 SIGINT and SIGTERM stop the watch cleanly.
 ";

@@ -2,14 +2,16 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, TargetId};
+use prober::{Engine, EngineConfig, Event, Outcome, ProbeResult, ProbeSpec, Role, TargetId};
 use serde::Serialize;
 
 use crate::args::{Args, EXIT_FAILURE, Failure, escape_for_terminal};
 use crate::config::{self, TargetPlan};
+use crate::metrics::{self, Metrics};
 use crate::signals::Signals;
 use crate::{check, duration, manifest, usage};
 
@@ -26,6 +28,10 @@ pub struct WatchArgs {
     json: bool,
     for_dur: Option<Duration>,
     until_ready: bool,
+    /// `--every-run`: a line for every run, not only for changes and failing streaks.
+    every_run: bool,
+    /// `--metrics ADDR`: serve Prometheus metrics there.
+    metrics: Option<SocketAddr>,
 }
 
 /// Parses the arguments after `watch`; `Ok(None)` when help was printed.
@@ -35,6 +41,8 @@ pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
     let mut json = false;
     let mut for_dur = None;
     let mut until_ready = false;
+    let mut every_run = false;
+    let mut metrics = None;
     let mut set_input = |args: &Args, i: Input| -> Result<(), Failure> {
         if input.is_some() {
             return Err(args.usage("give one FILE or one --manifest FILE"));
@@ -51,6 +59,12 @@ pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
             json = true;
         } else if arg == "--until-ready" {
             until_ready = true;
+        } else if arg == "--every-run" {
+            every_run = true;
+        } else if let Some(v) = args.value(&arg, "--metrics", None)? {
+            let addr =
+                metrics::parse_addr(&v).map_err(|e| args.usage(format!("--metrics: {e}")))?;
+            metrics = Some(addr);
         } else if let Some(v) = args.value(&arg, "--for", None)? {
             for_dur = Some(duration::parse(&v).map_err(|e| args.usage(format!("--for: {e}")))?);
         } else if let Some(v) = args.value(&arg, "--host", None)? {
@@ -69,7 +83,7 @@ pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = input else {
         return Err(args.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    Ok(Some(WatchArgs { input, host, json, for_dur, until_ready }))
+    Ok(Some(WatchArgs { input, host, json, for_dur, until_ready, every_run, metrics }))
 }
 
 /// The directory that relative file names in the input are relative to: the input's own
@@ -139,15 +153,35 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
     plans.map_err(|e| Failure::input(format!("{path}: {e}")))
 }
 
-/// A target's published values, for the started / ready / live summary.
+/// A target's published values, for the started / ready / live summary, and what its runs
+/// said, for the explanations.
 #[derive(Debug)]
 struct TargetState {
     name: String,
     has: [bool; 3],
     value: [ProbeResult; 3],
+    /// Each role's last run result (`None` before its first run).
+    last_run: [Option<ProbeResult>; 3],
+    /// Each role's last run that did not succeed: what the summary explains.
+    last_bad: [Option<Box<Outcome>>; 3],
+}
+
+/// A run that did not succeed: `Failure`, or `Unknown` (the probe could not run).
+fn failing(r: ProbeResult) -> bool {
+    matches!(r, ProbeResult::Failure | ProbeResult::Unknown)
 }
 
 impl TargetState {
+    fn new(name: String, has: [bool; 3]) -> TargetState {
+        TargetState {
+            name,
+            has,
+            value: [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
+            last_run: [None; 3],
+            last_bad: [None, None, None],
+        }
+    }
+
     fn started(&self) -> bool {
         !self.has[Role::Startup.index()]
             || self.value[Role::Startup.index()] == ProbeResult::Success
@@ -172,6 +206,35 @@ impl TargetState {
             yn(self.live())
         )
     }
+
+    /// The roles the summary explains: those whose published value or last run is not a
+    /// success.
+    fn not_success(&self) -> impl Iterator<Item = Role> + '_ {
+        Role::ALL.into_iter().filter(|r| {
+            let i = r.index();
+            self.has[i]
+                && (self.value[i] != ProbeResult::Success || self.last_run[i].is_some_and(failing))
+        })
+    }
+
+    /// Whether `outcome`, the next run of `role`, is the first failing run of a streak (the
+    /// first run, or the first after a success).
+    fn starts_streak(&self, role: Role, outcome: &Outcome) -> bool {
+        failing(outcome.result) && !self.last_run[role.index()].is_some_and(failing)
+    }
+
+    /// Records a run (a failing one is kept for the summary).
+    fn record_run(&mut self, role: Role, outcome: Box<Outcome>) {
+        let i = role.index();
+        self.last_run[i] = Some(outcome.result);
+        if failing(outcome.result) {
+            self.last_bad[i] = Some(outcome);
+        }
+    }
+
+    fn publish_metrics(&self, m: &Metrics) {
+        m.record_state(&self.name, self.started(), self.ready(), self.live());
+    }
 }
 
 #[derive(Serialize)]
@@ -193,12 +256,54 @@ struct StateJson<'a> {
     live: bool,
 }
 
+/// One run, under its own key (`run`) so that readers of state lines, which match on
+/// `target` and `role`, never take a run for a change.
+#[derive(Serialize)]
+struct RunJson<'a> {
+    time_ms: u64,
+    run: RunFields<'a>,
+}
+
+#[derive(Serialize)]
+struct RunFields<'a> {
+    target: &'a str,
+    role: &'static str,
+    result: &'static str,
+    reason: &'static str,
+    message: &'a str,
+    duration_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    http_status: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cert_not_after: Option<i64>,
+    /// How long after its scheduled time the run started.
+    late_ms: f64,
+}
+
+/// A role that is not a success, in the summary.
+#[derive(Serialize)]
+struct RoleJson<'a> {
+    role: &'static str,
+    /// The published value.
+    result: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    last_run: Option<&'static str>,
+    /// Of the last run that did not succeed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+}
+
 #[derive(Serialize)]
 struct SummaryTarget<'a> {
     target: &'a str,
     started: bool,
     ready: bool,
     live: bool,
+    not_success: Vec<RoleJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -216,12 +321,28 @@ enum End {
     Stopped,
 }
 
+/// Starts the `--metrics` server when asked for; says where on standard error (so that a
+/// port chosen by the system, `:0`, can be found).
+fn start_metrics(w: &WatchArgs) -> Result<Option<Metrics>, Failure> {
+    let Some(addr) = w.metrics else {
+        return Ok(None);
+    };
+    let (m, registry) = Metrics::new();
+    let bound = metrics::serve(addr, registry)?;
+    eprintln!("prober: metrics at http://{bound}/metrics");
+    Ok(Some(m))
+}
+
 pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     let plans = load(w)?;
+    let metrics = start_metrics(w)?;
     let signals = Signals::install()
         .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
-    let mut engine =
-        Engine::new().map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
+    // Every run is an event: the watch explains failing streaks before they are published,
+    // and counts runs for --metrics.
+    let config = EngineConfig { every_run: true, ..EngineConfig::default() };
+    let mut engine = Engine::with_config(config)
+        .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     let mut states: Vec<TargetState> = Vec::with_capacity(plans.len());
     let mut by_id: HashMap<TargetId, usize> = HashMap::with_capacity(plans.len());
     let start = Instant::now();
@@ -235,29 +356,20 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
                 .set_probe(id, role, spec, schedule)
                 .map_err(|e| Failure::input(format!("{} {role}: {e}", plan.name)))?;
         }
-        let value = [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success];
-        states.push(TargetState { name: plan.name, has, value });
+        states.push(TargetState::new(plan.name, has));
+    }
+    if let Some(m) = &metrics {
+        states.iter().for_each(|t| t.publish_metrics(m));
     }
 
     let mut out = io::stdout().lock();
     let deadline = w.for_dur.map(|d| start + d);
+    let printer =
+        Printer { json: w.json, every_run: w.every_run, start, metrics: metrics.as_ref() };
     let mut events = Vec::new();
     let end = loop {
         engine.drain(&mut events, usize::MAX);
-        let mut write_failed = false;
-        for ev in events.drain(..) {
-            let Event::State { target, role, result, outcome } = ev else {
-                continue;
-            };
-            let Some(&i) = by_id.get(&target) else {
-                continue;
-            };
-            states[i].value[role.index()] = result;
-            let line =
-                state_line(w.json, start.elapsed(), &states[i], role, result, outcome.as_deref());
-            write_failed |= writeln!(out, "{line}").and_then(|()| out.flush()).is_err();
-        }
-        if write_failed {
+        if printer.handle(&mut events, &mut states, &by_id, &mut out).is_err() {
             break End::Stopped;
         }
         if w.until_ready && states.iter().all(TargetState::ready) {
@@ -289,13 +401,75 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     })
 }
 
+/// Turns events into lines (and metrics).
+struct Printer<'a> {
+    json: bool,
+    every_run: bool,
+    start: Instant,
+    metrics: Option<&'a Metrics>,
+}
+
+impl Printer<'_> {
+    /// Handles a batch of events; an error when standard output cannot be written (the
+    /// reader went away: the watch stops).
+    fn handle(
+        &self,
+        events: &mut Vec<Event>,
+        states: &mut [TargetState],
+        by_id: &HashMap<TargetId, usize>,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        let mut result = Ok(());
+        let mut events = events.drain(..).peekable();
+        while let Some(ev) = events.next() {
+            let Some(&i) = ev.target().and_then(|t| by_id.get(&t)) else {
+                continue;
+            };
+            let t = &mut states[i];
+            let line = match ev {
+                Event::State { role, result, outcome, .. } => {
+                    t.value[role.index()] = result;
+                    if let Some(m) = self.metrics {
+                        t.publish_metrics(m);
+                    }
+                    state_line(self.json, self.start.elapsed(), t, role, result, outcome.as_deref())
+                }
+                Event::Run { target, role, outcome, late_us } => {
+                    let late = Duration::from_micros(late_us);
+                    if let Some(m) = self.metrics {
+                        m.record_run(&t.name, role, &outcome, late);
+                    }
+                    // The engine queues a run's change right behind the run: a change line
+                    // then carries the same message.
+                    let published_now = matches!(events.peek(),
+                        Some(Event::State { target: next, role: r, outcome: Some(_), .. })
+                            if *next == target && *r == role);
+                    let print = self.every_run || t.starts_streak(role, &outcome) && !published_now;
+                    // Only a printed run is formatted: most runs print nothing.
+                    let line = print.then(|| {
+                        run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late)
+                    });
+                    t.record_run(role, outcome);
+                    let Some(line) = line else { continue };
+                    line
+                }
+                Event::Check { .. } => continue,
+            };
+            if result.is_ok() {
+                result = writeln!(out, "{line}").and_then(|()| out.flush());
+            }
+        }
+        result
+    }
+}
+
 fn state_line(
     json: bool,
     elapsed: Duration,
     t: &TargetState,
     role: Role,
     result: ProbeResult,
-    outcome: Option<&prober::Outcome>,
+    outcome: Option<&Outcome>,
 ) -> String {
     if json {
         let j = StateJson {
@@ -334,6 +508,43 @@ fn state_line(
     line
 }
 
+/// One run: `    1.204s db readiness run failure: dial tcp ...: connection refused (refused,
+/// 0.2ms)`. No started / ready / live flags: a run that changes nothing leaves them as they
+/// were, and one that changes something is followed by its change line.
+fn run_line(
+    json: bool,
+    elapsed: Duration,
+    target: &str,
+    role: Role,
+    o: &Outcome,
+    late: Duration,
+) -> String {
+    if json {
+        let j = RunJson {
+            time_ms: elapsed.as_millis() as u64,
+            run: RunFields {
+                target,
+                role: role.as_str(),
+                result: o.result.as_str(),
+                reason: o.reason.as_str(),
+                message: &o.message,
+                duration_ms: duration::millis(o.timings.total),
+                http_status: o.http_status,
+                exit_code: o.exit_code,
+                cert_not_after: o.cert_not_after,
+                late_ms: duration::millis(late),
+            },
+        };
+        return serde_json::to_string(&j).unwrap_or_default();
+    }
+    format!(
+        "{:>9.3}s {} {role} run {}",
+        elapsed.as_secs_f64(),
+        escape_for_terminal(target),
+        check::human_line(o, o.timings.total)
+    )
+}
+
 fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {
     if json {
         let j = SummaryJson {
@@ -345,17 +556,61 @@ fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {
                     started: t.started(),
                     ready: t.ready(),
                     live: t.live(),
+                    not_success: t
+                        .not_success()
+                        .map(|role| {
+                            let i = role.index();
+                            let bad = t.last_bad[i].as_deref();
+                            RoleJson {
+                                role: role.as_str(),
+                                result: t.value[i].as_str(),
+                                last_run: t.last_run[i].map(ProbeResult::as_str),
+                                reason: bad.map(|o| o.reason.as_str()),
+                                message: bad.map(|o| o.message.as_str()),
+                            }
+                        })
+                        .collect(),
                 })
                 .collect(),
             all_ready: states.iter().all(TargetState::ready),
         };
         return serde_json::to_string(&j).unwrap_or_default();
     }
-    let lines: Vec<String> = states
-        .iter()
-        .map(|t| format!("summary: {} {}", escape_for_terminal(&t.name), t.flags()))
-        .collect();
+    let mut lines = Vec::new();
+    for t in states {
+        let name = escape_for_terminal(&t.name);
+        lines.push(format!("summary: {name} {}", t.flags()));
+        // Indented under the target's line, which stays the one `summary:` line per target.
+        for role in t.not_success() {
+            lines.push(format!("  {name} {}", explain(t, role)));
+        }
+    }
     lines.join("\n")
+}
+
+/// `readiness failure: dial tcp ...: connection refused (refused)`: a role's published value,
+/// its last run's result when that differs, and the last failing run's message.
+fn explain(t: &TargetState, role: Role) -> String {
+    let i = role.index();
+    let mut s = format!("{role} {}", t.value[i]);
+    match t.last_run[i] {
+        None => s.push_str(" (no run yet)"),
+        Some(last) if failing(last) != failing(t.value[i]) => {
+            s.push_str(&format!(", last run {last}"));
+        }
+        Some(_) => {}
+    }
+    if let Some(o) = &t.last_bad[i] {
+        if !o.message.is_empty() {
+            s.push_str(": ");
+            s.push_str(&escape_for_terminal(&o.message));
+        }
+        let details = check::details(o);
+        if !details.is_empty() {
+            s.push_str(&format!(" ({})", details.join(", ")));
+        }
+    }
+    s
 }
 
 #[cfg(test)]
@@ -364,7 +619,7 @@ mod tests {
     use prober::Reason;
 
     fn state(has: [bool; 3], value: [ProbeResult; 3]) -> TargetState {
-        TargetState { name: "t".into(), has, value }
+        TargetState { value, ..TargetState::new("t".into(), has) }
     }
 
     #[test]
@@ -382,6 +637,47 @@ mod tests {
         assert_eq!(
             state([false, true, false], [U, S, S]).flags(),
             "started=yes ready=yes live=yes"
+        );
+    }
+
+    #[test]
+    fn streaks_and_explanations() {
+        use ProbeResult::{Failure as F, Success as S, Unknown as U};
+        let run = |r: ProbeResult, msg: &str| {
+            let reason = if r == S { Reason::None } else { Reason::Refused };
+            Box::new(prober::Outcome::new(r, reason, msg))
+        };
+        // Startup and readiness; readiness waits for startup and has not run.
+        let mut t = state([true, true, false], [U, F, S]);
+        assert_eq!(explain(&t, Role::Readiness), "readiness failure (no run yet)");
+        // A streak starts at the first failing run, Unknown included, and ends at a success.
+        let mut streaks = Vec::new();
+        for (r, msg) in [(U, "cannot run"), (F, "refused"), (S, ""), (F, "refused again"), (F, "")]
+        {
+            let o = run(r, msg);
+            streaks.push(t.starts_streak(Role::Startup, &o));
+            t.record_run(Role::Startup, o);
+        }
+        assert_eq!(streaks, [true, false, false, true, false]);
+        assert_eq!(explain(&t, Role::Startup), "startup unknown (refused)");
+        t.record_run(Role::Startup, run(S, ""));
+        // The last failure's message stays, with the last run's result when it differs.
+        t.record_run(Role::Startup, run(F, "refused again"));
+        t.value[Role::Startup.index()] = S;
+        assert_eq!(
+            explain(&t, Role::Startup),
+            "startup success, last run failure: refused again (refused)"
+        );
+        let roles: Vec<Role> = t.not_success().collect();
+        assert_eq!(roles, [Role::Startup, Role::Readiness]);
+        t.record_run(Role::Startup, run(S, ""));
+        let roles: Vec<Role> = t.not_success().collect();
+        assert_eq!(roles, [Role::Readiness], "a success explains nothing");
+        let j: serde_json::Value =
+            serde_json::from_str(&summary(true, Duration::ZERO, &[t])).unwrap();
+        assert_eq!(
+            j["summary"][0]["not_success"],
+            serde_json::json!([{"role": "readiness", "result": "failure"}])
         );
     }
 

@@ -1,0 +1,221 @@
+//! `prober watch --metrics ADDR` against real local servers (`prober_testkit`'s HTTP and
+//! HTTPS target servers), scraped over real HTTP connections; the exposition is parsed and
+//! what an operator's dashboard would read is asserted: runs counted, ready flipping when the
+//! server goes away, the last run's phases, the certificate's expiry, scheduling lateness.
+
+mod watch_support;
+
+use std::io::Write;
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+
+use prober_testkit::TargetServer;
+use prober_testkit::tls::{TestCa, TlsServerOptions, TlsTargetServer};
+use std::time::{Duration, Instant};
+
+use watch_support::{Exposition, HANG, Watch, WatchFile, http, scrape, scrape_until};
+
+fn readiness_file(port: u16, scheme: &str) -> WatchFile {
+    WatchFile::new(&format!(
+        "targets:\n\
+         - name: web\n\
+         \x20 readinessProbe:\n\
+         \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
+         \x20   periodMilliseconds: 100\n\
+         \x20   failureThreshold: 1\n"
+    ))
+}
+
+const WEB_READINESS: [(&str, &str); 2] = [("target", "web"), ("role", "readiness")];
+
+fn runs(e: &Exposition, result: &str) -> f64 {
+    e.count("prober_probe_total", &[("target", "web"), ("role", "readiness"), ("result", result)])
+}
+
+#[test]
+fn runs_are_counted_and_ready_flips_when_the_server_goes_away() {
+    let server = TargetServer::start();
+    let file = readiness_file(server.port(), "HTTP");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+
+    let e =
+        scrape_until(addr, "ready", |e| e.get("prober_ready", &[("target", "web")]) == Some(1.0));
+    assert_eq!(e.get("prober_started", &[("target", "web")]), Some(1.0));
+    assert_eq!(e.get("prober_live", &[("target", "web")]), Some(1.0));
+    let first = runs(&e, "success");
+    assert!(first >= 1.0, "{}", e.text);
+    // The counter rises with every run.
+    let e = scrape_until(addr, "more successful runs", |e| runs(e, "success") > first);
+    // The last run's phases, per the Timings convention: connect <= first_byte <= total.
+    let phase = |p: &str| {
+        e.get(
+            "prober_probe_phase_seconds",
+            &[("target", "web"), ("role", "readiness"), ("phase", p)],
+        )
+    };
+    let (connect, first_byte, total) =
+        (phase("connect").unwrap(), phase("first_byte").unwrap(), phase("total").unwrap());
+    assert!(0.0 < connect && connect <= first_byte && first_byte <= total, "{}", e.text);
+    assert_eq!(phase("tls"), None, "no TLS phase on http://: {}", e.text);
+    // Every run is in the duration histogram.
+    let count = e.get("prober_probe_duration_seconds_count", &WEB_READINESS).unwrap();
+    assert_eq!(count, runs(&e, "success") + runs(&e, "failure"), "{}", e.text);
+    let all = [("target", "web"), ("role", "readiness"), ("le", "+Inf")];
+    assert_eq!(e.get("prober_probe_duration_seconds_bucket", &all), Some(count));
+    let late = e.get("prober_engine_run_lateness_seconds_count", &[]).unwrap();
+    assert!(late >= count, "one lateness per run: {}", e.text);
+
+    drop(server);
+    let e = scrape_until(addr, "not ready", |e| {
+        e.get("prober_ready", &[("target", "web")]) == Some(0.0)
+    });
+    assert!(runs(&e, "failure") >= 1.0, "{}", e.text);
+    assert_eq!(e.get("prober_live", &[("target", "web")]), Some(1.0));
+
+    let (status, _) = w.stop();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn a_tls_run_reports_the_certificates_expiry() {
+    let ca = TestCa::new("metrics test CA");
+    // 2031-02-03T00:00:00Z.
+    let server = TlsTargetServer::start(TlsServerOptions::new(
+        ca.issue_expiring(&["127.0.0.1"], (2031, 2, 3)),
+    ));
+    let file = readiness_file(server.port(), "HTTPS");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+    let e = scrape_until(addr, "a certificate", |e| {
+        e.get("prober_cert_not_after_seconds", &WEB_READINESS).is_some()
+    });
+    assert_eq!(e.get("prober_cert_not_after_seconds", &WEB_READINESS), Some(1_927_843_200.0));
+    let e =
+        scrape_until(addr, "ready", |e| e.get("prober_ready", &[("target", "web")]) == Some(1.0));
+    let phase = |p: &str| {
+        e.get(
+            "prober_probe_phase_seconds",
+            &[("target", "web"), ("role", "readiness"), ("phase", p)],
+        )
+    };
+    assert!(phase("connect").unwrap() <= phase("tls").unwrap(), "{}", e.text);
+    assert!(phase("tls").unwrap() <= phase("total").unwrap(), "{}", e.text);
+    w.stop();
+}
+
+#[test]
+fn only_metrics_is_served_and_a_stuck_scraper_holds_up_no_probe() {
+    let server = TargetServer::start();
+    let file = readiness_file(server.port(), "HTTP");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+
+    assert_eq!(http(addr, b"GET / HTTP/1.1\r\n\r\n").status, 404);
+    assert_eq!(http(addr, b"GET /metricsx HTTP/1.1\r\n\r\n").status, 404);
+    assert_eq!(http(addr, b"POST /metrics HTTP/1.1\r\n\r\n").status, 405);
+    assert_eq!(http(addr, b"GET /metrics\r\n\r\n").status, 400);
+    // One byte over the 8 KiB bound, without the end of the head: refused, not awaited.
+    let prefix = "GET /metrics HTTP/1.1\r\nX: ";
+    let huge = format!("{prefix}{}", "a".repeat((8 << 10) + 1 - prefix.len()));
+    assert_eq!(http(addr, huge.as_bytes()).status, 431);
+    let head = http(addr, b"HEAD /metrics HTTP/1.1\r\n\r\n");
+    assert_eq!((head.status, head.body.as_str()), (200, ""));
+
+    // A scraper that connects and sends half a request holds the server (one request at a
+    // time), not the probes: runs go on being printed meanwhile.
+    let mut stuck = TcpStream::connect(addr).unwrap();
+    stuck.write_all(b"GET /metr").unwrap();
+    let before = server.requests();
+    let deadline = Instant::now() + HANG;
+    while server.requests() < before + 3 {
+        assert!(Instant::now() < deadline, "no probe reached the server while a scrape hung");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(stuck);
+    let e = scrape(addr);
+    assert!(runs(&e, "success") >= 3.0, "{}", e.text);
+    w.stop();
+}
+
+fn watch_status(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_prober"))
+        .arg("watch")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap(), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn a_bad_address_exits_64_and_a_taken_port_70() {
+    let file = readiness_file(prober_testkit::closed_port(), "HTTP");
+    for bad in ["nope", "localhost:9464", "127.0.0.1", "127.0.0.1:99999"] {
+        let (code, out, err) = watch_status(&["--metrics", bad, "--for", "1s", file.path()]);
+        assert_eq!(code, 64, "{bad}: {err}");
+        assert_eq!(out, "", "{bad}: nothing runs");
+        assert!(err.starts_with(&format!("prober: --metrics: bad address '{bad}'")), "{err}");
+    }
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (code, out, err) = watch_status(&["--metrics", &addr, "--for", "1s", file.path()]);
+    assert_eq!(code, 70, "{err}");
+    assert_eq!(out, "", "nothing runs");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with(&format!("prober: --metrics: cannot listen on {addr}: ")), "{err}");
+    assert!(err.contains("in use"), "{err}");
+}
+
+/// The descriptors of process `pid` from 3 up, each with its target and its `flags` (octal, as
+/// /proc/PID/fdinfo gives them).
+fn descriptors(pid: u32) -> Vec<(String, String, u32)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap() {
+        let entry = entry.unwrap();
+        let fd = entry.file_name().into_string().unwrap();
+        if fd.parse::<u32>().unwrap() < 3 {
+            continue;
+        }
+        // A descriptor may close between the listing and these reads: skip it then.
+        let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+        let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
+            continue;
+        };
+        let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).unwrap().trim();
+        let flags = u32::from_str_radix(flags, 8).unwrap();
+        out.push((fd, target.to_string_lossy().into_owned(), flags));
+    }
+    out
+}
+
+#[test]
+fn every_socket_of_the_watch_is_close_on_exec() {
+    // Probe commands get none of them: the metrics listener and connection included.
+    let server = TargetServer::start();
+    let file = readiness_file(server.port(), "HTTP");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+    scrape_until(addr, "ready", |e| e.get("prober_ready", &[("target", "web")]) == Some(1.0));
+    // A scraper that is still sending its request: the server holds its connection open.
+    let mut holding = TcpStream::connect(addr).unwrap();
+    holding.write_all(b"GET /metrics HTTP/1.1\r\n").unwrap();
+    let deadline = Instant::now() + HANG;
+    let fds = loop {
+        let fds = descriptors(w.pid());
+        // The listener and the accepted connection.
+        if fds.iter().filter(|(_, target, _)| target.starts_with("socket:")).count() >= 2 {
+            break fds;
+        }
+        assert!(Instant::now() < deadline, "the metrics sockets never showed: {fds:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // Sockets only: other descriptors may come from whatever started the tests (an inherited
+    // /dev/null, say), which is not the watch's to close.
+    for (fd, target, flags) in fds.iter().filter(|(_, target, _)| target.starts_with("socket:")) {
+        assert_ne!(flags & libc::O_CLOEXEC as u32, 0, "descriptor {fd} ({target}) is inherited");
+    }
+    drop(holding);
+    w.stop();
+}

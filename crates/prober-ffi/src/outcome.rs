@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use prober_core::{Outcome, ProbeResult, Reason};
 
+use crate::ptr::{BoxedHandle, Out};
 use crate::spec::prober_spec;
 use crate::status::*;
-use crate::{guard, nul_terminated, prober_str, set_error, write_out};
+use crate::{guard, guard_status, nul_terminated, prober_str};
 
 /// Probe results (the kubelet's four).
 #[repr(u32)]
@@ -87,6 +88,10 @@ pub struct prober_outcome {
     message_len: usize,
     output: Vec<u8>,
     output_len: usize,
+}
+
+impl BoxedHandle for prober_outcome {
+    const NULL_ERROR: &'static str = "outcome is NULL";
 }
 
 impl prober_outcome {
@@ -280,19 +285,12 @@ pub unsafe extern "C" fn prober_check(
     spec: *const prober_spec,
     out: *mut *mut prober_outcome,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else {
-            return set_error(PROBER_E_NULL, "spec is NULL");
-        };
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
+    guard_status(|| {
+        let s = prober_spec::try_ref_from_ptr(spec)?;
+        let out = Out::try_from_ptr(out, "out")?;
         let outcome = ::prober_engine::check(&s.spec);
-        let b = Box::new(prober_outcome::new(outcome));
-        // SAFETY: checked non-NULL above.
-        unsafe { write_out(out, Box::into_raw(b)) };
-        PROBER_OK
+        out.write(prober_outcome::new(outcome).to_boxed_mut_ptr());
+        Ok(())
     })
 }
 
@@ -302,21 +300,7 @@ pub unsafe extern "C" fn prober_check(
 /// `o` must be NULL or an outcome from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_free(o: *mut prober_outcome) {
-    guard((), || {
-        if !o.is_null() {
-            // SAFETY: created by Box::into_raw in prober_check and not freed before (contract).
-            drop(unsafe { Box::from_raw(o) });
-        }
-    })
-}
-
-/// Borrows an outcome for an accessor.
-///
-/// # Safety
-/// `o` must be NULL or a live outcome.
-unsafe fn get<'a>(o: *const prober_outcome) -> Option<&'a prober_outcome> {
-    // SAFETY: forwarded caller contract.
-    unsafe { o.as_ref() }
+    guard((), || prober_outcome::free_boxed_ptr(o))
 }
 
 /// The result (`PROBER_RESULT_*`); `PROBER_RESULT_UNKNOWN` for NULL.
@@ -325,8 +309,7 @@ unsafe fn get<'a>(o: *const prober_outcome) -> Option<&'a prober_outcome> {
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 {
-    // SAFETY: forwarded caller contract.
-    guard(3, || unsafe { get(o) }.map_or(3, |o| result_code(o.outcome.result)))
+    guard(3, || prober_outcome::ref_from_ptr(o).map_or(3, |o| result_code(o.outcome.result)))
 }
 
 /// The reason (`PROBER_REASON_*`); `PROBER_REASON_NONE` for NULL.
@@ -335,8 +318,7 @@ pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.map_or(0, |o| reason_code(o.outcome.reason)))
+    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| reason_code(o.outcome.reason)))
 }
 
 /// The message, in the kubelet's wording; valid while the outcome lives. Empty for NULL.
@@ -345,8 +327,9 @@ pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> prober_str {
-    // SAFETY: forwarded caller contract.
-    guard(prober_str::empty(), || unsafe { get(o) }.map_or(prober_str::empty(), |o| o.message()))
+    guard(prober_str::empty(), || {
+        prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.message())
+    })
 }
 
 /// The captured output (HTTP body or command output, at most the output limit); valid while
@@ -356,8 +339,9 @@ pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> pro
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prober_str {
-    // SAFETY: forwarded caller contract.
-    guard(prober_str::empty(), || unsafe { get(o) }.map_or(prober_str::empty(), |o| o.output()))
+    guard(prober_str::empty(), || {
+        prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.output())
+    })
 }
 
 /// True when more output was seen than kept.
@@ -366,8 +350,7 @@ pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prob
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> bool {
-    // SAFETY: forwarded caller contract.
-    guard(false, || unsafe { get(o) }.is_some_and(|o| o.outcome.truncated))
+    guard(false, || prober_outcome::ref_from_ptr(o).is_some_and(|o| o.outcome.truncated))
 }
 
 /// Output bytes seen in all, kept or not.
@@ -376,8 +359,7 @@ pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> b
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -> u64 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.map_or(0, |o| o.outcome.output_total))
+    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| o.outcome.output_total))
 }
 
 /// The whole run's duration in microseconds.
@@ -386,8 +368,7 @@ pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) -> u64 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.map_or(0, |o| micros(o.outcome.timings.total)))
+    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| micros(o.outcome.timings.total)))
 }
 
 /// The final HTTP status, or 0 when there was none.
@@ -396,8 +377,9 @@ pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) -> u32 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.and_then(|o| o.outcome.http_status).map_or(0, u32::from))
+    guard(0, || {
+        prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.http_status).map_or(0, u32::from)
+    })
 }
 
 /// The command's exit code, or -1 when it did not exit normally (or was not a command).
@@ -406,8 +388,7 @@ pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_exit_code(o: *const prober_outcome) -> i32 {
-    // SAFETY: forwarded caller contract.
-    guard(-1, || unsafe { get(o) }.and_then(|o| o.outcome.exit_code).unwrap_or(-1))
+    guard(-1, || prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.exit_code).unwrap_or(-1))
 }
 
 /// Copies the timings into `*out`.
@@ -419,18 +400,10 @@ pub unsafe extern "C" fn prober_outcome_timings(
     o: *const prober_outcome,
     out: *mut prober_timings,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        let Some(o) = (unsafe { get(o) }) else {
-            return set_error(PROBER_E_NULL, "outcome is NULL");
-        };
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
-        let v = timings_of(Some(&o.outcome.timings));
-        // SAFETY: checked non-NULL above.
-        unsafe { write_out(out, v) };
-        PROBER_OK
+    guard_status(|| {
+        let o = prober_outcome::try_ref_from_ptr(o)?;
+        Out::try_from_ptr(out, "out")?.write(timings_of(Some(&o.outcome.timings)));
+        Ok(())
     })
 }
 

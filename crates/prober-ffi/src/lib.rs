@@ -15,6 +15,7 @@
 //!   engine is refused with `PROBER_E_BUSY` (an atomic flag taken on entry, see `engine.rs`);
 //! - no signal handlers, no signal-mask changes, no `waitpid(-1)`, every descriptor close-on-exec.
 
+#![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 
 mod engine;
@@ -42,7 +43,9 @@ pub use tls::*;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct prober_str {
+    /// The first byte; never NULL (an empty view points at a NUL byte).
     pub ptr: *const c_char,
+    /// The number of bytes, not counting the NUL that follows them.
     pub len: usize,
 }
 

@@ -15,9 +15,12 @@ use crate::{guard, guard_status, nul_terminated, prober_str};
 #[repr(u32)]
 #[derive(Clone, Copy, Debug)]
 pub enum prober_result {
+    /// The target answered as healthy (for example: it accepted the connection, an HTTP 2xx,
+    /// exit code 0, gRPC SERVING).
     PROBER_RESULT_SUCCESS = 0,
     /// Logically a success: an HTTP 3xx that was not followed.
     PROBER_RESULT_WARNING = 1,
+    /// The target answered as unhealthy, or did not answer in time (the reason says how).
     PROBER_RESULT_FAILURE = 2,
     /// The probe could not be run (see the message).
     PROBER_RESULT_UNKNOWN = 3,
@@ -27,8 +30,11 @@ pub enum prober_result {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug)]
 pub enum prober_role {
+    /// Gates the other two: they do not run until it has succeeded once.
     PROBER_ROLE_STARTUP = 0,
+    /// Whether the target should receive traffic.
     PROBER_ROLE_READINESS = 1,
+    /// Whether the target is alive: the kubelet restarts a container whose liveness fails.
     PROBER_ROLE_LIVENESS = 2,
 }
 
@@ -36,22 +42,42 @@ pub enum prober_role {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug)]
 pub enum prober_reason {
+    /// Nothing went wrong (Success), or no more specific reason applies.
     PROBER_REASON_NONE = 0,
+    /// The connection was refused (an RST in answer to the SYN).
     PROBER_REASON_REFUSED = 1,
+    /// The probe's deadline passed (connect, headers, body, or command).
     PROBER_REASON_TIMEOUT = 2,
+    /// The peer reset the connection after it was established.
     PROBER_REASON_RESET = 3,
+    /// Network or host unreachable, or another connect error.
     PROBER_REASON_UNREACHABLE = 4,
+    /// The host name could not be resolved.
     PROBER_REASON_DNS = 5,
+    /// An HTTP status outside 200..=399, or outside the set given to
+    /// `prober_spec_set_expect_status`.
     PROBER_REASON_STATUS = 6,
+    /// A 3xx response that was not followed (Warning).
     PROBER_REASON_REDIRECT = 7,
+    /// More than 10 redirects.
     PROBER_REASON_TOO_MANY_REDIRECTS = 8,
+    /// The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
+    /// oversized head, bad framing, a Location that is not a URL).
     PROBER_REASON_PROTOCOL = 9,
+    /// The body ended before its declared end.
     PROBER_REASON_BROKEN_BODY = 10,
+    /// The command exited with a non-zero status.
     PROBER_REASON_EXIT_CODE = 11,
+    /// The command was ended by a signal it did not get from the library.
     PROBER_REASON_SIGNAL = 12,
+    /// The command could not be started (no such file, permission denied, ...).
     PROBER_REASON_SPAWN = 13,
+    /// The probe needs a feature this build lacks.
     PROBER_REASON_UNSUPPORTED = 14,
+    /// Another I/O error of the local system (running out of something is
+    /// `PROBER_REASON_RESOURCE`).
     PROBER_REASON_IO = 15,
+    /// The probe was cancelled before it finished (target removed, engine freed).
     PROBER_REASON_CANCELLED = 16,
     /// The TLS handshake or certificate verification failed, or TLS files were unusable.
     PROBER_REASON_TLS = 17,
@@ -72,10 +98,16 @@ pub enum prober_reason {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct prober_timings {
+    /// How long the host name lookup took (-1 for IP literals and exec probes).
     pub resolve_us: i64,
+    /// From the start of the run to the established connection.
     pub connect_us: i64,
+    /// From the start of the run to the end of the TLS handshake (-1 without TLS).
     pub tls_us: i64,
+    /// From the start of the run to the first byte of the response (HTTP, gRPC), of the
+    /// reply (TCP send/expect) or of the output (exec).
     pub first_byte_us: i64,
+    /// The whole run.
     pub total_us: i64,
 }
 

@@ -165,3 +165,76 @@ pub(crate) fn out_slice_from_ptr<'a, T>(
     // are never read nor dropped.
     Some(unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), len) })
 }
+
+#[cfg(test)]
+mod tests {
+    use prober_core::{ProbeSpec, Schedule};
+
+    use super::*;
+    use crate::prober_last_error;
+    use crate::spec::prober_spec;
+
+    fn last_error() -> String {
+        let s = prober_last_error();
+        // SAFETY: the view is valid until the next call on this thread; copied at once.
+        let bytes = unsafe { std::slice::from_raw_parts(s.ptr.cast::<u8>(), s.len) };
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+
+    #[test]
+    fn null_arguments_are_refused_with_their_names() {
+        assert_eq!(try_str_from_ptr(std::ptr::null(), "host").unwrap_err(), PROBER_E_NULL);
+        assert_eq!(last_error(), "host is NULL");
+        let slice = try_slice_from_ptr::<u8>(std::ptr::null(), 3, "data");
+        assert_eq!(slice.unwrap_err(), PROBER_E_NULL);
+        assert_eq!(last_error(), "data is NULL");
+        assert_eq!(
+            Out::<u64>::try_from_ptr(std::ptr::null_mut(), "out").unwrap_err(),
+            PROBER_E_NULL
+        );
+        assert_eq!(last_error(), "out is NULL");
+        assert_eq!(prober_spec::try_mut_from_ptr(std::ptr::null_mut()).unwrap_err(), PROBER_E_NULL);
+        assert_eq!(last_error(), "spec is NULL");
+        // The forms whose NULL is a neutral answer record nothing.
+        assert!(Out::<u64>::from_ptr(std::ptr::null_mut()).is_none());
+        assert!(out_slice_from_ptr::<u64>(std::ptr::null_mut(), 4).is_none());
+        assert!(prober_spec::ref_from_ptr(std::ptr::null()).is_none());
+        assert_eq!(last_error(), "spec is NULL");
+        // NULL with no elements is the empty array.
+        assert_eq!(try_slice_from_ptr::<u8>(std::ptr::null(), 0, "data"), Ok(&[][..]));
+    }
+
+    #[test]
+    fn valid_arguments_are_read_and_written_in_place() {
+        assert_eq!(try_str_from_ptr(c"example.com".as_ptr(), "host"), Ok("example.com"));
+        let bad = [0xffu8, 0];
+        let r = try_str_from_ptr(bad.as_ptr().cast(), "url");
+        assert_eq!(r.unwrap_err(), PROBER_E_INVALID_UTF8);
+        assert_eq!(last_error(), "url is not valid UTF-8");
+
+        let data = [1u8, 0, 2];
+        assert_eq!(try_slice_from_ptr(data.as_ptr(), 3, "data"), Ok(&data[..]));
+
+        let mut value = 0u64;
+        Out::try_from_ptr(&raw mut value, "out").unwrap().write(42);
+        assert_eq!(value, 42);
+        let mut values = [0u64; 3];
+        let slots = out_slice_from_ptr(values.as_mut_ptr(), 2).unwrap();
+        assert_eq!(slots.len(), 2);
+        for (i, slot) in slots.iter_mut().enumerate() {
+            slot.write(i as u64 + 7);
+        }
+        assert_eq!(values, [7, 8, 0]);
+    }
+
+    #[test]
+    fn a_handle_goes_to_c_and_back() {
+        let spec = ProbeSpec::tcp("127.0.0.1", 80).unwrap();
+        let p = prober_spec { spec, schedule: Schedule::default() }.to_boxed_mut_ptr();
+        prober_spec::try_mut_from_ptr(p).unwrap().schedule.success_threshold = 5;
+        assert_eq!(prober_spec::try_ref_from_ptr(p).unwrap().schedule.success_threshold, 5);
+        // Freed once; a NULL handle is ignored.
+        prober_spec::free_boxed_ptr(p);
+        prober_spec::free_boxed_ptr(std::ptr::null_mut());
+    }
+}

@@ -4,9 +4,9 @@
 //! The invariant, stated once: every export is an `unsafe extern "C" fn` whose `# Safety`
 //! section is its caller's promise about each pointer argument, for the duration of the call:
 //! NULL, or valid for what the export does with it —
-//! - a handle: a live object of that type, made by this library ([`BoxedHandle::to_boxed_mut_ptr`])
-//!   and not freed; one that the export changes (a spec being set) is used by no other thread
-//!   during the call ([`ExclusiveHandle`]);
+//! - a handle: a live object of that type, made by this library
+//!   ([`BoxedHandle::to_boxed_mut_ptr`]) and not freed; one that the export changes (a spec
+//!   being set) is used by no other thread during the call ([`ExclusiveHandle`]);
 //! - a string: NUL-terminated;
 //! - `ptr`, `len`: `len` readable elements (or, for an array the export fills, writable ones);
 //! - an out-parameter: aligned and writable.

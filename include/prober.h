@@ -63,6 +63,9 @@ enum prober_status
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * The call succeeded.
+   */
   PROBER_OK = 0,
   /**
    * A required pointer argument was NULL.
@@ -163,11 +166,18 @@ enum prober_result
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * The target answered as healthy (for example: it accepted the connection, an HTTP 2xx,
+   * exit code 0, gRPC SERVING).
+   */
   PROBER_RESULT_SUCCESS = 0,
   /**
    * Logically a success: an HTTP 3xx that was not followed.
    */
   PROBER_RESULT_WARNING = 1,
+  /**
+   * The target answered as unhealthy, or did not answer in time (the reason says how).
+   */
   PROBER_RESULT_FAILURE = 2,
   /**
    * The probe could not be run (see the message).
@@ -190,8 +200,17 @@ enum prober_role
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * Gates the other two: they do not run until it has succeeded once.
+   */
   PROBER_ROLE_STARTUP = 0,
+  /**
+   * Whether the target should receive traffic.
+   */
   PROBER_ROLE_READINESS = 1,
+  /**
+   * Whether the target is alive: the kubelet restarts a container whose liveness fails.
+   */
   PROBER_ROLE_LIVENESS = 2,
 };
 #ifndef __cplusplus
@@ -210,22 +229,76 @@ enum prober_reason
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * Nothing went wrong (Success), or no more specific reason applies.
+   */
   PROBER_REASON_NONE = 0,
+  /**
+   * The connection was refused (an RST in answer to the SYN).
+   */
   PROBER_REASON_REFUSED = 1,
+  /**
+   * The probe's deadline passed (connect, headers, body, or command).
+   */
   PROBER_REASON_TIMEOUT = 2,
+  /**
+   * The peer reset the connection after it was established.
+   */
   PROBER_REASON_RESET = 3,
+  /**
+   * Network or host unreachable, or another connect error.
+   */
   PROBER_REASON_UNREACHABLE = 4,
+  /**
+   * The host name could not be resolved.
+   */
   PROBER_REASON_DNS = 5,
+  /**
+   * An HTTP status outside 200..=399, or outside the set given to
+   * `prober_spec_set_expect_status`.
+   */
   PROBER_REASON_STATUS = 6,
+  /**
+   * A 3xx response that was not followed (Warning).
+   */
   PROBER_REASON_REDIRECT = 7,
+  /**
+   * More than 10 redirects.
+   */
   PROBER_REASON_TOO_MANY_REDIRECTS = 8,
+  /**
+   * The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
+   * oversized head, bad framing, a Location that is not a URL).
+   */
   PROBER_REASON_PROTOCOL = 9,
+  /**
+   * The body ended before its declared end.
+   */
   PROBER_REASON_BROKEN_BODY = 10,
+  /**
+   * The command exited with a non-zero status.
+   */
   PROBER_REASON_EXIT_CODE = 11,
+  /**
+   * The command was ended by a signal it did not get from the library.
+   */
   PROBER_REASON_SIGNAL = 12,
+  /**
+   * The command could not be started (no such file, permission denied, ...).
+   */
   PROBER_REASON_SPAWN = 13,
+  /**
+   * The probe needs a feature this build lacks.
+   */
   PROBER_REASON_UNSUPPORTED = 14,
+  /**
+   * Another I/O error of the local system (running out of something is
+   * `PROBER_REASON_RESOURCE`).
+   */
   PROBER_REASON_IO = 15,
+  /**
+   * The probe was cancelled before it finished (target removed, engine freed).
+   */
   PROBER_REASON_CANCELLED = 16,
   /**
    * The TLS handshake or certificate verification failed, or TLS files were unusable.
@@ -422,7 +495,13 @@ typedef struct prober_spec prober_spec;
  * returns one says how long it stays valid. Never free it.
  */
 typedef struct {
+  /**
+   * The first byte; never NULL (an empty view points at a NUL byte).
+   */
   const char *ptr;
+  /**
+   * The number of bytes, not counting the NUL that follows them.
+   */
   size_t len;
 } prober_str;
 
@@ -433,10 +512,26 @@ typedef struct {
  * the name lookup took.
  */
 typedef struct {
+  /**
+   * How long the host name lookup took (-1 for IP literals and exec probes).
+   */
   int64_t resolve_us;
+  /**
+   * From the start of the run to the established connection.
+   */
   int64_t connect_us;
+  /**
+   * From the start of the run to the end of the TLS handshake (-1 without TLS).
+   */
   int64_t tls_us;
+  /**
+   * From the start of the run to the first byte of the response (HTTP, gRPC), of the
+   * reply (TCP send/expect) or of the output (exec).
+   */
   int64_t first_byte_us;
+  /**
+   * The whole run.
+   */
   int64_t total_us;
 } prober_timings;
 

@@ -49,6 +49,8 @@ const (
 	EventRun EventKind = C.PROBER_EVENT_RUN
 )
 
+// String is the kind's name ("state", "check", "run"), or "EventKind(n)" for a number this
+// package does not define.
 func (k EventKind) String() string {
 	switch k {
 	case EventState:
@@ -76,6 +78,7 @@ func itoa(v uint64) string {
 
 // Event is something an Engine reports on its Events channel.
 type Event struct {
+	// Kind says which of the three events this is, and so which fields are set.
 	Kind EventKind
 	// Target and Role: state and run events.
 	Target TargetID

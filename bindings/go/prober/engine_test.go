@@ -117,9 +117,11 @@ func TestEngineStateEvents(t *testing.T) {
 	}
 }
 
-// Trigger runs a probe with a ten-minute period at once.
+// Trigger runs a probe with a ten-minute period at once. The engine reports every run, so the
+// test sees the first scheduled run fail before it makes the command pass and triggers; with a
+// ten-minute period, the next run and the Success it publishes can only be the trigger's.
 func TestEngineTrigger(t *testing.T) {
-	e, err := prober.NewEngine()
+	e, err := prober.NewEngine(prober.WithEveryRun())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,19 +135,39 @@ func TestEngineTrigger(t *testing.T) {
 	if err := e.SetProbe(target, prober.Readiness, s); err != nil {
 		t.Fatal(err)
 	}
-	// Initial Failure, then the first run fails too: no second event. Make it pass, trigger.
+	runOf := func(ev prober.Event) bool { return ev.Kind == prober.EventRun && ev.Target == target }
+	// The initial value (Failure, no outcome) comes first; the first run fails, publishing no
+	// change.
 	if ev := next(t, e, 10*time.Second, stateOf(target)); ev.HasOutcome {
 		t.Fatalf("first event: %+v", ev)
 	}
-	time.Sleep(100 * time.Millisecond)
+	if ev := next(t, e, 10*time.Second, runOf); ev.Result != prober.Failure || ev.Outcome.ExitCode != 1 {
+		t.Fatalf("first run: %+v", ev)
+	}
 	if err := writeFile(flag); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Trigger(target, prober.Readiness); err != nil {
 		t.Fatal(err)
 	}
-	if ev := next(t, e, 10*time.Second, stateOf(target)); ev.Result != prober.Success || ev.Outcome.ExitCode != 0 {
-		t.Fatalf("after trigger: %+v", ev)
+	// The triggered run and the state it publishes, in whichever order they are delivered.
+	var run, state *prober.Event
+	for run == nil || state == nil {
+		ev := next(t, e, 10*time.Second, func(ev prober.Event) bool { return runOf(ev) || stateOf(target)(ev) })
+		switch {
+		case ev.Kind == prober.EventRun && run == nil:
+			run = &ev
+		case ev.Kind == prober.EventState && state == nil:
+			state = &ev
+		default:
+			t.Fatalf("a second %v event after the trigger: %+v", ev.Kind, ev)
+		}
+	}
+	if run.Result != prober.Success || run.Outcome.ExitCode != 0 {
+		t.Fatalf("triggered run: %+v", *run)
+	}
+	if state.Result != prober.Success || !state.HasOutcome || state.Outcome.ExitCode != 0 {
+		t.Fatalf("state after the trigger: %+v", *state)
 	}
 }
 

@@ -10,15 +10,18 @@ import (
 
 // Outcome is the full result of one probe run.
 type Outcome struct {
+	// Result is the run's result.
 	Result Result
+	// Reason is the machine-readable cause (ReasonNone on a plain success).
 	Reason Reason
 	// Message is the kubelet's wording ("HTTP probe failed with statuscode: 503", ...).
 	Message string
 	// Output is the captured HTTP body or command output (stdout and stderr interleaved), at
 	// most the spec's output limit.
 	Output []byte
-	// Truncated is true when more output was seen than kept; OutputTotal counts it all.
-	Truncated   bool
+	// Truncated is true when more output was seen than kept.
+	Truncated bool
+	// OutputTotal counts the output bytes seen in all, kept or not.
 	OutputTotal int64
 	// HTTPStatus is the final HTTP status, or 0.
 	HTTPStatus int
@@ -41,7 +44,17 @@ type Outcome struct {
 // convention: Connect <= TLS <= FirstByte <= Total); Resolve is how long the name lookup
 // took. -1 for a phase that did not happen.
 type Timings struct {
-	Resolve, Connect, TLS, FirstByte, Total time.Duration
+	// Resolve is how long the host name lookup took (-1 for IP literals and exec probes).
+	Resolve time.Duration
+	// Connect is from the start of the run to the established connection.
+	Connect time.Duration
+	// TLS is from the start of the run to the end of the TLS handshake (-1 without TLS).
+	TLS time.Duration
+	// FirstByte is from the start of the run to the first byte of the response (HTTP,
+	// gRPC), of the reply (TCP send/expect) or of the output (exec).
+	FirstByte time.Duration
+	// Total is the whole run.
+	Total time.Duration
 }
 
 func micros(us C.int64_t) time.Duration {

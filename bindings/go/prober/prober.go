@@ -29,25 +29,48 @@ type Status uint32
 
 // Status codes; see include/prober.h.
 const (
-	StatusOK               Status = C.PROBER_OK
-	StatusNull             Status = C.PROBER_E_NULL
-	StatusInvalid          Status = C.PROBER_E_INVALID
-	StatusInvalidUTF8      Status = C.PROBER_E_INVALID_UTF8
-	StatusInvalidURL       Status = C.PROBER_E_INVALID_URL
-	StatusInvalidHost      Status = C.PROBER_E_INVALID_HOST
-	StatusInvalidPort      Status = C.PROBER_E_INVALID_PORT
-	StatusInvalidHeader    Status = C.PROBER_E_INVALID_HEADER
-	StatusInvalidArgv      Status = C.PROBER_E_INVALID_ARGV
-	StatusInvalidEnv       Status = C.PROBER_E_INVALID_ENV
-	StatusInvalidDuration  Status = C.PROBER_E_INVALID_DURATION
+	// StatusOK: the call succeeded.
+	StatusOK Status = C.PROBER_OK
+	// StatusNull: a required argument was missing (NULL at the C boundary).
+	StatusNull Status = C.PROBER_E_NULL
+	// StatusInvalid: an argument is out of range or otherwise invalid.
+	StatusInvalid Status = C.PROBER_E_INVALID
+	// StatusInvalidUTF8: a string argument is not valid UTF-8.
+	StatusInvalidUTF8 Status = C.PROBER_E_INVALID_UTF8
+	// StatusInvalidURL: a URL could not be parsed or has an unsupported scheme.
+	StatusInvalidURL Status = C.PROBER_E_INVALID_URL
+	// StatusInvalidHost: a host name or address is invalid.
+	StatusInvalidHost Status = C.PROBER_E_INVALID_HOST
+	// StatusInvalidPort: a port is outside 1..65535.
+	StatusInvalidPort Status = C.PROBER_E_INVALID_PORT
+	// StatusInvalidHeader: a header name or value is invalid (CR, LF, NUL, or a name that is not a
+	// token).
+	StatusInvalidHeader Status = C.PROBER_E_INVALID_HEADER
+	// StatusInvalidArgv: an exec argv is empty or holds a NUL byte.
+	StatusInvalidArgv Status = C.PROBER_E_INVALID_ARGV
+	// StatusInvalidEnv: an environment variable name or value is invalid.
+	StatusInvalidEnv Status = C.PROBER_E_INVALID_ENV
+	// StatusInvalidDuration: a timeout, period or delay is out of range.
+	StatusInvalidDuration Status = C.PROBER_E_INVALID_DURATION
+	// StatusInvalidThreshold: a threshold is out of range (zero, or a success threshold other than
+	// 1 for liveness or startup).
 	StatusInvalidThreshold Status = C.PROBER_E_INVALID_THRESHOLD
-	StatusWrongKind        Status = C.PROBER_E_WRONG_KIND
-	StatusUnknownTarget    Status = C.PROBER_E_UNKNOWN_TARGET
-	StatusNoProbe          Status = C.PROBER_E_NO_PROBE
-	StatusInvalidEnum      Status = C.PROBER_E_INVALID_ENUM
-	StatusInvalidTLS       Status = C.PROBER_E_INVALID_TLS
-	StatusIO               Status = C.PROBER_E_IO
-	StatusPanic            Status = C.PROBER_E_PANIC
+	// StatusWrongKind: the setting does not apply to the spec's Kind.
+	StatusWrongKind Status = C.PROBER_E_WRONG_KIND
+	// StatusUnknownTarget: no target with this id in this engine.
+	StatusUnknownTarget Status = C.PROBER_E_UNKNOWN_TARGET
+	// StatusNoProbe: the target has no probe for this role.
+	StatusNoProbe Status = C.PROBER_E_NO_PROBE
+	// StatusInvalidEnum: a role, policy or other enumerated value is not one of the defined
+	// constants.
+	StatusInvalidEnum Status = C.PROBER_E_INVALID_ENUM
+	// StatusInvalidTLS: a TLS option is invalid (server name, file path, version).
+	StatusInvalidTLS Status = C.PROBER_E_INVALID_TLS
+	// StatusIO: an operating-system call failed.
+	StatusIO Status = C.PROBER_E_IO
+	// StatusPanic: a panic inside the library was caught; the engine involved is unusable from now
+	// on.
+	StatusPanic Status = C.PROBER_E_PANIC
 )
 
 // String is the library's description of the code (prober_status_str), e.g. "invalid port".
@@ -60,10 +83,13 @@ func (s Status) String() string { return C.GoString(C.prober_status_str(C.uint32
 //
 //	errors.Is(err, &prober.Error{Code: prober.StatusInvalidPort})
 type Error struct {
+	// Code is the status the call returned.
 	Code Status
-	Msg  string
+	// Msg is what was wrong, in words (empty when the library said nothing more).
+	Msg string
 }
 
+// Error gives the code's description and the message: "prober: invalid port: ...".
 func (e *Error) Error() string {
 	if e.Msg == "" {
 		return "prober: " + e.Code.String()
@@ -96,9 +122,11 @@ type Result uint32
 
 // The kubelet's four results.
 const (
+	// Success: the target answered as healthy.
 	Success Result = C.PROBER_RESULT_SUCCESS
 	// Warning is logically a success: an HTTP 3xx that was not followed.
 	Warning Result = C.PROBER_RESULT_WARNING
+	// Failure: the target answered as unhealthy, or not in time (the Reason says how).
 	Failure Result = C.PROBER_RESULT_FAILURE
 	// Unknown: the probe could not be run (see the message).
 	Unknown Result = C.PROBER_RESULT_UNKNOWN
@@ -106,6 +134,8 @@ const (
 
 var resultNames = [...]string{"success", "warning", "failure", "unknown"}
 
+// String is the result's name as the prober command prints it ("success", ...), or
+// "Result(n)" for a number this package does not define.
 func (r Result) String() string {
 	if int(r) < len(resultNames) {
 		return resultNames[r]
@@ -121,26 +151,48 @@ type Reason uint32
 
 // Reasons; numbers are never reused.
 const (
-	ReasonNone             Reason = C.PROBER_REASON_NONE
-	ReasonRefused          Reason = C.PROBER_REASON_REFUSED
-	ReasonTimeout          Reason = C.PROBER_REASON_TIMEOUT
-	ReasonReset            Reason = C.PROBER_REASON_RESET
-	ReasonUnreachable      Reason = C.PROBER_REASON_UNREACHABLE
-	ReasonDNS              Reason = C.PROBER_REASON_DNS
-	ReasonStatus           Reason = C.PROBER_REASON_STATUS
-	ReasonRedirect         Reason = C.PROBER_REASON_REDIRECT
+	// ReasonNone: nothing went wrong (Success), or no more specific reason applies.
+	ReasonNone Reason = C.PROBER_REASON_NONE
+	// ReasonRefused: the connection was refused.
+	ReasonRefused Reason = C.PROBER_REASON_REFUSED
+	// ReasonTimeout: the probe's deadline passed (connect, headers, body, or command).
+	ReasonTimeout Reason = C.PROBER_REASON_TIMEOUT
+	// ReasonReset: the peer reset the connection after it was established.
+	ReasonReset Reason = C.PROBER_REASON_RESET
+	// ReasonUnreachable: network or host unreachable, or another connect error.
+	ReasonUnreachable Reason = C.PROBER_REASON_UNREACHABLE
+	// ReasonDNS: the host name could not be resolved.
+	ReasonDNS Reason = C.PROBER_REASON_DNS
+	// ReasonStatus: an HTTP status outside 200..399, or outside Spec.ExpectStatus.
+	ReasonStatus Reason = C.PROBER_REASON_STATUS
+	// ReasonRedirect: a 3xx response that was not followed (Warning).
+	ReasonRedirect Reason = C.PROBER_REASON_REDIRECT
+	// ReasonTooManyRedirects: more than 10 redirects.
 	ReasonTooManyRedirects Reason = C.PROBER_REASON_TOO_MANY_REDIRECTS
-	ReasonProtocol         Reason = C.PROBER_REASON_PROTOCOL
-	ReasonBrokenBody       Reason = C.PROBER_REASON_BROKEN_BODY
-	ReasonExitCode         Reason = C.PROBER_REASON_EXIT_CODE
-	ReasonSignal           Reason = C.PROBER_REASON_SIGNAL
-	ReasonSpawn            Reason = C.PROBER_REASON_SPAWN
-	ReasonUnsupported      Reason = C.PROBER_REASON_UNSUPPORTED
-	ReasonIO               Reason = C.PROBER_REASON_IO
-	ReasonCancelled        Reason = C.PROBER_REASON_CANCELLED
-	ReasonTLS              Reason = C.PROBER_REASON_TLS
-	ReasonInternal         Reason = C.PROBER_REASON_INTERNAL
-	ReasonResource         Reason = C.PROBER_REASON_RESOURCE
+	// ReasonProtocol: the peer did not speak the protocol correctly.
+	ReasonProtocol Reason = C.PROBER_REASON_PROTOCOL
+	// ReasonBrokenBody: the body ended before its declared end.
+	ReasonBrokenBody Reason = C.PROBER_REASON_BROKEN_BODY
+	// ReasonExitCode: the command exited with a non-zero status.
+	ReasonExitCode Reason = C.PROBER_REASON_EXIT_CODE
+	// ReasonSignal: the command was ended by a signal it did not get from the library.
+	ReasonSignal Reason = C.PROBER_REASON_SIGNAL
+	// ReasonSpawn: the command could not be started (no such file, permission denied, ...).
+	ReasonSpawn Reason = C.PROBER_REASON_SPAWN
+	// ReasonUnsupported: the probe needs a feature this build lacks.
+	ReasonUnsupported Reason = C.PROBER_REASON_UNSUPPORTED
+	// ReasonIO: another I/O error of the local system.
+	ReasonIO Reason = C.PROBER_REASON_IO
+	// ReasonCancelled: the probe was cancelled before it finished (target removed, engine closed).
+	ReasonCancelled Reason = C.PROBER_REASON_CANCELLED
+	// ReasonTLS: the TLS handshake or certificate verification failed, or TLS files were unusable.
+	ReasonTLS Reason = C.PROBER_REASON_TLS
+	// ReasonInternal: a probe's own code failed inside the library (a caught panic); the run is
+	// Unknown.
+	ReasonInternal Reason = C.PROBER_REASON_INTERNAL
+	// ReasonResource: the node ran out of descriptors, buffer space, memory, threads or processes;
+	// always Unknown, never counted against the target.
+	ReasonResource Reason = C.PROBER_REASON_RESOURCE
 	// ReasonBody: the HTTP body (Spec.ExpectBody) did not match.
 	ReasonBody Reason = C.PROBER_REASON_BODY
 )
@@ -151,6 +203,8 @@ var reasonNames = [...]string{
 	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body",
 }
 
+// String is the reason's name ("refused", "too-many-redirects", ...), or "Reason(n)" for a
+// number this package does not define.
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
 		return reasonNames[r]
@@ -164,13 +218,19 @@ type Role uint32
 // Probe roles, with the kubelet's initial values: startup Unknown, readiness Failure,
 // liveness Success.
 const (
-	Startup   Role = C.PROBER_ROLE_STARTUP
+	// Startup gates the other two: they do not run until it has succeeded once.
+	Startup Role = C.PROBER_ROLE_STARTUP
+	// Readiness says whether the target should receive traffic.
 	Readiness Role = C.PROBER_ROLE_READINESS
-	Liveness  Role = C.PROBER_ROLE_LIVENESS
+	// Liveness says whether the target is alive (the kubelet restarts a container whose
+	// liveness fails).
+	Liveness Role = C.PROBER_ROLE_LIVENESS
 )
 
 var roleNames = [...]string{"startup", "readiness", "liveness"}
 
+// String is the role's name ("startup", "readiness", "liveness"), or "Role(n)" for a number
+// this package does not define.
 func (r Role) String() string {
 	if int(r) < len(roleNames) {
 		return roleNames[r]

@@ -74,12 +74,18 @@ type Kind int
 // Probe kinds. The zero Kind is invalid: every Spec names its kind (the constructors TCP,
 // HTTP, Exec and GRPC do it for you).
 const (
+	// KindTCP: a TCP connect probe (the kubelet's tcpSocket).
 	KindTCP Kind = iota + 1
+	// KindHTTP: an HTTP GET probe (httpGet).
 	KindHTTP
+	// KindExec: a command run without a shell (exec).
 	KindExec
+	// KindGRPC: a gRPC health check (grpc).
 	KindGRPC
 )
 
+// String is the kind's name ("tcp", "http", "exec", "grpc"), or "Kind(n)" for a value this
+// package does not define.
 func (k Kind) String() string {
 	switch k {
 	case KindTCP:
@@ -149,13 +155,19 @@ type TLSOptions struct {
 // Header is one HTTP request header. A header replaces the default of the same name; an
 // empty User-Agent or Accept value removes that default; Host sets the virtual host.
 type Header struct {
-	Name, Value string
+	// Name is the header's name, a token such as "X-Probe".
+	Name string
+	// Value must not contain CR, LF or NUL.
+	Value string
 }
 
 // EnvVar is a static environment variable of an exec probe: it feeds $(NAME) expansion in
 // Argv and is added to the command's environment.
 type EnvVar struct {
-	Name, Value string
+	// Name is the variable's name; setting a name again replaces its value.
+	Name string
+	// Value is the variable's value.
+	Value string
 }
 
 // Spec describes a probe: what to probe, the limits of one run and, for Engine.SetProbe, the
@@ -164,6 +176,7 @@ type EnvVar struct {
 // not apply to the Kind must be left zero: setting them gives an *Error with
 // StatusWrongKind.
 type Spec struct {
+	// Kind says what is probed, and so which of the fields below apply.
 	Kind Kind
 
 	// Host and Port: TCP and gRPC probes. Host is a name or an IP literal (IPv6 with or

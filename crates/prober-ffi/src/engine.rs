@@ -11,9 +11,10 @@ use prober_core::Role;
 use crate::outcome::{
     micros, prober_outcome, prober_timings, reason_code, result_code, timings_of,
 };
+use crate::ptr::{BoxedHandle, Out, out_slice_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard, prober_str, set_error, write_out};
+use crate::{guard, guard_status, prober_str, set_error};
 
 /// Kinds of `prober_event`.
 #[repr(u32)]
@@ -141,6 +142,10 @@ impl Drop for Entered<'_> {
     }
 }
 
+impl BoxedHandle for prober_engine {
+    const NULL_ERROR: &'static str = "engine is NULL";
+}
+
 impl std::fmt::Debug for prober_engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("prober_engine").field("poisoned", &self.poisoned).finish_non_exhaustive()
@@ -169,63 +174,83 @@ fn role_of(role: u32) -> Result<Role, prober_status> {
     }
 }
 
-/// Runs `f` on the engine's exclusive part, with NULL, concurrent-use, poison and panic
-/// handling.
-///
-/// # Safety
-/// `e` must be NULL or a live engine (a concurrent call on it is detected and refused).
-unsafe fn with_engine<R>(
-    e: *const prober_engine,
-    fallback: R,
-    f: impl FnOnce(&mut Inner) -> Result<R, prober_status>,
-) -> Result<R, prober_status> {
-    // SAFETY: the caller promises a live engine or NULL.
-    let Some(eng) = (unsafe { e.as_ref() }) else {
-        return Err(set_error(PROBER_E_NULL, "engine is NULL"));
-    };
-    let _entered = Entered::enter(eng)?;
-    if eng.poisoned.load(Ordering::Acquire) {
-        return Err(set_error(PROBER_E_PANIC, "engine is unusable after an internal panic"));
-    }
-    // SAFETY: `_entered` holds `in_use` until `f` returns or unwinds, so no other call makes a
-    // reference to `inner` meanwhile: this is the only one. Other threads only touch `handle`,
-    // which is outside the cell.
-    let inner = unsafe { &mut *eng.inner.get() };
-    match catch_unwind(AssertUnwindSafe(|| f(inner))) {
-        Ok(r) => r,
-        Err(_) => {
-            eng.poisoned.store(true, Ordering::Release);
-            let _ = fallback;
+impl prober_engine {
+    /// Runs `f` with this call's exclusive use of the engine's state.
+    ///
+    /// # Errors
+    /// `PROBER_E_BUSY` while another call uses the engine; `PROBER_E_PANIC` when the engine
+    /// is poisoned, or when `f` panics (which poisons it); otherwise what `f` returns. Each
+    /// error is recorded for `prober_last_error`.
+    fn enter<R>(
+        &self,
+        f: impl FnOnce(&mut Inner) -> Result<R, prober_status>,
+    ) -> Result<R, prober_status> {
+        let _entered = Entered::enter(self)?;
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(set_error(PROBER_E_PANIC, "engine is unusable after an internal panic"));
+        }
+        // SAFETY: `_entered` holds `in_use` until `f` returns or unwinds, so no other call makes
+        // a reference to `inner` meanwhile: this is the only one. Other threads only touch
+        // `handle`, which is outside the cell.
+        let inner = unsafe { &mut *self.inner.get() };
+        catch_unwind(AssertUnwindSafe(|| f(inner))).unwrap_or_else(|_| {
+            self.poisoned.store(true, Ordering::Release);
             Err(set_error(
                 PROBER_E_PANIC,
                 "internal error: a panic was caught; the engine is unusable",
             ))
-        }
+        })
     }
 }
 
-fn status(r: Result<(), prober_status>) -> prober_status {
-    r.err().unwrap_or(PROBER_OK)
+/// Runs `f` on the engine argument `e` (see [`prober_engine::enter`]).
+///
+/// # Errors
+/// `PROBER_E_NULL` for a NULL engine, and those of [`prober_engine::enter`].
+fn with_engine<R>(
+    e: *const prober_engine,
+    f: impl FnOnce(&mut Inner) -> Result<R, prober_status>,
+) -> Result<R, prober_status> {
+    prober_engine::try_ref_from_ptr(e)?.enter(f)
 }
 
-fn new_engine(config: EngineConfig, out: *mut *mut prober_engine) -> prober_status {
-    if out.is_null() {
-        return set_error(PROBER_E_NULL, "out is NULL");
-    }
-    match Engine::with_config(config) {
-        Ok(engine) => {
-            let b = Box::new(prober_engine {
-                handle: engine.handle(),
-                poisoned: AtomicBool::new(false),
-                in_use: AtomicBool::new(false),
-                inner: UnsafeCell::new(Inner { engine, held: Vec::new() }),
-            });
-            // SAFETY: checked non-NULL above.
-            unsafe { write_out(out, Box::into_raw(b)) };
-            PROBER_OK
-        }
-        Err(e) => set_error(PROBER_E_IO, format!("could not create the engine: {e}")),
-    }
+/// The whole body of an export that changes the engine: the status of `f`, or the refusal
+/// (NULL, busy, poisoned) or caught panic that kept it from running or finishing.
+fn engine_call(
+    e: *const prober_engine,
+    f: impl FnOnce(&mut Inner) -> Result<(), prober_status>,
+) -> prober_status {
+    guard_status(|| with_engine(e, f))
+}
+
+/// The whole body of an export that reads a value of the engine: what `f` returns, or
+/// `neutral` when the call was refused (NULL, busy, poisoned) or panicked; the reason is then
+/// in `prober_last_error`.
+fn engine_query<R: Copy>(
+    e: *const prober_engine,
+    neutral: R,
+    f: impl FnOnce(&mut Inner) -> R,
+) -> R {
+    guard(neutral, || with_engine(e, |i| Ok(f(i))).unwrap_or(neutral))
+}
+
+/// Creates an engine and hands it to C through `out`.
+///
+/// # Errors
+/// `PROBER_E_NULL` for a NULL `out`, `PROBER_E_IO` when the engine's descriptors could not be
+/// made.
+fn new_engine(config: EngineConfig, out: *mut *mut prober_engine) -> Result<(), prober_status> {
+    let out = Out::try_from_ptr(out, "out")?;
+    let engine = Engine::with_config(config)
+        .map_err(|e| set_error(PROBER_E_IO, format!("could not create the engine: {e}")))?;
+    let eng = prober_engine {
+        handle: engine.handle(),
+        poisoned: AtomicBool::new(false),
+        in_use: AtomicBool::new(false),
+        inner: UnsafeCell::new(Inner { engine, held: Vec::new() }),
+    };
+    out.write(eng.to_boxed_mut_ptr());
+    Ok(())
 }
 
 /// Creates an engine (one epoll instance, no thread). Free it with `prober_engine_free`.
@@ -234,7 +259,7 @@ fn new_engine(config: EngineConfig, out: *mut *mut prober_engine) -> prober_stat
 /// `out` must be NULL or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_new(out: *mut *mut prober_engine) -> prober_status {
-    guard(PROBER_E_PANIC, || new_engine(EngineConfig::default(), out))
+    guard_status(|| new_engine(EngineConfig::default(), out))
 }
 
 /// Creates an engine with `PROBER_ENGINE_*` flags or-ed together.
@@ -246,10 +271,10 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(
     flags: u32,
     out: *mut *mut prober_engine,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
+    guard_status(|| {
         if flags & !KNOWN_ENGINE_FLAGS != 0 {
             let unknown = flags & !KNOWN_ENGINE_FLAGS;
-            return set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}"));
+            return Err(set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}")));
         }
         let mut config =
             EngineConfig { every_run: flags & EVERY_RUN != 0, ..EngineConfig::default() };
@@ -270,8 +295,7 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_free(e: *mut prober_engine) {
     guard((), || {
-        // SAFETY: the caller promises NULL or a live engine.
-        let Some(eng) = (unsafe { e.as_ref() }) else { return };
+        let Some(eng) = prober_engine::ref_from_ptr(e) else { return };
         let Ok(entered) = Entered::enter(eng) else {
             set_error(
                 PROBER_E_BUSY,
@@ -282,9 +306,9 @@ pub unsafe extern "C" fn prober_engine_free(e: *mut prober_engine) {
         // Holding `in_use` to the end: a call racing with this free is refused until `eng` is
         // gone (after that, calling is the host's use-after-free, which no flag can catch).
         std::mem::forget(entered);
-        // SAFETY: created by Box::into_raw in new_engine and not freed before (contract); no
-        // other call is inside it (`in_use` was taken above), and `eng` is not used after this.
-        drop(unsafe { Box::from_raw(e) });
+        // No other call is inside it (`in_use` was taken above), and `eng` is not used after
+        // this.
+        prober_engine::free_boxed_ptr(e);
     })
 }
 
@@ -298,18 +322,12 @@ pub unsafe extern "C" fn prober_engine_add_target(
     e: *mut prober_engine,
     target_id: *mut u64,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        if target_id.is_null() && !e.is_null() {
-            return set_error(PROBER_E_NULL, "target_id is NULL");
-        }
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                let t = i.engine.add_target();
-                // SAFETY: checked non-NULL above.
-                write_out(target_id, t);
-                Ok(())
-            })
+    guard_status(|| {
+        let eng = prober_engine::try_ref_from_ptr(e)?;
+        let target_id = Out::try_from_ptr(target_id, "target_id")?;
+        eng.enter(|i| {
+            target_id.write(i.engine.add_target());
+            Ok(())
         })
     })
 }
@@ -327,19 +345,11 @@ pub unsafe extern "C" fn prober_engine_set_probe(
     role: u32,
     spec: *const prober_spec,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else {
-            return set_error(PROBER_E_NULL, "spec is NULL");
-        };
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                let role = role_of(role)?;
-                i.engine
-                    .set_probe(target_id, role, s.spec.clone(), s.schedule)
-                    .map_err(engine_error)
-            })
+    guard_status(|| {
+        let s = prober_spec::try_ref_from_ptr(spec)?;
+        with_engine(e, |i| {
+            let role = role_of(role)?;
+            i.engine.set_probe(target_id, role, s.spec.clone(), s.schedule).map_err(engine_error)
         })
     })
 }
@@ -354,14 +364,7 @@ pub unsafe extern "C" fn prober_engine_clear_probe(
     target_id: u64,
     role: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                i.engine.clear_probe(target_id, role_of(role)?).map_err(engine_error)
-            })
-        })
-    })
+    engine_call(e, |i| i.engine.clear_probe(target_id, role_of(role)?).map_err(engine_error))
 }
 
 /// The kubelet's "new container ID": every probe of the target back to its initial value,
@@ -374,12 +377,7 @@ pub unsafe extern "C" fn prober_engine_restart_target(
     e: *mut prober_engine,
     target_id: u64,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| i.engine.restart_target(target_id).map_err(engine_error))
-        })
-    })
+    engine_call(e, |i| i.engine.restart_target(target_id).map_err(engine_error))
 }
 
 /// Removes a target: in-flight probes are cancelled (commands killed and reaped) and no event
@@ -392,12 +390,7 @@ pub unsafe extern "C" fn prober_engine_remove_target(
     e: *mut prober_engine,
     target_id: u64,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| i.engine.remove_target(target_id).map_err(engine_error))
-        })
-    })
+    engine_call(e, |i| i.engine.remove_target(target_id).map_err(engine_error))
 }
 
 /// Runs the target's `role` probe now and restarts its period from this run (a no-op while a
@@ -411,14 +404,7 @@ pub unsafe extern "C" fn prober_engine_trigger(
     target_id: u64,
     role: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                i.engine.trigger(target_id, role_of(role)?).map_err(engine_error)
-            })
-        })
-    })
+    engine_call(e, |i| i.engine.trigger(target_id, role_of(role)?).map_err(engine_error))
 }
 
 /// Starts a one-shot probe of `spec` (copied; the caller keeps and frees it). Its outcome
@@ -432,15 +418,9 @@ pub unsafe extern "C" fn prober_engine_submit(
     spec: *const prober_spec,
     tag: u64,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else {
-            return set_error(PROBER_E_NULL, "spec is NULL");
-        };
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| i.engine.submit(s.spec.clone(), tag).map_err(engine_error))
-        })
+    guard_status(|| {
+        let s = prober_spec::try_ref_from_ptr(spec)?;
+        with_engine(e, |i| i.engine.submit(s.spec.clone(), tag).map_err(engine_error))
     })
 }
 
@@ -453,8 +433,7 @@ pub unsafe extern "C" fn prober_engine_submit(
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_fd(e: *const prober_engine) -> i32 {
-    // SAFETY: forwarded caller contract.
-    guard(-1, || unsafe { with_engine(e, -1, |i| Ok(i.engine.fd())) }.unwrap_or(-1))
+    engine_query(e, -1, |i| i.engine.fd())
 }
 
 /// Milliseconds until the engine needs `prober_engine_step` even without I/O: -1 when no timer
@@ -465,17 +444,11 @@ pub unsafe extern "C" fn prober_engine_fd(e: *const prober_engine) -> i32 {
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_timeout_ms(e: *const prober_engine) -> i64 {
-    guard(-1, || {
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            with_engine(e, -1, |i| {
-                Ok(i.engine.timeout().map_or(-1, |d| {
-                    let ms = d.as_micros().div_ceil(1000);
-                    ms.min(i64::MAX as u128) as i64
-                }))
-            })
-        }
-        .unwrap_or(-1)
+    engine_query(e, -1, |i| {
+        i.engine.timeout().map_or(-1, |d| {
+            let ms = d.as_micros().div_ceil(1000);
+            ms.min(i64::MAX as u128) as i64
+        })
     })
 }
 
@@ -486,14 +459,9 @@ pub unsafe extern "C" fn prober_engine_timeout_ms(e: *const prober_engine) -> i6
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_step(e: *mut prober_engine) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                i.held.clear();
-                i.engine.step().map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
-            })
-        })
+    engine_call(e, |i| {
+        i.held.clear();
+        i.engine.step().map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
     })
 }
 
@@ -508,20 +476,17 @@ pub unsafe extern "C" fn prober_engine_wait(
     e: *mut prober_engine,
     timeout_ms: i32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
+    guard_status(|| {
         if timeout_ms < -1 {
-            return set_error(
+            return Err(set_error(
                 PROBER_E_INVALID_DURATION,
                 format!("timeout_ms {timeout_ms} (expected -1 or more)"),
-            );
+            ));
         }
         let limit = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                i.held.clear();
-                i.engine.wait(limit).map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
-            })
+        with_engine(e, |i| {
+            i.held.clear();
+            i.engine.wait(limit).map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
         })
     })
 }
@@ -533,16 +498,11 @@ pub unsafe extern "C" fn prober_engine_wait(
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_wakeup(e: *const prober_engine) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: the caller promises a live engine or NULL. Only `handle` is touched, which is
-        // thread-safe and outside the cell that the engine's own thread may be using.
-        let Some(eng) = (unsafe { e.as_ref() }) else {
-            return set_error(PROBER_E_NULL, "engine is NULL");
-        };
-        match eng.handle.wakeup() {
-            Ok(()) => PROBER_OK,
-            Err(err) => set_error(PROBER_E_IO, err),
-        }
+    guard_status(|| {
+        // Only `handle` is touched, which is thread-safe and outside the cell that the
+        // engine's own thread may be using.
+        let eng = prober_engine::try_ref_from_ptr(e)?;
+        eng.handle.wakeup().map_err(|err| set_error(PROBER_E_IO, err))
     })
 }
 
@@ -628,28 +588,22 @@ pub unsafe extern "C" fn prober_engine_drain(
     cap: usize,
 ) -> usize {
     guard(0, || {
-        if events.is_null() {
+        let Some(slots) = out_slice_from_ptr(events, cap) else {
             if !e.is_null() {
                 set_error(PROBER_E_NULL, "events is NULL");
             }
             return 0;
-        }
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            with_engine(e, 0, |i| {
-                i.held.clear();
-                let mut n = 0;
-                while n < cap {
-                    let Some(ev) = i.engine.next_event() else { break };
-                    let filled = fill(ev, &mut i.held);
-                    // SAFETY: the caller promises room for `cap` events; n < cap.
-                    events.add(n).write(filled);
-                    n += 1;
-                }
-                Ok(n)
-            })
-        }
-        .unwrap_or(0)
+        };
+        engine_query(e, 0, |i| {
+            i.held.clear();
+            let mut n = 0;
+            for slot in slots {
+                let Some(ev) = i.engine.next_event() else { break };
+                slot.write(fill(ev, &mut i.held));
+                n += 1;
+            }
+            n
+        })
     })
 }
 
@@ -659,8 +613,7 @@ pub unsafe extern "C" fn prober_engine_drain(
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { with_engine(e, 0, |i| Ok(i.engine.pending_events())) }.unwrap_or(0))
+    engine_query(e, 0, |i| i.engine.pending_events())
 }
 
 /// Probes running right now, periodic and one-shot (0 for NULL or while another call is
@@ -670,8 +623,7 @@ pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usize {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { with_engine(e, 0, |i| Ok(i.engine.in_flight())) }.unwrap_or(0))
+    engine_query(e, 0, |i| i.engine.in_flight())
 }
 
 /// The published value (`PROBER_RESULT_*`) of the target's `role` probe, into `*result`.
@@ -685,18 +637,13 @@ pub unsafe extern "C" fn prober_engine_published(
     role: u32,
     result: *mut u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        if result.is_null() && !e.is_null() {
-            return set_error(PROBER_E_NULL, "result is NULL");
-        }
-        // SAFETY: forwarded caller contract.
-        status(unsafe {
-            with_engine(e, (), |i| {
-                let v = i.engine.published(target_id, role_of(role)?).map_err(engine_error)?;
-                // SAFETY: checked non-NULL above.
-                write_out(result, result_code(v));
-                Ok(())
-            })
+    guard_status(|| {
+        let eng = prober_engine::try_ref_from_ptr(e)?;
+        let result = Out::try_from_ptr(result, "result")?;
+        eng.enter(|i| {
+            let v = i.engine.published(target_id, role_of(role)?).map_err(engine_error)?;
+            result.write(result_code(v));
+            Ok(())
         })
     })
 }
@@ -765,8 +712,7 @@ mod tests {
     #[test]
     fn a_panicking_call_gives_the_engine_back() {
         let e = new();
-        // SAFETY: live engine.
-        let r: Result<(), prober_status> = unsafe { with_engine(e, (), |_| panic!("test panic")) };
+        let r: Result<(), prober_status> = with_engine(e, |_| panic!("test panic"));
         assert_eq!(r, Err(PROBER_E_PANIC));
         // Poisoned, not busy: the panic released the flag.
         // SAFETY: live engine.

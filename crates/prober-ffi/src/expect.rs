@@ -13,36 +13,23 @@ use std::time::Duration;
 
 use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, ProbeKind, Schedule, StatusSet};
 
+use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard, read_str, set_error};
+use crate::{guard_status, set_error};
 
-/// Borrows a spec mutably, or fails with `PROBER_E_NULL`.
+/// Borrows the spec of an HTTP-only setter and reads its string argument `text`, named `what`.
 ///
-/// # Safety
-/// `spec` must be NULL or a live spec from `prober_spec_new_*`, used by no other thread now.
-unsafe fn live<'a>(spec: *mut prober_spec) -> Result<&'a mut prober_spec, prober_status> {
-    // SAFETY: the caller promises a live, unshared spec or NULL.
-    unsafe { spec.as_mut() }.ok_or_else(|| set_error(PROBER_E_NULL, "spec is NULL"))
-}
-
-fn done(r: Result<(), prober_status>) -> prober_status {
-    r.err().unwrap_or(PROBER_OK)
-}
-
-/// Reads a string argument of an HTTP-only setter: the spec must be an HTTP probe.
-///
-/// # Safety
-/// As for the exported setters: `spec` NULL or live and unshared, `text` NULL or NUL-terminated.
-unsafe fn http_arg<'a>(
+/// # Errors
+/// `PROBER_E_NULL` for a NULL spec or string, `PROBER_E_INVALID_UTF8`, and
+/// `PROBER_E_WRONG_KIND` when the spec is not an HTTP probe.
+fn http_arg<'a>(
     spec: *mut prober_spec,
     text: *const c_char,
     what: &str,
 ) -> Result<(&'a mut prober_spec, &'a str), prober_status> {
-    // SAFETY: forwarded caller contract.
-    let s = unsafe { live(spec) }?;
-    // SAFETY: forwarded caller contract.
-    let text = unsafe { read_str(text, what) }?;
+    let s = prober_spec::try_mut_from_ptr(spec)?;
+    let text = try_str_from_ptr(text, what)?;
     if !matches!(s.spec.kind, ProbeKind::Http(_)) {
         return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only")));
     }
@@ -62,13 +49,10 @@ pub unsafe extern "C" fn prober_spec_set_expect_status(
     spec: *mut prober_spec,
     set: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        done((|| {
-            // SAFETY: forwarded caller contract.
-            let (s, text) = unsafe { http_arg(spec, set, "an expected status set") }?;
-            let set = StatusSet::parse(text).map_err(|e| spec_status(&e))?;
-            s.spec.set_expect_status(set).map_err(|e| spec_status(&e))
-        })())
+    guard_status(|| {
+        let (s, text) = http_arg(spec, set, "an expected status set")?;
+        let set = StatusSet::parse(text).map_err(|e| spec_status(&e))?;
+        s.spec.set_expect_status(set).map_err(|e| spec_status(&e))
     })
 }
 
@@ -85,13 +69,10 @@ pub unsafe extern "C" fn prober_spec_set_expect_body(
     spec: *mut prober_spec,
     regex: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        done((|| {
-            // SAFETY: forwarded caller contract.
-            let (s, text) = unsafe { http_arg(spec, regex, "a body regular expression") }?;
-            let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
-            s.spec.set_expect_body(pattern).map_err(|e| spec_status(&e))
-        })())
+    guard_status(|| {
+        let (s, text) = http_arg(spec, regex, "a body regular expression")?;
+        let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
+        s.spec.set_expect_body(pattern).map_err(|e| spec_status(&e))
     })
 }
 
@@ -108,33 +89,19 @@ pub unsafe extern "C" fn prober_spec_set_tcp_send(
     data: *const u8,
     len: usize,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        done((|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { live(spec) }?;
-            if data.is_null() && len != 0 {
-                return Err(set_error(PROBER_E_NULL, "data is NULL"));
-            }
-            if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-                return Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "data to send applies to TCP probes only",
-                ));
-            }
-            if len > MAX_SEND_LEN {
-                return Err(set_error(
-                    PROBER_E_INVALID,
-                    format!("data to send is {len} bytes (at most {MAX_SEND_LEN})"),
-                ));
-            }
-            let bytes = if len == 0 {
-                Vec::new()
-            } else {
-                // SAFETY: non-NULL, and the caller promises `len` readable bytes at `data`.
-                unsafe { std::slice::from_raw_parts(data, len) }.to_vec()
-            };
-            s.spec.set_send(bytes).map_err(|e| spec_status(&e))
-        })())
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let bytes = try_slice_from_ptr(data, len, "data")?;
+        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+            return Err(set_error(PROBER_E_WRONG_KIND, "data to send applies to TCP probes only"));
+        }
+        if len > MAX_SEND_LEN {
+            return Err(set_error(
+                PROBER_E_INVALID,
+                format!("data to send is {len} bytes (at most {MAX_SEND_LEN})"),
+            ));
+        }
+        s.spec.set_send(bytes.to_vec()).map_err(|e| spec_status(&e))
     })
 }
 
@@ -152,36 +119,34 @@ pub unsafe extern "C" fn prober_spec_set_tcp_expect(
     spec: *mut prober_spec,
     regex: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        done((|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { live(spec) }?;
-            // SAFETY: forwarded caller contract.
-            let text = unsafe { read_str(regex, "regex") }?;
-            if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-                return Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "an expected reply applies to TCP probes only",
-                ));
-            }
-            let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
-            s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
-        })())
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let text = try_str_from_ptr(regex, "regex")?;
+        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "an expected reply applies to TCP probes only",
+            ));
+        }
+        let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
+        s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
     })
 }
 
+/// The body of a schedule setter: `f` edits a copy of the spec's schedule, which replaces it
+/// unless `f` refuses the value (with the text for `prober_last_error`, under `status`).
 fn set_schedule(
     spec: *mut prober_spec,
     status: prober_status,
     f: impl FnOnce(&mut Schedule) -> Result<(), String>,
 ) -> prober_status {
-    // SAFETY: forwarded caller contract of the exported setter.
-    done(unsafe { live(spec) }.and_then(|s| {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
         let mut next = s.schedule;
         f(&mut next).map_err(|m| set_error(status, m))?;
         s.schedule = next;
         Ok(())
-    }))
+    })
 }
 
 fn period(what: &str, ms: u32) -> Result<Duration, String> {
@@ -201,11 +166,9 @@ pub unsafe extern "C" fn prober_spec_set_unhealthy_period_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
-            s.unhealthy_period = Some(period("unhealthy period", ms)?);
-            Ok(())
-        })
+    set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
+        s.unhealthy_period = Some(period("unhealthy period", ms)?);
+        Ok(())
     })
 }
 
@@ -220,11 +183,9 @@ pub unsafe extern "C" fn prober_spec_set_transition_period_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
-            s.transition_period = Some(period("transition period", ms)?);
-            Ok(())
-        })
+    set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
+        s.transition_period = Some(period("transition period", ms)?);
+        Ok(())
     })
 }
 
@@ -239,15 +200,11 @@ pub unsafe extern "C" fn prober_spec_set_jitter_percent(
     spec: *mut prober_spec,
     percent: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, PROBER_E_INVALID, |s| {
-            if percent > MAX_JITTER_PERCENT {
-                return Err(format!(
-                    "invalid jitter {percent}% (expected 0 to {MAX_JITTER_PERCENT})"
-                ));
-            }
-            s.jitter_percent = percent;
-            Ok(())
-        })
+    set_schedule(spec, PROBER_E_INVALID, |s| {
+        if percent > MAX_JITTER_PERCENT {
+            return Err(format!("invalid jitter {percent}% (expected 0 to {MAX_JITTER_PERCENT})"));
+        }
+        s.jitter_percent = percent;
+        Ok(())
     })
 }

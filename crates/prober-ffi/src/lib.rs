@@ -15,11 +15,13 @@
 //!   engine is refused with `PROBER_E_BUSY` (an atomic flag taken on entry, see `engine.rs`);
 //! - no signal handlers, no signal-mask changes, no `waitpid(-1)`, every descriptor close-on-exec.
 
+#![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 
 mod engine;
 mod expect;
 mod outcome;
+mod ptr;
 mod spec;
 mod status;
 mod tls;
@@ -41,7 +43,9 @@ pub use tls::*;
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct prober_str {
+    /// The first byte; never NULL (an empty view points at a NUL byte).
     pub ptr: *const c_char,
+    /// The number of bytes, not counting the NUL that follows them.
     pub len: usize,
 }
 
@@ -84,26 +88,15 @@ fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
     })
 }
 
-/// Reads a NUL-terminated UTF-8 string argument.
-///
-/// # Safety
-/// `p` must be NULL or point to a NUL-terminated string that stays valid during the call.
-unsafe fn read_str<'a>(p: *const c_char, what: &str) -> Result<&'a str, prober_status> {
-    if p.is_null() {
-        return Err(set_error(PROBER_E_NULL, format!("{what} is NULL")));
-    }
-    // SAFETY: non-NULL, and the caller promises a NUL-terminated string valid for the call.
-    let c = unsafe { CStr::from_ptr(p) };
-    c.to_str().map_err(|_| set_error(PROBER_E_INVALID_UTF8, format!("{what} is not valid UTF-8")))
+/// The status of an export's work: `PROBER_OK`, or the error it stopped at.
+fn status(r: Result<(), prober_status>) -> prober_status {
+    r.err().unwrap_or(PROBER_OK)
 }
 
-/// Writes `value` through an out-pointer that was checked to be non-NULL.
-///
-/// # Safety
-/// `out` must be a valid, aligned pointer to writable memory for a `T`.
-unsafe fn write_out<T>(out: *mut T, value: T) {
-    // SAFETY: the caller checked `out` for NULL and promises it is valid and aligned.
-    unsafe { out.write(value) };
+/// Runs the body of an export that returns a status: [`guard`] and [`status`] in one, so that
+/// the body can use `?`.
+fn guard_status(f: impl FnOnce() -> Result<(), prober_status>) -> prober_status {
+    guard(PROBER_E_PANIC, || status(f()))
 }
 
 /// The text of the last failing call on this thread: what was wrong, in words. Valid until the

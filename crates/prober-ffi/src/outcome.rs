@@ -6,17 +6,21 @@ use std::time::Duration;
 
 use prober_core::{Outcome, ProbeResult, Reason};
 
+use crate::ptr::{BoxedHandle, Out};
 use crate::spec::prober_spec;
 use crate::status::*;
-use crate::{guard, nul_terminated, prober_str, set_error, write_out};
+use crate::{guard, guard_status, nul_terminated, prober_str};
 
 /// Probe results (the kubelet's four).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug)]
 pub enum prober_result {
+    /// The target answered as healthy (for example: it accepted the connection, an HTTP 2xx,
+    /// exit code 0, gRPC SERVING).
     PROBER_RESULT_SUCCESS = 0,
     /// Logically a success: an HTTP 3xx that was not followed.
     PROBER_RESULT_WARNING = 1,
+    /// The target answered as unhealthy, or did not answer in time (the reason says how).
     PROBER_RESULT_FAILURE = 2,
     /// The probe could not be run (see the message).
     PROBER_RESULT_UNKNOWN = 3,
@@ -26,8 +30,11 @@ pub enum prober_result {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug)]
 pub enum prober_role {
+    /// Gates the other two: they do not run until it has succeeded once.
     PROBER_ROLE_STARTUP = 0,
+    /// Whether the target should receive traffic.
     PROBER_ROLE_READINESS = 1,
+    /// Whether the target is alive: the kubelet restarts a container whose liveness fails.
     PROBER_ROLE_LIVENESS = 2,
 }
 
@@ -35,22 +42,42 @@ pub enum prober_role {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug)]
 pub enum prober_reason {
+    /// Nothing went wrong (Success), or no more specific reason applies.
     PROBER_REASON_NONE = 0,
+    /// The connection was refused (an RST in answer to the SYN).
     PROBER_REASON_REFUSED = 1,
+    /// The probe's deadline passed (connect, headers, body, or command).
     PROBER_REASON_TIMEOUT = 2,
+    /// The peer reset the connection after it was established.
     PROBER_REASON_RESET = 3,
+    /// Network or host unreachable, or another connect error.
     PROBER_REASON_UNREACHABLE = 4,
+    /// The host name could not be resolved.
     PROBER_REASON_DNS = 5,
+    /// An HTTP status outside 200..=399, or outside the set given to
+    /// `prober_spec_set_expect_status`.
     PROBER_REASON_STATUS = 6,
+    /// A 3xx response that was not followed (Warning).
     PROBER_REASON_REDIRECT = 7,
+    /// More than 10 redirects.
     PROBER_REASON_TOO_MANY_REDIRECTS = 8,
+    /// The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
+    /// oversized head, bad framing, a Location that is not a URL).
     PROBER_REASON_PROTOCOL = 9,
+    /// The body ended before its declared end.
     PROBER_REASON_BROKEN_BODY = 10,
+    /// The command exited with a non-zero status.
     PROBER_REASON_EXIT_CODE = 11,
+    /// The command was ended by a signal it did not get from the library.
     PROBER_REASON_SIGNAL = 12,
+    /// The command could not be started (no such file, permission denied, ...).
     PROBER_REASON_SPAWN = 13,
+    /// The probe needs a feature this build lacks.
     PROBER_REASON_UNSUPPORTED = 14,
+    /// Another I/O error of the local system (running out of something is
+    /// `PROBER_REASON_RESOURCE`).
     PROBER_REASON_IO = 15,
+    /// The probe was cancelled before it finished (target removed, engine freed).
     PROBER_REASON_CANCELLED = 16,
     /// The TLS handshake or certificate verification failed, or TLS files were unusable.
     PROBER_REASON_TLS = 17,
@@ -71,10 +98,16 @@ pub enum prober_reason {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct prober_timings {
+    /// How long the host name lookup took (-1 for IP literals and exec probes).
     pub resolve_us: i64,
+    /// From the start of the run to the established connection.
     pub connect_us: i64,
+    /// From the start of the run to the end of the TLS handshake (-1 without TLS).
     pub tls_us: i64,
+    /// From the start of the run to the first byte of the response (HTTP, gRPC), of the
+    /// reply (TCP send/expect) or of the output (exec).
     pub first_byte_us: i64,
+    /// The whole run.
     pub total_us: i64,
 }
 
@@ -87,6 +120,10 @@ pub struct prober_outcome {
     message_len: usize,
     output: Vec<u8>,
     output_len: usize,
+}
+
+impl BoxedHandle for prober_outcome {
+    const NULL_ERROR: &'static str = "outcome is NULL";
 }
 
 impl prober_outcome {
@@ -280,19 +317,12 @@ pub unsafe extern "C" fn prober_check(
     spec: *const prober_spec,
     out: *mut *mut prober_outcome,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else {
-            return set_error(PROBER_E_NULL, "spec is NULL");
-        };
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
+    guard_status(|| {
+        let s = prober_spec::try_ref_from_ptr(spec)?;
+        let out = Out::try_from_ptr(out, "out")?;
         let outcome = ::prober_engine::check(&s.spec);
-        let b = Box::new(prober_outcome::new(outcome));
-        // SAFETY: checked non-NULL above.
-        unsafe { write_out(out, Box::into_raw(b)) };
-        PROBER_OK
+        out.write(prober_outcome::new(outcome).to_boxed_mut_ptr());
+        Ok(())
     })
 }
 
@@ -302,21 +332,7 @@ pub unsafe extern "C" fn prober_check(
 /// `o` must be NULL or an outcome from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_free(o: *mut prober_outcome) {
-    guard((), || {
-        if !o.is_null() {
-            // SAFETY: created by Box::into_raw in prober_check and not freed before (contract).
-            drop(unsafe { Box::from_raw(o) });
-        }
-    })
-}
-
-/// Borrows an outcome for an accessor.
-///
-/// # Safety
-/// `o` must be NULL or a live outcome.
-unsafe fn get<'a>(o: *const prober_outcome) -> Option<&'a prober_outcome> {
-    // SAFETY: forwarded caller contract.
-    unsafe { o.as_ref() }
+    guard((), || prober_outcome::free_boxed_ptr(o))
 }
 
 /// The result (`PROBER_RESULT_*`); `PROBER_RESULT_UNKNOWN` for NULL.
@@ -325,8 +341,7 @@ unsafe fn get<'a>(o: *const prober_outcome) -> Option<&'a prober_outcome> {
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 {
-    // SAFETY: forwarded caller contract.
-    guard(3, || unsafe { get(o) }.map_or(3, |o| result_code(o.outcome.result)))
+    guard(3, || prober_outcome::ref_from_ptr(o).map_or(3, |o| result_code(o.outcome.result)))
 }
 
 /// The reason (`PROBER_REASON_*`); `PROBER_REASON_NONE` for NULL.
@@ -335,8 +350,7 @@ pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.map_or(0, |o| reason_code(o.outcome.reason)))
+    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| reason_code(o.outcome.reason)))
 }
 
 /// The message, in the kubelet's wording; valid while the outcome lives. Empty for NULL.
@@ -345,8 +359,9 @@ pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> prober_str {
-    // SAFETY: forwarded caller contract.
-    guard(prober_str::empty(), || unsafe { get(o) }.map_or(prober_str::empty(), |o| o.message()))
+    guard(prober_str::empty(), || {
+        prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.message())
+    })
 }
 
 /// The captured output (HTTP body or command output, at most the output limit); valid while
@@ -356,8 +371,9 @@ pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> pro
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prober_str {
-    // SAFETY: forwarded caller contract.
-    guard(prober_str::empty(), || unsafe { get(o) }.map_or(prober_str::empty(), |o| o.output()))
+    guard(prober_str::empty(), || {
+        prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.output())
+    })
 }
 
 /// True when more output was seen than kept.
@@ -366,8 +382,7 @@ pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prob
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> bool {
-    // SAFETY: forwarded caller contract.
-    guard(false, || unsafe { get(o) }.is_some_and(|o| o.outcome.truncated))
+    guard(false, || prober_outcome::ref_from_ptr(o).is_some_and(|o| o.outcome.truncated))
 }
 
 /// Output bytes seen in all, kept or not.
@@ -376,8 +391,7 @@ pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> b
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -> u64 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.map_or(0, |o| o.outcome.output_total))
+    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| o.outcome.output_total))
 }
 
 /// The whole run's duration in microseconds.
@@ -386,8 +400,7 @@ pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) -> u64 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.map_or(0, |o| micros(o.outcome.timings.total)))
+    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| micros(o.outcome.timings.total)))
 }
 
 /// The final HTTP status, or 0 when there was none.
@@ -396,8 +409,9 @@ pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) -> u32 {
-    // SAFETY: forwarded caller contract.
-    guard(0, || unsafe { get(o) }.and_then(|o| o.outcome.http_status).map_or(0, u32::from))
+    guard(0, || {
+        prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.http_status).map_or(0, u32::from)
+    })
 }
 
 /// The command's exit code, or -1 when it did not exit normally (or was not a command).
@@ -406,8 +420,7 @@ pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_exit_code(o: *const prober_outcome) -> i32 {
-    // SAFETY: forwarded caller contract.
-    guard(-1, || unsafe { get(o) }.and_then(|o| o.outcome.exit_code).unwrap_or(-1))
+    guard(-1, || prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.exit_code).unwrap_or(-1))
 }
 
 /// Copies the timings into `*out`.
@@ -419,18 +432,10 @@ pub unsafe extern "C" fn prober_outcome_timings(
     o: *const prober_outcome,
     out: *mut prober_timings,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        let Some(o) = (unsafe { get(o) }) else {
-            return set_error(PROBER_E_NULL, "outcome is NULL");
-        };
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
-        let v = timings_of(Some(&o.outcome.timings));
-        // SAFETY: checked non-NULL above.
-        unsafe { write_out(out, v) };
-        PROBER_OK
+    guard_status(|| {
+        let o = prober_outcome::try_ref_from_ptr(o)?;
+        Out::try_from_ptr(out, "out")?.write(timings_of(Some(&o.outcome.timings)));
+        Ok(())
     })
 }
 

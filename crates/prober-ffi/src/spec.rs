@@ -5,8 +5,9 @@ use std::time::Duration;
 
 use prober_core::{ClosePolicy, ProbeKind, ProbeSpec, RedirectPolicy, Schedule, SpecError};
 
+use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_slice_from_ptr, try_str_from_ptr};
 use crate::status::*;
-use crate::{guard, read_str, set_error, write_out};
+use crate::{guard, guard_status, set_error};
 
 /// A probe spec: what to probe, the limits of one run, and (for `prober_engine_set_probe`) the
 /// schedule. Opaque; create with a `prober_spec_new_*` function, free with `prober_spec_free`.
@@ -15,6 +16,12 @@ pub struct prober_spec {
     pub(crate) spec: ProbeSpec,
     pub(crate) schedule: Schedule,
 }
+
+impl BoxedHandle for prober_spec {
+    const NULL_ERROR: &'static str = "spec is NULL";
+}
+
+impl ExclusiveHandle for prober_spec {}
 
 /// Redirect policies of HTTP probes (`prober_spec_set_redirect_policy`).
 #[repr(u32)]
@@ -59,29 +66,17 @@ pub(crate) fn spec_status(e: &SpecError) -> prober_status {
     set_error(status, e)
 }
 
-fn new_spec(r: Result<ProbeSpec, SpecError>, out: *mut *mut prober_spec) -> prober_status {
-    match r {
-        Ok(spec) => {
-            let b = Box::new(prober_spec { spec, schedule: Schedule::default() });
-            // SAFETY: `out` was checked for NULL by the caller of new_spec.
-            unsafe { write_out(out, Box::into_raw(b)) };
-            PROBER_OK
-        }
-        Err(e) => spec_status(&e),
-    }
-}
-
-/// Borrows a spec mutably, or fails with `PROBER_E_NULL`.
+/// Hands a new spec to C through `out`.
 ///
-/// # Safety
-/// `spec` must be NULL or a live spec from `prober_spec_new_*`, used by no other thread now.
-unsafe fn spec_mut<'a>(spec: *mut prober_spec) -> Result<&'a mut prober_spec, prober_status> {
-    // SAFETY: the caller promises a live, unshared spec or NULL.
-    unsafe { spec.as_mut() }.ok_or_else(|| set_error(PROBER_E_NULL, "spec is NULL"))
-}
-
-fn status_of(r: Result<(), prober_status>) -> prober_status {
-    r.err().unwrap_or(PROBER_OK)
+/// # Errors
+/// The status of the spec's error (see [`spec_status`]).
+pub(crate) fn new_spec(
+    r: Result<ProbeSpec, SpecError>,
+    out: Out<'_, *mut prober_spec>,
+) -> Result<(), prober_status> {
+    let spec = r.map_err(|e| spec_status(&e))?;
+    out.write(prober_spec { spec, schedule: Schedule::default() }.to_boxed_mut_ptr());
+    Ok(())
 }
 
 /// A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
@@ -96,15 +91,9 @@ pub unsafe extern "C" fn prober_spec_new_tcp(
     port: i32,
     out: *mut *mut prober_spec,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
-        // SAFETY: forwarded caller contract.
-        let host = match unsafe { read_str(host, "host") } {
-            Ok(h) => h,
-            Err(s) => return s,
-        };
+    guard_status(|| {
+        let out = Out::try_from_ptr(out, "out")?;
+        let host = try_str_from_ptr(host, "host")?;
         new_spec(ProbeSpec::tcp(host, port.into()), out)
     })
 }
@@ -118,15 +107,9 @@ pub unsafe extern "C" fn prober_spec_new_http(
     url: *const c_char,
     out: *mut *mut prober_spec,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
-        // SAFETY: forwarded caller contract.
-        let url = match unsafe { read_str(url, "url") } {
-            Ok(u) => u,
-            Err(s) => return s,
-        };
+    guard_status(|| {
+        let out = Out::try_from_ptr(out, "out")?;
+        let url = try_str_from_ptr(url, "url")?;
         new_spec(ProbeSpec::http(url), out)
     })
 }
@@ -143,29 +126,21 @@ pub unsafe extern "C" fn prober_spec_new_exec(
     argc: usize,
     out: *mut *mut prober_spec,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        if out.is_null() || argv.is_null() {
-            return set_error(
-                PROBER_E_NULL,
-                if out.is_null() { "out is NULL" } else { "argv is NULL" },
-            );
+    guard_status(|| {
+        let out = Out::try_from_ptr(out, "out")?;
+        if argv.is_null() {
+            return Err(set_error(PROBER_E_NULL, "argv is NULL"));
         }
         if argc == 0 {
-            return set_error(PROBER_E_INVALID_ARGV, "exec probe needs a command (argc is 0)");
+            return Err(set_error(PROBER_E_INVALID_ARGV, "exec probe needs a command (argc is 0)"));
         }
         if argc > 1 << 20 {
-            return set_error(PROBER_E_INVALID_ARGV, format!("argc {argc} is absurdly large"));
+            return Err(set_error(PROBER_E_INVALID_ARGV, format!("argc {argc} is absurdly large")));
         }
-        let mut args = Vec::with_capacity(argc);
-        for i in 0..argc {
-            // SAFETY: the caller promises `argc` readable pointers at `argv`.
-            let p = unsafe { *argv.add(i) };
-            // SAFETY: each is NULL or a NUL-terminated string (caller contract).
-            match unsafe { read_str(p, "argv element") } {
-                Ok(s) => args.push(s),
-                Err(s) => return s,
-            }
-        }
+        let args = try_slice_from_ptr(argv, argc, "argv")?
+            .iter()
+            .map(|&arg| try_str_from_ptr(arg, "argv element"))
+            .collect::<Result<Vec<_>, _>>()?;
         new_spec(ProbeSpec::exec(&args), out)
     })
 }
@@ -179,18 +154,11 @@ pub unsafe extern "C" fn prober_spec_clone(
     spec: *const prober_spec,
     out: *mut *mut prober_spec,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: the caller promises a live spec or NULL.
-        let Some(s) = (unsafe { spec.as_ref() }) else {
-            return set_error(PROBER_E_NULL, "spec is NULL");
-        };
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
-        let copy = Box::new(prober_spec { spec: s.spec.clone(), schedule: s.schedule });
-        // SAFETY: checked non-NULL above.
-        unsafe { write_out(out, Box::into_raw(copy)) };
-        PROBER_OK
+    guard_status(|| {
+        let s = prober_spec::try_ref_from_ptr(spec)?;
+        let out = Out::try_from_ptr(out, "out")?;
+        out.write(prober_spec { spec: s.spec.clone(), schedule: s.schedule }.to_boxed_mut_ptr());
+        Ok(())
     })
 }
 
@@ -200,12 +168,7 @@ pub unsafe extern "C" fn prober_spec_clone(
 /// `spec` must be NULL or a spec from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_spec_free(spec: *mut prober_spec) {
-    guard((), || {
-        if !spec.is_null() {
-            // SAFETY: created by Box::into_raw in this crate and not freed before (contract).
-            drop(unsafe { Box::from_raw(spec) });
-        }
-    })
+    guard((), || prober_spec::free_boxed_ptr(spec))
 }
 
 /// Sets the timeout of one run, in milliseconds (1 ms to 24 h; default 1000).
@@ -217,20 +180,20 @@ pub unsafe extern "C" fn prober_spec_set_timeout_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status_of(unsafe { spec_mut(spec) }.and_then(|s| {
-            s.spec.set_timeout(Duration::from_millis(ms.into())).map_err(|e| spec_status(&e))
-        }))
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        s.spec.set_timeout(Duration::from_millis(ms.into())).map_err(|e| spec_status(&e))
     })
 }
 
+/// The body of a schedule setter: `f` edits a copy of the spec's schedule, which replaces it
+/// unless `f` refuses the value (with the text for `prober_last_error`).
 fn set_schedule(
     spec: *mut prober_spec,
     f: impl FnOnce(&mut Schedule) -> Result<(), String>,
 ) -> prober_status {
-    // SAFETY: forwarded caller contract of the exported setter.
-    status_of(unsafe { spec_mut(spec) }.and_then(|s| {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
         let mut next = s.schedule;
         f(&mut next).map_err(|m| {
             let status = if m.contains("threshold") {
@@ -242,7 +205,7 @@ fn set_schedule(
         })?;
         s.schedule = next;
         Ok(())
-    }))
+    })
 }
 
 /// Sets the period between runs of a periodic probe, in milliseconds (1 ms to 7 days; default
@@ -255,14 +218,12 @@ pub unsafe extern "C" fn prober_spec_set_period_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, |s| {
-            if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
-                return Err(format!("invalid period {ms} ms (expected 1 ms to 7 days)"));
-            }
-            s.period = Duration::from_millis(ms.into());
-            Ok(())
-        })
+    set_schedule(spec, |s| {
+        if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
+            return Err(format!("invalid period {ms} ms (expected 1 ms to 7 days)"));
+        }
+        s.period = Duration::from_millis(ms.into());
+        Ok(())
     })
 }
 
@@ -276,14 +237,12 @@ pub unsafe extern "C" fn prober_spec_set_initial_delay_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, |s| {
-            if u64::from(ms) > 7 * 24 * 3600 * 1000 {
-                return Err(format!("invalid initial delay {ms} ms (expected at most 7 days)"));
-            }
-            s.initial_delay = Duration::from_millis(ms.into());
-            Ok(())
-        })
+    set_schedule(spec, |s| {
+        if u64::from(ms) > 7 * 24 * 3600 * 1000 {
+            return Err(format!("invalid initial delay {ms} ms (expected at most 7 days)"));
+        }
+        s.initial_delay = Duration::from_millis(ms.into());
+        Ok(())
     })
 }
 
@@ -299,17 +258,15 @@ pub unsafe extern "C" fn prober_spec_set_thresholds(
     success: u32,
     failure: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, |s| {
-            if success == 0 || failure == 0 {
-                return Err(format!(
-                    "thresholds must be at least 1 (got success threshold {success}, failure threshold {failure})"
-                ));
-            }
-            s.success_threshold = success;
-            s.failure_threshold = failure;
-            Ok(())
-        })
+    set_schedule(spec, |s| {
+        if success == 0 || failure == 0 {
+            return Err(format!(
+                "thresholds must be at least 1 (got success threshold {success}, failure threshold {failure})"
+            ));
+        }
+        s.success_threshold = success;
+        s.failure_threshold = failure;
+        Ok(())
     })
 }
 
@@ -320,11 +277,9 @@ pub unsafe extern "C" fn prober_spec_set_thresholds(
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_spec_set_jitter(spec: *mut prober_spec, on: bool) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        set_schedule(spec, |s| {
-            s.jitter = on;
-            Ok(())
-        })
+    set_schedule(spec, |s| {
+        s.jitter = on;
+        Ok(())
     })
 }
 
@@ -337,12 +292,9 @@ pub unsafe extern "C" fn prober_spec_set_output_limit(
     spec: *mut prober_spec,
     bytes: usize,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        status_of(
-            unsafe { spec_mut(spec) }
-                .and_then(|s| s.spec.set_output_limit(bytes).map_err(|e| spec_status(&e))),
-        )
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        s.spec.set_output_limit(bytes).map_err(|e| spec_status(&e))
     })
 }
 
@@ -360,19 +312,14 @@ pub unsafe extern "C" fn prober_spec_add_header(
     name: *const c_char,
     value: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        let r = (|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { spec_mut(spec) }?;
-            // SAFETY: forwarded caller contract.
-            let (name, value) =
-                unsafe { (read_str(name, "header name")?, read_str(value, "header value")?) };
-            if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-                return Err(set_error(PROBER_E_WRONG_KIND, "headers apply to HTTP probes only"));
-            }
-            s.spec.add_header(name, value).map_err(|e| spec_status(&e))
-        })();
-        status_of(r)
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let name = try_str_from_ptr(name, "header name")?;
+        let value = try_str_from_ptr(value, "header value")?;
+        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+            return Err(set_error(PROBER_E_WRONG_KIND, "headers apply to HTTP probes only"));
+        }
+        s.spec.add_header(name, value).map_err(|e| spec_status(&e))
     })
 }
 
@@ -387,22 +334,17 @@ pub unsafe extern "C" fn prober_spec_set_env(
     name: *const c_char,
     value: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        let r = (|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { spec_mut(spec) }?;
-            // SAFETY: forwarded caller contract.
-            let (name, value) =
-                unsafe { (read_str(name, "variable name")?, read_str(value, "variable value")?) };
-            if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
-                return Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "environment variables apply to exec probes only",
-                ));
-            }
-            s.spec.set_env(name, value).map_err(|e| spec_status(&e))
-        })();
-        status_of(r)
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let name = try_str_from_ptr(name, "variable name")?;
+        let value = try_str_from_ptr(value, "variable value")?;
+        if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "environment variables apply to exec probes only",
+            ));
+        }
+        s.spec.set_env(name, value).map_err(|e| spec_status(&e))
     })
 }
 
@@ -415,27 +357,20 @@ pub unsafe extern "C" fn prober_spec_set_workdir(
     spec: *mut prober_spec,
     dir: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        let r = (|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { spec_mut(spec) }?;
-            // SAFETY: forwarded caller contract.
-            let dir = unsafe { read_str(dir, "dir") }?;
-            match &mut s.spec.kind {
-                ProbeKind::Exec(e) if !dir.is_empty() => {
-                    e.cwd = Some(dir.into());
-                    Ok(())
-                }
-                ProbeKind::Exec(_) => {
-                    Err(set_error(PROBER_E_INVALID, "working directory is empty"))
-                }
-                _ => Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "a working directory applies to exec probes only",
-                )),
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let dir = try_str_from_ptr(dir, "dir")?;
+        match &mut s.spec.kind {
+            ProbeKind::Exec(e) if !dir.is_empty() => {
+                e.cwd = Some(dir.into());
+                Ok(())
             }
-        })();
-        status_of(r)
+            ProbeKind::Exec(_) => Err(set_error(PROBER_E_INVALID, "working directory is empty")),
+            _ => Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "a working directory applies to exec probes only",
+            )),
+        }
     })
 }
 
@@ -448,31 +383,27 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(
     spec: *mut prober_spec,
     policy: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        let r = (|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { spec_mut(spec) }?;
-            let p = match policy {
-                0 => RedirectPolicy::SameHost,
-                1 => RedirectPolicy::SameOrigin,
-                2 => RedirectPolicy::None,
-                other => {
-                    return Err(set_error(
-                        PROBER_E_INVALID_ENUM,
-                        format!("{other} is not a PROBER_REDIRECT_* value"),
-                    ));
-                }
-            };
-            if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let p = match policy {
+            0 => RedirectPolicy::SameHost,
+            1 => RedirectPolicy::SameOrigin,
+            2 => RedirectPolicy::None,
+            other => {
                 return Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "redirect policies apply to HTTP probes only",
+                    PROBER_E_INVALID_ENUM,
+                    format!("{other} is not a PROBER_REDIRECT_* value"),
                 ));
             }
-            s.spec.set_redirect_policy(p);
-            Ok(())
-        })();
-        status_of(r)
+        };
+        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "redirect policies apply to HTTP probes only",
+            ));
+        }
+        s.spec.set_redirect_policy(p);
+        Ok(())
     })
 }
 
@@ -485,29 +416,25 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(
     spec: *mut prober_spec,
     policy: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        let r = (|| {
-            // SAFETY: forwarded caller contract.
-            let s = unsafe { spec_mut(spec) }?;
-            let p = match policy {
-                0 => ClosePolicy::Reset,
-                1 => ClosePolicy::Fin,
-                other => {
-                    return Err(set_error(
-                        PROBER_E_INVALID_ENUM,
-                        format!("{other} is not a PROBER_CLOSE_* value"),
-                    ));
-                }
-            };
-            if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let p = match policy {
+            0 => ClosePolicy::Reset,
+            1 => ClosePolicy::Fin,
+            other => {
                 return Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "close policies apply to TCP and HTTP probes only",
+                    PROBER_E_INVALID_ENUM,
+                    format!("{other} is not a PROBER_CLOSE_* value"),
                 ));
             }
-            s.spec.set_close_policy(p);
-            Ok(())
-        })();
-        status_of(r)
+        };
+        if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "close policies apply to TCP and HTTP probes only",
+            ));
+        }
+        s.spec.set_close_policy(p);
+        Ok(())
     })
 }

@@ -9,6 +9,7 @@ use crate::guard;
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum prober_status {
+    /// The call succeeded.
     PROBER_OK = 0,
     /// A required pointer argument was NULL.
     PROBER_E_NULL = 100,

@@ -5,9 +5,10 @@ use std::ffi::c_char;
 use prober_core::{ProbeKind, ProbeSpec, TlsOptions, TlsVerify, TlsVersion};
 
 use crate::outcome::prober_outcome;
-use crate::spec::{prober_spec, spec_status};
+use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_str_from_ptr};
+use crate::spec::{new_spec, prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard, read_str, set_error, write_out};
+use crate::{guard, guard_status, set_error};
 
 /// Certificate verification modes (`prober_spec_set_tls_verify`).
 #[repr(u32)]
@@ -34,57 +35,38 @@ pub unsafe extern "C" fn prober_spec_new_grpc(
     service: *const c_char,
     out: *mut *mut prober_spec,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        if out.is_null() {
-            return set_error(PROBER_E_NULL, "out is NULL");
-        }
-        // SAFETY: forwarded caller contract.
+    guard_status(|| {
+        let out = Out::try_from_ptr(out, "out")?;
+        // Both strings are read before either error is reported: with two bad arguments,
+        // `prober_last_error` names the service (the second read), the host's status is returned.
         let (host, service) =
-            match unsafe { (read_str(host, "host"), read_str(service, "service")) } {
-                (Ok(h), Ok(s)) => (h, s),
-                (Err(e), _) | (_, Err(e)) => return e,
-            };
-        match ProbeSpec::grpc(host, port.into(), service) {
-            Ok(spec) => {
-                let b = Box::new(prober_spec { spec, schedule: Default::default() });
-                // SAFETY: checked non-NULL above.
-                unsafe { write_out(out, Box::into_raw(b)) };
-                PROBER_OK
-            }
-            Err(e) => spec_status(&e),
-        }
+            (try_str_from_ptr(host, "host"), try_str_from_ptr(service, "service"));
+        let (host, service) = (host?, service?);
+        new_spec(ProbeSpec::grpc(host, port.into(), service), out)
     })
 }
 
-/// Applies `f` to the spec's TLS options (HTTP and gRPC specs only).
-///
-/// # Safety
-/// `spec` must be NULL or a live spec not used by another thread during the call.
-unsafe fn edit_tls(
+/// The body of a TLS setter: `f` edits a copy of the spec's TLS options (HTTP and gRPC specs
+/// only), which replaces them unless `f` or the spec refuses it.
+fn edit_tls(
     spec: *mut prober_spec,
     f: impl FnOnce(&mut TlsOptions) -> Result<(), prober_status>,
 ) -> prober_status {
-    // SAFETY: forwarded caller contract.
-    let Some(s) = (unsafe { spec.as_mut() }) else {
-        return set_error(PROBER_E_NULL, "spec is NULL");
-    };
-    let mut tls = match &s.spec.kind {
-        ProbeKind::Http(h) => h.tls.clone(),
-        ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
-        _ => {
-            return set_error(
-                PROBER_E_WRONG_KIND,
-                "TLS options apply to HTTP and gRPC probes only",
-            );
-        }
-    };
-    if let Err(st) = f(&mut tls) {
-        return st;
-    }
-    match s.spec.set_tls(tls) {
-        Ok(()) => PROBER_OK,
-        Err(e) => spec_status(&e),
-    }
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let mut tls = match &s.spec.kind {
+            ProbeKind::Http(h) => h.tls.clone(),
+            ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
+            _ => {
+                return Err(set_error(
+                    PROBER_E_WRONG_KIND,
+                    "TLS options apply to HTTP and gRPC probes only",
+                ));
+            }
+        };
+        f(&mut tls)?;
+        s.spec.set_tls(tls).map_err(|e| spec_status(&e))
+    })
 }
 
 /// Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
@@ -94,8 +76,7 @@ unsafe fn edit_tls(
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_spec_enable_tls(spec: *mut prober_spec) -> prober_status {
-    // SAFETY: forwarded caller contract.
-    guard(PROBER_E_PANIC, || unsafe { edit_tls(spec, |_| Ok(())) })
+    edit_tls(spec, |_| Ok(()))
 }
 
 /// Sets certificate verification: `PROBER_TLS_VERIFY_NONE` (default), `_SYSTEM`, or `_CA_FILE`
@@ -109,24 +90,19 @@ pub unsafe extern "C" fn prober_spec_set_tls_verify(
     mode: u32,
     ca_file: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            edit_tls(spec, |t| {
-                t.verify = match mode {
-                    0 => TlsVerify::None,
-                    1 => TlsVerify::SystemRoots,
-                    2 => TlsVerify::CaFile(read_str(ca_file, "ca_file")?.into()),
-                    other => {
-                        return Err(set_error(
-                            PROBER_E_INVALID_ENUM,
-                            format!("{other} is not a PROBER_TLS_VERIFY_* value"),
-                        ));
-                    }
-                };
-                Ok(())
-            })
-        }
+    edit_tls(spec, |t| {
+        t.verify = match mode {
+            0 => TlsVerify::None,
+            1 => TlsVerify::SystemRoots,
+            2 => TlsVerify::CaFile(try_str_from_ptr(ca_file, "ca_file")?.into()),
+            other => {
+                return Err(set_error(
+                    PROBER_E_INVALID_ENUM,
+                    format!("{other} is not a PROBER_TLS_VERIFY_* value"),
+                ));
+            }
+        };
+        Ok(())
     })
 }
 
@@ -140,14 +116,9 @@ pub unsafe extern "C" fn prober_spec_set_tls_server_name(
     spec: *mut prober_spec,
     name: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            edit_tls(spec, |t| {
-                t.server_name = Some(read_str(name, "name")?.to_string());
-                Ok(())
-            })
-        }
+    edit_tls(spec, |t| {
+        t.server_name = Some(try_str_from_ptr(name, "name")?.to_string());
+        Ok(())
     })
 }
 
@@ -161,16 +132,11 @@ pub unsafe extern "C" fn prober_spec_set_tls_client_cert(
     cert_file: *const c_char,
     key_file: *const c_char,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            edit_tls(spec, |t| {
-                let cert = read_str(cert_file, "cert_file")?;
-                let key = read_str(key_file, "key_file")?;
-                t.client_cert = Some((cert.into(), key.into()));
-                Ok(())
-            })
-        }
+    edit_tls(spec, |t| {
+        let cert = try_str_from_ptr(cert_file, "cert_file")?;
+        let key = try_str_from_ptr(key_file, "key_file")?;
+        t.client_cert = Some((cert.into(), key.into()));
+        Ok(())
     })
 }
 
@@ -183,23 +149,18 @@ pub unsafe extern "C" fn prober_spec_set_tls_min_version(
     spec: *mut prober_spec,
     version: u32,
 ) -> prober_status {
-    guard(PROBER_E_PANIC, || {
-        // SAFETY: forwarded caller contract.
-        unsafe {
-            edit_tls(spec, |t| {
-                t.min_version = Some(match version {
-                    12 => TlsVersion::Tls12,
-                    13 => TlsVersion::Tls13,
-                    other => {
-                        return Err(set_error(
-                            PROBER_E_INVALID_TLS,
-                            format!("TLS version {other} (expected 12 or 13)"),
-                        ));
-                    }
-                });
-                Ok(())
-            })
-        }
+    edit_tls(spec, |t| {
+        t.min_version = Some(match version {
+            12 => TlsVersion::Tls12,
+            13 => TlsVersion::Tls13,
+            other => {
+                return Err(set_error(
+                    PROBER_E_INVALID_TLS,
+                    format!("TLS version {other} (expected 12 or 13)"),
+                ));
+            }
+        });
+        Ok(())
     })
 }
 
@@ -214,12 +175,10 @@ pub unsafe extern "C" fn prober_outcome_cert_not_after(
     out: *mut i64,
 ) -> bool {
     guard(false, || {
-        // SAFETY: forwarded caller contract.
-        let Some(o) = (unsafe { o.as_ref() }) else { return false };
-        match (o.outcome.cert_not_after, out.is_null()) {
-            (Some(t), false) => {
-                // SAFETY: checked non-NULL.
-                unsafe { write_out(out, t) };
+        let Some(o) = prober_outcome::ref_from_ptr(o) else { return false };
+        match (o.outcome.cert_not_after, Out::from_ptr(out)) {
+            (Some(t), Some(out)) => {
+                out.write(t);
                 true
             }
             _ => false,

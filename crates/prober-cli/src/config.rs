@@ -15,13 +15,13 @@ use serde::{Deserialize, Deserializer};
 /// A watch file: `targets:`, each like a container's probe fields.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WatchFile {
+pub(crate) struct WatchFile {
     pub targets: Vec<TargetDef>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TargetDef {
+pub(crate) struct TargetDef {
     pub name: String,
     #[serde(default)]
     pub env: Vec<EnvVar>,
@@ -35,7 +35,7 @@ pub struct TargetDef {
 
 /// The three probe fields of a container or target.
 #[derive(Debug, Clone, Copy)]
-pub struct Probes<'a> {
+pub(crate) struct Probes<'a> {
     pub startup: Option<&'a Probe>,
     pub readiness: Option<&'a Probe>,
     pub liveness: Option<&'a Probe>,
@@ -67,7 +67,7 @@ impl TargetDef {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct EnvVar {
+pub(crate) struct EnvVar {
     pub name: String,
     pub value: Option<String>,
     /// Not static: such a variable is not used for `$(VAR)` expansion.
@@ -77,14 +77,14 @@ pub struct EnvVar {
 /// A container port; fields other than these two are ignored (`protocol`, `hostPort`, ...).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ContainerPort {
+pub(crate) struct ContainerPort {
     pub name: Option<String>,
     pub container_port: i64,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Probe {
+pub(crate) struct Probe {
     pub exec: Option<ExecAction>,
     pub http_get: Option<HttpGetAction>,
     pub tcp_socket: Option<TcpSocketAction>,
@@ -129,7 +129,7 @@ pub struct Probe {
 /// certificate verification.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TlsConfig {
+pub(crate) struct TlsConfig {
     /// `true`: verify the certificate against the system's roots.
     pub verify: Option<bool>,
     /// Verify against the CA certificates in this PEM file (relative to the file's directory).
@@ -145,14 +145,14 @@ pub struct TlsConfig {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExecAction {
+pub(crate) struct ExecAction {
     #[serde(default)]
     pub command: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct HttpGetAction {
+pub(crate) struct HttpGetAction {
     pub host: Option<String>,
     pub port: PortRef,
     pub path: Option<String>,
@@ -167,14 +167,14 @@ pub struct HttpGetAction {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HttpHeader {
+pub(crate) struct HttpHeader {
     pub name: String,
     pub value: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TcpSocketAction {
+pub(crate) struct TcpSocketAction {
     pub host: Option<String>,
     pub port: PortRef,
     /// libprober extension: bytes to write once connected (`\r \n \t \\ \xHH` escapes).
@@ -185,7 +185,7 @@ pub struct TcpSocketAction {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GrpcAction {
+pub(crate) struct GrpcAction {
     /// A number: Kubernetes does not allow named ports here (a name is refused with a message).
     pub port: PortRef,
     pub service: Option<String>,
@@ -197,7 +197,7 @@ pub struct GrpcAction {
 
 /// Kubernetes' IntOrString port: a number, or the name of a container port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PortRef {
+pub(crate) enum PortRef {
     Number(i64),
     Name(String),
 }
@@ -293,13 +293,15 @@ fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Err
 /// One target to run: its name and its probes.
 #[derive(Debug)]
 pub struct TargetPlan {
+    /// The target's name: a watch file's `name`, or `OWNER/CONTAINER` from a manifest.
     pub name: String,
+    /// Its probes (at most one per role), each with the schedule it runs on.
     pub probes: Vec<(Role, ProbeSpec, Schedule)>,
 }
 
 /// Where probes come from, for defaults and error messages.
 #[derive(Debug)]
-pub struct Source<'a> {
+pub(crate) struct Source<'a> {
     /// `target "web"` or `container web/app`: the start of every message about it.
     pub label: String,
     pub env: &'a [EnvVar],
@@ -312,7 +314,7 @@ pub struct Source<'a> {
 }
 
 /// Builds the target's probes. `notes` collects what is worth saying (non-static env).
-pub fn plan(
+pub(crate) fn plan(
     name: String,
     src: &Source<'_>,
     probes: Probes<'_>,
@@ -362,6 +364,10 @@ pub const MAX_DEPTH: usize = 128;
 
 /// Refuses a document nested deeper than [`MAX_DEPTH`] before any parser sees it, in one
 /// linear pass over the text.
+///
+/// # Errors
+///
+/// `line N: nested deeper than 128 levels ...` for the first line that goes too deep.
 ///
 /// Hand-written because neither parser offers a limit that applies before its own quadratic
 /// scanning. The count is an approximation that errs on the low side, which is harmless (the
@@ -470,7 +476,14 @@ pub fn check_nesting(text: &str) -> Result<(), String> {
 }
 
 /// Reads a watch file: JSON when `json`, else YAML. Errors carry the line and column.
-/// Relative file names in it are taken relative to `base_dir`.
+/// Relative file names in it are taken relative to `base_dir`; `host` is the host of probes
+/// that name none; `notes` collects what is worth saying without being an error.
+///
+/// # Errors
+///
+/// A one-line message for the first problem found: a YAML or JSON error with its line and
+/// column, or a field's path (`target "web": readinessProbe.httpGet.port: ...`) and what is
+/// wrong with it.
 pub fn load_watch_file(
     text: &str,
     json: bool,
@@ -541,92 +554,115 @@ fn build(
     )?;
 
     let mut spec = if let Some(h) = &probe.http_get {
-        let port = resolve_port(src, &format!("{p}.httpGet.port"), &h.port)?;
-        let host = host_field(src, &format!("{p}.httpGet.host"), h.host.as_deref())?;
-        let scheme = match h.scheme.as_deref() {
-            None | Some("HTTP" | "http") => Scheme::Http,
-            Some("HTTPS" | "https") => Scheme::Https,
-            Some(other) => {
-                return Err(format!("{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"));
-            }
-        };
-        // As the kubelet's formatURL builds it: a path with spaces or non-ASCII is encoded,
-        // `//x` is not a path, a bad escape is encoded. The host was checked above to be a
-        // bare host, so it cannot carry a port, path, query or fragment into the URL.
-        let path = h.path.as_deref().unwrap_or("/");
-        let url = Url::for_http_get(scheme, host, port, path)
-            .map_err(|e| format!("{p}.httpGet.path: {e}"))?;
-        let mut spec =
-            ProbeSpec::http(&url.to_string()).map_err(|e| format!("{p}.httpGet: {e}"))?;
-        for (i, hh) in h.http_headers.iter().enumerate() {
-            spec.add_header(&hh.name, &hh.value)
-                .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
-        }
-        crate::extensions::apply_http_fields(
-            p,
-            &mut spec,
-            h.expect_status.as_deref(),
-            h.expect_body.as_deref(),
-        )?;
-        spec
+        http_get_spec(src, p, h)?
     } else if let Some(t) = &probe.tcp_socket {
-        let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
-        let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
-        let mut spec =
-            ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
-        crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
-        spec
+        tcp_socket_spec(src, p, t)?
     } else if let Some(e) = &probe.exec {
-        if e.command.is_empty() {
-            return Err(format!("{p}.exec.command: must not be empty"));
-        }
-        let mut spec =
-            ProbeSpec::exec(&e.command).map_err(|err| format!("{p}.exec.command: {err}"))?;
-        for (i, v) in src.env.iter().enumerate() {
-            if v.value_from.is_some() {
-                continue;
-            }
-            let value = v.value.as_deref().unwrap_or("");
-            spec.set_env(&v.name, value).map_err(|err| format!("env[{i}]: {err}"))?;
-        }
-        spec
+        exec_spec(src, p, e)?
     } else if let Some(g) = &probe.grpc {
-        let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
-        let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref())?;
-        let service = g.service.as_deref().unwrap_or("");
-        let mut spec = ProbeSpec::grpc(host, i64::from(port), service)
-            .map_err(|e| format!("{p}.grpc: {e}"))?;
-        match g.mode.as_deref() {
-            None | Some("Plaintext" | "plaintext") => {}
-            Some("TLS" | "tls") => {
-                spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.grpc.mode: {e}"))?
-            }
-            Some(other) => {
-                return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
-            }
-        }
-        spec
+        grpc_spec(src, p, g)?
     } else {
         unreachable!("exactly one handler was checked above");
     };
     if let Some(t) = &probe.tls {
-        let uses_tls = match &spec.kind {
-            ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
-            ProbeKind::Grpc(g) => g.tls.is_some(),
-            ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
-        };
-        if !uses_tls {
-            return Err(format!(
-                "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
-            ));
-        }
-        let opts = tls_options(src, &format!("{p}.tls"), t)?;
-        spec.set_tls(opts).map_err(|e| format!("{p}.tls: {e}"))?;
+        apply_tls(src, p, t, &mut spec)?;
     }
     let tfield =
         if probe.timeout_milliseconds.is_some() { "timeoutMilliseconds" } else { "timeoutSeconds" };
     spec.set_timeout(timeout).map_err(|e| format!("{p}.{tfield}: {e}"))?;
     Ok((spec, schedule))
+}
+
+/// An `httpGet` probe at path `p`.
+fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSpec, String> {
+    let port = resolve_port(src, &format!("{p}.httpGet.port"), &h.port)?;
+    let host = host_field(src, &format!("{p}.httpGet.host"), h.host.as_deref())?;
+    let scheme = match h.scheme.as_deref() {
+        None | Some("HTTP" | "http") => Scheme::Http,
+        Some("HTTPS" | "https") => Scheme::Https,
+        Some(other) => {
+            return Err(format!("{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"));
+        }
+    };
+    // As the kubelet's formatURL builds it: a path with spaces or non-ASCII is encoded,
+    // `//x` is not a path, a bad escape is encoded. The host was checked above to be a
+    // bare host, so it cannot carry a port, path, query or fragment into the URL.
+    let path = h.path.as_deref().unwrap_or("/");
+    let url = Url::for_http_get(scheme, host, port, path)
+        .map_err(|e| format!("{p}.httpGet.path: {e}"))?;
+    let mut spec = ProbeSpec::http(&url.to_string()).map_err(|e| format!("{p}.httpGet: {e}"))?;
+    for (i, hh) in h.http_headers.iter().enumerate() {
+        spec.add_header(&hh.name, &hh.value)
+            .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
+    }
+    crate::extensions::apply_http_fields(
+        p,
+        &mut spec,
+        h.expect_status.as_deref(),
+        h.expect_body.as_deref(),
+    )?;
+    Ok(spec)
+}
+
+/// A `tcpSocket` probe at path `p`.
+fn tcp_socket_spec(src: &Source<'_>, p: &str, t: &TcpSocketAction) -> Result<ProbeSpec, String> {
+    let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
+    let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
+    let mut spec =
+        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
+    crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+    Ok(spec)
+}
+
+/// An `exec` probe at path `p`, with the source's static environment.
+fn exec_spec(src: &Source<'_>, p: &str, e: &ExecAction) -> Result<ProbeSpec, String> {
+    if e.command.is_empty() {
+        return Err(format!("{p}.exec.command: must not be empty"));
+    }
+    let mut spec = ProbeSpec::exec(&e.command).map_err(|err| format!("{p}.exec.command: {err}"))?;
+    for (i, v) in src.env.iter().enumerate() {
+        if v.value_from.is_some() {
+            continue;
+        }
+        let value = v.value.as_deref().unwrap_or("");
+        spec.set_env(&v.name, value).map_err(|err| format!("env[{i}]: {err}"))?;
+    }
+    Ok(spec)
+}
+
+/// A `grpc` probe at path `p`.
+fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, String> {
+    let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
+    let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref())?;
+    let service = g.service.as_deref().unwrap_or("");
+    let mut spec =
+        ProbeSpec::grpc(host, i64::from(port), service).map_err(|e| format!("{p}.grpc: {e}"))?;
+    match g.mode.as_deref() {
+        None | Some("Plaintext" | "plaintext") => {}
+        Some("TLS" | "tls") => {
+            spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.grpc.mode: {e}"))?;
+        }
+        Some(other) => {
+            return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
+        }
+    }
+    Ok(spec)
+}
+
+/// The `tls:` block of the probe at path `p`, on a spec that uses TLS.
+fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> Result<(), String> {
+    let uses_tls = match &spec.kind {
+        ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
+        ProbeKind::Grpc(g) => g.tls.is_some(),
+        ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
+    };
+    if !uses_tls {
+        return Err(format!(
+            "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
+        ));
+    }
+    let opts = tls_options(src, &format!("{p}.tls"), t)?;
+    spec.set_tls(opts).map_err(|e| format!("{p}.tls: {e}"))
 }
 
 /// The host of a probe: its `host` field (`field`, for messages) when set and not empty, else

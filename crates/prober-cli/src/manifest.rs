@@ -76,7 +76,14 @@ impl Container {
 const KINDS: &str = "Pod, Deployment, StatefulSet and DaemonSet";
 
 /// Every container's probes, as targets named `NAME/CONTAINER`, probing `host`. Relative file
-/// names (in `tls:` blocks) are taken relative to `base_dir`.
+/// names (in `tls:` blocks) are taken relative to `base_dir`; `notes` collects what is
+/// worth saying without being an error (skipped documents, containers without probes).
+///
+/// # Errors
+///
+/// A one-line message for the first problem found: a YAML error with its line and column, a
+/// document without `metadata.name`, a probe field's path and what is wrong with it, or no
+/// container with probes at all.
 pub fn load(
     text: &str,
     host: &str,

@@ -2,23 +2,25 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, TargetId};
 use serde::Serialize;
 
-use crate::args::{Args, EXIT_FAILURE, Failure, escape_for_terminal};
+use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
 use crate::config::{self, TargetPlan};
 use crate::signals::Signals;
 use crate::{check, duration, manifest, usage};
 
 #[derive(Debug)]
 enum Input {
-    File(String),
-    Manifest(String),
+    File(PathBuf),
+    Manifest(PathBuf),
 }
 
+/// What `prober watch` was asked to do.
 #[derive(Debug)]
 pub struct WatchArgs {
     input: Input,
@@ -28,54 +30,93 @@ pub struct WatchArgs {
     until_ready: bool,
 }
 
+/// The options of `prober watch` as given.
+#[derive(Debug)]
+struct Given {
+    input: Option<Input>,
+    host: String,
+    json: bool,
+    for_dur: Option<Duration>,
+    until_ready: bool,
+}
+
 /// Parses the arguments after `watch`; `Ok(None)` when help was printed.
-pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
-    let mut input = None;
-    let mut host = "127.0.0.1".to_string();
-    let mut json = false;
-    let mut for_dur = None;
-    let mut until_ready = false;
-    let mut set_input = |args: &Args, i: Input| -> Result<(), Failure> {
-        if input.is_some() {
-            return Err(args.usage("give one FILE or one --manifest FILE"));
-        }
-        input = Some(i);
-        Ok(())
+pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
+    let mut g = Given {
+        input: None,
+        host: "127.0.0.1".to_string(),
+        json: false,
+        for_dur: None,
+        until_ready: false,
     };
-    while let Some(arg) = args.next() {
-        if arg == "-h" || arg == "--help" {
-            print!("{}", usage::WATCH);
-            return Ok(None);
-        }
-        if arg == "--json" {
-            json = true;
-        } else if arg == "--until-ready" {
-            until_ready = true;
-        } else if let Some(v) = args.value(&arg, "--for", None)? {
-            for_dur = Some(duration::parse(&v).map_err(|e| args.usage(format!("--for: {e}")))?);
-        } else if let Some(v) = args.value(&arg, "--host", None)? {
-            if let Err(e) = ProbeSpec::tcp(&v, 1) {
-                return Err(args.usage(format!("--host: {e}")));
+    while let Some(token) = p.next()? {
+        match token {
+            Token::Value(v) => g.input(&p, Input::File(PathBuf::from(v)))?,
+            Token::Option(opt) if opt == "-h" || opt == "--help" => {
+                print!("{}", usage::WATCH);
+                return Ok(None);
             }
-            host = v;
-        } else if let Some(v) = args.value(&arg, "--manifest", None)? {
-            set_input(&args, Input::Manifest(v))?;
-        } else if arg.starts_with('-') && arg != "-" {
-            return Err(args.usage(format!("unknown option '{arg}' for 'prober watch'")));
-        } else {
-            set_input(&args, Input::File(arg))?;
+            Token::Option(opt) => g.option(&mut p, &opt)?,
         }
     }
-    let Some(input) = input else {
-        return Err(args.usage("missing FILE (a watch file, or --manifest FILE)"));
+    let Some(input) = g.input else {
+        return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
+    let Given { host, json, for_dur, until_ready, .. } = g;
     Ok(Some(WatchArgs { input, host, json, for_dur, until_ready }))
+}
+
+impl Given {
+    /// One option and its value.
+    fn option(&mut self, p: &mut Parser, opt: &str) -> Result<(), Failure> {
+        match opt {
+            "--json" => self.json = true,
+            "--until-ready" => self.until_ready = true,
+            "--for" => {
+                let v = p.text(opt)?;
+                self.for_dur =
+                    Some(duration::parse(&v).map_err(|e| p.usage(format!("--for: {e}")))?);
+            }
+            "--host" => {
+                let v = p.text(opt)?;
+                self.host = host(p, v)?;
+            }
+            "--manifest" => {
+                let v = p.path(opt)?;
+                self.input(p, Input::Manifest(v))?;
+            }
+            _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober watch'"))),
+        }
+        Ok(())
+    }
+
+    /// FILE or `--manifest FILE`: one of them, once.
+    fn input(&mut self, p: &Parser, i: Input) -> Result<(), Failure> {
+        if self.input.is_some() {
+            return Err(p.usage("give one FILE or one --manifest FILE"));
+        }
+        self.input = Some(i);
+        Ok(())
+    }
+}
+
+/// `--host ADDR`: a host name or an IP address.
+fn host(p: &Parser, v: String) -> Result<String, Failure> {
+    if let Err(e) = ProbeSpec::tcp(&v, 1) {
+        return Err(p.usage(format!("--host: {e}")));
+    }
+    Ok(v)
+}
+
+/// Whether `path` is standard input (`-`).
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 /// The directory that relative file names in the input are relative to: the input's own
 /// (`None` for standard input: the current directory).
-fn base_dir(path: &str) -> Option<&Path> {
-    if path == "-" { None } else { Path::new(path).parent() }
+fn base_dir(path: &Path) -> Option<&Path> {
+    if is_stdin(path) { None } else { path.parent() }
 }
 
 /// The largest watch file or manifest read: far beyond any real one (a 100,000-target watch
@@ -85,7 +126,8 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 /// Reads the input, refusing more than [`MAX_INPUT_BYTES`]: a regular file by its size before
 /// reading it, anything else (standard input, a pipe) once the limit is crossed, so no more
 /// than the limit plus one byte is ever read into memory.
-fn read_input(path: &str) -> Result<String, Failure> {
+fn read_input(file_name: &Path) -> Result<String, Failure> {
+    let path = file_name.to_string_lossy();
     let too_large = || {
         Failure::input(format!(
             "{path}: larger than {} MiB, the limit for watch files and manifests",
@@ -94,14 +136,14 @@ fn read_input(path: &str) -> Result<String, Failure> {
     };
     let cannot_read = |e: io::Error| Failure::no_input(format!("cannot read {path}: {e}"));
     let mut bytes = Vec::new();
-    if path == "-" {
+    if is_stdin(file_name) {
         io::stdin()
             .lock()
             .take(MAX_INPUT_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(cannot_read)?;
     } else {
-        let file = std::fs::File::open(path).map_err(cannot_read)?;
+        let file = std::fs::File::open(file_name).map_err(cannot_read)?;
         let meta = file.metadata().map_err(cannot_read)?;
         if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
             return Err(too_large());
@@ -125,7 +167,7 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
     let (path, plans) = match &w.input {
         Input::File(path) => {
             let text = read_input(path)?;
-            let json = path.ends_with(".json");
+            let json = path.as_os_str().as_bytes().ends_with(b".json");
             (path, config::load_watch_file(&text, json, &w.host, base_dir(path), &mut notes))
         }
         Input::Manifest(path) => {
@@ -133,8 +175,9 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
             (path, manifest::load(&text, &w.host, base_dir(path), &mut notes))
         }
     };
+    let path = path.to_string_lossy();
     for n in &notes {
-        eprintln!("prober: note: {}: {}", escape_for_terminal(path), escape_for_terminal(n));
+        eprintln!("prober: note: {}: {}", escape_for_terminal(&path), escape_for_terminal(n));
     }
     plans.map_err(|e| Failure::input(format!("{path}: {e}")))
 }

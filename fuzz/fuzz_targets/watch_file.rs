@@ -9,6 +9,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use prober_cli::ports::PortMap;
 use prober_cli::{config, manifest};
 
 fuzz_target!(|data: &[u8]| {
@@ -21,17 +22,30 @@ fuzz_target!(|data: &[u8]| {
     let mut notes = Vec::new();
     let base = std::path::Path::new("/nonexistent-prober-fuzz");
     let plans = match mode % 3 {
-        0 => config::load_watch_file(text, false, "127.0.0.1", Some(base), &mut notes),
-        1 => config::load_watch_file(text, true, "127.0.0.1", Some(base), &mut notes),
-        _ => manifest::load(text, "127.0.0.1", Some(base), &mut notes),
+        0 => config::load_watch_file(
+            text,
+            false,
+            "127.0.0.1",
+            &PortMap::EMPTY,
+            Some(base),
+            &mut notes,
+        ),
+        1 => config::load_watch_file(
+            text,
+            true,
+            "127.0.0.1",
+            &PortMap::EMPTY,
+            Some(base),
+            &mut notes,
+        ),
+        _ => manifest::load(text, "127.0.0.1", &PortMap::EMPTY, Some(base), &mut notes),
     };
     if let Ok(plans) = plans {
         assert!(!plans.is_empty());
         for plan in &plans {
             assert!(!plan.name.is_empty());
             for (role, spec, schedule) in &plan.probes {
-                spec.validate()
-                    .unwrap_or_else(|e| panic!("{}: invalid spec: {e}", plan.name));
+                spec.validate().unwrap_or_else(|e| panic!("{}: invalid spec: {e}", plan.name));
                 schedule
                     .validate(*role)
                     .unwrap_or_else(|e| panic!("{}: invalid schedule: {e}", plan.name));

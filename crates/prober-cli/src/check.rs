@@ -293,8 +293,7 @@ fn exec_spec(p: &Parser, argv: Vec<OsString>) -> Result<ProbeSpec, Failure> {
 
 /// `--timeout DUR`: a positive duration.
 fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
-    let d = duration::parse(v).map_err(|e| p.usage(format!("--timeout: {e}")))?;
-    Ok(d)
+    duration::parse_positive(v).map_err(|e| p.usage(format!("--timeout: {e}")))
 }
 
 /// `--redirects POLICY`.
@@ -327,9 +326,10 @@ fn parse_header(h: &str) -> Result<(String, String), String> {
 fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
     let bad = |why: &str| format!("bad target '{t}': {why}");
     let Some((scheme, rest)) = t.split_once("://") else {
-        return Err(bad(
-            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]",
-        ));
+        return Err(bad(&format!(
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]{}",
+            scheme_hint(t)
+        )));
     };
     match scheme.to_ascii_lowercase().as_str() {
         scheme @ ("http" | "https") => {
@@ -354,6 +354,19 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
             Err(bad(&format!("unsupported scheme '{other}' (expected http, https, tcp or grpc)")))
         }
     }
+}
+
+/// For a target that starts with a scheme but not `://` (`gRPC:host:50051`, `tcp:/h:1`): what
+/// was probably meant, as a hint to append to the message.
+fn scheme_hint(t: &str) -> String {
+    let Some((scheme, rest)) = t.split_once(':') else {
+        return String::new();
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if !matches!(scheme.as_str(), "http" | "https" | "tcp" | "grpc") {
+        return String::new();
+    }
+    format!("; did you mean '{scheme}://{}'?", rest.trim_start_matches('/'))
 }
 
 /// `HOST:PORT` or `[IPV6]:PORT` of a `SCHEME://` target.
@@ -435,7 +448,9 @@ pub fn exit_status(result: ProbeResult) -> i32 {
     }
 }
 
-/// `failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms)`.
+/// `failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms) body: db down`.
+/// A failure ends with the first line of what the probe got (the command's output, the HTTP
+/// body, the TCP reply): that line is usually what tells why.
 pub fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut line = o.result.as_str().to_string();
     if !o.message.is_empty() {
@@ -445,7 +460,27 @@ pub fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut details = details(o);
     details.push(duration::human(duration));
     line.push_str(&format!(" ({})", details.join(", ")));
+    if o.result == ProbeResult::Failure {
+        let output = o.output_lossy();
+        if let Some(first) = first_line(&output).filter(|l| !o.message.contains(l.as_ref())) {
+            let label = if o.http_status.is_some() { "body" } else { "output" };
+            line.push_str(&format!(" {label}: {}", escape_for_terminal(&first)));
+        }
+    }
     line
+}
+
+/// How much of the output's first line a human line shows, in characters.
+const FIRST_LINE_CHARS: usize = 200;
+
+/// The first line of `output` that is not blank, without its surrounding white space, cut to
+/// [`FIRST_LINE_CHARS`] characters (with `...` when cut).
+fn first_line(output: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let line = output.lines().map(str::trim).find(|l| !l.is_empty())?;
+    match line.char_indices().nth(FIRST_LINE_CHARS) {
+        None => Some(line.into()),
+        Some((end, _)) => Some(format!("{}...", &line[..end]).into()),
+    }
 }
 
 /// The short facts of an outcome for human lines: reason, HTTP status, exit code.
@@ -638,7 +673,11 @@ mod tests {
             (&["ftp://h/"], "unsupported scheme 'ftp'"),
             (&["http://h /"], "bad target"),
             (&["--timeout", "5", "http://h/"], "bad duration '5'"),
-            (&["--timeout", "0s", "http://h/"], "invalid timeout"),
+            (&["--timeout", "0s", "http://h/"], "--timeout: must be positive (got '0s')"),
+            (&["--timeout", "25h", "http://h/"], "invalid timeout"),
+            (&["gRPC:h:50051"], "did you mean 'grpc://h:50051'?"),
+            (&["GRPC:/h:1/svc"], "did you mean 'grpc://h:1/svc'?"),
+            (&["tcp:h:1"], "did you mean 'tcp://h:1'?"),
             (&["-H", "NoColon", "http://h/"], "bad header 'NoColon'"),
             (&["-H", "Bad Name: v", "http://h/"], "invalid HTTP header name"),
             (&["-H", "X: a\rb", "http://h/"], "invalid value for HTTP header"),
@@ -707,5 +746,32 @@ mod tests {
             human_line(&o, Duration::ZERO)
                 .starts_with("warning: Probe terminated redirects, Response body: a\\nb (redirect")
         );
+    }
+
+    #[test]
+    fn failures_show_the_first_line_of_the_output() {
+        let mut o = Outcome::failure(Reason::ExitCode, "command terminated with exit code 1");
+        o.exit_code = Some(1);
+        o.output = b"\n  database not reachable\x1b[31m \nsecond line\n".to_vec();
+        assert_eq!(
+            human_line(&o, Duration::from_millis(2)),
+            "failure: command terminated with exit code 1 (exit_code, exit 1, 2.0ms) \
+             output: database not reachable\\x1b[31m"
+        );
+        o.output = "é".repeat(300).into_bytes();
+        let line = human_line(&o, Duration::from_millis(2));
+        assert!(line.ends_with(&format!("output: {}...", "é".repeat(200))), "{line}");
+        let mut o = Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
+        o.http_status = Some(503);
+        o.output = b"db down".to_vec();
+        assert!(
+            human_line(&o, Duration::ZERO).ends_with("(status, HTTP 503, 0.0ms) body: db down")
+        );
+        // Success, and output the message already quotes, are not repeated.
+        o.result = ProbeResult::Success;
+        assert!(human_line(&o, Duration::ZERO).ends_with("0.0ms)"));
+        let mut o = Outcome::failure(Reason::Body, "body did not match: db down");
+        o.output = b"db down".to_vec();
+        assert!(human_line(&o, Duration::ZERO).ends_with("0.0ms)"));
     }
 }

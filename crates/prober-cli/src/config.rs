@@ -12,6 +12,8 @@ use prober::{
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::ports::PortMap;
+
 /// A watch file: `targets:`, each like a container's probe fields.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,6 +81,7 @@ pub(crate) struct EnvVar {
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ContainerPort {
     pub name: Option<String>,
+    #[serde(deserialize_with = "int")]
     pub container_port: i64,
 }
 
@@ -214,7 +217,13 @@ impl<'de> Deserialize<'de> for PortRef {
                 Ok(PortRef::Number(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<PortRef, E> {
-                Ok(PortRef::Number(i64::try_from(v).unwrap_or(i64::MAX)))
+                i64::try_from(v).map(PortRef::Number).map_err(|_| port_out_of_range(v))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<PortRef, E> {
+                Err(port_out_of_range(v))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<PortRef, E> {
+                Err(port_out_of_range(v))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<PortRef, E> {
                 if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
@@ -226,6 +235,26 @@ impl<'de> Deserialize<'de> for PortRef {
         }
         d.deserialize_any(V)
     }
+}
+
+/// A port number that no integer type of the parser holds.
+fn port_out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format_args!("invalid port {v} (expected 1 to 65535)"))
+}
+
+/// An integer too large or too small for any field (they hold 64-bit signed integers), said
+/// in words rather than with a Rust type name.
+fn int_out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format_args!(
+        "the integer {v} is out of range (at most {}, at least {})",
+        i64::MAX,
+        i64::MIN
+    ))
+}
+
+/// A required integer (`containerPort`), as [`opt_int`] reads it.
+fn int<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    opt_int(d)?.ok_or_else(|| de::Error::custom("expected an integer"))
 }
 
 /// An optional integer, with "expected an integer" in errors instead of a Rust type name.
@@ -249,9 +278,13 @@ fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
             Ok(Some(v))
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<i64>, E> {
-            i64::try_from(v)
-                .map(Some)
-                .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+            i64::try_from(v).map(Some).map_err(|_| int_out_of_range(v))
+        }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<i64>, E> {
+            Err(int_out_of_range(v))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<i64>, E> {
+            Err(int_out_of_range(v))
         }
     }
     d.deserialize_option(V)
@@ -286,6 +319,12 @@ fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Err
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<String>, E> {
             Ok(Some(v.to_string()))
         }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
     }
     d.deserialize_option(V)
 }
@@ -299,6 +338,30 @@ pub struct TargetPlan {
     pub probes: Vec<(Role, ProbeSpec, Schedule)>,
 }
 
+/// Why a watch file or manifest cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// A problem in the file: a one-line message that says where (a line and column, or a
+    /// field's path).
+    File(String),
+    /// A `--port` mapping that does not fit the file (a port name that nothing declares).
+    Port(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::File(s) | LoadError::Port(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<String> for LoadError {
+    fn from(s: String) -> LoadError {
+        LoadError::File(s)
+    }
+}
+
 /// Where probes come from, for defaults and error messages.
 #[derive(Debug)]
 pub(crate) struct Source<'a> {
@@ -308,6 +371,8 @@ pub(crate) struct Source<'a> {
     pub ports: &'a [ContainerPort],
     /// Host for probes that name none.
     pub host: &'a str,
+    /// `--port` mappings: the local port for a container port.
+    pub port_map: &'a PortMap,
     /// Directory that relative file names in `tls:` blocks are relative to (`None`: the
     /// current directory).
     pub base_dir: Option<&'a Path>,
@@ -488,9 +553,10 @@ pub fn load_watch_file(
     text: &str,
     json: bool,
     host: &str,
+    port_map: &PortMap,
     base_dir: Option<&Path>,
     notes: &mut Vec<String>,
-) -> Result<Vec<TargetPlan>, String> {
+) -> Result<Vec<TargetPlan>, LoadError> {
     check_nesting(text)?;
     let file: WatchFile = if json {
         serde_json::from_str(text).map_err(|e| e.to_string())?
@@ -498,22 +564,42 @@ pub fn load_watch_file(
         serde_norway::from_str(text).map_err(|e| e.to_string())?
     };
     if file.targets.is_empty() {
-        return Err("targets: the list is empty".into());
+        return Err(LoadError::File("targets: the list is empty".into()));
+    }
+    let declared = |name: &str| {
+        file.targets.iter().any(|t| t.ports.iter().any(|p| p.name.as_deref() == Some(name)))
+    };
+    if let Some(m) = port_map.unknown_name(declared) {
+        let mut names: Vec<&str> = file
+            .targets
+            .iter()
+            .flat_map(|t| t.ports.iter().filter_map(|p| p.name.as_deref()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(LoadError::Port(format!(
+            "--port {m}: no target declares a port with this name in its ports ({})",
+            crate::manifest::declared_list(&names)
+        )));
     }
     let mut plans: Vec<TargetPlan> = Vec::with_capacity(file.targets.len());
     let mut names: HashSet<&str> = HashSet::with_capacity(file.targets.len());
     for (i, t) in file.targets.iter().enumerate() {
         if t.name.is_empty() {
-            return Err(format!("targets[{i}].name: must not be empty"));
+            return Err(LoadError::File(format!("targets[{i}].name: must not be empty")));
         }
         if !names.insert(&t.name) {
-            return Err(format!("targets[{i}].name: duplicate target name {:?}", t.name));
+            return Err(LoadError::File(format!(
+                "targets[{i}].name: duplicate target name {:?}",
+                t.name
+            )));
         }
         let src = Source {
             label: format!("target {:?}", t.name),
             env: &t.env,
             ports: &t.ports,
             host,
+            port_map,
             base_dir,
         };
         plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
@@ -881,18 +967,33 @@ fn resolve_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, St
             }
         }
     };
-    u16::try_from(n)
+    let n = u16::try_from(n)
         .ok()
         .filter(|p| *p != 0)
-        .ok_or_else(|| format!("{field}: invalid port {n} (expected 1 to 65535)"))
+        .ok_or_else(|| format!("{field}: invalid port {n} (expected 1 to 65535)"))?;
+    if src.port_map.is_empty() {
+        return Ok(n);
+    }
+    let declared: Vec<(&str, i64)> =
+        src.ports.iter().filter_map(|cp| Some((cp.name.as_deref()?, cp.container_port))).collect();
+    Ok(src.port_map.local(n, &declared))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    static NO_PORT_MAP: PortMap = PortMap::EMPTY;
+
     fn src<'a>(env: &'a [EnvVar], ports: &'a [ContainerPort]) -> Source<'a> {
-        Source { label: "target \"t\"".into(), env, ports, host: "127.0.0.1", base_dir: None }
+        Source {
+            label: "target \"t\"".into(),
+            env,
+            ports,
+            host: "127.0.0.1",
+            port_map: &NO_PORT_MAP,
+            base_dir: None,
+        }
     }
 
     fn probe(yaml: &str) -> Probe {
@@ -958,6 +1059,40 @@ mod tests {
         let p: Probe =
             serde_json::from_str("{\"periodSeconds\": null, \"failureThreshold\": 4}").unwrap();
         assert_eq!((p.period_seconds, p.failure_threshold), (None, Some(4)));
+    }
+
+    #[test]
+    fn integers_out_of_range_are_said_in_words() {
+        let big = "99999999999999999999";
+        let cases = [
+            format!("periodSeconds: {big}"),
+            format!("periodSeconds: -{big}"),
+            "timeoutSeconds: 18446744073709551615".to_string(),
+            format!("tcpSocket: {{port: {big}}}"),
+            "tcpSocket: {port: 18446744073709551615}".to_string(),
+            format!("jitterPercent: {big}"),
+        ];
+        for yaml in &cases {
+            let e = serde_norway::from_str::<Probe>(yaml).unwrap_err().to_string();
+            assert!(e.contains("out of range") || e.contains("invalid port"), "{yaml}: {e}");
+            for t in ["u128", "i128", "u64", "i64", "u32", "u16"] {
+                assert!(!e.contains(t), "{yaml}: {e}");
+            }
+        }
+        let e =
+            serde_norway::from_str::<Vec<ContainerPort>>(&format!("[{{containerPort: {big}}}]"))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains(&format!("[0].containerPort: the integer {big} is out of range")),
+            "{e}"
+        );
+        let e = serde_norway::from_str::<Vec<ContainerPort>>("[{containerPort: x}]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected an integer") && !e.contains("i64"), "{e}");
+        let p = probe(&format!("tcpSocket: {{port: 1}}\ntls: {{minVersion: {big}}}"));
+        assert!(p.tls.is_some());
     }
 
     #[test]
@@ -1188,9 +1323,15 @@ mod tests {
     fn missing_tls_files_are_noted() {
         let yaml = "targets:\n- name: t\n  readinessProbe:\n    httpGet: {port: 1, scheme: HTTPS}\n    tls: {caFile: no-such-ca.pem, certFile: /no/such/c.pem, keyFile: /no/such/k.pem}\n";
         let mut notes = Vec::new();
-        let plans =
-            load_watch_file(yaml, false, "127.0.0.1", Some(Path::new("/no/dir")), &mut notes)
-                .unwrap();
+        let plans = load_watch_file(
+            yaml,
+            false,
+            "127.0.0.1",
+            &PortMap::default(),
+            Some(Path::new("/no/dir")),
+            &mut notes,
+        )
+        .unwrap();
         assert_eq!(plans[0].probes.len(), 1);
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert_eq!(

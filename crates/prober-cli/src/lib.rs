@@ -14,6 +14,7 @@ pub mod config;
 mod duration;
 mod extensions;
 pub mod manifest;
+pub mod ports;
 mod signals;
 mod usage;
 mod watch;

@@ -6,11 +6,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, TargetId};
+use prober::{Engine, EngineError, Event, ProbeResult, ProbeSpec, Role, TargetId};
 use serde::Serialize;
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
-use crate::config::{self, TargetPlan};
+use crate::config::{self, LoadError, TargetPlan};
+use crate::ports::PortMap;
 use crate::signals::Signals;
 use crate::{check, duration, manifest, usage};
 
@@ -25,6 +26,7 @@ enum Input {
 pub struct WatchArgs {
     input: Input,
     host: String,
+    ports: PortMap,
     json: bool,
     for_dur: Option<Duration>,
     until_ready: bool,
@@ -35,6 +37,7 @@ pub struct WatchArgs {
 struct Given {
     input: Option<Input>,
     host: String,
+    ports: PortMap,
     json: bool,
     for_dur: Option<Duration>,
     until_ready: bool,
@@ -45,6 +48,7 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let mut g = Given {
         input: None,
         host: "127.0.0.1".to_string(),
+        ports: PortMap::default(),
         json: false,
         for_dur: None,
         until_ready: false,
@@ -62,8 +66,8 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    let Given { host, json, for_dur, until_ready, .. } = g;
-    Ok(Some(WatchArgs { input, host, json, for_dur, until_ready }))
+    let Given { host, ports, json, for_dur, until_ready, .. } = g;
+    Ok(Some(WatchArgs { input, host, ports, json, for_dur, until_ready }))
 }
 
 impl Given {
@@ -75,11 +79,15 @@ impl Given {
             "--for" => {
                 let v = p.text(opt)?;
                 self.for_dur =
-                    Some(duration::parse(&v).map_err(|e| p.usage(format!("--for: {e}")))?);
+                    Some(duration::parse_positive(&v).map_err(|e| p.usage(format!("--for: {e}")))?);
             }
             "--host" => {
                 let v = p.text(opt)?;
-                self.host = host(p, v)?;
+                self.host = host(p, &v)?;
+            }
+            "--port" => {
+                let v = p.text(opt)?;
+                self.ports.add(&v).map_err(|e| p.usage(format!("--port: {e}")))?;
             }
             "--manifest" => {
                 let v = p.path(opt)?;
@@ -100,12 +108,26 @@ impl Given {
     }
 }
 
-/// `--host ADDR`: a host name or an IP address.
-fn host(p: &Parser, v: String) -> Result<String, Failure> {
-    if let Err(e) = ProbeSpec::tcp(&v, 1) {
-        return Err(p.usage(format!("--host: {e}")));
-    }
-    Ok(v)
+/// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
+fn host(p: &Parser, v: &str) -> Result<String, Failure> {
+    let bare = v.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(v);
+    let Err(e) = ProbeSpec::tcp(bare, 1) else {
+        return Ok(bare.to_string());
+    };
+    // `127.0.0.1:18080`, `localhost:8080`, `[::1]:8080`: a port where only a host goes.
+    let with_port = v.rsplit_once(':').is_some_and(|(h, port)| {
+        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
+        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && ProbeSpec::tcp(h, 1).is_ok()
+    });
+    let why = if with_port {
+        format!(
+            "'{v}' has a port; --host takes a host name or an IP address only (map the probes' \
+             ports with --port PORT=LOCAL, e.g. --port 8080=18080)"
+        )
+    } else {
+        e.to_string()
+    };
+    Err(p.usage(format!("--host: {why}")))
 }
 
 /// Whether `path` is standard input (`-`).
@@ -164,22 +186,35 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
     let mut notes = Vec::new();
     // Relative file names in the input are relative to its directory (standard input: the
     // current directory).
-    let (path, plans) = match &w.input {
+    let (path, plans, manifest_as_file) = match &w.input {
         Input::File(path) => {
             let text = read_input(path)?;
             let json = path.as_os_str().as_bytes().ends_with(b".json");
-            (path, config::load_watch_file(&text, json, &w.host, base_dir(path), &mut notes))
+            let plans =
+                config::load_watch_file(&text, json, &w.host, &w.ports, base_dir(path), &mut notes);
+            let hint = plans.is_err() && manifest::looks_like_manifest(&text);
+            (path, plans, hint)
         }
         Input::Manifest(path) => {
             let text = read_input(path)?;
-            (path, manifest::load(&text, &w.host, base_dir(path), &mut notes))
+            (path, manifest::load(&text, &w.host, &w.ports, base_dir(path), &mut notes), false)
         }
     };
     let path = path.to_string_lossy();
     for n in &notes {
         eprintln!("prober: note: {}: {}", escape_for_terminal(&path), escape_for_terminal(n));
     }
-    plans.map_err(|e| Failure::input(format!("{path}: {e}")))
+    plans.map_err(|e| match e {
+        _ if manifest_as_file => Failure::usage(
+            "watch",
+            format!(
+                "{path} is a Kubernetes manifest (it has apiVersion and kind), not a watch file: \
+                 run 'prober watch --manifest {path}'"
+            ),
+        ),
+        LoadError::File(e) => Failure::input(format!("{path}: {e}")),
+        LoadError::Port(e) => Failure::usage("watch", e),
+    })
 }
 
 /// A target's published values, for the started / ready / live summary.
@@ -276,7 +311,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
             has[role.index()] = true;
             engine
                 .set_probe(id, role, spec, schedule)
-                .map_err(|e| Failure::input(format!("{} {role}: {e}", plan.name)))?;
+                .map_err(|e| Failure::input(engine_refusal(&e, &plan.name, role)))?;
         }
         let value = [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success];
         states.push(TargetState { name: plan.name, has, value });
@@ -330,6 +365,16 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         End::Timeout | End::Stopped if w.until_ready => EXIT_FAILURE,
         End::Timeout | End::Stopped => 0,
     })
+}
+
+/// Why the engine refused a probe, naming the target and role as the file does
+/// (`db/readiness: ...`): the engine's own message would name its internal target number.
+fn engine_refusal(e: &EngineError, name: &str, role: Role) -> String {
+    match e {
+        EngineError::UnknownTarget(_) => format!("{name}/{role}: the engine lost the target"),
+        EngineError::NoProbe(_, r) => format!("{name}/{r}: no such probe"),
+        e => format!("{name}/{role}: {e}"),
+    }
 }
 
 fn state_line(
@@ -425,6 +470,18 @@ mod tests {
         assert_eq!(
             state([false, true, false], [U, S, S]).flags(),
             "started=yes ready=yes live=yes"
+        );
+    }
+
+    #[test]
+    fn engine_refusals_name_the_target() {
+        assert_eq!(
+            engine_refusal(&EngineError::NoProbe(7, Role::Liveness), "db", Role::Readiness),
+            "db/liveness: no such probe"
+        );
+        assert_eq!(
+            engine_refusal(&EngineError::UnknownTarget(7), "web/app", Role::Startup),
+            "web/app/startup: the engine lost the target"
         );
     }
 

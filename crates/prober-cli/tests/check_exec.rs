@@ -84,3 +84,18 @@ fn sigterm_to_check_kills_its_command_and_ends_by_the_signal() {
     assert_eq!(out.recv().unwrap(), "", "no verdict for an interrupted check");
     assert_process_ends(pid);
 }
+
+#[test]
+fn a_failed_command_line_shows_the_first_line_of_its_output() {
+    let r = run(&["check", "--", "sh", "-c", "echo database not reachable; echo more; exit 1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let line = r.stdout.strip_suffix('\n').expect("one line");
+    assert!(line.starts_with("failure: command terminated with exit code 1 (exit_code, exit 1, "));
+    assert!(line.ends_with(" output: database not reachable"), "{line}");
+    // Escaped, and cut at 200 characters.
+    let long = "printf '\\033[31m%0300d\\n' 0; exit 3";
+    let r = run(&["check", "--", "sh", "-c", long]);
+    assert_eq!(r.code, 1);
+    let want = format!(" output: \\x1b[31m{}...\n", "0".repeat(195));
+    assert!(r.stdout.ends_with(&want), "{}", r.stdout);
+}

@@ -159,3 +159,20 @@ fn timeout_is_a_failure() {
     assert_eq!(v["result"], "failure");
     assert_eq!(v["reason"], "timeout");
 }
+
+#[test]
+fn a_failed_http_check_line_shows_the_first_line_of_the_body() {
+    let server = TargetServer::start();
+    let r =
+        run(&["check", &server.url("/status/503?body=database%20not%20reachable%0Aretry%20later")]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let line = r.stdout.strip_suffix('\n').expect("one line");
+    assert!(
+        line.starts_with("failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, ")
+    );
+    assert!(line.ends_with(" body: database not reachable"), "{line}");
+    // A success line stays as it was: no body.
+    let r = run(&["check", &server.url("/status/200?body=fine")]);
+    assert_eq!(r.code, 0);
+    assert!(!r.stdout.contains("fine"), "{}", r.stdout);
+}

@@ -138,3 +138,48 @@ fn non_utf8_arguments_are_refused_only_where_text_is_needed() {
     let r = run_os(args);
     assert_ne!(r.code, 64, "a CA file name need not be UTF-8: {}", r.stderr);
 }
+
+#[test]
+fn small_things_are_said_in_words() {
+    assert_usage_error(
+        &["check", "--timeout", "0s", "http://127.0.0.1:1/"],
+        "--timeout: must be positive (got '0s')",
+    );
+    assert_usage_error(&["watch", "--for", "0ms", "f.yaml"], "--for: must be positive (got '0ms')");
+    for target in ["gRPC:127.0.0.1:50051", "GRPC:127.0.0.1:50051"] {
+        assert_usage_error(&["check", target], "did you mean 'grpc://127.0.0.1:50051'?");
+    }
+    let file = write_file(
+        "yaml",
+        "targets:\n- name: db\n  readinessProbe:\n    tcpSocket: {port: 5432}\n    periodSeconds: 99999999999999999999\n",
+    );
+    let r = run(&["watch", file.to_str().unwrap()]);
+    assert_eq!(r.code, 64, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(
+            "targets[0].readinessProbe.periodSeconds: the integer 99999999999999999999 is out of range"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("u128"), "{}", r.stderr);
+}
+
+#[test]
+fn host_and_port_errors_blame_the_option() {
+    assert_usage_error(
+        &["watch", "--host", "127.0.0.1:18080", "--manifest", "m.yaml"],
+        "--host: '127.0.0.1:18080' has a port; --host takes a host name or an IP address only \
+         (map the probes' ports with --port PORT=LOCAL",
+    );
+    assert_usage_error(
+        &["watch", "--host", "a b", "w.yaml"],
+        "--host: invalid host \"a b\" (expected a host name or an IP address)",
+    );
+    assert_usage_error(
+        &["watch", "--port", "8080:18080", "--manifest", "m.yaml"],
+        "--port: bad mapping '8080:18080': no '='",
+    );
+    assert_usage_error(&["watch", "--port", "8080=0", "w.yaml"], "--port: bad mapping '8080=0'");
+    assert_usage_error(&["watch", "--port"], "option '--port' needs a value");
+}

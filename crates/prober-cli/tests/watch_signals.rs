@@ -46,3 +46,31 @@ fn sigterm_stops_watch_cleanly() {
 fn sigint_stops_watch_cleanly() {
     signal_stops_watch_cleanly(Signal::SIGINT);
 }
+
+#[test]
+fn sigint_ignored_at_start_stays_ignored() {
+    // A background job of a non-interactive shell starts with SIGINT ignored; shells expect
+    // it to stay so (an interrupt at the terminal is not for it). SIGTERM still stops it.
+    let server = TargetServer::start();
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n- name: web\n  readinessProbe:\n    httpGet: {{path: /health, port: {}}}\n    periodSeconds: 1\n    failureThreshold: 1\n",
+            server.port()
+        ),
+    );
+    let w =
+        Watch::start_with_sigint(&["--json", file.to_str().unwrap()], signal::SigHandler::SigIgn);
+    assert_eq!(w.next_state("web", "readiness")["reason"], "initial");
+    assert_eq!(w.next_state("web", "readiness")["result"], "success");
+    w.signal(Signal::SIGINT);
+    // Still watching: the next change (a period later) is reported. Had SIGINT stopped the
+    // watch, the summary would come first and next_state would fail.
+    server.set_healthy(false);
+    assert_eq!(w.next_state("web", "readiness")["result"], "failure");
+    w.signal(Signal::SIGTERM);
+    let (status, rest) = w.wait();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let last: Value = serde_json::from_str(rest.last().expect("a summary line")).unwrap();
+    assert_eq!(last["summary"][0]["ready"], false, "{last}");
+}

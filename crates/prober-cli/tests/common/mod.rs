@@ -157,17 +157,23 @@ pub struct Watch {
 
 impl Watch {
     pub fn start(args: &[&str]) -> Watch {
-        let mut cmd = prober();
         // A watch started by a user at a terminal has SIGINT at its default disposition. The
         // tests may themselves run with SIGINT ignored (a background job of a non-interactive
         // shell, which the child would inherit and, as shells expect, keep ignoring): give the
         // child the default, so that what is tested does not depend on how the tests started.
+        Watch::start_with_sigint(args, signal::SigHandler::SigDfl)
+    }
+
+    /// [`Watch::start`] with SIGINT's disposition at start set to `sigint` (`SigDfl` or
+    /// `SigIgn`).
+    pub fn start_with_sigint(args: &[&str], sigint: signal::SigHandler) -> Watch {
+        let mut cmd = prober();
         // SAFETY: signal(2) is async-signal-safe, and the closure touches nothing else; the
-        // default disposition has no handler to be unsound.
+        // dispositions set (default or ignore) run no handler code.
         unsafe {
             use std::os::unix::process::CommandExt;
-            cmd.pre_exec(|| {
-                signal::signal(Signal::SIGINT, signal::SigHandler::SigDfl)?;
+            cmd.pre_exec(move || {
+                signal::signal(Signal::SIGINT, sigint)?;
                 Ok(())
             });
         }

@@ -1,23 +1,16 @@
 //! The `prober watch` file parser: watch files (YAML and JSON) and Kubernetes manifests.
 //!
-//! `prober-cli` is a binary-only crate, so there is no library to link against. Rather than
-//! copy its code, this target compiles prober-cli's own `config.rs` and `manifest.rs` as
-//! modules (`#[path]`), so the fuzzed code is exactly the shipped code. Those two modules use
-//! nothing else of the binary (only `prober`, `serde`, `serde_json` and `serde_norway`); if
-//! that changes, this target stops compiling and says so.
+//! The parsers are prober-cli's library (`prober_cli::config`, `prober_cli::manifest`), which
+//! the `prober` binary calls: the fuzzed code is exactly the shipped code.
 //!
 //! Input: byte 0 picks the format (YAML watch file, JSON watch file, manifest), the rest is
 //! the file. Checked beyond "no panic": every probe of a file that loads is a spec and a
 //! schedule the engine accepts (the CLI must never hand the engine something it refuses).
 #![no_main]
-#![allow(dead_code, unused_imports, clippy::all)]
-
-#[path = "../../crates/prober-cli/src/config.rs"]
-mod config;
-#[path = "../../crates/prober-cli/src/manifest.rs"]
-mod manifest;
 
 use libfuzzer_sys::fuzz_target;
+use prober_cli::ports::PortMap;
+use prober_cli::{config, manifest};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -29,17 +22,30 @@ fuzz_target!(|data: &[u8]| {
     let mut notes = Vec::new();
     let base = std::path::Path::new("/nonexistent-prober-fuzz");
     let plans = match mode % 3 {
-        0 => config::load_watch_file(text, false, "127.0.0.1", Some(base), &mut notes),
-        1 => config::load_watch_file(text, true, "127.0.0.1", Some(base), &mut notes),
-        _ => manifest::load(text, "127.0.0.1", Some(base), &mut notes),
+        0 => config::load_watch_file(
+            text,
+            false,
+            "127.0.0.1",
+            &PortMap::EMPTY,
+            Some(base),
+            &mut notes,
+        ),
+        1 => config::load_watch_file(
+            text,
+            true,
+            "127.0.0.1",
+            &PortMap::EMPTY,
+            Some(base),
+            &mut notes,
+        ),
+        _ => manifest::load(text, "127.0.0.1", &PortMap::EMPTY, Some(base), &mut notes),
     };
     if let Ok(plans) = plans {
         assert!(!plans.is_empty());
         for plan in &plans {
             assert!(!plan.name.is_empty());
             for (role, spec, schedule) in &plan.probes {
-                spec.validate()
-                    .unwrap_or_else(|e| panic!("{}: invalid spec: {e}", plan.name));
+                spec.validate().unwrap_or_else(|e| panic!("{}: invalid spec: {e}", plan.name));
                 schedule
                     .validate(*role)
                     .unwrap_or_else(|e| panic!("{}: invalid schedule: {e}", plan.name));

@@ -1,8 +1,10 @@
-//! A small hand-written argument reader: `--name VALUE`, `--name=VALUE`, `-X VALUE`, `-XVALUE`.
+//! Arguments (lexopt over `OsString`: `--name VALUE`, `--name=VALUE`, `-X VALUE`, `-XVALUE`),
+//! exit statuses and the one-line errors of the command.
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::fmt::{self, Write as _};
+use std::path::PathBuf;
 
 /// Exit statuses (sysexits.h for the errors of the command itself).
 pub const EXIT_FAILURE: i32 = 1;
@@ -43,56 +45,82 @@ impl Failure {
     }
 }
 
-/// The remaining arguments of one subcommand.
+/// The option parser of one subcommand: lexopt's, over `OsString`, with the subcommand's name
+/// for messages. Options come back as their names as typed on the command line (`--timeout`,
+/// `-H`), so that a subcommand dispatches with one `match` and every message names the option.
 #[derive(Debug)]
-pub struct Args {
-    items: VecDeque<String>,
+pub struct Parser {
+    inner: lexopt::Parser,
     cmd: &'static str,
 }
 
-impl Args {
-    pub fn new(items: Vec<String>, cmd: &'static str) -> Args {
-        Args { items: items.into(), cmd }
+/// One argument: an option's name (`--name` or `-X`), or a plain value.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Token {
+    /// An option, `--name` or `-X` (its value, if any, is taken with [`Parser::value`]).
+    Option(String),
+    /// An argument that is not an option (`-` included).
+    Value(OsString),
+}
+
+impl Parser {
+    /// A parser over the arguments after `prober CMD`.
+    pub fn new(items: Vec<OsString>, cmd: &'static str) -> Parser {
+        let mut inner = lexopt::Parser::from_args(items);
+        // `-e=A=1` is the value `=A=1`, as it was before lexopt: values are taken as written.
+        inner.set_short_equals(false);
+        Parser { inner, cmd }
     }
 
-    #[allow(clippy::should_implement_trait)] // not an iterator: values are taken mid-loop
-    pub fn next(&mut self) -> Option<String> {
-        self.items.pop_front()
-    }
-
-    /// Everything left, in order.
-    pub fn rest(&mut self) -> Vec<String> {
-        self.items.drain(..).collect()
-    }
-
+    /// A usage error of this subcommand.
     pub fn usage(&self, message: impl fmt::Display) -> Failure {
         Failure::usage(self.cmd, message)
     }
 
-    /// If `arg` is the option `long` (or `short`), returns its value: the part after `=` (long)
-    /// or after the letter (short), else the next argument. `Ok(None)`: `arg` is another thing.
-    pub fn value(
-        &mut self,
-        arg: &str,
-        long: &str,
-        short: Option<&str>,
-    ) -> Result<Option<String>, Failure> {
-        let attached = if arg == long || Some(arg) == short {
-            None
-        } else if let Some(v) = arg.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
-            Some(v.to_string())
-        } else if let Some(v) = short.and_then(|s| arg.strip_prefix(s)).filter(|v| !v.is_empty()) {
-            Some(v.to_string())
-        } else {
-            return Ok(None);
-        };
-        match attached {
-            Some(v) => Ok(Some(v)),
-            None => match self.items.pop_front() {
-                Some(v) => Ok(Some(v)),
-                None => Err(self.usage(format!("option '{arg}' needs a value"))),
-            },
+    /// The next argument, `None` at the end.
+    pub fn next(&mut self) -> Result<Option<Token>, Failure> {
+        match self.inner.next() {
+            Ok(None) => Ok(None),
+            Ok(Some(lexopt::Arg::Long(name))) => Ok(Some(Token::Option(format!("--{name}")))),
+            Ok(Some(lexopt::Arg::Short(c))) => Ok(Some(Token::Option(format!("-{c}")))),
+            Ok(Some(lexopt::Arg::Value(v))) => Ok(Some(Token::Value(v))),
+            Err(lexopt::Error::UnexpectedValue { option, .. }) => {
+                Err(self.usage(format!("option '{option}' takes no value")))
+            }
+            Err(e) => Err(self.usage(e)),
         }
+    }
+
+    /// When the next argument is `--`: everything after it, verbatim (a command and its
+    /// arguments). `None` otherwise (also when an option's attached value is pending: the
+    /// next call to [`Parser::next`] reports it).
+    pub fn after_double_dash(&mut self) -> Option<Vec<OsString>> {
+        let mut raw = self.inner.try_raw_args()?;
+        raw.next_if(|a| a == "--")?;
+        Some(raw.collect())
+    }
+
+    /// The value of option `opt`: attached (`--name=VALUE`, `-XVALUE`) or the next argument.
+    pub fn value(&mut self, opt: &str) -> Result<OsString, Failure> {
+        self.inner.value().map_err(|_| self.usage(format!("option '{opt}' needs a value")))
+    }
+
+    /// The value of option `opt`, which must be text.
+    pub fn text(&mut self, opt: &str) -> Result<String, Failure> {
+        let v = self.value(opt)?;
+        self.to_text(v, opt)
+    }
+
+    /// The value of option `opt` as a file name (any bytes).
+    pub fn path(&mut self, opt: &str) -> Result<PathBuf, Failure> {
+        self.value(opt).map(PathBuf::from)
+    }
+
+    /// `v` as text; `what` names it in the error (an option, or `TARGET`).
+    pub fn to_text(&self, v: OsString, what: &str) -> Result<String, Failure> {
+        v.into_string().map_err(|v| {
+            self.usage(format!("{what}: {:?} is not valid UTF-8 text", v.to_string_lossy()))
+        })
     }
 }
 
@@ -132,22 +160,44 @@ fn needs_escape(c: char) -> bool {
 mod tests {
     use super::*;
 
-    fn args(v: &[&str]) -> Args {
-        Args::new(v.iter().map(|s| s.to_string()).collect(), "check")
+    fn parser(v: &[&str]) -> Parser {
+        Parser::new(v.iter().map(OsString::from).collect(), "check")
     }
 
     #[test]
     fn values_in_every_form() {
-        let mut a = args(&["2s", "rest"]);
-        assert_eq!(a.value("--timeout", "--timeout", None), Ok(Some("2s".into())));
-        assert_eq!(a.value("--timeout=3s", "--timeout", None), Ok(Some("3s".into())));
-        assert_eq!(a.value("--timeout=", "--timeout", None), Ok(Some(String::new())));
-        assert_eq!(a.value("--timeouts", "--timeout", None), Ok(None));
-        assert_eq!(a.value("-HX: y", "--header", Some("-H")), Ok(Some("X: y".into())));
-        assert_eq!(a.value("-H", "--header", Some("-H")), Ok(Some("rest".into())));
-        let e = a.value("-H", "--header", Some("-H")).unwrap_err();
+        let mut p = parser(&["--timeout", "2s", "--timeout=3s", "--timeout=", "-HX: y", "-H"]);
+        for want in ["2s", "3s", ""] {
+            assert_eq!(p.next(), Ok(Some(Token::Option("--timeout".into()))));
+            assert_eq!(p.text("--timeout"), Ok(want.to_string()));
+        }
+        assert_eq!(p.next(), Ok(Some(Token::Option("-H".into()))));
+        assert_eq!(p.text("-H"), Ok("X: y".into()));
+        assert_eq!(p.next(), Ok(Some(Token::Option("-H".into()))));
+        let e = p.text("-H").unwrap_err();
         assert_eq!(e.code, EXIT_USAGE);
         assert_eq!(e.message, "option '-H' needs a value (see 'prober check --help')");
+        let mut p = parser(&["--json=1"]);
+        assert_eq!(p.next(), Ok(Some(Token::Option("--json".into()))));
+        let e = p.next().unwrap_err();
+        assert_eq!(e.message, "option '--json' takes no value (see 'prober check --help')");
+        let mut p = parser(&["-", "--", "-x", "--"]);
+        assert_eq!(p.after_double_dash(), None);
+        assert_eq!(p.next(), Ok(Some(Token::Value("-".into()))));
+        assert_eq!(p.after_double_dash(), Some(vec!["-x".into(), "--".into()]));
+    }
+
+    #[test]
+    fn text_and_paths() {
+        use std::os::unix::ffi::OsStringExt;
+        let bytes = OsString::from_vec(b"/tmp/a\xffb".to_vec());
+        let mut p = Parser::new(vec![bytes.clone(), bytes.clone()], "watch");
+        assert_eq!(p.path("--manifest"), Ok(PathBuf::from(bytes)));
+        let e = p.text("--host").unwrap_err();
+        assert_eq!(
+            e.message,
+            "--host: \"/tmp/a\u{fffd}b\" is not valid UTF-8 text (see 'prober watch --help')"
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! `prober check`: one probe, one line, an exit status.
 
+use std::ffi::OsString;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use prober::{
@@ -9,7 +11,7 @@ use prober::{
 };
 use serde::Serialize;
 
-use crate::args::{Args, EXIT_FAILURE, EXIT_UNKNOWN, Failure, escape_for_terminal};
+use crate::args::{EXIT_FAILURE, EXIT_UNKNOWN, Failure, Parser, Token, escape_for_terminal};
 use crate::signals::{self, Signals};
 use crate::{duration, usage};
 
@@ -43,18 +45,50 @@ struct TlsArgs {
     given: Vec<&'static str>,
     tls: bool,
     verify: bool,
-    ca: Option<String>,
+    ca: Option<PathBuf>,
     server_name: Option<String>,
-    cert: Option<String>,
-    key: Option<String>,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
     min_version: Option<TlsVersion>,
 }
 
 impl TlsArgs {
+    /// Records that option `name` was given (`--tls` and `--tls-verify` are switches).
     fn note(&mut self, name: &'static str) {
+        match name {
+            "--tls" => self.tls = true,
+            "--tls-verify" => self.verify = true,
+            _ => {}
+        }
         if !self.given.contains(&name) {
             self.given.push(name);
         }
+    }
+
+    /// `--tls-ca`, `--tls-cert` or `--tls-key` and its file.
+    fn file(&mut self, opt: &str, path: PathBuf) {
+        let (slot, name) = match opt {
+            "--tls-ca" => (&mut self.ca, "--tls-ca"),
+            "--tls-cert" => (&mut self.cert, "--tls-cert"),
+            _ => (&mut self.key, "--tls-key"),
+        };
+        *slot = Some(path);
+        self.note(name);
+    }
+
+    /// `--tls-server-name NAME`.
+    fn server_name(&mut self, name: String) {
+        self.server_name = Some(name);
+        self.note("--tls-server-name");
+    }
+
+    /// `--tls-min-version V`.
+    fn min_version(&mut self, p: &Parser, v: &str) -> Result<(), Failure> {
+        let version = TlsVersion::parse(v)
+            .ok_or_else(|| p.usage(format!("bad --tls-min-version '{v}' (expected 1.2 or 1.3)")))?;
+        self.min_version = Some(version);
+        self.note("--tls-min-version");
+        Ok(())
     }
 
     /// The first option given other than `--tls` itself.
@@ -63,7 +97,7 @@ impl TlsArgs {
     }
 
     /// Applies the options to `spec` of `kind`, or says why they do not fit.
-    fn apply(&self, args: &Args, spec: &mut ProbeSpec, kind: Kind) -> Result<(), Failure> {
+    fn apply(&self, args: &Parser, spec: &mut ProbeSpec, kind: Kind) -> Result<(), Failure> {
         let Some(&first) = self.given.first() else {
             return Ok(());
         };
@@ -97,7 +131,7 @@ impl TlsArgs {
         }
         // `--tls-verify --tls-ca FILE` reads as "verify, against FILE": the CA file decides.
         let verify = match (&self.ca, self.verify) {
-            (Some(ca), _) => TlsVerify::CaFile(ca.into()),
+            (Some(ca), _) => TlsVerify::CaFile(ca.clone()),
             (None, true) => TlsVerify::SystemRoots,
             (None, false) => TlsVerify::None,
         };
@@ -108,130 +142,173 @@ impl TlsArgs {
                 .cert
                 .as_ref()
                 .zip(self.key.as_ref())
-                .map(|(c, k)| (c.into(), k.into())),
+                .map(|(c, k)| (c.clone(), k.clone())),
             min_version: self.min_version,
         };
         spec.set_tls(opts).map_err(|e| args.usage(e))
     }
 }
 
+/// The options of `prober check` as given, before the target decides what they mean.
+#[derive(Debug, Default)]
+struct Given {
+    json: bool,
+    timeout: Option<Duration>,
+    headers: Vec<(String, String)>,
+    redirects: Option<RedirectPolicy>,
+    env: Vec<(String, String)>,
+    target: Option<String>,
+    command: Option<Vec<OsString>>,
+    tls: TlsArgs,
+    extensions: crate::extensions::CheckFlags,
+}
+
 /// Parses the arguments after `check`; `Ok(None)` when help was printed.
-pub fn parse(mut args: Args) -> Result<Option<CheckArgs>, Failure> {
-    let mut json = false;
-    let mut timeout = None;
-    let mut headers: Vec<(String, String)> = Vec::new();
-    let mut redirects = None;
-    let mut env: Vec<(String, String)> = Vec::new();
-    let mut target: Option<String> = None;
-    let mut command: Option<Vec<String>> = None;
-    let mut tls = TlsArgs::default();
-    let mut extensions = crate::extensions::CheckFlags::default();
-
-    while let Some(arg) = args.next() {
-        if arg == "-h" || arg == "--help" {
-            print!("{}", usage::CHECK);
-            return Ok(None);
+pub fn parse(mut p: Parser) -> Result<Option<CheckArgs>, Failure> {
+    let mut g = Given::default();
+    loop {
+        if let Some(argv) = p.after_double_dash() {
+            g.command(&p, argv)?;
+            break;
         }
-        if arg == "--json" {
-            json = true;
-        } else if arg == "--tls" {
-            tls.tls = true;
-            tls.note("--tls");
-        } else if arg == "--tls-verify" {
-            tls.verify = true;
-            tls.note("--tls-verify");
-        } else if let Some(v) = args.value(&arg, "--tls-ca", None)? {
-            tls.ca = Some(v);
-            tls.note("--tls-ca");
-        } else if let Some(v) = args.value(&arg, "--tls-server-name", None)? {
-            tls.server_name = Some(v);
-            tls.note("--tls-server-name");
-        } else if let Some(v) = args.value(&arg, "--tls-cert", None)? {
-            tls.cert = Some(v);
-            tls.note("--tls-cert");
-        } else if let Some(v) = args.value(&arg, "--tls-key", None)? {
-            tls.key = Some(v);
-            tls.note("--tls-key");
-        } else if let Some(v) = args.value(&arg, "--tls-min-version", None)? {
-            let version = TlsVersion::parse(&v).ok_or_else(|| {
-                args.usage(format!("bad --tls-min-version '{v}' (expected 1.2 or 1.3)"))
-            })?;
-            tls.min_version = Some(version);
-            tls.note("--tls-min-version");
-        } else if arg == "--" {
-            if target.is_some() {
-                return Err(args.usage("give either a TARGET or '-- CMD', not both"));
+        match p.next()? {
+            None => break,
+            Some(Token::Value(v)) => g.target(&p, v)?,
+            Some(Token::Option(opt)) => {
+                if opt == "-h" || opt == "--help" {
+                    print!("{}", usage::CHECK);
+                    return Ok(None);
+                }
+                g.option(&mut p, &opt)?;
             }
-            let argv = args.rest();
-            if argv.is_empty() {
-                return Err(args.usage("missing command after '--'"));
-            }
-            command = Some(argv);
-        } else if let Some(v) = args.value(&arg, "--timeout", None)? {
-            let d = duration::parse(&v).map_err(|e| args.usage(format!("--timeout: {e}")))?;
-            timeout = Some(d);
-        } else if let Some(v) = args.value(&arg, "--header", Some("-H"))? {
-            headers.push(parse_header(&v).map_err(|e| args.usage(e))?);
-        } else if let Some(v) = args.value(&arg, "--redirects", None)? {
-            let policy = RedirectPolicy::parse(&v).ok_or_else(|| {
-                args.usage(format!(
-                    "bad --redirects '{v}' (expected same-host, same-origin or none)"
-                ))
-            })?;
-            redirects = Some(policy);
-        } else if let Some(v) = args.value(&arg, "--env", Some("-e"))? {
-            let Some((name, value)) = v.split_once('=') else {
-                return Err(args.usage(format!("bad --env '{v}' (expected NAME=VALUE)")));
-            };
-            env.push((name.to_string(), value.to_string()));
-        } else if extensions.take(&mut args, &arg)? {
-            // A flag beyond the kubelet's semantics (extensions.rs).
-        } else if arg.starts_with('-') && arg.len() > 1 {
-            return Err(args.usage(format!("unknown option '{arg}' for 'prober check'")));
-        } else if target.is_some() || command.is_some() {
-            return Err(args.usage(format!("unexpected argument '{arg}' (one TARGET only)")));
-        } else {
-            target = Some(arg);
         }
     }
+    g.build(&p).map(Some)
+}
 
-    let (mut spec, kind) = match (target, command) {
-        (Some(t), None) => parse_target(&t).map_err(|e| args.usage(e))?,
-        (None, Some(argv)) => {
-            let spec =
-                ProbeSpec::exec(&argv).map_err(|e| args.usage(format!("bad command: {e}")))?;
-            (spec, Kind::Exec)
+impl Given {
+    /// One option and its value.
+    fn option(&mut self, p: &mut Parser, opt: &str) -> Result<(), Failure> {
+        match opt {
+            "--json" => self.json = true,
+            "--tls" => self.tls.note("--tls"),
+            "--tls-verify" => self.tls.note("--tls-verify"),
+            "--tls-ca" | "--tls-cert" | "--tls-key" => self.tls.file(opt, p.path(opt)?),
+            "--tls-server-name" => self.tls.server_name(p.text(opt)?),
+            "--tls-min-version" => {
+                let v = p.text(opt)?;
+                self.tls.min_version(p, &v)?;
+            }
+            "--timeout" => {
+                let v = p.text(opt)?;
+                self.timeout = Some(timeout(p, &v)?);
+            }
+            "-H" | "--header" => {
+                let v = p.text(opt)?;
+                self.headers.push(parse_header(&v).map_err(|e| p.usage(e))?);
+            }
+            "--redirects" => {
+                let v = p.text(opt)?;
+                self.redirects = Some(redirects(p, &v)?);
+            }
+            "-e" | "--env" => {
+                let v = p.text(opt)?;
+                self.env.push(env_var(p, &v)?);
+            }
+            _ if self.extensions.take(p, opt)? => {}
+            _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober check'"))),
         }
-        _ => {
-            return Err(args.usage(
-                "missing TARGET (http://..., https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...])",
-            ));
+        Ok(())
+    }
+
+    /// A TARGET.
+    fn target(&mut self, p: &Parser, v: OsString) -> Result<(), Failure> {
+        if self.target.is_some() || self.command.is_some() {
+            let v = v.to_string_lossy();
+            return Err(p.usage(format!("unexpected argument '{v}' (one TARGET only)")));
         }
+        self.target = Some(p.to_text(v, "TARGET")?);
+        Ok(())
+    }
+
+    /// `-- CMD [ARG...]`.
+    fn command(&mut self, p: &Parser, argv: Vec<OsString>) -> Result<(), Failure> {
+        if self.target.is_some() {
+            return Err(p.usage("give either a TARGET or '-- CMD', not both"));
+        }
+        if argv.is_empty() {
+            return Err(p.usage("missing command after '--'"));
+        }
+        self.command = Some(argv);
+        Ok(())
+    }
+
+    /// The spec: the target's, with the options applied and checked against it.
+    fn build(self, p: &Parser) -> Result<CheckArgs, Failure> {
+        let (mut spec, kind) = match (&self.target, self.command) {
+            (Some(t), None) => parse_target(t).map_err(|e| p.usage(e))?,
+            (None, Some(argv)) => (exec_spec(p, argv)?, Kind::Exec),
+            _ => {
+                return Err(p.usage(
+                    "missing TARGET (http://..., https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...])",
+                ));
+            }
+        };
+        if let Some(t) = self.timeout {
+            spec.set_timeout(t).map_err(|e| p.usage(format!("--timeout: {e}")))?;
+        }
+        if !self.headers.is_empty() && !kind.is_http() {
+            return Err(p.usage("-H/--header applies to http:// and https:// targets only"));
+        }
+        for (name, value) in &self.headers {
+            spec.add_header(name, value).map_err(|e| p.usage(format!("bad header: {e}")))?;
+        }
+        if let Some(policy) = self.redirects {
+            if !kind.is_http() {
+                return Err(p.usage("--redirects applies to http:// and https:// targets only"));
+            }
+            spec.set_redirect_policy(policy);
+        }
+        if !self.env.is_empty() && kind != Kind::Exec {
+            return Err(p.usage("--env applies to command targets ('-- CMD [ARG...]') only"));
+        }
+        for (name, value) in &self.env {
+            spec.set_env(name, value).map_err(|e| p.usage(format!("bad --env: {e}")))?;
+        }
+        self.tls.apply(p, &mut spec, kind)?;
+        self.extensions.apply(p, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
+        Ok(CheckArgs { spec, json: self.json })
+    }
+}
+
+/// The command of `-- CMD [ARG...]`. The probe library takes its arguments as text.
+fn exec_spec(p: &Parser, argv: Vec<OsString>) -> Result<ProbeSpec, Failure> {
+    let mut text = Vec::with_capacity(argv.len());
+    for (i, a) in argv.into_iter().enumerate() {
+        let what = if i == 0 { "command".to_string() } else { format!("command argument {i}") };
+        text.push(p.to_text(a, &what)?);
+    }
+    ProbeSpec::exec(&text).map_err(|e| p.usage(format!("bad command: {e}")))
+}
+
+/// `--timeout DUR`: a positive duration.
+fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
+    duration::parse_positive(v).map_err(|e| p.usage(format!("--timeout: {e}")))
+}
+
+/// `--redirects POLICY`.
+fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
+    RedirectPolicy::parse(v).ok_or_else(|| {
+        p.usage(format!("bad --redirects '{v}' (expected same-host, same-origin or none)"))
+    })
+}
+
+/// `--env NAME=VALUE`.
+fn env_var(p: &Parser, v: &str) -> Result<(String, String), Failure> {
+    let Some((name, value)) = v.split_once('=') else {
+        return Err(p.usage(format!("bad --env '{v}' (expected NAME=VALUE)")));
     };
-    if let Some(t) = timeout {
-        spec.set_timeout(t).map_err(|e| args.usage(format!("--timeout: {e}")))?;
-    }
-    if !headers.is_empty() && !kind.is_http() {
-        return Err(args.usage("-H/--header applies to http:// and https:// targets only"));
-    }
-    for (name, value) in &headers {
-        spec.add_header(name, value).map_err(|e| args.usage(format!("bad header: {e}")))?;
-    }
-    if let Some(policy) = redirects {
-        if !kind.is_http() {
-            return Err(args.usage("--redirects applies to http:// and https:// targets only"));
-        }
-        spec.set_redirect_policy(policy);
-    }
-    if !env.is_empty() && kind != Kind::Exec {
-        return Err(args.usage("--env applies to command targets ('-- CMD [ARG...]') only"));
-    }
-    for (name, value) in &env {
-        spec.set_env(name, value).map_err(|e| args.usage(format!("bad --env: {e}")))?;
-    }
-    tls.apply(&args, &mut spec, kind)?;
-    extensions.apply(&args, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
-    Ok(Some(CheckArgs { spec, json }))
+    Ok((name.to_string(), value.to_string()))
 }
 
 /// `Name: value` (the value may be empty: `User-Agent:` removes that default header).
@@ -249,9 +326,10 @@ fn parse_header(h: &str) -> Result<(String, String), String> {
 fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
     let bad = |why: &str| format!("bad target '{t}': {why}");
     let Some((scheme, rest)) = t.split_once("://") else {
-        return Err(bad(
-            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]",
-        ));
+        return Err(bad(&format!(
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]{}",
+            scheme_hint(t)
+        )));
     };
     match scheme.to_ascii_lowercase().as_str() {
         scheme @ ("http" | "https") => {
@@ -276,6 +354,19 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
             Err(bad(&format!("unsupported scheme '{other}' (expected http, https, tcp or grpc)")))
         }
     }
+}
+
+/// For a target that starts with a scheme but not `://` (`gRPC:host:50051`, `tcp:/h:1`): what
+/// was probably meant, as a hint to append to the message.
+fn scheme_hint(t: &str) -> String {
+    let Some((scheme, rest)) = t.split_once(':') else {
+        return String::new();
+    };
+    let scheme = scheme.to_ascii_lowercase();
+    if !matches!(scheme.as_str(), "http" | "https" | "tcp" | "grpc") {
+        return String::new();
+    }
+    format!("; did you mean '{scheme}://{}'?", rest.trim_start_matches('/'))
 }
 
 /// `HOST:PORT` or `[IPV6]:PORT` of a `SCHEME://` target.
@@ -357,7 +448,9 @@ pub fn exit_status(result: ProbeResult) -> i32 {
     }
 }
 
-/// `failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms)`.
+/// `failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms) body: db down`.
+/// A failure ends with the first line of what the probe got (the command's output, the HTTP
+/// body, the TCP reply): that line is usually what tells why.
 pub fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut line = o.result.as_str().to_string();
     if !o.message.is_empty() {
@@ -367,7 +460,27 @@ pub fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut details = details(o);
     details.push(duration::human(duration));
     line.push_str(&format!(" ({})", details.join(", ")));
+    if o.result == ProbeResult::Failure {
+        let output = o.output_lossy();
+        if let Some(first) = first_line(&output).filter(|l| !o.message.contains(l.as_ref())) {
+            let label = if o.http_status.is_some() { "body" } else { "output" };
+            line.push_str(&format!(" {label}: {}", escape_for_terminal(&first)));
+        }
+    }
     line
+}
+
+/// How much of the output's first line a human line shows, in characters.
+const FIRST_LINE_CHARS: usize = 200;
+
+/// The first line of `output` that is not blank, without its surrounding white space, cut to
+/// [`FIRST_LINE_CHARS`] characters (with `...` when cut).
+fn first_line(output: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let line = output.lines().map(str::trim).find(|l| !l.is_empty())?;
+    match line.char_indices().nth(FIRST_LINE_CHARS) {
+        None => Some(line.into()),
+        Some((end, _)) => Some(format!("{}...", &line[..end]).into()),
+    }
 }
 
 /// The short facts of an outcome for human lines: reason, HTTP status, exit code.
@@ -453,7 +566,7 @@ mod tests {
     use crate::args::EXIT_USAGE;
 
     fn parse_args(v: &[&str]) -> Result<Option<CheckArgs>, Failure> {
-        parse(Args::new(v.iter().map(|s| s.to_string()).collect(), "check"))
+        parse(Parser::new(v.iter().map(OsString::from).collect(), "check"))
     }
 
     #[test]
@@ -560,7 +673,11 @@ mod tests {
             (&["ftp://h/"], "unsupported scheme 'ftp'"),
             (&["http://h /"], "bad target"),
             (&["--timeout", "5", "http://h/"], "bad duration '5'"),
-            (&["--timeout", "0s", "http://h/"], "invalid timeout"),
+            (&["--timeout", "0s", "http://h/"], "--timeout: must be positive (got '0s')"),
+            (&["--timeout", "25h", "http://h/"], "invalid timeout"),
+            (&["gRPC:h:50051"], "did you mean 'grpc://h:50051'?"),
+            (&["GRPC:/h:1/svc"], "did you mean 'grpc://h:1/svc'?"),
+            (&["tcp:h:1"], "did you mean 'tcp://h:1'?"),
             (&["-H", "NoColon", "http://h/"], "bad header 'NoColon'"),
             (&["-H", "Bad Name: v", "http://h/"], "invalid HTTP header name"),
             (&["-H", "X: a\rb", "http://h/"], "invalid value for HTTP header"),
@@ -629,5 +746,32 @@ mod tests {
             human_line(&o, Duration::ZERO)
                 .starts_with("warning: Probe terminated redirects, Response body: a\\nb (redirect")
         );
+    }
+
+    #[test]
+    fn failures_show_the_first_line_of_the_output() {
+        let mut o = Outcome::failure(Reason::ExitCode, "command terminated with exit code 1");
+        o.exit_code = Some(1);
+        o.output = b"\n  database not reachable\x1b[31m \nsecond line\n".to_vec();
+        assert_eq!(
+            human_line(&o, Duration::from_millis(2)),
+            "failure: command terminated with exit code 1 (exit_code, exit 1, 2.0ms) \
+             output: database not reachable\\x1b[31m"
+        );
+        o.output = "é".repeat(300).into_bytes();
+        let line = human_line(&o, Duration::from_millis(2));
+        assert!(line.ends_with(&format!("output: {}...", "é".repeat(200))), "{line}");
+        let mut o = Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
+        o.http_status = Some(503);
+        o.output = b"db down".to_vec();
+        assert!(
+            human_line(&o, Duration::ZERO).ends_with("(status, HTTP 503, 0.0ms) body: db down")
+        );
+        // Success, and output the message already quotes, are not repeated.
+        o.result = ProbeResult::Success;
+        assert!(human_line(&o, Duration::ZERO).ends_with("0.0ms)"));
+        let mut o = Outcome::failure(Reason::Body, "body did not match: db down");
+        o.output = b"db down".to_vec();
+        assert!(human_line(&o, Duration::ZERO).ends_with("0.0ms)"));
     }
 }

@@ -12,16 +12,18 @@ use prober::{
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::ports::PortMap;
+
 /// A watch file: `targets:`, each like a container's probe fields.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct WatchFile {
+pub(crate) struct WatchFile {
     pub targets: Vec<TargetDef>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TargetDef {
+pub(crate) struct TargetDef {
     pub name: String,
     #[serde(default)]
     pub env: Vec<EnvVar>,
@@ -35,7 +37,7 @@ pub struct TargetDef {
 
 /// The three probe fields of a container or target.
 #[derive(Debug, Clone, Copy)]
-pub struct Probes<'a> {
+pub(crate) struct Probes<'a> {
     pub startup: Option<&'a Probe>,
     pub readiness: Option<&'a Probe>,
     pub liveness: Option<&'a Probe>,
@@ -67,7 +69,7 @@ impl TargetDef {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct EnvVar {
+pub(crate) struct EnvVar {
     pub name: String,
     pub value: Option<String>,
     /// Not static: such a variable is not used for `$(VAR)` expansion.
@@ -77,14 +79,15 @@ pub struct EnvVar {
 /// A container port; fields other than these two are ignored (`protocol`, `hostPort`, ...).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ContainerPort {
+pub(crate) struct ContainerPort {
     pub name: Option<String>,
+    #[serde(deserialize_with = "int")]
     pub container_port: i64,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Probe {
+pub(crate) struct Probe {
     pub exec: Option<ExecAction>,
     pub http_get: Option<HttpGetAction>,
     pub tcp_socket: Option<TcpSocketAction>,
@@ -129,7 +132,7 @@ pub struct Probe {
 /// certificate verification.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct TlsConfig {
+pub(crate) struct TlsConfig {
     /// `true`: verify the certificate against the system's roots.
     pub verify: Option<bool>,
     /// Verify against the CA certificates in this PEM file (relative to the file's directory).
@@ -145,14 +148,14 @@ pub struct TlsConfig {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ExecAction {
+pub(crate) struct ExecAction {
     #[serde(default)]
     pub command: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct HttpGetAction {
+pub(crate) struct HttpGetAction {
     pub host: Option<String>,
     pub port: PortRef,
     pub path: Option<String>,
@@ -167,14 +170,14 @@ pub struct HttpGetAction {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct HttpHeader {
+pub(crate) struct HttpHeader {
     pub name: String,
     pub value: String,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TcpSocketAction {
+pub(crate) struct TcpSocketAction {
     pub host: Option<String>,
     pub port: PortRef,
     /// libprober extension: bytes to write once connected (`\r \n \t \\ \xHH` escapes).
@@ -185,7 +188,7 @@ pub struct TcpSocketAction {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct GrpcAction {
+pub(crate) struct GrpcAction {
     /// A number: Kubernetes does not allow named ports here (a name is refused with a message).
     pub port: PortRef,
     pub service: Option<String>,
@@ -197,7 +200,7 @@ pub struct GrpcAction {
 
 /// Kubernetes' IntOrString port: a number, or the name of a container port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PortRef {
+pub(crate) enum PortRef {
     Number(i64),
     Name(String),
 }
@@ -214,7 +217,13 @@ impl<'de> Deserialize<'de> for PortRef {
                 Ok(PortRef::Number(v))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<PortRef, E> {
-                Ok(PortRef::Number(i64::try_from(v).unwrap_or(i64::MAX)))
+                i64::try_from(v).map(PortRef::Number).map_err(|_| port_out_of_range(v))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<PortRef, E> {
+                Err(port_out_of_range(v))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<PortRef, E> {
+                Err(port_out_of_range(v))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<PortRef, E> {
                 if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
@@ -226,6 +235,26 @@ impl<'de> Deserialize<'de> for PortRef {
         }
         d.deserialize_any(V)
     }
+}
+
+/// A port number that no integer type of the parser holds.
+fn port_out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format_args!("invalid port {v} (expected 1 to 65535)"))
+}
+
+/// An integer too large or too small for any field (they hold 64-bit signed integers), said
+/// in words rather than with a Rust type name.
+fn int_out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format_args!(
+        "the integer {v} is out of range (at most {}, at least {})",
+        i64::MAX,
+        i64::MIN
+    ))
+}
+
+/// A required integer (`containerPort`), as [`opt_int`] reads it.
+fn int<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    opt_int(d)?.ok_or_else(|| de::Error::custom("expected an integer"))
 }
 
 /// An optional integer, with "expected an integer" in errors instead of a Rust type name.
@@ -249,9 +278,13 @@ fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
             Ok(Some(v))
         }
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<i64>, E> {
-            i64::try_from(v)
-                .map(Some)
-                .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(v), &self))
+            i64::try_from(v).map(Some).map_err(|_| int_out_of_range(v))
+        }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<i64>, E> {
+            Err(int_out_of_range(v))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<i64>, E> {
+            Err(int_out_of_range(v))
         }
     }
     d.deserialize_option(V)
@@ -286,6 +319,12 @@ fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Err
         fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<String>, E> {
             Ok(Some(v.to_string()))
         }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
     }
     d.deserialize_option(V)
 }
@@ -293,26 +332,54 @@ fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Err
 /// One target to run: its name and its probes.
 #[derive(Debug)]
 pub struct TargetPlan {
+    /// The target's name: a watch file's `name`, or `OWNER/CONTAINER` from a manifest.
     pub name: String,
+    /// Its probes (at most one per role), each with the schedule it runs on.
     pub probes: Vec<(Role, ProbeSpec, Schedule)>,
+}
+
+/// Why a watch file or manifest cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// A problem in the file: a one-line message that says where (a line and column, or a
+    /// field's path).
+    File(String),
+    /// A `--port` mapping that does not fit the file (a port name that nothing declares).
+    Port(String),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::File(s) | LoadError::Port(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<String> for LoadError {
+    fn from(s: String) -> LoadError {
+        LoadError::File(s)
+    }
 }
 
 /// Where probes come from, for defaults and error messages.
 #[derive(Debug)]
-pub struct Source<'a> {
+pub(crate) struct Source<'a> {
     /// `target "web"` or `container web/app`: the start of every message about it.
     pub label: String,
     pub env: &'a [EnvVar],
     pub ports: &'a [ContainerPort],
     /// Host for probes that name none.
     pub host: &'a str,
+    /// `--port` mappings: the local port for a container port.
+    pub port_map: &'a PortMap,
     /// Directory that relative file names in `tls:` blocks are relative to (`None`: the
     /// current directory).
     pub base_dir: Option<&'a Path>,
 }
 
 /// Builds the target's probes. `notes` collects what is worth saying (non-static env).
-pub fn plan(
+pub(crate) fn plan(
     name: String,
     src: &Source<'_>,
     probes: Probes<'_>,
@@ -362,6 +429,10 @@ pub const MAX_DEPTH: usize = 128;
 
 /// Refuses a document nested deeper than [`MAX_DEPTH`] before any parser sees it, in one
 /// linear pass over the text.
+///
+/// # Errors
+///
+/// `line N: nested deeper than 128 levels ...` for the first line that goes too deep.
 ///
 /// Hand-written because neither parser offers a limit that applies before its own quadratic
 /// scanning. The count is an approximation that errs on the low side, which is harmless (the
@@ -470,14 +541,22 @@ pub fn check_nesting(text: &str) -> Result<(), String> {
 }
 
 /// Reads a watch file: JSON when `json`, else YAML. Errors carry the line and column.
-/// Relative file names in it are taken relative to `base_dir`.
+/// Relative file names in it are taken relative to `base_dir`; `host` is the host of probes
+/// that name none; `notes` collects what is worth saying without being an error.
+///
+/// # Errors
+///
+/// A one-line message for the first problem found: a YAML or JSON error with its line and
+/// column, or a field's path (`target "web": readinessProbe.httpGet.port: ...`) and what is
+/// wrong with it.
 pub fn load_watch_file(
     text: &str,
     json: bool,
     host: &str,
+    port_map: &PortMap,
     base_dir: Option<&Path>,
     notes: &mut Vec<String>,
-) -> Result<Vec<TargetPlan>, String> {
+) -> Result<Vec<TargetPlan>, LoadError> {
     check_nesting(text)?;
     let file: WatchFile = if json {
         serde_json::from_str(text).map_err(|e| e.to_string())?
@@ -485,22 +564,42 @@ pub fn load_watch_file(
         serde_norway::from_str(text).map_err(|e| e.to_string())?
     };
     if file.targets.is_empty() {
-        return Err("targets: the list is empty".into());
+        return Err(LoadError::File("targets: the list is empty".into()));
+    }
+    let declared = |name: &str| {
+        file.targets.iter().any(|t| t.ports.iter().any(|p| p.name.as_deref() == Some(name)))
+    };
+    if let Some(m) = port_map.unknown_name(declared) {
+        let mut names: Vec<&str> = file
+            .targets
+            .iter()
+            .flat_map(|t| t.ports.iter().filter_map(|p| p.name.as_deref()))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(LoadError::Port(format!(
+            "--port {m}: no target declares a port with this name in its ports ({})",
+            crate::manifest::declared_list(&names)
+        )));
     }
     let mut plans: Vec<TargetPlan> = Vec::with_capacity(file.targets.len());
     let mut names: HashSet<&str> = HashSet::with_capacity(file.targets.len());
     for (i, t) in file.targets.iter().enumerate() {
         if t.name.is_empty() {
-            return Err(format!("targets[{i}].name: must not be empty"));
+            return Err(LoadError::File(format!("targets[{i}].name: must not be empty")));
         }
         if !names.insert(&t.name) {
-            return Err(format!("targets[{i}].name: duplicate target name {:?}", t.name));
+            return Err(LoadError::File(format!(
+                "targets[{i}].name: duplicate target name {:?}",
+                t.name
+            )));
         }
         let src = Source {
             label: format!("target {:?}", t.name),
             env: &t.env,
             ports: &t.ports,
             host,
+            port_map,
             base_dir,
         };
         plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
@@ -541,92 +640,115 @@ fn build(
     )?;
 
     let mut spec = if let Some(h) = &probe.http_get {
-        let port = resolve_port(src, &format!("{p}.httpGet.port"), &h.port)?;
-        let host = host_field(src, &format!("{p}.httpGet.host"), h.host.as_deref())?;
-        let scheme = match h.scheme.as_deref() {
-            None | Some("HTTP" | "http") => Scheme::Http,
-            Some("HTTPS" | "https") => Scheme::Https,
-            Some(other) => {
-                return Err(format!("{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"));
-            }
-        };
-        // As the kubelet's formatURL builds it: a path with spaces or non-ASCII is encoded,
-        // `//x` is not a path, a bad escape is encoded. The host was checked above to be a
-        // bare host, so it cannot carry a port, path, query or fragment into the URL.
-        let path = h.path.as_deref().unwrap_or("/");
-        let url = Url::for_http_get(scheme, host, port, path)
-            .map_err(|e| format!("{p}.httpGet.path: {e}"))?;
-        let mut spec =
-            ProbeSpec::http(&url.to_string()).map_err(|e| format!("{p}.httpGet: {e}"))?;
-        for (i, hh) in h.http_headers.iter().enumerate() {
-            spec.add_header(&hh.name, &hh.value)
-                .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
-        }
-        crate::extensions::apply_http_fields(
-            p,
-            &mut spec,
-            h.expect_status.as_deref(),
-            h.expect_body.as_deref(),
-        )?;
-        spec
+        http_get_spec(src, p, h)?
     } else if let Some(t) = &probe.tcp_socket {
-        let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
-        let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
-        let mut spec =
-            ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
-        crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
-        spec
+        tcp_socket_spec(src, p, t)?
     } else if let Some(e) = &probe.exec {
-        if e.command.is_empty() {
-            return Err(format!("{p}.exec.command: must not be empty"));
-        }
-        let mut spec =
-            ProbeSpec::exec(&e.command).map_err(|err| format!("{p}.exec.command: {err}"))?;
-        for (i, v) in src.env.iter().enumerate() {
-            if v.value_from.is_some() {
-                continue;
-            }
-            let value = v.value.as_deref().unwrap_or("");
-            spec.set_env(&v.name, value).map_err(|err| format!("env[{i}]: {err}"))?;
-        }
-        spec
+        exec_spec(src, p, e)?
     } else if let Some(g) = &probe.grpc {
-        let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
-        let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref())?;
-        let service = g.service.as_deref().unwrap_or("");
-        let mut spec = ProbeSpec::grpc(host, i64::from(port), service)
-            .map_err(|e| format!("{p}.grpc: {e}"))?;
-        match g.mode.as_deref() {
-            None | Some("Plaintext" | "plaintext") => {}
-            Some("TLS" | "tls") => {
-                spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.grpc.mode: {e}"))?
-            }
-            Some(other) => {
-                return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
-            }
-        }
-        spec
+        grpc_spec(src, p, g)?
     } else {
         unreachable!("exactly one handler was checked above");
     };
     if let Some(t) = &probe.tls {
-        let uses_tls = match &spec.kind {
-            ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
-            ProbeKind::Grpc(g) => g.tls.is_some(),
-            ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
-        };
-        if !uses_tls {
-            return Err(format!(
-                "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
-            ));
-        }
-        let opts = tls_options(src, &format!("{p}.tls"), t)?;
-        spec.set_tls(opts).map_err(|e| format!("{p}.tls: {e}"))?;
+        apply_tls(src, p, t, &mut spec)?;
     }
     let tfield =
         if probe.timeout_milliseconds.is_some() { "timeoutMilliseconds" } else { "timeoutSeconds" };
     spec.set_timeout(timeout).map_err(|e| format!("{p}.{tfield}: {e}"))?;
     Ok((spec, schedule))
+}
+
+/// An `httpGet` probe at path `p`.
+fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSpec, String> {
+    let port = resolve_port(src, &format!("{p}.httpGet.port"), &h.port)?;
+    let host = host_field(src, &format!("{p}.httpGet.host"), h.host.as_deref())?;
+    let scheme = match h.scheme.as_deref() {
+        None | Some("HTTP" | "http") => Scheme::Http,
+        Some("HTTPS" | "https") => Scheme::Https,
+        Some(other) => {
+            return Err(format!("{p}.httpGet.scheme: expected HTTP or HTTPS (got {other:?})"));
+        }
+    };
+    // As the kubelet's formatURL builds it: a path with spaces or non-ASCII is encoded,
+    // `//x` is not a path, a bad escape is encoded. The host was checked above to be a
+    // bare host, so it cannot carry a port, path, query or fragment into the URL.
+    let path = h.path.as_deref().unwrap_or("/");
+    let url = Url::for_http_get(scheme, host, port, path)
+        .map_err(|e| format!("{p}.httpGet.path: {e}"))?;
+    let mut spec = ProbeSpec::http(&url.to_string()).map_err(|e| format!("{p}.httpGet: {e}"))?;
+    for (i, hh) in h.http_headers.iter().enumerate() {
+        spec.add_header(&hh.name, &hh.value)
+            .map_err(|e| format!("{p}.httpGet.httpHeaders[{i}]: {e}"))?;
+    }
+    crate::extensions::apply_http_fields(
+        p,
+        &mut spec,
+        h.expect_status.as_deref(),
+        h.expect_body.as_deref(),
+    )?;
+    Ok(spec)
+}
+
+/// A `tcpSocket` probe at path `p`.
+fn tcp_socket_spec(src: &Source<'_>, p: &str, t: &TcpSocketAction) -> Result<ProbeSpec, String> {
+    let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
+    let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
+    let mut spec =
+        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
+    crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+    Ok(spec)
+}
+
+/// An `exec` probe at path `p`, with the source's static environment.
+fn exec_spec(src: &Source<'_>, p: &str, e: &ExecAction) -> Result<ProbeSpec, String> {
+    if e.command.is_empty() {
+        return Err(format!("{p}.exec.command: must not be empty"));
+    }
+    let mut spec = ProbeSpec::exec(&e.command).map_err(|err| format!("{p}.exec.command: {err}"))?;
+    for (i, v) in src.env.iter().enumerate() {
+        if v.value_from.is_some() {
+            continue;
+        }
+        let value = v.value.as_deref().unwrap_or("");
+        spec.set_env(&v.name, value).map_err(|err| format!("env[{i}]: {err}"))?;
+    }
+    Ok(spec)
+}
+
+/// A `grpc` probe at path `p`.
+fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, String> {
+    let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
+    let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref())?;
+    let service = g.service.as_deref().unwrap_or("");
+    let mut spec =
+        ProbeSpec::grpc(host, i64::from(port), service).map_err(|e| format!("{p}.grpc: {e}"))?;
+    match g.mode.as_deref() {
+        None | Some("Plaintext" | "plaintext") => {}
+        Some("TLS" | "tls") => {
+            spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.grpc.mode: {e}"))?;
+        }
+        Some(other) => {
+            return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
+        }
+    }
+    Ok(spec)
+}
+
+/// The `tls:` block of the probe at path `p`, on a spec that uses TLS.
+fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> Result<(), String> {
+    let uses_tls = match &spec.kind {
+        ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
+        ProbeKind::Grpc(g) => g.tls.is_some(),
+        ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
+    };
+    if !uses_tls {
+        return Err(format!(
+            "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
+        ));
+    }
+    let opts = tls_options(src, &format!("{p}.tls"), t)?;
+    spec.set_tls(opts).map_err(|e| format!("{p}.tls: {e}"))
 }
 
 /// The host of a probe: its `host` field (`field`, for messages) when set and not empty, else
@@ -845,18 +967,33 @@ fn resolve_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, St
             }
         }
     };
-    u16::try_from(n)
+    let n = u16::try_from(n)
         .ok()
         .filter(|p| *p != 0)
-        .ok_or_else(|| format!("{field}: invalid port {n} (expected 1 to 65535)"))
+        .ok_or_else(|| format!("{field}: invalid port {n} (expected 1 to 65535)"))?;
+    if src.port_map.is_empty() {
+        return Ok(n);
+    }
+    let declared: Vec<(&str, i64)> =
+        src.ports.iter().filter_map(|cp| Some((cp.name.as_deref()?, cp.container_port))).collect();
+    Ok(src.port_map.local(n, &declared))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    static NO_PORT_MAP: PortMap = PortMap::EMPTY;
+
     fn src<'a>(env: &'a [EnvVar], ports: &'a [ContainerPort]) -> Source<'a> {
-        Source { label: "target \"t\"".into(), env, ports, host: "127.0.0.1", base_dir: None }
+        Source {
+            label: "target \"t\"".into(),
+            env,
+            ports,
+            host: "127.0.0.1",
+            port_map: &NO_PORT_MAP,
+            base_dir: None,
+        }
     }
 
     fn probe(yaml: &str) -> Probe {
@@ -922,6 +1059,40 @@ mod tests {
         let p: Probe =
             serde_json::from_str("{\"periodSeconds\": null, \"failureThreshold\": 4}").unwrap();
         assert_eq!((p.period_seconds, p.failure_threshold), (None, Some(4)));
+    }
+
+    #[test]
+    fn integers_out_of_range_are_said_in_words() {
+        let big = "99999999999999999999";
+        let cases = [
+            format!("periodSeconds: {big}"),
+            format!("periodSeconds: -{big}"),
+            "timeoutSeconds: 18446744073709551615".to_string(),
+            format!("tcpSocket: {{port: {big}}}"),
+            "tcpSocket: {port: 18446744073709551615}".to_string(),
+            format!("jitterPercent: {big}"),
+        ];
+        for yaml in &cases {
+            let e = serde_norway::from_str::<Probe>(yaml).unwrap_err().to_string();
+            assert!(e.contains("out of range") || e.contains("invalid port"), "{yaml}: {e}");
+            for t in ["u128", "i128", "u64", "i64", "u32", "u16"] {
+                assert!(!e.contains(t), "{yaml}: {e}");
+            }
+        }
+        let e =
+            serde_norway::from_str::<Vec<ContainerPort>>(&format!("[{{containerPort: {big}}}]"))
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains(&format!("[0].containerPort: the integer {big} is out of range")),
+            "{e}"
+        );
+        let e = serde_norway::from_str::<Vec<ContainerPort>>("[{containerPort: x}]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected an integer") && !e.contains("i64"), "{e}");
+        let p = probe(&format!("tcpSocket: {{port: 1}}\ntls: {{minVersion: {big}}}"));
+        assert!(p.tls.is_some());
     }
 
     #[test]
@@ -1152,9 +1323,15 @@ mod tests {
     fn missing_tls_files_are_noted() {
         let yaml = "targets:\n- name: t\n  readinessProbe:\n    httpGet: {port: 1, scheme: HTTPS}\n    tls: {caFile: no-such-ca.pem, certFile: /no/such/c.pem, keyFile: /no/such/k.pem}\n";
         let mut notes = Vec::new();
-        let plans =
-            load_watch_file(yaml, false, "127.0.0.1", Some(Path::new("/no/dir")), &mut notes)
-                .unwrap();
+        let plans = load_watch_file(
+            yaml,
+            false,
+            "127.0.0.1",
+            &PortMap::default(),
+            Some(Path::new("/no/dir")),
+            &mut notes,
+        )
+        .unwrap();
         assert_eq!(plans[0].probes.len(), 1);
         assert_eq!(notes.len(), 3, "{notes:?}");
         assert_eq!(

@@ -33,6 +33,14 @@ pub fn parse(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_nanos(nanos))
 }
 
+/// [`parse`], for a duration that must be more than zero (a timeout, a run's length).
+pub fn parse_positive(s: &str) -> Result<Duration, String> {
+    match parse(s)? {
+        Duration::ZERO => Err(format!("must be positive (got '{s}')")),
+        d => Ok(d),
+    }
+}
+
 /// Human form: `0.4ms`, `12.3ms`, `1.204s`.
 pub fn human(d: Duration) -> String {
     if d < Duration::from_secs(1) {
@@ -82,6 +90,21 @@ mod tests {
             let e = parse(s).unwrap_err();
             assert!(e.starts_with("bad duration"), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn positive() {
+        assert_eq!(parse_positive("1ms"), Ok(Duration::from_millis(1)));
+        assert_eq!(parse_positive("0s"), Err("must be positive (got '0s')".into()));
+        assert_eq!(
+            parse_positive("0.0000000001s"),
+            Err("bad duration '0.0000000001s' (expected a number and a unit: 500ms, 2s, 1m, 1h)"
+                .into())
+        );
+        assert_eq!(
+            parse_positive("0.000000000s"),
+            Err("must be positive (got '0.000000000s')".into())
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use prober::{Pattern, ProbeSpec, StatusSet, unescape};
 
-use crate::args::{Args, Failure};
+use crate::args::{Failure, Parser};
 
 /// The extension flags of `prober check`, as given.
 #[derive(Debug, Default)]
@@ -22,19 +22,16 @@ pub struct CheckFlags {
 }
 
 impl CheckFlags {
-    /// Takes `arg` (and its value) when it is one of these flags.
-    pub fn take(&mut self, args: &mut Args, arg: &str) -> Result<bool, Failure> {
-        if let Some(v) = args.value(arg, "--expect-status", None)? {
-            self.expect_status = Some(v);
-        } else if let Some(v) = args.value(arg, "--expect-body", None)? {
-            self.expect_body = Some(v);
-        } else if let Some(v) = args.value(arg, "--send", None)? {
-            self.send = Some(v);
-        } else if let Some(v) = args.value(arg, "--expect", None)? {
-            self.expect = Some(v);
-        } else {
-            return Ok(false);
-        }
+    /// Takes option `opt` (and its value) when it is one of these flags.
+    pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
+        let slot = match opt {
+            "--expect-status" => &mut self.expect_status,
+            "--expect-body" => &mut self.expect_body,
+            "--send" => &mut self.send,
+            "--expect" => &mut self.expect,
+            _ => return Ok(false),
+        };
+        *slot = Some(p.text(opt)?);
         Ok(true)
     }
 
@@ -42,7 +39,7 @@ impl CheckFlags {
     /// `is_tcp` whether it is tcp://.
     pub fn apply(
         &self,
-        args: &Args,
+        args: &Parser,
         spec: &mut ProbeSpec,
         is_http: bool,
         is_tcp: bool,

@@ -7,7 +7,7 @@ Usage:
   prober check [OPTIONS] TARGET        run one probe, print one line, exit with its result
   prober watch [OPTIONS] FILE          run the probes of a watch file (YAML or JSON)
   prober watch [OPTIONS] --manifest FILE
-                                       run the probes of a Pod/Deployment/StatefulSet/DaemonSet
+                                       run the probes of a Kubernetes manifest
   prober --help | prober --version
 
 Run 'prober check --help' or 'prober watch --help' for details.
@@ -85,12 +85,18 @@ regular expression); unhealthyPeriodSeconds/Milliseconds (the period while Failu
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
 tcpSocket.expect (as --send and --expect).
-With --manifest, FILE is a Kubernetes manifest (multi-document YAML): the probes of every
-container of its Pods, Deployments, StatefulSets and DaemonSets run against ADDR.
+With --manifest, FILE is a Kubernetes manifest (multi-document YAML, or a List as
+'kubectl get -o yaml' writes it): the probes of every container of its Pods, Deployments,
+StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs and CronJobs run
+against ADDR.
 
 Options:
   --manifest FILE   read probes from a Kubernetes manifest
-  --host ADDR       host for probes that name none (default 127.0.0.1)
+  --host ADDR       host for probes that name none (default 127.0.0.1); a host name or
+                    an IP address, no port
+  --port PORT=LOCAL probe local port LOCAL where the file says container port PORT (a
+                    number, or a port name from the file's ports), as published by
+                    'docker run -p LOCAL:PORT' (repeatable)
   --for DUR         stop after DUR (500ms, 2s, 1m, 1h)
   --until-ready     exit 0 as soon as every target is ready; 1 if --for ends first
   --json            one JSON object per line

@@ -3,28 +3,34 @@
 use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, EngineConfig, Event, Outcome, ProbeResult, ProbeSpec, Role, TargetId};
+use prober::{
+    Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, ProbeSpec, Role, TargetId,
+};
 use serde::Serialize;
 
-use crate::args::{Args, EXIT_FAILURE, Failure, escape_for_terminal};
-use crate::config::{self, TargetPlan};
+use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
+use crate::config::{self, LoadError, TargetPlan};
 use crate::metrics::{self, Metrics};
+use crate::ports::PortMap;
 use crate::signals::Signals;
 use crate::{check, duration, manifest, usage};
 
 #[derive(Debug)]
 enum Input {
-    File(String),
-    Manifest(String),
+    File(PathBuf),
+    Manifest(PathBuf),
 }
 
+/// What `prober watch` was asked to do.
 #[derive(Debug)]
 pub struct WatchArgs {
     input: Input,
     host: String,
+    ports: PortMap,
     json: bool,
     for_dur: Option<Duration>,
     until_ready: bool,
@@ -34,62 +40,124 @@ pub struct WatchArgs {
     metrics: Option<SocketAddr>,
 }
 
+/// The options of `prober watch` as given.
+#[derive(Debug)]
+struct Given {
+    input: Option<Input>,
+    host: String,
+    ports: PortMap,
+    json: bool,
+    for_dur: Option<Duration>,
+    until_ready: bool,
+    every_run: bool,
+    metrics: Option<SocketAddr>,
+}
+
 /// Parses the arguments after `watch`; `Ok(None)` when help was printed.
-pub fn parse(mut args: Args) -> Result<Option<WatchArgs>, Failure> {
-    let mut input = None;
-    let mut host = "127.0.0.1".to_string();
-    let mut json = false;
-    let mut for_dur = None;
-    let mut until_ready = false;
-    let mut every_run = false;
-    let mut metrics = None;
-    let mut set_input = |args: &Args, i: Input| -> Result<(), Failure> {
-        if input.is_some() {
-            return Err(args.usage("give one FILE or one --manifest FILE"));
-        }
-        input = Some(i);
-        Ok(())
+pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
+    let mut g = Given {
+        input: None,
+        host: "127.0.0.1".to_string(),
+        ports: PortMap::default(),
+        json: false,
+        for_dur: None,
+        until_ready: false,
+        every_run: false,
+        metrics: None,
     };
-    while let Some(arg) = args.next() {
-        if arg == "-h" || arg == "--help" {
-            print!("{}", usage::WATCH);
-            return Ok(None);
-        }
-        if arg == "--json" {
-            json = true;
-        } else if arg == "--until-ready" {
-            until_ready = true;
-        } else if arg == "--every-run" {
-            every_run = true;
-        } else if let Some(v) = args.value(&arg, "--metrics", None)? {
-            let addr =
-                metrics::parse_addr(&v).map_err(|e| args.usage(format!("--metrics: {e}")))?;
-            metrics = Some(addr);
-        } else if let Some(v) = args.value(&arg, "--for", None)? {
-            for_dur = Some(duration::parse(&v).map_err(|e| args.usage(format!("--for: {e}")))?);
-        } else if let Some(v) = args.value(&arg, "--host", None)? {
-            if let Err(e) = ProbeSpec::tcp(&v, 1) {
-                return Err(args.usage(format!("--host: {e}")));
+    while let Some(token) = p.next()? {
+        match token {
+            Token::Value(v) => g.input(&p, Input::File(PathBuf::from(v)))?,
+            Token::Option(opt) if opt == "-h" || opt == "--help" => {
+                print!("{}", usage::WATCH);
+                return Ok(None);
             }
-            host = v;
-        } else if let Some(v) = args.value(&arg, "--manifest", None)? {
-            set_input(&args, Input::Manifest(v))?;
-        } else if arg.starts_with('-') && arg != "-" {
-            return Err(args.usage(format!("unknown option '{arg}' for 'prober watch'")));
-        } else {
-            set_input(&args, Input::File(arg))?;
+            Token::Option(opt) => g.option(&mut p, &opt)?,
         }
     }
-    let Some(input) = input else {
-        return Err(args.usage("missing FILE (a watch file, or --manifest FILE)"));
+    let Some(input) = g.input else {
+        return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    Ok(Some(WatchArgs { input, host, json, for_dur, until_ready, every_run, metrics }))
+    let Given { host, ports, json, for_dur, until_ready, every_run, metrics, .. } = g;
+    Ok(Some(WatchArgs { input, host, ports, json, for_dur, until_ready, every_run, metrics }))
+}
+
+impl Given {
+    /// One option and its value.
+    fn option(&mut self, p: &mut Parser, opt: &str) -> Result<(), Failure> {
+        match opt {
+            "--json" => self.json = true,
+            "--until-ready" => self.until_ready = true,
+            "--every-run" => self.every_run = true,
+            "--metrics" => {
+                let v = p.text(opt)?;
+                let addr =
+                    metrics::parse_addr(&v).map_err(|e| p.usage(format!("--metrics: {e}")))?;
+                self.metrics = Some(addr);
+            }
+            "--for" => {
+                let v = p.text(opt)?;
+                self.for_dur =
+                    Some(duration::parse_positive(&v).map_err(|e| p.usage(format!("--for: {e}")))?);
+            }
+            "--host" => {
+                let v = p.text(opt)?;
+                self.host = host(p, &v)?;
+            }
+            "--port" => {
+                let v = p.text(opt)?;
+                self.ports.add(&v).map_err(|e| p.usage(format!("--port: {e}")))?;
+            }
+            "--manifest" => {
+                let v = p.path(opt)?;
+                self.input(p, Input::Manifest(v))?;
+            }
+            _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober watch'"))),
+        }
+        Ok(())
+    }
+
+    /// FILE or `--manifest FILE`: one of them, once.
+    fn input(&mut self, p: &Parser, i: Input) -> Result<(), Failure> {
+        if self.input.is_some() {
+            return Err(p.usage("give one FILE or one --manifest FILE"));
+        }
+        self.input = Some(i);
+        Ok(())
+    }
+}
+
+/// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
+fn host(p: &Parser, v: &str) -> Result<String, Failure> {
+    let bare = v.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(v);
+    let Err(e) = ProbeSpec::tcp(bare, 1) else {
+        return Ok(bare.to_string());
+    };
+    // `127.0.0.1:18080`, `localhost:8080`, `[::1]:8080`: a port where only a host goes.
+    let with_port = v.rsplit_once(':').is_some_and(|(h, port)| {
+        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
+        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && ProbeSpec::tcp(h, 1).is_ok()
+    });
+    let why = if with_port {
+        format!(
+            "'{v}' has a port; --host takes a host name or an IP address only (map the probes' \
+             ports with --port PORT=LOCAL, e.g. --port 8080=18080)"
+        )
+    } else {
+        e.to_string()
+    };
+    Err(p.usage(format!("--host: {why}")))
+}
+
+/// Whether `path` is standard input (`-`).
+fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
 }
 
 /// The directory that relative file names in the input are relative to: the input's own
 /// (`None` for standard input: the current directory).
-fn base_dir(path: &str) -> Option<&Path> {
-    if path == "-" { None } else { Path::new(path).parent() }
+fn base_dir(path: &Path) -> Option<&Path> {
+    if is_stdin(path) { None } else { path.parent() }
 }
 
 /// The largest watch file or manifest read: far beyond any real one (a 100,000-target watch
@@ -99,7 +167,8 @@ pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 /// Reads the input, refusing more than [`MAX_INPUT_BYTES`]: a regular file by its size before
 /// reading it, anything else (standard input, a pipe) once the limit is crossed, so no more
 /// than the limit plus one byte is ever read into memory.
-fn read_input(path: &str) -> Result<String, Failure> {
+fn read_input(file_name: &Path) -> Result<String, Failure> {
+    let path = file_name.to_string_lossy();
     let too_large = || {
         Failure::input(format!(
             "{path}: larger than {} MiB, the limit for watch files and manifests",
@@ -108,14 +177,14 @@ fn read_input(path: &str) -> Result<String, Failure> {
     };
     let cannot_read = |e: io::Error| Failure::no_input(format!("cannot read {path}: {e}"));
     let mut bytes = Vec::new();
-    if path == "-" {
+    if is_stdin(file_name) {
         io::stdin()
             .lock()
             .take(MAX_INPUT_BYTES + 1)
             .read_to_end(&mut bytes)
             .map_err(cannot_read)?;
     } else {
-        let file = std::fs::File::open(path).map_err(cannot_read)?;
+        let file = std::fs::File::open(file_name).map_err(cannot_read)?;
         let meta = file.metadata().map_err(cannot_read)?;
         if meta.is_file() && meta.len() > MAX_INPUT_BYTES {
             return Err(too_large());
@@ -136,21 +205,35 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
     let mut notes = Vec::new();
     // Relative file names in the input are relative to its directory (standard input: the
     // current directory).
-    let (path, plans) = match &w.input {
+    let (path, plans, manifest_as_file) = match &w.input {
         Input::File(path) => {
             let text = read_input(path)?;
-            let json = path.ends_with(".json");
-            (path, config::load_watch_file(&text, json, &w.host, base_dir(path), &mut notes))
+            let json = path.as_os_str().as_bytes().ends_with(b".json");
+            let plans =
+                config::load_watch_file(&text, json, &w.host, &w.ports, base_dir(path), &mut notes);
+            let hint = plans.is_err() && manifest::looks_like_manifest(&text);
+            (path, plans, hint)
         }
         Input::Manifest(path) => {
             let text = read_input(path)?;
-            (path, manifest::load(&text, &w.host, base_dir(path), &mut notes))
+            (path, manifest::load(&text, &w.host, &w.ports, base_dir(path), &mut notes), false)
         }
     };
+    let path = path.to_string_lossy();
     for n in &notes {
-        eprintln!("prober: note: {}: {}", escape_for_terminal(path), escape_for_terminal(n));
+        eprintln!("prober: note: {}: {}", escape_for_terminal(&path), escape_for_terminal(n));
     }
-    plans.map_err(|e| Failure::input(format!("{path}: {e}")))
+    plans.map_err(|e| match e {
+        _ if manifest_as_file => Failure::usage(
+            "watch",
+            format!(
+                "{path} is a Kubernetes manifest (it has apiVersion and kind), not a watch file: \
+                 run 'prober watch --manifest {path}'"
+            ),
+        ),
+        LoadError::File(e) => Failure::input(format!("{path}: {e}")),
+        LoadError::Port(e) => Failure::usage("watch", e),
+    })
 }
 
 /// A target's published values, for the started / ready / live summary, and what its runs
@@ -354,7 +437,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
             has[role.index()] = true;
             engine
                 .set_probe(id, role, spec, schedule)
-                .map_err(|e| Failure::input(format!("{} {role}: {e}", plan.name)))?;
+                .map_err(|e| Failure::input(engine_refusal(&e, &plan.name, role)))?;
         }
         states.push(TargetState::new(plan.name, has));
     }
@@ -460,6 +543,16 @@ impl Printer<'_> {
             }
         }
         result
+    }
+}
+
+/// Why the engine refused a probe, naming the target and role as the file does
+/// (`db/readiness: ...`): the engine's own message would name its internal target number.
+fn engine_refusal(e: &EngineError, name: &str, role: Role) -> String {
+    match e {
+        EngineError::UnknownTarget(_) => format!("{name}/{role}: the engine lost the target"),
+        EngineError::NoProbe(_, r) => format!("{name}/{r}: no such probe"),
+        e => format!("{name}/{role}: {e}"),
     }
 }
 
@@ -678,6 +771,18 @@ mod tests {
         assert_eq!(
             j["summary"][0]["not_success"],
             serde_json::json!([{"role": "readiness", "result": "failure"}])
+        );
+    }
+
+    #[test]
+    fn engine_refusals_name_the_target() {
+        assert_eq!(
+            engine_refusal(&EngineError::NoProbe(7, Role::Liveness), "db", Role::Readiness),
+            "db/liveness: no such probe"
+        );
+        assert_eq!(
+            engine_refusal(&EngineError::UnknownTarget(7), "web/app", Role::Startup),
+            "web/app/startup: the engine lost the target"
         );
     }
 

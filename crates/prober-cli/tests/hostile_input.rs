@@ -156,9 +156,11 @@ fn watch_refuses_hosts_that_are_not_hosts() {
             &["readinessProbe.grpc.host: invalid host"],
         );
         // Also the default host given on the command line.
+        // (A host with a port is told to use --port.)
         let r = run(&["watch", "--host", host, "-"]);
         assert_eq!(r.code, 64, "{}", r.stderr);
-        assert!(r.stderr.contains("--host: invalid host"), "{}", r.stderr);
+        let want = if host.ends_with(":81") { "has a port" } else { "--host: invalid host" };
+        assert!(r.stderr.contains(want), "{}", r.stderr);
     }
     let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe:\n      httpGet: {host: '10.0.0.1/x?y', port: 8080}\n";
     assert_refused(

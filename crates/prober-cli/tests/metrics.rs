@@ -214,7 +214,11 @@ fn every_socket_of_the_watch_is_close_on_exec() {
     // Sockets only: other descriptors may come from whatever started the tests (an inherited
     // /dev/null, say), which is not the watch's to close.
     for (fd, target, flags) in fds.iter().filter(|(_, target, _)| target.starts_with("socket:")) {
-        assert_ne!(flags & libc::O_CLOEXEC as u32, 0, "descriptor {fd} ({target}) is inherited");
+        assert_ne!(
+            flags & nix::libc::O_CLOEXEC as u32,
+            0,
+            "descriptor {fd} ({target}) is inherited"
+        );
     }
     drop(holding);
     w.stop();

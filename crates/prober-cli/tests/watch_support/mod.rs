@@ -119,9 +119,8 @@ impl Watch {
 
     /// Stops the watch with SIGTERM; returns its status and the rest of its stdout.
     pub fn stop(&mut self) -> (ExitStatus, Vec<String>) {
-        // SAFETY: kill(2) on the pid of our own child, which has not been reaped yet.
-        let r = unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
-        assert_eq!(r, 0);
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("a pid"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("kill");
         self.wait()
     }
 

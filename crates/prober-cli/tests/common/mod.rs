@@ -1,0 +1,374 @@
+//! What the test files of the `prober` binary share: running it, reading its output,
+//! temporary files, watch processes, TLS fixtures.
+//!
+//! No pass condition depends on wall-clock time, except generous "did not hang" bounds.
+#![allow(dead_code, unused_imports)] // each test file uses its own part
+
+pub use std::ffi::OsString;
+pub use std::io::{BufRead, BufReader, Read};
+pub use std::os::unix::ffi::OsStringExt;
+pub use std::path::PathBuf;
+pub use std::process::{Child, Command, ExitStatus, Stdio};
+pub use std::sync::atomic::{AtomicUsize, Ordering};
+pub use std::sync::mpsc::{Receiver, channel};
+pub use std::time::{Duration, Instant};
+
+pub use nix::sys::signal::{self, Signal};
+pub use nix::unistd::Pid;
+pub use prober_testkit::TargetServer;
+pub use prober_testkit::tls::{Issued, TestCa, TlsServerOptions, TlsTargetServer, TlsVersions};
+pub use serde_json::Value;
+
+/// Bound for one command to finish: only there to turn a hang into a failure.
+pub const HANG: Duration = Duration::from_secs(60);
+
+pub fn prober() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prober"))
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `prober ARGS` to completion (within [`HANG`]).
+pub fn run(args: &[&str]) -> Run {
+    run_os(args.iter().map(OsString::from))
+}
+
+/// Runs `prober ARGS` with arguments that need not be UTF-8.
+pub fn run_os(args: impl IntoIterator<Item = OsString>) -> Run {
+    let mut child = prober()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn prober");
+    let out = reader(child.stdout.take().unwrap());
+    let err = reader(child.stderr.take().unwrap());
+    let status = wait_bounded(&mut child, HANG);
+    Run {
+        code: status.code().expect("prober ended by a signal"),
+        stdout: out.recv().unwrap(),
+        stderr: err.recv().unwrap(),
+    }
+}
+
+pub fn reader(mut r: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = r.read_to_string(&mut s);
+        let _ = tx.send(s);
+    });
+    rx
+}
+
+pub fn wait_bounded(child: &mut Child, bound: Duration) -> ExitStatus {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("prober did not finish within {bound:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The one line of `prober check --json`, parsed.
+pub fn json_line(r: &Run) -> Value {
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "one line expected: {:?}", r.stdout);
+    serde_json::from_str(lines[0]).expect("stdout is one JSON object")
+}
+
+pub fn check_json(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["check", "--json"];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    assert_eq!(r.stderr, "", "no stderr expected");
+    (r.code, json_line(&r))
+}
+
+/// The fields every `check --json` line has, with their types.
+pub fn assert_common_fields(v: &Value) {
+    for key in ["result", "message", "output", "reason"] {
+        assert!(v[key].is_string(), "{key} in {v}");
+    }
+    assert!(v["truncated"].is_boolean(), "{v}");
+    assert!(v["duration_ms"].is_number(), "{v}");
+    assert!(v["timings"]["total_ms"].is_number(), "{v}");
+}
+
+pub fn assert_usage_error(args: &[&str], needle: &str) {
+    let r = run(args);
+    assert_eq!(r.code, 64, "{args:?}: {}", r.stderr);
+    assert_eq!(r.stdout, "", "{args:?}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{args:?}: one line on stderr: {:?}", r.stderr);
+    assert!(lines[0].starts_with("prober: "), "{args:?}: {}", lines[0]);
+    assert!(lines[0].contains(needle), "{args:?}: {:?} lacks {needle:?}", lines[0]);
+}
+
+static FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// A file under the tests' temporary directory, removed when dropped.
+pub struct TempFile(pub PathBuf);
+
+impl TempFile {
+    pub fn new(ext: &str) -> TempFile {
+        let n = FILES.fetch_add(1, Ordering::SeqCst);
+        let name = format!("cli-{}-{n}.{ext}", std::process::id());
+        TempFile(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name))
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Writes `text` to a fresh temporary file.
+pub fn write_file(ext: &str, text: &str) -> TempFile {
+    let file = TempFile::new(ext);
+    std::fs::write(&file.0, text).unwrap();
+    file
+}
+
+/// A running `prober watch` whose stdout lines arrive on a channel.
+pub struct Watch {
+    pub child: Child,
+    pub lines: Receiver<String>,
+}
+
+impl Watch {
+    pub fn start(args: &[&str]) -> Watch {
+        // A watch started by a user at a terminal has SIGINT at its default disposition. The
+        // tests may themselves run with SIGINT ignored (a background job of a non-interactive
+        // shell, which the child would inherit and, as shells expect, keep ignoring): give the
+        // child the default, so that what is tested does not depend on how the tests started.
+        Watch::start_with_sigint(args, signal::SigHandler::SigDfl)
+    }
+
+    /// [`Watch::start`] with SIGINT's disposition at start set to `sigint` (`SigDfl` or
+    /// `SigIgn`).
+    pub fn start_with_sigint(args: &[&str], sigint: signal::SigHandler) -> Watch {
+        let mut cmd = prober();
+        // SAFETY: signal(2) is async-signal-safe, and the closure touches nothing else; the
+        // dispositions set (default or ignore) run no handler code.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(move || {
+                signal::signal(Signal::SIGINT, sigint)?;
+                Ok(())
+            });
+        }
+        let mut child = cmd
+            .arg("watch")
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn prober watch");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watch { child, lines }
+    }
+
+    /// The next line, parsed as JSON.
+    pub fn next(&self) -> Value {
+        let line = self.lines.recv_timeout(HANG).expect("prober watch printed no line in time");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"))
+    }
+
+    /// The next state line of `target` and `role`, skipping others.
+    pub fn next_state(&self, target: &str, role: &str) -> Value {
+        loop {
+            let v = self.next();
+            assert!(v.get("summary").is_none(), "watch ended before the expected state: {v}");
+            if v["target"] == target && v["role"] == role {
+                return v;
+            }
+        }
+    }
+
+    pub fn wait(mut self) -> (ExitStatus, Vec<String>) {
+        let status = wait_bounded(&mut self.child, HANG);
+        (status, self.lines.iter().collect())
+    }
+
+    /// Sends `sig` to the watch (our own child, not reaped yet, so the pid is its).
+    pub fn signal(&self, sig: Signal) {
+        signal::kill(pid_of(&self.child), sig).expect("kill");
+    }
+}
+
+pub fn health_watch_file(server: &TargetServer) -> TempFile {
+    write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {}}}\n\
+             \x20   periodMilliseconds: 100\n\
+             \x20   timeoutMilliseconds: 500\n\
+             \x20   failureThreshold: 1\n",
+            server.port()
+        ),
+    )
+}
+
+pub fn assert_bad_file(args: &[&str], text: &str, ext: &str, needles: &[&str]) {
+    let file = write_file(ext, text);
+    let mut all: Vec<&str> = vec!["watch", "--for", "1s"];
+    all.extend_from_slice(args);
+    all.push(file.to_str().unwrap());
+    let r = run(&all);
+    assert_eq!(r.code, 64, "{text}\n{}", r.stderr);
+    assert_eq!(r.stdout, "", "nothing runs on bad input");
+    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.starts_with("prober: note: ")).collect();
+    assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);
+    assert!(lines[0].starts_with(&format!("prober: {}: ", file.display())), "{}", lines[0]);
+    for n in needles {
+        assert!(lines[0].contains(n), "{:?} lacks {n:?}", lines[0]);
+    }
+}
+
+/// Waits for `/bin/sh -c 'echo $$$$ > FILE; exec ...'` to have written its pid.
+pub fn wait_for_pid(path: &std::path::Path) -> i32 {
+    let deadline = Instant::now() + HANG;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path) {
+            if let Some(line) = s.strip_suffix('\n') {
+                return line.parse().expect("a pid");
+            }
+        }
+        assert!(Instant::now() < deadline, "the command did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits until process `pid` has ended (gone, or a zombie left to whoever adopted it).
+pub fn assert_process_ends(pid: i32) {
+    let deadline = Instant::now() + HANG;
+    loop {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return,
+            Ok(stat) => {
+                let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+                if state == Some(Some('Z')) {
+                    return;
+                }
+            }
+        }
+        assert!(Instant::now() < deadline, "process {pid} outlived prober");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Where a command writes its pid (the file does not exist yet).
+pub fn pid_file() -> TempFile {
+    TempFile::new("pid")
+}
+
+/// `not_after` of the server certificates below: 2031-02-03T00:00:00Z.
+pub const CERT_NOT_AFTER: i64 = 1_927_843_200;
+
+/// A directory under the tests' temporary directory, removed with its files when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        let n = FILES.fetch_add(1, Ordering::SeqCst);
+        let name = format!("cli-{}-{n}-{tag}", std::process::id());
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A CA, a server certificate it signed (expiring at [`CERT_NOT_AFTER`]) and another CA, as
+/// files: `ca.crt`, `server.crt`, `server.key`, `other-ca.crt`.
+pub struct Pki {
+    pub dir: TempDir,
+    pub server: Issued,
+    pub ca_file: String,
+    pub other_ca_file: String,
+    pub cert: String,
+    pub key: String,
+}
+
+pub fn pki(tag: &str, names: &[&str]) -> Pki {
+    let dir = TempDir::new(tag);
+    let ca = TestCa::new("prober-cli test CA");
+    let server = ca.issue_expiring(names, (2031, 2, 3));
+    let (ca_file, _) = ca.cert().write_files(&dir.0, "ca");
+    let (cert, key) = server.write_files(&dir.0, "server");
+    let (other_ca_file, _) = TestCa::new("another CA").cert().write_files(&dir.0, "other-ca");
+    let s = |p: PathBuf| p.to_str().unwrap().to_string();
+    Pki {
+        ca_file: s(ca_file),
+        other_ca_file: s(other_ca_file),
+        cert: s(cert),
+        key: s(key),
+        dir,
+        server,
+    }
+}
+
+pub fn grpc_target(port: u16, service: &str) -> String {
+    format!("grpc://127.0.0.1:{port}/{service}")
+}
+
+/// The state lines of a finished `watch --json` run as `TARGET ROLE RESULT`, and the lines.
+pub fn states_of(stdout: &str) -> (Vec<String>, Vec<Value>) {
+    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let states = lines
+        .iter()
+        .filter(|v| v.get("role").is_some())
+        .map(|v| {
+            format!(
+                "{} {} {}",
+                v["target"].as_str().unwrap(),
+                v["role"].as_str().unwrap(),
+                v["result"].as_str().unwrap()
+            )
+        })
+        .collect();
+    (states, lines)
+}
+
+/// The pid of our own child, for kill(2).
+pub fn pid_of(child: &Child) -> Pid {
+    Pid::from_raw(i32::try_from(child.id()).expect("a pid fits in i32"))
+}

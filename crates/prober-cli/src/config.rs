@@ -613,7 +613,8 @@ fn build(
         let uses_tls = match &spec.kind {
             ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
             ProbeKind::Grpc(g) => g.tls.is_some(),
-            ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
+            // TCP, exec, and any kind added later: no TLS.
+            _ => false,
         };
         if !uses_tls {
             return Err(format!(
@@ -645,7 +646,8 @@ fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
     let tls = match &spec.kind {
         ProbeKind::Http(h) => Some(&h.tls),
         ProbeKind::Grpc(g) => g.tls.as_ref(),
-        ProbeKind::Tcp(_) | ProbeKind::Exec(_) => None,
+        // TCP, exec, and any kind added later: no TLS files.
+        _ => None,
     };
     let Some(tls) = tls else { return Vec::new() };
     let mut files = Vec::new();

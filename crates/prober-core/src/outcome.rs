@@ -41,8 +41,12 @@ impl fmt::Display for ProbeResult {
 }
 
 /// Machine-readable cause of an outcome. ABI: the numbers are never reused or renumbered.
+///
+/// New probes and checks bring new reasons: the enum is `#[non_exhaustive]`, so a `match` on
+/// it needs a wildcard arm (the C ABI and Go see new numbers the same way).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// Nothing went wrong (Success), or no more specific reason applies.
     None = 0,

@@ -227,7 +227,12 @@ pub struct GrpcSpec {
     pub close: ClosePolicy,
 }
 
+/// What a probe checks, with the options of that kind of probe.
+///
+/// More kinds may be added: the enum is `#[non_exhaustive]`, so a `match` on it needs a
+/// wildcard arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProbeKind {
     Tcp(TcpSpec),
     Http(HttpSpec),
@@ -247,7 +252,11 @@ pub struct ProbeSpec {
 }
 
 /// Why a spec was refused.
+///
+/// New checks may bring new variants: the enum is `#[non_exhaustive]`, so a `match` on it
+/// needs a wildcard arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SpecError {
     Url(UrlError),
     InvalidHost(String),

@@ -6,7 +6,11 @@ use prober_core::{Outcome, ProbeResult, Role};
 pub type TargetId = u64;
 
 /// One thing that happened, in the order it happened.
+///
+/// New kinds of events may be added: the enum is `#[non_exhaustive]`, so a `match` on it
+/// needs a wildcard arm (ignoring events one does not know is the intended handling).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// A worker's published value changed (or was set to its initial value when the probe was
     /// set or the target restarted; then `outcome` is `None`).

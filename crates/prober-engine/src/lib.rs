@@ -33,7 +33,7 @@ use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKEN
 
 use arena::{Arena, Key};
 pub use event::{Event, TargetId};
-pub use probe::{AnyProbe, PreparedSpec, check};
+pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
@@ -98,7 +98,11 @@ impl Default for EngineConfig {
 }
 
 /// Why an engine call was refused. The engine keeps running after any of these.
+///
+/// More causes may be added: the enum is `#[non_exhaustive]`, so a `match` on it needs a
+/// wildcard arm.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum EngineError {
     UnknownTarget(TargetId),
     NoProbe(TargetId, Role),

@@ -19,6 +19,9 @@ pub enum AnyProbe {
     Http(Box<HttpProbe>),
     Exec(ExecProbe),
     Grpc(Box<GrpcProbe>),
+    /// A kind of probe this engine does not know: [`ProbeKind`] may grow, and a newer
+    /// `prober-core` can bring a kind that this build has no machine for.
+    Unsupported(UnsupportedProbe),
     /// A real exec run that panics on purpose at a chosen call (tests of fault isolation).
     #[cfg(feature = "test-panic")]
     Panicking(Box<crate::test_panic::PanickingProbe>),
@@ -82,6 +85,7 @@ impl AnyProbe {
                 AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit))
             }
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
+            _ => AnyProbe::Unsupported(UnsupportedProbe),
         }
     }
 
@@ -91,10 +95,35 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            AnyProbe::Unsupported(m) => m,
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.as_mut(),
         }
     }
+}
+
+/// The run of a probe kind this engine has no machine for: it ends when it starts, Unknown
+/// with reason `unsupported`, as a probe needing a feature the build lacks does.
+#[derive(Debug)]
+pub struct UnsupportedProbe;
+
+impl Machine for UnsupportedProbe {
+    fn start(&mut self, _: &mut Ctx<'_>) -> Step {
+        Step::Done(Outcome::unknown(
+            prober_core::Reason::Unsupported,
+            "this build of the engine does not support this kind of probe",
+        ))
+    }
+    fn ready(&mut self, _: &mut Ctx<'_>, _: usize, _: Ready) -> Step {
+        Step::Pending
+    }
+    fn timer(&mut self, _: &mut Ctx<'_>) -> Step {
+        Step::Pending
+    }
+    fn wake_at(&self) -> Option<Instant> {
+        None
+    }
+    fn cancel(&mut self, _: &mut Ctx<'_>) {}
 }
 
 /// Runs `spec` once on the calling thread and returns its outcome: the engine's one-shot
@@ -155,6 +184,7 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            AnyProbe::Unsupported(m) => m.wake_at(),
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.wake_at(),
         }

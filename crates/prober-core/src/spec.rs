@@ -316,7 +316,15 @@ impl fmt::Display for SpecError {
     }
 }
 
-impl std::error::Error for SpecError {}
+impl std::error::Error for SpecError {
+    /// The [`UrlError`] of [`SpecError::Url`]; other variants wrap no error.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SpecError::Url(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<UrlError> for SpecError {
     fn from(e: UrlError) -> SpecError {

@@ -121,7 +121,17 @@ impl std::fmt::Display for EngineError {
     }
 }
 
-impl std::error::Error for EngineError {}
+impl std::error::Error for EngineError {
+    /// The wrapped [`SpecError`] or [`io::Error`] (for its errno, say), whose text is also the
+    /// whole message of these variants.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EngineError::Spec(e) => Some(e),
+            EngineError::Io(e) => Some(e),
+            EngineError::UnknownTarget(_) | EngineError::NoProbe(..) => None,
+        }
+    }
+}
 
 impl From<SpecError> for EngineError {
     fn from(e: SpecError) -> EngineError {
@@ -869,6 +879,24 @@ impl Drop for Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn engine_errors_give_the_error_they_wrap_as_source() {
+        let e = EngineError::Io(io::Error::from_raw_os_error(libc::EMFILE));
+        let inner = e.source().and_then(|s| s.downcast_ref::<io::Error>()).expect("io source");
+        assert_eq!(inner.raw_os_error(), Some(libc::EMFILE));
+
+        // A refused URL: engine error -> spec error -> URL error.
+        let spec_error = ProbeSpec::http("ftp://example.com/").unwrap_err();
+        let e = EngineError::from(spec_error.clone());
+        let spec = e.source().and_then(|s| s.downcast_ref::<SpecError>()).expect("spec source");
+        assert_eq!(spec, &spec_error);
+        let url = spec.source().and_then(|s| s.downcast_ref::<prober_core::UrlError>());
+        assert!(url.is_some(), "{spec:?} wraps no URL error");
+
+        assert!(EngineError::UnknownTarget(7).source().is_none());
+    }
 
     #[test]
     fn tokens_carry_slot_generation_and_sub() {

@@ -371,7 +371,8 @@ impl ExecProbe {
             // The leader is a zombie: its group id cannot have been reused, so this only
             // reaches what is left of the command's own group.
             sys::kill_group(child.pid);
-            sys::reap(child.pid);
+            // Exited, so the reaper's first `waitpid(pid, WNOHANG)` reaps it here and now.
+            reaper::adopt(child.pid);
         }
         // With Err (ECHILD: the host reaps children behind our back, e.g. SIGCHLD set to
         // SIG_IGN) the pid may already be reused: no kill, nothing to reap.

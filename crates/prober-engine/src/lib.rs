@@ -10,6 +10,8 @@
 //! [`Engine::drain`] hands over events in batches. [`spawn`] runs an engine on its own thread
 //! for Rust users who want a channel instead.
 
+#![warn(missing_docs)]
+
 mod arena;
 mod event;
 mod probe;
@@ -104,9 +106,14 @@ impl Default for EngineConfig {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum EngineError {
+    /// No live target has this id: never added, removed, or from another engine.
     UnknownTarget(TargetId),
+    /// The target has no probe for this role.
     NoProbe(TargetId, Role),
+    /// The spec or schedule was refused (see [`SpecError`]).
     Spec(SpecError),
+    /// A system call failed (making the poll, waking the engine), or the engine is gone (a
+    /// [`Handle`] whose engine was dropped gets [`io::ErrorKind::BrokenPipe`]).
     Io(io::Error),
 }
 
@@ -239,6 +246,44 @@ impl std::fmt::Debug for Command {
 
 /// The scheduler. Not thread-safe itself (use it from one thread at a time); a [`Handle`]
 /// wakes it and queues work from any thread.
+///
+/// A target stands for the kubelet's container: up to three workers (startup, readiness,
+/// liveness), each running its probe on its [`Schedule`] and publishing a value by the
+/// kubelet's rules. The host calls [`Engine::wait`] (or polls [`Engine::fd`] and calls
+/// [`Engine::step`]) and reads [`Event`]s.
+///
+/// ```
+/// use std::net::TcpListener;
+/// use std::time::{Duration, Instant};
+/// use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
+/// use prober_engine::{Engine, Event};
+///
+/// // The target: a listener on a free loopback port.
+/// let listener = TcpListener::bind("127.0.0.1:0")?;
+/// let port = listener.local_addr()?.port();
+///
+/// let mut engine = Engine::new()?;
+/// let target = engine.add_target();
+/// let spec = ProbeSpec::tcp("127.0.0.1", port.into())?;
+/// let schedule = Schedule { period: Duration::from_millis(100), ..Schedule::default() };
+/// engine.set_probe(target, Role::Readiness, spec, schedule)?;
+///
+/// // Readiness starts as Failure and is published as Success after the first good run.
+/// let mut published = Vec::new();
+/// let give_up = Instant::now() + Duration::from_secs(30);
+/// while published.last() != Some(&ProbeResult::Success) && Instant::now() < give_up {
+///     engine.wait(Some(Duration::from_millis(100)))?;
+///     while let Some(event) = engine.next_event() {
+///         if let Event::State { target: t, role: Role::Readiness, result, .. } = event {
+///             assert_eq!(t, target);
+///             published.push(result);
+///         }
+///     }
+/// }
+/// assert_eq!(published, [ProbeResult::Failure, ProbeResult::Success]);
+/// assert_eq!(engine.published(target, Role::Readiness)?, ProbeResult::Success);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Engine {
     poll: Poll,
@@ -277,11 +322,20 @@ pub struct Handle {
 
 impl Handle {
     /// Interrupts a [`Engine::wait`] in progress (or makes the next one return at once).
+    ///
+    /// # Errors
+    ///
+    /// The error of writing to the engine's wake-up descriptor (an eventfd).
     pub fn wakeup(&self) -> io::Result<()> {
         self.waker.wake()
     }
 
     /// Queues a one-shot probe; the engine starts it on its next step.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec (checked here, before queueing), and
+    /// [`EngineError::Io`] when the engine is gone or cannot be woken.
     pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
         self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
@@ -291,6 +345,11 @@ impl Handle {
     /// Runs `f` on the engine's thread at its next turn and returns its result: the way to use
     /// the whole engine API (targets, probes, restarts) from another thread. Blocks until the
     /// engine thread gets to it; must not be called from that thread itself.
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone (dropped, or its thread ended) before running
+    /// `f`, or cannot be woken.
     pub fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Engine) -> R + Send + 'static,
@@ -305,6 +364,10 @@ impl Handle {
     }
 
     /// Queues a manual trigger; unknown targets or roles are ignored when it is applied.
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone or cannot be woken.
     pub fn trigger(&self, target: TargetId, role: Role) -> io::Result<()> {
         self.shared.push(Command::Trigger(target, role))?;
         self.waker.wake()
@@ -312,10 +375,22 @@ impl Handle {
 }
 
 impl Engine {
+    /// An engine with the default [`EngineConfig`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::with_config`].
     pub fn new() -> io::Result<Engine> {
         Engine::with_config(EngineConfig::default())
     }
 
+    /// An engine with `config`: its poll, its wake-up descriptor and its resolver pool (whose
+    /// threads start on the first name lookup).
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of creating the poll (epoll) or the wake-up descriptor (eventfd): out
+    /// of descriptors, say.
     pub fn with_config(config: EngineConfig) -> io::Result<Engine> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
@@ -347,6 +422,7 @@ impl Engine {
         })
     }
 
+    /// A [`Handle`] for other threads: wakes this engine and queues work on it.
     pub fn handle(&self) -> Handle {
         Handle { waker: self.waker.clone(), shared: self.shared.clone() }
     }
@@ -366,6 +442,11 @@ impl Engine {
 
     /// Sets (or replaces) the target's probe for `role`. The worker starts from the role's
     /// initial value, which is published as an [`Event::State`] without an outcome.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec or a schedule invalid for `role`, and
+    /// [`EngineError::UnknownTarget`]; the target is then unchanged.
     pub fn set_probe(
         &mut self,
         target: TargetId,
@@ -399,6 +480,11 @@ impl Engine {
     }
 
     /// Removes the target's probe for `role` (an in-flight run is cancelled).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`], or [`EngineError::NoProbe`] when there is no probe to
+    /// remove.
     pub fn clear_probe(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
         self.target_mut(target)?;
         self.cancel_worker_run(target, role);
@@ -409,6 +495,10 @@ impl Engine {
 
     /// The kubelet's "new container ID": every worker back to its initial value, holds lifted,
     /// in-flight runs cancelled, initial delays and startup gating start over.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`].
     pub fn restart_target(&mut self, target: TargetId) -> Result<(), EngineError> {
         self.target_mut(target)?;
         for role in Role::ALL {
@@ -441,6 +531,10 @@ impl Engine {
 
     /// Removes a target: in-flight probes are cancelled (exec children killed and reaped) and
     /// no event about it is delivered afterwards, including ones queued but not yet drained.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`] (removing a target twice is refused the second time).
     pub fn remove_target(&mut self, target: TargetId) -> Result<(), EngineError> {
         self.target_mut(target)?;
         for role in Role::ALL {
@@ -454,6 +548,10 @@ impl Engine {
     /// Runs the target's `role` probe now and restarts its period from this run. While a run
     /// is in flight, one more run follows right after it. The initial delay, startup gating
     /// and holds still apply (a trigger during the initial delay runs when the delay ends).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`], or [`EngineError::NoProbe`] for a role without a probe.
     pub fn trigger(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
         let now = Instant::now();
         let t = self.target_mut(target)?;
@@ -469,6 +567,10 @@ impl Engine {
     }
 
     /// The published value of a worker.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`], or [`EngineError::NoProbe`] for a role without a probe.
     pub fn published(&mut self, target: TargetId, role: Role) -> Result<ProbeResult, EngineError> {
         let t = self.target_mut(target)?;
         let w = t.workers[role.index()].as_ref().ok_or(EngineError::NoProbe(target, role))?;
@@ -476,12 +578,17 @@ impl Engine {
     }
 
     /// Starts a one-shot probe; its outcome arrives as [`Event::Check`] with `tag`.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec; nothing is started.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
         self.start_probe(AnyProbe::from_spec(spec), Owner::Check { tag });
         Ok(())
     }
 
+    /// How many targets the engine has.
     pub fn target_count(&self) -> usize {
         self.targets.len()
     }
@@ -516,12 +623,21 @@ impl Engine {
 
     /// Processes ready I/O, due timers and queued commands without blocking. Returns how many
     /// things were processed.
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of the poll, other than an interruption (which counts as no events).
+    /// Runs waiting to resume are kept for the next call.
     pub fn step(&mut self) -> io::Result<usize> {
         self.turn(Some(Duration::ZERO))
     }
 
     /// Blocks until something happens, the next timer is due, a [`Handle::wakeup`], or
     /// `timeout` passes (`None`: no limit but timers), then processes like [`Engine::step`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::step`].
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
         let until_timer = self.timeout();
         let t = match (timeout, until_timer) {
@@ -543,6 +659,7 @@ impl Engine {
         self.queue.pop_front()
     }
 
+    /// How many events are queued and not yet drained.
     pub fn pending_events(&self) -> usize {
         self.queue.len()
     }

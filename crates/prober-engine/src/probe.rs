@@ -15,9 +15,13 @@ use prober_tcp::TcpProbe;
 /// The machine for one run of `spec`.
 #[derive(Debug)]
 pub enum AnyProbe {
+    /// A TCP probe's run.
     Tcp(TcpProbe),
+    /// An HTTP(S) probe's run (boxed: its machine is the largest).
     Http(Box<HttpProbe>),
+    /// An exec probe's run.
     Exec(ExecProbe),
+    /// A gRPC health probe's run (boxed, as HTTP).
     Grpc(Box<GrpcProbe>),
     /// A kind of probe this engine does not know: [`ProbeKind`] may grow, and a newer
     /// `prober-core` can bring a kind that this build has no machine for.
@@ -34,11 +38,21 @@ pub enum AnyProbe {
 /// Both are held by pointer: a target stores three of these inline, used or not.
 #[derive(Debug)]
 pub enum PreparedSpec {
-    Http { plan: Arc<HttpPlan>, timeout: Duration, output_limit: usize },
+    /// An HTTP probe: its request prepared once.
+    Http {
+        /// The URL, headers and request bytes every run shares.
+        plan: Arc<HttpPlan>,
+        /// The spec's timeout.
+        timeout: Duration,
+        /// The spec's output limit.
+        output_limit: usize,
+    },
+    /// Any other kind: the spec itself, each run building its machine from it.
     Other(Box<ProbeSpec>),
 }
 
 impl PreparedSpec {
+    /// Prepares `spec` for all its runs.
     pub fn new(spec: ProbeSpec) -> PreparedSpec {
         let ProbeSpec { kind, timeout, output_limit } = spec;
         match kind {

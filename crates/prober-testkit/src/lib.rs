@@ -78,6 +78,8 @@
 //! test time by [`tls::TestCa`]; it records what each handshake looked like (SNI, client
 //! certificate, errors).
 
+#![warn(missing_docs)]
+
 mod conn;
 mod request;
 mod routes;
@@ -205,12 +207,21 @@ impl TargetServer {
             .expect("prober-testkit: cannot start target server on 127.0.0.1")
     }
 
-    /// Starts on `[::1]:0`; `Err` if IPv6 loopback is unavailable.
+    /// Starts on `[::1]:0`.
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of binding when IPv6 loopback is unavailable (no `::1` on the host).
     pub fn start_v6() -> io::Result<TargetServer> {
         TargetServer::start_on(SocketAddr::from((Ipv6Addr::LOCALHOST, 0)))
     }
 
     /// Starts on `addr` (port 0 picks a free port).
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of making, binding or listening on the socket, or of starting the
+    /// accept thread.
     pub fn start_on(addr: SocketAddr) -> io::Result<TargetServer> {
         raise_fd_limit();
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;

@@ -223,6 +223,18 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
                 text(conn, 400, "wrong host")
             }
         }
+        ["bytes"] => bytes(conn, req),
+        ["hostile", rest @ ..] => hostile(conn, req, rest),
+        _ => respond_framing(conn, req, &segs),
+    }
+}
+
+/// The routes of [`respond`] that shape a response's framing or timing (bodies of a given
+/// length, chunked, truncated, slow, stalled) or break it (resets, garbage, bad chunks); 404
+/// for any other path.
+fn respond_framing(conn: &mut Conn, req: &Head<'_>, segs: &[&str]) -> io::Result<End> {
+    let q = &req.query;
+    match segs {
         ["body", n] => {
             let Some(n) = num(n) else {
                 return bad(conn, "bad number");
@@ -362,8 +374,6 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
             )?;
             Ok(End::Finish)
         }
-        ["bytes"] => bytes(conn, req),
-        ["hostile", rest @ ..] => hostile(conn, req, rest),
         _ => text(conn, 404, "not found"),
     }
 }

@@ -35,8 +35,11 @@ use crate::{TargetServer, lock};
 /// A certificate and its private key, PEM and DER.
 #[derive(Clone, Debug)]
 pub struct Issued {
+    /// The certificate, PEM (for files and trust stores).
     pub cert_pem: String,
+    /// Its private key, PEM (PKCS#8).
     pub key_pem: String,
+    /// The certificate, DER (for rustls).
     pub cert_der: Vec<u8>,
 }
 
@@ -150,9 +153,12 @@ pub fn self_signed_ca(names: &[&str]) -> Issued {
 /// Which TLS versions the server accepts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TlsVersions {
+    /// TLS 1.2 and 1.3.
     #[default]
     Both,
+    /// TLS 1.2 only (a client requiring 1.3 fails).
     Tls12Only,
+    /// TLS 1.3 only (a client limited to 1.2 fails).
     Tls13Only,
 }
 
@@ -165,12 +171,14 @@ pub struct TlsServerOptions {
     pub chain: Vec<String>,
     /// When set, a client certificate signed by this CA (PEM) is required.
     pub client_ca: Option<String>,
+    /// Which protocol versions the server accepts.
     pub versions: TlsVersions,
     /// ALPN protocols the server accepts (none: ALPN is ignored).
     pub alpn: Vec<Vec<u8>>,
 }
 
 impl TlsServerOptions {
+    /// Serving `cert`, with no extra chain, no client certificate, both versions, no ALPN.
     pub fn new(cert: Issued) -> TlsServerOptions {
         TlsServerOptions {
             cert,
@@ -213,7 +221,7 @@ pub struct TlsTargetServer {
 impl TlsTargetServer {
     /// Starts on `127.0.0.1:0`. Panics on failure (test helper).
     pub fn start(opts: TlsServerOptions) -> TlsTargetServer {
-        let config = Arc::new(server_config(&opts));
+        let config = Arc::new(server_config(opts));
         let backend = TargetServer::start();
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
             .expect("prober-testkit: cannot listen on 127.0.0.1");
@@ -239,10 +247,12 @@ impl TlsTargetServer {
         TlsTargetServer { addr, backend, shared, accept_thread: Some(accept_thread) }
     }
 
+    /// The address the TLS front listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
+    /// The port the TLS front listens on.
     pub fn port(&self) -> u16 {
         self.addr.port()
     }
@@ -287,7 +297,7 @@ impl Drop for TlsTargetServer {
     }
 }
 
-fn server_config(opts: &TlsServerOptions) -> ServerConfig {
+fn server_config(opts: TlsServerOptions) -> ServerConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.versions {
         TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],
@@ -310,14 +320,14 @@ fn server_config(opts: &TlsServerOptions) -> ServerConfig {
         }
         None => builder.with_no_client_auth(),
     };
-    let mut chain = vec![CertificateDer::from(opts.cert.cert_der.clone())];
+    let mut chain = vec![CertificateDer::from(opts.cert.cert_der)];
     for pem in &opts.chain {
         chain.extend(CertificateDer::pem_slice_iter(pem.as_bytes()).map(|c| c.expect("chain PEM")));
     }
     let key = PrivateKeyDer::from_pem_slice(opts.cert.key_pem.as_bytes())
         .expect("prober-testkit: server key PEM");
     let mut config = builder.with_single_cert(chain, key).expect("prober-testkit: server cert");
-    config.alpn_protocols = opts.alpn.clone();
+    config.alpn_protocols = opts.alpn;
     config
 }
 

@@ -2,7 +2,9 @@
 
 use prober_core::{Outcome, ProbeResult, Role};
 
-/// A target's identity, chosen by the engine. Never reused within one engine.
+/// A target's identity, chosen by the engine: never 0 (C hosts use 0 for "no target"), and
+/// not reused by the engine (a removed target's slot is reused under a new generation, which is
+/// the id's high half, so the old id stays unknown until 2^32 targets have used that slot).
 pub type TargetId = u64;
 
 /// One thing that happened, in the order it happened.

@@ -9,6 +9,7 @@ use std::time::Duration;
 use prober::{
     ProbeKind, ProbeSpec, Role, Schedule, Scheme, TlsOptions, TlsVerify, TlsVersion, Url,
 };
+use prober_io::os_error_text;
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 
@@ -406,7 +407,7 @@ pub(crate) fn plan(
         // silent. Only looked at (stat), never opened: a FIFO must not block the loading.
         for (name, path) in tls_files(&spec) {
             let problem = match std::fs::metadata(path) {
-                Err(e) => Some(format!("cannot read {}: {}", path.display(), io_error_text(&e))),
+                Err(e) => Some(format!("cannot read {}: {}", path.display(), os_error_text(&e))),
                 Ok(m) if !m.is_file() => Some(format!("{} is not a regular file", path.display())),
                 Ok(_) => None,
             };
@@ -740,7 +741,8 @@ fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> 
     let uses_tls = match &spec.kind {
         ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
         ProbeKind::Grpc(g) => g.tls.is_some(),
-        ProbeKind::Tcp(_) | ProbeKind::Exec(_) => false,
+        // TCP, exec, and any kind added later: no TLS.
+        _ => false,
     };
     if !uses_tls {
         return Err(format!(
@@ -767,7 +769,8 @@ fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
     let tls = match &spec.kind {
         ProbeKind::Http(h) => Some(&h.tls),
         ProbeKind::Grpc(g) => g.tls.as_ref(),
-        ProbeKind::Tcp(_) | ProbeKind::Exec(_) => None,
+        // TCP, exec, and any kind added later: no TLS files.
+        _ => None,
     };
     let Some(tls) = tls else { return Vec::new() };
     let mut files = Vec::new();
@@ -779,18 +782,6 @@ fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
         files.push(("keyFile", key.as_path()));
     }
     files
-}
-
-/// An I/O error as a short lower-case text ("no such file or directory"), without Rust's
-/// "(os error 2)".
-fn io_error_text(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    let s = s.split(" (os error").next().unwrap_or(&s);
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// The options of a `tls:` block; `field` is its path for messages.

@@ -536,7 +536,8 @@ impl Printer<'_> {
                     let Some(line) = line else { continue };
                     line
                 }
-                Event::Check { .. } => continue,
+                // Completions of one-shot checks (the watch submits none), and any event added later.
+                _ => continue,
             };
             if result.is_ok() {
                 result = writeln!(out, "{line}").and_then(|()| out.flush());

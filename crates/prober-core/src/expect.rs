@@ -25,6 +25,12 @@ pub struct StatusSet {
 impl StatusSet {
     /// Parses `CODE` or `LOW-HIGH` items separated by commas (spaces around items are
     /// ignored): `200`, `200-299,418`, `200-399, 401`.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for an item that is not a status (100 to 999) or a
+    /// range whose low end is above its high end, and for an empty item (`200,,300`, or
+    /// nothing at all).
     pub fn parse(s: &str) -> Result<StatusSet, SpecError> {
         let bad =
             |why: String| SpecError::InvalidExpectation(format!("invalid status set {s:?}: {why}"));
@@ -55,6 +61,7 @@ impl StatusSet {
         Ok(StatusSet { ranges })
     }
 
+    /// Whether `status` is in the set.
     pub fn contains(&self, status: u16) -> bool {
         self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
     }
@@ -86,6 +93,13 @@ pub struct Pattern {
 }
 
 impl Pattern {
+    /// Compiles `source`, a regular expression (the `regex` crate's syntax, ASCII classes), for
+    /// matching bodies or replies in linear time.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for an expression that is too long, does not parse, or
+    /// would compile to more than the size limit.
     pub fn new(source: &str) -> Result<Pattern, SpecError> {
         if source.len() > MAX_PATTERN_LEN {
             return Err(SpecError::InvalidExpectation(format!(
@@ -114,6 +128,7 @@ impl Pattern {
         self.regex.as_str()
     }
 
+    /// Whether the expression matches anywhere in `bytes`.
     pub fn is_match(&self, bytes: &[u8]) -> bool {
         self.regex.is_match(bytes)
     }
@@ -145,6 +160,11 @@ pub const MAX_SEND_LEN: usize = 10240;
 /// Decodes the escapes of TCP send data written as text: `\r`, `\n`, `\t`, `\\` and `\xHH`
 /// (two hex digits, any byte). Any other backslash sequence is refused, so that a typo is not
 /// sent as written.
+///
+/// # Errors
+///
+/// [`SpecError::InvalidExpectation`] for a backslash sequence other than those above (a
+/// lone final backslash, `\q`, `\x` without two hex digits).
 pub fn unescape(text: &str) -> Result<Vec<u8>, SpecError> {
     let bad = |why: String| {
         SpecError::InvalidExpectation(format!("invalid data to send {text:?}: {why}"))

@@ -5,6 +5,8 @@
 //! Every other crate speaks these types; the C ABI maps them one to one, so the numeric values of
 //! [`ProbeResult`] and [`Reason`] are part of the stable ABI and are never renumbered.
 
+#![warn(missing_docs)]
+
 mod expect;
 mod gotext;
 mod outcome;

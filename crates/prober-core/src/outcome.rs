@@ -9,9 +9,11 @@ use std::time::Duration;
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ProbeResult {
+    /// The probe passed.
     Success = 0,
     /// Logically a success with extra information: an HTTP 3xx that was not followed.
     Warning = 1,
+    /// The probe ran and the target failed it (refused, timed out, bad status, non-zero exit...).
     Failure = 2,
     /// The probe could not be run (bad spec at run time, could not spawn, ...).
     Unknown = 3,
@@ -41,8 +43,12 @@ impl fmt::Display for ProbeResult {
 }
 
 /// Machine-readable cause of an outcome. ABI: the numbers are never reused or renumbered.
+///
+/// New probes and checks bring new reasons: the enum is `#[non_exhaustive]`, so a `match` on
+/// it needs a wildcard arm (the C ABI and Go see new numbers the same way).
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Reason {
     /// Nothing went wrong (Success), or no more specific reason applies.
     None = 0,
@@ -96,6 +102,7 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// The lower-case name used in JSON output, logs and metrics labels (`refused`, `exit_code`).
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::None => "none",
@@ -220,9 +227,34 @@ pub struct Timings {
 }
 
 /// The full result of one probe run.
+///
+/// [`Outcome::result`] is what counts (the kubelet's four results); [`Outcome::reason`] says
+/// why in a form a program can branch on; [`Outcome::message`] says it in the kubelet's words,
+/// for people. The rest is detail a host may log or export: output, HTTP status, exit code,
+/// timings, certificate expiry.
+///
+/// ```
+/// use std::net::TcpListener;
+/// use prober_core::{ProbeResult, ProbeSpec, Reason};
+///
+/// // A port that refuses connections: bound, then released.
+/// let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+///
+/// let outcome = prober::check(&ProbeSpec::tcp("127.0.0.1", port.into())?);
+/// assert_eq!(outcome.result, ProbeResult::Failure);
+/// assert_eq!(outcome.reason, Reason::Refused);
+/// assert_eq!(
+///     outcome.message,
+///     format!("dial tcp 127.0.0.1:{port}: connect: connection refused")
+/// );
+/// assert!(outcome.timings.connect.is_none(), "no connection was made");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
+    /// What the run concluded.
     pub result: ProbeResult,
+    /// Why, in a form a program can branch on ([`Reason::None`] on a plain success).
     pub reason: Reason,
     /// Human-readable message in the kubelet's wording (empty on a plain success).
     pub message: String,
@@ -236,6 +268,7 @@ pub struct Outcome {
     pub http_status: Option<u16>,
     /// Exit code of the command, when it exited normally.
     pub exit_code: Option<i32>,
+    /// Where the run's time went.
     pub timings: Timings,
     /// When the peer's (leaf) certificate expires, in seconds since the Unix epoch: from the
     /// last TLS handshake of the run, also when verification failed (an expired certificate is
@@ -260,14 +293,18 @@ impl Outcome {
         }
     }
 
+    /// A plain success: no reason, no message.
     pub fn success() -> Outcome {
         Outcome::new(ProbeResult::Success, Reason::None, "")
     }
 
+    /// A failure of the target with `reason` and the kubelet-style `message`.
     pub fn failure(reason: Reason, message: impl Into<String>) -> Outcome {
         Outcome::new(ProbeResult::Failure, reason, message)
     }
 
+    /// A run that could not say anything about the target (Unknown), with `reason` and
+    /// `message`: never counted against the target.
     pub fn unknown(reason: Reason, message: impl Into<String>) -> Outcome {
         Outcome::new(ProbeResult::Unknown, reason, message)
     }

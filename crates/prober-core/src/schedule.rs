@@ -9,14 +9,20 @@ use crate::SpecError;
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Role {
+    /// Gates the other two until it has succeeded once (the kubelet's `startupProbe`); starts
+    /// Unknown.
     Startup = 0,
+    /// Whether the target should receive traffic (`readinessProbe`); starts as Failure.
     Readiness = 1,
+    /// Whether the target should be restarted (`livenessProbe`); starts as Success.
     Liveness = 2,
 }
 
 impl Role {
+    /// Every role, in the order of their numbers.
     pub const ALL: [Role; 3] = [Role::Startup, Role::Readiness, Role::Liveness];
 
+    /// The lower-case name (`startup`, `readiness`, `liveness`), for output and logs.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::Startup => "startup",
@@ -25,6 +31,7 @@ impl Role {
         }
     }
 
+    /// The role's number as an index (0, 1, 2): for per-role arrays.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -87,6 +94,13 @@ const MAX_INTERVAL: Duration = Duration::from_secs(7 * 24 * 3600);
 
 impl Schedule {
     /// Checks the schedule for a probe of `role`.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidSchedule`] naming the first field out of range: a period outside
+    /// 1 ms to 7 days, an initial delay over 7 days, a jitter percentage above
+    /// [`MAX_JITTER_PERCENT`], a threshold of 0, a success threshold other than 1 for liveness
+    /// or startup.
     pub fn validate(&self, role: Role) -> Result<(), SpecError> {
         let bad = |m: String| Err(SpecError::InvalidSchedule(m));
         if self.period < Duration::from_millis(1) || self.period > MAX_INTERVAL {

@@ -46,6 +46,8 @@ pub enum RedirectPolicy {
 }
 
 impl RedirectPolicy {
+    /// The policy named `same-host`, `same-origin` or `none` (the names the command and
+    /// manifests use); `None` for any other text.
     pub fn parse(s: &str) -> Option<RedirectPolicy> {
         match s {
             "same-host" => Some(RedirectPolicy::SameHost),
@@ -57,10 +59,14 @@ impl RedirectPolicy {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A TCP probe: connect to `host:port` (the kubelet's `tcpSocket`), optionally send and
+/// expect a reply.
 pub struct TcpSpec {
     /// Host name or IP literal (IPv6 without brackets).
     pub host: String,
+    /// The port to connect to (1 to 65535).
     pub port: u16,
+    /// How the connection is closed once the probe is done.
     pub close: ClosePolicy,
     /// Bytes written once connected (HAProxy `tcp-check send`, Envoy `tcp_health_check`
     /// send); empty: nothing is sent, the kubelet's connect-only check.
@@ -90,7 +96,9 @@ pub enum TlsVerify {
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TlsVersion {
+    /// TLS 1.2.
     Tls12 = 12,
+    /// TLS 1.3.
     Tls13 = 13,
 }
 
@@ -106,6 +114,7 @@ impl TlsVersion {
         }
     }
 
+    /// The version as written in messages and options: `1.2` or `1.3`.
     pub fn as_str(self) -> &'static str {
         match self {
             TlsVersion::Tls12 => "1.2",
@@ -122,6 +131,7 @@ impl TlsVersion {
 /// one that is missing or unusable makes that run Unknown with reason `tls`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TlsOptions {
+    /// How the server's certificate is checked.
     pub verify: TlsVerify,
     /// The server name sent as SNI and verified against the certificate, instead of the host
     /// the probe connects to. An IP address here sends no SNI (and is verified as an IP).
@@ -134,6 +144,11 @@ pub struct TlsOptions {
 
 impl TlsOptions {
     /// Checks the options without touching the file system (files are read at run time).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidTls`] for a server name that is neither a DNS name nor an IP
+    /// address, or a file path that is empty or holds a NUL byte.
     pub fn validate(&self) -> Result<(), SpecError> {
         if let Some(name) = &self.server_name {
             if !valid_server_name(name) {
@@ -184,14 +199,18 @@ fn valid_server_name(name: &str) -> bool {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// An HTTP GET probe of a URL (the kubelet's `httpGet`).
 pub struct HttpSpec {
+    /// The URL to GET (`http://` or `https://`).
     pub url: Url,
     /// User headers in order. A user header replaces the default of the same name; an empty
     /// `User-Agent` or `Accept` removes that default; `Host` sets the virtual host.
     pub headers: Vec<(String, String)>,
+    /// Which redirects are followed.
     pub redirects: RedirectPolicy,
     /// Default `User-Agent` when the user sets none.
     pub user_agent: String,
+    /// How the connection is closed once the response is read.
     pub close: ClosePolicy,
     /// TLS options for `https://` URLs (also those reached by a redirect).
     pub tls: TlsOptions,
@@ -203,6 +222,7 @@ pub struct HttpSpec {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// An exec probe: run a command and judge it by its exit status (the kubelet's `exec`).
 pub struct ExecSpec {
     /// The command and its arguments; no shell is involved.
     pub argv: Vec<String>,
@@ -218,26 +238,66 @@ pub struct ExecSpec {
 pub struct GrpcSpec {
     /// Host name or IP literal (IPv6 without brackets).
     pub host: String,
+    /// The port to connect to (1 to 65535).
     pub port: u16,
     /// The service asked about; empty asks about the server as a whole.
     pub service: String,
     /// `None`: plaintext HTTP/2 with prior knowledge (h2c), as the kubelet. `Some`: TLS with
     /// ALPN `h2` and these options.
     pub tls: Option<TlsOptions>,
+    /// How the connection is closed once the RPC is done.
     pub close: ClosePolicy,
 }
 
+/// What a probe checks, with the options of that kind of probe.
+///
+/// More kinds may be added: the enum is `#[non_exhaustive]`, so a `match` on it needs a
+/// wildcard arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ProbeKind {
+    /// Connect to a TCP port (and optionally send and expect a reply).
     Tcp(TcpSpec),
+    /// GET an HTTP or HTTPS URL.
     Http(HttpSpec),
+    /// Run a command.
     Exec(ExecSpec),
+    /// Ask a gRPC server's health service.
     Grpc(GrpcSpec),
 }
 
 /// One probe: what to check, and the limits of one run.
+///
+/// Built with a constructor per kind ([`ProbeSpec::tcp`], [`ProbeSpec::http`],
+/// [`ProbeSpec::exec`], [`ProbeSpec::grpc`]) and refined with setters; each refuses bad input
+/// when it is given, with a [`SpecError`] that says what is wrong. A spec is plain data: it is
+/// run by `prober::check` (once, blocking) or by an engine (periodically, many at once).
+///
+/// ```
+/// use std::net::TcpListener;
+/// use std::time::Duration;
+/// use prober_core::{ProbeKind, ProbeResult, ProbeSpec, SpecError};
+///
+/// // A real server to probe: a listener on a free loopback port.
+/// let listener = TcpListener::bind("127.0.0.1:0")?;
+/// let port = listener.local_addr()?.port();
+///
+/// let spec = ProbeSpec::tcp("127.0.0.1", port.into())?.with_timeout(Duration::from_secs(2))?;
+/// assert!(matches!(&spec.kind, ProbeKind::Tcp(tcp) if tcp.port == port));
+///
+/// // Bad input is refused where it enters.
+/// let err = ProbeSpec::tcp("127.0.0.1", 70000).unwrap_err();
+/// assert_eq!(err, SpecError::InvalidPort(70000));
+/// assert_eq!(err.to_string(), "invalid port 70000 (expected 1 to 65535)");
+///
+/// // The listener accepts the connection (the kernel does, before `accept`): Success.
+/// let outcome = prober::check(&spec);
+/// assert_eq!(outcome.result, ProbeResult::Success, "{}", outcome.message);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProbeSpec {
+    /// What to probe, and the options of that kind of probe.
     pub kind: ProbeKind,
     /// One deadline for the whole run: resolve, connect, every redirect hop, the body, or the
     /// command.
@@ -247,20 +307,36 @@ pub struct ProbeSpec {
 }
 
 /// Why a spec was refused.
+///
+/// New checks may bring new variants: the enum is `#[non_exhaustive]`, so a `match` on it
+/// needs a wildcard arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SpecError {
+    /// The URL is not an absolute `http://` or `https://` URL a probe can fetch.
     Url(UrlError),
+    /// The host is not a host name or an IP address (the host as given).
     InvalidHost(String),
+    /// The port is outside 1 to 65535 (the port as given).
     InvalidPort(i64),
+    /// A header name is not an HTTP token, or headers were given to a probe that is not HTTP.
     InvalidHeaderName(String),
+    /// A header value holds CR, LF, NUL or another control character (the header's name).
     InvalidHeaderValue(String),
     /// A user `Host` header value that is not `host[:port]` (the value as given).
     InvalidHostHeader(String),
+    /// An exec probe without a command.
     EmptyArgv,
+    /// The argument at this index holds a NUL byte.
     InvalidArgument(usize),
+    /// An environment variable name is empty or holds `=` or NUL, or an environment was given
+    /// to a probe that is not exec.
     InvalidEnvName(String),
+    /// An environment variable's value holds a NUL byte (the variable's name).
     InvalidEnvValue(String),
+    /// The timeout is outside 1 ms to 24 h.
     InvalidTimeout(Duration),
+    /// The output limit is outside 1 byte to 64 MiB.
     InvalidOutputLimit,
     /// A scheduling parameter (period, thresholds, ...) is out of range.
     InvalidSchedule(String),
@@ -307,7 +383,15 @@ impl fmt::Display for SpecError {
     }
 }
 
-impl std::error::Error for SpecError {}
+impl std::error::Error for SpecError {
+    /// The [`UrlError`] of [`SpecError::Url`]; other variants wrap no error.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SpecError::Url(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<UrlError> for SpecError {
     fn from(e: UrlError) -> SpecError {
@@ -321,6 +405,10 @@ impl ProbeSpec {
     }
 
     /// A TCP connect probe. `port` is taken wide so that out-of-range input gets a clear error.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn tcp(host: &str, port: i64) -> Result<ProbeSpec, SpecError> {
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
         validate_host(host)?;
@@ -335,6 +423,10 @@ impl ProbeSpec {
     }
 
     /// An HTTP GET probe of an absolute `http://` or `https://` URL.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::Url`] for a URL that is not an absolute `http://` or `https://` URL.
     pub fn http(url: &str) -> Result<ProbeSpec, SpecError> {
         let url = Url::parse(url)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Http(HttpSpec {
@@ -351,6 +443,10 @@ impl ProbeSpec {
 
     /// A gRPC health probe of `service` (empty: the whole server) at `host:port`, in plaintext
     /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn grpc(host: &str, port: i64, service: &str) -> Result<ProbeSpec, SpecError> {
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
         validate_host(host)?;
@@ -365,23 +461,44 @@ impl ProbeSpec {
     }
 
     /// An exec probe: `argv[0]` is looked up in `PATH` when it has no `/`.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::EmptyArgv`] for no command, [`SpecError::InvalidArgument`] for an argument
+    /// with a NUL byte.
     pub fn exec<S: AsRef<str>>(argv: &[S]) -> Result<ProbeSpec, SpecError> {
         let argv: Vec<String> = argv.iter().map(|s| s.as_ref().to_string()).collect();
         validate_argv(&argv)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Exec(ExecSpec { argv, env: Vec::new(), cwd: None })))
     }
 
+    /// Sets the one deadline of every run (default [`DEFAULT_TIMEOUT`], the kubelet's 1 s).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidTimeout`] outside 1 ms to 24 h; the spec is unchanged.
     pub fn set_timeout(&mut self, timeout: Duration) -> Result<(), SpecError> {
         validate_timeout(timeout)?;
         self.timeout = timeout;
         Ok(())
     }
 
+    /// [`ProbeSpec::set_timeout`] for building a spec in one expression.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::set_timeout`].
     pub fn with_timeout(mut self, timeout: Duration) -> Result<ProbeSpec, SpecError> {
         self.set_timeout(timeout)?;
         Ok(self)
     }
 
+    /// Sets how many bytes of body or command output are kept (default
+    /// [`DEFAULT_OUTPUT_LIMIT`], the kubelet's 10 KiB).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidOutputLimit`] outside 1 byte to 64 MiB; the spec is unchanged.
     pub fn set_output_limit(&mut self, limit: usize) -> Result<(), SpecError> {
         if limit == 0 || limit > 64 << 20 {
             return Err(SpecError::InvalidOutputLimit);
@@ -391,6 +508,12 @@ impl ProbeSpec {
     }
 
     /// Adds an HTTP header (HTTP probes only; others get `InvalidHeaderName` with a note).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidHeaderName`], [`SpecError::InvalidHeaderValue`] or
+    /// [`SpecError::InvalidHostHeader`] for a header that could not be sent as given, and
+    /// [`SpecError::InvalidHeaderName`] for a probe that is not HTTP.
     pub fn add_header(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
         validate_header(name, value)?;
         match &mut self.kind {
@@ -404,12 +527,22 @@ impl ProbeSpec {
         }
     }
 
+    /// [`ProbeSpec::add_header`] for building a spec in one expression.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::add_header`].
     pub fn with_header(mut self, name: &str, value: &str) -> Result<ProbeSpec, SpecError> {
         self.add_header(name, value)?;
         Ok(self)
     }
 
     /// Sets a static environment variable of an exec probe (replacing an earlier value).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidEnvName`] or [`SpecError::InvalidEnvValue`], and
+    /// [`SpecError::InvalidEnvName`] for a probe that is not exec.
     pub fn set_env(&mut self, name: &str, value: &str) -> Result<(), SpecError> {
         validate_env(name, value)?;
         match &mut self.kind {
@@ -426,6 +559,11 @@ impl ProbeSpec {
         }
     }
 
+    /// [`ProbeSpec::set_env`] for building a spec in one expression.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::set_env`].
     pub fn with_env(mut self, name: &str, value: &str) -> Result<ProbeSpec, SpecError> {
         self.set_env(name, value)?;
         Ok(self)
@@ -438,6 +576,7 @@ impl ProbeSpec {
         }
     }
 
+    /// [`ProbeSpec::set_redirect_policy`] for building a spec in one expression.
     pub fn with_redirect_policy(mut self, policy: RedirectPolicy) -> ProbeSpec {
         self.set_redirect_policy(policy);
         self
@@ -455,6 +594,11 @@ impl ProbeSpec {
 
     /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
     /// switches from h2c to TLS. TCP and exec probes refuse them.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or a probe
+    /// that is neither HTTP nor gRPC.
     pub fn set_tls(&mut self, tls: TlsOptions) -> Result<(), SpecError> {
         tls.validate()?;
         match &mut self.kind {
@@ -469,12 +613,21 @@ impl ProbeSpec {
         Ok(())
     }
 
+    /// [`ProbeSpec::set_tls`] for building a spec in one expression.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::set_tls`].
     pub fn with_tls(mut self, tls: TlsOptions) -> Result<ProbeSpec, SpecError> {
         self.set_tls(tls)?;
         Ok(self)
     }
 
     /// Sets the statuses that are Success (HTTP only), replacing the kubelet's rule.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_expect_status(&mut self, set: StatusSet) -> Result<(), SpecError> {
         match &mut self.kind {
             ProbeKind::Http(h) => {
@@ -488,6 +641,10 @@ impl ProbeSpec {
     }
 
     /// Sets a regular expression the body must match (HTTP only).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_expect_body(&mut self, pattern: Pattern) -> Result<(), SpecError> {
         match &mut self.kind {
             ProbeKind::Http(h) => {
@@ -502,6 +659,11 @@ impl ProbeSpec {
 
     /// Sets the bytes a TCP probe writes once connected (at most [`MAX_SEND_LEN`]); see
     /// [`crate::unescape`] for data written as text.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for more than [`MAX_SEND_LEN`] bytes or a probe that is
+    /// not TCP.
     pub fn set_send(&mut self, data: Vec<u8>) -> Result<(), SpecError> {
         if data.len() > MAX_SEND_LEN {
             return Err(SpecError::InvalidExpectation(format!(
@@ -521,6 +683,10 @@ impl ProbeSpec {
     }
 
     /// Sets a regular expression a TCP probe's reply must match (TCP only).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not TCP.
     pub fn set_expect_reply(&mut self, pattern: Pattern) -> Result<(), SpecError> {
         match &mut self.kind {
             ProbeKind::Tcp(t) => {
@@ -534,6 +700,11 @@ impl ProbeSpec {
     }
 
     /// Checks every field, for specs built or changed field by field.
+    ///
+    /// # Errors
+    ///
+    /// The first problem found, as the constructor or setter that checks that field would
+    /// report it.
     pub fn validate(&self) -> Result<(), SpecError> {
         validate_timeout(self.timeout)?;
         if self.output_limit == 0 || self.output_limit > 64 << 20 {
@@ -587,6 +758,10 @@ fn validate_timeout(timeout: Duration) -> Result<(), SpecError> {
 /// digits), an IPv4 literal, or an IPv6 literal without brackets (with an optional `%zone`).
 /// ASCII only; no port, path, query, user information or white space can pass, so a host can
 /// never change which port or resource a probe reaches.
+///
+/// # Errors
+///
+/// [`SpecError::InvalidHost`] with the host as given.
 pub fn validate_host(host: &str) -> Result<(), SpecError> {
     if is_host(host) { Ok(()) } else { Err(SpecError::InvalidHost(host.to_string())) }
 }
@@ -666,6 +841,11 @@ fn validate_port(port: i64) -> Result<u16, SpecError> {
 /// (tab is allowed), so no request can be injected through a header. A `Host` value must be a
 /// host with an optional port (see `validate_host`): it names the virtual host, and anything
 /// else (`a b`, `evil/x?y#z`, `user@evil`, non-ASCII) would go on the wire as written.
+///
+/// # Errors
+///
+/// [`SpecError::InvalidHeaderName`], [`SpecError::InvalidHeaderValue`], or
+/// [`SpecError::InvalidHostHeader`] for a `Host` value that is not `host[:port]`.
 pub fn validate_header(name: &str, value: &str) -> Result<(), SpecError> {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(tchar) {

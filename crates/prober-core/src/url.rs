@@ -17,12 +17,16 @@ use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The two schemes a probe URL may have.
 pub enum Scheme {
+    /// Plain HTTP (default port 80).
     Http,
+    /// HTTP over TLS (default port 443).
     Https,
 }
 
 impl Scheme {
+    /// The scheme as written in URLs: `http` or `https`.
     pub fn as_str(self) -> &'static str {
         match self {
             Scheme::Http => "http",
@@ -30,6 +34,7 @@ impl Scheme {
         }
     }
 
+    /// The port used when the URL names none: 80 or 443.
     pub fn default_port(self) -> u16 {
         match self {
             Scheme::Http => 80,
@@ -58,13 +63,22 @@ pub struct Url {
 /// Why a URL or reference was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum UrlError {
+    /// The text is empty.
     Empty,
+    /// No `scheme://` at the start.
     MissingScheme,
+    /// A scheme other than `http` or `https` (the scheme as given).
     UnsupportedScheme(String),
+    /// Nothing between `scheme://` and the path.
     MissingHost,
+    /// The host is not a host name or an IP literal (the host as given).
     InvalidHost(String),
+    /// The port is not a number from 1 to 65535 (the port as given).
     InvalidPort(String),
+    /// `user@` or `user:password@` in a URL the user gave (not supported: credentials would
+    /// be sent in the clear to whatever the URL names).
     UserInfo,
+    /// A space, control, non-ASCII or other character a URL may not hold.
     InvalidCharacter(char),
     /// A `%` not followed by two hex digits in a reference's path: the reference and the escape.
     InvalidEscape(String, String),
@@ -97,6 +111,10 @@ impl std::error::Error for UrlError {}
 
 impl Url {
     /// Parses an absolute URL. Fragments are dropped (they are never sent).
+    ///
+    /// # Errors
+    ///
+    /// A [`UrlError`] saying what is wrong.
     pub fn parse(input: &str) -> Result<Url, UrlError> {
         if input.is_empty() {
             return Err(UrlError::Empty);
@@ -113,6 +131,11 @@ impl Url {
     /// path and encoded (`/x%zz` is requested as `/x%25zz`). Spaces and non-ASCII in the path
     /// are percent-encoded (`/health check` is requested as `/health%20check`). `host` must be
     /// a host name or an IP literal (IPv6 without brackets).
+    ///
+    /// # Errors
+    ///
+    /// [`UrlError::InvalidCharacter`] for a control character in `path`, or another
+    /// [`UrlError`] when `host` is not a host.
     pub fn for_http_get(
         scheme: Scheme,
         host: &str,
@@ -174,6 +197,12 @@ impl Url {
 
     /// Resolves `reference` (a `Location` value) against `self` as the base, reading it as Go
     /// does (see the module docs).
+    ///
+    /// # Errors
+    ///
+    /// A [`UrlError`] for a reference Go would refuse (a bad percent escape in its path, a
+    /// control character) or one that leads to a URL a probe cannot fetch (another scheme, no
+    /// host).
     pub fn join(&self, reference: &str) -> Result<Url, UrlError> {
         let reference = reference.trim_matches(|c| c == ' ' || c == '\t');
         if reference.is_empty() {
@@ -251,6 +280,7 @@ impl Url {
         Ok(Url { scheme, host, authority: authority.to_string(), port, port_explicit, target })
     }
 
+    /// The URL's scheme.
     pub fn scheme(&self) -> Scheme {
         self.scheme
     }
@@ -276,6 +306,7 @@ impl Url {
         self.host.parse().ok()
     }
 
+    /// The port to connect to: the one written, or the scheme's default.
     pub fn port(&self) -> u16 {
         self.port
     }
@@ -285,6 +316,7 @@ impl Url {
         &self.target
     }
 
+    /// The path of the request target, without the query.
     pub fn path(&self) -> &str {
         match self.target.find('?') {
             Some(q) => &self.target[..q],

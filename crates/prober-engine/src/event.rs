@@ -2,23 +2,54 @@
 
 use prober_core::{Outcome, ProbeResult, Role};
 
-/// A target's identity, chosen by the engine. Never reused within one engine.
+/// A target's identity, chosen by the engine: never 0 (C hosts use 0 for "no target"), and
+/// not reused by the engine (a removed target's slot is reused under a new generation, which is
+/// the id's high half, so the old id stays unknown until 2^32 targets have used that slot).
 pub type TargetId = u64;
 
 /// One thing that happened, in the order it happened.
+///
+/// New kinds of events may be added: the enum is `#[non_exhaustive]`, so a `match` on it
+/// needs a wildcard arm (ignoring events one does not know is the intended handling).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// A worker's published value changed (or was set to its initial value when the probe was
     /// set or the target restarted; then `outcome` is `None`).
-    State { target: TargetId, role: Role, result: ProbeResult, outcome: Option<Box<Outcome>> },
+    State {
+        /// The target whose worker it is.
+        target: TargetId,
+        /// Which of the target's workers.
+        role: Role,
+        /// The value now published (what the kubelet would put in the container's status).
+        result: ProbeResult,
+        /// The run that made the change; `None` for an initial value.
+        outcome: Option<Box<Outcome>>,
+    },
     /// A one-shot probe from [`crate::Engine::submit`] finished.
-    Check { tag: u64, outcome: Box<Outcome> },
-    /// A worker ran once (only with [`crate::EngineConfig::every_run`]); `late_us` is how long
-    /// after its scheduled time the run started.
-    Run { target: TargetId, role: Role, outcome: Box<Outcome>, late_us: u64 },
+    Check {
+        /// The tag given to `submit`, to match the outcome to its request.
+        tag: u64,
+        /// What the probe found.
+        outcome: Box<Outcome>,
+    },
+    /// A worker ran once (only with [`crate::EngineConfig::every_run`]), whether or not its
+    /// published value changed: for hosts that log or count every run.
+    Run {
+        /// The target whose worker it is.
+        target: TargetId,
+        /// Which of the target's workers.
+        role: Role,
+        /// What the run found.
+        outcome: Box<Outcome>,
+        /// How long after its scheduled instant the run started, in microseconds: how well
+        /// the engine kept time.
+        late_us: u64,
+    },
 }
 
 impl Event {
+    /// The target the event is about; `None` for a one-shot check, which has none.
     pub fn target(&self) -> Option<TargetId> {
         match self {
             Event::State { target, .. } | Event::Run { target, .. } => Some(*target),

@@ -10,6 +10,9 @@
 //! [`Engine::drain`] hands over events in batches. [`spawn`] runs an engine on its own thread
 //! for Rust users who want a channel instead.
 
+#![warn(missing_docs)]
+
+mod arena;
 mod event;
 mod probe;
 mod runner;
@@ -30,8 +33,9 @@ use parking_lot::Mutex;
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
 use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKENS_PER_PROBE};
 
+use arena::{Arena, Key};
 pub use event::{Event, TargetId};
-pub use probe::{AnyProbe, PreparedSpec, check};
+pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
@@ -52,26 +56,19 @@ const GEN_MASK: usize = (1 << GEN_BITS) - 1;
 const SLOT_MASK: usize = (1 << SLOT_BITS) - 1;
 const _: () = assert!(TOKENS_PER_PROBE == 1 << SUB_BITS);
 
-/// The first token of the run in `slot` at `generation` (see [`prober_io::Ctx::token`]).
-/// Slot indexes stay below `SLOT_MASK` (2^32 - 1 on 64-bit targets, 2^20 - 1 on 32-bit ones:
-/// more in-flight probes than descriptors a process can hold), so no token is `WAKE`.
-fn token_base(slot: u32, generation: u32) -> usize {
-    debug_assert!((slot as usize) < SLOT_MASK);
-    (generation as usize & GEN_MASK) << (SLOT_BITS + SUB_BITS) | (slot as usize) << SUB_BITS
+/// The first token of the run in `slot` (see [`prober_io::Ctx::token`]). Slot indexes stay
+/// below `SLOT_MASK` (2^32 - 1 on 64-bit targets, 2^20 - 1 on 32-bit ones: more in-flight
+/// probes than descriptors a process can hold), so no token is `WAKE`.
+fn token_base(slot: Key) -> usize {
+    debug_assert!((slot.index as usize) < SLOT_MASK);
+    (slot.generation as usize & GEN_MASK) << (SLOT_BITS + SUB_BITS)
+        | (slot.index as usize) << SUB_BITS
 }
 
-/// The context lent to the run in `slot` at `generation`: its poll tokens ([`token_base`]) and
-/// its resolver ticket (generation in the high half, slot in the low half, as
-/// `Engine::deliver_answers` reads it back).
-fn run_ctx<'a>(
-    poll: &'a Poll,
-    resolver: &'a Resolver,
-    now: Instant,
-    slot: u32,
-    generation: u32,
-) -> Ctx<'a> {
-    let ticket = u64::from(generation) << 32 | u64::from(slot);
-    Ctx::new(poll.registry(), now, token_base(slot, generation), resolver, ticket)
+/// The context lent to the run in `slot`: its poll tokens ([`token_base`]) and its resolver
+/// ticket (the slot's key as a number, as `Engine::deliver_answers` reads it back).
+fn run_ctx<'a>(poll: &'a Poll, resolver: &'a Resolver, now: Instant, slot: Key) -> Ctx<'a> {
+    Ctx::new(poll.registry(), now, token_base(slot), resolver, slot.to_u64())
 }
 
 /// `(slot, generation modulo 2^GEN_BITS, sub)` of a token made by [`token_base`].
@@ -103,11 +100,20 @@ impl Default for EngineConfig {
 }
 
 /// Why an engine call was refused. The engine keeps running after any of these.
+///
+/// More causes may be added: the enum is `#[non_exhaustive]`, so a `match` on it needs a
+/// wildcard arm.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum EngineError {
+    /// No live target has this id: never added, removed, or from another engine.
     UnknownTarget(TargetId),
+    /// The target has no probe for this role.
     NoProbe(TargetId, Role),
+    /// The spec or schedule was refused (see [`SpecError`]).
     Spec(SpecError),
+    /// A system call failed (making the poll, waking the engine), or the engine is gone (a
+    /// [`Handle`] whose engine was dropped gets [`io::ErrorKind::BrokenPipe`]).
     Io(io::Error),
 }
 
@@ -122,7 +128,17 @@ impl std::fmt::Display for EngineError {
     }
 }
 
-impl std::error::Error for EngineError {}
+impl std::error::Error for EngineError {
+    /// The wrapped [`SpecError`] or [`io::Error`] (for its errno, say), whose text is also the
+    /// whole message of these variants.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            EngineError::Spec(e) => Some(e),
+            EngineError::Io(e) => Some(e),
+            EngineError::UnknownTarget(_) | EngineError::NoProbe(..) => None,
+        }
+    }
+}
 
 impl From<SpecError> for EngineError {
     fn from(e: SpecError) -> EngineError {
@@ -135,8 +151,7 @@ impl From<SpecError> for EngineError {
 enum Owner {
     /// `late_us`: how long after its scheduled instant the run started (for run events).
     Worker {
-        target: u32,
-        generation: u32,
+        target: Key,
         role: Role,
         late_us: u64,
     },
@@ -156,59 +171,14 @@ struct Slot {
     resume_queued: bool,
 }
 
-/// In-flight probes by index, with a generation per index so that stale tokens, timers and
-/// resolver answers for a reused index are recognised and ignored.
-#[derive(Debug, Default)]
-struct Slots {
-    entries: Vec<(u32, Option<Slot>)>,
-    free: Vec<u32>,
-    live: usize,
-}
-
-impl Slots {
-    fn insert(&mut self, slot: Slot) -> (u32, u32) {
-        self.live += 1;
-        if let Some(i) = self.free.pop() {
-            let e = &mut self.entries[i as usize];
-            e.0 = e.0.wrapping_add(1);
-            e.1 = Some(slot);
-            (i, e.0)
-        } else {
-            self.entries.push((0, Some(slot)));
-            ((self.entries.len() - 1) as u32, 0)
-        }
-    }
-
-    fn get(&mut self, i: u32, generation: u32) -> Option<&mut Slot> {
-        match self.entries.get_mut(i as usize) {
-            Some((g, Some(s))) if *g == generation => Some(s),
-            _ => None,
-        }
-    }
-
-    fn gen_of(&self, i: u32) -> Option<u32> {
-        match self.entries.get(i as usize) {
-            Some((g, Some(_))) => Some(*g),
-            _ => None,
-        }
-    }
-
-    fn remove(&mut self, i: u32) -> Option<Slot> {
-        let s = self.entries.get_mut(i as usize)?.1.take()?;
-        self.free.push(i);
-        self.live -= 1;
-        Some(s)
-    }
-}
-
 #[derive(Debug)]
 struct WorkerSlot {
     spec: PreparedSpec,
     state: Worker,
     /// The instant of the worker's live timer entry (its next scheduled run).
     next_run: Option<Instant>,
-    /// The in-flight run, as a slot index (generation checked through the slot's owner).
-    in_flight: Option<u32>,
+    /// The in-flight run's slot.
+    in_flight: Option<Key>,
     /// A tick or trigger arrived while a run was in flight: run again right after it (the
     /// kubelet's worker buffers one tick and one manual trigger the same way).
     run_after: bool,
@@ -276,6 +246,44 @@ impl std::fmt::Debug for Command {
 
 /// The scheduler. Not thread-safe itself (use it from one thread at a time); a [`Handle`]
 /// wakes it and queues work from any thread.
+///
+/// A target stands for the kubelet's container: up to three workers (startup, readiness,
+/// liveness), each running its probe on its [`Schedule`] and publishing a value by the
+/// kubelet's rules. The host calls [`Engine::wait`] (or polls [`Engine::fd`] and calls
+/// [`Engine::step`]) and reads [`Event`]s.
+///
+/// ```
+/// use std::net::TcpListener;
+/// use std::time::{Duration, Instant};
+/// use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
+/// use prober_engine::{Engine, Event};
+///
+/// // The target: a listener on a free loopback port.
+/// let listener = TcpListener::bind("127.0.0.1:0")?;
+/// let port = listener.local_addr()?.port();
+///
+/// let mut engine = Engine::new()?;
+/// let target = engine.add_target();
+/// let spec = ProbeSpec::tcp("127.0.0.1", port.into())?;
+/// let schedule = Schedule { period: Duration::from_millis(100), ..Schedule::default() };
+/// engine.set_probe(target, Role::Readiness, spec, schedule)?;
+///
+/// // Readiness starts as Failure and is published as Success after the first good run.
+/// let mut published = Vec::new();
+/// let give_up = Instant::now() + Duration::from_secs(30);
+/// while published.last() != Some(&ProbeResult::Success) && Instant::now() < give_up {
+///     engine.wait(Some(Duration::from_millis(100)))?;
+///     while let Some(event) = engine.next_event() {
+///         if let Event::State { target: t, role: Role::Readiness, result, .. } = event {
+///             assert_eq!(t, target);
+///             published.push(result);
+///         }
+///     }
+/// }
+/// assert_eq!(published, [ProbeResult::Failure, ProbeResult::Success]);
+/// assert_eq!(engine.published(target, Role::Readiness)?, ProbeResult::Success);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Engine {
     poll: Poll,
@@ -285,21 +293,21 @@ pub struct Engine {
     answers: Vec<Resolved>,
     shared: Arc<Shared>,
     config: EngineConfig,
-    slots: Slots,
+    /// In-flight probe runs. A slot's key outlives its run in timers, poll tokens and
+    /// resolver tickets; the arena's generations make those stale instead of misdirected.
+    slots: Arena<Slot>,
     timers: Timers,
-    /// Targets by index, each with a generation (its id's low bits index, high bits generation).
-    targets: Vec<(u32, Option<Target>)>,
-    free_targets: Vec<u32>,
-    live_targets: usize,
+    /// Targets; a [`TargetId`] is the target's key as a number ([`Key::to_u64`]).
+    targets: Arena<Target>,
     queue: VecDeque<Event>,
     /// Scratch list of due timers, kept to reuse its allocation.
     due: Vec<(Instant, TimerKey)>,
     /// Scratch list of one poll's readiness, kept to reuse its allocation.
     ready: Vec<(Token, Ready)>,
     /// Runs that returned [`Step::Yield`]: resumed at the next turn, after its poll.
-    yielded: Vec<(u32, u32)>,
+    yielded: Vec<Key>,
     /// Scratch list for the runs being resumed, kept to reuse its allocation.
-    resuming: Vec<(u32, u32)>,
+    resuming: Vec<Key>,
     /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
     pool: SocketPool,
     rng: u64,
@@ -314,11 +322,20 @@ pub struct Handle {
 
 impl Handle {
     /// Interrupts a [`Engine::wait`] in progress (or makes the next one return at once).
+    ///
+    /// # Errors
+    ///
+    /// The error of writing to the engine's wake-up descriptor (an eventfd).
     pub fn wakeup(&self) -> io::Result<()> {
         self.waker.wake()
     }
 
     /// Queues a one-shot probe; the engine starts it on its next step.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec (checked here, before queueing), and
+    /// [`EngineError::Io`] when the engine is gone or cannot be woken.
     pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
         self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
@@ -328,6 +345,11 @@ impl Handle {
     /// Runs `f` on the engine's thread at its next turn and returns its result: the way to use
     /// the whole engine API (targets, probes, restarts) from another thread. Blocks until the
     /// engine thread gets to it; must not be called from that thread itself.
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone (dropped, or its thread ended) before running
+    /// `f`, or cannot be woken.
     pub fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Engine) -> R + Send + 'static,
@@ -342,26 +364,33 @@ impl Handle {
     }
 
     /// Queues a manual trigger; unknown targets or roles are ignored when it is applied.
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone or cannot be woken.
     pub fn trigger(&self, target: TargetId, role: Role) -> io::Result<()> {
         self.shared.push(Command::Trigger(target, role))?;
         self.waker.wake()
     }
 }
 
-fn split_id(id: TargetId) -> (u32, u32) {
-    ((id & 0xffff_ffff) as u32, (id >> 32) as u32)
-}
-
-fn make_id(index: u32, generation: u32) -> TargetId {
-    // +1 on the generation keeps 0 free as "no target" for C hosts.
-    (u64::from(generation) + 1) << 32 | u64::from(index)
-}
-
 impl Engine {
+    /// An engine with the default [`EngineConfig`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::with_config`].
     pub fn new() -> io::Result<Engine> {
         Engine::with_config(EngineConfig::default())
     }
 
+    /// An engine with `config`: its poll, its wake-up descriptor and its resolver pool (whose
+    /// threads start on the first name lookup).
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of creating the poll (epoll) or the wake-up descriptor (eventfd): out
+    /// of descriptors, say.
     pub fn with_config(config: EngineConfig) -> io::Result<Engine> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
@@ -380,11 +409,9 @@ impl Engine {
             answers: Vec::new(),
             shared: Arc::default(),
             config,
-            slots: Slots::default(),
+            slots: Arena::default(),
             timers: Timers::default(),
-            targets: Vec::new(),
-            free_targets: Vec::new(),
-            live_targets: 0,
+            targets: Arena::default(),
             queue: VecDeque::new(),
             due: Vec::new(),
             ready: Vec::new(),
@@ -395,6 +422,7 @@ impl Engine {
         })
     }
 
+    /// A [`Handle`] for other threads: wakes this engine and queues work on it.
     pub fn handle(&self) -> Handle {
         Handle { waker: self.waker.clone(), shared: self.shared.clone() }
     }
@@ -403,35 +431,22 @@ impl Engine {
 
     /// Adds a target with no probes; it counts as started now.
     pub fn add_target(&mut self) -> TargetId {
-        let now = Instant::now();
-        self.live_targets += 1;
-        let (index, generation) = match self.free_targets.pop() {
-            Some(i) => {
-                let e = &mut self.targets[i as usize];
-                e.0 = e.0.wrapping_add(1);
-                (i, e.0)
-            }
-            None => {
-                self.targets.push((0, None));
-                ((self.targets.len() - 1) as u32, 0)
-            }
-        };
-        let id = make_id(index, generation);
-        self.targets[index as usize].1 =
-            Some(Target { started_at: now, workers: [None, None, None] });
-        id
+        let target = Target { started_at: Instant::now(), workers: [None, None, None] };
+        // Never 0 (no generation is 0): C hosts keep 0 for "no target".
+        self.targets.insert(target).to_u64()
     }
 
     fn target_mut(&mut self, id: TargetId) -> Result<&mut Target, EngineError> {
-        let (index, generation) = split_id(id);
-        match self.targets.get_mut(index as usize) {
-            Some((g, Some(t))) if generation == g.wrapping_add(1) => Ok(t),
-            _ => Err(EngineError::UnknownTarget(id)),
-        }
+        self.targets.get_mut(Key::from_u64(id)).ok_or(EngineError::UnknownTarget(id))
     }
 
     /// Sets (or replaces) the target's probe for `role`. The worker starts from the role's
     /// initial value, which is published as an [`Event::State`] without an outcome.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec or a schedule invalid for `role`, and
+    /// [`EngineError::UnknownTarget`]; the target is then unchanged.
     pub fn set_probe(
         &mut self,
         target: TargetId,
@@ -465,6 +480,11 @@ impl Engine {
     }
 
     /// Removes the target's probe for `role` (an in-flight run is cancelled).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`], or [`EngineError::NoProbe`] when there is no probe to
+    /// remove.
     pub fn clear_probe(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
         self.target_mut(target)?;
         self.cancel_worker_run(target, role);
@@ -475,6 +495,10 @@ impl Engine {
 
     /// The kubelet's "new container ID": every worker back to its initial value, holds lifted,
     /// in-flight runs cancelled, initial delays and startup gating start over.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`].
     pub fn restart_target(&mut self, target: TargetId) -> Result<(), EngineError> {
         self.target_mut(target)?;
         for role in Role::ALL {
@@ -507,15 +531,16 @@ impl Engine {
 
     /// Removes a target: in-flight probes are cancelled (exec children killed and reaped) and
     /// no event about it is delivered afterwards, including ones queued but not yet drained.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`] (removing a target twice is refused the second time).
     pub fn remove_target(&mut self, target: TargetId) -> Result<(), EngineError> {
         self.target_mut(target)?;
         for role in Role::ALL {
             self.cancel_worker_run(target, role);
         }
-        let (index, _) = split_id(target);
-        self.targets[index as usize].1 = None;
-        self.free_targets.push(index);
-        self.live_targets -= 1;
+        self.targets.remove(Key::from_u64(target));
         self.queue.retain(|e| e.target() != Some(target));
         Ok(())
     }
@@ -523,6 +548,10 @@ impl Engine {
     /// Runs the target's `role` probe now and restarts its period from this run. While a run
     /// is in flight, one more run follows right after it. The initial delay, startup gating
     /// and holds still apply (a trigger during the initial delay runs when the delay ends).
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`], or [`EngineError::NoProbe`] for a role without a probe.
     pub fn trigger(&mut self, target: TargetId, role: Role) -> Result<(), EngineError> {
         let now = Instant::now();
         let t = self.target_mut(target)?;
@@ -538,6 +567,10 @@ impl Engine {
     }
 
     /// The published value of a worker.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::UnknownTarget`], or [`EngineError::NoProbe`] for a role without a probe.
     pub fn published(&mut self, target: TargetId, role: Role) -> Result<ProbeResult, EngineError> {
         let t = self.target_mut(target)?;
         let w = t.workers[role.index()].as_ref().ok_or(EngineError::NoProbe(target, role))?;
@@ -545,19 +578,24 @@ impl Engine {
     }
 
     /// Starts a one-shot probe; its outcome arrives as [`Event::Check`] with `tag`.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec; nothing is started.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
         self.start_probe(AnyProbe::from_spec(spec), Owner::Check { tag });
         Ok(())
     }
 
+    /// How many targets the engine has.
     pub fn target_count(&self) -> usize {
-        self.live_targets
+        self.targets.len()
     }
 
     /// Probes running right now.
     pub fn in_flight(&self) -> usize {
-        self.slots.live
+        self.slots.len()
     }
 
     /// The socket pool's counters: sockets kept now, connections made on a kept socket, and
@@ -585,12 +623,21 @@ impl Engine {
 
     /// Processes ready I/O, due timers and queued commands without blocking. Returns how many
     /// things were processed.
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of the poll, other than an interruption (which counts as no events).
+    /// Runs waiting to resume are kept for the next call.
     pub fn step(&mut self) -> io::Result<usize> {
         self.turn(Some(Duration::ZERO))
     }
 
     /// Blocks until something happens, the next timer is due, a [`Handle::wakeup`], or
     /// `timeout` passes (`None`: no limit but timers), then processes like [`Engine::step`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::step`].
     pub fn wait(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
         let until_timer = self.timeout();
         let t = match (timeout, until_timer) {
@@ -612,6 +659,7 @@ impl Engine {
         self.queue.pop_front()
     }
 
+    /// How many events are queued and not yet drained.
     pub fn pending_events(&self) -> usize {
         self.queue.len()
     }
@@ -644,10 +692,10 @@ impl Engine {
                 self.apply_commands();
                 self.deliver_answers();
             } else {
-                let (slot, low_generation, sub) = split_token(token);
-                match self.slots.gen_of(slot) {
-                    Some(generation) if generation as usize & GEN_MASK == low_generation => {
-                        self.drive(slot, generation, |p, cx| p.ready(cx, sub, r));
+                let (index, low_generation, sub) = split_token(token);
+                match self.slots.key_at(index) {
+                    Some(slot) if slot.generation as usize & GEN_MASK == low_generation => {
+                        self.drive(slot, |p, cx| p.ready(cx, sub, r));
                     }
                     _ => {} // about a run that has ended
                 }
@@ -657,16 +705,16 @@ impl Engine {
         self.ready = ready;
         done += self.fire_timers(now);
         let mut resuming = std::mem::take(&mut self.resuming);
-        for &(slot, generation) in &resuming {
+        for &slot in &resuming {
             done += 1;
-            if let Some(s) = self.slots.get(slot, generation) {
+            if let Some(s) = self.slots.get_mut(slot) {
                 s.resume_queued = false;
             }
-            self.drive(slot, generation, |p, cx| p.resume(cx)); // a run that ended is skipped
+            self.drive(slot, |p, cx| p.resume(cx)); // a run that ended is skipped
         }
         resuming.clear();
         self.resuming = resuming;
-        if self.timers.len() > 4 * (self.slots.live + 3 * self.live_targets) + 1024 {
+        if self.timers.len() > 4 * (self.slots.len() + 3 * self.targets.len()) + 1024 {
             self.compact_timers();
         }
         Ok(done)
@@ -691,18 +739,14 @@ impl Engine {
         self.resolver.drain_into(&mut self.answers);
         let answers = std::mem::take(&mut self.answers);
         for a in answers {
-            let slot = (a.ticket & 0xffff_ffff) as u32;
-            let generation = (a.ticket >> 32) as u32;
-            self.drive(slot, generation, |p, cx| p.resolved(cx, a.addrs));
+            self.drive(Key::from_u64(a.ticket), |p, cx| p.resolved(cx, a.addrs));
         }
         // Blocking jobs (TLS material) answer through the same waker; a job of an ended run is
         // skipped by `drive` like a stale lookup.
         let mut jobs = Vec::new();
         self.resolver.drain_jobs_into(&mut jobs);
         for j in jobs {
-            let slot = (j.ticket & 0xffff_ffff) as u32;
-            let generation = (j.ticket >> 32) as u32;
-            self.drive(slot, generation, |p, cx| p.job_done(cx, j.answer));
+            self.drive(Key::from_u64(j.ticket), |p, cx| p.job_done(cx, j.answer));
         }
     }
 
@@ -714,20 +758,16 @@ impl Engine {
         self.timers.drain_due(now, &mut due);
         for (at, key) in due.drain(..) {
             match key {
-                TimerKey::Probe { slot, generation } => {
-                    let live =
-                        self.slots.get(slot, generation).is_some_and(|s| s.timer == Some(at));
-                    if live {
+                TimerKey::Probe { slot } => {
+                    if let Some(s) = self.slots.get_mut(slot).filter(|s| s.timer == Some(at)) {
                         n += 1;
-                        if let Some(s) = self.slots.get(slot, generation) {
-                            s.timer = None;
-                        }
-                        self.drive(slot, generation, |p, cx| p.timer(cx));
+                        s.timer = None;
+                        self.drive(slot, |p, cx| p.timer(cx));
                     }
                 }
-                TimerKey::Worker { target, generation, role } => {
+                TimerKey::Worker { target, role } => {
                     let role = Role::ALL[role as usize];
-                    let id = make_id(target, generation);
+                    let id = target.to_u64();
                     let due_now = match self.target_mut(id) {
                         Ok(t) => t.workers[role.index()]
                             .as_mut()
@@ -751,15 +791,10 @@ impl Engine {
         let slots = &self.slots;
         let targets = &self.targets;
         self.timers.compact(|at, key| match *key {
-            TimerKey::Probe { slot, generation } => matches!(
-                slots.entries.get(slot as usize),
-                Some((g, Some(s))) if *g == generation && s.timer == Some(*at)
-            ),
-            TimerKey::Worker { target, generation, role } => matches!(
-                targets.get(target as usize),
-                Some((g, Some(t))) if *g == generation
-                    && t.workers[role as usize].as_ref().is_some_and(|w| w.next_run == Some(*at))
-            ),
+            TimerKey::Probe { slot } => slots.get(slot).is_some_and(|s| s.timer == Some(*at)),
+            TimerKey::Worker { target, role } => targets.get(target).is_some_and(|t| {
+                t.workers[role as usize].as_ref().is_some_and(|w| w.next_run == Some(*at))
+            }),
         });
     }
 
@@ -768,11 +803,7 @@ impl Engine {
     fn worker_tick(&mut self, id: TargetId, role: Role, scheduled: Instant, now: Instant) {
         // The generator is borrowed apart from the target (both live in `self`).
         let rng = &mut self.rng;
-        let (index, generation) = split_id(id);
-        let t = match self.targets.get_mut(index as usize) {
-            Some((g, Some(t))) if generation == g.wrapping_add(1) => t,
-            _ => return,
-        };
+        let Some(t) = self.targets.get_mut(Key::from_u64(id)) else { return };
         let started = t.started();
         let Some(w) = t.workers[role.index()].as_mut() else { return };
         // The period of the worker's state (the schedule's period without the extensions).
@@ -794,30 +825,19 @@ impl Engine {
         let probe = if run { Some(AnyProbe::prepared(&w.spec)) } else { None };
         self.schedule_worker(id, role, next);
         if let Some(probe) = probe {
-            let (index, generation) = split_id(id);
             // Lateness is measured at the start of the run, not at its end: it says how well
             // the scheduler kept time, not how long the probe took.
             let late_us = Instant::now().saturating_duration_since(scheduled).as_micros() as u64;
-            let owner = Owner::Worker {
-                target: index,
-                generation: generation.wrapping_sub(1),
-                role,
-                late_us,
-            };
+            let owner = Owner::Worker { target: Key::from_u64(id), role, late_us };
             self.start_probe(probe, owner);
         }
     }
 
     fn schedule_worker(&mut self, id: TargetId, role: Role, at: Instant) {
-        let (index, generation) = split_id(id);
         if let Ok(t) = self.target_mut(id) {
             if let Some(w) = t.workers[role.index()].as_mut() {
                 w.next_run = Some(at);
-                let key = TimerKey::Worker {
-                    target: index,
-                    generation: generation.wrapping_sub(1),
-                    role: role as u8,
-                };
+                let key = TimerKey::Worker { target: Key::from_u64(id), role: role as u8 };
                 self.timers.push(at, key);
             }
         }
@@ -855,38 +875,24 @@ impl Engine {
     }
 
     fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
-        let (slot, generation) =
-            self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
-        if let Owner::Worker { target, generation: tgeneration, role, .. } = owner {
-            if let Ok(t) = self.target_mut(make_id(target, tgeneration)) {
+        let slot = self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
+        if let Owner::Worker { target, role, .. } = owner {
+            if let Some(t) = self.targets.get_mut(target) {
                 if let Some(w) = t.workers[role.index()].as_mut() {
                     w.in_flight = Some(slot);
                 }
             }
         }
-        self.drive(slot, generation, |p, cx| p.start(cx));
+        self.drive(slot, |p, cx| p.start(cx));
     }
 
     /// Calls into one in-flight machine, then reschedules its timer or completes it. The
     /// clock is read here, per call: a turn that starts hundreds of probes must not hand the
     /// last ones a start time (and so a deadline) from the beginning of the turn.
-    fn drive(
-        &mut self,
-        slot: u32,
-        generation: u32,
-        f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step,
-    ) {
+    fn drive(&mut self, slot: Key, f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step) {
         let now = Instant::now();
-        let Some(s) = self
-            .slots
-            .entries
-            .get_mut(slot as usize)
-            .and_then(|(g, s)| if *g == generation { s.as_mut() } else { None })
-        else {
-            return;
-        };
-        let mut cx =
-            run_ctx(&self.poll, &self.resolver, now, slot, generation).with_pool(&mut self.pool);
+        let Some(s) = self.slots.get_mut(slot) else { return };
+        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot).with_pool(&mut self.pool);
         // A panic in a probe's own code ends that run, not the engine: the machine is
         // cancelled (or, should that panic too, dropped: closing its descriptors and killing
         // its child) and the run completes Unknown, while every other run and target goes on.
@@ -899,7 +905,7 @@ impl Engine {
         };
         if matches!(step, Step::Yield) && !s.resume_queued {
             s.resume_queued = true;
-            self.yielded.push((slot, generation));
+            self.yielded.push(slot);
         }
         match step {
             Step::Pending | Step::Yield => {
@@ -907,7 +913,7 @@ impl Engine {
                 if want != s.timer {
                     s.timer = want;
                     if let Some(at) = want {
-                        self.timers.push(at, TimerKey::Probe { slot, generation });
+                        self.timers.push(at, TimerKey::Probe { slot });
                     }
                 }
             }
@@ -923,8 +929,8 @@ impl Engine {
             Owner::Check { tag } => {
                 self.queue.push_back(Event::Check { tag, outcome: Box::new(outcome) })
             }
-            Owner::Worker { target, generation, role, late_us } => {
-                let id = make_id(target, generation);
+            Owner::Worker { target, role, late_us } => {
+                let id = target.to_u64();
                 let Ok(t) = self.target_mut(id) else { return };
                 let Some(w) = t.workers[role.index()].as_mut() else { return };
                 w.in_flight = None;
@@ -962,9 +968,8 @@ impl Engine {
         w.next_run = None;
         let Some(slot) = w.in_flight.take() else { return };
         if let Some(mut s) = self.slots.remove(slot) {
-            let generation = self.slots.entries[slot as usize].0;
-            let mut cx = run_ctx(&self.poll, &self.resolver, Instant::now(), slot, generation)
-                .with_pool(&mut self.pool);
+            let mut cx =
+                run_ctx(&self.poll, &self.resolver, Instant::now(), slot).with_pool(&mut self.pool);
             s.probe.cancel(&mut cx);
         }
     }
@@ -981,12 +986,9 @@ impl Drop for Engine {
         };
         drop(pending);
         let now = Instant::now();
-        for i in 0..self.slots.entries.len() {
-            let generation = self.slots.entries[i].0;
-            if let Some(mut s) = self.slots.entries[i].1.take() {
-                let mut cx = run_ctx(&self.poll, &self.resolver, now, i as u32, generation);
-                s.probe.cancel(&mut cx);
-            }
+        for (slot, mut s) in self.slots.drain() {
+            let mut cx = run_ctx(&self.poll, &self.resolver, now, slot);
+            s.probe.cancel(&mut cx);
         }
     }
 }
@@ -994,20 +996,39 @@ impl Drop for Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn engine_errors_give_the_error_they_wrap_as_source() {
+        let e = EngineError::Io(io::Error::from_raw_os_error(libc::EMFILE));
+        let inner = e.source().and_then(|s| s.downcast_ref::<io::Error>()).expect("io source");
+        assert_eq!(inner.raw_os_error(), Some(libc::EMFILE));
+
+        // A refused URL: engine error -> spec error -> URL error.
+        let spec_error = ProbeSpec::http("ftp://example.com/").unwrap_err();
+        let e = EngineError::from(spec_error.clone());
+        let spec = e.source().and_then(|s| s.downcast_ref::<SpecError>()).expect("spec source");
+        assert_eq!(spec, &spec_error);
+        let url = spec.source().and_then(|s| s.downcast_ref::<prober_core::UrlError>());
+        assert!(url.is_some(), "{spec:?} wraps no URL error");
+
+        assert!(EngineError::UnknownTarget(7).source().is_none());
+    }
 
     #[test]
     fn tokens_carry_slot_generation_and_sub() {
-        for (slot, generation) in [(0, 0), (1, 1), (7, 12345), (u32::MAX >> 12, u32::MAX)] {
+        for (index, generation) in [(0, 1), (1, 2), (7, 12345), (u32::MAX >> 12, u32::MAX)] {
             for sub in 0..TOKENS_PER_PROBE {
-                let t = Token(token_base(slot, generation) + sub);
+                let t = Token(token_base(Key { index, generation }) + sub);
                 assert_ne!(t, WAKE);
-                assert_eq!(split_token(t), (slot, generation as usize & GEN_MASK, sub));
+                assert_eq!(split_token(t), (index, generation as usize & GEN_MASK, sub));
             }
         }
         // The same slot in its next generation gets other tokens: events left for the old run
         // cannot reach the new one.
-        assert_ne!(token_base(3, 8), token_base(3, 9));
-        assert_ne!(token_base(3, GEN_MASK as u32), token_base(3, 0));
+        let key = |index, generation| Key { index, generation };
+        assert_ne!(token_base(key(3, 8)), token_base(key(3, 9)));
+        assert_ne!(token_base(key(3, GEN_MASK as u32)), token_base(key(3, GEN_MASK as u32 + 1)));
     }
 }
 

@@ -15,10 +15,17 @@ use prober_tcp::TcpProbe;
 /// The machine for one run of `spec`.
 #[derive(Debug)]
 pub enum AnyProbe {
+    /// A TCP probe's run.
     Tcp(TcpProbe),
+    /// An HTTP(S) probe's run (boxed: its machine is the largest).
     Http(Box<HttpProbe>),
+    /// An exec probe's run.
     Exec(ExecProbe),
+    /// A gRPC health probe's run (boxed, as HTTP).
     Grpc(Box<GrpcProbe>),
+    /// A kind of probe this engine does not know: [`ProbeKind`] may grow, and a newer
+    /// `prober-core` can bring a kind that this build has no machine for.
+    Unsupported(UnsupportedProbe),
     /// A real exec run that panics on purpose at a chosen call (tests of fault isolation).
     #[cfg(feature = "test-panic")]
     Panicking(Box<crate::test_panic::PanickingProbe>),
@@ -31,11 +38,21 @@ pub enum AnyProbe {
 /// Both are held by pointer: a target stores three of these inline, used or not.
 #[derive(Debug)]
 pub enum PreparedSpec {
-    Http { plan: Arc<HttpPlan>, timeout: Duration, output_limit: usize },
+    /// An HTTP probe: its request prepared once.
+    Http {
+        /// The URL, headers and request bytes every run shares.
+        plan: Arc<HttpPlan>,
+        /// The spec's timeout.
+        timeout: Duration,
+        /// The spec's output limit.
+        output_limit: usize,
+    },
+    /// Any other kind: the spec itself, each run building its machine from it.
     Other(Box<ProbeSpec>),
 }
 
 impl PreparedSpec {
+    /// Prepares `spec` for all its runs.
     pub fn new(spec: ProbeSpec) -> PreparedSpec {
         let ProbeSpec { kind, timeout, output_limit } = spec;
         match kind {
@@ -82,6 +99,7 @@ impl AnyProbe {
                 AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit))
             }
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
+            _ => AnyProbe::Unsupported(UnsupportedProbe),
         }
     }
 
@@ -91,10 +109,35 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            AnyProbe::Unsupported(m) => m,
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.as_mut(),
         }
     }
+}
+
+/// The run of a probe kind this engine has no machine for: it ends when it starts, Unknown
+/// with reason `unsupported`, as a probe needing a feature the build lacks does.
+#[derive(Debug)]
+pub struct UnsupportedProbe;
+
+impl Machine for UnsupportedProbe {
+    fn start(&mut self, _: &mut Ctx<'_>) -> Step {
+        Step::Done(Outcome::unknown(
+            prober_core::Reason::Unsupported,
+            "this build of the engine does not support this kind of probe",
+        ))
+    }
+    fn ready(&mut self, _: &mut Ctx<'_>, _: usize, _: Ready) -> Step {
+        Step::Pending
+    }
+    fn timer(&mut self, _: &mut Ctx<'_>) -> Step {
+        Step::Pending
+    }
+    fn wake_at(&self) -> Option<Instant> {
+        None
+    }
+    fn cancel(&mut self, _: &mut Ctx<'_>) {}
 }
 
 /// Runs `spec` once on the calling thread and returns its outcome: the engine's one-shot
@@ -155,6 +198,7 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            AnyProbe::Unsupported(m) => m.wake_at(),
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.wake_at(),
         }

@@ -21,6 +21,10 @@ pub struct EngineThread {
 }
 
 /// Moves `engine` to a new thread that waits in it and forwards every event to the channel.
+///
+/// # Errors
+///
+/// The [`io::Error`] of starting the thread; the engine is dropped with it.
 pub fn spawn(engine: Engine) -> io::Result<EngineThread> {
     let handle = engine.handle();
     let (tx, rx) = channel();
@@ -28,11 +32,11 @@ pub fn spawn(engine: Engine) -> io::Result<EngineThread> {
     let stop2 = stop.clone();
     let thread = std::thread::Builder::new()
         .name("prober-engine".into())
-        .spawn(move || run(engine, tx, stop2))?;
+        .spawn(move || run(engine, &tx, &stop2))?;
     Ok(EngineThread { handle, events: rx, stop, thread: Some(thread) })
 }
 
-fn run(mut engine: Engine, tx: Sender<Event>, stop: Arc<AtomicBool>) -> io::Result<()> {
+fn run(mut engine: Engine, tx: &Sender<Event>, stop: &AtomicBool) -> io::Result<()> {
     let mut batch = Vec::with_capacity(256);
     while !stop.load(Ordering::Acquire) {
         engine.wait(Some(Duration::from_secs(1)))?;
@@ -48,15 +52,23 @@ fn run(mut engine: Engine, tx: Sender<Event>, stop: Arc<AtomicBool>) -> io::Resu
 }
 
 impl EngineThread {
+    /// Drives the engine from this or any thread: [`Handle::call`], [`Handle::submit`],
+    /// [`Handle::trigger`].
     pub fn handle(&self) -> &Handle {
         &self.handle
     }
 
+    /// The engine's events, in order.
     pub fn events(&self) -> &Receiver<Event> {
         &self.events
     }
 
     /// Stops the thread and returns the error that ended it early, if one did.
+    ///
+    /// # Errors
+    ///
+    /// The [`io::Error`] of the poll that ended the thread early, or an error saying it
+    /// panicked.
     pub fn stop(mut self) -> io::Result<()> {
         self.shutdown()
     }

@@ -17,13 +17,15 @@
 
 use std::time::{Duration, Instant};
 
+use crate::arena::Key;
+
 /// What a timer is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum TimerKey {
-    /// The next scheduled run of a worker: (target index, target generation, role index).
-    Worker { target: u32, generation: u32, role: u8 },
-    /// An in-flight probe's own deadline or internal timer: (slot index, slot generation).
-    Probe { slot: u32, generation: u32 },
+    /// The next scheduled run of a worker: its target and its role's index.
+    Worker { target: Key, role: u8 },
+    /// An in-flight probe's own deadline or internal timer.
+    Probe { slot: Key },
 }
 
 /// One tick, in nanoseconds (2^16 ns = 65.536 µs).
@@ -205,7 +207,7 @@ mod tests {
     use super::*;
 
     fn key(i: u32) -> TimerKey {
-        TimerKey::Probe { slot: i, generation: 0 }
+        TimerKey::Probe { slot: Key { index: i, generation: 1 } }
     }
 
     /// xorshift64*: deterministic, no dependency.
@@ -335,13 +337,13 @@ mod tests {
         for i in 0..1000u32 {
             t.push(origin + Duration::from_millis(u64::from(i) * 37), key(i));
         }
-        t.compact(|_, k| matches!(k, TimerKey::Probe { slot, .. } if slot % 10 == 0));
+        t.compact(|_, k| matches!(k, TimerKey::Probe { slot } if slot.index % 10 == 0));
         assert_eq!(t.len(), 100);
         let mut out = Vec::new();
         t.drain_due(origin + Duration::from_secs(3600), &mut out);
         assert_eq!(out.len(), 100);
         assert!(
-            out.iter().all(|(_, k)| matches!(k, TimerKey::Probe { slot, .. } if slot % 10 == 0))
+            out.iter().all(|(_, k)| matches!(k, TimerKey::Probe { slot } if slot.index % 10 == 0))
         );
         assert_eq!((t.len(), t.next()), (0, None));
     }

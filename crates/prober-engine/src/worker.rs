@@ -3,10 +3,11 @@
 //! The engine owns sockets, processes and timers; this module only decides what one run's result
 //! means: whether to retry at once, whether the published value changes, and whether the worker
 //! stops probing (hold). Keeping the rules here, apart from the event loop, lets them be tested
-//! step by step against the kubelet's own `worker_test.go` cases (reference §9.6) without any
-//! timing flakiness.
+//! step by step against the kubelet's own `worker_test.go` cases
+//! (<https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/prober/worker_test.go>) without any timing flakiness.
 //!
-//! Rules (reference §6.2, §6.4 steps 9-14, §6.5):
+//! Rules (the kubelet's `worker.go`, <https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/prober/worker.go>: the initial values,
+//! `doProbe` from startup gating to the hold, and `runProbeWithRetries` in `prober.go`):
 //! - Initial values: readiness `Failure`, liveness `Success`, startup `Unknown`.
 //! - `Warning` counts as `Success` (the kubelet maps `probe.Warning` to `results.Success`).
 //! - `Unknown` plays the role of the kubelet's prober *error*: retried at once, at most

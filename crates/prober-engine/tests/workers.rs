@@ -1,5 +1,7 @@
-//! The kubelet's worker cases (reference section 9.6, W7 to W17 and W20) as real runs through
-//! the engine against the target server and its health switch, with millisecond periods.
+//! The kubelet's worker cases (`worker_test.go` and the results manager's `TestUpdates`,
+//! <https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/prober/worker_test.go>; numbered W7 to W17 and W20 here, in the order
+//! ported) as real runs through the engine against the target server and its health switch,
+//! with millisecond periods.
 //! Assertions are on the sequence of events, never on wall-clock timings.
 
 mod common;

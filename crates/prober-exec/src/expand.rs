@@ -167,7 +167,8 @@ mod tests {
         assert_eq!(declared, env(&[("FOO", "bar"), ("ZOO", "bar-1"), ("BLU", "bar-1-2")]));
     }
 
-    /// kubelet `prober_test.go` TestProbe (row E9 of the reference).
+    /// The kubelet's `prober_test.go` TestProbe exec case
+    /// (<https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/prober/prober_test.go>).
     #[test]
     fn kubelet_probe_row() {
         assert_eq!(expand("some $(A) $(B)", &env(&[("A", "script")])), "some script $(B)");

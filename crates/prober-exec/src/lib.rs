@@ -30,6 +30,8 @@
 //! memory, processes: [`Reason::is_local_spawn_resource`]) is Unknown with reason `resource`,
 //! never a Failure of the command.
 
+#![warn(missing_docs)]
+
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -232,7 +234,9 @@ impl ExecProbe {
             cwd: self.cwd.as_deref(),
             fork_only: self.fork_only,
         };
-        sys::spawn(&request, &write_end)
+        let pid = sys::spawn(&request, &write_end);
+        drop(write_end);
+        pid
     }
 
     /// Spawns with `fork` and a `pre_exec` hook, never `posix_spawn`: the fallback for C
@@ -307,6 +311,10 @@ impl ExecProbe {
         let Some(pipe) = child.pipe.as_ref() else {
             return false;
         };
+        // On the stack: a heap buffer would cost an allocation per drain, and 64 KiB (one full
+        // pipe) is far below any thread stack a host runs the engine on (2 MiB for Rust threads,
+        // 8 MiB for the main thread and Go's cgo threads).
+        #[allow(clippy::large_stack_arrays, reason = "one pipe's worth, no allocation per run")]
         let mut buf = [0u8; READ_CHUNK];
         let mut state = Drained::More;
         for _ in 0..budget {
@@ -371,7 +379,8 @@ impl ExecProbe {
             // The leader is a zombie: its group id cannot have been reused, so this only
             // reaches what is left of the command's own group.
             sys::kill_group(child.pid);
-            sys::reap(child.pid);
+            // Exited, so the reaper's first `waitpid(pid, WNOHANG)` reaps it here and now.
+            reaper::adopt(child.pid);
         }
         // With Err (ECHILD: the host reaps children behind our back, e.g. SIGCHLD set to
         // SIG_IGN) the pid may already be reused: no kill, nothing to reap.

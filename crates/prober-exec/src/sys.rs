@@ -20,10 +20,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
-use nix::sys::wait::waitpid;
 use nix::unistd::Pid;
 
 /// How a child ended, read without reaping it.
@@ -349,17 +347,6 @@ pub(crate) fn exit_status(pid: libc::pid_t) -> io::Result<Option<Exit>> {
 pub(crate) fn kill_group(pgid: libc::pid_t) {
     // ESRCH (the group is empty or holds only the zombie leader) is fine.
     let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-}
-
-/// Reaps `pid`, which must be our child and already exited (so this does not block).
-pub(crate) fn reap(pid: libc::pid_t) {
-    loop {
-        match waitpid(Pid::from_raw(pid), None) {
-            Err(Errno::EINTR) => continue,
-            // Reaped (an unparsable status is still reaped), or not our child any more.
-            _ => return,
-        }
-    }
 }
 
 /// `SIGKILL`, `SIGRTMIN+3`, ...: the name Go's `syscall.Signal` would print, for messages.

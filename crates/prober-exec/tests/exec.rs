@@ -120,7 +120,8 @@ fn status_kib(field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-// ---- Reference section 9.3 ----
+// ---- The kubelet's cases: `exec_test.go` (<https://github.com/kubernetes/kubernetes/blob/master/pkg/probe/exec/exec_test.go>) and the exec
+// part of `prober_test.go` (<https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/prober/prober_test.go>), numbered E1... here ----
 
 /// E1/E2: output, exit 0.
 #[test]
@@ -251,7 +252,7 @@ fn e6_timeout_is_failure() {
 fn e9_env_expansion() {
     let _g = lock();
     let env = [("A", "script")];
-    // The reference's exact command: the expanded string reaches the command...
+    // The kubelet test's exact command: the expanded string reaches the command...
     let probe = ExecProbe::new(
         &with_env(spec(&["/bin/sh", "-c", "echo some $(A) $(B)"]), &env),
         Duration::from_secs(1),
@@ -278,7 +279,7 @@ fn e10_output_is_interleaved() {
     assert_eq!((text(&o).as_str(), o.exit_code), ("out\nerr\n", Some(4)));
 }
 
-// ---- Beyond the reference ----
+// ---- Beyond the kubelet's cases ----
 
 #[test]
 fn killed_by_signal() {

@@ -183,7 +183,8 @@ pub(crate) fn result_code(r: ProbeResult) -> u32 {
     }) as u32
 }
 
-/// The C value of a reason; exhaustive like [`result_code`].
+/// The C value of a reason. [`Reason`] is `#[non_exhaustive]`: a reason this build has no C
+/// name for maps to `PROBER_REASON_NONE`, the generic "no more specific reason" value.
 pub(crate) fn reason_code(r: Reason) -> u32 {
     use prober_reason::*;
     (match r {
@@ -208,6 +209,7 @@ pub(crate) fn reason_code(r: Reason) -> u32 {
         Reason::Internal => PROBER_REASON_INTERNAL,
         Reason::Resource => PROBER_REASON_RESOURCE,
         Reason::Body => PROBER_REASON_BODY,
+        _ => PROBER_REASON_NONE,
     }) as u32
 }
 

@@ -62,6 +62,8 @@ pub(crate) fn spec_status(e: &SpecError) -> prober_status {
         SpecError::InvalidSchedule(_) => PROBER_E_INVALID_DURATION,
         SpecError::InvalidTls(_) => PROBER_E_INVALID_TLS,
         SpecError::InvalidExpectation(_) => PROBER_E_INVALID,
+        // A refusal this build has no status for yet: the generic one, with its text.
+        _ => PROBER_E_INVALID,
     };
     set_error(status, e)
 }

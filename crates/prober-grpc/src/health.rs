@@ -571,7 +571,7 @@ mod tests {
             o.message,
             "error: health rpc probe failed: rpc error: code = NotFound desc = unknown service"
         );
-        // G1 of the reference: host "" and port 32.
+        // The kubelet's `grpc_test.go` case with host "" and port 32.
         let o = connect_timeout(":32", t);
         assert_eq!(
             o.message,

@@ -20,7 +20,7 @@
 //!   `HealthCheckRequest{service}`.
 //! - One deadline covers resolution, connect, the TLS handshake, the server's SETTINGS (the
 //!   connection is established when they arrive, as for grpc-go) and the RPC.
-//! - Results and messages as the kubelet (reference section 5):
+//! - Results and messages as the kubelet (<https://github.com/kubernetes/kubernetes/blob/master/pkg/probe/grpc/grpc.go>):
 //!   - `SERVING`: Success, output `service healthy`;
 //!   - another status: Failure (reason Status) `service unhealthy (responded with "NOT_SERVING")`;
 //!   - gRPC status Unimplemented: Failure `error: this server does not implement the grpc health

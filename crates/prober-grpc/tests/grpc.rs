@@ -1,5 +1,6 @@
 //! gRPC health probes against grpc-go's own health service (`prober_testkit::grpc`, built
-//! with `go build`): the kubelet's upstream cases (reference section 9.4, G1 to G10) and
+//! with `go build`): the kubelet's upstream cases (`grpc_test.go`,
+//! <https://github.com/kubernetes/kubernetes/blob/master/pkg/probe/grpc/grpc_test.go>; numbered G1 to G10 here in the order ported) and
 //! libprober's own.
 // Without the `tls` feature the TLS cases are compiled out, and their helpers with them.
 #![cfg_attr(not(feature = "tls"), allow(unused_imports, dead_code))]

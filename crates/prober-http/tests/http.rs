@@ -1,5 +1,6 @@
 //! HTTP probes against `prober_testkit::TargetServer` on loopback: the kubelet's upstream cases
-//! (reference section 9.1, rows H1 to H46, named `hNN_...`) and libprober's own.
+//! (`http_test.go` and `request_test.go`, <https://github.com/kubernetes/kubernetes/blob/master/pkg/probe/http/http_test.go>; numbered H1 to H46
+//! here in the order ported, tests named `hNN_...`) and libprober's own.
 
 use std::time::{Duration, Instant};
 

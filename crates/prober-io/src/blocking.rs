@@ -30,7 +30,9 @@ pub type Answer = Box<dyn Any + Send>;
 /// job could not be run (no thread could be started) or panicked.
 #[derive(Debug)]
 pub struct JobDone {
+    /// The ticket of the machine that asked ([`crate::Ctx::run_blocking`]).
     pub ticket: u64,
+    /// What the closure returned, or why it could not be run.
     pub answer: io::Result<Answer>,
 }
 

@@ -14,6 +14,8 @@
 //! [`resolver`] pool (getaddrinfo blocks), the [`blocking`] job pool (files: TLS material) and
 //! the [`reaper`] for killed children that have not exited yet.
 
+#![warn(missing_docs)]
+
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -40,7 +42,9 @@ pub const TOKENS_PER_PROBE: usize = 4;
 /// Readiness reported for one of the machine's tokens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Ready {
+    /// The source can be read (or has a pending EOF).
     pub readable: bool,
+    /// The source can be written (for a connecting socket: the connect finished, well or not).
     pub writable: bool,
     /// EPOLLERR: a pending socket error (read it with `take_error`).
     pub error: bool,
@@ -49,6 +53,7 @@ pub struct Ready {
 }
 
 impl Ready {
+    /// The readiness of one `mio` event.
     pub fn from_event(ev: &mio::event::Event) -> Ready {
         Ready {
             readable: ev.is_readable(),
@@ -145,6 +150,97 @@ impl<'a> Ctx<'a> {
 /// (after a [`Step::Yield`]) `resume` calls, until one of them returns [`Step::Done`]; or
 /// `cancel` at any time instead. After `Done` or `cancel` the driver drops the machine and calls nothing else
 /// on it.
+///
+/// A machine that succeeds once a TCP connection is established, run by
+/// [`run_to_completion`] against a loopback listener, then against the same port closed:
+///
+/// ```
+/// use std::net::{SocketAddr, TcpListener};
+/// use std::time::{Duration, Instant};
+///
+/// use mio::Interest;
+/// use mio::net::TcpStream;
+/// use prober_core::{Outcome, ProbeResult, Reason};
+/// use prober_io::{Ctx, Machine, Ready, Step, run_to_completion};
+///
+/// struct Connect {
+///     addr: SocketAddr,
+///     stream: Option<TcpStream>,
+///     deadline: Option<Instant>,
+/// }
+///
+/// impl Connect {
+///     fn new(addr: SocketAddr) -> Connect {
+///         Connect { addr, stream: None, deadline: None }
+///     }
+///
+///     /// Ends the run: the socket deregistered and closed first, as `Done` promises.
+///     fn finish(&mut self, cx: &mut Ctx<'_>, outcome: Outcome) -> Step {
+///         self.cancel(cx);
+///         Step::Done(outcome)
+///     }
+/// }
+///
+/// fn failed(e: &std::io::Error) -> Outcome {
+///     Outcome::failure(Reason::from_io(e), e.to_string())
+/// }
+///
+/// impl Machine for Connect {
+///     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
+///         self.deadline = Some(cx.now + Duration::from_secs(5));
+///         let mut stream = match TcpStream::connect(self.addr) {
+///             Ok(stream) => stream,
+///             Err(e) => return Step::Done(failed(&e)),
+///         };
+///         if let Err(e) = cx.registry.register(&mut stream, cx.token(0), Interest::WRITABLE) {
+///             return Step::Done(Outcome::unknown(Reason::Io, e.to_string()));
+///         }
+///         self.stream = Some(stream);
+///         Step::Pending
+///     }
+///
+///     fn ready(&mut self, cx: &mut Ctx<'_>, _sub: usize, ready: Ready) -> Step {
+///         let Some(stream) = &self.stream else { return Step::Pending };
+///         if !(ready.writable || ready.error) {
+///             return Step::Pending;
+///         }
+///         // Writable: the connect finished, well or not (or the readiness is spurious).
+///         let outcome = match stream.take_error() {
+///             Ok(Some(e)) | Err(e) => failed(&e),
+///             Ok(None) => match stream.peer_addr() {
+///                 Ok(_) => Outcome::success(),
+///                 Err(e) if e.kind() == std::io::ErrorKind::NotConnected => return Step::Pending,
+///                 Err(e) => failed(&e),
+///             },
+///         };
+///         self.finish(cx, outcome)
+///     }
+///
+///     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
+///         self.finish(cx, Outcome::failure(Reason::Timeout, "connect timed out"))
+///     }
+///
+///     fn wake_at(&self) -> Option<Instant> {
+///         self.deadline
+///     }
+///
+///     fn cancel(&mut self, cx: &mut Ctx<'_>) {
+///         if let Some(mut stream) = self.stream.take() {
+///             let _ = cx.registry.deregister(&mut stream);
+///         }
+///     }
+/// }
+///
+/// let listener = TcpListener::bind("127.0.0.1:0")?;
+/// let addr = listener.local_addr()?;
+/// let outcome = run_to_completion(&mut Connect::new(addr));
+/// assert_eq!(outcome.result, ProbeResult::Success, "{}", outcome.message);
+///
+/// drop(listener);
+/// let outcome = run_to_completion(&mut Connect::new(addr));
+/// assert_eq!((outcome.result, outcome.reason), (ProbeResult::Failure, Reason::Refused));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait Machine: Send {
     /// Begins the run at `cx.now` (the start of the probe's one deadline).
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step;

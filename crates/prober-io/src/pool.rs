@@ -79,6 +79,7 @@ impl SocketPool {
         self.v6.clear();
     }
 
+    /// The pool's counters now (see [`PoolStats`]).
     pub fn stats(&self) -> PoolStats {
         PoolStats {
             idle: self.v4.len() + self.v6.len(),

@@ -26,8 +26,11 @@ const MAX_THREADS: usize = 16;
 /// One answer: the asking machine's ticket, the result, and how long the lookup took.
 #[derive(Debug)]
 pub struct Resolved {
+    /// The ticket of the machine that asked ([`crate::Ctx::resolve`]).
     pub ticket: u64,
+    /// The addresses, in getaddrinfo's order, or the lookup's error.
     pub addrs: io::Result<Vec<SocketAddr>>,
+    /// How long the lookup took (the outcome's resolve timing).
     pub took: Duration,
 }
 

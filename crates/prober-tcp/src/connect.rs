@@ -40,15 +40,22 @@ use socket2::{Domain, Protocol, Socket, Type};
 /// What the connector says after each call.
 #[derive(Debug)]
 pub enum ConnectStep {
+    /// Still connecting: wait for readiness, the resolver's answer or the deadline.
     Pending,
+    /// Connected, to the first address that accepted.
     Connected(Conn),
+    /// No connection could be made (the name did not resolve, every address failed, or the
+    /// deadline passed): why.
     Failed(ConnectError),
 }
 
 /// Why no connection could be made, in words and as a reason.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConnectError {
+    /// The cause, as the outcome will report it.
     pub reason: Reason,
+    /// The message, in the kubelet's wording (`dial tcp 10.0.0.1:80: connect: connection
+    /// refused`).
     pub message: String,
 }
 
@@ -577,14 +584,17 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// The connected socket, for the exchange that follows (reads, writes, registration).
     pub fn stream(&mut self) -> &mut TcpStream {
         &mut self.stream
     }
 
+    /// The address connected to.
     pub fn peer(&self) -> SocketAddr {
         self.peer
     }
 
+    /// How this connection will be closed.
     pub fn close_policy(&self) -> ClosePolicy {
         self.close
     }

@@ -46,6 +46,9 @@ impl PartialEq for ExchangeStep {
 }
 
 #[derive(Debug)]
+/// The send/expect part of a TCP probe on a connected socket: writes the data to send, then
+/// reads the reply until the expected expression matches, the peer closes, or [`MAX_REPLY`]
+/// bytes arrived.
 pub struct Exchange {
     send: Vec<u8>,
     sent: usize,
@@ -54,6 +57,8 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// An exchange that sends `send` (may be empty) and, with `expect`, reads a reply that must
+    /// match it.
     pub fn new(send: Vec<u8>, expect: Option<Pattern>) -> Exchange {
         Exchange { send, sent: 0, expect, reply: Vec::new() }
     }
@@ -63,6 +68,7 @@ impl Exchange {
         &self.reply
     }
 
+    /// The reply bytes read (for the outcome's output).
     pub fn into_reply(self) -> Vec<u8> {
         self.reply
     }

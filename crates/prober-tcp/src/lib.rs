@@ -5,6 +5,8 @@
 //! [`Connector`] is also the first half of every HTTP probe (`prober-http` uses it), so name
 //! resolution, address fallback and the close policy behave the same for both.
 
+#![warn(missing_docs)]
+
 mod connect;
 pub mod exchange;
 
@@ -45,6 +47,7 @@ struct ExchangeRun {
 }
 
 impl TcpProbe {
+    /// The machine for one run of `spec`, with `timeout` as the run's one deadline.
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TcpProbe {
         let exchange = (!spec.send.is_empty() || spec.expect.is_some()).then(|| {
             let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());

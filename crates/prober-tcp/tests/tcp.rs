@@ -1,4 +1,6 @@
-//! TCP probes against real sockets on loopback (reference section 9.2 and DESIGN improvement 1).
+//! TCP probes against real sockets on loopback: the kubelet's cases (`tcp_test.go`,
+//! <https://github.com/kubernetes/kubernetes/blob/master/pkg/probe/tcp/tcp_test.go>) and libprober's close with RST (`SO_LINGER` 0), which
+//! leaves no TIME_WAIT behind where the kubelet's close does.
 
 use std::collections::HashSet;
 use std::net::{SocketAddr, TcpListener};

@@ -87,6 +87,8 @@
 //! [`grpc::HealthServer`] runs grpc-go's own health service (a Go module in this crate, built
 //! with `go build` at first use): the one gRPC peer of every test and of `ci/bench.sh`.
 
+#![warn(missing_docs)]
+
 pub mod bounds;
 mod conn;
 pub mod grpc;
@@ -239,11 +241,11 @@ impl TargetServer {
             .expect("prober-testkit: cannot start target server on 127.0.0.1")
     }
 
-    /// Starts on `[::1]:0`, for tests of IPv6 targets.
+    /// Starts on `[::1]:0`.
     ///
     /// # Errors
     ///
-    /// When IPv6 loopback is unavailable on this host (no `::1`).
+    /// The [`io::Error`] of binding when IPv6 loopback is unavailable (no `::1` on the host).
     pub fn start_v6() -> io::Result<TargetServer> {
         TargetServer::start_on(SocketAddr::from((Ipv6Addr::LOCALHOST, 0)))
     }
@@ -252,8 +254,8 @@ impl TargetServer {
     ///
     /// # Errors
     ///
-    /// When the socket cannot be made, bound or listened on, or the accept thread cannot be
-    /// started.
+    /// The [`io::Error`] of making, binding or listening on the socket, or of starting the
+    /// accept thread.
     pub fn start_on(addr: SocketAddr) -> io::Result<TargetServer> {
         raise_fd_limit();
         let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;

@@ -35,8 +35,11 @@ use crate::{TargetServer, lock};
 /// A certificate and its private key, PEM and DER.
 #[derive(Clone, Debug)]
 pub struct Issued {
+    /// The certificate, PEM (for files and trust stores).
     pub cert_pem: String,
+    /// Its private key, PEM (PKCS#8).
     pub key_pem: String,
+    /// The certificate, DER (for rustls).
     pub cert_der: Vec<u8>,
 }
 
@@ -150,9 +153,12 @@ pub fn self_signed_ca(names: &[&str]) -> Issued {
 /// Which TLS versions the server accepts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TlsVersions {
+    /// TLS 1.2 and 1.3.
     #[default]
     Both,
+    /// TLS 1.2 only (a client requiring 1.3 fails).
     Tls12Only,
+    /// TLS 1.3 only (a client limited to 1.2 fails).
     Tls13Only,
 }
 
@@ -165,12 +171,14 @@ pub struct TlsServerOptions {
     pub chain: Vec<String>,
     /// When set, a client certificate signed by this CA (PEM) is required.
     pub client_ca: Option<String>,
+    /// Which protocol versions the server accepts.
     pub versions: TlsVersions,
     /// ALPN protocols the server accepts (none: ALPN is ignored).
     pub alpn: Vec<Vec<u8>>,
 }
 
 impl TlsServerOptions {
+    /// Serving `cert`, with no extra chain, no client certificate, both versions, no ALPN.
     pub fn new(cert: Issued) -> TlsServerOptions {
         TlsServerOptions {
             cert,
@@ -239,10 +247,12 @@ impl TlsTargetServer {
         TlsTargetServer { addr, backend, shared, accept_thread: Some(accept_thread) }
     }
 
+    /// The address the TLS front listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
 
+    /// The port the TLS front listens on.
     pub fn port(&self) -> u16 {
         self.addr.port()
     }

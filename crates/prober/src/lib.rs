@@ -1,27 +1,76 @@
 //! libprober for Rust: kubelet-grade health probes (TCP, HTTP(S), exec, gRPC health) and the
 //! poll-driven engine that runs thousands of them on one thread.
 //!
-//! One-shot, blocking:
-//! ```no_run
-//! let spec = prober::ProbeSpec::http("http://127.0.0.1:8080/healthz").unwrap();
+//! This crate is the one to depend on: it re-exports the specs and outcomes
+//! (`prober-core`) and the engine (`prober-engine`), and adds the blocking [`check`]. The
+//! crates behind it (one per probe kind, and `prober-io`, the contract their state machines
+//! follow) are published for whoever writes a probe of their own.
+//!
+//! One-shot, blocking: [`check`] runs one probe on the calling thread.
+//! ```
+//! use std::net::TcpListener;
+//! use prober::{ProbeResult, ProbeSpec, Reason};
+//!
+//! // A server to probe: a listener on a free loopback port.
+//! let listener = TcpListener::bind("127.0.0.1:0")?;
+//! let port = listener.local_addr()?.port();
+//!
+//! let spec = ProbeSpec::tcp("127.0.0.1", port.into())?;
 //! let outcome = prober::check(&spec);
-//! println!("{} {}", outcome.result, outcome.message);
+//! assert_eq!(outcome.result, ProbeResult::Success, "{}", outcome.message);
+//!
+//! // Once nothing listens there, the same probe fails, and says why.
+//! drop(listener);
+//! let outcome = prober::check(&spec);
+//! assert_eq!((outcome.result, outcome.reason), (ProbeResult::Failure, Reason::Refused));
+//! println!("{}: {}", outcome.result, outcome.message); // failure: dial tcp ...: connection refused
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Periodic, kubelet rules (thresholds, startup gating, liveness hold):
-//! ```no_run
-//! use prober::{Engine, ProbeSpec, Role, Schedule};
-//! let mut engine = Engine::new().unwrap();
-//! let target = engine.add_target();
-//! let spec = ProbeSpec::tcp("127.0.0.1", 5432).unwrap();
-//! engine.set_probe(target, Role::Readiness, spec, Schedule::default()).unwrap();
-//! loop {
-//!     engine.wait(None).unwrap();
-//!     while let Some(event) = engine.next_event() {
-//!         println!("{event:?}");
-//!     }
-//! }
+//! Periodic, by the kubelet's rules (thresholds, startup gating, liveness hold): an [`Engine`]
+//! with a target and its probes publishes [`Event`]s when a value changes.
 //! ```
+//! use std::net::TcpListener;
+//! use std::time::{Duration, Instant};
+//! use prober::{Engine, Event, ProbeResult, ProbeSpec, Role, Schedule};
+//!
+//! let listener = TcpListener::bind("127.0.0.1:0")?;
+//! let port = listener.local_addr()?.port();
+//!
+//! let mut engine = Engine::new()?;
+//! let target = engine.add_target();
+//! let spec = ProbeSpec::tcp("127.0.0.1", port.into())?;
+//! let schedule = Schedule {
+//!     period: Duration::from_millis(50),
+//!     failure_threshold: 2,
+//!     ..Schedule::default()
+//! };
+//! engine.set_probe(target, Role::Liveness, spec, schedule)?;
+//!
+//! // Waits until liveness publishes `want`; returns every value published on the way.
+//! let mut until = |want: ProbeResult| -> std::io::Result<Vec<ProbeResult>> {
+//!     let mut seen = Vec::new();
+//!     let give_up = Instant::now() + Duration::from_secs(30);
+//!     while seen.last() != Some(&want) && Instant::now() < give_up {
+//!         engine.wait(Some(Duration::from_millis(100)))?;
+//!         while let Some(event) = engine.next_event() {
+//!             if let Event::State { role: Role::Liveness, result, .. } = event {
+//!                 seen.push(result);
+//!             }
+//!         }
+//!     }
+//!     Ok(seen)
+//! };
+//!
+//! // Liveness starts as Success.
+//! assert_eq!(until(ProbeResult::Success)?, [ProbeResult::Success]);
+//! // The server goes away: after two failed runs in a row, liveness publishes Failure.
+//! drop(listener);
+//! assert_eq!(until(ProbeResult::Failure)?, [ProbeResult::Failure]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
 
 pub use prober_core::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
@@ -31,7 +80,8 @@ pub use prober_core::{
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use prober_engine::{
-    Engine, EngineConfig, EngineError, EngineThread, Event, Handle, TargetId, spawn,
+    DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, PoolStats,
+    TargetId, spawn,
 };
 
 /// Runs one probe to completion on the calling thread and returns its outcome.

@@ -10,6 +10,7 @@
 //! ([`op_error_text`]), since both probes quote them in the kubelet's words.
 
 pub mod cert;
+pub mod dial;
 #[cfg(feature = "tls")]
 pub mod tls;
 
@@ -18,8 +19,14 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
 use mio::Registry;
+use prober_core::Reason;
 use prober_io::Ctx;
 use prober_tcp::Conn;
+
+/// ALPN for HTTP/1.1 probes.
+pub const ALPN_HTTP1: &[u8] = b"http/1.1";
+/// ALPN for HTTP/2 (gRPC).
+pub const ALPN_H2: &[u8] = b"h2";
 
 /// Why a read or write did not succeed.
 #[derive(Debug)]
@@ -40,6 +47,21 @@ impl TransportError {
             TransportError::WouldBlock
         } else {
             TransportError::Io { op, error }
+        }
+    }
+}
+
+impl TransportError {
+    /// The reason and Go's text of this error on `transport`: a socket error worded like Go's
+    /// `net.OpError` (`read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by
+    /// peer`), a TLS failure as `tls: ...` (reason `tls`).
+    pub fn describe(&self, transport: &mut Transport) -> (Reason, String) {
+        match self {
+            TransportError::Io { op, error } => {
+                (Reason::from_io(error), op_error_text(transport, op, error))
+            }
+            TransportError::Tls(_) => (Reason::Tls, self.to_string()),
+            TransportError::WouldBlock => (Reason::Io, self.to_string()),
         }
     }
 }

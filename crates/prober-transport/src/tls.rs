@@ -42,11 +42,7 @@ use rustls::{
 };
 
 use crate::TransportError;
-
-/// ALPN for HTTP/1.1 probes.
-pub const ALPN_HTTP1: &[u8] = b"http/1.1";
-/// ALPN for HTTP/2 (gRPC).
-pub const ALPN_H2: &[u8] = b"h2";
+pub use crate::{ALPN_H2, ALPN_HTTP1};
 
 fn provider() -> Arc<CryptoProvider> {
     static PROVIDER: OnceLock<Arc<CryptoProvider>> = OnceLock::new();

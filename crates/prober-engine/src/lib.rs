@@ -29,10 +29,12 @@ use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
 use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKENS_PER_PROBE};
+use prober_transport::keep::KeptConns;
 
 pub use event::{Event, TargetId};
 pub use probe::{AnyProbe, PreparedSpec, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
+pub use prober_transport::keep::KeepStats;
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
 use worker::{Verdict, Worker};
@@ -94,11 +96,19 @@ pub struct EngineConfig {
     /// of a loopback TCP probe's CPU (docs/benchmarks.md). The kept sockets hold descriptors
     /// (closed, connected to nothing) until the engine is dropped.
     pub socket_pool: usize,
+    /// How long a kept-alive HTTP connection (`HttpSpec::keep_alive`) may stay idle before
+    /// the engine closes it (default [`prober_transport::keep::IDLE_LIMIT`], which says why).
+    pub keep_alive_idle: Duration,
 }
 
 impl Default for EngineConfig {
     fn default() -> EngineConfig {
-        EngineConfig { every_run: false, jitter_seed: 0, socket_pool: prober_io::DEFAULT_POOL_CAP }
+        EngineConfig {
+            every_run: false,
+            jitter_seed: 0,
+            socket_pool: prober_io::DEFAULT_POOL_CAP,
+            keep_alive_idle: prober_transport::keep::IDLE_LIMIT,
+        }
     }
 }
 
@@ -302,6 +312,8 @@ pub struct Engine {
     resuming: Vec<(u32, u32)>,
     /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
     pool: SocketPool,
+    /// Idle kept-alive connections of keep-alive HTTP probes (see [`prober_transport::keep`]).
+    kept: KeptConns,
     rng: u64,
 }
 
@@ -391,6 +403,7 @@ impl Engine {
             yielded: Vec::new(),
             resuming: Vec::new(),
             pool: SocketPool::new(config.socket_pool),
+            kept: KeptConns::default().with_idle_limit(config.keep_alive_idle),
             rng: seed | 1,
         })
     }
@@ -512,6 +525,8 @@ impl Engine {
         for role in Role::ALL {
             self.cancel_worker_run(target, role);
         }
+        // The connections its runs kept are of no use to anyone else's.
+        self.kept.close_owner(target);
         let (index, _) = split_id(target);
         self.targets[index as usize].1 = None;
         self.free_targets.push(index);
@@ -564,6 +579,12 @@ impl Engine {
     /// sockets put back (see [`EngineConfig::socket_pool`]).
     pub fn socket_pool_stats(&self) -> PoolStats {
         self.pool.stats()
+    }
+
+    /// The counters of kept-alive connections: idle now, kept, reused, found closed before
+    /// reuse, retried, expired, closed with their target (see [`prober_transport::keep`]).
+    pub fn keep_alive_stats(&self) -> KeepStats {
+        self.kept.stats()
     }
 
     // ---- host integration ----------------------------------------------------------------
@@ -666,6 +687,9 @@ impl Engine {
         }
         resuming.clear();
         self.resuming = resuming;
+        if !self.kept.is_empty() {
+            self.kept.expire(now);
+        }
         if self.timers.len() > 4 * (self.slots.live + 3 * self.live_targets) + 1024 {
             self.compact_timers();
         }
@@ -885,8 +909,13 @@ impl Engine {
         else {
             return;
         };
-        let mut cx =
-            run_ctx(&self.poll, &self.resolver, now, slot, generation).with_pool(&mut self.pool);
+        let owner = match s.owner {
+            Owner::Worker { target, generation, .. } => Some(make_id(target, generation)),
+            Owner::Check { .. } => None,
+        };
+        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot, generation)
+            .with_pool(&mut self.pool)
+            .with_kept(&mut self.kept, owner);
         // A panic in a probe's own code ends that run, not the engine: the machine is
         // cancelled (or, should that panic too, dropped: closing its descriptors and killing
         // its child) and the run completes Unknown, while every other run and target goes on.

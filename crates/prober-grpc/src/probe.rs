@@ -333,6 +333,8 @@ impl Target {
             close: self.close,
             // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA).
             nodelay: true,
+            // gRPC probes make one connection per run, as the kubelet.
+            keep_alive: false,
         }
     }
 }

@@ -386,17 +386,22 @@ pub enum BodyProgress {
 pub struct BodyReader {
     decoder: BodyDecoder,
     sink: BodySink,
+    /// Bytes came after the end of the body (the connection cannot be reused).
+    excess: bool,
 }
 
 impl BodyReader {
     pub fn new(framing: Framing, limit: usize) -> BodyReader {
-        BodyReader { decoder: BodyDecoder::new(framing), sink: BodySink::new(limit) }
+        BodyReader { decoder: BodyDecoder::new(framing), sink: BodySink::new(limit), excess: false }
     }
 
     /// Feeds bytes read from the connection.
     pub fn feed(&mut self, input: &[u8]) -> Result<BodyProgress, BodyError> {
         match self.decoder.decode(input, &mut self.sink) {
-            Ok(_) => Ok(self.progress()),
+            Ok(used) => {
+                self.excess |= used < input.len();
+                Ok(self.progress())
+            }
             // Past the limit the kubelet reads nothing more: later framing errors are not seen.
             Err(_) if self.sink.is_full() => Ok(BodyProgress::Complete { truncated: false }),
             Err(e) => Err(e),
@@ -433,6 +438,13 @@ impl BodyReader {
             BodyProgress::AtLimit => BodyProgress::Complete { truncated: false },
             p => p,
         }
+    }
+
+    /// The body was read to its declared end (Content-Length or the last chunk), and nothing
+    /// followed it: the connection is where the next response would start. Never for a body
+    /// delimited by the end of the connection.
+    pub fn at_end(&self) -> bool {
+        self.decoder.is_done() && !self.excess && !matches!(self.decoder.kind, Kind::Close { .. })
     }
 
     pub fn sink(&self) -> &BodySink {

@@ -20,7 +20,7 @@ use prober_transport::dial::{Dial, DialError, DialStep, Endpoint};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::redirect::{Decision, Hop, Redirects};
-use crate::request::{build_request, host_override};
+use crate::request::{build_request_with, host_override, user_wants_close};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 use crate::verdict::{evaluate, evaluate_expected};
 use prober_transport::{ALPN_HTTP1, Transport, TransportError};
@@ -59,6 +59,9 @@ enum State {
         conn: Transport,
         status: u16,
         reader: BodyReader,
+        /// The response lets the connection carry another request once the body is read to
+        /// its end (keep-alive probes only).
+        keep: bool,
     },
     /// Reading (and dropping) a followed redirect's body before the next hop, as Go's client
     /// does: up to [`REDIRECT_BODY_READ`] bytes, when it has no `Content-Length` or one no
@@ -97,19 +100,23 @@ pub struct HttpPlan {
     spec: HttpSpec,
     host_override: Option<String>,
     request: Vec<u8>,
+    /// Keep-alive asked for and not overridden by a user `Connection: close`.
+    keep_alive: bool,
 }
 
 impl HttpPlan {
     pub fn new(spec: HttpSpec) -> HttpPlan {
         let host_override = host_override(&spec.headers);
-        let request = build_request(
+        let keep_alive = spec.keep_alive && !user_wants_close(&spec.headers);
+        let request = build_request_with(
             &spec.url,
             &spec.headers,
             &spec.user_agent,
             host_override.as_deref(),
             None,
+            keep_alive,
         );
-        HttpPlan { spec, host_override, request }
+        HttpPlan { spec, host_override, request, keep_alive }
     }
 
     pub fn spec(&self) -> &HttpSpec {
@@ -221,12 +228,13 @@ impl HttpProbe {
     fn send_request(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
         let request = match &self.hop {
             None => Request::First(self.plan.clone()),
-            Some(hop) => Request::Redirected(build_request(
+            Some(hop) => Request::Redirected(build_request_with(
                 &hop.url,
                 &self.plan.spec.headers,
                 &self.plan.spec.user_agent,
                 hop.host_override.as_deref(),
                 hop.referer.as_deref(),
+                self.plan.keep_alive,
             )),
         };
         self.state = State::Writing { conn, request, written: 0 };
@@ -239,7 +247,9 @@ impl HttpProbe {
             let next = match std::mem::replace(&mut self.state, State::Done) {
                 State::Writing { conn, request, written } => self.write(cx, conn, request, written),
                 State::Head { conn, parser } => self.read_head(cx, conn, parser),
-                State::Body { conn, status, reader } => self.read_body(cx, conn, status, reader),
+                State::Body { conn, status, reader, keep } => {
+                    self.read_body(cx, conn, status, reader, keep)
+                }
                 State::Discard { conn, reader, hop } => self.discard_body(cx, conn, reader, hop),
                 other => {
                     self.state = other;
@@ -286,6 +296,9 @@ impl HttpProbe {
     fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Transport, mut parser: HeadParser) -> Next {
         loop {
             match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
+                Ok(0) if self.first_byte.is_none() && self.dial.reused() => {
+                    return Next::Return(self.retry(cx, conn));
+                }
                 Ok(0) => {
                     // What arrived is read as Go reads it, the unfinished last line too: a
                     // malformed head is reported as such, not as an early EOF.
@@ -368,15 +381,17 @@ impl HttpProbe {
                 Next::Return(self.fail(cx, Some(conn), Reason::TooManyRedirects, msg, None))
             }
             Decision::Final => {
+                let keep = self.plan.keep_alive && !head.close;
                 let mut reader = BodyReader::new(head.framing, self.output_limit);
                 let progress = reader.feed(&self.buf[head.len..]);
                 self.buf.clear();
                 match progress {
                     Ok(BodyProgress::Complete { truncated }) => {
-                        Next::Return(self.respond(cx, conn, head.status, reader, truncated))
+                        self.release(cx, conn, keep && reader.at_end());
+                        Next::Return(self.respond(head.status, reader, truncated))
                     }
                     Ok(_) => {
-                        self.state = State::Body { conn, status: head.status, reader };
+                        self.state = State::Body { conn, status: head.status, reader, keep };
                         Next::Continue
                     }
                     Err(e) => Next::Return(self.body_failure(cx, conn, reader, &e)),
@@ -427,12 +442,13 @@ impl HttpProbe {
         mut conn: Transport,
         status: u16,
         mut reader: BodyReader,
+        keep: bool,
     ) -> Next {
         let mut reads = 0;
         loop {
             if reads == READS_PER_TURN {
                 // Let other work have its turn; the driver resumes reading right after.
-                self.state = State::Body { conn, status, reader };
+                self.state = State::Body { conn, status, reader, keep };
                 return Next::Return(Step::Yield);
             }
             reads += 1;
@@ -446,7 +462,7 @@ impl HttpProbe {
                     }
                     _ => {
                         conn.sync_interest(cx.registry);
-                        self.state = State::Body { conn, status, reader };
+                        self.state = State::Body { conn, status, reader, keep };
                         return Next::Return(Step::Pending);
                     }
                 },
@@ -462,7 +478,8 @@ impl HttpProbe {
             };
             match progress {
                 Ok(BodyProgress::Complete { truncated }) => {
-                    return Next::Return(self.respond(cx, conn, status, reader, truncated));
+                    self.release(cx, conn, keep && reader.at_end());
+                    return Next::Return(self.respond(status, reader, truncated));
                 }
                 Ok(_) => {}
                 Err(e) => return Next::Return(self.body_failure(cx, conn, reader, &e)),
@@ -470,16 +487,27 @@ impl HttpProbe {
         }
     }
 
-    /// The final response was read: the kubelet's result mapping.
-    fn respond(
-        &mut self,
-        cx: &mut Ctx<'_>,
-        conn: Transport,
-        status: u16,
-        reader: BodyReader,
-        truncated: bool,
-    ) -> Step {
+    /// Ends the exchange on `conn`: kept for another run when `reusable` (a keep-alive probe
+    /// whose response allowed it and whose body was read to its end), else closed.
+    fn release(&mut self, cx: &mut Ctx<'_>, conn: Transport, reusable: bool) {
+        if reusable {
+            self.dial.keep(cx, conn, &endpoint(&self.plan, self.hop.as_deref()));
+        } else {
+            conn.close(cx);
+        }
+    }
+
+    /// A reused connection failed before any response byte: the server closed it as it was
+    /// reused. Dial again on a fresh connection, once, within the same deadline.
+    fn retry(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
         conn.close(cx);
+        self.buf.clear();
+        let step = self.dial.retry(cx, &endpoint(&self.plan, self.hop.as_deref()));
+        self.on_dial(cx, step)
+    }
+
+    /// The final response was read (its connection released): the kubelet's result mapping.
+    fn respond(&mut self, status: u16, reader: BodyReader, truncated: bool) -> Step {
         let sink = reader.into_sink();
         let spec = &self.plan.spec;
         let (result, reason, message) =
@@ -524,6 +552,9 @@ impl HttpProbe {
         e: TransportError,
         body: Option<(u64, Vec<u8>)>,
     ) -> Step {
+        if self.first_byte.is_none() && self.dial.reused() {
+            return self.retry(cx, conn);
+        }
         let (reason, detail) = e.describe(&mut conn);
         let msg = format!("Get \"{}\": {detail}", self.url());
         self.fail(cx, Some(conn), reason, msg, body)
@@ -714,6 +745,7 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
         // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
         nodelay: https,
+        keep_alive: plan.keep_alive,
     }
 }
 

@@ -54,6 +54,10 @@ pub struct ResponseHead {
     pub location: Option<String>,
     /// Length of this head in bytes: the body starts at this offset.
     pub len: usize,
+    /// The connection cannot carry another request after this response: `Connection: close`,
+    /// or HTTP/1.0 (whose keep-alive extension is not spoken here). Only keep-alive probes
+    /// look at it.
+    pub close: bool,
 }
 
 /// Why a response head was refused. Displays as the detail after `Get "<url>": `.
@@ -231,7 +235,11 @@ impl HeadParser {
         } else {
             Framing::Close
         };
-        Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len }))
+        let close = version == 0
+            || values("connection").any(|v| {
+                v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+            });
+        Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len, close }))
     }
 
     /// The connection ended with `buf` holding an incomplete head (possibly empty). Go reads

@@ -10,6 +10,11 @@
 //! asks [`Dial::wake_at`] for the connector's internal timer. The probe keeps its one deadline;
 //! at the deadline it calls [`Dial::cancel`] and words the timeout itself.
 //!
+//! With [`Endpoint::keep_alive`], a dial is first satisfied by an idle connection of the same
+//! origin from the driver's store ([`crate::keep`]), if one is lent and holds a live one; the
+//! probe gives the connection back with [`Dial::keep`] when the exchange allowed it, and calls
+//! [`Dial::retry`] when a reused connection failed before any response byte.
+//!
 //! Timings follow the convention of [`prober_core::Timings`] (curl's `-w`): `connect` and `tls`
 //! are measured from the start of the run (given to [`Dial::start`]) to where each phase
 //! ended, read from the clock there; `resolve` is the duration of the name lookup.
@@ -27,6 +32,7 @@ use prober_tcp::{ConnectStep, Connector};
 use crate::Transport;
 #[cfg(feature = "tls")]
 use crate::TransportError;
+use crate::keep::{self, Idle, Origin};
 #[cfg(feature = "tls")]
 use crate::tls::{TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
 
@@ -46,6 +52,9 @@ pub struct Endpoint<'a> {
     pub close: ClosePolicy,
     /// Disable Nagle's algorithm: for protocols that write several small pieces in a row.
     pub nodelay: bool,
+    /// Take an idle connection of the same origin from the driver's store when there is one
+    /// (see [`crate::keep`]).
+    pub keep_alive: bool,
 }
 
 /// What a dial says after each call.
@@ -85,7 +94,7 @@ pub enum DialError {
 }
 
 /// The phase timings of the last dial (see the module docs for the convention). All `None`
-/// for a dial that got no further, or that was satisfied by a kept connection.
+/// for a dial that got no further, or that was satisfied by a kept connection (then `reused`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DialTimings {
     /// How long the name lookup took (`None` for an IP literal).
@@ -94,6 +103,9 @@ pub struct DialTimings {
     pub connect: Option<Duration>,
     /// Start of the run to the end of the TLS handshake (`None` without TLS).
     pub tls: Option<Duration>,
+    /// The connection was a kept one, made by an earlier run: nothing was resolved, connected
+    /// or shaken hands.
+    pub reused: bool,
 }
 
 impl DialTimings {
@@ -102,6 +114,7 @@ impl DialTimings {
         timings.resolve = self.resolve;
         timings.connect = self.connect;
         timings.tls = self.tls;
+        timings.reused = self.reused;
     }
 }
 
@@ -131,6 +144,9 @@ pub struct Dial {
     cert_not_after: Option<i64>,
     #[cfg(feature = "tls")]
     tls: Option<TlsClient>,
+    /// The origin of the kept connection this dial was given, kept to file the connection
+    /// under again without allocating.
+    origin: Option<Origin>,
 }
 
 impl Dial {
@@ -146,6 +162,64 @@ impl Dial {
         self.started = Some(started);
         self.timings = DialTimings::default();
         self.cert_not_after = None;
+        if ep.keep_alive {
+            if let Some(conn) = self.take_kept(cx, ep) {
+                return DialStep::Connected(conn);
+            }
+        }
+        self.dial(cx, ep)
+    }
+
+    /// Dials `ep` again on a fresh connection, after a reused one failed before any response
+    /// byte (the caller has closed it): the server closed it just as it was reused. The run's
+    /// start and deadline stay.
+    pub fn retry(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> DialStep {
+        if let Some((store, _)) = keep::store(cx) {
+            store.note_retry();
+        }
+        self.phase = Phase::Idle;
+        self.timings = DialTimings::default();
+        self.cert_not_after = None;
+        self.dial(cx, ep)
+    }
+
+    /// Whether the connection of the last dial was a kept one (see [`Dial::retry`]).
+    pub fn reused(&self) -> bool {
+        self.timings.reused
+    }
+
+    /// Ends the exchange on `conn`, which may carry another request: into the driver's store
+    /// when it lends one with room, else closed. The caller has checked that the response
+    /// allowed it (read to its end, no `Connection: close`).
+    pub fn keep(&mut self, cx: &mut Ctx<'_>, conn: Transport, ep: &Endpoint<'_>) {
+        let origin = match self.origin.take() {
+            Some(o) if o.matches(ep) => Some(o),
+            _ => None,
+        };
+        let cert_not_after = self.cert_not_after;
+        if let Some((store, owner)) = keep::store(cx).filter(|(s, _)| s.has_room()) {
+            let origin = origin.unwrap_or_else(|| Origin::of(ep));
+            store.put(Idle { origin, conn, since: Instant::now(), owner, cert_not_after });
+            return;
+        }
+        conn.close(cx);
+    }
+
+    /// An idle connection of `ep`'s origin from the driver's store, re-registered for this run.
+    fn take_kept(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> Option<Transport> {
+        let token = cx.token(0);
+        let registry = cx.registry;
+        let (store, _) = keep::store(cx)?;
+        let mut idle = store.take(ep, Instant::now())?;
+        // A connection that cannot be registered again is closed (dropped) and a new one made.
+        idle.conn.rearm(registry, token).ok()?;
+        self.timings.reused = true;
+        self.cert_not_after = idle.cert_not_after;
+        self.origin = Some(idle.origin);
+        Some(idle.conn)
+    }
+
+    fn dial(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> DialStep {
         if ep.tls.is_some() {
             match self.tls_setup(cx, ep) {
                 Ok(true) => {}

@@ -11,6 +11,7 @@
 
 pub mod cert;
 pub mod dial;
+pub mod keep;
 #[cfg(feature = "tls")]
 pub mod tls;
 
@@ -18,7 +19,7 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
-use mio::Registry;
+use mio::{Interest, Registry, Token};
 use prober_core::Reason;
 use prober_io::Ctx;
 use prober_tcp::Conn;
@@ -140,6 +141,32 @@ impl Transport {
         let _ = registry;
     }
 
+    /// Whether an idle connection is still fit for another request: the peer has neither
+    /// closed it nor sent anything (a non-blocking `recv(MSG_PEEK)` would block), and TLS holds
+    /// no unread data or `close_notify`.
+    pub fn is_quiet(&mut self) -> bool {
+        match self {
+            Transport::Plain(c) => peer_is_quiet(c),
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.is_quiet(),
+        }
+    }
+
+    /// Registers the connection under `token` for both directions (a kept connection taken by
+    /// another run), as a new connection is.
+    ///
+    /// # Errors
+    /// The `epoll_ctl` error.
+    pub fn rearm(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        match self {
+            Transport::Plain(c) => {
+                registry.reregister(c.stream(), token, Interest::READABLE | Interest::WRITABLE)
+            }
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.rearm(registry, token),
+        }
+    }
+
     pub fn conn(&self) -> &Conn {
         match self {
             Transport::Plain(c) => c,
@@ -173,6 +200,12 @@ impl Transport {
             Transport::Tls(t) => t.close(cx),
         }
     }
+}
+
+/// Whether a non-blocking peek at `conn` would block: nothing received, no FIN, no error.
+pub(crate) fn peer_is_quiet(conn: &mut Conn) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(conn.stream().peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
 /// Go's `net.OpError` text for a socket error on `transport`:

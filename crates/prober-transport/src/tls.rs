@@ -639,6 +639,29 @@ impl TlsConn {
         }
     }
 
+    /// See [`crate::Transport::is_quiet`].
+    pub(crate) fn is_quiet(&mut self) -> bool {
+        if self.eof || self.tls.wants_write() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let buffered = match self.tls.reader().read(&mut byte) {
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+            // Data, or the peer's close_notify.
+            Ok(_) => true,
+        };
+        !buffered && crate::peer_is_quiet(&mut self.conn)
+    }
+
+    /// See [`crate::Transport::rearm`].
+    pub(crate) fn rearm(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        registry.reregister(self.conn.stream(), token, interest)?;
+        self.token = token;
+        self.interest = interest;
+        Ok(())
+    }
+
     /// The protocol the server chose by ALPN.
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
         self.tls.alpn_protocol()

@@ -163,6 +163,9 @@ pub struct HttpGetAction {
     pub expect_status: Option<String>,
     /// libprober extension: a regular expression the body must match.
     pub expect_body: Option<String>,
+    /// libprober extension: keep the connection alive between runs.
+    #[serde(default)]
+    pub keep_alive: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -567,6 +570,7 @@ fn build(
             &mut spec,
             h.expect_status.as_deref(),
             h.expect_body.as_deref(),
+            h.keep_alive,
         )?;
         spec
     } else if let Some(t) = &probe.tcp_socket {

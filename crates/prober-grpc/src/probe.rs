@@ -181,18 +181,18 @@ impl GrpcProbe {
                     let o = health::outcome(health::interpret(&response), self.timeout);
                     return self.finish(o);
                 }
-                Err(e) => return self.h2_failure(cx, io, h2.is_connected(), e),
+                Err(e) => return self.h2_failure(cx, io, h2.is_connected(), &e),
             };
             while !h2.pending_output().is_empty() {
                 match io.write(h2.pending_output()) {
                     Ok(0) => {
                         let error = io::Error::from(io::ErrorKind::WriteZero);
                         let e = TransportError::Io { op: "write", error };
-                        return self.transport_failure(cx, io, h2.is_connected(), e);
+                        return self.transport_failure(cx, io, h2.is_connected(), &e);
                     }
                     Ok(n) => h2.consume_output(n),
                     Err(TransportError::WouldBlock) => break,
-                    Err(e) => return self.transport_failure(cx, io, h2.is_connected(), e),
+                    Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
                 }
             }
             if h2.pending_output().len() > MAX_PENDING_OUTPUT {
@@ -216,7 +216,7 @@ impl GrpcProbe {
             match io.read(&mut self.buf) {
                 Ok(0) => {
                     let e = h2.eof();
-                    return self.h2_failure(cx, io, h2.is_connected(), e);
+                    return self.h2_failure(cx, io, h2.is_connected(), &e);
                 }
                 Ok(n) => h2.push(&self.buf[..n]),
                 Err(TransportError::WouldBlock) => {
@@ -224,7 +224,7 @@ impl GrpcProbe {
                     self.state = State::Open { io, h2 };
                     return Step::Pending;
                 }
-                Err(e) => return self.transport_failure(cx, io, h2.is_connected(), e),
+                Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
             }
         }
     }
@@ -242,10 +242,10 @@ impl GrpcProbe {
         cx: &mut Ctx<'_>,
         mut io: Transport,
         connected: bool,
-        e: TransportError,
+        e: &TransportError,
     ) -> Step {
         let (reason, detail) = e.describe(&mut io);
-        let op = match &e {
+        let op = match e {
             TransportError::Io { op, .. } => *op,
             _ => "read",
         };
@@ -262,14 +262,20 @@ impl GrpcProbe {
     }
 
     /// An HTTP/2 failure, mapped as grpc-go maps them.
-    fn h2_failure(&mut self, cx: &mut Ctx<'_>, io: Transport, connected: bool, e: H2Error) -> Step {
+    fn h2_failure(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        io: Transport,
+        connected: bool,
+        e: &H2Error,
+    ) -> Step {
         io.close(cx);
         if !connected {
             let o = health::connect_failure(&self.addr, Reason::Protocol, &e.to_string());
             return self.finish(o);
         }
         let past_deadline = self.deadline.is_some_and(|d| cx.now >= d);
-        let code = match &e {
+        let code = match e {
             // As grpc-go: a cancellation once our deadline has passed is most likely the
             // server acting on our grpc-timeout.
             H2Error::Reset(0x8) if past_deadline => code::DEADLINE_EXCEEDED,
@@ -278,7 +284,7 @@ impl GrpcProbe {
             H2Error::Eof { .. } => code::UNAVAILABLE,
             H2Error::Protocol(_) | H2Error::NotHttp2(_) => code::INTERNAL,
         };
-        let message = match &e {
+        let message = match e {
             H2Error::Eof { .. } => "error reading from server: EOF".to_string(),
             e => e.to_string(),
         };

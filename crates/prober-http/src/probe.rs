@@ -105,6 +105,7 @@ pub struct HttpPlan {
 }
 
 impl HttpPlan {
+    /// Makes the plan of `spec`: its virtual host and its first request, once.
     pub fn new(spec: HttpSpec) -> HttpPlan {
         let host_override = host_override(&spec.headers);
         let keep_alive = spec.keep_alive && !user_wants_close(&spec.headers);
@@ -119,6 +120,7 @@ impl HttpPlan {
         HttpPlan { spec, host_override, request, keep_alive }
     }
 
+    /// The spec planned.
     pub fn spec(&self) -> &HttpSpec {
         &self.spec
     }
@@ -274,7 +276,7 @@ impl HttpProbe {
                 Ok(0) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     let e = TransportError::Io { op: "write", error: e };
-                    return Next::Return(self.transport_failure(cx, conn, e, None));
+                    return Next::Return(self.transport_failure(cx, conn, &e, None));
                 }
                 Ok(n) => {
                     written += n;
@@ -288,7 +290,7 @@ impl HttpProbe {
                     self.state = State::Writing { conn, request, written };
                     return Next::Return(Step::Pending);
                 }
-                Err(e) => return Next::Return(self.transport_failure(cx, conn, e, None)),
+                Err(e) => return Next::Return(self.transport_failure(cx, conn, &e, None)),
             }
         }
     }
@@ -319,7 +321,7 @@ impl HttpProbe {
                             Ok(HeadStatus::Interim { len, .. }) => {
                                 self.buf.drain(..len);
                             }
-                            Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, head),
+                            Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, &head),
                             Err(e) => {
                                 let msg = format!("Get \"{}\": {e}", self.url());
                                 return Next::Return(self.fail(
@@ -339,12 +341,12 @@ impl HttpProbe {
                     self.state = State::Head { conn, parser };
                     return Next::Return(Step::Pending);
                 }
-                Err(e) => return Next::Return(self.transport_failure(cx, conn, e, None)),
+                Err(e) => return Next::Return(self.transport_failure(cx, conn, &e, None)),
             }
         }
     }
 
-    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: ResponseHead) -> Next {
+    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: &ResponseHead) -> Next {
         self.last_status = Some(head.status);
         let (current, host_override) = match &self.hop {
             Some(hop) => (&hop.url, hop.host_override.as_deref()),
@@ -473,7 +475,7 @@ impl HttpProbe {
                 Err(e) => {
                     let sink = reader.into_sink();
                     let body = Some((sink.total(), sink.into_kept()));
-                    return Next::Return(self.transport_failure(cx, conn, e, body));
+                    return Next::Return(self.transport_failure(cx, conn, &e, body));
                 }
             };
             match progress {
@@ -549,7 +551,7 @@ impl HttpProbe {
         &mut self,
         cx: &mut Ctx<'_>,
         mut conn: Transport,
-        e: TransportError,
+        e: &TransportError,
         body: Option<(u64, Vec<u8>)>,
     ) -> Step {
         if self.first_byte.is_none() && self.dial.reused() {

@@ -47,6 +47,7 @@ pub const MAX_INTERIM_BYTES: usize = 1024 * 1024;
 pub struct ResponseHead {
     /// Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub version: u8,
+    /// The status code.
     pub status: u16,
     /// How the body is delimited.
     pub framing: Framing,
@@ -74,7 +75,10 @@ pub enum HeadError {
     /// More than [`MAX_INTERIM_BYTES`] of interim responses.
     TooManyInterim,
     /// The connection ended inside the head (`eof` only: `read` bytes were received).
-    Eof { read: usize },
+    Eof {
+        /// Bytes of the head received.
+        read: usize,
+    },
 }
 
 impl fmt::Display for HeadError {
@@ -114,7 +118,12 @@ pub enum HeadStatus {
     /// The head is not complete yet: read more (the buffer is within the limit).
     Partial,
     /// An interim 1xx response of `len` bytes: drop them and parse again.
-    Interim { status: u16, len: usize },
+    Interim {
+        /// The interim status (100, 102, 103...).
+        status: u16,
+        /// Its length in bytes.
+        len: usize,
+    },
     /// The final response head.
     Complete(ResponseHead),
 }
@@ -126,12 +135,17 @@ pub struct HeadParser {
 }
 
 impl HeadParser {
+    /// A parser for one response.
     pub fn new() -> HeadParser {
         HeadParser::default()
     }
 
     /// Parses the head at the start of `buf` (everything received since the end of the
     /// previous head).
+    ///
+    /// # Errors
+    /// A malformed head (Go's texts), a head over [`MAX_HEAD`], bad framing headers, too many
+    /// interim responses.
     pub fn parse(&mut self, buf: &[u8]) -> Result<HeadStatus, HeadError> {
         // httparse reads HTTP/1.0 and HTTP/1.1 only; Go reads any `HTTP/d.d`. A head with
         // another version is parsed from a copy that says HTTP/1.1 (or 1.0 below 1.1): rare,

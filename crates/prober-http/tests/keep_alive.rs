@@ -124,7 +124,7 @@ fn serve(mut io: impl Read + Write, raw: &TcpStream, c: &Counts) -> io::Result<(
             }
             "/big" => {
                 io.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\n\r\n")?;
-                io.write_all(&[b'a'; 65536])?;
+                io.write_all(&vec![b'a'; 65536])?;
             }
             "/302" => io.write_all(b"HTTP/1.1 302 Found\r\nContent-Length: 5\r\n\r\nmoved")?,
             "/500" => {

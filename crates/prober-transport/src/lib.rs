@@ -9,6 +9,8 @@
 //! expiry of the certificate a TLS server sent. Errors print as Go's `net.OpError` does
 //! ([`op_error_text`]), since both probes quote them in the kubelet's words.
 
+#![warn(missing_docs)]
+
 pub mod cert;
 pub mod dial;
 pub mod keep;
@@ -35,7 +37,12 @@ pub enum TransportError {
     /// Nothing can be done until the socket is ready again.
     WouldBlock,
     /// A socket error during `op` (`"read"` or `"write"`).
-    Io { op: &'static str, error: io::Error },
+    Io {
+        /// The operation, as Go names it in `net.OpError`.
+        op: &'static str,
+        /// The socket's error.
+        error: io::Error,
+    },
     /// TLS failed: handshake, certificate verification, an alert from the peer, a corrupt
     /// record. The text is what follows `tls: ` in messages.
     Tls(String),
@@ -82,7 +89,9 @@ impl fmt::Display for TransportError {
 /// A connected stream: plain TCP or TLS.
 #[derive(Debug)]
 pub enum Transport {
+    /// Plain TCP (`http`, h2c gRPC).
     Plain(Conn),
+    /// TLS over TCP (`https`, gRPC with TLS); boxed, the TLS state is large.
     #[cfg(feature = "tls")]
     Tls(Box<crate::tls::TlsConn>),
 }
@@ -90,6 +99,9 @@ pub enum Transport {
 impl Transport {
     /// Reads into `buf`; `Ok(0)` is the end of the stream (for TLS also a close without
     /// `close_notify`, which many servers do and which framing detects where it matters).
+    ///
+    /// # Errors
+    /// [`TransportError::WouldBlock`] when nothing is there yet; a socket or TLS error.
     pub fn read(&mut self, buf: &mut [u8]) -> Result<usize, TransportError> {
         match self {
             Transport::Plain(c) => loop {
@@ -108,6 +120,10 @@ impl Transport {
     /// with later calls (every `read` and `write` sends what is pending first), or [`flush`].
     ///
     /// [`flush`]: Transport::flush
+    ///
+    /// # Errors
+    /// [`TransportError::WouldBlock`] when the socket (or rustls's buffer) is full; a socket
+    /// or TLS error.
     pub fn write(&mut self, buf: &[u8]) -> Result<usize, TransportError> {
         match self {
             Transport::Plain(c) => loop {
@@ -122,7 +138,10 @@ impl Transport {
         }
     }
 
-    /// Sends buffered TLS records; `WouldBlock` when some are left.
+    /// Sends buffered TLS records.
+    ///
+    /// # Errors
+    /// [`TransportError::WouldBlock`] when some are left; a socket error.
     pub fn flush(&mut self) -> Result<(), TransportError> {
         match self {
             Transport::Plain(_) => Ok(()),
@@ -167,6 +186,7 @@ impl Transport {
         }
     }
 
+    /// The TCP connection underneath.
     pub fn conn(&self) -> &Conn {
         match self {
             Transport::Plain(c) => c,
@@ -175,6 +195,7 @@ impl Transport {
         }
     }
 
+    /// The TCP connection underneath, mutably (its socket for `local_addr`, `peek`).
     pub fn conn_mut(&mut self) -> &mut Conn {
         match self {
             Transport::Plain(c) => c,
@@ -183,10 +204,12 @@ impl Transport {
         }
     }
 
+    /// The address connected to.
     pub fn peer(&self) -> SocketAddr {
         self.conn().peer()
     }
 
+    /// The local address, for Go's error texts (`None` if the socket cannot say).
     pub fn local_addr(&mut self) -> Option<SocketAddr> {
         self.conn_mut().stream().local_addr().ok()
     }

@@ -222,7 +222,8 @@ type Spec struct {
 	// KeepAlive: HTTP probes; runs to the same origin (scheme, host, port, TLS options) reuse
 	// an idle HTTP/1.1 connection the engine holds, and the request carries no
 	// "Connection: close" (Envoy's reuse_connection). Verdicts stay the kubelet's. Only an
-	// Engine keeps connections: Check makes and closes one per call as without it.
+	// Engine keeps connections: Check makes and closes one per call as without it. A run on a
+	// reused connection reports Resolve, Connect and TLS as not happened (negative).
 	KeepAlive bool
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.

@@ -281,7 +281,12 @@ impl HttpProbe {
                 Ok(n) => {
                     written += n;
                     if written == request.bytes().len() {
-                        self.state = State::Head { conn, parser: HeadParser::new() };
+                        let parser = if self.plan.keep_alive {
+                            HeadParser::keep_alive()
+                        } else {
+                            HeadParser::new()
+                        };
+                        self.state = State::Head { conn, parser };
                         return Next::Continue;
                     }
                 }

@@ -56,8 +56,8 @@ pub struct ResponseHead {
     /// Length of this head in bytes: the body starts at this offset.
     pub len: usize,
     /// The connection cannot carry another request after this response: `Connection: close`,
-    /// or HTTP/1.0 (whose keep-alive extension is not spoken here). Only keep-alive probes
-    /// look at it.
+    /// or HTTP/1.0 (whose keep-alive extension is not spoken here). Always true from a parser
+    /// not made with [`HeadParser::keep_alive`].
     pub close: bool,
 }
 
@@ -132,12 +132,21 @@ pub enum HeadStatus {
 #[derive(Debug, Default)]
 pub struct HeadParser {
     interim_bytes: usize,
+    /// Read `Connection` for [`ResponseHead::close`] (keep-alive probes only).
+    keep_alive: bool,
 }
 
 impl HeadParser {
     /// A parser for one response.
     pub fn new() -> HeadParser {
         HeadParser::default()
+    }
+
+    /// A parser for a keep-alive probe's response: it reads `Connection` to say whether the
+    /// connection can carry another request ([`ResponseHead::close`]). Without it `close` is
+    /// always true and the header is not looked for: the kubelet's path does no more work.
+    pub fn keep_alive() -> HeadParser {
+        HeadParser { keep_alive: true, ..HeadParser::default() }
     }
 
     /// Parses the head at the start of `buf` (everything received since the end of the
@@ -249,7 +258,8 @@ impl HeadParser {
         } else {
             Framing::Close
         };
-        let close = version == 0
+        let close = !self.keep_alive
+            || version == 0
             || values("connection").any(|v| {
                 v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
             });
@@ -712,5 +722,20 @@ mod tests {
             p.eof(b"").to_string(),
             "net/http: HTTP/1.x transport connection broken: unexpected EOF"
         );
+    }
+
+    #[test]
+    fn connection_close_is_read_for_keep_alive_only() {
+        let close = |parser: &mut HeadParser, head: &str| match parser.parse(head.as_bytes()) {
+            Ok(HeadStatus::Complete(h)) => h.close,
+            other => panic!("{other:?}"),
+        };
+        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert!(!close(&mut HeadParser::keep_alive(), ok));
+        assert!(close(&mut HeadParser::new(), ok), "the kubelet's path never reuses");
+        let said = "HTTP/1.1 200 OK\r\nconnection: Keep-Alive, Close\r\nContent-Length: 0\r\n\r\n";
+        assert!(close(&mut HeadParser::keep_alive(), said));
+        let old = "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert!(close(&mut HeadParser::keep_alive(), old));
     }
 }

@@ -914,6 +914,18 @@ prober_status prober_spec_set_transition_period_ms(prober_spec *spec, uint32_t m
 prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent);
 
 /**
+ * Keeps an HTTP probe's connection alive between runs (default off: the kubelet's one
+ * connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
+ * options) then reuse an idle HTTP/1.1 connection the engine holds, and the request carries
+ * no `Connection: close`; verdicts are the kubelet's. Only an engine keeps connections:
+ * `prober_check` makes and closes one per call as without it. See docs/semantics.md.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
+
+/**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,
  * `"failure"`, `"unknown"`): static, NUL-terminated, never NULL, never freed. A number this
  * library does not define gives `"invalid result"`.

@@ -47,6 +47,8 @@ package prober
 // #cgo nocallback gp_spec_set_expect_status
 // #cgo noescape gp_spec_set_expect_body
 // #cgo nocallback gp_spec_set_expect_body
+// #cgo noescape gp_spec_set_keep_alive
+// #cgo nocallback gp_spec_set_keep_alive
 // #cgo noescape gp_spec_set_unhealthy_period_ms
 // #cgo nocallback gp_spec_set_unhealthy_period_ms
 // #cgo noescape gp_spec_set_transition_period_ms
@@ -230,6 +232,12 @@ type Spec struct {
 	// ExpectBody: HTTP probes; a regular expression (Rust regex syntax, unanchored) the kept
 	// body must match, else Failure with ReasonBody.
 	ExpectBody string
+	// KeepAlive: HTTP probes; runs to the same origin (scheme, host, port, TLS options) reuse
+	// an idle HTTP/1.1 connection the engine holds, and the request carries no
+	// "Connection: close" (Envoy's reuse_connection). Verdicts stay the kubelet's. Only an
+	// Engine keeps connections: Check makes and closes one per call as without it. A run on a
+	// reused connection reports Resolve, Connect and TLS as not happened (negative).
+	KeepAlive bool
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.
 	UnhealthyPeriod time.Duration
@@ -526,6 +534,11 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_expect_body(cs, re, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.KeepAlive {
+		if err := b.check(C.gp_spec_set_keep_alive(cs, true, &b.err)); err != nil {
 			return err
 		}
 	}

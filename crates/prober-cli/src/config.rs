@@ -167,6 +167,9 @@ pub(crate) struct HttpGetAction {
     pub expect_status: Option<String>,
     /// libprober extension: a regular expression the body must match.
     pub expect_body: Option<String>,
+    /// libprober extension: keep the connection alive between runs.
+    #[serde(default)]
+    pub keep_alive: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -687,6 +690,7 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         &mut spec,
         h.expect_status.as_deref(),
         h.expect_body.as_deref(),
+        h.keep_alive,
     )?;
     Ok(spec)
 }

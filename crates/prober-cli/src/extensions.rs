@@ -1,7 +1,8 @@
 //! The command's side of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): the `check` flags `--expect-status`, `--expect-body`, `--send` and
-//! `--expect`, and the watch-file fields named beside the Kubernetes fields they extend
-//! (`httpGet.expectStatus`, `httpGet.expectBody`, `tcpSocket.send`, `tcpSocket.expect`,
+//! `docs/semantics.md`): the `check` flags `--expect-status`, `--expect-body`, `--keep-alive`,
+//! `--send` and `--expect`, and the watch-file fields named beside the Kubernetes fields they
+//! extend (`httpGet.expectStatus`, `httpGet.expectBody`, `httpGet.keepAlive`, `tcpSocket.send`,
+//! `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`,
 //! `transitionPeriodSeconds`/`Milliseconds`, `jitterPercent`). Kept here so that `check.rs`
 //! and `config.rs` only call in.
@@ -19,11 +20,16 @@ pub struct CheckFlags {
     expect_body: Option<String>,
     send: Option<String>,
     expect: Option<String>,
+    keep_alive: bool,
 }
 
 impl CheckFlags {
     /// Takes option `opt` (and its value) when it is one of these flags.
     pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
+        if opt == "--keep-alive" {
+            self.keep_alive = true;
+            return Ok(true);
+        }
         let slot = match opt {
             "--expect-status" => &mut self.expect_status,
             "--expect-body" => &mut self.expect_body,
@@ -79,17 +85,29 @@ impl CheckFlags {
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
+        if self.keep_alive {
+            if !is_http {
+                return Err(args.usage("--keep-alive applies to http:// and https:// targets only"));
+            }
+            // Accepted for symmetry with watch files; one run has no later run to reuse for.
+            spec.set_keep_alive(true).map_err(|e| args.usage(format!("--keep-alive: {e}")))?;
+        }
         Ok(())
     }
 }
 
-/// `httpGet.expectStatus` and `httpGet.expectBody` of a watch-file probe at path `p`.
+/// `httpGet.expectStatus`, `httpGet.expectBody` and `httpGet.keepAlive` of a watch-file probe
+/// at path `p`.
 pub fn apply_http_fields(
     p: &str,
     spec: &mut ProbeSpec,
     expect_status: Option<&str>,
     expect_body: Option<&str>,
+    keep_alive: bool,
 ) -> Result<(), String> {
+    if keep_alive {
+        spec.set_keep_alive(true).map_err(|e| format!("{p}.httpGet.keepAlive: {e}"))?;
+    }
     if let Some(v) = expect_status {
         let set = StatusSet::parse(v).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
         spec.set_expect_status(set).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;

@@ -336,6 +336,7 @@ mod tests {
             tls: Some(Duration::from_millis(5)),
             first_byte: Some(Duration::from_millis(7)),
             total: Duration::from_millis(8),
+            reused: false,
         };
         o.cert_not_after = Some(1_900_000_000);
         m.record_run("web \"a\"", Role::Readiness, &o, Duration::from_micros(250));

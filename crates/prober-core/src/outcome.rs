@@ -211,6 +211,10 @@ impl fmt::Display for Reason {
 /// total`. For a redirected HTTP probe the phases are the last hop's, still counted from the
 /// start of the run. `resolve` is the one duration: how long the name lookup took (it starts
 /// with the run, or with the hop that needed it).
+///
+/// A run on a kept-alive connection (`HttpSpec::keep_alive`) made no connection: its `resolve`,
+/// `connect` and `tls` are absent and `reused` is true; `first_byte` and `total` count from the
+/// start of the run as always.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Timings {
     /// How long host name resolution took (absent for IP literals and exec).
@@ -224,6 +228,8 @@ pub struct Timings {
     pub first_byte: Option<Duration>,
     /// The whole run.
     pub total: Duration,
+    /// The run's (last hop's) connection was a kept-alive one, made by an earlier run.
+    pub reused: bool,
 }
 
 /// The full result of one probe run.

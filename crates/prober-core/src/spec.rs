@@ -219,6 +219,11 @@ pub struct HttpSpec {
     pub expect_status: Option<StatusSet>,
     /// A regular expression the kept body must match, else Failure with reason `body`.
     pub expect_body: Option<Pattern>,
+    /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
+    /// probe): runs to the same origin reuse an idle HTTP/1.1 connection the engine holds, and
+    /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
+    /// check closes its connection as without it. Default false.
+    pub keep_alive: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -438,6 +443,7 @@ impl ProbeSpec {
             tls: TlsOptions::default(),
             expect_status: None,
             expect_body: None,
+            keep_alive: false,
         })))
     }
 
@@ -637,6 +643,22 @@ impl ProbeSpec {
             _ => Err(SpecError::InvalidExpectation(
                 "expected statuses apply to HTTP probes only".into(),
             )),
+        }
+    }
+
+    /// Turns keep-alive on or off (HTTP only; see [`HttpSpec::keep_alive`]).
+    ///
+    /// # Errors
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_keep_alive(&mut self, on: bool) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.keep_alive = on;
+                Ok(())
+            }
+            _ => {
+                Err(SpecError::InvalidExpectation("keep-alive applies to HTTP probes only".into()))
+            }
         }
     }
 

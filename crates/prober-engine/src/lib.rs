@@ -32,11 +32,13 @@ use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
 use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKENS_PER_PROBE};
+use prober_transport::keep::KeptConns;
 
 use arena::{Arena, Key};
 pub use event::{Event, TargetId};
 pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
+pub use prober_transport::keep::KeepStats;
 pub use runner::{EngineThread, spawn};
 use timers::{TimerKey, Timers};
 use worker::{Verdict, Worker};
@@ -91,11 +93,19 @@ pub struct EngineConfig {
     /// of a loopback TCP probe's CPU (docs/benchmarks.md). The kept sockets hold descriptors
     /// (closed, connected to nothing) until the engine is dropped.
     pub socket_pool: usize,
+    /// How long a kept-alive HTTP connection (`HttpSpec::keep_alive`) may stay idle before
+    /// the engine closes it (default [`prober_transport::keep::IDLE_LIMIT`], which says why).
+    pub keep_alive_idle: Duration,
 }
 
 impl Default for EngineConfig {
     fn default() -> EngineConfig {
-        EngineConfig { every_run: false, jitter_seed: 0, socket_pool: prober_io::DEFAULT_POOL_CAP }
+        EngineConfig {
+            every_run: false,
+            jitter_seed: 0,
+            socket_pool: prober_io::DEFAULT_POOL_CAP,
+            keep_alive_idle: prober_transport::keep::IDLE_LIMIT,
+        }
     }
 }
 
@@ -310,6 +320,8 @@ pub struct Engine {
     resuming: Vec<Key>,
     /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
     pool: SocketPool,
+    /// Idle kept-alive connections of keep-alive HTTP probes (see [`prober_transport::keep`]).
+    kept: KeptConns,
     rng: u64,
 }
 
@@ -418,6 +430,7 @@ impl Engine {
             yielded: Vec::new(),
             resuming: Vec::new(),
             pool: SocketPool::new(config.socket_pool),
+            kept: KeptConns::default().with_idle_limit(config.keep_alive_idle),
             rng: seed | 1,
         })
     }
@@ -540,6 +553,8 @@ impl Engine {
         for role in Role::ALL {
             self.cancel_worker_run(target, role);
         }
+        // The connections its runs kept are of no use to anyone else's.
+        self.kept.close_owner(target);
         self.targets.remove(Key::from_u64(target));
         self.queue.retain(|e| e.target() != Some(target));
         Ok(())
@@ -602,6 +617,12 @@ impl Engine {
     /// sockets put back (see [`EngineConfig::socket_pool`]).
     pub fn socket_pool_stats(&self) -> PoolStats {
         self.pool.stats()
+    }
+
+    /// The counters of kept-alive connections: idle now, kept, reused, found closed before
+    /// reuse, retried, expired, closed with their target (see [`prober_transport::keep`]).
+    pub fn keep_alive_stats(&self) -> KeepStats {
+        self.kept.stats()
     }
 
     // ---- host integration ----------------------------------------------------------------
@@ -714,6 +735,9 @@ impl Engine {
         }
         resuming.clear();
         self.resuming = resuming;
+        if !self.kept.is_empty() {
+            self.kept.expire(now);
+        }
         if self.timers.len() > 4 * (self.slots.len() + 3 * self.targets.len()) + 1024 {
             self.compact_timers();
         }
@@ -892,7 +916,13 @@ impl Engine {
     fn drive(&mut self, slot: Key, f: impl FnOnce(&mut AnyProbe, &mut Ctx<'_>) -> Step) {
         let now = Instant::now();
         let Some(s) = self.slots.get_mut(slot) else { return };
-        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot).with_pool(&mut self.pool);
+        let owner = match s.owner {
+            Owner::Worker { target, .. } => Some(target.to_u64()),
+            Owner::Check { .. } => None,
+        };
+        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot)
+            .with_pool(&mut self.pool)
+            .with_kept(&mut self.kept, owner);
         // A panic in a probe's own code ends that run, not the engine: the machine is
         // cancelled (or, should that panic too, dropped: closing its descriptors and killing
         // its child) and the run completes Unknown, while every other run and target goes on.

@@ -85,12 +85,17 @@ pub fn error_code_name(code: u32) -> String {
 /// One request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// `:method` (`POST` for gRPC).
     pub method: String,
+    /// `:scheme` (`http` or `https`).
     pub scheme: String,
+    /// `:authority` (`host:port`).
     pub authority: String,
+    /// `:path` (the RPC's method path).
     pub path: String,
     /// Regular header fields (lower-case names), after the pseudo-headers.
     pub headers: Vec<(String, String)>,
+    /// The request's DATA (one gRPC message).
     pub body: Vec<u8>,
 }
 
@@ -99,6 +104,7 @@ pub struct Request {
 pub struct Response {
     /// The final response head (for a trailers-only response, also the trailers).
     pub headers: Vec<(String, String)>,
+    /// The DATA received on stream 1.
     pub data: Vec<u8>,
     /// The trailing header block, if one came.
     pub trailers: Option<Vec<(String, String)>>,
@@ -126,10 +132,20 @@ pub enum H2Error {
     /// The server reset stream 1 with this error code.
     Reset(u32),
     /// The server said GOAWAY without processing our stream, or closed after GOAWAY.
-    GoAway { last_stream: u32, code: u32, debug: String },
+    GoAway {
+        /// The last stream the server says it processed.
+        last_stream: u32,
+        /// The GOAWAY error code.
+        code: u32,
+        /// Its debug data, as text.
+        debug: String,
+    },
     /// The connection ended before the server's SETTINGS (`preface == true`) or before the
     /// end of the response.
-    Eof { preface: bool },
+    Eof {
+        /// The server's SETTINGS had not arrived.
+        preface: bool,
+    },
 }
 
 impl fmt::Display for H2Error {
@@ -167,6 +183,7 @@ impl std::error::Error for H2Error {}
 /// Where the exchange stands after new bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Progress {
+    /// More bytes are needed.
     Pending,
     /// Stream 1 has ended: take the response.
     Done,
@@ -313,12 +330,16 @@ impl Client {
         &self.response
     }
 
+    /// The response, once the stream has ended.
     pub fn into_response(self) -> Response {
         self.response
     }
 
     /// Processes received bytes, all of them: for input already at hand. A poll loop uses
     /// [`Client::push`] and a budgeted [`Client::process`] instead.
+    ///
+    /// # Errors
+    /// As [`Client::process`].
     pub fn receive(&mut self, bytes: &[u8]) -> Result<Progress, H2Error> {
         self.push(bytes);
         let mut unbounded = Budget::UNBOUNDED;
@@ -338,6 +359,9 @@ impl Client {
 
     /// Handles the whole frames buffered by [`Client::push`] until they run out or `budget`
     /// is spent; every frame handled takes one frame and its size in bytes from `budget`.
+    ///
+    /// # Errors
+    /// The server is not HTTP/2, broke the protocol, reset the stream or went away.
     pub fn process(&mut self, budget: &mut Budget) -> Result<Turn, H2Error> {
         if self.ended {
             return Ok(Turn::Done);

@@ -29,12 +29,19 @@ pub const HEALTHY: &str = "service healthy";
 
 /// gRPC status codes used by name here.
 pub mod code {
+    /// `OK`.
     pub const OK: u32 = 0;
+    /// `Unknown`.
     pub const UNKNOWN: u32 = 2;
+    /// `DeadlineExceeded`.
     pub const DEADLINE_EXCEEDED: u32 = 4;
+    /// `ResourceExhausted`.
     pub const RESOURCE_EXHAUSTED: u32 = 8;
+    /// `Unimplemented`.
     pub const UNIMPLEMENTED: u32 = 12;
+    /// `Internal`.
     pub const INTERNAL: u32 = 13;
+    /// `Unavailable`.
     pub const UNAVAILABLE: u32 = 14;
 }
 
@@ -76,12 +83,16 @@ pub fn status_name(status: i32) -> String {
 /// A failed RPC: its status code and message, and the outcome reason it maps to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RpcError {
+    /// The gRPC status code.
     pub code: u32,
+    /// The status message (grpc-go's `desc`).
     pub message: String,
+    /// The outcome reason it maps to.
     pub reason: Reason,
 }
 
 impl RpcError {
+    /// An RPC failure with this code, message and reason.
     pub fn new(code: u32, message: impl Into<String>, reason: Reason) -> RpcError {
         RpcError { code, message: message.into(), reason }
     }
@@ -134,6 +145,9 @@ fn varint(input: &[u8], pos: &mut usize) -> Result<u64, String> {
 
 /// The `status` of a `HealthCheckResponse` (the last occurrence wins, unknown fields are
 /// skipped, a missing field is `UNKNOWN`, as protobuf decoding does).
+///
+/// # Errors
+/// Malformed protobuf: the text says what.
 pub fn decode_response(msg: &[u8]) -> Result<i32, String> {
     let mut status = 0i32;
     let mut pos = 0;
@@ -169,6 +183,10 @@ pub fn decode_response(msg: &[u8]) -> Result<i32, String> {
 }
 
 /// Splits a DATA stream into gRPC messages.
+///
+/// # Errors
+/// A compressed message (none was asked for) or no complete message, as grpc-go reports
+/// them (`Internal`).
 pub fn split_messages(mut data: &[u8]) -> Result<Vec<&[u8]>, RpcError> {
     let mut out = Vec::new();
     while !data.is_empty() {
@@ -255,7 +273,10 @@ fn is_grpc_content_type(ct: &str) -> bool {
         || ct.starts_with("application/grpc;")
 }
 
-/// The serving status from a complete response, or why the RPC failed.
+/// The serving status from a complete response.
+///
+/// # Errors
+/// Why the RPC failed: its grpc-status, or what grpc-go says of a response that is not gRPC.
 pub fn interpret(r: &Response) -> Result<i32, RpcError> {
     let trailers = r.trailers.as_deref().unwrap_or(&r.headers);
     let grpc_status = header(trailers, "grpc-status");

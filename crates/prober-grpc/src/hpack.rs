@@ -141,6 +141,9 @@ impl Decoder {
 
     /// Decodes one complete header block. `max_list` bounds the decoded list (names plus
     /// values plus 32 per field, as `SETTINGS_MAX_HEADER_LIST_SIZE` counts).
+    ///
+    /// # Errors
+    /// A malformed block, an index out of the tables, a list over `max_list`.
     pub fn decode(&mut self, block: &[u8], max_list: usize) -> Result<Vec<Field>, HpackError> {
         let mut fields = Vec::new();
         let mut list_size = 0usize;
@@ -376,6 +379,9 @@ pub fn huffman_code(symbol: u16) -> (u32, u8) {
 }
 
 /// Decodes a Huffman-encoded string.
+///
+/// # Errors
+/// Invalid padding or an EOS symbol in the string.
 pub fn huffman_decode(input: &[u8]) -> Result<Vec<u8>, HpackError> {
     let c = &CANONICAL;
     let mut out = Vec::with_capacity(input.len() * 8 / 5);

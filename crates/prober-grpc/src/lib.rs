@@ -41,6 +41,8 @@
 //!   response head; `timings.tls` and `cert_not_after` as for HTTPS.
 //! - Without the `tls` feature, a TLS spec is Unknown, reason Unsupported.
 
+#![warn(missing_docs)]
+
 pub mod h2;
 pub mod health;
 pub mod hpack;

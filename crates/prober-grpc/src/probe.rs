@@ -1,7 +1,7 @@
 //! The I/O adapter: [`GrpcProbe`] drives the sans-I/O HTTP/2 client ([`crate::h2`]) and the
 //! health protocol ([`crate::health`]) over a mio socket, plain or TLS.
 //!
-//! [`Connector`] (resolve, connect) -> TLS handshake when the spec asks for TLS -> preface and
+//! [`Dial`] (resolve, connect, TLS handshake when the spec asks for TLS) -> preface and
 //! SETTINGS -> the server's SETTINGS (the connection is established) -> HEADERS + DATA ->
 //! response head, message, trailers -> close with the spec's close policy (RST by default).
 //! One deadline, set at `start`, covers it all, as the kubelet's one context does.
@@ -11,13 +11,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions};
-#[cfg(feature = "tls")]
-use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_tcp::{ConnectStep, Connector};
-#[cfg(feature = "tls")]
-use prober_transport::tls::{ALPN_H2, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
-use prober_transport::{Transport, TransportError, op_error_text};
+use prober_transport::dial::{Dial, DialError, DialStep, Endpoint};
+use prober_transport::{ALPN_H2, Transport, TransportError};
 
 use crate::h2::{self, Budget, H2Error, Turn};
 use crate::health::{self, RpcError, code};
@@ -36,15 +32,8 @@ const MAX_PENDING_OUTPUT: usize = 64 * 1024;
 #[derive(Debug)]
 enum State {
     Idle,
-    /// Waiting for the TLS files, loaded off the poll thread, before connecting.
-    #[cfg(feature = "tls")]
-    LoadingTls(BlockingJob),
-    /// Boxed: a connector racing two sockets is the largest state by far.
-    Connecting(Box<Connector>),
-    #[cfg(feature = "tls")]
-    Handshake {
-        tls: Box<TlsConn>,
-    },
+    /// The probe's [`Dial`] is connecting.
+    Dialing,
     Open {
         io: Transport,
         h2: Box<h2::Client>,
@@ -55,25 +44,17 @@ enum State {
 /// A gRPC health probe as a [`Machine`] (see the crate docs for the semantics).
 #[derive(Debug)]
 pub struct GrpcProbe {
-    host: String,
-    port: u16,
+    target: Target,
     /// `host:port` as Go's `net.JoinHostPort` writes it, for messages and `:authority`.
     addr: String,
     service: String,
-    close: ClosePolicy,
-    tls_options: Option<TlsOptions>,
-    #[cfg(feature = "tls")]
-    tls: Option<TlsClient>,
+    dial: Dial,
     timeout: Duration,
     started: Option<Instant>,
     deadline: Option<Instant>,
     state: State,
     buf: Vec<u8>,
-    resolve: Option<Duration>,
-    connect: Option<Duration>,
-    tls_time: Option<Duration>,
     first_byte: Option<Duration>,
-    cert_not_after: Option<i64>,
     http_status: Option<u16>,
     /// A [`Step::Yield`] was returned and its [`Machine::resume`] has not come yet. Readiness
     /// meanwhile is left to that resume: answering it with work (and another `Yield`) would
@@ -91,24 +72,21 @@ impl GrpcProbe {
             format!("{}:{}", spec.host, spec.port)
         };
         GrpcProbe {
-            host: spec.host.clone(),
-            port: spec.port,
+            target: Target {
+                host: spec.host.clone(),
+                port: spec.port,
+                close: spec.close,
+                tls: spec.tls.clone(),
+            },
             addr,
             service: spec.service.clone(),
-            close: spec.close,
-            tls_options: spec.tls.clone(),
-            #[cfg(feature = "tls")]
-            tls: None,
+            dial: Dial::new(),
             timeout,
             started: None,
             deadline: None,
             state: State::Idle,
             buf: Vec::new(),
-            resolve: None,
-            connect: None,
-            tls_time: None,
             first_byte: None,
-            cert_not_after: None,
             http_status: None,
             resume_owed: false,
         }
@@ -121,77 +99,27 @@ impl GrpcProbe {
         now.saturating_duration_since(self.started.unwrap_or(now))
     }
 
-    /// Builds the TLS client when the spec asks for TLS: `Ok(true)` when ready (or no TLS),
-    /// `Ok(false)` when its files are being loaded off the poll thread (the run goes on in
-    /// `job_done`).
-    #[cfg(feature = "tls")]
-    fn tls_setup(&mut self, cx: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
-        let Some(opts) = &self.tls_options else { return Ok(true) };
-        match start_setup(cx, opts, &[ALPN_H2]) {
-            TlsSetup::Ready(Ok(client)) => {
-                self.tls = Some(client);
-                Ok(true)
-            }
-            TlsSetup::Ready(Err(e)) => Err((Reason::Tls, format!("TLS setup failed: {e}"))),
-            TlsSetup::Loading(job) => {
-                self.state = State::LoadingTls(job);
-                Ok(false)
-            }
-        }
-    }
-
-    #[cfg(not(feature = "tls"))]
-    fn tls_setup(&mut self, _: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
-        match &self.tls_options {
-            Some(_) => Err((
-                Reason::Unsupported,
-                format!("TLS not built in: cannot probe gRPC over TLS at {}", self.addr),
-            )),
-            None => Ok(true),
-        }
-    }
-
-    fn connect(&mut self, cx: &mut Ctx<'_>) -> Step {
-        // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA): no Nagle.
-        let mut connector =
-            Box::new(Connector::new(&self.host, self.port, self.close).with_nodelay(true));
-        let step = connector.start(cx, 0);
-        self.on_connect_step(cx, connector, step)
-    }
-
-    fn on_connect_step(
-        &mut self,
-        cx: &mut Ctx<'_>,
-        connector: Box<Connector>,
-        step: ConnectStep,
-    ) -> Step {
-        self.resolve = connector.resolve_time();
+    fn on_dial(&mut self, cx: &mut Ctx<'_>, step: DialStep) -> Step {
         match step {
-            ConnectStep::Pending => {
-                self.state = State::Connecting(connector);
+            DialStep::Pending => {
+                self.state = State::Dialing;
                 Step::Pending
             }
-            ConnectStep::Connected(conn) => {
-                self.connect = Some(self.since_start(Instant::now()));
-                #[cfg(feature = "tls")]
-                if let Some(client) = &self.tls {
-                    return match client.connect(conn, cx.token(0), &self.host) {
-                        Ok(tls) => {
-                            self.state = State::Handshake { tls: Box::new(tls) };
-                            self.drive(cx)
-                        }
-                        Err((conn, e)) => {
-                            conn.close(cx);
-                            let msg = format!("TLS setup failed: {e}");
-                            self.finish(Outcome::unknown(Reason::Tls, msg))
-                        }
-                    };
-                }
-                self.open(cx, Transport::Plain(conn));
+            DialStep::Connected(io) => {
+                self.open(cx, io);
                 self.drive(cx)
             }
-            ConnectStep::Failed(e) => {
-                let o = health::connect_failure(&self.addr, e.reason, &e.message);
+            DialStep::Failed(e) => {
+                let o = match e {
+                    DialError::TlsNotBuiltIn => Outcome::unknown(
+                        Reason::Unsupported,
+                        format!("TLS not built in: cannot probe gRPC over TLS at {}", self.addr),
+                    ),
+                    DialError::Setup { reason, message } => Outcome::unknown(reason, message),
+                    DialError::Connect { reason, detail } => {
+                        health::connect_failure(&self.addr, reason, &detail)
+                    }
+                };
                 self.finish(o)
             }
         }
@@ -204,7 +132,7 @@ impl GrpcProbe {
         let ms = left.as_micros().div_ceil(1000).max(1);
         let grpc_timeout =
             if ms <= 99_999_999 { format!("{ms}m") } else { format!("{}S", ms / 1000) };
-        let tls = self.tls_options.is_some();
+        let tls = self.target.tls.is_some();
         let request = h2::Request {
             method: "POST".into(),
             scheme: if tls { "https" } else { "http" }.into(),
@@ -222,35 +150,12 @@ impl GrpcProbe {
     }
 
     /// Runs the connection's I/O until it would block or the run ends.
-    // Without TLS there is no handshake to loop back from.
-    #[cfg_attr(not(feature = "tls"), allow(clippy::never_loop))]
     fn drive(&mut self, cx: &mut Ctx<'_>) -> Step {
-        loop {
-            match std::mem::replace(&mut self.state, State::Done) {
-                #[cfg(feature = "tls")]
-                State::Handshake { mut tls } => {
-                    let r = tls.handshake();
-                    if !matches!(r, Ok(false)) {
-                        self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
-                    }
-                    match r {
-                        Ok(true) => {
-                            self.tls_time = Some(self.since_start(Instant::now()));
-                            self.open(cx, Transport::Tls(tls));
-                        }
-                        Ok(false) | Err(TransportError::WouldBlock) => {
-                            tls.sync_interest(cx.registry);
-                            self.state = State::Handshake { tls };
-                            return Step::Pending;
-                        }
-                        Err(e) => return self.transport_failure(cx, Transport::Tls(tls), false, e),
-                    }
-                }
-                State::Open { io, h2 } => return self.exchange(cx, io, h2),
-                other => {
-                    self.state = other;
-                    return Step::Pending;
-                }
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Open { io, h2 } => self.exchange(cx, io, h2),
+            other => {
+                self.state = other;
+                Step::Pending
             }
         }
     }
@@ -276,18 +181,18 @@ impl GrpcProbe {
                     let o = health::outcome(health::interpret(&response), self.timeout);
                     return self.finish(o);
                 }
-                Err(e) => return self.h2_failure(cx, io, h2.is_connected(), e),
+                Err(e) => return self.h2_failure(cx, io, h2.is_connected(), &e),
             };
             while !h2.pending_output().is_empty() {
                 match io.write(h2.pending_output()) {
                     Ok(0) => {
                         let error = io::Error::from(io::ErrorKind::WriteZero);
                         let e = TransportError::Io { op: "write", error };
-                        return self.transport_failure(cx, io, h2.is_connected(), e);
+                        return self.transport_failure(cx, io, h2.is_connected(), &e);
                     }
                     Ok(n) => h2.consume_output(n),
                     Err(TransportError::WouldBlock) => break,
-                    Err(e) => return self.transport_failure(cx, io, h2.is_connected(), e),
+                    Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
                 }
             }
             if h2.pending_output().len() > MAX_PENDING_OUTPUT {
@@ -311,7 +216,7 @@ impl GrpcProbe {
             match io.read(&mut self.buf) {
                 Ok(0) => {
                     let e = h2.eof();
-                    return self.h2_failure(cx, io, h2.is_connected(), e);
+                    return self.h2_failure(cx, io, h2.is_connected(), &e);
                 }
                 Ok(n) => h2.push(&self.buf[..n]),
                 Err(TransportError::WouldBlock) => {
@@ -319,7 +224,7 @@ impl GrpcProbe {
                     self.state = State::Open { io, h2 };
                     return Step::Pending;
                 }
-                Err(e) => return self.transport_failure(cx, io, h2.is_connected(), e),
+                Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
             }
         }
     }
@@ -337,14 +242,12 @@ impl GrpcProbe {
         cx: &mut Ctx<'_>,
         mut io: Transport,
         connected: bool,
-        e: TransportError,
+        e: &TransportError,
     ) -> Step {
-        let (reason, detail, op) = match &e {
-            TransportError::Io { op, error } => {
-                (Reason::from_io(error), op_error_text(&mut io, op, error), *op)
-            }
-            TransportError::Tls(_) => (Reason::Tls, e.to_string(), "read"),
-            TransportError::WouldBlock => (Reason::Io, e.to_string(), "read"),
+        let (reason, detail) = e.describe(&mut io);
+        let op = match e {
+            TransportError::Io { op, .. } => *op,
+            _ => "read",
         };
         io.close(cx);
         let o = if connected {
@@ -359,14 +262,20 @@ impl GrpcProbe {
     }
 
     /// An HTTP/2 failure, mapped as grpc-go maps them.
-    fn h2_failure(&mut self, cx: &mut Ctx<'_>, io: Transport, connected: bool, e: H2Error) -> Step {
+    fn h2_failure(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        io: Transport,
+        connected: bool,
+        e: &H2Error,
+    ) -> Step {
         io.close(cx);
         if !connected {
             let o = health::connect_failure(&self.addr, Reason::Protocol, &e.to_string());
             return self.finish(o);
         }
         let past_deadline = self.deadline.is_some_and(|d| cx.now >= d);
-        let code = match &e {
+        let code = match e {
             // As grpc-go: a cancellation once our deadline has passed is most likely the
             // server acting on our grpc-timeout.
             H2Error::Reset(0x8) if past_deadline => code::DEADLINE_EXCEEDED,
@@ -375,7 +284,7 @@ impl GrpcProbe {
             H2Error::Eof { .. } => code::UNAVAILABLE,
             H2Error::Protocol(_) | H2Error::NotHttp2(_) => code::INTERNAL,
         };
-        let message = match &e {
+        let message = match e {
             H2Error::Eof { .. } => "error reading from server: EOF".to_string(),
             e => e.to_string(),
         };
@@ -388,34 +297,50 @@ impl GrpcProbe {
         self.deadline = None;
         self.buf = Vec::new();
         o.http_status = self.http_status;
-        o.timings.resolve = self.resolve;
-        o.timings.connect = self.connect;
-        o.timings.tls = self.tls_time;
+        self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.timings.total = self.since_start(Instant::now());
-        o.cert_not_after = self.cert_not_after;
+        o.cert_not_after = self.dial.cert_not_after();
         Step::Done(o)
     }
 
     fn close_all(&mut self, cx: &mut Ctx<'_>) -> bool {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Connecting(mut c) => {
-                c.cancel(cx);
-                false
-            }
-            #[cfg(feature = "tls")]
-            State::Handshake { tls, .. } => {
-                tls.close(cx);
+            // The TLS files not loaded in time make a timeout like a slow name lookup's.
+            State::Dialing => {
+                self.dial.cancel(cx);
                 false
             }
             State::Open { io, h2 } => {
                 io.close(cx);
                 h2.is_connected()
             }
-            // The files were not loaded in time: a timeout like a slow name lookup's.
-            #[cfg(feature = "tls")]
-            State::LoadingTls(_) => false,
             State::Idle | State::Done => false,
+        }
+    }
+}
+
+/// Where the probe connects to, from its spec.
+#[derive(Debug)]
+struct Target {
+    host: String,
+    port: u16,
+    close: ClosePolicy,
+    tls: Option<TlsOptions>,
+}
+
+impl Target {
+    fn endpoint(&self) -> Endpoint<'_> {
+        Endpoint {
+            host: &self.host,
+            port: self.port,
+            tls: self.tls.as_ref(),
+            alpn: &[ALPN_H2],
+            close: self.close,
+            // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA).
+            nodelay: true,
+            // gRPC probes make one connection per run, as the kubelet.
+            keep_alive: false,
         }
     }
 }
@@ -435,11 +360,8 @@ impl Machine for GrpcProbe {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.started = Some(cx.now);
         self.deadline = Some(cx.now + self.timeout);
-        match self.tls_setup(cx) {
-            Ok(true) => self.connect(cx),
-            Ok(false) => Step::Pending,
-            Err((reason, msg)) => self.finish(Outcome::unknown(reason, msg)),
-        }
+        let step = self.dial.start(cx, cx.now, &self.target.endpoint());
+        self.on_dial(cx, step)
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
@@ -448,21 +370,16 @@ impl Machine for GrpcProbe {
             return Step::Pending;
         }
         match std::mem::replace(&mut self.state, State::Done) {
-            // The connector may race two sockets (tokens 0 and 1); the connection is on 0.
-            State::Connecting(mut connector) => {
-                let step = connector.ready(cx, sub, ready);
-                self.on_connect_step(cx, connector, step)
+            // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
+            State::Dialing => {
+                let step = self.dial.ready(cx, sub, ready, &self.target.endpoint());
+                self.on_dial(cx, step)
             }
             other if sub != 0 => {
                 self.state = other;
                 Step::Pending
             }
             state @ State::Open { .. } => {
-                self.state = state;
-                self.drive(cx)
-            }
-            #[cfg(feature = "tls")]
-            state @ State::Handshake { .. } => {
                 self.state = state;
                 self.drive(cx)
             }
@@ -475,9 +392,9 @@ impl Machine for GrpcProbe {
 
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Connecting(mut connector) => {
-                let step = connector.resolved(cx, addrs);
-                self.on_connect_step(cx, connector, step)
+            State::Dialing => {
+                let step = self.dial.resolved(cx, addrs, &self.target.endpoint());
+                self.on_dial(cx, step)
             }
             other => {
                 self.state = other;
@@ -488,23 +405,9 @@ impl Machine for GrpcProbe {
 
     fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            #[cfg(feature = "tls")]
-            State::LoadingTls(_job) => {
-                let built = match &self.tls_options {
-                    Some(opts) => finish_setup(answer, opts, &[ALPN_H2]),
-                    // Never loads without them.
-                    None => Err((Reason::Tls, "no TLS options".to_string())),
-                };
-                match built {
-                    Ok(client) => {
-                        self.tls = Some(client);
-                        self.connect(cx)
-                    }
-                    Err((reason, e)) => {
-                        let o = Outcome::unknown(reason, format!("TLS setup failed: {e}"));
-                        self.finish(o)
-                    }
-                }
+            State::Dialing => {
+                let step = self.dial.job_done(cx, answer, &self.target.endpoint());
+                self.on_dial(cx, step)
             }
             other => {
                 let _ = (cx, answer);
@@ -518,11 +421,11 @@ impl Machine for GrpcProbe {
         match self.deadline {
             Some(d) if cx.now >= d => {}
             _ => {
-                // Before the deadline only the connector has a timer (its second family).
+                // Before the deadline only the dial has a timer (its second family).
                 return match std::mem::replace(&mut self.state, State::Done) {
-                    State::Connecting(mut connector) => {
-                        let step = connector.timer(cx);
-                        self.on_connect_step(cx, connector, step)
+                    State::Dialing => {
+                        let step = self.dial.timer(cx, &self.target.endpoint());
+                        self.on_dial(cx, step)
                     }
                     other => {
                         self.state = other;
@@ -541,7 +444,7 @@ impl Machine for GrpcProbe {
 
     fn wake_at(&self) -> Option<Instant> {
         match (&self.state, self.deadline) {
-            (State::Connecting(c), Some(d)) => Some(c.wake_at().map_or(d, |at| at.min(d))),
+            (State::Dialing, Some(d)) => Some(self.dial.wake_at().map_or(d, |at| at.min(d))),
             (_, d) => d,
         }
     }

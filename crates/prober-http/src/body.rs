@@ -41,7 +41,12 @@ pub const TRAILER_LIMIT: u64 = 16 * 1024;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BodyError {
     /// The connection ended before the declared end of the body.
-    UnexpectedEof { received: u64, declared: Option<u64> },
+    UnexpectedEof {
+        /// Body bytes received.
+        received: u64,
+        /// The declared length (Content-Length), if any.
+        declared: Option<u64>,
+    },
     /// Bad chunked framing.
     Chunked(String),
 }
@@ -78,10 +83,12 @@ pub struct BodySink {
 }
 
 impl BodySink {
+    /// A sink keeping at most `limit` bytes.
     pub fn new(limit: usize) -> BodySink {
         BodySink { limit, kept: Vec::new(), total: 0 }
     }
 
+    /// Takes body bytes: kept up to the limit, counted all.
     pub fn push(&mut self, bytes: &[u8]) {
         let room = self.limit - self.kept.len();
         self.kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
@@ -98,14 +105,17 @@ impl BodySink {
         self.total > self.limit as u64
     }
 
+    /// The bytes kept.
     pub fn kept(&self) -> &[u8] {
         &self.kept
     }
 
+    /// Body bytes seen in all, kept or not.
     pub fn total(&self) -> u64 {
         self.total
     }
 
+    /// The bytes kept, for the outcome.
     pub fn into_kept(self) -> Vec<u8> {
         self.kept
     }
@@ -144,6 +154,7 @@ pub struct BodyDecoder {
 }
 
 impl BodyDecoder {
+    /// A decoder of a body delimited as `framing` says.
     pub fn new(framing: Framing) -> BodyDecoder {
         let kind = match framing {
             Framing::Length(n) => Kind::Length { declared: n, remaining: n },
@@ -174,6 +185,9 @@ impl BodyDecoder {
 
     /// Decodes `input`, handing body bytes to `sink`. Stops at the end of the body or as soon as
     /// the sink has overflowed; returns how many input bytes were used.
+    ///
+    /// # Errors
+    /// Bad chunked framing (sizes, extensions or trailers too long).
     pub fn decode(&mut self, input: &[u8], sink: &mut BodySink) -> Result<usize, BodyError> {
         let mut pos = 0;
         while pos < input.len() && !self.is_done() && !sink.overflowed() {
@@ -215,6 +229,9 @@ impl BodyDecoder {
 
     /// The connection ended: fine for a close-delimited body, an error for a body that had not
     /// reached its declared end.
+    ///
+    /// # Errors
+    /// [`BodyError::UnexpectedEof`] for a body cut short.
     pub fn eof(&mut self) -> Result<(), BodyError> {
         if self.is_done() {
             return Ok(());
@@ -378,7 +395,10 @@ pub enum BodyProgress {
     /// read if it does not block, and call [`BodyReader::would_block`] if it does.
     AtLimit,
     /// Stop reading: the body is complete, or the limit is reached.
-    Complete { truncated: bool },
+    Complete {
+        /// More body was seen than kept.
+        truncated: bool,
+    },
 }
 
 /// A decoder and a sink together: the whole body logic of a probe, without I/O.
@@ -386,17 +406,26 @@ pub enum BodyProgress {
 pub struct BodyReader {
     decoder: BodyDecoder,
     sink: BodySink,
+    /// Bytes came after the end of the body (the connection cannot be reused).
+    excess: bool,
 }
 
 impl BodyReader {
+    /// A reader of a body framed as `framing`, keeping at most `limit` bytes.
     pub fn new(framing: Framing, limit: usize) -> BodyReader {
-        BodyReader { decoder: BodyDecoder::new(framing), sink: BodySink::new(limit) }
+        BodyReader { decoder: BodyDecoder::new(framing), sink: BodySink::new(limit), excess: false }
     }
 
     /// Feeds bytes read from the connection.
+    ///
+    /// # Errors
+    /// Bad framing before the limit was reached (past it the kubelet reads nothing more).
     pub fn feed(&mut self, input: &[u8]) -> Result<BodyProgress, BodyError> {
         match self.decoder.decode(input, &mut self.sink) {
-            Ok(_) => Ok(self.progress()),
+            Ok(used) => {
+                self.excess |= used < input.len();
+                Ok(self.progress())
+            }
             // Past the limit the kubelet reads nothing more: later framing errors are not seen.
             Err(_) if self.sink.is_full() => Ok(BodyProgress::Complete { truncated: false }),
             Err(e) => Err(e),
@@ -419,6 +448,9 @@ impl BodyReader {
     }
 
     /// The connection ended (EOF).
+    ///
+    /// # Errors
+    /// A body cut short of its declared end, before the limit was reached.
     pub fn eof(&mut self) -> Result<BodyProgress, BodyError> {
         match self.decoder.eof() {
             Ok(()) => Ok(BodyProgress::Complete { truncated: self.sink.overflowed() }),
@@ -435,10 +467,19 @@ impl BodyReader {
         }
     }
 
+    /// The body was read to its declared end (Content-Length or the last chunk), and nothing
+    /// followed it: the connection is where the next response would start. Never for a body
+    /// delimited by the end of the connection.
+    pub fn at_end(&self) -> bool {
+        self.decoder.is_done() && !self.excess && !matches!(self.decoder.kind, Kind::Close { .. })
+    }
+
+    /// What was kept so far.
     pub fn sink(&self) -> &BodySink {
         &self.sink
     }
 
+    /// What was kept, for the outcome.
     pub fn into_sink(self) -> BodySink {
         self.sink
     }

@@ -49,6 +49,8 @@
 //!   `TLS not built in: cannot probe https://...`.
 //! - Proxy environment variables are never read; the request goes straight to the URL's host.
 
+#![warn(missing_docs)]
+
 pub mod body;
 mod probe;
 pub mod redirect;

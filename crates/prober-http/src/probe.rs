@@ -1,6 +1,6 @@
 //! The I/O adapter: [`HttpProbe`] drives the sans-I/O parts over a mio socket.
 //!
-//! Per hop: [`Connector`] (resolve, connect) -> TLS handshake for `https` -> write the request
+//! Per hop: [`Dial`] (resolve, connect, TLS handshake for `https`) -> write the request
 //! -> read and parse the head -> redirect decision -> read the body (final response only) ->
 //! close the connection with the spec's close policy (RST by default). One deadline, set at
 //! `start`, covers every hop.
@@ -16,18 +16,14 @@ use std::time::{Duration, Instant};
 
 use prober_core::{HttpSpec, Outcome, Reason, Scheme, Url};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_tcp::{ConnectStep, Connector};
+use prober_transport::dial::{Dial, DialError, DialStep, Endpoint};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::redirect::{Decision, Hop, Redirects};
-use crate::request::{build_request, host_override};
+use crate::request::{build_request_with, host_override, user_wants_close};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 use crate::verdict::{evaluate, evaluate_expected};
-#[cfg(feature = "tls")]
-use prober_io::BlockingJob;
-#[cfg(feature = "tls")]
-use prober_transport::tls::{ALPN_HTTP1, TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
-use prober_transport::{Transport, TransportError, op_error_text};
+use prober_transport::{ALPN_HTTP1, Transport, TransportError};
 
 /// Bytes asked for in one `read`.
 /// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
@@ -48,14 +44,8 @@ const BODY_TIMEOUT: &str =
 #[derive(Debug)]
 enum State {
     Idle,
-    /// Waiting for the TLS files, loaded off the poll thread, before connecting.
-    #[cfg(feature = "tls")]
-    LoadingTls(BlockingJob),
-    Connecting(Connector),
-    #[cfg(feature = "tls")]
-    Handshake {
-        tls: Box<TlsConn>,
-    },
+    /// The probe's [`Dial`] is connecting to the current hop.
+    Dialing,
     Writing {
         conn: Transport,
         request: Request,
@@ -69,6 +59,9 @@ enum State {
         conn: Transport,
         status: u16,
         reader: BodyReader,
+        /// The response lets the connection carry another request once the body is read to
+        /// its end (keep-alive probes only).
+        keep: bool,
     },
     /// Reading (and dropping) a followed redirect's body before the next hop, as Go's client
     /// does: up to [`REDIRECT_BODY_READ`] bytes, when it has no `Content-Length` or one no
@@ -107,21 +100,27 @@ pub struct HttpPlan {
     spec: HttpSpec,
     host_override: Option<String>,
     request: Vec<u8>,
+    /// Keep-alive asked for and not overridden by a user `Connection: close`.
+    keep_alive: bool,
 }
 
 impl HttpPlan {
+    /// Makes the plan of `spec`: its virtual host and its first request, once.
     pub fn new(spec: HttpSpec) -> HttpPlan {
         let host_override = host_override(&spec.headers);
-        let request = build_request(
+        let keep_alive = spec.keep_alive && !user_wants_close(&spec.headers);
+        let request = build_request_with(
             &spec.url,
             &spec.headers,
             &spec.user_agent,
             host_override.as_deref(),
             None,
+            keep_alive,
         );
-        HttpPlan { spec, host_override, request }
+        HttpPlan { spec, host_override, request, keep_alive }
     }
 
+    /// The spec planned.
     pub fn spec(&self) -> &HttpSpec {
         &self.spec
     }
@@ -143,21 +142,18 @@ pub struct HttpProbe {
     /// on the plan's URL.
     hop: Option<Box<Hop>>,
     redirects: Redirects,
-    /// Built at the start for an `https` URL, else at the first redirect to one.
-    #[cfg(feature = "tls")]
-    tls: Option<TlsClient>,
+    /// The connect phase of the current hop (its TLS client, built at the first `https` hop,
+    /// serves the later ones).
+    dial: Dial,
     state: State,
     buf: Vec<u8>,
     started: Option<Instant>,
     deadline: Option<Instant>,
     /// Status of the last response head received.
     last_status: Option<u16>,
-    // Timings of the current (finally: the last) hop.
-    resolve: Option<Duration>,
-    connect: Option<Duration>,
-    tls_time: Option<Duration>,
+    /// First response byte of the current (finally: the last) hop; the other phases are the
+    /// dial's.
     first_byte: Option<Duration>,
-    cert_not_after: Option<i64>,
 }
 
 impl HttpProbe {
@@ -176,18 +172,13 @@ impl HttpProbe {
             timeout,
             output_limit: output_limit.max(1),
             hop: None,
-            #[cfg(feature = "tls")]
-            tls: None,
+            dial: Dial::new(),
             state: State::Idle,
             buf: Vec::new(),
             started: None,
             deadline: None,
             last_status: None,
-            resolve: None,
-            connect: None,
-            tls_time: None,
             first_byte: None,
-            cert_not_after: None,
         }
     }
 
@@ -205,97 +196,33 @@ impl HttpProbe {
 
     fn start_hop(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.buf.clear();
-        self.resolve = None;
-        self.connect = None;
-        self.tls_time = None;
         self.first_byte = None;
-        self.cert_not_after = None;
-        if self.url().scheme() == Scheme::Https {
-            match self.tls_setup(cx) {
-                Ok(true) => {}
-                Ok(false) => return Step::Pending,
-                Err((reason, msg)) => return self.finish(Outcome::unknown(reason, msg)),
-            }
-        }
-        self.connect_hop(cx)
+        let started = self.started.unwrap_or(cx.now);
+        let step = self.dial.start(cx, started, &endpoint(&self.plan, self.hop.as_deref()));
+        self.on_dial(cx, step)
     }
 
-    /// Connects to the current hop's host (its TLS client is ready for an `https` hop).
-    fn connect_hop(&mut self, cx: &mut Ctx<'_>) -> Step {
-        let url = self.url();
-        // TLS makes several small writes in a row (the handshake's last flight, then the
-        // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
-        // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
-        let nodelay = url.scheme() == Scheme::Https;
-        let mut connector =
-            Connector::new(url.host(), url.port(), self.plan.spec.close).with_nodelay(nodelay);
-        let step = connector.start(cx, 0);
-        self.on_connect_step(cx, connector, step)
-    }
-
-    /// Makes sure a TLS client is ready for an `https` hop: `Ok(true)` when it is, `Ok(false)`
-    /// when its files are being loaded off the poll thread (the run goes on in `job_done`), an
-    /// Unknown outcome if TLS is not built in or its files cannot be used.
-    #[cfg(feature = "tls")]
-    fn tls_setup(&mut self, cx: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
-        if self.tls.is_some() {
-            return Ok(true);
-        }
-        match start_setup(cx, &self.plan.spec.tls, &[ALPN_HTTP1]) {
-            TlsSetup::Ready(Ok(c)) => {
-                self.tls = Some(c);
-                Ok(true)
-            }
-            TlsSetup::Ready(Err(e)) => Err((Reason::Tls, format!("TLS setup failed: {e}"))),
-            TlsSetup::Loading(job) => {
-                self.state = State::LoadingTls(job);
-                Ok(false)
-            }
-        }
-    }
-
-    #[cfg(not(feature = "tls"))]
-    fn tls_setup(&mut self, _: &mut Ctx<'_>) -> Result<bool, (Reason, String)> {
-        Err((Reason::Unsupported, format!("TLS not built in: cannot probe {}", self.url())))
-    }
-
-    fn on_connect_step(
-        &mut self,
-        cx: &mut Ctx<'_>,
-        connector: Connector,
-        step: ConnectStep,
-    ) -> Step {
-        self.resolve = connector.resolve_time();
+    fn on_dial(&mut self, cx: &mut Ctx<'_>, step: DialStep) -> Step {
         match step {
-            ConnectStep::Pending => {
-                self.state = State::Connecting(connector);
+            DialStep::Pending => {
+                self.state = State::Dialing;
                 Step::Pending
             }
-            ConnectStep::Connected(conn) => {
-                self.connect = Some(self.since_start(Instant::now()));
-                #[cfg(feature = "tls")]
-                if self.url().scheme() == Scheme::Https {
-                    let client = self.tls.as_ref().expect("set up before connecting");
-                    return match client.connect(conn, cx.token(0), self.url().host()) {
-                        Ok(tls) => {
-                            self.state = State::Handshake { tls: Box::new(tls) };
-                            self.drive(cx)
-                        }
-                        Err((conn, e)) => {
-                            conn.close(cx);
-                            self.finish(Outcome::unknown(
-                                Reason::Tls,
-                                format!("TLS setup failed: {e}"),
-                            ))
-                        }
-                    };
-                }
-                self.send_request(cx, Transport::Plain(conn))
-            }
-            ConnectStep::Failed(e) => {
-                let msg = format!("Get \"{}\": {}", self.url(), e.message);
-                // Failure, or Unknown when the node ran out of something (reason resource).
-                self.finish(Outcome::new(e.reason.failed_result(), e.reason, msg))
+            DialStep::Connected(conn) => self.send_request(cx, conn),
+            DialStep::Failed(e) => {
+                let o = match e {
+                    DialError::TlsNotBuiltIn => {
+                        let msg = format!("TLS not built in: cannot probe {}", self.url());
+                        Outcome::unknown(Reason::Unsupported, msg)
+                    }
+                    DialError::Setup { reason, message } => Outcome::unknown(reason, message),
+                    // Failure, or Unknown when the node ran out of something (reason resource).
+                    DialError::Connect { reason, detail } => {
+                        let msg = format!("Get \"{}\": {detail}", self.url());
+                        Outcome::new(reason.failed_result(), reason, msg)
+                    }
+                };
+                self.finish(o)
             }
         }
     }
@@ -303,47 +230,28 @@ impl HttpProbe {
     fn send_request(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
         let request = match &self.hop {
             None => Request::First(self.plan.clone()),
-            Some(hop) => Request::Redirected(build_request(
+            Some(hop) => Request::Redirected(build_request_with(
                 &hop.url,
                 &self.plan.spec.headers,
                 &self.plan.spec.user_agent,
                 hop.host_override.as_deref(),
                 hop.referer.as_deref(),
+                self.plan.keep_alive,
             )),
         };
         self.state = State::Writing { conn, request, written: 0 };
         self.drive(cx)
     }
 
-    #[cfg(feature = "tls")]
-    fn handshake(&mut self, cx: &mut Ctx<'_>, mut tls: Box<TlsConn>) -> Next {
-        let r = tls.handshake();
-        if !matches!(r, Ok(false)) {
-            self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
-        }
-        match r {
-            Ok(true) => {
-                self.tls_time = Some(self.since_start(Instant::now()));
-                Next::Return(self.send_request(cx, Transport::Tls(tls)))
-            }
-            Ok(false) | Err(TransportError::WouldBlock) => {
-                tls.sync_interest(cx.registry);
-                self.state = State::Handshake { tls };
-                Next::Return(Step::Pending)
-            }
-            Err(e) => Next::Return(self.transport_failure(cx, Transport::Tls(tls), e, None)),
-        }
-    }
-
     /// Runs the connection's I/O until it would block or the run ends.
     fn drive(&mut self, cx: &mut Ctx<'_>) -> Step {
         loop {
             let next = match std::mem::replace(&mut self.state, State::Done) {
-                #[cfg(feature = "tls")]
-                State::Handshake { tls } => self.handshake(cx, tls),
                 State::Writing { conn, request, written } => self.write(cx, conn, request, written),
                 State::Head { conn, parser } => self.read_head(cx, conn, parser),
-                State::Body { conn, status, reader } => self.read_body(cx, conn, status, reader),
+                State::Body { conn, status, reader, keep } => {
+                    self.read_body(cx, conn, status, reader, keep)
+                }
                 State::Discard { conn, reader, hop } => self.discard_body(cx, conn, reader, hop),
                 other => {
                     self.state = other;
@@ -368,12 +276,17 @@ impl HttpProbe {
                 Ok(0) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     let e = TransportError::Io { op: "write", error: e };
-                    return Next::Return(self.transport_failure(cx, conn, e, None));
+                    return Next::Return(self.transport_failure(cx, conn, &e, None));
                 }
                 Ok(n) => {
                     written += n;
                     if written == request.bytes().len() {
-                        self.state = State::Head { conn, parser: HeadParser::new() };
+                        let parser = if self.plan.keep_alive {
+                            HeadParser::keep_alive()
+                        } else {
+                            HeadParser::new()
+                        };
+                        self.state = State::Head { conn, parser };
                         return Next::Continue;
                     }
                 }
@@ -382,7 +295,7 @@ impl HttpProbe {
                     self.state = State::Writing { conn, request, written };
                     return Next::Return(Step::Pending);
                 }
-                Err(e) => return Next::Return(self.transport_failure(cx, conn, e, None)),
+                Err(e) => return Next::Return(self.transport_failure(cx, conn, &e, None)),
             }
         }
     }
@@ -390,6 +303,9 @@ impl HttpProbe {
     fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Transport, mut parser: HeadParser) -> Next {
         loop {
             match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
+                Ok(0) if self.first_byte.is_none() && self.dial.reused() => {
+                    return Next::Return(self.retry(cx, conn));
+                }
                 Ok(0) => {
                     // What arrived is read as Go reads it, the unfinished last line too: a
                     // malformed head is reported as such, not as an early EOF.
@@ -410,7 +326,7 @@ impl HttpProbe {
                             Ok(HeadStatus::Interim { len, .. }) => {
                                 self.buf.drain(..len);
                             }
-                            Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, head),
+                            Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, &head),
                             Err(e) => {
                                 let msg = format!("Get \"{}\": {e}", self.url());
                                 return Next::Return(self.fail(
@@ -430,12 +346,12 @@ impl HttpProbe {
                     self.state = State::Head { conn, parser };
                     return Next::Return(Step::Pending);
                 }
-                Err(e) => return Next::Return(self.transport_failure(cx, conn, e, None)),
+                Err(e) => return Next::Return(self.transport_failure(cx, conn, &e, None)),
             }
         }
     }
 
-    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: ResponseHead) -> Next {
+    fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: &ResponseHead) -> Next {
         self.last_status = Some(head.status);
         let (current, host_override) = match &self.hop {
             Some(hop) => (&hop.url, hop.host_override.as_deref()),
@@ -472,15 +388,17 @@ impl HttpProbe {
                 Next::Return(self.fail(cx, Some(conn), Reason::TooManyRedirects, msg, None))
             }
             Decision::Final => {
+                let keep = self.plan.keep_alive && !head.close;
                 let mut reader = BodyReader::new(head.framing, self.output_limit);
                 let progress = reader.feed(&self.buf[head.len..]);
                 self.buf.clear();
                 match progress {
                     Ok(BodyProgress::Complete { truncated }) => {
-                        Next::Return(self.respond(cx, conn, head.status, reader, truncated))
+                        self.release(cx, conn, keep && reader.at_end());
+                        Next::Return(self.respond(head.status, reader, truncated))
                     }
                     Ok(_) => {
-                        self.state = State::Body { conn, status: head.status, reader };
+                        self.state = State::Body { conn, status: head.status, reader, keep };
                         Next::Continue
                     }
                     Err(e) => Next::Return(self.body_failure(cx, conn, reader, &e)),
@@ -531,12 +449,13 @@ impl HttpProbe {
         mut conn: Transport,
         status: u16,
         mut reader: BodyReader,
+        keep: bool,
     ) -> Next {
         let mut reads = 0;
         loop {
             if reads == READS_PER_TURN {
                 // Let other work have its turn; the driver resumes reading right after.
-                self.state = State::Body { conn, status, reader };
+                self.state = State::Body { conn, status, reader, keep };
                 return Next::Return(Step::Yield);
             }
             reads += 1;
@@ -550,7 +469,7 @@ impl HttpProbe {
                     }
                     _ => {
                         conn.sync_interest(cx.registry);
-                        self.state = State::Body { conn, status, reader };
+                        self.state = State::Body { conn, status, reader, keep };
                         return Next::Return(Step::Pending);
                     }
                 },
@@ -561,12 +480,13 @@ impl HttpProbe {
                 Err(e) => {
                     let sink = reader.into_sink();
                     let body = Some((sink.total(), sink.into_kept()));
-                    return Next::Return(self.transport_failure(cx, conn, e, body));
+                    return Next::Return(self.transport_failure(cx, conn, &e, body));
                 }
             };
             match progress {
                 Ok(BodyProgress::Complete { truncated }) => {
-                    return Next::Return(self.respond(cx, conn, status, reader, truncated));
+                    self.release(cx, conn, keep && reader.at_end());
+                    return Next::Return(self.respond(status, reader, truncated));
                 }
                 Ok(_) => {}
                 Err(e) => return Next::Return(self.body_failure(cx, conn, reader, &e)),
@@ -574,16 +494,27 @@ impl HttpProbe {
         }
     }
 
-    /// The final response was read: the kubelet's result mapping.
-    fn respond(
-        &mut self,
-        cx: &mut Ctx<'_>,
-        conn: Transport,
-        status: u16,
-        reader: BodyReader,
-        truncated: bool,
-    ) -> Step {
+    /// Ends the exchange on `conn`: kept for another run when `reusable` (a keep-alive probe
+    /// whose response allowed it and whose body was read to its end), else closed.
+    fn release(&mut self, cx: &mut Ctx<'_>, conn: Transport, reusable: bool) {
+        if reusable {
+            self.dial.keep(cx, conn, &endpoint(&self.plan, self.hop.as_deref()));
+        } else {
+            conn.close(cx);
+        }
+    }
+
+    /// A reused connection failed before any response byte: the server closed it as it was
+    /// reused. Dial again on a fresh connection, once, within the same deadline.
+    fn retry(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
         conn.close(cx);
+        self.buf.clear();
+        let step = self.dial.retry(cx, &endpoint(&self.plan, self.hop.as_deref()));
+        self.on_dial(cx, step)
+    }
+
+    /// The final response was read (its connection released): the kubelet's result mapping.
+    fn respond(&mut self, status: u16, reader: BodyReader, truncated: bool) -> Step {
         let sink = reader.into_sink();
         let spec = &self.plan.spec;
         let (result, reason, message) =
@@ -625,16 +556,13 @@ impl HttpProbe {
         &mut self,
         cx: &mut Ctx<'_>,
         mut conn: Transport,
-        e: TransportError,
+        e: &TransportError,
         body: Option<(u64, Vec<u8>)>,
     ) -> Step {
-        let (reason, detail) = match &e {
-            TransportError::Io { op, error } => {
-                (Reason::from_io(error), op_error_text(&mut conn, op, error))
-            }
-            TransportError::Tls(_) => (Reason::Tls, e.to_string()),
-            TransportError::WouldBlock => (Reason::Io, e.to_string()),
-        };
+        if self.first_byte.is_none() && self.dial.reused() {
+            return self.retry(cx, conn);
+        }
+        let (reason, detail) = e.describe(&mut conn);
         let msg = format!("Get \"{}\": {detail}", self.url());
         self.fail(cx, Some(conn), reason, msg, body)
     }
@@ -666,11 +594,9 @@ impl HttpProbe {
         self.deadline = None;
         self.buf = Vec::new();
         o.http_status = self.last_status;
-        o.timings.resolve = self.resolve;
-        o.timings.connect = self.connect;
-        o.timings.tls = self.tls_time;
+        self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
-        o.cert_not_after = self.cert_not_after;
+        o.cert_not_after = self.dial.cert_not_after();
         o.timings.total = self.since_start(Instant::now());
         Step::Done(o)
     }
@@ -685,10 +611,11 @@ impl Machine for HttpProbe {
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            // The connector may race two sockets (tokens 0 and 1); the connection is on 0.
-            State::Connecting(mut connector) => {
-                let step = connector.ready(cx, sub, ready);
-                self.on_connect_step(cx, connector, step)
+            // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
+            State::Dialing => {
+                let step =
+                    self.dial.ready(cx, sub, ready, &endpoint(&self.plan, self.hop.as_deref()));
+                self.on_dial(cx, step)
             }
             other if sub != 0 => {
                 self.state = other;
@@ -701,11 +628,6 @@ impl Machine for HttpProbe {
                 self.state = state;
                 self.drive(cx)
             }
-            #[cfg(feature = "tls")]
-            state @ State::Handshake { .. } => {
-                self.state = state;
-                self.drive(cx)
-            }
             other => {
                 self.state = other;
                 Step::Pending
@@ -715,9 +637,10 @@ impl Machine for HttpProbe {
 
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Connecting(mut connector) => {
-                let step = connector.resolved(cx, addrs);
-                self.on_connect_step(cx, connector, step)
+            State::Dialing => {
+                let step =
+                    self.dial.resolved(cx, addrs, &endpoint(&self.plan, self.hop.as_deref()));
+                self.on_dial(cx, step)
             }
             other => {
                 self.state = other;
@@ -728,18 +651,10 @@ impl Machine for HttpProbe {
 
     fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            #[cfg(feature = "tls")]
-            State::LoadingTls(_job) => {
-                match finish_setup(answer, &self.plan.spec.tls, &[ALPN_HTTP1]) {
-                    Ok(c) => {
-                        self.tls = Some(c);
-                        self.connect_hop(cx)
-                    }
-                    Err((reason, e)) => {
-                        let o = Outcome::unknown(reason, format!("TLS setup failed: {e}"));
-                        self.finish(o)
-                    }
-                }
+            State::Dialing => {
+                let step =
+                    self.dial.job_done(cx, answer, &endpoint(&self.plan, self.hop.as_deref()));
+                self.on_dial(cx, step)
             }
             other => {
                 let _ = (cx, answer);
@@ -753,11 +668,11 @@ impl Machine for HttpProbe {
         match self.deadline {
             Some(d) if cx.now >= d => {}
             _ => {
-                // Before the deadline only the connector has a timer (its second family).
+                // Before the deadline only the dial has a timer (its second family).
                 return match std::mem::replace(&mut self.state, State::Done) {
-                    State::Connecting(mut connector) => {
-                        let step = connector.timer(cx);
-                        self.on_connect_step(cx, connector, step)
+                    State::Dialing => {
+                        let step = self.dial.timer(cx, &endpoint(&self.plan, self.hop.as_deref()));
+                        self.on_dial(cx, step)
                     }
                     other => {
                         self.state = other;
@@ -771,13 +686,9 @@ impl Machine for HttpProbe {
         // deadline passed: the error names the next URL, awaiting headers.
         let mut next_url = None;
         let body = match std::mem::replace(&mut self.state, State::Done) {
-            State::Connecting(mut c) => {
-                c.cancel(cx);
-                None
-            }
-            #[cfg(feature = "tls")]
-            State::Handshake { tls, .. } => {
-                tls.close(cx);
+            // The files not loaded in time make a timeout like a slow name lookup's.
+            State::Dialing => {
+                self.dial.cancel(cx);
                 None
             }
             State::Writing { conn, .. } | State::Head { conn, .. } => {
@@ -794,9 +705,6 @@ impl Machine for HttpProbe {
                 next_url = Some(hop.url);
                 None
             }
-            // The files were not loaded in time: a timeout like a slow name lookup's.
-            #[cfg(feature = "tls")]
-            State::LoadingTls(_) => None,
             State::Idle | State::Done => None,
         };
         let why = if in_body { BODY_TIMEOUT } else { HEADERS_TIMEOUT };
@@ -806,7 +714,7 @@ impl Machine for HttpProbe {
 
     fn wake_at(&self) -> Option<Instant> {
         match (&self.state, self.deadline) {
-            (State::Connecting(c), Some(d)) => Some(c.wake_at().map_or(d, |at| at.min(d))),
+            (State::Dialing, Some(d)) => Some(self.dial.wake_at().map_or(d, |at| at.min(d))),
             (_, d) => d,
         }
     }
@@ -817,19 +725,34 @@ impl Machine for HttpProbe {
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Connecting(mut c) => c.cancel(cx),
-            #[cfg(feature = "tls")]
-            State::Handshake { tls, .. } => tls.close(cx),
+            State::Dialing => self.dial.cancel(cx),
             State::Writing { conn, .. }
             | State::Head { conn, .. }
             | State::Body { conn, .. }
             | State::Discard { conn, .. } => conn.close(cx),
-            #[cfg(feature = "tls")]
-            State::LoadingTls(_) => {}
             State::Idle | State::Done => {}
         }
         self.deadline = None;
         self.buf = Vec::new();
+    }
+}
+
+/// Where the hop of `hop` (or the plan's URL) connects to: TLS with the spec's options for an
+/// `https` URL.
+fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
+    let url = hop.map_or(&plan.spec.url, |h| &h.url);
+    let https = url.scheme() == Scheme::Https;
+    Endpoint {
+        host: url.host(),
+        port: url.port(),
+        tls: https.then_some(&plan.spec.tls),
+        alpn: &[ALPN_HTTP1],
+        close: plan.spec.close,
+        // TLS makes several small writes in a row (the handshake's last flight, then the
+        // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
+        // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
+        nodelay: https,
+        keep_alive: plan.keep_alive,
     }
 }
 

@@ -40,6 +40,7 @@ pub enum Decision {
 /// The next request of a followed redirect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hop {
+    /// The URL to request next.
     pub url: Url,
     /// The virtual host to send, when it survives this redirect.
     pub host_override: Option<String>,
@@ -60,6 +61,7 @@ pub fn is_redirect_status(status: u16) -> bool {
 }
 
 impl Redirects {
+    /// A run's redirect state under `policy`, none followed yet.
     pub fn new(policy: RedirectPolicy) -> Redirects {
         Redirects { policy, followed: 0 }
     }

@@ -74,6 +74,28 @@ pub fn build_request(
     host_override: Option<&str>,
     referer: Option<&str>,
 ) -> Vec<u8> {
+    build_request_with(url, headers, user_agent, host_override, referer, false)
+}
+
+/// Whether the user's headers ask the server to close the connection (`Connection: close`):
+/// then keep-alive has no effect.
+pub fn user_wants_close(headers: &[(String, String)]) -> bool {
+    headers.iter().any(|(n, v)| {
+        n.trim().eq_ignore_ascii_case("connection")
+            && v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"))
+    })
+}
+
+/// [`build_request`], and with `keep_alive` without the `Connection: close` the kubelet's
+/// client sends (a `Connection` header of the user's is still sent as given).
+pub fn build_request_with(
+    url: &Url,
+    headers: &[(String, String)],
+    user_agent: &str,
+    host_override: Option<&str>,
+    referer: Option<&str>,
+    keep_alive: bool,
+) -> Vec<u8> {
     let mut map = header_map(headers);
 
     let host = match host_override {
@@ -99,7 +121,7 @@ pub fn build_request(
     let wants_close = map.get("Connection").is_some_and(|vs| {
         vs.iter().any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
     });
-    if !wants_close {
+    if !wants_close && !keep_alive {
         map.entry("Connection".into()).or_default().push("close".into());
     }
     if let Some(r) = referer {
@@ -259,6 +281,18 @@ mod tests {
         let url = Url::parse("http://h/").unwrap();
         let r = String::from_utf8(build_request(&url, &[], "", None, None)).unwrap();
         assert_eq!(r, "GET / HTTP/1.1\r\nHost: h\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+    }
+
+    #[test]
+    fn keep_alive_requests_do_not_ask_to_close() {
+        let url = Url::parse("http://h/").unwrap();
+        let r = String::from_utf8(build_request(&url, &[], "ua", None, None)).unwrap();
+        let kept =
+            String::from_utf8(build_request_with(&url, &[], "ua", None, None, true)).unwrap();
+        assert!(r.contains("Connection: close\r\n"), "{r}");
+        assert_eq!(kept, r.replace("Connection: close\r\n", ""));
+        assert!(user_wants_close(&[("connection".into(), "Keep-Alive, Close".into())]));
+        assert!(!user_wants_close(&[("Connection".into(), "keep-alive".into())]));
     }
 
     #[test]

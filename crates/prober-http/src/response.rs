@@ -47,6 +47,7 @@ pub const MAX_INTERIM_BYTES: usize = 1024 * 1024;
 pub struct ResponseHead {
     /// Minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub version: u8,
+    /// The status code.
     pub status: u16,
     /// How the body is delimited.
     pub framing: Framing,
@@ -54,6 +55,10 @@ pub struct ResponseHead {
     pub location: Option<String>,
     /// Length of this head in bytes: the body starts at this offset.
     pub len: usize,
+    /// The connection cannot carry another request after this response: `Connection: close`,
+    /// or HTTP/1.0 (whose keep-alive extension is not spoken here). Always true from a parser
+    /// not made with [`HeadParser::keep_alive`].
+    pub close: bool,
 }
 
 /// Why a response head was refused. Displays as the detail after `Get "<url>": `.
@@ -70,7 +75,10 @@ pub enum HeadError {
     /// More than [`MAX_INTERIM_BYTES`] of interim responses.
     TooManyInterim,
     /// The connection ended inside the head (`eof` only: `read` bytes were received).
-    Eof { read: usize },
+    Eof {
+        /// Bytes of the head received.
+        read: usize,
+    },
 }
 
 impl fmt::Display for HeadError {
@@ -110,7 +118,12 @@ pub enum HeadStatus {
     /// The head is not complete yet: read more (the buffer is within the limit).
     Partial,
     /// An interim 1xx response of `len` bytes: drop them and parse again.
-    Interim { status: u16, len: usize },
+    Interim {
+        /// The interim status (100, 102, 103...).
+        status: u16,
+        /// Its length in bytes.
+        len: usize,
+    },
     /// The final response head.
     Complete(ResponseHead),
 }
@@ -119,15 +132,29 @@ pub enum HeadStatus {
 #[derive(Debug, Default)]
 pub struct HeadParser {
     interim_bytes: usize,
+    /// Read `Connection` for [`ResponseHead::close`] (keep-alive probes only).
+    keep_alive: bool,
 }
 
 impl HeadParser {
+    /// A parser for one response.
     pub fn new() -> HeadParser {
         HeadParser::default()
     }
 
+    /// A parser for a keep-alive probe's response: it reads `Connection` to say whether the
+    /// connection can carry another request ([`ResponseHead::close`]). Without it `close` is
+    /// always true and the header is not looked for: the kubelet's path does no more work.
+    pub fn keep_alive() -> HeadParser {
+        HeadParser { keep_alive: true, ..HeadParser::default() }
+    }
+
     /// Parses the head at the start of `buf` (everything received since the end of the
     /// previous head).
+    ///
+    /// # Errors
+    /// A malformed head (Go's texts), a head over [`MAX_HEAD`], bad framing headers, too many
+    /// interim responses.
     pub fn parse(&mut self, buf: &[u8]) -> Result<HeadStatus, HeadError> {
         // httparse reads HTTP/1.0 and HTTP/1.1 only; Go reads any `HTTP/d.d`. A head with
         // another version is parsed from a copy that says HTTP/1.1 (or 1.0 below 1.1): rare,
@@ -231,7 +258,12 @@ impl HeadParser {
         } else {
             Framing::Close
         };
-        Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len }))
+        let close = !self.keep_alive
+            || version == 0
+            || values("connection").any(|v| {
+                v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+            });
+        Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len, close }))
     }
 
     /// The connection ended with `buf` holding an incomplete head (possibly empty). Go reads
@@ -690,5 +722,20 @@ mod tests {
             p.eof(b"").to_string(),
             "net/http: HTTP/1.x transport connection broken: unexpected EOF"
         );
+    }
+
+    #[test]
+    fn connection_close_is_read_for_keep_alive_only() {
+        let close = |parser: &mut HeadParser, head: &str| match parser.parse(head.as_bytes()) {
+            Ok(HeadStatus::Complete(h)) => h.close,
+            other => panic!("{other:?}"),
+        };
+        let ok = "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert!(!close(&mut HeadParser::keep_alive(), ok));
+        assert!(close(&mut HeadParser::new(), ok), "the kubelet's path never reuses");
+        let said = "HTTP/1.1 200 OK\r\nconnection: Keep-Alive, Close\r\nContent-Length: 0\r\n\r\n";
+        assert!(close(&mut HeadParser::keep_alive(), said));
+        let old = "HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n";
+        assert!(close(&mut HeadParser::keep_alive(), old));
     }
 }

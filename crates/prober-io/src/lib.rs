@@ -16,6 +16,8 @@
 
 #![warn(missing_docs)]
 
+use std::any::Any;
+use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -79,7 +81,6 @@ pub enum Step {
 }
 
 /// What a driver lends a machine for one call.
-#[derive(Debug)]
 pub struct Ctx<'a> {
     /// Where to register sources, with tokens from [`Ctx::token`].
     pub registry: &'a Registry,
@@ -90,6 +91,26 @@ pub struct Ctx<'a> {
     resolver: &'a Resolver,
     ticket: u64,
     pool: Option<&'a mut SocketPool>,
+    kept: Option<Kept<'a>>,
+}
+
+/// The driver's store of idle kept-alive connections and the owner of the run (see
+/// [`Ctx::with_kept`]).
+struct Kept<'a> {
+    store: &'a mut (dyn Any + Send),
+    owner: Option<u64>,
+}
+
+impl fmt::Debug for Ctx<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ctx")
+            .field("now", &self.now)
+            .field("base", &self.base)
+            .field("ticket", &self.ticket)
+            .field("pool", &self.pool)
+            .field("kept", &self.kept.as_ref().map(|k| k.owner))
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -102,7 +123,7 @@ impl<'a> Ctx<'a> {
         resolver: &'a Resolver,
         ticket: u64,
     ) -> Ctx<'a> {
-        Ctx { registry, now, base, resolver, ticket, pool: None }
+        Ctx { registry, now, base, resolver, ticket, pool: None, kept: None }
     }
 
     /// Lends the driver's pool of disconnected sockets (see [`SocketPool`]): connections made
@@ -111,6 +132,21 @@ impl<'a> Ctx<'a> {
     pub fn with_pool(mut self, pool: &'a mut SocketPool) -> Ctx<'a> {
         self.pool = Some(pool);
         self
+    }
+
+    /// Lends the driver's store of idle kept-alive connections (`prober_transport::keep`; held
+    /// as `Any` here because its type lives above this crate), for a run of `owner` (the target
+    /// whose run this is, `None` for a one-shot check). Connections in the store are registered
+    /// with this context's registry under tokens of runs that have ended.
+    pub fn with_kept(mut self, store: &'a mut (dyn Any + Send), owner: Option<u64>) -> Ctx<'a> {
+        self.kept = Some(Kept { store, owner });
+        self
+    }
+
+    /// The driver's store of kept-alive connections and the run's owner, if the driver keeps
+    /// connections (an engine does; [`run_to_completion`] does not).
+    pub fn kept(&mut self) -> Option<(&mut (dyn Any + Send), Option<u64>)> {
+        self.kept.as_mut().map(|k| (&mut *k.store, k.owner))
     }
 
     /// The driver's socket pool, if it keeps one.

@@ -9,7 +9,11 @@
 //! expiry of the certificate a TLS server sent. Errors print as Go's `net.OpError` does
 //! ([`op_error_text`]), since both probes quote them in the kubelet's words.
 
+#![warn(missing_docs)]
+
 pub mod cert;
+pub mod dial;
+pub mod keep;
 #[cfg(feature = "tls")]
 pub mod tls;
 
@@ -17,9 +21,15 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
-use mio::Registry;
+use mio::{Interest, Registry, Token};
+use prober_core::Reason;
 use prober_io::Ctx;
 use prober_tcp::Conn;
+
+/// ALPN for HTTP/1.1 probes.
+pub const ALPN_HTTP1: &[u8] = b"http/1.1";
+/// ALPN for HTTP/2 (gRPC).
+pub const ALPN_H2: &[u8] = b"h2";
 
 /// Why a read or write did not succeed.
 #[derive(Debug)]
@@ -27,7 +37,12 @@ pub enum TransportError {
     /// Nothing can be done until the socket is ready again.
     WouldBlock,
     /// A socket error during `op` (`"read"` or `"write"`).
-    Io { op: &'static str, error: io::Error },
+    Io {
+        /// The operation, as Go names it in `net.OpError`.
+        op: &'static str,
+        /// The socket's error.
+        error: io::Error,
+    },
     /// TLS failed: handshake, certificate verification, an alert from the peer, a corrupt
     /// record. The text is what follows `tls: ` in messages.
     Tls(String),
@@ -40,6 +55,21 @@ impl TransportError {
             TransportError::WouldBlock
         } else {
             TransportError::Io { op, error }
+        }
+    }
+}
+
+impl TransportError {
+    /// The reason and Go's text of this error on `transport`: a socket error worded like Go's
+    /// `net.OpError` (`read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by
+    /// peer`), a TLS failure as `tls: ...` (reason `tls`).
+    pub fn describe(&self, transport: &mut Transport) -> (Reason, String) {
+        match self {
+            TransportError::Io { op, error } => {
+                (Reason::from_io(error), op_error_text(transport, op, error))
+            }
+            TransportError::Tls(_) => (Reason::Tls, self.to_string()),
+            TransportError::WouldBlock => (Reason::Io, self.to_string()),
         }
     }
 }
@@ -59,7 +89,9 @@ impl fmt::Display for TransportError {
 /// A connected stream: plain TCP or TLS.
 #[derive(Debug)]
 pub enum Transport {
+    /// Plain TCP (`http`, h2c gRPC).
     Plain(Conn),
+    /// TLS over TCP (`https`, gRPC with TLS); boxed, the TLS state is large.
     #[cfg(feature = "tls")]
     Tls(Box<crate::tls::TlsConn>),
 }
@@ -67,6 +99,9 @@ pub enum Transport {
 impl Transport {
     /// Reads into `buf`; `Ok(0)` is the end of the stream (for TLS also a close without
     /// `close_notify`, which many servers do and which framing detects where it matters).
+    ///
+    /// # Errors
+    /// [`TransportError::WouldBlock`] when nothing is there yet; a socket or TLS error.
     pub fn read(&mut self, buf: &mut [u8]) -> Result<usize, TransportError> {
         match self {
             Transport::Plain(c) => loop {
@@ -85,6 +120,10 @@ impl Transport {
     /// with later calls (every `read` and `write` sends what is pending first), or [`flush`].
     ///
     /// [`flush`]: Transport::flush
+    ///
+    /// # Errors
+    /// [`TransportError::WouldBlock`] when the socket (or rustls's buffer) is full; a socket
+    /// or TLS error.
     pub fn write(&mut self, buf: &[u8]) -> Result<usize, TransportError> {
         match self {
             Transport::Plain(c) => loop {
@@ -99,7 +138,10 @@ impl Transport {
         }
     }
 
-    /// Sends buffered TLS records; `WouldBlock` when some are left.
+    /// Sends buffered TLS records.
+    ///
+    /// # Errors
+    /// [`TransportError::WouldBlock`] when some are left; a socket error.
     pub fn flush(&mut self) -> Result<(), TransportError> {
         match self {
             Transport::Plain(_) => Ok(()),
@@ -118,6 +160,33 @@ impl Transport {
         let _ = registry;
     }
 
+    /// Whether an idle connection is still fit for another request: the peer has neither
+    /// closed it nor sent anything (a non-blocking `recv(MSG_PEEK)` would block), and TLS holds
+    /// no unread data or `close_notify`.
+    pub fn is_quiet(&mut self) -> bool {
+        match self {
+            Transport::Plain(c) => peer_is_quiet(c),
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.is_quiet(),
+        }
+    }
+
+    /// Registers the connection under `token` for both directions (a kept connection taken by
+    /// another run), as a new connection is.
+    ///
+    /// # Errors
+    /// The `epoll_ctl` error.
+    pub fn rearm(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        match self {
+            Transport::Plain(c) => {
+                registry.reregister(c.stream(), token, Interest::READABLE | Interest::WRITABLE)
+            }
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.rearm(registry, token),
+        }
+    }
+
+    /// The TCP connection underneath.
     pub fn conn(&self) -> &Conn {
         match self {
             Transport::Plain(c) => c,
@@ -126,6 +195,7 @@ impl Transport {
         }
     }
 
+    /// The TCP connection underneath, mutably (its socket for `local_addr`, `peek`).
     pub fn conn_mut(&mut self) -> &mut Conn {
         match self {
             Transport::Plain(c) => c,
@@ -134,10 +204,12 @@ impl Transport {
         }
     }
 
+    /// The address connected to.
     pub fn peer(&self) -> SocketAddr {
         self.conn().peer()
     }
 
+    /// The local address, for Go's error texts (`None` if the socket cannot say).
     pub fn local_addr(&mut self) -> Option<SocketAddr> {
         self.conn_mut().stream().local_addr().ok()
     }
@@ -151,6 +223,12 @@ impl Transport {
             Transport::Tls(t) => t.close(cx),
         }
     }
+}
+
+/// Whether a non-blocking peek at `conn` would block: nothing received, no FIN, no error.
+pub(crate) fn peer_is_quiet(conn: &mut Conn) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(conn.stream().peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
 /// Go's `net.OpError` text for a socket error on `transport`:

@@ -42,11 +42,7 @@ use rustls::{
 };
 
 use crate::TransportError;
-
-/// ALPN for HTTP/1.1 probes.
-pub const ALPN_HTTP1: &[u8] = b"http/1.1";
-/// ALPN for HTTP/2 (gRPC).
-pub const ALPN_H2: &[u8] = b"h2";
+pub use crate::{ALPN_H2, ALPN_HTTP1};
 
 fn provider() -> Arc<CryptoProvider> {
     static PROVIDER: OnceLock<Arc<CryptoProvider>> = OnceLock::new();
@@ -250,7 +246,11 @@ impl TlsMaterial {
 
     /// Opens, checks, reads and parses the files `opts` name, or takes their parsed material
     /// from the cache when every file is unchanged. Blocks (file system access): call it off
-    /// the poll thread. The error is a complete sentence naming the file.
+    /// the poll thread.
+    ///
+    /// # Errors
+    /// A complete sentence naming the file that is missing, unreadable, too large, not a
+    /// regular file or not PEM that parses.
     pub fn load(opts: &TlsOptions) -> Result<Arc<TlsMaterial>, String> {
         if let Some(ready) = TlsMaterial::without_files(opts) {
             return ready;
@@ -352,6 +352,9 @@ pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup 
 ///
 /// The error comes with its reason: `resource` when the node could not run the job (no thread,
 /// no descriptor), `tls` for everything about the files themselves.
+///
+/// # Errors
+/// As said: the reason and the text of what failed.
 pub fn finish_setup(
     answer: io::Result<Answer>,
     opts: &TlsOptions,
@@ -466,14 +469,21 @@ pub struct TlsClient {
 impl TlsClient {
     /// Builds the configuration, reading the CA, certificate and key files the options name
     /// (through the cache of [`TlsMaterial::load`]). Blocks on the file system: probes use
-    /// [`start_setup`] instead. `alpn`: the protocols offered, in order of preference. The
-    /// error is a complete sentence for an Unknown outcome.
+    /// [`start_setup`] instead. `alpn`: the protocols offered, in order of preference.
+    ///
+    /// # Errors
+    /// A complete sentence for an Unknown outcome: the files ([`TlsMaterial::load`]) or the
+    /// configuration ([`TlsClient::with_material`]).
     pub fn new(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<TlsClient, String> {
         let material = TlsMaterial::load(opts)?;
         TlsClient::with_material(&material, opts, alpn)
     }
 
     /// Builds the configuration from loaded material (no file access).
+    ///
+    /// # Errors
+    /// A complete sentence: the protocol versions cannot be set up, or the client certificate
+    /// does not go with its key.
     pub fn with_material(
         material: &TlsMaterial,
         opts: &TlsOptions,
@@ -508,7 +518,10 @@ impl TlsClient {
     }
 
     /// Starts TLS on `conn` (registered on `token`) to `host`, or the options' server name.
-    /// On error the connection is handed back with the reason.
+    ///
+    /// # Errors
+    /// An invalid server name, or rustls refusing to start: the connection is handed back with
+    /// the reason.
     pub fn connect(&self, conn: Conn, token: Token, host: &str) -> Result<TlsConn, (Conn, String)> {
         let name = self.server_name.as_deref().unwrap_or(host);
         let server_name = match ServerName::try_from(name.to_string()) {
@@ -547,6 +560,9 @@ pub struct TlsConn {
 
 impl TlsConn {
     /// Advances the handshake as far as the socket allows: `Ok(true)` once it is complete.
+    ///
+    /// # Errors
+    /// A socket error, a TLS failure (alert, verification), or the server closing first.
     pub fn handshake(&mut self) -> Result<bool, TransportError> {
         loop {
             match self.flush() {
@@ -643,6 +659,29 @@ impl TlsConn {
         }
     }
 
+    /// See [`crate::Transport::is_quiet`].
+    pub(crate) fn is_quiet(&mut self) -> bool {
+        if self.eof || self.tls.wants_write() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let buffered = match self.tls.reader().read(&mut byte) {
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+            // Data, or the peer's close_notify.
+            Ok(_) => true,
+        };
+        !buffered && crate::peer_is_quiet(&mut self.conn)
+    }
+
+    /// See [`crate::Transport::rearm`].
+    pub(crate) fn rearm(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        registry.reregister(self.conn.stream(), token, interest)?;
+        self.token = token;
+        self.interest = interest;
+        Ok(())
+    }
+
     /// The protocol the server chose by ALPN.
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
         self.tls.alpn_protocol()
@@ -657,10 +696,12 @@ impl TlsConn {
         }
     }
 
+    /// The TCP connection underneath.
     pub fn conn(&self) -> &Conn {
         &self.conn
     }
 
+    /// The TCP connection underneath, mutably.
     pub fn conn_mut(&mut self) -> &mut Conn {
         &mut self.conn
     }

@@ -1,0 +1,241 @@
+//! Idle kept-alive connections, held by an engine between the runs of keep-alive HTTP probes
+//! (`HttpSpec::keep_alive`, beyond the kubelet).
+//!
+//! [`KeptConns`] is one driver's store: the engine owns one and lends it to every call of a
+//! run through [`prober_io::Ctx::with_kept`] (type-erased there; [`store`] gets it back). A
+//! [`crate::dial::Dial`] of an endpoint that asks for keep-alive takes an idle connection of
+//! the same origin (host, port, TLS options, ALPN, close policy) instead of connecting, and the
+//! probe hands the connection back through [`crate::dial::Dial::keep`] when the response
+//! allowed it. One connection serves one run at a time: runs of one origin in flight together
+//! each have their own.
+//!
+//! While idle, a connection stays registered with the driver's poll under the token of the
+//! run that last used it; the engine's tokens carry the slot's generation, so readiness of an
+//! idle connection (the peer closing it) reaches no run. Taking it re-registers it under the
+//! new run's token.
+//!
+//! A connection is dropped (closed) when:
+//! - the peer has closed it or sent anything while it was idle: checked before reuse with a
+//!   non-blocking `recv(MSG_PEEK)` (counted as `stale`);
+//! - it has been idle for [`IDLE_LIMIT`] (checked when connections are taken, and by the
+//!   engine every turn through [`KeptConns::expire`]);
+//! - the target whose run last used it is removed ([`KeptConns::close_owner`]);
+//! - the store is full ([`KeptConns::new`]'s cap).
+//!
+//! A server may still close a connection just as it is reused (its idle timer fires between
+//! the check and the request): the HTTP probe then retries once on a fresh connection, within
+//! the same deadline, when the reused connection fails before any response byte
+//! ([`crate::dial::Dial::retry`], counted as `retried`).
+
+use std::time::{Duration, Instant};
+
+use prober_core::{ClosePolicy, TlsOptions};
+use prober_io::Ctx;
+
+use crate::Transport;
+use crate::dial::Endpoint;
+
+/// How long a connection may stay idle before it is closed: 60 s.
+///
+/// Below the idle timeouts of common servers and clients (nginx `keepalive_timeout` 75 s, Go's
+/// `http.Transport.IdleConnTimeout` 90 s) and of middleboxes that drop idle flows silently
+/// (Azure's load balancer 4 min, AWS NAT gateway 350 s): a silently dropped connection cannot
+/// be detected before reuse and would cost the run its deadline. Servers with shorter timeouts
+/// (Apache and Node.js: 5 s) close the connection themselves, which the check before reuse
+/// sees, so their probes simply dial again. A probe whose period exceeds the limit gets no
+/// reuse and behaves as without keep-alive.
+pub const IDLE_LIMIT: Duration = Duration::from_secs(60);
+
+/// How often [`KeptConns::expire`] looks for connections past their idle limit.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// How many idle connections an engine keeps by default, all origins together.
+pub const DEFAULT_KEPT_CAP: usize = 1024;
+
+/// What makes two connections interchangeable: the endpoint's parts, owned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Origin {
+    host: String,
+    port: u16,
+    tls: Option<TlsOptions>,
+    alpn: &'static [&'static [u8]],
+    close: ClosePolicy,
+    nodelay: bool,
+}
+
+impl Origin {
+    pub(crate) fn of(ep: &Endpoint<'_>) -> Origin {
+        Origin {
+            host: ep.host.to_string(),
+            port: ep.port,
+            tls: ep.tls.cloned(),
+            alpn: ep.alpn,
+            close: ep.close,
+            nodelay: ep.nodelay,
+        }
+    }
+
+    pub(crate) fn matches(&self, ep: &Endpoint<'_>) -> bool {
+        self.port == ep.port
+            && self.host == ep.host
+            && self.tls.as_ref() == ep.tls
+            && self.alpn == ep.alpn
+            && self.close == ep.close
+            && self.nodelay == ep.nodelay
+    }
+}
+
+/// One idle connection.
+#[derive(Debug)]
+pub(crate) struct Idle {
+    pub(crate) origin: Origin,
+    pub(crate) conn: Transport,
+    /// When it became idle.
+    pub(crate) since: Instant,
+    /// The target whose run last used it (`None`: a one-shot check's).
+    pub(crate) owner: Option<u64>,
+    /// The certificate's expiry from the handshake that made the connection.
+    pub(crate) cert_not_after: Option<i64>,
+}
+
+/// Counters of a [`KeptConns`], for hosts that export metrics and for tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeepStats {
+    /// Idle connections held now.
+    pub idle: usize,
+    /// Connections put back after a run.
+    pub kept: u64,
+    /// Runs that were given a kept connection instead of dialing.
+    pub reused: u64,
+    /// Kept connections found closed by the peer (or with unexpected bytes) before reuse.
+    pub stale: u64,
+    /// Runs that dialed again after a reused connection failed before any response byte.
+    pub retried: u64,
+    /// Connections closed for idling past [`IDLE_LIMIT`].
+    pub expired: u64,
+    /// Connections closed because the target that last used them was removed.
+    pub orphaned: u64,
+}
+
+/// One driver's idle kept-alive connections (see the module docs).
+#[derive(Debug)]
+pub struct KeptConns {
+    idle: Vec<Idle>,
+    cap: usize,
+    limit: Duration,
+    /// No sweep before this (see [`KeptConns::expire`]).
+    next_sweep: Option<Instant>,
+    stats: KeepStats,
+}
+
+impl Default for KeptConns {
+    fn default() -> KeptConns {
+        KeptConns::new(DEFAULT_KEPT_CAP)
+    }
+}
+
+impl KeptConns {
+    /// A store holding at most `cap` idle connections (0 keeps none).
+    pub fn new(cap: usize) -> KeptConns {
+        KeptConns {
+            idle: Vec::new(),
+            cap,
+            limit: IDLE_LIMIT,
+            next_sweep: None,
+            stats: KeepStats::default(),
+        }
+    }
+
+    /// The same with another idle limit than [`IDLE_LIMIT`] (for hosts that know their
+    /// servers' timeouts, and for tests).
+    pub fn with_idle_limit(mut self, limit: Duration) -> KeptConns {
+        self.limit = limit;
+        self
+    }
+
+    /// The counters, with the number of idle connections now.
+    pub fn stats(&self) -> KeepStats {
+        KeepStats { idle: self.idle.len(), ..self.stats }
+    }
+
+    /// Whether no connection is held.
+    pub fn is_empty(&self) -> bool {
+        self.idle.is_empty()
+    }
+
+    /// Closes the connections the target `owner` last used (the target is being removed);
+    /// returns how many.
+    pub fn close_owner(&mut self, owner: u64) -> usize {
+        let before = self.idle.len();
+        self.idle.retain(|i| i.owner != Some(owner));
+        let closed = before - self.idle.len();
+        self.stats.orphaned += closed as u64;
+        closed
+    }
+
+    /// Closes the connections idle for longer than the limit at `now`. Cheap to call every
+    /// turn: the connections are looked at no more often than every [`SWEEP_EVERY`] (or
+    /// the limit, when that is shorter), so a connection may outlive its limit by that much.
+    pub fn expire(&mut self, now: Instant) {
+        if self.next_sweep.is_some_and(|at| now < at) {
+            return;
+        }
+        self.next_sweep = Some(now + SWEEP_EVERY.min(self.limit));
+        let limit = self.limit;
+        let before = self.idle.len();
+        self.idle.retain(|i| now.saturating_duration_since(i.since) <= limit);
+        self.stats.expired += (before - self.idle.len()) as u64;
+    }
+
+    /// Closes every connection.
+    pub fn clear(&mut self) {
+        self.idle.clear();
+    }
+
+    /// The most recently kept live connection of `ep`'s origin, checked before it is handed
+    /// out; connections found expired or closed by the peer on the way are closed.
+    pub(crate) fn take(&mut self, ep: &Endpoint<'_>, now: Instant) -> Option<Idle> {
+        // Newest first: the one least likely to have met the server's idle timeout.
+        let mut i = self.idle.len();
+        while i > 0 {
+            i -= 1;
+            if !self.idle[i].origin.matches(ep) {
+                continue;
+            }
+            let mut idle = self.idle.swap_remove(i);
+            if now.saturating_duration_since(idle.since) > self.limit {
+                self.stats.expired += 1;
+                continue;
+            }
+            if !idle.conn.is_quiet() {
+                self.stats.stale += 1;
+                continue;
+            }
+            self.stats.reused += 1;
+            return Some(idle);
+        }
+        None
+    }
+
+    /// Whether [`KeptConns::put`] would keep another connection.
+    pub(crate) fn has_room(&self) -> bool {
+        self.idle.len() < self.cap
+    }
+
+    /// Keeps `idle` (the caller checked [`KeptConns::has_room`]).
+    pub(crate) fn put(&mut self, idle: Idle) {
+        debug_assert!(self.has_room());
+        self.idle.push(idle);
+        self.stats.kept += 1;
+    }
+
+    pub(crate) fn note_retry(&mut self) {
+        self.stats.retried += 1;
+    }
+}
+
+/// The store the driver lent through `cx` ([`Ctx::with_kept`]) and the run's owner, if any.
+pub fn store<'c>(cx: &'c mut Ctx<'_>) -> Option<(&'c mut KeptConns, Option<u64>)> {
+    let (any, owner) = cx.kept()?;
+    any.downcast_mut::<KeptConns>().map(|s| (s, owner))
+}

@@ -97,23 +97,28 @@ func TestEngineStateEvents(t *testing.T) {
 	}
 
 	// Remove: no event about the target is received afterwards (the channel is empty here, so
-	// nothing was buffered before the call either).
+	// nothing was buffered before the call either), and the engine no longer knows it.
 	if err := e.Remove(target); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.Published(target, prober.Readiness); !errors.Is(err, &prober.Error{Code: prober.StatusUnknownTarget}) {
+		t.Fatalf("Published after Remove: %v, want StatusUnknownTarget", err)
+	}
+	// The engine takes calls in order and the driving goroutine delivers events in the order
+	// it drains them: this Submit, queued after Remove returned, is started by a later turn
+	// than any event the engine held about the target, so its EventCheck comes after all of
+	// them. Every event before it is checked.
 	if err := e.Submit(prober.TCP("127.0.0.1", targetPort), 77); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.After(300 * time.Millisecond)
-	for done := false; !done; {
-		select {
-		case ev := <-e.Events():
-			if ev.Target == target {
-				t.Fatalf("event after Remove: %+v", ev)
-			}
-		case <-deadline:
-			done = true
+	ev = next(t, e, 10*time.Second, func(ev prober.Event) bool {
+		if ev.Kind != prober.EventCheck && ev.Target == target {
+			t.Fatalf("event after Remove: %+v", ev)
 		}
+		return ev.Kind == prober.EventCheck && ev.Tag == 77
+	})
+	if ev.Result != prober.Success {
+		t.Fatalf("check 77: %+v", ev)
 	}
 }
 
@@ -435,9 +440,10 @@ func recvCheck(t *testing.T, ctx context.Context, e *prober.Engine, tag uint64) 
 
 // No lost wake-up: the driving goroutine of an idle engine is woken by Submit, and by the
 // methods that give it work, whether they come while it sleeps, just as it goes to sleep, or
-// while it turns. With a short probe timeout, a pause of 300 ms leaves the engine without any
-// timer, so it sleeps without a limit: a lost wake-up would show as a missing event, caught
-// by the context's deadline.
+// while it turns. The pauses between calls vary to hit those moments; some wait until the
+// goroutine sleeps without a time limit (the probes' short timeout is over, no timer is left),
+// where only a wake-up can start the next turn: a lost one shows as a missing event, caught by
+// the context's deadline.
 func TestEngineWakesIdleEngine(t *testing.T) {
 	e, err := prober.NewEngine()
 	if err != nil {
@@ -446,11 +452,26 @@ func TestEngineWakesIdleEngine(t *testing.T) {
 	defer e.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	// asleep waits until the driving goroutine sleeps without a time limit.
+	asleep := func() {
+		t.Helper()
+		for !prober.AsleepWithoutLimit(e) {
+			if ctx.Err() != nil {
+				t.Fatal("the idle engine's goroutine never slept without a time limit")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	spec := prober.TCP("127.0.0.1", targetPort)
 	spec.Timeout = 50 * time.Millisecond
-	pauses := []time.Duration{0, 0, time.Microsecond, 50 * time.Microsecond, time.Millisecond, 20 * time.Millisecond, 300 * time.Millisecond}
+	const untilAsleep = -1
+	pauses := []time.Duration{0, 0, time.Microsecond, 50 * time.Microsecond, time.Millisecond, 20 * time.Millisecond, untilAsleep}
 	for i := uint64(1); i <= 60; i++ {
-		time.Sleep(pauses[int(i)%len(pauses)])
+		if p := pauses[int(i)%len(pauses)]; p == untilAsleep {
+			asleep()
+		} else {
+			time.Sleep(p)
+		}
 		if err := e.Submit(spec, i); err != nil {
 			t.Fatal(err)
 		}
@@ -460,7 +481,7 @@ func TestEngineWakesIdleEngine(t *testing.T) {
 	}
 
 	// A method that queues an event (SetProbe: the initial value) on an idle engine.
-	time.Sleep(300 * time.Millisecond)
+	asleep()
 	target, err := e.AddTarget()
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func ExampleCheck_failure() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%v (%v): %s; output %q\n", o.Result, o.Reason, o.Message, o.Output)
-	// Output: failure (exit-code): command terminated with exit code 1; output "not ready\n"
+	// Output: failure (exit_code): command terminated with exit code 1; output "not ready\n"
 }
 
 // An HTTP probe with the kubelet's options, as a plain struct.

@@ -23,8 +23,17 @@ func Version() string { return C.GoString(C.prober_version()) }
 // ABIVersion is the ABI version of the linked libprober (checked against the header at init).
 func ABIVersion() int { return int(C.prober_abi_version()) }
 
-// Status is a libprober status code (prober_status). Codes are grouped by kind (1xx usage,
-// 2xx operating system, 9xx internal) and never renumbered.
+// Status is a libprober status code (prober_status): one constant per PROBER_OK and
+// PROBER_E_* value of include/prober.h, numbers never reused. Codes are grouped by kind:
+//
+//   - 0: success (StatusOK).
+//   - 1xx: the caller's input is wrong (a missing or invalid argument, an unknown target or
+//     role); the call did nothing, and retrying with the same input fails the same way.
+//   - 2xx: the operating system refused (StatusIO: descriptors, memory, threads, ...); the
+//     input may be fine and a later call may succeed.
+//   - 3xx: the engine was used by two calls at once (StatusBusy); the call did nothing. An
+//     Engine makes one call at a time on its C engine, so this package does not expect it.
+//   - 9xx: the library failed internally (StatusPanic); the engine involved is unusable.
 type Status uint32
 
 // Status codes; see include/prober.h.
@@ -68,6 +77,9 @@ const (
 	StatusInvalidTLS Status = C.PROBER_E_INVALID_TLS
 	// StatusIO: an operating-system call failed.
 	StatusIO Status = C.PROBER_E_IO
+	// StatusBusy: another call on the same engine was running (the C API's one-thread-at-a-time
+	// rule, detected); nothing was done. Serialise the calls rather than retry.
+	StatusBusy Status = C.PROBER_E_BUSY
 	// StatusPanic: a panic inside the library was caught; the engine involved is unusable from now
 	// on.
 	StatusPanic Status = C.PROBER_E_PANIC
@@ -132,10 +144,12 @@ const (
 	Unknown Result = C.PROBER_RESULT_UNKNOWN
 )
 
+// resultNames are the library's names (prober_result_name), indexed by value; the package's
+// tests check them against the library so that every surface prints the same name.
 var resultNames = [...]string{"success", "warning", "failure", "unknown"}
 
-// String is the result's name as the prober command prints it ("success", ...), or
-// "Result(n)" for a number this package does not define.
+// String is the result's name as the C library (prober_result_name) and the prober command
+// print it ("success", ...), or "Result(n)" for a number this package does not define.
 func (r Result) String() string {
 	if int(r) < len(resultNames) {
 		return resultNames[r]
@@ -197,14 +211,17 @@ const (
 	ReasonBody Reason = C.PROBER_REASON_BODY
 )
 
+// reasonNames are the library's names (prober_reason_name), indexed by value; the package's
+// tests check them against the library so that every surface prints the same name.
 var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
-	"too-many-redirects", "protocol", "broken-body", "exit-code", "signal", "spawn",
+	"too_many_redirects", "protocol", "broken_body", "exit_code", "signal", "spawn",
 	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body",
 }
 
-// String is the reason's name ("refused", "too-many-redirects", ...), or "Reason(n)" for a
-// number this package does not define.
+// String is the reason's name as the C library (prober_reason_name) and the prober command
+// print it ("refused", "too_many_redirects", ...), or "Reason(n)" for a number this package
+// does not define.
 func (r Reason) String() string {
 	if int(r) < len(reasonNames) {
 		return reasonNames[r]

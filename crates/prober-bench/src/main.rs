@@ -147,22 +147,12 @@ fn http_keepalive(o: &Opts, scheme: &str) -> Result<(), String> {
     oneshot(o, &spec, 40_000, 64, &[("keep_alive", u64::from(on))])
 }
 
-/// THE place where the keep-alive scenarios turn keep-alive on: returns the spec and whether it
-/// did. Everything else about `http_keepalive` / `https_keepalive` is `http_oneshot`'s code path.
-///
-/// MERGE NOTE: this build predates prober-core's `HttpSpec::keep_alive` option (default false;
-/// when true the engine keeps one connection per probe in flight and reuses it). Once it is
-/// merged, the body becomes:
-///
-/// ```ignore
-/// let mut spec = spec;
-/// if let prober_core::ProbeKind::Http(h) = &mut spec.kind {
-///     h.keep_alive = true;
-/// }
-/// (spec, true)
-/// ```
-fn with_keep_alive(spec: ProbeSpec) -> (ProbeSpec, bool) {
-    (spec, false)
+/// The one place where the keep-alive scenarios turn keep-alive on: returns the spec and
+/// whether it did (the `keep_alive=` field of their BENCH lines). Everything else about
+/// `http_keepalive` / `https_keepalive` is `http_oneshot`'s code path.
+fn with_keep_alive(mut spec: ProbeSpec) -> (ProbeSpec, bool) {
+    let on = spec.set_keep_alive(true).is_ok();
+    (spec, on)
 }
 
 /// gRPC health checks of `--service` (default empty: the server as a whole) at `--target`, in

@@ -3,8 +3,9 @@
 # musl-gcc from Debian's musl-tools for ring's C and assembly), checks that it is statically
 # linked, and probes a local HTTP server and a TCP port with it. Prints where the binary is.
 #
-# Exits non-zero, saying why, when the musl target or musl-gcc cannot be installed: nothing is
-# skipped silently. Usage: ci/musl.sh
+# Exits 3, saying why, when the musl target or musl-gcc cannot be installed on this machine
+# (ci/test.sh then prints that the static build was not run: nothing is skipped silently); any
+# other failure exits 1. Usage: ci/musl.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -21,24 +22,24 @@ if ! sysroot_has_target; then
   if ! command -v rustup >/dev/null 2>&1; then
     echo "musl: the Rust target $target is not installed and rustup is not available to add it;"
     echo "musl: no static build. Install the target (rustup target add $target) and run again."
-    exit 1
+    exit 3
   fi
   if ! rustup target add "$target"; then
     echo "musl: 'rustup target add $target' failed (no network to the Rust distribution?);"
     echo "musl: no static build."
-    exit 1
+    exit 3
   fi
 fi
-sysroot_has_target || { echo "musl: the Rust target $target is still missing; no static build."; exit 1; }
+sysroot_has_target || { echo "musl: the Rust target $target is still missing; no static build."; exit 3; }
 echo "installed"
 
 step "musl C compiler (ring compiles C and assembly)"
 if ! command -v musl-gcc >/dev/null 2>&1 && ! { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; }; then
   echo "musl: musl-gcc is missing and cannot be installed here (Debian: apt-get install musl-tools);"
   echo "musl: no static build."
-  exit 1
+  exit 3
 fi
-need musl-gcc musl-tools
+( need musl-gcc musl-tools ) || { echo "musl: musl-gcc could not be installed (apt-get install musl-tools); no static build."; exit 3; }
 musl-gcc --version | head -n 1
 
 step "build"

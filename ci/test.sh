@@ -45,4 +45,13 @@ bash ci/go-tests.sh
 step "packaging (symbols, SONAME, pkg-config, find_package, C example)"
 bash ci/package-check.sh
 
+step "a static prober (x86_64-unknown-linux-musl) that probes a local server"
+musl_status=0
+bash ci/musl.sh || musl_status=$?
+case $musl_status in
+  0) ;;
+  3) echo "NOTE: the static musl build was NOT RUN: this machine cannot install its target (see above)" ;;
+  *) exit "$musl_status" ;;
+esac
+
 step "all suites passed"

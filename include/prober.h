@@ -730,8 +730,9 @@ prober_status prober_engine_restart_target(prober_engine *e, uint64_t target_id)
 prober_status prober_engine_remove_target(prober_engine *e, uint64_t target_id);
 
 /**
- * Runs the target's `role` probe now and restarts its period from this run (a no-op while a
- * run is in flight; gating and holds still apply).
+ * Runs the target's `role` probe now and restarts its period from this run. While a run is
+ * in flight, one more run follows right after it. The initial delay, startup gating and holds
+ * still apply (a trigger during the initial delay runs when the delay ends).
  *
  * # Safety
  * `e` must be NULL or a live engine.

@@ -315,8 +315,9 @@ func (e *Engine) Remove(target TargetID) error {
 	})
 }
 
-// Trigger runs the target's role probe now and restarts its period from this run (a no-op
-// while a run is in flight; gating and holds still apply).
+// Trigger runs the target's role probe now and restarts its period from this run. While a
+// run is in flight, one more run follows right after it. The initial delay, startup gating
+// and holds still apply (a trigger during the initial delay runs when the delay ends).
 func (e *Engine) Trigger(target TargetID, role Role) error {
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		return C.gp_engine_trigger(p, C.uint64_t(target), C.uint32_t(role), cerr)

@@ -395,8 +395,9 @@ pub unsafe extern "C" fn prober_engine_remove_target(
     engine_call(e, |i| i.engine.remove_target(target_id).map_err(engine_error))
 }
 
-/// Runs the target's `role` probe now and restarts its period from this run (a no-op while a
-/// run is in flight; gating and holds still apply).
+/// Runs the target's `role` probe now and restarts its period from this run. While a run is
+/// in flight, one more run follows right after it. The initial delay, startup gating and holds
+/// still apply (a trigger during the initial delay runs when the delay ends).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine.

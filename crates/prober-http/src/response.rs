@@ -56,7 +56,8 @@ pub struct ResponseHead {
     /// Length of this head in bytes: the body starts at this offset.
     pub len: usize,
     /// The connection cannot carry another request after this response: `Connection: close`,
-    /// or HTTP/1.0 (whose keep-alive extension is not spoken here). Always true from a parser
+    /// HTTP/1.0 (whose keep-alive extension is not spoken here), or a `101 Switching
+    /// Protocols`. Always true from a parser
     /// not made with [`HeadParser::keep_alive`].
     pub close: bool,
 }
@@ -258,8 +259,10 @@ impl HeadParser {
         } else {
             Framing::Close
         };
+        // A 101 switched the connection to another protocol: it carries no more HTTP.
         let close = !self.keep_alive
             || version == 0
+            || status == 101
             || values("connection").any(|v| {
                 v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
             });

@@ -41,6 +41,8 @@ struct Counts {
 /// - `/drop-idle`: 200 `ok`, then closes at once without saying so (an idle timeout);
 /// - `/reset-reused`: 200 `ok` for a connection's first request; a later request on the same
 ///   connection is answered with RST and no byte.
+/// - `/101`: 101 Switching Protocols, after which the connection speaks another protocol: any
+///   bytes sent on it are answered with a line that is not HTTP.
 struct KeepServer {
     addr: SocketAddr,
     counts: Arc<Counts>,
@@ -146,11 +148,35 @@ fn serve(mut io: impl Read + Write, raw: &TcpStream, c: &Counts) -> io::Result<(
                 return Ok(());
             }
             "/reset-reused" => io.write_all(ok)?,
+            "/101" => {
+                io.write_all(
+                    b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: other\r\n\r\n",
+                )?;
+                io.flush()?;
+                return speak_other_protocol(io);
+            }
             _ => io.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")?,
         }
         io.flush()?;
         if asked_close {
             return Ok(());
+        }
+    }
+}
+
+/// After a `101`: answers whatever arrives with a line that is not HTTP, until the client
+/// closes.
+fn speak_other_protocol(mut io: impl Read + Write) -> io::Result<()> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        match io.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(_) => {
+                io.write_all(b"OTHER PROTOCOL\r\n\r\n")?;
+                io.flush()?;
+            }
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
 }
@@ -417,5 +443,21 @@ fn an_http_1_0_response_is_not_kept() {
     let (_, outcomes) = runs(&mut e, spec(&server.url("http", "/http10"), true), RUNS);
     assert_all(&outcomes, ProbeResult::Success);
     assert!(server.accepted() >= RUNS as u64, "{} connections", server.accepted());
+    assert_eq!(e.keep_alive_stats().kept, 0);
+}
+
+#[test]
+fn a_connection_switched_to_another_protocol_is_not_kept() {
+    // After a 101 the connection no longer speaks HTTP/1.1: a later run must not send its
+    // request on it (Go's client never reuses a switched connection either).
+    let server = KeepServer::start(None);
+    let mut e = engine(EngineConfig::default());
+    let (_, outcomes) = runs(&mut e, spec(&server.url("http", "/101"), true), 4);
+    for o in &outcomes {
+        assert_eq!(o.http_status, Some(101), "{o:?}");
+        assert_eq!(o.message, outcomes[0].message, "{outcomes:?}");
+        assert!(!o.timings.reused, "{o:?}");
+    }
+    assert!(server.accepted() >= 4, "{} connections", server.accepted());
     assert_eq!(e.keep_alive_stats().kept, 0);
 }

@@ -634,12 +634,17 @@ impl Engine {
     }
 
     /// How long the host may wait before calling [`Engine::step`]: `Some(ZERO)` when there is
-    /// work now, `None` when only I/O or a wake-up can make work.
+    /// work now, `None` when only I/O or a wake-up can make work. Kept-alive connections count
+    /// as timers: their idle limit is kept even when nothing else is scheduled.
     pub fn timeout(&self) -> Option<Duration> {
         if !self.yielded.is_empty() || !self.shared.commands.lock().queue.is_empty() {
             return Some(Duration::ZERO);
         }
-        self.timers.next().map(|t| t.saturating_duration_since(Instant::now()))
+        let next = match (self.timers.next(), self.kept.next_expiry()) {
+            (Some(timer), Some(expiry)) => Some(timer.min(expiry)),
+            (timer, expiry) => timer.or(expiry),
+        };
+        next.map(|t| t.saturating_duration_since(Instant::now()))
     }
 
     /// Processes ready I/O, due timers and queued commands without blocking. Returns how many

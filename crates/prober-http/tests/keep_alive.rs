@@ -371,6 +371,34 @@ fn connections_idle_past_the_limit_are_closed() {
 }
 
 #[test]
+fn an_engine_with_nothing_else_to_do_still_closes_idle_connections() {
+    let server = KeepServer::start(None);
+    let limit = Duration::from_millis(50);
+    let mut e = engine(EngineConfig { keep_alive_idle: limit, ..EngineConfig::default() });
+    // A one-shot check: no target, no period, no timer left once it is done.
+    e.submit(spec(&server.url("http", "/ok"), true), 1).unwrap();
+    let deadline = Instant::now() + TIMEOUT * 4;
+    let outcome = loop {
+        assert!(Instant::now() < deadline, "no check event");
+        e.wait(Some(TIMEOUT)).unwrap();
+        if let Some(Event::Check { outcome, .. }) = e.next_event() {
+            break outcome;
+        }
+    };
+    assert_eq!(outcome.result, ProbeResult::Success, "{outcome:?}");
+    assert_eq!(e.keep_alive_stats().idle, 1);
+    // The host sleeps as long as the engine says: it must name the connection's limit, not
+    // only its timers (here the finished check's deadline, a TIMEOUT away, is all there is).
+    let wait = e.timeout().expect("a kept connection is a reason to wake up");
+    assert!(wait <= limit * 2, "the engine asks to sleep {wait:?}, past the idle limit {limit:?}");
+    while e.keep_alive_stats().idle > 0 {
+        assert!(Instant::now() < deadline + limit * 40, "still kept: {:?}", e.keep_alive_stats());
+        e.wait(None).unwrap();
+    }
+    assert!(server.wait_closed(1, TIMEOUT * 4), "the server did not see the connection close");
+}
+
+#[test]
 fn https_keeps_the_tls_connection() {
     let server = KeepServer::start(Some(tls_config()));
     let mut e = engine(EngineConfig::default());

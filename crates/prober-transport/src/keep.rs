@@ -187,6 +187,19 @@ impl KeptConns {
         self.stats.expired += (before - self.idle.len()) as u64;
     }
 
+    /// When [`KeptConns::expire`] next has a connection to close: the oldest connection's
+    /// limit, or the next sweep when that is later; `None` while nothing is kept. A driver
+    /// that sleeps until its next timer adds this to it, so that an engine with nothing else
+    /// to do still closes what it keeps (a server that closed its side would otherwise leave
+    /// the descriptor in CLOSE_WAIT until the next run).
+    pub fn next_expiry(&self) -> Option<Instant> {
+        let oldest = self.idle.iter().map(|i| i.since).min()?;
+        // Past `since + limit`, not at it: `expire` keeps a connection idle for exactly the
+        // limit.
+        let due = oldest + self.limit + Duration::from_millis(1);
+        Some(self.next_sweep.map_or(due, |sweep| due.max(sweep)))
+    }
+
     /// Closes every connection.
     pub fn clear(&mut self) {
         self.idle.clear();

@@ -506,8 +506,15 @@ impl HttpProbe {
 
     /// A reused connection failed before any response byte: the server closed it as it was
     /// reused. Dial again on a fresh connection, once, within the same deadline.
+    /// Past the deadline (its timer not yet run: the connection's end and the deadline came in
+    /// the same turn) nothing is dialled: the run ends as the deadline would end it.
     fn retry(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
         conn.close(cx);
+        if self.deadline.is_some_and(|d| cx.now >= d) {
+            self.state = State::Done;
+            let msg = format!("Get \"{}\": {HEADERS_TIMEOUT}", self.url());
+            return self.fail(cx, None, Reason::Timeout, msg, None);
+        }
         self.buf.clear();
         let step = self.dial.retry(cx, &endpoint(&self.plan, self.hop.as_deref()));
         self.on_dial(cx, step)

@@ -11,7 +11,7 @@
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::AtomicU64;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prober::{Outcome, Role};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -228,10 +228,11 @@ fn accept_loop(listener: &TcpListener, registry: &Registry) {
     }
 }
 
-/// Reads one request and answers it; the connection is then closed.
+/// Reads one request and answers it; the connection is then closed. The whole exchange has
+/// [`IO_TIMEOUT`], not each read or write: a scraper that trickles a byte at a time holds the
+/// next one up by that much at most.
 fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    let deadline = Instant::now() + IO_TIMEOUT;
     let mut request = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
     let head_end = loop {
@@ -241,6 +242,7 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
         if request.len() > MAX_REQUEST_BYTES {
             break None;
         }
+        stream.set_read_timeout(Some(time_left(deadline)?))?;
         let n = stream.read(&mut buf)?;
         if n == 0 {
             return Ok(());
@@ -251,8 +253,24 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
         None => plain(431, "Request Header Fields Too Large", "request too large\n"),
         Some(end) => respond(&request[..end], registry),
     };
-    stream.write_all(&response)?;
-    stream.flush()
+    let mut rest = &response[..];
+    while !rest.is_empty() {
+        stream.set_write_timeout(Some(time_left(deadline)?))?;
+        match stream.write(rest) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// What is left of the exchange's time; an error once it is over (a zero timeout would mean
+/// none to the socket).
+fn time_left(deadline: Instant) -> io::Result<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() { Err(io::ErrorKind::TimedOut.into()) } else { Ok(left) }
 }
 
 /// The response to a request head (request line and headers).

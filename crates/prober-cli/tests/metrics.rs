@@ -223,3 +223,38 @@ fn every_socket_of_the_watch_is_close_on_exec() {
     drop(holding);
     w.stop();
 }
+
+#[test]
+fn a_scraper_that_trickles_its_request_holds_the_next_for_at_most_the_exchange_limit() {
+    let file = readiness_file(prober_testkit::closed_port(), "HTTP");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+    // One byte a second: each read is well within a per-read timeout, the request never ends.
+    // The server gives the whole exchange 5 s; the trickle would last 40 s.
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (connected_tx, connected) = std::sync::mpsc::channel();
+    let trickler = {
+        let finished = finished.clone();
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET /metrics HTTP/1.1\r\nX: ").unwrap();
+            connected_tx.send(()).unwrap();
+            for _ in 0..40 {
+                std::thread::sleep(Duration::from_secs(1));
+                if s.write_all(b"a").is_err() {
+                    break; // the server has closed the connection
+                }
+            }
+            finished.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+    };
+    connected.recv().unwrap(); // the trickler is served first (one request at a time)
+    let e = scrape(addr);
+    assert!(
+        !finished.load(std::sync::atomic::Ordering::SeqCst),
+        "the next scrape waited for the trickling one to give up"
+    );
+    assert!(e.text.contains("prober_probe_total"), "{}", e.text);
+    w.stop();
+    trickler.join().unwrap();
+}

@@ -8,6 +8,7 @@ mod common;
 use std::net::TcpListener;
 
 use common::*;
+use prober_testkit::keep_alive::KeepAliveServer;
 
 #[test]
 fn check_expect_status() {
@@ -93,8 +94,7 @@ fn watch_unhealthy_period_and_jitter() {
             server.port()
         ),
     );
-    let requests = || usize::try_from(server.requests()).unwrap();
-    run_until_requests(&["watch", "--for", "60s", file.path()], 5, requests);
+    run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());
 }
 
 #[test]
@@ -234,45 +234,10 @@ fn watch_tcp_send_expect() {
     assert_usage_error(&["watch", "--for", "1s", bad.path()], "send");
 }
 
-/// A keep-alive HTTP/1.1 server on loopback that answers every request with 200 `ok` and keeps
-/// the connection open; returns its port and the count of connections and requests it saw.
-fn keep_alive_server() -> (u16, std::sync::Arc<(AtomicUsize, AtomicUsize)>) {
-    use std::io::Read;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let counts = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
-    let c = counts.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            c.0.fetch_add(1, Ordering::SeqCst);
-            let c = c.clone();
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut chunk) {
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        buf.drain(..end + 4);
-                        c.1.fetch_add(1, Ordering::SeqCst);
-                        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if stream.write_all(ok).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    (port, counts)
-}
-
 #[test]
 fn watch_keep_alive_reuses_one_connection() {
-    let (port, counts) = keep_alive_server();
+    let server = KeepAliveServer::start();
+    let port = server.port();
     let file = write_file(
         "yaml",
         &format!(
@@ -283,18 +248,18 @@ fn watch_keep_alive_reuses_one_connection() {
          \x20   periodMilliseconds: 20\n"
         ),
     );
-    let requests = || counts.1.load(Ordering::SeqCst);
-    run_until_requests(&["watch", "--for", "60s", file.path()], 5, requests);
-    assert_eq!(counts.0.load(Ordering::SeqCst), 1, "one connection for every run");
+    run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());
+    assert_eq!(server.connections(), 1, "one connection for every run");
 }
 
 #[test]
 fn check_keep_alive_is_harmless_and_http_only() {
-    let (port, counts) = keep_alive_server();
+    let server = KeepAliveServer::start();
+    let port = server.port();
     let url = format!("http://127.0.0.1:{port}/");
     let (code, v) = check_json(&["--keep-alive", &url]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["result"], "success", "{v}");
-    assert_eq!(counts.0.load(Ordering::SeqCst), 1);
+    assert_eq!(server.connections(), 1);
     assert_usage_error(&["check", "--keep-alive", "tcp://127.0.0.1:1"], "--keep-alive applies to");
 }

@@ -123,7 +123,7 @@ pub fn wait_bounded(child: &mut Child, bound: Duration) -> ExitStatus {
 
 /// Runs `prober ARGS` (its output discarded) until `requests()` reaches `want`, then kills
 /// it; fails if it ends before, or if that takes longer than [`HANG`].
-pub fn run_until_requests(args: &[&str], want: usize, requests: impl Fn() -> usize) {
+pub fn run_until_requests(args: &[&str], want: u64, requests: impl Fn() -> u64) {
     let mut child = prober()
         .args(args)
         .stdin(Stdio::null())

@@ -1,9 +1,10 @@
 //! Heap allocations per periodic run in steady state: what a node agent with thousands of
-//! workers pays in the allocator every period, counted (not timed) on the engine's thread.
+//! workers pays in the allocator every period, counted (not timed) on the engine's thread, for
+//! TCP, HTTP and HTTP with kept connections (`prober_testkit::allocations` is the harness).
 //!
 //! Alone in its test binary: the counting allocator is this binary's global allocator. It
 //! counts per thread, and only on a thread that asked for it, so the target server's threads,
-//! the harness and the other test do not show in the figures.
+//! the harness and the other tests do not show in the figures.
 
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
 use prober_testkit::TargetServer;
 use prober_testkit::allocations::{CountingAllocator, NOT_PER_RUN, SteadyState};
+use prober_testkit::keep_alive::KeepAliveServer;
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -77,4 +79,33 @@ fn http_runs_allocate_only_their_machine_and_buffers() {
     // body kept as the outcome's output. The URL, the headers and the request bytes come from
     // the worker's prepared spec (21 allocations per run before it).
     assert!(per_run < 3.0 + NOT_PER_RUN, "{allocations} allocations in {runs} HTTP runs");
+}
+
+/// Reusing a kept connection costs no more than making one: the origin's key is allocated once,
+/// when a connection is first kept, and travels with it after that.
+#[test]
+fn keep_alive_runs_allocate_no_more_than_the_kubelets() {
+    let server = KeepAliveServer::start();
+    let mut spec = ProbeSpec::http(&format!("http://127.0.0.1:{}/", server.port()))
+        .unwrap()
+        .with_timeout(Duration::from_secs(60))
+        .unwrap();
+    spec.set_keep_alive(true).unwrap();
+    let targets = 8;
+    let mut steady = engine_steady_state(&spec, targets);
+
+    let before_stats = steady.subject().keep_alive_stats();
+    let allocations = steady.count(Duration::from_millis(600));
+    let stats = steady.subject().keep_alive_stats();
+    let runs = stats.reused - before_stats.reused;
+    assert!(runs >= 100, "only {runs} reused runs in 600 ms at a 5 ms period: {stats:?}");
+    // Every run of the counted part reused a connection and kept it again (up to the runs in
+    // flight at either end of the window): none was made, none went stale.
+    let kept = stats.kept - before_stats.kept;
+    assert!(kept.abs_diff(runs) <= targets as u64, "{runs} reused, {kept} kept: {stats:?}");
+    assert_eq!(stats.stale + stats.retried, before_stats.stale + before_stats.retried);
+    let per_run = allocations as f64 / runs as f64;
+    println!("http keep-alive: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
+    // As the kubelet's path: the boxed machine, the head buffer, the body kept as the output.
+    assert!(per_run < 3.0 + NOT_PER_RUN, "{allocations} allocations in {runs} keep-alive runs");
 }

@@ -83,14 +83,14 @@ fn watch_unhealthy_period_and_jitter() {
         "yaml",
         &format!(
             "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}\n\
-         \x20   periodSeconds: 60\n\
-         \x20   failureThreshold: 1\n\
-         \x20   unhealthyPeriodMilliseconds: 20\n\
-         \x20   transitionPeriodMilliseconds: 20\n\
-         \x20   jitterPercent: 10\n",
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}\n\
+             \x20   periodSeconds: 60\n\
+             \x20   failureThreshold: 1\n\
+             \x20   unhealthyPeriodMilliseconds: 20\n\
+             \x20   transitionPeriodMilliseconds: 20\n\
+             \x20   jitterPercent: 10\n",
             server.port()
         ),
     );
@@ -210,10 +210,10 @@ fn watch_tcp_send_expect() {
         "yaml",
         &format!(
             "targets:\n\
-         - name: redis\n\
-         \x20 readinessProbe:\n\
-         \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
-         \x20   periodMilliseconds: 50\n"
+             - name: redis\n\
+             \x20 readinessProbe:\n\
+             \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
+             \x20   periodMilliseconds: 50\n"
         ),
     );
     let r = run(&["watch", "--until-ready", "--for", "60s", file.path()]);
@@ -242,10 +242,10 @@ fn watch_keep_alive_reuses_one_connection() {
         "yaml",
         &format!(
             "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /, port: {port}, keepAlive: true}}\n\
-         \x20   periodMilliseconds: 20\n"
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /, port: {port}, keepAlive: true}}\n\
+             \x20   periodMilliseconds: 20\n"
         ),
     );
     run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());

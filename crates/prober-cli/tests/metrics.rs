@@ -20,11 +20,11 @@ fn readiness_file(port: u16, scheme: &str) -> TempFile {
         "yaml",
         &format!(
             "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
-         \x20   periodMilliseconds: 100\n\
-         \x20   failureThreshold: 1\n"
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
+             \x20   periodMilliseconds: 100\n\
+             \x20   failureThreshold: 1\n"
         ),
     )
 }

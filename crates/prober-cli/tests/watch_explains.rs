@@ -18,14 +18,14 @@ fn refused_file(port: u16) -> TempFile {
         "yaml",
         &format!(
             "targets:\n\
-         - name: db\n\
-         \x20 readinessProbe:\n\
-         \x20   tcpSocket: {{port: {port}}}\n\
-         \x20   periodMilliseconds: 50\n\
-         \x20 livenessProbe:\n\
-         \x20   tcpSocket: {{port: {port}}}\n\
-         \x20   periodMilliseconds: 50\n\
-         \x20   failureThreshold: 1000\n"
+             - name: db\n\
+             \x20 readinessProbe:\n\
+             \x20   tcpSocket: {{port: {port}}}\n\
+             \x20   periodMilliseconds: 50\n\
+             \x20 livenessProbe:\n\
+             \x20   tcpSocket: {{port: {port}}}\n\
+             \x20   periodMilliseconds: 50\n\
+             \x20   failureThreshold: 1000\n"
         ),
     )
 }
@@ -96,11 +96,11 @@ fn every_failing_streak_is_explained_before_its_change() {
         "yaml",
         &format!(
             "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /health, port: {}}}\n\
-         \x20   periodMilliseconds: 50\n\
-         \x20   failureThreshold: 3\n",
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {}}}\n\
+             \x20   periodMilliseconds: 50\n\
+             \x20   failureThreshold: 3\n",
             server.port()
         ),
     );
@@ -140,10 +140,10 @@ fn every_run_prints_every_run() {
         "yaml",
         &format!(
             "targets:\n\
-         - name: web\n\
-         \x20 livenessProbe:\n\
-         \x20   httpGet: {{path: /health, port: {}}}\n\
-         \x20   periodMilliseconds: 50\n",
+             - name: web\n\
+             \x20 livenessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {}}}\n\
+             \x20   periodMilliseconds: 50\n",
             server.port()
         ),
     );

@@ -1,9 +1,6 @@
 /* Beyond the kubelet through the C ABI: expected statuses, body expressions, per-state
  * periods and jitter, against the prober-target server. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 
 #include "testutil.h"
 
@@ -22,20 +19,6 @@ static prober_outcome *check_expect(const target_server *t, const char *path, co
   CHECK_OK(prober_check(s, &o));
   prober_spec_free(s);
   return o;
-}
-
-/* Runs `e` until `n` run events arrived (or fails after 30 s: a hang, not a timing claim). */
-static size_t run_until_runs(prober_engine *e, size_t n) {
-  double limit = now_s() + 30;
-  size_t runs = 0;
-  while (runs < n) {
-    CHECK(now_s() < limit);
-    CHECK_OK(prober_engine_wait(e, 50));
-    size_t k = prober_engine_drain(e, events, MAX_EVENTS);
-    for (size_t i = 0; i < k; i++)
-      if (events[i].kind == PROBER_EVENT_RUN) runs++;
-  }
-  return runs;
 }
 
 /* A one-connection Redis-style peer: reads "PING\r\n", answers "+PONG\r\n", then waits for
@@ -61,20 +44,6 @@ static void *pong_serve(void *arg) {
   }
   close(c);
   return NULL;
-}
-
-static int listen_loopback(int *port) {
-  int l = socket(AF_INET, SOCK_STREAM, 0);
-  CHECK(l >= 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 4) == 0);
-  socklen_t len = sizeof a;
-  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
-  *port = ntohs(a.sin_port);
-  return l;
 }
 
 int main(void) {
@@ -169,7 +138,7 @@ int main(void) {
   CHECK_OK(prober_spec_set_jitter_percent(s, 20));
   CHECK_OK(prober_engine_set_probe(e, target, PROBER_ROLE_READINESS, s));
   prober_spec_free(s);
-  run_until_runs(e, 5);
+  run_until_runs(e, events, MAX_EVENTS, 5, 0);
   prober_engine_free(e);
   target_control(&t, "/control/healthy");
 

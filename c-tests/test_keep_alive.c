@@ -1,12 +1,9 @@
 /* Keep-alive HTTP probes through the C ABI (prober_spec_set_keep_alive), against a small
  * keep-alive server in this file that counts the connections it accepts and the requests that
  * asked it to close. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <strings.h>
-#include <sys/socket.h>
 
 #include "testutil.h"
 
@@ -74,37 +71,6 @@ static void *keep_accept(void *arg) {
   }
 }
 
-static int listen_loopback(int *port) {
-  int l = socket(AF_INET, SOCK_STREAM, 0);
-  CHECK(l >= 0);
-  struct sockaddr_in a;
-  memset(&a, 0, sizeof a);
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 64) == 0);
-  socklen_t len = sizeof a;
-  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
-  *port = ntohs(a.sin_port);
-  return l;
-}
-
-/* Runs `e` until `n` successful run events arrived (or fails after 30 s: a hang, not a timing
- * claim). */
-static void run_until_successes(prober_engine *e, size_t n) {
-  double limit = now_s() + 30;
-  size_t runs = 0;
-  while (runs < n) {
-    CHECK(now_s() < limit);
-    CHECK_OK(prober_engine_wait(e, 50));
-    size_t k = prober_engine_drain(e, events, MAX_EVENTS);
-    for (size_t i = 0; i < k; i++) {
-      if (events[i].kind != PROBER_EVENT_RUN) continue;
-      CHECK(events[i].result == PROBER_RESULT_SUCCESS);
-      runs++;
-    }
-  }
-}
-
 static void probe_runs(keep_server *s, int port, bool keep_alive, size_t n) {
   char url[128];
   snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
@@ -119,7 +85,7 @@ static void probe_runs(keep_server *s, int port, bool keep_alive, size_t n) {
   CHECK_OK(prober_engine_add_target(e, &target));
   CHECK_OK(prober_engine_set_probe(e, target, PROBER_ROLE_READINESS, spec));
   prober_spec_free(spec);
-  run_until_successes(e, n);
+  run_until_runs(e, events, MAX_EVENTS, n, 1);
   prober_engine_free(e);
   (void)s;
 }

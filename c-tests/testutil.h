@@ -1,13 +1,17 @@
-/* Helpers shared by the C tests: checks, the prober-target server, descriptor and zombie counts. */
+/* Helpers shared by the C tests: checks, the prober-target server, loopback listeners, engine
+ * loops, descriptor and zombie counts. */
 #ifndef PROBER_TESTUTIL_H
 #define PROBER_TESTUTIL_H
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -142,6 +146,41 @@ static inline void target_control(const target_server *t, const char *path) {
   CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
   prober_outcome_free(o);
   prober_spec_free(s);
+}
+
+/* A TCP listener on 127.0.0.1, on a free port (written to `port`), for a test's own peer. */
+static inline int listen_loopback(int *port) {
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  CHECK(l >= 0);
+  struct sockaddr_in a;
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  CHECK(bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 64) == 0);
+  socklen_t len = sizeof a;
+  CHECK(getsockname(l, (struct sockaddr *)&a, &len) == 0);
+  *port = ntohs(a.sin_port);
+  return l;
+}
+
+/* Runs `e` until `n` run events arrived (or fails after 30 s: a hang, not a timing claim),
+ * draining into `events` (`cap` entries); with `all_succeed`, every run must be a success.
+ * Returns the runs seen. */
+static inline size_t run_until_runs(prober_engine *e, prober_event *events, size_t cap, size_t n,
+                                    int all_succeed) {
+  double limit = now_s() + 30;
+  size_t runs = 0;
+  while (runs < n) {
+    CHECK(now_s() < limit);
+    CHECK_OK(prober_engine_wait(e, 50));
+    size_t k = prober_engine_drain(e, events, cap);
+    for (size_t i = 0; i < k; i++) {
+      if (events[i].kind != PROBER_EVENT_RUN) continue;
+      if (all_succeed) CHECK(events[i].result == PROBER_RESULT_SUCCESS);
+      runs++;
+    }
+  }
+  return runs;
 }
 
 #endif

@@ -407,42 +407,32 @@ spec: {ports: [{port: 80, targetPort: http}]}
         assert!(notes.iter().any(|n| n.contains("POD_IP: valueFrom is not resolved")), "{notes:?}");
     }
 
+    /// The error of loading `text` (host `h`, no port map), as printed.
+    fn load_error(text: &str) -> String {
+        load(text, "h", &PortMap::EMPTY, None, &mut Vec::new()).unwrap_err().to_string()
+    }
+
     #[test]
     fn errors_point_into_the_file() {
         let bad = MANIFEST.replace(
             "readinessProbe: {httpGet: {path: /ready",
             "readinessProbe: {htpGet: {path: /ready",
         );
-        let e = load(&bad, "h", &PortMap::EMPTY, None, &mut Vec::new()).unwrap_err().to_string();
+        let e = load_error(&bad);
         assert!(e.contains("unknown field `htpGet`") && e.contains("at line 33 column 28"), "{e}");
         let bad = MANIFEST.replace("port: admin}", "port: adm}");
-        let e = load(&bad, "h", &PortMap::EMPTY, None, &mut Vec::new()).unwrap_err().to_string();
+        let e = load_error(&bad);
         assert_eq!(
             e,
             "container web/proxy: readinessProbe.tcpSocket.port: named port \"adm\" not found (declared: admin)"
         );
-        let e = load(
-            "kind: Service\nmetadata: {name: x}\n",
-            "h",
-            &PortMap::EMPTY,
-            None,
-            &mut Vec::new(),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = load_error("kind: Service\nmetadata: {name: x}\n");
         assert!(e.starts_with("no container with probes found"), "{e}");
-        let e = load(
+        let e = load_error(
             "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, ports: [{name: x}]}]}\n",
-            "h",
-            &PortMap::EMPTY,
-            None,
-            &mut Vec::new(),
-        )
-        .unwrap_err()
-        .to_string();
+        );
         assert!(e.contains("missing field `containerPort`") && e.contains("line 3"), "{e}");
-        let e =
-            load("a: [\n", "h", &PortMap::EMPTY, None, &mut Vec::new()).unwrap_err().to_string();
+        let e = load_error("a: [\n");
         assert!(e.contains("line"), "{e}");
     }
 
@@ -458,7 +448,7 @@ spec: {ports: [{port: 80, targetPort: http}]}
               StatefulSet, DaemonSet, ReplicaSet, ReplicationController, Job, CronJob and List are read"]
         );
         let bad = list.replace("port: 1", "prt: 1");
-        let e = load(&bad, "h", &PortMap::EMPTY, None, &mut Vec::new()).unwrap_err().to_string();
+        let e = load_error(&bad);
         assert!(
             e.starts_with(
                 "document 1 (List) items[1] (Job \"j\"): spec.template.spec.containers[0].readinessProbe.tcpSocket: unknown field `prt`"

@@ -33,21 +33,10 @@ fn exec_command_gets_no_descriptor_of_the_shell() {
     // The shell opens descriptor 7 (not close-on-exec: a redirection meant to be inherited)
     // and becomes `prober`, which must not hand it on to the command.
     let script = r#"exec 7</etc/hostname && exec "$0" check --json -- ls -ln /proc/self/fd/"#;
-    let mut child = Command::new("/bin/sh")
-        .args(["-c", script, env!("CARGO_BIN_EXE_prober")])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn sh");
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let status = wait_bounded(&mut child, HANG);
-    let r = Run {
-        code: status.code().unwrap(),
-        stdout: out.recv().unwrap(),
-        stderr: err.recv().unwrap(),
-    };
+    let r = run_command(
+        Command::new("/bin/sh").args(["-c", script, env!("CARGO_BIN_EXE_prober")]),
+        None,
+    );
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
     let v = json_line(&r);
     assert_eq!(v["result"], "success", "{v}");

@@ -3,73 +3,12 @@
 //! `httpGet.expectBody`, `unhealthyPeriod*`, `transitionPeriod*` and `jitterPercent`, against
 //! `prober_testkit::TargetServer`. Bounds only turn hangs into failures.
 
-use std::io::{BufRead, BufReader, Write};
+mod common;
+
 use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
-use prober_testkit::TargetServer;
-use serde_json::Value;
-
-const HANG: Duration = Duration::from_secs(60);
-
-fn prober(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_prober"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run prober")
-}
-
-/// `prober check --json ARGS`: exit code and the JSON line.
-fn check_json(args: &[&str]) -> (i32, Value) {
-    let mut all = vec!["check", "--json"];
-    all.extend_from_slice(args);
-    let out = prober(&all);
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    let v = serde_json::from_str(stdout.trim_end())
-        .unwrap_or_else(|e| panic!("{args:?}: not one JSON line: {stdout:?}: {e}"));
-    (out.status.code().unwrap(), v)
-}
-
-/// Exit 64 with one line on stderr containing `needle`, nothing on stdout.
-fn assert_usage(args: &[&str], needle: &str) {
-    let out = prober(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(64), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?}");
-    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-    assert!(
-        stderr.starts_with("prober: ") && stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-}
-
-static FILES: AtomicUsize = AtomicUsize::new(0);
-
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(text: &str) -> TempFile {
-        let n = FILES.fetch_add(1, Ordering::SeqCst);
-        let name = format!("extensions-{}-{n}.yaml", std::process::id());
-        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-        std::fs::write(&path, text).unwrap();
-        TempFile(path)
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use common::*;
+use prober_testkit::keep_alive::KeepAliveServer;
 
 #[test]
 fn check_expect_status() {
@@ -104,42 +43,35 @@ fn check_expect_body() {
     );
     assert!(v["message"].as_str().unwrap().contains("body did not match \"^ok$\""), "{v}");
     // The human line says the same.
-    let out = prober(&[
-        "check",
-        "--expect-status",
-        "503",
-        "--expect-body",
-        "^ok$",
-        &server.url("/health"),
-    ]);
-    let line = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(line.contains("body did not match"), "{line}");
+    let r =
+        run(&["check", "--expect-status", "503", "--expect-body", "^ok$", &server.url("/health")]);
+    assert_eq!(r.code, 1);
+    assert!(r.stdout.contains("body did not match"), "{}", r.stdout);
 }
 
 #[test]
 fn check_refuses_bad_expectations() {
-    assert_usage(
+    assert_usage_error(
         &["check", "--expect-status", "200-", "http://127.0.0.1:1/"],
         "--expect-status: invalid status set \"200-\"",
     );
-    assert_usage(
+    assert_usage_error(
         &["check", "--expect-status", "2xx", "http://127.0.0.1:1/"],
         "is not a status code",
     );
-    assert_usage(
+    assert_usage_error(
         &["check", "--expect-body", "a(b", "http://127.0.0.1:1/"],
         "--expect-body: invalid regular expression \"a(b\"",
     );
-    assert_usage(
+    assert_usage_error(
         &["check", "--expect-status", "200", "tcp://127.0.0.1:1"],
         "--expect-status applies to http:// and https:// targets only",
     );
-    assert_usage(
+    assert_usage_error(
         &["check", "--expect-body", "x", "--", "/bin/true"],
         "--expect-body applies to http://",
     );
-    assert_usage(&["check", "--expect-body"], "needs a value");
+    assert_usage_error(&["check", "--expect-body"], "needs a value");
 }
 
 /// A readiness probe of a target that always answers 503 with a minute's period: with
@@ -147,35 +79,22 @@ fn check_refuses_bad_expectations() {
 #[test]
 fn watch_unhealthy_period_and_jitter() {
     let server = TargetServer::start();
-    let file = TempFile::new(&format!(
-        "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}\n\
-         \x20   periodSeconds: 60\n\
-         \x20   failureThreshold: 1\n\
-         \x20   unhealthyPeriodMilliseconds: 20\n\
-         \x20   transitionPeriodMilliseconds: 20\n\
-         \x20   jitterPercent: 10\n",
-        server.port()
-    ));
-    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_prober"))
-        .args(["watch", "--for", "60s", file.path()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let limit = Instant::now() + HANG;
-    while server.requests() < 5 {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("prober watch ended early: {status}");
-        }
-        assert!(Instant::now() < limit, "only {} requests", server.requests());
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}\n\
+             \x20   periodSeconds: 60\n\
+             \x20   failureThreshold: 1\n\
+             \x20   unhealthyPeriodMilliseconds: 20\n\
+             \x20   transitionPeriodMilliseconds: 20\n\
+             \x20   jitterPercent: 10\n",
+            server.port()
+        ),
+    );
+    run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());
 }
 
 #[test]
@@ -186,9 +105,12 @@ fn watch_refuses_bad_extension_fields() {
             Some(inside) => (inside.to_string(), String::new()),
             None => (String::new(), format!("    {extra}\n")),
         };
-        TempFile::new(&format!(
-            "targets:\n- name: web\n  readinessProbe:\n    httpGet: {{path: /, port: 1{inside}}}\n{field}"
-        ))
+        write_file(
+            "yaml",
+            &format!(
+                "targets:\n- name: web\n  readinessProbe:\n    httpGet: {{path: /, port: 1{inside}}}\n{field}"
+            ),
+        )
     };
     let cases = [
         (
@@ -218,13 +140,14 @@ fn watch_refuses_bad_extension_fields() {
     ];
     for (extra, needle) in cases {
         let file = probe(extra);
-        assert_usage(&["watch", "--for", "1s", file.path()], needle);
+        assert_usage_error(&["watch", "--for", "1s", file.path()], needle);
     }
     // expectStatus on tcpSocket is not a field there: refused with its position.
-    let file = TempFile::new(
+    let file = write_file(
+        "yaml",
         "targets:\n- name: web\n  readinessProbe:\n    tcpSocket: {port: 1, expectStatus: \"200\"}\n",
     );
-    assert_usage(&["watch", "--for", "1s", file.path()], "expectStatus");
+    assert_usage_error(&["watch", "--for", "1s", file.path()], "expectStatus");
 }
 
 /// A Redis-style peer on loopback: answers `+PONG` to `PING` and `-ERR` to anything else, for
@@ -264,117 +187,79 @@ fn check_tcp_send_expect() {
         "{v}"
     );
 
-    assert_usage(
+    assert_usage_error(
         &["check", "--send", "x", "http://127.0.0.1:1/"],
         "--send applies to tcp:// targets only",
     );
-    assert_usage(
+    assert_usage_error(
         &["check", "--expect", "x", "--", "/bin/true"],
         "--expect applies to tcp:// targets only",
     );
-    assert_usage(&["check", "--send", "PING\\q", &target], "--send: invalid data to send");
-    assert_usage(&["check", "--send", "\\x4", &target], "needs two hex digits");
-    assert_usage(&["check", "--expect", "(", &target], "--expect: invalid regular expression");
+    assert_usage_error(&["check", "--send", "PING\\q", &target], "--send: invalid data to send");
+    assert_usage_error(&["check", "--send", "\\x4", &target], "needs two hex digits");
+    assert_usage_error(
+        &["check", "--expect", "(", &target],
+        "--expect: invalid regular expression",
+    );
 }
 
 #[test]
 fn watch_tcp_send_expect() {
     let port = redis_like();
-    let file = TempFile::new(&format!(
-        "targets:\n\
-         - name: redis\n\
-         \x20 readinessProbe:\n\
-         \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
-         \x20   periodMilliseconds: 50\n"
-    ));
-    let out = prober(&["watch", "--until-ready", "--for", "60s", file.path()]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: redis\n\
+             \x20 readinessProbe:\n\
+             \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
+             \x20   periodMilliseconds: 50\n"
+        ),
+    );
+    let r = run(&["watch", "--until-ready", "--for", "60s", file.path()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 
-    let bad = TempFile::new(
+    let bad = write_file(
+        "yaml",
         "targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, send: \"a\\\\z\"}\n",
     );
-    assert_usage(
+    assert_usage_error(
         &["watch", "--for", "1s", bad.path()],
         "readinessProbe.tcpSocket.send: invalid data to send",
     );
-    let bad =
-        TempFile::new("targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n");
-    assert_usage(&["watch", "--for", "1s", bad.path()], "send");
-}
-
-/// A keep-alive HTTP/1.1 server on loopback that answers every request with 200 `ok` and keeps
-/// the connection open; returns its port and the count of connections and requests it saw.
-fn keep_alive_server() -> (u16, std::sync::Arc<(AtomicUsize, AtomicUsize)>) {
-    use std::io::Read;
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let counts = std::sync::Arc::new((AtomicUsize::new(0), AtomicUsize::new(0)));
-    let c = counts.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            c.0.fetch_add(1, Ordering::SeqCst);
-            let c = c.clone();
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                while let Ok(n) = stream.read(&mut chunk) {
-                    if n == 0 {
-                        return;
-                    }
-                    buf.extend_from_slice(&chunk[..n]);
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        buf.drain(..end + 4);
-                        c.1.fetch_add(1, Ordering::SeqCst);
-                        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                        if stream.write_all(ok).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    (port, counts)
+    let bad = write_file(
+        "yaml",
+        "targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n",
+    );
+    assert_usage_error(&["watch", "--for", "1s", bad.path()], "send");
 }
 
 #[test]
 fn watch_keep_alive_reuses_one_connection() {
-    let (port, counts) = keep_alive_server();
-    let file = TempFile::new(&format!(
-        "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /, port: {port}, keepAlive: true}}\n\
-         \x20   periodMilliseconds: 20\n"
-    ));
-    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_prober"))
-        .args(["watch", "--for", "60s", file.path()])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let limit = Instant::now() + HANG;
-    while counts.1.load(Ordering::SeqCst) < 5 {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("prober watch ended early: {status}");
-        }
-        assert!(Instant::now() < limit, "only {} requests", counts.1.load(Ordering::SeqCst));
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_eq!(counts.0.load(Ordering::SeqCst), 1, "one connection for every run");
+    let server = KeepAliveServer::start();
+    let port = server.port();
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /, port: {port}, keepAlive: true}}\n\
+             \x20   periodMilliseconds: 20\n"
+        ),
+    );
+    run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());
+    assert_eq!(server.connections(), 1, "one connection for every run");
 }
 
 #[test]
 fn check_keep_alive_is_harmless_and_http_only() {
-    let (port, counts) = keep_alive_server();
+    let server = KeepAliveServer::start();
+    let port = server.port();
     let url = format!("http://127.0.0.1:{port}/");
     let (code, v) = check_json(&["--keep-alive", &url]);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["result"], "success", "{v}");
-    assert_eq!(counts.0.load(Ordering::SeqCst), 1);
-    assert_usage(&["check", "--keep-alive", "tcp://127.0.0.1:1"], "--keep-alive applies to");
+    assert_eq!(server.connections(), 1);
+    assert_usage_error(&["check", "--keep-alive", "tcp://127.0.0.1:1"], "--keep-alive applies to");
 }

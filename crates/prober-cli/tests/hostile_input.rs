@@ -4,129 +4,9 @@
 //!
 //! No pass condition depends on wall-clock time, except generous "did not hang" bounds.
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+mod common;
 
-use prober_testkit::TargetServer;
-
-/// Bound for one command to finish: only there to turn a hang into a failure.
-const HANG: Duration = Duration::from_secs(120);
-
-fn prober() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prober"))
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `prober ARGS` to completion (within [`HANG`]), with `stdin` as its standard input.
-fn run_with_stdin(args: &[&str], stdin: Option<Vec<u8>>) -> Run {
-    let mut child = prober()
-        .args(args)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn prober");
-    if let Some(bytes) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        // prober may stop reading at its limit: a broken pipe here is expected.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&bytes);
-        });
-    }
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let status = wait_bounded(&mut child, HANG);
-    Run {
-        code: status.code().expect("prober ended by a signal"),
-        stdout: out.recv().unwrap(),
-        stderr: err.recv().unwrap(),
-    }
-}
-
-fn run(args: &[&str]) -> Run {
-    run_with_stdin(args, None)
-}
-
-fn reader(mut r: impl Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = channel();
-    std::thread::spawn(move || {
-        let mut b = Vec::new();
-        let _ = r.read_to_end(&mut b);
-        let _ = tx.send(String::from_utf8(b).expect("output is UTF-8"));
-    });
-    rx
-}
-
-fn wait_bounded(child: &mut Child, bound: Duration) -> ExitStatus {
-    let deadline = Instant::now() + bound;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("prober did not finish within {bound:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-static FILES: AtomicUsize = AtomicUsize::new(0);
-
-/// A file under the tests' temporary directory, removed when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(ext: &str) -> TempFile {
-        let n = FILES.fetch_add(1, Ordering::SeqCst);
-        let name = format!("hostile-{}-{n}.{ext}", std::process::id());
-        TempFile(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name))
-    }
-
-    fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn write_file(ext: &str, text: &str) -> TempFile {
-    let file = TempFile::new(ext);
-    std::fs::write(&file.0, text).unwrap();
-    file
-}
-
-/// `prober watch` on `text` is refused: exit 64, nothing on stdout, one error line on stderr
-/// that names the file and contains every needle.
-fn assert_refused(args: &[&str], text: &str, ext: &str, needles: &[&str]) {
-    let file = write_file(ext, text);
-    let mut all = vec!["watch", "--for", "1s"];
-    all.extend_from_slice(args);
-    all.push(file.path());
-    let r = run(&all);
-    assert_eq!(r.code, 64, "{text}\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
-    assert_eq!(r.stdout, "", "nothing runs on bad input");
-    let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.starts_with("prober: note: ")).collect();
-    assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);
-    assert!(lines[0].starts_with(&format!("prober: {}: ", file.path())), "{}", lines[0]);
-    for n in needles {
-        assert!(lines[0].contains(n), "{:?} lacks {n:?}", lines[0]);
-    }
-}
+use common::*;
 
 // ---- hosts --------------------------------------------------------------------------------
 
@@ -137,19 +17,19 @@ fn watch_refuses_hosts_that_are_not_hosts() {
     for host in ["127.0.0.1/x", "a?b", "a#b", "a b", "user@evil", "127.0.0.1:81", "caf\u{e9}"] {
         let yaml = |probe: &str| format!("targets:\n- name: t\n  readinessProbe:\n    {probe}\n");
         let h = serde_json::to_string(host).unwrap();
-        assert_refused(
+        assert_bad_file(
             &[],
             &yaml(&format!("httpGet: {{host: {h}, port: 8080, path: /healthz}}")),
             "yaml",
             &["target \"t\": readinessProbe.httpGet.host: invalid host", &format!("{host:?}")],
         );
-        assert_refused(
+        assert_bad_file(
             &[],
             &yaml(&format!("tcpSocket: {{host: {h}, port: 8080}}")),
             "yaml",
             &["readinessProbe.tcpSocket.host: invalid host"],
         );
-        assert_refused(
+        assert_bad_file(
             &[],
             &yaml(&format!("grpc: {{host: {h}, port: 8080}}")),
             "yaml",
@@ -163,7 +43,7 @@ fn watch_refuses_hosts_that_are_not_hosts() {
         assert!(r.stderr.contains(want), "{}", r.stderr);
     }
     let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe:\n      httpGet: {host: '10.0.0.1/x?y', port: 8080}\n";
-    assert_refused(
+    assert_bad_file(
         &["--manifest"],
         manifest,
         "yaml",
@@ -211,7 +91,7 @@ fn host_headers_must_be_host_and_port() {
             server.port(),
             serde_json::to_string(bad).unwrap()
         );
-        assert_refused(
+        assert_bad_file(
             &[],
             &yaml,
             "yaml",
@@ -254,7 +134,7 @@ fn oversized_input_is_refused_before_it_is_read() {
     // Standard input: refused once the limit is crossed.
     let mut text = b"targets:\n- name: t\n  readinessProbe: {tcpSocket: {port: 1}}\n".to_vec();
     text.resize(LIMIT as usize + 1, b' ');
-    let r = run_with_stdin(&["watch", "-"], Some(text));
+    let r = run_with_stdin(&["watch", "-"], text);
     assert_eq!(r.code, 64, "{}", r.stderr);
     assert_eq!(
         r.stderr.trim_end(),
@@ -263,7 +143,7 @@ fn oversized_input_is_refused_before_it_is_read() {
     // Exactly at the limit is still read (and here refused only for what it says).
     let mut text = b"targets: []\n".to_vec();
     text.resize(LIMIT as usize, b'\n');
-    let r = run_with_stdin(&["watch", "-"], Some(text));
+    let r = run_with_stdin(&["watch", "-"], text);
     assert_eq!(r.code, 64);
     assert_eq!(r.stderr.trim_end(), "prober: -: targets: the list is empty");
 }
@@ -273,15 +153,15 @@ fn deep_nesting_is_refused_before_parsing() {
     let deep = 100_000;
     let flow = format!("targets: {}{}\n", "[".repeat(deep), "]".repeat(deep));
     let needle = "line 1: nested deeper than 128 levels (the limit for watch files and manifests)";
-    assert_refused(&[], &flow, "yaml", &[needle]);
-    assert_refused(&["--manifest"], &flow, "yaml", &[needle]);
+    assert_bad_file(&[], &flow, "yaml", &[needle]);
+    assert_bad_file(&["--manifest"], &flow, "yaml", &[needle]);
     let json = format!("{{\"targets\": {}{}}}\n", "[".repeat(deep), "]".repeat(deep));
-    assert_refused(&[], &json, "json", &[needle]);
+    assert_bad_file(&[], &json, "json", &[needle]);
     // Block nesting, by indentation.
     let block: String = (0..200).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
-    assert_refused(&[], &block, "yaml", &["line 129: nested deeper than 128 levels"]);
+    assert_bad_file(&[], &block, "yaml", &["line 129: nested deeper than 128 levels"]);
     let seqs = format!("targets:\n{}x\n", "- ".repeat(300));
-    assert_refused(&[], &seqs, "yaml", &["line 2: nested deeper than 128 levels"]);
+    assert_bad_file(&[], &seqs, "yaml", &["line 2: nested deeper than 128 levels"]);
 }
 
 #[test]
@@ -291,9 +171,9 @@ fn duplicate_names_are_reported_with_the_name() {
         text.push_str(&format!("- name: t{i}\n  readinessProbe: {{tcpSocket: {{port: 1}}}}\n"));
     }
     text.push_str("- name: t500\n  readinessProbe: {tcpSocket: {port: 1}}\n");
-    assert_refused(&[], &text, "yaml", &["targets[1000].name: duplicate target name \"t500\""]);
+    assert_bad_file(&[], &text, "yaml", &["targets[1000].name: duplicate target name \"t500\""]);
     let manifest = "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n  - name: c\n    livenessProbe: {tcpSocket: {port: 1}}\n";
-    assert_refused(
+    assert_bad_file(
         &["--manifest"],
         manifest,
         "yaml",

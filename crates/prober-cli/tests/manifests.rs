@@ -84,43 +84,14 @@ spec:
 fn watch_manifest_runs_every_containers_probes() {
     let server = TargetServer::start();
     let file = write_file("yaml", &MANIFEST.replace("PORT", &server.port().to_string()));
-    let mut child = prober()
-        .args([
-            "watch",
-            "--manifest",
-            file.to_str().unwrap(),
-            "--until-ready",
-            "--for",
-            "30s",
-            "--json",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let out = reader(child.stdout.take().unwrap());
-    let err = reader(child.stderr.take().unwrap());
-    let status = wait_bounded(&mut child, HANG);
-    let (stdout, stderr) = (out.recv().unwrap(), err.recv().unwrap());
-    assert_eq!(status.code(), Some(0), "{stdout}{stderr}");
+    let r = watch_until_ready(&["--manifest", file.path()]);
+    let (stdout, stderr) = (r.stdout, r.stderr);
+    assert_eq!(r.code, 0, "{stdout}{stderr}");
     assert!(stderr.contains("kind Service \"web\"): skipped"), "{stderr}");
     assert!(stderr.contains("web/worker: env[1] NODE: valueFrom is not resolved"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 
-    let lines: Vec<Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let states: Vec<String> = lines
-        .iter()
-        .filter(|v| v.get("role").is_some())
-        .map(|v| {
-            format!(
-                "{} {} {}",
-                v["target"].as_str().unwrap(),
-                v["role"].as_str().unwrap(),
-                v["result"].as_str().unwrap()
-            )
-        })
-        .collect();
+    let (states, lines) = states_of(&stdout);
     for want in [
         "web/app startup unknown",
         "web/app readiness failure",
@@ -180,15 +151,7 @@ fn watch_manifest_with_grpc_and_https_probes() {
         tls = tls.port(),
     );
     let file = write_file("yaml", &manifest);
-    let r = run(&[
-        "watch",
-        "--manifest",
-        file.to_str().unwrap(),
-        "--until-ready",
-        "--for",
-        "30s",
-        "--json",
-    ]);
+    let r = watch_until_ready(&["--manifest", file.path()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(r.stderr, "");
     let (states, _) = states_of(&r.stdout);

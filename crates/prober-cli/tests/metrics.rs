@@ -3,27 +3,30 @@
 //! what an operator's dashboard would read is asserted: runs counted, ready flipping when the
 //! server goes away, the last run's phases, the certificate's expiry, scheduling lateness.
 
-mod watch_support;
+mod common;
 
-use std::io::Write;
 use std::net::{TcpListener, TcpStream};
-use std::process::{Command, Stdio};
 
 use prober_testkit::TargetServer;
 use prober_testkit::tls::{TestCa, TlsServerOptions, TlsTargetServer};
-use std::time::{Duration, Instant};
 
-use watch_support::{Exposition, HANG, Watch, WatchFile, http, scrape, scrape_until};
+use common::{
+    Duration, Exposition, HANG, Instant, TempFile, Watch, Write, http, run, scrape, scrape_until,
+    write_file,
+};
 
-fn readiness_file(port: u16, scheme: &str) -> WatchFile {
-    WatchFile::new(&format!(
-        "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
-         \x20   periodMilliseconds: 100\n\
-         \x20   failureThreshold: 1\n"
-    ))
+fn readiness_file(port: u16, scheme: &str) -> TempFile {
+    write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
+             \x20   periodMilliseconds: 100\n\
+             \x20   failureThreshold: 1\n"
+        ),
+    )
 }
 
 const WEB_READINESS: [(&str, &str); 2] = [("target", "web"), ("role", "readiness")];
@@ -139,14 +142,10 @@ fn only_metrics_is_served_and_a_stuck_scraper_holds_up_no_probe() {
 }
 
 fn watch_status(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_prober"))
-        .arg("watch")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
-    (out.status.code().unwrap(), text(out.stdout), text(out.stderr))
+    let mut all = vec!["watch"];
+    all.extend_from_slice(args);
+    let r = run(&all);
+    (r.code, r.stdout, r.stderr)
 }
 
 #[test]

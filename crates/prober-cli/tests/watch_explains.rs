@@ -6,26 +6,28 @@
 //! The watch's own `--metrics` tells when runs happened that printed nothing, so that "printed
 //! once per streak" is asserted after several runs, not assumed from time passing.
 
-mod watch_support;
+mod common;
 
+use common::{TempFile, Value, Watch, scrape_until, write_file};
 use prober_testkit::{TargetServer, closed_port};
-use serde_json::Value;
-use watch_support::{Watch, WatchFile, scrape_until};
 
 /// A readiness and a liveness probe on a closed port; liveness would publish only after 1000
 /// failures, so its value stays success all along.
-fn refused_file(port: u16) -> WatchFile {
-    WatchFile::new(&format!(
-        "targets:\n\
-         - name: db\n\
-         \x20 readinessProbe:\n\
-         \x20   tcpSocket: {{port: {port}}}\n\
-         \x20   periodMilliseconds: 50\n\
-         \x20 livenessProbe:\n\
-         \x20   tcpSocket: {{port: {port}}}\n\
-         \x20   periodMilliseconds: 50\n\
-         \x20   failureThreshold: 1000\n"
-    ))
+fn refused_file(port: u16) -> TempFile {
+    write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: db\n\
+             \x20 readinessProbe:\n\
+             \x20   tcpSocket: {{port: {port}}}\n\
+             \x20   periodMilliseconds: 50\n\
+             \x20 livenessProbe:\n\
+             \x20   tcpSocket: {{port: {port}}}\n\
+             \x20   periodMilliseconds: 50\n\
+             \x20   failureThreshold: 1000\n"
+        ),
+    )
 }
 
 fn refused(port: u16) -> String {
@@ -90,15 +92,18 @@ fn a_refused_probe_is_explained_once_per_streak() {
 fn every_failing_streak_is_explained_before_its_change() {
     let server = TargetServer::start();
     server.set_healthy(false);
-    let file = WatchFile::new(&format!(
-        "targets:\n\
-         - name: web\n\
-         \x20 readinessProbe:\n\
-         \x20   httpGet: {{path: /health, port: {}}}\n\
-         \x20   periodMilliseconds: 50\n\
-         \x20   failureThreshold: 3\n",
-        server.port()
-    ));
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: web\n\
+             \x20 readinessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {}}}\n\
+             \x20   periodMilliseconds: 50\n\
+             \x20   failureThreshold: 3\n",
+            server.port()
+        ),
+    );
     let mut w = Watch::start(&[file.path()]);
     let status_503 =
         "web readiness run failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, ";
@@ -131,14 +136,17 @@ fn every_failing_streak_is_explained_before_its_change() {
 #[test]
 fn every_run_prints_every_run() {
     let server = TargetServer::start();
-    let file = WatchFile::new(&format!(
-        "targets:\n\
-         - name: web\n\
-         \x20 livenessProbe:\n\
-         \x20   httpGet: {{path: /health, port: {}}}\n\
-         \x20   periodMilliseconds: 50\n",
-        server.port()
-    ));
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n\
+             - name: web\n\
+             \x20 livenessProbe:\n\
+             \x20   httpGet: {{path: /health, port: {}}}\n\
+             \x20   periodMilliseconds: 50\n",
+            server.port()
+        ),
+    );
     let mut w = Watch::start(&["--every-run", file.path()]);
     for _ in 0..3 {
         let line = w.until("a run", |l| l.contains(" run "));

@@ -10,7 +10,7 @@ use prober_testkit::grpc::HealthServer;
 fn watch_reports_readiness_changes_in_order() {
     let server = TargetServer::start();
     let file = health_watch_file(&server);
-    let w = Watch::start(&["--for", "5s", "--json", file.to_str().unwrap()]);
+    let mut w = Watch::start(&["--for", "5s", "--json", file.to_str().unwrap()]);
 
     let v = w.next_state("web", "readiness");
     assert_eq!(
@@ -104,10 +104,10 @@ fn watch_gates_readiness_on_startup_and_expands_target_env() {
             server.port()
         ),
     );
-    let w = Watch::start(&["--until-ready", "--for", "30s", "--json", file.to_str().unwrap()]);
+    let mut w = Watch::start(&["--until-ready", "--for", "30s", "--json", file.to_str().unwrap()]);
     let mut seen = Vec::new();
     loop {
-        let v = w.next();
+        let v = w.next_json();
         if v.get("summary").is_some() {
             assert_eq!(v["all_ready"], true, "{v}");
             break;
@@ -192,7 +192,7 @@ fn watch_grpc_failure_lines_carry_the_message() {
             s.port()
         ),
     );
-    let w = Watch::start(&["--for", "30s", "--json", file.to_str().unwrap()]);
+    let mut w = Watch::start(&["--for", "30s", "--json", file.to_str().unwrap()]);
     let v = w.next_state("rpc", "liveness");
     assert_eq!(v["reason"], "initial");
     let v = w.next_state("rpc", "liveness");

@@ -22,7 +22,7 @@ fn signal_stops_watch_cleanly(sig: Signal) {
             pid_file.display()
         ),
     );
-    let w = Watch::start(&["--json", file.to_str().unwrap()]);
+    let mut w = Watch::start(&["--json", file.to_str().unwrap()]);
     let v = w.next_state("web", "readiness");
     assert_eq!(v["reason"], "initial");
     let v = w.next_state("web", "readiness");
@@ -59,7 +59,7 @@ fn sigint_ignored_at_start_stays_ignored() {
             server.port()
         ),
     );
-    let w =
+    let mut w =
         Watch::start_with_sigint(&["--json", file.to_str().unwrap()], signal::SigHandler::SigIgn);
     assert_eq!(w.next_state("web", "readiness")["reason"], "initial");
     assert_eq!(w.next_state("web", "readiness")["result"], "success");

@@ -1,67 +1,21 @@
 //! Heap allocations per periodic run in steady state: what a node agent with thousands of
-//! workers pays in the allocator every period, counted (not timed) on the engine's thread.
+//! workers pays in the allocator every period, counted (not timed) on the engine's thread, for
+//! TCP, HTTP and HTTP with kept connections (`prober_testkit::allocations` is the harness).
 //!
 //! Alone in its test binary: the counting allocator is this binary's global allocator. It
 //! counts per thread, and only on a thread that asked for it, so the target server's threads,
-//! the harness and the other test do not show in the figures.
+//! the harness and the other tests do not show in the figures.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
 use prober_testkit::TargetServer;
-
-struct Counting;
-
-thread_local! {
-    // Per thread, so that tests running in parallel do not count each other's allocations;
-    // const-initialised, so that reading them never allocates and the allocator may use them.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged;
-// the counting beside it touches no memory the allocator hands out.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: the caller's contract for `alloc` is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: as above; `ptr` came from this allocator, which is the system's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use prober_testkit::allocations::{CountingAllocator, NOT_PER_RUN, SteadyState};
+use prober_testkit::keep_alive::KeepAliveServer;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn run(e: &mut Engine, events: &mut Vec<Event>, d: Duration) {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        e.wait(Some(Duration::from_millis(1))).unwrap();
-        e.drain(events, usize::MAX);
-    }
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Runs `spec` as a readiness probe of `targets` targets every 5 ms: a warm-up, then 600 ms
 /// counted. The probe timeout is a minute: every run puts its deadline in the timing wheel,
@@ -69,6 +23,19 @@ fn run(e: &mut Engine, events: &mut Vec<Event>, d: Duration) {
 /// one every 268 ms. Returns (runs, allocations) of the counted part; runs are connections, read
 /// from the socket pool's counter (every run of these specs takes a pooled socket).
 fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
+    let mut steady = engine_steady_state(spec, targets);
+    let runs_before = steady.subject().socket_pool_stats().reused;
+    let allocations = steady.count(Duration::from_millis(600));
+    let runs = steady.subject().socket_pool_stats().reused - runs_before;
+    assert!(runs >= 100, "only {runs} runs in 600 ms at a 5 ms period");
+    (runs, allocations)
+}
+
+/// An engine probing `spec` on `targets` targets every 5 ms, warmed up.
+fn engine_steady_state(
+    spec: &ProbeSpec,
+    targets: usize,
+) -> SteadyState<Engine, Event, impl FnMut(&mut Engine, &mut Vec<Event>)> {
     let mut e =
         Engine::with_config(EngineConfig { every_run: false, ..EngineConfig::default() }).unwrap();
     let schedule =
@@ -77,44 +44,13 @@ fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
         let t = e.add_target();
         e.set_probe(t, Role::Readiness, spec.clone(), schedule).unwrap();
     }
-    let mut events: Vec<Event> = Vec::with_capacity(1024);
-    // Warm-up: every target publishes Success (the bound only catches a hang), then 300 ms
-    // more for the pool, the timing wheel and the event queue to reach their working sizes.
-    let limit = Instant::now() + Duration::from_secs(30);
-    let published = |events: &[Event]| {
-        events
-            .iter()
-            .filter(|ev| matches!(ev, Event::State { result: ProbeResult::Success, .. }))
-            .count()
-    };
-    while published(&events) < targets {
-        assert!(Instant::now() < limit, "targets did not become ready: {events:?}");
-        run(&mut e, &mut events, Duration::from_millis(10));
-    }
-    run(&mut e, &mut events, Duration::from_millis(300));
-    assert_eq!(published(&events), targets, "warm-up events: {events:?}");
-    events.clear();
-
-    let runs_before = e.socket_pool_stats().reused;
-    COUNTING.with(|c| c.set(true));
-    let before = ALLOCATIONS.with(Cell::get);
-    run(&mut e, &mut events, Duration::from_millis(600));
-    let allocations = ALLOCATIONS.with(Cell::get) - before;
-    COUNTING.with(|c| c.set(false));
-    let runs = e.socket_pool_stats().reused - runs_before;
-    assert!(events.is_empty(), "events in steady state: {events:?}");
-    assert!(runs >= 100, "only {runs} runs in 600 ms at a 5 ms period");
-    (runs, allocations)
+    let mut steady = SteadyState::new(e, |e: &mut Engine, events: &mut Vec<Event>| {
+        e.wait(Some(Duration::from_millis(1))).unwrap();
+        e.drain(events, usize::MAX);
+    });
+    steady.warm_up(targets, |ev| matches!(ev, Event::State { result: ProbeResult::Success, .. }));
+    steady
 }
-
-/// Allocations that do not come with runs: the timing wheel's slots grow while they learn how
-/// many entries they hold and give back room beyond 64 entries when emptied, a few times per
-/// wheel turn. Their number follows the time counted, not the runs, so on a loaded machine
-/// (fewer runs in the same time) it was up to 0.17 per run (3 busy loops beside the test on 2
-/// cores); in an idle one 0.02. Any allocation made per run adds at least 1 per run, so the
-/// bounds below sit half a run above the expected count: one allocation more per run always
-/// fails them, load alone does not.
-const NOT_PER_RUN: f64 = 0.5;
 
 #[test]
 fn tcp_runs_allocate_nothing_in_steady_state() {
@@ -143,4 +79,33 @@ fn http_runs_allocate_only_their_machine_and_buffers() {
     // body kept as the outcome's output. The URL, the headers and the request bytes come from
     // the worker's prepared spec (21 allocations per run before it).
     assert!(per_run < 3.0 + NOT_PER_RUN, "{allocations} allocations in {runs} HTTP runs");
+}
+
+/// Reusing a kept connection costs no more than making one: the origin's key is allocated once,
+/// when a connection is first kept, and travels with it after that.
+#[test]
+fn keep_alive_runs_allocate_no_more_than_the_kubelets() {
+    let server = KeepAliveServer::start();
+    let mut spec = ProbeSpec::http(&format!("http://127.0.0.1:{}/", server.port()))
+        .unwrap()
+        .with_timeout(Duration::from_secs(60))
+        .unwrap();
+    spec.set_keep_alive(true).unwrap();
+    let targets = 8;
+    let mut steady = engine_steady_state(&spec, targets);
+
+    let before_stats = steady.subject().keep_alive_stats();
+    let allocations = steady.count(Duration::from_millis(600));
+    let stats = steady.subject().keep_alive_stats();
+    let runs = stats.reused - before_stats.reused;
+    assert!(runs >= 100, "only {runs} reused runs in 600 ms at a 5 ms period: {stats:?}");
+    // Every run of the counted part reused a connection and kept it again (up to the runs in
+    // flight at either end of the window): none was made, none went stale.
+    let kept = stats.kept - before_stats.kept;
+    assert!(kept.abs_diff(runs) <= targets as u64, "{runs} reused, {kept} kept: {stats:?}");
+    assert_eq!(stats.stale + stats.retried, before_stats.stale + before_stats.retried);
+    let per_run = allocations as f64 / runs as f64;
+    println!("http keep-alive: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
+    // As the kubelet's path: the boxed machine, the head buffer, the body kept as the output.
+    assert!(per_run < 3.0 + NOT_PER_RUN, "{allocations} allocations in {runs} keep-alive runs");
 }

@@ -82,6 +82,11 @@
 //!
 //! [`bounds`] derives a test's upper time bounds from the timeout under test.
 //!
+//! # Keep-alive and allocations
+//!
+//! [`keep_alive::KeepAliveServer`] keeps its connections, for keep-alive probes;
+//! [`allocations`] counts heap allocations per thread for the steady-state allocation tests.
+//!
 //! # gRPC
 //!
 //! [`grpc::HealthServer`] runs grpc-go's own health service (a Go module in this crate, built
@@ -89,9 +94,11 @@
 
 #![warn(missing_docs)]
 
+pub mod allocations;
 pub mod bounds;
 mod conn;
 pub mod grpc;
+pub mod keep_alive;
 mod request;
 mod routes;
 pub mod tls;

@@ -1,11 +1,13 @@
-//! What the test files of the `prober` binary share: running it, reading its output,
-//! temporary files, watch processes, TLS fixtures.
+//! What the test files of the `prober` binary share: running it and other commands to
+//! completion within a bound, reading their output, temporary files, running watches whose
+//! lines arrive one by one, scrapes of `--metrics` ([`scrape`]), TLS fixtures.
 //!
 //! No pass condition depends on wall-clock time, except generous "did not hang" bounds.
 #![allow(dead_code, unused_imports)] // each test file uses its own part
 
 pub use std::ffi::OsString;
-pub use std::io::{BufRead, BufReader, Read};
+pub use std::io::{BufRead, BufReader, Read, Write};
+pub use std::net::SocketAddr;
 pub use std::os::unix::ffi::OsStringExt;
 pub use std::path::PathBuf;
 pub use std::process::{Child, Command, ExitStatus, Stdio};
@@ -19,13 +21,18 @@ pub use prober_testkit::TargetServer;
 pub use prober_testkit::tls::{Issued, TestCa, TlsServerOptions, TlsTargetServer, TlsVersions};
 pub use serde_json::Value;
 
-/// Bound for one command to finish: only there to turn a hang into a failure.
-pub const HANG: Duration = Duration::from_secs(60);
+mod scrape;
+pub use scrape::{Exposition, Response, http, scrape, scrape_until};
+
+/// Bound for anything awaited: only there to turn a hang into a failure. The slowest command,
+/// a watch file of a hundred thousand targets on a loaded machine, stays well inside it.
+pub const HANG: Duration = Duration::from_secs(120);
 
 pub fn prober() -> Command {
     Command::new(env!("CARGO_BIN_EXE_prober"))
 }
 
+/// How a finished command ended and what it printed.
 pub struct Run {
     pub code: i32,
     pub stdout: String,
@@ -39,33 +46,66 @@ pub fn run(args: &[&str]) -> Run {
 
 /// Runs `prober ARGS` with arguments that need not be UTF-8.
 pub fn run_os(args: impl IntoIterator<Item = OsString>) -> Run {
-    let mut child = prober()
-        .args(args)
-        .stdin(Stdio::null())
+    run_command(prober().args(args), None)
+}
+
+/// Runs `prober ARGS` with `stdin` as its standard input.
+pub fn run_with_stdin(args: &[&str], stdin: Vec<u8>) -> Run {
+    run_command(prober().args(args), Some(stdin))
+}
+
+/// Runs `cmd` to completion (within [`HANG`]), with `stdin` as its standard input (none: the
+/// null device), and collects its output, which must be UTF-8.
+pub fn run_command(cmd: &mut Command, stdin: Option<Vec<u8>>) -> Run {
+    let mut child = cmd
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawn prober");
+        .expect("spawn the command");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        // prober may stop reading at its limit: a broken pipe here is expected.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let out = reader(child.stdout.take().unwrap());
     let err = reader(child.stderr.take().unwrap());
     let status = wait_bounded(&mut child, HANG);
     Run {
-        code: status.code().expect("prober ended by a signal"),
+        code: status.code().expect("the command ended by a signal"),
         stdout: out.recv().unwrap(),
         stderr: err.recv().unwrap(),
     }
 }
 
+/// Reads `r` to its end on a thread of its own; the text arrives on the channel.
 pub fn reader(mut r: impl Read + Send + 'static) -> Receiver<String> {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = r.read_to_string(&mut s);
-        let _ = tx.send(s);
+        let mut b = Vec::new();
+        let _ = r.read_to_end(&mut b);
+        let _ = tx.send(String::from_utf8(b).expect("output is UTF-8"));
     });
     rx
 }
 
+/// Reads `r` line by line on a thread of its own; each line arrives on the channel.
+pub fn line_reader(r: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits for `child` to end; kills it and fails if it has not within `bound`.
 pub fn wait_bounded(child: &mut Child, bound: Duration) -> ExitStatus {
     let deadline = Instant::now() + bound;
     loop {
@@ -75,10 +115,32 @@ pub fn wait_bounded(child: &mut Child, bound: Duration) -> ExitStatus {
         if Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("prober did not finish within {bound:?}");
+            panic!("the command did not finish within {bound:?}");
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Runs `prober ARGS` (its output discarded) until `requests()` reaches `want`, then kills
+/// it; fails if it ends before, or if that takes longer than [`HANG`].
+pub fn run_until_requests(args: &[&str], want: u64, requests: impl Fn() -> u64) {
+    let mut child = prober()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn prober");
+    let limit = Instant::now() + HANG;
+    while requests() < want {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("prober ended early: {status}");
+        }
+        assert!(Instant::now() < limit, "only {} requests", requests());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
 }
 
 /// The one line of `prober check --json`, parsed.
@@ -127,6 +189,11 @@ impl TempFile {
         let name = format!("cli-{}-{n}.{ext}", std::process::id());
         TempFile(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name))
     }
+
+    /// The path as an argument.
+    pub fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
 }
 
 impl std::ops::Deref for TempFile {
@@ -149,10 +216,14 @@ pub fn write_file(ext: &str, text: &str) -> TempFile {
     file
 }
 
-/// A running `prober watch` whose stdout lines arrive on a channel.
+/// A running `prober watch ARGS` whose standard output and error arrive line by line; killed
+/// when dropped, so that a test that failed half-way leaves no watch behind.
 pub struct Watch {
-    pub child: Child,
-    pub lines: Receiver<String>,
+    child: Child,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+    /// Every stdout line received so far, in order.
+    pub seen: Vec<String>,
 }
 
 impl Watch {
@@ -182,32 +253,33 @@ impl Watch {
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("spawn prober watch");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Watch { child, lines }
+        let stdout = line_reader(child.stdout.take().unwrap());
+        let stderr = line_reader(child.stderr.take().unwrap());
+        Watch { child, stdout, stderr, seen: Vec::new() }
     }
 
-    /// The next line, parsed as JSON.
-    pub fn next(&self) -> Value {
-        let line = self.lines.recv_timeout(HANG).expect("prober watch printed no line in time");
+    /// The next stdout line.
+    pub fn next(&mut self) -> String {
+        let line = self.stdout.recv_timeout(HANG).unwrap_or_else(|_| {
+            panic!("prober watch printed no further line in time; so far: {:#?}", self.seen)
+        });
+        self.seen.push(line.clone());
+        line
+    }
+
+    /// The next stdout line, parsed as JSON.
+    pub fn next_json(&mut self) -> Value {
+        let line = self.next();
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line:?}: {e}"))
     }
 
-    /// The next state line of `target` and `role`, skipping others.
-    pub fn next_state(&self, target: &str, role: &str) -> Value {
+    /// The next state line of `target` and `role` (`--json`), skipping others.
+    pub fn next_state(&mut self, target: &str, role: &str) -> Value {
         loop {
-            let v = self.next();
+            let v = self.next_json();
             assert!(v.get("summary").is_none(), "watch ended before the expected state: {v}");
             if v["target"] == target && v["role"] == role {
                 return v;
@@ -215,14 +287,61 @@ impl Watch {
         }
     }
 
-    pub fn wait(mut self) -> (ExitStatus, Vec<String>) {
-        let status = wait_bounded(&mut self.child, HANG);
-        (status, self.lines.iter().collect())
+    /// Reads stdout up to the first line that satisfies `want`, and returns it.
+    pub fn until(&mut self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        loop {
+            let line = self.next();
+            assert!(
+                !line.starts_with("summary") && !line.contains("\"summary\""),
+                "watch ended before {what}: {:#?}",
+                self.seen
+            );
+            if want(&line) {
+                return line;
+            }
+        }
+    }
+
+    /// The process id of the watch.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The address of `--metrics`, from the line the watch prints on standard error.
+    pub fn metrics_addr(&self) -> SocketAddr {
+        let line = self.stderr.recv_timeout(HANG).expect("no metrics line on stderr");
+        let addr = line
+            .strip_prefix("prober: metrics at http://")
+            .and_then(|l| l.strip_suffix("/metrics"))
+            .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"));
+        addr.parse().unwrap()
     }
 
     /// Sends `sig` to the watch (our own child, not reaped yet, so the pid is its).
     pub fn signal(&self, sig: Signal) {
         signal::kill(pid_of(&self.child), sig).expect("kill");
+    }
+
+    /// Stops the watch with SIGTERM; returns its status and the rest of its stdout.
+    pub fn stop(&mut self) -> (ExitStatus, Vec<String>) {
+        self.signal(Signal::SIGTERM);
+        self.wait()
+    }
+
+    /// Waits for the watch to end (within [`HANG`]); returns its status and the rest of its
+    /// stdout.
+    pub fn wait(&mut self) -> (ExitStatus, Vec<String>) {
+        let status = wait_bounded(&mut self.child, HANG);
+        let rest: Vec<String> = self.stdout.iter().collect();
+        self.seen.extend(rest.iter().cloned());
+        (status, rest)
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -242,13 +361,15 @@ pub fn health_watch_file(server: &TargetServer) -> TempFile {
     )
 }
 
+/// `prober watch` on `text` is refused: exit 64, nothing on stdout, one error line on stderr
+/// that names the file and contains every needle.
 pub fn assert_bad_file(args: &[&str], text: &str, ext: &str, needles: &[&str]) {
     let file = write_file(ext, text);
     let mut all: Vec<&str> = vec!["watch", "--for", "1s"];
     all.extend_from_slice(args);
-    all.push(file.to_str().unwrap());
+    all.push(file.path());
     let r = run(&all);
-    assert_eq!(r.code, 64, "{text}\n{}", r.stderr);
+    assert_eq!(r.code, 64, "{text}\nstdout: {}\nstderr: {}", r.stdout, r.stderr);
     assert_eq!(r.stdout, "", "nothing runs on bad input");
     let lines: Vec<&str> = r.stderr.lines().filter(|l| !l.starts_with("prober: note: ")).collect();
     assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);

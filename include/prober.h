@@ -513,15 +513,18 @@ typedef struct {
  */
 typedef struct {
   /**
-   * How long the host name lookup took (-1 for IP literals and exec probes).
+   * How long the host name lookup took (-1 for IP literals, exec probes and runs on a kept
+   * connection).
    */
   int64_t resolve_us;
   /**
-   * From the start of the run to the established connection.
+   * From the start of the run to the established connection (-1 for exec probes, and for
+   * an HTTP run on a connection kept from an earlier run: `prober_spec_set_keep_alive`).
    */
   int64_t connect_us;
   /**
-   * From the start of the run to the end of the TLS handshake (-1 without TLS).
+   * From the start of the run to the end of the TLS handshake (-1 without TLS, and on a
+   * kept connection).
    */
   int64_t tls_us;
   /**

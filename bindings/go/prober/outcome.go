@@ -44,11 +44,14 @@ type Outcome struct {
 // convention: Connect <= TLS <= FirstByte <= Total); Resolve is how long the name lookup
 // took. -1 for a phase that did not happen.
 type Timings struct {
-	// Resolve is how long the host name lookup took (-1 for IP literals and exec probes).
+	// Resolve is how long the host name lookup took (-1 for IP literals, exec probes and
+	// runs on a kept connection).
 	Resolve time.Duration
-	// Connect is from the start of the run to the established connection.
+	// Connect is from the start of the run to the established connection (-1 for exec
+	// probes, and for an HTTP run on a connection kept from an earlier run: Spec.KeepAlive).
 	Connect time.Duration
-	// TLS is from the start of the run to the end of the TLS handshake (-1 without TLS).
+	// TLS is from the start of the run to the end of the TLS handshake (-1 without TLS, and
+	// on a kept connection).
 	TLS time.Duration
 	// FirstByte is from the start of the run to the first byte of the response (HTTP,
 	// gRPC), of the reply (TCP send/expect) or of the output (exec).

@@ -98,11 +98,14 @@ pub enum prober_reason {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct prober_timings {
-    /// How long the host name lookup took (-1 for IP literals and exec probes).
+    /// How long the host name lookup took (-1 for IP literals, exec probes and runs on a kept
+    /// connection).
     pub resolve_us: i64,
-    /// From the start of the run to the established connection.
+    /// From the start of the run to the established connection (-1 for exec probes, and for
+    /// an HTTP run on a connection kept from an earlier run: `prober_spec_set_keep_alive`).
     pub connect_us: i64,
-    /// From the start of the run to the end of the TLS handshake (-1 without TLS).
+    /// From the start of the run to the end of the TLS handshake (-1 without TLS, and on a
+    /// kept connection).
     pub tls_us: i64,
     /// From the start of the run to the first byte of the response (HTTP, gRPC), of the
     /// reply (TCP send/expect) or of the output (exec).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak run (not part of ci/test.sh): ci/soak.sh [PROBES] [CONCURRENCY]
-# One million (default) mixed one-shot probes (HTTP, 20% of them keep-alive, half a percent
+# One million (default) mixed one-shot probes (HTTP, 20% of all keep-alive, 5% of all
 # against a server that closes or resets its connections now and then; TCP; about 1.5% exec)
 # through one engine, against prober-target and two keep-alive servers in processes of their
 # own. Checks that no event is lost or duplicated, every result is the expected one, and that

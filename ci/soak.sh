@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Soak run (not part of ci/test.sh): ci/soak.sh [PROBES] [CONCURRENCY]
-# One million (default) mixed one-shot probes (HTTP, TCP, about 1.5% exec) through one engine,
-# against prober-target in its own process. Checks that no event is lost or duplicated, every
-# result is the expected one, and that descriptors, child processes, threads and RSS are back
-# at their baseline at the end (details in crates/prober-soak/src/main.rs). The full log is
+# One million (default) mixed one-shot probes (HTTP, 20% of all keep-alive, 5% of all
+# against a server that closes or resets its connections now and then; TCP; about 1.5% exec)
+# through one engine, against prober-target and two keep-alive servers in processes of their
+# own. Checks that no event is lost or duplicated, every result is the expected one, and that
+# descriptors (less the idle connections the engine keeps), child processes, threads and RSS
+# are back at their baseline at the end and where they were before the engine once it is
+# dropped (details in crates/prober-soak/src/main.rs). The full log is
 # kept in target/soak.log; docs/reliability.md has the figures of a full run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -21,6 +21,9 @@ cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt clippy
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+# The fuzz targets live outside the workspace (cargo-fuzz's layout); they must keep building
+# against the library's API (ci/fuzz.sh runs them).
+cargo check --manifest-path fuzz/Cargo.toml --bins --locked --quiet
 
 # The gRPC suites build grpc-go's own health server (Go 1.24+, modules from the Go proxy).
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then

@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, Event, PoolStats, ProbeResult, ProbeSpec, Reason};
+use prober::{Engine, Event, KeepStats, PoolStats, ProbeResult, ProbeSpec, Reason};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -391,32 +391,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// The engine's keep-alive counters (`Engine::keep_alive_stats`; the `prober` facade does not
-/// name their type).
-#[derive(Clone, Copy, Debug)]
-struct KeepFigures {
-    idle: usize,
-    kept: u64,
-    reused: u64,
-    stale: u64,
-    retried: u64,
-    expired: u64,
-}
-
-impl KeepFigures {
-    fn of(engine: &Engine) -> KeepFigures {
-        let k = engine.keep_alive_stats();
-        KeepFigures {
-            idle: k.idle,
-            kept: k.kept,
-            reused: k.reused,
-            stale: k.stale,
-            retried: k.retried,
-            expired: k.expired,
-        }
-    }
-}
-
 /// What was measured, for [`report`].
 struct Figures {
     total: u64,
@@ -431,8 +405,8 @@ struct Figures {
     samples: Vec<Sample>,
     base_pool: PoolStats,
     end_pool: PoolStats,
-    base_keep: KeepFigures,
-    end_keep: KeepFigures,
+    base_keep: KeepStats,
+    end_keep: KeepStats,
     server_threads: u64,
     server_rss: u64,
     keep_servers: String,
@@ -477,7 +451,7 @@ fn real_main() -> Result<bool, String> {
     let base = sample(&servers);
     // The engine keeps some disconnected sockets for reuse and idle keep-alive connections
     // (both bounded); they are counted apart.
-    let (base_pool, base_keep) = (engine.socket_pool_stats(), KeepFigures::of(&engine));
+    let (base_pool, base_keep) = (engine.socket_pool_stats(), engine.keep_alive_stats());
     print_sample("baseline", &base, 0, engine.in_flight(), started.elapsed());
 
     let run_start = Instant::now();
@@ -510,7 +484,7 @@ fn real_main() -> Result<bool, String> {
     // Let a killed exec child be reaped and closed sockets settle.
     std::thread::sleep(Duration::from_secs(1));
     let end = sample(&servers);
-    let (end_pool, end_keep) = (engine.socket_pool_stats(), KeepFigures::of(&engine));
+    let (end_pool, end_keep) = (engine.socket_pool_stats(), engine.keep_alive_stats());
     print_sample("end", &end, tally.completed, engine.in_flight(), started.elapsed());
     drop(engine);
     let dropped = sample(&servers);

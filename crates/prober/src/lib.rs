@@ -80,8 +80,8 @@ pub use prober_core::{
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use prober_engine::{
-    DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, PoolStats,
-    TargetId, spawn,
+    DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,
+    PoolStats, TargetId, spawn,
 };
 
 /// Runs one probe to completion on the calling thread and returns its outcome.

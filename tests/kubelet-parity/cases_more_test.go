@@ -48,6 +48,8 @@ func init() {
 	redir("redirect-location-space", "", "/a b", map[string]reply{"/a%20b": {ok("escaped"), endClose}, "*": notFound["*"]})
 	redir("redirect-location-non-ascii", "", "/caf\xc3\xa9", map[string]reply{"/caf%C3%A9": {ok("escaped"), endClose}, "*": notFound["*"]})
 	redir("redirect-location-bad-escape", "", "/ok%zz", nil)
+	redir("redirect-location-colon-in-first-segment", "", "1a:b/ok", nil)
+	redir("redirect-location-bad-scheme-with-escape", "", "HpTp%S://x", nil)
 	redir("redirect-location-good-escape", "", "/a%20b", map[string]reply{"/a%20b": {ok("kept"), endClose}})
 	redir("redirect-userinfo", "", "http://u:p@127.0.0.1:{port}/ok", nil)
 	redir("redirect-trailing-dot-ip", "", "http://127.0.0.1.:{port}/ok", nil)

@@ -60,8 +60,9 @@ pub struct Url {
     target: String,
 }
 
-/// Why a URL or reference was refused.
+/// Why a URL or reference was refused. May grow: match with a wildcard arm.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum UrlError {
     /// The text is empty.
     Empty,
@@ -82,6 +83,9 @@ pub enum UrlError {
     InvalidCharacter(char),
     /// A `%` not followed by two hex digits in a reference's path: the reference and the escape.
     InvalidEscape(String, String),
+    /// A relative reference whose first path segment holds a colon (`1a:b`, `x%y://z`): Go
+    /// refuses it, since it would read as a scheme. The reference as given.
+    ColonInFirstSegment(String),
 }
 
 impl fmt::Display for UrlError {
@@ -103,6 +107,9 @@ impl fmt::Display for UrlError {
             UrlError::InvalidCharacter(c) => write!(f, "invalid character {c:?} in URL"),
             // Go's wording: `parse "/ok%zz": invalid URL escape "%zz"`.
             UrlError::InvalidEscape(r, e) => write!(f, "parse {r:?}: invalid URL escape {e:?}"),
+            UrlError::ColonInFirstSegment(r) => {
+                write!(f, "parse {r:?}: first path segment in URL cannot contain colon")
+            }
         }
     }
 }
@@ -211,15 +218,21 @@ impl Url {
         if let Some(c) = reference.chars().find(|c| c.is_ascii_control()) {
             return Err(UrlError::InvalidCharacter(c));
         }
+        // As Go's `url.Parse`: without a scheme, a first path segment with a colon is refused
+        // (before any escape in it is looked at).
+        let bare = strip_fragment(reference);
+        let bare = &bare[..bare.find('?').unwrap_or(bare.len())];
+        if !bare.starts_with('/') && scheme_of(bare).is_none() {
+            let first = &bare[..bare.find('/').unwrap_or(bare.len())];
+            if first.contains(':') {
+                return Err(UrlError::ColonInFirstSegment(reference.to_string()));
+            }
+        }
         let escaped = escape_reference(reference)?;
         let reference = strip_fragment(&escaped);
         if let Some(colon) = reference.find(':') {
             let before = &reference[..colon];
-            let is_scheme = !before.is_empty()
-                && before.starts_with(|c: char| c.is_ascii_alphabetic())
-                && before.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-                && !before.contains('/');
-            if is_scheme {
+            if scheme_of(reference) == Some(before) {
                 let rest = &reference[colon + 1..];
                 let scheme = parse_scheme(before)?;
                 let rest = rest.strip_prefix("//").ok_or(UrlError::MissingHost)?;
@@ -442,6 +455,17 @@ fn parse_port(p: &str) -> Result<u16, UrlError> {
     }
 }
 
+/// The scheme a reference starts with (`http` of `http://x`), as Go's `getScheme` reads it: a
+/// letter, then letters, digits, `+`, `-` or `.`, up to a colon; `None` when another character
+/// comes first.
+fn scheme_of(reference: &str) -> Option<&str> {
+    let colon = reference.find(':')?;
+    let before = &reference[..colon];
+    let ok = before.starts_with(|c: char| c.is_ascii_alphabetic())
+        && before.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    ok.then_some(before)
+}
+
 /// A `Location` reference with its path encoded as Go's `URL.EscapedPath` sends it, and the
 /// bytes a request line cannot carry (spaces, non-ASCII) encoded in its query. The scheme and
 /// authority are left as written (the host is checked when it is parsed).
@@ -557,6 +581,22 @@ fn remove_dot_segments(path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_colon_in_a_relative_first_segment_is_refused_as_go_refuses_it() {
+        let base = Url::parse("http://h/a/b").unwrap();
+        for r in ["1a:b/ok", "HpTp%S://x", "_x:y", "x%y:z?q#f"] {
+            assert_eq!(base.join(r), Err(UrlError::ColonInFirstSegment(r.into())), "{r}");
+        }
+        assert_eq!(
+            base.join("1a:b").unwrap_err().to_string(),
+            r#"parse "1a:b": first path segment in URL cannot contain colon"#
+        );
+        // A colon after the first slash, or in a scheme, is something else.
+        assert_eq!(base.join("./a:b").unwrap().request_target(), "/a/a:b");
+        assert_eq!(base.join("/x:y").unwrap().request_target(), "/x:y");
+        assert!(matches!(base.join("ftp://h/"), Err(UrlError::UnsupportedScheme(_))));
+    }
 
     #[test]
     fn parses_the_kubelet_forms() {

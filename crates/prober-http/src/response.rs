@@ -718,7 +718,7 @@ mod tests {
         // Not continued: refused once the head ends, and at EOF, with Go's words.
         let e = parse("HTTP/1.1 200 OK\r\nTzan a\r\n\r\n").unwrap_err();
         assert!(e.to_string().contains(r#"missing colon: "Tzan a""#), "{e}");
-        let e = HeadParser::new().eof(head[..cut].as_bytes());
+        let e = HeadParser::new().eof(&head.as_bytes()[..cut]);
         assert!(e.to_string().contains(r#"missing colon: "Tzan a""#), "{e}");
     }
 

@@ -74,6 +74,31 @@ func rawRoutes(t *testing.T, routes map[string]reply) *rawServer {
 }
 
 // raw1 is a raw server answering every request with the same bytes.
+// speakFirst listens on a loopback port whose connections are sent data at once, before
+// anything is read; what the client sends is read and dropped until it closes.
+func speakFirst(t *testing.T, data string) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(connBound))
+				_, _ = c.Write([]byte(data))
+				_, _ = io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
 func raw1(t *testing.T, data, end string) *rawServer {
 	return rawRoutes(t, map[string]reply{"*": {data, end}})
 }

@@ -46,6 +46,9 @@ pub enum TransportError {
     /// TLS failed: handshake, certificate verification, an alert from the peer, a corrupt
     /// record. The text is what follows `tls: ` in messages.
     Tls(String),
+    /// The server answered the TLS handshake with plain HTTP (its first five bytes were
+    /// `HTTP/`): Go's transport says so instead of naming the broken record.
+    HttpResponseToHttps,
 }
 
 impl TransportError {
@@ -68,7 +71,9 @@ impl TransportError {
             TransportError::Io { op, error } => {
                 (Reason::from_io(error), op_error_text(transport, op, error))
             }
-            TransportError::Tls(_) => (Reason::Tls, self.to_string()),
+            TransportError::Tls(_) | TransportError::HttpResponseToHttps => {
+                (Reason::Tls, self.to_string())
+            }
             TransportError::WouldBlock => (Reason::Io, self.to_string()),
         }
     }
@@ -82,6 +87,9 @@ impl fmt::Display for TransportError {
                 write!(f, "{op}: {}", prober_io::os_error_text(error))
             }
             TransportError::Tls(m) => write!(f, "tls: {m}"),
+            TransportError::HttpResponseToHttps => {
+                f.write_str("http: server gave HTTP response to HTTPS client")
+            }
         }
     }
 }

@@ -536,6 +536,7 @@ impl TlsClient {
                 token,
                 interest: Interest::READABLE | Interest::WRITABLE,
                 eof: false,
+                first_record_seen: false,
             }),
             Err(e) => Err((conn, format!("cannot start TLS: {e}"))),
         }
@@ -556,6 +557,8 @@ pub struct TlsConn {
     token: Token,
     interest: Interest,
     eof: bool,
+    /// Whether the server's first five bytes have been seen (and were not `HTTP/`).
+    first_record_seen: bool,
 }
 
 impl TlsConn {
@@ -575,6 +578,9 @@ impl TlsConn {
             if !self.tls.wants_read() {
                 return Ok(false);
             }
+            if !self.first_record_seen && !self.check_first_record()? {
+                return Ok(false);
+            }
             match self.tls.read_tls(self.conn.stream()) {
                 Ok(0) => {
                     return Err(TransportError::Tls(
@@ -585,6 +591,23 @@ impl TlsConn {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(TransportError::io("read", e)),
+            }
+        }
+    }
+
+    /// Looks at the server's first bytes without consuming them, as Go's transport looks at
+    /// the first record header: `HTTP/` there is a plain HTTP server. `Ok(false)` while
+    /// nothing has arrived. A first segment shorter than five bytes is not looked at (an HTTP
+    /// server writes its status line in one piece); EOF and socket errors are left to the read
+    /// that follows.
+    fn check_first_record(&mut self) -> Result<bool, TransportError> {
+        let mut head = [0u8; 5];
+        match self.conn.stream().peek(&mut head) {
+            Ok(5) if &head == b"HTTP/" => Err(TransportError::HttpResponseToHttps),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+            Ok(_) | Err(_) => {
+                self.first_record_seen = true;
+                Ok(true)
             }
         }
     }

@@ -161,12 +161,13 @@ fn posix_spawn(
     let mut fa = FileActions(unsafe { std::mem::zeroed() });
     // SAFETY: as above.
     let mut attrs = Attrs(unsafe { std::mem::zeroed() });
-    // SAFETY: every call gets a pointer to a struct we own exclusively and, for paths, a
-    // NUL-terminated string that outlives the posix_spawn call below (glibc copies the strings
-    // of addopen and addchdir_np anyway). The two `_np` functions were found by name in glibc
-    // with these signatures. posix_spawn reads argv and envp, null-terminated arrays of
-    // pointers into `argv` and `envp`, which are alive until it returns; it writes only `pid`.
-    // The signal mask and defaults are set for the child only.
+    // Every call gets a pointer to a struct we own exclusively and, for paths, a NUL-terminated
+    // string that outlives the posix_spawn call below (glibc copies the strings of addopen and
+    // addchdir_np anyway). The two `_np` functions were found by name in glibc with these
+    // signatures. posix_spawn reads argv and envp, null-terminated arrays of pointers into
+    // `argv` and `envp`, which are alive until it returns; it writes only `pid`. The signal
+    // mask and defaults are set for the child only.
+    // SAFETY: owned structs, live strings and arrays, and glibc's signatures, as said above.
     unsafe {
         check(libc::posix_spawn_file_actions_init(&mut fa.0))?;
         check(libc::posix_spawnattr_init(&mut attrs.0))?;

@@ -43,11 +43,11 @@ pub(crate) trait BoxedHandle: Sized {
     /// Borrows a handle argument; `None` for NULL, recording nothing (for accessors whose
     /// answer for NULL is a neutral value).
     fn ref_from_ptr<'a>(ptr: *const Self) -> Option<&'a Self> {
-        // SAFETY: the module's invariant: `ptr` is an export's handle argument, NULL (mapped
-        // to None here) or a live `Self` from `to_boxed_mut_ptr`, valid during the call.
         // Shared references to a handle may coexist: the types mutated through one
         // (`prober_spec`) are borrowed mutably only under the no-other-thread promise, and
         // `prober_engine` keeps its mutable state in a cell guarded by its in-use flag.
+        // SAFETY: the module's invariant: `ptr` is an export's handle argument, NULL (mapped
+        // to None here) or a live `Self` from `to_boxed_mut_ptr`, valid during the call.
         unsafe { ptr.as_ref() }
     }
 

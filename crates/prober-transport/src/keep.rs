@@ -125,6 +125,9 @@ pub struct KeptConns {
     limit: Duration,
     /// No sweep before this (see [`KeptConns::expire`]).
     next_sweep: Option<Instant>,
+    /// No idle connection was kept before this: the oldest `since` when last computed, kept
+    /// as a lower bound while connections leave, so [`KeptConns::next_expiry`] is O(1).
+    earliest: Option<Instant>,
     stats: KeepStats,
 }
 
@@ -142,6 +145,7 @@ impl KeptConns {
             cap,
             limit: IDLE_LIMIT,
             next_sweep: None,
+            earliest: None,
             stats: KeepStats::default(),
         }
     }
@@ -185,6 +189,7 @@ impl KeptConns {
         let before = self.idle.len();
         self.idle.retain(|i| now.saturating_duration_since(i.since) <= limit);
         self.stats.expired += (before - self.idle.len()) as u64;
+        self.earliest = self.idle.iter().map(|i| i.since).min();
     }
 
     /// When [`KeptConns::expire`] next has a connection to close: the oldest connection's
@@ -192,8 +197,14 @@ impl KeptConns {
     /// that sleeps until its next timer adds this to it, so that an engine with nothing else
     /// to do still closes what it keeps (a server that closed its side would otherwise leave
     /// the descriptor in CLOSE_WAIT until the next run).
+    /// Called by a driver on every wait, so it reads a cached bound instead of the
+    /// connections: when some left since, the driver may wake early, and the sweep then
+    /// finds the true oldest.
     pub fn next_expiry(&self) -> Option<Instant> {
-        let oldest = self.idle.iter().map(|i| i.since).min()?;
+        if self.idle.is_empty() {
+            return None;
+        }
+        let oldest = self.earliest?;
         // Past `since + limit`, not at it: `expire` keeps a connection idle for exactly the
         // limit.
         let due = oldest + self.limit + Duration::from_millis(1);
@@ -203,6 +214,7 @@ impl KeptConns {
     /// Closes every connection.
     pub fn clear(&mut self) {
         self.idle.clear();
+        self.earliest = None;
     }
 
     /// The most recently kept live connection of `ep`'s origin, checked before it is handed
@@ -238,6 +250,10 @@ impl KeptConns {
     /// Keeps `idle` (the caller checked [`KeptConns::has_room`]).
     pub(crate) fn put(&mut self, idle: Idle) {
         debug_assert!(self.has_room());
+        self.earliest = match self.earliest {
+            Some(e) if !self.idle.is_empty() => Some(e.min(idle.since)),
+            _ => Some(idle.since),
+        };
         self.idle.push(idle);
         self.stats.kept += 1;
     }

@@ -64,21 +64,7 @@ func grpcFrame(flag byte, b []byte) []byte {
 // h2cServer writes hand-made HTTP/2 frames: SETTINGS, then, once the client's request HEADERS
 // arrived, the steps on stream 1.
 func h2cServer(t *testing.T, steps []h2Step) int {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go h2cConn(c, steps)
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port
+	return acceptEach(t, "tcp4", func(c net.Conn) { h2cConn(c, steps) })
 }
 
 func h2cConn(c net.Conn, steps []h2Step) {

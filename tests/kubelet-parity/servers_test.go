@@ -73,11 +73,10 @@ func rawRoutes(t *testing.T, routes map[string]reply) *rawServer {
 	return startRaw(t, "tcp4", routes)
 }
 
-// raw1 is a raw server answering every request with the same bytes.
-// speakFirst listens on a loopback port whose connections are sent data at once, before
-// anything is read; what the client sends is read and dropped until it closes.
-func speakFirst(t *testing.T, data string) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// acceptEach listens on a loopback port of network ("tcp" or "tcp4") and hands every
+// connection to handle on its own goroutine, until the test ends.
+func acceptEach(t *testing.T, network string, handle func(net.Conn)) int {
+	ln, err := net.Listen(network, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,17 +87,24 @@ func speakFirst(t *testing.T, data string) int {
 			if err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(connBound))
-				_, _ = c.Write([]byte(data))
-				_, _ = io.Copy(io.Discard, c)
-			}()
+			go handle(c)
 		}
 	}()
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// speakFirst listens on a loopback port whose connections are sent data at once, before
+// anything is read; what the client sends is read and dropped until it closes.
+func speakFirst(t *testing.T, data string) int {
+	return acceptEach(t, "tcp", func(c net.Conn) {
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(connBound))
+		_, _ = c.Write([]byte(data))
+		_, _ = io.Copy(io.Discard, c)
+	})
+}
+
+// raw1 is a raw server answering every request with the same bytes.
 func raw1(t *testing.T, data, end string) *rawServer {
 	return rawRoutes(t, map[string]reply{"*": {data, end}})
 }

@@ -635,15 +635,8 @@ impl ProbeSpec {
     ///
     /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_expect_status(&mut self, set: StatusSet) -> Result<(), SpecError> {
-        match &mut self.kind {
-            ProbeKind::Http(h) => {
-                h.expect_status = Some(set);
-                Ok(())
-            }
-            _ => Err(SpecError::InvalidExpectation(
-                "expected statuses apply to HTTP probes only".into(),
-            )),
-        }
+        self.http_only("expected statuses apply to HTTP probes only")?.expect_status = Some(set);
+        Ok(())
     }
 
     /// Turns keep-alive on or off (HTTP only; see [`HttpSpec::keep_alive`]).
@@ -651,15 +644,8 @@ impl ProbeSpec {
     /// # Errors
     /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_keep_alive(&mut self, on: bool) -> Result<(), SpecError> {
-        match &mut self.kind {
-            ProbeKind::Http(h) => {
-                h.keep_alive = on;
-                Ok(())
-            }
-            _ => {
-                Err(SpecError::InvalidExpectation("keep-alive applies to HTTP probes only".into()))
-            }
-        }
+        self.http_only("keep-alive applies to HTTP probes only")?.keep_alive = on;
+        Ok(())
     }
 
     /// Sets a regular expression the body must match (HTTP only).
@@ -668,14 +654,17 @@ impl ProbeSpec {
     ///
     /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_expect_body(&mut self, pattern: Pattern) -> Result<(), SpecError> {
+        self.http_only("a body expression applies to HTTP probes only")?.expect_body =
+            Some(pattern);
+        Ok(())
+    }
+
+    /// The HTTP part of an HTTP probe, for a setting that only HTTP probes have; `refusal` is
+    /// the message of the error any other probe gets.
+    fn http_only(&mut self, refusal: &str) -> Result<&mut HttpSpec, SpecError> {
         match &mut self.kind {
-            ProbeKind::Http(h) => {
-                h.expect_body = Some(pattern);
-                Ok(())
-            }
-            _ => Err(SpecError::InvalidExpectation(
-                "a body expression applies to HTTP probes only".into(),
-            )),
+            ProbeKind::Http(h) => Ok(h),
+            _ => Err(SpecError::InvalidExpectation(refusal.into())),
         }
     }
 

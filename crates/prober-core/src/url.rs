@@ -160,18 +160,9 @@ impl Url {
         };
         // url.Parse: a scheme and an authority (`http://other/x`, `//other/x`) are dropped,
         // the probe's scheme and host replace them; the path, query and fragment follow.
-        let after_scheme = match path.find("://") {
-            Some(i)
-                if i > 0
-                    && path[..i].starts_with(|c: char| c.is_ascii_alphabetic())
-                    && path[..i]
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) =>
-            {
-                Some(&path[i + 1..])
-            }
-            _ => None,
-        };
+        let after_scheme = scheme_of(path)
+            .filter(|s| path[s.len()..].starts_with("://"))
+            .map(|s| &path[s.len() + 1..]);
         let rest = match after_scheme.unwrap_or(path).strip_prefix("//") {
             Some(after) => &after[after.find(['/', '?', '#']).unwrap_or(after.len())..],
             None => path,

@@ -18,13 +18,13 @@
 //! Both serve until stdin reaches its end; then one line of the churn server's counts is
 //! printed and the process exits.
 
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use prober_testkit::keep_alive::KeepAliveServer;
+use prober_testkit::keep_alive::{KeepAliveServer, read_request_head};
 
 /// How a churn connection ends.
 #[derive(Clone, Copy)]
@@ -107,51 +107,43 @@ fn churn_connection(mut stream: TcpStream, n: u64, c: &ChurnCounts) {
         let _ = socket2::SockRef::from(s).set_linger(Some(Duration::ZERO));
     };
     let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
     let mut served = 0u64;
-    while let Ok(read) = stream.read(&mut chunk) {
-        if read == 0 {
+    while read_request_head(&mut stream, &mut buf) {
+        if served == answers {
+            // Only ResetUnanswered reads a request past its last answer; `served` is at
+            // least 1 here, so this is never the connection's first request.
+            c.reset_unanswered.fetch_add(1, Ordering::Relaxed);
+            reset(&stream);
             return;
         }
-        buf.extend_from_slice(&chunk[..read]);
-        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            buf.drain(..end + 4);
-            if served == answers {
-                // Only ResetUnanswered reads a request past its last answer; `served` is at
-                // least 1 here, so this is never the connection's first request.
-                c.reset_unanswered.fetch_add(1, Ordering::Relaxed);
-                reset(&stream);
-                return;
-            }
-            served += 1;
-            let last = served == answers;
-            let answer: &[u8] = if last && matches!(ending, Ending::CloseHeader) {
-                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
-            } else {
-                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-            };
-            if stream.write_all(answer).is_err() {
-                return;
-            }
-            c.answered.fetch_add(1, Ordering::Relaxed);
-            if last {
-                match ending {
-                    Ending::CloseHeader => {
-                        c.close_header.fetch_add(1, Ordering::Relaxed);
-                        return;
-                    }
-                    Ending::SilentClose => {
-                        c.silent_close.fetch_add(1, Ordering::Relaxed);
-                        return;
-                    }
-                    Ending::ResetAfterAnswer => {
-                        c.reset_after_answer.fetch_add(1, Ordering::Relaxed);
-                        reset(&stream);
-                        return;
-                    }
-                    // Keeps reading: the next request gets the reset.
-                    Ending::ResetUnanswered => {}
+        served += 1;
+        let last = served == answers;
+        let answer: &[u8] = if last && matches!(ending, Ending::CloseHeader) {
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+        } else {
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+        };
+        if stream.write_all(answer).is_err() {
+            return;
+        }
+        c.answered.fetch_add(1, Ordering::Relaxed);
+        if last {
+            match ending {
+                Ending::CloseHeader => {
+                    c.close_header.fetch_add(1, Ordering::Relaxed);
+                    return;
                 }
+                Ending::SilentClose => {
+                    c.silent_close.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                Ending::ResetAfterAnswer => {
+                    c.reset_after_answer.fetch_add(1, Ordering::Relaxed);
+                    reset(&stream);
+                    return;
+                }
+                // Keeps reading: the next request gets the reset.
+                Ending::ResetUnanswered => {}
             }
         }
     }

@@ -2,7 +2,7 @@
 //! of keep-alive probes ([`crate::TargetServer`] answers one request per connection).
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, TcpListener};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -39,19 +39,11 @@ impl KeepAliveServer {
                 let c = Arc::clone(&c);
                 std::thread::spawn(move || {
                     let mut buf = Vec::new();
-                    let mut chunk = [0u8; 4096];
-                    while let Ok(n) = stream.read(&mut chunk) {
-                        if n == 0 {
+                    while read_request_head(&mut stream, &mut buf) {
+                        c.requests.fetch_add(1, Ordering::SeqCst);
+                        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                        if stream.write_all(ok).is_err() {
                             return;
-                        }
-                        buf.extend_from_slice(&chunk[..n]);
-                        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                            buf.drain(..end + 4);
-                            c.requests.fetch_add(1, Ordering::SeqCst);
-                            let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-                            if stream.write_all(ok).is_err() {
-                                return;
-                            }
                         }
                     }
                 });
@@ -73,5 +65,22 @@ impl KeepAliveServer {
     /// Requests answered so far, over all connections.
     pub fn requests(&self) -> u64 {
         self.counts.requests.load(Ordering::SeqCst)
+    }
+}
+
+/// Reads from `stream` until `buf` (the bytes read so far and not yet consumed) holds a whole
+/// request head, and drops that head from `buf`: a keep-alive peer's next request, bodies
+/// aside. False once the client closed or the read failed.
+pub fn read_request_head(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            buf.drain(..end + 4);
+            return true;
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
     }
 }

@@ -245,7 +245,7 @@ for s in $SCENARIOS; do
       ;;
     http_keepalive | https_keepalive)
       # nginx's keep-alive server (plain, or TLS as https_oneshot's). impl=prober is
-      # http_oneshot's code path with keep-alive on (prober-bench's with_keep_alive; its line
+      # http_oneshot's code path with keep-alive on (prober-bench's http_keepalive; its line
       # says keep_alive=1|0); prober_oneshot is libprober's one-shot figure of the same
       # protocol against the same nginx's one-shot listener, run alongside for the target
       # against it; go_net_http is Go's net/http with keep-alive.

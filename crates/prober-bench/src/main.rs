@@ -9,7 +9,7 @@
 //! | `tcp_oneshot` | `--n` \[40000\] TCP connect probes of `--target`, `--conc` \[64\] in flight, one engine |
 //! | `http_oneshot` | `--n` \[40000\] HTTP GETs of `http://TARGET{--path}`, `--conc` \[64\] in flight |
 //! | `https_oneshot` | the same over TLS (`https://TARGET`, no verification, a full handshake per probe, as the kubelet) |
-//! | `http_keepalive` | `--n` \[40000\] HTTP GETs as `http_oneshot`, with keep-alive switched on by [`with_keep_alive`] |
+//! | `http_keepalive` | `--n` \[40000\] HTTP GETs as `http_oneshot`, with keep-alive on |
 //! | `https_keepalive` | the same over TLS |
 //! | `grpc_oneshot` | `--n` \[20000\] gRPC health checks (`grpc.health.v1.Health/Check` of `--service` \[empty: the server\]) of `--target`, h2c, `--conc` \[64\] in flight |
 //! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight |
@@ -139,20 +139,12 @@ fn http_oneshot(o: &Opts, scheme: &str) -> Result<(), String> {
     oneshot(o, &http_spec(o, scheme)?, 40_000, 64, &[])
 }
 
-/// `http_oneshot`'s probes and loop, with keep-alive switched on by [`with_keep_alive`]; the line
-/// says `keep_alive=1` when it was, `keep_alive=0` when this build cannot (then the figures are
-/// `http_oneshot`'s, and `ci/bench.sh` says so next to the targets).
+/// `http_oneshot`'s probes and loop with keep-alive on; the line says `keep_alive=1` (which
+/// `ci/bench.sh` checks before it holds the figures against the keep-alive targets).
 fn http_keepalive(o: &Opts, scheme: &str) -> Result<(), String> {
-    let (spec, on) = with_keep_alive(http_spec(o, scheme)?);
-    oneshot(o, &spec, 40_000, 64, &[("keep_alive", u64::from(on))])
-}
-
-/// The one place where the keep-alive scenarios turn keep-alive on: returns the spec and
-/// whether it did (the `keep_alive=` field of their BENCH lines). Everything else about
-/// `http_keepalive` / `https_keepalive` is `http_oneshot`'s code path.
-fn with_keep_alive(mut spec: ProbeSpec) -> (ProbeSpec, bool) {
-    let on = spec.set_keep_alive(true).is_ok();
-    (spec, on)
+    let mut spec = http_spec(o, scheme)?;
+    spec.set_keep_alive(true).map_err(|e| e.to_string())?;
+    oneshot(o, &spec, 40_000, 64, &[("keep_alive", 1)])
 }
 
 /// gRPC health checks of `--service` (default empty: the server as a whole) at `--target`, in

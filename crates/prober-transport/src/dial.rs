@@ -158,10 +158,8 @@ impl Dial {
     /// Starts dialing `ep`; `started` is the start of the run, which the timings count from.
     /// Forgets the timings and certificate of a previous dial.
     pub fn start(&mut self, cx: &mut Ctx<'_>, started: Instant, ep: &Endpoint<'_>) -> DialStep {
-        self.phase = Phase::Idle;
         self.started = Some(started);
-        self.timings = DialTimings::default();
-        self.cert_not_after = None;
+        self.forget_last();
         if ep.keep_alive {
             if let Some(conn) = self.take_kept(cx, ep) {
                 return DialStep::Connected(conn);
@@ -177,10 +175,16 @@ impl Dial {
         if let Some((store, _)) = keep::store(cx) {
             store.note_retry();
         }
+        self.forget_last();
+        self.dial(cx, ep)
+    }
+
+    /// Forgets the phase, timings and certificate of the previous dial (not the run's start,
+    /// nor the TLS client built for the run).
+    fn forget_last(&mut self) {
         self.phase = Phase::Idle;
         self.timings = DialTimings::default();
         self.cert_not_after = None;
-        self.dial(cx, ep)
     }
 
     /// Whether the connection of the last dial was a kept one (see [`Dial::retry`]).

@@ -211,10 +211,10 @@ impl Dial {
 
     /// An idle connection of `ep`'s origin from the driver's store, re-registered for this run.
     fn take_kept(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> Option<Transport> {
-        let token = cx.token(0);
-        let registry = cx.registry;
+        let (token, registry, now) = (cx.token(0), cx.registry, cx.now);
         let (store, _) = keep::store(cx)?;
-        let mut idle = store.take(ep, Instant::now())?;
+        // The driver's clock reading for this call: no second reading for the idle check.
+        let mut idle = store.take(ep, now)?;
         // A connection that cannot be registered again is closed (dropped) and a new one made.
         idle.conn.rearm(registry, token).ok()?;
         self.timings.reused = true;

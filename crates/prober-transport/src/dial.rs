@@ -158,10 +158,8 @@ impl Dial {
     /// Starts dialing `ep`; `started` is the start of the run, which the timings count from.
     /// Forgets the timings and certificate of a previous dial.
     pub fn start(&mut self, cx: &mut Ctx<'_>, started: Instant, ep: &Endpoint<'_>) -> DialStep {
-        self.phase = Phase::Idle;
         self.started = Some(started);
-        self.timings = DialTimings::default();
-        self.cert_not_after = None;
+        self.forget_last();
         if ep.keep_alive {
             if let Some(conn) = self.take_kept(cx, ep) {
                 return DialStep::Connected(conn);
@@ -177,10 +175,16 @@ impl Dial {
         if let Some((store, _)) = keep::store(cx) {
             store.note_retry();
         }
+        self.forget_last();
+        self.dial(cx, ep)
+    }
+
+    /// Forgets the phase, timings and certificate of the previous dial (not the run's start,
+    /// nor the TLS client built for the run).
+    fn forget_last(&mut self) {
         self.phase = Phase::Idle;
         self.timings = DialTimings::default();
         self.cert_not_after = None;
-        self.dial(cx, ep)
     }
 
     /// Whether the connection of the last dial was a kept one (see [`Dial::retry`]).
@@ -207,10 +211,10 @@ impl Dial {
 
     /// An idle connection of `ep`'s origin from the driver's store, re-registered for this run.
     fn take_kept(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> Option<Transport> {
-        let token = cx.token(0);
-        let registry = cx.registry;
+        let (token, registry, now) = (cx.token(0), cx.registry, cx.now);
         let (store, _) = keep::store(cx)?;
-        let mut idle = store.take(ep, Instant::now())?;
+        // The driver's clock reading for this call: no second reading for the idle check.
+        let mut idle = store.take(ep, now)?;
         // A connection that cannot be registered again is closed (dropped) and a new one made.
         idle.conn.rearm(registry, token).ok()?;
         self.timings.reused = true;

@@ -52,8 +52,9 @@ pub const SWEEP_EVERY: Duration = Duration::from_secs(1);
 /// How many idle connections an engine keeps by default, all origins together.
 pub const DEFAULT_KEPT_CAP: usize = 1024;
 
-/// What makes two connections interchangeable: the endpoint's parts, owned.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What makes two connections interchangeable: the endpoint's parts, owned (compared with a
+/// borrowed [`Endpoint`] by [`Origin::matches`], never with another `Origin`).
+#[derive(Debug)]
 pub(crate) struct Origin {
     host: String,
     port: u16,

@@ -179,8 +179,9 @@ impl Transport {
         }
     }
 
-    /// Registers the connection under `token` for both directions (a kept connection taken by
-    /// another run), as a new connection is.
+    /// Registers the connection under `token` (a kept connection taken by another run): for
+    /// both directions as a new plain connection is, for TLS with the interest
+    /// [`Transport::sync_interest`] would give it.
     ///
     /// # Errors
     /// The `epoll_ctl` error.

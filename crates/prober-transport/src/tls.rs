@@ -670,11 +670,7 @@ impl TlsConn {
 
     /// Updates the registration's interest to what rustls wants next (see the module docs).
     pub fn sync_interest(&mut self, registry: &Registry) {
-        let want = match (self.tls.wants_read(), self.tls.wants_write()) {
-            (true, true) => Interest::READABLE | Interest::WRITABLE,
-            (false, true) => Interest::WRITABLE,
-            _ => Interest::READABLE,
-        };
+        let want = self.wanted_interest();
         if want != self.interest
             && registry.reregister(self.conn.stream(), self.token, want).is_ok()
         {
@@ -696,9 +692,21 @@ impl TlsConn {
         !buffered && crate::peer_is_quiet(&mut self.conn)
     }
 
-    /// See [`crate::Transport::rearm`].
+    /// What rustls needs the socket for next.
+    fn wanted_interest(&self) -> Interest {
+        match (self.tls.wants_read(), self.tls.wants_write()) {
+            (true, true) => Interest::READABLE | Interest::WRITABLE,
+            (false, true) => Interest::WRITABLE,
+            _ => Interest::READABLE,
+        }
+    }
+
+    /// See [`crate::Transport::rearm`]. Registered for what rustls wants next, as
+    /// [`TlsConn::sync_interest`] would leave it: for an idle connection that is reading only,
+    /// so the first read of the run that takes it finds the interest it needs instead of
+    /// re-registering a second time.
     pub(crate) fn rearm(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
-        let interest = Interest::READABLE | Interest::WRITABLE;
+        let interest = self.wanted_interest();
         registry.reregister(self.conn.stream(), token, interest)?;
         self.token = token;
         self.interest = interest;

@@ -11,21 +11,16 @@ use prober_testkit::TargetServer;
 use prober_testkit::tls::{TestCa, TlsServerOptions, TlsTargetServer};
 
 use common::{
-    Duration, Exposition, HANG, Instant, TempFile, Watch, Write, http, run, scrape, scrape_until,
-    write_file,
+    Duration, Exposition, HANG, Instant, TempFile, Watch, Write, http, one_probe_file, run, scrape,
+    scrape_until,
 };
 
 fn readiness_file(port: u16, scheme: &str) -> TempFile {
-    write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 readinessProbe:\n\
-             \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
-             \x20   periodMilliseconds: 100\n\
-             \x20   failureThreshold: 1\n"
-        ),
+    one_probe_file(
+        "web",
+        "readinessProbe",
+        &format!("httpGet: {{path: /health, port: {port}, scheme: {scheme}}}"),
+        &["periodMilliseconds: 100", "failureThreshold: 1"],
     )
 }
 

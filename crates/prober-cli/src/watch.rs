@@ -7,9 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{
-    Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, ProbeSpec, Role, TargetId,
-};
+use prober::{Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, Role, TargetId};
 use serde::Serialize;
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
@@ -130,14 +128,13 @@ impl Given {
 
 /// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
 fn host(p: &Parser, v: &str) -> Result<String, Failure> {
-    let bare = v.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(v);
-    let Err(e) = ProbeSpec::tcp(bare, 1) else {
-        return Ok(bare.to_string());
+    let e = match config::bare_host(v) {
+        Ok(bare) => return Ok(bare.to_string()),
+        Err(e) => e,
     };
     // `127.0.0.1:18080`, `localhost:8080`, `[::1]:8080`: a port where only a host goes.
     let with_port = v.rsplit_once(':').is_some_and(|(h, port)| {
-        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
-        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && ProbeSpec::tcp(h, 1).is_ok()
+        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && config::bare_host(h).is_ok()
     });
     let why = if with_port {
         format!(

@@ -598,16 +598,7 @@ fn state_line(
         format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), escape_for_terminal(&t.name));
     match outcome {
         None => line.push_str(" (initial)"),
-        Some(o) => {
-            if !o.message.is_empty() {
-                line.push_str(": ");
-                line.push_str(&escape_for_terminal(&o.message));
-            }
-            let details = check::details(o);
-            if !details.is_empty() {
-                line.push_str(&format!(" ({})", details.join(", ")));
-            }
-        }
+        Some(o) => push_why(&mut line, o),
     }
     line.push_str("  ");
     line.push_str(&t.flags());
@@ -707,16 +698,21 @@ fn explain(t: &TargetState, role: Role) -> String {
         Some(_) => {}
     }
     if let Some(o) = &t.last_bad[i] {
-        if !o.message.is_empty() {
-            s.push_str(": ");
-            s.push_str(&escape_for_terminal(&o.message));
-        }
-        let details = check::details(o);
-        if !details.is_empty() {
-            s.push_str(&format!(" ({})", details.join(", ")));
-        }
+        push_why(&mut s, o);
     }
     s
+}
+
+/// Appends `: MESSAGE (DETAILS)` of a run, each part only when it has something to say.
+fn push_why(line: &mut String, o: &Outcome) {
+    if !o.message.is_empty() {
+        line.push_str(": ");
+        line.push_str(&escape_for_terminal(&o.message));
+    }
+    let details = check::details(o);
+    if !details.is_empty() {
+        line.push_str(&format!(" ({})", details.join(", ")));
+    }
 }
 
 #[cfg(test)]

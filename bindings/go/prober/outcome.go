@@ -37,12 +37,10 @@ type Outcome struct {
 	CertNotAfter time.Time
 }
 
-// Timings says where the time of one run went. A negative value means the phase did not
+// Timings says where the time of one run went. Each phase is the time from the start of the
+// run to the moment it ended (curl's -w convention: Connect <= TLS <= FirstByte <= Total);
+// Resolve is how long the name lookup took. A negative value (-1) means the phase did not
 // happen.
-//
-// Each phase is the time from the start of the run to the moment it ended (curl's -w
-// convention: Connect <= TLS <= FirstByte <= Total); Resolve is how long the name lookup
-// took. -1 for a phase that did not happen.
 type Timings struct {
 	// Resolve is how long the host name lookup took (-1 for IP literals, exec probes and
 	// runs on a kept connection).

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use prober::{
-    ProbeKind, ProbeSpec, Role, Schedule, Scheme, TlsOptions, TlsVerify, TlsVersion, Url,
+    ProbeKind, ProbeSpec, Role, Schedule, Scheme, SpecError, TlsOptions, TlsVerify, TlsVersion, Url,
 };
 use prober_io::os_error_text;
 use serde::de::{self, IgnoredAny, Visitor};
@@ -762,9 +762,19 @@ fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> 
 /// without), nothing else.
 fn host_field<'a>(src: &Source<'a>, field: &str, host: Option<&'a str>) -> Result<&'a str, String> {
     let host = host.filter(|h| !h.is_empty()).unwrap_or(src.host);
+    bare_host(host).map_err(|e| format!("{field}: {e}"))
+}
+
+/// `host` without the brackets of an IPv6 literal, when it is a host name or an IP address
+/// by the library's rule.
+///
+/// # Errors
+///
+/// The library's refusal of the host.
+pub(crate) fn bare_host(host: &str) -> Result<&str, SpecError> {
     let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
     // The TCP constructor applies the library's host rule (the facade does not export it).
-    ProbeSpec::tcp(bare, 1).map_err(|e| format!("{field}: {e}"))?;
+    ProbeSpec::tcp(bare, 1)?;
     Ok(bare)
 }
 

@@ -7,9 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{
-    Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, ProbeSpec, Role, TargetId,
-};
+use prober::{Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, Role, TargetId};
 use serde::Serialize;
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
@@ -29,6 +27,12 @@ enum Input {
 #[derive(Debug)]
 pub struct WatchArgs {
     input: Input,
+    opts: Options,
+}
+
+/// The options of `prober watch`, besides its input.
+#[derive(Debug)]
+struct Options {
     host: String,
     ports: PortMap,
     json: bool,
@@ -40,30 +44,26 @@ pub struct WatchArgs {
     metrics: Option<SocketAddr>,
 }
 
-/// The options of `prober watch` as given.
+/// The arguments of `prober watch` as given: the input may still be missing.
 #[derive(Debug)]
 struct Given {
     input: Option<Input>,
-    host: String,
-    ports: PortMap,
-    json: bool,
-    for_dur: Option<Duration>,
-    until_ready: bool,
-    every_run: bool,
-    metrics: Option<SocketAddr>,
+    opts: Options,
 }
 
 /// Parses the arguments after `watch`; `Ok(None)` when help was printed.
 pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let mut g = Given {
         input: None,
-        host: "127.0.0.1".to_string(),
-        ports: PortMap::default(),
-        json: false,
-        for_dur: None,
-        until_ready: false,
-        every_run: false,
-        metrics: None,
+        opts: Options {
+            host: "127.0.0.1".to_string(),
+            ports: PortMap::default(),
+            json: false,
+            for_dur: None,
+            until_ready: false,
+            every_run: false,
+            metrics: None,
+        },
     };
     while let Some(token) = p.next()? {
         match token {
@@ -78,35 +78,34 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    let Given { host, ports, json, for_dur, until_ready, every_run, metrics, .. } = g;
-    Ok(Some(WatchArgs { input, host, ports, json, for_dur, until_ready, every_run, metrics }))
+    Ok(Some(WatchArgs { input, opts: g.opts }))
 }
 
 impl Given {
     /// One option and its value.
     fn option(&mut self, p: &mut Parser, opt: &str) -> Result<(), Failure> {
         match opt {
-            "--json" => self.json = true,
-            "--until-ready" => self.until_ready = true,
-            "--every-run" => self.every_run = true,
+            "--json" => self.opts.json = true,
+            "--until-ready" => self.opts.until_ready = true,
+            "--every-run" => self.opts.every_run = true,
             "--metrics" => {
                 let v = p.text(opt)?;
                 let addr =
                     metrics::parse_addr(&v).map_err(|e| p.usage(format!("--metrics: {e}")))?;
-                self.metrics = Some(addr);
+                self.opts.metrics = Some(addr);
             }
             "--for" => {
                 let v = p.text(opt)?;
-                self.for_dur =
+                self.opts.for_dur =
                     Some(duration::parse_positive(&v).map_err(|e| p.usage(format!("--for: {e}")))?);
             }
             "--host" => {
                 let v = p.text(opt)?;
-                self.host = host(p, &v)?;
+                self.opts.host = host(p, &v)?;
             }
             "--port" => {
                 let v = p.text(opt)?;
-                self.ports.add(&v).map_err(|e| p.usage(format!("--port: {e}")))?;
+                self.opts.ports.add(&v).map_err(|e| p.usage(format!("--port: {e}")))?;
             }
             "--manifest" => {
                 let v = p.path(opt)?;
@@ -129,14 +128,13 @@ impl Given {
 
 /// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
 fn host(p: &Parser, v: &str) -> Result<String, Failure> {
-    let bare = v.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(v);
-    let Err(e) = ProbeSpec::tcp(bare, 1) else {
-        return Ok(bare.to_string());
+    let e = match config::bare_host(v) {
+        Ok(bare) => return Ok(bare.to_string()),
+        Err(e) => e,
     };
     // `127.0.0.1:18080`, `localhost:8080`, `[::1]:8080`: a port where only a host goes.
     let with_port = v.rsplit_once(':').is_some_and(|(h, port)| {
-        let h = h.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(h);
-        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && ProbeSpec::tcp(h, 1).is_ok()
+        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && config::bare_host(h).is_ok()
     });
     let why = if with_port {
         format!(
@@ -209,14 +207,24 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
         Input::File(path) => {
             let text = read_input(path)?;
             let json = path.as_os_str().as_bytes().ends_with(b".json");
-            let plans =
-                config::load_watch_file(&text, json, &w.host, &w.ports, base_dir(path), &mut notes);
+            let plans = config::load_watch_file(
+                &text,
+                json,
+                &w.opts.host,
+                &w.opts.ports,
+                base_dir(path),
+                &mut notes,
+            );
             let hint = plans.is_err() && manifest::looks_like_manifest(&text);
             (path, plans, hint)
         }
         Input::Manifest(path) => {
             let text = read_input(path)?;
-            (path, manifest::load(&text, &w.host, &w.ports, base_dir(path), &mut notes), false)
+            (
+                path,
+                manifest::load(&text, &w.opts.host, &w.opts.ports, base_dir(path), &mut notes),
+                false,
+            )
         }
     };
     let path = path.to_string_lossy();
@@ -407,7 +415,7 @@ enum End {
 /// Starts the `--metrics` server when asked for; says where on standard error (so that a
 /// port chosen by the system, `:0`, can be found).
 fn start_metrics(w: &WatchArgs) -> Result<Option<Metrics>, Failure> {
-    let Some(addr) = w.metrics else {
+    let Some(addr) = w.opts.metrics else {
         return Ok(None);
     };
     let (m, registry) = Metrics::new();
@@ -446,16 +454,20 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     }
 
     let mut out = io::stdout().lock();
-    let deadline = w.for_dur.map(|d| start + d);
-    let printer =
-        Printer { json: w.json, every_run: w.every_run, start, metrics: metrics.as_ref() };
+    let deadline = w.opts.for_dur.map(|d| start + d);
+    let printer = Printer {
+        json: w.opts.json,
+        every_run: w.opts.every_run,
+        start,
+        metrics: metrics.as_ref(),
+    };
     let mut events = Vec::new();
     let end = loop {
         engine.drain(&mut events, usize::MAX);
         if printer.handle(&mut events, &mut states, &by_id, &mut out).is_err() {
             break End::Stopped;
         }
-        if w.until_ready && states.iter().all(TargetState::ready) {
+        if w.opts.until_ready && states.iter().all(TargetState::ready) {
             break End::Ready;
         }
         if signals.take().is_some() {
@@ -474,12 +486,12 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     };
     // In-flight probes (and exec children) are cancelled before the summary is printed.
     drop(engine);
-    let _ =
-        writeln!(out, "{}", summary(w.json, start.elapsed(), &states)).and_then(|()| out.flush());
+    let _ = writeln!(out, "{}", summary(w.opts.json, start.elapsed(), &states))
+        .and_then(|()| out.flush());
     drop(signals);
     Ok(match end {
         End::Ready => 0,
-        End::Timeout | End::Stopped if w.until_ready => EXIT_FAILURE,
+        End::Timeout | End::Stopped if w.opts.until_ready => EXIT_FAILURE,
         End::Timeout | End::Stopped => 0,
     })
 }
@@ -586,16 +598,7 @@ fn state_line(
         format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), escape_for_terminal(&t.name));
     match outcome {
         None => line.push_str(" (initial)"),
-        Some(o) => {
-            if !o.message.is_empty() {
-                line.push_str(": ");
-                line.push_str(&escape_for_terminal(&o.message));
-            }
-            let details = check::details(o);
-            if !details.is_empty() {
-                line.push_str(&format!(" ({})", details.join(", ")));
-            }
-        }
+        Some(o) => push_why(&mut line, o),
     }
     line.push_str("  ");
     line.push_str(&t.flags());
@@ -695,16 +698,21 @@ fn explain(t: &TargetState, role: Role) -> String {
         Some(_) => {}
     }
     if let Some(o) = &t.last_bad[i] {
-        if !o.message.is_empty() {
-            s.push_str(": ");
-            s.push_str(&escape_for_terminal(&o.message));
-        }
-        let details = check::details(o);
-        if !details.is_empty() {
-            s.push_str(&format!(" ({})", details.join(", ")));
-        }
+        push_why(&mut s, o);
     }
     s
+}
+
+/// Appends `: MESSAGE (DETAILS)` of a run, each part only when it has something to say.
+fn push_why(line: &mut String, o: &Outcome) {
+    if !o.message.is_empty() {
+        line.push_str(": ");
+        line.push_str(&escape_for_terminal(&o.message));
+    }
+    let details = check::details(o);
+    if !details.is_empty() {
+        line.push_str(&format!(" ({})", details.join(", ")));
+    }
 }
 
 #[cfg(test)]

@@ -79,20 +79,20 @@ fn check_refuses_bad_expectations() {
 #[test]
 fn watch_unhealthy_period_and_jitter() {
     let server = TargetServer::start();
-    let file = write_file(
-        "yaml",
+    let file = one_probe_file(
+        "web",
+        "readinessProbe",
         &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 readinessProbe:\n\
-             \x20   httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}\n\
-             \x20   periodSeconds: 60\n\
-             \x20   failureThreshold: 1\n\
-             \x20   unhealthyPeriodMilliseconds: 20\n\
-             \x20   transitionPeriodMilliseconds: 20\n\
-             \x20   jitterPercent: 10\n",
+            "httpGet: {{path: /status/503, port: {}, expectStatus: \"200-299\", expectBody: ok}}",
             server.port()
         ),
+        &[
+            "periodSeconds: 60",
+            "failureThreshold: 1",
+            "unhealthyPeriodMilliseconds: 20",
+            "transitionPeriodMilliseconds: 20",
+            "jitterPercent: 10",
+        ],
     );
     run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());
 }
@@ -206,15 +206,11 @@ fn check_tcp_send_expect() {
 #[test]
 fn watch_tcp_send_expect() {
     let port = redis_like();
-    let file = write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: redis\n\
-             \x20 readinessProbe:\n\
-             \x20   tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}\n\
-             \x20   periodMilliseconds: 50\n"
-        ),
+    let file = one_probe_file(
+        "redis",
+        "readinessProbe",
+        &format!("tcpSocket: {{port: {port}, send: \"PING\\\\r\\\\n\", expect: \"^\\\\+PONG\"}}"),
+        &["periodMilliseconds: 50"],
     );
     let r = run(&["watch", "--until-ready", "--for", "60s", file.path()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -238,15 +234,11 @@ fn watch_tcp_send_expect() {
 fn watch_keep_alive_reuses_one_connection() {
     let server = KeepAliveServer::start();
     let port = server.port();
-    let file = write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 readinessProbe:\n\
-             \x20   httpGet: {{path: /, port: {port}, keepAlive: true}}\n\
-             \x20   periodMilliseconds: 20\n"
-        ),
+    let file = one_probe_file(
+        "web",
+        "readinessProbe",
+        &format!("httpGet: {{path: /, port: {port}, keepAlive: true}}"),
+        &["periodMilliseconds: 20"],
     );
     run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.requests());
     assert_eq!(server.connections(), 1, "one connection for every run");

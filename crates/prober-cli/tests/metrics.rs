@@ -11,21 +11,16 @@ use prober_testkit::TargetServer;
 use prober_testkit::tls::{TestCa, TlsServerOptions, TlsTargetServer};
 
 use common::{
-    Duration, Exposition, HANG, Instant, TempFile, Watch, Write, http, run, scrape, scrape_until,
-    write_file,
+    Duration, Exposition, HANG, Instant, Run, TempFile, Watch, Write, http, one_probe_file, run,
+    scrape, scrape_until,
 };
 
 fn readiness_file(port: u16, scheme: &str) -> TempFile {
-    write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 readinessProbe:\n\
-             \x20   httpGet: {{path: /health, port: {port}, scheme: {scheme}}}\n\
-             \x20   periodMilliseconds: 100\n\
-             \x20   failureThreshold: 1\n"
-        ),
+    one_probe_file(
+        "web",
+        "readinessProbe",
+        &format!("httpGet: {{path: /health, port: {port}, scheme: {scheme}}}"),
+        &["periodMilliseconds: 100", "failureThreshold: 1"],
     )
 }
 
@@ -141,25 +136,20 @@ fn only_metrics_is_served_and_a_stuck_scraper_holds_up_no_probe() {
     w.stop();
 }
 
-fn watch_status(args: &[&str]) -> (i32, String, String) {
-    let mut all = vec!["watch"];
-    all.extend_from_slice(args);
-    let r = run(&all);
-    (r.code, r.stdout, r.stderr)
-}
-
 #[test]
 fn a_bad_address_exits_64_and_a_taken_port_70() {
     let file = readiness_file(prober_testkit::closed_port(), "HTTP");
     for bad in ["nope", "localhost:9464", "127.0.0.1", "127.0.0.1:99999"] {
-        let (code, out, err) = watch_status(&["--metrics", bad, "--for", "1s", file.path()]);
+        let Run { code, stdout: out, stderr: err } =
+            run(&["watch", "--metrics", bad, "--for", "1s", file.path()]);
         assert_eq!(code, 64, "{bad}: {err}");
         assert_eq!(out, "", "{bad}: nothing runs");
         assert!(err.starts_with(&format!("prober: --metrics: bad address '{bad}'")), "{err}");
     }
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
-    let (code, out, err) = watch_status(&["--metrics", &addr, "--for", "1s", file.path()]);
+    let Run { code, stdout: out, stderr: err } =
+        run(&["watch", "--metrics", &addr, "--for", "1s", file.path()]);
     assert_eq!(code, 70, "{err}");
     assert_eq!(out, "", "nothing runs");
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{TempFile, Value, Watch, scrape_until, write_file};
+use common::{TempFile, Value, Watch, one_probe_file, scrape_until, write_file};
 use prober_testkit::{TargetServer, closed_port};
 
 /// A readiness and a liveness probe on a closed port; liveness would publish only after 1000
@@ -92,17 +92,11 @@ fn a_refused_probe_is_explained_once_per_streak() {
 fn every_failing_streak_is_explained_before_its_change() {
     let server = TargetServer::start();
     server.set_healthy(false);
-    let file = write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 readinessProbe:\n\
-             \x20   httpGet: {{path: /health, port: {}}}\n\
-             \x20   periodMilliseconds: 50\n\
-             \x20   failureThreshold: 3\n",
-            server.port()
-        ),
+    let file = one_probe_file(
+        "web",
+        "readinessProbe",
+        &format!("httpGet: {{path: /health, port: {}}}", server.port()),
+        &["periodMilliseconds: 50", "failureThreshold: 3"],
     );
     let mut w = Watch::start(&[file.path()]);
     let status_503 =
@@ -136,16 +130,11 @@ fn every_failing_streak_is_explained_before_its_change() {
 #[test]
 fn every_run_prints_every_run() {
     let server = TargetServer::start();
-    let file = write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 livenessProbe:\n\
-             \x20   httpGet: {{path: /health, port: {}}}\n\
-             \x20   periodMilliseconds: 50\n",
-            server.port()
-        ),
+    let file = one_probe_file(
+        "web",
+        "livenessProbe",
+        &format!("httpGet: {{path: /health, port: {}}}", server.port()),
+        &["periodMilliseconds: 50"],
     );
     let mut w = Watch::start(&["--every-run", file.path()]);
     for _ in 0..3 {

@@ -180,17 +180,11 @@ fn watch_grpc_and_https_probes_turn_ready() {
 fn watch_grpc_failure_lines_carry_the_message() {
     // A liveness probe starts as success: NOT_SERVING publishes a failure with the message.
     let s = HealthServer::start(&["-status", "down=NOT_SERVING"]);
-    let file = write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: rpc\n\
-             \x20 livenessProbe:\n\
-             \x20   grpc: {{port: {}, service: down}}\n\
-             \x20   periodMilliseconds: 100\n\
-             \x20   failureThreshold: 1\n",
-            s.port()
-        ),
+    let file = one_probe_file(
+        "rpc",
+        "livenessProbe",
+        &format!("grpc: {{port: {}, service: down}}", s.port()),
+        &["periodMilliseconds: 100", "failureThreshold: 1"],
     );
     let mut w = Watch::start(&["--for", "30s", "--json", file.to_str().unwrap()]);
     let v = w.next_state("rpc", "liveness");

@@ -52,12 +52,11 @@ fn sigint_ignored_at_start_stays_ignored() {
     // A background job of a non-interactive shell starts with SIGINT ignored; shells expect
     // it to stay so (an interrupt at the terminal is not for it). SIGTERM still stops it.
     let server = TargetServer::start();
-    let file = write_file(
-        "yaml",
-        &format!(
-            "targets:\n- name: web\n  readinessProbe:\n    httpGet: {{path: /health, port: {}}}\n    periodSeconds: 1\n    failureThreshold: 1\n",
-            server.port()
-        ),
+    let file = one_probe_file(
+        "web",
+        "readinessProbe",
+        &format!("httpGet: {{path: /health, port: {}}}", server.port()),
+        &["periodSeconds: 1", "failureThreshold: 1"],
     );
     let mut w =
         Watch::start_with_sigint(&["--json", file.to_str().unwrap()], signal::SigHandler::SigIgn);

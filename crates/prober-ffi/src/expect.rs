@@ -9,12 +9,11 @@
 //! is in `prober_last_error`.
 
 use std::ffi::c_char;
-use std::time::Duration;
 
-use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, ProbeKind, Schedule, StatusSet};
+use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, ProbeKind, StatusSet};
 
 use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
-use crate::spec::{prober_spec, spec_status};
+use crate::spec::{period, prober_spec, set_schedule, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
@@ -131,29 +130,6 @@ pub unsafe extern "C" fn prober_spec_set_tcp_expect(
         let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
         s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
     })
-}
-
-/// The body of a schedule setter: `f` edits a copy of the spec's schedule, which replaces it
-/// unless `f` refuses the value (with the text for `prober_last_error`, under `status`).
-fn set_schedule(
-    spec: *mut prober_spec,
-    status: prober_status,
-    f: impl FnOnce(&mut Schedule) -> Result<(), String>,
-) -> prober_status {
-    guard_status(|| {
-        let s = prober_spec::try_mut_from_ptr(spec)?;
-        let mut next = s.schedule;
-        f(&mut next).map_err(|m| set_error(status, m))?;
-        s.schedule = next;
-        Ok(())
-    })
-}
-
-fn period(what: &str, ms: u32) -> Result<Duration, String> {
-    if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
-        return Err(format!("invalid {what} {ms} ms (expected 1 ms to 7 days)"));
-    }
-    Ok(Duration::from_millis(ms.into()))
 }
 
 /// Sets the period while the published value is Failure (HAProxy `downinter`, Envoy

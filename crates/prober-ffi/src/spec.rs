@@ -189,25 +189,27 @@ pub unsafe extern "C" fn prober_spec_set_timeout_ms(
 }
 
 /// The body of a schedule setter: `f` edits a copy of the spec's schedule, which replaces it
-/// unless `f` refuses the value (with the text for `prober_last_error`).
-fn set_schedule(
+/// unless `f` refuses the value (with the text for `prober_last_error`, under `status`).
+pub(crate) fn set_schedule(
     spec: *mut prober_spec,
+    status: prober_status,
     f: impl FnOnce(&mut Schedule) -> Result<(), String>,
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let mut next = s.schedule;
-        f(&mut next).map_err(|m| {
-            let status = if m.contains("threshold") {
-                PROBER_E_INVALID_THRESHOLD
-            } else {
-                PROBER_E_INVALID_DURATION
-            };
-            set_error(status, m)
-        })?;
+        f(&mut next).map_err(|m| set_error(status, m))?;
         s.schedule = next;
         Ok(())
     })
+}
+
+/// A period in milliseconds, 1 ms to 7 days; `what` names it in the refusal.
+pub(crate) fn period(what: &str, ms: u32) -> Result<Duration, String> {
+    if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
+        return Err(format!("invalid {what} {ms} ms (expected 1 ms to 7 days)"));
+    }
+    Ok(Duration::from_millis(ms.into()))
 }
 
 /// Sets the period between runs of a periodic probe, in milliseconds (1 ms to 7 days; default
@@ -220,11 +222,8 @@ pub unsafe extern "C" fn prober_spec_set_period_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    set_schedule(spec, |s| {
-        if ms == 0 || u64::from(ms) > 7 * 24 * 3600 * 1000 {
-            return Err(format!("invalid period {ms} ms (expected 1 ms to 7 days)"));
-        }
-        s.period = Duration::from_millis(ms.into());
+    set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
+        s.period = period("period", ms)?;
         Ok(())
     })
 }
@@ -239,7 +238,7 @@ pub unsafe extern "C" fn prober_spec_set_initial_delay_ms(
     spec: *mut prober_spec,
     ms: u32,
 ) -> prober_status {
-    set_schedule(spec, |s| {
+    set_schedule(spec, PROBER_E_INVALID_DURATION, |s| {
         if u64::from(ms) > 7 * 24 * 3600 * 1000 {
             return Err(format!("invalid initial delay {ms} ms (expected at most 7 days)"));
         }
@@ -260,7 +259,7 @@ pub unsafe extern "C" fn prober_spec_set_thresholds(
     success: u32,
     failure: u32,
 ) -> prober_status {
-    set_schedule(spec, |s| {
+    set_schedule(spec, PROBER_E_INVALID_THRESHOLD, |s| {
         if success == 0 || failure == 0 {
             return Err(format!(
                 "thresholds must be at least 1 (got success threshold {success}, failure threshold {failure})"
@@ -279,7 +278,7 @@ pub unsafe extern "C" fn prober_spec_set_thresholds(
 /// `spec` must be NULL or a live spec not used by another thread during the call.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_spec_set_jitter(spec: *mut prober_spec, on: bool) -> prober_status {
-    set_schedule(spec, |s| {
+    set_schedule(spec, PROBER_E_INVALID, |s| {
         s.jitter = on;
         Ok(())
     })

@@ -345,19 +345,23 @@ impl Drop for Watch {
     }
 }
 
+/// A watch file of one target, `name`, with one probe: `role` (such as `readinessProbe`), its
+/// handler `probe` on one line (such as `httpGet: {path: /, port: 80}`) and its other fields
+/// `settings`, one `key: value` each.
+pub fn one_probe_file(name: &str, role: &str, probe: &str, settings: &[&str]) -> TempFile {
+    let mut text = format!("targets:\n- name: {name}\n  {role}:\n    {probe}\n");
+    for setting in settings {
+        text.push_str(&format!("    {setting}\n"));
+    }
+    write_file("yaml", &text)
+}
+
 pub fn health_watch_file(server: &TargetServer) -> TempFile {
-    write_file(
-        "yaml",
-        &format!(
-            "targets:\n\
-             - name: web\n\
-             \x20 readinessProbe:\n\
-             \x20   httpGet: {{path: /health, port: {}}}\n\
-             \x20   periodMilliseconds: 100\n\
-             \x20   timeoutMilliseconds: 500\n\
-             \x20   failureThreshold: 1\n",
-            server.port()
-        ),
+    one_probe_file(
+        "web",
+        "readinessProbe",
+        &format!("httpGet: {{path: /health, port: {}}}", server.port()),
+        &["periodMilliseconds: 100", "timeoutMilliseconds: 500", "failureThreshold: 1"],
     )
 }
 

@@ -25,6 +25,8 @@ use std::collections::BTreeMap;
 
 use prober_core::Url;
 
+use crate::response::lists_close;
+
 /// Go's `textproto.CanonicalMIMEHeaderKey`: the first letter and every letter after a `-` in
 /// upper case, the others in lower case. A name with a byte that is not a token character is
 /// returned unchanged, as Go does.
@@ -80,10 +82,9 @@ pub fn build_request(
 /// Whether the user's headers ask the server to close the connection (`Connection: close`):
 /// then keep-alive has no effect.
 pub fn user_wants_close(headers: &[(String, String)]) -> bool {
-    headers.iter().any(|(n, v)| {
-        n.trim().eq_ignore_ascii_case("connection")
-            && v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close"))
-    })
+    headers
+        .iter()
+        .any(|(n, v)| n.trim().eq_ignore_ascii_case("connection") && lists_close(v.as_bytes()))
 }
 
 /// [`build_request`], and with `keep_alive` without the `Connection: close` the kubelet's
@@ -118,9 +119,8 @@ pub fn build_request_with(
         }
         Some(_) => {}
     }
-    let wants_close = map.get("Connection").is_some_and(|vs| {
-        vs.iter().any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")))
-    });
+    let wants_close =
+        map.get("Connection").is_some_and(|vs| vs.iter().any(|v| lists_close(v.as_bytes())));
     if !wants_close && !keep_alive {
         map.entry("Connection".into()).or_default().push("close".into());
     }

@@ -265,9 +265,7 @@ impl HeadParser {
         let close = !self.keep_alive
             || version == 0
             || status == 101
-            || values("connection").any(|v| {
-                v.split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
-            });
+            || values("connection").any(lists_close);
         Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len, close }))
     }
 
@@ -370,6 +368,18 @@ fn other_version(buf: &[u8]) -> Option<u8> {
         }
         _ => None,
     }
+}
+
+/// Whether a `Connection` header value lists the `close` token (comma-separated, case-blind,
+/// space and tab around a token ignored), as Go's `httpguts.HeaderValuesContainsToken` reads
+/// it: the one rule for the requests we send and the responses we read.
+pub(crate) fn lists_close(value: &[u8]) -> bool {
+    let ows = |b: &u8| *b == b' ' || *b == b'\t';
+    value.split(|&b| b == b',').any(|t| {
+        let start = t.iter().position(|b| !ows(b)).unwrap_or(t.len());
+        let end = t.iter().rposition(|b| !ows(b)).map_or(start, |e| e + 1);
+        t[start..end].eq_ignore_ascii_case(b"close")
+    })
 }
 
 /// A header value with obsolete line folding joined as Go joins it: each line break and the
@@ -720,6 +730,16 @@ mod tests {
         assert!(e.to_string().contains(r#"missing colon: "Tzan a""#), "{e}");
         let e = HeadParser::new().eof(&head.as_bytes()[..cut]);
         assert!(e.to_string().contains(r#"missing colon: "Tzan a""#), "{e}");
+    }
+
+    #[test]
+    fn close_tokens_are_read_as_go_reads_them() {
+        assert!(lists_close(b"close"));
+        assert!(lists_close(b"Keep-Alive, \tCLOSE \t"));
+        assert!(!lists_close(b"keep-alive"));
+        assert!(!lists_close(b"closed, enclose"));
+        // Only space and tab surround a token, not other white space.
+        assert!(!lists_close("\u{a0}close".as_bytes()));
     }
 
     #[test]

@@ -53,11 +53,14 @@ for t in $targets; do
   step "fuzz $t for ${secs}s (sanitizer: $sanitizer)"
   mkdir -p "target/corpus/$t" "artifacts/$t"
   start=$(date +%s)
-  parallel=()
-  [ "$jobs" -gt 1 ] && parallel=(-jobs="$jobs" -workers="$jobs")
+  options=()
+  [ "$jobs" -gt 1 ] && options=(-jobs="$jobs" -workers="$jobs")
+  # A target's dictionary, where it has one (fuzz/dicts/<target>.dict): tokens that the
+  # mutator combines, such as YAML's tags, anchors and aliases for watch_file.
+  [ -f "dicts/$t.dict" ] && options+=(-dict="dicts/$t.dict")
   if cargo fuzz run -O -s "$sanitizer" "$t" "target/corpus/$t" "corpus/$t" -- \
        -max_total_time="$secs" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
-       "${parallel[@]}" -print_final_stats=1 2>"target/$t.log"; then
+       "${options[@]}" -print_final_stats=1 2>"target/$t.log"; then
     runs=$( { cat "target/$t.log" fuzz-*.log 2>/dev/null || true; } \
              | awk '/stat::number_of_executed_units/ { n += $2 } END { print n + 0 }')
     echo "$t: ok after $(( $(date +%s) - start ))s, $runs inputs run"

@@ -426,124 +426,6 @@ pub(crate) fn plan(
     Ok(TargetPlan { name, probes: out })
 }
 
-/// The deepest nesting of collections a watch file or manifest may have: the recursion limit
-/// of serde_json and serde_norway, which refuse deeper documents anyway, but only after
-/// libyaml has scanned them in time quadratic in the depth (100,000 levels took 16 s).
-pub const MAX_DEPTH: usize = 128;
-
-/// Refuses a document nested deeper than [`MAX_DEPTH`] before any parser sees it, in one
-/// linear pass over the text.
-///
-/// # Errors
-///
-/// `line N: nested deeper than 128 levels ...` for the first line that goes too deep.
-///
-/// Hand-written because neither parser offers a limit that applies before its own quadratic
-/// scanning. The count is an approximation that errs on the low side, which is harmless (the
-/// parsers' own limit still applies): flow collections (`[`, `{`) are counted where a value
-/// can start, outside quoted scalars and comments; block collections by the stack of
-/// indentation columns of their lines, each `- ` entry marker counting as one more column;
-/// the lines of a literal or folded block scalar (`|`, `>`) are text.
-pub fn check_nesting(text: &str) -> Result<(), String> {
-    let mut flow = 0usize;
-    let mut block: Vec<usize> = Vec::new();
-    let mut quote: Option<u8> = None;
-    let mut block_scalar: Option<usize> = None;
-    for (n, line) in text.split('\n').enumerate() {
-        let bytes = line.as_bytes();
-        let indent = bytes.iter().take_while(|&&b| b == b' ').count();
-        let rest = &bytes[indent..];
-        let blank = rest.iter().all(|b| b.is_ascii_whitespace()) || rest[0] == b'#';
-        if let Some(col) = block_scalar {
-            if blank || indent > col {
-                continue;
-            }
-            block_scalar = None;
-        }
-        let mut i = indent;
-        if quote.is_none() && flow == 0 {
-            if blank {
-                continue;
-            }
-            while block.last().is_some_and(|&c| c >= indent) {
-                block.pop();
-            }
-            block.push(indent);
-            // `- - key: v`: one sequence per marker, then the mapping in the last entry.
-            while bytes.get(i) == Some(&b'-') && matches!(bytes.get(i + 1), Some(b' ') | None) {
-                i += 1;
-                while bytes.get(i) == Some(&b' ') {
-                    i += 1;
-                }
-                if i < bytes.len() && bytes[i] != b'#' {
-                    block.push(i);
-                }
-            }
-        }
-        let mut value_start = true;
-        let mut last_token = 0u8;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if let Some(q) = quote {
-                if q == b'"' && b == b'\\' {
-                    i += 2;
-                    continue;
-                }
-                if b == q {
-                    if q == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
-                        i += 2;
-                        continue;
-                    }
-                    quote = None;
-                }
-                i += 1;
-                continue;
-            }
-            match b {
-                b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => break,
-                b'"' | b'\'' if value_start => quote = Some(b),
-                b'[' | b'{' if value_start => flow += 1,
-                b']' | b'}' => flow = flow.saturating_sub(1),
-                _ => {}
-            }
-            if !matches!(b, b' ' | b'\t' | b'\r') {
-                last_token = b;
-            }
-            value_start = match b {
-                b' ' | b'\t' | b'\r' => value_start || matches!(last_token, b':' | b'-' | b'?'),
-                b'[' | b'{' | b',' => true,
-                _ => false,
-            };
-            if block.len() + flow > MAX_DEPTH {
-                return Err(format!(
-                    "line {}: nested deeper than {MAX_DEPTH} levels (the limit for watch files and manifests)",
-                    n + 1
-                ));
-            }
-            i += 1;
-        }
-        if block.len() + flow > MAX_DEPTH {
-            return Err(format!(
-                "line {}: nested deeper than {MAX_DEPTH} levels (the limit for watch files and manifests)",
-                n + 1
-            ));
-        }
-        if quote.is_none() && flow == 0 {
-            let content = line.split(" #").next().unwrap_or(line).trim_end();
-            let indicator =
-                content.trim_end_matches(|c: char| c == '-' || c == '+' || c.is_ascii_digit());
-            let indicator = indicator.trim_start();
-            if indicator.ends_with(" |")
-                || indicator.ends_with(" >")
-                || matches!(indicator, "|" | ">")
-            {
-                block_scalar = Some(indent);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Reads a watch file: JSON when `json`, else YAML. Errors carry the line and column.
 /// Relative file names in it are taken relative to `base_dir`; `host` is the host of probes
 /// that name none; `notes` collects what is worth saying without being an error.
@@ -561,7 +443,9 @@ pub fn load_watch_file(
     base_dir: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, LoadError> {
-    check_nesting(text)?;
+    // JSON too: its nesting is held to the same limit (libyaml reads JSON as YAML; where it
+    // cannot, it stops, and serde_json reports the file as it sees it).
+    crate::yaml_limits::check(text)?;
     let file: WatchFile = if json {
         serde_json::from_str(text).map_err(|e| e.to_string())?
     } else {
@@ -1287,41 +1171,6 @@ mod tests {
         }
         let e = serde_norway::from_str::<Probe>("tls: {verfy: true}").unwrap_err().to_string();
         assert!(e.contains("unknown field `verfy`"), "{e}");
-    }
-
-    #[test]
-    fn nesting_prescan() {
-        // Real documents pass: quoted brackets, comments, plain scalars with brackets and
-        // quotes, block scalars holding anything, compact and nested sequences.
-        let ok = "# comment [[[[\n\
-            kind: Pod\n\
-            metadata: {name: \"a[b\", labels: {x: 'it''s [not'}}\n\
-            spec:\n\
-            \x20 containers:\n\
-            \x20 - name: c\n\
-            \x20   args: [sh, -c, \"echo [[[ {{{\"]\n\
-            \x20   note: don't [count] this, nor a[b\n\
-            \x20   script: |\n\
-            \x20     [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n\
-            \x20       - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -\n\
-            \x20   readinessProbe:\n\
-            \x20     httpGet: {port: 80, httpHeaders: [{name: A, value: '[x'}]}\n";
-        check_nesting(ok).unwrap();
-        let mut nested = String::new();
-        for i in 0..MAX_DEPTH {
-            nested.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
-        }
-        check_nesting(&nested).unwrap();
-        nested.push_str(&format!("{}deeper: 1\n", " ".repeat(MAX_DEPTH)));
-        assert_eq!(
-            check_nesting(&nested).unwrap_err(),
-            "line 129: nested deeper than 128 levels (the limit for watch files and manifests)"
-        );
-        let flow = |n: usize| format!("a: {}{}", "[".repeat(n), "]".repeat(n));
-        check_nesting(&flow(MAX_DEPTH - 1)).unwrap();
-        assert!(check_nesting(&flow(MAX_DEPTH)).is_err());
-        assert!(check_nesting(&format!("{}x", "- ".repeat(MAX_DEPTH + 1))).is_err());
-        assert!(check_nesting(&format!("{{\"a\": {}}}", "{\"b\": ".repeat(200))).is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod ports;
 mod signals;
 mod usage;
 mod watch;
+pub mod yaml_limits;
 
 use std::ffi::OsString;
 

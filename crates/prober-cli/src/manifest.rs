@@ -130,7 +130,7 @@ pub fn load(
     base_dir: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, LoadError> {
-    crate::config::check_nesting(text)?;
+    crate::yaml_limits::check(text)?;
     let mut cx = Cx {
         host,
         port_map,
@@ -327,8 +327,8 @@ pub(crate) fn looks_like_manifest(text: &str) -> bool {
         api_version: Option<serde::de::IgnoredAny>,
         kind: Option<serde::de::IgnoredAny>,
     }
-    // Never parse what the nesting limit refuses: libyaml's scan of it is quadratic.
-    if crate::config::check_nesting(text).is_err() {
+    // Never build what the YAML limits refuse.
+    if crate::yaml_limits::check(text).is_err() {
         return false;
     }
     let Some(doc) = serde_norway::Deserializer::from_str(text).next() else {

@@ -155,13 +155,97 @@ fn deep_nesting_is_refused_before_parsing() {
     let needle = "line 1: nested deeper than 128 levels (the limit for watch files and manifests)";
     assert_bad_file(&[], &flow, "yaml", &[needle]);
     assert_bad_file(&["--manifest"], &flow, "yaml", &[needle]);
-    let json = format!("{{\"targets\": {}{}}}\n", "[".repeat(deep), "]".repeat(deep));
+    // JSON: the same limit (JSON is read by the same walk; valueFrom is an untyped field that
+    // serde_json would skip at any depth).
+    let json = format!(
+        "{{\"targets\": [{{\"name\": \"t\", \"env\": [{{\"name\": \"A\", \"valueFrom\": {}{}}}]}}]}}\n",
+        "[".repeat(deep),
+        "]".repeat(deep)
+    );
     assert_bad_file(&[], &json, "json", &[needle]);
     // Block nesting, by indentation.
     let block: String = (0..200).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
     assert_bad_file(&[], &block, "yaml", &["line 129: nested deeper than 128 levels"]);
     let seqs = format!("targets:\n{}x\n", "- ".repeat(300));
     assert_bad_file(&[], &seqs, "yaml", &["line 2: nested deeper than 128 levels"]);
+}
+
+#[test]
+fn nesting_behind_tags_and_anchors_is_refused_at_the_limit() {
+    // Before: a textual pre-check missed a `[` after a tag or an anchor, and libyaml scanned
+    // all 25,000 levels (7-10 s) before serde_norway refused them as "recursion limit
+    // exceeded". The limit is now judged on the parser's events, which stop at level 129.
+    let needle = "line 2: nested deeper than 128 levels (the limit for watch files and manifests)";
+    for prefix in ["!t [", "&a [", "!!seq [", "&b !t ["] {
+        let levels = 25_000;
+        let deep = format!(
+            "targets:
+- {}1{}
+",
+            prefix.repeat(levels),
+            "]".repeat(levels)
+        );
+        assert_bad_file(&[], &deep, "yaml", &[needle]);
+        let pod = format!(
+            "kind: Pod\nmetadata: {{name: p}}\nspec: {}1{}\n",
+            prefix.replace('[', "{x: ").repeat(levels),
+            "}".repeat(levels)
+        );
+        assert_bad_file(&["--manifest"], &pod, "yaml", &["line 3: nested deeper than 128 levels"]);
+    }
+}
+
+/// Runs `prober ARGS` with its address space limited to 2 GiB, as a container's memory limit
+/// would: an unbounded allocation aborts the process instead of growing for minutes.
+fn run_in_2_gib(args: &[&str]) -> Run {
+    let mut cmd = std::process::Command::new("/bin/sh");
+    cmd.arg("-c").arg("ulimit -v 2097152 && exec \"$0\" \"$@\"").arg(env!("CARGO_BIN_EXE_prober"));
+    cmd.args(args);
+    run_command(&mut cmd, None)
+}
+
+#[test]
+fn aliases_cannot_multiply_a_small_file() {
+    // Before: 1,000 targets whose `env` aliases one list of 1,000 aliases of a 100 KB string
+    // (a 158 KB file) asked for about 100 GB, and under a memory limit the process aborted
+    // ("memory allocation failed", exit 134).
+    let big = "x".repeat(100_000);
+    let list =
+        format!("{{name: A, value: &s {big}}}, {}", vec!["{name: A, value: *s}"; 999].join(", "));
+    let exec = "{exec: {command: [true]}}";
+    let mut watch =
+        format!("targets:\n- name: t0\n  env: &env [{list}]\n  readinessProbe: {exec}\n");
+    let mut pod = format!(
+        "kind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: c0\n    env: &env [{list}]\n    livenessProbe: {exec}\n"
+    );
+    for i in 1..1000 {
+        watch.push_str(&format!("- name: t{i}\n  env: *env\n  readinessProbe: {exec}\n"));
+        pod.push_str(&format!("  - name: c{i}\n    env: *env\n    livenessProbe: {exec}\n"));
+    }
+    for (args, text, line) in [(vec![], &watch, 3), (vec!["--manifest"], &pod, 6)] {
+        assert!(text.len() < 200_000, "{}", text.len());
+        let file = write_file("yaml", text);
+        let mut all = vec!["watch", "--for", "1s"];
+        all.extend_from_slice(&args);
+        all.push(file.path());
+        let r = run_in_2_gib(&all);
+        assert_eq!(r.code, 64, "stderr: {}", r.stderr);
+        let want = format!(
+            "prober: {}: line {line}: alias *s repeats more than the file may",
+            file.path()
+        );
+        assert!(r.stderr.starts_with(&want), "{}", r.stderr);
+    }
+    // The same shape within the budget loads: anchors shared by many targets are fine.
+    let mut fine = String::from(
+        "targets:\n- name: t\n  env: &env [{name: A, value: x}, {name: B, value: y}]\n  readinessProbe: {exec: {command: [true]}, periodSeconds: 3600}\n",
+    );
+    for i in 0..1000 {
+        fine.push_str(&format!("- name: t{i}\n  env: *env\n  readinessProbe: {{exec: {{command: [true]}}, periodSeconds: 3600}}\n"));
+    }
+    let file = write_file("yaml", &fine);
+    let r = run_in_2_gib(&["watch", "--for", "1ms", file.path()]);
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
 }
 
 #[test]

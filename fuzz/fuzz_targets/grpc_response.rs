@@ -17,8 +17,9 @@
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use prober_grpc::h2::{Client, Progress, Request, Response};
-use prober_grpc::{health, hpack};
+use prober_grpc::health;
+use prober_h2::client::{Client, Progress, Request, Response};
+use prober_h2::hpack;
 
 fn request() -> Request {
     Request {
@@ -110,9 +111,7 @@ fn hpack_mode(data: &[u8]) {
         for (name, value) in &fields {
             let mut enc = Vec::new();
             hpack::encode_literal(&mut enc, name, value);
-            let again = hpack::Decoder::new(0)
-                .decode(&enc, usize::MAX)
-                .expect("own encoding");
+            let again = hpack::Decoder::new(0).decode(&enc, usize::MAX).expect("own encoding");
             assert_eq!(again, vec![(name.clone(), value.clone())]);
             assert_eq!(hpack::huffman_decode(&huffman(value)).as_ref(), Ok(value));
         }
@@ -149,11 +148,7 @@ fn messages_mode(data: &[u8]) {
     if let Ok(s) = std::str::from_utf8(data) {
         let decoded = health::percent_decode(s);
         let go = go_decode_grpc_message(s.as_bytes());
-        assert_eq!(
-            decoded,
-            String::from_utf8_lossy(&go),
-            "percent_decode({s:?})"
-        );
+        assert_eq!(decoded, String::from_utf8_lossy(&go), "percent_decode({s:?})");
     }
 }
 

@@ -16,8 +16,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prober_grpc::h2::{Budget, Client, H2Error, Progress, Request, Response, Turn};
 use prober_grpc::health;
+use prober_h2::client::{Budget, Client, H2Error, Progress, Request, Response, Turn};
 
 fn request() -> Request {
     Request {

@@ -2,9 +2,8 @@
 //! (`pkg/probe/grpc`), poll-driven.
 //!
 //! The protocol logic is sans-I/O and unit-tested without sockets:
-//! - [`hpack`]: RFC 7541 decoding (static and dynamic tables, Huffman) and literal encoding;
-//! - [`h2`]: a minimal HTTP/2 client for one request on stream 1 (preface, SETTINGS and ACK,
-//!   HEADERS/CONTINUATION, DATA with flow control, PING, WINDOW_UPDATE, RST_STREAM, GOAWAY);
+//! - HTTP/2 and HPACK are the `prober_h2` crate's (re-exported here as [`h2`], its client, and
+//!   [`hpack`]), shared with every probe that speaks HTTP/2;
 //! - [`health`]: the request and response messages (hand-coded protobuf), gRPC message
 //!   framing, status from trailers or a trailers-only response, and the kubelet's wording.
 //!
@@ -43,9 +42,11 @@
 
 #![warn(missing_docs)]
 
-pub mod h2;
 pub mod health;
-pub mod hpack;
 mod probe;
+
+/// The HTTP/2 client the probe drives (`prober_h2::client`, under its former path).
+pub use prober_h2::client as h2;
+pub use prober_h2::hpack;
 
 pub use probe::GrpcProbe;

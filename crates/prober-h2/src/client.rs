@@ -24,63 +24,17 @@
 
 use std::fmt;
 
+use crate::frame::{
+    CONTINUATION, DATA, FLAG_ACK, FLAG_END_HEADERS, FLAG_END_STREAM, FLAG_PRIORITY, FRAME_HEADER,
+    GOAWAY, HEADERS, INITIAL_WINDOW, MAX_FRAME, MAX_HEADER_LIST, MAX_WINDOW, PING, PREFACE,
+    PRIORITY, PUSH_PROMISE, RST_STREAM, SETTINGS, SETTINGS_ENABLE_PUSH,
+    SETTINGS_INITIAL_WINDOW_SIZE, SETTINGS_MAX_FRAME_SIZE, WINDOW_UPDATE, error_code_name,
+    push_frame, unpad,
+};
 use crate::hpack;
 
-/// The client connection preface.
-pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-const FRAME_HEADER: usize = 9;
-/// Our SETTINGS_MAX_FRAME_SIZE (the default: we do not send it).
-pub const MAX_FRAME: usize = 16_384;
-/// The decoded size of a header list we accept.
-pub const MAX_HEADER_LIST: usize = 64 * 1024;
-/// The initial flow-control window, both directions (we never change ours).
-const INITIAL_WINDOW: i64 = 65_535;
-const MAX_WINDOW: i64 = (1 << 31) - 1;
+/// The one stream a client opens.
 const STREAM: u32 = 1;
-
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const PRIORITY: u8 = 0x2;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PUSH_PROMISE: u8 = 0x5;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
-
-const FLAG_END_STREAM: u8 = 0x1;
-const FLAG_ACK: u8 = 0x1;
-const FLAG_END_HEADERS: u8 = 0x4;
-const FLAG_PADDED: u8 = 0x8;
-const FLAG_PRIORITY: u8 = 0x20;
-
-const SETTINGS_ENABLE_PUSH: u16 = 0x2;
-const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
-const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
-
-/// The name of an HTTP/2 error code (RFC 9113 section 7), as Go prints it.
-pub fn error_code_name(code: u32) -> String {
-    let name = match code {
-        0x0 => "NO_ERROR",
-        0x1 => "PROTOCOL_ERROR",
-        0x2 => "INTERNAL_ERROR",
-        0x3 => "FLOW_CONTROL_ERROR",
-        0x4 => "SETTINGS_TIMEOUT",
-        0x5 => "STREAM_CLOSED",
-        0x6 => "FRAME_SIZE_ERROR",
-        0x7 => "REFUSED_STREAM",
-        0x8 => "CANCEL",
-        0x9 => "COMPRESSION_ERROR",
-        0xa => "CONNECT_ERROR",
-        0xb => "ENHANCE_YOUR_CALM",
-        0xc => "INADEQUATE_SECURITY",
-        0xd => "HTTP_1_1_REQUIRED",
-        _ => return format!("unknown error code 0x{code:x}"),
-    };
-    name.to_string()
-}
 
 /// One request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -577,7 +531,7 @@ impl Client {
         if stream == 0 || stream % 2 == 0 {
             return Err(H2Error::Protocol(format!("HEADERS on stream {stream}")));
         }
-        let mut body = unpad(flags, payload)?;
+        let mut body = unpad(flags, payload).map_err(|e| H2Error::Protocol(e.into()))?;
         if flags & FLAG_PRIORITY != 0 {
             body = body.get(5..).ok_or_else(|| H2Error::Protocol("malformed HEADERS".into()))?;
         }
@@ -642,7 +596,7 @@ impl Client {
         if !self.head_seen {
             return Err(H2Error::Protocol("DATA before the response headers".into()));
         }
-        let body = unpad(flags, payload)?;
+        let body = unpad(flags, payload).map_err(|e| H2Error::Protocol(e.into()))?;
         self.response.data.extend_from_slice(body);
         self.ended = flags & FLAG_END_STREAM != 0;
         Ok(())
@@ -698,31 +652,10 @@ impl Client {
     }
 }
 
-/// The payload without its padding (PADDED flag).
-fn unpad(flags: u8, payload: &[u8]) -> Result<&[u8], H2Error> {
-    if flags & FLAG_PADDED == 0 {
-        return Ok(payload);
-    }
-    let (&pad, rest) =
-        payload.split_first().ok_or_else(|| H2Error::Protocol("malformed padding".into()))?;
-    rest.len()
-        .checked_sub(usize::from(pad))
-        .map(|n| &rest[..n])
-        .ok_or_else(|| H2Error::Protocol("padding longer than the frame".into()))
-}
-
-fn push_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-    let len = payload.len() as u32;
-    out.extend_from_slice(&len.to_be_bytes()[1..]);
-    out.push(kind);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frame::FLAG_PADDED;
 
     fn request(body: Vec<u8>) -> Request {
         Request {

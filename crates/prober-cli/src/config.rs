@@ -9,7 +9,7 @@ use std::time::Duration;
 use prober::{
     ProbeKind, ProbeSpec, Role, Schedule, Scheme, SpecError, TlsOptions, TlsVerify, TlsVersion, Url,
 };
-use prober_io::os_error_text;
+use prober_core::os_error_text;
 use serde::de::{self, IgnoredAny, Visitor};
 use serde::{Deserialize, Deserializer};
 

@@ -1,6 +1,9 @@
 //! Text as Go prints it: the kubelet's messages come from Go, and libprober words its own the
 //! same way so that users who know the kubelet's events recognise them.
 
+use std::io;
+use std::time::Duration;
+
 /// `bytes` quoted as Go's `%q` quotes a string: printable characters as they are, `\"` and
 /// `\\`, the usual `\n`-style escapes, other control characters and invalid UTF-8 as `\xHH`,
 /// other unprintable characters as `\uHHHH`.
@@ -37,6 +40,36 @@ pub fn go_quote(bytes: &[u8]) -> String {
     out
 }
 
+/// Formats a duration the way Go prints short timeouts in the kubelet's messages
+/// (`1s`, `500ms`, `1.5s`).
+pub fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms >= 1000 && ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else if ms >= 1000 {
+        format!("{}s", d.as_secs_f64())
+    } else if ms > 0 {
+        format!("{ms}ms")
+    } else {
+        format!("{}µs", d.as_micros())
+    }
+}
+
+/// An OS error as Go prints it in the kubelet's messages: the strerror text in lower case,
+/// without Rust's " (os error N)" suffix (`connection refused`, `no such file or directory`).
+pub fn os_error_text(err: &io::Error) -> String {
+    let text = err.to_string();
+    let text = match text.rfind(" (os error ") {
+        Some(i) => &text[..i],
+        None => &text,
+    };
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,5 +78,20 @@ mod tests {
     fn quotes_like_go() {
         assert_eq!(go_quote(b"a\"b\\c\n\t\x00\x7f\xff\xc3\xa9"), r#""a\"b\\c\n\t\x00\x7f\xffé""#);
         assert_eq!(go_quote(b"sleep 5"), r#""sleep 5""#);
+    }
+
+    #[test]
+    fn durations_print_like_go() {
+        assert_eq!(format_duration(Duration::from_secs(1)), "1s");
+        assert_eq!(format_duration(Duration::from_millis(500)), "500ms");
+        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(Duration::from_micros(20)), "20µs");
+    }
+
+    #[test]
+    fn os_errors_print_like_go() {
+        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
+        assert_eq!(os_error_text(&e), "connection refused");
+        assert_eq!(os_error_text(&io::Error::other("Plain")), "plain");
     }
 }

@@ -15,7 +15,7 @@ mod spec;
 pub mod url;
 
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
-pub use gotext::go_quote;
+pub use gotext::{format_duration, go_quote, os_error_text};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule, SpecError};
-use prober_io::{Ctx, Machine, Ready, Resolved, Resolver, SocketPool, Step, TOKENS_PER_PROBE};
+use prober_io::{Ctx, Machine, Mailbox, Ready, Resolved, SocketPool, Step, TOKENS_PER_PROBE};
 use prober_transport::keep::KeptConns;
 
 use arena::{Arena, Key};
@@ -67,10 +67,10 @@ fn token_base(slot: Key) -> usize {
         | (slot.index as usize) << SUB_BITS
 }
 
-/// The context lent to the run in `slot`: its poll tokens ([`token_base`]) and its resolver
+/// The context lent to the run in `slot`: its poll tokens ([`token_base`]) and its mailbox
 /// ticket (the slot's key as a number, as `Engine::deliver_answers` reads it back).
-fn run_ctx<'a>(poll: &'a Poll, resolver: &'a Resolver, now: Instant, slot: Key) -> Ctx<'a> {
-    Ctx::new(poll.registry(), now, token_base(slot), resolver, slot.to_u64())
+fn run_ctx<'a>(poll: &'a Poll, mailbox: &'a Mailbox, now: Instant, slot: Key) -> Ctx<'a> {
+    Ctx::new(poll.registry(), now, token_base(slot), mailbox, slot.to_u64())
 }
 
 /// `(slot, generation modulo 2^GEN_BITS, sub)` of a token made by [`token_base`].
@@ -299,7 +299,7 @@ pub struct Engine {
     poll: Poll,
     events: Events,
     waker: Arc<Waker>,
-    resolver: Resolver,
+    mailbox: Mailbox,
     answers: Vec<Resolved>,
     shared: Arc<Shared>,
     config: EngineConfig,
@@ -406,7 +406,7 @@ impl Engine {
     pub fn with_config(config: EngineConfig) -> io::Result<Engine> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
-        let resolver = Resolver::new(waker.clone());
+        let mailbox = Mailbox::new(waker.clone());
         let seed = match config.jitter_seed {
             0 => std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -417,7 +417,7 @@ impl Engine {
             poll,
             events: Events::with_capacity(1024),
             waker,
-            resolver,
+            mailbox,
             answers: Vec::new(),
             shared: Arc::default(),
             config,
@@ -765,7 +765,7 @@ impl Engine {
     }
 
     fn deliver_answers(&mut self) {
-        self.resolver.drain_into(&mut self.answers);
+        self.mailbox.drain_into(&mut self.answers);
         let answers = std::mem::take(&mut self.answers);
         for a in answers {
             self.drive(Key::from_u64(a.ticket), |p, cx| p.resolved(cx, a.addrs));
@@ -773,7 +773,7 @@ impl Engine {
         // Blocking jobs (TLS material) answer through the same waker; a job of an ended run is
         // skipped by `drive` like a stale lookup.
         let mut jobs = Vec::new();
-        self.resolver.drain_jobs_into(&mut jobs);
+        self.mailbox.drain_jobs_into(&mut jobs);
         for j in jobs {
             self.drive(Key::from_u64(j.ticket), |p, cx| p.job_done(cx, j.answer));
         }
@@ -925,7 +925,7 @@ impl Engine {
             Owner::Worker { target, .. } => Some(target.to_u64()),
             Owner::Check { .. } => None,
         };
-        let mut cx = run_ctx(&self.poll, &self.resolver, now, slot)
+        let mut cx = run_ctx(&self.poll, &self.mailbox, now, slot)
             .with_pool(&mut self.pool)
             .with_kept(&mut self.kept, owner);
         // A panic in a probe's own code ends that run, not the engine: the machine is
@@ -1004,7 +1004,7 @@ impl Engine {
         let Some(slot) = w.in_flight.take() else { return };
         if let Some(mut s) = self.slots.remove(slot) {
             let mut cx =
-                run_ctx(&self.poll, &self.resolver, Instant::now(), slot).with_pool(&mut self.pool);
+                run_ctx(&self.poll, &self.mailbox, Instant::now(), slot).with_pool(&mut self.pool);
             s.probe.cancel(&mut cx);
         }
     }
@@ -1022,7 +1022,7 @@ impl Drop for Engine {
         drop(pending);
         let now = Instant::now();
         for (slot, mut s) in self.slots.drain() {
-            let mut cx = run_ctx(&self.poll, &self.resolver, now, slot);
+            let mut cx = run_ctx(&self.poll, &self.mailbox, now, slot);
             s.probe.cancel(&mut cx);
         }
     }

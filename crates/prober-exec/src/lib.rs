@@ -43,7 +43,8 @@ use mio::unix::SourceFd;
 use mio::{Interest, Registry};
 use nix::errno::Errno;
 use prober_core::{ExecSpec, Outcome, Reason, Timings};
-use prober_io::{Ctx, Machine, Ready, Step, format_duration, os_error_text, reaper};
+use prober_core::{format_duration, os_error_text};
+use prober_io::{Ctx, Machine, Ready, Step, reaper};
 
 mod expand;
 mod sys;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token, Waker};
 use prober_core::{DEFAULT_OUTPUT_LIMIT, ExecSpec, Outcome, ProbeResult, Reason};
 use prober_exec::ExecProbe;
-use prober_io::{Ctx, Machine, Ready, Resolver, Step, reaper, run_to_completion};
+use prober_io::{Ctx, Machine, Mailbox, Ready, Step, reaper, run_to_completion};
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -422,7 +422,7 @@ fn no_leaks_after_200_runs() {
 /// pids are written, and returns the machine and the pids. The poll is kept alive in the tuple.
 struct Manual {
     poll: Poll,
-    resolver: Resolver,
+    mailbox: Mailbox,
     probe: ExecProbe,
     file: PathBuf,
 }
@@ -433,12 +433,12 @@ impl Manual {
         let _ = std::fs::remove_file(&file);
         let poll = Poll::new().unwrap();
         let waker = Arc::new(Waker::new(poll.registry(), Token(usize::MAX)).unwrap());
-        let resolver = Resolver::new(waker);
+        let mailbox = Mailbox::new(waker);
         let s = with_env(sh(script), &[("PIDFILE", file.to_str().unwrap())]);
         let mut probe = ExecProbe::new(&s, Duration::from_secs(30), 100);
-        let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+        let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
         assert!(matches!(probe.start(&mut cx), Step::Pending));
-        let mut m = Manual { poll, resolver, probe, file };
+        let mut m = Manual { poll, mailbox, probe, file };
         let mut pids = Vec::new();
         wait_until("the command wrote its pids", Duration::from_secs(5), || {
             m.pump();
@@ -461,7 +461,7 @@ impl Manual {
     fn pump(&mut self) {
         let mut events = Events::with_capacity(8);
         self.poll.poll(&mut events, Some(Duration::ZERO)).unwrap();
-        let mut cx = Ctx::new(self.poll.registry(), Instant::now(), 0, &self.resolver, 0);
+        let mut cx = Ctx::new(self.poll.registry(), Instant::now(), 0, &self.mailbox, 0);
         for ev in events.iter() {
             let step = self.probe.ready(&mut cx, ev.token().0, Ready::from_event(ev));
             assert!(matches!(step, Step::Pending), "finished early: {step:?}");
@@ -469,7 +469,7 @@ impl Manual {
     }
 
     fn cancel(&mut self) {
-        let mut cx = Ctx::new(self.poll.registry(), Instant::now(), 0, &self.resolver, 0);
+        let mut cx = Ctx::new(self.poll.registry(), Instant::now(), 0, &self.mailbox, 0);
         self.probe.cancel(&mut cx);
     }
 }
@@ -525,15 +525,15 @@ fn exit_event_first_still_reads_the_output() {
     let _g = lock();
     let poll = Poll::new().unwrap();
     let waker = Arc::new(Waker::new(poll.registry(), Token(usize::MAX)).unwrap());
-    let resolver = Resolver::new(waker);
+    let mailbox = Mailbox::new(waker);
     let mut probe = ExecProbe::new(&sh("sleep 30 & printf done"), Duration::from_secs(30), 100);
-    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
     assert!(matches!(probe.start(&mut cx), Step::Pending));
     wait_until("the command has exited", Duration::from_secs(5), || {
         children().iter().any(|(_, state, _)| *state == 'Z')
     });
     // Deliver only the pidfd's readiness (token 1), without polling the pipe.
-    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
     let ready = Ready { readable: true, ..Ready::default() };
     let o = match probe.ready(&mut cx, 1, ready) {
         Step::Done(o) => o,

@@ -60,7 +60,7 @@ fn run(s: &ExecSpec, timeout: Duration) -> Outcome {
                 "command timed out: {} timed out after {}",
                 // The command as it ran: `$(VAR)` references expanded, as the kubelet's.
                 prober_core::go_quote(probe.argv().join(" ").as_bytes()),
-                prober_io::format_duration(timeout)
+                prober_core::format_duration(timeout)
             )
         );
     }

@@ -15,8 +15,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use prober_core::format_duration;
 use prober_core::{Outcome, Reason};
-use prober_io::format_duration;
 
 use crate::h2::{Response, header};
 

@@ -442,7 +442,7 @@ fn many_probes_on_one_server() {
 #[test]
 fn cancel_closes_the_connection() {
     use mio::{Events, Poll, Token, Waker};
-    use prober_io::{Ctx, Machine, Ready, Resolver, Step};
+    use prober_io::{Ctx, Machine, Mailbox, Ready, Step};
     use std::sync::{Arc, mpsc};
 
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -473,9 +473,9 @@ fn cancel_closes_the_connection() {
     let mut m = GrpcProbe::new(g, sp.timeout);
     let mut poll = Poll::new().unwrap();
     let waker = Arc::new(Waker::new(poll.registry(), Token(99)).unwrap());
-    let resolver = Resolver::new(waker);
+    let mailbox = Mailbox::new(waker);
     let mut events = Events::with_capacity(8);
-    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
     assert!(matches!(m.start(&mut cx), Step::Pending));
     let deadline = Instant::now() + gives_up_after(sp.timeout);
     loop {
@@ -485,11 +485,11 @@ fn cancel_closes_the_connection() {
         }
         poll.poll(&mut events, Some(Duration::from_millis(20))).unwrap();
         for ev in events.iter() {
-            let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+            let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
             assert!(matches!(m.ready(&mut cx, ev.token().0, Ready::from_event(ev)), Step::Pending));
         }
     }
-    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
     m.cancel(&mut cx);
     assert_eq!(m.wake_at(), None);
     let end = rx.recv_timeout(ends_by(sp.timeout)).expect("the connection stayed open");

@@ -961,7 +961,7 @@ fn output_limit_is_configurable() {
 #[test]
 fn cancel_closes_the_connection() {
     use mio::{Events, Poll, Waker};
-    use prober_io::{Ctx, Machine, Ready, Resolver, Step};
+    use prober_io::{Ctx, Machine, Mailbox, Ready, Step};
     use std::sync::Arc;
 
     let s = TargetServer::start();
@@ -970,9 +970,9 @@ fn cancel_closes_the_connection() {
     let mut m = HttpProbe::new(h, sp.timeout, sp.output_limit);
     let mut poll = Poll::new().unwrap();
     let waker = Arc::new(Waker::new(poll.registry(), mio::Token(99)).unwrap());
-    let resolver = Resolver::new(waker);
+    let mailbox = Mailbox::new(waker);
     let mut events = Events::with_capacity(8);
-    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
     assert!(matches!(m.start(&mut cx), Step::Pending));
     assert!(m.wake_at().is_some());
     // Drive until the request is on the server.
@@ -980,12 +980,12 @@ fn cancel_closes_the_connection() {
     while s.requests() == 0 && Instant::now() < deadline {
         poll.poll(&mut events, Some(Duration::from_millis(50))).unwrap();
         for ev in events.iter() {
-            let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+            let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
             assert!(matches!(m.ready(&mut cx, ev.token().0, Ready::from_event(ev)), Step::Pending));
         }
     }
     assert_eq!(s.requests(), 1);
-    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &resolver, 0);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
     m.cancel(&mut cx);
     assert!(
         s.wait_for_connections_closed(1, Duration::from_secs(10)),

@@ -12,7 +12,7 @@ use mio::{Poll, Token};
 use prober_core::{ProbeKind, ProbeResult, ProbeSpec, Reason, TlsOptions, TlsVerify};
 use prober_http::HttpProbe;
 use prober_io::blocking::MAX_THREADS;
-use prober_io::{Answer, Resolver, run_to_completion};
+use prober_io::{Answer, Mailbox, run_to_completion};
 use prober_testkit::tls::{TestCa, TlsServerOptions, TlsTargetServer};
 
 #[test]
@@ -37,7 +37,7 @@ fn files_not_loaded_in_time_are_a_timeout() {
     // Hold every pool thread until the probe has timed out.
     let poll = Poll::new().unwrap();
     let waker = Arc::new(mio::Waker::new(poll.registry(), Token(1)).unwrap());
-    let holder = Resolver::new(waker);
+    let holder = Mailbox::new(waker);
     let (started_tx, started_rx) = mpsc::channel::<()>();
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let release_rx = Arc::new(std::sync::Mutex::new(release_rx));

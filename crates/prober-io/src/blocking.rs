@@ -12,29 +12,16 @@
 //! started (a job that has started runs to its end: threads cannot be interrupted, which is
 //! why the work handed here must itself be bounded, e.g. size-capped reads).
 
-use std::any::Any;
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use crate::resolver::Resolver;
+use crate::mailbox::Mailbox;
+pub use crate::mailbox::{Answer, JobDone};
 use crate::workers::WorkPool;
 
 /// At most this many blocking jobs run at once across the process; more wait in a queue.
 pub const MAX_THREADS: usize = 8;
-
-/// What a job returns: the machine downcasts it to the type its closure made.
-pub type Answer = Box<dyn Any + Send>;
-
-/// A finished job: the asking machine's ticket and the closure's answer, or an error when the
-/// job could not be run (no thread could be started) or panicked.
-#[derive(Debug)]
-pub struct JobDone {
-    /// The ticket of the machine that asked ([`crate::Ctx::run_blocking`]).
-    pub ticket: u64,
-    /// What the closure returned, or why it could not be run.
-    pub answer: io::Result<Answer>,
-}
 
 /// A job in flight. Dropping it (the probe finished, timed out or was cancelled) tells the pool
 /// to skip the job if it has not started.
@@ -54,41 +41,34 @@ fn pool() -> &'static WorkPool {
     POOL.get_or_init(|| WorkPool::new("prober-blocking", MAX_THREADS))
 }
 
-impl Resolver {
+impl Mailbox {
     /// Runs `work` on the blocking-job pool; its answer is queued with `ticket` for this
-    /// driver ([`Resolver::drain_jobs_into`]) and the driver's poll is woken.
+    /// driver ([`Mailbox::drain_jobs_into`]) and the driver's poll is woken.
     pub fn submit_blocking(
         &self,
         ticket: u64,
         work: impl FnOnce() -> Answer + Send + 'static,
     ) -> BlockingJob {
         let wanted = Arc::new(AtomicBool::new(true));
-        let sink = self.sink.clone();
+        let sender = self.sender();
         let run = Box::new(move || {
             // The driver is gone: nobody would read the answer.
-            if Arc::strong_count(&sink) == 1 {
+            if sender.abandoned() {
                 return;
             }
             // A panic in the work (a parser's bug) is that one job's error, answered like any
             // other so that the probe ends now rather than at its deadline.
             let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work))
                 .map_err(|_| io::Error::other("the blocking job panicked"));
-            sink.jobs.lock().push(JobDone { ticket, answer });
-            // A failed wake means the poll is gone: nobody wants the answer.
-            let _ = sink.waker.wake();
+            sender.post_job(JobDone { ticket, answer });
         });
         if let Err((_, e)) = pool().submit(run, wanted.clone()) {
-            let what = format!("cannot start a blocking-job thread: {}", crate::os_error_text(&e));
+            let what =
+                format!("cannot start a blocking-job thread: {}", prober_core::os_error_text(&e));
             let answer = Err(prober_core::Reason::local_resource_error(what));
-            self.sink.jobs.lock().push(JobDone { ticket, answer });
-            let _ = self.sink.waker.wake();
+            self.sender().post_job(JobDone { ticket, answer });
         }
         BlockingJob { wanted }
-    }
-
-    /// Moves every finished job into `out`.
-    pub fn drain_jobs_into(&self, out: &mut Vec<JobDone>) {
-        out.append(&mut self.sink.jobs.lock());
     }
 }
 
@@ -102,7 +82,7 @@ mod tests {
     fn a_panicking_job_is_answered_with_an_error() {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(3)).unwrap());
-        let r = Resolver::new(waker);
+        let r = Mailbox::new(waker);
         let _job = r.submit_blocking(5, || panic!("a parser bug"));
         let mut got = Vec::new();
         let mut events = Events::with_capacity(4);
@@ -120,7 +100,7 @@ mod tests {
     fn answers_come_back_through_the_waker() {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(3)).unwrap());
-        let r = Resolver::new(waker);
+        let r = Mailbox::new(waker);
         let (gate_tx, gate_rx) = std::sync::mpsc::channel::<()>();
         // A job that blocks until released does not hold up the next one.
         let _slow = r.submit_blocking(1, move || {

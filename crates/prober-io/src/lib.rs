@@ -11,8 +11,9 @@
 //! the same contract, so a probe behaves the same way through either entry point.
 //!
 //! This crate also owns the helpers for what must not run on a poll thread: the name
-//! [`resolver`] pool (getaddrinfo blocks), the [`blocking`] job pool (files: TLS material) and
-//! the [`reaper`] for killed children that have not exited yet.
+//! [`resolver`] pool (getaddrinfo blocks) and the [`blocking`] job pool (files: TLS material),
+//! which answer into the asking driver's [`Mailbox`], and the [`reaper`] for killed children
+//! that have not exited yet.
 
 #![warn(missing_docs)]
 
@@ -20,21 +21,23 @@ use std::any::Any;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mio::{Registry, Token};
 use prober_core::Outcome;
 
 pub mod blocking;
+mod mailbox;
 mod pool;
 pub mod reaper;
 pub mod resolver;
 mod run;
 mod workers;
 
-pub use blocking::{Answer, BlockingJob, JobDone};
+pub use blocking::BlockingJob;
+pub use mailbox::{Answer, JobDone, Mailbox, Resolved};
 pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
-pub use resolver::{Lookup, Resolved, Resolver};
+pub use resolver::{Lookup, Resolver};
 pub use run::run_to_completion;
 
 /// How many consecutive tokens a machine may use, starting at [`Ctx::token`]`(0)`: enough for
@@ -88,7 +91,7 @@ pub struct Ctx<'a> {
     /// `Instant::now()` themselves, so one batch of events shares one reading.
     pub now: Instant,
     base: usize,
-    resolver: &'a Resolver,
+    mailbox: &'a Mailbox,
     ticket: u64,
     pool: Option<&'a mut SocketPool>,
     kept: Option<Kept<'a>>,
@@ -115,15 +118,15 @@ impl fmt::Debug for Ctx<'_> {
 
 impl<'a> Ctx<'a> {
     /// `base` is the first of [`TOKENS_PER_PROBE`] tokens reserved for this machine; `ticket`
-    /// identifies the machine in the resolver's answers.
+    /// identifies the machine in the answers posted to the driver's `mailbox`.
     pub fn new(
         registry: &'a Registry,
         now: Instant,
         base: usize,
-        resolver: &'a Resolver,
+        mailbox: &'a Mailbox,
         ticket: u64,
     ) -> Ctx<'a> {
-        Ctx { registry, now, base, resolver, ticket, pool: None, kept: None }
+        Ctx { registry, now, base, mailbox, ticket, pool: None, kept: None }
     }
 
     /// Lends the driver's pool of disconnected sockets (see [`SocketPool`]): connections made
@@ -165,7 +168,7 @@ impl<'a> Ctx<'a> {
     /// returned guard until the answer arrives: dropping it abandons the lookup.
     #[must_use = "dropping the Lookup abandons the lookup"]
     pub fn resolve(&self, host: &str, port: u16) -> resolver::Lookup {
-        self.resolver.submit(self.ticket, host, port)
+        self.mailbox.submit(self.ticket, host, port)
     }
 
     /// Runs `work` off the poll thread (see [`blocking`]); its answer arrives through
@@ -176,7 +179,7 @@ impl<'a> Ctx<'a> {
         &self,
         work: impl FnOnce() -> blocking::Answer + Send + 'static,
     ) -> blocking::BlockingJob {
-        self.resolver.submit_blocking(self.ticket, work)
+        self.mailbox.submit_blocking(self.ticket, work)
     }
 }
 
@@ -320,52 +323,6 @@ pub trait Machine: Send {
     fn cancel(&mut self, cx: &mut Ctx<'_>);
 }
 
-/// Formats a duration the way Go prints short timeouts in the kubelet's messages
-/// (`1s`, `500ms`, `1.5s`).
-pub fn format_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms >= 1000 && ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
-    } else if ms >= 1000 {
-        format!("{}s", d.as_secs_f64())
-    } else if ms > 0 {
-        format!("{ms}ms")
-    } else {
-        format!("{}µs", d.as_micros())
-    }
-}
-
-/// An OS error as Go prints it in the kubelet's messages: the strerror text in lower case,
-/// without Rust's " (os error N)" suffix (`connection refused`, `no such file or directory`).
-pub fn os_error_text(err: &io::Error) -> String {
-    let text = err.to_string();
-    let text = match text.rfind(" (os error ") {
-        Some(i) => &text[..i],
-        None => &text,
-    };
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_lowercase().chain(chars).collect(),
-        None => String::new(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_print_like_go() {
-        assert_eq!(format_duration(Duration::from_secs(1)), "1s");
-        assert_eq!(format_duration(Duration::from_millis(500)), "500ms");
-        assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
-        assert_eq!(format_duration(Duration::from_micros(20)), "20µs");
-    }
-
-    #[test]
-    fn os_errors_print_like_go() {
-        let e = io::Error::from_raw_os_error(libc::ECONNREFUSED);
-        assert_eq!(os_error_text(&e), "connection refused");
-        assert_eq!(os_error_text(&io::Error::other("Plain")), "plain");
-    }
-}
+/// The Go wording helpers, where they were before they moved to `prober_core` beside the
+/// other ones.
+pub use prober_core::{format_duration, os_error_text};

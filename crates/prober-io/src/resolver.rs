@@ -4,8 +4,8 @@
 //! engine and every blocking check. A pool thread posts the answer into the asking
 //! [`Resolver`]'s queue and wakes that resolver's poll through its `mio::Waker`. The pool grows
 //! on demand (one slow answer never holds up another lookup while the pool has room) and idle
-//! threads exit after a while, so an idle process keeps none (see `workers.rs`). The
-//! [`Resolver`] is also the driver's handle for [`crate::blocking`] jobs.
+//! threads exit after a while, so an idle process keeps none (see `workers.rs`). Answers go to
+//! the asking driver's [`Mailbox`].
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -13,35 +13,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-
 use prober_core::Reason;
 
-use crate::blocking::JobDone;
+pub use crate::mailbox::Resolved;
+use crate::mailbox::Mailbox;
 use crate::workers::WorkPool;
 
 /// At most this many lookups run at once across the process.
 const MAX_THREADS: usize = 16;
-
-/// One answer: the asking machine's ticket, the result, and how long the lookup took.
-#[derive(Debug)]
-pub struct Resolved {
-    /// The ticket of the machine that asked ([`crate::Ctx::resolve`]).
-    pub ticket: u64,
-    /// The addresses, in getaddrinfo's order, or the lookup's error.
-    pub addrs: io::Result<Vec<SocketAddr>>,
-    /// How long the lookup took (the outcome's resolve timing).
-    pub took: Duration,
-}
-
-/// Where a driver's answers are queued: lookups here, and the blocking jobs of
-/// [`crate::blocking`], which share the driver's waker.
-#[derive(Debug)]
-pub(crate) struct Sink {
-    done: Mutex<Vec<Resolved>>,
-    pub(crate) jobs: Mutex<Vec<JobDone>>,
-    pub(crate) waker: Arc<mio::Waker>,
-}
 
 /// How a host name becomes addresses: `getaddrinfo` normally.
 pub type LookupFn = fn(&str, u16) -> io::Result<Vec<SocketAddr>>;
@@ -64,59 +43,40 @@ fn pool() -> &'static WorkPool {
     POOL.get_or_init(|| WorkPool::new("prober-resolve", MAX_THREADS))
 }
 
-/// A driver's handle on the helper pools: lookups and blocking jobs it submits are answered
-/// into its own queues, and its poll is woken through its waker.
-#[derive(Debug)]
-pub struct Resolver {
-    pub(crate) sink: Arc<Sink>,
-}
+/// The former name of [`Mailbox`], from when it only carried lookups.
+pub type Resolver = Mailbox;
 
-impl Resolver {
-    /// `waker` is woken whenever an answer is queued for this resolver.
-    pub fn new(waker: Arc<mio::Waker>) -> Resolver {
-        Resolver {
-            sink: Arc::new(Sink {
-                done: Mutex::new(Vec::new()),
-                jobs: Mutex::new(Vec::new()),
-                waker,
-            }),
-        }
-    }
-
+impl Mailbox {
     /// Queues a lookup of `host`; the answer carries `ticket` and addresses with `port` set.
     pub fn submit(&self, ticket: u64, host: &str, port: u16) -> Lookup {
         self.submit_with(ticket, host, port, lookup)
     }
 
-    /// [`Resolver::submit`] with another lookup function: lets tests make one lookup slow
+    /// [`Mailbox::submit`] with another lookup function: lets tests make one lookup slow
     /// without touching the system's resolver configuration.
     #[doc(hidden)]
     pub fn submit_with(&self, ticket: u64, host: &str, port: u16, lookup: LookupFn) -> Lookup {
         let host = host.to_string();
         let wanted = Arc::new(AtomicBool::new(true));
-        let sink = self.sink.clone();
+        let sender = self.sender();
         let work = Box::new(move || {
             // Nobody is waiting for the answer any more (the driver is gone): skip the lookup.
-            if Arc::strong_count(&sink) == 1 {
+            if sender.abandoned() {
                 return;
             }
             let started = Instant::now();
             let addrs = lookup(&host, port);
-            deliver(&sink, Resolved { ticket, addrs, took: started.elapsed() });
+            sender.post_lookup(Resolved { ticket, addrs, took: started.elapsed() });
         });
         if let Err((_, e)) = pool().submit(work, wanted.clone()) {
             // No thread at all: answer here, as a local resource failure (Unknown, reason
             // resource: the node is out of threads or memory; the name may well resolve).
-            let what = format!("cannot start a resolver thread: {}", crate::os_error_text(&e));
+            let what =
+                format!("cannot start a resolver thread: {}", prober_core::os_error_text(&e));
             let addrs = Err(Reason::local_resource_error(what));
-            deliver(&self.sink, Resolved { ticket, addrs, took: Duration::ZERO });
+            self.sender().post_lookup(Resolved { ticket, addrs, took: Duration::ZERO });
         }
         Lookup { wanted }
-    }
-
-    /// Moves every queued answer into `out`.
-    pub fn drain_into(&self, out: &mut Vec<Resolved>) {
-        out.append(&mut self.sink.done.lock());
     }
 }
 
@@ -126,12 +86,6 @@ impl Resolver {
 #[doc(hidden)]
 pub fn fail_next_thread_start_for_test() {
     pool().fail_next_start_for_test();
-}
-
-fn deliver(sink: &Sink, answer: Resolved) {
-    sink.done.lock().push(answer);
-    // A failed wake means the poll is gone (its driver was dropped): nobody wants the answer.
-    let _ = sink.waker.wake();
 }
 
 fn lookup(host: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
@@ -151,7 +105,7 @@ mod tests {
     fn resolves_localhost_and_wakes_the_poll() {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(7)).unwrap());
-        let r = Resolver::new(waker);
+        let r = Mailbox::new(waker);
         let _a = r.submit(42, "localhost", 8080);
         let _b = r.submit(43, "no-such-host.invalid", 80);
         let mut got = Vec::new();
@@ -177,7 +131,7 @@ mod tests {
     fn a_slow_lookup_does_not_hold_up_others() {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(1)).unwrap());
-        let r = Resolver::new(waker);
+        let r = Mailbox::new(waker);
         let _a = r.submit_with(1, "localhost", 1, slow_lookup);
         let _b = r.submit_with(2, "localhost", 1, slow_lookup);
         let _c = r.submit(3, "localhost", 2);
@@ -199,7 +153,7 @@ mod tests {
     fn dropped_lookups_are_skipped() {
         let mut poll = Poll::new().unwrap();
         let waker = Arc::new(mio::Waker::new(poll.registry(), Token(1)).unwrap());
-        let r = Resolver::new(waker);
+        let r = Mailbox::new(waker);
         // Occupy every pool thread with slow lookups, queue abandoned ones behind them, then a
         // live one: it must not wait for the abandoned ones.
         let busy: Vec<_> = (0..MAX_THREADS as u64)

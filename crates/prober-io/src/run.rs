@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token};
 use prober_core::{Outcome, Reason};
 
-use crate::{Ctx, Machine, Ready, Resolver, Step};
+use crate::{Ctx, Machine, Mailbox, Ready, Step};
 
 const BASE: usize = 0;
 const WAKE: Token = Token(usize::MAX);
@@ -24,13 +24,13 @@ pub fn run_to_completion(machine: &mut dyn Machine) -> Outcome {
 fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
     let mut poll = Poll::new()?;
     let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE)?);
-    let resolver = Resolver::new(waker);
+    let mailbox = Mailbox::new(waker);
     let mut events = Events::with_capacity(8);
     let mut answers = Vec::new();
     let mut jobs = Vec::new();
 
     let mut step = {
-        let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &resolver, 0);
+        let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &mailbox, 0);
         machine.start(&mut cx)
     };
     loop {
@@ -46,12 +46,12 @@ fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
         };
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() != io::ErrorKind::Interrupted {
-                let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &resolver, 0);
+                let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &mailbox, 0);
                 machine.cancel(&mut cx);
                 return Err(e);
             }
         }
-        let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &resolver, 0);
+        let mut cx = Ctx::new(poll.registry(), Instant::now(), BASE, &mailbox, 0);
         // Any call of this round may yield again; that yield waits for the next poll.
         let mut yields_again = false;
         let mut call = |s: Step| match s {
@@ -65,13 +65,13 @@ fn drive(machine: &mut dyn Machine) -> io::Result<Outcome> {
         let mut done = None;
         for ev in events.iter() {
             if ev.token() == WAKE {
-                resolver.drain_into(&mut answers);
+                mailbox.drain_into(&mut answers);
                 for a in answers.drain(..) {
                     if done.is_none() {
                         done = call(machine.resolved(&mut cx, a.addrs));
                     }
                 }
-                resolver.drain_jobs_into(&mut jobs);
+                mailbox.drain_jobs_into(&mut jobs);
                 for j in jobs.drain(..) {
                     if done.is_none() {
                         done = call(machine.job_done(&mut cx, j.answer));

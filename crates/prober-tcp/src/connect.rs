@@ -33,8 +33,9 @@ use std::time::{Duration, Instant};
 
 use mio::Interest;
 use mio::net::TcpStream;
+use prober_core::os_error_text;
 use prober_core::{ClosePolicy, Reason};
-use prober_io::{Ctx, Ready, os_error_text};
+use prober_io::{Ctx, Ready};
 use socket2::{Domain, Protocol, Socket, Type};
 
 /// What the connector says after each call.

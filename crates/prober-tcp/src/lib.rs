@@ -14,8 +14,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use prober_core::os_error_text;
 use prober_core::{Outcome, ProbeResult, Reason, TcpSpec};
-use prober_io::{Ctx, Machine, Ready, Step, os_error_text};
+use prober_io::{Ctx, Machine, Ready, Step};
 
 use exchange::{Exchange, ExchangeStep};
 

@@ -84,7 +84,7 @@ impl fmt::Display for TransportError {
         match self {
             TransportError::WouldBlock => f.write_str("operation would block"),
             TransportError::Io { op, error } => {
-                write!(f, "{op}: {}", prober_io::os_error_text(error))
+                write!(f, "{op}: {}", prober_core::os_error_text(error))
             }
             TransportError::Tls(m) => write!(f, "tls: {m}"),
             TransportError::HttpResponseToHttps => {
@@ -244,5 +244,5 @@ pub(crate) fn peer_is_quiet(conn: &mut Conn) -> bool {
 /// `read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`.
 pub fn op_error_text(transport: &mut Transport, op: &str, e: &io::Error) -> String {
     let local = transport.local_addr().map_or_else(|| "?".to_string(), |a| a.to_string());
-    format!("{op} tcp {local}->{}: {op}: {}", transport.peer(), prober_io::os_error_text(e))
+    format!("{op} tcp {local}->{}: {op}: {}", transport.peer(), prober_core::os_error_text(e))
 }

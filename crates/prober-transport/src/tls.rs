@@ -99,7 +99,7 @@ struct TlsFile {
 impl TlsFile {
     fn open(what: &str, path: &Path) -> Result<TlsFile, String> {
         let cannot = |e: &io::Error| {
-            format!("cannot read {what} {:?}: {}", path, prober_io::os_error_text(e))
+            format!("cannot read {what} {:?}: {}", path, prober_core::os_error_text(e))
         };
         // std opens with O_CLOEXEC; O_NONBLOCK: opening a FIFO does not wait for a writer;
         // O_NOCTTY: a terminal named here does not become ours.
@@ -133,7 +133,7 @@ impl TlsFile {
         let path = &self.id.path;
         let mut buf = Vec::with_capacity(self.id.size as usize);
         self.file.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf).map_err(|e| {
-            format!("cannot read {what} {path:?}: {}", prober_io::os_error_text(&e))
+            format!("cannot read {what} {path:?}: {}", prober_core::os_error_text(&e))
         })?;
         if buf.len() as u64 > MAX_FILE_BYTES {
             return Err(format!(
@@ -362,7 +362,7 @@ pub fn finish_setup(
 ) -> Result<TlsClient, (Reason, String)> {
     let answer = answer.map_err(|e| {
         let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Tls };
-        (reason, format!("cannot load the TLS files: {}", prober_io::os_error_text(&e)))
+        (reason, format!("cannot load the TLS files: {}", prober_core::os_error_text(&e)))
     })?;
     let tls = |e: String| (Reason::Tls, e);
     match answer.downcast::<Result<Arc<TlsMaterial>, String>>() {

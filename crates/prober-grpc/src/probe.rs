@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_transport::dial::{Dial, DialError, DialStep, Endpoint};
+use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 use prober_transport::{ALPN_H2, Transport, TransportError};
 
 use crate::h2::{self, Budget, H2Error, Turn};
@@ -97,6 +97,16 @@ impl GrpcProbe {
     /// run through several phases.
     fn since_start(&self, now: Instant) -> Duration {
         now.saturating_duration_since(self.started.unwrap_or(now))
+    }
+
+    /// A machine call while dialing goes to the dial; in any other state it is not the dial's
+    /// (a late answer of an abandoned lookup or job, a stale timer): nothing to do.
+    fn dial_event(&mut self, cx: &mut Ctx<'_>, event: DialEvent) -> Step {
+        if !matches!(self.state, State::Dialing) {
+            return Step::Pending;
+        }
+        let step = self.dial.on(cx, event, &self.target.endpoint());
+        self.on_dial(cx, step)
     }
 
     fn on_dial(&mut self, cx: &mut Ctx<'_>, step: DialStep) -> Step {
@@ -369,12 +379,11 @@ impl Machine for GrpcProbe {
         if self.resume_owed {
             return Step::Pending;
         }
+        // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
+        if matches!(self.state, State::Dialing) {
+            return self.dial_event(cx, DialEvent::Ready(sub, ready));
+        }
         match std::mem::replace(&mut self.state, State::Done) {
-            // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
-            State::Dialing => {
-                let step = self.dial.ready(cx, sub, ready, &self.target.endpoint());
-                self.on_dial(cx, step)
-            }
             other if sub != 0 => {
                 self.state = other;
                 Step::Pending
@@ -391,30 +400,11 @@ impl Machine for GrpcProbe {
     }
 
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Dialing => {
-                let step = self.dial.resolved(cx, addrs, &self.target.endpoint());
-                self.on_dial(cx, step)
-            }
-            other => {
-                self.state = other;
-                Step::Pending
-            }
-        }
+        self.dial_event(cx, DialEvent::Resolved(addrs))
     }
 
     fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Dialing => {
-                let step = self.dial.job_done(cx, answer, &self.target.endpoint());
-                self.on_dial(cx, step)
-            }
-            other => {
-                let _ = (cx, answer);
-                self.state = other;
-                Step::Pending
-            }
-        }
+        self.dial_event(cx, DialEvent::JobDone(answer))
     }
 
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
@@ -422,16 +412,7 @@ impl Machine for GrpcProbe {
             Some(d) if cx.now >= d => {}
             _ => {
                 // Before the deadline only the dial has a timer (its second family).
-                return match std::mem::replace(&mut self.state, State::Done) {
-                    State::Dialing => {
-                        let step = self.dial.timer(cx, &self.target.endpoint());
-                        self.on_dial(cx, step)
-                    }
-                    other => {
-                        self.state = other;
-                        Step::Pending
-                    }
-                };
+                return self.dial_event(cx, DialEvent::Timer);
             }
         }
         let o = if self.close_all(cx) {

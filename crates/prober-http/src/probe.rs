@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use prober_core::{HttpSpec, Outcome, Reason, Scheme, Url};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_transport::dial::{Dial, DialError, DialStep, Endpoint};
+use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::redirect::{Decision, Hop, Redirects};
@@ -199,6 +199,16 @@ impl HttpProbe {
         self.first_byte = None;
         let started = self.started.unwrap_or(cx.now);
         let step = self.dial.start(cx, started, &endpoint(&self.plan, self.hop.as_deref()));
+        self.on_dial(cx, step)
+    }
+
+    /// A machine call while dialing goes to the dial; in any other state it is not the dial's
+    /// (a late answer of an abandoned lookup or job, a stale timer): nothing to do.
+    fn dial_event(&mut self, cx: &mut Ctx<'_>, event: DialEvent) -> Step {
+        if !matches!(self.state, State::Dialing) {
+            return Step::Pending;
+        }
+        let step = self.dial.on(cx, event, &endpoint(&self.plan, self.hop.as_deref()));
         self.on_dial(cx, step)
     }
 
@@ -617,13 +627,11 @@ impl Machine for HttpProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
+        // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
+        if matches!(self.state, State::Dialing) {
+            return self.dial_event(cx, DialEvent::Ready(sub, ready));
+        }
         match std::mem::replace(&mut self.state, State::Done) {
-            // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
-            State::Dialing => {
-                let step =
-                    self.dial.ready(cx, sub, ready, &endpoint(&self.plan, self.hop.as_deref()));
-                self.on_dial(cx, step)
-            }
             other if sub != 0 => {
                 self.state = other;
                 Step::Pending
@@ -643,32 +651,11 @@ impl Machine for HttpProbe {
     }
 
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Dialing => {
-                let step =
-                    self.dial.resolved(cx, addrs, &endpoint(&self.plan, self.hop.as_deref()));
-                self.on_dial(cx, step)
-            }
-            other => {
-                self.state = other;
-                Step::Pending
-            }
-        }
+        self.dial_event(cx, DialEvent::Resolved(addrs))
     }
 
     fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
-        match std::mem::replace(&mut self.state, State::Done) {
-            State::Dialing => {
-                let step =
-                    self.dial.job_done(cx, answer, &endpoint(&self.plan, self.hop.as_deref()));
-                self.on_dial(cx, step)
-            }
-            other => {
-                let _ = (cx, answer);
-                self.state = other;
-                Step::Pending
-            }
-        }
+        self.dial_event(cx, DialEvent::JobDone(answer))
     }
 
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
@@ -676,16 +663,7 @@ impl Machine for HttpProbe {
             Some(d) if cx.now >= d => {}
             _ => {
                 // Before the deadline only the dial has a timer (its second family).
-                return match std::mem::replace(&mut self.state, State::Done) {
-                    State::Dialing => {
-                        let step = self.dial.timer(cx, &endpoint(&self.plan, self.hop.as_deref()));
-                        self.on_dial(cx, step)
-                    }
-                    other => {
-                        self.state = other;
-                        Step::Pending
-                    }
-                };
+                return self.dial_event(cx, DialEvent::Timer);
             }
         }
         let in_body = matches!(self.state, State::Body { .. });

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use prober_core::Reason;
 
-pub use crate::mailbox::Resolved;
 use crate::mailbox::Mailbox;
+pub use crate::mailbox::Resolved;
 use crate::workers::WorkPool;
 
 /// At most this many lookups run at once across the process.

@@ -6,8 +6,9 @@
 //! texts).
 //!
 //! A dial is a small state machine driven by the probe's own [`prober_io::Machine`] calls: the
-//! probe forwards `ready`, `resolved`, `job_done` and `timer` while [`Dial::is_dialing`], and
-//! asks [`Dial::wake_at`] for the connector's internal timer. The probe keeps its one deadline;
+//! probe forwards `ready`, `resolved`, `job_done` and `timer` as a [`DialEvent`] to
+//! [`Dial::on`] while [`Dial::is_dialing`], and asks [`Dial::wake_at`] for the connector's
+//! internal timer. The probe keeps its one deadline;
 //! at the deadline it calls [`Dial::cancel`] and words the timeout itself.
 //!
 //! With [`Endpoint::keep_alive`], a dial is first satisfied by an idle connection of the same
@@ -23,7 +24,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, Reason, Timings, TlsOptions};
+use prober_core::{Reason, Timings};
 #[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Ready};
@@ -36,25 +37,21 @@ use crate::keep::{self, Idle, Origin};
 #[cfg(feature = "tls")]
 use crate::tls::{TlsClient, TlsConn, TlsSetup, finish_setup, start_setup};
 
-/// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
-/// copies nothing per run.
-#[derive(Clone, Copy, Debug)]
-pub struct Endpoint<'a> {
-    /// A host name, or an IP literal (IPv6 without brackets).
-    pub host: &'a str,
-    /// The TCP port.
-    pub port: u16,
-    /// TLS options when the connection is TLS (`https`, gRPC with TLS); `None` for plain TCP.
-    pub tls: Option<&'a TlsOptions>,
-    /// The protocols offered by ALPN, in order of preference (TLS only).
-    pub alpn: &'static [&'static [u8]],
-    /// How the connection ends (RST or FIN), and whether its socket may be pooled.
-    pub close: ClosePolicy,
-    /// Disable Nagle's algorithm: for protocols that write several small pieces in a row.
-    pub nodelay: bool,
-    /// Take an idle connection of the same origin from the driver's store when there is one
-    /// (see [`crate::keep`]).
-    pub keep_alive: bool,
+pub use crate::endpoint::Endpoint;
+
+/// What a probe's machine received while its dial runs, handed to [`Dial::on`] as one value:
+/// the probe forwards every machine call of the dialing phase the same way.
+#[derive(Debug)]
+pub enum DialEvent {
+    /// Readiness of the machine's token `sub` ([`prober_io::Machine::ready`]).
+    Ready(usize, Ready),
+    /// The resolver's answer ([`prober_io::Machine::resolved`]).
+    Resolved(io::Result<Vec<SocketAddr>>),
+    /// The answer of the job that loads the TLS files ([`prober_io::Machine::job_done`]).
+    JobDone(io::Result<Answer>),
+    /// A timer call before the probe's deadline ([`prober_io::Machine::timer`]): the
+    /// connector's own timer.
+    Timer,
 }
 
 /// What a dial says after each call.
@@ -255,6 +252,17 @@ impl Dial {
         match &self.phase {
             Phase::Connecting(c) => c.wake_at(),
             _ => None,
+        }
+    }
+
+    /// One event of the probe's machine while dialing: the one entry point a probe needs (the
+    /// four below, by event).
+    pub fn on(&mut self, cx: &mut Ctx<'_>, event: DialEvent, ep: &Endpoint<'_>) -> DialStep {
+        match event {
+            DialEvent::Ready(sub, ready) => self.ready(cx, sub, ready, ep),
+            DialEvent::Resolved(addrs) => self.resolved(cx, addrs, ep),
+            DialEvent::JobDone(answer) => self.job_done(cx, answer, ep),
+            DialEvent::Timer => self.timer(cx, ep),
         }
     }
 

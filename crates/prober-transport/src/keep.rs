@@ -33,7 +33,7 @@ use prober_core::{ClosePolicy, TlsOptions};
 use prober_io::Ctx;
 
 use crate::Transport;
-use crate::dial::Endpoint;
+use crate::endpoint::Endpoint;
 
 /// How long a connection may stay idle before it is closed: 60 s.
 ///

@@ -13,6 +13,7 @@
 
 pub mod cert;
 pub mod dial;
+mod endpoint;
 pub mod keep;
 #[cfg(feature = "tls")]
 pub mod tls;

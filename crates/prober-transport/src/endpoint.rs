@@ -1,0 +1,25 @@
+//! Where a dial goes and how ([`Endpoint`]): what [`crate::dial`] connects to and what
+//! [`crate::keep`] keys idle connections by.
+
+use prober_core::{ClosePolicy, TlsOptions};
+
+/// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
+/// copies nothing per run.
+#[derive(Clone, Copy, Debug)]
+pub struct Endpoint<'a> {
+    /// A host name, or an IP literal (IPv6 without brackets).
+    pub host: &'a str,
+    /// The TCP port.
+    pub port: u16,
+    /// TLS options when the connection is TLS (`https`, gRPC with TLS); `None` for plain TCP.
+    pub tls: Option<&'a TlsOptions>,
+    /// The protocols offered by ALPN, in order of preference (TLS only).
+    pub alpn: &'static [&'static [u8]],
+    /// How the connection ends (RST or FIN), and whether its socket may be pooled.
+    pub close: ClosePolicy,
+    /// Disable Nagle's algorithm: for protocols that write several small pieces in a row.
+    pub nodelay: bool,
+    /// Take an idle connection of the same origin from the driver's store when there is one
+    /// (see [`crate::keep`]).
+    pub keep_alive: bool,
+}

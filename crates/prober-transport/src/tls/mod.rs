@@ -1,0 +1,185 @@
+//! TLS clients for probes (feature `tls`): rustls with the ring provider, driven without
+//! blocking over a mio socket.
+//!
+//! - [`TlsClient`] is built from [`TlsOptions`] once per probe run, from [`TlsMaterial`]: the
+//!   parsed CA, certificate and key files. Files are a peer of the probe like any other input
+//!   (a FIFO, a device, a huge file, a hung network file system), so they are never touched
+//!   on a poll thread: [`start_setup`] hands the loading to the blocking-job pool of
+//!   `prober-io` and the probe's deadline keeps running meanwhile. Loading opens each file
+//!   non-blocking, accepts regular files of at most [`MAX_FILE_BYTES`] only, and reads no more.
+//!   Parsed material is cached by the files' identity (path, device, inode, size, mtime), so
+//!   each run only checks the files (`open` + `fstat`) and a renewed file is picked up by the
+//!   next run. The system trust store is loaded once per process, also off the poll thread.
+//! - Verification follows [`TlsVerify`]. The kubelet's default, `None`, accepts any
+//!   certificate and any name but still checks the handshake signatures with the provider's
+//!   algorithms, so the server proves it holds the key of the certificate it sent.
+//! - Whatever the verification, the leaf certificate's `notAfter` is recorded before the
+//!   verdict ([`TlsClient::cert_not_after`]), so an expired certificate is reported as such.
+//! - SNI: the options' `server_name`, else the host connected to; an IP address sends none.
+//! - [`TlsConn`] is one connection: `handshake` until it says done, then read and write
+//!   through [`crate::Transport::Tls`]. Each call moves records with
+//!   `read_tls`/`write_tls`/`process_new_packets` until the socket would block, and
+//!   `sync_interest` registers for what rustls wants next (`wants_read`/`wants_write`).
+
+use std::io;
+use std::sync::{Arc, Mutex};
+
+use mio::{Interest, Token};
+use prober_core::{Reason, TlsOptions, TlsVersion};
+use prober_io::{Answer, BlockingJob, Ctx};
+use prober_tcp::Conn;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection};
+
+pub use crate::{ALPN_H2, ALPN_HTTP1};
+
+mod conn;
+mod material;
+mod verify;
+
+use material::provider;
+use verify::Verifier;
+
+pub use conn::TlsConn;
+pub use material::{MAX_FILE_BYTES, TlsMaterial, material_parses};
+
+/// Getting a run's [`TlsClient`] without blocking the poll thread: see [`start_setup`].
+#[derive(Debug)]
+pub enum TlsSetup {
+    /// Built at once (no file involved), or why not.
+    Ready(Result<TlsClient, String>),
+    /// The files are being loaded: keep the job until its answer reaches
+    /// [`prober_io::Machine::job_done`], then call [`finish_setup`].
+    Loading(BlockingJob),
+}
+
+/// Starts building the TLS client for `opts`: at once when no file is involved, else through a
+/// blocking job of `cx` (its answer goes to [`finish_setup`]).
+pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup {
+    match TlsMaterial::without_files(opts) {
+        Some(material) => {
+            TlsSetup::Ready(material.and_then(|m| TlsClient::with_material(&m, opts, alpn)))
+        }
+        None => {
+            let opts = opts.clone();
+            TlsSetup::Loading(cx.run_blocking(move || Box::new(TlsMaterial::load(&opts)) as Answer))
+        }
+    }
+}
+
+/// The TLS client for `opts` from the answer of the job [`start_setup`] started.
+///
+/// The error comes with its reason: `resource` when the node could not run the job (no thread,
+/// no descriptor), `tls` for everything about the files themselves.
+///
+/// # Errors
+/// As said: the reason and the text of what failed.
+pub fn finish_setup(
+    answer: io::Result<Answer>,
+    opts: &TlsOptions,
+    alpn: &[&[u8]],
+) -> Result<TlsClient, (Reason, String)> {
+    let answer = answer.map_err(|e| {
+        let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Tls };
+        (reason, format!("cannot load the TLS files: {}", prober_core::os_error_text(&e)))
+    })?;
+    let tls = |e: String| (Reason::Tls, e);
+    match answer.downcast::<Result<Arc<TlsMaterial>, String>>() {
+        Ok(material) => {
+            let material: Arc<TlsMaterial> = (*material).map_err(tls)?;
+            TlsClient::with_material(&material, opts, alpn).map_err(tls)
+        }
+        Err(_) => Err(tls("cannot load the TLS files: unexpected answer".to_string())),
+    }
+}
+
+/// A TLS client configuration for one probe run.
+#[derive(Debug)]
+pub struct TlsClient {
+    config: Arc<ClientConfig>,
+    verifier: Arc<Verifier>,
+    server_name: Option<String>,
+}
+
+impl TlsClient {
+    /// Builds the configuration, reading the CA, certificate and key files the options name
+    /// (through the cache of [`TlsMaterial::load`]). Blocks on the file system: probes use
+    /// [`start_setup`] instead. `alpn`: the protocols offered, in order of preference.
+    ///
+    /// # Errors
+    /// A complete sentence for an Unknown outcome: the files ([`TlsMaterial::load`]) or the
+    /// configuration ([`TlsClient::with_material`]).
+    pub fn new(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<TlsClient, String> {
+        let material = TlsMaterial::load(opts)?;
+        TlsClient::with_material(&material, opts, alpn)
+    }
+
+    /// Builds the configuration from loaded material (no file access).
+    ///
+    /// # Errors
+    /// A complete sentence: the protocol versions cannot be set up, or the client certificate
+    /// does not go with its key.
+    pub fn with_material(
+        material: &TlsMaterial,
+        opts: &TlsOptions,
+        alpn: &[&[u8]],
+    ) -> Result<TlsClient, String> {
+        let provider = provider();
+        let verifier = Arc::new(Verifier {
+            webpki: material.webpki.clone(),
+            pinned: material.pinned.clone(),
+            algorithms: provider.signature_verification_algorithms,
+            not_after: Mutex::new(None),
+        });
+        let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.min_version {
+            Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
+            Some(TlsVersion::Tls12) | None => &[&rustls::version::TLS13, &rustls::version::TLS12],
+        };
+        let builder = ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(versions)
+            .map_err(|e| format!("cannot set up TLS: {e}"))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier.clone());
+        let mut config = match (&material.client, &opts.client_cert) {
+            (Some((chain, key_der)), Some((cert, key))) => {
+                builder.with_client_auth_cert(chain.clone(), key_der.clone_key()).map_err(|e| {
+                    format!("client certificate {cert:?} does not go with key {key:?}: {e}")
+                })?
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        Ok(TlsClient { config: Arc::new(config), verifier, server_name: opts.server_name.clone() })
+    }
+
+    /// Starts TLS on `conn` (registered on `token`) to `host`, or the options' server name.
+    ///
+    /// # Errors
+    /// An invalid server name, or rustls refusing to start: the connection is handed back with
+    /// the reason.
+    pub fn connect(&self, conn: Conn, token: Token, host: &str) -> Result<TlsConn, (Conn, String)> {
+        let name = self.server_name.as_deref().unwrap_or(host);
+        let server_name = match ServerName::try_from(name.to_string()) {
+            Ok(n) => n,
+            Err(e) => return Err((conn, format!("invalid TLS server name {name:?}: {e}"))),
+        };
+        *self.verifier.slot() = None;
+        match ClientConnection::new(self.config.clone(), server_name) {
+            Ok(tls) => Ok(TlsConn {
+                conn,
+                tls,
+                token,
+                interest: Interest::READABLE | Interest::WRITABLE,
+                eof: false,
+                first_record_seen: false,
+            }),
+            Err(e) => Err((conn, format!("cannot start TLS: {e}"))),
+        }
+    }
+
+    /// `notAfter` of the leaf certificate the server sent in the latest handshake (seconds
+    /// since the epoch), also when verification then failed.
+    pub fn cert_not_after(&self) -> Option<i64> {
+        *self.verifier.slot()
+    }
+}

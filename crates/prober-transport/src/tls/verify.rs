@@ -1,0 +1,94 @@
+//! Certificate verification: [`prober_core::TlsVerify`]'s modes, pinning by the CA file, and the leaf's
+//! `notAfter` recorded before any verdict.
+
+use std::sync::{Arc, Mutex};
+
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+
+/// Accepts or verifies the server's certificate, recording its expiry first.
+///
+/// A certificate that is byte for byte one of the CA file's is accepted when the chain check
+/// refuses it (as rustls refuses a `CA:TRUE` certificate used by a server, which is what
+/// `openssl req -x509` makes), provided its name and validity period fit, as Go's and
+/// OpenSSL's verifiers accept it: it was pinned by the user.
+#[derive(Debug)]
+pub(super) struct Verifier {
+    /// `None`: accept any certificate (signatures are still checked).
+    pub(super) webpki: Option<Arc<WebPkiServerVerifier>>,
+    pub(super) pinned: Arc<[CertificateDer<'static>]>,
+    pub(super) algorithms: WebPkiSupportedAlgorithms,
+    pub(super) not_after: Mutex<Option<i64>>,
+}
+
+impl Verifier {
+    pub(super) fn slot(&self) -> std::sync::MutexGuard<'_, Option<i64>> {
+        self.not_after.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl ServerCertVerifier for Verifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        *self.slot() = crate::cert::not_after(end_entity);
+        let Some(v) = &self.webpki else { return Ok(ServerCertVerified::assertion()) };
+        match v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+            Err(e) if self.pinned.iter().any(|c| c.as_ref() == end_entity.as_ref()) => {
+                verify_pinned(end_entity, server_name, now).map_err(|_| e)
+            }
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// The checks left for a certificate of the CA file presented by the server: its name, and
+/// that `now` is within its validity period.
+fn verify_pinned(
+    cert: &CertificateDer<'_>,
+    server_name: &ServerName<'_>,
+    now: UnixTime,
+) -> Result<ServerCertVerified, rustls::Error> {
+    let parsed = rustls::server::ParsedCertificate::try_from(cert)?;
+    rustls::client::verify_server_name(&parsed, server_name)?;
+    let (not_before, not_after) = crate::cert::validity(cert.as_ref())
+        .ok_or(rustls::Error::InvalidCertificate(rustls::CertificateError::BadEncoding))?;
+    let now = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+    if now < not_before {
+        return Err(rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidYet));
+    }
+    if now > not_after {
+        return Err(rustls::Error::InvalidCertificate(rustls::CertificateError::Expired));
+    }
+    Ok(ServerCertVerified::assertion())
+}

@@ -105,7 +105,7 @@ impl Given {
             }
             "--port" => {
                 let v = p.text(opt)?;
-                self.opts.ports.add(&v).map_err(|e| p.usage(format!("--port: {e}")))?;
+                self.opts.ports.add(&v).map_err(|e| p.usage(e))?;
             }
             "--manifest" => {
                 let v = p.path(opt)?;

@@ -197,7 +197,9 @@ type Spec struct {
 
 	// Argv: exec probes; Argv[0] is looked up in PATH when it has no '/'. No shell.
 	Argv []string
-	// Env: exec probes; a name set twice takes the last value.
+	// Env: exec probes; a name set twice takes the last value. $(NAME) in Argv takes the
+	// values as written; the command's environment gets each value expanded against the
+	// variables before it ($$ becomes $), as the kubelet builds a container's.
 	Env []EnvVar
 	// Workdir: exec probes; the command's working directory.
 	Workdir string

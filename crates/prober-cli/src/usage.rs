@@ -32,7 +32,8 @@ Options:
   -H, --header 'N: v'    add or replace a request header; 'User-Agent:' with an empty
                          value removes that default header (HTTP only, repeatable)
   --redirects POLICY     same-host (default, the kubelet's), same-origin or none
-  -e, --env NAME=VALUE   variable for $(NAME) expansion in the command (repeatable)
+  -e, --env NAME=VALUE   variable for $(NAME) expansion in the command, also set in its
+                         environment (its value may use earlier --env ones; repeatable)
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 

@@ -227,6 +227,32 @@ fn port_maps_container_ports_to_where_they_are_published() {
     );
 }
 
+/// A command that succeeds when its environment is what the kubelet would give the container
+/// with `env: [B=x, A=$(B)y, C=$$(B)]`, and prints it either way.
+const ENV_CHECK: &str = r#"["/bin/sh", "-c", "printf '%s|%s' \"$A\" \"$C\"; test \"$A\" = xy && test \"$C\" = '$$(B)'"]"#;
+
+#[test]
+fn exec_probes_get_the_environment_the_container_would_have() {
+    let env = r#"[{name: B, value: x}, {name: A, value: "$(B)y"}, {name: C, value: "$$(B)"}]"#;
+    let manifest = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: c\n    env: {env}\n    readinessProbe: {{exec: {{command: {ENV_CHECK}}}, periodMilliseconds: 100}}\n"
+    );
+    let file = write_file("yaml", &manifest);
+    let r = watch_until_ready(&["--manifest", file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(summary_of(&r.stdout).1, "{}", r.stdout);
+    // The same target in a watch file.
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n- name: t\n  env: {env}\n  readinessProbe: {{exec: {{command: {ENV_CHECK}}}, periodMilliseconds: 100}}\n"
+        ),
+    );
+    let r = watch_until_ready(&[file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(summary_of(&r.stdout).1, "{}", r.stdout);
+}
+
 #[test]
 fn lists_and_more_workload_kinds_are_read() {
     let s = TargetServer::start();

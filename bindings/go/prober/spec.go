@@ -232,7 +232,8 @@ type Spec struct {
 	// 2xx-success / 3xx-warning rule. Redirects are followed per Redirects first.
 	ExpectStatus string
 	// ExpectBody: HTTP probes; a regular expression (Rust regex syntax, unanchored) the kept
-	// body must match, else Failure with ReasonBody.
+	// body must match, else Failure with ReasonBody. Empty: no expectation (the C and Rust
+	// setters refuse an empty expression, which would match any body).
 	ExpectBody string
 	// KeepAlive: HTTP probes; runs to the same origin (scheme, host, port, TLS options) reuse
 	// an idle HTTP/1.1 connection the engine holds, and the request carries no
@@ -254,7 +255,7 @@ type Spec struct {
 	// Expect: TCP probes; a regular expression the reply must match. Bytes are read (up to
 	// 10240) until it matches (Success), or the peer closes or 10240 bytes arrive without a
 	// match (Failure, ReasonBody), or the deadline passes (Failure, ReasonTimeout). Alone, it
-	// waits for a banner.
+	// waits for a banner. Empty: no expectation.
 	Expect string
 }
 

@@ -101,7 +101,7 @@ Options:
                     an IP address, no port
   --port PORT=LOCAL probe local port LOCAL where the file says container port PORT (a
                     number, or a port name from the file's ports), as published by
-                    'docker run -p LOCAL:PORT' (repeatable)
+                    'docker run -p LOCAL:PORT' (repeatable; one option per port)
   --for DUR         stop after DUR (500ms, 2s, 1m, 1h)
   --until-ready     exit 0 as soon as every target is ready; 1 if --for ends first
   --json            one JSON object per line

@@ -288,7 +288,7 @@ impl Cx<'_> {
         }
         for c in spec.init_containers.iter().chain(&spec.containers) {
             self.declared.extend(c.ports.iter().filter_map(|p| p.name.clone()));
-            if self.overlap.is_none() {
+            if self.overlap.is_none() && !self.port_map.is_empty() {
                 let whose = format!("container {name}/{}", c.name);
                 self.overlap = self.port_map.overlap(&whose, &named_ports(&c.ports));
             }

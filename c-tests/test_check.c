@@ -123,6 +123,15 @@ int main(void) {
   o = check_spec(s);
   CHECK(str_eq(prober_outcome_output(o), "hi\n"));
   prober_outcome_free(o);
+  /* The command's environment is a container's: values see the variables set before them. */
+  const char *show[] = {"/bin/sh", "-c", "printf '%s|%s' \"$A\" \"$C\""};
+  CHECK_OK(prober_spec_new_exec(show, 3, &s));
+  CHECK_OK(prober_spec_set_env(s, "B", "x"));
+  CHECK_OK(prober_spec_set_env(s, "A", "$(B)y"));
+  CHECK_OK(prober_spec_set_env(s, "C", "$$(B)"));
+  o = check_spec(s);
+  CHECK(str_eq(prober_outcome_output(o), "xy|$(B)"));
+  prober_outcome_free(o);
 
   /* Setters refuse bad values at once. */
   CHECK_OK(prober_spec_new_tcp("::1", 80, &s));

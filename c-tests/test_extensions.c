@@ -83,6 +83,9 @@ int main(void) {
   CHECK_STATUS(prober_spec_set_expect_status(s, NULL), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_expect_body(s, "a(b"), PROBER_E_INVALID);
   CHECK(str_has(prober_last_error(), "invalid regular expression"));
+  /* An empty expression would match any body: refused, as on every surface. */
+  CHECK_STATUS(prober_spec_set_expect_body(s, ""), PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "empty regular expression"));
   CHECK_STATUS(prober_spec_set_unhealthy_period_ms(s, 0), PROBER_E_INVALID_DURATION);
   CHECK_STATUS(prober_spec_set_transition_period_ms(s, 0), PROBER_E_INVALID_DURATION);
   CHECK_STATUS(prober_spec_set_jitter_percent(s, 51), PROBER_E_INVALID);
@@ -117,6 +120,8 @@ int main(void) {
     static uint8_t big[10241];
     CHECK_STATUS(prober_spec_set_tcp_send(ts, big, sizeof big), PROBER_E_INVALID);
     CHECK_STATUS(prober_spec_set_tcp_expect(ts, "a(b"), PROBER_E_INVALID);
+    CHECK_STATUS(prober_spec_set_tcp_expect(ts, ""), PROBER_E_INVALID);
+    CHECK(str_has(prober_last_error(), "empty regular expression"));
     CHECK_OK(prober_spec_set_tcp_send(ts, NULL, 0));
     prober_spec_free(ts);
     CHECK_OK(prober_spec_new_http(url, &ts));

@@ -854,7 +854,7 @@ prober_status prober_spec_set_expect_status(prober_spec *spec, const char *set);
 /**
  * Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
  * to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
- * at most 4096 bytes; compiled here, once). A response that passed on its status but whose body does not
+ * at most 4096 bytes, not empty; compiled here, once). A response that passed on its status but whose body does not
  * match is a Failure with `PROBER_REASON_BODY`.
  *
  * # Safety
@@ -880,7 +880,8 @@ prober_status prober_spec_set_tcp_send(prober_spec *spec, const uint8_t *data, s
  * `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
  * the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
  * the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
- * the reply is the outcome's output. Alone, it waits for a banner.
+ * the reply is the outcome's output. Alone, it waits for a banner. An empty `regex` is
+ * refused (`PROBER_E_INVALID`): it would match any reply.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
@@ -1156,7 +1157,9 @@ prober_status prober_spec_add_header(prober_spec *spec, const char *name, const 
 
 /**
  * Sets a static environment variable of an exec probe: it feeds `$(NAME)` expansion in argv
- * and is added to the command's environment. Setting a name again replaces its value.
+ * (as written) and is added to the command's environment, with `$(NAME)` references to the
+ * variables set before it expanded and `$$` made `$`, as the kubelet builds a container's
+ * environment. Setting a name again replaces its value, in its place.
  *
  * # Safety
  * `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.

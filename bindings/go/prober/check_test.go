@@ -180,6 +180,13 @@ func TestCheckExec(t *testing.T) {
 	if o := check(t, s); string(o.Output) != "hi there\n" {
 		t.Fatalf("env in the environment: %q", o.Output)
 	}
+	// There, as in a container, each value is expanded against the variables before it ($$ is
+	// a literal $); the command line keeps the values as written.
+	s = prober.Exec("/bin/sh", "-c", `printf '%s|%s|%s' "$A" "$C" '$(A)'`)
+	s.Env = []prober.EnvVar{{Name: "B", Value: "x"}, {Name: "A", Value: "$(B)y"}, {Name: "C", Value: "$$(B)"}}
+	if o := check(t, s); string(o.Output) != "xy|$(B)|$(B)y" {
+		t.Fatalf("env values expanded as the kubelet does: %q", o.Output)
+	}
 
 	s = prober.Exec("pwd")
 	s.Workdir = "/tmp"

@@ -197,7 +197,9 @@ type Spec struct {
 
 	// Argv: exec probes; Argv[0] is looked up in PATH when it has no '/'. No shell.
 	Argv []string
-	// Env: exec probes; a name set twice takes the last value.
+	// Env: exec probes; a name set twice takes the last value. $(NAME) in Argv takes the
+	// values as written; the command's environment gets each value expanded against the
+	// variables before it ($$ becomes $), as the kubelet builds a container's.
 	Env []EnvVar
 	// Workdir: exec probes; the command's working directory.
 	Workdir string
@@ -230,7 +232,8 @@ type Spec struct {
 	// 2xx-success / 3xx-warning rule. Redirects are followed per Redirects first.
 	ExpectStatus string
 	// ExpectBody: HTTP probes; a regular expression (Rust regex syntax, unanchored) the kept
-	// body must match, else Failure with ReasonBody.
+	// body must match, else Failure with ReasonBody. Empty: no expectation (the C and Rust
+	// setters refuse an empty expression, which would match any body).
 	ExpectBody string
 	// KeepAlive: HTTP probes; runs to the same origin (scheme, host, port, TLS options) reuse
 	// an idle HTTP/1.1 connection the engine holds, and the request carries no
@@ -252,7 +255,7 @@ type Spec struct {
 	// Expect: TCP probes; a regular expression the reply must match. Bytes are read (up to
 	// 10240) until it matches (Success), or the peer closes or 10240 bytes arrive without a
 	// match (Failure, ReasonBody), or the deadline passes (Failure, ReasonTimeout). Alone, it
-	// waits for a banner.
+	// waits for a banner. Empty: no expectation.
 	Expect string
 }
 

@@ -454,22 +454,7 @@ pub fn load_watch_file(
     if file.targets.is_empty() {
         return Err(LoadError::File("targets: the list is empty".into()));
     }
-    let declared = |name: &str| {
-        file.targets.iter().any(|t| t.ports.iter().any(|p| p.name.as_deref() == Some(name)))
-    };
-    if let Some(m) = port_map.unknown_name(declared) {
-        let mut names: Vec<&str> = file
-            .targets
-            .iter()
-            .flat_map(|t| t.ports.iter().filter_map(|p| p.name.as_deref()))
-            .collect();
-        names.sort_unstable();
-        names.dedup();
-        return Err(LoadError::Port(format!(
-            "--port {m}: no target declares a port with this name in its ports ({})",
-            crate::manifest::declared_list(&names)
-        )));
-    }
+    check_port_map(&file.targets, port_map)?;
     let mut plans: Vec<TargetPlan> = Vec::with_capacity(file.targets.len());
     let mut names: HashSet<&str> = HashSet::with_capacity(file.targets.len());
     for (i, t) in file.targets.iter().enumerate() {
@@ -493,6 +478,38 @@ pub fn load_watch_file(
         plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
     }
     Ok(plans)
+}
+
+/// Refuses `--port` mappings that do not fit the targets: a name that none declares, or two
+/// mappings of one port of a target.
+fn check_port_map(targets: &[TargetDef], port_map: &PortMap) -> Result<(), LoadError> {
+    if port_map.is_empty() {
+        return Ok(());
+    }
+    let declared = |name: &str| {
+        targets.iter().any(|t| t.ports.iter().any(|p| p.name.as_deref() == Some(name)))
+    };
+    if let Some(m) = port_map.unknown_name(declared) {
+        let mut names: Vec<&str> =
+            targets.iter().flat_map(|t| t.ports.iter().filter_map(|p| p.name.as_deref())).collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(LoadError::Port(format!(
+            "--port {m}: no target declares a port with this name in its ports ({})",
+            crate::manifest::declared_list(&names)
+        )));
+    }
+    for t in targets {
+        if let Some(e) = port_map.overlap(&format!("target {:?}", t.name), &named_ports(&t.ports)) {
+            return Err(LoadError::Port(e));
+        }
+    }
+    Ok(())
+}
+
+/// The named ports of a container or target, with their numbers, for [`PortMap`].
+pub(crate) fn named_ports(ports: &[ContainerPort]) -> Vec<(&str, i64)> {
+    ports.iter().filter_map(|cp| Some((cp.name.as_deref()?, cp.container_port))).collect()
 }
 
 /// One probe: its spec and its schedule.
@@ -863,9 +880,7 @@ fn resolve_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, St
     if src.port_map.is_empty() {
         return Ok(n);
     }
-    let declared: Vec<(&str, i64)> =
-        src.ports.iter().filter_map(|cp| Some((cp.name.as_deref()?, cp.container_port))).collect();
-    Ok(src.port_map.local(n, &declared))
+    Ok(src.port_map.local(n, &named_ports(src.ports)))
 }
 
 #[cfg(test)]

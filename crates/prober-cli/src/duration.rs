@@ -4,8 +4,11 @@ use std::time::Duration;
 
 /// Parses `<number><unit>` with unit `ms`, `s`, `m` or `h`; the number may have a fraction.
 /// A bare number is refused: it is too easy to mean seconds and get milliseconds or the reverse.
+/// A well-formed duration too long to hold ([`MAX_HOURS`] and more) gets its own message, so
+/// that `100000000h` is not reported as malformed.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let bad = || format!("bad duration '{s}' (expected a number and a unit: 500ms, 2s, 1m, 1h)");
+    let too_long = || format!("duration '{s}' out of range: at most {MAX_HOURS}h");
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
     let (num, unit) = s.split_at(split);
     let nanos_per_unit: u128 = match unit {
@@ -22,16 +25,21 @@ pub fn parse(s: &str) -> Result<Duration, String> {
     if (int.is_empty() && frac.is_empty()) || frac.contains('.') || frac.len() > 9 {
         return Err(bad());
     }
-    let int: u128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
-    let mut nanos = int.checked_mul(nanos_per_unit).ok_or_else(bad)?;
+    // `int` is digits only here: the one way its parse can fail is a number too large.
+    let int: u128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| too_long())? };
+    let mut nanos = int.checked_mul(nanos_per_unit).ok_or_else(too_long)?;
     if !frac.is_empty() {
         let digits: u128 = frac.parse().map_err(|_| bad())?;
         let scale = 10u128.pow(frac.len() as u32);
         nanos += digits * nanos_per_unit / scale;
     }
-    let nanos = u64::try_from(nanos).map_err(|_| bad())?;
+    let nanos = u64::try_from(nanos).map_err(|_| too_long())?;
     Ok(Duration::from_nanos(nanos))
 }
+
+/// The longest duration [`parse`] accepts, in whole hours: what nanoseconds in a `u64` hold
+/// (about 584 years).
+pub const MAX_HOURS: u64 = u64::MAX / 3_600_000_000_000;
 
 /// [`parse`], for a duration that must be more than zero (a timeout, a run's length).
 pub fn parse_positive(s: &str) -> Result<Duration, String> {
@@ -73,23 +81,29 @@ mod tests {
 
     #[test]
     fn refuses_the_rest() {
-        for s in [
-            "",
-            "5",
-            "s",
-            "1.s.",
-            "1..2s",
-            "1x",
-            "-1s",
-            "1 s",
-            "1sec",
-            "1.2.3s",
-            ".s",
-            "99999999999999999999h",
-        ] {
+        for s in ["", "5", "s", "1.s.", "1..2s", "1x", "-1s", "1 s", "1sec", "1.2.3s", ".s"] {
             let e = parse(s).unwrap_err();
             assert!(e.starts_with("bad duration"), "{s}: {e}");
         }
+    }
+
+    #[test]
+    fn too_long_is_out_of_range_not_malformed() {
+        assert_eq!(MAX_HOURS, 5_124_095);
+        assert_eq!(parse("5124095h"), Ok(Duration::from_secs(5_124_095 * 3600)));
+        for s in
+            ["100000000h", "99999999999999999999h", "999999999999999999999999999999999999999ms"]
+        {
+            assert_eq!(
+                parse(s),
+                Err(format!("duration '{s}' out of range: at most 5124095h")),
+                "{s}"
+            );
+        }
+        assert_eq!(
+            parse_positive("5124096h"),
+            Err("duration '5124096h' out of range: at most 5124095h".into())
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer};
 
-use crate::config::{ContainerPort, EnvVar, LoadError, Probe, Probes, Source, TargetPlan, plan};
+use crate::config::{
+    ContainerPort, EnvVar, LoadError, Probe, Probes, Source, TargetPlan, named_ports, plan,
+};
 use crate::ports::PortMap;
 
 #[derive(Debug, Deserialize)]
@@ -138,6 +140,7 @@ pub fn load(
         plans: Vec::new(),
         names: HashSet::new(),
         declared: HashSet::new(),
+        overlap: None,
     };
     // First pass: what each document is. Second pass: the documents of interest, typed, so
     // that errors point into the file.
@@ -166,14 +169,7 @@ pub fn load(
             None => notes.push(skipped(&at, &kind, &name)),
         }
     }
-    if let Some(m) = port_map.unknown_name(|n| cx.declared.contains(n)) {
-        let mut declared: Vec<&str> = cx.declared.iter().map(String::as_str).collect();
-        declared.sort_unstable();
-        return Err(LoadError::Port(format!(
-            "--port {m}: no container of the manifest declares a port with this name ({})",
-            declared_list(&declared)
-        )));
-    }
+    cx.check_port_map()?;
     if cx.plans.is_empty() {
         return Err(LoadError::File(format!(
             "no container with probes found (only {KINDS} are read)"
@@ -224,9 +220,28 @@ struct Cx<'a> {
     names: HashSet<String>,
     /// Port names that containers declare, for `--port NAME=LOCAL`.
     declared: HashSet<String>,
+    /// The first container of which two `--port` options map one port.
+    overlap: Option<String>,
 }
 
 impl Cx<'_> {
+    /// Refuses `--port` mappings that do not fit the manifest: a name that no container
+    /// declares, or two mappings of one port of a container.
+    fn check_port_map(&self) -> Result<(), LoadError> {
+        if let Some(m) = self.port_map.unknown_name(|n| self.declared.contains(n)) {
+            let mut declared: Vec<&str> = self.declared.iter().map(String::as_str).collect();
+            declared.sort_unstable();
+            return Err(LoadError::Port(format!(
+                "--port {m}: no container of the manifest declares a port with this name ({})",
+                declared_list(&declared)
+            )));
+        }
+        match &self.overlap {
+            Some(e) => Err(LoadError::Port(e.clone())),
+            None => Ok(()),
+        }
+    }
+
     /// One item of a list at `at`: its own `kind`, else the list's (`default_kind`).
     fn item(
         &mut self,
@@ -273,6 +288,10 @@ impl Cx<'_> {
         }
         for c in spec.init_containers.iter().chain(&spec.containers) {
             self.declared.extend(c.ports.iter().filter_map(|p| p.name.clone()));
+            if self.overlap.is_none() && !self.port_map.is_empty() {
+                let whose = format!("container {name}/{}", c.name);
+                self.overlap = self.port_map.overlap(&whose, &named_ports(&c.ports));
+            }
         }
         for c in &spec.init_containers {
             let sidecar = c.restart_policy.as_deref() == Some("Always");

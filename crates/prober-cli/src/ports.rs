@@ -24,9 +24,22 @@ impl fmt::Display for PortKey {
 
 /// The `--port` mappings of one run, in the order given. Empty: every probe uses the port its
 /// file names.
+///
+/// Each container port is mapped by at most one option: a second mapping of the same key is
+/// refused when it is added ([`PortMap::add`]), and a number and a name (or two names) that
+/// come to the same port of one container are refused once the file says what the names are
+/// ([`PortMap::overlap`]). Otherwise the order of the options would decide, silently.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PortMap {
-    entries: Vec<(PortKey, u16)>,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    key: PortKey,
+    local: u16,
+    /// The option's value as typed, for messages.
+    given: String,
 }
 
 impl PortMap {
@@ -37,13 +50,13 @@ impl PortMap {
     ///
     /// # Errors
     ///
-    /// A message (without the option's name) when `v` is not `PORT=LOCAL` with PORT a port
-    /// number or name and LOCAL a port number, or when PORT was already mapped.
+    /// A message naming the option when `v` is not `PORT=LOCAL` with PORT a port number or name
+    /// and LOCAL a port number, or when PORT was already mapped (naming both options).
     pub fn add(&mut self, v: &str) -> Result<(), String> {
         let bad = |why: &str| {
             format!(
-                "bad mapping '{v}': {why} (expected PORT=LOCAL, PORT a container port number or \
-                 a port name from the file, e.g. 8080=18080 or http=18080)"
+                "--port: bad mapping '{v}': {why} (expected PORT=LOCAL, PORT a container port \
+                 number or a port name from the file, e.g. 8080=18080 or http=18080)"
             )
         };
         let (port, local) = v.split_once('=').ok_or_else(|| bad("no '='"))?;
@@ -55,10 +68,11 @@ impl PortMap {
             return Err(bad(&format!("'{port}' is neither a port number nor a port name")));
         };
         let local = port_number(local).map_err(|e| bad(&e))?;
-        if self.entries.iter().any(|(k, _)| *k == key) {
-            return Err(format!("port {key} is mapped more than once"));
+        let entry = Entry { key, local, given: v.to_string() };
+        if let Some(first) = self.entries.iter().find(|e| e.key == entry.key) {
+            return Err(both(first, &entry, &entry.key));
         }
-        self.entries.push((key, local));
+        self.entries.push(entry);
         Ok(())
     }
 
@@ -67,31 +81,62 @@ impl PortMap {
         self.entries.is_empty()
     }
 
-    /// The local port for container port `n` of a container that declares `declared` (its
-    /// named ports and their numbers): a mapping of `n`, or of a name the container gives `n`.
-    pub fn local(&self, n: u16, declared: &[(&str, i64)]) -> u16 {
-        for (key, local) in &self.entries {
-            let hit = match key {
-                PortKey::Number(k) => *k == n,
-                PortKey::Name(name) => {
-                    declared.iter().any(|&(d, num)| d == name && num == i64::from(n))
-                }
-            };
-            if hit {
-                return *local;
+    /// Whether the mapping applies to container port `n` of a container that declares
+    /// `declared` (its named ports and their numbers).
+    fn maps(e: &Entry, n: u16, declared: &[(&str, i64)]) -> bool {
+        match &e.key {
+            PortKey::Number(k) => *k == n,
+            PortKey::Name(name) => {
+                declared.iter().any(|&(d, num)| d == name && num == i64::from(n))
             }
         }
-        n
+    }
+
+    /// The local port for container port `n` of a container that declares `declared` (its
+    /// named ports and their numbers): a mapping of `n`, or of a name the container gives `n`.
+    /// At most one mapping applies once [`PortMap::overlap`] found none.
+    pub fn local(&self, n: u16, declared: &[(&str, i64)]) -> u16 {
+        self.entries.iter().find(|e| Self::maps(e, n, declared)).map_or(n, |e| e.local)
+    }
+
+    /// Two mappings that apply to the same port of a container that declares `declared` (its
+    /// named ports and their numbers), as a message naming both options as given and saying
+    /// where the name comes from; `whose` names the container (`target "web"`).
+    pub fn overlap(&self, whose: &str, declared: &[(&str, i64)]) -> Option<String> {
+        // Only a declared number can be reached by a name, so only those can overlap.
+        for &(_, num) in declared {
+            let Ok(n) = u16::try_from(num) else { continue };
+            let mut hits = self.entries.iter().filter(|e| Self::maps(e, n, declared));
+            let (Some(a), Some(b)) = (hits.next(), hits.next()) else { continue };
+            let names: Vec<&str> = [a, b]
+                .iter()
+                .filter_map(|e| match &e.key {
+                    PortKey::Name(name) => Some(name.as_str()),
+                    PortKey::Number(_) => None,
+                })
+                .collect();
+            return Some(format!(
+                "{} ({whose} declares {} as containerPort {n})",
+                both(a, b, &PortKey::Number(n)),
+                names.join(" and ")
+            ));
+        }
+        None
     }
 
     /// The first mapping by a name that no container of the file declares, with that mapping
     /// written back as given.
     pub fn unknown_name(&self, mut declared: impl FnMut(&str) -> bool) -> Option<String> {
-        self.entries.iter().find_map(|(key, local)| match key {
-            PortKey::Name(name) if !declared(name) => Some(format!("{name}={local}")),
+        self.entries.iter().find_map(|e| match &e.key {
+            PortKey::Name(name) if !declared(name) => Some(e.given.clone()),
             _ => None,
         })
     }
+}
+
+/// The message for two options that map the same port.
+fn both(a: &Entry, b: &Entry, port: &PortKey) -> String {
+    format!("--port {} and --port {} both map port {port}", a.given, b.given)
 }
 
 /// A port number, 1 to 65535.
@@ -133,13 +178,13 @@ mod tests {
     #[test]
     fn bad_mappings() {
         let cases = [
-            ("8080", "bad mapping '8080': no '='"),
-            ("8080:18080", "bad mapping '8080:18080': no '='"),
-            ("0=1", "bad mapping '0=1': invalid port '0'"),
-            ("80=70000", "bad mapping '80=70000': invalid port '70000'"),
-            ("80=", "bad mapping '80=': invalid port ''"),
-            ("=80", "bad mapping '=80': '' is neither"),
-            ("a b=80", "bad mapping 'a b=80': 'a b' is neither"),
+            ("8080", "--port: bad mapping '8080': no '='"),
+            ("8080:18080", "--port: bad mapping '8080:18080': no '='"),
+            ("0=1", "--port: bad mapping '0=1': invalid port '0'"),
+            ("80=70000", "--port: bad mapping '80=70000': invalid port '70000'"),
+            ("80=", "--port: bad mapping '80=': invalid port ''"),
+            ("=80", "--port: bad mapping '=80': '' is neither"),
+            ("a b=80", "--port: bad mapping 'a b=80': 'a b' is neither"),
         ];
         for (v, want) in cases {
             let e = PortMap::default().add(v).unwrap_err();
@@ -147,6 +192,45 @@ mod tests {
         }
         let mut m = PortMap::default();
         m.add("http=1").unwrap();
-        assert_eq!(m.add("http=2").unwrap_err(), "port http is mapped more than once");
+        assert_eq!(
+            m.add("http=2").unwrap_err(),
+            "--port http=1 and --port http=2 both map port http"
+        );
+        m.add("08080=3").unwrap();
+        assert_eq!(
+            m.add("8080=4").unwrap_err(),
+            "--port 08080=3 and --port 8080=4 both map port 8080",
+            "options as typed"
+        );
+    }
+
+    #[test]
+    fn a_name_and_a_number_for_one_port_overlap() {
+        let mut m = PortMap::default();
+        m.add("http=1").unwrap();
+        m.add("8080=2").unwrap();
+        let web = [("http", 8080), ("admin", 9000)];
+        assert_eq!(
+            m.overlap("target \"web\"", &web).unwrap(),
+            "--port http=1 and --port 8080=2 both map port 8080 (target \"web\" declares http \
+             as containerPort 8080)"
+        );
+        // Elsewhere `http` is another port: no overlap there, each mapping has its own port.
+        let other = [("http", 9090)];
+        assert_eq!(m.overlap("target \"other\"", &other), None);
+        assert_eq!((m.local(9090, &other), m.local(8080, &other)), (1, 2));
+        // Nothing declared: names reach nothing.
+        assert_eq!(m.overlap("target \"bare\"", &[]), None);
+        // Two names for one number in one container.
+        let mut m = PortMap::default();
+        m.add("web=1").unwrap();
+        m.add("http=2").unwrap();
+        assert_eq!(
+            m.overlap("container p/c", &[("http", 80), ("web", 80)]).unwrap(),
+            "--port web=1 and --port http=2 both map port 80 (container p/c declares web and \
+             http as containerPort 80)"
+        );
+        // A declared number out of range is reported where a probe uses it, not here.
+        assert_eq!(m.overlap("t", &[("http", 70000), ("web", 70000)]), None);
     }
 }

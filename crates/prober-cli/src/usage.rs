@@ -32,7 +32,8 @@ Options:
   -H, --header 'N: v'    add or replace a request header; 'User-Agent:' with an empty
                          value removes that default header (HTTP only, repeatable)
   --redirects POLICY     same-host (default, the kubelet's), same-origin or none
-  -e, --env NAME=VALUE   variable for $(NAME) expansion in the command (repeatable)
+  -e, --env NAME=VALUE   variable for $(NAME) expansion in the command, also set in its
+                         environment (its value may use earlier --env ones; repeatable)
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 
@@ -100,7 +101,7 @@ Options:
                     an IP address, no port
   --port PORT=LOCAL probe local port LOCAL where the file says container port PORT (a
                     number, or a port name from the file's ports), as published by
-                    'docker run -p LOCAL:PORT' (repeatable)
+                    'docker run -p LOCAL:PORT' (repeatable; one option per port)
   --for DUR         stop after DUR (500ms, 2s, 1m, 1h)
   --until-ready     exit 0 as soon as every target is ready; 1 if --for ends first
   --json            one JSON object per line

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use prober::{Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, Role, TargetId};
 use serde::Serialize;
 
-use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
+use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal, quote_field};
 use crate::config::{self, LoadError, TargetPlan};
 use crate::metrics::{self, Metrics};
 use crate::ports::PortMap;
@@ -105,7 +105,7 @@ impl Given {
             }
             "--port" => {
                 let v = p.text(opt)?;
-                self.opts.ports.add(&v).map_err(|e| p.usage(format!("--port: {e}")))?;
+                self.opts.ports.add(&v).map_err(|e| p.usage(e))?;
             }
             "--manifest" => {
                 let v = p.path(opt)?;
@@ -595,7 +595,7 @@ fn state_line(
         return serde_json::to_string(&j).unwrap_or_default();
     }
     let mut line =
-        format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), escape_for_terminal(&t.name));
+        format!("{:>9.3}s {} {role} {result}", elapsed.as_secs_f64(), quote_field(&t.name));
     match outcome {
         None => line.push_str(" (initial)"),
         Some(o) => push_why(&mut line, o),
@@ -637,7 +637,7 @@ fn run_line(
     format!(
         "{:>9.3}s {} {role} run {}",
         elapsed.as_secs_f64(),
-        escape_for_terminal(target),
+        quote_field(target),
         check::human_line(o, o.timings.total)
     )
 }
@@ -675,7 +675,7 @@ fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {
     }
     let mut lines = Vec::new();
     for t in states {
-        let name = escape_for_terminal(&t.name);
+        let name = quote_field(&t.name);
         lines.push(format!("summary: {name} {}", t.flags()));
         // Indented under the target's line, which stays the one `summary:` line per target.
         for role in t.not_success() {

@@ -29,6 +29,31 @@ fn exec_expands_env() {
 }
 
 #[test]
+fn exec_env_values_use_the_variables_before_them() {
+    // As a container's env: `A` is expanded against `B` above it, `$$` is a literal `$`, and
+    // `D` names a later variable, which stays as written. The command line itself is expanded
+    // against the values as written (the last argument is `$(A)` through `$$(A)`: literal).
+    let (code, v) = check_json(&[
+        "--env",
+        "B=x",
+        "--env",
+        "A=$(B)y",
+        "--env",
+        "C=$$(B)",
+        "--env",
+        "D=$(E)",
+        "--env",
+        "E=e",
+        "--",
+        "/bin/sh",
+        "-c",
+        r#"printf '%s|%s|%s|%s|%s' "$A" "$C" "$D" '$(A)' '$$(A)'"#,
+    ]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["output"], "xy|$(B)|$(E)|$(B)y|$(A)", "{v}");
+}
+
+#[test]
 fn exec_command_gets_no_descriptor_of_the_shell() {
     // The shell opens descriptor 7 (not close-on-exec: a redirection meant to be inherited)
     // and becomes `prober`, which must not hand it on to the command.

@@ -72,6 +72,16 @@ fn check_refuses_bad_expectations() {
         "--expect-body applies to http://",
     );
     assert_usage_error(&["check", "--expect-body"], "needs a value");
+    // An empty expression matches any body (and the first byte of any reply): a value that
+    // went missing, not an expectation.
+    assert_usage_error(
+        &["check", "--expect-body", "", "http://127.0.0.1:1/"],
+        "--expect-body: empty regular expression: it matches anything",
+    );
+    assert_usage_error(
+        &["check", "--expect", "", "tcp://127.0.0.1:1"],
+        "--expect: empty regular expression: it matches anything",
+    );
 }
 
 /// A readiness probe of a target that always answers 503 with a minute's period: with
@@ -120,6 +130,10 @@ fn watch_refuses_bad_extension_fields() {
         (
             "http:, expectBody: \"a(b\"",
             "target \"web\": readinessProbe.httpGet.expectBody: invalid regular expression",
+        ),
+        (
+            "http:, expectBody: \"\"",
+            "target \"web\": readinessProbe.httpGet.expectBody: empty regular expression",
         ),
         (
             "unhealthyPeriodSeconds: 0",
@@ -228,6 +242,14 @@ fn watch_tcp_send_expect() {
         "targets:\n- name: r\n  readinessProbe:\n    httpGet: {port: 1, send: x}\n",
     );
     assert_usage_error(&["watch", "--for", "1s", bad.path()], "send");
+    let bad = write_file(
+        "yaml",
+        "targets:\n- name: r\n  readinessProbe:\n    tcpSocket: {port: 1, expect: \"\"}\n",
+    );
+    assert_usage_error(
+        &["watch", "--for", "1s", bad.path()],
+        "target \"r\": readinessProbe.tcpSocket.expect: empty regular expression: it matches anything",
+    );
 }
 
 #[test]

@@ -335,7 +335,8 @@ fn watch_escapes_names_and_messages() {
     assert_clean(&r.stdout);
     assert_clean(&r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    let name = "web\\nsummary: forged \\x1b[31mred\\u{85}\\u{202e}";
+    // Quoted too: it has a space and controls, so it is one field whatever it holds.
+    let name = r#""web\nsummary: forged \x1b[31mred\u{85}\u{202e}""#;
     assert!(!lines.iter().any(|l| l.starts_with("summary: forged")), "{lines:?}");
     assert!(
         lines[0].ends_with(&format!(

@@ -204,6 +204,53 @@ fn port_maps_container_ports_to_where_they_are_published() {
         "prober: --port htp=1: no container of the manifest declares a port with this name \
          (declared: admin, http) (see 'prober watch --help')\n"
     );
+    // The named port and its number, mapped to two places: refused whatever the order, naming
+    // both options as typed (the first one given used to win, silently).
+    for (a, b) in [("http=1", "8080=2"), ("8080=2", "http=1")] {
+        let r =
+            watch_until_ready(&["--port", a, "--port", b, "--manifest", file.to_str().unwrap()]);
+        assert_eq!(r.code, 64, "{}", r.stderr);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "prober: --port {a} and --port {b} both map port 8080 (container db/app declares \
+                 http as containerPort 8080) (see 'prober watch --help')\n"
+            )
+        );
+    }
+    // The same port twice by number: the same refusal, at once.
+    let r = watch_until_ready(&["--port", "8080=1", "--port", "8080=2", "--manifest", "m.yaml"]);
+    assert_eq!(r.code, 64, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "prober: --port 8080=1 and --port 8080=2 both map port 8080 (see 'prober watch --help')\n"
+    );
+}
+
+/// A command that succeeds when its environment is what the kubelet would give the container
+/// with `env: [B=x, A=$(B)y, C=$$(B)]`, and prints it either way.
+const ENV_CHECK: &str = r#"["/bin/sh", "-c", "printf '%s|%s' \"$A\" \"$C\"; test \"$A\" = xy && test \"$C\" = '$$(B)'"]"#;
+
+#[test]
+fn exec_probes_get_the_environment_the_container_would_have() {
+    let env = r#"[{name: B, value: x}, {name: A, value: "$(B)y"}, {name: C, value: "$$(B)"}]"#;
+    let manifest = format!(
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  containers:\n  - name: c\n    env: {env}\n    readinessProbe: {{exec: {{command: {ENV_CHECK}}}, periodMilliseconds: 100}}\n"
+    );
+    let file = write_file("yaml", &manifest);
+    let r = watch_until_ready(&["--manifest", file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(summary_of(&r.stdout).1, "{}", r.stdout);
+    // The same target in a watch file.
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n- name: t\n  env: {env}\n  readinessProbe: {{exec: {{command: {ENV_CHECK}}}, periodMilliseconds: 100}}\n"
+        ),
+    );
+    let r = watch_until_ready(&[file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(summary_of(&r.stdout).1, "{}", r.stdout);
 }
 
 #[test]
@@ -285,4 +332,42 @@ fn port_applies_to_watch_files_too() {
         "prober: --port postgres=1: no target declares a port with this name in its ports \
          (declared: pg) (see 'prober watch --help')\n"
     );
+    let r = watch_until_ready(&["--port", "pg=1", "--port", "5432=2", file.to_str().unwrap()]);
+    assert_eq!(r.code, 64);
+    assert_eq!(
+        r.stderr,
+        "prober: --port pg=1 and --port 5432=2 both map port 5432 (target \"db\" declares pg as \
+         containerPort 5432) (see 'prober watch --help')\n"
+    );
+}
+
+#[test]
+fn port_names_with_other_numbers_elsewhere_map_each_their_own_port() {
+    // `http` is 8080 in one target and 9090 in another: `--port http=...` maps both, and a
+    // mapping of 8080 by number overlaps only in the first, which is the one named.
+    let (a, b) = (TargetServer::start(), TargetServer::start());
+    let file = write_file(
+        "yaml",
+        "targets:\n\
+         - name: one\n  ports: [{name: http, containerPort: 9090}]\n  readinessProbe: {tcpSocket: {port: http}, periodSeconds: 1}\n\
+         - name: two\n  ports: [{name: http, containerPort: 8080}]\n  readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}\n",
+    );
+    let r = watch_until_ready(&["--port", "http=1", "--port", "8080=2", file.to_str().unwrap()]);
+    assert_eq!(r.code, 64);
+    assert_eq!(
+        r.stderr,
+        "prober: --port http=1 and --port 8080=2 both map port 8080 (target \"two\" declares \
+         http as containerPort 8080) (see 'prober watch --help')\n"
+    );
+    // Without the overlap: each target's port goes where its mapping says.
+    let (ma, mb) = (format!("http={}", a.port()), format!("8080={}", b.port()));
+    let file = write_file(
+        "yaml",
+        "targets:\n\
+         - name: one\n  ports: [{name: http, containerPort: 9090}]\n  readinessProbe: {tcpSocket: {port: http}, periodSeconds: 1}\n\
+         - name: two\n  readinessProbe: {tcpSocket: {port: 8080}, periodSeconds: 1}\n",
+    );
+    let r = watch_until_ready(&["--port", &ma, "--port", &mb, file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(a.connections() > 0 && b.connections() > 0);
 }

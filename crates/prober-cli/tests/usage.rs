@@ -33,6 +33,15 @@ fn usage_errors_exit_64_with_one_line() {
     assert_usage_error(&[], "missing command");
     assert_usage_error(&["watch"], "missing FILE");
     assert_usage_error(&["watch", "--for", "1", "f.yaml"], "bad duration '1'");
+    // Well formed but too long: out of range, not "expected a number and a unit".
+    assert_usage_error(
+        &["watch", "--for", "100000000h", "f.yaml"],
+        "--for: duration '100000000h' out of range: at most 5124095h",
+    );
+    assert_usage_error(
+        &["check", "--timeout", "99999999999999999999ms", "http://127.0.0.1:1/"],
+        "--timeout: duration '99999999999999999999ms' out of range: at most 5124095h",
+    );
     assert_usage_error(&["watch", "--until", "f.yaml"], "unknown option '--until'");
 }
 

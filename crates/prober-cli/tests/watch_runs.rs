@@ -72,6 +72,48 @@ fn watch_human_lines() {
 }
 
 #[test]
+fn watch_human_lines_quote_names_that_could_pass_for_fields() {
+    // A name with spaces would read as a name and a role and a result; one with a newline (or
+    // a quote) could fake a line. Quoted, they stay one field; plain names stay as they are.
+    let server = TargetServer::start();
+    let probe = format!(
+        r#""readinessProbe": {{"tcpSocket": {{"port": {}}}, "periodMilliseconds": 100}}"#,
+        server.port()
+    );
+    let file = write_file(
+        "json",
+        &format!(
+            r#"{{"targets": [
+                {{"name": "web ready 3", {probe}}},
+                {{"name": "a\nsummary: b", {probe}}},
+                {{"name": "say \"hi\"", {probe}}},
+                {{"name": "plain/name", {probe}}}
+            ]}}"#
+        ),
+    );
+    let r = run(&["watch", "--until-ready", "--for", "30s", file.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    for name in [r#""web ready 3""#, r#""a\nsummary: b""#, r#""say \"hi\"""#, "plain/name"] {
+        let initial =
+            format!("s {name} readiness failure (initial)  started=yes ready=no live=yes");
+        assert!(lines.iter().any(|l| l.ends_with(&initial)), "{initial:?} in {lines:#?}");
+        let ready = format!("s {name} readiness success  started=yes ready=yes live=yes");
+        assert!(lines.iter().any(|l| l.ends_with(&ready)), "{ready:?} in {lines:#?}");
+    }
+    let summary: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("summary:")).collect();
+    assert_eq!(
+        summary,
+        [
+            r#"summary: "web ready 3" started=yes ready=yes live=yes"#,
+            r#"summary: "a\nsummary: b" started=yes ready=yes live=yes"#,
+            r#"summary: "say \"hi\"" started=yes ready=yes live=yes"#,
+            "summary: plain/name started=yes ready=yes live=yes",
+        ]
+    );
+}
+
+#[test]
 fn until_ready_exits_0_when_ready_and_1_when_not() {
     let server = TargetServer::start();
     let file = health_watch_file(&server);

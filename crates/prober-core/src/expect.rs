@@ -98,9 +98,20 @@ impl Pattern {
     ///
     /// # Errors
     ///
-    /// [`SpecError::InvalidExpectation`] for an expression that is too long, does not parse, or
-    /// would compile to more than the size limit.
+    /// [`SpecError::InvalidExpectation`] for an expression that is empty, too long, does not
+    /// parse, or would compile to more than the size limit.
     pub fn new(source: &str) -> Result<Pattern, SpecError> {
+        // Every surface (Rust, C, the CLI's flags and file fields) compiles its expectations
+        // here, so all refuse it alike: an empty expression is most likely a value that went
+        // missing (`expect: ""`, `--expect-body "$UNSET"`), and it matches any body and the
+        // first byte of any reply, so the probe would check nothing it says it checks.
+        if source.is_empty() {
+            return Err(SpecError::InvalidExpectation(
+                "empty regular expression: it matches anything (write what must be found, or \
+                 leave the expectation out)"
+                    .into(),
+            ));
+        }
         if source.len() > MAX_PATTERN_LEN {
             return Err(SpecError::InvalidExpectation(format!(
                 "regular expression longer than {MAX_PATTERN_LEN} bytes"
@@ -265,5 +276,10 @@ mod tests {
         // Compiles to far more than the size limit.
         assert!(Pattern::new(r"(?:\w{1000}){1000}").is_err());
         assert_eq!(Pattern::new("x").unwrap(), Pattern::new("x").unwrap());
+        assert_eq!(
+            Pattern::new("").unwrap_err().to_string(),
+            "empty regular expression: it matches anything (write what must be found, or leave \
+             the expectation out)"
+        );
     }
 }

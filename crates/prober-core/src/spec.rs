@@ -231,8 +231,9 @@ pub struct HttpSpec {
 pub struct ExecSpec {
     /// The command and its arguments; no shell is involved.
     pub argv: Vec<String>,
-    /// Static environment: the source of `$(VAR)` expansion in argv, and added to the child's
-    /// environment.
+    /// Static environment, in order: the source of `$(VAR)` expansion in argv (values as
+    /// written), and added to the child's environment with each value expanded against the
+    /// variables before it, as the kubelet builds a container's environment.
     pub env: Vec<(String, String)>,
     /// Working directory of the command; the host's when `None`.
     pub cwd: Option<PathBuf>,
@@ -543,7 +544,10 @@ impl ProbeSpec {
         Ok(self)
     }
 
-    /// Sets a static environment variable of an exec probe (replacing an earlier value).
+    /// Sets a static environment variable of an exec probe (replacing an earlier value, in its
+    /// place). `$(VAR)` in argv is expanded from the values as written; the command's own
+    /// variables have their values expanded against the variables set before them, as the
+    /// kubelet expands a container's `env` ([`ExecSpec::env`]).
     ///
     /// # Errors
     ///

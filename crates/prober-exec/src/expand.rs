@@ -11,6 +11,12 @@
 //!
 //! The source of values is the probe's static environment; when a name is listed more than
 //! once the last value wins (the kubelet builds a map from the list, in order).
+//!
+//! The same expansion builds the command's environment ([`container_env`]), as the kubelet's
+//! `makeEnvironmentVariables` builds a container's: each value is expanded against the
+//! variables before it, already expanded. The command line is expanded against the values as
+//! written (`ExpandContainerCommandOnlyStatic`), so the two can differ: with `B=x` and
+//! `A=$(B)y`, `$(A)` in the command is `$(B)y` while the command's `A` is `xy`.
 
 /// Expands `$(NAME)` references in `arg` from `env`; see the module documentation.
 ///
@@ -68,6 +74,19 @@ pub fn expand(arg: &str, env: &[(String, String)]) -> String {
     }
     out.push_str(&arg[checkpoint..]);
     out
+}
+
+/// The environment a container with the variables `declared` (in order) has: each value
+/// expanded with [`expand`] against the variables before it, as expanded, so that a value can
+/// use the ones above it, `$$` is a literal `$`, and a reference to a later or unknown variable
+/// stays as written. Names and order are kept.
+pub fn container_env(declared: &[(String, String)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = Vec::with_capacity(declared.len());
+    for (name, value) in declared {
+        let value = expand(value, &env);
+        env.push((name.clone(), value));
+    }
+    env
 }
 
 #[cfg(test)]
@@ -159,12 +178,38 @@ mod tests {
     /// `TestMapReference`: values expanded in order against the values expanded so far.
     #[test]
     fn upstream_map_reference() {
-        let mut declared = env(&[("FOO", "bar"), ("ZOO", "$(FOO)-1"), ("BLU", "$(ZOO)-2")]);
-        for i in 0..declared.len() {
-            let v = expand(&declared[i].1, &declared);
-            declared[i].1 = v;
-        }
-        assert_eq!(declared, env(&[("FOO", "bar"), ("ZOO", "bar-1"), ("BLU", "bar-1-2")]));
+        let declared = env(&[("FOO", "bar"), ("ZOO", "$(FOO)-1"), ("BLU", "$(ZOO)-2")]);
+        assert_eq!(
+            container_env(&declared),
+            env(&[("FOO", "bar"), ("ZOO", "bar-1"), ("BLU", "bar-1-2")])
+        );
+    }
+
+    /// The kubelet's `makeEnvironmentVariables`: only earlier variables are seen, `$$` is a
+    /// `$`, unknown references stay, a name given again sees its earlier value.
+    #[test]
+    fn container_env_sees_only_what_is_above() {
+        let declared = env(&[
+            ("B", "x"),
+            ("A", "$(B)y"),
+            ("C", "$$(B)"),
+            ("D", "$(E)"),
+            ("E", "late"),
+            ("B", "$(B)2"),
+            ("F", "$(B)"),
+        ]);
+        assert_eq!(
+            container_env(&declared),
+            env(&[
+                ("B", "x"),
+                ("A", "xy"),
+                ("C", "$(B)"),
+                ("D", "$(E)"),
+                ("E", "late"),
+                ("B", "x2"),
+                ("F", "x2"),
+            ])
+        );
     }
 
     /// The kubelet's `prober_test.go` TestProbe exec case

@@ -3,13 +3,15 @@
 //!
 //! [`ExecProbe`] is a [`Machine`]: it never blocks and never sleeps. One run:
 //!
-//! 1. `argv` is `$(VAR)`-expanded from the spec's static environment ([`expand`]).
+//! 1. `argv` is `$(VAR)`-expanded from the spec's static environment as written ([`expand`]);
+//!    the command's own variables are those values expanded as the kubelet expands a
+//!    container's, each against the ones before it ([`container_env`]).
 //! 2. The command is spawned with `posix_spawn` in a new process group, stdin from
 //!    `/dev/null`, stdout and stderr both the write end of one close-on-exec pipe, so the
 //!    output is interleaved as written, and no other descriptor: the host's descriptors
 //!    without close-on-exec (a C host's sockets, a shell's redirections) are closed in the
-//!    child (see `sys`). Its environment is the host's plus the spec's (the spec wins). The
-//!    parent's copy of the write end is closed right after the spawn.
+//!    child (see `sys`). Its environment is the host's plus the spec's, expanded (the spec
+//!    wins). The parent's copy of the write end is closed right after the spawn.
 //! 3. The nonblocking read end is registered on `token(0)` and drained while the command runs:
 //!    the first `output_limit` bytes are kept, every byte is counted, memory stays flat.
 //! 4. The child's exit is watched with a pidfd on `token(1)`; where `pidfd_open` is refused, a
@@ -49,7 +51,7 @@ use prober_io::{Ctx, Machine, Ready, Step, reaper};
 mod expand;
 mod sys;
 
-pub use expand::expand;
+pub use expand::{container_env, expand};
 
 use sys::Exit;
 
@@ -159,7 +161,7 @@ impl ExecProbe {
     pub fn new(spec: &ExecSpec, timeout: Duration, output_limit: usize) -> ExecProbe {
         ExecProbe {
             argv: spec.argv.iter().map(|a| expand(a, &spec.env)).collect(),
-            env: spec.env.clone(),
+            env: container_env(&spec.env),
             cwd: spec.cwd.clone(),
             timeout,
             sweep_only: false,

@@ -269,6 +269,20 @@ fn e9_env_expansion() {
     assert_eq!(text(&o), "some script $(B) $(A)\n");
 }
 
+/// The command's environment is the container's: each value expanded against the variables
+/// before it (the kubelet's `makeEnvironmentVariables`), `$$` a literal `$`; the command line
+/// keeps its expansion against the values as written (`ExpandContainerCommandOnlyStatic`).
+#[test]
+fn env_values_are_expanded_as_the_kubelet_does_for_the_container() {
+    let _g = lock();
+    let env = [("B", "x"), ("A", "$(B)y"), ("C", "$$(B)"), ("D", "$(LATER)"), ("LATER", "z")];
+    let o = run(&with_env(
+        spec(&["/bin/sh", "-c", r#"printf '%s|%s|%s|%s|%s' "$B" "$A" "$C" "$D" '$(A)'"#]),
+        &env,
+    ));
+    assert_eq!(text(&o), "x|xy|$(B)|$(LATER)|$(B)y", "{o:?}");
+}
+
 /// E10 (improved): stdout and stderr share one pipe, interleaved as written.
 #[test]
 fn e10_output_is_interleaved() {

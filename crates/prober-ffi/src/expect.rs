@@ -57,7 +57,7 @@ pub unsafe extern "C" fn prober_spec_set_expect_status(
 
 /// Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
 /// to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
-/// at most 4096 bytes; compiled here, once). A response that passed on its status but whose body does not
+/// at most 4096 bytes, not empty; compiled here, once). A response that passed on its status but whose body does not
 /// match is a Failure with `PROBER_REASON_BODY`.
 ///
 /// # Safety
@@ -108,7 +108,8 @@ pub unsafe extern "C" fn prober_spec_set_tcp_send(
 /// `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
 /// the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
 /// the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
-/// the reply is the outcome's output. Alone, it waits for a banner.
+/// the reply is the outcome's output. Alone, it waits for a banner. An empty `regex` is
+/// refused (`PROBER_E_INVALID`): it would match any reply.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call; `regex` must

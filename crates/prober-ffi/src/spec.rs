@@ -325,7 +325,9 @@ pub unsafe extern "C" fn prober_spec_add_header(
 }
 
 /// Sets a static environment variable of an exec probe: it feeds `$(NAME)` expansion in argv
-/// and is added to the command's environment. Setting a name again replaces its value.
+/// (as written) and is added to the command's environment, with `$(NAME)` references to the
+/// variables set before it expanded and `$$` made `$`, as the kubelet builds a container's
+/// environment. Setting a name again replaces its value, in its place.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.

@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use prober::{Outcome, Role};
+use prober_io::retry_interrupted;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -216,7 +217,7 @@ pub fn serve(addr: SocketAddr, registry: Registry) -> Result<SocketAddr, Failure
 
 fn accept_loop(listener: &TcpListener, registry: &Registry) {
     loop {
-        match listener.accept() {
+        match retry_interrupted(|| listener.accept()) {
             Ok((stream, _)) => {
                 // A scraper that goes away mid-answer is its own problem: the next one is served.
                 let _ = answer(stream, registry);
@@ -230,7 +231,10 @@ fn accept_loop(listener: &TcpListener, registry: &Registry) {
 
 /// Reads one request and answers it; the connection is then closed. The whole exchange has
 /// [`IO_TIMEOUT`], not each read or write: a scraper that trickles a byte at a time holds the
-/// next one up by that much at most.
+/// next one up by that much at most. A read or write interrupted by a signal is retried within
+/// what is left of it: with a timeout set, the kernel reports EINTR rather than restart the
+/// call, and the SIGCHLD of an exec probe's command reaches this thread (see
+/// [`retry_interrupted`]).
 fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
     let deadline = Instant::now() + IO_TIMEOUT;
     let mut request = Vec::with_capacity(1024);
@@ -242,8 +246,10 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
         if request.len() > MAX_REQUEST_BYTES {
             break None;
         }
-        stream.set_read_timeout(Some(time_left(deadline)?))?;
-        let n = stream.read(&mut buf)?;
+        let n = retry_interrupted(|| {
+            stream.set_read_timeout(Some(time_left(deadline)?))?;
+            stream.read(&mut buf)
+        })?;
         if n == 0 {
             return Ok(());
         }
@@ -255,13 +261,14 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
     };
     let mut rest = &response[..];
     while !rest.is_empty() {
-        stream.set_write_timeout(Some(time_left(deadline)?))?;
-        match stream.write(rest) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => rest = &rest[n..],
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+        let n = retry_interrupted(|| {
+            stream.set_write_timeout(Some(time_left(deadline)?))?;
+            stream.write(rest)
+        })?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
         }
+        rest = &rest[n..];
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use prober_io::retry_interrupted;
 use signal_hook::SigId;
 use signal_hook::consts::{SIGINT, SIGTERM};
 
@@ -68,6 +69,8 @@ impl Signals {
         let mut fds =
             [PollFd::new(fd, PollFlags::POLLIN), PollFd::new(self.fd(), PollFlags::POLLIN)];
         match poll(&mut fds, timeout) {
+            // An interruption returns early, as a wake-up does: the caller looks at the signals
+            // and the engine, then waits again with what is left of its timer.
             Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
             Err(e) => Err(io::Error::from(e)),
         }
@@ -80,7 +83,7 @@ impl Signals {
     /// The signal received since the last call, if any.
     pub fn take(&self) -> Option<i32> {
         let mut buf = [0u8; 16];
-        while matches!((&self.wake).read(&mut buf), Ok(n) if n > 0) {}
+        while matches!(retry_interrupted(|| (&self.wake).read(&mut buf)), Ok(n) if n > 0) {}
         match self.received.swap(0, Ordering::SeqCst) {
             0 => None,
             sig => i32::try_from(sig).ok(),

@@ -784,7 +784,8 @@ prober_status prober_engine_step(prober_engine *e);
 /**
  * Blocks until there is I/O, a timer is due, `prober_engine_wakeup` is called, or
  * `timeout_ms` passes (-1: no limit of its own), then processes like `prober_engine_step`.
- * Invalidates the views of the previous drain.
+ * A signal that interrupts the wait ends it early too, as it ends poll(2): nothing is lost,
+ * call it again. Invalidates the views of the previous drain.
  *
  * # Safety
  * `e` must be NULL or a live engine.

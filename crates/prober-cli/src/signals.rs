@@ -68,6 +68,8 @@ impl Signals {
         let mut fds =
             [PollFd::new(fd, PollFlags::POLLIN), PollFd::new(self.fd(), PollFlags::POLLIN)];
         match poll(&mut fds, timeout) {
+            // An interruption returns early, as a wake-up does: the caller looks at the signals
+            // and the engine, then waits again with what is left of its timer.
             Ok(_) | Err(nix::errno::Errno::EINTR) => Ok(()),
             Err(e) => Err(io::Error::from(e)),
         }
@@ -80,7 +82,16 @@ impl Signals {
     /// The signal received since the last call, if any.
     pub fn take(&self) -> Option<i32> {
         let mut buf = [0u8; 16];
-        while matches!((&self.wake).read(&mut buf), Ok(n) if n > 0) {}
+        // Until the pipe is empty (WouldBlock) or closed; a read interrupted by a signal is
+        // retried (prober_io::retry_interrupted's rule, written out: the command does not
+        // depend on prober-io).
+        loop {
+            match (&self.wake).read(&mut buf) {
+                Ok(n) if n > 0 => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                _ => break,
+            }
+        }
         match self.received.swap(0, Ordering::SeqCst) {
             0 => None,
             sig => i32::try_from(sig).ok(),

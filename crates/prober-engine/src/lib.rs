@@ -660,6 +660,8 @@ impl Engine {
 
     /// Blocks until something happens, the next timer is due, a [`Handle::wakeup`], or
     /// `timeout` passes (`None`: no limit but timers), then processes like [`Engine::step`].
+    /// A signal that interrupts the poll ends the wait early too (EINTR is not an error):
+    /// callers wait in a loop.
     ///
     /// # Errors
     ///

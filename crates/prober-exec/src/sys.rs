@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use prober_io::retry_interrupted;
 
 /// How a child ended, read without reaping it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -311,7 +312,7 @@ pub(crate) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
 pub(crate) fn exit_status(pid: libc::pid_t) -> io::Result<Option<Exit>> {
     // SAFETY: siginfo_t is a plain C struct for which all-zero bytes are a valid value.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    loop {
+    retry_interrupted(|| {
         // SAFETY: waitid on one specific pid with a valid, exclusively borrowed out-pointer;
         // WNOHANG never blocks and WNOWAIT leaves the child unreaped.
         let r = unsafe {
@@ -322,14 +323,8 @@ pub(crate) fn exit_status(pid: libc::pid_t) -> io::Result<Option<Exit>> {
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
             )
         };
-        if r == 0 {
-            break;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
+        if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    })?;
     // SAFETY: waitid either filled the SIGCHLD member of the union (the one these accessors
     // read) or left the struct zeroed (si_pid 0: nothing to report).
     let (si_pid, si_status) = unsafe { (info.si_pid(), info.si_status()) };

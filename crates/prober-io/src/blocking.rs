@@ -88,7 +88,8 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            crate::retry_interrupted(|| poll.poll(&mut events, Some(Duration::from_millis(500))))
+                .unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got.len(), 1);
@@ -112,7 +113,8 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            crate::retry_interrupted(|| poll.poll(&mut events, Some(Duration::from_millis(500))))
+                .unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got.len(), 1, "{got:?}");
@@ -121,7 +123,8 @@ mod tests {
         assert_eq!(answer.downcast_ref::<u32>(), Some(&42));
         gate_tx.send(()).unwrap();
         while got.is_empty() && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            crate::retry_interrupted(|| poll.poll(&mut events, Some(Duration::from_millis(500))))
+                .unwrap();
             r.drain_jobs_into(&mut got);
         }
         assert_eq!(got[0].ticket, 1);

@@ -112,7 +112,8 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
         while got.len() < 2 && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(500))).unwrap();
+            crate::retry_interrupted(|| poll.poll(&mut events, Some(Duration::from_millis(500))))
+                .unwrap();
             r.drain_into(&mut got);
         }
         got.sort_by_key(|g| g.ticket);
@@ -139,7 +140,8 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(20);
         while order.len() < 3 && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+            crate::retry_interrupted(|| poll.poll(&mut events, Some(Duration::from_millis(100))))
+                .unwrap();
             let mut got = Vec::new();
             r.drain_into(&mut got);
             order.extend(got.iter().map(|g| g.ticket));
@@ -167,7 +169,8 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let deadline = Instant::now() + Duration::from_secs(30);
         while !got.iter().any(|g: &Resolved| g.ticket == 999) && Instant::now() < deadline {
-            poll.poll(&mut events, Some(Duration::from_millis(100))).unwrap();
+            crate::retry_interrupted(|| poll.poll(&mut events, Some(Duration::from_millis(100))))
+                .unwrap();
             r.drain_into(&mut got);
         }
         assert!(got.iter().any(|g| g.ticket == 999), "the live lookup was never answered");

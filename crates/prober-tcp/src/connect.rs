@@ -545,17 +545,24 @@ fn open(
     }
     match socket.connect(&addr.into()) {
         Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) if started(&e) => {}
         Err(e) => return Err(("connect", e)),
     }
     Ok(TcpStream::from_std(socket.into()))
+}
+
+/// Whether a failed `connect` on a nonblocking socket has in fact started: EINPROGRESS, or
+/// EINTR, after which the connection goes on in the background (POSIX; a second `connect`
+/// would fail with EALREADY). Either way the socket turns writable once it is decided.
+fn started(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EINPROGRESS | libc::EINTR))
 }
 
 /// Starts connecting a socket taken from the pool (disconnected, SO_LINGER 0 already set).
 fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpStream> {
     match socket2::SockRef::from(&stream).connect(&addr.into()) {
         Ok(()) => Ok(stream),
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => Ok(stream),
+        Err(e) if started(&e) => Ok(stream),
         Err(e) => Err(e),
     }
 }

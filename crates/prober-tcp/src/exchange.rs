@@ -10,6 +10,7 @@
 use std::io::{self, Read, Write};
 
 use prober_core::{DEFAULT_OUTPUT_LIMIT, Pattern};
+use prober_io::retry_interrupted;
 
 /// The most reply bytes read and kept (the kubelet's `maxReadLength`, as for HTTP bodies).
 pub const MAX_REPLY: usize = DEFAULT_OUTPUT_LIMIT;
@@ -82,10 +83,9 @@ impl Exchange {
     /// or the exchange is decided.
     pub fn step(&mut self, io: &mut (impl Read + Write)) -> ExchangeStep {
         while self.sent < self.send.len() {
-            match io.write(&self.send[self.sent..]) {
+            match retry_interrupted(|| io.write(&self.send[self.sent..])) {
                 Ok(0) => return ExchangeStep::Failed("write", io::ErrorKind::WriteZero.into()),
                 Ok(n) => self.sent += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ExchangeStep::Pending,
                 Err(e) => return ExchangeStep::Failed("write", e),
             }
@@ -96,7 +96,7 @@ impl Exchange {
         let mut chunk = [0u8; 2048];
         loop {
             let room = MAX_REPLY - self.reply.len();
-            match io.read(&mut chunk[..room.min(2048)]) {
+            match retry_interrupted(|| io.read(&mut chunk[..room.min(2048)])) {
                 Ok(0) => {
                     return ExchangeStep::NoMatch(
                         self.describe(expect, "the peer closed the connection"),
@@ -113,7 +113,6 @@ impl Exchange {
                         );
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ExchangeStep::Pending,
                 Err(e) => return ExchangeStep::Failed("read", e),
             }

@@ -30,7 +30,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig, ServerConnection};
 
-use crate::{TargetServer, lock};
+use crate::{Restarting, TargetServer, lock, retry_interrupted};
 
 /// A certificate and its private key, PEM and DER.
 #[derive(Clone, Debug)]
@@ -331,19 +331,21 @@ fn server_config(opts: TlsServerOptions) -> ServerConfig {
     config
 }
 
-fn serve(mut tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, backend: SocketAddr) {
+fn serve(tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, backend: SocketAddr) {
     let _ = tcp.set_nodelay(true);
     let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = tcp.set_write_timeout(Some(Duration::from_secs(10)));
+    // rustls reads and writes through this: with the timeouts above a signal interrupts them.
+    let mut io = Restarting(tcp);
     let Ok(mut tls) = ServerConnection::new(Arc::clone(config)) else { return };
     let mut record = Handshake::default();
     while tls.is_handshaking() {
-        if let Err(e) = tls.complete_io(&mut tcp) {
+        if let Err(e) = tls.complete_io(&mut io) {
             record.sni = tls.server_name().map(str::to_string);
             record.error = Some(e.to_string());
-            while tls.wants_write() && tls.write_tls(&mut tcp).is_ok() {}
+            while tls.wants_write() && tls.write_tls(&mut io).is_ok() {}
             lock(&shared.handshakes).push(record);
-            drain_until_closed(&mut tcp, Duration::from_secs(2));
+            drain_until_closed(&io.0, Duration::from_secs(2));
             return;
         }
     }
@@ -356,7 +358,7 @@ fn serve(mut tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, bac
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 * 1024 {
-        match rustls::Stream::new(&mut tls, &mut tcp).read(&mut buf) {
+        match rustls::Stream::new(&mut tls, &mut io).read(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => head.extend_from_slice(&buf[..n]),
         }
@@ -367,15 +369,15 @@ fn serve(mut tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, bac
     }
     let _ = up.set_read_timeout(Some(Duration::from_millis(100)));
     loop {
-        match up.read(&mut buf) {
+        match retry_interrupted(|| up.read(&mut buf)) {
             Ok(0) => break,
             Ok(n) => {
-                if rustls::Stream::new(&mut tls, &mut tcp).write_all(&buf[..n]).is_err() {
+                if rustls::Stream::new(&mut tls, &mut io).write_all(&buf[..n]).is_err() {
                     return;
                 }
             }
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                if client_closed(&tcp) {
+                if client_closed(&io.0) {
                     return;
                 }
             }
@@ -383,16 +385,16 @@ fn serve(mut tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, bac
         }
     }
     tls.send_close_notify();
-    while tls.wants_write() && tls.write_tls(&mut tcp).is_ok() {}
-    let _ = tcp.shutdown(Shutdown::Write);
-    drain_until_closed(&mut tcp, Duration::from_secs(2));
+    while tls.wants_write() && tls.write_tls(&mut io).is_ok() {}
+    let _ = io.0.shutdown(Shutdown::Write);
+    drain_until_closed(&io.0, Duration::from_secs(2));
 }
 
 /// Whether the client has closed its side (EOF or error), without consuming data.
 fn client_closed(tcp: &TcpStream) -> bool {
     let _ = tcp.set_nonblocking(true);
     let mut b = [0u8; 1];
-    let closed = match tcp.peek(&mut b) {
+    let closed = match retry_interrupted(|| tcp.peek(&mut b)) {
         Ok(0) => true,
         Ok(_) => false,
         Err(e) => e.kind() != io::ErrorKind::WouldBlock,
@@ -401,12 +403,12 @@ fn client_closed(tcp: &TcpStream) -> bool {
     closed
 }
 
-fn drain_until_closed(tcp: &mut TcpStream, limit: Duration) {
+fn drain_until_closed(mut tcp: &TcpStream, limit: Duration) {
     let end = Instant::now() + limit;
     let _ = tcp.set_read_timeout(Some(Duration::from_millis(50)));
     let mut buf = [0u8; 4096];
     while Instant::now() < end {
-        match tcp.read(&mut buf) {
+        match retry_interrupted(|| tcp.read(&mut buf)) {
             Ok(0) => return,
             Ok(_) => {}
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}

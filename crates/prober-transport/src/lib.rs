@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 
 use mio::{Interest, Registry, Token};
 use prober_core::Reason;
-use prober_io::Ctx;
+use prober_io::{Ctx, retry_interrupted};
 use prober_tcp::Conn;
 
 /// ALPN for HTTP/1.1 probes.
@@ -113,13 +113,8 @@ impl Transport {
     /// [`TransportError::WouldBlock`] when nothing is there yet; a socket or TLS error.
     pub fn read(&mut self, buf: &mut [u8]) -> Result<usize, TransportError> {
         match self {
-            Transport::Plain(c) => loop {
-                match c.stream().read(buf) {
-                    Ok(n) => return Ok(n),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(TransportError::io("read", e)),
-                }
-            },
+            Transport::Plain(c) => retry_interrupted(|| c.stream().read(buf))
+                .map_err(|e| TransportError::io("read", e)),
             #[cfg(feature = "tls")]
             Transport::Tls(t) => t.read(buf),
         }
@@ -135,13 +130,8 @@ impl Transport {
     /// or TLS error.
     pub fn write(&mut self, buf: &[u8]) -> Result<usize, TransportError> {
         match self {
-            Transport::Plain(c) => loop {
-                match c.stream().write(buf) {
-                    Ok(n) => return Ok(n),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(TransportError::io("write", e)),
-                }
-            },
+            Transport::Plain(c) => retry_interrupted(|| c.stream().write(buf))
+                .map_err(|e| TransportError::io("write", e)),
             #[cfg(feature = "tls")]
             Transport::Tls(t) => t.write(buf),
         }
@@ -238,7 +228,8 @@ impl Transport {
 /// Whether a non-blocking peek at `conn` would block: nothing received, no FIN, no error.
 pub(crate) fn peer_is_quiet(conn: &mut Conn) -> bool {
     let mut byte = [0u8; 1];
-    matches!(conn.stream().peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    let peeked = retry_interrupted(|| conn.stream().peek(&mut byte));
+    matches!(peeked, Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
 /// Go's `net.OpError` text for a socket error on `transport`:

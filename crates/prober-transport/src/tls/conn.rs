@@ -4,7 +4,7 @@ use std::io::{self, Read, Write};
 
 use mio::{Interest, Registry, Token};
 use prober_core::{ClosePolicy, TlsVersion};
-use prober_io::Ctx;
+use prober_io::{Ctx, retry_interrupted};
 use prober_tcp::Conn;
 use rustls::ClientConnection;
 
@@ -42,7 +42,7 @@ impl TlsConn {
             if !self.first_record_seen && !self.check_first_record()? {
                 return Ok(false);
             }
-            match self.tls.read_tls(self.conn.stream()) {
+            match retry_interrupted(|| self.tls.read_tls(self.conn.stream())) {
                 Ok(0) => {
                     return Err(TransportError::Tls(
                         "the server closed the connection during the handshake (EOF)".into(),
@@ -50,7 +50,6 @@ impl TlsConn {
                 }
                 Ok(_) => self.process()?,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(TransportError::io("read", e)),
             }
         }
@@ -63,7 +62,7 @@ impl TlsConn {
     /// that follows.
     fn check_first_record(&mut self) -> Result<bool, TransportError> {
         let mut head = [0u8; 5];
-        match self.conn.stream().peek(&mut head) {
+        match retry_interrupted(|| self.conn.stream().peek(&mut head)) {
             Ok(5) if &head == b"HTTP/" => Err(TransportError::HttpResponseToHttps),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
             Ok(_) | Err(_) => {
@@ -98,10 +97,9 @@ impl TlsConn {
             if self.eof {
                 return Ok(0);
             }
-            match self.tls.read_tls(self.conn.stream()) {
+            match retry_interrupted(|| self.tls.read_tls(self.conn.stream())) {
                 Ok(0) => self.eof = true,
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(TransportError::io("read", e)),
             }
             self.process()?;
@@ -120,11 +118,8 @@ impl TlsConn {
 
     pub(crate) fn flush(&mut self) -> Result<(), TransportError> {
         while self.tls.wants_write() {
-            match self.tls.write_tls(self.conn.stream()) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(TransportError::io("write", e)),
-            }
+            retry_interrupted(|| self.tls.write_tls(self.conn.stream()))
+                .map_err(|e| TransportError::io("write", e))?;
         }
         Ok(())
     }

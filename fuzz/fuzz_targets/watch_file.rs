@@ -1,6 +1,6 @@
 //! The `prober watch` file parser: watch files (YAML and JSON) and Kubernetes manifests.
 //!
-//! The parsers are prober-cli's library (`prober_cli::config`, `prober_cli::manifest`), which
+//! The parsers are prober-k8s's (`prober_k8s::load_watch_file`, `prober_k8s::manifest`), which
 //! the `prober` binary calls: the fuzzed code is exactly the shipped code.
 //!
 //! Input: byte 0 picks the format (YAML watch file, JSON watch file, manifest), the rest is
@@ -9,8 +9,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use prober_cli::ports::PortMap;
-use prober_cli::{config, manifest};
+use prober_k8s::manifest;
+use prober_k8s::ports::PortMap;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let mut notes = Vec::new();
     let base = std::path::Path::new("/nonexistent-prober-fuzz");
     let plans = match mode % 3 {
-        0 => config::load_watch_file(
+        0 => prober_k8s::load_watch_file(
             text,
             false,
             "127.0.0.1",
@@ -30,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
             Some(base),
             &mut notes,
         ),
-        1 => config::load_watch_file(
+        1 => prober_k8s::load_watch_file(
             text,
             true,
             "127.0.0.1",

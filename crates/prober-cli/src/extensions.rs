@@ -1,13 +1,6 @@
-//! The command's side of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): the `check` flags `--expect-status`, `--expect-body`, `--keep-alive`,
-//! `--send` and `--expect`, and the watch-file fields named beside the Kubernetes fields they
-//! extend (`httpGet.expectStatus`, `httpGet.expectBody`, `httpGet.keepAlive`, `tcpSocket.send`,
-//! `tcpSocket.expect`,
-//! `unhealthyPeriodSeconds`/`Milliseconds`,
-//! `transitionPeriodSeconds`/`Milliseconds`, `jitterPercent`). Kept here so that `check.rs`
-//! and `config.rs` only call in.
-
-use std::time::Duration;
+//! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
+//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--send` and
+//! `--expect`. The watch-file fields of the same extensions are prober-k8s's.
 
 use prober::{Pattern, ProbeSpec, StatusSet, unescape};
 
@@ -93,82 +86,5 @@ impl CheckFlags {
             spec.set_keep_alive(true).map_err(|e| args.usage(format!("--keep-alive: {e}")))?;
         }
         Ok(())
-    }
-}
-
-/// `httpGet.expectStatus`, `httpGet.expectBody` and `httpGet.keepAlive` of a watch-file probe
-/// at path `p`.
-pub fn apply_http_fields(
-    p: &str,
-    spec: &mut ProbeSpec,
-    expect_status: Option<&str>,
-    expect_body: Option<&str>,
-    keep_alive: bool,
-) -> Result<(), String> {
-    if keep_alive {
-        spec.set_keep_alive(true).map_err(|e| format!("{p}.httpGet.keepAlive: {e}"))?;
-    }
-    if let Some(v) = expect_status {
-        let set = StatusSet::parse(v).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
-        spec.set_expect_status(set).map_err(|e| format!("{p}.httpGet.expectStatus: {e}"))?;
-    }
-    if let Some(v) = expect_body {
-        let pat = Pattern::new(v).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
-        spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
-    }
-    Ok(())
-}
-
-/// `tcpSocket.send` (with escapes) and `tcpSocket.expect` of a watch-file probe at path `p`.
-pub fn apply_tcp_fields(
-    p: &str,
-    spec: &mut ProbeSpec,
-    send: Option<&str>,
-    expect: Option<&str>,
-) -> Result<(), String> {
-    if let Some(v) = send {
-        let data = unescape(v).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
-        spec.set_send(data).map_err(|e| format!("{p}.tcpSocket.send: {e}"))?;
-    }
-    if let Some(v) = expect {
-        let pat = Pattern::new(v).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
-        spec.set_expect_reply(pat).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
-    }
-    Ok(())
-}
-
-/// An optional per-state period, `{name}Seconds` or `{name}Milliseconds`. Unlike the
-/// Kubernetes fields there is no default to fall back to, so zero is refused like a negative.
-pub fn optional_period(
-    p: &str,
-    name: &str,
-    secs: Option<i64>,
-    ms: Option<i64>,
-) -> Result<Option<Duration>, String> {
-    match (secs, ms) {
-        (Some(_), Some(_)) => {
-            Err(format!("{p}: give {name}Seconds or {name}Milliseconds, not both"))
-        }
-        (None, None) => Ok(None),
-        (Some(s), None) if s <= 0 => {
-            Err(format!("{p}.{name}Seconds: must be at least 1 (got {s})"))
-        }
-        (Some(s), None) => Ok(Some(Duration::from_secs(s as u64))),
-        (None, Some(m)) if m <= 0 => {
-            Err(format!("{p}.{name}Milliseconds: must be at least 1 (got {m})"))
-        }
-        (None, Some(m)) => Ok(Some(Duration::from_millis(m as u64))),
-    }
-}
-
-/// `jitterPercent`: 0 to [`prober::MAX_JITTER_PERCENT`].
-pub fn jitter_percent(p: &str, v: Option<i64>) -> Result<u32, String> {
-    match v {
-        None => Ok(0),
-        Some(n) if (0..=i64::from(prober::MAX_JITTER_PERCENT)).contains(&n) => Ok(n as u32),
-        Some(n) => Err(format!(
-            "{p}.jitterPercent: expected 0 to {} (got {n})",
-            prober::MAX_JITTER_PERCENT
-        )),
     }
 }

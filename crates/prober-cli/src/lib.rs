@@ -4,22 +4,18 @@
 //! without curl); `prober watch FILE` runs periodic probes with the kubelet's rules from a
 //! watch file or a Kubernetes manifest. See `docs/cli.md`.
 //!
-//! Besides [`main`], the parsers of watch files ([`config`]) and Kubernetes manifests
-//! ([`manifest`]) are public so that the fuzz targets exercise exactly the shipped code.
+//! Watch files and Kubernetes manifests are read by `prober_k8s`; this crate parses the
+//! command line, runs and prints.
 #![warn(missing_docs)]
 
 mod args;
 mod check;
-pub mod config;
 mod duration;
 mod extensions;
-pub mod manifest;
 mod metrics;
-pub mod ports;
 mod signals;
 mod usage;
 mod watch;
-pub mod yaml_limits;
 
 use std::ffi::OsString;
 

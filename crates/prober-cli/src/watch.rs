@@ -11,11 +11,11 @@ use prober::{Engine, EngineConfig, EngineError, Event, Outcome, ProbeResult, Rol
 use serde::Serialize;
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal, quote_field};
-use crate::config::{self, LoadError, TargetPlan};
 use crate::metrics::{self, Metrics};
-use crate::ports::PortMap;
 use crate::signals::Signals;
-use crate::{check, duration, manifest, usage};
+use crate::{check, duration, usage};
+use prober_k8s::ports::PortMap;
+use prober_k8s::{LoadError, TargetPlan, manifest};
 
 #[derive(Debug)]
 enum Input {
@@ -128,13 +128,15 @@ impl Given {
 
 /// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
 fn host(p: &Parser, v: &str) -> Result<String, Failure> {
-    let e = match config::bare_host(v) {
+    let e = match prober_k8s::bare_host(v) {
         Ok(bare) => return Ok(bare.to_string()),
         Err(e) => e,
     };
     // `127.0.0.1:18080`, `localhost:8080`, `[::1]:8080`: a port where only a host goes.
     let with_port = v.rsplit_once(':').is_some_and(|(h, port)| {
-        !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && config::bare_host(h).is_ok()
+        !port.is_empty()
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && prober_k8s::bare_host(h).is_ok()
     });
     let why = if with_port {
         format!(
@@ -207,7 +209,7 @@ fn load(w: &WatchArgs) -> Result<Vec<TargetPlan>, Failure> {
         Input::File(path) => {
             let text = read_input(path)?;
             let json = path.as_os_str().as_bytes().ends_with(b".json");
-            let plans = config::load_watch_file(
+            let plans = prober_k8s::load_watch_file(
                 &text,
                 json,
                 &w.opts.host,

@@ -1,5 +1,5 @@
 //! Probes from Kubernetes manifests: Pods, Deployments, StatefulSets and DaemonSets, in
-//! multi-document YAML. Fields this command does not use are ignored; the probe fields
+//! multi-document YAML. Fields that probing does not use are ignored; the probe fields
 //! themselves are read strictly.
 
 use std::collections::HashSet;
@@ -7,10 +7,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer};
 
-use crate::config::{
-    ContainerPort, EnvVar, LoadError, Probe, Probes, Source, TargetPlan, named_ports, plan,
-};
-use crate::ports::PortMap;
+use crate::LoadError;
+use crate::model::{ContainerPort, EnvVar, Probe, Probes};
+use crate::ports::{PortMap, declared_list};
+use crate::translate::{Source, TargetPlan, named_ports, plan};
 
 #[derive(Debug, Deserialize)]
 struct Head {
@@ -178,15 +178,6 @@ pub fn load(
     Ok(cx.plans)
 }
 
-/// `declared: a, b`, or that there is none, for messages about port names.
-pub(crate) fn declared_list(names: &[&str]) -> String {
-    if names.is_empty() {
-        "no port names are declared".to_string()
-    } else {
-        format!("declared: {}", names.join(", "))
-    }
-}
-
 /// A YAML error without its ` at line L column C` (for text that is not the user's file).
 fn without_location(e: &serde_norway::Error) -> String {
     let s = e.to_string();
@@ -339,7 +330,7 @@ impl Cx<'_> {
 
 /// Whether `text` reads as a Kubernetes manifest (its first document has `apiVersion` and
 /// `kind`): given as a watch file, it gets a hint to use `--manifest`.
-pub(crate) fn looks_like_manifest(text: &str) -> bool {
+pub fn looks_like_manifest(text: &str) -> bool {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Object {

@@ -157,6 +157,15 @@ fn is_port_name(s: &str) -> bool {
         && s.bytes().any(|b| b.is_ascii_alphabetic())
 }
 
+/// `declared: a, b`, or that there is none, for messages about port names.
+pub(crate) fn declared_list(names: &[&str]) -> String {
+    if names.is_empty() {
+        "no port names are declared".to_string()
+    } else {
+        format!("declared: {}", names.join(", "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

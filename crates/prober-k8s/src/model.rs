@@ -1,0 +1,296 @@
+//! The Kubernetes probe fields (`core/v1` `Probe`, `EnvVar`, `ContainerPort` and the
+//! actions), as serde reads them from a watch file or a Pod manifest, with the extensions
+//! beyond the kubelet named beside the field they extend (see `docs/semantics.md`).
+
+use std::fmt;
+
+use prober::Role;
+use serde::de::{self, IgnoredAny, Visitor};
+use serde::{Deserialize, Deserializer};
+
+/// The three probe fields of a container or target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Probes<'a> {
+    pub startup: Option<&'a Probe>,
+    pub readiness: Option<&'a Probe>,
+    pub liveness: Option<&'a Probe>,
+}
+
+impl Probes<'_> {
+    pub(crate) fn by_role(&self) -> [(Role, &'static str, Option<&Probe>); 3] {
+        [
+            (Role::Startup, "startupProbe", self.startup),
+            (Role::Readiness, "readinessProbe", self.readiness),
+            (Role::Liveness, "livenessProbe", self.liveness),
+        ]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_role().iter().all(|(_, _, p)| p.is_none())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct EnvVar {
+    pub name: String,
+    pub value: Option<String>,
+    /// Not static: such a variable is not used for `$(VAR)` expansion.
+    pub value_from: Option<IgnoredAny>,
+}
+
+/// A container port; fields other than these two are ignored (`protocol`, `hostPort`, ...).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ContainerPort {
+    pub name: Option<String>,
+    #[serde(deserialize_with = "int")]
+    pub container_port: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct Probe {
+    pub exec: Option<ExecAction>,
+    pub http_get: Option<HttpGetAction>,
+    pub tcp_socket: Option<TcpSocketAction>,
+    pub grpc: Option<GrpcAction>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub initial_delay_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub period_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub timeout_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub success_threshold: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub failure_threshold: Option<i64>,
+    /// Accepted for pasted manifests; it concerns the container's kill, which has no meaning here.
+    #[serde(rename = "terminationGracePeriodSeconds")]
+    pub _termination_grace_period_seconds: Option<IgnoredAny>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub initial_delay_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub period_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub timeout_milliseconds: Option<i64>,
+    /// libprober extension: TLS options of `httpGet` with scheme HTTPS and `grpc` with mode TLS.
+    pub tls: Option<TlsConfig>,
+    /// libprober extensions beyond the kubelet: the period while Failure is published
+    /// (HAProxy `downinter`), while results move towards a threshold (HAProxy `fastinter`),
+    /// and ± jitter on every period (Envoy `interval_jitter_percent`).
+    #[serde(default, deserialize_with = "opt_int")]
+    pub unhealthy_period_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub unhealthy_period_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub transition_period_seconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub transition_period_milliseconds: Option<i64>,
+    #[serde(default, deserialize_with = "opt_int")]
+    pub jitter_percent: Option<i64>,
+}
+
+/// The `tls:` block of a probe (a libprober extension). Without it, TLS is the kubelet's: no
+/// certificate verification.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TlsConfig {
+    /// `true`: verify the certificate against the system's roots.
+    pub verify: Option<bool>,
+    /// Verify against the CA certificates in this PEM file (relative to the file's directory).
+    pub ca_file: Option<String>,
+    pub server_name: Option<String>,
+    /// Client certificate chain and key (PEM files), both or neither.
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
+    /// `1.2` or `1.3` (a string or a YAML number).
+    #[serde(default, deserialize_with = "opt_version")]
+    pub min_version: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExecAction {
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct HttpGetAction {
+    pub host: Option<String>,
+    pub port: PortRef,
+    pub path: Option<String>,
+    pub scheme: Option<String>,
+    #[serde(default)]
+    pub http_headers: Vec<HttpHeader>,
+    /// libprober extension: statuses that are Success, such as `"200-299,418"`.
+    pub expect_status: Option<String>,
+    /// libprober extension: a regular expression the body must match.
+    pub expect_body: Option<String>,
+    /// libprober extension: keep the connection alive between runs.
+    #[serde(default)]
+    pub keep_alive: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HttpHeader {
+    pub name: String,
+    pub value: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TcpSocketAction {
+    pub host: Option<String>,
+    pub port: PortRef,
+    /// libprober extension: bytes to write once connected (`\r \n \t \\ \xHH` escapes).
+    pub send: Option<String>,
+    /// libprober extension: a regular expression the reply must match.
+    pub expect: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrpcAction {
+    /// A number: Kubernetes does not allow named ports here (a name is refused with a message).
+    pub port: PortRef,
+    pub service: Option<String>,
+    /// libprober extension: the host to probe (the kubelet always probes the pod IP).
+    pub host: Option<String>,
+    /// `Plaintext` (default, h2c) or `TLS` (KEP-4939, no certificate verification).
+    pub mode: Option<String>,
+}
+
+/// Kubernetes' IntOrString port: a number, or the name of a container port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PortRef {
+    Number(i64),
+    Name(String),
+}
+
+impl<'de> Deserialize<'de> for PortRef {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<PortRef, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = PortRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a port number or a port name")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PortRef, E> {
+                Ok(PortRef::Number(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<PortRef, E> {
+                i64::try_from(v).map(PortRef::Number).map_err(|_| port_out_of_range(v))
+            }
+            fn visit_u128<E: de::Error>(self, v: u128) -> Result<PortRef, E> {
+                Err(port_out_of_range(v))
+            }
+            fn visit_i128<E: de::Error>(self, v: i128) -> Result<PortRef, E> {
+                Err(port_out_of_range(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PortRef, E> {
+                if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) {
+                    Ok(PortRef::Number(v.parse().unwrap_or(i64::MAX)))
+                } else {
+                    Ok(PortRef::Name(v.to_string()))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A port number that no integer type of the parser holds.
+fn port_out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format_args!("invalid port {v} (expected 1 to 65535)"))
+}
+
+/// An integer too large or too small for any field (they hold 64-bit signed integers), said
+/// in words rather than with a Rust type name.
+fn int_out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
+    E::custom(format_args!(
+        "the integer {v} is out of range (at most {}, at least {})",
+        i64::MAX,
+        i64::MIN
+    ))
+}
+
+/// A required integer (`containerPort`), as [`opt_int`] reads it.
+fn int<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
+    opt_int(d)?.ok_or_else(|| de::Error::custom("expected an integer"))
+}
+
+/// An optional integer, with "expected an integer" in errors instead of a Rust type name.
+fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<i64>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an integer")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<i64>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<i64>, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<i64>, E> {
+            Ok(Some(v))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<i64>, E> {
+            i64::try_from(v).map(Some).map_err(|_| int_out_of_range(v))
+        }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<i64>, E> {
+            Err(int_out_of_range(v))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<i64>, E> {
+            Err(int_out_of_range(v))
+        }
+    }
+    d.deserialize_option(V)
+}
+
+/// An optional TLS version: `"1.3"`, or `1.3` as YAML reads it (a float), kept as text.
+fn opt_version<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a TLS version (1.2 or 1.3)")
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+            d.deserialize_any(V)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_u128<E: de::Error>(self, v: u128) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+        fn visit_i128<E: de::Error>(self, v: i128) -> Result<Option<String>, E> {
+            Ok(Some(v.to_string()))
+        }
+    }
+    d.deserialize_option(V)
+}

@@ -1,0 +1,151 @@
+//! Watch files: `targets:`, each like a container's probe fields (`name`, `env`, `ports`, the
+//! three probes), in YAML or JSON.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::LoadError;
+use crate::model::{ContainerPort, EnvVar, Probe, Probes};
+use crate::ports::{PortMap, declared_list};
+use crate::translate::{Source, TargetPlan, named_ports, plan};
+
+/// A watch file: `targets:`, each like a container's probe fields.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WatchFile {
+    pub targets: Vec<TargetDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TargetDef {
+    pub name: String,
+    #[serde(default)]
+    pub env: Vec<EnvVar>,
+    /// Named ports, as a container's `ports` (`name`, `containerPort`).
+    #[serde(default)]
+    pub ports: Vec<ContainerPort>,
+    pub startup_probe: Option<Probe>,
+    pub readiness_probe: Option<Probe>,
+    pub liveness_probe: Option<Probe>,
+}
+
+impl TargetDef {
+    pub fn probes(&self) -> Probes<'_> {
+        Probes {
+            startup: self.startup_probe.as_ref(),
+            readiness: self.readiness_probe.as_ref(),
+            liveness: self.liveness_probe.as_ref(),
+        }
+    }
+}
+
+/// Reads a watch file: JSON when `json`, else YAML. Errors carry the line and column.
+/// Relative file names in it are taken relative to `base_dir`; `host` is the host of probes
+/// that name none; `notes` collects what is worth saying without being an error.
+///
+/// # Errors
+///
+/// A one-line message for the first problem found: a YAML or JSON error with its line and
+/// column, or a field's path (`target "web": readinessProbe.httpGet.port: ...`) and what is
+/// wrong with it.
+pub fn load_watch_file(
+    text: &str,
+    json: bool,
+    host: &str,
+    port_map: &PortMap,
+    base_dir: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<TargetPlan>, LoadError> {
+    // JSON too: its nesting is held to the same limit (libyaml reads JSON as YAML; where it
+    // cannot, it stops, and serde_json reports the file as it sees it).
+    crate::yaml_limits::check(text)?;
+    let file: WatchFile = if json {
+        serde_json::from_str(text).map_err(|e| e.to_string())?
+    } else {
+        serde_norway::from_str(text).map_err(|e| e.to_string())?
+    };
+    if file.targets.is_empty() {
+        return Err(LoadError::File("targets: the list is empty".into()));
+    }
+    check_port_map(&file.targets, port_map)?;
+    let mut plans: Vec<TargetPlan> = Vec::with_capacity(file.targets.len());
+    let mut names: HashSet<&str> = HashSet::with_capacity(file.targets.len());
+    for (i, t) in file.targets.iter().enumerate() {
+        if t.name.is_empty() {
+            return Err(LoadError::File(format!("targets[{i}].name: must not be empty")));
+        }
+        if !names.insert(&t.name) {
+            return Err(LoadError::File(format!(
+                "targets[{i}].name: duplicate target name {:?}",
+                t.name
+            )));
+        }
+        let src = Source {
+            label: format!("target {:?}", t.name),
+            env: &t.env,
+            ports: &t.ports,
+            host,
+            port_map,
+            base_dir,
+        };
+        plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
+    }
+    Ok(plans)
+}
+
+/// Refuses `--port` mappings that do not fit the targets: a name that none declares, or two
+/// mappings of one port of a target.
+fn check_port_map(targets: &[TargetDef], port_map: &PortMap) -> Result<(), LoadError> {
+    if port_map.is_empty() {
+        return Ok(());
+    }
+    let declared = |name: &str| {
+        targets.iter().any(|t| t.ports.iter().any(|p| p.name.as_deref() == Some(name)))
+    };
+    if let Some(m) = port_map.unknown_name(declared) {
+        let mut names: Vec<&str> =
+            targets.iter().flat_map(|t| t.ports.iter().filter_map(|p| p.name.as_deref())).collect();
+        names.sort_unstable();
+        names.dedup();
+        return Err(LoadError::Port(format!(
+            "--port {m}: no target declares a port with this name in its ports ({})",
+            declared_list(&names)
+        )));
+    }
+    for t in targets {
+        if let Some(e) = port_map.overlap(&format!("target {:?}", t.name), &named_ports(&t.ports)) {
+            return Err(LoadError::Port(e));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_tls_files_are_noted() {
+        let yaml = "targets:\n- name: t\n  readinessProbe:\n    httpGet: {port: 1, scheme: HTTPS}\n    tls: {caFile: no-such-ca.pem, certFile: /no/such/c.pem, keyFile: /no/such/k.pem}\n";
+        let mut notes = Vec::new();
+        let plans = load_watch_file(
+            yaml,
+            false,
+            "127.0.0.1",
+            &PortMap::default(),
+            Some(Path::new("/no/dir")),
+            &mut notes,
+        )
+        .unwrap();
+        assert_eq!(plans[0].probes.len(), 1);
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert_eq!(
+            notes[0],
+            "target \"t\": readinessProbe.tls.caFile: cannot read /no/dir/no-such-ca.pem: no such file or directory; the probe's runs are unknown (never published) until it can be read"
+        );
+        assert!(notes[2].contains("tls.keyFile: cannot read /no/such/k.pem"), "{notes:?}");
+    }
+}

@@ -33,6 +33,9 @@ need go golang-go
 unformatted=$(gofmt -l bindings bench tests 2>/dev/null || true)
 [ -z "$unformatted" ] || { echo "gofmt: these files are not formatted:"; echo "$unformatted"; exit 1; }
 
+step "other platforms compile (FreeBSD)"
+bash ci/platforms.sh
+
 step "cargo test --workspace"
 cargo test --workspace --locked 2>&1
 

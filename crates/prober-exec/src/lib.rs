@@ -37,7 +37,6 @@
 use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -189,16 +188,7 @@ impl ExecProbe {
     /// environment honours (valgrind, for one, turns it into exit code 127).
     fn locate(&self) -> io::Result<PathBuf> {
         let prog = &self.argv[0];
-        let executable = |p: &Path| -> io::Result<()> {
-            let c = std::ffi::CString::new(p.as_os_str().as_bytes())
-                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-            // SAFETY: `c` is a valid NUL-terminated path; access() only reads it.
-            if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
-                Ok(())
-            } else {
-                Err(io::Error::last_os_error())
-            }
-        };
+        let executable = |p: &Path| -> io::Result<()> { sys::executable(p) };
         if prog.contains('/') {
             let p = PathBuf::from(prog);
             // Relative paths are left to the spawn: they depend on the working directory.

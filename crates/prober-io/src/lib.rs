@@ -32,6 +32,7 @@ mod pool;
 pub mod reaper;
 pub mod resolver;
 mod run;
+mod sys;
 mod workers;
 
 pub use blocking::BlockingJob;

@@ -7,7 +7,6 @@
 //! `waitpid(pid, WNOHANG)`. It never calls `waitpid(-1)`, so children of the host process are
 //! never touched.
 
-use std::io;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -43,7 +42,7 @@ pub fn adopt(pid: libc::pid_t) {
     if !r.running {
         // No thread to hand it to: wait here. The child has been sent SIGKILL, so this is short
         // unless it is stuck in the kernel; a zombie left behind would be worse.
-        let _ = waitpid(pid, 0);
+        let _ = crate::sys::waitpid(pid, 0);
         return;
     }
     r.pids.lock().push(pid);
@@ -58,19 +57,7 @@ pub fn pending() -> usize {
 /// Reaps `pid` if it has exited. True when reaped (or when it is not our child any more).
 pub fn try_reap(pid: libc::pid_t) -> bool {
     // Ok(pid): reaped; Err (ECHILD): already gone; Ok(0): still running.
-    !matches!(waitpid(pid, libc::WNOHANG), Ok(0))
-}
-
-/// `waitpid(pid, flags)` on one specific pid, its status discarded. Retried when a signal
-/// interrupts it: an EINTR taken for "gone" would leave a zombie.
-fn waitpid(pid: libc::pid_t, flags: libc::c_int) -> io::Result<libc::pid_t> {
-    crate::retry_interrupted(|| {
-        let mut status = 0;
-        // SAFETY: waitpid on a specific pid (never -1: no other child of the host is touched)
-        // with a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, flags) };
-        if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
-    })
+    !matches!(crate::sys::waitpid(pid, libc::WNOHANG), Ok(0))
 }
 
 fn run() {

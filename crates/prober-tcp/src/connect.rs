@@ -28,7 +28,6 @@
 use std::borrow::Cow;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
 use mio::Interest;
@@ -567,18 +566,6 @@ fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpStream> {
     }
 }
 
-/// Ends the connection on `stream` the way `close` with SO_LINGER 0 would (RST to the peer,
-/// queues purged, local port released) but keeps the socket for another `connect`:
-/// `connect(AF_UNSPEC)` is `tcp_disconnect` in Linux.
-fn disconnect(stream: &TcpStream) -> io::Result<()> {
-    let addr = libc::sockaddr { sa_family: libc::AF_UNSPEC as libc::sa_family_t, sa_data: [0; 14] };
-    let len = std::mem::size_of::<libc::sockaddr>() as libc::socklen_t;
-    // SAFETY: the descriptor is open for the whole call (borrowed from `stream`), and `addr` is a
-    // valid, initialised sockaddr of `len` bytes that the kernel only reads.
-    let rc = unsafe { libc::connect(stream.as_raw_fd(), &addr, len) };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
-}
-
 /// An established connection, still registered on the connector's token with
 /// READABLE | WRITABLE interest.
 #[derive(Debug)]
@@ -617,7 +604,7 @@ impl Conn {
         let ipv6 = self.peer.is_ipv6();
         if self.reusable {
             if let Some(pool) = cx.pool().filter(|p| p.has_room(ipv6)) {
-                if disconnect(&self.stream).is_ok() {
+                if crate::sys::disconnect(&self.stream).is_ok() {
                     pool.put(self.stream, ipv6);
                     return;
                 }

@@ -9,6 +9,7 @@
 
 mod connect;
 pub mod exchange;
+mod sys;
 
 use std::io;
 use std::net::SocketAddr;

@@ -2,6 +2,10 @@
 //! group kill, reaping one specific pid. Nothing here installs a signal handler, changes this
 //! process's signal mask or waits for "any child".
 //!
+//! What is Linux's own (pidfds, `close_range`, real-time signal numbers) is in `linux.rs`;
+//! `other.rs` stands in for it on the other Unix systems, which are compile-checked only
+//! (FreeBSD in CI): there the probe sweeps for its child's exit instead of polling a pidfd.
+//!
 //! The spawn is our own `posix_spawn` call rather than `std::process::Command`, because only
 //! descriptors 0, 1 and 2 may reach the command and std has no way to close the others: its
 //! `pre_exec` hook would do, but it turns std's `posix_spawn` (a `CLONE_VFORK` child that shares
@@ -13,7 +17,7 @@
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -24,6 +28,13 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use prober_io::retry_interrupted;
+
+#[cfg(target_os = "linux")]
+#[path = "linux.rs"]
+mod os;
+#[cfg(not(target_os = "linux"))]
+#[path = "other.rs"]
+mod os;
 
 /// How a child ended, read without reaping it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,19 +269,10 @@ fn open_files_limit() -> libc::c_int {
 }
 
 /// Marks every descriptor from `first` up close-on-exec. Async-signal-safe (the child of a
-/// fork): `close_range(first, ~0, CLOSE_RANGE_CLOEXEC)` (Linux 5.11); on older kernels
-/// (ENOSYS, or EINVAL for the flag) `fcntl` on each number below `bound`.
+/// fork): the system's one call for it where there is one ([`os::cloexec_range`]), else `fcntl`
+/// on each number below `bound`.
 fn cloexec_from(first: libc::c_int, bound: libc::c_int) {
-    // SAFETY: close_range takes three integers and touches no memory of ours.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            first as libc::c_uint,
-            libc::c_uint::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        )
-    };
-    if rc == 0 {
+    if os::cloexec_range(first) {
         return;
     }
     for fd in first..bound {
@@ -285,6 +287,18 @@ fn cloexec_from(first: libc::c_int, bound: libc::c_int) {
     }
 }
 
+/// Whether `path` may be executed by this process: `access(path, X_OK)`.
+pub(crate) fn executable(path: &Path) -> io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a valid NUL-terminated path; access() only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// A close-on-exec pipe whose read end (first) is nonblocking and whose write end stays
 /// blocking, as a child's stdout expects.
 pub(crate) fn output_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -294,18 +308,7 @@ pub(crate) fn output_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((read_end, write_end))
 }
 
-/// `pidfd_open(pid, 0)`: a descriptor that turns readable when `pid` exits. Always
-/// close-on-exec.
-pub(crate) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
-    // SAFETY: pidfd_open takes a pid and a flags word by value and returns a new descriptor or
-    // -1 with errno set; no memory is passed.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
-}
+pub(crate) use os::pidfd_open;
 
 /// Has child `pid` exited? Reads its status with `WNOWAIT`, so it stays a zombie (and keeps its
 /// pid and process group reserved) until [`reap`]. `Ok(None)`: still running.
@@ -350,14 +353,7 @@ pub(crate) fn signal_name(signo: i32) -> String {
     if let Ok(sig) = Signal::try_from(signo) {
         return sig.as_str().to_string();
     }
-    let (min, max) = (libc::SIGRTMIN(), libc::SIGRTMAX());
-    if signo == min {
-        "SIGRTMIN".to_string()
-    } else if (min..=max).contains(&signo) {
-        format!("SIGRTMIN+{}", signo - min)
-    } else {
-        "unknown signal".to_string()
-    }
+    os::realtime_signal_name(signo).unwrap_or_else(|| "unknown signal".to_string())
 }
 
 #[cfg(test)]

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use prober::{
-    Engine, Event, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Timings,
-    TlsOptions, TlsVerify, TlsVersion,
+    Engine, Event, Outcome, ProbeKind, ProbeResult, ProbeSpec, RedirectPolicy, TlsOptions,
+    TlsVerify, TlsVersion,
 };
-use serde::Serialize;
 
-use crate::args::{EXIT_FAILURE, EXIT_UNKNOWN, Failure, Parser, Token, escape_for_terminal};
+use crate::args::{EXIT_FAILURE, EXIT_UNKNOWN, Failure, Parser, Token};
+use crate::output::{human_line, json_line};
 use crate::signals::{self, Signals};
 use crate::{duration, usage};
 
@@ -448,118 +448,6 @@ pub fn exit_status(result: ProbeResult) -> i32 {
     }
 }
 
-/// `failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms) body: db down`.
-/// A failure ends with the first line of what the probe got (the command's output, the HTTP
-/// body, the TCP reply): that line is usually what tells why.
-pub fn human_line(o: &Outcome, duration: Duration) -> String {
-    let mut line = o.result.as_str().to_string();
-    if !o.message.is_empty() {
-        line.push_str(": ");
-        line.push_str(&escape_for_terminal(&o.message));
-    }
-    let mut details = details(o);
-    details.push(duration::human(duration));
-    line.push_str(&format!(" ({})", details.join(", ")));
-    if o.result == ProbeResult::Failure {
-        let output = o.output_lossy();
-        if let Some(first) = first_line(&output).filter(|l| !o.message.contains(l.as_ref())) {
-            let label = if o.http_status.is_some() { "body" } else { "output" };
-            line.push_str(&format!(" {label}: {}", escape_for_terminal(&first)));
-        }
-    }
-    line
-}
-
-/// How much of the output's first line a human line shows, in characters.
-const FIRST_LINE_CHARS: usize = 200;
-
-/// The first line of `output` that is not blank, without its surrounding white space, cut to
-/// [`FIRST_LINE_CHARS`] characters (with `...` when cut).
-fn first_line(output: &str) -> Option<std::borrow::Cow<'_, str>> {
-    let line = output.lines().map(str::trim).find(|l| !l.is_empty())?;
-    match line.char_indices().nth(FIRST_LINE_CHARS) {
-        None => Some(line.into()),
-        Some((end, _)) => Some(format!("{}...", &line[..end]).into()),
-    }
-}
-
-/// The short facts of an outcome for human lines: reason, HTTP status, exit code.
-pub fn details(o: &Outcome) -> Vec<String> {
-    let mut details = Vec::new();
-    if o.reason != Reason::None {
-        details.push(o.reason.as_str().to_string());
-    }
-    if let Some(s) = o.http_status {
-        details.push(format!("HTTP {s}"));
-    }
-    if let Some(c) = o.exit_code {
-        details.push(format!("exit {c}"));
-    }
-    details
-}
-
-#[derive(Serialize)]
-struct TimingsJson {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    resolve_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    connect_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tls_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    first_byte_ms: Option<f64>,
-    total_ms: f64,
-}
-
-impl From<&Timings> for TimingsJson {
-    fn from(t: &Timings) -> TimingsJson {
-        TimingsJson {
-            resolve_ms: t.resolve.map(duration::millis),
-            connect_ms: t.connect.map(duration::millis),
-            tls_ms: t.tls.map(duration::millis),
-            first_byte_ms: t.first_byte.map(duration::millis),
-            total_ms: duration::millis(t.total),
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct CheckJson<'a> {
-    result: &'static str,
-    message: &'a str,
-    output: std::borrow::Cow<'a, str>,
-    truncated: bool,
-    reason: &'static str,
-    duration_ms: f64,
-    timings: TimingsJson,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    http_status: Option<u16>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exit_code: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    output_total: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cert_not_after: Option<i64>,
-}
-
-pub fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> String {
-    let j = CheckJson {
-        result: o.result.as_str(),
-        message: &o.message,
-        output: o.output_lossy(),
-        truncated: o.truncated,
-        reason: o.reason.as_str(),
-        duration_ms: duration::millis(duration),
-        timings: TimingsJson::from(&o.timings),
-        http_status: o.http_status,
-        exit_code: o.exit_code,
-        output_total: (has_output || o.output_total > 0).then_some(o.output_total),
-        cert_not_after: o.cert_not_after,
-    };
-    serde_json::to_string(&j)
-        .unwrap_or_else(|e| format!("{{\"result\":\"unknown\",\"message\":\"{e}\"}}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -724,54 +612,5 @@ mod tests {
         assert_eq!(parse_header("X-A:  b c "), Ok(("X-A".into(), "b c".into())));
         assert_eq!(parse_header("X:a:b"), Ok(("X".into(), "a:b".into())));
         assert!(parse_header(": v").is_err());
-    }
-
-    #[test]
-    fn human_lines() {
-        let mut o = Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
-        o.http_status = Some(503);
-        assert_eq!(
-            human_line(&o, Duration::from_micros(1234)),
-            "failure: HTTP probe failed with statuscode: 503 (status, HTTP 503, 1.2ms)"
-        );
-        let mut o = Outcome::success();
-        o.exit_code = Some(0);
-        assert_eq!(human_line(&o, Duration::from_millis(1500)), "success (exit 0, 1.500s)");
-        let o = Outcome::new(
-            ProbeResult::Warning,
-            Reason::Redirect,
-            "Probe terminated redirects, Response body: a\nb",
-        );
-        assert!(
-            human_line(&o, Duration::ZERO)
-                .starts_with("warning: Probe terminated redirects, Response body: a\\nb (redirect")
-        );
-    }
-
-    #[test]
-    fn failures_show_the_first_line_of_the_output() {
-        let mut o = Outcome::failure(Reason::ExitCode, "command terminated with exit code 1");
-        o.exit_code = Some(1);
-        o.output = b"\n  database not reachable\x1b[31m \nsecond line\n".to_vec();
-        assert_eq!(
-            human_line(&o, Duration::from_millis(2)),
-            "failure: command terminated with exit code 1 (exit_code, exit 1, 2.0ms) \
-             output: database not reachable\\x1b[31m"
-        );
-        o.output = "é".repeat(300).into_bytes();
-        let line = human_line(&o, Duration::from_millis(2));
-        assert!(line.ends_with(&format!("output: {}...", "é".repeat(200))), "{line}");
-        let mut o = Outcome::failure(Reason::Status, "HTTP probe failed with statuscode: 503");
-        o.http_status = Some(503);
-        o.output = b"db down".to_vec();
-        assert!(
-            human_line(&o, Duration::ZERO).ends_with("(status, HTTP 503, 0.0ms) body: db down")
-        );
-        // Success, and output the message already quotes, are not repeated.
-        o.result = ProbeResult::Success;
-        assert!(human_line(&o, Duration::ZERO).ends_with("0.0ms)"));
-        let mut o = Outcome::failure(Reason::Body, "body did not match: db down");
-        o.output = b"db down".to_vec();
-        assert!(human_line(&o, Duration::ZERO).ends_with("0.0ms)"));
     }
 }

@@ -13,7 +13,9 @@ mod check;
 mod duration;
 mod extensions;
 mod metrics;
+mod output;
 mod signals;
+mod target_state;
 mod usage;
 mod watch;
 

@@ -1,0 +1,117 @@
+//! What `prober watch` knows of each target: its published values (for the started, ready
+//! and live flags) and what its runs said (for the explanations).
+
+use prober::{Outcome, ProbeResult, Role};
+
+use crate::metrics::Metrics;
+
+/// A target's published values, for the started / ready / live summary, and what its runs
+/// said, for the explanations.
+#[derive(Debug)]
+pub(crate) struct TargetState {
+    pub(crate) name: String,
+    pub(crate) has: [bool; 3],
+    pub(crate) value: [ProbeResult; 3],
+    /// Each role's last run result (`None` before its first run).
+    pub(crate) last_run: [Option<ProbeResult>; 3],
+    /// Each role's last run that did not succeed: what the summary explains.
+    pub(crate) last_bad: [Option<Box<Outcome>>; 3],
+}
+
+/// A run that did not succeed: `Failure`, or `Unknown` (the probe could not run).
+pub(crate) fn failing(r: ProbeResult) -> bool {
+    matches!(r, ProbeResult::Failure | ProbeResult::Unknown)
+}
+
+impl TargetState {
+    pub(crate) fn new(name: String, has: [bool; 3]) -> TargetState {
+        TargetState {
+            name,
+            has,
+            value: [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
+            last_run: [None; 3],
+            last_bad: [None, None, None],
+        }
+    }
+
+    pub(crate) fn started(&self) -> bool {
+        !self.has[Role::Startup.index()]
+            || self.value[Role::Startup.index()] == ProbeResult::Success
+    }
+
+    pub(crate) fn ready(&self) -> bool {
+        let r = Role::Readiness.index();
+        self.started() && (!self.has[r] || self.value[r] == ProbeResult::Success)
+    }
+
+    pub(crate) fn live(&self) -> bool {
+        let l = Role::Liveness.index();
+        !self.has[l] || self.value[l] == ProbeResult::Success
+    }
+
+    pub(crate) fn flags(&self) -> String {
+        let yn = |b: bool| if b { "yes" } else { "no" };
+        format!(
+            "started={} ready={} live={}",
+            yn(self.started()),
+            yn(self.ready()),
+            yn(self.live())
+        )
+    }
+
+    /// The roles the summary explains: those whose published value or last run is not a
+    /// success.
+    pub(crate) fn not_success(&self) -> impl Iterator<Item = Role> + '_ {
+        Role::ALL.into_iter().filter(|r| {
+            let i = r.index();
+            self.has[i]
+                && (self.value[i] != ProbeResult::Success || self.last_run[i].is_some_and(failing))
+        })
+    }
+
+    /// Whether `outcome`, the next run of `role`, is the first failing run of a streak (the
+    /// first run, or the first after a success).
+    pub(crate) fn starts_streak(&self, role: Role, outcome: &Outcome) -> bool {
+        failing(outcome.result) && !self.last_run[role.index()].is_some_and(failing)
+    }
+
+    /// Records a run (a failing one is kept for the summary).
+    pub(crate) fn record_run(&mut self, role: Role, outcome: Box<Outcome>) {
+        let i = role.index();
+        self.last_run[i] = Some(outcome.result);
+        if failing(outcome.result) {
+            self.last_bad[i] = Some(outcome);
+        }
+    }
+
+    pub(crate) fn publish_metrics(&self, m: &Metrics) {
+        m.record_state(&self.name, self.started(), self.ready(), self.live());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(has: [bool; 3], value: [ProbeResult; 3]) -> TargetState {
+        TargetState { value, ..TargetState::new("t".into(), has) }
+    }
+
+    #[test]
+    fn readiness_rules() {
+        use ProbeResult::{Failure as F, Success as S, Unknown as U};
+        // No probes: started, ready, live.
+        assert_eq!(state([false; 3], [U, F, S]).flags(), "started=yes ready=yes live=yes");
+        // Startup pending: not started, so not ready even without a readiness probe.
+        assert_eq!(state([true, false, false], [U, F, S]).flags(), "started=no ready=no live=yes");
+        assert_eq!(
+            state([true, false, false], [S, F, S]).flags(),
+            "started=yes ready=yes live=yes"
+        );
+        assert_eq!(state([false, true, true], [U, F, F]).flags(), "started=yes ready=no live=no");
+        assert_eq!(
+            state([false, true, false], [U, S, S]).flags(),
+            "started=yes ready=yes live=yes"
+        );
+    }
+}

@@ -1,6 +1,10 @@
 /* A panic inside Rust comes back as PROBER_E_PANIC and the process goes on. */
 #include "testutil.h"
 
+/* The test-only hook of the test-panic build (never in a shipped library, so not in the
+ * public header). */
+prober_status prober__test_panic(void);
+
 int main(void) {
   CHECK_STATUS(prober__test_panic(), PROBER_E_PANIC);
   CHECK(str_has(prober_last_error(), "panic"));

@@ -8,7 +8,9 @@ need_cargo
 need_cbindgen
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
-cbindgen --quiet --config crates/prober-ffi/cbindgen.toml --crate prober-ffi --output "$tmp"
+# cbindgen reads prober-ffi after macro expansion (its C enums are macro tables), which needs
+# rustc's nightly flags: RUSTC_BOOTSTRAP lets the stable compiler accept them.
+RUSTC_BOOTSTRAP=1 cbindgen --quiet --config crates/prober-ffi/cbindgen.toml --crate prober-ffi --output "$tmp"
 if [ "${1:-}" = "--check" ]; then
   if ! diff -u include/prober.h "$tmp"; then
     echo "include/prober.h is out of date: run ci/header.sh and commit the result" >&2

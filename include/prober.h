@@ -650,13 +650,6 @@ uint32_t prober_version_num(void);
  */
 uint32_t prober_abi_version(void);
 
-#if defined(PROBER_TEST_PANIC)
-/**
- * Test-only: panics inside Rust, to prove the boundary turns it into `PROBER_E_PANIC`.
- */
-prober_status prober__test_panic(void);
-#endif
-
 /**
  * Creates an engine (one epoll instance, no thread). Free it with `prober_engine_free`.
  *

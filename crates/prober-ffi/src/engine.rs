@@ -9,7 +9,7 @@ use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
 use prober_core::Role;
 
 use crate::outcome::{
-    micros, prober_outcome, prober_timings, reason_code, result_code, timings_of,
+    micros, prober_outcome, prober_reason, prober_result, prober_timings, timings_of,
 };
 use crate::ptr::{BoxedHandle, Out, out_slice_from_ptr};
 use crate::spec::{prober_spec, spec_status};
@@ -539,20 +539,20 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
             out.kind = prober_event_kind::PROBER_EVENT_STATE as u32;
             out.target = target;
             out.role = role as u32;
-            out.result = result_code(result);
+            out.result = prober_result::code_of(result);
             outcome
         }
         Event::Check { tag, outcome } => {
             out.kind = prober_event_kind::PROBER_EVENT_CHECK as u32;
             out.tag = tag;
-            out.result = result_code(outcome.result);
+            out.result = prober_result::code_of(outcome.result);
             Some(outcome)
         }
         Event::Run { target, role, outcome, late_us } => {
             out.kind = prober_event_kind::PROBER_EVENT_RUN as u32;
             out.target = target;
             out.role = role as u32;
-            out.result = result_code(outcome.result);
+            out.result = prober_result::code_of(outcome.result);
             out.late_us = late_us;
             Some(outcome)
         }
@@ -561,7 +561,7 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
     if let Some(o) = outcome {
         let o = prober_outcome::new(*o);
         out.has_outcome = true;
-        out.reason = reason_code(o.outcome.reason);
+        out.reason = prober_reason::code_of(o.outcome.reason);
         out.duration_us = micros(o.outcome.timings.total);
         out.output_total = o.outcome.output_total;
         out.http_status = o.outcome.http_status.map_or(0, u32::from);
@@ -655,7 +655,7 @@ pub unsafe extern "C" fn prober_engine_published(
         let result = Out::try_from_ptr(result, "result")?;
         eng.enter(|i| {
             let v = i.engine.published(target_id, role_of(role)?).map_err(engine_error)?;
-            result.write(result_code(v));
+            result.write(prober_result::code_of(v));
             Ok(())
         })
     })

@@ -19,6 +19,7 @@
 #![allow(non_camel_case_types)]
 
 mod engine;
+mod enums;
 mod expect;
 mod outcome;
 mod ptr;
@@ -146,7 +147,8 @@ pub extern "C" fn prober_abi_version() -> u32 {
     1
 }
 
-/// Test-only: panics inside Rust, to prove the boundary turns it into `PROBER_E_PANIC`.
+/// Test-only: panics inside Rust, to prove the boundary turns it into `PROBER_E_PANIC`. Not in
+/// the public header: the C test declares it.
 #[cfg(feature = "test-panic")]
 #[unsafe(no_mangle)]
 pub extern "C" fn prober__test_panic() -> prober_status {

@@ -6,24 +6,25 @@ use std::time::Duration;
 
 use prober_core::{Outcome, ProbeResult, Reason};
 
+use crate::enums::c_enum;
 use crate::ptr::{BoxedHandle, Out};
 use crate::spec::prober_spec;
 use crate::status::*;
 use crate::{guard, guard_status, nul_terminated, prober_str};
 
-/// Probe results (the kubelet's four).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_result {
-    /// The target answered as healthy (for example: it accepted the connection, an HTTP 2xx,
-    /// exit code 0, gRPC SERVING).
-    PROBER_RESULT_SUCCESS = 0,
-    /// Logically a success: an HTTP 3xx that was not followed.
-    PROBER_RESULT_WARNING = 1,
-    /// The target answered as unhealthy, or did not answer in time (the reason says how).
-    PROBER_RESULT_FAILURE = 2,
-    /// The probe could not be run (see the message).
-    PROBER_RESULT_UNKNOWN = 3,
+c_enum! {
+    /// Probe results (the kubelet's four).
+    pub enum prober_result of ProbeResult, default PROBER_RESULT_UNKNOWN {
+        /// The target answered as healthy (for example: it accepted the connection, an HTTP 2xx,
+        /// exit code 0, gRPC SERVING).
+        PROBER_RESULT_SUCCESS = 0 => Success,
+        /// Logically a success: an HTTP 3xx that was not followed.
+        PROBER_RESULT_WARNING = 1 => Warning,
+        /// The target answered as unhealthy, or did not answer in time (the reason says how).
+        PROBER_RESULT_FAILURE = 2 => Failure,
+        /// The probe could not be run (see the message).
+        PROBER_RESULT_UNKNOWN = 3 => Unknown,
+    }
 }
 
 /// Probe roles of a target's workers.
@@ -38,57 +39,57 @@ pub enum prober_role {
     PROBER_ROLE_LIVENESS = 2,
 }
 
-/// Machine-readable causes of an outcome. Numbers are never reused.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_reason {
-    /// Nothing went wrong (Success), or no more specific reason applies.
-    PROBER_REASON_NONE = 0,
-    /// The connection was refused (an RST in answer to the SYN).
-    PROBER_REASON_REFUSED = 1,
-    /// The probe's deadline passed (connect, headers, body, or command).
-    PROBER_REASON_TIMEOUT = 2,
-    /// The peer reset the connection after it was established.
-    PROBER_REASON_RESET = 3,
-    /// Network or host unreachable, or another connect error.
-    PROBER_REASON_UNREACHABLE = 4,
-    /// The host name could not be resolved.
-    PROBER_REASON_DNS = 5,
-    /// An HTTP status outside 200..=399, or outside the set given to
-    /// `prober_spec_set_expect_status`.
-    PROBER_REASON_STATUS = 6,
-    /// A 3xx response that was not followed (Warning).
-    PROBER_REASON_REDIRECT = 7,
-    /// More than 10 redirects.
-    PROBER_REASON_TOO_MANY_REDIRECTS = 8,
-    /// The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
-    /// oversized head, bad framing, a Location that is not a URL).
-    PROBER_REASON_PROTOCOL = 9,
-    /// The body ended before its declared end.
-    PROBER_REASON_BROKEN_BODY = 10,
-    /// The command exited with a non-zero status.
-    PROBER_REASON_EXIT_CODE = 11,
-    /// The command was ended by a signal it did not get from the library.
-    PROBER_REASON_SIGNAL = 12,
-    /// The command could not be started (no such file, permission denied, ...).
-    PROBER_REASON_SPAWN = 13,
-    /// The probe needs a feature this build lacks.
-    PROBER_REASON_UNSUPPORTED = 14,
-    /// Another I/O error of the local system (running out of something is
-    /// `PROBER_REASON_RESOURCE`).
-    PROBER_REASON_IO = 15,
-    /// The probe was cancelled before it finished (target removed, engine freed).
-    PROBER_REASON_CANCELLED = 16,
-    /// The TLS handshake or certificate verification failed, or TLS files were unusable.
-    PROBER_REASON_TLS = 17,
-    /// A probe's own code failed inside the library (a caught panic); the run is Unknown and
-    /// the message holds the panic's text. The engine and every other target go on.
-    PROBER_REASON_INTERNAL = 18,
-    /// The node ran out of descriptors, buffer space, memory, threads or processes; always
-    /// Unknown, never counted against the target.
-    PROBER_REASON_RESOURCE = 19,
-    /// The HTTP body (or a TCP reply) did not match the expected regular expression.
-    PROBER_REASON_BODY = 20,
+c_enum! {
+    /// Machine-readable causes of an outcome. Numbers are never reused.
+    pub enum prober_reason of Reason, default PROBER_REASON_NONE {
+        /// Nothing went wrong (Success), or no more specific reason applies.
+        PROBER_REASON_NONE = 0 => None,
+        /// The connection was refused (an RST in answer to the SYN).
+        PROBER_REASON_REFUSED = 1 => Refused,
+        /// The probe's deadline passed (connect, headers, body, or command).
+        PROBER_REASON_TIMEOUT = 2 => Timeout,
+        /// The peer reset the connection after it was established.
+        PROBER_REASON_RESET = 3 => Reset,
+        /// Network or host unreachable, or another connect error.
+        PROBER_REASON_UNREACHABLE = 4 => Unreachable,
+        /// The host name could not be resolved.
+        PROBER_REASON_DNS = 5 => Dns,
+        /// An HTTP status outside 200..=399, or outside the set given to
+        /// `prober_spec_set_expect_status`.
+        PROBER_REASON_STATUS = 6 => Status,
+        /// A 3xx response that was not followed (Warning).
+        PROBER_REASON_REDIRECT = 7 => Redirect,
+        /// More than 10 redirects.
+        PROBER_REASON_TOO_MANY_REDIRECTS = 8 => TooManyRedirects,
+        /// The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
+        /// oversized head, bad framing, a Location that is not a URL).
+        PROBER_REASON_PROTOCOL = 9 => Protocol,
+        /// The body ended before its declared end.
+        PROBER_REASON_BROKEN_BODY = 10 => BrokenBody,
+        /// The command exited with a non-zero status.
+        PROBER_REASON_EXIT_CODE = 11 => ExitCode,
+        /// The command was ended by a signal it did not get from the library.
+        PROBER_REASON_SIGNAL = 12 => Signal,
+        /// The command could not be started (no such file, permission denied, ...).
+        PROBER_REASON_SPAWN = 13 => Spawn,
+        /// The probe needs a feature this build lacks.
+        PROBER_REASON_UNSUPPORTED = 14 => Unsupported,
+        /// Another I/O error of the local system (running out of something is
+        /// `PROBER_REASON_RESOURCE`).
+        PROBER_REASON_IO = 15 => Io,
+        /// The probe was cancelled before it finished (target removed, engine freed).
+        PROBER_REASON_CANCELLED = 16 => Cancelled,
+        /// The TLS handshake or certificate verification failed, or TLS files were unusable.
+        PROBER_REASON_TLS = 17 => Tls,
+        /// A probe's own code failed inside the library (a caught panic); the run is Unknown and
+        /// the message holds the panic's text. The engine and every other target go on.
+        PROBER_REASON_INTERNAL = 18 => Internal,
+        /// The node ran out of descriptors, buffer space, memory, threads or processes; always
+        /// Unknown, never counted against the target.
+        PROBER_REASON_RESOURCE = 19 => Resource,
+        /// The HTTP body (or a TCP reply) did not match the expected regular expression.
+        PROBER_REASON_BODY = 20 => Body,
+    }
 }
 
 /// Where the time of one run went, in microseconds; -1 for a phase that did not happen. Each
@@ -174,77 +175,6 @@ pub(crate) fn timings_of(t: Option<&prober_core::Timings>) -> prober_timings {
     }
 }
 
-/// The C value of a result. The match is exhaustive, so a new Rust result does not build
-/// until it has its C name; the assertions below keep the numbers equal.
-pub(crate) fn result_code(r: ProbeResult) -> u32 {
-    use prober_result::*;
-    (match r {
-        ProbeResult::Success => PROBER_RESULT_SUCCESS,
-        ProbeResult::Warning => PROBER_RESULT_WARNING,
-        ProbeResult::Failure => PROBER_RESULT_FAILURE,
-        ProbeResult::Unknown => PROBER_RESULT_UNKNOWN,
-    }) as u32
-}
-
-/// The C value of a reason. [`Reason`] is `#[non_exhaustive]`: a reason this build has no C
-/// name for maps to `PROBER_REASON_NONE`, the generic "no more specific reason" value.
-pub(crate) fn reason_code(r: Reason) -> u32 {
-    use prober_reason::*;
-    (match r {
-        Reason::None => PROBER_REASON_NONE,
-        Reason::Refused => PROBER_REASON_REFUSED,
-        Reason::Timeout => PROBER_REASON_TIMEOUT,
-        Reason::Reset => PROBER_REASON_RESET,
-        Reason::Unreachable => PROBER_REASON_UNREACHABLE,
-        Reason::Dns => PROBER_REASON_DNS,
-        Reason::Status => PROBER_REASON_STATUS,
-        Reason::Redirect => PROBER_REASON_REDIRECT,
-        Reason::TooManyRedirects => PROBER_REASON_TOO_MANY_REDIRECTS,
-        Reason::Protocol => PROBER_REASON_PROTOCOL,
-        Reason::BrokenBody => PROBER_REASON_BROKEN_BODY,
-        Reason::ExitCode => PROBER_REASON_EXIT_CODE,
-        Reason::Signal => PROBER_REASON_SIGNAL,
-        Reason::Spawn => PROBER_REASON_SPAWN,
-        Reason::Unsupported => PROBER_REASON_UNSUPPORTED,
-        Reason::Io => PROBER_REASON_IO,
-        Reason::Cancelled => PROBER_REASON_CANCELLED,
-        Reason::Tls => PROBER_REASON_TLS,
-        Reason::Internal => PROBER_REASON_INTERNAL,
-        Reason::Resource => PROBER_REASON_RESOURCE,
-        Reason::Body => PROBER_REASON_BODY,
-        _ => PROBER_REASON_NONE,
-    }) as u32
-}
-
-/// Every reason, so that a C number can be turned back into one: `REASONS[n]` has number `n`
-/// (checked by the test below).
-const REASONS: [Reason; 21] = [
-    Reason::None,
-    Reason::Refused,
-    Reason::Timeout,
-    Reason::Reset,
-    Reason::Unreachable,
-    Reason::Dns,
-    Reason::Status,
-    Reason::Redirect,
-    Reason::TooManyRedirects,
-    Reason::Protocol,
-    Reason::BrokenBody,
-    Reason::ExitCode,
-    Reason::Signal,
-    Reason::Spawn,
-    Reason::Unsupported,
-    Reason::Io,
-    Reason::Cancelled,
-    Reason::Tls,
-    Reason::Internal,
-    Reason::Resource,
-    Reason::Body,
-];
-
-const RESULTS: [ProbeResult; 4] =
-    [ProbeResult::Success, ProbeResult::Warning, ProbeResult::Failure, ProbeResult::Unknown];
-
 /// NUL-terminated copies of `names`, made on first use and kept for the life of the process
 /// (the names are Rust's, so C and the `prober` command can never print different ones).
 fn c_names(
@@ -261,7 +191,7 @@ fn c_names(
 pub extern "C" fn prober_result_name(result: u32) -> *const c_char {
     static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
     guard(c"invalid result".as_ptr(), || {
-        let names = c_names(&NAMES, RESULTS.iter().map(|r| r.as_str()));
+        let names = c_names(&NAMES, prober_result::ALL.iter().map(|r| r.as_str()));
         names.get(result as usize).map_or(c"invalid result".as_ptr(), |n| n.as_ptr())
     })
 }
@@ -273,41 +203,9 @@ pub extern "C" fn prober_result_name(result: u32) -> *const c_char {
 pub extern "C" fn prober_reason_name(reason: u32) -> *const c_char {
     static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
     guard(c"invalid reason".as_ptr(), || {
-        let names = c_names(&NAMES, REASONS.iter().map(|r| r.as_str()));
+        let names = c_names(&NAMES, prober_reason::ALL.iter().map(|r| r.as_str()));
         names.get(reason as usize).map_or(c"invalid reason".as_ptr(), |n| n.as_ptr())
     })
-}
-
-/// The Rust and C numbers are one ABI: checked when the library is compiled.
-macro_rules! same_numbers {
-    ($($rust:expr => $c:expr),* $(,)?) => { $(const _: () = assert!($rust as u32 == $c as u32);)* };
-}
-same_numbers! {
-    ProbeResult::Success => prober_result::PROBER_RESULT_SUCCESS,
-    ProbeResult::Warning => prober_result::PROBER_RESULT_WARNING,
-    ProbeResult::Failure => prober_result::PROBER_RESULT_FAILURE,
-    ProbeResult::Unknown => prober_result::PROBER_RESULT_UNKNOWN,
-    Reason::None => prober_reason::PROBER_REASON_NONE,
-    Reason::Refused => prober_reason::PROBER_REASON_REFUSED,
-    Reason::Timeout => prober_reason::PROBER_REASON_TIMEOUT,
-    Reason::Reset => prober_reason::PROBER_REASON_RESET,
-    Reason::Unreachable => prober_reason::PROBER_REASON_UNREACHABLE,
-    Reason::Dns => prober_reason::PROBER_REASON_DNS,
-    Reason::Status => prober_reason::PROBER_REASON_STATUS,
-    Reason::Redirect => prober_reason::PROBER_REASON_REDIRECT,
-    Reason::TooManyRedirects => prober_reason::PROBER_REASON_TOO_MANY_REDIRECTS,
-    Reason::Protocol => prober_reason::PROBER_REASON_PROTOCOL,
-    Reason::BrokenBody => prober_reason::PROBER_REASON_BROKEN_BODY,
-    Reason::ExitCode => prober_reason::PROBER_REASON_EXIT_CODE,
-    Reason::Signal => prober_reason::PROBER_REASON_SIGNAL,
-    Reason::Spawn => prober_reason::PROBER_REASON_SPAWN,
-    Reason::Unsupported => prober_reason::PROBER_REASON_UNSUPPORTED,
-    Reason::Io => prober_reason::PROBER_REASON_IO,
-    Reason::Cancelled => prober_reason::PROBER_REASON_CANCELLED,
-    Reason::Tls => prober_reason::PROBER_REASON_TLS,
-    Reason::Internal => prober_reason::PROBER_REASON_INTERNAL,
-    Reason::Resource => prober_reason::PROBER_REASON_RESOURCE,
-    Reason::Body => prober_reason::PROBER_REASON_BODY,
 }
 
 /// Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores
@@ -346,7 +244,9 @@ pub unsafe extern "C" fn prober_outcome_free(o: *mut prober_outcome) {
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 {
-    guard(3, || prober_outcome::ref_from_ptr(o).map_or(3, |o| result_code(o.outcome.result)))
+    guard(3, || {
+        prober_outcome::ref_from_ptr(o).map_or(3, |o| prober_result::code_of(o.outcome.result))
+    })
 }
 
 /// The reason (`PROBER_REASON_*`); `PROBER_REASON_NONE` for NULL.
@@ -355,7 +255,9 @@ pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 {
-    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| reason_code(o.outcome.reason)))
+    guard(0, || {
+        prober_outcome::ref_from_ptr(o).map_or(0, |o| prober_reason::code_of(o.outcome.reason))
+    })
 }
 
 /// The message, in the kubelet's wording; valid while the outcome lives. Empty for NULL.
@@ -450,11 +352,13 @@ mod tests {
 
     #[test]
     fn tables_are_indexed_by_number() {
-        for (i, r) in REASONS.iter().enumerate() {
-            assert_eq!(reason_code(*r) as usize, i);
+        for (i, r) in prober_reason::ALL.iter().enumerate() {
+            assert_eq!(prober_reason::code_of(*r) as usize, i);
+            assert_eq!(prober_reason::from_code(i as u32), Some(*r));
         }
-        for (i, r) in RESULTS.iter().enumerate() {
-            assert_eq!(result_code(*r) as usize, i);
+        for (i, r) in prober_result::ALL.iter().enumerate() {
+            assert_eq!(prober_result::code_of(*r) as usize, i);
+            assert_eq!(prober_result::from_code(i as u32), Some(*r));
         }
     }
 }

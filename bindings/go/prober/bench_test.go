@@ -56,7 +56,7 @@ func BenchmarkEngineSubmitTCP(b *testing.B) {
 	tag := uint64(0)
 	for b.Loop() {
 		tag++
-		if err := e.Submit(spec, tag); err != nil {
+		if err := e.Submit(context.Background(), spec, tag); err != nil {
 			b.Fatal(err)
 		}
 		for ev := range e.Events() {
@@ -94,7 +94,7 @@ func BenchmarkEngineSubmitTCPBatch100(b *testing.B) {
 	pending := 0
 	for b.Loop() {
 		tag++
-		if err := e.Submit(spec, tag); err != nil {
+		if err := e.Submit(context.Background(), spec, tag); err != nil {
 			b.Fatal(err)
 		}
 		if pending++; pending == 100 {

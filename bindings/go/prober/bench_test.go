@@ -10,7 +10,8 @@ import (
 	"github.com/libprober/prober/bindings/go/prober"
 )
 
-// Check of a TCP probe against the prober-target server (private engine per call, RST close).
+// Check of a TCP probe against the prober-target server (the package's shared engine, RST
+// close).
 func BenchmarkCheckTCP(b *testing.B) {
 	ctx := context.Background()
 	spec := prober.TCP("127.0.0.1", targetPort)

@@ -22,8 +22,9 @@ func sharedEngine() (*Engine, error) {
 	if shared.e != nil && shared.e.Err() == nil {
 		return shared.e, nil
 	}
-	// Nobody receives its events: it has no workers, and Check's results do not go to Events.
-	e, err := newEngine(WithEventBuffer(0))
+	// Nobody receives its events, and none is sent: it has no workers, and the results of
+	// Check go to their callers, not to Events.
+	e, err := newEngine()
 	if err != nil {
 		return nil, err
 	}

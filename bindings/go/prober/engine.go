@@ -836,8 +836,9 @@ func (d *driver) turn() bool {
 		for i := range int(l.n) {
 			d.batch = append(d.batch, eventOf(&l.ev[i]))
 		}
+		handed := false
 		if refused > 0 || synth > 0 || d.hasCheck(first) {
-			d.finishChecks(first)
+			handed = d.finishChecks(first)
 		}
 		failed := l.rc != C.PROBER_OK
 		if failed {
@@ -845,13 +846,14 @@ func (d *driver) turn() bool {
 		}
 		timeout := int64(l.timeout_ms)
 		c.mu.Unlock()
-		delivered := len(d.batch) > first
+		delivered := len(d.batch) > first || handed
 		if !d.deliver() || failed {
 			return false
 		}
 		if delivered {
-			// Let the receivers run before the next turn: what they Submit in response to
-			// these events is then started by that one turn, not trickled over several.
+			// Let the receivers (and Check's callers) run before the next turn: what they
+			// Submit in response is then started by that one turn, not trickled over several
+			// or left for a wake-up from sleep.
 			runtime.Gosched()
 		}
 		if timeout != 0 {
@@ -872,8 +874,8 @@ func (d *driver) hasCheck(first int) bool {
 // finishChecks takes the check events made here (synth), and matches the check events of
 // batch[first:] with their one-shot probes: Check's go to its caller and leave the batch,
 // Submit's get the caller's tag back (and the context's error). Events of probes nobody waits
-// for any more are dropped.
-func (d *driver) finishChecks(first int) {
+// for any more are dropped. True when a result went to a Check's caller.
+func (d *driver) finishChecks(first int) (handed bool) {
 	c := d.c
 	c.qmu.Lock()
 	d.batch = append(d.batch, c.synth...)
@@ -895,6 +897,7 @@ func (d *driver) finishChecks(first int) {
 			}
 			if p.w != nil {
 				p.w <- checkResult{out: ev.Outcome, err: ev.Err}
+				handed = true
 				continue
 			}
 			ev.Tag = p.tag
@@ -905,6 +908,7 @@ func (d *driver) finishChecks(first int) {
 	clear(d.batch[kept:])
 	d.batch = d.batch[:kept]
 	c.qmu.Unlock()
+	return handed
 }
 
 // sleep waits in gp_loop_sleep unless something is queued or a method asked for a turn.

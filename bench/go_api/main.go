@@ -13,6 +13,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net"
@@ -48,6 +49,7 @@ func main() {
 		os.Exit(1)
 	}
 	spec := prober.TCP(host, port)
+	ctx := context.Background()
 
 	var r0, r1 syscall.Rusage
 	t0 := time.Now()
@@ -55,7 +57,7 @@ func main() {
 	submitted, done, ok := 0, 0, 0
 	firstFailure := ""
 	submit := func() {
-		if err := e.Submit(spec, uint64(submitted)); err != nil {
+		if err := e.Submit(ctx, spec, uint64(submitted)); err != nil {
 			fmt.Fprintf(os.Stderr, "go_api: Submit: %v\n", err)
 			os.Exit(1)
 		}

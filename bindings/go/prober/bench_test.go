@@ -10,7 +10,8 @@ import (
 	"github.com/libprober/prober/bindings/go/prober"
 )
 
-// Check of a TCP probe against the prober-target server (private engine per call, RST close).
+// Check of a TCP probe against the prober-target server (the package's shared engine, RST
+// close).
 func BenchmarkCheckTCP(b *testing.B) {
 	ctx := context.Background()
 	spec := prober.TCP("127.0.0.1", targetPort)
@@ -56,7 +57,7 @@ func BenchmarkEngineSubmitTCP(b *testing.B) {
 	tag := uint64(0)
 	for b.Loop() {
 		tag++
-		if err := e.Submit(spec, tag); err != nil {
+		if err := e.Submit(context.Background(), spec, tag); err != nil {
 			b.Fatal(err)
 		}
 		for ev := range e.Events() {
@@ -94,7 +95,7 @@ func BenchmarkEngineSubmitTCPBatch100(b *testing.B) {
 	pending := 0
 	for b.Loop() {
 		tag++
-		if err := e.Submit(spec, tag); err != nil {
+		if err := e.Submit(context.Background(), spec, tag); err != nil {
 			b.Fatal(err)
 		}
 		if pending++; pending == 100 {

@@ -8,75 +8,53 @@ import (
 	"sync"
 )
 
-// Check runs spec once and returns its outcome. A probe that fails is not an error: the
-// failure is in the Outcome. The error is an *Error when spec is invalid, or ctx.Err() when
-// ctx ends first; the probe is then cancelled at once (its socket closed, its command and
+// shared is the engine of the package-level Check, started by the first call.
+var shared struct {
+	mu sync.Mutex
+	e  *Engine
+}
+
+// sharedEngine is the package's engine for Check: made on first use, and made again if it
+// failed. It is never closed.
+func sharedEngine() (*Engine, error) {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.e != nil && shared.e.Err() == nil {
+		return shared.e, nil
+	}
+	// Nobody receives its events, and none is sent: it has no workers, and the results of
+	// Check go to their callers, not to Events.
+	e, err := newEngine()
+	if err != nil {
+		return nil, err
+	}
+	shared.e = e
+	return e, nil
+}
+
+// Check runs spec once and returns its outcome, with every timing and the certificate
+// expiry. A probe that fails is not an error: the failure is in the Outcome. The error is an
+// *Error when spec is invalid (errors.Is(err, ErrInvalidSpec)), or one that wraps ctx.Err()
+// when ctx ends first; the probe is then cancelled at once (its socket closed, its command and
 // the command's process group killed and reaped).
 //
-// Each call runs the probe on a private libprober engine, waiting for it in one cgo call
-// that ctx's cancellation interrupts (prober_engine_wakeup); the call holds an OS thread for
-// the probe's duration, like a blocking system call. To run very many probes at once, use an
-// Engine and Submit, which runs them all on one thread.
-//
-// The Outcome reports the total duration but not the timings of the phases nor the
-// certificate expiry; CheckBlocking does.
+// Every call runs on one engine that the package starts on first use and shares: one
+// goroutine and, while it waits for I/O, one OS thread, however many Checks run at once.
+// Programs with an Engine can use Engine.Check, which runs on theirs.
 func Check(ctx context.Context, spec Spec) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
-		return Outcome{}, err
+		return Outcome{}, cancelled(err)
 	}
-	cs, err := newCSpec(&spec)
+	e, err := sharedEngine()
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer C.prober_spec_free(cs)
-
-	var cerr C.gp_err
-	var c *C.gp_check
-	if rc := C.gp_check_start(cs, &c, &cerr); rc != C.PROBER_OK {
-		return Outcome{}, newError(rc, &cerr)
-	}
-
-	// gp_check_cancel may run on any thread, but only while c lives: the mutex orders it
-	// before gp_check_free.
-	var mu sync.Mutex
-	freed := false
-	stop := func() bool { return true }
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() {
-			mu.Lock()
-			if !freed {
-				C.gp_check_cancel(c)
-			}
-			mu.Unlock()
-		})
-	}
-
-	var rc C.prober_status
-	got := C.gp_check_run(c, &rc, &cerr)
-	var out Outcome
-	if got == 1 {
-		out = outcomeOfEvent(&c.ev) // copied before the engine (and the views) go away
-	}
-	stop()
-	mu.Lock()
-	freed = true
-	C.gp_check_free(c)
-	mu.Unlock()
-
-	switch got {
-	case 1:
-		return out, nil
-	case 0:
-		return Outcome{}, ctx.Err()
-	default:
-		return Outcome{}, newError(rc, &cerr)
-	}
+	return e.Check(ctx, spec)
 }
 
 // CheckBlocking runs spec once on the calling goroutine's thread (prober_check) and returns
-// the full outcome, timings of every phase and certificate expiry included. It cannot be
-// cancelled: it returns within the spec's timeout (plus the time to reap a killed command).
-// Prefer Check where a context applies.
+// its outcome. It cannot be cancelled: it returns within the spec's timeout (plus the time to
+// reap a killed command), holding an OS thread meanwhile. Prefer Check.
 func CheckBlocking(spec Spec) (Outcome, error) {
 	cs, err := newCSpec(&spec)
 	if err != nil {

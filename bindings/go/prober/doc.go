@@ -6,10 +6,11 @@
 //
 // Check runs one probe and honours its context: when the context ends first the probe is
 // cancelled (socket closed, command and its process group killed and reaped) and Check
-// returns ctx.Err(). A probe that fails is not an error; its Outcome says Failure and why.
+// returns an error wrapping ctx.Err(). A probe that fails is not an error; its Outcome says
+// Failure and why. Every Check runs on one engine that the package starts on first use.
 //
 //	o, err := prober.Check(ctx, prober.HTTP("http://127.0.0.1:8080/healthz"))
-//	if err != nil { ... }          // invalid spec (*prober.Error), or ctx.Err()
+//	if err != nil { ... }          // invalid spec (ErrInvalidSpec), or ctx ended
 //	if !o.Result.OK() { log.Print(o.Message) }
 //
 // A Spec is a plain value, built with TCP, HTTP, Exec or GRPC or as a struct literal; zero
@@ -18,17 +19,27 @@
 // # Engines
 //
 // An Engine runs periodic workers (startup, readiness and liveness probes of targets) and
-// one-shot Submits on one libprober engine, driven by one goroutine that turns the engine in
-// non-blocking cgo calls (queued Submits started, I/O and timers processed, up to 256 events
-// handed over per call) and delivers the events on the Events channel; with nothing to do it
-// sleeps polling the engine's descriptor, without holding the engine. Methods may be called
-// from any goroutine: Submit validates and queues its spec and wakes a sleeping goroutine once
-// per batch; the others take the engine between two turns. Close frees it.
+// one-shot probes (Check, Submit) on one libprober engine, driven by one goroutine that turns
+// the engine in non-blocking cgo calls (queued Submits started, I/O and timers processed, as
+// many events handed over as the Events channel has room for) and delivers the events on the
+// Events channel; with nothing to do it sleeps polling the engine's descriptor, without
+// holding the engine. Methods may be called from any goroutine. Close frees the engine; until
+// then its goroutine owns it.
+//
+// Probing and Published never wait for the receiver of Events: while the channel is full,
+// state changes are coalesced to the latest per (target, role), run events are dropped
+// oldest-first past a bound and counted (Stats), and check events are kept.
 //
 // # Errors
 //
 // Invalid input gives an *Error with the library's status code and its explanation
 // (prober_last_error, read inside the failing cgo call so that it is the right thread's).
+// Branch with errors.Is on ErrInvalidSpec, ErrUnknownTarget, ErrNoProbe and ErrClosed.
+//
+// # Tests
+//
+// NewTestEngine makes an engine closed by t.Cleanup; code that depends on the Checker
+// interface can be given a fake (CheckerFunc).
 //
 // # Linking
 //

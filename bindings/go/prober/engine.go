@@ -22,9 +22,13 @@ package prober
 // #cgo nocallback gp_engine_trigger
 // #cgo noescape gp_engine_published
 // #cgo nocallback gp_engine_published
+// #cgo noescape gp_engine_stats
+// #cgo nocallback gp_engine_stats
 import "C"
 
 import (
+	"context"
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -93,8 +97,10 @@ type Event struct {
 	Outcome Outcome
 	// Late is how long after its scheduled time a worker run started (run events).
 	Late time.Duration
-	// Err is set only on the EventCheck of a Submit that the engine refused after Submit had
-	// queued it (an *Error; Result is then Unknown). Not expected for any valid spec.
+	// Err is set only on EventCheck, in two cases (Result is then Unknown): the Submit's
+	// context ended first (an error wrapping ctx.Err(); the run was cancelled, Outcome.Reason
+	// is ReasonCancelled), or the engine refused the spec after Submit had queued it (an
+	// *Error; not expected for any valid spec).
 	Err error
 }
 
@@ -108,7 +114,8 @@ type engineConfig struct {
 }
 
 // WithEveryRun also reports an EventRun for every worker run (for hosts that log or export
-// metrics).
+// metrics). Run events that the host does not receive in time are dropped oldest-first and
+// counted (Stats.DroppedEvents); see Events.
 func WithEveryRun() EngineOption { return func(c *engineConfig) { c.everyRun = true } }
 
 // WithoutSocketReuse makes the engine close every TCP socket after its probe. By default an
@@ -118,7 +125,8 @@ func WithEveryRun() EngineOption { return func(c *engineConfig) { c.everyRun = t
 // when every descriptor of the process must be accounted for.
 func WithoutSocketReuse() EngineOption { return func(c *engineConfig) { c.noReuse = true } }
 
-// WithEventBuffer sets the capacity of the Events channel (default 1024).
+// WithEventBuffer sets the capacity of the Events channel (default 1024; 0 makes it
+// unbuffered). It does not limit what the engine keeps for a slow receiver: see Events.
 func WithEventBuffer(n int) EngineOption {
 	return func(c *engineConfig) {
 		if n >= 0 {
@@ -128,29 +136,66 @@ func WithEventBuffer(n int) EngineOption {
 }
 
 // Engine runs periodic probe workers (targets with startup, readiness and liveness probes)
-// and one-shot probes on one libprober engine, driven by one goroutine that delivers the
-// engine's events on the Events channel.
+// and one-shot probes (Check, Submit) on one libprober engine, driven by one goroutine that
+// delivers the engine's events on the Events channel.
 //
 // An Engine is safe for concurrent use. Close it when done: Close cancels probes in flight
-// (commands killed and reaped), stops the goroutine and closes the Events channel. An Engine
-// that becomes unreachable without Close is closed by a cleanup, but do not rely on that.
+// (commands killed and reaped), stops the goroutine and closes the Events channel. The
+// goroutine owns the engine until Close: an Engine that is dropped without Close keeps
+// running (its Events channel may still be in use) and leaks. Build with -tags debug to have
+// such engines reported when the garbage collector finds them, or use NewTestEngine in tests.
 //
 // One goroutine drives the engine. Each turn is one non-blocking cgo call that starts the
-// queued Submits, processes ready I/O and due timers, and hands over up to 256 events. When
-// there is nothing to do it sleeps in a cgo call that polls the engine's descriptor (until
-// I/O, the next timer, or a wake-up) without holding the engine, so the methods never wait
-// for a sleeping goroutine: they take the engine between two turns. Submit only queues its
-// spec and wakes a sleeping goroutine once per batch.
+// queued Submits, processes ready I/O and due timers, and hands over as many events as the
+// Events channel has room for (at most 256). When there is nothing to do it sleeps in a cgo
+// call that polls the engine's descriptor (until I/O, the next timer, or a wake-up) without
+// holding the engine, so the methods never wait for a sleeping goroutine: they take the
+// engine between two turns. Submit only queues its spec and wakes a sleeping goroutine once
+// per batch.
+//
+// The methods of a nil *Engine return an error (errors.Is(err, ErrClosed)) instead of
+// panicking.
 type Engine struct {
-	c       *engineCore
-	cleanup runtime.Cleanup
+	c *engineCore
 }
+
+// Checker runs one probe. *Engine implements it, and CheckerFunc(Check) is the package-level
+// one: code that runs probes can depend on a Checker and be tested with a fake.
+type Checker interface {
+	Check(ctx context.Context, spec Spec) (Outcome, error)
+}
+
+// CheckerFunc adapts a function to Checker.
+type CheckerFunc func(ctx context.Context, spec Spec) (Outcome, error)
+
+// Check calls f.
+func (f CheckerFunc) Check(ctx context.Context, spec Spec) (Outcome, error) { return f(ctx, spec) }
+
+var _ Checker = (*Engine)(nil)
 
 // drainCap is how many events one turn may hand over (GP_DRAIN_CAP).
 const drainCap = C.GP_DRAIN_CAP
 
-// engineCore is everything the driving goroutine needs; it does not point back to the Engine,
-// so an abandoned Engine can be collected and its cleanup can close the core.
+// pendingCheck is a one-shot probe the engine runs for Submit or Check, by the engine tag the
+// package gave it (the caller's tags may repeat; the engine's are unique).
+type pendingCheck struct {
+	// tag is Submit's tag.
+	tag uint64
+	// w receives Check's result (nil for Submit).
+	w chan checkResult
+	// stop ends the context.AfterFunc that cancels the probe (nil without one).
+	stop func() bool
+	// err is set when the context ended first: the probe's event carries it.
+	err error
+}
+
+type checkResult struct {
+	out Outcome
+	err error
+}
+
+// engineCore is everything the driving goroutine needs; the goroutine keeps it (and so the
+// engine) alive until Close.
 type engineCore struct {
 	// mu is held for every call on ptr except prober_engine_wakeup: by the driving goroutine
 	// during its turn (one non-blocking cgo call) and by the methods. Nobody holds it while
@@ -163,7 +208,8 @@ type engineCore struct {
 	l *C.gp_loop
 
 	// qmu guards l.q[shared] (the queued Submits: C specs owned by the queue, started by the
-	// next turn), shared itself, and the hand-off between wakers and the sleeper.
+	// next turn), shared itself, the one-shot probes (pend, nextTag, synth), and the hand-off
+	// between wakers and the sleeper.
 	qmu    sync.Mutex
 	shared int
 	// kick: a method changed the engine (new timers, events to drain) since the current turn
@@ -176,23 +222,51 @@ type engineCore struct {
 	// closed: Close has begun. stopped: the driving goroutine has returned (closed, or the
 	// engine failed: err says why).
 	closed, stopped bool
+	// pend: the one-shot probes queued or running, by engine tag.
+	pend    map[uint64]pendingCheck
+	nextTag uint64
+	// synth: check events made here for queued Submits cancelled before they started;
+	// delivered by the next turn.
+	synth []Event
 
 	events chan Event
+	// park hands the driving goroutine's next event to the sender goroutine when the Events
+	// channel is full; parked is true from then until the sender has delivered it. The
+	// driving goroutine drains nothing meanwhile: the engine keeps the events, under its
+	// policy for a host that is behind.
+	park   chan Event
+	parked atomic.Bool
 	quit   chan struct{}
-	done   chan struct{}
-	once   sync.Once
-	err    atomic.Pointer[Error]
+	// done is closed when both goroutines have returned and Events is closed.
+	done chan struct{}
+	once sync.Once
+	err  atomic.Pointer[failedError]
 
-	// removed holds targets removed since the driving goroutine's last drain: events about
-	// them in the batch it is delivering are dropped, so that none arrives after Remove
-	// returns (the engine itself drops those it still holds).
+	// removed holds targets removed since the driving goroutine last had no undelivered
+	// events: events about them that it holds are dropped, so that none is produced after
+	// Remove returns (the engine itself drops those it still holds).
 	rmu        sync.Mutex
 	removed    map[TargetID]struct{}
 	hasRemoved atomic.Bool
+
+	// leakCheck: report this engine if it is collected without Close (debug builds).
+	leakCheck bool
 }
 
 // NewEngine creates an engine and starts the goroutine that drives it.
 func NewEngine(opts ...EngineOption) (*Engine, error) {
+	e, err := newEngine(opts...)
+	if err != nil {
+		return nil, err
+	}
+	e.c.qmu.Lock()
+	e.c.leakCheck = true
+	e.c.qmu.Unlock()
+	trackLeak(e)
+	return e, nil
+}
+
+func newEngine(opts ...EngineOption) (*Engine, error) {
 	cfg := engineConfig{buffer: 1024}
 	for _, o := range opts {
 		o(&cfg)
@@ -218,24 +292,60 @@ func NewEngine(opts ...EngineOption) (*Engine, error) {
 	c := &engineCore{
 		ptr:    ptr,
 		l:      l,
+		pend:   make(map[uint64]pendingCheck),
 		events: make(chan Event, cfg.buffer),
+		park:   make(chan Event),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
 	go c.loop()
-	e := &Engine{c: c}
-	e.cleanup = runtime.AddCleanup(e, func(c *engineCore) { c.close() }, c)
-	return e, nil
+	go c.send()
+	return &Engine{c: c}, nil
 }
 
-// Events is the channel of the engine's events, closed by Close (or when the engine fails:
-// see Err). Receive from it: while it is full, the engine is not driven (probes in flight
-// stall, periodic runs wait, queued Submits are not started).
-func (e *Engine) Events() <-chan Event { return e.c.events }
+// nilEngine is the error of every method called on a nil *Engine.
+type nilEngine struct{}
 
-// Err reports why the driving goroutine stopped early (an *Error; the engine is then
-// unusable and Events is closed), or nil.
+func (nilEngine) Error() string        { return "prober: nil *Engine (make one with NewEngine)" }
+func (nilEngine) Is(target error) bool { return target == ErrClosed }
+
+// failedError is the error of an engine whose driving goroutine stopped on a library error:
+// errors.Is(err, ErrClosed) holds, and errors.As finds the *Error.
+type failedError struct{ cause *Error }
+
+func (f *failedError) Error() string   { return "prober: engine failed: " + f.cause.text() }
+func (f *failedError) Unwrap() []error { return []error{ErrClosed, f.cause} }
+
+// closedChan is what Events gives for a nil *Engine.
+var closedChan = func() chan Event { c := make(chan Event); close(c); return c }()
+
+// Events is the channel of the engine's events, closed after Close (or when the engine
+// fails: see Err).
+//
+// Probing and Published never wait for the receiver. While the channel is full, the engine
+// keeps the events (Submits still start, workers still run) under one policy: state changes
+// are coalesced to the latest per (target, role), so a receiver that catches up gets each
+// worker's latest value (earlier values already in the channel come first); run events
+// (WithEveryRun) are dropped oldest-first past 1024 waiting and counted
+// (Stats.DroppedEvents); check events, one per Submit, are never dropped. Memory stays
+// bounded whatever the receiver does.
+//
+// A nil *Engine gives a closed channel.
+func (e *Engine) Events() <-chan Event {
+	if e == nil {
+		return closedChan
+	}
+	return e.c.events
+}
+
+// Err reports why the driving goroutine stopped early: an error for which
+// errors.Is(err, ErrClosed) holds and errors.As finds the library's *Error; the engine is then
+// unusable and Events is closed once drained. nil while the engine runs and after a plain
+// Close.
 func (e *Engine) Err() error {
+	if e == nil {
+		return nilEngine{}
+	}
 	if err := e.c.err.Load(); err != nil {
 		return err
 	}
@@ -244,12 +354,14 @@ func (e *Engine) Err() error {
 
 // Close cancels every probe in flight (sockets closed, commands killed and reaped), drops the
 // Submits not started yet, stops the driving goroutine, frees the engine and closes the Events
-// channel; undelivered events are dropped. It is safe to call more than once and from any
-// goroutine; it always returns nil.
+// channel; undelivered events are dropped, and Checks waiting return ErrClosed. It is safe to
+// call more than once and from any goroutine; it returns nil (an error only for a nil
+// *Engine).
 func (e *Engine) Close() error {
-	e.cleanup.Stop()
+	if e == nil {
+		return nilEngine{}
+	}
 	e.c.close()
-	runtime.KeepAlive(e)
 	return nil
 }
 
@@ -266,6 +378,9 @@ func (e *Engine) AddTarget() (TargetID, error) {
 // initial value, published as an EventState without outcome. A success threshold other than
 // 1 is refused for Liveness and Startup (StatusInvalidThreshold).
 func (e *Engine) SetProbe(target TargetID, role Role, spec Spec) error {
+	if err := role.check(); err != nil {
+		return err
+	}
 	cs, err := newCSpec(&spec)
 	if err != nil {
 		return err
@@ -278,6 +393,9 @@ func (e *Engine) SetProbe(target TargetID, role Role, spec Spec) error {
 
 // ClearProbe removes the target's probe for role; a run in flight is cancelled.
 func (e *Engine) ClearProbe(target TargetID, role Role) error {
+	if err := role.check(); err != nil {
+		return err
+	}
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		return C.gp_engine_clear_probe(p, C.uint64_t(target), C.uint32_t(role), cerr)
 	})
@@ -293,11 +411,14 @@ func (e *Engine) Restart(target TargetID) error {
 }
 
 // Remove removes a target: its probes in flight are cancelled (commands killed and reaped)
-// and no event about it is sent on Events after Remove returns (the engine's undelivered events
-// about it are dropped). Events already sitting in the channel's buffer (WithEventBuffer) when
-// Remove is called can still be received: a receiver that must not see them after Remove can
-// drop events about targets it has removed.
+// and the engine produces no event about it after Remove returns (its undelivered events
+// about it are dropped). Events already in the channel's buffer (WithEventBuffer) or being
+// handed to a receiver when Remove is called can still be received: a receiver that must not
+// see them after Remove can drop events about targets it has removed.
 func (e *Engine) Remove(target TargetID) error {
+	if e == nil {
+		return nilEngine{}
+	}
 	c := e.c
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		rc := C.gp_engine_remove_target(p, C.uint64_t(target), cerr)
@@ -319,95 +440,274 @@ func (e *Engine) Remove(target TargetID) error {
 // run is in flight, one more run follows right after it. The initial delay, startup gating
 // and holds still apply (a trigger during the initial delay runs when the delay ends).
 func (e *Engine) Trigger(target TargetID, role Role) error {
+	if err := role.check(); err != nil {
+		return err
+	}
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		return C.gp_engine_trigger(p, C.uint64_t(target), C.uint32_t(role), cerr)
 	})
 }
 
-// Submit starts a one-shot probe of spec; its outcome arrives as an EventCheck carrying tag.
+// Submit starts a one-shot probe of spec; its outcome arrives as the EventCheck carrying tag.
 //
 // Submit converts and validates spec at once: an invalid spec is an *Error returned by
-// Submit, and nothing is queued. A valid spec is queued and Submit returns without waiting
-// for the engine: the driving goroutine starts every queued spec at the beginning of its next
-// turn (woken at most once per batch of Submits). Submit returns ErrClosed after Close, and
-// the engine's error (as Err) when the engine has failed.
+// Submit (errors.Is(err, ErrInvalidSpec)), and nothing is queued. A valid spec is queued and
+// Submit returns without waiting for the engine: the driving goroutine starts every queued
+// spec at the beginning of its next turn (woken at most once per batch of Submits). Submit
+// returns ErrClosed after Close, and an error that wraps ErrClosed after the engine failed.
 //
-// A spec that converted cleanly is never refused by the engine; if it ever were (an internal
-// error), the refusal arrives as the EventCheck of that tag with Result Unknown and Err set to
-// the *Error, so that every successful Submit gets exactly one EventCheck unless the engine
-// is closed or fails first.
-func (e *Engine) Submit(spec Spec, tag uint64) error {
+// When ctx ends before the probe finishes, the probe is cancelled at once (socket closed,
+// command and its process group killed and reaped) and its EventCheck arrives with Result
+// Unknown, Outcome.Reason ReasonCancelled and Err wrapping ctx.Err(). Every successful Submit
+// gets exactly one EventCheck unless the engine is closed or fails first.
+func (e *Engine) Submit(ctx context.Context, spec Spec, tag uint64) error {
+	if e == nil {
+		return nilEngine{}
+	}
+	if err := ctx.Err(); err != nil {
+		return cancelled(err)
+	}
 	cs, err := newCSpec(&spec)
 	if err != nil {
 		return err
 	}
-	return e.queue(cs, tag)
+	_, err = e.queue(ctx, cs, tag, nil)
+	return err
 }
 
-// queue hands cs (owned by the queue from now on, freed on error) to the driving goroutine.
-func (e *Engine) queue(cs *C.prober_spec, tag uint64) error {
+// Check runs spec once on the engine and returns its outcome, with every timing and the
+// certificate expiry. A probe that fails is not an error: the failure is in the Outcome. The
+// error is an *Error when spec is invalid (errors.Is(err, ErrInvalidSpec)), one that wraps
+// ctx.Err() when ctx ends first (the probe is then cancelled at once: socket closed, command
+// and its process group killed and reaped), or one that wraps ErrClosed when the engine is
+// closed or fails first. Check's probes share the engine's thread with its workers and
+// Submits; their events do not appear on Events.
+func (e *Engine) Check(ctx context.Context, spec Spec) (Outcome, error) {
+	if e == nil {
+		return Outcome{}, nilEngine{}
+	}
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, cancelled(err)
+	}
+	cs, err := newCSpec(&spec)
+	if err != nil {
+		return Outcome{}, err
+	}
+	w := make(chan checkResult, 1)
+	etag, err := e.queue(context.Background(), cs, 0, w)
+	if err != nil {
+		return Outcome{}, err
+	}
+	select {
+	case r := <-w:
+		return r.out, r.err
+	case <-ctx.Done():
+		e.c.cancelCheck(etag, ctx.Err(), true)
+		return Outcome{}, cancelled(ctx.Err())
+	}
+}
+
+// cancelled wraps a context's error: errors.Is(err, context.Canceled) (or DeadlineExceeded)
+// holds.
+func cancelled(err error) error { return fmt.Errorf("prober: probe cancelled: %w", err) }
+
+// queue hands cs (owned by the queue from now on, freed on error) to the driving goroutine,
+// as the one-shot probe of Submit(tag) or of Check (w); returns its engine tag.
+func (e *Engine) queue(ctx context.Context, cs *C.prober_spec, tag uint64, w chan checkResult) (uint64, error) {
 	c := e.c
 	maybeGC()
 	c.qmu.Lock()
-	if c.closed || c.stopped {
+	if err := c.stoppedErr(); err != nil {
 		c.qmu.Unlock()
 		C.prober_spec_free(cs)
-		if err := c.err.Load(); err != nil {
-			return err
-		}
-		return ErrClosed
+		return 0, err
 	}
 	// The queue is C memory; appending is plain stores, a cgo call only to grow it.
 	q := &c.l.q[c.shared]
 	if q.n == q.cap && C.gp_subq_grow(q) != 0 {
 		c.qmu.Unlock()
 		C.prober_spec_free(cs)
-		return &Error{Code: StatusIO, Msg: "out of memory"}
+		return 0, &Error{Code: StatusIO, Msg: "out of memory"}
 	}
-	unsafe.Slice(q.v, q.cap)[q.n] = C.gp_sub{spec: cs, tag: C.uint64_t(tag)}
+	etag := c.nextTag
+	c.nextTag++
+	unsafe.Slice(q.v, q.cap)[q.n] = C.gp_sub{spec: cs, tag: C.uint64_t(etag)}
 	q.n++
+	c.pend[etag] = pendingCheck{tag: tag, w: w}
 	if c.sleeping {
 		c.interrupt()
 	}
 	c.qmu.Unlock()
-	runtime.KeepAlive(e)
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { c.cancelCheck(etag, ctx.Err(), false) })
+		c.qmu.Lock()
+		if p, ok := c.pend[etag]; ok {
+			p.stop = stop
+			c.pend[etag] = p
+		} else {
+			stop()
+		}
+		c.qmu.Unlock()
+	}
+	return etag, nil
+}
+
+// stoppedErr is the error of a method called after Close or after the engine failed; nil
+// while the engine runs. Under qmu.
+func (c *engineCore) stoppedErr() error {
+	if err := c.err.Load(); err != nil {
+		return err
+	}
+	if c.closed || c.stopped {
+		return ErrClosed
+	}
 	return nil
 }
 
-// Published is the current published value of the target's role probe.
+// cancelCheck cancels the one-shot probe etag if it has not finished: a queued one is taken
+// off the queue and reported here, a running one is cancelled by the engine, which reports
+// it. Its event carries cause (wrapped); with forget (Check, which returns at once), nothing
+// is reported.
+func (c *engineCore) cancelCheck(etag uint64, cause error, forget bool) {
+	// Under mu the probe is either still in the shared queue or in the engine: the driving
+	// goroutine holds mu from taking the queue to starting its probes.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ptr == nil {
+		return
+	}
+	c.qmu.Lock()
+	p, ok := c.pend[etag]
+	if !ok {
+		c.qmu.Unlock()
+		return // finished: its event is on its way
+	}
+	if forget {
+		delete(c.pend, etag)
+	} else {
+		p.err = cancelled(cause)
+		c.pend[etag] = p
+	}
+	q := &c.l.q[c.shared]
+	v := unsafe.Slice(q.v, q.cap)
+	queued := false
+	for i := range int(q.n) {
+		if uint64(v[i].tag) == etag {
+			C.prober_spec_free(v[i].spec)
+			copy(v[i:q.n], v[i+1:q.n])
+			q.n--
+			queued = true
+			break
+		}
+	}
+	if queued && !forget {
+		c.synth = append(c.synth, cancelledEvent(etag))
+	}
+	c.kick = true
+	if c.sleeping {
+		c.interrupt()
+	}
+	c.qmu.Unlock()
+	if !queued {
+		C.prober_engine_cancel_check(c.ptr, C.uint64_t(etag))
+	}
+}
+
+// cancelledEvent is the EventCheck of a probe cancelled before it started.
+func cancelledEvent(etag uint64) Event {
+	return Event{
+		Kind:       EventCheck,
+		Tag:        etag,
+		Result:     Unknown,
+		HasOutcome: true,
+		Outcome: Outcome{Result: Unknown, Reason: ReasonCancelled,
+			Message: "probe cancelled by the host", ExitCode: -1, Timings: unreported(0)},
+	}
+}
+
+// Published is the current published value of the target's role probe. It follows the
+// probes whether or not anyone receives from Events.
 func (e *Engine) Published(target TargetID, role Role) (Result, error) {
+	if err := role.check(); err != nil {
+		return Unknown, err
+	}
 	var r C.uint32_t
 	err := e.call(false, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		return C.gp_engine_published(p, C.uint64_t(target), C.uint32_t(role), &r, cerr)
 	})
-	return Result(r), err
+	if err != nil {
+		return Unknown, err
+	}
+	return Result(r), nil
 }
 
-// InFlight is the number of probes running right now (periodic and one-shot, Submits queued
-// but not started yet included); 0 after Close.
-func (e *Engine) InFlight() int {
+// Stats are an engine's counters, from Engine.Stats.
+type Stats struct {
+	// Targets is how many targets the engine has.
+	Targets int
+	// InFlight is how many probes run now, periodic and one-shot (Submits and Checks queued
+	// but not started yet included).
+	InFlight int
+	// PendingEvents is how many events wait in the engine for room in the Events channel.
+	PendingEvents int
+	// DroppedEvents counts the EventRuns dropped because the receiver was behind (see
+	// Events); it never decreases.
+	DroppedEvents uint64
+	// KeptConnections is how many idle kept-alive HTTP connections (Spec.KeepAlive) the
+	// engine holds now.
+	KeptConnections int
+	// PooledSockets is how many disconnected TCP sockets the engine keeps for reuse now
+	// (see WithoutSocketReuse).
+	PooledSockets int
+}
+
+// Stats reports the engine's counters.
+func (e *Engine) Stats() (Stats, error) {
+	if e == nil {
+		return Stats{}, nilEngine{}
+	}
 	c := e.c
-	n := 0
-	_ = e.call(false, func(p *C.prober_engine, _ *C.gp_err) C.prober_status {
+	var st C.prober_engine_stats
+	queued := 0
+	err := e.call(false, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		// Under mu, which the driving goroutine holds from taking the queue to submitting
 		// it: every Submit is counted once, queued or started.
-		n = int(C.prober_engine_in_flight(p))
 		c.qmu.Lock()
-		n += int(c.l.q[c.shared].n)
+		queued = int(c.l.q[c.shared].n)
 		c.qmu.Unlock()
-		return C.PROBER_OK
+		return C.gp_engine_stats(p, &st, cerr)
 	})
-	return n
+	if err != nil {
+		return Stats{}, err
+	}
+	return Stats{
+		Targets:         int(st.targets),
+		InFlight:        int(st.in_flight) + queued,
+		PendingEvents:   int(st.pending_events),
+		DroppedEvents:   uint64(st.dropped_events),
+		KeptConnections: int(st.kept_connections),
+		PooledSockets:   int(st.pooled_sockets),
+	}, nil
 }
 
 // call runs f with exclusive use of the engine, between two turns of the driving goroutine.
 // With wake, the driving goroutine then turns again (f may have added timers or events).
 func (e *Engine) call(wake bool, f func(*C.prober_engine, *C.gp_err) C.prober_status) error {
+	if e == nil {
+		return nilEngine{}
+	}
 	c := e.c
 	c.mu.Lock()
 	if c.ptr == nil {
 		c.mu.Unlock()
 		return ErrClosed
+	}
+	c.qmu.Lock()
+	err := c.stoppedErr()
+	c.qmu.Unlock()
+	if err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	maybeGC()
 	var cerr C.gp_err
@@ -416,7 +716,6 @@ func (e *Engine) call(wake bool, f func(*C.prober_engine, *C.gp_err) C.prober_st
 	if wake {
 		c.wake()
 	}
-	runtime.KeepAlive(e)
 	if rc != C.PROBER_OK {
 		return newError(rc, &cerr)
 	}
@@ -447,19 +746,50 @@ func (c *engineCore) loop() {
 	defer func() {
 		c.qmu.Lock()
 		c.stopped = true
+		// Nothing will finish the one-shot probes left: their Checks return the engine's
+		// error, their Submits get no event.
+		err := c.stoppedErr()
+		for etag, p := range c.pend {
+			if p.stop != nil {
+				p.stop()
+			}
+			if p.w != nil {
+				p.w <- checkResult{err: err}
+			}
+			delete(c.pend, etag)
+		}
 		c.qmu.Unlock()
-		close(c.events)
-		close(c.done)
+		close(c.park)
 	}()
 	for d.turn() {
 		d.sleep()
 	}
 }
 
+// send delivers the events that did not fit in the Events channel, one at a time, and wakes
+// the driving goroutine after each; it closes Events when the driving goroutine has stopped.
+func (c *engineCore) send() {
+	defer func() {
+		close(c.events)
+		close(c.done)
+	}()
+	for ev := range c.park {
+		select {
+		case c.events <- ev:
+		case <-c.quit:
+			continue // closing: the rest is dropped
+		}
+		c.parked.Store(false)
+		c.wake()
+	}
+}
+
 // driver is the driving goroutine's own state.
 type driver struct {
-	c     *engineCore
+	c *engineCore
+	// batch[next:] are the events taken from the engine and not delivered yet.
 	batch []Event
+	next  int
 }
 
 // turn turns the engine and delivers the events until there is nothing to do now; false when
@@ -468,6 +798,15 @@ func (d *driver) turn() bool {
 	c := d.c
 	l := c.l
 	for {
+		if !d.deliver() {
+			return false
+		}
+		// Take from the engine only what the channel has room for now (at least one, which
+		// the sender goroutine delivers when room comes); the engine keeps the rest.
+		room := 0
+		if d.next == len(d.batch) && !c.parked.Load() {
+			room = max(1, min(drainCap, cap(c.events)-len(c.events)))
+		}
 		c.mu.Lock()
 		c.qmu.Lock()
 		if c.closed {
@@ -478,41 +817,98 @@ func (d *driver) turn() bool {
 		mine := c.shared
 		c.shared ^= 1
 		c.kick = false
+		synth := len(c.synth)
 		c.qmu.Unlock()
-		if c.hasRemoved.Load() {
-			// Removals so far happened before this drain: the engine drops their events.
+		if d.next == len(d.batch) && c.hasRemoved.Load() {
+			// Removals so far happened before this drain and after every event held here was
+			// delivered: the engine drops their events.
 			c.rmu.Lock()
 			clear(c.removed)
 			c.hasRemoved.Store(false)
 			c.rmu.Unlock()
 		}
 		q := &l.q[mine]
-		refused := int(C.gp_loop_turn(l, q))
-		d.batch = d.batch[:0]
+		refused := int(C.gp_loop_turn(l, q, C.size_t(room)))
+		first := len(d.batch)
 		for i := range refused {
 			d.batch = append(d.batch, refusedEvent(&unsafe.Slice(q.v, refused)[i]))
 		}
 		for i := range int(l.n) {
 			d.batch = append(d.batch, eventOf(&l.ev[i]))
 		}
+		handed := false
+		if refused > 0 || synth > 0 || d.hasCheck(first) {
+			handed = d.finishChecks(first)
+		}
 		failed := l.rc != C.PROBER_OK
 		if failed {
-			c.err.Store(newError(l.rc, &l.err).(*Error))
+			c.err.Store(&failedError{cause: newError(l.rc, &l.err).(*Error)})
 		}
 		timeout := int64(l.timeout_ms)
 		c.mu.Unlock()
+		delivered := len(d.batch) > first || handed
 		if !d.deliver() || failed {
 			return false
 		}
-		if len(d.batch) > 0 {
-			// Let the receivers run before the next turn: what they Submit in response to
-			// these events is then started by that one turn, not trickled over several.
+		if delivered {
+			// Let the receivers (and Check's callers) run before the next turn: what they
+			// Submit in response is then started by that one turn, not trickled over several
+			// or left for a wake-up from sleep.
 			runtime.Gosched()
 		}
 		if timeout != 0 {
 			return true
 		}
 	}
+}
+
+func (d *driver) hasCheck(first int) bool {
+	for _, ev := range d.batch[first:] {
+		if ev.Kind == EventCheck {
+			return true
+		}
+	}
+	return false
+}
+
+// finishChecks takes the check events made here (synth), and matches the check events of
+// batch[first:] with their one-shot probes: Check's go to its caller and leave the batch,
+// Submit's get the caller's tag back (and the context's error). Events of probes nobody waits
+// for any more are dropped. True when a result went to a Check's caller.
+func (d *driver) finishChecks(first int) (handed bool) {
+	c := d.c
+	c.qmu.Lock()
+	d.batch = append(d.batch, c.synth...)
+	clear(c.synth)
+	c.synth = c.synth[:0]
+	kept := first
+	for _, ev := range d.batch[first:] {
+		if ev.Kind == EventCheck {
+			p, ok := c.pend[ev.Tag]
+			if !ok {
+				continue
+			}
+			delete(c.pend, ev.Tag)
+			if p.stop != nil {
+				p.stop()
+			}
+			if p.err != nil {
+				ev.Err = p.err
+			}
+			if p.w != nil {
+				p.w <- checkResult{out: ev.Outcome, err: ev.Err}
+				handed = true
+				continue
+			}
+			ev.Tag = p.tag
+		}
+		d.batch[kept] = ev
+		kept++
+	}
+	clear(d.batch[kept:])
+	d.batch = d.batch[:kept]
+	c.qmu.Unlock()
+	return handed
 }
 
 // sleep waits in gp_loop_sleep unless something is queued or a method asked for a turn.
@@ -533,25 +929,37 @@ func (d *driver) sleep() {
 	c.qmu.Unlock()
 }
 
-// deliver sends the batch on the Events channel; false when Close interrupted it.
+// deliver sends the undelivered events on the Events channel without ever blocking: when the
+// channel is full, the next event goes to the sender goroutine, which waits for room and then
+// wakes the driving goroutine. False when Close interrupted it.
 func (d *driver) deliver() bool {
 	c := d.c
-	for _, ev := range d.batch {
+	for d.next < len(d.batch) {
+		if c.parked.Load() {
+			return true // the sender has the event before these: they wait for it
+		}
+		ev := d.batch[d.next]
 		if c.hasRemoved.Load() && ev.Kind != EventCheck && c.isRemoved(ev.Target) {
+			d.next++
 			continue
 		}
 		select {
 		case c.events <- ev:
+			d.next++
 			continue
 		default:
 		}
+		c.parked.Store(true)
 		select {
-		case c.events <- ev:
+		case c.park <- ev:
+			d.next++
 		case <-c.quit:
 			return false
 		}
 	}
 	clear(d.batch) // drop references to outcomes already handed over
+	d.batch = d.batch[:0]
+	d.next = 0
 	return true
 }
 
@@ -602,6 +1010,7 @@ func eventOf(ev *C.prober_event) Event {
 // close stops the driving goroutine and frees the engine; idempotent.
 func (c *engineCore) close() {
 	c.once.Do(func() {
+		untrack(c)
 		c.qmu.Lock()
 		c.closed = true
 		if !c.stopped {

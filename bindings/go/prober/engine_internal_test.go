@@ -1,6 +1,7 @@
 package prober
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ func TestEngineRefusedSubmit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := e.queue(nil, 7); err != nil {
+	if _, err := e.queue(context.Background(), nil, 7, nil); err != nil {
 		t.Fatal(err)
 	}
 	timer := time.NewTimer(30 * time.Second)
@@ -33,7 +34,7 @@ func TestEngineRefusedSubmit(t *testing.T) {
 	if e.Err() != nil {
 		t.Fatalf("engine failed: %v", e.Err())
 	}
-	if err := e.Submit(Exec("true"), 8); err != nil {
+	if err := e.Submit(context.Background(), Exec("true"), 8); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -108,7 +108,7 @@ func TestEngineStateEvents(t *testing.T) {
 	// it drains them: this Submit, queued after Remove returned, is started by a later turn
 	// than any event the engine held about the target, so its EventCheck comes after all of
 	// them. Every event before it is checked.
-	if err := e.Submit(prober.TCP("127.0.0.1", targetPort), 77); err != nil {
+	if err := e.Submit(context.Background(), prober.TCP("127.0.0.1", targetPort), 77); err != nil {
 		t.Fatal(err)
 	}
 	ev = next(t, e, 10*time.Second, func(ev prober.Event) bool {
@@ -185,7 +185,7 @@ func TestEngineSubmit(t *testing.T) {
 	defer e.Close()
 	const n = 600
 	for tag := uint64(1); tag <= n; tag++ {
-		if err := e.Submit(prober.TCP("127.0.0.1", targetPort), tag); err != nil {
+		if err := e.Submit(context.Background(), prober.TCP("127.0.0.1", targetPort), tag); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -202,7 +202,7 @@ func TestEngineSubmit(t *testing.T) {
 	}
 
 	s := prober.Exec("/bin/sh", "-c", "echo out; exit 4")
-	if err := e.Submit(s, 1000); err != nil {
+	if err := e.Submit(context.Background(), s, 1000); err != nil {
 		t.Fatal(err)
 	}
 	ev := next(t, e, 10*time.Second, func(ev prober.Event) bool { return ev.Tag == 1000 })
@@ -279,7 +279,7 @@ func TestEngineConcurrentCalls(t *testing.T) {
 					errs <- err
 					return
 				}
-				_ = e.InFlight()
+				_, _ = e.Stats()
 				if err := e.Remove(target); err != nil {
 					errs <- err
 					return
@@ -302,7 +302,7 @@ func TestEngineCloseInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := warm.Submit(prober.Exec("true"), 1); err != nil {
+	if err := warm.Submit(context.Background(), prober.Exec("true"), 1); err != nil {
 		t.Fatal(err)
 	}
 	next(t, warm, 10*time.Second, func(ev prober.Event) bool { return ev.Kind == prober.EventCheck })
@@ -326,21 +326,21 @@ func TestEngineCloseInFlight(t *testing.T) {
 		if err := e.SetProbe(target, prober.Liveness, sleeper); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Submit(sleeper, uint64(i)); err != nil {
+		if err := e.Submit(context.Background(), sleeper, uint64(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	hang := prober.HTTP(targetURL("/never-answer"))
 	hang.Timeout = time.Minute
 	for i := 0; i < 5; i++ {
-		if err := e.Submit(hang, uint64(100+i)); err != nil {
+		if err := e.Submit(context.Background(), hang, uint64(100+i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	limit := time.Now().Add(10 * time.Second)
-	for e.InFlight() < 15 || len(children(t)) < 10 {
+	for inFlight(e) < 15 || len(children(t)) < 10 {
 		if time.Now().After(limit) {
-			t.Fatalf("in flight %d, children %d", e.InFlight(), len(children(t)))
+			t.Fatalf("in flight %d, children %d", inFlight(e), len(children(t)))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -376,45 +376,6 @@ func TestEngineCloseInFlight(t *testing.T) {
 	}
 	if got := settle(fds, 5*time.Second, func() int { return countFDs(t) }); got != fds {
 		t.Fatalf("descriptors: %d before, %d after Close", fds, got)
-	}
-}
-
-// An Engine dropped without Close is closed by its cleanup: the goroutine ends, the channel
-// closes, the probe's command is killed.
-func TestEngineCleanupSafetyNet(t *testing.T) {
-	waitNoChildren(t, 5*time.Second)
-	goroutines := stableGoroutines()
-	events := func() <-chan prober.Event {
-		e, err := prober.NewEngine()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := prober.Exec("sleep", "30")
-		s.Timeout = time.Minute
-		if err := e.Submit(s, 1); err != nil {
-			t.Fatal(err)
-		}
-		limit := time.Now().Add(10 * time.Second)
-		for len(children(t)) == 0 && time.Now().Before(limit) {
-			time.Sleep(5 * time.Millisecond)
-		}
-		return e.Events()
-	}()
-	limit := time.Now().Add(10 * time.Second)
-	for closed := false; !closed; {
-		runtime.GC()
-		select {
-		case _, ok := <-events:
-			closed = !ok
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(limit) {
-			t.Fatal("an unreachable engine was not closed by its cleanup")
-		}
-	}
-	waitNoChildren(t, 5*time.Second)
-	if got := settle(goroutines, 5*time.Second, runtime.NumGoroutine); got > goroutines {
-		t.Fatalf("goroutines: %d before, %d after the cleanup", goroutines, got)
 	}
 }
 
@@ -472,7 +433,7 @@ func TestEngineWakesIdleEngine(t *testing.T) {
 		} else {
 			time.Sleep(p)
 		}
-		if err := e.Submit(spec, i); err != nil {
+		if err := e.Submit(context.Background(), spec, i); err != nil {
 			t.Fatal(err)
 		}
 		if ev := recvCheck(t, ctx, e, i); ev.Result != prober.Success || ev.Err != nil {
@@ -523,7 +484,7 @@ func TestEngineConcurrentSubmits(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if err := e.Submit(spec, uint64(g*each+i+1)); err != nil {
+				if err := e.Submit(context.Background(), spec, uint64(g*each+i+1)); err != nil {
 					errs <- err
 					return
 				}
@@ -544,7 +505,7 @@ func TestEngineConcurrentSubmits(t *testing.T) {
 				err = e.SetProbe(target, prober.Liveness, s)
 			}
 			if err == nil {
-				_ = e.InFlight()
+				_, _ = e.Stats()
 				time.Sleep(time.Millisecond)
 				err = e.Remove(target)
 			}
@@ -612,7 +573,7 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 					if i%3 == 0 {
 						s = slow
 					}
-					err := e.Submit(s, uint64(i))
+					err := e.Submit(context.Background(), s, uint64(i))
 					switch {
 					case err == nil && closed:
 						bad <- fmt.Errorf("Submit succeeded after returning ErrClosed")
@@ -653,7 +614,7 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Submit(spec, 1); !errors.Is(err, prober.ErrClosed) {
+		if err := e.Submit(context.Background(), spec, 1); !errors.Is(err, prober.ErrClosed) {
 			t.Fatalf("Submit after Close: %v", err)
 		}
 		wg.Wait()
@@ -661,8 +622,8 @@ func TestEngineCloseDuringSubmits(t *testing.T) {
 		for err := range bad {
 			t.Error(err)
 		}
-		if n := e.InFlight(); n != 0 {
-			t.Fatalf("InFlight after Close: %d", n)
+		if _, err := e.Stats(); !errors.Is(err, prober.ErrClosed) {
+			t.Fatalf("Stats after Close: %v", err)
 		}
 		sink.stop()
 	}
@@ -748,7 +709,7 @@ func submitTCP(t *testing.T, e *prober.Engine, n, conc int) {
 	submitted, done := 0, 0
 	for done < n {
 		for submitted < n && submitted-done < conc {
-			if err := e.Submit(prober.TCP("127.0.0.1", targetPort), uint64(submitted)); err != nil {
+			if err := e.Submit(context.Background(), prober.TCP("127.0.0.1", targetPort), uint64(submitted)); err != nil {
 				t.Fatal(err)
 			}
 			submitted++

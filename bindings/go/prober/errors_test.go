@@ -92,8 +92,11 @@ func TestSpecErrors(t *testing.T) {
 
 	// The text reads well.
 	err := check(prober.TCP("127.0.0.1", 0))
-	if got := err.Error(); !strings.HasPrefix(got, "prober: invalid port: ") {
+	if got := err.Error(); got != "prober: invalid port 0 (expected 1 to 65535)" {
 		t.Fatalf("Error() = %q", got)
+	}
+	if !errors.Is(err, prober.ErrInvalidSpec) || errors.Is(err, prober.ErrUnknownTarget) {
+		t.Fatalf("%v: ErrInvalidSpec %v", err, errors.Is(err, prober.ErrInvalidSpec))
 	}
 }
 
@@ -157,7 +160,7 @@ func TestEngineErrors(t *testing.T) {
 	}
 	wantError(t, "no startup probe", e.Trigger(target, prober.Startup), prober.StatusNoProbe, "")
 	wantError(t, "bad role", e.SetProbe(target, prober.Role(9), good), prober.StatusInvalidEnum, "")
-	wantError(t, "bad port in Submit", e.Submit(prober.TCP("127.0.0.1", 0), 1), prober.StatusInvalidPort, "")
+	wantError(t, "bad port in Submit", e.Submit(context.Background(), prober.TCP("127.0.0.1", 0), 1), prober.StatusInvalidPort, "")
 
 	s = good
 	s.Period = -time.Millisecond
@@ -175,8 +178,8 @@ func TestEngineErrors(t *testing.T) {
 	if err := e.SetProbe(target, prober.Readiness, good); !errors.Is(err, prober.ErrClosed) {
 		t.Fatalf("SetProbe after Close: %v", err)
 	}
-	if n := e.InFlight(); n != 0 {
-		t.Fatalf("InFlight after Close: %d", n)
+	if _, err := e.Stats(); !errors.Is(err, prober.ErrClosed) {
+		t.Fatalf("Stats after Close: %v", err)
 	}
 }
 

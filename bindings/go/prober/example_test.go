@@ -31,7 +31,10 @@ func ExampleCheck_context() {
 	s.Timeout = time.Minute
 	_, err := prober.Check(ctx, s)
 	fmt.Println(err)
-	// Output: context deadline exceeded
+	fmt.Println(errors.Is(err, context.DeadlineExceeded))
+	// Output:
+	// prober: probe cancelled: context deadline exceeded
+	// true
 }
 
 // A failing probe is not an error: the failure is in the outcome.
@@ -51,7 +54,7 @@ func ExampleCheck_http() {
 		URL:       "https://127.0.0.1:8443/healthz",
 		Headers:   []prober.Header{{Name: "Host", Value: "api.internal"}, {Name: "User-Agent", Value: ""}},
 		Redirects: prober.RedirectSameOrigin,
-		TLS:       &prober.TLSOptions{Verify: prober.TLSVerifySystem, ServerName: "api.internal"},
+		TLS:       &prober.TLSOptions{ServerName: "api.internal"}, // verified against the system's roots
 		Timeout:   2 * time.Second,
 	}
 	o, err := prober.Check(context.Background(), spec)
@@ -118,7 +121,7 @@ func ExampleEngine_Submit() {
 
 	commands := []string{"exit 0", "exit 3", "echo hi"}
 	for i, c := range commands {
-		if err := e.Submit(prober.Exec("/bin/sh", "-c", c), uint64(i)); err != nil {
+		if err := e.Submit(context.Background(), prober.Exec("/bin/sh", "-c", c), uint64(i)); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -139,8 +142,8 @@ func ExampleEngine_Submit() {
 	// "exit 3": failure, exit 3
 }
 
-// Kubernetes-style probes for one container: startup gates the others, liveness holds a
-// failure until Restart.
+// Kubernetes-style probes for one container: startup gates the others (readiness runs as soon
+// as startup succeeds), liveness would hold a failure until Restart.
 func ExampleEngine_SetProbe() {
 	e, err := prober.NewEngine()
 	if err != nil {
@@ -152,27 +155,36 @@ func ExampleEngine_SetProbe() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	startup := prober.HTTP("http://127.0.0.1:8080/started")
-	startup.Period, startup.FailureThreshold = time.Second, 30
-	liveness := prober.TCP("127.0.0.1", 8080)
-	liveness.Period, liveness.Timeout = 10*time.Second, time.Second
-	readiness := prober.HTTP("http://127.0.0.1:8080/ready")
-	readiness.Period, readiness.SuccessThreshold = 5*time.Second, 2
+	startup := prober.Exec("true")
+	startup.Period, startup.FailureThreshold = 50*time.Millisecond, 30
+	liveness := prober.Exec("true")
+	liveness.Period = time.Second
+	readiness := prober.Exec("true")
+	readiness.Period = 5 * time.Second
 
-	for role, spec := range map[prober.Role]prober.Spec{
-		prober.Startup: startup, prober.Liveness: liveness, prober.Readiness: readiness,
-	} {
-		if err := e.SetProbe(container, role, spec); err != nil {
+	for _, p := range []struct {
+		role prober.Role
+		spec prober.Spec
+	}{{prober.Startup, startup}, {prober.Liveness, liveness}, {prober.Readiness, readiness}} {
+		if err := e.SetProbe(container, p.role, p.spec); err != nil {
 			log.Fatal(err)
 		}
 	}
 	for ev := range e.Events() {
+		fmt.Println(ev.Role, ev.Result, ev.HasOutcome)
 		switch {
 		case ev.Role == prober.Liveness && ev.Result == prober.Failure:
-			log.Printf("restarting container: %s", ev.Outcome.Message)
-			_ = e.Restart(container)
-		case ev.Role == prober.Readiness:
-			log.Printf("ready: %v", ev.Result.OK())
+			if err := e.Restart(container); err != nil {
+				log.Fatal(err)
+			}
+		case ev.Role == prober.Readiness && ev.Result.OK():
+			return
 		}
 	}
+	// Output:
+	// startup unknown false
+	// liveness success false
+	// readiness failure false
+	// startup success true
+	// readiness success true
 }

@@ -13,3 +13,18 @@ func AsleepWithoutLimit(e *Engine) bool {
 	defer c.qmu.Unlock()
 	return c.l != nil && c.sleeping && c.l.timeout_ms < 0
 }
+
+// SharedStats is the Stats of the engine of the package-level Check.
+func SharedStats() Stats {
+	shared.mu.Lock()
+	e := shared.e
+	shared.mu.Unlock()
+	st, _ := e.Stats()
+	return st
+}
+
+// SharedInFlight is the probes in flight on the engine of the package-level Check.
+func SharedInFlight() int { return SharedStats().InFlight }
+
+// OpenEngines lists the stacks that made engines not closed yet (debug builds).
+var OpenEngines = openEngines

@@ -52,7 +52,7 @@ func TestPanickingProbeIsIsolated(t *testing.T) {
 			t.Fatalf("healthy target after the panic: %+v", ev)
 		}
 	}
-	if err := e.Submit(bad, 7); err != nil {
+	if err := e.Submit(context.Background(), bad, 7); err != nil {
 		t.Fatal(err)
 	}
 	ev := next(t, e, 30*time.Second, func(ev prober.Event) bool { return ev.Kind == prober.EventCheck && ev.Tag == 7 })

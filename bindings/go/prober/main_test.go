@@ -77,6 +77,12 @@ func TestMain(m *testing.M) {
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 
 	code := m.Run()
+	// Debug builds keep a list of the engines not closed yet: a test that forgets Close fails
+	// the run here.
+	if open := prober.OpenEngines(); len(open) > 0 && code == 0 {
+		fmt.Fprintf(os.Stderr, "FAIL: %d engines not closed; made by:\n%s", len(open), strings.Join(open, "\n"))
+		code = 1
+	}
 
 	_ = stdin.Close() // the server exits when its stdin closes
 	_ = cmd.Wait()
@@ -214,4 +220,10 @@ func settle(want int, d time.Duration, f func() int) int {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// inFlight is e's Stats().InFlight (0 when Stats fails).
+func inFlight(e *prober.Engine) int {
+	st, _ := e.Stats()
+	return st.InFlight
 }

@@ -6,6 +6,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 )
 
@@ -88,35 +89,75 @@ const (
 // String is the library's description of the code (prober_status_str), e.g. "invalid port".
 func (s Status) String() string { return C.GoString(C.prober_status_str(C.uint32_t(s))) }
 
-// Error is a failed libprober call: the status code and the library's explanation
-// (prober_last_error, read on the thread of the failing call).
+// Error is a failed libprober call or an invalid argument: the status code and the
+// library's explanation (prober_last_error, read on the thread of the failing call).
 //
-// Compare codes with errors.As, or with errors.Is against an *Error that has only a Code:
+// Branch on what went wrong with errors.Is and the sentinels (ErrInvalidSpec,
+// ErrUnknownTarget, ErrNoProbe), or on the exact code with errors.As:
 //
-//	errors.Is(err, &prober.Error{Code: prober.StatusInvalidPort})
+//	if errors.Is(err, prober.ErrInvalidSpec) { ... }
+//	var pe *prober.Error
+//	if errors.As(err, &pe) && pe.Code == prober.StatusInvalidPort { ... }
+//
+// errors.Is also matches an *Error that has only a Code:
+// errors.Is(err, &prober.Error{Code: prober.StatusInvalidPort}).
 type Error struct {
 	// Code is the status the call returned.
 	Code Status
 	// Msg is what was wrong, in words (empty when the library said nothing more).
 	Msg string
+
+	// spec: a spec was refused (ErrInvalidSpec).
+	spec bool
 }
 
-// Error gives the code's description and the message: "prober: invalid port: ...".
-func (e *Error) Error() string {
-	if e.Msg == "" {
-		return "prober: " + e.Code.String()
+// Error gives the code's description and the message ("prober: invalid port: port 0 is
+// outside 1..65535"), or the message alone when it already starts with the description
+// ("prober: unknown target 42").
+func (e *Error) Error() string { return "prober: " + e.text() }
+
+// text is Error without the package prefix.
+func (e *Error) text() string {
+	code := e.Code.String()
+	switch {
+	case e.Msg == "":
+		return code
+	case strings.HasPrefix(e.Msg, code):
+		return e.Msg
 	}
-	return "prober: " + e.Code.String() + ": " + e.Msg
+	return code + ": " + e.Msg
 }
 
-// Is reports whether target is an *Error with the same Code and either no Msg or the same Msg.
+// Is reports whether target is an *Error with the same Code and either no Msg or the same
+// Msg, or the sentinel of e's code: ErrInvalidSpec for the codes of an invalid spec,
+// ErrUnknownTarget, ErrNoProbe.
 func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrInvalidSpec:
+		return e.spec
+	case ErrUnknownTarget:
+		return e.Code == StatusUnknownTarget
+	case ErrNoProbe:
+		return e.Code == StatusNoProbe
+	}
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code && (t.Msg == "" || t.Msg == e.Msg)
 }
 
-// ErrClosed is returned by the methods of an Engine after Close.
-var ErrClosed = errors.New("prober: engine is closed")
+var (
+	// ErrClosed is returned by the methods of an Engine after Close, and (wrapped, with the
+	// library's *Error) after the engine failed: see Engine.Err.
+	ErrClosed = errors.New("prober: engine is closed")
+	// ErrInvalidSpec matches the *Error of a spec that was refused before anything ran (a
+	// bad URL, port, header, duration, threshold, policy, TLS option, field of another kind,
+	// ...): from Check, Submit, SetProbe and CheckBlocking.
+	ErrInvalidSpec = errors.New("prober: invalid spec")
+	// ErrUnknownTarget matches the *Error of a call about a target the engine does not have
+	// (never added, or removed).
+	ErrUnknownTarget = errors.New("prober: unknown target")
+	// ErrNoProbe matches the *Error of a call about a role the target has no probe for.
+	ErrNoProbe = errors.New("prober: no probe for this role")
+)
 
 // newError builds an *Error from a status and the error text copied by the C shim.
 func newError(rc C.prober_status, e *C.gp_err) error {
@@ -245,6 +286,15 @@ const (
 )
 
 var roleNames = [...]string{"startup", "readiness", "liveness"}
+
+// check refuses a number that is not one of the three roles.
+func (r Role) check() error {
+	if int(r) < len(roleNames) {
+		return nil
+	}
+	return &Error{Code: StatusInvalidEnum,
+		Msg: fmt.Sprintf("role %d is not Startup, Readiness or Liveness", uint32(r))}
+}
 
 // String is the role's name ("startup", "readiness", "liveness"), or "Role(n)" for a number
 // this package does not define.

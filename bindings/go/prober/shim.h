@@ -157,63 +157,6 @@ static inline prober_status gp_check_blocking(const prober_spec *s, prober_outco
   return gp_fail(prober_check(s, out), err);
 }
 
-/* ---- cancellable one-shot check: a private engine per call ---------------------------- */
-
-typedef struct {
-  prober_engine *e;
-  int cancelled; /* accessed with __atomic builtins */
-  prober_event ev;
-} gp_check;
-
-/* Creates the engine and submits the spec. On success *out owns both (gp_check_free). */
-static inline prober_status gp_check_start(const prober_spec *s, gp_check **out, gp_err *err) {
-  gp_check *c = (gp_check *)calloc(1, sizeof *c);
-  if (c == NULL) return gp_oom(err);
-  prober_status rc = prober_engine_new(&c->e);
-  if (rc != PROBER_OK) {
-    gp_fail(rc, err);
-    free(c);
-    return rc;
-  }
-  rc = prober_engine_submit(c->e, s, 1);
-  if (rc != PROBER_OK) {
-    gp_fail(rc, err);
-    prober_engine_free(c->e);
-    free(c);
-    return rc;
-  }
-  *out = c;
-  return PROBER_OK;
-}
-
-/* Runs the engine until the check's event arrives (returns 1; c->ev is valid until
- * gp_check_free), until gp_check_cancel (returns 0), or until the engine fails (returns -1,
- * *rc and *err set). */
-static inline int gp_check_run(gp_check *c, prober_status *rc, gp_err *err) {
-  for (;;) {
-    if (__atomic_load_n(&c->cancelled, __ATOMIC_ACQUIRE)) return 0;
-    if (prober_engine_drain(c->e, &c->ev, 1) == 1) return 1;
-    prober_status r = prober_engine_wait(c->e, -1);
-    if (r != PROBER_OK) {
-      *rc = gp_fail(r, err);
-      return -1;
-    }
-  }
-}
-
-/* Any thread, while c lives: makes gp_check_run return 0 soon. */
-static inline void gp_check_cancel(gp_check *c) {
-  __atomic_store_n(&c->cancelled, 1, __ATOMIC_RELEASE);
-  prober_engine_wakeup(c->e);
-}
-
-/* Frees the engine (cancelling the probe: sockets closed, commands killed and reaped). */
-static inline void gp_check_free(gp_check *c) {
-  if (c == NULL) return;
-  prober_engine_free(c->e);
-  free(c);
-}
-
 /* ---- engines -------------------------------------------------------------------------- */
 
 static inline prober_status gp_engine_new(uint32_t flags, prober_engine **out, gp_err *err) {
@@ -236,6 +179,9 @@ static inline prober_status gp_engine_remove_target(prober_engine *e, uint64_t t
 }
 static inline prober_status gp_engine_trigger(prober_engine *e, uint64_t t, uint32_t role, gp_err *err) {
   return gp_fail(prober_engine_trigger(e, t, role), err);
+}
+static inline prober_status gp_engine_stats(prober_engine *e, prober_engine_stats *st, gp_err *err) {
+  return gp_fail(prober_engine_get_stats(e, st), err);
 }
 static inline prober_status gp_engine_published(prober_engine *e, uint64_t t, uint32_t role, uint32_t *res, gp_err *err) {
   return gp_fail(prober_engine_published(e, t, role, res), err);
@@ -331,10 +277,12 @@ static inline void gp_loop_sleep(gp_loop *l) {
 
 /* One non-blocking turn of the event loop in one cgo call: start the queued submissions (q is
  * emptied; the refused ones, if any, are moved to q->v[0..refused) with rc and msg set, for the
- * caller to report before q takes Submits again), step (ready I/O, due timers), drain up to
- * GP_DRAIN_CAP events into l->ev, and say how long the host may sleep before the next turn.
- * Returns how many submissions were refused. */
-static inline size_t gp_loop_turn(gp_loop *l, gp_subq *q) {
+ * caller to report before q takes Submits again), step (ready I/O, due timers), drain up to max
+ * (at most GP_DRAIN_CAP) events into l->ev, and say how long the host may sleep before the next
+ * turn. With max 0 (the host has no room for events) the events stay in the engine, under its
+ * policy for a host that drains late, and do not make the next turn due. Returns how many
+ * submissions were refused. */
+static inline size_t gp_loop_turn(gp_loop *l, gp_subq *q, size_t max) {
   prober_engine *e = l->e;
   size_t refused = 0;
   for (size_t i = 0; i < q->n; i++) {
@@ -357,9 +305,10 @@ static inline size_t gp_loop_turn(gp_loop *l, gp_subq *q) {
   q->n = 0;
   prober_status r = prober_engine_step(e);
   l->rc = r == PROBER_OK ? PROBER_OK : gp_fail(r, &l->err);
-  size_t n = prober_engine_drain(e, l->ev, GP_DRAIN_CAP);
+  if (max > GP_DRAIN_CAP) max = GP_DRAIN_CAP;
+  size_t n = max > 0 ? prober_engine_drain(e, l->ev, max) : 0;
   l->n = n;
-  l->timeout_ms = (n == GP_DRAIN_CAP || prober_engine_pending(e) > 0) ? 0 : prober_engine_timeout_ms(e);
+  l->timeout_ms = (max > 0 && prober_engine_pending(e) > 0) ? 0 : prober_engine_timeout_ms(e);
   if (l->timeout_ms > 0) {
     int64_t ms = l->timeout_ms > 0x7fffffff ? 0x7fffffff : l->timeout_ms;
     l->due_ns = gp_now_ns() + ms * 1000000;

@@ -63,6 +63,7 @@ import "C"
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -125,25 +126,19 @@ const (
 	CloseFIN ClosePolicy = C.PROBER_CLOSE_FIN
 )
 
-// TLSVerify is the certificate verification mode of HTTPS and gRPC-over-TLS probes.
-type TLSVerify uint32
-
-const (
-	// TLSVerifyNone verifies neither chain nor name: the kubelet's default.
-	TLSVerifyNone TLSVerify = C.PROBER_TLS_VERIFY_NONE
-	// TLSVerifySystem verifies against the system's trust store.
-	TLSVerifySystem TLSVerify = C.PROBER_TLS_VERIFY_SYSTEM
-	// TLSVerifyCAFile verifies against the CA certificates of TLSOptions.CAFile.
-	TLSVerifyCAFile TLSVerify = C.PROBER_TLS_VERIFY_CA_FILE
-)
-
 // TLSOptions configures TLS for HTTPS probes and gRPC probes. A non-nil TLSOptions on a gRPC
 // spec switches it to TLS; HTTP probes use TLS for https:// URLs.
+//
+// Without TLSOptions (a nil Spec.TLS), an HTTPS probe verifies nothing, as the kubelet's
+// probes do. A non-nil TLSOptions reads as crypto/tls's Config does: its zero value verifies
+// the peer's chain and name against the system's trust store; CAFile verifies against those
+// CA certificates instead; InsecureSkipVerify turns verification off.
 type TLSOptions struct {
-	// Verify is the verification mode. A non-empty CAFile with TLSVerifyNone means
-	// TLSVerifyCAFile.
-	Verify TLSVerify
-	// CAFile is a PEM file of CA certificates (read when the probe runs).
+	// InsecureSkipVerify verifies neither the peer's chain nor its name (the kubelet's
+	// behaviour, also what a nil Spec.TLS gives). It cannot be combined with CAFile.
+	InsecureSkipVerify bool
+	// CAFile is a PEM file of CA certificates to verify the peer against instead of the
+	// system's trust store (read when the probe runs).
 	CAFile string
 	// ServerName is sent as SNI and verified against the certificate (default: the host
 	// probed; an IP address sends no SNI).
@@ -336,6 +331,15 @@ func cport(p int) C.int32_t {
 
 // newCSpec converts s to a new C spec. The caller frees it with C.prober_spec_free.
 func newCSpec(s *Spec) (*C.prober_spec, error) {
+	cs, err := buildCSpec(s)
+	var pe *Error
+	if errors.As(err, &pe) && pe.Code != StatusIO {
+		pe.spec = true
+	}
+	return cs, err
+}
+
+func buildCSpec(s *Spec) (*C.prober_spec, error) {
 	var b cbuild
 	defer b.free()
 	var cs *C.prober_spec
@@ -480,6 +484,12 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 	}
+	if s.Redirects > RedirectNone {
+		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Redirects %d is not RedirectSameHost, RedirectSameOrigin or RedirectNone", uint32(s.Redirects))}
+	}
+	if s.Close > CloseFIN {
+		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Close %d is not CloseReset or CloseFIN", uint32(s.Close))}
+	}
 	if s.Redirects != RedirectSameHost {
 		if err := b.check(C.gp_spec_set_redirect_policy(cs, C.uint32_t(s.Redirects), &b.err)); err != nil {
 			return err
@@ -595,19 +605,20 @@ func (b *cbuild) configureTLS(t *TLSOptions, cs *C.prober_spec) error {
 	if err := b.check(C.gp_spec_enable_tls(cs, &b.err)); err != nil {
 		return err
 	}
-	verify := t.Verify
-	if verify == TLSVerifyNone && t.CAFile != "" {
-		verify = TLSVerifyCAFile
+	if t.InsecureSkipVerify && t.CAFile != "" {
+		return &Error{Code: StatusInvalidTLS, Msg: "CAFile with InsecureSkipVerify: nothing would be verified against it"}
 	}
-	if verify != TLSVerifyNone {
+	if !t.InsecureSkipVerify {
 		var ca *C.char
-		if verify == TLSVerifyCAFile {
+		verify := C.uint32_t(C.PROBER_TLS_VERIFY_SYSTEM)
+		if t.CAFile != "" {
 			var err error
 			if ca, err = b.str(t.CAFile, StatusInvalidTLS, "CA file"); err != nil {
 				return err
 			}
+			verify = C.PROBER_TLS_VERIFY_CA_FILE
 		}
-		if err := b.check(C.gp_spec_set_tls_verify(cs, C.uint32_t(verify), ca, &b.err)); err != nil {
+		if err := b.check(C.gp_spec_set_tls_verify(cs, verify, ca, &b.err)); err != nil {
 			return err
 		}
 	}

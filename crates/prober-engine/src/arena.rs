@@ -115,6 +115,13 @@ impl<T> Arena<T> {
         self.len
     }
 
+    /// Every value with its key.
+    pub fn iter(&self) -> impl Iterator<Item = (Key, &T)> + '_ {
+        self.entries.iter().enumerate().filter_map(|(i, e)| {
+            Some((Key { index: i as u32, generation: e.generation }, e.value.as_ref()?))
+        })
+    }
+
     /// Takes out every value with its key, freeing every index (those the iterator reached).
     pub fn drain(&mut self) -> impl Iterator<Item = (Key, T)> + '_ {
         let (free, len) = (&mut self.free, &mut self.len);

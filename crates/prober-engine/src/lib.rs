@@ -15,13 +15,13 @@
 mod arena;
 mod event;
 mod probe;
+mod queue;
 mod runner;
 #[cfg(feature = "test-panic")]
 mod test_panic;
 mod timers;
 pub mod worker;
 
-use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -39,7 +39,8 @@ pub use event::{Event, TargetId};
 pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use prober_transport::keep::KeepStats;
-pub use runner::{EngineThread, spawn};
+use queue::EventQueue;
+pub use runner::{CHANNEL_CAP, EngineThread, spawn};
 use timers::{TimerKey, Timers};
 use worker::{Verdict, Worker};
 
@@ -96,7 +97,16 @@ pub struct EngineConfig {
     /// How long a kept-alive HTTP connection (`HttpSpec::keep_alive`) may stay idle before
     /// the engine closes it (default [`prober_transport::keep::IDLE_LIMIT`], which says why).
     pub keep_alive_idle: Duration,
+    /// How many [`Event::Run`]s may wait to be drained (default
+    /// [`DEFAULT_MAX_RUN_EVENTS`]); past that the oldest is dropped and counted
+    /// ([`Engine::dropped_events`]), but never one queued by the current step, so that the
+    /// queue holds at most this many plus one step's runs. See [`Engine::drain`] for the whole
+    /// event policy.
+    pub max_run_events: usize,
 }
+
+/// The default [`EngineConfig::max_run_events`].
+pub const DEFAULT_MAX_RUN_EVENTS: usize = 1024;
 
 impl Default for EngineConfig {
     fn default() -> EngineConfig {
@@ -105,6 +115,7 @@ impl Default for EngineConfig {
             jitter_seed: 0,
             socket_pool: prober_io::DEFAULT_POOL_CAP,
             keep_alive_idle: prober_transport::keep::IDLE_LIMIT,
+            max_run_events: DEFAULT_MAX_RUN_EVENTS,
         }
     }
 }
@@ -309,7 +320,8 @@ pub struct Engine {
     timers: Timers,
     /// Targets; a [`TargetId`] is the target's key as a number ([`Key::to_u64`]).
     targets: Arena<Target>,
-    queue: VecDeque<Event>,
+    /// Undrained events, under the policy described at [`Engine::drain`].
+    queue: EventQueue,
     /// Scratch list of due timers, kept to reuse its allocation.
     due: Vec<(Instant, TimerKey)>,
     /// Scratch list of one poll's readiness, kept to reuse its allocation.
@@ -424,7 +436,7 @@ impl Engine {
             slots: Arena::default(),
             timers: Timers::default(),
             targets: Arena::default(),
-            queue: VecDeque::new(),
+            queue: EventQueue::new(config.max_run_events),
             due: Vec::new(),
             ready: Vec::new(),
             yielded: Vec::new(),
@@ -488,7 +500,7 @@ impl Engine {
         let first = (started_at + schedule.initial_delay).max(Instant::now());
         let first = first + self.jitter(schedule);
         self.schedule_worker(target, role, first);
-        self.queue.push_back(Event::State { target, role, result: value, outcome: None });
+        self.queue.push(Event::State { target, role, result: value, outcome: None });
         Ok(())
     }
 
@@ -533,7 +545,7 @@ impl Engine {
             }
         }
         for (role, v) in changes {
-            self.queue.push_back(Event::State { target, role, result: v, outcome: None });
+            self.queue.push(Event::State { target, role, result: v, outcome: None });
         }
         for (role, schedule) in firsts {
             let first = now + schedule.initial_delay + self.jitter(schedule);
@@ -556,7 +568,7 @@ impl Engine {
         // The connections its runs kept are of no use to anyone else's.
         self.kept.close_owner(target);
         self.targets.remove(Key::from_u64(target));
-        self.queue.retain(|e| e.target() != Some(target));
+        self.queue.remove_target(target);
         Ok(())
     }
 
@@ -601,6 +613,38 @@ impl Engine {
         spec.validate()?;
         self.start_probe(AnyProbe::from_spec(spec), Owner::Check { tag });
         Ok(())
+    }
+
+    /// Cancels the one-shot probes started by [`Engine::submit`] with `tag` that are still
+    /// running: each stops at once (socket closed; command and its process group killed and
+    /// reaped) and its [`Event::Check`] is queued now, with an Unknown outcome of reason
+    /// [`Reason::Cancelled`](prober_core::Reason::Cancelled). Returns how many were cancelled:
+    /// 0 when none runs (finished already, or never submitted). Submits queued through a
+    /// [`Handle`] and not started yet are not affected.
+    pub fn cancel_check(&mut self, tag: u64) -> usize {
+        let mut cancelled = 0;
+        // A scan of the in-flight runs: cancelling is rare, and a tag index would cost every
+        // submit.
+        let slots: Vec<Key> = self
+            .slots
+            .iter()
+            .filter(|(_, s)| matches!(s.owner, Owner::Check { tag: t } if t == tag))
+            .map(|(k, _)| k)
+            .collect();
+        for slot in slots {
+            let Some(mut s) = self.slots.remove(slot) else { continue };
+            let mut cx =
+                run_ctx(&self.poll, &self.resolver, Instant::now(), slot).with_pool(&mut self.pool);
+            s.probe.cancel(&mut cx);
+            let outcome = Outcome::new(
+                ProbeResult::Unknown,
+                prober_core::Reason::Cancelled,
+                "probe cancelled by the host",
+            );
+            self.queue.push(Event::Check { tag, outcome: Box::new(outcome) });
+            cancelled += 1;
+        }
+        cancelled
     }
 
     /// How many targets the engine has.
@@ -676,15 +720,44 @@ impl Engine {
     }
 
     /// Moves up to `max` queued events into `out` (in order); returns how many.
+    ///
+    /// # When the host drains late
+    ///
+    /// Probing never waits for the host, and the queue's memory stays bounded whatever the
+    /// host does (drains rarely, or never):
+    ///
+    /// - [`Event::State`] is coalesced: while a worker's state event is queued, a later change
+    ///   of the same (target, role) replaces it in place (value and outcome). A host that
+    ///   catches up sees each worker's latest published value, once; at most three state
+    ///   events per target wait.
+    /// - [`Event::Run`] (with [`EngineConfig::every_run`]) is dropped oldest-first past
+    ///   [`EngineConfig::max_run_events`] queued, and counted in [`Engine::dropped_events`].
+    ///   Only runs queued before the current [`Engine::step`] or [`Engine::wait`] are dropped:
+    ///   a host that drains after every step loses none, however many runs one step makes.
+    /// - [`Event::Check`] is neither coalesced nor dropped: one per submit, so the host bounds
+    ///   them by what it submits.
+    ///
+    /// Events come out in the order they were queued; a coalesced state event keeps the place
+    /// of the change it replaced. [`Engine::published`] always gives the current value.
     pub fn drain(&mut self, out: &mut Vec<Event>, max: usize) -> usize {
-        let n = max.min(self.queue.len());
-        out.extend(self.queue.drain(..n));
+        let mut n = 0;
+        while n < max {
+            let Some(ev) = self.queue.pop() else { break };
+            out.push(ev);
+            n += 1;
+        }
         n
     }
 
     /// The next queued event, if any.
     pub fn next_event(&mut self) -> Option<Event> {
-        self.queue.pop_front()
+        self.queue.pop()
+    }
+
+    /// How many [`Event::Run`]s were dropped because more than
+    /// [`EngineConfig::max_run_events`] waited to be drained (see [`Engine::drain`]).
+    pub fn dropped_events(&self) -> u64 {
+        self.queue.dropped()
     }
 
     /// How many events are queued and not yet drained.
@@ -693,6 +766,7 @@ impl Engine {
     }
 
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        self.queue.start_turn();
         // Runs that yielded before this turn go on after its poll: their own readiness and
         // everyone else's I/O and timers come first.
         std::mem::swap(&mut self.resuming, &mut self.yielded);
@@ -964,7 +1038,7 @@ impl Engine {
     fn complete(&mut self, owner: Owner, outcome: Outcome, now: Instant) {
         match owner {
             Owner::Check { tag } => {
-                self.queue.push_back(Event::Check { tag, outcome: Box::new(outcome) })
+                self.queue.push(Event::Check { tag, outcome: Box::new(outcome) })
             }
             Owner::Worker { target, role, late_us } => {
                 let id = target.to_u64();
@@ -977,7 +1051,7 @@ impl Engine {
                 let run_again = retry.is_none() && std::mem::take(&mut w.run_after);
                 if self.config.every_run {
                     let o = Box::new(outcome.clone());
-                    self.queue.push_back(Event::Run { target: id, role, outcome: o, late_us });
+                    self.queue.push(Event::Run { target: id, role, outcome: o, late_us });
                 }
                 if let Some(probe) = retry {
                     self.start_probe(probe, owner);
@@ -988,7 +1062,7 @@ impl Engine {
                 }
                 if let Verdict::Published(result) = verdict {
                     let o = Some(Box::new(outcome));
-                    self.queue.push_back(Event::State { target: id, role, result, outcome: o });
+                    self.queue.push(Event::State { target: id, role, result, outcome: o });
                     if role == Role::Startup && result == ProbeResult::Success {
                         // As the kubelet's status sync does: check readiness right away once
                         // the target has started, instead of up to a period later.

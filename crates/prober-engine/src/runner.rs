@@ -3,7 +3,7 @@
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -12,6 +12,11 @@ use crate::{Engine, Event, Handle};
 /// A running engine thread. Use [`EngineThread::handle`] (`call`, `submit`, `trigger`) to drive
 /// it and [`EngineThread::events`] to receive its events. Dropping it stops the thread and
 /// drops the engine (cancelling every in-flight probe).
+///
+/// The channel holds up to [`CHANNEL_CAP`] events. While it is full the thread keeps probing
+/// and leaves further events in the engine, whose policy then applies (state changes
+/// coalesced, run events dropped oldest-first and counted: see [`Engine::drain`]); it looks
+/// for room again every 10 ms.
 #[derive(Debug)]
 pub struct EngineThread {
     handle: Handle,
@@ -27,7 +32,7 @@ pub struct EngineThread {
 /// The [`io::Error`] of starting the thread; the engine is dropped with it.
 pub fn spawn(engine: Engine) -> io::Result<EngineThread> {
     let handle = engine.handle();
-    let (tx, rx) = channel();
+    let (tx, rx) = sync_channel(CHANNEL_CAP);
     let stop = Arc::new(AtomicBool::new(false));
     let stop2 = stop.clone();
     let thread = std::thread::Builder::new()
@@ -36,15 +41,25 @@ pub fn spawn(engine: Engine) -> io::Result<EngineThread> {
     Ok(EngineThread { handle, events: rx, stop, thread: Some(thread) })
 }
 
-fn run(mut engine: Engine, tx: &Sender<Event>, stop: &AtomicBool) -> io::Result<()> {
-    let mut batch = Vec::with_capacity(256);
+/// The capacity of [`EngineThread::events`].
+pub const CHANNEL_CAP: usize = 1024;
+
+fn run(mut engine: Engine, tx: &SyncSender<Event>, stop: &AtomicBool) -> io::Result<()> {
+    // An event taken from the engine that did not fit in the channel: sent first next time.
+    let mut held: Option<Event> = None;
     while !stop.load(Ordering::Acquire) {
-        engine.wait(Some(Duration::from_secs(1)))?;
-        while engine.drain(&mut batch, 256) > 0 {
-            for e in batch.drain(..) {
-                if tx.send(e).is_err() {
-                    // Nobody listens any more; keep running until told to stop.
+        // A receiver taking events wakes nobody, so a full channel is looked at again soon.
+        let limit = if held.is_some() { Duration::from_millis(10) } else { Duration::from_secs(1) };
+        engine.wait(Some(limit))?;
+        while let Some(ev) = held.take().or_else(|| engine.next_event()) {
+            match tx.try_send(ev) {
+                Ok(()) => {}
+                Err(TrySendError::Full(ev)) => {
+                    held = Some(ev);
+                    break;
                 }
+                // Nobody listens any more; keep running until told to stop.
+                Err(TrySendError::Disconnected(_)) => {}
             }
         }
     }

@@ -586,6 +586,14 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
 /// arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
 /// `prober_last_error`; no event is lost).
 ///
+/// Probing never waits for the host, and the queue stays bounded however rarely it drains:
+/// while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
+/// worker replaces it in place (value and outcome), so a host that catches up gets each
+/// worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
+/// queued and counted (`prober_engine_get_stats`), but never those of the current step or
+/// wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
+/// submit, are never dropped.
+///
 /// # Safety
 /// `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
 #[unsafe(no_mangle)]
@@ -637,6 +645,73 @@ pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usize {
     engine_query(e, 0, |i| i.engine.in_flight())
+}
+
+/// Cancels the one-shot probes submitted with `tag` that are still running: each stops at
+/// once (socket closed; command and its process group killed and reaped) and its
+/// `PROBER_EVENT_CHECK` is queued now, with result `PROBER_RESULT_UNKNOWN` and reason
+/// `PROBER_REASON_CANCELLED`, so that every submit still gets exactly one event. Returns how
+/// many were cancelled: 0 when none runs (finished already, or never submitted), and 0 for
+/// NULL or while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
+///
+/// # Safety
+/// `e` must be NULL or a live engine.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_cancel_check(e: *mut prober_engine, tag: u64) -> usize {
+    engine_query(e, 0, |i| i.engine.cancel_check(tag))
+}
+
+/// An engine's counters, filled in by `prober_engine_get_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct prober_engine_stats {
+    /// Targets the engine has.
+    pub targets: u64,
+    /// Probes running right now, periodic and one-shot.
+    pub in_flight: u64,
+    /// Events queued and not yet drained (as `prober_engine_pending`).
+    pub pending_events: u64,
+    /// `PROBER_EVENT_RUN` events dropped, oldest first, because more than 1024 waited to be
+    /// drained (never one queued by the current step or wait; see `prober_engine_drain` for
+    /// the whole policy). Never decreases.
+    pub dropped_events: u64,
+    /// Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
+    pub kept_connections: u64,
+    /// Disconnected TCP sockets kept for reuse now (see `PROBER_ENGINE_NO_SOCKET_REUSE`).
+    pub pooled_sockets: u64,
+    /// Reserved for future counters; zero.
+    pub reserved: [u64; 4],
+}
+
+/// Fills `*stats` with the engine's counters.
+///
+/// # Errors
+/// `PROBER_E_NULL` for a NULL argument, `PROBER_E_BUSY` while another call is running.
+///
+/// # Safety
+/// `e` must be NULL or a live engine; `stats` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_engine_get_stats(
+    e: *const prober_engine,
+    stats: *mut prober_engine_stats,
+) -> prober_status {
+    guard_status(|| {
+        let eng = prober_engine::try_ref_from_ptr(e)?;
+        let stats = Out::try_from_ptr(stats, "stats")?;
+        eng.enter(|i| {
+            let e = &i.engine;
+            stats.write(prober_engine_stats {
+                targets: e.target_count() as u64,
+                in_flight: e.in_flight() as u64,
+                pending_events: e.pending_events() as u64,
+                dropped_events: e.dropped_events(),
+                kept_connections: e.keep_alive_stats().idle as u64,
+                pooled_sockets: e.socket_pool_stats().idle as u64,
+                reserved: [0; 4],
+            });
+            Ok(())
+        })
+    })
 }
 
 /// The published value (`PROBER_RESULT_*`) of the target's `role` probe, into `*result`.

@@ -634,7 +634,7 @@ impl Engine {
         for slot in slots {
             let Some(mut s) = self.slots.remove(slot) else { continue };
             let mut cx =
-                run_ctx(&self.poll, &self.resolver, Instant::now(), slot).with_pool(&mut self.pool);
+                run_ctx(&self.poll, &self.mailbox, Instant::now(), slot).with_pool(&mut self.pool);
             s.probe.cancel(&mut cx);
             let outcome = Outcome::new(
                 ProbeResult::Unknown,

@@ -1,0 +1,112 @@
+//! The engine from other threads: a [`Handle`] wakes it and queues work, which the engine takes
+//! at its next turn.
+
+use std::io;
+use std::sync::Arc;
+
+use mio::Waker;
+use parking_lot::Mutex;
+use prober_core::{ProbeSpec, Role};
+
+use crate::{Engine, EngineError, TargetId};
+
+/// State shared with [`Handle`]s on other threads.
+#[derive(Debug, Default)]
+pub(crate) struct Shared {
+    pub(crate) commands: Mutex<Commands>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Commands {
+    pub(crate) queue: Vec<Command>,
+    /// Set when the engine is dropped: handles then refuse work instead of queueing it forever.
+    pub(crate) closed: bool,
+}
+
+impl Shared {
+    pub(crate) fn push(&self, c: Command) -> io::Result<()> {
+        let mut cmds = self.commands.lock();
+        if cmds.closed {
+            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the engine is gone"));
+        }
+        cmds.queue.push(c);
+        Ok(())
+    }
+}
+
+pub(crate) enum Command {
+    Submit(Box<ProbeSpec>, u64),
+    Trigger(TargetId, Role),
+    Call(Box<dyn FnOnce(&mut Engine) + Send>),
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Submit(_, tag) => write!(f, "Submit(tag {tag})"),
+            Command::Trigger(t, r) => write!(f, "Trigger({t}, {r})"),
+            Command::Call(_) => f.write_str("Call"),
+        }
+    }
+}
+
+/// Thread-safe handle: wakes the engine and queues one-shot checks and triggers.
+#[derive(Clone, Debug)]
+pub struct Handle {
+    pub(crate) waker: Arc<Waker>,
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Handle {
+    /// Interrupts a [`Engine::wait`] in progress (or makes the next one return at once).
+    ///
+    /// # Errors
+    ///
+    /// The error of writing to the engine's wake-up descriptor (an eventfd).
+    pub fn wakeup(&self) -> io::Result<()> {
+        self.waker.wake()
+    }
+
+    /// Queues a one-shot probe; the engine starts it on its next step.
+    ///
+    /// # Errors
+    ///
+    /// [`EngineError::Spec`] for an invalid spec (checked here, before queueing), and
+    /// [`EngineError::Io`] when the engine is gone or cannot be woken.
+    pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
+        spec.validate()?;
+        self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
+        self.waker.wake().map_err(EngineError::Io)
+    }
+
+    /// Runs `f` on the engine's thread at its next turn and returns its result: the way to use
+    /// the whole engine API (targets, probes, restarts) from another thread. Blocks until the
+    /// engine thread gets to it; must not be called from that thread itself.
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone (dropped, or its thread ended) before running
+    /// `f`, or cannot be woken.
+    pub fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Engine) -> R + Send + 'static,
+    ) -> io::Result<R> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job = move |e: &mut Engine| {
+            let _ = tx.send(f(e));
+        };
+        self.shared.push(Command::Call(Box::new(job)))?;
+        self.waker.wake()?;
+        rx.recv().map_err(|_| io::Error::other("the engine stopped before running the call"))
+    }
+
+    /// Queues a manual trigger; unknown targets or roles are ignored when it is applied.
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone or cannot be woken.
+    pub fn trigger(&self, target: TargetId, role: Role) -> io::Result<()> {
+        self.shared.push(Command::Trigger(target, role))?;
+        self.waker.wake()
+    }
+}

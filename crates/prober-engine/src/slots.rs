@@ -1,0 +1,68 @@
+//! What the engine keeps: targets with their workers, and the in-flight runs (slots) with whom
+//! they belong to.
+
+use std::time::{Duration, Instant};
+
+use prober_core::{ProbeResult, Role};
+
+use crate::arena::Key;
+use crate::probe::{AnyProbe, PreparedSpec};
+use crate::worker::Worker;
+
+/// Who an in-flight probe belongs to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Owner {
+    /// `late_us`: how long after its scheduled instant the run started (for run events).
+    Worker {
+        target: Key,
+        role: Role,
+        late_us: u64,
+    },
+    Check {
+        tag: u64,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) probe: AnyProbe,
+    pub(crate) owner: Owner,
+    /// The instant of this slot's live timer entry, if any.
+    pub(crate) timer: Option<Instant>,
+    /// On the list of runs to resume: a run that yields again before its resume (from a
+    /// readiness event) is not queued twice, so it gets one budget of work a turn.
+    pub(crate) resume_queued: bool,
+}
+
+#[derive(Debug)]
+pub(crate) struct WorkerSlot {
+    pub(crate) spec: PreparedSpec,
+    pub(crate) state: Worker,
+    /// The instant of the worker's live timer entry (its next scheduled run).
+    pub(crate) next_run: Option<Instant>,
+    /// The in-flight run's slot.
+    pub(crate) in_flight: Option<Key>,
+    /// A tick or trigger arrived while a run was in flight: run again right after it (the
+    /// kubelet's worker buffers one tick and one manual trigger the same way).
+    pub(crate) run_after: bool,
+    /// The last scheduled tick and the state's period that placed `next_run` from it: when a
+    /// result changes the state's period (per-state periods), the next run is moved.
+    pub(crate) tick: Option<(Instant, Duration)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// When the target (re)started: initial delays count from here.
+    pub(crate) started_at: Instant,
+    pub(crate) workers: [Option<WorkerSlot>; 3],
+}
+
+impl Target {
+    /// The kubelet's `Started`: no startup probe, or it published Success.
+    pub(crate) fn started(&self) -> bool {
+        match &self.workers[Role::Startup.index()] {
+            None => true,
+            Some(w) => w.state.value() == ProbeResult::Success,
+        }
+    }
+}

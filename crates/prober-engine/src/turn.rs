@@ -1,0 +1,155 @@
+//! One turn of the engine: poll, take commands and answers, fire timers, drive what is ready.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use prober_core::Role;
+
+use crate::Engine;
+use crate::arena::Key;
+use crate::handle::Command;
+use crate::probe::AnyProbe;
+use crate::slots::Owner;
+use crate::timers::TimerKey;
+use crate::token::{GEN_MASK, WAKE, split_token};
+use prober_io::{Machine, Ready};
+
+impl Engine {
+    pub(crate) fn turn(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        self.queue.start_turn();
+        // Runs that yielded before this turn go on after its poll: their own readiness and
+        // everyone else's I/O and timers come first.
+        std::mem::swap(&mut self.resuming, &mut self.yielded);
+        let timeout = if self.resuming.is_empty() { timeout } else { Some(Duration::ZERO) };
+        // A wake-up that arrived since the last turn makes the waker's fd readable, so the poll
+        // below returns at once: no wake-up is lost between turns.
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                // The runs to resume wait for the next turn, which must not sleep first.
+                std::mem::swap(&mut self.resuming, &mut self.yielded);
+                self.yielded.append(&mut self.resuming);
+                return Err(e);
+            }
+        }
+        let mut done = 0;
+        let now = Instant::now();
+        // Collect first: handling an event needs `&mut self`.
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.extend(self.events.iter().map(|e| (e.token(), Ready::from_event(e))));
+        for &(token, r) in &ready {
+            done += 1;
+            if token == WAKE {
+                self.apply_commands();
+                self.deliver_answers();
+            } else {
+                let (index, low_generation, sub) = split_token(token);
+                match self.slots.key_at(index) {
+                    Some(slot) if slot.generation as usize & GEN_MASK == low_generation => {
+                        self.drive(slot, |p, cx| p.ready(cx, sub, r));
+                    }
+                    _ => {} // about a run that has ended
+                }
+            }
+        }
+        ready.clear();
+        self.ready = ready;
+        done += self.fire_timers(now);
+        let mut resuming = std::mem::take(&mut self.resuming);
+        for &slot in &resuming {
+            done += 1;
+            if let Some(s) = self.slots.get_mut(slot) {
+                s.resume_queued = false;
+            }
+            self.drive(slot, |p, cx| p.resume(cx)); // a run that ended is skipped
+        }
+        resuming.clear();
+        self.resuming = resuming;
+        if !self.kept.is_empty() {
+            self.kept.expire(now);
+        }
+        if self.timers.len() > 4 * (self.slots.len() + 3 * self.targets.len()) + 1024 {
+            self.compact_timers();
+        }
+        Ok(done)
+    }
+
+    pub(crate) fn apply_commands(&mut self) {
+        let commands = std::mem::take(&mut self.shared.commands.lock().queue);
+        for c in commands {
+            match c {
+                Command::Submit(spec, tag) => {
+                    self.start_probe(AnyProbe::from_spec(*spec), Owner::Check { tag })
+                }
+                Command::Trigger(t, r) => {
+                    let _ = self.trigger(t, r);
+                }
+                Command::Call(f) => f(self),
+            }
+        }
+    }
+
+    pub(crate) fn deliver_answers(&mut self) {
+        self.mailbox.drain_into(&mut self.answers);
+        let answers = std::mem::take(&mut self.answers);
+        for a in answers {
+            self.drive(Key::from_u64(a.ticket), |p, cx| p.resolved(cx, a.addrs));
+        }
+        // Blocking jobs (TLS material) answer through the same waker; a job of an ended run is
+        // skipped by `drive` like a stale lookup.
+        let mut jobs = Vec::new();
+        self.mailbox.drain_jobs_into(&mut jobs);
+        for j in jobs {
+            self.drive(Key::from_u64(j.ticket), |p, cx| p.job_done(cx, j.answer));
+        }
+    }
+
+    pub(crate) fn fire_timers(&mut self, now: Instant) -> usize {
+        let mut n = 0;
+        // Take everything due first: a timer that a machine re-arms for "now" while these run
+        // fires next turn, after I/O has been polled again.
+        let mut due = std::mem::take(&mut self.due);
+        self.timers.drain_due(now, &mut due);
+        for (at, key) in due.drain(..) {
+            match key {
+                TimerKey::Probe { slot } => {
+                    if let Some(s) = self.slots.get_mut(slot).filter(|s| s.timer == Some(at)) {
+                        n += 1;
+                        s.timer = None;
+                        self.drive(slot, |p, cx| p.timer(cx));
+                    }
+                }
+                TimerKey::Worker { target, role } => {
+                    let role = Role::ALL[role as usize];
+                    let id = target.to_u64();
+                    let due_now = match self.target_mut(id) {
+                        Ok(t) => t.workers[role.index()]
+                            .as_mut()
+                            .filter(|w| w.next_run == Some(at))
+                            .map(|w| w.next_run = None)
+                            .is_some(),
+                        Err(_) => false,
+                    };
+                    if due_now {
+                        n += 1;
+                        self.worker_tick(id, role, at, now);
+                    }
+                }
+            }
+        }
+        self.due = due;
+        n
+    }
+
+    pub(crate) fn compact_timers(&mut self) {
+        let slots = &self.slots;
+        let targets = &self.targets;
+        self.timers.compact(|at, key| match *key {
+            TimerKey::Probe { slot } => slots.get(slot).is_some_and(|s| s.timer == Some(*at)),
+            TimerKey::Worker { target, role } => targets.get(target).is_some_and(|t| {
+                t.workers[role as usize].as_ref().is_some_and(|w| w.next_run == Some(*at))
+            }),
+        });
+    }
+}

@@ -41,11 +41,16 @@ fn one_shot_submits_carry_their_tags() {
 fn wakeup_from_another_thread_interrupts_a_long_wait() {
     let mut e = engine();
     let h = e.handle();
+    // The wake-up is sent once the test is about to wait: it either interrupts the wait or,
+    // sent just before it, leaves the engine's wake-up descriptor readable so that the wait
+    // returns at once. Either way only the wake-up can end it early.
+    let (about_to_wait, go) = std::sync::mpsc::channel::<()>();
     let waker = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(100));
+        go.recv().unwrap();
         h.wakeup().unwrap();
     });
     let started = Instant::now();
+    about_to_wait.send(()).unwrap();
     e.wait(Some(Duration::from_secs(30))).unwrap();
     // Returned long before its 30 s limit: only the wake-up can have ended it.
     assert!(started.elapsed() < Duration::from_secs(10));

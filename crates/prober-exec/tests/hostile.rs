@@ -358,8 +358,11 @@ fn fork_bomb_held_to_a_small_process_count() {
     // that nothing of it is left.
     let gave_up = o.reason == Reason::ExitCode && o.exit_code == Some(2) && refused > 0;
     assert!(o.result == ProbeResult::Failure && (o.reason == Reason::Timeout || gave_up), "{o:?}");
-    if !live_in_group(pgid).is_empty() {
-        std::thread::sleep(Duration::from_millis(200));
+    // Processes killed by the group kill may still be on their way out: wait (bounded) until
+    // none is left alive.
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while !live_in_group(pgid).is_empty() && Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
     }
     let left = live_in_group(pgid);
     if !left.is_empty() {

@@ -1,12 +1,17 @@
 //! One connection: read the head, route, then end the way the route asks (FIN, RST or hold).
 
+use std::fmt::Write as _;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::request::Head;
 use crate::request::{self, MAX_HEAD};
-use crate::{Shared, deadline, routes};
+use crate::{Shared, deadline};
+
+/// What answers a request: the routes of the target server (`routes::respond`).
+pub(crate) type Respond = fn(&mut Conn, &Head<'_>) -> io::Result<End>;
 
 /// How long a connection may stay without sending its request head.
 const HEAD_WAIT: Duration = Duration::from_secs(60);
@@ -68,9 +73,10 @@ impl Conn {
         self.stream.as_deref().expect("stream present until drop")
     }
 
-    /// Serves the connection to its end; dropping `self` closes the socket and updates counters.
-    pub(crate) fn serve(mut self) {
-        let end = self.exchange();
+    /// Serves the connection to its end, answering its request with `respond`; dropping `self`
+    /// closes the socket and updates counters.
+    pub(crate) fn serve(mut self, respond: Respond) {
+        let end = self.exchange(respond);
         match end {
             End::Finish => self.finish(),
             End::Reset => self.reset(),
@@ -79,7 +85,7 @@ impl Conn {
         }
     }
 
-    fn exchange(&mut self) -> End {
+    fn exchange(&mut self, respond: Respond) -> End {
         let mut head = Vec::with_capacity(1024);
         let mut chunk = [0u8; 4096];
         let until = deadline(HEAD_WAIT);
@@ -107,11 +113,11 @@ impl Conn {
         };
         self.shared.count_request();
         self.head_only = req.method == "HEAD";
-        routes::respond(self, &req).unwrap_or(End::Abort)
+        respond(self, &req).unwrap_or(End::Abort)
     }
 
     fn plain_error(&mut self, status: u16, body: &str) -> End {
-        routes::simple(self, status, &[], body.as_bytes()).unwrap_or(End::Abort)
+        simple(self, status, &[], body.as_bytes()).unwrap_or(End::Abort)
     }
 
     /// Reads once (retrying timeouts and interrupts) until data, EOF, reset, `until` or a stop.
@@ -213,4 +219,72 @@ fn unacked_bytes(stream: &TcpStream) -> Option<u64> {
 fn unacked_bytes(_stream: &TcpStream) -> Option<u64> {
     std::thread::sleep(Duration::from_millis(50));
     None
+}
+
+/// The reason phrase of a status, for status lines.
+pub(crate) fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        101 => "Switching Protocols",
+        200 => "OK",
+        201 => "Created",
+        202 => "Accepted",
+        203 => "Non-Authoritative Information",
+        204 => "No Content",
+        205 => "Reset Content",
+        206 => "Partial Content",
+        300 => "Multiple Choices",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        304 => "Not Modified",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        418 => "I'm a teapot",
+        429 => "Too Many Requests",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        _ => "Status",
+    }
+}
+
+/// Statuses that never carry a body (nor Content-Length here).
+fn bodyless(status: u16) -> bool {
+    status < 200 || status == 204 || status == 304
+}
+
+/// A complete response with a small in-memory body, `Content-Length` and `Connection: close`.
+pub(crate) fn simple(
+    conn: &Conn,
+    status: u16,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> io::Result<End> {
+    let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+    for (n, v) in headers {
+        let _ = write!(out, "{n}: {v}\r\n");
+    }
+    let no_body = bodyless(status);
+    if !no_body {
+        let _ = write!(out, "Content-Length: {}\r\n", body.len());
+    }
+    out.push_str("Connection: close\r\n\r\n");
+    let mut out = out.into_bytes();
+    if !no_body && !conn.head_only {
+        out.extend_from_slice(body);
+    }
+    conn.write_all(&out)?;
+    Ok(End::Finish)
 }

@@ -486,7 +486,7 @@ fn spawn_connection(stream: TcpStream, shared: &Arc<Shared>) {
     let spawned = std::thread::Builder::new()
         .name("prober-target-conn".into())
         .stack_size(CONN_STACK)
-        .spawn(move || conn.serve());
+        .spawn(move || conn.serve(routes::respond));
     // On spawn failure the closure (and the Conn in it) is dropped, which ends the connection.
     drop(spawned);
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
 use std::time::Duration;
 
-use crate::conn::{Conn, End};
+use crate::conn::{Conn, End, reason, simple};
 use crate::request::{Head, percent_decode};
 
 /// Bodies are streamed from this buffer: no allocation whatever their size.
@@ -16,73 +16,6 @@ const HOLD: Duration = Duration::from_secs(60);
 const ACK_WAIT: Duration = Duration::from_secs(2);
 /// Target length of one `/huge-headers` line.
 const FILL_LINE: u64 = 1000;
-
-pub(crate) fn reason(status: u16) -> &'static str {
-    match status {
-        100 => "Continue",
-        101 => "Switching Protocols",
-        200 => "OK",
-        201 => "Created",
-        202 => "Accepted",
-        203 => "Non-Authoritative Information",
-        204 => "No Content",
-        205 => "Reset Content",
-        206 => "Partial Content",
-        300 => "Multiple Choices",
-        301 => "Moved Permanently",
-        302 => "Found",
-        303 => "See Other",
-        304 => "Not Modified",
-        307 => "Temporary Redirect",
-        308 => "Permanent Redirect",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        408 => "Request Timeout",
-        409 => "Conflict",
-        410 => "Gone",
-        418 => "I'm a teapot",
-        429 => "Too Many Requests",
-        431 => "Request Header Fields Too Large",
-        500 => "Internal Server Error",
-        501 => "Not Implemented",
-        502 => "Bad Gateway",
-        503 => "Service Unavailable",
-        504 => "Gateway Timeout",
-        _ => "Status",
-    }
-}
-
-/// Statuses that never carry a body (nor Content-Length here).
-fn bodyless(status: u16) -> bool {
-    status < 200 || status == 204 || status == 304
-}
-
-/// A complete response with a small in-memory body, `Content-Length` and `Connection: close`.
-pub(crate) fn simple(
-    conn: &Conn,
-    status: u16,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> io::Result<End> {
-    let mut out = format!("HTTP/1.1 {status} {}\r\n", reason(status));
-    for (n, v) in headers {
-        let _ = write!(out, "{n}: {v}\r\n");
-    }
-    let no_body = bodyless(status);
-    if !no_body {
-        let _ = write!(out, "Content-Length: {}\r\n", body.len());
-    }
-    out.push_str("Connection: close\r\n\r\n");
-    let mut out = out.into_bytes();
-    if !no_body && !conn.head_only {
-        out.extend_from_slice(body);
-    }
-    conn.write_all(&out)?;
-    Ok(End::Finish)
-}
 
 fn text(conn: &Conn, status: u16, body: &str) -> io::Result<End> {
     simple(conn, status, &[], body.as_bytes())

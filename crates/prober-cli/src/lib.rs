@@ -75,3 +75,8 @@ fn run(mut argv: Vec<OsString>) -> Result<i32, Failure> {
         }
     }
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

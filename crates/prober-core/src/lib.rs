@@ -24,3 +24,8 @@ pub use spec::{
     TlsVersion, validate_header, validate_host,
 };
 pub use url::{Scheme, Url, UrlError};
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -511,3 +511,8 @@ impl Drop for Engine {
         }
     }
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -686,3 +686,8 @@ mod tests {
         assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Spawn));
     }
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -154,3 +154,8 @@ pub extern "C" fn prober_abi_version() -> u32 {
 pub extern "C" fn prober__test_panic() -> prober_status {
     guard(PROBER_E_PANIC, || panic!("deliberate test panic"))
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

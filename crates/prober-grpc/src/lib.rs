@@ -50,3 +50,8 @@ pub use prober_h2::client as h2;
 pub use prober_h2::hpack;
 
 pub use probe::GrpcProbe;
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

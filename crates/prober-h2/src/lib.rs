@@ -21,3 +21,8 @@
 pub mod client;
 pub mod frame;
 pub mod hpack;
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -59,3 +59,8 @@ pub mod response;
 pub mod verdict;
 
 pub use probe::{HttpPlan, HttpProbe};
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -376,3 +376,8 @@ mod tests {
         assert_eq!((r.unwrap_err().kind(), calls), (io::ErrorKind::WouldBlock, 1));
     }
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

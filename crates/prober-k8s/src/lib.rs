@@ -39,3 +39,8 @@ pub mod yaml_limits;
 
 pub use translate::{LoadError, TargetPlan, bare_host};
 pub use watch_file::load_watch_file;
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

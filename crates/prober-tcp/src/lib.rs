@@ -209,3 +209,8 @@ impl Machine for TcpProbe {
         self.deadline = None;
     }
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -238,3 +238,8 @@ pub fn op_error_text(transport: &mut Transport, op: &str, e: &io::Error) -> Stri
     let local = transport.local_addr().map_or_else(|| "?".to_string(), |a| a.to_string());
     format!("{op} tcp {local}->{}: {op}: {}", transport.peer(), prober_core::os_error_text(e))
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -92,3 +92,8 @@ pub use prober_engine::{
 pub fn check(spec: &ProbeSpec) -> Outcome {
     prober_engine::check(spec)
 }
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

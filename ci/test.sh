@@ -62,7 +62,10 @@ bash ci/go-tests.sh
 step "packaging (symbols, SONAME, pkg-config, find_package, C example)"
 bash ci/package-check.sh
 
-step "a static prober (x86_64-unknown-linux-musl) that probes a local server"
+step "linux/arm64: cross-built, Rust, C and Go suites under qemu-aarch64 (ci/arm64.sh)"
+bash ci/arm64.sh
+
+step "static prober binaries (x86_64 and aarch64 musl) that probe a local server"
 musl_status=0
 bash ci/musl.sh || musl_status=$?
 case $musl_status in

@@ -65,6 +65,9 @@ bash ci/package-check.sh
 step "linux/arm64: cross-built, Rust, C and Go suites under qemu-aarch64 (ci/arm64.sh)"
 bash ci/arm64.sh
 
+step "the Go module with prebuilt archives, from a file:// proxy without Rust (ci/go-module-test.sh)"
+bash ci/go-module-test.sh
+
 step "static prober binaries (x86_64 and aarch64 musl) that probe a local server"
 musl_status=0
 bash ci/musl.sh || musl_status=$?

@@ -17,6 +17,12 @@
 # process without a binfmt_misc handler, which this script does not install (it is a kernel-wide
 # setting). Tests that cannot run under qemu-user are named in SKIP below with the reason and
 # printed: nothing is skipped silently.
+#
+# What qemu-user cannot show: arm64's weaker memory ordering. qemu runs the guest's threads on
+# the x86-64 host, whose stronger ordering hides a missing Acquire/Release. The library's
+# atomics were reviewed instead: the C engine's in_use flag (compare_exchange Acquire, store
+# Release), the workers' and runner's stop flags (Release/Acquire, AcqRel swap); the only
+# Relaxed one is a statistics counter (prober-transport's TLS file parses).
 # Usage: ci/arm64.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -62,7 +62,7 @@ need_rust_target() {
 AARCH64_SYSROOT=/usr/aarch64-linux-gnu
 need_aarch64_cross() {
   need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
-  need_file "$AARCH64_SYSROOT/lib/libc.so.6" libc6-dev-arm64-cross
+  need_file "$AARCH64_SYSROOT/lib/libc.so" libc6-dev-arm64-cross
   need qemu-aarch64 qemu-user
   need_rust_target aarch64-unknown-linux-gnu
   export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc

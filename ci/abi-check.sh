@@ -20,6 +20,11 @@
 #                                appended to prober_event, a renumbered enum value) and asserts the
 #                                header comparison fails on each and passes on additions; and that
 #                                a missing or truncated baseline fails with the refresh command
+#   PROBER_ABI_TARGET=aarch64-unknown-linux-gnu ci/abi-check.sh
+#                                the check for linux/arm64 (ci/arm64.sh): the library and the header
+#                                probe cross-built, compared with the (x86-64) baseline ignoring the
+#                                architecture, the old client run under qemu-aarch64. Both targets are
+#                                LP64: every size, offset and enum value must be the same.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -31,6 +36,22 @@ case "$mode ${2:-}" in
   *) echo "usage: ci/abi-check.sh [--refresh [--accept-change] | --self-test]" >&2; exit 64 ;;
 esac
 refresh_cmd="bash ci/abi-check.sh --refresh"
+
+# The native check, or the cross one for PROBER_ABI_TARGET (the baseline is taken natively only).
+abi_cc=cc; abi_nm=nm; abi_readelf=readelf; run=(); cargo_target=(); libdir=target/debug; arch_opt=()
+case "${PROBER_ABI_TARGET:-}" in
+  "") ;;
+  aarch64-unknown-linux-gnu)
+    [ "$mode" = check ] || { echo "abi-check: $mode is for the native build only" >&2; exit 64; }
+    need_cargo
+    need_aarch64_cross
+    abi_cc=aarch64-linux-gnu-gcc; abi_nm=aarch64-linux-gnu-nm; abi_readelf=aarch64-linux-gnu-readelf
+    run=(qemu-aarch64 -L "$AARCH64_SYSROOT")
+    cargo_target=(--target "$PROBER_ABI_TARGET"); libdir=target/$PROBER_ABI_TARGET/debug
+    arch_opt=(--no-architecture)
+    ;;
+  *) echo "abi-check: PROBER_ABI_TARGET=$PROBER_ABI_TARGET is not supported" >&2; exit 64 ;;
+esac
 
 need abidw abigail-tools
 need abidiff abigail-tools
@@ -53,7 +74,7 @@ abidw_q() { abidw --no-show-locs --no-corpus-path --no-comp-dir-path --type-id-s
 header_abi() { # HEADER_DIR OUT.abi
   local dir=$1 out=$2 unit
   unit=$(mktemp -d "$work/probe.XXXXXX")
-  cc -E -P -std=c11 -x c "$dir/prober.h" | perl -e '
+  "$abi_cc" -E -P -std=c11 -x c "$dir/prober.h" | perl -e '
     local $/; my $h = <STDIN>; my (%fn, %en, %st, %op);
     $en{$1} = 1 while $h =~ /\benum\s+(prober_\w+)\s*(?::[^{]*)?\{/g;
     $st{$1} = 1 while $h =~ /\}\s*(prober_\w+)\s*;/g;
@@ -65,7 +86,7 @@ header_abi() { # HEADER_DIR OUT.abi
     print "enum $_ prober_abi_enum_$_;\n" for sort keys %en;
     print "$_ prober_abi_struct_$_;\n" for sort keys %st;
     print "$_ *prober_abi_opaque_$_;\n" for sort keys %op;' >"$unit/probe.c"
-  cc -std=c11 -Wall -Werror -g -fno-eliminate-unused-debug-types -fPIC -shared -I"$dir" \
+  "$abi_cc" -std=c11 -Wall -Werror -g -fno-eliminate-unused-debug-types -fPIC -shared -I"$dir" \
      -o "$unit/probe.so" "$unit/probe.c"
   abidw_q "$unit/probe.so" >"$out"
 }
@@ -183,19 +204,20 @@ fi
 
 step "build libprober.so (dev profile: full debug info) and prober-target"
 need_cargo
-cargo build --quiet -p prober-ffi
+cargo build --quiet -p prober-ffi "${cargo_target[@]}"
+# Native: a server on loopback, whatever the architecture of the client that probes it.
 cargo build --quiet -p prober-testkit --bin prober-target
 mkdir -p "$work/lib"
-cp target/debug/libprober.so "$work/lib/libprober.so.1"
+cp "$libdir/libprober.so" "$work/lib/libprober.so.1"
 ln -s libprober.so.1 "$work/lib/libprober.so"
 so=$work/lib/libprober.so.1
-nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | LC_ALL=C sort >"$work/symbols"
+"$abi_nm" -D --defined-only "$so" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | LC_ALL=C sort >"$work/symbols"
 abidw_q "$so" >"$work/libprober.so.1.abi"
 # The dev profile keeps full DWARF (cargo's default, debug = 2) and is the build the test suites
 # share; the release profile may be stripped. Without DWARF abidw sees symbols only, and a changed
 # parameter or struct would pass unseen: fail instead.
 described=$(grep -c "<function-decl .*elf-symbol-id=" "$work/libprober.so.1.abi" || true)
-exported=$(nm -D --defined-only "$so" | awk '$2 == "T"' | wc -l)
+exported=$("$abi_nm" -D --defined-only "$so" | awk '$2 == "T"' | wc -l)
 if [ "$described" -lt "$exported" ]; then
   echo "abi-check: the DWARF of target/debug/libprober.so describes $described of its $exported exported" >&2
   echo "  functions; the check needs full debug info ([profile.dev] debug = 2, cargo's default)." >&2
@@ -252,18 +274,34 @@ if [ -n "$removed" ]; then
 fi
 [ -z "$added" ] || { echo "exported symbols added:"; echo "$added" | sed 's/^/  /'; }
 echo "$(wc -l <"$work/symbols") exported symbols, $(wc -l <abi/libprober.so.1.symbols) in the baseline"
-compare "libprober.so.1 (DWARF)" abi/libprober.so.1.abi "$work/libprober.so.1.abi" \
-        --suppressions abi/suppressions.ini || failed=1
-compare "include/prober.h (as C sees it)" abi/prober.h.abi "$work/prober.h.abi" || failed=1
+lib_baseline=abi/libprober.so.1.abi
+if [ -n "${PROBER_ABI_TARGET:-}" ]; then
+  # c_char is i8 on x86-64 and u8 on arm64 (char is unsigned there), and rustc's DWARF names the
+  # Rust type: every `const char *` of the API would show as i8* -> u8*. C sees `char` on both
+  # (the header comparison below holds it to that). The x86-64 baseline's i8 is c_char only as
+  # long as the header has no int8_t, which is checked; then it is read as u8, and any other
+  # change still fails.
+  if grep -qw 'int8_t' include/prober.h; then
+    echo "abi-check: include/prober.h has an int8_t: i8 in the baseline is no longer only c_char;" >&2
+    echo "  compare the arm64 build another way" >&2
+    exit 1
+  fi
+  sed "s/<type-decl name='i8' /<type-decl name='u8' /" abi/libprober.so.1.abi >"$work/baseline-unsigned-char.abi"
+  lib_baseline=$work/baseline-unsigned-char.abi
+  echo "c_char: i8 in the x86-64 baseline, u8 here (char is unsigned on $PROBER_ABI_TARGET)"
+fi
+compare "libprober.so.1 (DWARF)" "$lib_baseline" "$work/libprober.so.1.abi" \
+        --suppressions abi/suppressions.ini "${arch_opt[@]}" || failed=1
+compare "include/prober.h (as C sees it)" abi/prober.h.abi "$work/prober.h.abi" "${arch_opt[@]}" || failed=1
 [ "$failed" = 0 ] || exit 1
 
 step "old client: compiled against abi/prober.h, run against the new libprober.so.1"
-cc -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -I abi abi/old-client/old_client.c \
+"$abi_cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -I abi abi/old-client/old_client.c \
    -o "$work/old_client" -L"$work/lib" -lprober -Wl,-rpath,"$work/lib"
-needed=$(readelf -d "$work/old_client" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(libprober[^]]*\)\].*/\1/p' || true)
+needed=$("$abi_readelf" -d "$work/old_client" 2>/dev/null | sed -n 's/.*NEEDED.*\[\(libprober[^]]*\)\].*/\1/p' || true)
 [ "$needed" = libprober.so.1 ] || { echo "abi-check: the old client needs '$needed', expected libprober.so.1" >&2; exit 1; }
-"$work/old_client" "$PWD/target/debug/prober-target"
+"${run[@]}" "$work/old_client" "$PWD/target/debug/prober-target"
 # abidiff lets a renamed field or enum value pass (the binary layout is the same), but old source
 # must still compile against the new header.
-cc -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -I include -fsyntax-only abi/old-client/old_client.c
+"$abi_cc" -std=c11 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -I include -fsyntax-only abi/old-client/old_client.c
 echo "old client: also compiles against the new include/prober.h"

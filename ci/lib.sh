@@ -33,3 +33,40 @@ need_cbindgen() {
     cargo install --quiet --locked --version "$CBINDGEN_VERSION" cbindgen
   fi
 }
+
+# Installs a Debian package when FILE is missing (for libraries and sysroots, which `need`
+# cannot test as commands).
+need_file() {
+  local file=$1 pkg=$2
+  [ -e "$file" ] && return 0
+  echo "ci: $file not found; installing the $pkg package" >&2
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    if [ -z "${PROBER_APT_UPDATED:-}" ]; then
+      apt-get update -qq >/dev/null && export PROBER_APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
+  fi
+  [ -e "$file" ] || { echo "ci: $file is required and could not be installed ($pkg)" >&2; exit 1; }
+}
+
+# A Rust target's standard library, through rustup when missing.
+need_rust_target() {
+  local target=$1
+  [ -d "$(rustc --print sysroot)/lib/rustlib/$target/lib" ] && return 0
+  command -v rustup >/dev/null 2>&1 || { echo "ci: the Rust target $target is missing and rustup is not there to add it" >&2; exit 1; }
+  rustup target add "$target"
+}
+
+# linux/arm64 on an x86-64 Debian machine: Debian's cross compiler and glibc, qemu-user to run
+# the results, the Rust target, and the environment that makes cargo and the cc crate use them.
+AARCH64_SYSROOT=/usr/aarch64-linux-gnu
+need_aarch64_cross() {
+  need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+  need_file "$AARCH64_SYSROOT/lib/libc.so" libc6-dev-arm64-cross
+  need qemu-aarch64 qemu-user
+  need_rust_target aarch64-unknown-linux-gnu
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L $AARCH64_SYSROOT"
+  export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
+  export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
+}

@@ -25,6 +25,20 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 # against the library's API (ci/fuzz.sh runs them).
 cargo check --manifest-path fuzz/Cargo.toml --bins --locked --quiet
 
+step "the facade's feature combinations the README promises (default: TLS on; without TLS)"
+cargo check -p prober --locked --quiet
+cargo check -p prober --no-default-features --locked --quiet
+
+step "the declared rust-version builds the workspace (ci/msrv.sh)"
+bash ci/msrv.sh
+
+step "the crates package and build from their .crate files (cargo publish --dry-run)"
+# Every published crate is packaged and built from its .crate in dependency order, against
+# the others' packages (not the workspace): a dev-dependency on a crate above it, or a file
+# outside its directory, fails here. --allow-dirty: a dry run publishes nothing, and CI may run
+# on an uncommitted tree.
+cargo publish --workspace --dry-run --locked --allow-dirty --quiet
+
 # The gRPC suites build grpc-go's own health server (Go 1.24+, modules from the Go proxy).
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
@@ -51,7 +65,13 @@ bash ci/go-tests.sh
 step "packaging (symbols, SONAME, pkg-config, find_package, C example)"
 bash ci/package-check.sh
 
-step "a static prober (x86_64-unknown-linux-musl) that probes a local server"
+step "linux/arm64: cross-built, Rust, C and Go suites under qemu-aarch64 (ci/arm64.sh)"
+bash ci/arm64.sh
+
+step "the Go module with prebuilt archives, from a file:// proxy without Rust (ci/go-module-test.sh)"
+bash ci/go-module-test.sh
+
+step "static prober binaries (x86_64 and aarch64 musl) that probe a local server"
 musl_status=0
 bash ci/musl.sh || musl_status=$?
 case $musl_status in

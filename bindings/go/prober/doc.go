@@ -43,10 +43,13 @@
 //
 // # Linking
 //
-// By default the package links the static library built in the repository
-// (cargo build -p prober-ffi --release: target/release/libprober.a) with the header from
-// include/. With -tags prober_pkgconfig it uses an installed copy through pkg-config
-// (ci/install.sh PREFIX installs one with prober.pc). At init the package checks that the
+// By default the package links libprober statically from lib/<goos>_<goarch>/libprober.a with
+// the header include/prober.h: in the module as published these are prebuilt for linux/amd64
+// and linux/arm64 (no Rust needed); in a checkout of the repository they are symbolic links to
+// what cargo builds (cargo build -p prober-ffi --release: target/release/libprober.a) and to
+// the repository's include/. With -tags prober_pkgconfig it uses an installed copy through
+// pkg-config (ci/install.sh PREFIX installs one with prober.pc): for musl, other platforms and
+// distributions' packages. At init the package checks that the
 // library's ABI version matches the header's and panics if not.
 //
 // libprober installs no signal handlers, changes no signal masks, never calls waitpid(-1) and

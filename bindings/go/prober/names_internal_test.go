@@ -77,7 +77,7 @@ var goStatuses = map[string]Status{
 // (include/prober.h, read as text) and each value the library describes (prober_status_str,
 // through Status.String) is one of goStatuses, under the same name.
 func TestStatusesMatchLibrary(t *testing.T) {
-	header, err := os.ReadFile("../../../include/prober.h")
+	header, err := os.ReadFile("include/prober.h") // the header the package is compiled with
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,21 @@ pub use scrape::{Exposition, Response, http, scrape, scrape_until};
 /// a watch file of a hundred thousand targets on a loaded machine, stays well inside it.
 pub const HANG: Duration = Duration::from_secs(120);
 
+/// The `prober` binary under test. With `PROBER_TEST_RUNNER` set (a command and its
+/// arguments, split at spaces: `qemu-aarch64 -L /usr/aarch64-linux-gnu` in ci/arm64.sh), it
+/// runs under that command, as cargo runs the test binaries under a target's runner: a binary
+/// of another architecture cannot be executed directly without a binfmt_misc handler.
 pub fn prober() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prober"))
+    let exe = env!("CARGO_BIN_EXE_prober");
+    match std::env::var("PROBER_TEST_RUNNER") {
+        Ok(runner) if !runner.trim().is_empty() => {
+            let mut words = runner.split_whitespace();
+            let mut cmd = Command::new(words.next().unwrap());
+            cmd.args(words).arg(exe);
+            cmd
+        }
+        _ => Command::new(exe),
+    }
 }
 
 /// How a finished command ended and what it printed.

@@ -5,8 +5,8 @@
 //!
 //! Its own test binary, so its own process, with one test: it lowers RLIMIT_NOFILE after the
 //! engine and a loopback listener exist, fills every descriptor below the limit, runs the
-//! probes, then closes the fillers and restores the limit. (The exec crate hosts it because it
-//! is the one probe crate that no other probe crate depends on; the engine drives all four.)
+//! probes, then closes the fillers and restores the limit. (The engine's crate hosts it: it is the
+//! lowest crate that drives all four kinds.)
 
 use std::fs::File;
 use std::net::TcpListener;

@@ -1,0 +1,9 @@
+//go:build !prober_pkgconfig
+
+package prober
+
+// The static library for linux/arm64 and what it needs from the C library (what
+// `cargo rustc --print native-static-libs` lists). See link_static.go.
+
+// #cgo LDFLAGS: ${SRCDIR}/lib/linux_arm64/libprober.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+import "C"

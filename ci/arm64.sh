@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# linux/arm64 on an x86-64 machine: cross-builds the workspace for aarch64-unknown-linux-gnu
+# (Debian's gcc-aarch64-linux-gnu and arm64 glibc; installed when missing) and runs under
+# qemu-aarch64 (qemu-user):
+#   1. the Rust tests of every crate (cargo test --workspace; cargo runs each test binary under
+#      qemu, and the CLI tests run the `prober` binary under it: PROBER_TEST_RUNNER);
+#   2. the C suite (c-tests/, CMake with the cross compilers, ctest under qemu). The sanitizer
+#      and valgrind passes run natively only (ci/c-tests.sh): ASan needs its shadow memory
+#      layout, which qemu-user does not give, and valgrind does not run under qemu;
+#   3. the C ABI as arm64 sees it: include/prober.h's types (sizes, offsets, enum values) and
+#      libprober.so's DWARF compared with the x86-64 baseline under abi/ (abidiff
+#      --no-architecture), with `char` unsigned here;
+#   4. the Go binding's tests (GOARCH=arm64, CC=aarch64-linux-gnu-gcc, go test -exec qemu),
+#      without -race: the race detector's runtime does not run under qemu-user.
+# The test servers the C and Go suites start (prober-target) are the native x86-64 build: they
+# are another process on loopback, and qemu-user cannot start an arm64 binary from an x86-64
+# process without a binfmt_misc handler, which this script does not install (it is a kernel-wide
+# setting). Tests that cannot run under qemu-user are named in SKIP below with the reason and
+# printed: nothing is skipped silently.
+#
+# What qemu-user cannot show: arm64's weaker memory ordering. qemu runs the guest's threads on
+# the x86-64 host, whose stronger ordering hides a missing Acquire/Release. The library's
+# atomics were reviewed instead: the C engine's in_use flag (compare_exchange Acquire, store
+# Release), the workers' and runner's stop flags (Release/Acquire, AcqRel swap); the only
+# Relaxed one is a statistics counter (prober-transport's TLS file parses).
+# Usage: ci/arm64.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+need_cargo
+need_aarch64_cross
+need aarch64-linux-gnu-g++ g++-aarch64-linux-gnu
+need cmake
+need abidw abigail-tools
+need abidiff abigail-tools
+need perl perl-base
+target=aarch64-unknown-linux-gnu
+qemu="qemu-aarch64 -L $AARCH64_SYSROOT"
+export PROBER_TEST_RUNNER=$qemu
+echo "$(qemu-aarch64 --version | head -n 1); $(aarch64-linux-gnu-gcc --version | head -n 1)"
+
+# Rust tests that cannot run under qemu-user: "test-binary test-name: reason". They run
+# natively in ci/test.sh; the names are matched exactly (cargo test -- --skip NAME --exact).
+SKIP=(
+  # An arm64 binary started by a native process (or by the test itself through posix_spawn):
+  # qemu-user runs only the program it was given; the kernel cannot exec an arm64 binary
+  # without a binfmt_misc handler, a machine-wide setting that this script does not change.
+  "prober-cli/check_exec exec_command_gets_no_descriptor_of_the_shell: a native /bin/sh execs the arm64 prober (binfmt_misc)"
+  "prober-http/hostile memory_stays_bounded_under_every_hostile_peer: re-runs its own arm64 test binary as a child (binfmt_misc)"
+  "prober-http/http h01_proxy_env_is_ignored: re-runs its own arm64 test binary as a child (binfmt_misc)"
+  "prober-testkit/server binary_serves_until_stdin_eof: spawns the arm64 prober-target binary (binfmt_misc)"
+  # qemu-user emulates glibc's posix_spawn (clone with CLONE_VM|CLONE_VFORK) as a plain fork:
+  # the child's exec error cannot reach the parent's memory, so a missing program looks like
+  # a command that ran and exited 127 instead of a spawn error.
+  "prober-exec/descriptors a_missing_program_and_a_bad_directory_are_still_spawn_errors: posix_spawn's exec error under qemu's fork emulation of vfork"
+  "prober-exec/exec e4_spawn_failures_are_unknown: posix_spawn's exec error under qemu's fork emulation of vfork"
+  # /proc/self/status is qemu's own: qemu catches every signal to forward it to the guest, so
+  # SigIgn never shows the SIGINT that the test ignored before exec.
+  "prober-cli/watch_signals sigint_ignored_at_start_stays_ignored: /proc/self/status SigIgn shows qemu's handlers, not the guest's"
+  # Too slow under emulation even with optimized dependencies (see below): a bound set for real
+  # hardware.
+  "prober-cli/hostile_input oversized_input_is_refused_before_it_is_read: parses 64 MiB of YAML, about 125 s under qemu, beyond the test's 120 s hang bound"
+)
+step "Rust tests not run under qemu-user (they run natively in ci/test.sh)"
+skip_args=()
+for s in "${SKIP[@]}"; do
+  echo "  $s"
+  name=${s#* }; name=${name%%:*}
+  skip_args+=(--skip "$name")
+done
+
+step "cargo test --workspace --target $target (under qemu-aarch64)"
+# The dependencies optimized (opt-level 2), the workspace's crates as in any test build: under
+# emulation an unoptimized ring makes every TLS handshake take over a second, beyond the
+# timeouts the TLS tests set, and an unoptimized YAML parser takes minutes over the CLI's
+# large-input tests. Optimized dependencies keep those tests in the suite.
+cargo test --workspace --locked --target "$target" --no-fail-fast \
+  --config 'profile.dev.package."*".opt-level = 2' \
+  -- --exact "${skip_args[@]}" 2>&1 | tee target/arm64-cargo-test.log
+rust_passed=$(awk '/^test result: ok\./ {n += $4} END {print n + 0}' target/arm64-cargo-test.log)
+rust_ignored=$(awk '/^test result: ok\./ {n += $8} END {print n + 0}' target/arm64-cargo-test.log)
+echo "arm64: $rust_passed Rust tests (unit, integration, doc) passed under qemu-aarch64;" \
+     "$rust_ignored ignored by the suites themselves; ${#SKIP[@]} not run (listed above)"
+
+step "the C ABI on arm64 against the x86-64 baseline (PROBER_ABI_TARGET=$target ci/abi-check.sh)"
+PROBER_ABI_TARGET=$target bash ci/abi-check.sh
+
+step "C suite (CMake with aarch64-linux-gnu-gcc/g++, ctest under qemu-aarch64)"
+cargo build --quiet --locked -p prober-ffi --features test-panic --target "$target"
+cargo build --quiet --locked -p prober-testkit --bin prober-target
+out=target/c-tests-arm64
+mkdir -p "$out"
+cp "target/$target/debug/libprober.a" "$out/libprober-test.a"
+cmake -S c-tests -B "$out/build" -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_SYSTEM_NAME=Linux -DCMAKE_SYSTEM_PROCESSOR=aarch64 \
+      -DCMAKE_C_COMPILER=aarch64-linux-gnu-gcc -DCMAKE_CXX_COMPILER=aarch64-linux-gnu-g++ \
+      -DCMAKE_CROSSCOMPILING_EMULATOR="qemu-aarch64;-L;$AARCH64_SYSROOT" \
+      -DPROBER_LIBRARY="$PWD/$out/libprober-test.a" \
+      -DPROBER_TARGET_BIN="$PWD/target/debug/prober-target" >/dev/null
+cmake --build "$out/build" -j2 >/dev/null
+file -b "$out/build/test_check" | grep -q 'ARM aarch64' || { echo "arm64: the C tests were not built for aarch64" >&2; exit 1; }
+ctest --test-dir "$out/build" --output-on-failure -j2 | tee "$out/ctest.log"
+c_passed=$(sed -n 's/.* tests passed, 0 tests failed out of \([0-9]*\)/\1/p' "$out/ctest.log")
+
+step "Go binding (GOARCH=arm64, go test -exec qemu-aarch64; -tags debug too)"
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
+need go golang-go
+# prober/lib/linux_arm64/libprober.a links to this build in a checkout (link_static.go).
+cargo build --quiet --release --locked -p prober-ffi --features test-panic --target "$target"
+(
+  cd bindings/go
+  export GOARCH=arm64 CGO_ENABLED=1 CC=aarch64-linux-gnu-gcc
+  export PROBER_TARGET_BIN="$PWD/../../target/debug/prober-target"
+  go vet -tags prober_testpanic ./...
+  go test -exec "$qemu" -tags prober_testpanic -count=1 -v ./... >../../target/arm64-go-test.log 2>&1 ||
+    { cat ../../target/arm64-go-test.log; exit 1; }
+  tail -n 3 ../../target/arm64-go-test.log
+  go test -exec "$qemu" -tags debug,prober_testpanic -count=1 ./...
+)
+go_passed=$(grep -c '^--- PASS' target/arm64-go-test.log || true)
+
+echo
+echo "arm64: under qemu-aarch64: $rust_passed Rust tests, $c_passed C tests, $go_passed Go tests passed;"
+echo "arm64: not run there: ${#SKIP[@]} Rust tests (listed above), the C sanitizer and valgrind"
+echo "arm64: passes and go test -race (natively only, see the top of ci/arm64.sh)"

@@ -1,0 +1,123 @@
+//! The spec of each kind of probe (TCP, HTTP, exec, gRPC) and their policies.
+
+use std::path::PathBuf;
+
+use crate::expect::{Pattern, StatusSet};
+use crate::url::Url;
+
+use super::tls::TlsOptions;
+
+/// How a TCP connection made by a probe is closed.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ClosePolicy {
+    /// `SO_LINGER` 0: close with RST. Nothing was sent, so nothing is lost, and no TIME_WAIT is
+    /// left on this host (deliberate improvement over the kubelet).
+    #[default]
+    Reset = 0,
+    /// An orderly close with FIN, as a plain `close()` does (leaves TIME_WAIT behind).
+    Fin = 1,
+}
+
+/// Which redirects an HTTP probe follows.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RedirectPolicy {
+    /// The kubelet's rule: follow when the host name is the same as the original request's
+    /// (port and scheme may change).
+    #[default]
+    SameHost = 0,
+    /// Follow only when scheme, host and port are all the same.
+    SameOrigin = 1,
+    /// Never follow: any 3xx is the final response (Warning).
+    None = 2,
+}
+
+impl RedirectPolicy {
+    /// The policy named `same-host`, `same-origin` or `none` (the names the command and
+    /// manifests use); `None` for any other text.
+    pub fn parse(s: &str) -> Option<RedirectPolicy> {
+        match s {
+            "same-host" => Some(RedirectPolicy::SameHost),
+            "same-origin" => Some(RedirectPolicy::SameOrigin),
+            "none" => Some(RedirectPolicy::None),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+/// A TCP probe: connect to `host:port` (the kubelet's `tcpSocket`), optionally send and
+/// expect a reply.
+pub struct TcpSpec {
+    /// Host name or IP literal (IPv6 without brackets).
+    pub host: String,
+    /// The port to connect to (1 to 65535).
+    pub port: u16,
+    /// How the connection is closed once the probe is done.
+    pub close: ClosePolicy,
+    /// Bytes written once connected (HAProxy `tcp-check send`, Envoy `tcp_health_check`
+    /// send); empty: nothing is sent, the kubelet's connect-only check.
+    pub send: Vec<u8>,
+    /// A regular expression the reply must match: bytes are read (up to 10240) until it
+    /// matches (Success) or the peer closes or the deadline passes (Failure). `None`: nothing
+    /// is read.
+    pub expect: Option<Pattern>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+/// An HTTP GET probe of a URL (the kubelet's `httpGet`).
+pub struct HttpSpec {
+    /// The URL to GET (`http://` or `https://`).
+    pub url: Url,
+    /// User headers in order. A user header replaces the default of the same name; an empty
+    /// `User-Agent` or `Accept` removes that default; `Host` sets the virtual host.
+    pub headers: Vec<(String, String)>,
+    /// Which redirects are followed.
+    pub redirects: RedirectPolicy,
+    /// Default `User-Agent` when the user sets none.
+    pub user_agent: String,
+    /// How the connection is closed once the response is read.
+    pub close: ClosePolicy,
+    /// TLS options for `https://` URLs (also those reached by a redirect).
+    pub tls: TlsOptions,
+    /// Statuses that are Success, replacing the kubelet's 2xx-success / 3xx-warning rule (any
+    /// other final status is a Failure with reason `status`).
+    pub expect_status: Option<StatusSet>,
+    /// A regular expression the kept body must match, else Failure with reason `body`.
+    pub expect_body: Option<Pattern>,
+    /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
+    /// probe): runs to the same origin reuse an idle HTTP/1.1 connection the engine holds, and
+    /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
+    /// check closes its connection as without it. Default false.
+    pub keep_alive: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+/// An exec probe: run a command and judge it by its exit status (the kubelet's `exec`).
+pub struct ExecSpec {
+    /// The command and its arguments; no shell is involved.
+    pub argv: Vec<String>,
+    /// Static environment, in order: the source of `$(VAR)` expansion in argv (values as
+    /// written), and added to the child's environment with each value expanded against the
+    /// variables before it, as the kubelet builds a container's environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory of the command; the host's when `None`.
+    pub cwd: Option<PathBuf>,
+}
+
+/// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrpcSpec {
+    /// Host name or IP literal (IPv6 without brackets).
+    pub host: String,
+    /// The port to connect to (1 to 65535).
+    pub port: u16,
+    /// The service asked about; empty asks about the server as a whole.
+    pub service: String,
+    /// `None`: plaintext HTTP/2 with prior knowledge (h2c), as the kubelet. `Some`: TLS with
+    /// ALPN `h2` and these options.
+    pub tls: Option<TlsOptions>,
+    /// How the connection is closed once the RPC is done.
+    pub close: ClosePolicy,
+}

@@ -1,0 +1,126 @@
+//! TLS options of HTTPS and gRPC probes: verification, versions, server name, files.
+
+use std::path::PathBuf;
+
+use super::error::SpecError;
+
+/// How a TLS client checks the server's certificate.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TlsVerify {
+    /// No verification of the chain or the name (the kubelet's `InsecureSkipVerify: true`). The
+    /// handshake signatures are still checked, so the peer holds the key of the certificate it
+    /// sent.
+    #[default]
+    None,
+    /// Verify the chain against the system's trust store and the name against the server name.
+    SystemRoots,
+    /// Verify the chain against the CA certificates in this PEM file (read when a probe starts)
+    /// and the name against the server name.
+    CaFile(PathBuf),
+}
+
+/// A TLS protocol version.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TlsVersion {
+    /// TLS 1.2.
+    Tls12 = 12,
+    /// TLS 1.3.
+    Tls13 = 13,
+}
+
+impl TlsVersion {
+    /// `1.2` or `1.3` (also `tls1.2`, `TLSv1.3`, ...).
+    pub fn parse(s: &str) -> Option<TlsVersion> {
+        let lower = s.to_ascii_lowercase();
+        let v = lower.strip_prefix("tlsv").or_else(|| lower.strip_prefix("tls")).unwrap_or(&lower);
+        match v {
+            "1.2" | "12" => Some(TlsVersion::Tls12),
+            "1.3" | "13" => Some(TlsVersion::Tls13),
+            _ => None,
+        }
+    }
+
+    /// The version as written in messages and options: `1.2` or `1.3`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
+}
+
+/// TLS client options of HTTPS and gRPC-over-TLS probes. The default is the kubelet's: no
+/// certificate verification, SNI from the URL's host (none for an IP address), no client
+/// certificate, TLS 1.2 or 1.3.
+///
+/// Files are read when a probe starts (so a renewed certificate is picked up by the next run);
+/// one that is missing or unusable makes that run Unknown with reason `tls`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TlsOptions {
+    /// How the server's certificate is checked.
+    pub verify: TlsVerify,
+    /// The server name sent as SNI and verified against the certificate, instead of the host
+    /// the probe connects to. An IP address here sends no SNI (and is verified as an IP).
+    pub server_name: Option<String>,
+    /// Client certificate chain and private key, both PEM files (mutual TLS).
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// The oldest protocol version accepted; TLS 1.2 when `None`.
+    pub min_version: Option<TlsVersion>,
+}
+
+impl TlsOptions {
+    /// Checks the options without touching the file system (files are read at run time).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidTls`] for a server name that is neither a DNS name nor an IP
+    /// address, or a file path that is empty or holds a NUL byte.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        if let Some(name) = &self.server_name {
+            if !valid_server_name(name) {
+                return Err(SpecError::InvalidTls(format!(
+                    "invalid server name {name:?} (expected a DNS name or an IP address)"
+                )));
+            }
+        }
+        if let TlsVerify::CaFile(p) = &self.verify {
+            validate_path("CA file", p)?;
+        }
+        if let Some((cert, key)) = &self.client_cert {
+            validate_path("client certificate file", cert)?;
+            validate_path("client key file", key)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn validate_path(what: &str, p: &std::path::Path) -> Result<(), SpecError> {
+    let bytes = p.as_os_str().as_encoded_bytes();
+    if bytes.is_empty() {
+        return Err(SpecError::InvalidTls(format!("{what}: empty path")));
+    }
+    if bytes.contains(&0) {
+        return Err(SpecError::InvalidTls(format!("{what}: path contains a NUL byte")));
+    }
+    Ok(())
+}
+
+/// A DNS name as TLS accepts it in SNI (labels of letters, digits, `-` and `_`, at most 253
+/// characters, an optional final dot), or an IP address.
+pub(crate) fn valid_server_name(name: &str) -> bool {
+    if name.parse::<std::net::IpAddr>().is_ok() {
+        return true;
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
+    !name.is_empty()
+        && name.len() <= 253
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+        && !name.rsplit('.').next().is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()))
+}

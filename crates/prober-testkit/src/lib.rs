@@ -98,6 +98,7 @@ pub mod allocations;
 pub mod bounds;
 mod conn;
 pub mod grpc;
+pub mod h2;
 pub mod keep_alive;
 mod request;
 mod routes;

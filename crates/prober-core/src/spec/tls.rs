@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::error::SpecError;
+use super::validate::is_registered_name;
 
 /// How a TLS client checks the server's certificate.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -109,18 +110,5 @@ pub(crate) fn validate_path(what: &str, p: &std::path::Path) -> Result<(), SpecE
 /// A DNS name as TLS accepts it in SNI (labels of letters, digits, `-` and `_`, at most 253
 /// characters, an optional final dot), or an IP address.
 pub(crate) fn valid_server_name(name: &str) -> bool {
-    if name.parse::<std::net::IpAddr>().is_ok() {
-        return true;
-    }
-    let name = name.strip_suffix('.').unwrap_or(name);
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-        })
-        && !name.rsplit('.').next().is_some_and(|tld| tld.chars().all(|c| c.is_ascii_digit()))
+    name.parse::<std::net::IpAddr>().is_ok() || is_registered_name(name)
 }

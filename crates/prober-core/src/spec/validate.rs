@@ -40,7 +40,8 @@ pub(crate) fn is_host(host: &str) -> bool {
     is_registered_name(host)
 }
 
-/// LDH labels (plus `_`, as service names use it), as [`valid_server_name`] minus IP literals.
+/// LDH labels (plus `_`, as service names use it), and not all digits at the end: a host
+/// name (TLS server names take these and IP literals).
 pub(crate) fn is_registered_name(name: &str) -> bool {
     let name = name.strip_suffix('.').unwrap_or(name);
     !name.is_empty()

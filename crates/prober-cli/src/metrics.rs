@@ -23,12 +23,15 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::args::Failure;
 
-/// Labels of `prober_probe_total`.
+/// Labels of `prober_probe_total`. `reason` is [`prober::Reason::as_str`]: a fixed set of
+/// names (the `reason` of `--json`), never a message, so that the number of series stays
+/// bounded by targets x roles x (result, reason) pairs whatever the probes say.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RunLabels {
     target: String,
     role: &'static str,
     result: &'static str,
+    reason: &'static str,
 }
 
 /// Labels of the per-probe families.
@@ -93,7 +96,11 @@ impl Metrics {
             lateness: lateness_histogram(),
         };
         let mut r = Registry::default();
-        r.register("prober_probe", "Probe runs, by target, role and result", m.runs.clone());
+        r.register(
+            "prober_probe",
+            "Probe runs, by target, role, result and reason",
+            m.runs.clone(),
+        );
         r.register_with_unit(
             "prober_probe_duration",
             "How long probe runs took",
@@ -132,8 +139,8 @@ impl Metrics {
     /// Counts one run of `target`'s `role` probe, `late` after its scheduled time.
     pub fn record_run(&self, target: &str, role: Role, outcome: &Outcome, late: Duration) {
         let (target, role) = (target.to_string(), role.as_str());
-        let result = outcome.result.as_str();
-        self.runs.get_or_create(&RunLabels { target: target.clone(), role, result }).inc();
+        let (result, reason) = (outcome.result.as_str(), outcome.reason.as_str());
+        self.runs.get_or_create(&RunLabels { target: target.clone(), role, result, reason }).inc();
         let probe = ProbeLabels { target, role };
         let t = &outcome.timings;
         self.duration.get_or_create(&probe).observe(t.total.as_secs_f64());
@@ -371,7 +378,7 @@ mod tests {
         m.record_state("web \"a\"", true, false, true);
         let text = exposition(&r);
         for line in [
-            "prober_probe_total{target=\"web \\\"a\\\"\",role=\"readiness\",result=\"failure\"} 1",
+            "prober_probe_total{target=\"web \\\"a\\\"\",role=\"readiness\",result=\"failure\",reason=\"status\"} 1",
             "prober_probe_phase_seconds{target=\"web \\\"a\\\"\",role=\"readiness\",phase=\"tls\"} 0.005",
             "prober_probe_duration_seconds_count{target=\"web \\\"a\\\"\",role=\"readiness\"} 1",
             "prober_cert_not_after_seconds{target=\"web \\\"a\\\"\",role=\"readiness\"} 1900000000",
@@ -389,7 +396,9 @@ mod tests {
         let text = exposition(&r);
         assert!(!text.contains("phase=\"tls\""), "{text}");
         assert!(text.contains("phase=\"total\"} 0.001"), "{text}");
-        assert!(text.contains("result=\"failure\"} 2"), "{text}");
+        // Each reason is a series of its own: the refusal did not add to the status one.
+        assert!(text.contains("result=\"failure\",reason=\"status\"} 1"), "{text}");
+        assert!(text.contains("result=\"failure\",reason=\"refused\"} 1"), "{text}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod args;
 mod check;
 mod duration;
 mod extensions;
+mod hooks;
 mod metrics;
 mod output;
 mod signals;

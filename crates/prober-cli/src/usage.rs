@@ -108,6 +108,13 @@ Options:
   --every-run       also a line for every run (result, reason, message, duration)
   --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics (IP:PORT, [IPV6]:PORT
                     or :PORT; port 0: the system's choice, printed on standard error)
+  --on-change CMD   run CMD when a target's published state changes, with PROBER_TARGET,
+                    PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell
+                    (CMD is split into words as a shell would, quotes included; ask for one:
+                    'sh -c \"...\"'); one run at a time per target, changes meanwhile coalesced
+                    into one more run with the latest state; output logged as a hook line
+  --on-change-timeout DUR
+                    kill a hook's process group after DUR (default 10s)
   -h, --help        print this help
 
 Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a

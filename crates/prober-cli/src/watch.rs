@@ -7,11 +7,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, EngineConfig, EngineError, Event, Role, TargetId};
+use prober::{Engine, EngineConfig, EngineError, Event, ProbeResult, Reason, Role, TargetId};
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
+use crate::hooks::{self, Change, HookCommand, Hooks};
 use crate::metrics::{self, Metrics};
-use crate::output::{run_line, state_line, summary};
+use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
 use crate::target_state::TargetState;
 use crate::{duration, usage};
@@ -43,6 +44,10 @@ struct Options {
     every_run: bool,
     /// `--metrics ADDR`: serve Prometheus metrics there.
     metrics: Option<SocketAddr>,
+    /// `--on-change CMD`: its words.
+    on_change: Option<Vec<String>>,
+    /// `--on-change-timeout DUR`.
+    hook_timeout: Option<Duration>,
 }
 
 /// The arguments of `prober watch` as given: the input may still be missing.
@@ -64,6 +69,8 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
             until_ready: false,
             every_run: false,
             metrics: None,
+            on_change: None,
+            hook_timeout: None,
         },
     };
     while let Some(token) = p.next()? {
@@ -79,7 +86,32 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    Ok(Some(WatchArgs { input, opts: g.opts }))
+    if g.opts.hook_timeout.is_some() && g.opts.on_change.is_none() {
+        return Err(p.usage("--on-change-timeout needs --on-change"));
+    }
+    let w = WatchArgs { input, opts: g.opts };
+    // A command the library would refuse is refused now, not at the first change.
+    if let Some(cmd) = w.hook() {
+        let c = Change {
+            target: "",
+            role: Role::Readiness,
+            from: ProbeResult::Failure,
+            to: ProbeResult::Success,
+            reason: Reason::None,
+        };
+        cmd.spec(&c).map_err(|e| p.usage(format!("--on-change: {e}")))?;
+    }
+    Ok(Some(w))
+}
+
+impl WatchArgs {
+    /// The hook, when `--on-change` was given.
+    fn hook(&self) -> Option<HookCommand> {
+        Some(HookCommand {
+            argv: self.opts.on_change.clone()?,
+            timeout: self.opts.hook_timeout.unwrap_or(hooks::DEFAULT_TIMEOUT),
+        })
+    }
 }
 
 impl Given {
@@ -94,6 +126,18 @@ impl Given {
                 let addr =
                     metrics::parse_addr(&v).map_err(|e| p.usage(format!("--metrics: {e}")))?;
                 self.opts.metrics = Some(addr);
+            }
+            "--on-change" => {
+                let v = p.text(opt)?;
+                let words =
+                    hooks::split_words(&v).map_err(|e| p.usage(format!("--on-change: {e}")))?;
+                self.opts.on_change = Some(words);
+            }
+            "--on-change-timeout" => {
+                let v = p.text(opt)?;
+                let d = duration::parse_positive(&v)
+                    .map_err(|e| p.usage(format!("--on-change-timeout: {e}")))?;
+                self.opts.hook_timeout = Some(d);
             }
             "--for" => {
                 let v = p.text(opt)?;
@@ -298,31 +342,51 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
 
     let mut out = io::stdout().lock();
     let deadline = w.opts.for_dur.map(|d| start + d);
-    let printer = Printer {
+    let mut printer = Printer {
         json: w.opts.json,
         every_run: w.opts.every_run,
         start,
         metrics: metrics.as_ref(),
+        hooks: w.hook().map(|cmd| Hooks::new(cmd, states.len())),
+        to_submit: Vec::new(),
     };
     let mut events = Vec::new();
+    // Set when the watch is done (ready, or --for ended) but hooks still run: probing has
+    // stopped, and the watch ends when the last hook (each within its timeout) has.
+    let mut ending = None;
     let end = loop {
         engine.drain(&mut events, usize::MAX);
         if printer.handle(&mut events, &mut states, &by_id, &mut out).is_err() {
             break End::Stopped;
         }
-        if w.opts.until_ready && states.iter().all(TargetState::ready) {
-            break End::Ready;
+        for (spec, tag) in printer.to_submit.drain(..) {
+            engine.submit(spec, tag).map_err(|e| Failure::software(format!("--on-change: {e}")))?;
+        }
+        if ending.is_none() {
+            let now = Instant::now();
+            if w.opts.until_ready && states.iter().all(TargetState::ready) {
+                ending = Some(End::Ready);
+            } else if deadline.is_some_and(|d| now >= d) {
+                ending = Some(End::Timeout);
+            }
+            if ending.is_some() && !printer.hooks_idle() {
+                // No more probes, so no more changes: only the hooks' runs go on.
+                for id in by_id.keys() {
+                    let _ = engine.remove_target(*id);
+                }
+            }
+        }
+        if let Some(end) = ending.take_if(|_| printer.hooks_idle()) {
+            break end;
         }
         if signals.take().is_some() {
             break End::Stopped;
         }
         let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            break End::Timeout;
-        }
+        let deadline = deadline.filter(|_| ending.is_none());
         let timeout = match (engine.timeout(), deadline) {
-            (Some(t), Some(d)) => Some(t.min(d - now)),
-            (t, d) => t.or(d.map(|d| d - now)),
+            (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(now))),
+            (t, d) => t.or(d.map(|d| d.saturating_duration_since(now))),
         };
         signals.wait(engine.fd(), timeout).map_err(|e| Failure::software(format!("poll: {e}")))?;
         engine.step().map_err(|e| Failure::software(format!("engine: {e}")))?;
@@ -339,19 +403,38 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     })
 }
 
-/// Turns events into lines (and metrics).
+/// Turns events into lines (and metrics), and changes into hook runs.
 struct Printer<'a> {
     json: bool,
     every_run: bool,
     start: Instant,
     metrics: Option<&'a Metrics>,
+    /// `--on-change`.
+    hooks: Option<Hooks>,
+    /// Hook runs to submit to the engine, tagged with their target's index.
+    to_submit: Vec<(prober::ProbeSpec, u64)>,
 }
 
 impl Printer<'_> {
+    fn hooks_idle(&self) -> bool {
+        self.hooks.as_ref().is_none_or(Hooks::idle)
+    }
+
+    /// Queues a hook run of target `i` for `next` (role, from, to, reason), if any.
+    fn queue_hook(&mut self, i: usize, name: &str, next: Option<hooks::Due>) {
+        let (Some(h), Some((role, from, to, reason))) = (&self.hooks, next) else {
+            return;
+        };
+        // The command was checked at start with the same kind of values: this holds.
+        if let Ok(spec) = h.command.spec(&Change { target: name, role, from, to, reason }) {
+            self.to_submit.push((spec, i as u64));
+        }
+    }
+
     /// Handles a batch of events; an error when standard output cannot be written (the
     /// reader went away: the watch stops).
     fn handle(
-        &self,
+        &mut self,
         events: &mut Vec<Event>,
         states: &mut [TargetState],
         by_id: &HashMap<TargetId, usize>,
@@ -360,6 +443,20 @@ impl Printer<'_> {
         let mut result = Ok(());
         let mut events = events.drain(..).peekable();
         while let Some(ev) = events.next() {
+            if let Event::Check { tag, outcome } = ev {
+                // A hook run ended: log it, and run the target's next change, if any.
+                let i = usize::try_from(tag).unwrap_or(usize::MAX);
+                let Some((ended, next)) = self.hooks.as_mut().and_then(|h| h.ended(i)) else {
+                    continue;
+                };
+                let name = &states[i].name;
+                self.queue_hook(i, name, next);
+                let line = hook_line(self.json, self.start.elapsed(), name, &ended, &outcome);
+                if result.is_ok() {
+                    result = writeln!(out, "{line}").and_then(|()| out.flush());
+                }
+                continue;
+            }
             let Some(&i) = ev.target().and_then(|t| by_id.get(&t)) else {
                 continue;
             };
@@ -369,6 +466,15 @@ impl Printer<'_> {
                     t.value[role.index()] = result;
                     if let Some(m) = self.metrics {
                         t.publish_metrics(m);
+                    }
+                    if let Some(h) = &mut self.hooks {
+                        match &outcome {
+                            None => h.initial(i, role, result),
+                            Some(o) => {
+                                let next = h.changed(i, role, result, o.reason);
+                                self.queue_hook(i, &t.name, next);
+                            }
+                        }
                     }
                     state_line(self.json, self.start.elapsed(), t, role, result, outcome.as_deref())
                 }

@@ -12,6 +12,7 @@ mod args;
 mod check;
 mod duration;
 mod extensions;
+mod health;
 mod hooks;
 mod metrics;
 mod output;

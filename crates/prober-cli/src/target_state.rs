@@ -1,7 +1,7 @@
 //! What `prober watch` knows of each target: its published values (for the started, ready
 //! and live flags) and what its runs said (for the explanations).
 
-use prober::{Outcome, ProbeResult, Role};
+use prober::{Outcome, ProbeResult, Reason, Role};
 
 use crate::metrics::Metrics;
 
@@ -12,10 +12,27 @@ pub(crate) struct TargetState {
     pub(crate) name: String,
     pub(crate) has: [bool; 3],
     pub(crate) value: [ProbeResult; 3],
+    /// The reason of the change that published each value (`initial` before any).
+    pub(crate) value_reason: [&'static str; 3],
     /// Each role's last run result (`None` before its first run).
     pub(crate) last_run: [Option<ProbeResult>; 3],
     /// Each role's last run that did not succeed: what the summary explains.
     pub(crate) last_bad: [Option<Box<Outcome>>; 3],
+}
+
+/// Why a target is not ready or not live: a role's published value and a reason, shown as
+/// `readiness failure (refused)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Why {
+    pub(crate) role: Role,
+    pub(crate) value: ProbeResult,
+    pub(crate) reason: &'static str,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} ({})", self.role, self.value, self.reason)
+    }
 }
 
 /// A run that did not succeed: `Failure`, or `Unknown` (the probe could not run).
@@ -29,9 +46,44 @@ impl TargetState {
             name,
             has,
             value: [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
+            value_reason: ["initial"; 3],
             last_run: [None; 3],
             last_bad: [None, None, None],
         }
+    }
+
+    /// A published value of `role`, with the reason of the change (`None`: an initial value).
+    pub(crate) fn publish(&mut self, role: Role, value: ProbeResult, reason: Option<Reason>) {
+        self.value[role.index()] = value;
+        self.value_reason[role.index()] = reason.map_or("initial", Reason::as_str);
+    }
+
+    /// The published value of `role` and why: the reason of the last run when it failed (a
+    /// readiness probe that never passed has published nothing but its initial value), else
+    /// that of the change that published the value.
+    fn why(&self, role: Role) -> Why {
+        let i = role.index();
+        let reason = match (&self.last_run[i], &self.last_bad[i]) {
+            (Some(r), Some(bad)) if failing(*r) => bad.reason.as_str(),
+            _ => self.value_reason[i],
+        };
+        Why { role, value: self.value[i], reason }
+    }
+
+    /// Why the target is not ready (its startup or readiness probe); `None` when it is.
+    pub(crate) fn why_not_ready(&self) -> Option<Why> {
+        if !self.started() {
+            Some(self.why(Role::Startup))
+        } else if !self.ready() {
+            Some(self.why(Role::Readiness))
+        } else {
+            None
+        }
+    }
+
+    /// Why the target is not live; `None` when it is.
+    pub(crate) fn why_not_live(&self) -> Option<Why> {
+        (!self.live()).then(|| self.why(Role::Liveness))
     }
 
     pub(crate) fn started(&self) -> bool {

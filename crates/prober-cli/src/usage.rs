@@ -108,6 +108,9 @@ Options:
   --every-run       also a line for every run (result, reason, message, duration)
   --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics (IP:PORT, [IPV6]:PORT
                     or :PORT; port 0: the system's choice, printed on standard error)
+  --health-listen ADDR
+                    serve /readyz and /livez (200 when every target is ready / live, else
+                    503; ?verbose lists them; /readyz/TARGET for one) at ADDR, as --metrics
   --on-change CMD   run CMD when a target's published state changes, with PROBER_TARGET,
                     PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell
                     (CMD is split into words as a shell would, quotes included; ask for one:
@@ -119,6 +122,6 @@ Options:
 
 Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
 signal with --until-ready, 64 bad arguments or bad file, 66 file not readable, 70 the
---metrics address cannot be bound.
+--metrics or --health-listen address cannot be bound.
 SIGINT and SIGTERM stop the watch cleanly.
 ";

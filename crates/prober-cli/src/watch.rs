@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use prober::{Engine, EngineConfig, EngineError, Event, ProbeResult, Reason, Role, TargetId};
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
+use crate::health::Health;
 use crate::hooks::{self, Change, HookCommand, Hooks};
-use crate::metrics::{self, Metrics};
+use crate::metrics::{self, Metrics, Site};
 use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
 use crate::target_state::TargetState;
@@ -44,6 +45,8 @@ struct Options {
     every_run: bool,
     /// `--metrics ADDR`: serve Prometheus metrics there.
     metrics: Option<SocketAddr>,
+    /// `--health-listen ADDR`: serve `/readyz` and `/livez` there.
+    health: Option<SocketAddr>,
     /// `--on-change CMD`: its words.
     on_change: Option<Vec<String>>,
     /// `--on-change-timeout DUR`.
@@ -69,6 +72,7 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
             until_ready: false,
             every_run: false,
             metrics: None,
+            health: None,
             on_change: None,
             hook_timeout: None,
         },
@@ -126,6 +130,12 @@ impl Given {
                 let addr =
                     metrics::parse_addr(&v).map_err(|e| p.usage(format!("--metrics: {e}")))?;
                 self.opts.metrics = Some(addr);
+            }
+            "--health-listen" => {
+                let v = p.text(opt)?;
+                let addr = metrics::parse_addr(&v)
+                    .map_err(|e| p.usage(format!("--health-listen: {e}")))?;
+                self.opts.health = Some(addr);
             }
             "--on-change" => {
                 let v = p.text(opt)?;
@@ -299,21 +309,40 @@ enum End {
     Stopped,
 }
 
-/// Starts the `--metrics` server when asked for; says where on standard error (so that a
-/// port chosen by the system, `:0`, can be found).
-fn start_metrics(w: &WatchArgs) -> Result<Option<Metrics>, Failure> {
-    let Some(addr) = w.opts.metrics else {
-        return Ok(None);
+/// Starts the `--metrics` and `--health-listen` servers when asked for (one listener when
+/// both name the same address); says where on standard error (so that a port chosen by the
+/// system, `:0`, can be found).
+fn start_servers(
+    w: &WatchArgs,
+    states: &[TargetState],
+) -> Result<(Option<Metrics>, Option<Health>), Failure> {
+    let (metrics, registry) = match w.opts.metrics {
+        Some(_) => {
+            let (m, r) = Metrics::new();
+            (Some(m), Some(r))
+        }
+        None => (None, None),
     };
-    let (m, registry) = Metrics::new();
-    let bound = metrics::serve(addr, registry)?;
-    eprintln!("prober: metrics at http://{bound}/metrics");
-    Ok(Some(m))
+    let health = w.opts.health.map(|_| Health::new(states));
+    let mut site = Site { registry, health: health.clone() };
+    if let Some(addr) = w.opts.metrics {
+        let shared = w.opts.health == Some(addr);
+        let here = Site { registry: site.registry.take(), health: site.health.take_if(|_| shared) };
+        let bound = metrics::serve(addr, here, "--metrics")?;
+        eprintln!("prober: metrics at http://{bound}/metrics");
+        if shared {
+            eprintln!("prober: health at http://{bound}/readyz");
+        }
+    }
+    if let (Some(addr), Some(_)) = (w.opts.health, &site.health) {
+        let bound = metrics::serve(addr, site, "--health-listen")?;
+        eprintln!("prober: health at http://{bound}/readyz");
+    }
+    Ok((metrics, health))
 }
 
 pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     let plans = load(w)?;
-    let metrics = start_metrics(w)?;
     let signals = Signals::install()
         .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
     // Every run is an event: the watch explains failing streaks before they are published,
@@ -336,6 +365,8 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         }
         states.push(TargetState::new(plan.name, has));
     }
+    // Bound before any probe runs (the engine runs nothing until its first step).
+    let (metrics, health) = start_servers(w, &states)?;
     if let Some(m) = &metrics {
         states.iter().for_each(|t| t.publish_metrics(m));
     }
@@ -348,6 +379,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         start,
         metrics: metrics.as_ref(),
         hooks: w.hook().map(|cmd| Hooks::new(cmd, states.len())),
+        health,
         to_submit: Vec::new(),
     };
     let mut events = Vec::new();
@@ -411,6 +443,8 @@ struct Printer<'a> {
     metrics: Option<&'a Metrics>,
     /// `--on-change`.
     hooks: Option<Hooks>,
+    /// `--health-listen`.
+    health: Option<Health>,
     /// Hook runs to submit to the engine, tagged with their target's index.
     to_submit: Vec<(prober::ProbeSpec, u64)>,
 }
@@ -463,9 +497,12 @@ impl Printer<'_> {
             let t = &mut states[i];
             let line = match ev {
                 Event::State { role, result, outcome, .. } => {
-                    t.value[role.index()] = result;
+                    t.publish(role, result, outcome.as_ref().map(|o| o.reason));
                     if let Some(m) = self.metrics {
                         t.publish_metrics(m);
+                    }
+                    if let Some(h) = &self.health {
+                        h.update(i, t);
                     }
                     if let Some(h) = &mut self.hooks {
                         match &outcome {
@@ -494,6 +531,10 @@ impl Printer<'_> {
                         run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late)
                     });
                     t.record_run(role, outcome);
+                    // The reason a target is not ready is its last failing run's.
+                    if let Some(h) = &self.health {
+                        h.update(i, t);
+                    }
                     let Some(line) = line else { continue };
                     line
                 }

@@ -317,6 +317,17 @@ impl Watch {
         addr.parse().unwrap()
     }
 
+    /// The address of `--health-listen`, from the next line the watch prints on standard
+    /// error (after the metrics line, when both are asked for).
+    pub fn health_addr(&self) -> SocketAddr {
+        let line = self.stderr.recv_timeout(HANG).expect("no health line on stderr");
+        let addr = line
+            .strip_prefix("prober: health at http://")
+            .and_then(|l| l.strip_suffix("/readyz"))
+            .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"));
+        addr.parse().unwrap()
+    }
+
     /// Sends `sig` to the watch (our own child, not reaped yet, so the pid is its).
     pub fn signal(&self, sig: Signal) {
         signal::kill(pid_of(&self.child), sig).expect("kill");

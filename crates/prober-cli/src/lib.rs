@@ -17,6 +17,7 @@ mod hooks;
 mod metrics;
 mod output;
 mod signals;
+mod systemd;
 mod target_state;
 mod usage;
 mod watch;

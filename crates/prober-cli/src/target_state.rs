@@ -18,6 +18,8 @@ pub(crate) struct TargetState {
     pub(crate) last_run: [Option<ProbeResult>; 3],
     /// Each role's last run that did not succeed: what the summary explains.
     pub(crate) last_bad: [Option<Box<Outcome>>; 3],
+    /// Whether the target has had its first verdict (see [`TargetState::has_verdict`]).
+    pub(crate) verdict: bool,
 }
 
 /// Why a target is not ready or not live: a role's published value and a reason, shown as
@@ -49,7 +51,22 @@ impl TargetState {
             value_reason: ["initial"; 3],
             last_run: [None; 3],
             last_bad: [None, None, None],
+            // No probe: nothing to wait for.
+            verdict: !has.contains(&true),
         }
+    }
+
+    /// Whether the target has had its first verdict: every probe it runs has run once, or
+    /// its startup probe ran and it has not started (its other probes wait for that). Once
+    /// true it stays so (readiness and liveness starting after the startup probe do not take
+    /// it back).
+    pub(crate) fn has_verdict(&self) -> bool {
+        self.verdict
+    }
+
+    fn first_verdict_now(&self) -> bool {
+        let ran = |r: Role| !self.has[r.index()] || self.last_run[r.index()].is_some();
+        if self.started() { Role::ALL.into_iter().all(ran) } else { ran(Role::Startup) }
     }
 
     /// A published value of `role`, with the reason of the change (`None`: an initial value).
@@ -127,13 +144,17 @@ impl TargetState {
         failing(outcome.result) && !self.last_run[role.index()].is_some_and(failing)
     }
 
-    /// Records a run (a failing one is kept for the summary).
-    pub(crate) fn record_run(&mut self, role: Role, outcome: Box<Outcome>) {
+    /// Records a run (a failing one is kept for the summary); true when it gave the target
+    /// its first verdict.
+    pub(crate) fn record_run(&mut self, role: Role, outcome: Box<Outcome>) -> bool {
         let i = role.index();
         self.last_run[i] = Some(outcome.result);
         if failing(outcome.result) {
             self.last_bad[i] = Some(outcome);
         }
+        let first = !self.verdict && self.first_verdict_now();
+        self.verdict |= first;
+        first
     }
 
     pub(crate) fn publish_metrics(&self, m: &Metrics) {

@@ -124,4 +124,6 @@ Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended 
 signal with --until-ready, 64 bad arguments or bad file, 66 file not readable, 70 the
 --metrics or --health-listen address cannot be bound.
 SIGINT and SIGTERM stop the watch cleanly.
+Under systemd (Type=notify, NOTIFY_SOCKET set): READY=1 once every target has its first
+verdict, STATUS= on change, WATCHDOG=1 while the watch makes progress, STOPPING=1 at the end.
 ";

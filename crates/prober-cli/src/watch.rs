@@ -15,6 +15,7 @@ use crate::hooks::{self, Change, HookCommand, Hooks};
 use crate::metrics::{self, Metrics, Site};
 use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
+use crate::systemd;
 use crate::target_state::TargetState;
 use crate::{duration, usage};
 use prober_k8s::ports::PortMap;
@@ -342,6 +343,9 @@ fn start_servers(
 }
 
 pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
+    // SAFETY: the command has started no thread yet (the servers, the engine's resolver and
+    // the hooks all come later), so nothing reads the environment while it changes.
+    let notify_env = unsafe { systemd::Env::take() };
     let plans = load(w)?;
     let signals = Signals::install()
         .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
@@ -380,8 +384,15 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         metrics: metrics.as_ref(),
         hooks: w.hook().map(|cmd| Hooks::new(cmd, states.len())),
         health,
+        waiting: states.iter().filter(|t| !t.has_verdict()).count(),
+        changed: true,
+        ran: false,
         to_submit: Vec::new(),
     };
+    let mut notifier = systemd::Notifier::new(&notify_env).unwrap_or_else(|e| {
+        eprintln!("prober: note: {}", escape_for_terminal(&e));
+        None
+    });
     let mut events = Vec::new();
     // Set when the watch is done (ready, or --for ended) but hooks still run: probing has
     // stopped, and the watch ends when the last hook (each within its timeout) has.
@@ -390,6 +401,13 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         engine.drain(&mut events, usize::MAX);
         if printer.handle(&mut events, &mut states, &by_id, &mut out).is_err() {
             break End::Stopped;
+        }
+        if let Some(n) = &mut notifier {
+            if std::mem::take(&mut printer.ran) {
+                n.progressed();
+            }
+            n.update(&states, printer.waiting, std::mem::take(&mut printer.changed));
+            n.tick(Instant::now());
         }
         for (spec, tag) in printer.to_submit.drain(..) {
             engine.submit(spec, tag).map_err(|e| Failure::software(format!("--on-change: {e}")))?;
@@ -416,13 +434,22 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         }
         let now = Instant::now();
         let deadline = deadline.filter(|_| ending.is_none());
-        let timeout = match (engine.timeout(), deadline) {
-            (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(now))),
-            (t, d) => t.or(d.map(|d| d.saturating_duration_since(now))),
-        };
+        let engine_timeout = engine.timeout();
+        let mut timeout =
+            earliest(engine_timeout, deadline.map(|d| d.saturating_duration_since(now)));
+        if let Some(n) = &mut notifier {
+            // Waiting with nothing overdue is progress too: the engine is on schedule.
+            if engine_timeout.is_none_or(|t| !t.is_zero()) {
+                n.progressed();
+            }
+            timeout = earliest(timeout, n.timeout(now));
+        }
         signals.wait(engine.fd(), timeout).map_err(|e| Failure::software(format!("poll: {e}")))?;
         engine.step().map_err(|e| Failure::software(format!("engine: {e}")))?;
     };
+    if let Some(n) = &mut notifier {
+        n.stopping();
+    }
     // In-flight probes (and exec children) are cancelled before the summary is printed.
     drop(engine);
     let _ = writeln!(out, "{}", summary(w.opts.json, start.elapsed(), &states))
@@ -435,6 +462,14 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     })
 }
 
+/// The sooner of two timeouts, either of which may be absent.
+fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Turns events into lines (and metrics), and changes into hook runs.
 struct Printer<'a> {
     json: bool,
@@ -445,6 +480,12 @@ struct Printer<'a> {
     hooks: Option<Hooks>,
     /// `--health-listen`.
     health: Option<Health>,
+    /// How many targets have had no first verdict yet.
+    waiting: usize,
+    /// A published value or a verdict changed since the flag was last taken.
+    changed: bool,
+    /// A run ended since the flag was last taken.
+    ran: bool,
     /// Hook runs to submit to the engine, tagged with their target's index.
     to_submit: Vec<(prober::ProbeSpec, u64)>,
 }
@@ -498,6 +539,7 @@ impl Printer<'_> {
             let line = match ev {
                 Event::State { role, result, outcome, .. } => {
                     t.publish(role, result, outcome.as_ref().map(|o| o.reason));
+                    self.changed = true;
                     if let Some(m) = self.metrics {
                         t.publish_metrics(m);
                     }
@@ -530,7 +572,11 @@ impl Printer<'_> {
                     let line = print.then(|| {
                         run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late)
                     });
-                    t.record_run(role, outcome);
+                    if t.record_run(role, outcome) {
+                        self.waiting -= 1;
+                        self.changed = true;
+                    }
+                    self.ran = true;
                     // The reason a target is not ready is its last failing run's.
                     if let Some(h) = &self.health {
                         h.update(i, t);

@@ -238,7 +238,17 @@ impl Watch {
     /// [`Watch::start`] with SIGINT's disposition at start set to `sigint` (`SigDfl` or
     /// `SigIgn`).
     pub fn start_with_sigint(args: &[&str], sigint: signal::SigHandler) -> Watch {
+        Watch::start_with(args, sigint, &[])
+    }
+
+    /// [`Watch::start`] with `env` added to the watch's environment.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Watch {
+        Watch::start_with(args, signal::SigHandler::SigDfl, env)
+    }
+
+    fn start_with(args: &[&str], sigint: signal::SigHandler, env: &[(&str, &str)]) -> Watch {
         let mut cmd = prober();
+        cmd.envs(env.iter().copied());
         // SAFETY: signal(2) is async-signal-safe, and the closure touches nothing else; the
         // dispositions set (default or ignore) run no handler code.
         unsafe {

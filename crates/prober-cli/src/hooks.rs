@@ -91,8 +91,10 @@ impl HookCommand {
         let mut spec = ProbeSpec::exec(&self.argv).map_err(|e| e.to_string())?;
         spec.set_timeout(self.timeout).map_err(|e| e.to_string())?;
         spec.set_output_limit(OUTPUT_LIMIT).map_err(|e| e.to_string())?;
+        // An environment value cannot hold a NUL, which a name in a file may.
+        let target = c.target.replace('\0', "\\x00");
         for (name, value) in [
-            ("PROBER_TARGET", c.target),
+            ("PROBER_TARGET", target.as_str()),
             ("PROBER_PROBE", c.role.as_str()),
             ("PROBER_FROM", c.from.as_str()),
             ("PROBER_TO", c.to.as_str()),
@@ -224,6 +226,27 @@ mod tests {
         for bad in ["", "  ", "'x", "\"x", "x\\"] {
             assert!(split_words(bad).is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_environment_of_a_run() {
+        let cmd = HookCommand { argv: vec!["notify".into()], timeout: DEFAULT_TIMEOUT };
+        let c =
+            Change { target: "a\0b", role: Role::Liveness, from: S, to: F, reason: Reason::Tls };
+        let spec = cmd.spec(&c).expect("a NUL in a name does not stop the hook");
+        let prober::ProbeKind::Exec(e) = &spec.kind else { panic!("{spec:?}") };
+        let env: Vec<(&str, &str)> = e.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            env,
+            [
+                ("PROBER_TARGET", "a\\x00b"),
+                ("PROBER_PROBE", "liveness"),
+                ("PROBER_FROM", "success"),
+                ("PROBER_TO", "failure"),
+                ("PROBER_REASON", "tls"),
+            ]
+        );
+        assert_eq!(spec.timeout, DEFAULT_TIMEOUT);
     }
 
     #[test]

@@ -496,13 +496,23 @@ impl Printer<'_> {
     }
 
     /// Queues a hook run of target `i` for `next` (role, from, to, reason), if any.
-    fn queue_hook(&mut self, i: usize, name: &str, next: Option<hooks::Due>) {
-        let (Some(h), Some((role, from, to, reason))) = (&self.hooks, next) else {
+    fn queue_hook(&mut self, i: usize, name: &str, mut next: Option<hooks::Due>) {
+        let Some(h) = &mut self.hooks else {
             return;
         };
-        // The command was checked at start with the same kind of values: this holds.
-        if let Ok(spec) = h.command.spec(&Change { target: name, role, from, to, reason }) {
-            self.to_submit.push((spec, i as u64));
+        while let Some((role, from, to, reason)) = next {
+            match h.command.spec(&Change { target: name, role, from, to, reason }) {
+                Ok(spec) => {
+                    self.to_submit.push((spec, i as u64));
+                    return;
+                }
+                // The command was checked at start and the values hold no NUL: this cannot
+                // happen. Should it, the run is skipped, not left pending for ever.
+                Err(e) => {
+                    eprintln!("prober: note: --on-change: {}", escape_for_terminal(&e));
+                    next = h.ended(i).and_then(|(_, n)| n);
+                }
+            }
         }
     }
 

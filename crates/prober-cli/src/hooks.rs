@@ -1,5 +1,6 @@
 //! `prober watch --on-change CMD`: a command run when a target's published state changes, as
-//! keepalived runs its notify scripts and Consul its watch handlers.
+//! keepalived runs its notify scripts and Consul its watch handlers; a target of a watch file
+//! may have its own (`onChange`, read by `prober_k8s`).
 //!
 //! A hook is a one-shot exec probe submitted to the watch's own engine, so it runs through the
 //! library's exec machinery: spawned without a shell in a process group of its own, stdin from
@@ -123,6 +124,8 @@ pub struct Change<'a> {
 /// The hook's side of one target.
 #[derive(Debug)]
 struct TargetHooks {
+    /// The target's hook: its `onChange` in the watch file, else `--on-change`; none, none.
+    command: Option<HookCommand>,
     /// The run in progress: its role, and what it was told (from, to).
     running: Option<(Role, ProbeResult, ProbeResult)>,
     /// Per role: the state the hooks were last told of (the initial value before any).
@@ -134,7 +137,6 @@ struct TargetHooks {
 /// The hooks of a watch: which target's hook runs, what each was told.
 #[derive(Debug)]
 pub struct Hooks {
-    pub command: HookCommand,
     targets: Vec<TargetHooks>,
 }
 
@@ -147,20 +149,31 @@ pub struct Ended {
 }
 
 impl Hooks {
-    pub fn new(command: HookCommand, targets: usize) -> Hooks {
-        let initial = TargetHooks {
-            running: None,
-            told: [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
-            latest: [
-                (ProbeResult::Unknown, Reason::None),
-                (ProbeResult::Failure, Reason::None),
-                (ProbeResult::Success, Reason::None),
-            ],
-        };
-        let targets = (0..targets)
-            .map(|_| TargetHooks { running: None, told: initial.told, latest: initial.latest })
+    /// The hooks of targets with these commands, in the watch's order; `None` when no target
+    /// has one.
+    pub fn new(commands: Vec<Option<HookCommand>>) -> Option<Hooks> {
+        if commands.iter().all(Option::is_none) {
+            return None;
+        }
+        let targets = commands
+            .into_iter()
+            .map(|command| TargetHooks {
+                command,
+                running: None,
+                told: [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
+                latest: [
+                    (ProbeResult::Unknown, Reason::None),
+                    (ProbeResult::Failure, Reason::None),
+                    (ProbeResult::Success, Reason::None),
+                ],
+            })
             .collect();
-        Hooks { command, targets }
+        Some(Hooks { targets })
+    }
+
+    /// Target `i`'s hook command.
+    pub fn command(&self, i: usize) -> Option<&HookCommand> {
+        self.targets.get(i)?.command.as_ref()
     }
 
     /// A role's initial value (set when its probe is set): the state a first hook starts from.
@@ -181,7 +194,7 @@ impl Hooks {
     ) -> Option<Due> {
         let t = &mut self.targets[target];
         t.latest[role.index()] = (value, reason);
-        if t.running.is_some() { None } else { Self::next(t) }
+        if t.running.is_some() || t.command.is_none() { None } else { Self::next(t) }
     }
 
     /// The run of `target`'s hook ended: what it was, and the next change to run it for (the
@@ -252,7 +265,10 @@ mod tests {
     #[test]
     fn one_at_a_time_and_the_latest_state_last() {
         let cmd = HookCommand { argv: vec!["true".into()], timeout: DEFAULT_TIMEOUT };
-        let mut h = Hooks::new(cmd, 2);
+        assert!(Hooks::new(vec![None, None]).is_none());
+        let mut h = Hooks::new(vec![Some(cmd.clone()), Some(cmd.clone()), None]).unwrap();
+        // A target without a hook runs none.
+        assert_eq!(h.changed(2, Role::Readiness, S, Reason::None), None);
         let r = Role::Readiness;
         assert_eq!(h.changed(0, r, S, Reason::None), Some((r, F, S, Reason::None)));
         // While it runs: three changes of readiness, one of liveness; another target runs.

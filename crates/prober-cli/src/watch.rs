@@ -91,9 +91,6 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    if g.opts.hook_timeout.is_some() && g.opts.on_change.is_none() {
-        return Err(p.usage("--on-change-timeout needs --on-change"));
-    }
     let w = WatchArgs { input, opts: g.opts };
     // A command the library would refuse is refused now, not at the first change.
     if let Some(cmd) = w.hook() {
@@ -355,6 +352,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     let mut engine = Engine::with_config(config)
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     let mut states: Vec<TargetState> = Vec::with_capacity(plans.len());
+    let mut hook_commands: Vec<Option<HookCommand>> = Vec::with_capacity(plans.len());
     let mut by_id: HashMap<TargetId, usize> = HashMap::with_capacity(plans.len());
     let start = Instant::now();
     for plan in plans {
@@ -368,6 +366,15 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
                 .map_err(|e| Failure::input(engine_refusal(&e, &plan.name, role)))?;
         }
         states.push(TargetState::new(plan.name, has));
+        // A target's own onChange, with --on-change-timeout unless it has its own; else the
+        // command line's.
+        hook_commands.push(match plan.on_change {
+            Some(h) => Some(HookCommand {
+                argv: h.command,
+                timeout: h.timeout.or(w.opts.hook_timeout).unwrap_or(hooks::DEFAULT_TIMEOUT),
+            }),
+            None => w.hook(),
+        });
     }
     // Bound before any probe runs (the engine runs nothing until its first step).
     let (metrics, health) = start_servers(w, &states)?;
@@ -382,7 +389,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         every_run: w.opts.every_run,
         start,
         metrics: metrics.as_ref(),
-        hooks: w.hook().map(|cmd| Hooks::new(cmd, states.len())),
+        hooks: Hooks::new(hook_commands),
         health,
         waiting: states.iter().filter(|t| !t.has_verdict()).count(),
         changed: true,
@@ -501,7 +508,8 @@ impl Printer<'_> {
             return;
         };
         while let Some((role, from, to, reason)) = next {
-            match h.command.spec(&Change { target: name, role, from, to, reason }) {
+            let Some(command) = h.command(i) else { return };
+            match command.spec(&Change { target: name, role, from, to, reason }) {
                 Ok(spec) => {
                     self.to_submit.push((spec, i as u64));
                     return;

@@ -7,8 +7,8 @@
 mod common;
 
 use common::{
-    HANG, Instant, TargetServer, TempDir, Value, Watch, assert_process_ends, assert_usage_error,
-    health_watch_file, run, wait_for_pid,
+    HANG, Instant, TargetServer, TempDir, Value, Watch, assert_bad_file, assert_process_ends,
+    assert_usage_error, health_watch_file, run, wait_for_pid, write_file,
 };
 use std::path::Path;
 
@@ -213,9 +213,75 @@ fn the_hook_sees_only_standard_descriptors_and_its_output_is_bounded() {
 fn bad_hooks_are_usage_errors() {
     assert_usage_error(&["watch", "--on-change", "", "w.yaml"], "--on-change: empty command");
     assert_usage_error(&["watch", "--on-change", "sh -c 'x", "w.yaml"], "unterminated ' quote");
-    assert_usage_error(&["watch", "--on-change-timeout", "1s", "w.yaml"], "needs --on-change");
     assert_usage_error(
         &["watch", "--on-change", "true", "--on-change-timeout", "0s", "w.yaml"],
         "--on-change-timeout: must be positive",
+    );
+}
+
+#[test]
+fn a_target_of_the_watch_file_may_have_its_own_hook() {
+    let (web, api) = (TargetServer::start(), TargetServer::start());
+    let probe = |port: u16| {
+        format!(
+            "  readinessProbe:\n    httpGet: {{path: /health, port: {port}}}\n    \
+             periodMilliseconds: 100\n    failureThreshold: 1\n"
+        )
+    };
+    // web has its own hook (with a timeout of its own); api takes --on-change's.
+    let file = write_file(
+        "yaml",
+        &format!(
+            "targets:\n- name: web\n{}  onChange:\n    command: [echo, own, $(PROBER_TARGET)]\n    \
+             timeoutSeconds: 5\n- name: api\n{}",
+            probe(web.port()),
+            probe(api.port())
+        ),
+    );
+    let mut w = Watch::start(&["--json", "--on-change", "echo global", file.path()]);
+    let mut outputs = vec![next_hook(&mut w), next_hook(&mut w)]
+        .into_iter()
+        .map(|h| format!("{} {}", h["target"].as_str().unwrap(), h["output"].as_str().unwrap()))
+        .collect::<Vec<_>>();
+    outputs.sort();
+    assert_eq!(outputs, ["api global\n", "web own web\n"]);
+    w.stop();
+
+    // Without --on-change, only web's runs.
+    let r = run(&["watch", "--json", "--until-ready", file.path()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<String> = r.stdout.lines().map(str::to_string).collect();
+    let h = hooks_of(&lines);
+    assert_eq!(h.len(), 1, "{lines:?}");
+    assert_eq!((&h[0]["target"], &h[0]["output"]), (&"web".into(), &"own web\n".into()));
+}
+
+#[test]
+fn bad_hooks_in_watch_files_are_refused() {
+    let target =
+        "targets:\n- name: web\n  readinessProbe:\n    tcpSocket: {port: 80}\n  onChange:\n";
+    assert_bad_file(
+        &[],
+        &format!("{target}    command: []\n"),
+        "yaml",
+        &["target \"web\": onChange.command: must not be empty"],
+    );
+    assert_bad_file(
+        &[],
+        &format!("{target}    command: [x]\n    timeoutSeconds: 0\n"),
+        "yaml",
+        &["target \"web\": onChange.timeoutSeconds: must be 1 to 86400 (got 0)"],
+    );
+    assert_bad_file(
+        &[],
+        &format!("{target}    command: [x]\n    shell: true\n"),
+        "yaml",
+        &["unknown field `shell`, expected `command` or `timeoutSeconds`"],
+    );
+    assert_bad_file(
+        &[],
+        &format!("{target}    command: [\"a\\0b\"]\n"),
+        "yaml",
+        &["onChange.command[0]: contains a NUL byte"],
     );
 }

@@ -3,13 +3,14 @@
 
 use std::collections::HashSet;
 use std::path::Path;
+use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::LoadError;
 use crate::model::{ContainerPort, EnvVar, Probe, Probes};
 use crate::ports::{PortMap, declared_list};
-use crate::translate::{Source, TargetPlan, named_ports, plan};
+use crate::translate::{OnChange, Source, TargetPlan, named_ports, plan};
 
 /// A watch file: `targets:`, each like a container's probe fields.
 #[derive(Debug, Deserialize)]
@@ -30,6 +31,47 @@ pub(crate) struct TargetDef {
     pub startup_probe: Option<Probe>,
     pub readiness_probe: Option<Probe>,
     pub liveness_probe: Option<Probe>,
+    /// A command `prober watch` runs when the target's state changes (not a container field).
+    pub on_change: Option<OnChangeDef>,
+}
+
+/// `onChange:` of a target: `command` (a list, as an exec probe's, no shell) and
+/// `timeoutSeconds`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct OnChangeDef {
+    pub command: Vec<String>,
+    pub timeout_seconds: Option<i64>,
+}
+
+/// The longest `onChange.timeoutSeconds`: a day, the longest timeout of a probe.
+const MAX_HOOK_SECONDS: i64 = 86_400;
+
+impl OnChangeDef {
+    fn check(&self, label: &str) -> Result<OnChange, LoadError> {
+        let bad = |field: &str, what: String| {
+            LoadError::File(format!("{label}: onChange.{field}: {what}"))
+        };
+        if self.command.is_empty() {
+            return Err(bad("command", "must not be empty".into()));
+        }
+        if let Some(i) = self.command.iter().position(|a| a.contains('\0')) {
+            return Err(bad(&format!("command[{i}]"), "contains a NUL byte".into()));
+        }
+        let timeout = match self.timeout_seconds {
+            None => None,
+            Some(s) if (1..=MAX_HOOK_SECONDS).contains(&s) => {
+                Some(Duration::from_secs(s.unsigned_abs()))
+            }
+            Some(s) => {
+                return Err(bad(
+                    "timeoutSeconds",
+                    format!("must be 1 to {MAX_HOOK_SECONDS} (got {s})"),
+                ));
+            }
+        };
+        Ok(OnChange { command: self.command.clone(), timeout })
+    }
 }
 
 impl TargetDef {
@@ -91,7 +133,9 @@ pub fn load_watch_file(
             port_map,
             base_dir,
         };
-        plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
+        let mut p = plan(t.name.clone(), &src, t.probes(), notes)?;
+        p.on_change = t.on_change.as_ref().map(|h| h.check(&src.label)).transpose()?;
+        plans.push(p);
     }
     Ok(plans)
 }

@@ -89,8 +89,8 @@ regular expression); httpGet.keepAlive: true (runs reuse one kept-alive connecti
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
-tcpSocket.expect (as --send and --expect); a target's onChange: {command: [ARGV...],
-timeoutSeconds: N}, its own hook instead of --on-change's.
+tcpSocket.expect (as --send and --expect); a target's onChange: {command: [ARGV...]},
+its own hook instead of --on-change's.
 With --manifest, FILE is a Kubernetes manifest (multi-document YAML, or a List as
 'kubectl get -o yaml' writes it): the probes of every container of its Pods, Deployments,
 StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs and CronJobs run

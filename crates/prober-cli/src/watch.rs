@@ -366,12 +366,11 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
                 .map_err(|e| Failure::input(engine_refusal(&e, &plan.name, role)))?;
         }
         states.push(TargetState::new(plan.name, has));
-        // A target's own onChange, with --on-change-timeout unless it has its own; else the
-        // command line's.
+        // A target's own onChange (with --on-change-timeout), else the command line's.
         hook_commands.push(match plan.on_change {
             Some(h) => Some(HookCommand {
                 argv: h.command,
-                timeout: h.timeout.or(w.opts.hook_timeout).unwrap_or(hooks::DEFAULT_TIMEOUT),
+                timeout: w.opts.hook_timeout.unwrap_or(hooks::DEFAULT_TIMEOUT),
             }),
             None => w.hook(),
         });

@@ -228,12 +228,12 @@ fn a_target_of_the_watch_file_may_have_its_own_hook() {
              periodMilliseconds: 100\n    failureThreshold: 1\n"
         )
     };
-    // web has its own hook (with a timeout of its own); api takes --on-change's.
+    // web has its own hook; api takes --on-change's.
     let file = write_file(
         "yaml",
         &format!(
-            "targets:\n- name: web\n{}  onChange:\n    command: [echo, own, $(PROBER_TARGET)]\n    \
-             timeoutSeconds: 5\n- name: api\n{}",
+            "targets:\n- name: web\n{}  onChange:\n    command: [echo, own, $(PROBER_TARGET)]\n\
+             - name: api\n{}",
             probe(web.port()),
             probe(api.port())
         ),
@@ -268,15 +268,9 @@ fn bad_hooks_in_watch_files_are_refused() {
     );
     assert_bad_file(
         &[],
-        &format!("{target}    command: [x]\n    timeoutSeconds: 0\n"),
-        "yaml",
-        &["target \"web\": onChange.timeoutSeconds: must be 1 to 86400 (got 0)"],
-    );
-    assert_bad_file(
-        &[],
         &format!("{target}    command: [x]\n    shell: true\n"),
         "yaml",
-        &["unknown field `shell`, expected `command` or `timeoutSeconds`"],
+        &["unknown field `shell`, expected `command`"],
     );
     assert_bad_file(
         &[],

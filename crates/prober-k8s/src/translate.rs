@@ -30,13 +30,11 @@ pub struct TargetPlan {
 }
 
 /// A target's `onChange` (a watch-file extension, for `prober watch`): a command and its
-/// arguments, run without a shell, and its timeout when the file gives one.
+/// arguments, run without a shell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OnChange {
     /// The command and its arguments (at least the command; no NUL in any).
     pub command: Vec<String>,
-    /// `timeoutSeconds`, 1 to 86400.
-    pub timeout: Option<Duration>,
 }
 
 /// Why a watch file or manifest cannot run.

@@ -1,5 +1,6 @@
 //! `prober watch --metrics ADDR`: what the watch sees, as Prometheus metrics at
-//! `http://ADDR/metrics`.
+//! `http://ADDR/metrics`; and the one small HTTP server of the command, which also answers
+//! `--health-listen` (`/readyz`, `/livez`: see `health`), on the same address or another.
 //!
 //! The registry and its text encoding are the official Prometheus client's
 //! (`prometheus-client`); the metrics are atomics, so the watch loop updates them while a scrape
@@ -22,13 +23,24 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::args::Failure;
+use crate::health::Health;
 
-/// Labels of `prober_probe_total`.
+/// What one listener serves: `/metrics`, `/readyz` and `/livez`, or both.
+#[derive(Debug, Default)]
+pub struct Site {
+    pub registry: Option<Registry>,
+    pub health: Option<Health>,
+}
+
+/// Labels of `prober_probe_total`. `reason` is [`prober::Reason::as_str`]: a fixed set of
+/// names (the `reason` of `--json`), never a message, so that the number of series stays
+/// bounded by targets x roles x (result, reason) pairs whatever the probes say.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RunLabels {
     target: String,
     role: &'static str,
     result: &'static str,
+    reason: &'static str,
 }
 
 /// Labels of the per-probe families.
@@ -93,7 +105,11 @@ impl Metrics {
             lateness: lateness_histogram(),
         };
         let mut r = Registry::default();
-        r.register("prober_probe", "Probe runs, by target, role and result", m.runs.clone());
+        r.register(
+            "prober_probe",
+            "Probe runs, by target, role, result and reason",
+            m.runs.clone(),
+        );
         r.register_with_unit(
             "prober_probe_duration",
             "How long probe runs took",
@@ -132,8 +148,8 @@ impl Metrics {
     /// Counts one run of `target`'s `role` probe, `late` after its scheduled time.
     pub fn record_run(&self, target: &str, role: Role, outcome: &Outcome, late: Duration) {
         let (target, role) = (target.to_string(), role.as_str());
-        let result = outcome.result.as_str();
-        self.runs.get_or_create(&RunLabels { target: target.clone(), role, result }).inc();
+        let (result, reason) = (outcome.result.as_str(), outcome.reason.as_str());
+        self.runs.get_or_create(&RunLabels { target: target.clone(), role, result, reason }).inc();
         let probe = ProbeLabels { target, role };
         let t = &outcome.timings;
         self.duration.get_or_create(&probe).observe(t.total.as_secs_f64());
@@ -194,32 +210,31 @@ const MAX_REQUEST_BYTES: usize = 8 << 10;
 /// How long a scraper may take to send its request or read the answer.
 const IO_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Binds `addr` and serves `registry` from a thread of its own; returns the bound address
-/// (the port chosen by the system for port 0).
+/// Binds `addr` and serves `site` from a thread of its own; returns the bound address
+/// (the port chosen by the system for port 0). `option` names the flag in errors.
 ///
 /// # Errors
 ///
 /// Exit status 70 with the reason when the address cannot be bound (taken, not local, not
 /// permitted) or the thread cannot be started.
-pub fn serve(addr: SocketAddr, registry: Registry) -> Result<SocketAddr, Failure> {
-    let listener = TcpListener::bind(addr)
-        .map_err(|e| Failure::software(format!("--metrics: cannot listen on {addr}: {e}")))?;
-    let bound = listener
-        .local_addr()
-        .map_err(|e| Failure::software(format!("--metrics: cannot listen on {addr}: {e}")))?;
+pub fn serve(addr: SocketAddr, site: Site, option: &str) -> Result<SocketAddr, Failure> {
+    let cannot =
+        |e: io::Error| Failure::software(format!("{option}: cannot listen on {addr}: {e}"));
+    let listener = TcpListener::bind(addr).map_err(cannot)?;
+    let bound = listener.local_addr().map_err(cannot)?;
     std::thread::Builder::new()
-        .name("metrics".into())
-        .spawn(move || accept_loop(&listener, &registry))
-        .map_err(|e| Failure::software(format!("--metrics: cannot start its thread: {e}")))?;
+        .name("http".into())
+        .spawn(move || accept_loop(&listener, &site))
+        .map_err(|e| Failure::software(format!("{option}: cannot start its thread: {e}")))?;
     Ok(bound)
 }
 
-fn accept_loop(listener: &TcpListener, registry: &Registry) {
+fn accept_loop(listener: &TcpListener, site: &Site) {
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
-                // A scraper that goes away mid-answer is its own problem: the next one is served.
-                let _ = answer(stream, registry);
+                // A client that goes away mid-answer is its own problem: the next one is served.
+                let _ = answer(stream, site);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             // Out of descriptors (or another transient error): wait instead of spinning; the
@@ -236,7 +251,7 @@ fn accept_loop(listener: &TcpListener, registry: &Registry) {
 /// call, and the SIGCHLD of an exec probe's command reaches this thread (see
 /// [`prober_io::retry_interrupted`]; its rule is written out in the loops below, where calling
 /// it with closures made the release binary 20 KB larger).
-fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
+fn answer(mut stream: TcpStream, site: &Site) -> io::Result<()> {
     let deadline = Instant::now() + IO_TIMEOUT;
     let mut request = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
@@ -258,8 +273,8 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> io::Result<()> {
         request.extend_from_slice(&buf[..n]);
     };
     let response = match head_end {
-        None => plain(431, "Request Header Fields Too Large", "request too large\n"),
-        Some(end) => respond(&request[..end], registry),
+        None => plain(431, "request too large\n"),
+        Some(end) => respond(&request[..end], site),
     };
     let mut rest = &response[..];
     while !rest.is_empty() {
@@ -284,33 +299,76 @@ fn time_left(deadline: Instant) -> io::Result<Duration> {
 }
 
 /// The response to a request head (request line and headers).
-fn respond(head: &[u8], registry: &Registry) -> Vec<u8> {
+fn respond(head: &[u8], site: &Site) -> Vec<u8> {
     let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
     let mut parts = line.split(|&b| b == b' ');
     let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
     else {
-        return plain(400, "Bad Request", "bad request line\n");
+        return plain(400, "bad request line\n");
     };
     if !version.starts_with(b"HTTP/1.") {
-        return plain(400, "Bad Request", "bad request line\n");
+        return plain(400, "bad request line\n");
     }
-    let path = target.split(|&b| b == b'?').next().unwrap_or_default();
-    if path != b"/metrics" {
-        return plain(404, "Not Found", "not found: metrics are at /metrics\n");
-    }
+    let mut target = target.splitn(2, |&b| b == b'?');
+    let path = target.next().unwrap_or_default();
+    let query = target.next().unwrap_or_default();
+    let answer = match (&site.registry, &site.health) {
+        (Some(registry), _) if path == b"/metrics" => {
+            let mut body = String::new();
+            if prometheus_client::encoding::text::encode(&mut body, registry).is_err() {
+                return plain(500, "cannot encode the metrics\n");
+            }
+            (200, OPENMETRICS, body)
+        }
+        (_, Some(health)) => match health.respond(path, query) {
+            Some((status, body)) => (status, TEXT, body),
+            None => return not_found(site),
+        },
+        _ => return not_found(site),
+    };
     let head_only = match method {
         b"GET" => false,
         b"HEAD" => true,
-        _ => return plain(405, "Method Not Allowed", "use GET\n"),
+        _ => return plain(405, "use GET\n"),
     };
-    let mut body = String::new();
-    if prometheus_client::encoding::text::encode(&mut body, registry).is_err() {
-        return plain(500, "Internal Server Error", "cannot encode the metrics\n");
+    let (status, content_type, body) = answer;
+    response(status, content_type, &body, head_only)
+}
+
+const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+const TEXT: &str = "text/plain; charset=utf-8";
+
+/// 404, naming what is served here.
+fn not_found(site: &Site) -> Vec<u8> {
+    let mut paths = Vec::new();
+    if site.registry.is_some() {
+        paths.push("/metrics");
     }
+    if site.health.is_some() {
+        paths.extend(["/readyz", "/livez"]);
+    }
+    plain(404, &format!("not found: served here: {}\n", paths.join(", ")))
+}
+
+fn plain(status: u16, body: &str) -> Vec<u8> {
+    response(status, TEXT, body, false)
+}
+
+fn response(status: u16, content_type: &str, body: &str, head_only: bool) -> Vec<u8> {
+    let text = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        431 => "Request Header Fields Too Large",
+        503 => "Service Unavailable",
+        _ => "Internal Server Error",
+    };
+    let allow = if status == 405 { "Allow: GET, HEAD\r\n" } else { "" };
     let mut out = format!(
-        "HTTP/1.1 200 OK\r\n\
-         Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8\r\n\
-         Content-Length: {}\r\n\
+        "HTTP/1.1 {status} {text}\r\n\
+         Content-Type: {content_type}\r\n\
+         {allow}Content-Length: {}\r\n\
          Connection: close\r\n\r\n",
         body.len()
     )
@@ -319,18 +377,6 @@ fn respond(head: &[u8], registry: &Registry) -> Vec<u8> {
         out.extend_from_slice(body.as_bytes());
     }
     out
-}
-
-fn plain(status: u16, text: &str, body: &str) -> Vec<u8> {
-    let allow = if status == 405 { "Allow: GET, HEAD\r\n" } else { "" };
-    format!(
-        "HTTP/1.1 {status} {text}\r\n\
-         Content-Type: text/plain; charset=utf-8\r\n\
-         {allow}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
 }
 
 #[cfg(test)]
@@ -371,7 +417,7 @@ mod tests {
         m.record_state("web \"a\"", true, false, true);
         let text = exposition(&r);
         for line in [
-            "prober_probe_total{target=\"web \\\"a\\\"\",role=\"readiness\",result=\"failure\"} 1",
+            "prober_probe_total{target=\"web \\\"a\\\"\",role=\"readiness\",result=\"failure\",reason=\"status\"} 1",
             "prober_probe_phase_seconds{target=\"web \\\"a\\\"\",role=\"readiness\",phase=\"tls\"} 0.005",
             "prober_probe_duration_seconds_count{target=\"web \\\"a\\\"\",role=\"readiness\"} 1",
             "prober_cert_not_after_seconds{target=\"web \\\"a\\\"\",role=\"readiness\"} 1900000000",
@@ -389,12 +435,15 @@ mod tests {
         let text = exposition(&r);
         assert!(!text.contains("phase=\"tls\""), "{text}");
         assert!(text.contains("phase=\"total\"} 0.001"), "{text}");
-        assert!(text.contains("result=\"failure\"} 2"), "{text}");
+        // Each reason is a series of its own: the refusal did not add to the status one.
+        assert!(text.contains("result=\"failure\",reason=\"status\"} 1"), "{text}");
+        assert!(text.contains("result=\"failure\",reason=\"refused\"} 1"), "{text}");
     }
 
     #[test]
     fn requests() {
         let (_, r) = Metrics::new();
+        let r = Site { registry: Some(r), health: None };
         let ok = respond(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a", &r);
         let ok = String::from_utf8(ok).unwrap();
         assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");

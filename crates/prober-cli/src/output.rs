@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::args::{escape_for_terminal, quote_field};
 use crate::duration;
+use crate::hooks::Ended;
 use crate::target_state::{TargetState, failing};
 
 // ---- prober check --------------------------------------------------------------------------
@@ -18,6 +19,19 @@ use crate::target_state::{TargetState, failing};
 /// A failure ends with the first line of what the probe got (the command's output, the HTTP
 /// body, the TCP reply): that line is usually what tells why.
 pub(crate) fn human_line(o: &Outcome, duration: Duration) -> String {
+    let mut line = human_head(o, duration);
+    if o.result == ProbeResult::Failure {
+        let output = o.output_lossy();
+        if let Some(first) = first_line(&output).filter(|l| !o.message.contains(l.as_ref())) {
+            let label = if o.http_status.is_some() { "body" } else { "output" };
+            line.push_str(&format!(" {label}: {}", escape_for_terminal(&first)));
+        }
+    }
+    line
+}
+
+/// `failure: MESSAGE (DETAILS, DURATION)`: the result, message and details of an outcome.
+fn human_head(o: &Outcome, duration: Duration) -> String {
     let mut line = o.result.as_str().to_string();
     if !o.message.is_empty() {
         line.push_str(": ");
@@ -26,13 +40,6 @@ pub(crate) fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut details = details(o);
     details.push(duration::human(duration));
     line.push_str(&format!(" ({})", details.join(", ")));
-    if o.result == ProbeResult::Failure {
-        let output = o.output_lossy();
-        if let Some(first) = first_line(&output).filter(|l| !o.message.contains(l.as_ref())) {
-            let label = if o.http_status.is_some() { "body" } else { "output" };
-            line.push_str(&format!(" {label}: {}", escape_for_terminal(&first)));
-        }
-    }
     line
 }
 
@@ -275,6 +282,76 @@ pub(crate) fn run_line(
         quote_field(target),
         human_line(o, o.timings.total)
     )
+}
+
+#[derive(Serialize)]
+struct HookJson<'a> {
+    time_ms: u64,
+    hook: HookFields<'a>,
+}
+
+#[derive(Serialize)]
+struct HookFields<'a> {
+    target: &'a str,
+    role: &'static str,
+    from: &'static str,
+    to: &'static str,
+    result: &'static str,
+    reason: &'static str,
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit_code: Option<i32>,
+    output: std::borrow::Cow<'a, str>,
+    truncated: bool,
+    duration_ms: f64,
+}
+
+/// One hook run that ended: `    2.104s web hook readiness failure->success success (exit 0,
+/// 3.1ms) output: notified\n`. The output (at most the hooks' output limit) is shown whole,
+/// escaped onto the one line, `...` when there was more.
+pub(crate) fn hook_line(
+    json: bool,
+    elapsed: Duration,
+    target: &str,
+    h: &Ended,
+    o: &Outcome,
+) -> String {
+    if json {
+        let j = HookJson {
+            time_ms: elapsed.as_millis() as u64,
+            hook: HookFields {
+                target,
+                role: h.role.as_str(),
+                from: h.from.as_str(),
+                to: h.to.as_str(),
+                result: o.result.as_str(),
+                reason: o.reason.as_str(),
+                message: &o.message,
+                exit_code: o.exit_code,
+                output: o.output_lossy(),
+                truncated: o.truncated,
+                duration_ms: duration::millis(o.timings.total),
+            },
+        };
+        return serde_json::to_string(&j).unwrap_or_default();
+    }
+    let mut line = format!(
+        "{:>9.3}s {} hook {} {}->{} {}",
+        elapsed.as_secs_f64(),
+        quote_field(target),
+        h.role,
+        h.from,
+        h.to,
+        human_head(o, o.timings.total)
+    );
+    if !o.output.is_empty() {
+        line.push_str(" output: ");
+        line.push_str(&escape_for_terminal(&o.output_lossy()));
+        if o.truncated {
+            line.push_str("...");
+        }
+    }
+    line
 }
 
 pub(crate) fn summary(json: bool, elapsed: Duration, states: &[TargetState]) -> String {

@@ -1,7 +1,7 @@
 //! What `prober watch` knows of each target: its published values (for the started, ready
 //! and live flags) and what its runs said (for the explanations).
 
-use prober::{Outcome, ProbeResult, Role};
+use prober::{Outcome, ProbeResult, Reason, Role};
 
 use crate::metrics::Metrics;
 
@@ -12,10 +12,29 @@ pub(crate) struct TargetState {
     pub(crate) name: String,
     pub(crate) has: [bool; 3],
     pub(crate) value: [ProbeResult; 3],
+    /// The reason of the change that published each value (`initial` before any).
+    pub(crate) value_reason: [&'static str; 3],
     /// Each role's last run result (`None` before its first run).
     pub(crate) last_run: [Option<ProbeResult>; 3],
     /// Each role's last run that did not succeed: what the summary explains.
     pub(crate) last_bad: [Option<Box<Outcome>>; 3],
+    /// Whether the target has had its first verdict (see [`TargetState::has_verdict`]).
+    pub(crate) verdict: bool,
+}
+
+/// Why a target is not ready or not live: a role's published value and a reason, shown as
+/// `readiness failure (refused)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Why {
+    pub(crate) role: Role,
+    pub(crate) value: ProbeResult,
+    pub(crate) reason: &'static str,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {} ({})", self.role, self.value, self.reason)
+    }
 }
 
 /// A run that did not succeed: `Failure`, or `Unknown` (the probe could not run).
@@ -29,9 +48,59 @@ impl TargetState {
             name,
             has,
             value: [ProbeResult::Unknown, ProbeResult::Failure, ProbeResult::Success],
+            value_reason: ["initial"; 3],
             last_run: [None; 3],
             last_bad: [None, None, None],
+            // No probe: nothing to wait for.
+            verdict: !has.contains(&true),
         }
+    }
+
+    /// Whether the target has had its first verdict: every probe it runs has run once, or
+    /// its startup probe ran and it has not started (its other probes wait for that). Once
+    /// true it stays so (readiness and liveness starting after the startup probe do not take
+    /// it back).
+    pub(crate) fn has_verdict(&self) -> bool {
+        self.verdict
+    }
+
+    fn first_verdict_now(&self) -> bool {
+        let ran = |r: Role| !self.has[r.index()] || self.last_run[r.index()].is_some();
+        if self.started() { Role::ALL.into_iter().all(ran) } else { ran(Role::Startup) }
+    }
+
+    /// A published value of `role`, with the reason of the change (`None`: an initial value).
+    pub(crate) fn publish(&mut self, role: Role, value: ProbeResult, reason: Option<Reason>) {
+        self.value[role.index()] = value;
+        self.value_reason[role.index()] = reason.map_or("initial", Reason::as_str);
+    }
+
+    /// The published value of `role` and why: the reason of the last run when it failed (a
+    /// readiness probe that never passed has published nothing but its initial value), else
+    /// that of the change that published the value.
+    fn why(&self, role: Role) -> Why {
+        let i = role.index();
+        let reason = match (&self.last_run[i], &self.last_bad[i]) {
+            (Some(r), Some(bad)) if failing(*r) => bad.reason.as_str(),
+            _ => self.value_reason[i],
+        };
+        Why { role, value: self.value[i], reason }
+    }
+
+    /// Why the target is not ready (its startup or readiness probe); `None` when it is.
+    pub(crate) fn why_not_ready(&self) -> Option<Why> {
+        if !self.started() {
+            Some(self.why(Role::Startup))
+        } else if !self.ready() {
+            Some(self.why(Role::Readiness))
+        } else {
+            None
+        }
+    }
+
+    /// Why the target is not live; `None` when it is.
+    pub(crate) fn why_not_live(&self) -> Option<Why> {
+        (!self.live()).then(|| self.why(Role::Liveness))
     }
 
     pub(crate) fn started(&self) -> bool {
@@ -75,13 +144,17 @@ impl TargetState {
         failing(outcome.result) && !self.last_run[role.index()].is_some_and(failing)
     }
 
-    /// Records a run (a failing one is kept for the summary).
-    pub(crate) fn record_run(&mut self, role: Role, outcome: Box<Outcome>) {
+    /// Records a run (a failing one is kept for the summary); true when it gave the target
+    /// its first verdict.
+    pub(crate) fn record_run(&mut self, role: Role, outcome: Box<Outcome>) -> bool {
         let i = role.index();
         self.last_run[i] = Some(outcome.result);
         if failing(outcome.result) {
             self.last_bad[i] = Some(outcome);
         }
+        let first = !self.verdict && self.first_verdict_now();
+        self.verdict |= first;
+        first
     }
 
     pub(crate) fn publish_metrics(&self, m: &Metrics) {

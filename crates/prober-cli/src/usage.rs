@@ -89,7 +89,8 @@ regular expression); httpGet.keepAlive: true (runs reuse one kept-alive connecti
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
-tcpSocket.expect (as --send and --expect).
+tcpSocket.expect (as --send and --expect); a target's onChange: {command: [ARGV...]},
+its own hook instead of --on-change's.
 With --manifest, FILE is a Kubernetes manifest (multi-document YAML, or a List as
 'kubectl get -o yaml' writes it): the probes of every container of its Pods, Deployments,
 StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs and CronJobs run
@@ -108,10 +109,22 @@ Options:
   --every-run       also a line for every run (result, reason, message, duration)
   --metrics ADDR    serve Prometheus metrics at http://ADDR/metrics (IP:PORT, [IPV6]:PORT
                     or :PORT; port 0: the system's choice, printed on standard error)
+  --health-listen ADDR
+                    serve /readyz and /livez (200 when every target is ready / live, else
+                    503; ?verbose lists them; /readyz/TARGET for one) at ADDR, as --metrics
+  --on-change CMD   run CMD when a target's published state changes, with PROBER_TARGET,
+                    PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell
+                    (CMD is split into words as a shell would, quotes included; ask for one:
+                    'sh -c \"...\"'); one run at a time per target, changes meanwhile coalesced
+                    into one more run with the latest state; output logged as a hook line
+  --on-change-timeout DUR
+                    kill a hook's process group after DUR (default 10s)
   -h, --help        print this help
 
 Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
 signal with --until-ready, 64 bad arguments or bad file, 66 file not readable, 70 the
---metrics address cannot be bound.
+--metrics or --health-listen address cannot be bound.
 SIGINT and SIGTERM stop the watch cleanly.
+Under systemd (Type=notify, NOTIFY_SOCKET set): READY=1 once every target has its first
+verdict, STATUS= on change, WATCHDOG=1 while the watch makes progress, STOPPING=1 at the end.
 ";

@@ -7,12 +7,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, EngineConfig, EngineError, Event, Role, TargetId};
+use prober::{Engine, EngineConfig, EngineError, Event, ProbeResult, Reason, Role, TargetId};
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
-use crate::metrics::{self, Metrics};
-use crate::output::{run_line, state_line, summary};
+use crate::health::Health;
+use crate::hooks::{self, Change, HookCommand, Hooks};
+use crate::metrics::{self, Metrics, Site};
+use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
+use crate::systemd;
 use crate::target_state::TargetState;
 use crate::{duration, usage};
 use prober_k8s::ports::PortMap;
@@ -43,6 +46,12 @@ struct Options {
     every_run: bool,
     /// `--metrics ADDR`: serve Prometheus metrics there.
     metrics: Option<SocketAddr>,
+    /// `--health-listen ADDR`: serve `/readyz` and `/livez` there.
+    health: Option<SocketAddr>,
+    /// `--on-change CMD`: its words.
+    on_change: Option<Vec<String>>,
+    /// `--on-change-timeout DUR`.
+    hook_timeout: Option<Duration>,
 }
 
 /// The arguments of `prober watch` as given: the input may still be missing.
@@ -64,6 +73,9 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
             until_ready: false,
             every_run: false,
             metrics: None,
+            health: None,
+            on_change: None,
+            hook_timeout: None,
         },
     };
     while let Some(token) = p.next()? {
@@ -79,7 +91,29 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
-    Ok(Some(WatchArgs { input, opts: g.opts }))
+    let w = WatchArgs { input, opts: g.opts };
+    // A command the library would refuse is refused now, not at the first change.
+    if let Some(cmd) = w.hook() {
+        let c = Change {
+            target: "",
+            role: Role::Readiness,
+            from: ProbeResult::Failure,
+            to: ProbeResult::Success,
+            reason: Reason::None,
+        };
+        cmd.spec(&c).map_err(|e| p.usage(format!("--on-change: {e}")))?;
+    }
+    Ok(Some(w))
+}
+
+impl WatchArgs {
+    /// The hook, when `--on-change` was given.
+    fn hook(&self) -> Option<HookCommand> {
+        Some(HookCommand {
+            argv: self.opts.on_change.clone()?,
+            timeout: self.opts.hook_timeout.unwrap_or(hooks::DEFAULT_TIMEOUT),
+        })
+    }
 }
 
 impl Given {
@@ -94,6 +128,24 @@ impl Given {
                 let addr =
                     metrics::parse_addr(&v).map_err(|e| p.usage(format!("--metrics: {e}")))?;
                 self.opts.metrics = Some(addr);
+            }
+            "--health-listen" => {
+                let v = p.text(opt)?;
+                let addr = metrics::parse_addr(&v)
+                    .map_err(|e| p.usage(format!("--health-listen: {e}")))?;
+                self.opts.health = Some(addr);
+            }
+            "--on-change" => {
+                let v = p.text(opt)?;
+                let words =
+                    hooks::split_words(&v).map_err(|e| p.usage(format!("--on-change: {e}")))?;
+                self.opts.on_change = Some(words);
+            }
+            "--on-change-timeout" => {
+                let v = p.text(opt)?;
+                let d = duration::parse_positive(&v)
+                    .map_err(|e| p.usage(format!("--on-change-timeout: {e}")))?;
+                self.opts.hook_timeout = Some(d);
             }
             "--for" => {
                 let v = p.text(opt)?;
@@ -255,21 +307,43 @@ enum End {
     Stopped,
 }
 
-/// Starts the `--metrics` server when asked for; says where on standard error (so that a
-/// port chosen by the system, `:0`, can be found).
-fn start_metrics(w: &WatchArgs) -> Result<Option<Metrics>, Failure> {
-    let Some(addr) = w.opts.metrics else {
-        return Ok(None);
+/// Starts the `--metrics` and `--health-listen` servers when asked for (one listener when
+/// both name the same address); says where on standard error (so that a port chosen by the
+/// system, `:0`, can be found).
+fn start_servers(
+    w: &WatchArgs,
+    states: &[TargetState],
+) -> Result<(Option<Metrics>, Option<Health>), Failure> {
+    let (metrics, registry) = match w.opts.metrics {
+        Some(_) => {
+            let (m, r) = Metrics::new();
+            (Some(m), Some(r))
+        }
+        None => (None, None),
     };
-    let (m, registry) = Metrics::new();
-    let bound = metrics::serve(addr, registry)?;
-    eprintln!("prober: metrics at http://{bound}/metrics");
-    Ok(Some(m))
+    let health = w.opts.health.map(|_| Health::new(states));
+    let mut site = Site { registry, health: health.clone() };
+    if let Some(addr) = w.opts.metrics {
+        let shared = w.opts.health == Some(addr);
+        let here = Site { registry: site.registry.take(), health: site.health.take_if(|_| shared) };
+        let bound = metrics::serve(addr, here, "--metrics")?;
+        eprintln!("prober: metrics at http://{bound}/metrics");
+        if shared {
+            eprintln!("prober: health at http://{bound}/readyz");
+        }
+    }
+    if let (Some(addr), Some(_)) = (w.opts.health, &site.health) {
+        let bound = metrics::serve(addr, site, "--health-listen")?;
+        eprintln!("prober: health at http://{bound}/readyz");
+    }
+    Ok((metrics, health))
 }
 
 pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
+    // SAFETY: the command has started no thread yet (the servers, the engine's resolver and
+    // the hooks all come later), so nothing reads the environment while it changes.
+    let notify_env = unsafe { systemd::Env::take() };
     let plans = load(w)?;
-    let metrics = start_metrics(w)?;
     let signals = Signals::install()
         .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
     // Every run is an event: the watch explains failing streaks before they are published,
@@ -278,6 +352,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     let mut engine = Engine::with_config(config)
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     let mut states: Vec<TargetState> = Vec::with_capacity(plans.len());
+    let mut hook_commands: Vec<Option<HookCommand>> = Vec::with_capacity(plans.len());
     let mut by_id: HashMap<TargetId, usize> = HashMap::with_capacity(plans.len());
     let start = Instant::now();
     for plan in plans {
@@ -291,42 +366,96 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
                 .map_err(|e| Failure::input(engine_refusal(&e, &plan.name, role)))?;
         }
         states.push(TargetState::new(plan.name, has));
+        // A target's own onChange (with --on-change-timeout), else the command line's.
+        hook_commands.push(match plan.on_change {
+            Some(h) => Some(HookCommand {
+                argv: h.command,
+                timeout: w.opts.hook_timeout.unwrap_or(hooks::DEFAULT_TIMEOUT),
+            }),
+            None => w.hook(),
+        });
     }
+    // Bound before any probe runs (the engine runs nothing until its first step).
+    let (metrics, health) = start_servers(w, &states)?;
     if let Some(m) = &metrics {
         states.iter().for_each(|t| t.publish_metrics(m));
     }
 
     let mut out = io::stdout().lock();
     let deadline = w.opts.for_dur.map(|d| start + d);
-    let printer = Printer {
+    let mut printer = Printer {
         json: w.opts.json,
         every_run: w.opts.every_run,
         start,
         metrics: metrics.as_ref(),
+        hooks: Hooks::new(hook_commands),
+        health,
+        waiting: states.iter().filter(|t| !t.has_verdict()).count(),
+        changed: true,
+        ran: false,
+        to_submit: Vec::new(),
     };
+    let mut notifier = systemd::Notifier::new(&notify_env).unwrap_or_else(|e| {
+        eprintln!("prober: note: {}", escape_for_terminal(&e));
+        None
+    });
     let mut events = Vec::new();
+    // Set when the watch is done (ready, or --for ended) but hooks still run: probing has
+    // stopped, and the watch ends when the last hook (each within its timeout) has.
+    let mut ending = None;
     let end = loop {
         engine.drain(&mut events, usize::MAX);
         if printer.handle(&mut events, &mut states, &by_id, &mut out).is_err() {
             break End::Stopped;
         }
-        if w.opts.until_ready && states.iter().all(TargetState::ready) {
-            break End::Ready;
+        if let Some(n) = &mut notifier {
+            if std::mem::take(&mut printer.ran) {
+                n.progressed();
+            }
+            n.update(&states, printer.waiting, std::mem::take(&mut printer.changed));
+            n.tick(Instant::now());
+        }
+        for (spec, tag) in printer.to_submit.drain(..) {
+            engine.submit(spec, tag).map_err(|e| Failure::software(format!("--on-change: {e}")))?;
+        }
+        if ending.is_none() {
+            let now = Instant::now();
+            if w.opts.until_ready && states.iter().all(TargetState::ready) {
+                ending = Some(End::Ready);
+            } else if deadline.is_some_and(|d| now >= d) {
+                ending = Some(End::Timeout);
+            }
+            if ending.is_some() && !printer.hooks_idle() {
+                // No more probes, so no more changes: only the hooks' runs go on.
+                for id in by_id.keys() {
+                    let _ = engine.remove_target(*id);
+                }
+            }
+        }
+        if let Some(end) = ending.take_if(|_| printer.hooks_idle()) {
+            break end;
         }
         if signals.take().is_some() {
             break End::Stopped;
         }
         let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            break End::Timeout;
+        let deadline = deadline.filter(|_| ending.is_none());
+        let engine_timeout = engine.timeout();
+        let mut timeout =
+            earliest(engine_timeout, deadline.map(|d| d.saturating_duration_since(now)));
+        if let Some(n) = &mut notifier {
+            // Waiting with nothing overdue is progress too: the engine is on schedule.
+            if engine_timeout.is_none_or(|t| !t.is_zero()) {
+                n.progressed();
+            }
+            timeout = earliest(timeout, n.timeout(now));
         }
-        let timeout = match (engine.timeout(), deadline) {
-            (Some(t), Some(d)) => Some(t.min(d - now)),
-            (t, d) => t.or(d.map(|d| d - now)),
-        };
         signals.wait(engine.fd(), timeout).map_err(|e| Failure::software(format!("poll: {e}")))?;
         engine.step().map_err(|e| Failure::software(format!("engine: {e}")))?;
     };
+    if let Some(n) = &mut notifier {
+        n.stopping();
+    }
     // In-flight probes (and exec children) are cancelled before the summary is printed.
     drop(engine);
     let _ = writeln!(out, "{}", summary(w.opts.json, start.elapsed(), &states))
@@ -339,19 +468,65 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     })
 }
 
-/// Turns events into lines (and metrics).
+/// The sooner of two timeouts, either of which may be absent.
+fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Turns events into lines (and metrics), and changes into hook runs.
 struct Printer<'a> {
     json: bool,
     every_run: bool,
     start: Instant,
     metrics: Option<&'a Metrics>,
+    /// `--on-change`.
+    hooks: Option<Hooks>,
+    /// `--health-listen`.
+    health: Option<Health>,
+    /// How many targets have had no first verdict yet.
+    waiting: usize,
+    /// A published value or a verdict changed since the flag was last taken.
+    changed: bool,
+    /// A run ended since the flag was last taken.
+    ran: bool,
+    /// Hook runs to submit to the engine, tagged with their target's index.
+    to_submit: Vec<(prober::ProbeSpec, u64)>,
 }
 
 impl Printer<'_> {
+    fn hooks_idle(&self) -> bool {
+        self.hooks.as_ref().is_none_or(Hooks::idle)
+    }
+
+    /// Queues a hook run of target `i` for `next` (role, from, to, reason), if any.
+    fn queue_hook(&mut self, i: usize, name: &str, mut next: Option<hooks::Due>) {
+        let Some(h) = &mut self.hooks else {
+            return;
+        };
+        while let Some((role, from, to, reason)) = next {
+            let Some(command) = h.command(i) else { return };
+            match command.spec(&Change { target: name, role, from, to, reason }) {
+                Ok(spec) => {
+                    self.to_submit.push((spec, i as u64));
+                    return;
+                }
+                // The command was checked at start and the values hold no NUL: this cannot
+                // happen. Should it, the run is skipped, not left pending for ever.
+                Err(e) => {
+                    eprintln!("prober: note: --on-change: {}", escape_for_terminal(&e));
+                    next = h.ended(i).and_then(|(_, n)| n);
+                }
+            }
+        }
+    }
+
     /// Handles a batch of events; an error when standard output cannot be written (the
     /// reader went away: the watch stops).
     fn handle(
-        &self,
+        &mut self,
         events: &mut Vec<Event>,
         states: &mut [TargetState],
         by_id: &HashMap<TargetId, usize>,
@@ -360,15 +535,42 @@ impl Printer<'_> {
         let mut result = Ok(());
         let mut events = events.drain(..).peekable();
         while let Some(ev) = events.next() {
+            if let Event::Check { tag, outcome } = ev {
+                // A hook run ended: log it, and run the target's next change, if any.
+                let i = usize::try_from(tag).unwrap_or(usize::MAX);
+                let Some((ended, next)) = self.hooks.as_mut().and_then(|h| h.ended(i)) else {
+                    continue;
+                };
+                let name = &states[i].name;
+                self.queue_hook(i, name, next);
+                let line = hook_line(self.json, self.start.elapsed(), name, &ended, &outcome);
+                if result.is_ok() {
+                    result = writeln!(out, "{line}").and_then(|()| out.flush());
+                }
+                continue;
+            }
             let Some(&i) = ev.target().and_then(|t| by_id.get(&t)) else {
                 continue;
             };
             let t = &mut states[i];
             let line = match ev {
                 Event::State { role, result, outcome, .. } => {
-                    t.value[role.index()] = result;
+                    t.publish(role, result, outcome.as_ref().map(|o| o.reason));
+                    self.changed = true;
                     if let Some(m) = self.metrics {
                         t.publish_metrics(m);
+                    }
+                    if let Some(h) = &self.health {
+                        h.update(i, t);
+                    }
+                    if let Some(h) = &mut self.hooks {
+                        match &outcome {
+                            None => h.initial(i, role, result),
+                            Some(o) => {
+                                let next = h.changed(i, role, result, o.reason);
+                                self.queue_hook(i, &t.name, next);
+                            }
+                        }
                     }
                     state_line(self.json, self.start.elapsed(), t, role, result, outcome.as_deref())
                 }
@@ -387,7 +589,15 @@ impl Printer<'_> {
                     let line = print.then(|| {
                         run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late)
                     });
-                    t.record_run(role, outcome);
+                    if t.record_run(role, outcome) {
+                        self.waiting -= 1;
+                        self.changed = true;
+                    }
+                    self.ran = true;
+                    // The reason a target is not ready is its last failing run's.
+                    if let Some(h) = &self.health {
+                        h.update(i, t);
+                    }
                     let Some(line) = line else { continue };
                     line
                 }

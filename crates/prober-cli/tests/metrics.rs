@@ -26,8 +26,40 @@ fn readiness_file(port: u16, scheme: &str) -> TempFile {
 
 const WEB_READINESS: [(&str, &str); 2] = [("target", "web"), ("role", "readiness")];
 
+/// The values of the `reason` label, as docs/cli.md lists them.
+const REASONS: [&str; 21] = [
+    "none",
+    "refused",
+    "timeout",
+    "reset",
+    "unreachable",
+    "dns",
+    "status",
+    "redirect",
+    "too_many_redirects",
+    "protocol",
+    "broken_body",
+    "exit_code",
+    "signal",
+    "spawn",
+    "unsupported",
+    "io",
+    "cancelled",
+    "tls",
+    "internal",
+    "resource",
+    "body",
+];
+
+/// Runs of web's readiness probe with `result`, whatever their reason.
 fn runs(e: &Exposition, result: &str) -> f64 {
-    e.count("prober_probe_total", &[("target", "web"), ("role", "readiness"), ("result", result)])
+    e.sum("prober_probe_total", &[("target", "web"), ("role", "readiness"), ("result", result)])
+}
+
+/// Runs of web's readiness probe with `result` and `reason`.
+fn runs_for(e: &Exposition, result: &str, reason: &str) -> f64 {
+    let labels = [("target", "web"), ("role", "readiness"), ("result", result), ("reason", reason)];
+    e.count("prober_probe_total", &labels)
 }
 
 #[test]
@@ -73,6 +105,33 @@ fn runs_are_counted_and_ready_flips_when_the_server_goes_away() {
 
     let (status, _) = w.stop();
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn failed_runs_are_counted_by_reason() {
+    let server = TargetServer::start();
+    let file = readiness_file(server.port(), "HTTP");
+    let mut w = Watch::start(&["--metrics", "127.0.0.1:0", file.path()]);
+    let addr = w.metrics_addr();
+    let e = scrape_until(addr, "a success", |e| runs_for(e, "success", "none") >= 1.0);
+    assert_eq!(runs(&e, "failure"), 0.0, "{}", e.text);
+    // 503: the status was wrong.
+    server.set_healthy(false);
+    let e = scrape_until(addr, "a status failure", |e| runs_for(e, "failure", "status") >= 1.0);
+    assert_eq!(runs_for(&e, "failure", "refused"), 0.0, "{}", e.text);
+    // Gone: the connection is refused, counted apart from the 503s.
+    let statuses = runs_for(&e, "failure", "status");
+    drop(server);
+    let e = scrape_until(addr, "a refusal", |e| runs_for(e, "failure", "refused") >= 1.0);
+    assert!(runs_for(&e, "failure", "status") >= statuses, "{}", e.text);
+    // Every reason is a name of the documented set, never a message (a run cut by the
+    // server's going away may have one of its own, such as reset).
+    for (name, labels, _) in &e.samples {
+        if name == "prober_probe_total" {
+            assert!(REASONS.contains(&labels["reason"].as_str()), "{}", e.text);
+        }
+    }
+    w.stop();
 }
 
 #[test]

@@ -37,7 +37,7 @@ mod translate;
 mod watch_file;
 pub mod yaml_limits;
 
-pub use translate::{LoadError, TargetPlan, bare_host};
+pub use translate::{LoadError, OnChange, TargetPlan, bare_host};
 pub use watch_file::load_watch_file;
 
 // The README's examples are compiled and run with the doc tests.

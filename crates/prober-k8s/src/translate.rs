@@ -24,6 +24,17 @@ pub struct TargetPlan {
     pub name: String,
     /// Its probes (at most one per role), each with the schedule it runs on.
     pub probes: Vec<(Role, ProbeSpec, Schedule)>,
+    /// A watch file's `onChange`: the command `prober watch` runs when the target's state
+    /// changes (manifests have none).
+    pub on_change: Option<OnChange>,
+}
+
+/// A target's `onChange` (a watch-file extension, for `prober watch`): a command and its
+/// arguments, run without a shell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnChange {
+    /// The command and its arguments (at least the command; no NUL in any).
+    pub command: Vec<String>,
 }
 
 /// Why a watch file or manifest cannot run.
@@ -107,7 +118,7 @@ pub(crate) fn plan(
         }
         out.push((role, spec, schedule));
     }
-    Ok(TargetPlan { name, probes: out })
+    Ok(TargetPlan { name, probes: out, on_change: None })
 }
 
 /// The named ports of a container or target, with their numbers, for [`PortMap`].

@@ -7,9 +7,9 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::LoadError;
-use crate::model::{ContainerPort, EnvVar, Probe, Probes};
+use crate::model::{ContainerPort, EnvVar, ExecAction, Probe, Probes};
 use crate::ports::{PortMap, declared_list};
-use crate::translate::{Source, TargetPlan, named_ports, plan};
+use crate::translate::{OnChange, Source, TargetPlan, named_ports, plan};
 
 /// A watch file: `targets:`, each like a container's probe fields.
 #[derive(Debug, Deserialize)]
@@ -30,6 +30,24 @@ pub(crate) struct TargetDef {
     pub startup_probe: Option<Probe>,
     pub readiness_probe: Option<Probe>,
     pub liveness_probe: Option<Probe>,
+    /// A command `prober watch` runs when the target's state changes (not a container field):
+    /// `{command: [...]}`, as an exec probe's.
+    pub on_change: Option<ExecAction>,
+}
+
+/// `onChange:` of a target, checked: `command` (a list, as an exec probe's, no shell). Its
+/// shape is an exec probe's (`{command: [...]}`), read by the same code: a structure of its
+/// own (with a timeout) cost the size-limited binary 14 KB.
+fn check_on_change(h: &ExecAction, label: &str) -> Result<OnChange, LoadError> {
+    let bad =
+        |field: &str, what: &str| LoadError::File(format!("{label}: onChange.{field}: {what}"));
+    if h.command.is_empty() {
+        return Err(bad("command", "must not be empty"));
+    }
+    if let Some(i) = h.command.iter().position(|a| a.contains('\0')) {
+        return Err(bad(&format!("command[{i}]"), "contains a NUL byte"));
+    }
+    Ok(OnChange { command: h.command.clone() })
 }
 
 impl TargetDef {
@@ -91,7 +109,9 @@ pub fn load_watch_file(
             port_map,
             base_dir,
         };
-        plans.push(plan(t.name.clone(), &src, t.probes(), notes)?);
+        let mut p = plan(t.name.clone(), &src, t.probes(), notes)?;
+        p.on_change = t.on_change.as_ref().map(|h| check_on_change(h, &src.label)).transpose()?;
+        plans.push(p);
     }
     Ok(plans)
 }

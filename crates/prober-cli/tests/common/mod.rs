@@ -251,7 +251,17 @@ impl Watch {
     /// [`Watch::start`] with SIGINT's disposition at start set to `sigint` (`SigDfl` or
     /// `SigIgn`).
     pub fn start_with_sigint(args: &[&str], sigint: signal::SigHandler) -> Watch {
+        Watch::start_with(args, sigint, &[])
+    }
+
+    /// [`Watch::start`] with `env` added to the watch's environment.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Watch {
+        Watch::start_with(args, signal::SigHandler::SigDfl, env)
+    }
+
+    fn start_with(args: &[&str], sigint: signal::SigHandler, env: &[(&str, &str)]) -> Watch {
         let mut cmd = prober();
+        cmd.envs(env.iter().copied());
         // SAFETY: signal(2) is async-signal-safe, and the closure touches nothing else; the
         // dispositions set (default or ignore) run no handler code.
         unsafe {
@@ -326,6 +336,17 @@ impl Watch {
         let addr = line
             .strip_prefix("prober: metrics at http://")
             .and_then(|l| l.strip_suffix("/metrics"))
+            .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"));
+        addr.parse().unwrap()
+    }
+
+    /// The address of `--health-listen`, from the next line the watch prints on standard
+    /// error (after the metrics line, when both are asked for).
+    pub fn health_addr(&self) -> SocketAddr {
+        let line = self.stderr.recv_timeout(HANG).expect("no health line on stderr");
+        let addr = line
+            .strip_prefix("prober: health at http://")
+            .and_then(|l| l.strip_suffix("/readyz"))
             .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"));
         addr.parse().unwrap()
     }

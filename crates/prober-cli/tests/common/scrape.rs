@@ -83,6 +83,18 @@ impl Exposition {
     pub fn count(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
         self.get(name, labels).unwrap_or(0.0)
     }
+
+    /// The sum of every sample `name` whose labels include `labels` (0 when none has them):
+    /// a counter over the labels not given (`prober_probe_total` over its reasons).
+    pub fn sum(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        self.samples
+            .iter()
+            .filter(|(n, l, _)| {
+                n == name && labels.iter().all(|(k, v)| l.get(*k).map(String::as_str) == Some(*v))
+            })
+            .map(|s| s.2)
+            .sum()
+    }
 }
 
 /// `a="x",b="y \"q\""` (the text format's escapes: `\\`, `\"`, `\n`).

@@ -1046,6 +1046,39 @@ int32_t prober_outcome_exit_code(const prober_outcome *o);
 prober_status prober_outcome_timings(const prober_outcome *o, prober_timings *out);
 
 /**
+ * Sets the method of an HTTP probe (default `"GET"`): any HTTP token, case kept (`"POST"`,
+ * `"HEAD"`, `"PURGE"`); `CONNECT` is refused. `HEAD` reads no body. Redirects follow Go's
+ * client: 301, 302 and 303 turn any method but `GET` and `HEAD` into a `GET` without body,
+ * 307 and 308 keep the method and the body. Errors name the first request's method as Go
+ * does (`Post "http://...": ...`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * HTTP, `PROBER_E_INVALID` for a method that is not a token.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `method`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_method(prober_spec *spec, const char *method);
+
+/**
+ * Sets the body of an HTTP probe's request: the `len` bytes at `data` (any bytes, at most
+ * 65536), sent with `Content-Length` whatever the method (a user `Content-Length` header is
+ * ignored); `len` 0 sends none (then `POST`, `PUT` and `PATCH` say `Content-Length: 0`, as
+ * Go's client does). Set a `Content-Type` with `prober_spec_add_header`.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL spec, or NULL `data` with `len` > 0; `PROBER_E_WRONG_KIND` for
+ * a probe that is not HTTP; `PROBER_E_INVALID` for more than 65536 bytes.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+ * be NULL (only with `len` 0) or point to `len` readable bytes.
+ */
+prober_status prober_spec_set_body(prober_spec *spec, const uint8_t *data, size_t len);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
  * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
  * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).

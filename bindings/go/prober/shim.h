@@ -151,6 +151,15 @@ static inline prober_status gp_spec_set_tcp_expect(prober_spec *s, const char *r
   return gp_fail(prober_spec_set_tcp_expect(s, re), err);
 }
 
+/* ---- requests beyond the kubelet (issue 25) ------------------------------------------- */
+
+static inline prober_status gp_spec_set_method(prober_spec *s, const char *m, gp_err *err) {
+  return gp_fail(prober_spec_set_method(s, m), err);
+}
+static inline prober_status gp_spec_set_body(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
+  return gp_fail(prober_spec_set_body(s, data, len), err);
+}
+
 /* ---- blocking check ------------------------------------------------------------------- */
 
 static inline prober_status gp_check_blocking(const prober_spec *s, prober_outcome **out, gp_err *err) {

@@ -257,6 +257,16 @@ type Spec struct {
 	// match (Failure, ReasonBody), or the deadline passes (Failure, ReasonTimeout). Alone, it
 	// waits for a banner. Empty: no expectation.
 	Expect string
+
+	// Requests beyond the kubelet (issue 25; Consul, Envoy, blackbox_exporter).
+
+	// Method: HTTP probes; any HTTP token ("POST", "HEAD", "PURGE"), "GET" when empty.
+	// CONNECT is refused. HEAD reads no body. Redirects as Go's client: 301, 302 and 303 turn
+	// any method but GET and HEAD into a GET without body, 307 and 308 keep method and body.
+	Method string
+	// Body: HTTP probes; the request body (at most 65536 bytes), sent with Content-Length.
+	// Nil or empty: none (POST, PUT and PATCH then send "Content-Length: 0", as net/http).
+	Body []byte
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -522,6 +532,9 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 }
 
 func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
+	if err := b.configureRequest(s, cs); err != nil {
+		return err
+	}
 	if s.ExpectStatus != "" {
 		set, err := b.str(s.ExpectStatus, StatusInvalid, "expected status set")
 		if err != nil {

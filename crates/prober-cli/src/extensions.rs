@@ -1,6 +1,7 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--send` and
-//! `--expect`. The watch-file fields of the same extensions are prober-k8s's.
+//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--send`,
+//! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
+//! extensions are prober-k8s's.
 
 use prober::{Pattern, ProbeSpec, StatusSet, unescape};
 
@@ -14,6 +15,8 @@ pub struct CheckFlags {
     send: Option<String>,
     expect: Option<String>,
     keep_alive: bool,
+    method: Option<String>,
+    data: Option<String>,
 }
 
 impl CheckFlags {
@@ -28,6 +31,8 @@ impl CheckFlags {
             "--expect-body" => &mut self.expect_body,
             "--send" => &mut self.send,
             "--expect" => &mut self.expect,
+            "-X" | "--request" => &mut self.method,
+            "-d" | "--data" => &mut self.data,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
@@ -78,6 +83,7 @@ impl CheckFlags {
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
+        self.apply_request(args, spec, is_http)?;
         if self.keep_alive {
             if !is_http {
                 return Err(args.usage("--keep-alive applies to http:// and https:// targets only"));
@@ -87,4 +93,52 @@ impl CheckFlags {
         }
         Ok(())
     }
+
+    /// `-X METHOD` and `-d DATA` as curl reads them: `-d` sends DATA (`@FILE`: the file's
+    /// bytes, as they are) with `POST` unless `-X` names another method, and with
+    /// `Content-Type: application/x-www-form-urlencoded` unless a `-H` sets one.
+    fn apply_request(
+        &self,
+        args: &Parser,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+    ) -> Result<(), Failure> {
+        if (self.method.is_some() || self.data.is_some()) && !is_http {
+            let opt = if self.method.is_some() { "-X/--request" } else { "-d/--data" };
+            return Err(args.usage(format!("{opt} applies to http:// and https:// targets only")));
+        }
+        if let Some(data) = &self.data {
+            let body = match data.strip_prefix('@') {
+                Some(path) => read_body_file(path).map_err(|e| args.usage(format!("-d: {e}")))?,
+                None => data.as_bytes().to_vec(),
+            };
+            spec.set_body(body).map_err(|e| args.usage(format!("-d: {e}")))?;
+            spec.set_method("POST").map_err(|e| args.usage(format!("-d: {e}")))?;
+            let has_type = match &spec.kind {
+                prober::ProbeKind::Http(h) => {
+                    h.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                }
+                _ => true,
+            };
+            if !has_type {
+                spec.add_header("Content-Type", "application/x-www-form-urlencoded")
+                    .map_err(|e| args.usage(format!("-d: {e}")))?;
+            }
+        }
+        if let Some(m) = &self.method {
+            spec.set_method(m).map_err(|e| args.usage(format!("-X: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of `-d @FILE`, at most the body limit (a larger file is refused, not cut).
+fn read_body_file(path: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    let mut body = Vec::new();
+    f.take(prober::MAX_BODY_LEN as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    Ok(body)
 }

@@ -47,6 +47,11 @@ TLS options (https:// targets, and grpc:// targets with --tls):
   --tls-min-version V    oldest TLS version accepted: 1.2 (default) or 1.3
 
 Beyond the kubelet (http:// and https:// targets):
+  -X, --request METHOD   request method instead of GET (any token: POST, HEAD, PURGE);
+                         HEAD reads no body
+  -d, --data DATA        send DATA as the body (@FILE: the file's bytes), with POST unless
+                         -X is given and a form Content-Type unless -H sets one, as curl;
+                         redirects: 301/302/303 turn POST into GET, 307/308 keep it
   --expect-status SET    statuses that are success, e.g. 200-299,418; any other final
                          status fails (reason status), 3xx included
   --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure

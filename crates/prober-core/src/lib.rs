@@ -10,6 +10,7 @@
 mod expect;
 mod gotext;
 mod outcome;
+mod request;
 mod schedule;
 mod spec;
 pub mod url;
@@ -17,6 +18,7 @@ pub mod url;
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
+pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,

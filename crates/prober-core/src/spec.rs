@@ -199,10 +199,14 @@ fn valid_server_name(name: &str) -> bool {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-/// An HTTP GET probe of a URL (the kubelet's `httpGet`).
+/// An HTTP probe of a URL (the kubelet's `httpGet`; beyond it, any method and a body).
 pub struct HttpSpec {
-    /// The URL to GET (`http://` or `https://`).
+    /// The URL to request (`http://` or `https://`).
     pub url: Url,
+    /// The request method: `GET` (the kubelet's) unless set with [`ProbeSpec::set_method`].
+    pub method: String,
+    /// The request body, sent with its `Content-Length`; empty: no body.
+    pub body: Vec<u8>,
     /// User headers in order. A user header replaces the default of the same name; an empty
     /// `User-Agent` or `Accept` removes that default; `Host` sets the virtual host.
     pub headers: Vec<(String, String)>,
@@ -348,6 +352,9 @@ pub enum SpecError {
     InvalidSchedule(String),
     /// A TLS option is invalid, or TLS options were given to a probe without TLS.
     InvalidTls(String),
+    /// A request option (HTTP method or body, gRPC metadata or authority, Unix socket path)
+    /// is invalid or does not apply to the probe's kind.
+    InvalidRequest(String),
     /// An expectation (status set, regular expression, data to send) is invalid or does not
     /// apply to the probe's kind.
     InvalidExpectation(String),
@@ -385,6 +392,7 @@ impl fmt::Display for SpecError {
             SpecError::InvalidSchedule(m) => f.write_str(m),
             SpecError::InvalidTls(m) => write!(f, "invalid TLS option: {m}"),
             SpecError::InvalidExpectation(m) => f.write_str(m),
+            SpecError::InvalidRequest(m) => f.write_str(m),
         }
     }
 }
@@ -428,7 +436,7 @@ impl ProbeSpec {
         })))
     }
 
-    /// An HTTP GET probe of an absolute `http://` or `https://` URL.
+    /// An HTTP probe (GET until [`ProbeSpec::set_method`]) of an absolute `http://` or `https://` URL.
     ///
     /// # Errors
     ///
@@ -437,6 +445,8 @@ impl ProbeSpec {
         let url = Url::parse(url)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Http(HttpSpec {
             url,
+            method: "GET".to_string(),
+            body: Vec::new(),
             headers: Vec::new(),
             redirects: RedirectPolicy::SameHost,
             user_agent: DEFAULT_USER_AGENT.to_string(),
@@ -742,6 +752,8 @@ impl ProbeSpec {
                 }
                 validate_header("User-Agent", &h.user_agent)?;
                 h.tls.validate()?;
+                crate::request::validate_method(&h.method)?;
+                crate::request::validate_body(&h.body)?;
             }
             ProbeKind::Grpc(g) => {
                 validate_host(&g.host)?;

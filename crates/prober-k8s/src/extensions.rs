@@ -1,6 +1,6 @@
 //! The fields beyond the kubelet, named beside the Kubernetes fields they extend (see "Beyond
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
-//! `httpGet.keepAlive`, `tcpSocket.send`, `tcpSocket.expect`,
+//! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `tcpSocket.send`, `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`, `transitionPeriodSeconds`/`Milliseconds` and
 //! `jitterPercent`. Kept here so that the translation only calls in.
 
@@ -27,6 +27,24 @@ pub(crate) fn apply_http_fields(
     if let Some(v) = expect_body {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
         spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `httpGet.method` and `httpGet.body` of a watch-file probe at path `p` (Consul's `Method` and
+/// `Body`, blackbox_exporter's `method` and `body`): the body is the text's UTF-8 bytes, sent
+/// with any method (no implied `POST`, unlike curl's `-d`).
+pub(crate) fn apply_http_request(
+    p: &str,
+    spec: &mut ProbeSpec,
+    method: Option<&str>,
+    body: Option<&str>,
+) -> Result<(), String> {
+    if let Some(m) = method {
+        spec.set_method(m).map_err(|e| format!("{p}.httpGet.method: {e}"))?;
+    }
+    if let Some(b) = body {
+        spec.set_body(b.as_bytes().to_vec()).map_err(|e| format!("{p}.httpGet.body: {e}"))?;
     }
     Ok(())
 }

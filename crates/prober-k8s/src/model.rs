@@ -132,6 +132,10 @@ pub(crate) struct HttpGetAction {
     /// libprober extension: keep the connection alive between runs.
     #[serde(default)]
     pub keep_alive: bool,
+    /// libprober extension: the request method (`GET` when absent).
+    pub method: Option<String>,
+    /// libprober extension: the request body, as text (sent as its UTF-8 bytes).
+    pub body: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

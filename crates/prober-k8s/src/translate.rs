@@ -196,6 +196,7 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.expect_body.as_deref(),
         h.keep_alive,
     )?;
+    crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
     Ok(spec)
 }
 

@@ -1079,6 +1079,40 @@ prober_status prober_spec_set_method(prober_spec *spec, const char *method);
 prober_status prober_spec_set_body(prober_spec *spec, const uint8_t *data, size_t len);
 
 /**
+ * A connect check of a Unix socket: `socket` is a path (`"/run/app.sock"`), or in gRPC's
+ * naming `"unix:///run/app.sock"`, `"unix:relative.sock"` or `"unix-abstract:NAME"` (Linux's
+ * abstract namespace). The TCP probe's rules apply (connect within the deadline; send/expect
+ * with `prober_spec_set_tcp_send` and `_tcp_expect`). A missing socket file is a Failure with
+ * `PROBER_REASON_REFUSED`, as nothing listens there. On success `*out` owns a new spec.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty path, one with a
+ * NUL byte or longer than 107 bytes, or `unix://HOST/...`.
+ *
+ * # Safety
+ * `socket` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+ */
+prober_status prober_spec_new_unix(const char *socket, prober_spec **out);
+
+/**
+ * Makes an HTTP, TCP or gRPC probe connect through the Unix socket `socket` (named as for
+ * `prober_spec_new_unix`) instead of to its host and port, as curl's `--unix-socket` does.
+ * An HTTP probe still sends its URL's host as `Host` (and SNI for `https://`) and follows
+ * redirects through the same socket; a gRPC probe sends its host alone as `:authority`
+ * (create it with host `"localhost"`, as grpc-go sends for `unix:` targets; its port is then
+ * ignored). Keep-alive connections are kept per socket.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` (as `prober_spec_new_unix`),
+ * `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `socket`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_unix_socket(prober_spec *spec, const char *socket);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
  * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
  * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).

@@ -156,6 +156,12 @@ static inline prober_status gp_spec_set_tcp_expect(prober_spec *s, const char *r
 static inline prober_status gp_spec_set_method(prober_spec *s, const char *m, gp_err *err) {
   return gp_fail(prober_spec_set_method(s, m), err);
 }
+static inline prober_status gp_spec_new_unix(const char *socket, prober_spec **out, gp_err *err) {
+  return gp_fail(prober_spec_new_unix(socket, out), err);
+}
+static inline prober_status gp_spec_set_unix_socket(prober_spec *s, const char *socket, gp_err *err) {
+  return gp_fail(prober_spec_set_unix_socket(s, socket), err);
+}
 static inline prober_status gp_spec_set_body(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
   return gp_fail(prober_spec_set_body(s, data, len), err);
 }

@@ -267,6 +267,11 @@ type Spec struct {
 	// Body: HTTP probes; the request body (at most 65536 bytes), sent with Content-Length.
 	// Nil or empty: none (POST, PUT and PATCH then send "Content-Length: 0", as net/http).
 	Body []byte
+	// UnixSocket: TCP, HTTP and gRPC probes; connect through this Unix socket instead of
+	// Host:Port or the URL's host (curl's --unix-socket): a path, or in gRPC's naming
+	// "unix:///run/app.sock", "unix-abstract:NAME". HTTP still sends the URL's host as Host;
+	// gRPC sends Host (default "localhost", as grpc-go) as :authority. See Unix.
+	UnixSocket string
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -378,6 +383,9 @@ func misplaced(s *Spec) string {
 }
 
 func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
+	if done, err := b.createUnix(s, out); done {
+		return err
+	}
 	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindGRPC {
 		return &Error{Code: StatusWrongKind, Msg: fmt.Sprintf("%s does not apply to %v probes", f, s.Kind)}
 	}

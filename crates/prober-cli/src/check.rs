@@ -245,8 +245,9 @@ impl Given {
 
     /// The spec: the target's, with the options applied and checked against it.
     fn build(self, p: &Parser) -> Result<CheckArgs, Failure> {
+        let unix = self.extensions.unix_socket(p)?;
         let (mut spec, kind) = match (&self.target, self.command) {
-            (Some(t), None) => parse_target(t).map_err(|e| p.usage(e))?,
+            (Some(t), None) => parse_target(t, unix.is_some()).map_err(|e| p.usage(e))?,
             (None, Some(argv)) => (exec_spec(p, argv)?, Kind::Exec),
             _ => {
                 return Err(p.usage(
@@ -274,6 +275,14 @@ impl Given {
         }
         for (name, value) in &self.env {
             spec.set_env(name, value).map_err(|e| p.usage(format!("bad --env: {e}")))?;
+        }
+        if let Some(socket) = unix {
+            if !kind.is_http() && kind != Kind::Grpc {
+                return Err(p.usage(
+                    "--unix-socket applies to http://, https:// and grpc:// targets (a connect check of a socket is the TARGET unix:///PATH)",
+                ));
+            }
+            spec.set_unix_socket(socket).map_err(|e| p.usage(format!("--unix-socket: {e}")))?;
         }
         self.tls.apply(p, &mut spec, kind)?;
         self.extensions.apply(p, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
@@ -323,11 +332,19 @@ fn parse_header(h: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
+/// A TARGET; `through_socket`: `--unix-socket` was given, so a `grpc://` target needs no port
+/// (its host is the `:authority`).
+fn parse_target(t: &str, through_socket: bool) -> Result<(ProbeSpec, Kind), String> {
     let bad = |why: &str| format!("bad target '{t}': {why}");
+    if t.starts_with("unix:") || t.starts_with("unix-abstract:") {
+        // gRPC's naming of a Unix socket: a connect check (send/expect apply, as to tcp://).
+        let socket = prober::UnixSocket::parse(t).map_err(|e| bad(&e.to_string()))?;
+        let spec = ProbeSpec::unix(socket).map_err(|e| bad(&e.to_string()))?;
+        return Ok((spec, Kind::Tcp));
+    }
     let Some((scheme, rest)) = t.split_once("://") else {
         return Err(bad(&format!(
-            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]{}",
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE], unix:///PATH or -- CMD [ARG...]{}",
             scheme_hint(t)
         )));
     };
@@ -346,7 +363,11 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
         "grpc" => {
             // Everything after the first '/' is the service name, verbatim (none: the server).
             let (authority, service) = rest.split_once('/').unwrap_or((rest, ""));
-            let (host, port) = host_port(authority, "grpc").map_err(|e| bad(&e))?;
+            let (host, port) = match host_port(authority, "grpc") {
+                // Through a socket the port names nothing: `grpc://localhost/SERVICE`.
+                Err(_) if through_socket && !authority.contains(':') => (authority, 1),
+                other => other.map_err(|e| bad(&e))?,
+            };
             let spec = ProbeSpec::grpc(host, port, service).map_err(|e| bad(&e.to_string()))?;
             Ok((spec, Kind::Grpc))
         }

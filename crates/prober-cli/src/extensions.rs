@@ -3,7 +3,7 @@
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
-use prober::{Pattern, ProbeSpec, StatusSet, unescape};
+use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
 
 use crate::args::{Failure, Parser};
 
@@ -17,6 +17,8 @@ pub struct CheckFlags {
     keep_alive: bool,
     method: Option<String>,
     data: Option<String>,
+    unix_socket: Option<String>,
+    abstract_unix_socket: Option<String>,
 }
 
 impl CheckFlags {
@@ -33,10 +35,29 @@ impl CheckFlags {
             "--expect" => &mut self.expect,
             "-X" | "--request" => &mut self.method,
             "-d" | "--data" => &mut self.data,
+            "--unix-socket" => &mut self.unix_socket,
+            "--abstract-unix-socket" => &mut self.abstract_unix_socket,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
         Ok(true)
+    }
+
+    /// The socket of curl's `--unix-socket PATH` or `--abstract-unix-socket NAME` (one of
+    /// them), checked.
+    pub fn unix_socket(&self, args: &Parser) -> Result<Option<UnixSocket>, Failure> {
+        match (&self.unix_socket, &self.abstract_unix_socket) {
+            (Some(_), Some(_)) => {
+                Err(args.usage("give --unix-socket or --abstract-unix-socket, not both"))
+            }
+            (Some(p), None) => {
+                UnixSocket::path(p).map(Some).map_err(|e| args.usage(format!("--unix-socket: {e}")))
+            }
+            (None, Some(n)) => UnixSocket::abstract_name(n.as_bytes())
+                .map(Some)
+                .map_err(|e| args.usage(format!("--abstract-unix-socket: {e}"))),
+            (None, None) => Ok(None),
+        }
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,

@@ -25,6 +25,8 @@ TARGET:
   tcp://HOST:PORT              TCP connect ([::1] for IPv6)
   grpc://HOST:PORT[/SERVICE]   gRPC health check of SERVICE (none: the whole server),
                                plaintext HTTP/2 (h2c) unless --tls is given
+  unix:///PATH, unix:PATH, unix-abstract:NAME
+                               connect to a Unix socket (as tcp://; gRPC's naming)
   -- CMD [ARG...]              run a command (no shell); exit 0 is success
 
 Options:
@@ -59,6 +61,13 @@ Beyond the kubelet (http:// and https:// targets):
   --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files);
                          harmless here: one run has no later run to reuse its connection,
                          which is closed when the run ends
+
+Unix sockets (http://, https:// and grpc:// targets; curl's options):
+  --unix-socket PATH     connect through the Unix socket PATH; the URL still gives Host,
+                         SNI and the path (grpc://HOST[/SERVICE] needs no port: HOST is
+                         the :authority, e.g. grpc://localhost/)
+  --abstract-unix-socket NAME
+                         the same through Linux's abstract socket NAME
 
 Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)

@@ -78,3 +78,113 @@ fn watch_method_and_body() {
         &["target \"web\": readinessProbe.httpGet.method: invalid HTTP method \"A B\""],
     );
 }
+
+/// A fresh directory for sockets of one test.
+fn socket_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("prober-cli-unix-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn check_unix_sockets() {
+    use prober_testkit::grpc::HealthServer;
+    let dir = socket_dir("check");
+    // A connect check: TARGET in gRPC's naming.
+    let plain = dir.join("plain.sock");
+    let _l = std::os::unix::net::UnixListener::bind(&plain).unwrap();
+    let target = format!("unix://{}", plain.display());
+    let (code, v) = check_json(&[&target]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    let gone = format!("unix:{}/gone.sock", dir.display());
+    let (code, v) = check_json(&[&gone]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("refused")), "{v}");
+    assert_eq!(
+        v["message"],
+        format!("dial unix {}/gone.sock: connect: no such file or directory", dir.display())
+    );
+
+    // HTTP through a socket to Go's net/http: the URL gives Host and path.
+    let http = dir.join("http.sock");
+    let _h = HealthServer::start(&["-http1", "-unix", http.to_str().unwrap()]);
+    let sock = http.to_str().unwrap();
+    let (code, v) = check_json(&["--unix-socket", sock, "http://localhost/echo"]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("GET localhost /echo")), "{v}");
+    let (_, v) = check_json(&["--unix-socket", sock, "-X", "PUT", "http://api:81/echo"]);
+    assert_eq!(v["output"], "PUT api:81 /echo");
+
+    // gRPC health through a socket to grpc-go, and through an abstract one.
+    let grpc = dir.join("grpc.sock");
+    let _g = HealthServer::start(&["-unix", grpc.to_str().unwrap(), "-status", "db=NOT_SERVING"]);
+    let sock = grpc.to_str().unwrap();
+    let (code, v) = check_json(&["--unix-socket", sock, "grpc://localhost/"]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    let (code, v) = check_json(&["--unix-socket", sock, "grpc://localhost/db"]);
+    assert_eq!((code, v["result"].as_str()), (1, Some("failure")), "{v}");
+    let name = format!("prober-cli-test-{}", std::process::id());
+    let _a = HealthServer::start(&["-unix", &format!("@{name}")]);
+    let (code, v) = check_json(&["--abstract-unix-socket", &name, "grpc://localhost"]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+
+    assert_usage_error(
+        &["check", "--unix-socket", "/x", "tcp://127.0.0.1:1"],
+        "--unix-socket applies to http://, https:// and grpc:// targets",
+    );
+    assert_usage_error(
+        &["check", "--unix-socket", "/x", "--abstract-unix-socket", "y", "http://h/"],
+        "not both",
+    );
+    assert_usage_error(&["check", "unix://host/x"], "unix:// takes an absolute path");
+}
+
+#[test]
+fn watch_unix_sockets() {
+    use prober_testkit::grpc::HealthServer;
+    let dir = socket_dir("watch");
+    let http = dir.join("http.sock");
+    let grpc = dir.join("grpc.sock");
+    let _h = HealthServer::start(&["-http1", "-unix", http.to_str().unwrap()]);
+    let _g = HealthServer::start(&["-unix", grpc.to_str().unwrap()]);
+    let text = format!(
+        "targets:\n\
+         - name: web\n  readinessProbe:\n    httpGet: {{path: /echo, port: 80, unixSocket: {}, expectBody: '^GET 127.0.0.1:80 /echo$'}}\n    periodMilliseconds: 100\n\
+         - name: sock\n  readinessProbe:\n    tcpSocket: {{unixSocket: {}}}\n    periodMilliseconds: 100\n\
+         - name: rpc\n  readinessProbe:\n    grpc: {{unixSocket: 'unix://{}'}}\n    periodMilliseconds: 100\n",
+        http.display(),
+        http.display(),
+        grpc.display()
+    );
+    let file = write_file("yaml", &text);
+    let mut w = Watch::start(&["--for", "10s", "--json", "--until-ready", file.path()]);
+    let (status, lines) = w.wait();
+    assert!(status.success(), "{lines:?}");
+    for target in ["web", "sock", "rpc"] {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(&format!("\"target\":\"{target}\""))
+                    && l.contains("\"ready\":true")),
+            "{target}: {lines:?}"
+        );
+    }
+
+    let bad = |probe: &str, needle: &str| {
+        assert_bad_file(
+            &[],
+            &format!("targets:\n- name: web\n  readinessProbe:\n    {probe}\n"),
+            "yaml",
+            &[needle],
+        );
+    };
+    bad(
+        "tcpSocket: {port: 1, unixSocket: /x}",
+        "readinessProbe.tcpSocket: give port or unixSocket, not both",
+    );
+    bad("tcpSocket: {host: h}", "missing field `port`");
+    bad(
+        "httpGet: {port: 1, unixSocket: ''}",
+        "readinessProbe.httpGet.unixSocket: Unix socket path is empty",
+    );
+    bad("grpc: {service: x}", "readinessProbe.grpc: missing field `port`");
+}

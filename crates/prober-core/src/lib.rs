@@ -13,6 +13,7 @@ mod outcome;
 mod request;
 mod schedule;
 mod spec;
+mod unix;
 pub mod url;
 
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
@@ -25,4 +26,5 @@ pub use spec::{
     HttpSpec, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions, TlsVerify,
     TlsVersion, validate_header, validate_host,
 };
+pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
+use crate::unix::UnixSocket;
 use crate::url::{Url, UrlError};
 
 /// The kubelet's default probe timeout (`timeoutSeconds: 1`).
@@ -75,6 +76,9 @@ pub struct TcpSpec {
     /// matches (Success) or the peer closes or the deadline passes (Failure). `None`: nothing
     /// is read.
     pub expect: Option<Pattern>,
+    /// Connect to this Unix socket instead of `host:port` (beyond the kubelet; see
+    /// [`ProbeSpec::unix`]).
+    pub unix_socket: Option<UnixSocket>,
 }
 
 /// How a TLS client checks the server's certificate.
@@ -228,6 +232,9 @@ pub struct HttpSpec {
     /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
     /// check closes its connection as without it. Default false.
     pub keep_alive: bool,
+    /// Connect through this Unix socket instead of to the URL's host and port (curl's
+    /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
+    pub unix_socket: Option<UnixSocket>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -257,6 +264,9 @@ pub struct GrpcSpec {
     pub tls: Option<TlsOptions>,
     /// How the connection is closed once the RPC is done.
     pub close: ClosePolicy,
+    /// Connect through this Unix socket instead of `host:port` (gRPC's `unix:` and
+    /// `unix-abstract:` targets); `host` is then the `:authority` sent.
+    pub unix_socket: Option<UnixSocket>,
 }
 
 /// What a probe checks, with the options of that kind of probe.
@@ -433,6 +443,7 @@ impl ProbeSpec {
             close: ClosePolicy::Reset,
             send: Vec::new(),
             expect: None,
+            unix_socket: None,
         })))
     }
 
@@ -455,6 +466,7 @@ impl ProbeSpec {
             expect_status: None,
             expect_body: None,
             keep_alive: false,
+            unix_socket: None,
         })))
     }
 
@@ -474,6 +486,7 @@ impl ProbeSpec {
             service: service.to_string(),
             tls: None,
             close: ClosePolicy::Reset,
+            unix_socket: None,
         })))
     }
 
@@ -736,6 +749,15 @@ impl ProbeSpec {
             return Err(SpecError::InvalidOutputLimit);
         }
         match &self.kind {
+            ProbeKind::Tcp(t) if t.unix_socket.is_some() => {
+                t.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+                if t.send.len() > MAX_SEND_LEN {
+                    return Err(SpecError::InvalidExpectation(format!(
+                        "data to send is {} bytes (at most {MAX_SEND_LEN})",
+                        t.send.len()
+                    )));
+                }
+            }
             ProbeKind::Tcp(t) => {
                 validate_host(&t.host)?;
                 validate_port(t.port.into())?;
@@ -754,13 +776,17 @@ impl ProbeSpec {
                 h.tls.validate()?;
                 crate::request::validate_method(&h.method)?;
                 crate::request::validate_body(&h.body)?;
+                h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Grpc(g) => {
                 validate_host(&g.host)?;
-                validate_port(g.port.into())?;
+                if g.unix_socket.is_none() {
+                    validate_port(g.port.into())?;
+                }
                 if let Some(tls) = &g.tls {
                     tls.validate()?;
                 }
+                g.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Exec(e) => {
                 validate_argv(&e.argv)?;

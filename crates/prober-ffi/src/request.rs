@@ -1,15 +1,15 @@
 //! Setters of the request options beyond the kubelet (issue 25; "Beyond the kubelet" in
-//! `docs/semantics.md`): the method and body of HTTP probes.
+//! `docs/semantics.md`): the method and body of HTTP probes, and Unix sockets.
 //!
 //! Errors: a setter that does not apply to the spec's kind gives `PROBER_E_WRONG_KIND`; a value
 //! that is refused `PROBER_E_INVALID`. The text is in `prober_last_error`.
 
 use std::ffi::c_char;
 
-use prober_core::{MAX_BODY_LEN, ProbeKind, validate_method};
+use prober_core::{MAX_BODY_LEN, ProbeKind, ProbeSpec, UnixSocket, validate_method};
 
-use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
-use crate::spec::{prober_spec, spec_status};
+use crate::ptr::{ExclusiveHandle, Out, try_slice_from_ptr, try_str_from_ptr};
+use crate::spec::{new_spec, prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
@@ -76,5 +76,67 @@ pub unsafe extern "C" fn prober_spec_set_body(
         }
         let bytes = try_slice_from_ptr(data, len, "data")?;
         s.spec.set_body(bytes.to_vec()).map_err(|e| spec_status(&e))
+    })
+}
+
+/// A Unix socket named in gRPC's way (`unix:PATH`, `unix:///ABSOLUTE`, `unix-abstract:NAME`)
+/// or as a plain path (curl's `--unix-socket PATH`).
+fn unix_socket(text: *const c_char) -> Result<UnixSocket, prober_status> {
+    let text = try_str_from_ptr(text, "socket")?;
+    UnixSocket::parse(text).map_err(|e| set_error(PROBER_E_INVALID, e))
+}
+
+/// A connect check of a Unix socket: `socket` is a path (`"/run/app.sock"`), or in gRPC's
+/// naming `"unix:///run/app.sock"`, `"unix:relative.sock"` or `"unix-abstract:NAME"` (Linux's
+/// abstract namespace). The TCP probe's rules apply (connect within the deadline; send/expect
+/// with `prober_spec_set_tcp_send` and `_tcp_expect`). A missing socket file is a Failure with
+/// `PROBER_REASON_REFUSED`, as nothing listens there. On success `*out` owns a new spec.
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty path, one with a
+/// NUL byte or longer than 107 bytes, or `unix://HOST/...`.
+///
+/// # Safety
+/// `socket` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_new_unix(
+    socket: *const c_char,
+    out: *mut *mut prober_spec,
+) -> prober_status {
+    guard_status(|| {
+        let out = Out::try_from_ptr(out, "out")?;
+        new_spec(ProbeSpec::unix(unix_socket(socket)?), out)
+    })
+}
+
+/// Makes an HTTP, TCP or gRPC probe connect through the Unix socket `socket` (named as for
+/// `prober_spec_new_unix`) instead of to its host and port, as curl's `--unix-socket` does.
+/// An HTTP probe still sends its URL's host as `Host` (and SNI for `https://`) and follows
+/// redirects through the same socket; a gRPC probe sends its host alone as `:authority`
+/// (create it with host `"localhost"`, as grpc-go sends for `unix:` targets; its port is then
+/// ignored). Keep-alive connections are kept per socket.
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` (as `prober_spec_new_unix`),
+/// `PROBER_E_WRONG_KIND` for an exec probe.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `socket`
+/// must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_unix_socket(
+    spec: *mut prober_spec,
+    socket: *const c_char,
+) -> prober_status {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        let socket = unix_socket(socket)?;
+        if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "a Unix socket applies to HTTP, TCP and gRPC probes only",
+            ));
+        }
+        s.spec.set_unix_socket(socket).map_err(|e| spec_status(&e))
     })
 }

@@ -496,3 +496,43 @@ fn cancel_closes_the_connection() {
     assert_eq!(end, "reset");
     server.join().unwrap();
 }
+
+/// gRPC health over a Unix socket (grpc-health-probe's `-addr unix:///path`, issue 25), with
+/// grpc-go's server listening on a socket file and on an abstract name.
+#[test]
+fn health_over_unix_sockets() {
+    use prober_core::UnixSocket;
+    let dir = std::env::temp_dir().join(format!("prober-grpc-unix-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.sock");
+    let _server =
+        HealthServer::start(&["-unix", path.to_str().unwrap(), "-status", "down=NOT_SERVING"]);
+    let target = format!("unix://{}", path.display());
+    let socket = UnixSocket::parse(&target).unwrap();
+    let s = ProbeSpec::grpc_unix(socket.clone(), "").unwrap().with_timeout(TIMEOUT).unwrap();
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    let s = ProbeSpec::grpc_unix(socket, "down").unwrap().with_timeout(TIMEOUT).unwrap();
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
+    assert_eq!(o.message, "service unhealthy (responded with \"NOT_SERVING\")");
+
+    let name = format!("prober-grpc-test-{}", std::process::id());
+    let _abstract = HealthServer::start(&["-unix", &format!("@{name}")]);
+    let socket = UnixSocket::parse(&format!("unix-abstract:{name}")).unwrap();
+    let o = run(&ProbeSpec::grpc_unix(socket, "").unwrap().with_timeout(TIMEOUT).unwrap());
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+
+    let gone = dir.join("gone.sock");
+    let socket = UnixSocket::path(&gone).unwrap();
+    let o = run(&ProbeSpec::grpc_unix(socket, "").unwrap().with_timeout(TIMEOUT).unwrap());
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Refused), "{o:?}");
+    assert_eq!(
+        o.message,
+        format!(
+            "error: failed to connect service at \"unix://{0}\": dial unix {0}: connect: no such file or directory",
+            gone.display()
+        )
+    );
+}

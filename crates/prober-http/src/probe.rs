@@ -769,6 +769,8 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
         nodelay: https,
         keep_alive: plan.keep_alive,
+        // Every hop goes through the socket, as curl's --unix-socket sends every request.
+        unix: plan.spec.unix_socket.as_ref(),
     }
 }
 

@@ -1,12 +1,13 @@
 //! The fields beyond the kubelet, named beside the Kubernetes fields they extend (see "Beyond
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
-//! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `tcpSocket.send`, `tcpSocket.expect`,
+//! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
+//! `tcpSocket` and `grpc`), `tcpSocket.send`, `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`, `transitionPeriodSeconds`/`Milliseconds` and
 //! `jitterPercent`. Kept here so that the translation only calls in.
 
 use std::time::Duration;
 
-use prober::{Pattern, ProbeSpec, StatusSet, unescape};
+use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
 
 /// `httpGet.expectStatus`, `httpGet.expectBody` and `httpGet.keepAlive` of a watch-file probe
 /// at path `p`.
@@ -47,6 +48,25 @@ pub(crate) fn apply_http_request(
         spec.set_body(b.as_bytes().to_vec()).map_err(|e| format!("{p}.httpGet.body: {e}"))?;
     }
     Ok(())
+}
+
+/// `unixSocket` under the handler at path `h` (`...httpGet`, `...grpc`): connect through it.
+pub(crate) fn apply_unix_socket(
+    h: &str,
+    spec: &mut ProbeSpec,
+    socket: Option<&str>,
+) -> Result<(), String> {
+    if let Some(s) = socket {
+        let socket = UnixSocket::parse(s).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+        spec.set_unix_socket(socket).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A connect check of `tcpSocket.unixSocket` (the handler at path `h`).
+pub(crate) fn unix_spec(h: &str, socket: &str) -> Result<ProbeSpec, String> {
+    let socket = UnixSocket::parse(socket).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+    ProbeSpec::unix(socket).map_err(|e| format!("{h}.unixSocket: {e}"))
 }
 
 /// `tcpSocket.send` (with escapes) and `tcpSocket.expect` of a watch-file probe at path `p`.

@@ -197,15 +197,32 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.keep_alive,
     )?;
     crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
+    crate::extensions::apply_unix_socket(
+        &format!("{p}.httpGet"),
+        &mut spec,
+        h.unix_socket.as_deref(),
+    )?;
     Ok(spec)
 }
 
 /// A `tcpSocket` probe at path `p`.
 fn tcp_socket_spec(src: &Source<'_>, p: &str, t: &TcpSocketAction) -> Result<ProbeSpec, String> {
-    let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
-    let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
-    let mut spec =
-        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
+    let mut spec = match (&t.port, &t.unix_socket) {
+        // A Unix socket is the whole address: a host or port beside it would name nothing.
+        (Some(_), Some(_)) => {
+            return Err(format!("{p}.tcpSocket: give port or unixSocket, not both"));
+        }
+        (None, Some(_)) if t.host.is_some() => {
+            return Err(format!("{p}.tcpSocket.host: does not apply with unixSocket"));
+        }
+        (None, Some(socket)) => crate::extensions::unix_spec(&format!("{p}.tcpSocket"), socket)?,
+        (Some(port), None) => {
+            let port = resolve_port(src, &format!("{p}.tcpSocket.port"), port)?;
+            let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
+            ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?
+        }
+        (None, None) => unreachable!("refused when the file was read"),
+    };
     crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
     Ok(spec)
 }
@@ -228,8 +245,15 @@ fn exec_spec(src: &Source<'_>, p: &str, e: &ExecAction) -> Result<ProbeSpec, Str
 
 /// A `grpc` probe at path `p`.
 fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, String> {
-    let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
-    let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref())?;
+    let port = match (&g.port, &g.unix_socket) {
+        (Some(port), _) => grpc_port(src, &format!("{p}.grpc.port"), port)?,
+        // The port names nothing through a socket; 1 passes the spec's check.
+        (None, Some(_)) => 1,
+        (None, None) => return Err(format!("{p}.grpc: missing field `port`")),
+    };
+    // Through a socket the host is only the `:authority`: grpc-go's `localhost` by default.
+    let default_host = if g.unix_socket.is_some() { Some("localhost") } else { None };
+    let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref().or(default_host))?;
     let service = g.service.as_deref().unwrap_or("");
     let mut spec =
         ProbeSpec::grpc(host, i64::from(port), service).map_err(|e| format!("{p}.grpc: {e}"))?;
@@ -242,6 +266,11 @@ fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, Str
             return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
         }
     }
+    crate::extensions::apply_unix_socket(
+        &format!("{p}.grpc"),
+        &mut spec,
+        g.unix_socket.as_deref(),
+    )?;
     Ok(spec)
 }
 

@@ -79,7 +79,8 @@ pub use prober_core::{
 };
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{
-    MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, StatusSet, unescape, validate_method,
+    MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet, UnixSocket,
+    unescape, validate_method,
 };
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,

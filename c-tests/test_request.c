@@ -60,6 +60,28 @@ int main(void) {
   prober_spec_free(s);
   CHECK_STATUS(prober_spec_set_method(NULL, "POST"), PROBER_E_NULL);
 
+  /* gRPC metadata, user agent and authority: validated as gRPC requires (the behaviour is
+   * tested against grpc-go in prober-grpc's and the command's suites). */
+  CHECK_OK(prober_spec_new_grpc("127.0.0.1", 50051, "", &s));
+  CHECK_OK(prober_spec_add_grpc_metadata(s, "Authorization", "Bearer x"));
+  CHECK_OK(prober_spec_add_grpc_metadata(s, "trace-bin", "aGVsbG8"));
+  CHECK_STATUS(prober_spec_add_grpc_metadata(s, "trace-bin", "not base64!"), PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "a -bin key takes a base64 value"));
+  CHECK_STATUS(prober_spec_add_grpc_metadata(s, "grpc-status", "0"), PROBER_E_INVALID);
+  CHECK_STATUS(prober_spec_add_grpc_metadata(s, "a b", "v"), PROBER_E_INVALID);
+  CHECK_STATUS(prober_spec_add_grpc_metadata(s, "k", "a\r\nb"), PROBER_E_INVALID);
+  CHECK_STATUS(prober_spec_add_grpc_metadata(s, NULL, "v"), PROBER_E_NULL);
+  CHECK_OK(prober_spec_set_grpc_user_agent(s, "grpc_health_probe"));
+  CHECK_STATUS(prober_spec_set_grpc_user_agent(s, ""), PROBER_E_INVALID);
+  CHECK_OK(prober_spec_set_grpc_authority(s, "svc.example:443"));
+  CHECK_STATUS(prober_spec_set_grpc_authority(s, "a/b"), PROBER_E_INVALID);
+  prober_spec_free(s);
+  CHECK_OK(prober_spec_new_http(url, &s));
+  CHECK_STATUS(prober_spec_add_grpc_metadata(s, "k", "v"), PROBER_E_WRONG_KIND);
+  CHECK_STATUS(prober_spec_set_grpc_user_agent(s, "x"), PROBER_E_WRONG_KIND);
+  CHECK_STATUS(prober_spec_set_grpc_authority(s, "x"), PROBER_E_WRONG_KIND);
+  prober_spec_free(s);
+
   target_stop(&t);
   return 0;
 }

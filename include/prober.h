@@ -1113,6 +1113,53 @@ prober_status prober_spec_new_unix(const char *socket, prober_spec **out);
 prober_status prober_spec_set_unix_socket(prober_spec *spec, const char *socket);
 
 /**
+ * Adds a metadata pair to a gRPC probe's request (grpc-health-probe's `-rpc-header`),
+ * repeated keys in order. Validated as gRPC requires: keys of `0-9 a-z _ - .` (letters sent
+ * in lower case, as grpc-go does), not `grpc-*`, `:*`, `content-type`, `te`, `user-agent`
+ * (see `prober_spec_set_grpc_user_agent`) or `grpc-timeout`; values printable ASCII, or
+ * base64 (padded or not) for keys ending in `-bin`, sent as written.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * gRPC, `PROBER_E_INVALID` for a pair gRPC would refuse.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `key` and
+ * `value` must be NULL or NUL-terminated strings.
+ */
+prober_status prober_spec_add_grpc_metadata(prober_spec *spec, const char *key, const char *value);
+
+/**
+ * Sets the `user-agent` of a gRPC probe (grpc-health-probe's `-user-agent`; default
+ * `kube-probe/<version>`, as the kubelet), sent as given.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for an
+ * empty value or one with control characters.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call;
+ * `user_agent` must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_grpc_user_agent(prober_spec *spec, const char *user_agent);
+
+/**
+ * Sets the `:authority` of a gRPC probe (grpc-go's `WithAuthority`), `host[:port]`. Without
+ * it the authority is the TLS server name when one is set (as grpc-go and
+ * grpc-health-probe's `-tls-server-name`), else `host:port` (the host alone through a Unix
+ * socket).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for a
+ * value that is not `host[:port]`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `authority`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_grpc_authority(prober_spec *spec, const char *authority);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
  * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
  * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).

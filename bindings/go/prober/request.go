@@ -10,6 +10,12 @@ package prober
 // #cgo nocallback gp_spec_new_unix
 // #cgo noescape gp_spec_set_unix_socket
 // #cgo nocallback gp_spec_set_unix_socket
+// #cgo noescape gp_spec_add_grpc_metadata
+// #cgo nocallback gp_spec_add_grpc_metadata
+// #cgo noescape gp_spec_set_grpc_user_agent
+// #cgo nocallback gp_spec_set_grpc_user_agent
+// #cgo noescape gp_spec_set_grpc_authority
+// #cgo nocallback gp_spec_set_grpc_authority
 import "C"
 
 // Unix is a connect check of a Unix socket: a path, or in gRPC's naming
@@ -52,7 +58,8 @@ func (b *cbuild) createUnix(s *Spec, out **C.prober_spec) (done bool, err error)
 }
 
 // configureRequest applies the request options beyond the kubelet (issue 25): Method and
-// Body of HTTP probes, the Unix socket of HTTP, TCP and gRPC probes.
+// Body of HTTP probes, the Unix socket of HTTP, TCP and gRPC probes, Metadata, UserAgent and
+// Authority of gRPC probes.
 func (b *cbuild) configureRequest(s *Spec, cs *C.prober_spec) error {
 	if s.UnixSocket != "" && !(s.Kind == KindTCP && s.Port == 0) {
 		socket, err := b.str(s.UnixSocket, StatusInvalid, "Unix socket")
@@ -69,6 +76,37 @@ func (b *cbuild) configureRequest(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_method(cs, m, &b.err)); err != nil {
+			return err
+		}
+	}
+	for _, m := range s.Metadata {
+		k, err := b.str(m.Name, StatusInvalid, "metadata key")
+		if err != nil {
+			return err
+		}
+		v, err := b.str(m.Value, StatusInvalid, "metadata value")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_add_grpc_metadata(cs, k, v, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.UserAgent != "" {
+		ua, err := b.str(s.UserAgent, StatusInvalid, "user agent")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_grpc_user_agent(cs, ua, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.Authority != "" {
+		a, err := b.str(s.Authority, StatusInvalid, "authority")
+		if err != nil {
+			return err
+		}
+		if err := b.check(C.gp_spec_set_grpc_authority(cs, a, &b.err)); err != nil {
 			return err
 		}
 	}

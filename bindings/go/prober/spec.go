@@ -272,6 +272,16 @@ type Spec struct {
 	// "unix:///run/app.sock", "unix-abstract:NAME". HTTP still sends the URL's host as Host;
 	// gRPC sends Host (default "localhost", as grpc-go) as :authority. See Unix.
 	UnixSocket string
+	// Metadata: gRPC probes; request metadata in order (grpc-health-probe's -rpc-header).
+	// Keys of 0-9 a-z _ - . (sent in lower case, as grpc-go), not grpc-*, content-type, te,
+	// user-agent or grpc-timeout; values printable ASCII, or base64 for keys ending in -bin.
+	Metadata []Header
+	// UserAgent: gRPC probes; the user-agent sent instead of kube-probe/<version>
+	// (grpc-health-probe's -user-agent). HTTP probes set it through Headers.
+	UserAgent string
+	// Authority: gRPC probes; the :authority sent (grpc-go's WithAuthority) instead of the
+	// TLS server name when one is set, else host:port.
+	Authority string
 }
 
 // TCP is a TCP connect probe of host:port.

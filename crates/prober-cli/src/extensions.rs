@@ -19,6 +19,9 @@ pub struct CheckFlags {
     data: Option<String>,
     unix_socket: Option<String>,
     abstract_unix_socket: Option<String>,
+    rpc_headers: Vec<String>,
+    user_agent: Option<String>,
+    authority: Option<String>,
 }
 
 impl CheckFlags {
@@ -26,6 +29,10 @@ impl CheckFlags {
     pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
         if opt == "--keep-alive" {
             self.keep_alive = true;
+            return Ok(true);
+        }
+        if opt == "--rpc-header" {
+            self.rpc_headers.push(p.text(opt)?);
             return Ok(true);
         }
         let slot = match opt {
@@ -37,6 +44,8 @@ impl CheckFlags {
             "-d" | "--data" => &mut self.data,
             "--unix-socket" => &mut self.unix_socket,
             "--abstract-unix-socket" => &mut self.abstract_unix_socket,
+            "-A" | "--user-agent" => &mut self.user_agent,
+            "--authority" => &mut self.authority,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
@@ -105,6 +114,7 @@ impl CheckFlags {
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
         self.apply_request(args, spec, is_http)?;
+        self.apply_grpc(args, spec, is_http)?;
         if self.keep_alive {
             if !is_http {
                 return Err(args.usage("--keep-alive applies to http:// and https:// targets only"));
@@ -148,6 +158,51 @@ impl CheckFlags {
         }
         if let Some(m) = &self.method {
             spec.set_method(m).map_err(|e| args.usage(format!("-X: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+impl CheckFlags {
+    /// grpc-health-probe's `-rpc-header 'key: value'`, `-user-agent` (curl's `-A/--user-agent`
+    /// for HTTP targets) and grpc-go's authority override.
+    fn apply_grpc(
+        &self,
+        args: &Parser,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+    ) -> Result<(), Failure> {
+        let is_grpc = matches!(spec.kind, prober::ProbeKind::Grpc(_));
+        if let Some(ua) = &self.user_agent {
+            if is_http {
+                // curl's -A: the User-Agent header (an empty one sends none).
+                spec.add_header("User-Agent", ua)
+                    .map_err(|e| args.usage(format!("--user-agent: {e}")))?;
+            } else if is_grpc {
+                spec.set_grpc_user_agent(ua)
+                    .map_err(|e| args.usage(format!("--user-agent: {e}")))?;
+            } else {
+                return Err(args
+                    .usage("--user-agent applies to http://, https:// and grpc:// targets only"));
+            }
+        }
+        if (!self.rpc_headers.is_empty() || self.authority.is_some()) && !is_grpc {
+            let opt = if self.authority.is_some() { "--authority" } else { "--rpc-header" };
+            return Err(
+                args.usage(format!("{opt} applies to grpc:// targets only (-H/--header for HTTP)"))
+            );
+        }
+        for h in &self.rpc_headers {
+            let Some((k, v)) = h.split_once(':') else {
+                return Err(
+                    args.usage(format!("--rpc-header: bad metadata {h:?} (expected 'key: value')"))
+                );
+            };
+            spec.add_grpc_metadata(k.trim(), v.trim_start())
+                .map_err(|e| args.usage(format!("--rpc-header: {e}")))?;
+        }
+        if let Some(a) = &self.authority {
+            spec.set_grpc_authority(a).map_err(|e| args.usage(format!("--authority: {e}")))?;
         }
         Ok(())
     }

@@ -62,6 +62,15 @@ Beyond the kubelet (http:// and https:// targets):
                          harmless here: one run has no later run to reuse its connection,
                          which is closed when the run ends
 
+gRPC requests (grpc:// targets; grpc-health-probe's options):
+  --rpc-header 'K: v'    add request metadata (repeatable; keys sent in lower case, -bin
+                         keys take base64 values)
+  -A, --user-agent UA    user-agent instead of kube-probe/1.37 (for http(s):// targets:
+                         the User-Agent header, as curl's -A)
+  --authority HOST[:PORT]
+                         :authority instead of HOST:PORT (--tls-server-name sets it too,
+                         as grpc-go does)
+
 Unix sockets (http://, https:// and grpc:// targets; curl's options):
   --unix-socket PATH     connect through the Unix socket PATH; the URL still gives Host,
                          SNI and the path (grpc://HOST[/SERVICE] needs no port: HOST is

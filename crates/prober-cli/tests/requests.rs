@@ -188,3 +188,70 @@ fn watch_unix_sockets() {
     );
     bad("grpc: {service: x}", "readinessProbe.grpc: missing field `port`");
 }
+
+#[test]
+fn check_and_watch_grpc_metadata() {
+    use prober_testkit::grpc::HealthServer;
+    let s = HealthServer::start(&[
+        "-require-metadata",
+        "authorization=Bearer t0ken",
+        "-require-user-agent",
+        "grpc_health_probe",
+        "-require-authority",
+        "health.internal",
+    ]);
+    let target = format!("grpc://127.0.0.1:{}", s.port());
+    let (code, v) =
+        check_json(&["-A", "grpc_health_probe", "--authority", "health.internal", &target]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("status")), "{v}");
+    assert_eq!(
+        v["message"],
+        "error: health rpc probe failed: rpc error: code = Unauthenticated desc = missing metadata authorization: 100% denied"
+    );
+    let args = [
+        "--rpc-header",
+        "Authorization: Bearer t0ken",
+        "--user-agent=grpc_health_probe",
+        "--authority",
+        "health.internal",
+        &target,
+    ];
+    let (code, v) = check_json(&args);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+
+    let file = one_probe_file(
+        "rpc",
+        "readinessProbe",
+        &format!(
+            "grpc: {{port: {}, host: 127.0.0.1, userAgent: grpc_health_probe, authority: health.internal, metadata: [{{name: authorization, value: Bearer t0ken}}]}}",
+            s.port()
+        ),
+        &["periodMilliseconds: 100"],
+    );
+    let r = run(&["watch", "--until-ready", "--for", "10s", file.path()]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+
+    assert_usage_error(
+        &["check", "--rpc-header", "k-bin: @@", &target],
+        "a -bin key takes a base64 value",
+    );
+    assert_usage_error(&["check", "--rpc-header", "novalue", &target], "expected 'key: value'");
+    assert_usage_error(
+        &["check", "--authority", "x", "http://h/"],
+        "--authority applies to grpc://",
+    );
+    assert_usage_error(&["check", "--rpc-header", "grpc-x: 1", &target], "reserved key");
+    assert_bad_file(
+        &[],
+        "targets:\n- name: web\n  readinessProbe:\n    grpc: {port: 1, metadata: [{name: 'a b', value: v}]}\n",
+        "yaml",
+        &["readinessProbe.grpc.metadata[0]: invalid gRPC metadata \"a b\""],
+    );
+}
+
+#[test]
+fn check_user_agent_for_http_as_curl() {
+    let server = TargetServer::start();
+    let (_, v) = check_json(&["-A", "probe/2", &server.url("/echo/headers")]);
+    assert!(v["output"].as_str().unwrap().contains("User-Agent: probe/2\n"), "{v}");
+}

@@ -267,6 +267,14 @@ pub struct GrpcSpec {
     /// Connect through this Unix socket instead of `host:port` (gRPC's `unix:` and
     /// `unix-abstract:` targets); `host` is then the `:authority` sent.
     pub unix_socket: Option<UnixSocket>,
+    /// Request metadata, in order, keys in lower case (grpc-health-probe's `-rpc-header`; see
+    /// [`crate::validate_metadata`]).
+    pub metadata: Vec<(String, String)>,
+    /// The `user-agent` sent instead of [`DEFAULT_USER_AGENT`] (grpc-health-probe's
+    /// `-user-agent`).
+    pub user_agent: Option<String>,
+    /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
+    pub authority: Option<String>,
 }
 
 /// What a probe checks, with the options of that kind of probe.
@@ -487,6 +495,9 @@ impl ProbeSpec {
             tls: None,
             close: ClosePolicy::Reset,
             unix_socket: None,
+            metadata: Vec::new(),
+            user_agent: None,
+            authority: None,
         })))
     }
 
@@ -787,6 +798,16 @@ impl ProbeSpec {
                     tls.validate()?;
                 }
                 g.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+                for (k, v) in &g.metadata {
+                    crate::metadata::validate_metadata(k, v)?;
+                }
+                let mut copy = ProbeSpec::grpc("h", 1, "")?;
+                if let Some(ua) = &g.user_agent {
+                    copy.set_grpc_user_agent(ua)?;
+                }
+                if let Some(a) = &g.authority {
+                    copy.set_grpc_authority(a)?;
+                }
             }
             ProbeKind::Exec(e) => {
                 validate_argv(&e.argv)?;

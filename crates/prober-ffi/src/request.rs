@@ -1,5 +1,6 @@
 //! Setters of the request options beyond the kubelet (issue 25; "Beyond the kubelet" in
-//! `docs/semantics.md`): the method and body of HTTP probes, and Unix sockets.
+//! `docs/semantics.md`): the method and body of HTTP probes, Unix sockets, gRPC metadata,
+//! user agent and authority.
 //!
 //! Errors: a setter that does not apply to the spec's kind gives `PROBER_E_WRONG_KIND`; a value
 //! that is refused `PROBER_E_INVALID`. The text is in `prober_last_error`.
@@ -138,5 +139,87 @@ pub unsafe extern "C" fn prober_spec_set_unix_socket(
             ));
         }
         s.spec.set_unix_socket(socket).map_err(|e| spec_status(&e))
+    })
+}
+
+/// The spec of a setter that applies to gRPC probes only, `what` naming the option.
+fn grpc_spec<'a>(spec: *mut prober_spec, what: &str) -> Result<&'a mut prober_spec, prober_status> {
+    let s = prober_spec::try_mut_from_ptr(spec)?;
+    if !matches!(s.spec.kind, ProbeKind::Grpc(_)) {
+        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to gRPC probes only")));
+    }
+    Ok(s)
+}
+
+/// Adds a metadata pair to a gRPC probe's request (grpc-health-probe's `-rpc-header`),
+/// repeated keys in order. Validated as gRPC requires: keys of `0-9 a-z _ - .` (letters sent
+/// in lower case, as grpc-go does), not `grpc-*`, `:*`, `content-type`, `te`, `user-agent`
+/// (see `prober_spec_set_grpc_user_agent`) or `grpc-timeout`; values printable ASCII, or
+/// base64 (padded or not) for keys ending in `-bin`, sent as written.
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+/// gRPC, `PROBER_E_INVALID` for a pair gRPC would refuse.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `key` and
+/// `value` must be NULL or NUL-terminated strings.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_add_grpc_metadata(
+    spec: *mut prober_spec,
+    key: *const c_char,
+    value: *const c_char,
+) -> prober_status {
+    guard_status(|| {
+        let s = grpc_spec(spec, "gRPC metadata")?;
+        let key = try_str_from_ptr(key, "key")?;
+        let value = try_str_from_ptr(value, "value")?;
+        s.spec.add_grpc_metadata(key, value).map_err(|e| set_error(PROBER_E_INVALID, e))
+    })
+}
+
+/// Sets the `user-agent` of a gRPC probe (grpc-health-probe's `-user-agent`; default
+/// `kube-probe/<version>`, as the kubelet), sent as given.
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for an
+/// empty value or one with control characters.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call;
+/// `user_agent` must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_grpc_user_agent(
+    spec: *mut prober_spec,
+    user_agent: *const c_char,
+) -> prober_status {
+    guard_status(|| {
+        let s = grpc_spec(spec, "a gRPC user agent")?;
+        let ua = try_str_from_ptr(user_agent, "user_agent")?;
+        s.spec.set_grpc_user_agent(ua).map_err(|e| set_error(PROBER_E_INVALID, e))
+    })
+}
+
+/// Sets the `:authority` of a gRPC probe (grpc-go's `WithAuthority`), `host[:port]`. Without
+/// it the authority is the TLS server name when one is set (as grpc-go and
+/// grpc-health-probe's `-tls-server-name`), else `host:port` (the host alone through a Unix
+/// socket).
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for a
+/// value that is not `host[:port]`.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `authority`
+/// must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_grpc_authority(
+    spec: *mut prober_spec,
+    authority: *const c_char,
+) -> prober_status {
+    guard_status(|| {
+        let s = grpc_spec(spec, "a gRPC authority")?;
+        let authority = try_str_from_ptr(authority, "authority")?;
+        s.spec.set_grpc_authority(authority).map_err(|e| set_error(PROBER_E_INVALID, e))
     })
 }

@@ -50,9 +50,13 @@ pub struct GrpcProbe {
     /// `host:port` as Go's `net.JoinHostPort` writes it, or the Unix socket in gRPC's naming
     /// (`unix:///run/app.sock`), for messages.
     addr: String,
-    /// `:authority`: `host:port`, or the host alone through a Unix socket (grpc-go sends
-    /// `localhost` for `unix:` targets).
+    /// `:authority`: the spec's, else the TLS server name, else `host:port`, or the host alone
+    /// through a Unix socket (grpc-go sends `localhost` for `unix:` targets).
     authority: String,
+    /// `user-agent`: the spec's or [`DEFAULT_USER_AGENT`].
+    user_agent: String,
+    /// Request metadata, sent after the protocol's own headers.
+    metadata: Vec<(String, String)>,
     service: String,
     dial: Dial,
     timeout: Duration,
@@ -77,11 +81,17 @@ impl GrpcProbe {
         } else {
             format!("{}:{}", spec.host, spec.port)
         };
-        let (addr, authority) = match &spec.unix_socket {
+        let (addr, default_authority) = match &spec.unix_socket {
             Some(socket) => (grpc_target(socket), spec.host.clone()),
             None => (host_port.clone(), host_port),
         };
+        // grpc-go: an explicit authority (`WithAuthority`), else the TLS server name when one
+        // is set (grpc-health-probe's `-tls-server-name`), else the target's.
+        let tls_name = spec.tls.as_ref().and_then(|t| t.server_name.clone());
+        let authority = spec.authority.clone().or(tls_name).unwrap_or(default_authority);
         GrpcProbe {
+            user_agent: spec.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
+            metadata: spec.metadata.clone(),
             target: Target {
                 host: spec.host.clone(),
                 port: spec.port,
@@ -160,12 +170,15 @@ impl GrpcProbe {
             scheme: if tls { "https" } else { "http" }.into(),
             authority: self.authority.clone(),
             path: health::PATH.into(),
-            headers: vec![
-                ("content-type".into(), "application/grpc".into()),
-                ("user-agent".into(), DEFAULT_USER_AGENT.into()),
+            headers: [
+                ("content-type".to_string(), "application/grpc".to_string()),
+                ("user-agent".into(), self.user_agent.clone()),
                 ("te".into(), "trailers".into()),
                 ("grpc-timeout".into(), grpc_timeout),
-            ],
+            ]
+            .into_iter()
+            .chain(self.metadata.iter().cloned())
+            .collect(),
             body: health::encode_request(&self.service),
         };
         self.state = State::Open { io, h2: Box::new(h2::Client::new(request)) };

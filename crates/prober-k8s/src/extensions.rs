@@ -1,7 +1,8 @@
 //! The fields beyond the kubelet, named beside the Kubernetes fields they extend (see "Beyond
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
 //! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
-//! `tcpSocket` and `grpc`), `tcpSocket.send`, `tcpSocket.expect`,
+//! `tcpSocket` and `grpc`), `grpc.metadata`, `grpc.userAgent`, `grpc.authority`,
+//! `tcpSocket.send`, `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`, `transitionPeriodSeconds`/`Milliseconds` and
 //! `jitterPercent`. Kept here so that the translation only calls in.
 
@@ -59,6 +60,24 @@ pub(crate) fn apply_unix_socket(
     if let Some(s) = socket {
         let socket = UnixSocket::parse(s).map_err(|e| format!("{h}.unixSocket: {e}"))?;
         spec.set_unix_socket(socket).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `grpc.metadata`, `grpc.userAgent` and `grpc.authority` (the handler at path `h`).
+pub(crate) fn apply_grpc_request(
+    h: &str,
+    spec: &mut ProbeSpec,
+    g: &crate::model::GrpcAction,
+) -> Result<(), String> {
+    for (i, m) in g.metadata.iter().enumerate() {
+        spec.add_grpc_metadata(&m.name, &m.value).map_err(|e| format!("{h}.metadata[{i}]: {e}"))?;
+    }
+    if let Some(ua) = &g.user_agent {
+        spec.set_grpc_user_agent(ua).map_err(|e| format!("{h}.userAgent: {e}"))?;
+    }
+    if let Some(a) = &g.authority {
+        spec.set_grpc_authority(a).map_err(|e| format!("{h}.authority: {e}"))?;
     }
     Ok(())
 }

@@ -217,6 +217,15 @@ pub(crate) struct GrpcAction {
     /// and `host` (default `localhost`) is the `:authority`.
     #[serde(rename = "unixSocket")]
     pub unix_socket: Option<String>,
+    /// libprober extension: request metadata (grpc-health-probe's `-rpc-header`), as
+    /// `httpHeaders` are written.
+    #[serde(default)]
+    pub metadata: Vec<HttpHeader>,
+    /// libprober extension: the user-agent (grpc-health-probe's `-user-agent`).
+    #[serde(rename = "userAgent")]
+    pub user_agent: Option<String>,
+    /// libprober extension: the `:authority` (grpc-go's `WithAuthority`).
+    pub authority: Option<String>,
 }
 
 /// Kubernetes' IntOrString port: a number, or the name of a container port.

@@ -271,6 +271,7 @@ fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, Str
         &mut spec,
         g.unix_socket.as_deref(),
     )?;
+    crate::extensions::apply_grpc_request(&format!("{p}.grpc"), &mut spec, g)?;
     Ok(spec)
 }
 
@@ -754,8 +755,10 @@ mod tests {
             "livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC probes \
              (Kubernetes requires a port number here)"
         );
-        let e = serde_norway::from_str::<Probe>("grpc: {service: x}").unwrap_err().to_string();
-        assert!(e.contains("missing field `port`"), "{e}");
+        // The port may be left out only with unixSocket (issue 25): refused when translated.
+        let p = serde_norway::from_str::<Probe>("grpc: {service: x}").unwrap();
+        let e = build(&src(&[], &[]), Role::Liveness, "livenessProbe", &p).unwrap_err();
+        assert_eq!(e, "livenessProbe.grpc: missing field `port`");
     }
 
     #[test]

@@ -18,6 +18,12 @@
 //	-client-ca FILE      with TLS: require a client certificate signed by this CA (PEM)
 //	-http1               serve plain HTTP/1.1 (200 "ok" for every request; on /echo,
 //	                     "METHOD HOST PATH") instead of gRPC
+//	-require-metadata KEY=VALUE
+//	                     answer Unauthenticated ("missing metadata KEY: 100% denied") unless
+//	                     the request has KEY with VALUE (repeatable; a -bin key's VALUE is the
+//	                     decoded bytes)
+//	-require-authority VALUE
+//	                     answer PermissionDenied unless :authority is VALUE
 //	-unix PATH           listen on the Unix socket PATH instead ("@NAME": Linux's abstract
 //	                     NAME); the first line of stdout is then 0
 package main
@@ -66,6 +72,9 @@ func main() {
 	clientCA := flag.String("client-ca", "", "CA for client certificates (PEM)")
 	http1 := flag.Bool("http1", false, "serve plain HTTP/1.1 instead of gRPC")
 	unixPath := flag.String("unix", "", "listen on this Unix socket (@NAME: abstract)")
+	var required statusFlags
+	flag.Var(&required, "require-metadata", "KEY=VALUE the request must carry (repeatable)")
+	requireAuthority := flag.String("require-authority", "", "required :authority")
 	flag.Parse()
 
 	network, address := "tcp", "127.0.0.1:0"
@@ -116,6 +125,20 @@ func main() {
 				ua := strings.Join(md.Get("user-agent"), ",")
 				if !strings.HasPrefix(ua, *requireUA) {
 					return nil, status.Errorf(codes.PermissionDenied, "user-agent %q", ua)
+				}
+			}
+			md, _ := metadata.FromIncomingContext(ctx)
+			for _, kv := range required {
+				k, v, _ := strings.Cut(kv, "=")
+				got := md.Get(k)
+				if len(got) == 0 || got[0] != v {
+					// A message with characters grpc-message must percent-encode.
+					return nil, status.Errorf(codes.Unauthenticated, "missing metadata %s: 100%% denied", k)
+				}
+			}
+			if *requireAuthority != "" {
+				if got := md.Get(":authority"); len(got) == 0 || got[0] != *requireAuthority {
+					return nil, status.Errorf(codes.PermissionDenied, "authority %q", got)
 				}
 			}
 			if *delay > 0 {

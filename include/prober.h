@@ -1160,6 +1160,21 @@ prober_status prober_spec_set_grpc_user_agent(prober_spec *spec, const char *use
 prober_status prober_spec_set_grpc_authority(prober_spec *spec, const char *authority);
 
 /**
+ * Turns STARTTLS on or off for a TCP probe (blackbox_exporter's `starttls`): the send/expect
+ * exchange (`prober_spec_set_tcp_send`, `_tcp_expect`: the server's go-ahead, such as
+ * `"^220 "` after `"STARTTLS\r\n"`) runs in plain text, then TLS shakes hands on the same
+ * connection with the spec's TLS options (`prober_spec_set_tls_*`; the default, unverified,
+ * when none are set). Success needs the handshake.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not TCP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
  * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
  * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).
@@ -1324,8 +1339,10 @@ prober_status prober_spec_new_grpc(const char *host,
                                    prober_spec **out);
 
 /**
- * Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
- * TLS for `https://` URLs and need no switch; for them this only checks the kind.
+ * Switches a gRPC probe to TLS with the current (default: unverified) options; a TCP probe
+ * too (beyond the kubelet: Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`; the TLS
+ * handshake must then succeed, and any send/expect runs inside TLS). HTTP probes use TLS for
+ * `https://` URLs and need no switch; for them this only checks the kind.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call.

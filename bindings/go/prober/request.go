@@ -16,6 +16,8 @@ package prober
 // #cgo nocallback gp_spec_set_grpc_user_agent
 // #cgo noescape gp_spec_set_grpc_authority
 // #cgo nocallback gp_spec_set_grpc_authority
+// #cgo noescape gp_spec_set_tcp_starttls
+// #cgo nocallback gp_spec_set_tcp_starttls
 import "C"
 
 // Unix is a connect check of a Unix socket: a path, or in gRPC's naming
@@ -107,6 +109,11 @@ func (b *cbuild) configureRequest(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_grpc_authority(cs, a, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.StartTLS {
+		if err := b.check(C.gp_spec_set_tcp_starttls(cs, true, &b.err)); err != nil {
 			return err
 		}
 	}

@@ -171,6 +171,9 @@ static inline prober_status gp_spec_set_grpc_user_agent(prober_spec *s, const ch
 static inline prober_status gp_spec_set_grpc_authority(prober_spec *s, const char *a, gp_err *err) {
   return gp_fail(prober_spec_set_grpc_authority(s, a), err);
 }
+static inline prober_status gp_spec_set_tcp_starttls(prober_spec *s, bool on, gp_err *err) {
+  return gp_fail(prober_spec_set_tcp_starttls(s, on), err);
+}
 static inline prober_status gp_spec_set_body(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
   return gp_fail(prober_spec_set_body(s, data, len), err);
 }

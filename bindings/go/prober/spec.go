@@ -207,7 +207,8 @@ type Spec struct {
 	// Service: gRPC probes; the service name to check ("" is the server as a whole).
 	Service string
 
-	// TLS: HTTP and gRPC probes.
+	// TLS: HTTP and gRPC probes; TCP probes too (beyond the kubelet: TLS from the first byte,
+	// or after the exchange with StartTLS).
 	TLS *TLSOptions
 
 	// Timeout of one run (1ms to 24h); rounded up to whole milliseconds.
@@ -282,6 +283,10 @@ type Spec struct {
 	// Authority: gRPC probes; the :authority sent (grpc-go's WithAuthority) instead of the
 	// TLS server name when one is set, else host:port.
 	Authority string
+	// StartTLS: TCP probes; Send/Expect run in plain text (the server's go-ahead), then TLS
+	// shakes hands on the same connection with TLS (default options when nil), as
+	// blackbox_exporter's starttls.
+	StartTLS bool
 }
 
 // TCP is a TCP connect probe of host:port.

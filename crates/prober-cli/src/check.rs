@@ -50,6 +50,8 @@ struct TlsArgs {
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
     min_version: Option<TlsVersion>,
+    /// `--starttls` (tcp:// targets): TLS after the send/expect exchange.
+    starttls: bool,
 }
 
 impl TlsArgs {
@@ -58,6 +60,7 @@ impl TlsArgs {
         match name {
             "--tls" => self.tls = true,
             "--tls-verify" => self.verify = true,
+            "--starttls" => self.starttls = true,
             _ => {}
         }
         if !self.given.contains(&name) {
@@ -91,9 +94,9 @@ impl TlsArgs {
         Ok(())
     }
 
-    /// The first option given other than `--tls` itself.
+    /// The first option given other than `--tls` (or `--starttls`) itself.
     fn first_option(&self) -> Option<&'static str> {
-        self.given.iter().copied().find(|n| *n != "--tls")
+        self.given.iter().copied().find(|n| *n != "--tls" && *n != "--starttls")
     }
 
     /// Applies the options to `spec` of `kind`, or says why they do not fit.
@@ -110,12 +113,21 @@ impl TlsArgs {
             }
             _ => {}
         }
+        if self.starttls && kind != Kind::Tcp {
+            return Err(args.usage("--starttls applies to tcp:// targets only"));
+        }
         match kind {
-            Kind::Tcp | Kind::Exec => {
-                return Err(
-                    args.usage(format!("{first} applies to https:// and grpc:// targets only"))
-                );
+            Kind::Exec => {
+                return Err(args.usage(format!(
+                    "{first} applies to https://, grpc:// and tcp:// targets only"
+                )));
             }
+            Kind::Tcp if !self.tls && !self.starttls => {
+                return Err(args.usage(format!(
+                    "{first} needs --tls or --starttls on tcp:// targets (TCP is plain unless one is given)"
+                )));
+            }
+            Kind::Tcp => {}
             Kind::Http => {
                 return Err(args.usage(format!(
                     "{first} applies to https:// and grpc:// targets, not http:// (write https://... for HTTPS)"
@@ -145,7 +157,11 @@ impl TlsArgs {
                 .map(|(c, k)| (c.clone(), k.clone())),
             min_version: self.min_version,
         };
-        spec.set_tls(opts).map_err(|e| args.usage(e))
+        spec.set_tls(opts).map_err(|e| args.usage(e))?;
+        if self.starttls {
+            spec.set_starttls(true).map_err(|e| args.usage(e))?;
+        }
+        Ok(())
     }
 }
 
@@ -192,6 +208,7 @@ impl Given {
         match opt {
             "--json" => self.json = true,
             "--tls" => self.tls.note("--tls"),
+            "--starttls" => self.tls.note("--starttls"),
             "--tls-verify" => self.tls.note("--tls-verify"),
             "--tls-ca" | "--tls-cert" | "--tls-key" => self.tls.file(opt, p.path(opt)?),
             "--tls-server-name" => self.tls.server_name(p.text(opt)?),
@@ -718,8 +735,12 @@ mod tests {
             (&["grpc://h s:1"], "invalid host"),
             (&["-H", "X: y", "grpc://h:1"], "applies to http"),
             (&["--redirects", "none", "grpc://h:1"], "applies to http"),
-            (&["--tls", "tcp://h:1"], "--tls applies to https:// and grpc://"),
-            (&["--tls-ca", "ca.pem", "--", "true"], "--tls-ca applies to https:// and grpc://"),
+            (&["--tls-ca", "c", "tcp://h:1"], "--tls-ca needs --tls or --starttls on tcp://"),
+            (&["--starttls", "https://h/"], "--starttls applies to tcp:// targets only"),
+            (
+                &["--tls-ca", "ca.pem", "--", "true"],
+                "--tls-ca applies to https://, grpc:// and tcp://",
+            ),
             (&["--tls", "http://h/"], "not http:// (write https://"),
             (&["--tls-verify", "http://h/"], "--tls-verify applies"),
             (&["--tls-ca", "ca.pem", "grpc://h:1"], "--tls-ca needs --tls"),

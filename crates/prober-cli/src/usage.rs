@@ -39,8 +39,10 @@ Options:
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 
-TLS options (https:// targets, and grpc:// targets with --tls):
-  --tls                  use TLS for a grpc:// target (no-op for https://)
+TLS options (https:// targets, grpc:// and tcp:// targets with --tls):
+  --tls                  use TLS for a grpc:// or tcp:// target (no-op for https://)
+  --starttls             tcp:// targets: --send/--expect in plain text (the server's
+                         go-ahead), then TLS on the same connection
   --tls-verify           verify the server's certificate against the system's roots
   --tls-ca FILE          verify it against the CA certificates in FILE (PEM) instead
   --tls-server-name NAME name sent as SNI and verified (default: the target's host)

@@ -255,3 +255,50 @@ fn check_user_agent_for_http_as_curl() {
     let (_, v) = check_json(&["-A", "probe/2", &server.url("/echo/headers")]);
     assert!(v["output"].as_str().unwrap().contains("User-Agent: probe/2\n"), "{v}");
 }
+
+#[test]
+fn check_and_watch_tcp_with_tls() {
+    use prober_testkit::starttls::{LineMode, StartTlsServer};
+    use prober_testkit::tls::{TestCa, TlsServerOptions};
+    let dir = socket_dir("tls");
+    let ca = TestCa::new("CLI TCP TLS CA");
+    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
+    let ca_file = ca_file.to_str().unwrap().to_string();
+    let tls =
+        StartTlsServer::start(TlsServerOptions::new(ca.issue(&["db.internal"])), LineMode::Tls);
+    let target = format!("tcp://127.0.0.1:{}", tls.port());
+    let args = ["--tls", "--tls-ca", &ca_file, "--tls-server-name", "db.internal"];
+    let (code, v) = check_json(
+        &[&args[..], &["--send", "PING\\r\\n", "--expect", "^\\+PONG", &target]].concat(),
+    );
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    assert!(v["timings"]["tls_ms"].is_number(), "{v}");
+    let (code, v) = check_json(&["--tls", "--tls-ca", &ca_file, &target]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
+
+    let st = StartTlsServer::start(
+        TlsServerOptions::new(ca.issue(&["mail.internal"])),
+        LineMode::StartTls,
+    );
+    let target = format!("tcp://127.0.0.1:{}", st.port());
+    let args = ["--starttls", "--tls-ca", &ca_file, "--tls-server-name", "mail.internal"];
+    let (code, v) = check_json(
+        &[&args[..], &["--send", "STARTTLS\\r\\n", "--expect", "(?m)^220 go", &target]].concat(),
+    );
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+
+    let file = one_probe_file(
+        "mail",
+        "readinessProbe",
+        &format!(
+            "tcpSocket: {{port: {}, send: \"STARTTLS\\\\r\\\\n\", expect: \"(?m)^220 go\", starttls: true}}",
+            st.port()
+        ),
+        &[
+            &format!("tls: {{caFile: {ca_file}, serverName: mail.internal}}"),
+            "periodMilliseconds: 100",
+        ],
+    );
+    let r = run(&["watch", "--until-ready", "--for", "10s", file.path()]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+}

@@ -1,5 +1,6 @@
 //! Request options beyond the kubelet's GET: the HTTP method and body of an HTTP probe
-//! (Consul's `Method`/`Body`, Envoy's `method`, blackbox_exporter's `method`/`body`).
+//! (Consul's `Method`/`Body`, Envoy's `method`, blackbox_exporter's `method`/`body`), and
+//! STARTTLS of a TCP probe (blackbox_exporter's `starttls`).
 
 use crate::spec::{HttpSpec, ProbeKind, ProbeSpec, SpecError};
 
@@ -85,6 +86,27 @@ impl ProbeSpec {
     pub fn with_body(mut self, body: Vec<u8>) -> Result<ProbeSpec, SpecError> {
         self.set_body(body)?;
         Ok(self)
+    }
+
+    /// Turns STARTTLS on or off for a TCP probe: the send/expect exchange runs in plain text
+    /// (the server's go-ahead, such as SMTP's `220`), then TLS shakes hands on the same
+    /// connection with the spec's TLS options (the default ones, no verification, when none
+    /// were set). Without an exchange the upgrade follows the connect at once.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidTls`] for a probe that is not TCP.
+    pub fn set_starttls(&mut self, on: bool) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => {
+                t.starttls = on;
+                if on && t.tls.is_none() {
+                    t.tls = Some(crate::TlsOptions::default());
+                }
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidTls("STARTTLS applies to TCP probes only".into())),
+        }
     }
 
     fn http_request(&mut self, what: &str) -> Result<&mut HttpSpec, SpecError> {

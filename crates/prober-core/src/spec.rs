@@ -79,6 +79,14 @@ pub struct TcpSpec {
     /// Connect to this Unix socket instead of `host:port` (beyond the kubelet; see
     /// [`ProbeSpec::unix`]).
     pub unix_socket: Option<UnixSocket>,
+    /// TLS (beyond the kubelet; Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`): with
+    /// these options, from the first byte, or after the exchange with [`TcpSpec::starttls`].
+    /// Success then needs the handshake (and the verification the options ask for).
+    pub tls: Option<TlsOptions>,
+    /// STARTTLS (blackbox_exporter's `starttls` in `query_response`): the connection starts in
+    /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
+    /// [`TcpSpec::tls`] shakes hands on the same connection.
+    pub starttls: bool,
 }
 
 /// How a TLS client checks the server's certificate.
@@ -452,6 +460,8 @@ impl ProbeSpec {
             send: Vec::new(),
             expect: None,
             unix_socket: None,
+            tls: None,
+            starttls: false,
         })))
     }
 
@@ -637,20 +647,22 @@ impl ProbeSpec {
     }
 
     /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
-    /// switches from h2c to TLS. TCP and exec probes refuse them.
+    /// switches from h2c to TLS; for TCP probes too (beyond the kubelet: TLS from the first
+    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]). Exec probes refuse them.
     ///
     /// # Errors
     ///
-    /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or a probe
-    /// that is neither HTTP nor gRPC.
+    /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or an exec
+    /// probe.
     pub fn set_tls(&mut self, tls: TlsOptions) -> Result<(), SpecError> {
         tls.validate()?;
         match &mut self.kind {
             ProbeKind::Http(h) => h.tls = tls,
             ProbeKind::Grpc(g) => g.tls = Some(tls),
+            ProbeKind::Tcp(t) => t.tls = Some(tls),
             _ => {
                 return Err(SpecError::InvalidTls(
-                    "TLS options apply to HTTP and gRPC probes only".into(),
+                    "TLS options apply to HTTP, gRPC and TCP probes only".into(),
                 ));
             }
         }
@@ -760,6 +772,9 @@ impl ProbeSpec {
             return Err(SpecError::InvalidOutputLimit);
         }
         match &self.kind {
+            ProbeKind::Tcp(t) if t.tls.as_ref().is_some_and(|o| o.validate().is_err()) => {
+                t.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;
+            }
             ProbeKind::Tcp(t) if t.unix_socket.is_some() => {
                 t.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
                 if t.send.len() > MAX_SEND_LEN {
@@ -1183,10 +1198,10 @@ mod tests {
         }
         assert!(matches!(s.validate(), Err(SpecError::InvalidTls(_))));
 
-        let mut t = ProbeSpec::tcp("h", 1).unwrap();
+        let mut t = ProbeSpec::exec(&["true"]).unwrap();
         assert_eq!(
             t.set_tls(TlsOptions::default()).unwrap_err().to_string(),
-            "invalid TLS option: TLS options apply to HTTP and gRPC probes only"
+            "invalid TLS option: TLS options apply to HTTP, gRPC and TCP probes only"
         );
 
         assert_eq!(TlsVersion::parse("1.2"), Some(TlsVersion::Tls12));

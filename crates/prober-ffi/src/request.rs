@@ -1,6 +1,6 @@
 //! Setters of the request options beyond the kubelet (issue 25; "Beyond the kubelet" in
 //! `docs/semantics.md`): the method and body of HTTP probes, Unix sockets, gRPC metadata,
-//! user agent and authority.
+//! user agent and authority, STARTTLS of TCP probes.
 //!
 //! Errors: a setter that does not apply to the spec's kind gives `PROBER_E_WRONG_KIND`; a value
 //! that is refused `PROBER_E_INVALID`. The text is in `prober_last_error`.
@@ -221,5 +221,30 @@ pub unsafe extern "C" fn prober_spec_set_grpc_authority(
         let s = grpc_spec(spec, "a gRPC authority")?;
         let authority = try_str_from_ptr(authority, "authority")?;
         s.spec.set_grpc_authority(authority).map_err(|e| set_error(PROBER_E_INVALID, e))
+    })
+}
+
+/// Turns STARTTLS on or off for a TCP probe (blackbox_exporter's `starttls`): the send/expect
+/// exchange (`prober_spec_set_tcp_send`, `_tcp_expect`: the server's go-ahead, such as
+/// `"^220 "` after `"STARTTLS\r\n"`) runs in plain text, then TLS shakes hands on the same
+/// connection with the spec's TLS options (`prober_spec_set_tls_*`; the default, unverified,
+/// when none are set). Success needs the handshake.
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not TCP.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tcp_starttls(
+    spec: *mut prober_spec,
+    on: bool,
+) -> prober_status {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+            return Err(set_error(PROBER_E_WRONG_KIND, "STARTTLS applies to TCP probes only"));
+        }
+        s.spec.set_starttls(on).map_err(|e| spec_status(&e))
     })
 }

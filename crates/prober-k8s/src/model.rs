@@ -160,6 +160,10 @@ pub(crate) struct TcpSocketAction {
     /// libprober extension: connect to this Unix socket instead (a path, `unix:///PATH` or
     /// `unix-abstract:NAME`); then no port is needed.
     pub unix_socket: Option<String>,
+    /// libprober extension: TLS from the first byte (the probe's `tls:` block sets options).
+    pub tls: bool,
+    /// libprober extension: TLS after the send/expect exchange (STARTTLS).
+    pub starttls: bool,
 }
 
 /// `tcpSocket` as written: `port` is required unless `unixSocket` is given, and its absence
@@ -173,6 +177,10 @@ pub(crate) struct TcpSocketFields {
     send: Option<String>,
     expect: Option<String>,
     unix_socket: Option<String>,
+    #[serde(default)]
+    tls: bool,
+    #[serde(default)]
+    starttls: bool,
 }
 
 impl<'de> Deserialize<'de> for TcpSocketAction {
@@ -194,6 +202,8 @@ impl<'de> Deserialize<'de> for TcpSocketAction {
                     send: f.send,
                     expect: f.expect,
                     unix_socket: f.unix_socket,
+                    tls: f.tls,
+                    starttls: f.starttls,
                 })
             }
         }

@@ -224,6 +224,12 @@ fn tcp_socket_spec(src: &Source<'_>, p: &str, t: &TcpSocketAction) -> Result<Pro
         (None, None) => unreachable!("refused when the file was read"),
     };
     crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+    if t.tls {
+        spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.tcpSocket.tls: {e}"))?;
+    }
+    if t.starttls {
+        spec.set_starttls(true).map_err(|e| format!("{p}.tcpSocket.starttls: {e}"))?;
+    }
     Ok(spec)
 }
 
@@ -280,12 +286,13 @@ fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> 
     let uses_tls = match &spec.kind {
         ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
         ProbeKind::Grpc(g) => g.tls.is_some(),
-        // TCP, exec, and any kind added later: no TLS.
+        ProbeKind::Tcp(t) => t.tls.is_some(),
+        // Exec, and any kind added later: no TLS.
         _ => false,
     };
     if !uses_tls {
         return Err(format!(
-            "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
+            "{p}.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only"
         ));
     }
     let opts = tls_options(src, &format!("{p}.tls"), t)?;
@@ -793,7 +800,7 @@ mod tests {
         let cases = [
             (
                 "tcpSocket: {port: 1}\ntls: {verify: true}",
-                "r.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only",
+                "r.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only",
             ),
             ("httpGet: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),
             ("grpc: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),

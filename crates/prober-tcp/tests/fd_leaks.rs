@@ -16,6 +16,8 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         send: Vec::new(),
         expect: None,
         unix_socket: None,
+        tls: None,
+        starttls: false,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

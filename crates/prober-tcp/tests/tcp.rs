@@ -19,6 +19,8 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
         send: Vec::new(),
         expect: None,
         unix_socket: None,
+        tls: None,
+        starttls: false,
     }
 }
 

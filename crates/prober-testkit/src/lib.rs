@@ -102,6 +102,7 @@ pub mod grpc;
 pub mod keep_alive;
 mod request;
 mod routes;
+pub mod starttls;
 pub mod tls;
 
 use std::collections::HashMap;

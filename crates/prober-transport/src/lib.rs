@@ -15,6 +15,7 @@ pub mod cert;
 pub mod dial;
 mod endpoint;
 pub mod keep;
+pub mod tcp_tls;
 #[cfg(feature = "tls")]
 pub mod tls;
 

@@ -10,7 +10,7 @@
 //!   Parsed material is cached by the files' identity (path, device, inode, size, mtime), so
 //!   each run only checks the files (`open` + `fstat`) and a renewed file is picked up by the
 //!   next run. The system trust store is loaded once per process, also off the poll thread.
-//! - Verification follows [`TlsVerify`]. The kubelet's default, `None`, accepts any
+//! - Verification follows [`TlsVerify`](prober_core::TlsVerify). The kubelet's default, `None`, accepts any
 //!   certificate and any name but still checks the handshake signatures with the provider's
 //!   algorithms, so the server proves it holds the key of the certificate it sent.
 //! - Whatever the verification, the leaf certificate's `notAfter` is recorded before the

@@ -59,6 +59,9 @@ bash ci/parity.sh
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 
+step "HTTP over a Unix socket against nginx"
+bash ci/nginx-unix.sh
+
 step "Go binding (go vet, go test -race, -tags debug, installed copy)"
 bash ci/go-tests.sh
 

@@ -1107,6 +1107,135 @@ int32_t prober_outcome_exit_code(const prober_outcome *o);
 prober_status prober_outcome_timings(const prober_outcome *o, prober_timings *out);
 
 /**
+ * Sets the method of an HTTP probe (default `"GET"`): any HTTP token, case kept (`"POST"`,
+ * `"HEAD"`, `"PURGE"`); `CONNECT` is refused. `HEAD` reads no body. Redirects follow Go's
+ * client: 301, 302 and 303 turn any method but `GET` and `HEAD` into a `GET` without body,
+ * 307 and 308 keep the method and the body. Errors name the first request's method as Go
+ * does (`Post "http://...": ...`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * HTTP, `PROBER_E_INVALID` for a method that is not a token.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `method`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_method(prober_spec *spec, const char *method);
+
+/**
+ * Sets the body of an HTTP probe's request: the `len` bytes at `data` (any bytes, at most
+ * 65536), sent with `Content-Length` whatever the method (a user `Content-Length` header is
+ * ignored); `len` 0 sends none (then `POST`, `PUT` and `PATCH` say `Content-Length: 0`, as
+ * Go's client does). Set a `Content-Type` with `prober_spec_add_header`.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL spec, or NULL `data` with `len` > 0; `PROBER_E_WRONG_KIND` for
+ * a probe that is not HTTP; `PROBER_E_INVALID` for more than 65536 bytes.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+ * be NULL (only with `len` 0) or point to `len` readable bytes.
+ */
+prober_status prober_spec_set_body(prober_spec *spec, const uint8_t *data, size_t len);
+
+/**
+ * A connect check of a Unix socket: `socket` is a path (`"/run/app.sock"`), or in gRPC's
+ * naming `"unix:///run/app.sock"`, `"unix:relative.sock"` or `"unix-abstract:NAME"` (Linux's
+ * abstract namespace). The TCP probe's rules apply (connect within the deadline; send/expect
+ * with `prober_spec_set_tcp_send` and `_tcp_expect`). A missing socket file is a Failure with
+ * `PROBER_REASON_REFUSED`, as nothing listens there. On success `*out` owns a new spec.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty path, one with a
+ * NUL byte or longer than 107 bytes, or `unix://HOST/...`.
+ *
+ * # Safety
+ * `socket` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+ */
+prober_status prober_spec_new_unix(const char *socket, prober_spec **out);
+
+/**
+ * Makes an HTTP, TCP or gRPC probe connect through the Unix socket `socket` (named as for
+ * `prober_spec_new_unix`) instead of to its host and port, as curl's `--unix-socket` does.
+ * An HTTP probe still sends its URL's host as `Host` (and SNI for `https://`) and follows
+ * redirects through the same socket; a gRPC probe sends its host alone as `:authority`
+ * (create it with host `"localhost"`, as grpc-go sends for `unix:` targets; its port is then
+ * ignored). Keep-alive connections are kept per socket.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` (as `prober_spec_new_unix`),
+ * `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `socket`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_unix_socket(prober_spec *spec, const char *socket);
+
+/**
+ * Adds a metadata pair to a gRPC probe's request (grpc-health-probe's `-rpc-header`),
+ * repeated keys in order. Validated as gRPC requires: keys of `0-9 a-z _ - .` (letters sent
+ * in lower case, as grpc-go does), not `grpc-*`, `:*`, `content-type`, `te`, `user-agent`
+ * (see `prober_spec_set_grpc_user_agent`) or `grpc-timeout`; values printable ASCII, or
+ * base64 (padded or not) for keys ending in `-bin`, sent as written.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * gRPC, `PROBER_E_INVALID` for a pair gRPC would refuse.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `key` and
+ * `value` must be NULL or NUL-terminated strings.
+ */
+prober_status prober_spec_add_grpc_metadata(prober_spec *spec, const char *key, const char *value);
+
+/**
+ * Sets the `user-agent` of a gRPC probe (grpc-health-probe's `-user-agent`; default
+ * `kube-probe/<version>`, as the kubelet), sent as given.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for an
+ * empty value or one with control characters.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call;
+ * `user_agent` must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_grpc_user_agent(prober_spec *spec, const char *user_agent);
+
+/**
+ * Sets the `:authority` of a gRPC probe (grpc-go's `WithAuthority`), `host[:port]`. Without
+ * it the authority is the TLS server name when one is set (as grpc-go and
+ * grpc-health-probe's `-tls-server-name`), else `host:port` (the host alone through a Unix
+ * socket).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for a
+ * value that is not `host[:port]`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `authority`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_grpc_authority(prober_spec *spec, const char *authority);
+
+/**
+ * Turns STARTTLS on or off for a TCP probe (blackbox_exporter's `starttls`): the send/expect
+ * exchange (`prober_spec_set_tcp_send`, `_tcp_expect`: the server's go-ahead, such as
+ * `"^220 "` after `"STARTTLS\r\n"`) runs in plain text, then TLS shakes hands on the same
+ * connection with the spec's TLS options (`prober_spec_set_tls_*`; the default, unverified,
+ * when none are set). Success needs the handshake.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not TCP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
  * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
  * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).
@@ -1271,8 +1400,10 @@ prober_status prober_spec_new_grpc(const char *host,
                                    prober_spec **out);
 
 /**
- * Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
- * TLS for `https://` URLs and need no switch; for them this only checks the kind.
+ * Switches a gRPC probe to TLS with the current (default: unverified) options; a TCP probe
+ * too (beyond the kubelet: Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`; the TLS
+ * handshake must then succeed, and any send/expect runs inside TLS). HTTP probes use TLS for
+ * `https://` URLs and need no switch; for them this only checks the kind.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call.

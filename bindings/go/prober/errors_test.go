@@ -82,9 +82,10 @@ func TestSpecErrors(t *testing.T) {
 	s.Redirects = 7
 	wantError(t, "bad redirect policy", check(s), prober.StatusInvalidEnum, "")
 
-	s = prober.TCP("127.0.0.1", 80)
+	// TCP takes TLS since issue 25 (tcp_tls_test.go); exec never does.
+	s = prober.Exec("true")
 	s.TLS = &prober.TLSOptions{}
-	wantError(t, "TLS on TCP", check(s), prober.StatusWrongKind, "")
+	wantError(t, "TLS on exec", check(s), prober.StatusWrongKind, "")
 
 	s = prober.GRPC("127.0.0.1", 80, "")
 	s.TLS = &prober.TLSOptions{MinVersion: tls.VersionTLS11}

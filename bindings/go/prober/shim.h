@@ -151,6 +151,33 @@ static inline prober_status gp_spec_set_tcp_expect(prober_spec *s, const char *r
   return gp_fail(prober_spec_set_tcp_expect(s, re), err);
 }
 
+/* ---- requests beyond the kubelet (issue 25) ------------------------------------------- */
+
+static inline prober_status gp_spec_set_method(prober_spec *s, const char *m, gp_err *err) {
+  return gp_fail(prober_spec_set_method(s, m), err);
+}
+static inline prober_status gp_spec_new_unix(const char *socket, prober_spec **out, gp_err *err) {
+  return gp_fail(prober_spec_new_unix(socket, out), err);
+}
+static inline prober_status gp_spec_set_unix_socket(prober_spec *s, const char *socket, gp_err *err) {
+  return gp_fail(prober_spec_set_unix_socket(s, socket), err);
+}
+static inline prober_status gp_spec_add_grpc_metadata(prober_spec *s, const char *k, const char *v, gp_err *err) {
+  return gp_fail(prober_spec_add_grpc_metadata(s, k, v), err);
+}
+static inline prober_status gp_spec_set_grpc_user_agent(prober_spec *s, const char *ua, gp_err *err) {
+  return gp_fail(prober_spec_set_grpc_user_agent(s, ua), err);
+}
+static inline prober_status gp_spec_set_grpc_authority(prober_spec *s, const char *a, gp_err *err) {
+  return gp_fail(prober_spec_set_grpc_authority(s, a), err);
+}
+static inline prober_status gp_spec_set_tcp_starttls(prober_spec *s, bool on, gp_err *err) {
+  return gp_fail(prober_spec_set_tcp_starttls(s, on), err);
+}
+static inline prober_status gp_spec_set_body(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
+  return gp_fail(prober_spec_set_body(s, data, len), err);
+}
+
 /* ---- blocking check ------------------------------------------------------------------- */
 
 static inline prober_status gp_check_blocking(const prober_spec *s, prober_outcome **out, gp_err *err) {

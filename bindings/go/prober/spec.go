@@ -202,7 +202,8 @@ type Spec struct {
 	// Service: gRPC probes; the service name to check ("" is the server as a whole).
 	Service string
 
-	// TLS: HTTP and gRPC probes.
+	// TLS: HTTP and gRPC probes; TCP probes too (beyond the kubelet: TLS from the first byte,
+	// or after the exchange with StartTLS).
 	TLS *TLSOptions
 
 	// Timeout of one run (1ms to 24h); rounded up to whole milliseconds.
@@ -252,6 +253,35 @@ type Spec struct {
 	// match (Failure, ReasonBody), or the deadline passes (Failure, ReasonTimeout). Alone, it
 	// waits for a banner. Empty: no expectation.
 	Expect string
+
+	// Requests beyond the kubelet (issue 25; Consul, Envoy, blackbox_exporter).
+
+	// Method: HTTP probes; any HTTP token ("POST", "HEAD", "PURGE"), "GET" when empty.
+	// CONNECT is refused. HEAD reads no body. Redirects as Go's client: 301, 302 and 303 turn
+	// any method but GET and HEAD into a GET without body, 307 and 308 keep method and body.
+	Method string
+	// Body: HTTP probes; the request body (at most 65536 bytes), sent with Content-Length.
+	// Nil or empty: none (POST, PUT and PATCH then send "Content-Length: 0", as net/http).
+	Body []byte
+	// UnixSocket: TCP, HTTP and gRPC probes; connect through this Unix socket instead of
+	// Host:Port or the URL's host (curl's --unix-socket): a path, or in gRPC's naming
+	// "unix:///run/app.sock", "unix-abstract:NAME". HTTP still sends the URL's host as Host;
+	// gRPC sends Host (default "localhost", as grpc-go) as :authority. See Unix.
+	UnixSocket string
+	// Metadata: gRPC probes; request metadata in order (grpc-health-probe's -rpc-header).
+	// Keys of 0-9 a-z _ - . (sent in lower case, as grpc-go), not grpc-*, content-type, te,
+	// user-agent or grpc-timeout; values printable ASCII, or base64 for keys ending in -bin.
+	Metadata []Header
+	// UserAgent: gRPC probes; the user-agent sent instead of kube-probe/<version>
+	// (grpc-health-probe's -user-agent). HTTP probes set it through Headers.
+	UserAgent string
+	// Authority: gRPC probes; the :authority sent (grpc-go's WithAuthority) instead of the
+	// TLS server name when one is set, else host:port.
+	Authority string
+	// StartTLS: TCP probes; Send/Expect run in plain text (the server's go-ahead), then TLS
+	// shakes hands on the same connection with TLS (default options when nil), as
+	// blackbox_exporter's starttls.
+	StartTLS bool
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -372,6 +402,9 @@ func misplaced(s *Spec) string {
 }
 
 func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
+	if done, err := b.createUnix(s, out); done {
+		return err
+	}
 	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindGRPC {
 		return &Error{Code: StatusWrongKind, Msg: fmt.Sprintf("%s does not apply to %v probes", f, s.Kind)}
 	}
@@ -532,6 +565,9 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 }
 
 func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
+	if err := b.configureRequest(s, cs); err != nil {
+		return err
+	}
 	if s.ExpectStatus != "" {
 		set, err := b.str(s.ExpectStatus, StatusInvalid, "expected status set")
 		if err != nil {

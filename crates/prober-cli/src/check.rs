@@ -50,6 +50,8 @@ struct TlsArgs {
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
     min_version: Option<TlsVersion>,
+    /// `--starttls` (tcp:// targets): TLS after the send/expect exchange.
+    starttls: bool,
 }
 
 impl TlsArgs {
@@ -58,6 +60,7 @@ impl TlsArgs {
         match name {
             "--tls" => self.tls = true,
             "--tls-verify" => self.verify = true,
+            "--starttls" => self.starttls = true,
             _ => {}
         }
         if !self.given.contains(&name) {
@@ -91,9 +94,9 @@ impl TlsArgs {
         Ok(())
     }
 
-    /// The first option given other than `--tls` itself.
+    /// The first option given other than `--tls` (or `--starttls`) itself.
     fn first_option(&self) -> Option<&'static str> {
-        self.given.iter().copied().find(|n| *n != "--tls")
+        self.given.iter().copied().find(|n| *n != "--tls" && *n != "--starttls")
     }
 
     /// Applies the options to `spec` of `kind`, or says why they do not fit.
@@ -110,12 +113,21 @@ impl TlsArgs {
             }
             _ => {}
         }
+        if self.starttls && kind != Kind::Tcp {
+            return Err(args.usage("--starttls applies to tcp:// targets only"));
+        }
         match kind {
-            Kind::Tcp | Kind::Exec => {
-                return Err(
-                    args.usage(format!("{first} applies to https:// and grpc:// targets only"))
-                );
+            Kind::Exec => {
+                return Err(args.usage(format!(
+                    "{first} applies to https://, grpc:// and tcp:// targets only"
+                )));
             }
+            Kind::Tcp if !self.tls && !self.starttls => {
+                return Err(args.usage(format!(
+                    "{first} needs --tls or --starttls on tcp:// targets (TCP is plain unless one is given)"
+                )));
+            }
+            Kind::Tcp => {}
             Kind::Http => {
                 return Err(args.usage(format!(
                     "{first} applies to https:// and grpc:// targets, not http:// (write https://... for HTTPS)"
@@ -145,7 +157,11 @@ impl TlsArgs {
                 .map(|(c, k)| (c.clone(), k.clone())),
             min_version: self.min_version,
         };
-        spec.set_tls(opts).map_err(|e| args.usage(e))
+        spec.set_tls(opts).map_err(|e| args.usage(e))?;
+        if self.starttls {
+            spec.set_starttls(true).map_err(|e| args.usage(e))?;
+        }
+        Ok(())
     }
 }
 
@@ -192,6 +208,7 @@ impl Given {
         match opt {
             "--json" => self.json = true,
             "--tls" => self.tls.note("--tls"),
+            "--starttls" => self.tls.note("--starttls"),
             "--tls-verify" => self.tls.note("--tls-verify"),
             "--tls-ca" | "--tls-cert" | "--tls-key" => self.tls.file(opt, p.path(opt)?),
             "--tls-server-name" => self.tls.server_name(p.text(opt)?),
@@ -245,8 +262,9 @@ impl Given {
 
     /// The spec: the target's, with the options applied and checked against it.
     fn build(self, p: &Parser) -> Result<CheckArgs, Failure> {
+        let unix = self.extensions.unix_socket(p)?;
         let (mut spec, kind) = match (&self.target, self.command) {
-            (Some(t), None) => parse_target(t).map_err(|e| p.usage(e))?,
+            (Some(t), None) => parse_target(t, unix.is_some()).map_err(|e| p.usage(e))?,
             (None, Some(argv)) => (exec_spec(p, argv)?, Kind::Exec),
             _ => {
                 return Err(p.usage(
@@ -274,6 +292,14 @@ impl Given {
         }
         for (name, value) in &self.env {
             spec.set_env(name, value).map_err(|e| p.usage(format!("bad --env: {e}")))?;
+        }
+        if let Some(socket) = unix {
+            if !kind.is_http() && kind != Kind::Grpc {
+                return Err(p.usage(
+                    "--unix-socket applies to http://, https:// and grpc:// targets (a connect check of a socket is the TARGET unix:///PATH)",
+                ));
+            }
+            spec.set_unix_socket(socket).map_err(|e| p.usage(format!("--unix-socket: {e}")))?;
         }
         self.tls.apply(p, &mut spec, kind)?;
         self.extensions.apply(p, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
@@ -323,11 +349,19 @@ fn parse_header(h: &str) -> Result<(String, String), String> {
     }
 }
 
-fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
+/// A TARGET; `through_socket`: `--unix-socket` was given, so a `grpc://` target needs no port
+/// (its host is the `:authority`).
+fn parse_target(t: &str, through_socket: bool) -> Result<(ProbeSpec, Kind), String> {
     let bad = |why: &str| format!("bad target '{t}': {why}");
+    if t.starts_with("unix:") || t.starts_with("unix-abstract:") {
+        // gRPC's naming of a Unix socket: a connect check (send/expect apply, as to tcp://).
+        let socket = prober::UnixSocket::parse(t).map_err(|e| bad(&e.to_string()))?;
+        let spec = ProbeSpec::unix(socket).map_err(|e| bad(&e.to_string()))?;
+        return Ok((spec, Kind::Tcp));
+    }
     let Some((scheme, rest)) = t.split_once("://") else {
         return Err(bad(&format!(
-            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...]{}",
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE], unix:///PATH or -- CMD [ARG...]{}",
             scheme_hint(t)
         )));
     };
@@ -346,7 +380,11 @@ fn parse_target(t: &str) -> Result<(ProbeSpec, Kind), String> {
         "grpc" => {
             // Everything after the first '/' is the service name, verbatim (none: the server).
             let (authority, service) = rest.split_once('/').unwrap_or((rest, ""));
-            let (host, port) = host_port(authority, "grpc").map_err(|e| bad(&e))?;
+            let (host, port) = match host_port(authority, "grpc") {
+                // Through a socket the port names nothing: `grpc://localhost/SERVICE`.
+                Err(_) if through_socket && !authority.contains(':') => (authority, 1),
+                other => other.map_err(|e| bad(&e))?,
+            };
             let spec = ProbeSpec::grpc(host, port, service).map_err(|e| bad(&e.to_string()))?;
             Ok((spec, Kind::Grpc))
         }
@@ -585,8 +623,12 @@ mod tests {
             (&["grpc://h s:1"], "invalid host"),
             (&["-H", "X: y", "grpc://h:1"], "applies to http"),
             (&["--redirects", "none", "grpc://h:1"], "applies to http"),
-            (&["--tls", "tcp://h:1"], "--tls applies to https:// and grpc://"),
-            (&["--tls-ca", "ca.pem", "--", "true"], "--tls-ca applies to https:// and grpc://"),
+            (&["--tls-ca", "c", "tcp://h:1"], "--tls-ca needs --tls or --starttls on tcp://"),
+            (&["--starttls", "https://h/"], "--starttls applies to tcp:// targets only"),
+            (
+                &["--tls-ca", "ca.pem", "--", "true"],
+                "--tls-ca applies to https://, grpc:// and tcp://",
+            ),
             (&["--tls", "http://h/"], "not http:// (write https://"),
             (&["--tls-verify", "http://h/"], "--tls-verify applies"),
             (&["--tls-ca", "ca.pem", "grpc://h:1"], "--tls-ca needs --tls"),

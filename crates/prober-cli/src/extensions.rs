@@ -1,8 +1,9 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--send` and
-//! `--expect`. The watch-file fields of the same extensions are prober-k8s's.
+//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--send`,
+//! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
+//! extensions are prober-k8s's.
 
-use prober::{Pattern, ProbeSpec, StatusSet, unescape};
+use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
 
 use crate::args::{Failure, Parser};
 
@@ -14,6 +15,13 @@ pub struct CheckFlags {
     send: Option<String>,
     expect: Option<String>,
     keep_alive: bool,
+    method: Option<String>,
+    data: Option<String>,
+    unix_socket: Option<String>,
+    abstract_unix_socket: Option<String>,
+    rpc_headers: Vec<String>,
+    user_agent: Option<String>,
+    authority: Option<String>,
 }
 
 impl CheckFlags {
@@ -23,15 +31,42 @@ impl CheckFlags {
             self.keep_alive = true;
             return Ok(true);
         }
+        if opt == "--rpc-header" {
+            self.rpc_headers.push(p.text(opt)?);
+            return Ok(true);
+        }
         let slot = match opt {
             "--expect-status" => &mut self.expect_status,
             "--expect-body" => &mut self.expect_body,
             "--send" => &mut self.send,
             "--expect" => &mut self.expect,
+            "-X" | "--request" => &mut self.method,
+            "-d" | "--data" => &mut self.data,
+            "--unix-socket" => &mut self.unix_socket,
+            "--abstract-unix-socket" => &mut self.abstract_unix_socket,
+            "-A" | "--user-agent" => &mut self.user_agent,
+            "--authority" => &mut self.authority,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
         Ok(true)
+    }
+
+    /// The socket of curl's `--unix-socket PATH` or `--abstract-unix-socket NAME` (one of
+    /// them), checked.
+    pub fn unix_socket(&self, args: &Parser) -> Result<Option<UnixSocket>, Failure> {
+        match (&self.unix_socket, &self.abstract_unix_socket) {
+            (Some(_), Some(_)) => {
+                Err(args.usage("give --unix-socket or --abstract-unix-socket, not both"))
+            }
+            (Some(p), None) => {
+                UnixSocket::path(p).map(Some).map_err(|e| args.usage(format!("--unix-socket: {e}")))
+            }
+            (None, Some(n)) => UnixSocket::abstract_name(n.as_bytes())
+                .map(Some)
+                .map_err(|e| args.usage(format!("--abstract-unix-socket: {e}"))),
+            (None, None) => Ok(None),
+        }
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,
@@ -78,6 +113,8 @@ impl CheckFlags {
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
+        self.apply_request(args, spec, is_http)?;
+        self.apply_grpc(args, spec, is_http)?;
         if self.keep_alive {
             if !is_http {
                 return Err(args.usage("--keep-alive applies to http:// and https:// targets only"));
@@ -87,4 +124,97 @@ impl CheckFlags {
         }
         Ok(())
     }
+
+    /// `-X METHOD` and `-d DATA` as curl reads them: `-d` sends DATA (`@FILE`: the file's
+    /// bytes, as they are) with `POST` unless `-X` names another method, and with
+    /// `Content-Type: application/x-www-form-urlencoded` unless a `-H` sets one.
+    fn apply_request(
+        &self,
+        args: &Parser,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+    ) -> Result<(), Failure> {
+        if (self.method.is_some() || self.data.is_some()) && !is_http {
+            let opt = if self.method.is_some() { "-X/--request" } else { "-d/--data" };
+            return Err(args.usage(format!("{opt} applies to http:// and https:// targets only")));
+        }
+        if let Some(data) = &self.data {
+            let body = match data.strip_prefix('@') {
+                Some(path) => read_body_file(path).map_err(|e| args.usage(format!("-d: {e}")))?,
+                None => data.as_bytes().to_vec(),
+            };
+            spec.set_body(body).map_err(|e| args.usage(format!("-d: {e}")))?;
+            spec.set_method("POST").map_err(|e| args.usage(format!("-d: {e}")))?;
+            let has_type = match &spec.kind {
+                prober::ProbeKind::Http(h) => {
+                    h.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+                }
+                _ => true,
+            };
+            if !has_type {
+                spec.add_header("Content-Type", "application/x-www-form-urlencoded")
+                    .map_err(|e| args.usage(format!("-d: {e}")))?;
+            }
+        }
+        if let Some(m) = &self.method {
+            spec.set_method(m).map_err(|e| args.usage(format!("-X: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+impl CheckFlags {
+    /// grpc-health-probe's `-rpc-header 'key: value'`, `-user-agent` (curl's `-A/--user-agent`
+    /// for HTTP targets) and grpc-go's authority override.
+    fn apply_grpc(
+        &self,
+        args: &Parser,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+    ) -> Result<(), Failure> {
+        let is_grpc = matches!(spec.kind, prober::ProbeKind::Grpc(_));
+        if let Some(ua) = &self.user_agent {
+            if is_http {
+                // curl's -A: the User-Agent header (an empty one sends none).
+                spec.add_header("User-Agent", ua)
+                    .map_err(|e| args.usage(format!("--user-agent: {e}")))?;
+            } else if is_grpc {
+                spec.set_grpc_user_agent(ua)
+                    .map_err(|e| args.usage(format!("--user-agent: {e}")))?;
+            } else {
+                return Err(args
+                    .usage("--user-agent applies to http://, https:// and grpc:// targets only"));
+            }
+        }
+        if (!self.rpc_headers.is_empty() || self.authority.is_some()) && !is_grpc {
+            let opt = if self.authority.is_some() { "--authority" } else { "--rpc-header" };
+            return Err(
+                args.usage(format!("{opt} applies to grpc:// targets only (-H/--header for HTTP)"))
+            );
+        }
+        for h in &self.rpc_headers {
+            let Some((k, v)) = h.split_once(':') else {
+                return Err(
+                    args.usage(format!("--rpc-header: bad metadata {h:?} (expected 'key: value')"))
+                );
+            };
+            spec.add_grpc_metadata(k.trim(), v.trim_start())
+                .map_err(|e| args.usage(format!("--rpc-header: {e}")))?;
+        }
+        if let Some(a) = &self.authority {
+            spec.set_grpc_authority(a).map_err(|e| args.usage(format!("--authority: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of `-d @FILE`, at most the body limit (a larger file is refused, not cut).
+fn read_body_file(path: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    let mut body = Vec::new();
+    f.take(prober::MAX_BODY_LEN as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|e| format!("cannot read {path:?}: {e}"))?;
+    Ok(body)
 }

@@ -25,6 +25,8 @@ TARGET:
   tcp://HOST:PORT              TCP connect ([::1] for IPv6)
   grpc://HOST:PORT[/SERVICE]   gRPC health check of SERVICE (none: the whole server),
                                plaintext HTTP/2 (h2c) unless --tls is given
+  unix:///PATH, unix:PATH, unix-abstract:NAME
+                               connect to a Unix socket (as tcp://; gRPC's naming)
   -- CMD [ARG...]              run a command (no shell); exit 0 is success
 
 Options:
@@ -37,8 +39,10 @@ Options:
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 
-TLS options (https:// targets, and grpc:// targets with --tls):
-  --tls                  use TLS for a grpc:// target (no-op for https://)
+TLS options (https:// targets, grpc:// and tcp:// targets with --tls):
+  --tls                  use TLS for a grpc:// or tcp:// target (no-op for https://)
+  --starttls             tcp:// targets: --send/--expect in plain text (the server's
+                         go-ahead), then TLS on the same connection
   --tls-verify           verify the server's certificate against the system's roots
   --tls-ca FILE          verify it against the CA certificates in FILE (PEM) instead
   --tls-server-name NAME name sent as SNI and verified (default: the target's host)
@@ -47,6 +51,11 @@ TLS options (https:// targets, and grpc:// targets with --tls):
   --tls-min-version V    oldest TLS version accepted: 1.2 (default) or 1.3
 
 Beyond the kubelet (http:// and https:// targets):
+  -X, --request METHOD   request method instead of GET (any token: POST, HEAD, PURGE);
+                         HEAD reads no body
+  -d, --data DATA        send DATA as the body (@FILE: the file's bytes), with POST unless
+                         -X is given and a form Content-Type unless -H sets one, as curl;
+                         redirects: 301/302/303 turn POST into GET, 307/308 keep it
   --expect-status SET    statuses that are success, e.g. 200-299,418; any other final
                          status fails (reason status), 3xx included
   --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure
@@ -54,6 +63,22 @@ Beyond the kubelet (http:// and https:// targets):
   --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files);
                          harmless here: one run has no later run to reuse its connection,
                          which is closed when the run ends
+
+gRPC requests (grpc:// targets; grpc-health-probe's options):
+  --rpc-header 'K: v'    add request metadata (repeatable; keys sent in lower case, -bin
+                         keys take base64 values)
+  -A, --user-agent UA    user-agent instead of kube-probe/1.37 (for http(s):// targets:
+                         the User-Agent header, as curl's -A)
+  --authority HOST[:PORT]
+                         :authority instead of HOST:PORT (--tls-server-name sets it too,
+                         as grpc-go does)
+
+Unix sockets (http://, https:// and grpc:// targets; curl's options):
+  --unix-socket PATH     connect through the Unix socket PATH; the URL still gives Host,
+                         SNI and the path (grpc://HOST[/SERVICE] needs no port: HOST is
+                         the :authority, e.g. grpc://localhost/)
+  --abstract-unix-socket NAME
+                         the same through Linux's abstract socket NAME
 
 Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)

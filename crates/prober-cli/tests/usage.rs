@@ -68,10 +68,14 @@ fn tls_and_grpc_usage_errors_exit_64() {
         (&["grpc://127.0.0.1"], "missing port (expected grpc://HOST:PORT)"),
         (&["grpc://127.0.0.1:0/svc"], "invalid port 0"),
         (&["-H", "X: y", "grpc://127.0.0.1:1"], "applies to http"),
-        (&["--tls", "tcp://127.0.0.1:1"], "--tls applies to https:// and grpc:// targets only"),
+        (
+            &["--tls-verify", "tcp://127.0.0.1:1"],
+            "--tls-verify needs --tls or --starttls on tcp://",
+        ),
+        (&["--starttls", "grpc://127.0.0.1:1"], "--starttls applies to tcp:// targets only"),
         (
             &["--tls-verify", "--", "true"],
-            "--tls-verify applies to https:// and grpc:// targets only",
+            "--tls-verify applies to https://, grpc:// and tcp:// targets only",
         ),
         (
             &["--tls", "http://127.0.0.1:1/"],

@@ -9,20 +9,26 @@
 
 mod expect;
 mod gotext;
+mod metadata;
 mod outcome;
+mod request;
 mod schedule;
 mod spec;
+mod unix;
 pub mod url;
 
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::{format_duration, go_quote, os_error_text};
+pub use metadata::validate_metadata;
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
+pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
     HttpSpec, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions, TlsVerify,
     TlsVersion, validate_header, validate_host,
 };
+pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};
 
 // The README's examples are compiled and run with the doc tests.

@@ -11,12 +11,15 @@ use prober_grpc::GrpcProbe;
 use prober_http::{HttpPlan, HttpProbe};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
+use prober_transport::tcp_tls::TlsTcpProbe;
 
 /// The machine for one run of `spec`.
 #[derive(Debug)]
 pub enum AnyProbe {
     /// A TCP probe's run.
     Tcp(TcpProbe),
+    /// A TCP probe with TLS or STARTTLS (boxed: rare, and its TLS state is large).
+    TcpTls(Box<TlsTcpProbe>),
     /// An HTTP(S) probe's run (boxed: its machine is the largest).
     Http(Box<HttpProbe>),
     /// An exec probe's run.
@@ -91,6 +94,9 @@ impl AnyProbe {
             return AnyProbe::Panicking(Box::new(p));
         }
         match &spec.kind {
+            ProbeKind::Tcp(t) if t.tls.is_some() || t.starttls => {
+                AnyProbe::TcpTls(Box::new(TlsTcpProbe::new(t, spec.timeout)))
+            }
             ProbeKind::Tcp(t) => AnyProbe::Tcp(TcpProbe::new(t, spec.timeout)),
             ProbeKind::Http(h) => {
                 AnyProbe::Http(Box::new(HttpProbe::new(h, spec.timeout, spec.output_limit)))
@@ -106,6 +112,7 @@ impl AnyProbe {
     fn inner(&mut self) -> &mut dyn Machine {
         match self {
             AnyProbe::Tcp(m) => m,
+            AnyProbe::TcpTls(m) => m.as_mut(),
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
@@ -195,6 +202,7 @@ impl Machine for AnyProbe {
     fn wake_at(&self) -> Option<Instant> {
         match self {
             AnyProbe::Tcp(m) => m.wake_at(),
+            AnyProbe::TcpTls(m) => m.wake_at(),
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),

@@ -61,7 +61,7 @@ pub(crate) fn spec_status(e: &SpecError) -> prober_status {
         SpecError::InvalidSchedule(m) if m.contains("threshold") => PROBER_E_INVALID_THRESHOLD,
         SpecError::InvalidSchedule(_) => PROBER_E_INVALID_DURATION,
         SpecError::InvalidTls(_) => PROBER_E_INVALID_TLS,
-        SpecError::InvalidExpectation(_) => PROBER_E_INVALID,
+        SpecError::InvalidExpectation(_) | SpecError::InvalidRequest(_) => PROBER_E_INVALID,
         // A refusal this build has no status for yet: the generic one, with its text.
         _ => PROBER_E_INVALID,
     };

@@ -46,8 +46,9 @@ pub unsafe extern "C" fn prober_spec_new_grpc(
     })
 }
 
-/// The body of a TLS setter: `f` edits a copy of the spec's TLS options (HTTP and gRPC specs
-/// only), which replaces them unless `f` or the spec refuses it.
+/// The body of a TLS setter: `f` edits a copy of the spec's TLS options (HTTP, gRPC and TCP
+/// specs), which replaces them unless `f` or the spec refuses it. On a TCP spec the first
+/// setter turns TLS on (beyond the kubelet, issue 25).
 fn edit_tls(
     spec: *mut prober_spec,
     f: impl FnOnce(&mut TlsOptions) -> Result<(), prober_status>,
@@ -57,10 +58,11 @@ fn edit_tls(
         let mut tls = match &s.spec.kind {
             ProbeKind::Http(h) => h.tls.clone(),
             ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
+            ProbeKind::Tcp(t) => t.tls.clone().unwrap_or_default(),
             _ => {
                 return Err(set_error(
                     PROBER_E_WRONG_KIND,
-                    "TLS options apply to HTTP and gRPC probes only",
+                    "TLS options apply to HTTP, gRPC and TCP probes only",
                 ));
             }
         };
@@ -69,8 +71,10 @@ fn edit_tls(
     })
 }
 
-/// Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
-/// TLS for `https://` URLs and need no switch; for them this only checks the kind.
+/// Switches a gRPC probe to TLS with the current (default: unverified) options; a TCP probe
+/// too (beyond the kubelet: Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`; the TLS
+/// handshake must then succeed, and any send/expect runs inside TLS). HTTP probes use TLS for
+/// `https://` URLs and need no switch; for them this only checks the kind.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.

@@ -10,7 +10,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions};
+use prober_core::{
+    ClosePolicy, DEFAULT_USER_AGENT, GrpcSpec, Outcome, Reason, TlsOptions, UnixSocket,
+};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 use prober_transport::{ALPN_H2, Transport, TransportError};
@@ -45,8 +47,16 @@ enum State {
 #[derive(Debug)]
 pub struct GrpcProbe {
     target: Target,
-    /// `host:port` as Go's `net.JoinHostPort` writes it, for messages and `:authority`.
+    /// `host:port` as Go's `net.JoinHostPort` writes it, or the Unix socket in gRPC's naming
+    /// (`unix:///run/app.sock`), for messages.
     addr: String,
+    /// `:authority`: the spec's, else the TLS server name, else `host:port`, or the host alone
+    /// through a Unix socket (grpc-go sends `localhost` for `unix:` targets).
+    authority: String,
+    /// `user-agent`: the spec's or [`DEFAULT_USER_AGENT`].
+    user_agent: String,
+    /// Request metadata, sent after the protocol's own headers.
+    metadata: Vec<(String, String)>,
     service: String,
     dial: Dial,
     timeout: Duration,
@@ -66,19 +76,31 @@ pub struct GrpcProbe {
 impl GrpcProbe {
     /// A probe of `spec` that must finish within `timeout`.
     pub fn new(spec: &GrpcSpec, timeout: Duration) -> GrpcProbe {
-        let addr = if spec.host.contains(':') {
+        let host_port = if spec.host.contains(':') {
             format!("[{}]:{}", spec.host, spec.port)
         } else {
             format!("{}:{}", spec.host, spec.port)
         };
+        let (addr, default_authority) = match &spec.unix_socket {
+            Some(socket) => (grpc_target(socket), spec.host.clone()),
+            None => (host_port.clone(), host_port),
+        };
+        // grpc-go: an explicit authority (`WithAuthority`), else the TLS server name when one
+        // is set (grpc-health-probe's `-tls-server-name`), else the target's.
+        let tls_name = spec.tls.as_ref().and_then(|t| t.server_name.clone());
+        let authority = spec.authority.clone().or(tls_name).unwrap_or(default_authority);
         GrpcProbe {
+            user_agent: spec.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
+            metadata: spec.metadata.clone(),
             target: Target {
                 host: spec.host.clone(),
                 port: spec.port,
                 close: spec.close,
                 tls: spec.tls.clone(),
+                unix: spec.unix_socket.clone(),
             },
             addr,
+            authority,
             service: spec.service.clone(),
             dial: Dial::new(),
             timeout,
@@ -146,14 +168,17 @@ impl GrpcProbe {
         let request = h2::Request {
             method: "POST".into(),
             scheme: if tls { "https" } else { "http" }.into(),
-            authority: self.addr.clone(),
+            authority: self.authority.clone(),
             path: health::PATH.into(),
-            headers: vec![
-                ("content-type".into(), "application/grpc".into()),
-                ("user-agent".into(), DEFAULT_USER_AGENT.into()),
+            headers: [
+                ("content-type".to_string(), "application/grpc".to_string()),
+                ("user-agent".into(), self.user_agent.clone()),
                 ("te".into(), "trailers".into()),
                 ("grpc-timeout".into(), grpc_timeout),
-            ],
+            ]
+            .into_iter()
+            .chain(self.metadata.iter().cloned())
+            .collect(),
             body: health::encode_request(&self.service),
         };
         self.state = State::Open { io, h2: Box::new(h2::Client::new(request)) };
@@ -337,6 +362,7 @@ struct Target {
     port: u16,
     close: ClosePolicy,
     tls: Option<TlsOptions>,
+    unix: Option<UnixSocket>,
 }
 
 impl Target {
@@ -351,7 +377,17 @@ impl Target {
             nodelay: true,
             // gRPC probes make one connection per run, as the kubelet.
             keep_alive: false,
+            unix: self.unix.as_ref(),
         }
+    }
+}
+
+/// A Unix socket in gRPC's naming, as grpc-health-probe's `-addr` takes it.
+fn grpc_target(socket: &UnixSocket) -> String {
+    match socket {
+        UnixSocket::Path(p) if p.is_absolute() => format!("unix://{}", p.display()),
+        UnixSocket::Path(p) => format!("unix:{}", p.display()),
+        UnixSocket::Abstract(n) => format!("unix-abstract:{}", String::from_utf8_lossy(n)),
     }
 }
 

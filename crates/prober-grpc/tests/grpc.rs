@@ -496,3 +496,106 @@ fn cancel_closes_the_connection() {
     assert_eq!(end, "reset");
     server.join().unwrap();
 }
+
+/// gRPC health over a Unix socket (grpc-health-probe's `-addr unix:///path`, issue 25), with
+/// grpc-go's server listening on a socket file and on an abstract name.
+#[test]
+fn health_over_unix_sockets() {
+    use prober_core::UnixSocket;
+    let dir = std::env::temp_dir().join(format!("prober-grpc-unix-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.sock");
+    let _server =
+        HealthServer::start(&["-unix", path.to_str().unwrap(), "-status", "down=NOT_SERVING"]);
+    let target = format!("unix://{}", path.display());
+    let socket = UnixSocket::parse(&target).unwrap();
+    let s = ProbeSpec::grpc_unix(socket.clone(), "").unwrap().with_timeout(TIMEOUT).unwrap();
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    let s = ProbeSpec::grpc_unix(socket, "down").unwrap().with_timeout(TIMEOUT).unwrap();
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Failure, "{o:?}");
+    assert_eq!(o.message, "service unhealthy (responded with \"NOT_SERVING\")");
+
+    let name = format!("prober-grpc-test-{}", std::process::id());
+    let _abstract = HealthServer::start(&["-unix", &format!("@{name}")]);
+    let socket = UnixSocket::parse(&format!("unix-abstract:{name}")).unwrap();
+    let o = run(&ProbeSpec::grpc_unix(socket, "").unwrap().with_timeout(TIMEOUT).unwrap());
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+
+    let gone = dir.join("gone.sock");
+    let socket = UnixSocket::path(&gone).unwrap();
+    let o = run(&ProbeSpec::grpc_unix(socket, "").unwrap().with_timeout(TIMEOUT).unwrap());
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Refused), "{o:?}");
+    assert_eq!(
+        o.message,
+        format!(
+            "error: failed to connect service at \"unix://{0}\": dial unix {0}: connect: no such file or directory",
+            gone.display()
+        )
+    );
+}
+
+/// Metadata, user agent and authority (grpc-health-probe's `-rpc-header`, `-user-agent`,
+/// `-tls-server-name`; issue 25), checked by grpc-go's server; a refusal shows the server's
+/// grpc-status and its (percent-decoded) grpc-message.
+#[test]
+fn metadata_user_agent_and_authority() {
+    let s = HealthServer::start(&[
+        "-require-metadata",
+        "authorization=Bearer t0ken",
+        "-require-metadata",
+        "trace-bin=hello",
+        "-require-user-agent",
+        "grpc_health_probe",
+        "-require-authority",
+        "health.internal:443",
+    ]);
+    let mut sp = spec(s.port(), "");
+    let o = run(&sp);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Status), "{o:?}");
+    assert_eq!(
+        o.message,
+        "error: health rpc probe failed: rpc error: code = PermissionDenied desc = user-agent \"kube-probe/1.37\""
+    );
+    sp.set_grpc_user_agent("grpc_health_probe").unwrap();
+    let o = run(&sp);
+    assert_eq!(
+        o.message,
+        "error: health rpc probe failed: rpc error: code = Unauthenticated desc = missing metadata authorization: 100% denied"
+    );
+    sp.add_grpc_metadata("Authorization", "Bearer t0ken").unwrap();
+    sp.add_grpc_metadata("trace-bin", "aGVsbG8").unwrap(); // "hello", unpadded
+    let o = run(&sp);
+    assert!(o.message.contains("code = PermissionDenied desc = authority [\"127.0.0.1:"), "{o:?}");
+    sp.set_grpc_authority("health.internal:443").unwrap();
+    let o = run(&sp);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+}
+
+/// grpc-health-probe's `-tls-server-name`: the name is SNI, what the certificate is verified
+/// against, and (as grpc-go does) the `:authority`, unless an authority is set.
+#[cfg(feature = "tls")]
+#[test]
+fn tls_server_name_is_the_authority() {
+    let p = pki("authority");
+    let s = HealthServer::start(&[
+        "-tls-cert",
+        arg(&p.cert),
+        "-tls-key",
+        arg(&p.key),
+        "-require-authority",
+        "localhost",
+    ]);
+    let named = TlsOptions {
+        verify: TlsVerify::CaFile(p.ca_file.clone()),
+        server_name: Some("localhost".into()),
+        ..TlsOptions::default()
+    };
+    assert_healthy(&check_tls(s.port(), named.clone()));
+    let mut sp = spec(s.port(), "").with_tls(named).unwrap();
+    sp.set_grpc_authority("other:1").unwrap();
+    let o = run(&sp);
+    assert!(o.message.contains("code = PermissionDenied desc = authority [\"other:1\"]"), "{o:?}");
+}

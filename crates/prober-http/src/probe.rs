@@ -19,8 +19,8 @@ use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
-use crate::redirect::{Decision, Hop, Redirects};
-use crate::request::{build_request_with, host_override, user_wants_close};
+use crate::redirect::{Decision, Hop, Redirects, error_op};
+use crate::request::{Message, build_request_with, host_override, user_wants_close};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 use crate::verdict::{evaluate, evaluate_expected};
 use prober_transport::{ALPN_HTTP1, Transport, TransportError};
@@ -116,6 +116,7 @@ impl HttpPlan {
             host_override.as_deref(),
             None,
             keep_alive,
+            Message { method: &spec.method, body: &spec.body },
         );
         HttpPlan { spec, host_override, request, keep_alive }
     }
@@ -187,6 +188,27 @@ impl HttpProbe {
         self.hop.as_ref().map_or(&self.plan.spec.url, |h| &h.url)
     }
 
+    /// The method and body of the current hop's request: the spec's, or a `GET` without body
+    /// once a 301, 302 or 303 changed it (Go's client).
+    fn message(&self) -> Message<'_> {
+        match &self.hop {
+            Some(hop) if hop.as_get => Message::GET,
+            _ => Message { method: &self.plan.spec.method, body: &self.plan.spec.body },
+        }
+    }
+
+    /// The start of an error message, as Go's client wraps it in a `url.Error`: the first
+    /// request's method (`Get`, `Post`) and the current URL.
+    fn op_url(&self) -> String {
+        format!("{} \"{}\"", error_op(&self.plan.spec.method), self.url())
+    }
+
+    /// Whether a request that failed on a reused connection may be sent again: Go's
+    /// `isReplayable` (`GET`, `HEAD`, `OPTIONS`, `TRACE`); a `POST` is not repeated.
+    fn replayable(&self) -> bool {
+        matches!(self.message().method, "GET" | "HEAD" | "OPTIONS" | "TRACE")
+    }
+
     /// Time from the start of the run to `now`. Phases are stamped with the clock read where
     /// they end (`Instant::now()`), not the driver's reading for the call: one call can carry a
     /// run through several phases.
@@ -228,7 +250,7 @@ impl HttpProbe {
                     DialError::Setup { reason, message } => Outcome::unknown(reason, message),
                     // Failure, or Unknown when the node ran out of something (reason resource).
                     DialError::Connect { reason, detail } => {
-                        let msg = format!("Get \"{}\": {detail}", self.url());
+                        let msg = format!("{}: {detail}", self.op_url());
                         Outcome::new(reason.failed_result(), reason, msg)
                     }
                 };
@@ -247,6 +269,7 @@ impl HttpProbe {
                 hop.host_override.as_deref(),
                 hop.referer.as_deref(),
                 self.plan.keep_alive,
+                self.message(),
             )),
         };
         self.state = State::Writing { conn, request, written: 0 };
@@ -313,14 +336,14 @@ impl HttpProbe {
     fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Transport, mut parser: HeadParser) -> Next {
         loop {
             match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
-                Ok(0) if self.first_byte.is_none() && self.dial.reused() => {
+                Ok(0) if self.first_byte.is_none() && self.dial.reused() && self.replayable() => {
                     return Next::Return(self.retry(cx, conn));
                 }
                 Ok(0) => {
                     // What arrived is read as Go reads it, the unfinished last line too: a
                     // malformed head is reported as such, not as an early EOF.
                     let e = parser.eof(&self.buf);
-                    let msg = format!("Get \"{}\": {e}", self.url());
+                    let msg = format!("{}: {e}", self.op_url());
                     return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));
                 }
                 Ok(n) => {
@@ -338,7 +361,7 @@ impl HttpProbe {
                             }
                             Ok(HeadStatus::Complete(head)) => return self.on_head(cx, conn, &head),
                             Err(e) => {
-                                let msg = format!("Get \"{}\": {e}", self.url());
+                                let msg = format!("{}: {e}", self.op_url());
                                 return Next::Return(self.fail(
                                     cx,
                                     Some(conn),
@@ -363,24 +386,31 @@ impl HttpProbe {
 
     fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: &ResponseHead) -> Next {
         self.last_status = Some(head.status);
-        let (current, host_override) = match &self.hop {
-            Some(hop) => (&hop.url, hop.host_override.as_deref()),
-            None => (&self.plan.spec.url, self.plan.host_override.as_deref()),
+        let (current, host_override, as_get) = match &self.hop {
+            Some(hop) => (&hop.url, hop.host_override.as_deref(), hop.as_get),
+            None => (&self.plan.spec.url, self.plan.host_override.as_deref(), false),
         };
+        let method = if as_get { "GET" } else { self.plan.spec.method.as_str() };
+        // A response to HEAD has no body, whatever its head announces (RFC 9110 9.3.2).
+        let framing = if method == "HEAD" { Framing::Length(0) } else { head.framing };
+        // The first request's method: Go names it in errors, and only it decides whether a
+        // 301, 302 or 303 makes the next request a GET (a GET made so stays one).
         let decision = self.redirects.decide(
             &self.plan.spec.url,
             current,
             host_override,
+            &self.plan.spec.method,
             head.status,
             head.location.as_deref(),
         );
         match decision {
-            Decision::Follow(hop) => {
-                let read_first = match head.framing {
+            Decision::Follow(mut hop) => {
+                hop.as_get |= as_get;
+                let read_first = match framing {
                     Framing::Length(n) => n > 0 && n <= REDIRECT_BODY_READ as u64,
                     Framing::Chunked | Framing::Close => true,
                 };
-                let mut reader = BodyReader::new(head.framing, REDIRECT_BODY_READ);
+                let mut reader = BodyReader::new(framing, REDIRECT_BODY_READ);
                 let more = read_first
                     && matches!(reader.feed(&self.buf[head.len..]), Ok(BodyProgress::NeedMore));
                 self.buf.clear();
@@ -399,7 +429,7 @@ impl HttpProbe {
             }
             Decision::Final => {
                 let keep = self.plan.keep_alive && !head.close;
-                let mut reader = BodyReader::new(head.framing, self.output_limit);
+                let mut reader = BodyReader::new(framing, self.output_limit);
                 let progress = reader.feed(&self.buf[head.len..]);
                 self.buf.clear();
                 match progress {
@@ -522,7 +552,7 @@ impl HttpProbe {
         conn.close(cx);
         if self.deadline.is_some_and(|d| cx.now >= d) {
             self.state = State::Done;
-            let msg = format!("Get \"{}\": {HEADERS_TIMEOUT}", self.url());
+            let msg = format!("{}: {HEADERS_TIMEOUT}", self.op_url());
             return self.fail(cx, None, Reason::Timeout, msg, None);
         }
         self.buf.clear();
@@ -560,7 +590,7 @@ impl HttpProbe {
         e: &crate::body::BodyError,
     ) -> Step {
         let reason = if e.is_protocol() { Reason::Protocol } else { Reason::BrokenBody };
-        let msg = format!("Get \"{}\": {e}", self.url());
+        let msg = format!("{}: {e}", self.op_url());
         let sink = reader.into_sink();
         let body = Some((sink.total(), sink.into_kept()));
         self.fail(cx, Some(conn), reason, msg, body)
@@ -576,11 +606,11 @@ impl HttpProbe {
         e: &TransportError,
         body: Option<(u64, Vec<u8>)>,
     ) -> Step {
-        if self.first_byte.is_none() && self.dial.reused() {
+        if self.first_byte.is_none() && self.dial.reused() && self.replayable() {
             return self.retry(cx, conn);
         }
         let (reason, detail) = e.describe(&mut conn);
-        let msg = format!("Get \"{}\": {detail}", self.url());
+        let msg = format!("{}: {detail}", self.op_url());
         self.fail(cx, Some(conn), reason, msg, body)
     }
 
@@ -693,7 +723,8 @@ impl Machine for HttpProbe {
             State::Idle | State::Done => None,
         };
         let why = if in_body { BODY_TIMEOUT } else { HEADERS_TIMEOUT };
-        let msg = format!("Get \"{}\": {why}", next_url.as_ref().unwrap_or(self.url()));
+        let op = error_op(&self.plan.spec.method);
+        let msg = format!("{op} \"{}\": {why}", next_url.as_ref().unwrap_or(self.url()));
         self.fail(cx, None, Reason::Timeout, msg, body)
     }
 
@@ -738,6 +769,8 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
         nodelay: https,
         keep_alive: plan.keep_alive,
+        // Every hop goes through the socket, as curl's --unix-socket sends every request.
+        unix: plan.spec.unix_socket.as_ref(),
     }
 }
 

@@ -18,6 +18,10 @@
 //! - A user `Host` override is carried over a redirect only when `Location` is relative (no
 //!   scheme and not `//host`); the other user headers are sent on every hop. Each redirected
 //!   request carries `Referer: <previous url>` unless it goes from https to http (Go).
+//! - The method, as Go's client redirects: 301, 302 and 303 turn any method but `GET` and `HEAD`
+//!   into a `GET` without body ([`Hop::as_get`]); 307 and 308 keep the method and the body.
+//!   Messages start with the first request's method as Go's `url.Error` writes it (`Get`,
+//!   `Post`, `Head`).
 
 use prober_core::{RedirectPolicy, Scheme, Url, UrlError};
 
@@ -46,6 +50,20 @@ pub struct Hop {
     pub host_override: Option<String>,
     /// `Referer` for the next request.
     pub referer: Option<String>,
+    /// The next request is a `GET` without body: a 301, 302 or 303 answered a method other
+    /// than `GET` and `HEAD` (the probe keeps it so for the later hops of the run).
+    pub as_get: bool,
+}
+
+/// The method as Go's `url.Error` names the operation: the first letter kept, the rest in lower
+/// case (`Get`, `Post`, `Options`).
+pub fn error_op(method: &str) -> String {
+    let mut chars = method.chars();
+    chars.next().map_or_else(String::new, |first| {
+        let mut op = first.to_string();
+        op.push_str(&chars.as_str().to_ascii_lowercase());
+        op
+    })
 }
 
 /// Follows the redirects of one probe run.
@@ -72,12 +90,14 @@ impl Redirects {
     }
 
     /// Decides about a response with `status` and `location` to a request for `current`, which
-    /// was sent with `host_override`, in a run that started at `original`.
+    /// was sent with `host_override`, in a run that started at `original` with `method` (Go
+    /// names the first request's method in errors).
     pub fn decide(
         &mut self,
         original: &Url,
         current: &Url,
         host_override: Option<&str>,
+        method: &str,
         status: u16,
         location: Option<&str>,
     ) -> Decision {
@@ -106,12 +126,14 @@ impl Redirects {
                     return Decision::Final;
                 }
                 return Decision::BadLocation(format!(
-                    "Get {loc:?}: unsupported protocol scheme {scheme:?}"
+                    "{} {loc:?}: unsupported protocol scheme {scheme:?}",
+                    error_op(method)
                 ));
             }
             Err(e) => {
                 return Decision::BadLocation(format!(
-                    "Get \"{current}\": failed to parse Location header {loc:?}: {e}"
+                    "{} \"{current}\": failed to parse Location header {loc:?}: {e}",
+                    error_op(method)
                 ));
             }
         };
@@ -129,7 +151,8 @@ impl Redirects {
         // the raw Location in that error, not the resolved URL.
         if self.followed + 1 >= MAX_REDIRECTS {
             return Decision::TooMany(format!(
-                "Get {loc:?}: stopped after {MAX_REDIRECTS} redirects"
+                "{} {loc:?}: stopped after {MAX_REDIRECTS} redirects",
+                error_op(method)
             ));
         }
         self.followed += 1;
@@ -137,7 +160,9 @@ impl Redirects {
         let host_override = if relative { host_override.map(str::to_string) } else { None };
         let referer = (!(current.scheme() == Scheme::Https && target.scheme() == Scheme::Http))
             .then(|| current.to_string());
-        Decision::Follow(Hop { url: target, host_override, referer })
+        // Go's `redirectBehavior`: 301, 302 and 303 keep only GET and HEAD.
+        let as_get = matches!(status, 301..=303) && method != "GET" && method != "HEAD";
+        Decision::Follow(Hop { url: target, host_override, referer, as_get })
     }
 }
 
@@ -174,17 +199,49 @@ mod tests {
         let cur = url("http://127.0.0.1:8080/");
         for code in [301, 302, 303, 307, 308] {
             let mut r = Redirects::new(RedirectPolicy::SameHost);
-            let hop = follow(r.decide(&cur, &cur, None, code, Some("/new")));
+            let hop = follow(r.decide(&cur, &cur, None, "GET", code, Some("/new")));
             assert_eq!(hop.url.to_string(), "http://127.0.0.1:8080/new");
             assert_eq!(hop.referer.as_deref(), Some("http://127.0.0.1:8080/"));
         }
         for code in [200, 300, 304, 305, 306, 404, 500] {
             let mut r = Redirects::new(RedirectPolicy::SameHost);
-            assert_eq!(r.decide(&cur, &cur, None, code, Some("/new")), Decision::Final, "{code}");
+            assert_eq!(
+                r.decide(&cur, &cur, None, "GET", code, Some("/new")),
+                Decision::Final,
+                "{code}"
+            );
         }
         let mut r = Redirects::new(RedirectPolicy::SameHost);
-        assert_eq!(r.decide(&cur, &cur, None, 308, None), Decision::Final);
-        assert_eq!(r.decide(&cur, &cur, None, 302, Some("")), Decision::Final);
+        assert_eq!(r.decide(&cur, &cur, None, "GET", 308, None), Decision::Final);
+        assert_eq!(r.decide(&cur, &cur, None, "GET", 302, Some("")), Decision::Final);
+    }
+
+    #[test]
+    fn methods_as_go_redirects_them() {
+        let cur = url("http://h/");
+        for (method, code, as_get) in [
+            ("POST", 301, true),
+            ("POST", 302, true),
+            ("PUT", 303, true),
+            ("HEAD", 303, false),
+            ("GET", 302, false),
+            ("POST", 307, false),
+            ("PATCH", 308, false),
+        ] {
+            let mut r = Redirects::new(RedirectPolicy::SameHost);
+            let hop = follow(r.decide(&cur, &cur, None, method, code, Some("/n")));
+            assert_eq!(hop.as_get, as_get, "{method} {code}");
+        }
+        let mut r = Redirects::new(RedirectPolicy::SameHost);
+        assert_eq!(
+            r.decide(&cur, &cur, None, "POST", 302, Some("http://h:x/")),
+            Decision::BadLocation(
+                "Post \"http://h/\": failed to parse Location header \"http://h:x/\": invalid port \"x\" in URL (expected 1 to 65535)"
+                    .into()
+            )
+        );
+        assert_eq!(error_op("OPTIONS"), "Options");
+        assert_eq!(error_op("m-search"), "m-search");
     }
 
     #[test]
@@ -195,25 +252,34 @@ mod tests {
         let https = Some("https://127.0.0.1:8443/");
 
         let mut r = Redirects::new(RedirectPolicy::SameHost);
-        assert_eq!(follow(r.decide(&orig, &orig, None, 302, other_port)).url.port(), 9090);
-        assert_eq!(follow(r.decide(&orig, &orig, None, 302, https)).url.scheme(), Scheme::Https);
-        assert_eq!(r.decide(&orig, &orig, None, 302, other_host), Decision::Final);
-        assert_eq!(r.decide(&orig, &orig, None, 302, Some("http://0.0.0.0/fail")), Decision::Final);
+        assert_eq!(follow(r.decide(&orig, &orig, None, "GET", 302, other_port)).url.port(), 9090);
+        assert_eq!(
+            follow(r.decide(&orig, &orig, None, "GET", 302, https)).url.scheme(),
+            Scheme::Https
+        );
+        assert_eq!(r.decide(&orig, &orig, None, "GET", 302, other_host), Decision::Final);
+        assert_eq!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("http://0.0.0.0/fail")),
+            Decision::Final
+        );
 
         let mut r = Redirects::new(RedirectPolicy::SameOrigin);
-        assert_eq!(r.decide(&orig, &orig, None, 302, other_port), Decision::Final);
-        assert_eq!(r.decide(&orig, &orig, None, 302, https), Decision::Final);
-        assert_eq!(r.decide(&orig, &orig, None, 302, other_host), Decision::Final);
-        assert!(matches!(r.decide(&orig, &orig, None, 302, Some("/x")), Decision::Follow(_)));
+        assert_eq!(r.decide(&orig, &orig, None, "GET", 302, other_port), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, "GET", 302, https), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, "GET", 302, other_host), Decision::Final);
+        assert!(matches!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("/x")),
+            Decision::Follow(_)
+        ));
 
         let mut r = Redirects::new(RedirectPolicy::None);
-        assert_eq!(r.decide(&orig, &orig, None, 302, Some("/x")), Decision::Final);
-        assert_eq!(r.decide(&orig, &orig, None, 302, Some("http://[::1")), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, "GET", 302, Some("/x")), Decision::Final);
+        assert_eq!(r.decide(&orig, &orig, None, "GET", 302, Some("http://[::1")), Decision::Final);
 
         // The comparison is always with the original request, not the previous hop.
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         let cur = url("http://127.0.0.1:9090/a");
-        assert_eq!(r.decide(&orig, &cur, None, 302, other_host), Decision::Final);
+        assert_eq!(r.decide(&orig, &cur, None, "GET", 302, other_host), Decision::Final);
     }
 
     #[test]
@@ -228,7 +294,7 @@ mod tests {
         ] {
             let orig = url(orig);
             let mut r = Redirects::new(RedirectPolicy::SameHost);
-            let d = r.decide(&orig, &orig, None, 302, Some(loc));
+            let d = r.decide(&orig, &orig, None, "GET", 302, Some(loc));
             assert_eq!(matches!(d, Decision::Follow(_)), followed, "{loc}: {d:?}");
         }
     }
@@ -238,15 +304,21 @@ mod tests {
         let orig = url("http://127.0.0.1:8080/");
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         assert_eq!(
-            r.decide(&orig, &orig, None, 302, Some("ftp://127.0.0.1/x")),
+            r.decide(&orig, &orig, None, "GET", 302, Some("ftp://127.0.0.1/x")),
             Decision::BadLocation(
                 r#"Get "ftp://127.0.0.1/x": unsupported protocol scheme "ftp""#.into()
             )
         );
-        assert_eq!(r.decide(&orig, &orig, None, 302, Some("ftp://elsewhere/x")), Decision::Final);
+        assert_eq!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("ftp://elsewhere/x")),
+            Decision::Final
+        );
         // Another policy refuses a change of scheme: the 3xx is the final response.
         let mut r = Redirects::new(RedirectPolicy::SameOrigin);
-        assert_eq!(r.decide(&orig, &orig, None, 302, Some("ftp://127.0.0.1/x")), Decision::Final);
+        assert_eq!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("ftp://127.0.0.1/x")),
+            Decision::Final
+        );
     }
 
     #[test]
@@ -254,7 +326,7 @@ mod tests {
         let cur = url("http://127.0.0.1:8080/bad-location");
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         assert_eq!(
-            r.decide(&cur, &cur, None, 302, Some("http://[::1")),
+            r.decide(&cur, &cur, None, "GET", 302, Some("http://[::1")),
             Decision::BadLocation(
                 "Get \"http://127.0.0.1:8080/bad-location\": failed to parse Location header \
                  \"http://[::1\": invalid host \"[::1\" in URL"
@@ -269,17 +341,23 @@ mod tests {
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         for i in 0..MAX_REDIRECTS - 1 {
             assert!(
-                matches!(r.decide(&orig, &orig, None, 302, Some("/loop")), Decision::Follow(_)),
+                matches!(
+                    r.decide(&orig, &orig, None, "GET", 302, Some("/loop")),
+                    Decision::Follow(_)
+                ),
                 "{i}"
             );
         }
         assert_eq!(r.followed(), 9);
         assert_eq!(
-            r.decide(&orig, &orig, None, 302, Some("/loop")),
+            r.decide(&orig, &orig, None, "GET", 302, Some("/loop")),
             Decision::TooMany("Get \"/loop\": stopped after 10 redirects".into())
         );
         // A refused target is still a final response, even past the limit.
-        assert_eq!(r.decide(&orig, &orig, None, 302, Some("http://other/")), Decision::Final);
+        assert_eq!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("http://other/")),
+            Decision::Final
+        );
     }
 
     #[test]
@@ -288,32 +366,44 @@ mod tests {
         let mut r = Redirects::new(RedirectPolicy::SameHost);
         let h = Some("www.success.com");
         assert_eq!(
-            follow(r.decide(&orig, &orig, h, 302, Some("/success"))).host_override.as_deref(),
+            follow(r.decide(&orig, &orig, h, "GET", 302, Some("/success")))
+                .host_override
+                .as_deref(),
             h
         );
         assert_eq!(
-            follow(r.decide(&orig, &orig, h, 302, Some("success"))).host_override.as_deref(),
+            follow(r.decide(&orig, &orig, h, "GET", 302, Some("success"))).host_override.as_deref(),
             h
         );
-        assert_eq!(follow(r.decide(&orig, &orig, h, 302, Some("?q"))).host_override.as_deref(), h);
         assert_eq!(
-            follow(r.decide(&orig, &orig, h, 302, Some("//127.0.0.1:1/x"))).host_override,
+            follow(r.decide(&orig, &orig, h, "GET", 302, Some("?q"))).host_override.as_deref(),
+            h
+        );
+        assert_eq!(
+            follow(r.decide(&orig, &orig, h, "GET", 302, Some("//127.0.0.1:1/x"))).host_override,
             None
         );
         assert_eq!(
-            follow(r.decide(&orig, &orig, h, 302, Some("http://127.0.0.1:8080/x"))).host_override,
+            follow(r.decide(&orig, &orig, h, "GET", 302, Some("http://127.0.0.1:8080/x")))
+                .host_override,
             None
         );
-        assert_eq!(follow(r.decide(&orig, &orig, None, 302, Some("/x"))).host_override, None);
+        assert_eq!(
+            follow(r.decide(&orig, &orig, None, "GET", 302, Some("/x"))).host_override,
+            None
+        );
     }
 
     #[test]
     fn referer_not_sent_from_https_to_http() {
         let orig = url("https://h/");
         let mut r = Redirects::new(RedirectPolicy::SameHost);
-        assert_eq!(follow(r.decide(&orig, &orig, None, 302, Some("http://h/"))).referer, None);
         assert_eq!(
-            follow(r.decide(&orig, &orig, None, 302, Some("/x"))).referer.as_deref(),
+            follow(r.decide(&orig, &orig, None, "GET", 302, Some("http://h/"))).referer,
+            None
+        );
+        assert_eq!(
+            follow(r.decide(&orig, &orig, None, "GET", 302, Some("/x"))).referer.as_deref(),
             Some("https://h/")
         );
     }

@@ -16,8 +16,10 @@
 //!   adds it next to any other user value, and so do we).
 //! - `Referer` on redirected requests: the previous URL, unless the user set one or the redirect
 //!   goes from `https` to `http` (Go's `refererForURL`).
-//! - User `Content-Length`, `Transfer-Encoding` and `Trailer` are dropped, as Go drops them: a GET
-//!   probe has no body.
+//! - User `Content-Length`, `Transfer-Encoding` and `Trailer` are dropped, as Go drops them. The
+//!   method is the spec's (`GET` by default); a body is sent with `Content-Length: N` right after
+//!   `User-Agent`, and `POST`, `PUT` and `PATCH` without a body send `Content-Length: 0` (Go's
+//!   `transferWriter.shouldSendContentLength`).
 //! - Never `Accept-Encoding` by default (no compression) and never a proxy: the request is
 //!   always in origin form and sent straight to the URL's host.
 
@@ -64,6 +66,25 @@ pub fn host_override(headers: &[(String, String)]) -> Option<String> {
     (!v.is_empty()).then(|| v.to_string())
 }
 
+/// The method and body of one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Message<'a> {
+    /// The method, a token (validated by the spec).
+    pub method: &'a str,
+    /// The body; empty for none.
+    pub body: &'a [u8],
+}
+
+impl Message<'_> {
+    /// A GET without body: the kubelet's request.
+    pub const GET: Message<'static> = Message { method: "GET", body: b"" };
+
+    /// Whether Go's client sends a `Content-Length` for this message.
+    fn sends_length(&self) -> bool {
+        !self.body.is_empty() || matches!(self.method, "POST" | "PUT" | "PATCH")
+    }
+}
+
 /// Builds the bytes of one GET request for `url`.
 ///
 /// `host_override` is the virtual host to send instead of the URL's (see [`host_override`]; on
@@ -76,7 +97,7 @@ pub fn build_request(
     host_override: Option<&str>,
     referer: Option<&str>,
 ) -> Vec<u8> {
-    build_request_with(url, headers, user_agent, host_override, referer, false)
+    build_request_with(url, headers, user_agent, host_override, referer, false, Message::GET)
 }
 
 /// Whether the user's headers ask the server to close the connection (`Connection: close`):
@@ -87,8 +108,9 @@ pub fn user_wants_close(headers: &[(String, String)]) -> bool {
         .any(|(n, v)| n.trim().eq_ignore_ascii_case("connection") && lists_close(v.as_bytes()))
 }
 
-/// [`build_request`], and with `keep_alive` without the `Connection: close` the kubelet's
-/// client sends (a `Connection` header of the user's is still sent as given).
+/// [`build_request`] with the method and body of `msg`, and with `keep_alive` without the
+/// `Connection: close` the kubelet's client sends (a `Connection` header of the user's is still
+/// sent as given).
 pub fn build_request_with(
     url: &Url,
     headers: &[(String, String)],
@@ -96,6 +118,7 @@ pub fn build_request_with(
     host_override: Option<&str>,
     referer: Option<&str>,
     keep_alive: bool,
+    msg: Message<'_>,
 ) -> Vec<u8> {
     let mut map = header_map(headers);
 
@@ -134,8 +157,9 @@ pub fn build_request_with(
         }
     }
 
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(b"GET ");
+    let mut out = Vec::with_capacity(256 + msg.body.len());
+    out.extend_from_slice(msg.method.as_bytes());
+    out.push(b' ');
     out.extend_from_slice(url.request_target().as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     out.extend_from_slice(host.as_bytes());
@@ -143,12 +167,16 @@ pub fn build_request_with(
     if !ua.is_empty() {
         push_header(&mut out, "User-Agent", &ua);
     }
+    if msg.sends_length() {
+        push_header(&mut out, "Content-Length", &msg.body.len().to_string());
+    }
     for (name, values) in &map {
         for v in values {
             push_header(&mut out, name, trim(v));
         }
     }
     out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(msg.body);
     out
 }
 
@@ -288,11 +316,36 @@ mod tests {
         let url = Url::parse("http://h/").unwrap();
         let r = String::from_utf8(build_request(&url, &[], "ua", None, None)).unwrap();
         let kept =
-            String::from_utf8(build_request_with(&url, &[], "ua", None, None, true)).unwrap();
+            String::from_utf8(build_request_with(&url, &[], "ua", None, None, true, Message::GET))
+                .unwrap();
         assert!(r.contains("Connection: close\r\n"), "{r}");
         assert_eq!(kept, r.replace("Connection: close\r\n", ""));
         assert!(user_wants_close(&[("connection".into(), "Keep-Alive, Close".into())]));
         assert!(!user_wants_close(&[("Connection".into(), "keep-alive".into())]));
+    }
+
+    #[test]
+    fn methods_and_bodies_like_go() {
+        let url = Url::parse("http://h/x").unwrap();
+        let build = |method, body: &[u8], headers: &[(&str, &str)]| {
+            let msg = Message { method, body };
+            String::from_utf8(build_request_with(&url, &h(headers), "ua", None, None, false, msg))
+                .unwrap()
+        };
+        assert_eq!(
+            build("POST", b"{\"a\":1}", &[("Content-Type", "application/json")]),
+            "POST /x HTTP/1.1\r\nHost: h\r\nUser-Agent: ua\r\nContent-Length: 7\r\n\
+             Accept: */*\r\nConnection: close\r\nContent-Type: application/json\r\n\r\n{\"a\":1}"
+        );
+        // POST, PUT and PATCH say Content-Length: 0 without a body; others say nothing.
+        assert!(build("PUT", b"", &[]).contains("Content-Length: 0\r\n"));
+        assert!(!build("DELETE", b"", &[]).contains("Content-Length"));
+        assert!(!build("HEAD", b"", &[]).contains("Content-Length"));
+        // Any method with a body has its length; a user Content-Length is dropped.
+        let r = build("GET", b"abc", &[("Content-Length", "99")]);
+        assert!(r.starts_with("GET /x HTTP/1.1\r\n") && r.ends_with("\r\n\r\nabc"), "{r}");
+        assert_eq!(r.matches("Content-Length").count(), 1, "{r}");
+        assert!(r.contains("Content-Length: 3\r\n"), "{r}");
     }
 
     #[test]

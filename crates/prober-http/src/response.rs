@@ -2,7 +2,8 @@
 //! [`ResponseHead`], with the body framing decided by hyper's rules (`role.rs`) and Go's
 //! strictness about `Content-Length` and `Transfer-Encoding`:
 //!
-//! 1. Status 1xx, 204 and 304 have no body (a probe never sends HEAD or CONNECT).
+//! 1. Status 1xx, 204 and 304 have no body (nor has any response to HEAD: the probe decides
+//!    that, knowing its method; a probe never sends CONNECT).
 //! 2. `Transfer-Encoding: chunked` (exactly that one coding, as Go accepts) is a chunked body, and
 //!    any `Content-Length` is ignored. Another transfer coding is refused. An HTTP/1.0 response's
 //!    `Transfer-Encoding` is ignored, as Go ignores it.

@@ -1,12 +1,14 @@
 //! The fields beyond the kubelet, named beside the Kubernetes fields they extend (see "Beyond
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
-//! `httpGet.keepAlive`, `tcpSocket.send`, `tcpSocket.expect`,
+//! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
+//! `tcpSocket` and `grpc`), `grpc.metadata`, `grpc.userAgent`, `grpc.authority`,
+//! `tcpSocket.send`, `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`, `transitionPeriodSeconds`/`Milliseconds` and
 //! `jitterPercent`. Kept here so that the translation only calls in.
 
 use std::time::Duration;
 
-use prober::{Pattern, ProbeSpec, StatusSet, unescape};
+use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
 
 /// `httpGet.expectStatus`, `httpGet.expectBody` and `httpGet.keepAlive` of a watch-file probe
 /// at path `p`.
@@ -29,6 +31,61 @@ pub(crate) fn apply_http_fields(
         spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
     }
     Ok(())
+}
+
+/// `httpGet.method` and `httpGet.body` of a watch-file probe at path `p` (Consul's `Method` and
+/// `Body`, blackbox_exporter's `method` and `body`): the body is the text's UTF-8 bytes, sent
+/// with any method (no implied `POST`, unlike curl's `-d`).
+pub(crate) fn apply_http_request(
+    p: &str,
+    spec: &mut ProbeSpec,
+    method: Option<&str>,
+    body: Option<&str>,
+) -> Result<(), String> {
+    if let Some(m) = method {
+        spec.set_method(m).map_err(|e| format!("{p}.httpGet.method: {e}"))?;
+    }
+    if let Some(b) = body {
+        spec.set_body(b.as_bytes().to_vec()).map_err(|e| format!("{p}.httpGet.body: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `unixSocket` under the handler at path `h` (`...httpGet`, `...grpc`): connect through it.
+pub(crate) fn apply_unix_socket(
+    h: &str,
+    spec: &mut ProbeSpec,
+    socket: Option<&str>,
+) -> Result<(), String> {
+    if let Some(s) = socket {
+        let socket = UnixSocket::parse(s).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+        spec.set_unix_socket(socket).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `grpc.metadata`, `grpc.userAgent` and `grpc.authority` (the handler at path `h`).
+pub(crate) fn apply_grpc_request(
+    h: &str,
+    spec: &mut ProbeSpec,
+    g: &crate::model::GrpcAction,
+) -> Result<(), String> {
+    for (i, m) in g.metadata.iter().enumerate() {
+        spec.add_grpc_metadata(&m.name, &m.value).map_err(|e| format!("{h}.metadata[{i}]: {e}"))?;
+    }
+    if let Some(ua) = &g.user_agent {
+        spec.set_grpc_user_agent(ua).map_err(|e| format!("{h}.userAgent: {e}"))?;
+    }
+    if let Some(a) = &g.authority {
+        spec.set_grpc_authority(a).map_err(|e| format!("{h}.authority: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A connect check of `tcpSocket.unixSocket` (the handler at path `h`).
+pub(crate) fn unix_spec(h: &str, socket: &str) -> Result<ProbeSpec, String> {
+    let socket = UnixSocket::parse(socket).map_err(|e| format!("{h}.unixSocket: {e}"))?;
+    ProbeSpec::unix(socket).map_err(|e| format!("{h}.unixSocket: {e}"))
 }
 
 /// `tcpSocket.send` (with escapes) and `tcpSocket.expect` of a watch-file probe at path `p`.

@@ -207,16 +207,40 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.expect_body.as_deref(),
         h.keep_alive,
     )?;
+    crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
+    crate::extensions::apply_unix_socket(
+        &format!("{p}.httpGet"),
+        &mut spec,
+        h.unix_socket.as_deref(),
+    )?;
     Ok(spec)
 }
 
 /// A `tcpSocket` probe at path `p`.
 fn tcp_socket_spec(src: &Source<'_>, p: &str, t: &TcpSocketAction) -> Result<ProbeSpec, String> {
-    let port = resolve_port(src, &format!("{p}.tcpSocket.port"), &t.port)?;
-    let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
-    let mut spec =
-        ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?;
+    let mut spec = match (&t.port, &t.unix_socket) {
+        // A Unix socket is the whole address: a host or port beside it would name nothing.
+        (Some(_), Some(_)) => {
+            return Err(format!("{p}.tcpSocket: give port or unixSocket, not both"));
+        }
+        (None, Some(_)) if t.host.is_some() => {
+            return Err(format!("{p}.tcpSocket.host: does not apply with unixSocket"));
+        }
+        (None, Some(socket)) => crate::extensions::unix_spec(&format!("{p}.tcpSocket"), socket)?,
+        (Some(port), None) => {
+            let port = resolve_port(src, &format!("{p}.tcpSocket.port"), port)?;
+            let host = host_field(src, &format!("{p}.tcpSocket.host"), t.host.as_deref())?;
+            ProbeSpec::tcp(host, i64::from(port)).map_err(|e| format!("{p}.tcpSocket: {e}"))?
+        }
+        (None, None) => unreachable!("refused when the file was read"),
+    };
     crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+    if t.tls {
+        spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.tcpSocket.tls: {e}"))?;
+    }
+    if t.starttls {
+        spec.set_starttls(true).map_err(|e| format!("{p}.tcpSocket.starttls: {e}"))?;
+    }
     Ok(spec)
 }
 
@@ -238,8 +262,15 @@ fn exec_spec(src: &Source<'_>, p: &str, e: &ExecAction) -> Result<ProbeSpec, Str
 
 /// A `grpc` probe at path `p`.
 fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, String> {
-    let port = grpc_port(src, &format!("{p}.grpc.port"), &g.port)?;
-    let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref())?;
+    let port = match (&g.port, &g.unix_socket) {
+        (Some(port), _) => grpc_port(src, &format!("{p}.grpc.port"), port)?,
+        // The port names nothing through a socket; 1 passes the spec's check.
+        (None, Some(_)) => 1,
+        (None, None) => return Err(format!("{p}.grpc: missing field `port`")),
+    };
+    // Through a socket the host is only the `:authority`: grpc-go's `localhost` by default.
+    let default_host = if g.unix_socket.is_some() { Some("localhost") } else { None };
+    let host = host_field(src, &format!("{p}.grpc.host"), g.host.as_deref().or(default_host))?;
     let service = g.service.as_deref().unwrap_or("");
     let mut spec =
         ProbeSpec::grpc(host, i64::from(port), service).map_err(|e| format!("{p}.grpc: {e}"))?;
@@ -252,6 +283,12 @@ fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, Str
             return Err(format!("{p}.grpc.mode: expected Plaintext or TLS (got {other:?})"));
         }
     }
+    crate::extensions::apply_unix_socket(
+        &format!("{p}.grpc"),
+        &mut spec,
+        g.unix_socket.as_deref(),
+    )?;
+    crate::extensions::apply_grpc_request(&format!("{p}.grpc"), &mut spec, g)?;
     Ok(spec)
 }
 
@@ -260,12 +297,13 @@ fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> 
     let uses_tls = match &spec.kind {
         ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
         ProbeKind::Grpc(g) => g.tls.is_some(),
-        // TCP, exec, and any kind added later: no TLS.
+        ProbeKind::Tcp(t) => t.tls.is_some(),
+        // Exec, and any kind added later: no TLS.
         _ => false,
     };
     if !uses_tls {
         return Err(format!(
-            "{p}.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only"
+            "{p}.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only"
         ));
     }
     let opts = tls_options(src, &format!("{p}.tls"), t)?;
@@ -735,8 +773,10 @@ mod tests {
             "livenessProbe.grpc.port: named port \"grpc\" is not allowed for gRPC probes \
              (Kubernetes requires a port number here)"
         );
-        let e = serde_norway::from_str::<Probe>("grpc: {service: x}").unwrap_err().to_string();
-        assert!(e.contains("missing field `port`"), "{e}");
+        // The port may be left out only with unixSocket (issue 25): refused when translated.
+        let p = serde_norway::from_str::<Probe>("grpc: {service: x}").unwrap();
+        let e = build(&src(&[], &[]), Role::Liveness, "livenessProbe", &p).unwrap_err();
+        assert_eq!(e, "livenessProbe.grpc: missing field `port`");
     }
 
     #[test]
@@ -771,7 +811,7 @@ mod tests {
         let cases = [
             (
                 "tcpSocket: {port: 1}\ntls: {verify: true}",
-                "r.tls: applies to httpGet with scheme HTTPS and to grpc with mode TLS only",
+                "r.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only",
             ),
             ("httpGet: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),
             ("grpc: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),

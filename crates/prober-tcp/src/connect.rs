@@ -33,9 +33,11 @@ use std::time::{Duration, Instant};
 use mio::Interest;
 use mio::net::TcpStream;
 use prober_core::os_error_text;
-use prober_core::{ClosePolicy, Reason};
+use prober_core::{ClosePolicy, Reason, UnixSocket};
 use prober_io::{Ctx, Ready};
 use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::stream::{Peer, Stream};
 
 /// What the connector says after each call.
 #[derive(Debug)]
@@ -123,6 +125,9 @@ pub struct Connector {
     lookup: Option<prober_io::Lookup>,
     /// Set TCP_NODELAY on the socket (see [`Connector::with_nodelay`]).
     nodelay: bool,
+    /// Connect to this Unix socket instead (see [`Connector::unix`]); boxed so that the TCP
+    /// connector, inline in every probe, does not grow for it.
+    unix: Option<Box<UnixSocket>>,
 }
 
 impl Connector {
@@ -146,7 +151,16 @@ impl Connector {
             self_connects: 0,
             lookup: None,
             nodelay: false,
+            unix: None,
         }
+    }
+
+    /// A connector to a Unix socket (beyond the kubelet). The connect is decided at once (a
+    /// Unix `connect` does not wait for the peer): [`Connector::start`] says `Connected` or
+    /// `Failed`, in Go's words (`dial unix /run/app.sock: connect: no such file or
+    /// directory`). A missing socket file is reason `refused`, as nothing listens there.
+    pub fn unix(socket: &UnixSocket, close: ClosePolicy) -> Connector {
+        Connector { unix: Some(Box::new(socket.clone())), ..Connector::new("", 0, close) }
     }
 
     /// Disables Nagle's algorithm on the connection: for protocols that make several small
@@ -185,6 +199,9 @@ impl Connector {
     /// Starts resolving or connecting; the socket will use `cx.token(sub)`.
     pub fn start(&mut self, cx: &mut Ctx<'_>, sub: usize) -> ConnectStep {
         self.sub = sub;
+        if let Some(socket) = self.unix.take() {
+            return self.connect_unix(cx, socket);
+        }
         match &self.name {
             Some(name) if self.addrs.as_slice().is_empty() => {
                 self.state = State::Resolving;
@@ -194,6 +211,30 @@ impl Connector {
             }
             _ => self.begin(cx),
         }
+    }
+
+    fn connect_unix(&mut self, cx: &mut Ctx<'_>, socket: Box<UnixSocket>) -> ConnectStep {
+        self.state = State::Finished;
+        let fail = |op: &str, e: &io::Error| {
+            let reason = match e.raw_os_error() {
+                Some(libc::ENOENT) => Reason::Refused,
+                _ => Reason::from_io(e),
+            };
+            let message = format!("dial unix {socket}: {op}: {}", os_error_text(e));
+            ConnectStep::Failed(ConnectError { reason, message })
+        };
+        let mut stream = match crate::sys::connect_unix(&socket) {
+            Ok(s) => Stream::Unix(s),
+            Err(e) => return fail("connect", &e),
+        };
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(e) = cx.registry.register(&mut stream, cx.token(self.sub), interest) {
+            return fail("cannot watch socket", &e);
+        }
+        let close = self.close;
+        let peer = Peer::Unix((*socket).clone());
+        self.unix = Some(socket);
+        ConnectStep::Connected(Conn { stream, peer, close, reusable: false })
     }
 
     /// Starts the race once the addresses are known: the first family now, the other after
@@ -356,7 +397,8 @@ impl Connector {
             }
         }
         let reusable = self.poolable();
-        ConnectStep::Connected(Conn { stream, peer: addr, close: self.close, reusable })
+        let stream = Stream::Tcp(stream);
+        ConnectStep::Connected(Conn { stream, peer: Peer::Tcp(addr), close: self.close, reusable })
     }
 
     fn record_error(&mut self, which: usize, addr: SocketAddr, e: &io::Error) {
@@ -478,6 +520,9 @@ impl Connector {
     /// Go-style text for a connect that ran into the owner's deadline.
     /// (The first family's address when both attempts are connecting, as Go reports it.)
     pub fn describe_timeout(&self) -> String {
+        if let Some(socket) = &self.unix {
+            return format!("dial unix {socket}: i/o timeout");
+        }
         let current = self.attempts.iter().find_map(|a| a.current.as_ref());
         match (&self.state, current) {
             (State::Resolving, _) | (State::Idle, _) => {
@@ -570,8 +615,8 @@ fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpStream> {
 /// READABLE | WRITABLE interest.
 #[derive(Debug)]
 pub struct Conn {
-    stream: TcpStream,
-    peer: SocketAddr,
+    stream: Stream,
+    peer: Peer,
     close: ClosePolicy,
     /// Can go back to the driver's socket pool when closed: reset close policy, no options
     /// beyond SO_LINGER 0.
@@ -580,13 +625,13 @@ pub struct Conn {
 
 impl Conn {
     /// The connected socket, for the exchange that follows (reads, writes, registration).
-    pub fn stream(&mut self) -> &mut TcpStream {
+    pub fn stream(&mut self) -> &mut Stream {
         &mut self.stream
     }
 
-    /// The address connected to.
-    pub fn peer(&self) -> SocketAddr {
-        self.peer
+    /// What the connection is connected to.
+    pub fn peer(&self) -> &Peer {
+        &self.peer
     }
 
     /// How this connection will be closed.
@@ -601,11 +646,15 @@ impl Conn {
     /// duplicated, so closing it removes it from the poll by itself (one syscall less per
     /// probe, measured by ci/bench.sh).
     pub fn close(self, cx: &mut Ctx<'_>) {
-        let ipv6 = self.peer.is_ipv6();
-        if self.reusable {
+        if let (true, Stream::Tcp(stream), Peer::Tcp(addr)) =
+            (self.reusable, &self.stream, &self.peer)
+        {
+            let ipv6 = addr.is_ipv6();
             if let Some(pool) = cx.pool().filter(|p| p.has_room(ipv6)) {
-                if crate::sys::disconnect(&self.stream).is_ok() {
-                    pool.put(self.stream, ipv6);
+                if crate::sys::disconnect(stream).is_ok() {
+                    if let Stream::Tcp(stream) = self.stream {
+                        pool.put(stream, ipv6);
+                    }
                     return;
                 }
             }

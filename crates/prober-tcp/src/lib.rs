@@ -1,6 +1,7 @@
 //! TCP connect probes: connect within the deadline, send nothing, close. Beyond the kubelet,
 //! a spec with data to send or an expected reply goes on to an [`exchange`] on the
-//! connection before closing it.
+//! connection before closing it. A spec with a Unix socket connects there instead
+//! ([`Connector::unix`], beyond the kubelet); the connection is then a [`Stream::Unix`].
 //!
 //! [`Connector`] is also the first half of every HTTP probe (`prober-http` uses it), so name
 //! resolution, address fallback and the close policy behave the same for both.
@@ -9,6 +10,7 @@
 
 mod connect;
 pub mod exchange;
+mod stream;
 mod sys;
 
 use std::io;
@@ -22,6 +24,7 @@ use prober_io::{Ctx, Machine, Ready, Step};
 use exchange::{Exchange, ExchangeStep};
 
 pub use connect::{Conn, ConnectError, ConnectStep, Connector};
+pub use stream::{Peer, Stream};
 
 /// A TCP connect probe as a [`Machine`]: Success when the connection is established within the
 /// timeout, Failure with the OS error (refused, unreachable, timeout, dns) otherwise, Unknown
@@ -55,13 +58,11 @@ impl TcpProbe {
             let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());
             Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
         });
-        TcpProbe {
-            connector: Connector::new(&spec.host, spec.port, spec.close),
-            timeout,
-            started: None,
-            deadline: None,
-            exchange,
-        }
+        let connector = match &spec.unix_socket {
+            Some(socket) => Connector::unix(socket, spec.close),
+            None => Connector::new(&spec.host, spec.port, spec.close),
+        };
+        TcpProbe { connector, timeout, started: None, deadline: None, exchange }
     }
 
     /// Runs the exchange on the held connection and ends the run once it is decided.
@@ -82,7 +83,7 @@ impl TcpProbe {
                 (
                     ProbeResult::Failure,
                     Reason::from_io(&e),
-                    format!("{op} tcp {peer}: {}", os_error_text(&e)),
+                    format!("{op} {} {peer}: {}", peer.network(), os_error_text(&e)),
                 )
             }
         };

@@ -27,3 +27,57 @@ pub(crate) fn disconnect(stream: &TcpStream) -> io::Result<()> {
 pub(crate) fn disconnect(_stream: &TcpStream) -> io::Result<()> {
     Err(io::ErrorKind::Unsupported.into())
 }
+
+/// `recv(MSG_PEEK)` on a Unix stream (std's `UnixStream::peek` is not stable).
+pub(crate) fn peek(stream: &mio::net::UnixStream, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the whole call (borrowed from `stream`), and `buf` is
+    // valid for writes of `buf.len()` bytes.
+    let n = unsafe {
+        libc::recv(stream.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK)
+    };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Starts connecting a new nonblocking, close-on-exec Unix stream socket to `socket` (mio
+/// creates it with `SOCK_NONBLOCK | SOCK_CLOEXEC`). An abstract name is Linux's own: elsewhere
+/// it is `Unsupported`.
+pub(crate) fn connect_unix(socket: &prober_core::UnixSocket) -> io::Result<mio::net::UnixStream> {
+    match socket {
+        prober_core::UnixSocket::Path(p) => mio::net::UnixStream::connect(p),
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        prober_core::UnixSocket::Abstract(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+            mio::net::UnixStream::connect_addr(&addr)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        prober_core::UnixSocket::Abstract(_) => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "abstract Unix sockets exist on Linux only",
+        )),
+    }
+}
+
+/// Writes to a Unix stream with `send(MSG_NOSIGNAL)`: a plain `write` to a socket whose peer
+/// has gone raises SIGPIPE, which kills a C host with the default disposition (std's TCP
+/// writes already pass the flag; its Unix ones do not). The library installs no handler and
+/// changes no mask, so the flag is the only way.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+pub(crate) fn send_nosignal(stream: &mio::net::UnixStream, buf: &[u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: the descriptor is open for the whole call (borrowed from `stream`), and `buf` is
+    // valid for reads of `buf.len()` bytes.
+    let n = unsafe {
+        libc::send(stream.as_raw_fd(), buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL)
+    };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+/// Elsewhere (no `MSG_NOSIGNAL`): a plain write; such systems set `SO_NOSIGPIPE` instead,
+/// which is not done here (compile-checked only).
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+pub(crate) fn send_nosignal(stream: &mio::net::UnixStream, buf: &[u8]) -> io::Result<usize> {
+    use std::io::Write;
+    (&*stream).write(buf)
+}

@@ -15,6 +15,9 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         close: ClosePolicy::Reset,
         send: Vec::new(),
         expect: None,
+        unix_socket: None,
+        tls: None,
+        starttls: false,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

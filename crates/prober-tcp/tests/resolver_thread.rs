@@ -19,6 +19,9 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         close: ClosePolicy::Reset,
         send: Vec::new(),
         expect: None,
+        unix_socket: None,
+        tls: None,
+        starttls: false,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

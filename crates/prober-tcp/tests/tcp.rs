@@ -12,7 +12,16 @@ use prober_tcp::{Connector, TcpProbe};
 use prober_testkit::{TargetServer, closed_port};
 
 fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
-    TcpSpec { host: host.to_string(), port, close, send: Vec::new(), expect: None }
+    TcpSpec {
+        host: host.to_string(),
+        port,
+        close,
+        send: Vec::new(),
+        expect: None,
+        unix_socket: None,
+        tls: None,
+        starttls: false,
+    }
 }
 
 fn probe(spec: &TcpSpec, timeout: Duration) -> prober_core::Outcome {

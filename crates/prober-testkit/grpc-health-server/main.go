@@ -16,7 +16,16 @@
 //	-tls-cert FILE -tls-key FILE
 //	                     serve TLS with this certificate chain and key (PEM)
 //	-client-ca FILE      with TLS: require a client certificate signed by this CA (PEM)
-//	-http1               serve plain HTTP/1.1 (200 "ok" for every request) instead of gRPC
+//	-http1               serve plain HTTP/1.1 (200 "ok" for every request; on /echo,
+//	                     "METHOD HOST PATH") instead of gRPC
+//	-require-metadata KEY=VALUE
+//	                     answer Unauthenticated ("missing metadata KEY: 100% denied") unless
+//	                     the request has KEY with VALUE (repeatable; a -bin key's VALUE is the
+//	                     decoded bytes)
+//	-require-authority VALUE
+//	                     answer PermissionDenied unless :authority is VALUE
+//	-unix PATH           listen on the Unix socket PATH instead ("@NAME": Linux's abstract
+//	                     NAME); the first line of stdout is then 0
 package main
 
 import (
@@ -62,9 +71,17 @@ func main() {
 	keyFile := flag.String("tls-key", "", "TLS private key (PEM)")
 	clientCA := flag.String("client-ca", "", "CA for client certificates (PEM)")
 	http1 := flag.Bool("http1", false, "serve plain HTTP/1.1 instead of gRPC")
+	unixPath := flag.String("unix", "", "listen on this Unix socket (@NAME: abstract)")
+	var required statusFlags
+	flag.Var(&required, "require-metadata", "KEY=VALUE the request must carry (repeatable)")
+	requireAuthority := flag.String("require-authority", "", "required :authority")
 	flag.Parse()
 
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	network, address := "tcp", "127.0.0.1:0"
+	if *unixPath != "" {
+		network, address = "unix", *unixPath
+	}
+	lis, err := net.Listen(network, address)
 	if err != nil {
 		fail("listen: %v", err)
 	}
@@ -72,6 +89,10 @@ func main() {
 	var serve func()
 	if *http1 {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/echo" {
+				io.WriteString(w, r.Method+" "+r.Host+" "+r.URL.Path)
+				return
+			}
 			io.WriteString(w, "ok")
 		})}
 		serve = func() { _ = srv.Serve(lis) }
@@ -106,6 +127,20 @@ func main() {
 					return nil, status.Errorf(codes.PermissionDenied, "user-agent %q", ua)
 				}
 			}
+			md, _ := metadata.FromIncomingContext(ctx)
+			for _, kv := range required {
+				k, v, _ := strings.Cut(kv, "=")
+				got := md.Get(k)
+				if len(got) == 0 || got[0] != v {
+					// A message with characters grpc-message must percent-encode.
+					return nil, status.Errorf(codes.Unauthenticated, "missing metadata %s: 100%% denied", k)
+				}
+			}
+			if *requireAuthority != "" {
+				if got := md.Get(":authority"); len(got) == 0 || got[0] != *requireAuthority {
+					return nil, status.Errorf(codes.PermissionDenied, "authority %q", got)
+				}
+			}
 			if *delay > 0 {
 				time.Sleep(*delay)
 			}
@@ -130,7 +165,11 @@ func main() {
 		serve = func() { _ = srv.Serve(lis) }
 	}
 
-	fmt.Println(lis.Addr().(*net.TCPAddr).Port)
+	if tcp, ok := lis.Addr().(*net.TCPAddr); ok {
+		fmt.Println(tcp.Port)
+	} else {
+		fmt.Println(0)
+	}
 	go serve()
 	_, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin))
 	os.Exit(0)

@@ -54,6 +54,8 @@ pub(crate) struct Conn {
     client_reset: bool,
     /// The request was `HEAD`: simple routes send no body.
     pub(crate) head_only: bool,
+    /// Bytes received after the request head (the start of a request body).
+    pub(crate) after_head: Vec<u8>,
 }
 
 impl Conn {
@@ -66,6 +68,7 @@ impl Conn {
             client_closed: false,
             client_reset: false,
             head_only: false,
+            after_head: Vec::new(),
         }
     }
 
@@ -113,6 +116,7 @@ impl Conn {
         };
         self.shared.count_request();
         self.head_only = req.method == "HEAD";
+        self.after_head = head[end..].to_vec();
         respond(self, &req).unwrap_or(End::Abort)
     }
 
@@ -154,6 +158,26 @@ impl Conn {
                 },
             }
         }
+    }
+
+    /// The request body announced by `Content-Length` (at most 64 KiB; none without the
+    /// header), read within [`HEAD_WAIT`]; `None` if it did not all arrive.
+    pub(crate) fn read_body(&mut self, content_length: Option<&[u8]>) -> Option<Vec<u8>> {
+        let want: usize = match content_length {
+            None => 0,
+            Some(v) => std::str::from_utf8(v).ok()?.parse().ok().filter(|n| *n <= 64 * 1024)?,
+        };
+        let mut body = std::mem::take(&mut self.after_head);
+        let until = deadline(HEAD_WAIT);
+        let mut chunk = [0u8; 4096];
+        while body.len() < want {
+            match self.read(&mut chunk, until) {
+                Got::Data(n) => body.extend_from_slice(&chunk[..n]),
+                _ => return None,
+            }
+        }
+        body.truncate(want);
+        Some(body)
     }
 
     pub(crate) fn write_all(&self, bytes: &[u8]) -> io::Result<()> {

@@ -39,6 +39,7 @@
 //! | `/echo/header-count` | number of headers except Host, decimal |
 //! | `/echo/host` | the Host header value (empty if none) |
 //! | `/echo/request-line` | the request line as received, without CRLF |
+//! | `/echo/request` | `METHOD N\n` then the N-byte request body (framed by `Content-Length`, at most 64 KiB; 400 if it does not arrive within the head's wait) |
 //! | `/host-must-be/{host}/...` | 200 `ok` if Host (without port) equals `{host}` (ASCII case-insensitive, brackets optional for IPv6), else 400 `wrong host` |
 //! | `/body/{n}` | 200, `Content-Length: n`, n bytes of `a` |
 //! | `/chunked/{n}?chunk=K` | 200 chunked, n bytes of `a` in chunks of K (default 1000; lowercase hex sizes), then `0\r\n\r\n` |
@@ -102,6 +103,7 @@ pub mod h2;
 pub mod keep_alive;
 mod request;
 mod routes;
+pub mod starttls;
 pub mod tls;
 
 use std::collections::HashMap;

@@ -150,6 +150,14 @@ pub(crate) fn respond(conn: &mut Conn, req: &Head<'_>) -> io::Result<End> {
         }
         ["echo", "host"] => simple(conn, 200, &[], req.header("host").unwrap_or(b"")),
         ["echo", "request-line"] => simple(conn, 200, &[], req.line),
+        ["echo", "request"] => {
+            let Some(body) = conn.read_body(req.header("content-length")) else {
+                return bad(conn, "incomplete body");
+            };
+            let mut out = format!("{} {}\n", req.method, body.len()).into_bytes();
+            out.extend_from_slice(&body);
+            simple(conn, 200, &[], &out)
+        }
         ["host-must-be", want, ..] => {
             let got = String::from_utf8_lossy(req.header("host").unwrap_or(b"")).into_owned();
             if same_host(host_without_port(&got), &percent_decode(want)) {

@@ -297,7 +297,7 @@ impl Drop for TlsTargetServer {
     }
 }
 
-fn server_config(opts: TlsServerOptions) -> ServerConfig {
+pub(crate) fn server_config(opts: TlsServerOptions) -> ServerConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.versions {
         TlsVersions::Both => &[&rustls::version::TLS13, &rustls::version::TLS12],

@@ -144,6 +144,9 @@ pub struct Dial {
     /// The origin of the kept connection this dial was given, kept to file the connection
     /// under again without allocating.
     origin: Option<Origin>,
+    /// A plain connection waiting for its TLS client to shake hands (STARTTLS, see
+    /// [`Dial::start_tls`]).
+    upgrade: Option<prober_tcp::Conn>,
 }
 
 impl Dial {
@@ -231,9 +234,59 @@ impl Dial {
         self.connect(cx, ep)
     }
 
+    /// Upgrades `conn`, a plain connection this dial made, to TLS with `ep.tls` (STARTTLS: the
+    /// protocol's exchange has asked the server to start TLS): the TLS files are loaded if
+    /// needed, then the handshake runs on the same connection, and the dial says `Connected`
+    /// with a TLS transport, or `Failed`, as a dial with TLS from the start would. The
+    /// connect timing stays; `tls` is when this handshake ended.
+    pub fn start_tls(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: prober_tcp::Conn,
+        ep: &Endpoint<'_>,
+    ) -> DialStep {
+        self.upgrade = Some(conn);
+        match self.tls_setup(cx, ep) {
+            Ok(true) => self.upgrade_now(cx, ep),
+            Ok(false) => DialStep::Pending,
+            Err(e) => {
+                if let Some(conn) = self.upgrade.take() {
+                    conn.close(cx);
+                }
+                DialStep::Failed(e)
+            }
+        }
+    }
+
+    /// The TLS client is ready: shake hands on the connection waiting for it.
+    #[cfg(feature = "tls")]
+    fn upgrade_now(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> DialStep {
+        let Some(conn) = self.upgrade.take() else {
+            return DialStep::Pending;
+        };
+        let client = self.tls.as_ref().expect("set up before the upgrade");
+        match client.connect(conn, cx.token(0), ep.host) {
+            Ok(tls) => self.handshake(cx, Box::new(tls)),
+            Err((conn, e)) => {
+                conn.close(cx);
+                let message = format!("TLS setup failed: {e}");
+                DialStep::Failed(DialError::Setup { reason: Reason::Tls, message })
+            }
+        }
+    }
+
+    /// Without TLS built in, `tls_setup` has refused already.
+    #[cfg(not(feature = "tls"))]
+    fn upgrade_now(&mut self, cx: &mut Ctx<'_>, _: &Endpoint<'_>) -> DialStep {
+        if let Some(conn) = self.upgrade.take() {
+            conn.close(cx);
+        }
+        DialStep::Failed(DialError::TlsNotBuiltIn)
+    }
+
     /// Whether a dial is in progress (its calls must be forwarded).
     pub fn is_dialing(&self) -> bool {
-        !matches!(self.phase, Phase::Idle)
+        !matches!(self.phase, Phase::Idle) || self.upgrade.is_some()
     }
 
     /// The phase timings of the last dial, as far as it got.
@@ -326,9 +379,15 @@ impl Dial {
                 match built {
                     Ok(client) => {
                         self.tls = Some(client);
+                        if self.upgrade.is_some() {
+                            return self.upgrade_now(cx, ep);
+                        }
                         self.connect(cx, ep)
                     }
                     Err((reason, e)) => {
+                        if let Some(conn) = self.upgrade.take() {
+                            conn.close(cx);
+                        }
                         let message = format!("TLS setup failed: {e}");
                         DialStep::Failed(DialError::Setup { reason, message })
                     }
@@ -359,6 +418,9 @@ impl Dial {
     /// Stops dialing: half-open sockets and a handshake in progress are closed, a file job or
     /// a lookup is abandoned.
     pub fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        if let Some(conn) = self.upgrade.take() {
+            conn.close(cx);
+        }
         match std::mem::take(&mut self.phase) {
             Phase::Connecting(mut c) => c.cancel(cx),
             #[cfg(feature = "tls")]
@@ -410,7 +472,10 @@ impl Dial {
     }
 
     fn connect(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> DialStep {
-        let mut connector = Connector::new(ep.host, ep.port, ep.close).with_nodelay(ep.nodelay);
+        let mut connector = match ep.unix {
+            Some(socket) => Connector::unix(socket, ep.close),
+            None => Connector::new(ep.host, ep.port, ep.close).with_nodelay(ep.nodelay),
+        };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)
     }

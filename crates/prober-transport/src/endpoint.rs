@@ -1,7 +1,7 @@
 //! Where a dial goes and how ([`Endpoint`]): what [`crate::dial`] connects to and what
 //! [`crate::keep`] keys idle connections by.
 
-use prober_core::{ClosePolicy, TlsOptions};
+use prober_core::{ClosePolicy, TlsOptions, UnixSocket};
 
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
@@ -22,4 +22,7 @@ pub struct Endpoint<'a> {
     /// Take an idle connection of the same origin from the driver's store when there is one
     /// (see [`crate::keep`]).
     pub keep_alive: bool,
+    /// Connect to this Unix socket instead of `host:port` (beyond the kubelet); `host` still
+    /// names the server (TLS's SNI and verification).
+    pub unix: Option<&'a UnixSocket>,
 }

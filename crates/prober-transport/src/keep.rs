@@ -4,7 +4,7 @@
 //! [`KeptConns`] is one driver's store: the engine owns one and lends it to every call of a
 //! run through [`prober_io::Ctx::with_kept`] (type-erased there; [`store`] gets it back). A
 //! [`crate::dial::Dial`] of an endpoint that asks for keep-alive takes an idle connection of
-//! the same origin (host, port, TLS options, ALPN, close policy) instead of connecting, and the
+//! the same origin (host, port, Unix socket, TLS options, ALPN, close policy) instead of connecting, and the
 //! probe hands the connection back through [`crate::dial::Dial::keep`] when the response
 //! allowed it. One connection serves one run at a time: runs of one origin in flight together
 //! each have their own.
@@ -29,7 +29,7 @@
 
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, TlsOptions};
+use prober_core::{ClosePolicy, TlsOptions, UnixSocket};
 use prober_io::Ctx;
 
 use crate::Transport;
@@ -62,6 +62,9 @@ pub(crate) struct Origin {
     alpn: &'static [&'static [u8]],
     close: ClosePolicy,
     nodelay: bool,
+    /// The Unix socket connected to, if any: part of the origin, so that a connection through
+    /// one socket never serves a probe of another, or of the host's TCP port.
+    unix: Option<UnixSocket>,
 }
 
 impl Origin {
@@ -73,6 +76,7 @@ impl Origin {
             alpn: ep.alpn,
             close: ep.close,
             nodelay: ep.nodelay,
+            unix: ep.unix.cloned(),
         }
     }
 
@@ -83,6 +87,7 @@ impl Origin {
             && self.alpn == ep.alpn
             && self.close == ep.close
             && self.nodelay == ep.nodelay
+            && self.unix.as_ref() == ep.unix
     }
 }
 
@@ -268,4 +273,36 @@ impl KeptConns {
 pub fn store<'c>(cx: &'c mut Ctx<'_>) -> Option<(&'c mut KeptConns, Option<u64>)> {
     let (any, owner) = cx.kept()?;
     any.downcast_mut::<KeptConns>().map(|s| (s, owner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prober_core::UnixSocket;
+
+    fn ep<'a>(unix: Option<&'a UnixSocket>) -> Endpoint<'a> {
+        Endpoint {
+            host: "localhost",
+            port: 80,
+            tls: None,
+            alpn: &[crate::ALPN_HTTP1],
+            close: ClosePolicy::Reset,
+            nodelay: false,
+            keep_alive: true,
+            unix,
+        }
+    }
+
+    /// A connection through one Unix socket never serves a probe of another socket, nor of the
+    /// same host and port over TCP.
+    #[test]
+    fn origins_include_the_unix_socket() {
+        let a = UnixSocket::path("/run/a.sock").unwrap();
+        let b = UnixSocket::path("/run/b.sock").unwrap();
+        let origin = Origin::of(&ep(Some(&a)));
+        assert!(origin.matches(&ep(Some(&a))));
+        assert!(!origin.matches(&ep(Some(&b))));
+        assert!(!origin.matches(&ep(None)));
+        assert!(!Origin::of(&ep(None)).matches(&ep(Some(&a))));
+    }
 }

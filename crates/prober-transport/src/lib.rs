@@ -15,17 +15,17 @@ pub mod cert;
 pub mod dial;
 mod endpoint;
 pub mod keep;
+pub mod tcp_tls;
 #[cfg(feature = "tls")]
 pub mod tls;
 
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::net::SocketAddr;
 
 use mio::{Interest, Registry, Token};
 use prober_core::Reason;
 use prober_io::{Ctx, retry_interrupted};
-use prober_tcp::Conn;
+use prober_tcp::{Conn, Peer};
 
 /// ALPN for HTTP/1.1 probes.
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";
@@ -204,14 +204,15 @@ impl Transport {
         }
     }
 
-    /// The address connected to.
-    pub fn peer(&self) -> SocketAddr {
+    /// What the connection is connected to: a TCP address or a Unix socket.
+    pub fn peer(&self) -> &Peer {
         self.conn().peer()
     }
 
-    /// The local address, for Go's error texts (`None` if the socket cannot say).
-    pub fn local_addr(&mut self) -> Option<SocketAddr> {
-        self.conn_mut().stream().local_addr().ok()
+    /// The local address as Go prints it (`@` for a Unix socket), for error texts (`None` if
+    /// the socket cannot say).
+    pub fn local_addr(&mut self) -> Option<String> {
+        self.conn_mut().stream().local_addr_text()
     }
 
     /// Closes or recycles (with the connection's close policy; TLS first sends
@@ -233,10 +234,13 @@ pub(crate) fn peer_is_quiet(conn: &mut Conn) -> bool {
 }
 
 /// Go's `net.OpError` text for a socket error on `transport`:
-/// `read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`.
+/// `read tcp 127.0.0.1:5000->127.0.0.1:80: read: connection reset by peer`, or
+/// `write unix @->/run/app.sock: write: broken pipe`.
 pub fn op_error_text(transport: &mut Transport, op: &str, e: &io::Error) -> String {
-    let local = transport.local_addr().map_or_else(|| "?".to_string(), |a| a.to_string());
-    format!("{op} tcp {local}->{}: {op}: {}", transport.peer(), prober_core::os_error_text(e))
+    let local = transport.local_addr().unwrap_or_else(|| "?".to_string());
+    let peer = transport.peer();
+    let net = peer.network();
+    format!("{op} {net} {local}->{peer}: {op}: {}", prober_core::os_error_text(e))
 }
 
 // The README's examples are compiled and run with the doc tests.

@@ -78,7 +78,10 @@ pub use prober_core::{
     Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
-pub use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, StatusSet, unescape};
+pub use prober_core::{
+    MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet, UnixSocket,
+    unescape, validate_method,
+};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,
     PoolStats, TargetId, spawn,

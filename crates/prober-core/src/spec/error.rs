@@ -41,6 +41,9 @@ pub enum SpecError {
     InvalidSchedule(String),
     /// A TLS option is invalid, or TLS options were given to a probe without TLS.
     InvalidTls(String),
+    /// A request option (HTTP method or body, gRPC metadata or authority, Unix socket path)
+    /// is invalid or does not apply to the probe's kind.
+    InvalidRequest(String),
     /// An expectation (status set, regular expression, data to send) is invalid or does not
     /// apply to the probe's kind.
     InvalidExpectation(String),
@@ -78,6 +81,7 @@ impl fmt::Display for SpecError {
             SpecError::InvalidSchedule(m) => f.write_str(m),
             SpecError::InvalidTls(m) => write!(f, "invalid TLS option: {m}"),
             SpecError::InvalidExpectation(m) => f.write_str(m),
+            SpecError::InvalidRequest(m) => f.write_str(m),
         }
     }
 }

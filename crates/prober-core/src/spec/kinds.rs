@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::expect::{Pattern, StatusSet};
+use crate::unix::UnixSocket;
 use crate::url::Url;
 
 use super::tls::TlsOptions;
@@ -63,13 +64,28 @@ pub struct TcpSpec {
     /// matches (Success) or the peer closes or the deadline passes (Failure). `None`: nothing
     /// is read.
     pub expect: Option<Pattern>,
+    /// Connect to this Unix socket instead of `host:port` (beyond the kubelet; see
+    /// [`ProbeSpec::unix`]).
+    pub unix_socket: Option<UnixSocket>,
+    /// TLS (beyond the kubelet; Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`): with
+    /// these options, from the first byte, or after the exchange with [`TcpSpec::starttls`].
+    /// Success then needs the handshake (and the verification the options ask for).
+    pub tls: Option<TlsOptions>,
+    /// STARTTLS (blackbox_exporter's `starttls` in `query_response`): the connection starts in
+    /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
+    /// [`TcpSpec::tls`] shakes hands on the same connection.
+    pub starttls: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-/// An HTTP GET probe of a URL (the kubelet's `httpGet`).
+/// An HTTP probe of a URL (the kubelet's `httpGet`; beyond it, any method and a body).
 pub struct HttpSpec {
-    /// The URL to GET (`http://` or `https://`).
+    /// The URL to request (`http://` or `https://`).
     pub url: Url,
+    /// The request method: `GET` (the kubelet's) unless set with [`ProbeSpec::set_method`].
+    pub method: String,
+    /// The request body, sent with its `Content-Length`; empty: no body.
+    pub body: Vec<u8>,
     /// User headers in order. A user header replaces the default of the same name; an empty
     /// `User-Agent` or `Accept` removes that default; `Host` sets the virtual host.
     pub headers: Vec<(String, String)>,
@@ -91,6 +107,9 @@ pub struct HttpSpec {
     /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
     /// check closes its connection as without it. Default false.
     pub keep_alive: bool,
+    /// Connect through this Unix socket instead of to the URL's host and port (curl's
+    /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
+    pub unix_socket: Option<UnixSocket>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,4 +139,15 @@ pub struct GrpcSpec {
     pub tls: Option<TlsOptions>,
     /// How the connection is closed once the RPC is done.
     pub close: ClosePolicy,
+    /// Connect through this Unix socket instead of `host:port` (gRPC's `unix:` and
+    /// `unix-abstract:` targets); `host` is then the `:authority` sent.
+    pub unix_socket: Option<UnixSocket>,
+    /// Request metadata, in order, keys in lower case (grpc-health-probe's `-rpc-header`; see
+    /// [`crate::validate_metadata`]).
+    pub metadata: Vec<(String, String)>,
+    /// The `user-agent` sent instead of [`DEFAULT_USER_AGENT`] (grpc-health-probe's
+    /// `-user-agent`).
+    pub user_agent: Option<String>,
+    /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
+    pub authority: Option<String>,
 }

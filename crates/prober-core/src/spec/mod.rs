@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
+use crate::unix::UnixSocket;
 use crate::url::Url;
 
 mod error;
@@ -105,10 +106,13 @@ impl ProbeSpec {
             close: ClosePolicy::Reset,
             send: Vec::new(),
             expect: None,
+            unix_socket: None,
+            tls: None,
+            starttls: false,
         })))
     }
 
-    /// An HTTP GET probe of an absolute `http://` or `https://` URL.
+    /// An HTTP probe (GET until [`ProbeSpec::set_method`]) of an absolute `http://` or `https://` URL.
     ///
     /// # Errors
     ///
@@ -117,6 +121,8 @@ impl ProbeSpec {
         let url = Url::parse(url)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Http(HttpSpec {
             url,
+            method: "GET".to_string(),
+            body: Vec::new(),
             headers: Vec::new(),
             redirects: RedirectPolicy::SameHost,
             user_agent: DEFAULT_USER_AGENT.to_string(),
@@ -125,6 +131,7 @@ impl ProbeSpec {
             expect_status: None,
             expect_body: None,
             keep_alive: false,
+            unix_socket: None,
         })))
     }
 
@@ -144,6 +151,10 @@ impl ProbeSpec {
             service: service.to_string(),
             tls: None,
             close: ClosePolicy::Reset,
+            unix_socket: None,
+            metadata: Vec::new(),
+            user_agent: None,
+            authority: None,
         })))
     }
 
@@ -283,20 +294,22 @@ impl ProbeSpec {
     }
 
     /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
-    /// switches from h2c to TLS. TCP and exec probes refuse them.
+    /// switches from h2c to TLS; for TCP probes too (beyond the kubelet: TLS from the first
+    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]). Exec probes refuse them.
     ///
     /// # Errors
     ///
-    /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or a probe
-    /// that is neither HTTP nor gRPC.
+    /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or an exec
+    /// probe.
     pub fn set_tls(&mut self, tls: TlsOptions) -> Result<(), SpecError> {
         tls.validate()?;
         match &mut self.kind {
             ProbeKind::Http(h) => h.tls = tls,
             ProbeKind::Grpc(g) => g.tls = Some(tls),
+            ProbeKind::Tcp(t) => t.tls = Some(tls),
             _ => {
                 return Err(SpecError::InvalidTls(
-                    "TLS options apply to HTTP and gRPC probes only".into(),
+                    "TLS options apply to HTTP, gRPC and TCP probes only".into(),
                 ));
             }
         }
@@ -406,6 +419,18 @@ impl ProbeSpec {
             return Err(SpecError::InvalidOutputLimit);
         }
         match &self.kind {
+            ProbeKind::Tcp(t) if t.tls.as_ref().is_some_and(|o| o.validate().is_err()) => {
+                t.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;
+            }
+            ProbeKind::Tcp(t) if t.unix_socket.is_some() => {
+                t.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+                if t.send.len() > MAX_SEND_LEN {
+                    return Err(SpecError::InvalidExpectation(format!(
+                        "data to send is {} bytes (at most {MAX_SEND_LEN})",
+                        t.send.len()
+                    )));
+                }
+            }
             ProbeKind::Tcp(t) => {
                 validate_host(&t.host)?;
                 validate_port(t.port.into())?;
@@ -422,12 +447,28 @@ impl ProbeSpec {
                 }
                 validate_header("User-Agent", &h.user_agent)?;
                 h.tls.validate()?;
+                crate::request::validate_method(&h.method)?;
+                crate::request::validate_body(&h.body)?;
+                h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Grpc(g) => {
                 validate_host(&g.host)?;
-                validate_port(g.port.into())?;
+                if g.unix_socket.is_none() {
+                    validate_port(g.port.into())?;
+                }
                 if let Some(tls) = &g.tls {
                     tls.validate()?;
+                }
+                g.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+                for (k, v) in &g.metadata {
+                    crate::metadata::validate_metadata(k, v)?;
+                }
+                let mut copy = ProbeSpec::grpc("h", 1, "")?;
+                if let Some(ua) = &g.user_agent {
+                    copy.set_grpc_user_agent(ua)?;
+                }
+                if let Some(a) = &g.authority {
+                    copy.set_grpc_authority(a)?;
                 }
             }
             ProbeKind::Exec(e) => {

@@ -221,10 +221,10 @@ fn tls_options() {
     }
     assert!(matches!(s.validate(), Err(SpecError::InvalidTls(_))));
 
-    let mut t = ProbeSpec::tcp("h", 1).unwrap();
+    let mut t = ProbeSpec::exec(&["true"]).unwrap();
     assert_eq!(
         t.set_tls(TlsOptions::default()).unwrap_err().to_string(),
-        "invalid TLS option: TLS options apply to HTTP and gRPC probes only"
+        "invalid TLS option: TLS options apply to HTTP, gRPC and TCP probes only"
     );
 
     assert_eq!(TlsVersion::parse("1.2"), Some(TlsVersion::Tls12));

@@ -1,0 +1,125 @@
+//! TCP probes with TLS and STARTTLS (issue 25; Consul's `TCPUseTLS`, blackbox_exporter's tcp
+//! `tls: true` and `starttls`), run by the engine's one-shot check against the testkit's
+//! line-protocol server (`prober_testkit::starttls`), which records every handshake.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use prober_core::{
+    Outcome, Pattern, ProbeResult, ProbeSpec, Reason, TlsOptions, TlsVerify, UnixSocket,
+};
+use prober_engine::check;
+use prober_testkit::starttls::{LineMode, StartTlsServer};
+use prober_testkit::tls::{TestCa, TlsServerOptions};
+
+struct Pki {
+    ca: TestCa,
+    ca_file: PathBuf,
+}
+
+fn pki(tag: &str) -> Pki {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prober-tcp-tls-{}-{tag}", std::process::id()));
+    let ca = TestCa::new("TCP TLS test CA");
+    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
+    Pki { ca, ca_file }
+}
+
+fn spec(port: u16, tls: TlsOptions) -> ProbeSpec {
+    ProbeSpec::tcp("127.0.0.1", port.into())
+        .unwrap()
+        .with_timeout(Duration::from_secs(5))
+        .unwrap()
+        .with_tls(tls)
+        .unwrap()
+}
+
+fn verified(p: &Pki, name: &str) -> TlsOptions {
+    TlsOptions {
+        verify: TlsVerify::CaFile(p.ca_file.clone()),
+        server_name: Some(name.into()),
+        ..TlsOptions::default()
+    }
+}
+
+fn run(s: &ProbeSpec) -> Outcome {
+    check(s)
+}
+
+#[test]
+fn tls_from_the_first_byte() {
+    let p = pki("tls");
+    let server = StartTlsServer::start(
+        TlsServerOptions::new(p.ca.issue_expiring(&["db.internal"], (2031, 2, 3))),
+        LineMode::Tls,
+    );
+    // Connect and handshake only (Consul's TCPUseTLS), verified against the CA.
+    let o = run(&spec(server.port(), verified(&p, "db.internal")));
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+    assert_eq!(o.cert_not_after, Some(1_927_843_200));
+    assert!(o.timings.tls.is_some() && o.timings.connect <= o.timings.tls, "{:?}", o.timings);
+    let seen = server.wait_for_handshakes(1, Duration::from_secs(10));
+    assert_eq!(seen[0].sni.as_deref(), Some("db.internal"));
+    // Send/expect inside TLS.
+    let mut s = spec(server.port(), verified(&p, "db.internal"));
+    s.set_send(b"PING\r\n".to_vec()).unwrap();
+    s.set_expect_reply(Pattern::new("^\\+PONG").unwrap()).unwrap();
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    assert_eq!(o.output, b"+PONG\r\n");
+    // The wrong name: a TLS failure, as for HTTPS.
+    let o = run(&spec(server.port(), verified(&p, "other.internal")));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
+    assert!(o.message.starts_with("tls: invalid peer certificate"), "{o:?}");
+}
+
+#[test]
+fn starttls_after_the_exchange() {
+    let p = pki("starttls");
+    let server = StartTlsServer::start(
+        TlsServerOptions::new(p.ca.issue(&["mail.internal"])),
+        LineMode::StartTls,
+    );
+    let mut s = ProbeSpec::tcp("127.0.0.1", server.port().into()).unwrap();
+    s.set_timeout(Duration::from_secs(5)).unwrap();
+    s.set_send(b"STARTTLS\r\n".to_vec()).unwrap();
+    s.set_expect_reply(Pattern::new("(?m)^220 go ahead").unwrap()).unwrap();
+    s.set_tls(verified(&p, "mail.internal")).unwrap();
+    s.set_starttls(true).unwrap();
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    assert!(o.timings.tls.is_some(), "{:?}", o.timings);
+    assert!(o.cert_not_after.is_some());
+    assert_eq!(server.wait_for_handshakes(1, Duration::from_secs(10)).len(), 1);
+    // The server refuses STARTTLS: the exchange fails before any handshake.
+    s.set_send(b"NOTLS\r\n".to_vec()).unwrap();
+    let o = run(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Body), "{o:?}");
+    assert!(o.message.contains("502 no"), "{o:?}");
+    assert_eq!(server.handshakes().len(), 1);
+    // Verified against another CA: the upgrade fails with reason tls.
+    let other = pki("other");
+    s.set_send(b"STARTTLS\r\n".to_vec()).unwrap();
+    s.set_tls(verified(&other, "mail.internal")).unwrap();
+    let o = run(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Tls), "{o:?}");
+    // Without TLS options STARTTLS uses the default ones (no verification).
+    let mut plain = ProbeSpec::tcp("127.0.0.1", server.port().into()).unwrap();
+    plain.set_send(b"STARTTLS\r\n".to_vec()).unwrap();
+    plain.set_expect_reply(Pattern::new("220 go").unwrap()).unwrap();
+    plain.set_starttls(true).unwrap();
+    assert_eq!(run(&plain).result, ProbeResult::Success);
+}
+
+#[test]
+fn a_plain_server_fails_the_handshake_within_the_deadline() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut s = spec(port, TlsOptions::default());
+    s.set_timeout(Duration::from_millis(300)).unwrap();
+    let o = run(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
+    assert_eq!(o.message, "timeout after 300ms: connecting with TLS did not complete");
+    drop(listener);
+    let _ = UnixSocket::path("/x"); // TLS over a Unix socket goes the same way (see docs).
+}

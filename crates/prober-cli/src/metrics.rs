@@ -24,6 +24,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::args::Failure;
 use crate::health::Health;
+use crate::target_state::TargetState;
 
 /// What one listener serves: `/metrics`, `/readyz` and `/livez`, or both.
 #[derive(Debug, Default)]
@@ -179,6 +180,11 @@ impl Metrics {
     }
 
     /// Sets `target`'s started / ready / live gauges from its published values.
+    /// Records a target's started, ready and live flags as the watch knows them.
+    pub(crate) fn record_target(&self, t: &TargetState) {
+        self.record_state(&t.name, t.started(), t.ready(), t.live());
+    }
+
     pub fn record_state(&self, target: &str, started: bool, ready: bool, live: bool) {
         let labels = TargetLabels { target: target.to_string() };
         self.started.get_or_create(&labels).set(i64::from(started));

@@ -3,8 +3,6 @@
 
 use prober::{Outcome, ProbeResult, Reason, Role};
 
-use crate::metrics::Metrics;
-
 /// A target's published values, for the started / ready / live summary, and what its runs
 /// said, for the explanations.
 #[derive(Debug)]
@@ -155,10 +153,6 @@ impl TargetState {
         let first = !self.verdict && self.first_verdict_now();
         self.verdict |= first;
         first
-    }
-
-    pub(crate) fn publish_metrics(&self, m: &Metrics) {
-        m.record_state(&self.name, self.started(), self.ready(), self.live());
     }
 }
 

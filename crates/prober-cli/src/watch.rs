@@ -378,7 +378,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     // Bound before any probe runs (the engine runs nothing until its first step).
     let (metrics, health) = start_servers(w, &states)?;
     if let Some(m) = &metrics {
-        states.iter().for_each(|t| t.publish_metrics(m));
+        states.iter().for_each(|t| m.record_target(t));
     }
 
     let mut out = io::stdout().lock();
@@ -558,7 +558,7 @@ impl Printer<'_> {
                     t.publish(role, result, outcome.as_ref().map(|o| o.reason));
                     self.changed = true;
                     if let Some(m) = self.metrics {
-                        t.publish_metrics(m);
+                        m.record_target(t);
                     }
                     if let Some(h) = &self.health {
                         h.update(i, t);

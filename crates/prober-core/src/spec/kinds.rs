@@ -65,7 +65,7 @@ pub struct TcpSpec {
     /// is read.
     pub expect: Option<Pattern>,
     /// Connect to this Unix socket instead of `host:port` (beyond the kubelet; see
-    /// [`ProbeSpec::unix`]).
+    /// [`ProbeSpec::unix`](crate::ProbeSpec::unix)).
     pub unix_socket: Option<UnixSocket>,
     /// TLS (beyond the kubelet; Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`): with
     /// these options, from the first byte, or after the exchange with [`TcpSpec::starttls`].
@@ -82,7 +82,7 @@ pub struct TcpSpec {
 pub struct HttpSpec {
     /// The URL to request (`http://` or `https://`).
     pub url: Url,
-    /// The request method: `GET` (the kubelet's) unless set with [`ProbeSpec::set_method`].
+    /// The request method: `GET` (the kubelet's) unless set with [`ProbeSpec::set_method`](crate::ProbeSpec::set_method).
     pub method: String,
     /// The request body, sent with its `Content-Length`; empty: no body.
     pub body: Vec<u8>,
@@ -145,7 +145,7 @@ pub struct GrpcSpec {
     /// Request metadata, in order, keys in lower case (grpc-health-probe's `-rpc-header`; see
     /// [`crate::validate_metadata`]).
     pub metadata: Vec<(String, String)>,
-    /// The `user-agent` sent instead of [`DEFAULT_USER_AGENT`] (grpc-health-probe's
+    /// The `user-agent` sent instead of [`DEFAULT_USER_AGENT`](crate::DEFAULT_USER_AGENT) (grpc-health-probe's
     /// `-user-agent`).
     pub user_agent: Option<String>,
     /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).

@@ -109,10 +109,15 @@ fi
 need go golang-go
 # prober/lib/linux_arm64/libprober.a links to this build in a checkout (link_static.go).
 cargo build --quiet --release --locked -p prober-ffi --features test-panic --target "$target"
+# grpc-go's health server for the binding's gRPC tests, built for this machine: an arm64 test
+# under qemu can start a native program, not another arm64 one (no binfmt_misc handler).
+health_server="$PWD/target/arm64-grpc-health-server"
+(cd crates/prober-testkit/grpc-health-server && go build -buildvcs=false -o "$health_server" .)
 (
   cd bindings/go
   export GOARCH=arm64 CGO_ENABLED=1 CC=aarch64-linux-gnu-gcc
   export PROBER_TARGET_BIN="$PWD/../../target/debug/prober-target"
+  export PROBER_GRPC_HEALTH_SERVER="$health_server"
   go vet -tags prober_testpanic ./...
   go test -exec "$qemu" -tags prober_testpanic -count=1 -v ./... >../../target/arm64-go-test.log 2>&1 ||
     { cat ../../target/arm64-go-test.log; exit 1; }

@@ -37,7 +37,24 @@ step "the crates package and build from their .crate files (cargo publish --dry-
 # the others' packages (not the workspace): a dev-dependency on a crate above it, or a file
 # outside its directory, fails here. --allow-dirty: a dry run publishes nothing, and CI may run
 # on an uncommitted tree.
-cargo publish --workspace --dry-run --locked --allow-dirty --quiet
+# Cargo takes the packaged crates as if they came from crates.io, whose crates never change: it
+# neither unpacks a name and version it finds in ~/.cargo/registry/src again nor rebuilds one it
+# has built. A previous dry run's sources and builds of the same version would be verified
+# instead of these: remove ours first (the dry run has a target directory of its own, so that
+# only its builds of our crates go, and the other crates' builds are kept).
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+for dir in "${CARGO_HOME:-$HOME/.cargo}"/registry/src/*/; do
+  for crate in crates/*/; do
+    rm -rf "$dir$(basename "$crate")-$version"
+  done
+done
+publish_dir=target/publish
+rm -rf "$publish_dir/package"
+if [ -d "$publish_dir/debug" ]; then
+  find "$publish_dir/debug" -mindepth 2 -maxdepth 2 \( -name 'prober*' -o -name 'libprober*' \) \
+    -exec rm -rf {} +
+fi
+cargo publish --workspace --dry-run --locked --allow-dirty --quiet --target-dir "$publish_dir"
 
 # The gRPC suites build grpc-go's own health server (Go 1.24+, modules from the Go proxy).
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then

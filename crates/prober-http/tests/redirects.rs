@@ -1,0 +1,67 @@
+//! Redirect policies and limits beyond the kubelet's cases (`http.rs`).
+
+mod common;
+
+use common::*;
+
+#[test]
+fn policy_same_host_follows_another_port_same_origin_does_not_none_never() {
+    let s = TargetServer::start();
+    let other = TargetServer::start();
+    let url = redirect_to(&s, &other.url("/status/200"), 302);
+    assert_success(&run(&spec(&url).with_redirect_policy(RedirectPolicy::SameHost)), "status 200");
+    assert_eq!(other.requests(), 1);
+    let o = run(&spec(&url).with_redirect_policy(RedirectPolicy::SameOrigin));
+    assert_warning(&o, "redirecting");
+    assert_eq!(other.requests(), 1);
+    // Same origin follows a same-origin target.
+    let o =
+        run(&spec(&s.url("/redirect?loc=/status/200"))
+            .with_redirect_policy(RedirectPolicy::SameOrigin));
+    assert_success(&o, "status 200");
+    // None never follows, not even to the same path.
+    let o =
+        run(&spec(&s.url("/redirect?loc=/status/200")).with_redirect_policy(RedirectPolicy::None));
+    assert_warning(&o, "redirecting");
+    let o = run(&spec(&s.url("/bad-location")).with_redirect_policy(RedirectPolicy::None));
+    assert_warning(&o, "redirecting");
+}
+
+#[test]
+fn redirect_chain_of_nine_succeeds_ten_fails() {
+    // The kubelet's RedirectChecker (checked against Go 1.26's client): 9 redirects are
+    // followed; the 10th is refused, so at most 10 requests are sent.
+    let s = TargetServer::start();
+    let o = get(&s.url("/redirect-chain/9"));
+    assert_success(&o, "chain end");
+    assert_eq!(s.requests(), 10);
+    let o = get(&s.url("/redirect-chain/10"));
+    assert_failure(
+        &o,
+        Reason::TooManyRedirects,
+        "Get \"/redirect-chain/0\": stopped after 10 redirects",
+    );
+    assert_eq!(s.requests(), 20, "the 10th redirect is not fetched");
+}
+
+#[test]
+fn bad_location_is_a_protocol_failure() {
+    let s = TargetServer::start();
+    let url = s.url("/bad-location");
+    let o = get(&url);
+    assert_failure(
+        &o,
+        Reason::Protocol,
+        &format!(
+            "Get \"{url}\": failed to parse Location header \"http://[::1\": invalid host \"[::1\" in URL"
+        ),
+    );
+}
+
+#[test]
+fn redirect_over_a_host_name_resolves_it() {
+    let s = TargetServer::start();
+    let o = get(&format!("http://localhost:{}/redirect-chain/1", s.port()));
+    assert_success(&o, "chain end");
+    assert!(o.timings.resolve.is_some(), "{:?}", o.timings);
+}

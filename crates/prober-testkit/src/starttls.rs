@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
-use crate::tls::{Handshake, TlsServerOptions, server_config};
+use crate::tls::{Handshake, TlsServerOptions, accept_each, server_config};
 use crate::{Restarting, lock};
 
 /// When the server starts TLS.
@@ -48,22 +48,15 @@ impl StartTlsServer {
         let addr = listener.local_addr().expect("prober-testkit: local_addr");
         let shared = Arc::new(Shared::default());
         let thread_shared = Arc::clone(&shared);
-        let accept_thread = std::thread::Builder::new()
-            .name("prober-starttls-accept".into())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if thread_shared.stop.load(Ordering::Acquire) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let (config, shared) = (Arc::clone(&config), Arc::clone(&thread_shared));
-                    let _ = std::thread::Builder::new()
-                        .name("prober-starttls-conn".into())
-                        .stack_size(256 * 1024)
-                        .spawn(move || serve(stream, &config, &shared, mode));
-                }
-            })
-            .expect("prober-testkit: spawn accept thread");
+        let accept_thread = accept_each(
+            listener,
+            "prober-starttls",
+            move || thread_shared.stop.load(Ordering::Acquire),
+            {
+                let shared = Arc::clone(&shared);
+                move |stream| serve(stream, &config, &shared, mode)
+            },
+        );
         StartTlsServer { addr, shared, accept_thread: Some(accept_thread) }
     }
 

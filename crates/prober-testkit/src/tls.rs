@@ -228,22 +228,15 @@ impl TlsTargetServer {
         let addr = listener.local_addr().expect("prober-testkit: local_addr");
         let shared = Arc::new(TlsShared::default());
         let (thread_shared, backend_addr) = (Arc::clone(&shared), backend.addr());
-        let accept_thread = std::thread::Builder::new()
-            .name("prober-tls-accept".into())
-            .spawn(move || {
-                for stream in listener.incoming() {
-                    if thread_shared.stop.load(Ordering::Acquire) {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let (config, shared) = (Arc::clone(&config), Arc::clone(&thread_shared));
-                    let _ = std::thread::Builder::new()
-                        .name("prober-tls-conn".into())
-                        .stack_size(256 * 1024)
-                        .spawn(move || serve(stream, &config, &shared, backend_addr));
-                }
-            })
-            .expect("prober-testkit: spawn accept thread");
+        let accept_thread = accept_each(
+            listener,
+            "prober-tls",
+            move || thread_shared.stop.load(Ordering::Acquire),
+            {
+                let shared = Arc::clone(&shared);
+                move |stream| serve(stream, &config, &shared, backend_addr)
+            },
+        );
         TlsTargetServer { addr, backend, shared, accept_thread: Some(accept_thread) }
     }
 
@@ -415,4 +408,33 @@ fn drain_until_closed(mut tcp: &TcpStream, limit: Duration) {
             Err(_) => return,
         }
     }
+}
+
+/// Accepts connections on `listener` on a thread of its own (`NAME-accept`), serving each on a
+/// thread of its own (`NAME-conn`, small stack) with `serve`, until `stopped` says so (checked
+/// at each connection: the owner wakes the loop with one last connection of its own).
+pub(crate) fn accept_each(
+    listener: TcpListener,
+    name: &str,
+    stopped: impl Fn() -> bool + Send + 'static,
+    serve: impl Fn(TcpStream) + Send + Sync + 'static,
+) -> JoinHandle<()> {
+    let serve = Arc::new(serve);
+    let conn_name = format!("{name}-conn");
+    std::thread::Builder::new()
+        .name(format!("{name}-accept"))
+        .spawn(move || {
+            for stream in listener.incoming() {
+                if stopped() {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let serve = Arc::clone(&serve);
+                let _ = std::thread::Builder::new()
+                    .name(conn_name.clone())
+                    .stack_size(256 * 1024)
+                    .spawn(move || serve(stream));
+            }
+        })
+        .expect("prober-testkit: spawn accept thread")
 }

@@ -10,6 +10,7 @@
 mod expect;
 mod gotext;
 mod metadata;
+mod netns;
 mod outcome;
 mod request;
 mod schedule;
@@ -20,6 +21,7 @@ pub mod url;
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use metadata::validate_metadata;
+pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};

@@ -99,6 +99,10 @@ pub enum Reason {
     /// The HTTP body (or, for TCP send/expect, the reply) did not match the expected regular
     /// expression.
     Body = 20,
+    /// The probe's network namespace could not be used: its path does not exist, is not a
+    /// namespace or one of another type, or this process may not enter it (no
+    /// `CAP_SYS_ADMIN`). Always Unknown: the target was never reached.
+    Namespace = 21,
 }
 
 impl Reason {
@@ -126,6 +130,7 @@ impl Reason {
             Reason::Internal => "internal",
             Reason::Resource => "resource",
             Reason::Body => "body",
+            Reason::Namespace => "namespace",
         }
     }
 
@@ -161,7 +166,7 @@ impl Reason {
     /// [`Reason::Internal`]), which must never count against the target; Failure otherwise.
     pub fn failed_result(self) -> ProbeResult {
         match self {
-            Reason::Resource | Reason::Internal => ProbeResult::Unknown,
+            Reason::Resource | Reason::Internal | Reason::Namespace => ProbeResult::Unknown,
             _ => ProbeResult::Failure,
         }
     }

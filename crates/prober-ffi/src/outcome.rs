@@ -89,6 +89,9 @@ c_enum! {
         PROBER_REASON_RESOURCE = 19 => Resource,
         /// The HTTP body (or a TCP reply) did not match the expected regular expression.
         PROBER_REASON_BODY = 20 => Body,
+        /// The probe's network namespace could not be used (no such path, not a network
+        /// namespace, no permission to enter it); always Unknown, the target was never reached.
+        PROBER_REASON_NAMESPACE = 21 => Namespace,
     }
 }
 

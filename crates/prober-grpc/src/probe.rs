@@ -98,6 +98,7 @@ impl GrpcProbe {
                 close: spec.close,
                 tls: spec.tls.clone(),
                 unix: spec.unix_socket.clone(),
+                netns: spec.netns.clone(),
             },
             addr,
             authority,
@@ -363,6 +364,7 @@ struct Target {
     close: ClosePolicy,
     tls: Option<TlsOptions>,
     unix: Option<UnixSocket>,
+    netns: Option<prober_core::NetNs>,
 }
 
 impl Target {
@@ -378,6 +380,7 @@ impl Target {
             // gRPC probes make one connection per run, as the kubelet.
             keep_alive: false,
             unix: self.unix.as_ref(),
+            netns: self.netns.as_ref(),
         }
     }
 }

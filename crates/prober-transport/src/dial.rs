@@ -474,7 +474,9 @@ impl Dial {
     fn connect(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> DialStep {
         let mut connector = match ep.unix {
             Some(socket) => Connector::unix(socket, ep.close),
-            None => Connector::new(ep.host, ep.port, ep.close).with_nodelay(ep.nodelay),
+            None => Connector::new(ep.host, ep.port, ep.close)
+                .with_nodelay(ep.nodelay)
+                .with_netns(ep.netns),
         };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)

@@ -1,7 +1,7 @@
 //! Where a dial goes and how ([`Endpoint`]): what [`crate::dial`] connects to and what
 //! [`crate::keep`] keys idle connections by.
 
-use prober_core::{ClosePolicy, TlsOptions, UnixSocket};
+use prober_core::{ClosePolicy, NetNs, TlsOptions, UnixSocket};
 
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
@@ -25,4 +25,6 @@ pub struct Endpoint<'a> {
     /// Connect to this Unix socket instead of `host:port` (beyond the kubelet); `host` still
     /// names the server (TLS's SNI and verification).
     pub unix: Option<&'a UnixSocket>,
+    /// Make the socket in this network namespace (beyond the kubelet); `None`: this process's.
+    pub netns: Option<&'a NetNs>,
 }

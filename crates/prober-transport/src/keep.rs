@@ -29,7 +29,7 @@
 
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, TlsOptions, UnixSocket};
+use prober_core::{ClosePolicy, NetNs, TlsOptions, UnixSocket};
 use prober_io::Ctx;
 
 use crate::Transport;
@@ -65,6 +65,9 @@ pub(crate) struct Origin {
     /// The Unix socket connected to, if any: part of the origin, so that a connection through
     /// one socket never serves a probe of another, or of the host's TCP port.
     unix: Option<UnixSocket>,
+    /// The network namespace the connection was made in: part of the origin, so that a
+    /// container's `127.0.0.1:80` never serves a probe of the host's, nor of another's.
+    netns: Option<NetNs>,
 }
 
 impl Origin {
@@ -77,6 +80,7 @@ impl Origin {
             close: ep.close,
             nodelay: ep.nodelay,
             unix: ep.unix.cloned(),
+            netns: ep.netns.cloned(),
         }
     }
 
@@ -88,6 +92,7 @@ impl Origin {
             && self.close == ep.close
             && self.nodelay == ep.nodelay
             && self.unix.as_ref() == ep.unix
+            && self.netns.as_ref() == ep.netns
     }
 }
 
@@ -290,6 +295,7 @@ mod tests {
             nodelay: false,
             keep_alive: true,
             unix,
+            netns: None,
         }
     }
 
@@ -304,5 +310,19 @@ mod tests {
         assert!(!origin.matches(&ep(Some(&b))));
         assert!(!origin.matches(&ep(None)));
         assert!(!Origin::of(&ep(None)).matches(&ep(Some(&a))));
+    }
+
+    /// A connection made in one network namespace never serves a probe of another, nor of
+    /// the host's same address.
+    #[test]
+    fn origins_include_the_network_namespace() {
+        let a = prober_core::NetNs::new("/run/netns/origin-a").unwrap();
+        let b = prober_core::NetNs::new("/run/netns/origin-b").unwrap();
+        let with = |ns| Endpoint { netns: ns, ..ep(None) };
+        let origin = Origin::of(&with(Some(&a)));
+        assert!(origin.matches(&with(Some(&a))));
+        assert!(!origin.matches(&with(Some(&b))));
+        assert!(!origin.matches(&with(None)));
+        assert!(!Origin::of(&with(None)).matches(&with(Some(&a))));
     }
 }

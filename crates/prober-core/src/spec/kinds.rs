@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::expect::{Pattern, StatusSet};
+use crate::netns::NetNs;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
@@ -75,6 +76,9 @@ pub struct TcpSpec {
     /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
     /// [`TcpSpec::tls`] shakes hands on the same connection.
     pub starttls: bool,
+    /// Make the socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +114,9 @@ pub struct HttpSpec {
     /// Connect through this Unix socket instead of to the URL's host and port (curl's
     /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
     pub unix_socket: Option<UnixSocket>,
+    /// Make the sockets (of every redirect hop too) in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,4 +157,7 @@ pub struct GrpcSpec {
     pub user_agent: Option<String>,
     /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
+    /// Make the socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }

@@ -109,6 +109,7 @@ impl ProbeSpec {
             unix_socket: None,
             tls: None,
             starttls: false,
+            netns: None,
         })))
     }
 
@@ -132,6 +133,7 @@ impl ProbeSpec {
             expect_body: None,
             keep_alive: false,
             unix_socket: None,
+            netns: None,
         })))
     }
 
@@ -155,6 +157,7 @@ impl ProbeSpec {
             metadata: Vec::new(),
             user_agent: None,
             authority: None,
+            netns: None,
         })))
     }
 
@@ -418,6 +421,7 @@ impl ProbeSpec {
         if self.output_limit == 0 || self.output_limit > 64 << 20 {
             return Err(SpecError::InvalidOutputLimit);
         }
+        crate::netns::validate(&self.kind)?;
         match &self.kind {
             ProbeKind::Tcp(t) if t.tls.as_ref().is_some_and(|o| o.validate().is_err()) => {
                 t.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;

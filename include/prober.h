@@ -318,6 +318,11 @@ enum prober_reason
    * The HTTP body (or a TCP reply) did not match the expected regular expression.
    */
   PROBER_REASON_BODY = 20,
+  /**
+   * The probe's network namespace could not be used (no such path, not a network
+   * namespace, no permission to enter it); always Unknown, the target was never reached.
+   */
+  PROBER_REASON_NAMESPACE = 21,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -991,6 +996,29 @@ prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
+
+/**
+ * Makes the sockets of a TCP, HTTP(S) or gRPC probe in the network namespace at `path`:
+ * `"/run/netns/NAME"` (`ip netns`), `"/proc/PID/ns/net"` of a container's process, or any
+ * bind-mounted namespace file. So `127.0.0.1` is the container's own loopback. Only the
+ * socket is made there, by a library thread (never the caller's nor the engine's); connect,
+ * TLS, HTTP and gRPC run as for any probe. Host names resolve through the host's resolver.
+ * The path is opened once however many specs name it, and closed when the last one is freed.
+ *
+ * A namespace that cannot be used (no such path, not a namespace file, a namespace of another
+ * type, no permission: entering needs `CAP_SYS_ADMIN`) makes each run Unknown with
+ * `PROBER_REASON_NAMESPACE`, the message naming the path and why; what can be seen here is
+ * refused now.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
+ * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `path` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_netns(prober_spec *spec, const char *path);
 
 /**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,

@@ -22,6 +22,7 @@ pub struct CheckFlags {
     rpc_headers: Vec<String>,
     user_agent: Option<String>,
     authority: Option<String>,
+    netns: Option<String>,
 }
 
 impl CheckFlags {
@@ -46,6 +47,7 @@ impl CheckFlags {
             "--abstract-unix-socket" => &mut self.abstract_unix_socket,
             "-A" | "--user-agent" => &mut self.user_agent,
             "--authority" => &mut self.authority,
+            "--netns" => &mut self.netns,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
@@ -67,6 +69,12 @@ impl CheckFlags {
                 .map_err(|e| args.usage(format!("--abstract-unix-socket: {e}"))),
             (None, None) => Ok(None),
         }
+    }
+
+    /// `--netns PATH`: the probe's sockets are made in that network namespace.
+    pub fn apply_netns(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let Some(path) = &self.netns else { return Ok(()) };
+        spec.set_netns(path).map_err(|e| args.usage(format!("--netns: {e}")))
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,

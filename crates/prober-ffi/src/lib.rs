@@ -21,6 +21,7 @@
 mod engine;
 mod enums;
 mod expect;
+mod netns;
 mod outcome;
 mod ptr;
 mod request;

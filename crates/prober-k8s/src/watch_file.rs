@@ -33,6 +33,24 @@ pub(crate) struct TargetDef {
     /// A command `prober watch` runs when the target's state changes (not a container field):
     /// `{command: [...]}`, as an exec probe's.
     pub on_change: Option<ExecAction>,
+    /// The network namespace the target's probes connect from (not a container field): a path,
+    /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
+    pub netns: Option<String>,
+}
+
+/// `netns:` of a target: every probe of it makes its sockets in that namespace. Exec probes
+/// have no socket: a target with one is refused rather than run outside the namespace.
+fn apply_netns(p: &mut TargetPlan, path: &str, label: &str) -> Result<(), LoadError> {
+    for (role, spec, _) in &mut p.probes {
+        let probe = format!("{}Probe", role.as_str());
+        if matches!(spec.kind, prober_core::ProbeKind::Exec(_)) {
+            return Err(LoadError::File(format!(
+                "{label}: netns: applies to tcpSocket, httpGet and grpc probes; {probe} is exec"
+            )));
+        }
+        spec.set_netns(path).map_err(|e| LoadError::File(format!("{label}: netns: {e}")))?;
+    }
+    Ok(())
 }
 
 /// `onChange:` of a target, checked: `command` (a list, as an exec probe's, no shell). Its
@@ -111,6 +129,9 @@ pub fn load_watch_file(
         };
         let mut p = plan(t.name.clone(), &src, t.probes(), notes)?;
         p.on_change = t.on_change.as_ref().map(|h| check_on_change(h, &src.label)).transpose()?;
+        if let Some(path) = &t.netns {
+            apply_netns(&mut p, path, &src.label)?;
+        }
         plans.push(p);
     }
     Ok(plans)

@@ -136,6 +136,34 @@ impl TestNetns {
             .unwrap_or_else(|e| panic!("cannot listen on {addr} in the namespace: {e}"))
     }
 
+    /// A listener inside on `addr` whose accept queue is full, so that connects to it hang
+    /// (the kernel drops their SYNs): a path that never answers, for Happy Eyeballs. Keep both
+    /// values alive as long as it should hang.
+    ///
+    /// # Panics
+    ///
+    /// When it cannot listen there.
+    pub fn start_hanging(&self, addr: SocketAddr) -> (socket2::Socket, Vec<std::net::TcpStream>) {
+        self.run_in(move || {
+            use socket2::{Domain, Socket, Type};
+            let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+            s.set_reuse_address(true)?;
+            s.bind(&addr.into())?;
+            s.listen(0)?;
+            let bound = s.local_addr()?.as_socket().expect("an IP socket");
+            let mut fillers = Vec::new();
+            for _ in 0..8 {
+                let t = std::time::Duration::from_millis(200);
+                match std::net::TcpStream::connect_timeout(&bound, t) {
+                    Ok(c) => fillers.push(c),
+                    Err(_) => break,
+                }
+            }
+            Ok::<_, io::Error>((s, fillers))
+        })
+        .unwrap_or_else(|e| panic!("cannot make a hanging listener on {addr}: {e}"))
+    }
+
     /// `ip netns exec NAME PROGRAM`: a command that runs `program` inside (add its arguments).
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new("ip");

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/libprober/prober/bindings/go/prober"
@@ -16,11 +17,13 @@ import (
 // Network namespaces (issue 29), real ones made with `ip netns` (root: CI runs as root; without
 // it the test fails, saying so, it never skips).
 
+var netnsSeq atomic.Int32
+
 // netnsWithTarget makes a namespace (deleted when the test ends, failed or not) and runs
 // prober-target inside it on port (0: any), returning the namespace's path and the port.
 func netnsWithTarget(t *testing.T, port int) (string, int) {
 	t.Helper()
-	name := fmt.Sprintf("prober-go-%d-%s", os.Getpid(), strings.ToLower(t.Name()))
+	name := fmt.Sprintf("prober-go-%d-%d", os.Getpid(), netnsSeq.Add(1))
 	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
 		t.Fatalf("cannot create network namespace %s (namespace tests need root; CI runs them as root): %v %s", name, err, out)
 	}

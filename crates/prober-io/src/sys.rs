@@ -36,6 +36,7 @@ pub(crate) fn tcp_socket(ipv6: bool) -> io::Result<std::os::fd::OwnedFd> {
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
+#[cfg(target_os = "linux")]
 /// `stat(path)`'s identity: (device, inode), following symbolic links (`/proc/PID/ns/net` is
 /// one, to the namespace itself).
 pub(crate) fn stat_id(path: &std::path::Path) -> io::Result<(u64, u64)> {
@@ -44,6 +45,7 @@ pub(crate) fn stat_id(path: &std::path::Path) -> io::Result<(u64, u64)> {
     Ok((meta.dev(), meta.ino()))
 }
 
+#[cfg(target_os = "linux")]
 /// Opens `path` read-only, close-on-exec and non-blocking (a FIFO does not wait for a writer;
 /// no terminal becomes ours), and says what it is: `Some(kind)` for a file that cannot be a
 /// namespace (regular file, directory, FIFO, socket, device), with its identity.
@@ -91,12 +93,6 @@ fn on_nsfs(file: &std::fs::File) -> io::Result<bool> {
     }
     #[allow(clippy::unnecessary_cast)] // f_type's type differs between C libraries
     Ok(st.f_type as i64 == NSFS_MAGIC)
-}
-
-/// No namespace files elsewhere.
-#[cfg(not(target_os = "linux"))]
-fn on_nsfs(_file: &std::fs::File) -> io::Result<bool> {
-    Ok(false)
 }
 
 /// The type of the namespace `fd` refers to (`NS_GET_NSTYPE`, Linux 4.11): a `CLONE_NEW*`

@@ -30,6 +30,8 @@ use crate::TargetServer;
 pub struct TestNetns {
     name: String,
     path: PathBuf,
+    /// Deleted by a [`NetnsSet`] (all at once) rather than by this guard.
+    in_set: bool,
 }
 
 fn ip(args: &[&str]) -> io::Result<()> {
@@ -64,9 +66,61 @@ impl TestNetns {
             );
         }
         // From here on the guard deletes the namespace, whatever happens next.
-        let ns = TestNetns { path: PathBuf::from(format!("/run/netns/{name}")), name };
+        let ns =
+            TestNetns { path: PathBuf::from(format!("/run/netns/{name}")), name, in_set: false };
         ns.ip(&["link", "set", "lo", "up"]);
         ns
+    }
+
+    /// `n` namespaces made at once (`ip -batch`: one process for all), each with `lo` up, for
+    /// tests at scale; deleted together when the set is dropped.
+    ///
+    /// # Panics
+    ///
+    /// As [`TestNetns::new`].
+    pub fn many(tag: &str, n: usize) -> NetnsSet {
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let batch = SEQ.fetch_add(1, Ordering::Relaxed);
+        let names: Vec<String> =
+            (0..n).map(|i| format!("prober-{tag}-{}-{batch}-{i}", std::process::id())).collect();
+        let script: String = names.iter().map(|n| format!("netns add {n}\n")).collect();
+        // The set deletes whatever exists of it, even when the batch stopped half-way.
+        let set = NetnsSet {
+            list: names
+                .into_iter()
+                .map(|name| TestNetns {
+                    path: PathBuf::from(format!("/run/netns/{name}")),
+                    name,
+                    in_set: true,
+                })
+                .collect(),
+        };
+        if let Err(e) = ip_batch(&script) {
+            panic!(
+                "cannot create {n} network namespaces: {e}\n\
+                 namespace tests need root and iproute2 (CI runs them as root); they never skip"
+            );
+        }
+        for ns in &set.list {
+            ns.run_in(lo_up).unwrap_or_else(|e| panic!("lo up in {}: {e}", ns.name));
+        }
+        set
+    }
+
+    /// Deletes the namespace and makes a new one of the same name (`lo` up): the path stays,
+    /// its identity changes, as `/proc/PID/ns/net` does when a container restarts. Whatever
+    /// ran inside stays with the old namespace.
+    ///
+    /// # Panics
+    ///
+    /// When `ip` fails.
+    pub fn recreate(&self) {
+        for args in [["netns", "del", &self.name], ["netns", "add", &self.name]] {
+            if let Err(e) = ip(&args) {
+                panic!("{e}");
+            }
+        }
+        self.ip(&["link", "set", "lo", "up"]);
     }
 
     /// The namespace's name (`ip netns` and `/etc/netns/NAME`).
@@ -187,12 +241,95 @@ impl TestNetns {
 
 impl Drop for TestNetns {
     fn drop(&mut self) {
+        if self.in_set {
+            return;
+        }
         let _ = std::fs::remove_dir_all(format!("/etc/netns/{}", self.name));
         if let Err(e) = ip(&["netns", "del", &self.name]) {
             // Not a panic: this may run while a failed test unwinds.
             eprintln!("warning: cannot delete network namespace {}: {e}", self.name);
         }
     }
+}
+
+/// Namespaces made together by [`TestNetns::many`], deleted together when dropped.
+#[derive(Debug)]
+pub struct NetnsSet {
+    list: Vec<TestNetns>,
+}
+
+impl std::ops::Deref for NetnsSet {
+    type Target = [TestNetns];
+    fn deref(&self) -> &[TestNetns] {
+        &self.list
+    }
+}
+
+impl Drop for NetnsSet {
+    fn drop(&mut self) {
+        let script: String = self.list.iter().map(|n| format!("netns del {}\n", n.name)).collect();
+        // -force: go on past a namespace that was never made (a batch that stopped half-way).
+        if let Err(e) = ip_batch_force(&script) {
+            eprintln!("warning: cannot delete the test's network namespaces: {e}");
+        }
+    }
+}
+
+fn ip_batch(script: &str) -> io::Result<()> {
+    run_batch(&["-batch", "-"], script)
+}
+
+fn ip_batch_force(script: &str) -> io::Result<()> {
+    run_batch(&["-force", "-batch", "-"], script)
+}
+
+fn run_batch(args: &[&str], script: &str) -> io::Result<()> {
+    use std::io::Write;
+    let mut child = Command::new("ip")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    child.stdin.take().expect("piped").write_all(script.as_bytes())?;
+    let out = child.wait_with_output()?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!(
+            "ip {}: {} {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )))
+    }
+}
+
+/// Brings up `lo` of the calling thread's network namespace (`SIOCSIFFLAGS`), without a
+/// process: what `ip link set lo up` does, for many namespaces at once.
+fn lo_up() -> io::Result<()> {
+    // SAFETY: socket() takes no pointers; the descriptor is owned by `fd` below.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` was just returned by socket() and nothing else owns it.
+    let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(raw) };
+    // SAFETY: an all-zero ifreq is a valid value of this plain C struct.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(b"lo\0") {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: `fd` is open for the whole call and `req` is a valid ifreq the kernel fills.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    unsafe { req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short };
+    // SAFETY: as above; the kernel only reads `req`.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &req) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// A command that runs `program` in a private mount namespace where `hosts` is mounted over

@@ -20,6 +20,10 @@
 //! connects ([`Connector::owns`]), and call [`Connector::timer`] at [`Connector::wake_at`]. A
 //! connection made on the second socket is moved to token `sub` before it is handed over.
 //!
+//! In another network namespace ([`Connector::with_netns`]) the sockets, one per address, are
+//! made before the race by a `prober-netns` helper thread and handed back through the driver's
+//! mailbox as a lookup's answer (see `prober_io::netns`); the race itself is unchanged.
+//!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
 //! local port released, and the socket kept for the next connection (no `socket`, `setsockopt`
@@ -535,9 +539,9 @@ impl Connector {
                 }
                 (None, Some(ns)) => match ns.sockets.get_mut(i).and_then(Option::take) {
                     Some(fd) => arm(Socket::from(fd), addr, self.close, self.nodelay),
-                    // Used already: a redial after a self-connect, which a namespace's socket
-                    // cannot have (the pool made one per address). Reported as Go reports a
-                    // self-connect it gave up on.
+                    // Used already: a redial of the same address after a self-connect. The
+                    // pool made one socket per address, so there is none for it: refused, as Go
+                    // reports a self-connect it gave up on.
                     None => Err(("connect", io::Error::from_raw_os_error(libc::ECONNREFUSED))),
                 }
                 .map(|s| (s, false)),

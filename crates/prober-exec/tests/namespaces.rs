@@ -4,15 +4,14 @@
 //! These tests need root (CI runs as root) and `unshare` (util-linux): without them they fail,
 //! saying so, rather than skip.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use prober_core::{DEFAULT_OUTPUT_LIMIT, ExecSpec, Outcome, ProbeResult, Reason};
 use prober_exec::ExecProbe;
 use prober_io::{reaper, run_to_completion};
+use prober_testkit::unshare::{Namespaced, Options, need_root};
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -20,76 +19,8 @@ fn lock() -> MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn need_root() {
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    assert_eq!(
-        euid, 0,
-        "the namespace tests need root (CI runs them as root); run them with sudo, they do not \
-         skip"
-    );
-}
-
-/// A process in new mount, UTS, IPC, network and PID namespaces (and a user namespace if
-/// asked), with its own hostname, its own /proc, and a tmpfs on `dir` holding `marker` that
-/// exists only in its mount namespace. Killed and reaped on drop, even when a test fails.
-struct Target {
-    unshare: Child,
-    /// The PID of the namespace's init (a `sleep`), as the host sees it.
-    pid: u32,
-    dir: PathBuf,
-}
-
-impl Target {
-    fn start(hostname: &str, user: bool) -> Target {
-        need_root();
-        let dir =
-            std::env::temp_dir().join(format!("prober-nsexec-{}-{hostname}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let script = format!(
-            "set -e; hostname {hostname}; mount -t tmpfs none {d}; echo only-inside > {d}/marker; \
-             echo ready; exec sleep 1000000",
-            d = dir.display()
-        );
-        let mut cmd = Command::new("unshare");
-        if user {
-            cmd.args(["--user", "--map-root-user"]);
-        }
-        cmd.args(["--mount", "--uts", "--ipc", "--net", "--pid", "--fork", "--mount-proc"])
-            .args(["sh", "-c", &script])
-            .stdout(Stdio::piped());
-        let mut unshare = cmd.spawn().unwrap_or_else(|e| {
-            panic!("the namespace tests need `unshare` (util-linux): {e}; they do not skip")
-        });
-        let mut line = String::new();
-        BufReader::new(unshare.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        if line != "ready\n" {
-            let _ = unshare.kill();
-            let status = unshare.wait();
-            panic!("unshare could not make the namespaces ({status:?}); the tests do not skip");
-        }
-        let pid = child_of(unshare.id()).expect("unshare's child");
-        Target { unshare, pid, dir }
-    }
-}
-
-impl Drop for Target {
-    fn drop(&mut self) {
-        // Killing the PID namespace's init ends everything in it; then unshare exits.
-        // SAFETY: kill with a pid we started (its parent, unshare, is unreaped, so it cannot
-        // have been reused) and a signal number.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
-        let _ = self.unshare.kill();
-        let _ = self.unshare.wait();
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
-
-/// The one child of `parent`, from /proc.
-fn child_of(parent: u32) -> Option<u32> {
-    let children =
-        std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children")).ok()?;
-    children.split_whitespace().next()?.parse().ok()
+fn target(hostname: &str, user: bool) -> Namespaced {
+    Namespaced::start(&Options { hostname: hostname.to_string(), user })
 }
 
 fn spec_in(pid: u32, argv: &[&str]) -> ExecSpec {
@@ -121,14 +52,14 @@ fn hostname() -> String {
 #[test]
 fn the_command_runs_in_the_targets_namespaces() {
     let _g = lock();
-    let t = Target::start("probe-inside", false);
+    let t = target("probe-inside", false);
     assert_ne!(hostname(), "probe-inside");
     // UTS: the target's hostname.
     let o = run(&spec_in(t.pid, &["hostname"]));
     assert_eq!((o.result, text(&o).as_str()), (ProbeResult::Success, "probe-inside\n"), "{o:?}");
     assert_eq!(o.exit_code, Some(0));
     // Mount: a file that only its mount namespace has.
-    let marker = t.dir.join("marker");
+    let marker = t.marker();
     assert!(!marker.exists(), "the marker must not be visible on the host");
     let o = run(&spec_in(t.pid, &["cat", marker.to_str().unwrap()]));
     assert_eq!((o.result, text(&o).as_str()), (ProbeResult::Success, "only-inside\n"), "{o:?}");
@@ -174,7 +105,7 @@ fn the_command_runs_in_the_targets_namespaces() {
 #[test]
 fn a_timeout_kills_the_whole_group_inside() {
     let _g = lock();
-    let t = Target::start("probe-timeout", false);
+    let t = target("probe-timeout", false);
     let marker = "987651";
     let timeout = Duration::from_millis(300);
     let script = format!("sleep {marker} & echo started; exec sleep {marker}");
@@ -196,7 +127,7 @@ fn a_timeout_kills_the_whole_group_inside() {
 #[test]
 fn a_user_namespace_is_entered_where_it_differs() {
     let _g = lock();
-    let t = Target::start("probe-userns", true);
+    let t = target("probe-userns", true);
     let o = run(&spec_in(t.pid, &["sh", "-c", "hostname; cat /proc/self/uid_map; id -u"]));
     let out = text(&o);
     let words: Vec<&str> = out.split_whitespace().collect();
@@ -248,7 +179,7 @@ fn drop_sys_admin_on_this_thread() {
 #[test]
 fn no_permission_is_named_and_costs_one_run() {
     let _g = lock();
-    let t = Target::start("probe-eperm", false);
+    let t = target("probe-eperm", false);
     let pid = t.pid;
     let o = std::thread::spawn(move || {
         drop_sys_admin_on_this_thread();

@@ -993,6 +993,28 @@ prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent
 prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
 
 /**
+ * Runs an exec probe's command inside the namespaces of process `pid` (mount, UTS, IPC,
+ * network, PID, cgroup and time; its user namespace where it differs from the caller's), in
+ * that process's root and working directory, as `nsenter --target PID --all` does, without a
+ * wrapper program: a forked child enters them (no thread of the host ever does). The command
+ * keeps the library's credentials and is looked up in the target's file system; a working
+ * directory set with `prober_spec_set_workdir` is inside the target's root. `pid` 0 runs the
+ * command on the host again (the default).
+ *
+ * A process that is gone, or namespaces the caller may not enter (no `CAP_SYS_ADMIN`), make
+ * that run `PROBER_UNKNOWN` with reason `PROBER_REASON_SPAWN` and a message naming the PID and
+ * the reason.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not exec, `PROBER_E_INVALID` for
+ * a PID above 2^22.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
+
+/**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,
  * `"failure"`, `"unknown"`): static, NUL-terminated, never NULL, never freed. A number this
  * library does not define gives `"invalid result"`.

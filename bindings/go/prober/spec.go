@@ -196,8 +196,16 @@ type Spec struct {
 	// values as written; the command's environment gets each value expanded against the
 	// variables before it ($$ becomes $), as the kubelet builds a container's.
 	Env []EnvVar
-	// Workdir: exec probes; the command's working directory.
+	// Workdir: exec probes; the command's working directory (with NamespacesOf, inside
+	// that process's root).
 	Workdir string
+	// NamespacesOf: exec probes; run the command inside the namespaces of this process
+	// (mount, UTS, IPC, network, PID, cgroup, time; its user namespace where it differs), in
+	// its root and working directory, as nsenter --target PID --all does, with no wrapper
+	// program and no thread of this process ever entering them. 0: on this host. Needs
+	// CAP_SYS_ADMIN; a process that is gone or namespaces that may not be entered make the
+	// run Unknown (ReasonSpawn) with a message naming the PID.
+	NamespacesOf int
 
 	// Service: gRPC probes; the service name to check ("" is the server as a whole).
 	Service string
@@ -552,6 +560,14 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_workdir(cs, dir, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.NamespacesOf != 0 {
+		if s.NamespacesOf < 0 || s.NamespacesOf > 1<<22 {
+			return &Error{Code: StatusInvalid, Msg: fmt.Sprintf("invalid PID %d for NamespacesOf (expected 1 to 4194304)", s.NamespacesOf)}
+		}
+		if err := b.check(C.gp_spec_set_namespaces_of(cs, C.uint32_t(s.NamespacesOf), &b.err)); err != nil {
 			return err
 		}
 	}

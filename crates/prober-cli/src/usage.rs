@@ -15,7 +15,8 @@ Run 'prober check --help' or 'prober watch --help' for details.
 
 pub const CHECK: &str = "\
 Usage: prober check [--timeout DUR] [-H 'Name: value']... [--redirects POLICY]
-                    [--env NAME=VALUE]... [TLS OPTIONS] [--json] TARGET
+                    [--env NAME=VALUE]... [--namespaces-of PID] [TLS OPTIONS] [--json]
+                    TARGET
 
 Runs one probe with the kubelet's rules and exits with its result.
 
@@ -36,6 +37,9 @@ Options:
   --redirects POLICY     same-host (default, the kubelet's), same-origin or none
   -e, --env NAME=VALUE   variable for $(NAME) expansion in the command, also set in its
                          environment (its value may use earlier --env ones; repeatable)
+  --namespaces-of PID    run the command inside the namespaces of process PID (mount, UTS,
+                         IPC, network, PID, cgroup; user where it differs), in its root,
+                         as 'nsenter --target PID --all' does; needs CAP_SYS_ADMIN
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 

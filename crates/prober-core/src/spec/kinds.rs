@@ -123,6 +123,12 @@ pub struct ExecSpec {
     pub env: Vec<(String, String)>,
     /// Working directory of the command; the host's when `None`.
     pub cwd: Option<PathBuf>,
+    /// Run the command inside the namespaces of this process (mount, UTS, IPC, network, PID,
+    /// cgroup, time, and its user namespace where it differs from ours), in its root and
+    /// working directory, as `nsenter --target PID --all` does; see
+    /// [`ProbeSpec::set_namespaces_of`](crate::ProbeSpec::set_namespaces_of). `cwd`, when set,
+    /// is then a directory inside that process's root.
+    pub namespaces_of: Option<u32>,
 }
 
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.

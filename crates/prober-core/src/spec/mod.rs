@@ -11,6 +11,7 @@ use crate::url::Url;
 
 mod error;
 mod kinds;
+mod namespaces;
 #[cfg(test)]
 mod tests;
 mod tls;
@@ -167,7 +168,12 @@ impl ProbeSpec {
     pub fn exec<S: AsRef<str>>(argv: &[S]) -> Result<ProbeSpec, SpecError> {
         let argv: Vec<String> = argv.iter().map(|s| s.as_ref().to_string()).collect();
         validate_argv(&argv)?;
-        Ok(ProbeSpec::with_kind(ProbeKind::Exec(ExecSpec { argv, env: Vec::new(), cwd: None })))
+        Ok(ProbeSpec::with_kind(ProbeKind::Exec(ExecSpec {
+            argv,
+            env: Vec::new(),
+            cwd: None,
+            namespaces_of: None,
+        })))
     }
 
     /// Sets the one deadline of every run (default [`DEFAULT_TIMEOUT`], the kubelet's 1 s).
@@ -475,6 +481,9 @@ impl ProbeSpec {
                 validate_argv(&e.argv)?;
                 for (n, v) in &e.env {
                     validate_env(n, v)?;
+                }
+                if let Some(pid) = e.namespaces_of {
+                    namespaces::validate_pid(pid)?;
                 }
             }
         }

@@ -33,7 +33,7 @@ Options:
   --timeout DUR          one deadline for the whole probe: 500ms, 2s, 1m (default 1s)
   -H, --header 'N: v'    add or replace a request header; 'User-Agent:' with an empty
                          value removes that default header (HTTP only, repeatable)
-  --redirects POLICY     same-host (default, the kubelet's), same-origin or none
+  --redirects POLICY     same-host (default, the kubelet's), same-origin, none or any-host
   -e, --env NAME=VALUE   variable for $(NAME) expansion in the command, also set in its
                          environment (its value may use earlier --env ones; repeatable)
   --json                 print one JSON object instead of a human line

@@ -325,7 +325,9 @@ fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
 /// `--redirects POLICY`.
 fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
     RedirectPolicy::parse(v).ok_or_else(|| {
-        p.usage(format!("bad --redirects '{v}' (expected same-host, same-origin, none or any-host)"))
+        p.usage(format!(
+            "bad --redirects '{v}' (expected same-host, same-origin, none or any-host)"
+        ))
     })
 }
 

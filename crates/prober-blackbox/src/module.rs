@@ -167,8 +167,8 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         tls: false,
     };
     match prober {
-        Prober::Http => http(&mut m, raw.http.unwrap_or_default(), base)?,
-        Prober::Tcp => tcp(&mut m, raw.tcp.unwrap_or_default(), base)?,
+        Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,
+        Prober::Tcp => tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => {
             let g = raw.grpc.unwrap_or_default();
             let mut spec =
@@ -218,7 +218,7 @@ fn read_small(base: &Path, path: &str, field: &str) -> Result<Vec<u8>, String> {
     std::fs::read(&p).map_err(|e| format!("{field}: {}: {e}", p.display()))
 }
 
-fn http(m: &mut Module, h: HttpModule, base: &Path) -> Result<(), String> {
+fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     if let Some(field) = h.unsupported() {
         return Err(format!("http.{field} is not supported by prober serve"));
     }
@@ -241,7 +241,7 @@ fn http(m: &mut Module, h: HttpModule, base: &Path) -> Result<(), String> {
     for (name, value) in &h.headers {
         spec.add_header(name, value).map_err(|e| format!("http.headers: {e}"))?;
     }
-    if let Some(auth) = authorization(&h, base)? {
+    if let Some(auth) = authorization(h, base)? {
         spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;
     }
     // blackbox_exporter follows redirects (Go's client, to any host) unless told not to.
@@ -414,7 +414,7 @@ fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String>
     Ok(o)
 }
 
-fn tcp(m: &mut Module, t: TcpModule, base: &Path) -> Result<(), String> {
+fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
     if t.source_ip_address.is_some() {
         return Err("tcp.source_ip_address is not supported by prober serve".into());
     }

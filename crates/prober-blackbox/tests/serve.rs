@@ -1,7 +1,8 @@
 //! `prober serve`'s exporter against real servers on loopback: module files (blackbox_exporter's
 //! own examples), answers, the allow-list, redirects, the timeout rule and `&debug=true`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
 use prober_testkit::TargetServer;
@@ -50,7 +51,7 @@ modules:
 
 #[test]
 fn blackbox_example_files_load_or_name_what_is_refused() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let data = blackbox_module_dir();
     let text = std::fs::read_to_string(data.join("blackbox.yml")).unwrap();
     let err = Modules::parse(&text, &data).unwrap_err();
     assert_eq!(
@@ -105,6 +106,29 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     }
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
     assert_eq!(m.by_name.len(), 6, "{:?}", m.by_name.keys());
+}
+
+/// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into
+/// the Go module cache): its own `blackbox.yml` and `example.yml` are read from there, not
+/// copied into this repository. The go command is a test requirement (ci/test.sh installs it).
+fn blackbox_module_dir() -> PathBuf {
+    let out = Command::new("go")
+        .args(["mod", "download", "-json", "github.com/prometheus/blackbox_exporter@v0.25.0"])
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("this test needs the go command (to fetch blackbox_exporter's example files)");
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "go mod download: {json}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = json
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"Dir\": \""))
+        .and_then(|l| l.strip_suffix("\","))
+        .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
+    PathBuf::from(dir)
 }
 
 fn mods_remove(doc: &mut serde_norway::Value, name: &str) {

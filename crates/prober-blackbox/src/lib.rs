@@ -9,6 +9,11 @@
 //!   request, with blackbox_exporter's metric names and meanings, its timeout rule and its
 //!   `&debug=true`; any HTTP server can carry it.
 
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 mod config;
 mod exporter;
 mod module;

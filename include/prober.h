@@ -318,6 +318,11 @@ enum prober_reason
    * The HTTP body (or a TCP reply) did not match the expected regular expression.
    */
   PROBER_REASON_BODY = 20,
+  /**
+   * The destination was refused by the probe's allow-list of addresses (Rust API:
+   * `ProbeSpec::set_address_filter`); nothing was connected to.
+   */
+  PROBER_REASON_DENIED = 21,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -376,6 +381,11 @@ enum prober_redirect_policy
    * Never follow; a 3xx is a Warning.
    */
   PROBER_REDIRECT_NONE = 2,
+  /**
+   * Follow to any host, scheme and port, up to the limit (Go's client and
+   * blackbox_exporter's rule).
+   */
+  PROBER_REDIRECT_ANY_HOST = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

@@ -250,6 +250,9 @@ const (
 	ReasonResource Reason = C.PROBER_REASON_RESOURCE
 	// ReasonBody: the HTTP body (Spec.ExpectBody) did not match.
 	ReasonBody Reason = C.PROBER_REASON_BODY
+	// ReasonDenied: the destination was refused by an allow-list of addresses (set through the
+	// Rust API); nothing was connected to.
+	ReasonDenied Reason = C.PROBER_REASON_DENIED
 )
 
 // reasonNames are the library's names (prober_reason_name), indexed by value; the package's
@@ -257,7 +260,7 @@ const (
 var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
 	"too_many_redirects", "protocol", "broken_body", "exit_code", "signal", "spawn",
-	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body",
+	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body", "denied",
 }
 
 // String is the reason's name as the C library (prober_reason_name) and the prober command

@@ -114,6 +114,9 @@ const (
 	RedirectSameOrigin RedirectPolicy = C.PROBER_REDIRECT_SAME_ORIGIN
 	// RedirectNone never follows; a 3xx is a Warning.
 	RedirectNone RedirectPolicy = C.PROBER_REDIRECT_NONE
+	// RedirectAnyHost follows to any host, scheme and port, up to the limit (Go's client and
+	// blackbox_exporter's rule).
+	RedirectAnyHost RedirectPolicy = C.PROBER_REDIRECT_ANY_HOST
 )
 
 // ClosePolicy says how TCP and HTTP probes close their connections.
@@ -525,8 +528,8 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 	}
-	if s.Redirects > RedirectNone {
-		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Redirects %d is not RedirectSameHost, RedirectSameOrigin or RedirectNone", uint32(s.Redirects))}
+	if s.Redirects > RedirectAnyHost {
+		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Redirects %d is not RedirectSameHost, RedirectSameOrigin, RedirectNone or RedirectAnyHost", uint32(s.Redirects))}
 	}
 	if s.Close > CloseFIN {
 		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Close %d is not CloseReset or CloseFIN", uint32(s.Close))}

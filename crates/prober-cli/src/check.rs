@@ -344,7 +344,9 @@ fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
 /// `--redirects POLICY`.
 fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
     RedirectPolicy::parse(v).ok_or_else(|| {
-        p.usage(format!("bad --redirects '{v}' (expected same-host, same-origin or none)"))
+        p.usage(format!(
+            "bad --redirects '{v}' (expected same-host, same-origin, none or any-host)"
+        ))
     })
 }
 

@@ -8,9 +8,32 @@ Usage:
   prober watch [OPTIONS] FILE          run the probes of a watch file (YAML or JSON)
   prober watch [OPTIONS] --manifest FILE
                                        run the probes of a Kubernetes manifest
+  prober serve --config FILE --listen ADDR
+                                       blackbox_exporter's /probe interface on this engine
   prober --help | prober --version
 
-Run 'prober check --help' or 'prober watch --help' for details.
+Run 'prober check --help', 'prober watch --help' or 'prober serve --help' for details.
+";
+
+pub const SERVE: &str = "\
+Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR]
+
+Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
+explanation), /metrics (its own) and a status page at /. FILE is a blackbox_exporter module file
+(modules with prober http, tcp or grpc); a module may add an allow-list of targets:
+
+  modules:
+    http_2xx:
+      prober: http
+      allow: {hosts: ['*.example.com'], networks: ['10.0.0.0/8'], ports: [80, 443]}
+
+A refused target is answered 403. Each probe's timeout is the module's, or the scrape's
+(X-Prometheus-Scrape-Timeout-Seconds) less the offset (default 500ms) when smaller.
+
+Options:
+  --config FILE          the module file
+  --listen ADDR          IP:PORT, [IPV6]:PORT or :PORT
+  --timeout-offset DUR   kept from the scrape's timeout for the answer (default 500ms)
 ";
 
 pub const CHECK: &str = "\
@@ -34,7 +57,7 @@ Options:
   --timeout DUR          one deadline for the whole probe: 500ms, 2s, 1m (default 1s)
   -H, --header 'N: v'    add or replace a request header; 'User-Agent:' with an empty
                          value removes that default header (HTTP only, repeatable)
-  --redirects POLICY     same-host (default, the kubelet's), same-origin or none
+  --redirects POLICY     same-host (default, the kubelet's), same-origin, none or any-host
   -e, --env NAME=VALUE   variable for $(NAME) expansion in the command, also set in its
                          environment (its value may use earlier --env ones; repeatable)
   --namespaces-of PID    run the command inside the namespaces of process PID (mount, UTS,

@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod allow;
 mod expect;
 mod gotext;
 mod metadata;
@@ -17,6 +18,7 @@ mod spec;
 mod unix;
 pub mod url;
 
+pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use metadata::validate_metadata;

@@ -99,6 +99,9 @@ pub enum Reason {
     /// The HTTP body (or, for TCP send/expect, the reply) did not match the expected regular
     /// expression.
     Body = 20,
+    /// The destination was refused by the probe's allow-list ([`crate::AddressFilter`]):
+    /// nothing was connected to.
+    Denied = 21,
 }
 
 impl Reason {
@@ -126,6 +129,7 @@ impl Reason {
             Reason::Internal => "internal",
             Reason::Resource => "resource",
             Reason::Body => "body",
+            Reason::Denied => "denied",
         }
     }
 
@@ -280,6 +284,18 @@ pub struct Outcome {
     /// last TLS handshake of the run, also when verification failed (an expired certificate is
     /// visible here). `None` without TLS.
     pub cert_not_after: Option<i64>,
+    /// The address of the run's (last hop's) connection: where the probe was answered from,
+    /// after resolution. `None` before a connection, and for Unix sockets and exec.
+    pub peer: Option<std::net::SocketAddr>,
+    /// HTTP: the final response's minor version (0 for HTTP/1.0, 1 for HTTP/1.1).
+    pub http_version: Option<u8>,
+    /// HTTP: the final response's `Content-Length`, when it declared one.
+    pub http_content_length: Option<u64>,
+    /// HTTP: how many redirects the run followed.
+    pub http_redirects: u32,
+    /// HTTP: the final response's header fields in order, when the spec asks to keep them
+    /// ([`HttpSpec::keep_headers`](crate::HttpSpec::keep_headers)); empty otherwise.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Outcome {
@@ -296,6 +312,11 @@ impl Outcome {
             exit_code: None,
             timings: Timings::default(),
             cert_not_after: None,
+            peer: None,
+            http_version: None,
+            http_content_length: None,
+            http_redirects: 0,
+            headers: Vec::new(),
         }
     }
 

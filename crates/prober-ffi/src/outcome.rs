@@ -89,6 +89,9 @@ c_enum! {
         PROBER_REASON_RESOURCE = 19 => Resource,
         /// The HTTP body (or a TCP reply) did not match the expected regular expression.
         PROBER_REASON_BODY = 20 => Body,
+        /// The destination was refused by the probe's allow-list of addresses (Rust API:
+        /// `ProbeSpec::set_address_filter`); nothing was connected to.
+        PROBER_REASON_DENIED = 21 => Denied,
     }
 }
 

@@ -98,6 +98,7 @@ impl GrpcProbe {
                 close: spec.close,
                 tls: spec.tls.clone(),
                 unix: spec.unix_socket.clone(),
+                filter: spec.address_filter.clone(),
             },
             addr,
             authority,
@@ -336,6 +337,7 @@ impl GrpcProbe {
         o.timings.first_byte = self.first_byte;
         o.timings.total = self.since_start(Instant::now());
         o.cert_not_after = self.dial.cert_not_after();
+        o.peer = self.dial.peer_addr();
         Step::Done(o)
     }
 
@@ -363,6 +365,7 @@ struct Target {
     close: ClosePolicy,
     tls: Option<TlsOptions>,
     unix: Option<UnixSocket>,
+    filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
 }
 
 impl Target {
@@ -378,6 +381,7 @@ impl Target {
             // gRPC probes make one connection per run, as the kubelet.
             keep_alive: false,
             unix: self.unix.as_ref(),
+            filter: self.filter.as_ref(),
         }
     }
 }

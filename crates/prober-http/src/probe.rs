@@ -155,6 +155,11 @@ pub struct HttpProbe {
     /// First response byte of the current (finally: the last) hop; the other phases are the
     /// dial's.
     first_byte: Option<Duration>,
+    /// Version and declared length of the last response head.
+    last_version: Option<u8>,
+    last_length: Option<u64>,
+    /// The final response's header fields, when the spec keeps them.
+    headers: Vec<(String, String)>,
 }
 
 impl HttpProbe {
@@ -180,6 +185,9 @@ impl HttpProbe {
             deadline: None,
             last_status: None,
             first_byte: None,
+            last_version: None,
+            last_length: None,
+            headers: Vec::new(),
         }
     }
 
@@ -386,6 +394,11 @@ impl HttpProbe {
 
     fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: &ResponseHead) -> Next {
         self.last_status = Some(head.status);
+        self.last_version = Some(head.version);
+        self.last_length = match head.framing {
+            Framing::Length(n) => Some(n),
+            Framing::Chunked | Framing::Close => None,
+        };
         let (current, host_override, as_get) = match &self.hop {
             Some(hop) => (&hop.url, hop.host_override.as_deref(), hop.as_get),
             None => (&self.plan.spec.url, self.plan.host_override.as_deref(), false),
@@ -428,6 +441,9 @@ impl HttpProbe {
                 Next::Return(self.fail(cx, Some(conn), Reason::TooManyRedirects, msg, None))
             }
             Decision::Final => {
+                if self.plan.spec.keep_headers {
+                    self.headers = crate::response::header_fields(&self.buf[..head.len]);
+                }
                 let keep = self.plan.keep_alive && !head.close;
                 let mut reader = BodyReader::new(framing, self.output_limit);
                 let progress = reader.feed(&self.buf[head.len..]);
@@ -644,6 +660,11 @@ impl HttpProbe {
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.cert_not_after = self.dial.cert_not_after();
+        o.peer = self.dial.peer_addr();
+        o.http_version = self.last_version;
+        o.http_content_length = self.last_length;
+        o.http_redirects = self.redirects.followed();
+        o.headers = std::mem::take(&mut self.headers);
         o.timings.total = self.since_start(Instant::now());
         Step::Done(o)
     }
@@ -771,6 +792,7 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         keep_alive: plan.keep_alive,
         // Every hop goes through the socket, as curl's --unix-socket sends every request.
         unix: plan.spec.unix_socket.as_ref(),
+        filter: plan.spec.address_filter.as_ref(),
     }
 }
 

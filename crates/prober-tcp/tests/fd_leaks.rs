@@ -18,6 +18,7 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         unix_socket: None,
         tls: None,
         starttls: false,
+        address_filter: None,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

@@ -22,6 +22,7 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         unix_socket: None,
         tls: None,
         starttls: false,
+        address_filter: None,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

@@ -28,7 +28,7 @@ use prober_core::{Reason, Timings};
 #[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Ready};
-use prober_tcp::{ConnectStep, Connector};
+use prober_tcp::{ConnectStep, Connector, Peer};
 
 use crate::Transport;
 #[cfg(feature = "tls")]
@@ -147,6 +147,8 @@ pub struct Dial {
     /// A plain connection waiting for its TLS client to shake hands (STARTTLS, see
     /// [`Dial::start_tls`]).
     upgrade: Option<prober_tcp::Conn>,
+    /// The TCP address of the last dial's connection.
+    peer: Option<SocketAddr>,
 }
 
 impl Dial {
@@ -185,6 +187,7 @@ impl Dial {
         self.phase = Phase::Idle;
         self.timings = DialTimings::default();
         self.cert_not_after = None;
+        self.peer = None;
     }
 
     /// Whether the connection of the last dial was a kept one (see [`Dial::retry`]).
@@ -215,9 +218,16 @@ impl Dial {
         let (store, _) = keep::store(cx)?;
         // The driver's clock reading for this call: no second reading for the idle check.
         let mut idle = store.take(ep, now)?;
+        // A connection kept by a probe with another allow-list (or none) is this probe's only
+        // if its address passes this one's: dropped (closed) otherwise, and the dial goes on.
+        let peer = tcp_addr(idle.conn.peer());
+        if let (Some(filter), Some(addr)) = (ep.filter, peer) {
+            filter.check(Some(ep.host), addr).ok()?;
+        }
         // A connection that cannot be registered again is closed (dropped) and a new one made.
         idle.conn.rearm(registry, token).ok()?;
         self.timings.reused = true;
+        self.peer = peer;
         self.cert_not_after = idle.cert_not_after;
         self.origin = Some(idle.origin);
         Some(idle.conn)
@@ -298,6 +308,12 @@ impl Dial {
     /// epoch), also when verification failed; `None` without TLS.
     pub fn cert_not_after(&self) -> Option<i64> {
         self.cert_not_after
+    }
+
+    /// The TCP address the last dial connected to (after resolution); `None` before a
+    /// connection and for a Unix socket.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer
     }
 
     /// When the dial needs [`Dial::timer`]: the start of the connector's second address family.
@@ -474,7 +490,9 @@ impl Dial {
     fn connect(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> DialStep {
         let mut connector = match ep.unix {
             Some(socket) => Connector::unix(socket, ep.close),
-            None => Connector::new(ep.host, ep.port, ep.close).with_nodelay(ep.nodelay),
+            None => Connector::new(ep.host, ep.port, ep.close)
+                .with_nodelay(ep.nodelay)
+                .with_filter(ep.filter.cloned()),
         };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)
@@ -495,6 +513,7 @@ impl Dial {
             }
             ConnectStep::Connected(conn) => {
                 self.timings.connect = Some(self.since_start());
+                self.peer = tcp_addr(conn.peer());
                 #[cfg(feature = "tls")]
                 if ep.tls.is_some() {
                     let client = self.tls.as_ref().expect("set up before connecting");
@@ -539,5 +558,13 @@ impl Dial {
                 DialStep::Failed(DialError::Connect { reason, detail })
             }
         }
+    }
+}
+
+/// The address of a TCP peer (`None` for a Unix socket).
+fn tcp_addr(peer: &Peer) -> Option<SocketAddr> {
+    match peer {
+        Peer::Tcp(addr) => Some(*addr),
+        Peer::Unix(_) => None,
     }
 }

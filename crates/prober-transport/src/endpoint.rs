@@ -1,7 +1,9 @@
 //! Where a dial goes and how ([`Endpoint`]): what [`crate::dial`] connects to and what
 //! [`crate::keep`] keys idle connections by.
 
-use prober_core::{ClosePolicy, TlsOptions, UnixSocket};
+use std::sync::Arc;
+
+use prober_core::{AddressFilter, ClosePolicy, TlsOptions, UnixSocket};
 
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
@@ -25,4 +27,7 @@ pub struct Endpoint<'a> {
     /// Connect to this Unix socket instead of `host:port` (beyond the kubelet); `host` still
     /// names the server (TLS's SNI and verification).
     pub unix: Option<&'a UnixSocket>,
+    /// Connect only to addresses this allow-list admits (checked after resolution, on every
+    /// dial, and on a kept connection before it is reused).
+    pub filter: Option<&'a Arc<AddressFilter>>,
 }

@@ -290,6 +290,7 @@ mod tests {
             nodelay: false,
             keep_alive: true,
             unix,
+            filter: None,
         }
     }
 

@@ -1,6 +1,9 @@
 //! The spec of each kind of probe (TCP, HTTP, exec, gRPC) and their policies.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::allow::AddressFilter;
 
 use crate::expect::{Pattern, StatusSet};
 use crate::unix::UnixSocket;
@@ -32,16 +35,22 @@ pub enum RedirectPolicy {
     SameOrigin = 1,
     /// Never follow: any 3xx is the final response (Warning).
     None = 2,
+    /// Follow to any host, scheme and port, up to the limit (Go's default client, and
+    /// blackbox_exporter's unless `no_follow_redirects`; the kubelet's
+    /// `followNonLocalRedirects`). With an [`AddressFilter`](crate::AddressFilter), every hop's
+    /// address is checked before it is connected to.
+    AnyHost = 3,
 }
 
 impl RedirectPolicy {
-    /// The policy named `same-host`, `same-origin` or `none` (the names the command and
-    /// manifests use); `None` for any other text.
+    /// The policy named `same-host`, `same-origin`, `none` or `any-host` (the names the
+    /// command and manifests use); `None` for any other text.
     pub fn parse(s: &str) -> Option<RedirectPolicy> {
         match s {
             "same-host" => Some(RedirectPolicy::SameHost),
             "same-origin" => Some(RedirectPolicy::SameOrigin),
             "none" => Some(RedirectPolicy::None),
+            "any-host" => Some(RedirectPolicy::AnyHost),
             _ => None,
         }
     }
@@ -75,6 +84,10 @@ pub struct TcpSpec {
     /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
     /// [`TcpSpec::tls`] shakes hands on the same connection.
     pub starttls: bool,
+    /// Connect only where this allow-list admits (beyond the kubelet; see
+    /// [`AddressFilter`]): checked against each address before it is connected to.
+    /// `None`: anywhere.
+    pub address_filter: Option<Arc<AddressFilter>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +123,13 @@ pub struct HttpSpec {
     /// Connect through this Unix socket instead of to the URL's host and port (curl's
     /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
     pub unix_socket: Option<UnixSocket>,
+    /// Connect only where this allow-list admits (beyond the kubelet; see
+    /// [`AddressFilter`]): checked against each address before it is connected to, on every redirect hop.
+    /// `None`: anywhere.
+    pub address_filter: Option<Arc<AddressFilter>>,
+    /// Keep the final response's header fields in [`Outcome::headers`](crate::Outcome::headers)
+    /// (for checks on them by the caller); default false, which costs nothing.
+    pub keep_headers: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -156,4 +176,8 @@ pub struct GrpcSpec {
     pub user_agent: Option<String>,
     /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
+    /// Connect only where this allow-list admits (beyond the kubelet; see
+    /// [`AddressFilter`]): checked against each address before it is connected to.
+    /// `None`: anywhere.
+    pub address_filter: Option<Arc<AddressFilter>>,
 }

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::allow::AddressFilter;
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
 use crate::unix::UnixSocket;
 use crate::url::Url;
@@ -110,6 +111,7 @@ impl ProbeSpec {
             unix_socket: None,
             tls: None,
             starttls: false,
+            address_filter: None,
         })))
     }
 
@@ -133,6 +135,8 @@ impl ProbeSpec {
             expect_body: None,
             keep_alive: false,
             unix_socket: None,
+            address_filter: None,
+            keep_headers: false,
         })))
     }
 
@@ -156,6 +160,7 @@ impl ProbeSpec {
             metadata: Vec::new(),
             user_agent: None,
             authority: None,
+            address_filter: None,
         })))
     }
 
@@ -287,6 +292,41 @@ impl ProbeSpec {
     pub fn with_redirect_policy(mut self, policy: RedirectPolicy) -> ProbeSpec {
         self.set_redirect_policy(policy);
         self
+    }
+
+    /// Sets the allow-list of destinations (TCP, HTTP and gRPC probes; see [`AddressFilter`]):
+    /// the connector checks each address, after resolution and on every redirect hop, and a
+    /// refused one is a Failure with reason `denied`. `None` removes it.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for an exec probe.
+    pub fn set_address_filter(
+        &mut self,
+        filter: Option<std::sync::Arc<AddressFilter>>,
+    ) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => t.address_filter = filter,
+            ProbeKind::Http(h) => h.address_filter = filter,
+            ProbeKind::Grpc(g) => g.address_filter = filter,
+            _ => {
+                return Err(SpecError::InvalidExpectation(
+                    "an address filter applies to TCP, HTTP and gRPC probes only".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the final response's header fields in the outcome (HTTP only; see
+    /// [`HttpSpec::keep_headers`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_keep_headers(&mut self, on: bool) -> Result<(), SpecError> {
+        self.http_only("keeping headers applies to HTTP probes only")?.keep_headers = on;
+        Ok(())
     }
 
     /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec).

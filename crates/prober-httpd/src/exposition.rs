@@ -158,7 +158,10 @@ mod tests {
         // And configured to prefer the classic format.
         let classic = "text/plain;version=0.0.4;q=0.5,application/openmetrics-text;q=0.4";
         assert_eq!(Format::negotiate(Some(classic)), Format::Text);
-        assert_eq!(Format::negotiate(Some("application/openmetrics-text;version=2.0.0")), Format::Text);
+        assert_eq!(
+            Format::negotiate(Some("application/openmetrics-text;version=2.0.0")),
+            Format::Text
+        );
         assert_eq!(Format::negotiate(Some("application/json")), Format::Text);
     }
 

@@ -23,11 +23,8 @@ pub(crate) fn capacity(limits: &Limits) -> usize {
 /// that input dribbled a byte at a time is searched once, not once per byte.
 pub(crate) fn find(input: &[u8], scanned: &mut usize, limits: &Limits) -> Found {
     let from = scanned.saturating_sub(3);
-    let end = input[from..]
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map(|i| from + i + 2)
-        .or_else(|| {
+    let end =
+        input[from..].windows(2).position(|w| w == b"\n\n").map(|i| from + i + 2).or_else(|| {
             input[from..].windows(4).position(|w| w == b"\r\n\r\n").map(|i| from + i + 4)
         });
     *scanned = input.len();
@@ -124,7 +121,10 @@ mod tests {
         assert_eq!(find_all(b"GET / HTTP/1.1\n\n"), Found::Head(16));
         assert_eq!(find_all(b"GET / HTTP/1.1\r\nA: b\r\n"), Found::More);
         assert_eq!(find_all(b"GET /aaaaaaaaaaaaaaaaaaaaaaaaa"), Found::TooLarge(414));
-        assert_eq!(find_all(b"GET /aaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\n\r\n"), Found::TooLarge(414));
+        assert_eq!(
+            find_all(b"GET /aaaaaaaaaaaaaaaaaaaaaaaaa HTTP/1.1\r\n\r\n"),
+            Found::TooLarge(414)
+        );
         let many = b"GET / HTTP/1.1\r\nA: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
         assert_eq!(find_all(many), Found::TooLarge(431));
         // Dribbled: the head's end is found across calls.

@@ -294,7 +294,8 @@ impl Loop {
     /// Credentials checked by the credentials thread: the waiting requests go on.
     fn checked(&mut self) {
         let Some(auth) = &self.site.auth else { return };
-        let done = std::mem::take(&mut *auth.results.lock().unwrap_or_else(PoisonError::into_inner));
+        let done =
+            std::mem::take(&mut *auth.results.lock().unwrap_or_else(PoisonError::into_inner));
         for (id, ok) in done {
             let Some(conn) = self.conns.get_mut(&id) else { continue };
             let State::Auth { request, close } =

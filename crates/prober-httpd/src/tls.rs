@@ -10,8 +10,8 @@ use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::{NoClientAuth, WebPkiClientVerifier};
 use rustls::{
-    CipherSuite, DigitallySignedStruct, DistinguishedName, NamedGroup,
-    RootCertStore, ServerConfig, SignatureScheme, SupportedProtocolVersion,
+    CipherSuite, DigitallySignedStruct, DistinguishedName, NamedGroup, RootCertStore, ServerConfig,
+    SignatureScheme, SupportedProtocolVersion,
 };
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
@@ -117,14 +117,15 @@ pub(crate) fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, (&'static str
         return Err(("cert_file", format!("{}: no certificate in it", files.cert.display())));
     }
     let pem = read(&files.key).map_err(|e| ("key_file", e))?;
-    let key = PrivateKeyDer::from_pem_slice(&pem)
-        .map_err(|e| ("key_file", format!("{}: no private key in it ({e})", files.key.display())))?;
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
+        ("key_file", format!("{}: no private key in it ({e})", files.key.display()))
+    })?;
 
     let mut provider = rustls::crypto::ring::default_provider();
     if let Some(allowed) = &files.cipher_suites {
-        provider.cipher_suites.retain(|s| {
-            s.version() == &rustls::version::TLS13 || allowed.contains(&s.suite())
-        });
+        provider
+            .cipher_suites
+            .retain(|s| s.version() == &rustls::version::TLS13 || allowed.contains(&s.suite()));
     }
     if let Some(curves) = &files.curves {
         provider.kx_groups.retain(|g| curves.contains(&g.name()));
@@ -146,7 +147,8 @@ pub(crate) fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, (&'static str
             let pem = read(ca).map_err(|e| ("client_ca_file", e))?;
             let mut roots = RootCertStore::empty();
             for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.map_err(|e| ("client_ca_file", format!("{}: {e}", ca.display())))?;
+                let cert =
+                    cert.map_err(|e| ("client_ca_file", format!("{}: {e}", ca.display())))?;
                 roots
                     .add(cert)
                     .map_err(|e| ("client_ca_file", format!("{}: {e}", ca.display())))?;
@@ -274,7 +276,7 @@ mod tests {
     fn names() {
         assert!(cipher_suite("TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256").is_some());
         assert!(cipher_suite("TLS_RSA_WITH_RC4_128_SHA").is_none());
-                assert_eq!(versions(0, 3).len(), 2);
+        assert_eq!(versions(0, 3).len(), 2);
         assert_eq!(versions(3, 3), vec![&rustls::version::TLS13]);
         assert_eq!(curve("CurveP521"), None);
     }

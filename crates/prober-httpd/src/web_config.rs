@@ -114,7 +114,10 @@ impl WebConfig {
                 HEADERS.iter().find(|(h, _)| h.eq_ignore_ascii_case(&name))
             else {
                 let names: Vec<_> = HEADERS.iter().map(|h| h.0).collect();
-                return Err(format!("{field}: not a header that can be set ({})", names.join(", ")));
+                return Err(format!(
+                    "{field}: not a header that can be set ({})",
+                    names.join(", ")
+                ));
             };
             if !allowed.is_empty() && !allowed.iter().any(|a| a.eq_ignore_ascii_case(&value)) {
                 return Err(format!("{field}: '{value}' (expected {})", allowed.join(" or ")));
@@ -190,9 +193,8 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
     }
     let version = |field: &str, v: Option<String>, default: u8| match v.as_deref() {
         None | Some("") => Ok(default),
-        Some(v) => tls::version(v).ok_or_else(|| {
-            format!("{}: '{v}' (expected TLS10, TLS11, TLS12 or TLS13)", f(field))
-        }),
+        Some(v) => tls::version(v)
+            .ok_or_else(|| format!("{}: '{v}' (expected TLS10, TLS11, TLS12 or TLS13)", f(field))),
     };
     // The toolkit's default minimum is TLS 1.2.
     let min = version("min_version", t.min_version, 2)?;

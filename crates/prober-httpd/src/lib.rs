@@ -132,3 +132,8 @@ impl Response {
 /// What answers the requests of a route. It runs on the server's thread: it must be quick
 /// (encode what is there, never wait for something).
 pub type Handler = Box<dyn Fn(&Request) -> Response + Send>;
+
+// The README's example is compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

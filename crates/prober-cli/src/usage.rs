@@ -164,6 +164,9 @@ Options:
   --health-listen ADDR
                     serve /readyz and /livez (200 when every target is ready / live, else
                     503; ?verbose lists them; /readyz/TARGET for one) at ADDR, as --metrics
+  --web-config FILE protect --metrics and --health-listen as Prometheus exporters are (the
+                    exporter-toolkit's web config: tls_server_config, basic_auth_users with
+                    bcrypt hashes, http_server_config.headers)
   --on-change CMD   run CMD when a target's published state changes, with PROBER_TARGET,
                     PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell
                     (CMD is split into words as a shell would, quotes included; ask for one:
@@ -174,8 +177,8 @@ Options:
   -h, --help        print this help
 
 Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
-signal with --until-ready, 64 bad arguments or bad file, 66 file not readable, 70 the
---metrics or --health-listen address cannot be bound.
+signal with --until-ready, 64 bad arguments or bad file (a --web-config too), 66 file not
+readable, 70 the --metrics or --health-listen address cannot be bound.
 SIGINT and SIGTERM stop the watch cleanly.
 Under systemd (Type=notify, NOTIFY_SOCKET set): READY=1 once every target has its first
 verdict, STATUS= on change, WATCHDOG=1 while the watch makes progress, STOPPING=1 at the end.

@@ -2,14 +2,15 @@
 //! headers) to a response, so that any HTTP server can carry it.
 //!
 //! Every probe runs on one engine thread as a one-shot check (`Handle::submit`, as the Go
-//! binding's `Check`); a dispatcher thread hands each outcome to the request waiting for it,
-//! so any number of concurrent requests share the engine.
+//! binding's `Check`); a dispatcher thread turns each outcome into the answer and hands it to
+//! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
+//! loop never waits for a probe), so any number of concurrent requests share the engine.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
@@ -45,18 +46,44 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 /// the answer to travel back.
 pub const DEFAULT_TIMEOUT_OFFSET: Duration = Duration::from_millis(500);
 
-/// The exporter: modules, the engine thread, and its own counters.
+/// What receives an answer.
+type Done = Box<dyn FnOnce(Response) + Send>;
+
+/// The exporter: modules, the engine thread, and its own counters. Dropping it stops the
+/// engine and its dispatcher (within a second); requests still waiting are then answered 500.
 #[derive(Debug)]
 pub struct Exporter {
+    inner: Arc<Inner>,
+    /// The engine thread: the dispatcher only holds it weakly, so that dropping the exporter
+    /// stops both.
+    _engine: Arc<Mutex<EngineThread>>,
+}
+
+#[derive(Debug)]
+struct Inner {
     modules: Modules,
     handle: Handle,
-    waiting: Arc<Mutex<HashMap<u64, SyncSender<Outcome>>>>,
+    waiting: Mutex<HashMap<u64, Waiting>>,
     next_tag: AtomicU64,
-    offset: Duration,
+    /// blackbox_exporter's `--timeout-offset`, in nanoseconds.
+    offset_nanos: AtomicU64,
     started: SystemTime,
     counts: Counters,
-    /// Kept so that the engine and the dispatcher live as long as the exporter.
-    _engine: Arc<Mutex<EngineThread>>,
+}
+
+/// A `/probe` request waiting for its outcome.
+struct Waiting {
+    module: String,
+    debug: bool,
+    log: String,
+    started: Instant,
+    done: Done,
+}
+
+impl std::fmt::Debug for Waiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiting").field("module", &self.module).finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -75,79 +102,112 @@ impl Exporter {
     /// The error of creating the engine or its threads.
     pub fn start(modules: Modules) -> std::io::Result<Exporter> {
         let thread = prober::spawn(Engine::new()?)?;
-        let handle = thread.handle().clone();
-        let waiting: Arc<Mutex<HashMap<u64, SyncSender<Outcome>>>> = Arc::default();
-        let engine = Arc::new(Mutex::new(thread));
-        let (w, e) = (waiting.clone(), engine.clone());
-        std::thread::Builder::new().name("prober-serve-dispatch".into()).spawn(move || {
-            loop {
-                // The receiver is only touched here; the lock is uncontended.
-                let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
-                    Ok(Ok(ev)) => ev,
-                    Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
-                    _ => return,
-                };
-                if let Event::Check { tag, outcome } = ev {
-                    let tx = w.lock().ok().and_then(|mut m| m.remove(&tag));
-                    if let Some(tx) = tx {
-                        let _ = tx.try_send(*outcome);
-                    }
-                }
-            }
-        })?;
-        Ok(Exporter {
+        let inner = Arc::new(Inner {
             modules,
-            handle,
-            waiting,
+            handle: thread.handle().clone(),
+            waiting: Mutex::default(),
             next_tag: AtomicU64::new(1),
-            offset: DEFAULT_TIMEOUT_OFFSET,
+            offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
             started: SystemTime::now(),
             counts: Counters::default(),
-            _engine: engine,
-        })
+        });
+        let engine = Arc::new(Mutex::new(thread));
+        let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
+        std::thread::Builder::new()
+            .name("prober-serve-dispatch".into())
+            .spawn(move || dispatch(&i, &e))?;
+        Ok(Exporter { inner, _engine: engine })
     }
 
     /// Sets the timeout offset (blackbox_exporter's `--timeout-offset`).
     pub fn set_timeout_offset(&mut self, offset: Duration) {
-        self.offset = offset;
+        let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
+        self.inner.offset_nanos.store(nanos, Ordering::Relaxed);
     }
 
-    /// Answers one request.
+    /// Answers one request, waiting for a probe's outcome on this thread.
     pub fn handle(&self, req: &Request<'_>) -> Response {
+        let (tx, rx) = sync_channel(1);
+        self.handle_with(req, move |r| {
+            let _ = tx.send(r);
+        });
+        // Every submitted probe ends within its timeout; the sender is dropped unsent only
+        // when the engine has stopped.
+        rx.recv().unwrap_or_else(|_| plain(500, "the engine stopped\n"))
+    }
+
+    /// Answers one request through `done`, at once or (for `/probe`) from the dispatcher
+    /// thread when the probe's outcome is in: the caller never waits.
+    pub fn handle_with(&self, req: &Request<'_>, done: impl FnOnce(Response) + Send + 'static) {
+        let inner = &self.inner;
         match req.path {
-            "/probe" => self.probe(req),
-            "/metrics" => self.own_metrics(),
-            "/" => self.status_page(),
-            _ => plain(404, "Not Found\n"),
+            "/probe" => inner.probe(req, Box::new(done)),
+            "/metrics" => done(inner.own_metrics()),
+            "/" => done(inner.status_page()),
+            _ => done(plain(404, "Not Found\n")),
+        }
+    }
+}
+
+/// The dispatcher: each check's outcome becomes its request's answer. It stops when the
+/// exporter is dropped.
+fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
+    loop {
+        let Some(e) = engine.upgrade() else { return };
+        // The receiver is only touched here; the lock is uncontended.
+        let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
+            Ok(Ok(ev)) => ev,
+            Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
+            _ => return,
+        };
+        drop(e);
+        let Event::Check { tag, outcome } = ev else { continue };
+        let Some(inner) = inner.upgrade() else { return };
+        let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+        if let Some(w) = waiting {
+            let response = inner.answer(&w, &outcome);
+            (w.done)(response);
+        }
+    }
+}
+
+impl Inner {
+    fn probe(&self, req: &Request<'_>, done: Done) {
+        match self.prepare(req) {
+            Ok((spec, module, debug, log)) => {
+                let w = Waiting { module, debug, log, started: Instant::now(), done };
+                self.submit(spec, w);
+            }
+            Err(response) => done(response),
         }
     }
 
-    fn probe(&self, req: &Request<'_>) -> Response {
+    /// Checks a `/probe` request and builds its probe (with its module's name, `debug` and
+    /// the log begun), or the answer to give at once.
+    fn prepare(
+        &self,
+        req: &Request<'_>,
+    ) -> Result<(prober::ProbeSpec, String, bool, String), Response> {
         let params = parse_query(req.query);
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let name = get("module").unwrap_or("http_2xx");
         let debug = get("debug") == Some("true");
         let Some(module) = self.modules.by_name.get(name) else {
             self.counts.unknown_module.fetch_add(1, Ordering::Relaxed);
-            return plain(400, &format!("Unknown module {name:?}\n"));
+            return Err(plain(400, &format!("Unknown module {name:?}\n")));
         };
         let Some(target) = get("target").filter(|t| !t.is_empty()) else {
-            return plain(400, "Target parameter is missing\n");
+            return Err(plain(400, "Target parameter is missing\n"));
         };
         let header = req
             .headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case("X-Prometheus-Scrape-Timeout-Seconds"))
             .map(|(_, v)| v.as_str());
-        let timeout = match timeout(header, module.timeout, self.offset) {
-            Ok(t) => t,
-            Err(e) => {
-                return plain(
-                    500,
-                    &format!("Failed to parse timeout from Prometheus header: {e}\n"),
-                );
-            }
-        };
+        let offset = Duration::from_nanos(self.offset_nanos.load(Ordering::Relaxed));
+        let timeout = timeout(header, module.timeout, offset).map_err(|e| {
+            plain(500, &format!("Failed to parse timeout from Prometheus header: {e}\n"))
+        })?;
         let mut log = String::new();
         let _ = writeln!(
             log,
@@ -155,26 +215,48 @@ impl Exporter {
             module.prober.as_str(),
             timeout.as_secs_f64()
         );
-        let spec = match module.spec(target, timeout) {
-            Ok(s) => s,
+        match module.spec(target, timeout) {
+            Ok(spec) => Ok((spec, name.to_string(), debug, log)),
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
-                return plain(400, &format!("{e}\n"));
+                Err(plain(400, &format!("{e}\n")))
             }
-            Err(TargetError::Denied(e)) => return self.denied(&mut log, &e, debug),
-        };
-        self.counts.probes.fetch_add(1, Ordering::Relaxed);
-        let started = Instant::now();
-        let outcome = self.run(spec, timeout);
-        let duration = started.elapsed();
-        if outcome.reason == Reason::Denied {
-            return self.denied(&mut log, &outcome.message, debug);
+            Err(TargetError::Denied(e)) => Err(self.denied(&mut log, &e, debug)),
         }
-        let verdict = if outcome.result.is_ok() { module.judge(&outcome) } else { None };
+    }
+
+    /// Runs `spec` on the engine thread; the dispatcher answers `w` with its outcome (the
+    /// run's own deadline bounds the wait).
+    fn submit(&self, spec: prober::ProbeSpec, w: Waiting) {
+        self.counts.probes.fetch_add(1, Ordering::Relaxed);
+        let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(tag, w);
+        if let Err(e) = self.handle.submit(spec, tag) {
+            let w = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+            if let Some(w) = w {
+                let outcome =
+                    Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
+                let response = self.answer(&w, &outcome);
+                (w.done)(response);
+            }
+        }
+    }
+
+    /// The answer to a `/probe` request whose probe ended with `outcome`.
+    fn answer(&self, w: &Waiting, outcome: &Outcome) -> Response {
+        let duration = w.started.elapsed();
+        let mut log = w.log.clone();
+        if outcome.reason == Reason::Denied {
+            return self.denied(&mut log, &outcome.message, w.debug);
+        }
+        let Some(module) = self.modules.by_name.get(&w.module) else {
+            return plain(500, "the module has gone\n");
+        };
+        let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
-        explain(&mut log, &outcome, verdict.as_ref(), success, duration);
-        let metrics = render(module, &outcome, success, verdict.as_ref(), duration);
-        if debug {
+        explain(&mut log, outcome, verdict.as_ref(), success, duration);
+        let metrics = render(module, outcome, success, verdict.as_ref(), duration);
+        if w.debug {
             let body = format!(
                 "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
             );
@@ -194,33 +276,6 @@ impl Exporter {
             };
         }
         plain(403, &format!("{why}\n"))
-    }
-
-    /// Runs `spec` on the engine thread and waits for its outcome (the run's own deadline
-    /// ends it; the wait has a margin past it for the engine's turn).
-    fn run(&self, spec: prober::ProbeSpec, timeout: Duration) -> Outcome {
-        let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = sync_channel(1);
-        if let Ok(mut w) = self.waiting.lock() {
-            w.insert(tag, tx);
-        }
-        if let Err(e) = self.handle.submit(spec, tag) {
-            self.forget(tag);
-            return Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
-        }
-        match rx.recv_timeout(timeout + Duration::from_secs(5)) {
-            Ok(o) => o,
-            Err(_) => {
-                self.forget(tag);
-                Outcome::unknown(Reason::Internal, "the engine did not answer in time")
-            }
-        }
-    }
-
-    fn forget(&self, tag: u64) {
-        if let Ok(mut w) = self.waiting.lock() {
-            w.remove(&tag);
-        }
     }
 
     fn own_metrics(&self) -> Response {

@@ -16,7 +16,7 @@ Run 'prober check --help', 'prober watch --help' or 'prober serve --help' for de
 ";
 
 pub const SERVE: &str = "\
-Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR]
+Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-config FILE]
 
 Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
 explanation), /metrics (its own) and a status page at /. FILE is a blackbox_exporter module file
@@ -34,6 +34,8 @@ Options:
   --config FILE          the module file
   --listen ADDR          IP:PORT, [IPV6]:PORT or :PORT
   --timeout-offset DUR   kept from the scrape's timeout for the answer (default 500ms)
+  --web-config FILE      TLS, client certificates and basic auth for every endpoint, in the
+                         Prometheus exporter-toolkit's format (as prober watch --web-config)
 ";
 
 pub const CHECK: &str = "\

@@ -320,20 +320,18 @@ type Servers = Vec<prober_httpd::Running>;
 /// Starts the `--metrics` and `--health-listen` servers when asked for (one listener when
 /// both name the same address), protected as `--web-config` says; says where on standard
 /// error (so that a port chosen by the system, `:0`, can be found).
+/// Reads `--web-config FILE`: 66 when it cannot be read, 64 naming the field when it is wrong.
+pub(crate) fn load_web_config(path: &std::path::Path) -> Result<prober_httpd::WebConfig, Failure> {
+    std::fs::metadata(path)
+        .map_err(|e| Failure::no_input(format!("--web-config: {}: {e}", path.display())))?;
+    prober_httpd::WebConfig::load(path).map_err(|e| Failure::input(format!("--web-config: {e}")))
+}
+
 fn start_servers(
     w: &WatchArgs,
     states: &[TargetState],
 ) -> Result<(Option<Metrics>, Option<Health>, Servers), Failure> {
-    let web = match &w.opts.web_config {
-        None => None,
-        Some(path) => {
-            std::fs::metadata(path)
-                .map_err(|e| Failure::no_input(format!("--web-config: {}: {e}", path.display())))?;
-            let web = prober_httpd::WebConfig::load(path)
-                .map_err(|e| Failure::input(format!("--web-config: {e}")))?;
-            Some(web)
-        }
-    };
+    let web = w.opts.web_config.as_deref().map(load_web_config).transpose()?;
     let scheme =
         if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
     let health = w.opts.health.map(|_| Health::new(states));

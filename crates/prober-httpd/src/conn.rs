@@ -168,6 +168,9 @@ pub(crate) enum State {
     Head { kept: bool },
     /// The credentials are being checked off the loop; the request waits here.
     Auth { request: Box<Request>, close: bool },
+    /// A deferred route's handler has the request; its [`crate::Reply`] comes back through
+    /// the loop's waker.
+    Deferred { head_only: bool, close: bool },
     /// Sending an answer; then the connection is kept, or closed when `close`.
     Writing { close: bool },
     /// Answered and closed for sending: what the client still sends is read and dropped

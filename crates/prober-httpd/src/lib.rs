@@ -37,7 +37,7 @@ mod web_config;
 
 use std::time::Duration;
 
-pub use server::{Running, Server};
+pub use server::{Reply, Running, Server};
 pub use web_config::WebConfig;
 
 /// The bounds of a server. The defaults suit a metrics or probe endpoint scraped by a few
@@ -57,6 +57,10 @@ pub struct Limits {
     pub max_request_line: usize,
     /// The most header bytes after the request line; more are answered 431 (8 KiB).
     pub max_header_bytes: usize,
+    /// How long a deferred route ([`Server::route_deferred`]) may take to answer before its
+    /// connection is closed (125 s: blackbox_exporter's scrape timeout when Prometheus sends
+    /// none, 120 s, with a margin).
+    pub deferred_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -68,6 +72,7 @@ impl Default for Limits {
             write_timeout: Duration::from_secs(10),
             max_request_line: 8 << 10,
             max_header_bytes: 8 << 10,
+            deferred_timeout: Duration::from_secs(125),
         }
     }
 }
@@ -132,6 +137,11 @@ impl Response {
 /// What answers the requests of a route. It runs on the server's thread: it must be quick
 /// (encode what is there, never wait for something).
 pub type Handler = Box<dyn Fn(&Request) -> Response + Send>;
+
+/// What answers the requests of a deferred route: it runs on the server's thread and must
+/// return at once, handing the [`Reply`] to whatever produces the answer later (another
+/// thread, an engine's event).
+pub type DeferredHandler = Box<dyn Fn(&Request, Reply) + Send>;
 
 // The README's example is compiled and run with the doc tests.
 #[cfg(doctest)]

@@ -6,7 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use crate::auth::{Auth, Verdict};
 use crate::conn::{Conn, State, Stream, is_plain_on_tls};
 use crate::head::{self, Found, Parsed};
 use crate::tls::TlsState;
-use crate::{Handler, Limits, Request, Response, WebConfig};
+use crate::{DeferredHandler, Handler, Limits, Request, Response, WebConfig};
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -52,7 +52,56 @@ struct Route {
     path: String,
     /// Also serves the paths under `path/`.
     tree: bool,
-    handler: Handler,
+    handler: Answer,
+}
+
+/// How a route answers.
+enum Answer {
+    /// At once, on the loop.
+    Now(Handler),
+    /// Later, through a [`Reply`].
+    Later(DeferredHandler),
+}
+
+/// Deferred answers handed back to the loop: connection and response.
+type Replies = Arc<Mutex<Vec<(usize, Response)>>>;
+
+/// The way back to the loop for one deferred request. Send it the answer from any thread;
+/// dropped without an answer, it answers 500. An answer that comes after the connection has
+/// gone (closed by the client, or past [`Limits::deferred_timeout`]) is dropped: connection
+/// numbers are never reused, so it cannot reach another client.
+pub struct Reply {
+    conn: usize,
+    replies: Replies,
+    waker: Arc<Waker>,
+    sent: bool,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reply").field("conn", &self.conn).finish_non_exhaustive()
+    }
+}
+
+impl Reply {
+    /// Answers the request.
+    pub fn send(mut self, response: Response) {
+        self.sent = true;
+        self.post(response);
+    }
+
+    fn post(&self, response: Response) {
+        self.replies.lock().unwrap_or_else(PoisonError::into_inner).push((self.conn, response));
+        let _ = self.waker.wake();
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if !self.sent {
+            self.post(Response::text(500, "internal error: no answer\n"));
+        }
+    }
 }
 
 impl Server {
@@ -95,7 +144,21 @@ impl Server {
 
     /// Serves `path` (exactly) with `handler`.
     pub fn route(&mut self, path: &str, handler: impl Fn(&Request) -> Response + Send + 'static) {
-        self.routes.push(Route { path: path.into(), tree: false, handler: Box::new(handler) });
+        let handler = Answer::Now(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: false, handler });
+    }
+
+    /// Serves `path` (exactly) with a `handler` that answers later, through the [`Reply`] it
+    /// is given (for answers that wait on something, such as a probe's outcome: the loop
+    /// serves everyone else meanwhile). The connection waits at most
+    /// [`Limits::deferred_timeout`].
+    pub fn route_deferred(
+        &mut self,
+        path: &str,
+        handler: impl Fn(&Request, Reply) + Send + 'static,
+    ) {
+        let handler = Answer::Later(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: false, handler });
     }
 
     /// Serves `path` and every path under `path/` with `handler`.
@@ -104,7 +167,8 @@ impl Server {
         path: &str,
         handler: impl Fn(&Request) -> Response + Send + 'static,
     ) {
-        self.routes.push(Route { path: path.into(), tree: true, handler: Box::new(handler) });
+        let handler = Answer::Now(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: true, handler });
     }
 
     /// Starts serving on a thread called `name`; the server stops when the [`Running`] is
@@ -135,7 +199,14 @@ impl Server {
             listener: self.listener,
             conns: HashMap::new(),
             next: FIRST_CONN,
-            site: Site { routes: self.routes, limits: self.limits, headers, auth },
+            site: Site {
+                routes: self.routes,
+                limits: self.limits,
+                headers,
+                auth,
+                replies: Replies::default(),
+                waker: waker.clone(),
+            },
             tls: tls.map(|(files, config)| TlsState::new(files, config)),
             stop: stop.clone(),
             accept_again: None,
@@ -178,6 +249,9 @@ struct Site {
     /// `http_server_config.headers`, on every answer.
     headers: Vec<(String, String)>,
     auth: Option<Auth>,
+    /// Deferred answers, and the waker that tells the loop of them.
+    replies: Replies,
+    waker: Arc<Waker>,
 }
 
 struct Loop {
@@ -212,7 +286,10 @@ impl Loop {
             for ev in &events {
                 match ev.token() {
                     LISTENER => self.accept(),
-                    WAKER => self.checked(),
+                    WAKER => {
+                        self.checked();
+                        self.replied();
+                    }
                     Token(id) => self.drive(id),
                 }
             }
@@ -303,8 +380,23 @@ impl Loop {
             else {
                 continue;
             };
-            let response = if ok { self.site.route(&request) } else { unauthorized() };
-            self.site.respond(conn, &response, request.method == "HEAD", close);
+            if ok {
+                self.site.answer(conn, id, &request, close);
+            } else {
+                self.site.respond(conn, &unauthorized(), request.method == "HEAD", close);
+            }
+            self.drive(id);
+        }
+    }
+
+    /// Deferred answers sent back: their connections go on.
+    fn replied(&mut self) {
+        let done =
+            std::mem::take(&mut *self.site.replies.lock().unwrap_or_else(PoisonError::into_inner));
+        for (id, response) in done {
+            let Some(conn) = self.conns.get_mut(&id) else { continue };
+            let State::Deferred { head_only, close } = conn.state else { continue };
+            self.site.respond(conn, &response, head_only, close);
             self.drive(id);
         }
     }
@@ -339,7 +431,7 @@ impl Site {
                         conn.waiting_since = now;
                     }
                 }
-                State::Auth { .. } => return true,
+                State::Auth { .. } | State::Deferred { .. } => return true,
                 State::Lingering => {
                     conn.input.clear();
                     match conn.stream.read_in(&mut conn.input, 4096) {
@@ -417,15 +509,38 @@ impl Site {
                 }
             }
         }
-        let response = self.route(&req);
+        self.answer(conn, id, &req, close);
+    }
+
+    /// Answers `req` on `conn` from its route: at once, or later for a deferred route (the
+    /// connection then waits in [`State::Deferred`]).
+    fn answer(&self, conn: &mut Conn, id: usize, req: &Request, close: bool) {
+        let head_only = req.method == "HEAD";
+        let response = match self.route(req) {
+            Ok(response) => response,
+            Err(handler) => {
+                conn.state = State::Deferred { head_only, close };
+                conn.deadline = Instant::now() + self.limits.deferred_timeout;
+                let reply = Reply {
+                    conn: id,
+                    replies: self.replies.clone(),
+                    waker: self.waker.clone(),
+                    sent: false,
+                };
+                // A panicking handler drops its Reply, which answers 500.
+                let _ = catch_unwind(AssertUnwindSafe(|| handler(req, reply)));
+                return;
+            }
+        };
         self.respond(conn, &response, head_only, close);
     }
 
-    /// The handler's answer to `req`; 405 for methods other than GET and HEAD, 404 for paths
-    /// not served, 500 should the handler panic.
-    fn route(&self, req: &Request) -> Response {
+    /// The handler's answer to `req` (or the deferred handler that will answer it); 405 for
+    /// methods other than GET and HEAD, 404 for paths not served, 500 should the handler
+    /// panic.
+    fn route(&self, req: &Request) -> Result<Response, &DeferredHandler> {
         if req.method != "GET" && req.method != "HEAD" {
-            return Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD");
+            return Ok(Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD"));
         }
         let found = self.routes.iter().find(|r| {
             req.path == r.path
@@ -434,10 +549,16 @@ impl Site {
         });
         let Some(route) = found else {
             let paths: Vec<_> = self.routes.iter().map(|r| r.path.as_str()).collect();
-            return Response::text(404, format!("not found: served here: {}\n", paths.join(", ")));
+            return Ok(Response::text(
+                404,
+                format!("not found: served here: {}\n", paths.join(", ")),
+            ));
         };
-        catch_unwind(AssertUnwindSafe(|| (route.handler)(req)))
-            .unwrap_or_else(|_| Response::text(500, "internal error\n"))
+        match &route.handler {
+            Answer::Now(handler) => Ok(catch_unwind(AssertUnwindSafe(|| handler(req)))
+                .unwrap_or_else(|_| Response::text(500, "internal error\n"))),
+            Answer::Later(handler) => Err(handler),
+        }
     }
 
     /// Queues `response` on `conn`.

@@ -10,6 +10,7 @@ use crate::unix::UnixSocket;
 use crate::url::Url;
 
 mod error;
+mod host_run;
 mod kinds;
 #[cfg(test)]
 mod tests;
@@ -17,6 +18,7 @@ mod tls;
 mod validate;
 
 pub use error::SpecError;
+pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, RedirectPolicy, TcpSpec};
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
@@ -44,6 +46,8 @@ pub enum ProbeKind {
     Exec(ExecSpec),
     /// Ask a gRPC server's health service.
     Grpc(GrpcSpec),
+    /// A run the host performs and completes (see [`HostRunSpec`]): engine workers only.
+    HostRun(HostRunSpec),
 }
 
 /// One probe: what to check, and the limits of one run.
@@ -283,13 +287,13 @@ impl ProbeSpec {
         self
     }
 
-    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec).
+    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec and host-run).
     pub fn set_close_policy(&mut self, policy: ClosePolicy) {
         match &mut self.kind {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) => {}
         }
     }
 
@@ -477,6 +481,7 @@ impl ProbeSpec {
                     validate_env(n, v)?;
                 }
             }
+            ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
         }
         Ok(())
     }

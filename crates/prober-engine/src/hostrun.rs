@@ -187,9 +187,11 @@ impl Engine {
     /// and Unknown `host run "LABEL" could not be performed`, with reason `none`: what went
     /// wrong is in the output, in the host's words.
     ///
-    /// A completion that comes too late (the run timed out, or was cancelled by the removal,
-    /// restart or replacement of its probe, or was completed already) or names no host run is
-    /// ignored and counted ([`Engine::host_run_stats`]).
+    /// A completion at or after the probe's timeout is late: the run ends as a timeout, as if
+    /// the answer had not come (its deadline timer may not have fired yet). A completion for a
+    /// run that is over (timed out, cancelled by the removal, restart or replacement of its
+    /// probe, or completed already) or for an id no host run had is ignored. Both are counted
+    /// ([`Engine::host_run_stats`]).
     pub fn complete_run(&mut self, run: RunId, result: ProbeResult, output: &[u8]) -> Completion {
         let key = Key::from_u64(run);
         let is_host_run =
@@ -207,6 +209,15 @@ impl Engine {
         let Some(s) = self.slots.remove(key) else { return Completion::Unknown };
         let now = Instant::now();
         let crate::AnyProbe::HostRun(probe) = &s.probe else { return Completion::Unknown };
+        if probe.wake_at().is_some_and(|deadline| now >= deadline) {
+            // The deadline passed and its timer has not fired yet (it fires on the engine's next
+            // turn): the run timed out all the same, whatever the answer says.
+            let outcome = probe.timeout_outcome(now);
+            self.host_runs.timed_out += 1;
+            self.host_runs.late += 1;
+            self.complete(s.owner, outcome, now);
+            return Completion::Late;
+        }
         let outcome = probe.outcome(result, output, now);
         self.host_runs.completed += 1;
         self.complete(s.owner, outcome, now);

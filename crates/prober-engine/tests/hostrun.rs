@@ -287,3 +287,23 @@ fn a_handle_completes_runs_from_another_thread() {
     });
     assert_eq!(e.host_run_stats().completed, 1);
 }
+
+#[test]
+fn an_answer_at_the_deadline_is_a_timeout_even_before_the_timer_fires() {
+    let mut e = engine();
+    let t = e.add_target();
+    e.set_probe(t, Role::Liveness, host_run("edge", 100), schedule(60_000, 1, 1)).unwrap();
+    let mut ev = Vec::new();
+    let run = next_run(&mut e, &mut ev, t, Role::Liveness);
+    // The engine is not turned meanwhile, so its deadline timer cannot have fired.
+    let past = std::time::Instant::now() + ms(100);
+    while std::time::Instant::now() < past {
+        std::hint::spin_loop();
+    }
+    assert_eq!(e.complete_run(run, ProbeResult::Success, b"ok"), Completion::Late);
+    e.drain(&mut ev, usize::MAX);
+    let (published, o) = last_state(&ev, t, Role::Liveness);
+    assert_eq!((published, o.reason), (ProbeResult::Failure, Reason::Timeout));
+    let stats = e.host_run_stats();
+    assert_eq!((stats.timed_out, stats.late, stats.completed), (1, 1, 0));
+}

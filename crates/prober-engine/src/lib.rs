@@ -471,6 +471,8 @@ impl Engine {
     ///   a host that drains after every step loses none, however many runs one step makes.
     /// - [`Event::Check`] is neither coalesced nor dropped: one per submit, so the host bounds
     ///   them by what it submits.
+    /// - [`Event::HostRun`] is neither coalesced nor dropped, but withdrawn when its run ends
+    ///   (timed out, cancelled) before the host drained it: at most one per worker waits.
     ///
     /// Events come out in the order they were queued; a coalesced state event keeps the place
     /// of the change it replaced. [`Engine::published`] always gives the current value.

@@ -617,7 +617,8 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
 /// worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
 /// queued and counted (`prober_engine_get_stats`), but never those of the current step or
 /// wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
-/// submit, are never dropped.
+/// submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
+/// its run ends (timed out, cancelled) before it was drained.
 ///
 /// # Safety
 /// `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.

@@ -133,6 +133,16 @@ enum prober_status
    */
   PROBER_E_INVALID_TLS = 115,
   /**
+   * `prober_engine_complete_run`: the host run is no longer in flight (it timed out, was
+   * cancelled, or was completed already); the completion is ignored and counted.
+   */
+  PROBER_E_RUN_ENDED = 116,
+  /**
+   * `prober_engine_complete_run`: no host run had this id; the completion is ignored and
+   * counted.
+   */
+  PROBER_E_UNKNOWN_RUN = 117,
+  /**
    * An operating-system call failed (see `prober_last_error`).
    */
   PROBER_E_IO = 200,
@@ -352,6 +362,14 @@ enum prober_event_kind
    * A worker ran once (only with `PROBER_ENGINE_EVERY_RUN`); `late_us` is how late it started.
    */
   PROBER_EVENT_RUN = 3,
+  /**
+   * A run of a host-run probe (`prober_spec_new_host_run`) started: the host performs it and
+   * completes it with `prober_engine_complete_run(e, tag, ...)` before the probe's timeout.
+   * `tag` is the run's id, `target` and `role` the worker, `message` the spec's label;
+   * `has_outcome` is false. An announcement not drained yet when its run ends (timed out,
+   * cancelled) is withdrawn.
+   */
+  PROBER_EVENT_HOST_RUN = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -567,7 +585,8 @@ typedef struct {
    */
   uint64_t target;
   /**
-   * The tag given to `prober_engine_submit` (check events); 0 otherwise.
+   * The tag given to `prober_engine_submit` (check events); the run's id for
+   * `prober_engine_complete_run` (host-run events); 0 otherwise.
    */
   uint64_t tag;
   /**
@@ -583,7 +602,7 @@ typedef struct {
    */
   uint64_t duration_us;
   /**
-   * The outcome's message (empty without an outcome).
+   * The outcome's message (empty without an outcome); the probe's label (host-run events).
    */
   prober_str message;
   /**
@@ -668,6 +687,37 @@ typedef struct {
    */
   uint64_t reserved[4];
 } prober_engine_stats;
+
+/**
+ * Counters of host-run probes, filled in by `prober_engine_get_host_run_stats`. Each only
+ * grows.
+ */
+typedef struct {
+  /**
+   * Runs announced (`PROBER_EVENT_HOST_RUN`).
+   */
+  uint64_t announced;
+  /**
+   * Runs the host completed in time.
+   */
+  uint64_t completed;
+  /**
+   * Runs that reached the probe's timeout before the host completed them.
+   */
+  uint64_t timed_out;
+  /**
+   * Completions ignored because their run was no longer in flight (`PROBER_E_RUN_ENDED`).
+   */
+  uint64_t late;
+  /**
+   * Completions ignored because no host run had their id (`PROBER_E_UNKNOWN_RUN`).
+   */
+  uint64_t unknown;
+  /**
+   * Reserved for future counters; zero.
+   */
+  uint64_t reserved[3];
+} prober_host_run_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -852,7 +902,8 @@ prober_status prober_engine_wakeup(const prober_engine *e);
  * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
  * queued and counted (`prober_engine_get_stats`), but never those of the current step or
  * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
- * submit, are never dropped.
+ * submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
+ * its run ends (timed out, cancelled) before it was drained.
  *
  * # Safety
  * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
@@ -1023,6 +1074,60 @@ prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
+
+/**
+ * A probe that the host runs: an engine worker schedules each run and announces it with a
+ * `PROBER_EVENT_HOST_RUN` event; the host performs it (a CRI `ExecSync`, a call into a VM's
+ * agent) and completes it with `prober_engine_complete_run` before the probe's timeout, or the
+ * run ends `PROBER_RESULT_FAILURE` with `PROBER_REASON_TIMEOUT`. Thresholds, startup gating and
+ * the retries of Unknown results apply as to every kind. `label` (copied; may be empty, at
+ * most 4096 bytes) names the probe in announcements and messages. Only a target's probe
+ * (`prober_engine_set_probe`) runs it: `prober_engine_submit` refuses it with
+ * `PROBER_E_WRONG_KIND` and `prober_check` answers `PROBER_RESULT_UNKNOWN` with
+ * `PROBER_REASON_UNSUPPORTED`. On success `*out` owns a new spec (free it with
+ * `prober_spec_free`).
+ *
+ * # Safety
+ * `label` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+ */
+prober_status prober_spec_new_host_run(const char *label, prober_spec **out);
+
+/**
+ * Completes host run `run_id` (the `tag` of its `PROBER_EVENT_HOST_RUN` event) with `result`
+ * (a `PROBER_RESULT_*` value) and `output_len` bytes of output at `output` (copied, kept up
+ * to the spec's output limit; NULL when `output_len` is 0). The result is recorded by the
+ * worker's rules as any run's. Its outcome has no message for Success and Warning,
+ * `host run "LABEL" failed` for Failure and `host run "LABEL" could not be performed` for
+ * Unknown, reason `PROBER_REASON_NONE`: what went wrong is in the output.
+ *
+ * # Errors
+ * `PROBER_E_RUN_ENDED` when the run is no longer in flight (it timed out, was cancelled by the
+ * removal, restart or replacement of its probe, or was completed already) and
+ * `PROBER_E_UNKNOWN_RUN` when no host run had this id: the completion is ignored and counted
+ * (`prober_engine_get_host_run_stats`), and nothing else happens; a host may ignore both.
+ * `PROBER_E_INVALID_ENUM` for a result that is not a `PROBER_RESULT_*` value, `PROBER_E_NULL`,
+ * `PROBER_E_BUSY`.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `output` NULL or readable for `output_len` bytes.
+ */
+prober_status prober_engine_complete_run(prober_engine *e,
+                                         uint64_t run_id,
+                                         uint32_t result,
+                                         const char *output,
+                                         size_t output_len);
+
+/**
+ * Fills `*stats` with the engine's counters of host-run probes.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL argument, `PROBER_E_BUSY` while another call is running.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `stats` NULL or writable.
+ */
+prober_status prober_engine_get_host_run_stats(const prober_engine *e,
+                                               prober_host_run_stats *stats);
 
 /**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,

@@ -76,6 +76,11 @@ const (
 	StatusInvalidEnum Status = C.PROBER_E_INVALID_ENUM
 	// StatusInvalidTLS: a TLS option is invalid (server name, file path, version).
 	StatusInvalidTLS Status = C.PROBER_E_INVALID_TLS
+	// StatusRunEnded: a host run was completed after it ended (timed out, cancelled, or
+	// completed already); the completion was ignored and counted (HostRunStats.Late).
+	StatusRunEnded Status = C.PROBER_E_RUN_ENDED
+	// StatusUnknownRun: no host run had the id given; the completion was ignored and counted.
+	StatusUnknownRun Status = C.PROBER_E_UNKNOWN_RUN
 	// StatusIO: an operating-system call failed.
 	StatusIO Status = C.PROBER_E_IO
 	// StatusBusy: another call on the same engine was running (the C API's one-thread-at-a-time

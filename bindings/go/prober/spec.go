@@ -85,6 +85,9 @@ const (
 	KindExec
 	// KindGRPC: a gRPC health check (grpc).
 	KindGRPC
+	// KindHostRun: a probe the host runs (Spec.Run), scheduled and judged by the engine; see
+	// HostRun.
+	KindHostRun
 )
 
 // String is the kind's name ("tcp", "http", "exec", "grpc"), or "Kind(n)" for a value this
@@ -99,6 +102,8 @@ func (k Kind) String() string {
 		return "exec"
 	case KindGRPC:
 		return "grpc"
+	case KindHostRun:
+		return "host-run"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -212,6 +217,11 @@ type Spec struct {
 
 	// Service: gRPC probes; the service name to check ("" is the server as a whole).
 	Service string
+
+	// Run and Label: host-run probes (see HostRun). Run performs one run; Label names the
+	// probe in messages ("host run \"LABEL\" failed").
+	Run   HostRunFunc
+	Label string
 
 	// TLS: HTTP and gRPC probes; TCP probes too (beyond the kubelet: TLS from the first byte,
 	// or after the exchange with StartTLS).
@@ -408,6 +418,8 @@ func misplaced(s *Spec) string {
 		return "Argv"
 	case s.Service != "" && !grpc:
 		return "Service"
+	case (s.Run != nil || s.Label != "") && s.Kind != KindHostRun:
+		return "Run and Label"
 	}
 	return ""
 }
@@ -416,7 +428,7 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 	if done, err := b.createUnix(s, out); done {
 		return err
 	}
-	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindGRPC {
+	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindHostRun {
 		return &Error{Code: StatusWrongKind, Msg: fmt.Sprintf("%s does not apply to %v probes", f, s.Kind)}
 	}
 	switch s.Kind {
@@ -455,8 +467,10 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 			return err
 		}
 		return b.check(C.gp_spec_new_grpc(host, cport(s.Port), svc, out, &b.err))
+	case KindHostRun:
+		return b.createHostRun(s, out)
 	}
-	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec or KindGRPC)", s.Kind)}
+	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec, KindGRPC or KindHostRun)", s.Kind)}
 }
 
 func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {

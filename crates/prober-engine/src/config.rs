@@ -63,6 +63,9 @@ pub enum EngineError {
     /// A system call failed (making the poll, waking the engine), or the engine is gone (a
     /// [`Handle`](crate::Handle) whose engine was dropped gets [`io::ErrorKind::BrokenPipe`]).
     Io(io::Error),
+    /// A one-shot submit of a host-run probe ([`prober_core::HostRunSpec`]): only a target's
+    /// worker runs one, announced to the host that completes it.
+    HostRunCheck,
 }
 
 impl std::fmt::Display for EngineError {
@@ -72,6 +75,10 @@ impl std::fmt::Display for EngineError {
             EngineError::NoProbe(t, r) => write!(f, "target {t} has no {r} probe"),
             EngineError::Spec(e) => write!(f, "{e}"),
             EngineError::Io(e) => write!(f, "{e}"),
+            EngineError::HostRunCheck => f.write_str(
+                "a host-run probe cannot be submitted as a one-shot check: set it as a \
+                 target's probe, whose runs are announced to the host",
+            ),
         }
     }
 }
@@ -83,7 +90,9 @@ impl std::error::Error for EngineError {
         match self {
             EngineError::Spec(e) => Some(e),
             EngineError::Io(e) => Some(e),
-            EngineError::UnknownTarget(_) | EngineError::NoProbe(..) => None,
+            EngineError::UnknownTarget(_)
+            | EngineError::NoProbe(..)
+            | EngineError::HostRunCheck => None,
         }
     }
 }

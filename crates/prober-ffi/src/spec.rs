@@ -435,7 +435,7 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(
                 ));
             }
         };
-        if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+        if matches!(s.spec.kind, ProbeKind::Exec(_) | ProbeKind::HostRun(_)) {
             return Err(set_error(
                 PROBER_E_WRONG_KIND,
                 "close policies apply to TCP and HTTP probes only",

@@ -11,6 +11,7 @@ use crate::unix::UnixSocket;
 use crate::url::Url;
 
 mod error;
+mod host_run;
 mod kinds;
 mod namespaces;
 #[cfg(test)]
@@ -19,6 +20,7 @@ mod tls;
 mod validate;
 
 pub use error::SpecError;
+pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, RedirectPolicy, TcpSpec};
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
@@ -46,6 +48,8 @@ pub enum ProbeKind {
     Exec(ExecSpec),
     /// Ask a gRPC server's health service.
     Grpc(GrpcSpec),
+    /// A run the host performs and completes (see [`HostRunSpec`]): engine workers only.
+    HostRun(HostRunSpec),
 }
 
 /// One probe: what to check, and the limits of one run.
@@ -329,13 +333,13 @@ impl ProbeSpec {
         Ok(())
     }
 
-    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec).
+    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec and host-run).
     pub fn set_close_policy(&mut self, policy: ClosePolicy) {
         match &mut self.kind {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) => {}
         }
     }
 
@@ -526,6 +530,7 @@ impl ProbeSpec {
                     namespaces::validate_pid(pid)?;
                 }
             }
+            ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
         }
         Ok(())
     }

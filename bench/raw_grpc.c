@@ -213,14 +213,16 @@ struct hpack {
     size_t size, max;
 };
 
+static void hp_evict_oldest(struct hpack *t) {
+    struct entry *x = &t->e[(t->head + t->count - 1) % 128];
+    t->size -= x->nlen + x->vlen + 32;
+    free(x->name);
+    free(x->value);
+    t->count--;
+}
+
 static void hp_evict(struct hpack *t) {
-    while (t->count && t->size > t->max) {
-        struct entry *x = &t->e[(t->head + t->count - 1) % 128];
-        t->size -= x->nlen + x->vlen + 32;
-        free(x->name);
-        free(x->value);
-        t->count--;
-    }
+    while (t->count && t->size > t->max) hp_evict_oldest(t);
 }
 
 static void hp_add(struct hpack *t, const char *n, size_t nl, const char *v, size_t vl) {
@@ -228,7 +230,7 @@ static void hp_add(struct hpack *t, const char *n, size_t nl, const char *v, siz
     t->size += sz;
     hp_evict(t);
     if (sz > t->max) { t->size -= sz; return; } /* larger than the table: it empties it */
-    if (t->count == 128) { t->max = t->size - sz; hp_evict(t); t->max = 4096; }
+    if (t->count == 128) hp_evict_oldest(t); /* only with a table of empty fields */
     t->head = (t->head + 127) % 128;
     struct entry *x = &t->e[t->head];
     x->name = malloc(nl + 1);
@@ -318,12 +320,11 @@ static int hp_decode(struct hpack *t, const uint8_t *p, size_t n, struct fields 
             }
             if (hp_str(&p, end, vbuf, sizeof vbuf, &value, &vl) < 0) return -1;
             if (incr) {
-                /* name may point into the table, which adding can evict: copy it first */
-                char ncopy[256];
-                if (nl > sizeof ncopy) return -1;
-                memcpy(ncopy, name, nl);
-                hp_add(t, ncopy, nl, value, vl);
-                if (hp_get(t, 62, &name, &nl, &value, &vl) < 0) return -1;
+                /* The name may point into the table, which adding can evict: looked at in a
+                 * copy (the value is in vbuf or the block, which adding leaves alone). */
+                if (nl > sizeof nbuf) return -1;
+                if (name != nbuf) { memmove(nbuf, name, nl); name = nbuf; }
+                hp_add(t, name, nl, value, vl);
             }
         }
         if (is(name, nl, ":status")) f->status = atoi(value); /* a digit run, then ends */

@@ -83,7 +83,7 @@ want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
 # raw_limit_ratios prints the RATIO lines against them.
 
 RAW_TLS_ERR= RAW_GRPC_ERR=
-N_GRPC_KA=${N_GRPC_KA:-}
+N_GRPC_KA=$((N_GRPC * 2)) # checks on kept connections: cheap, as the keep-alive HTTP scenarios
 
 build_raw_limits() {
   if want https_oneshot || want https_keepalive; then
@@ -114,7 +114,7 @@ raw_limit_spec() {
     grpc_oneshot) t=$GRPC_TARGET err=$RAW_GRPC_ERR
       cmd="$WORK/raw_grpc grpc ${t%:*} ${t##*:} $N_GRPC $CONC_NET" ;;
     grpc_keepalive) t=$GRPC_TARGET err=$RAW_GRPC_ERR
-      cmd="$WORK/raw_grpc grpc-keepalive ${t%:*} ${t##*:} ${N_GRPC_KA:-$((N_GRPC * 2))} $CONC_NET" ;;
+      cmd="$WORK/raw_grpc grpc-keepalive ${t%:*} ${t##*:} $N_GRPC_KA $CONC_NET" ;;
     *) return 0 ;;
   esac
   if [ -n "$err" ]; then unavailable "$1" raw_c "$err"; else _specs+=("raw_c $cmd"); fi
@@ -127,7 +127,7 @@ grpc_keepalive_raw_only() {
   local -a specs=()
   if [ -n "$GRPC_ERR" ]; then unavailable grpc_keepalive raw_c "$GRPC_ERR"; return 0; fi
   if "$BENCH_BIN" --help 2>/dev/null | grep -qw grpc_keepalive; then
-    specs+=("prober $BENCH_BIN grpc_keepalive --target $GRPC_TARGET --n ${N_GRPC_KA:-$((N_GRPC * 2))} --conc $CONC_NET")
+    specs+=("prober $BENCH_BIN grpc_keepalive --target $GRPC_TARGET --n $N_GRPC_KA --conc $CONC_NET")
   else
     echo "grpc_keepalive: this libprober has no gRPC keep-alive yet (prober-bench grpc_keepalive); the comparison with the raw limit waits for it"
   fi

@@ -22,6 +22,27 @@ use crate::health::{self, RpcError, code};
 
 /// Bytes asked for in one `read`.
 const READ_CHUNK: usize = 16 * 1024;
+
+/// One `read` of at most [`READ_CHUNK`] bytes from `io`, handed to `h2` (which buffers what it
+/// has not handled yet).
+///
+/// The read goes into one buffer per thread, zeroed once, as the HTTP probe's reads: a buffer
+/// of the probe's own, zero-filled to 16 KiB before its first read (safe Rust cannot hand
+/// uninitialised memory to `Read`), was 31 % of a one-shot gRPC probe's user-space
+/// instructions and most of the gap to the raw C loop (docs/benchmarks.md, "Raw limits").
+fn read_into(io: &mut Transport, h2: &mut h2::Client) -> Result<usize, TransportError> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Box<[u8]>> =
+            std::cell::RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
+    }
+    SCRATCH.with_borrow_mut(|scratch| {
+        let r = io.read(scratch);
+        if let Ok(n) = r {
+            h2.push(&scratch[..n]);
+        }
+        r
+    })
+}
 /// Reads per call before the machine yields to the poll loop (256 KiB): a server that never
 /// stops sending (frames that are ignored, PINGs) must not hold the engine thread, nor keep
 /// this probe past its deadline.
@@ -63,7 +84,6 @@ pub struct GrpcProbe {
     started: Option<Instant>,
     deadline: Option<Instant>,
     state: State,
-    buf: Vec<u8>,
     first_byte: Option<Duration>,
     http_status: Option<u16>,
     /// A [`Step::Yield`] was returned and its [`Machine::resume`] has not come yet. Readiness
@@ -108,7 +128,6 @@ impl GrpcProbe {
             started: None,
             deadline: None,
             state: State::Idle,
-            buf: Vec::new(),
             first_byte: None,
             http_status: None,
             resume_owed: false,
@@ -248,13 +267,12 @@ impl GrpcProbe {
                 return self.yield_turn();
             }
             reads += 1;
-            self.buf.resize(READ_CHUNK, 0);
-            match io.read(&mut self.buf) {
+            match read_into(&mut io, &mut h2) {
                 Ok(0) => {
                     let e = h2.eof();
                     return self.h2_failure(cx, io, h2.is_connected(), &e);
                 }
-                Ok(n) => h2.push(&self.buf[..n]),
+                Ok(_) => {}
                 Err(TransportError::WouldBlock) => {
                     io.sync_interest(cx.registry);
                     self.state = State::Open { io, h2 };
@@ -331,7 +349,6 @@ impl GrpcProbe {
     fn finish(&mut self, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
-        self.buf = Vec::new();
         o.http_status = self.http_status;
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
@@ -478,6 +495,5 @@ impl Machine for GrpcProbe {
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         self.close_all(cx);
         self.deadline = None;
-        self.buf = Vec::new();
     }
 }

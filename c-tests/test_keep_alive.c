@@ -113,7 +113,7 @@ int main(void) {
   prober_spec *tcp = NULL;
   CHECK_OK(prober_spec_new_tcp("127.0.0.1", port, &tcp));
   CHECK_STATUS(prober_spec_set_keep_alive(tcp, true), PROBER_E_WRONG_KIND);
-  CHECK(str_has(prober_last_error(), "HTTP probes only"));
+  CHECK(str_has(prober_last_error(), "HTTP and gRPC probes only"));
   prober_spec_free(tcp);
   CHECK_STATUS(prober_spec_set_keep_alive(NULL, true), PROBER_E_NULL);
 

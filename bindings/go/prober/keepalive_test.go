@@ -96,5 +96,5 @@ func TestKeepAliveOnTCPIsRefused(t *testing.T) {
 	s := prober.TCP("127.0.0.1", targetPort)
 	s.KeepAlive = true
 	_, err := prober.Check(context.Background(), s)
-	wantError(t, "keep-alive on TCP", err, prober.StatusWrongKind, "HTTP probes only")
+	wantError(t, "keep-alive on TCP", err, prober.StatusWrongKind, "HTTP and gRPC probes only")
 }

@@ -150,4 +150,10 @@ pub struct GrpcSpec {
     pub user_agent: Option<String>,
     /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
+    /// Keep the HTTP/2 connection between runs (beyond the kubelet, which dials for every
+    /// probe), as [`HttpSpec::keep_alive`]: runs to the same origin reuse an idle connection
+    /// the engine holds, one stream per check. A GOAWAY, a reset, an idle timeout or a run
+    /// that times out drops it, and the next run dials again. Only an engine keeps
+    /// connections; a one-shot check closes its connection as without it. Default false.
+    pub keep_alive: bool,
 }

@@ -155,6 +155,7 @@ impl ProbeSpec {
             metadata: Vec::new(),
             user_agent: None,
             authority: None,
+            keep_alive: false,
         })))
     }
 
@@ -336,12 +337,17 @@ impl ProbeSpec {
         Ok(())
     }
 
-    /// Turns keep-alive on or off (HTTP only; see [`HttpSpec::keep_alive`]).
+    /// Turns keep-alive on or off (HTTP and gRPC; see [`HttpSpec::keep_alive`] and
+    /// [`GrpcSpec::keep_alive`]).
     ///
     /// # Errors
-    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    /// [`SpecError::InvalidExpectation`] for a probe that is neither HTTP nor gRPC.
     pub fn set_keep_alive(&mut self, on: bool) -> Result<(), SpecError> {
-        self.http_only("keep-alive applies to HTTP probes only")?.keep_alive = on;
+        if let ProbeKind::Grpc(g) = &mut self.kind {
+            g.keep_alive = on;
+            return Ok(());
+        }
+        self.http_only("keep-alive applies to HTTP and gRPC probes only")?.keep_alive = on;
         Ok(())
     }
 

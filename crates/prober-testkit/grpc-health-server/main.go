@@ -31,6 +31,7 @@
 // keep-alive tests):
 //
 //	conns    the number of connections accepted so far
+//	checks   the number of RPCs received so far
 //	goaway   a graceful stop (GOAWAY on every connection, which then closes), and a new
 //	         server on the same address; answers "ok" once it listens again
 //	hang     every later Check blocks, never answering (until "answer"); answers "ok"
@@ -51,6 +52,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -166,6 +168,7 @@ func main() {
 	go conns.run()
 	lis := conns.view()
 	// "hang": Checks wait on this channel until "answer" closes it.
+	var checks atomic.Int64
 	var hangMu sync.Mutex
 	var hang chan struct{}
 
@@ -204,6 +207,7 @@ func main() {
 		}
 		opts = append(opts, grpc.UnaryInterceptor(func(ctx context.Context, req any,
 			info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+			checks.Add(1)
 			if *requireUA != "" {
 				md, _ := metadata.FromIncomingContext(ctx)
 				ua := strings.Join(md.Get("user-agent"), ",")
@@ -286,6 +290,8 @@ func main() {
 			conns.mu.Lock()
 			fmt.Println(conns.accepted)
 			conns.mu.Unlock()
+		case "checks":
+			fmt.Println(checks.Load())
 		case "goaway":
 			if goaway != nil {
 				goaway()

@@ -12,7 +12,7 @@
 //! `SERVING`), `-no-health`, `-delay DURATION` (before every answer), `-require-user-agent
 //! PREFIX`, `-tls-cert FILE -tls-key FILE`, `-client-ca FILE`, `-http1` (plain HTTP/1.1 `200 ok`
 //! instead of gRPC). Commands while it runs ([`HealthServer::command`], for the keep-alive
-//! tests): `conns` (connections accepted so far), `goaway` (a graceful stop of the connections
+//! tests): `conns` (connections accepted so far), `checks` (RPCs received so far), `goaway` (a graceful stop of the connections
 //! open, new ones served on), `hang` / `answer` (Checks stop answering / answer again), `reset`
 //! (every open connection reset).
 
@@ -134,6 +134,12 @@ impl HealthServer {
         self.stdout.read_line(&mut line).expect("read the health server's answer");
         assert!(!line.is_empty(), "the health server exited instead of answering {cmd:?}");
         line.trim().to_string()
+    }
+
+    /// How many RPCs the server has received so far (the `checks` command).
+    pub fn checks(&mut self) -> u64 {
+        let answer = self.command("checks");
+        answer.parse().unwrap_or_else(|_| panic!("`checks` answered {answer:?}"))
     }
 
     /// How many connections the server has accepted so far (the `conns` command).

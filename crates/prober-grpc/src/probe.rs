@@ -87,7 +87,10 @@ pub struct GrpcProbe {
 impl GrpcProbe {
     /// A probe of `spec` that must finish within `timeout`.
     pub fn new(spec: &GrpcSpec, timeout: Duration) -> GrpcProbe {
-        let host_port = if spec.host.contains(':') {
+        let host_port = if spec.host.is_empty() {
+            // The kubelet's `":PORT"`; grpc-go sends `localhost:PORT` as its authority.
+            format!(":{}", spec.port)
+        } else if spec.host.contains(':') {
             format!("[{}]:{}", spec.host, spec.port)
         } else {
             format!("{}:{}", spec.host, spec.port)
@@ -99,12 +102,21 @@ impl GrpcProbe {
         // grpc-go: an explicit authority (`WithAuthority`), else the TLS server name when one
         // is set (grpc-health-probe's `-tls-server-name`), else the target's.
         let tls_name = spec.tls.as_ref().and_then(|t| t.server_name.clone());
+        let default_authority = if default_authority.starts_with(':') {
+            format!("localhost{default_authority}")
+        } else {
+            default_authority
+        };
         let authority = spec.authority.clone().or(tls_name).unwrap_or(default_authority);
         GrpcProbe {
             user_agent: spec.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
             metadata: spec.metadata.clone(),
             target: Target {
-                host: spec.host.clone(),
+                host: if spec.host.is_empty() && spec.unix_socket.is_none() {
+                    unspecified_host().to_string()
+                } else {
+                    spec.host.clone()
+                },
                 port: spec.port,
                 close: spec.close,
                 tls: spec.tls.clone(),
@@ -516,6 +528,20 @@ impl Target {
             unix: self.unix.as_ref(),
         }
     }
+}
+
+/// What Go's dialer connects to for an empty host (`":PORT"`): the unspecified address of the
+/// family it prefers, IPv6 where the machine can open an IPv6 socket (Linux connects to its
+/// loopback, `::1`), else IPv4. Looked up once per process.
+fn unspecified_host() -> &'static str {
+    static HOST: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        // A socket only (std's are close-on-exec), bound to nothing reachable: IPv6 present?
+        match std::net::UdpSocket::bind((std::net::Ipv6Addr::LOCALHOST, 0)) {
+            Ok(_) => "::",
+            Err(_) => "0.0.0.0",
+        }
+    })
 }
 
 /// A Unix socket in gRPC's naming, as grpc-health-probe's `-addr` takes it.

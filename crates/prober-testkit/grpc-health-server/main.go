@@ -24,6 +24,7 @@
 //	                     decoded bytes)
 //	-require-authority VALUE
 //	                     answer PermissionDenied unless :authority is VALUE
+//	-listen ADDR         listen on this TCP address instead of 127.0.0.1:0 (e.g. "[::]:0")
 //	-unix PATH           listen on the Unix socket PATH instead ("@NAME": Linux's abstract
 //	                     NAME); the first line of stdout is then 0
 //
@@ -151,12 +152,13 @@ func main() {
 	clientCA := flag.String("client-ca", "", "CA for client certificates (PEM)")
 	http1 := flag.Bool("http1", false, "serve plain HTTP/1.1 instead of gRPC")
 	unixPath := flag.String("unix", "", "listen on this Unix socket (@NAME: abstract)")
+	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on")
 	var required statusFlags
 	flag.Var(&required, "require-metadata", "KEY=VALUE the request must carry (repeatable)")
 	requireAuthority := flag.String("require-authority", "", "required :authority")
 	flag.Parse()
 
-	network, address := "tcp", "127.0.0.1:0"
+	network, address := "tcp", *listen
 	if *unixPath != "" {
 		network, address = "unix", *unixPath
 	}

@@ -10,7 +10,7 @@
 //!
 //! The server's flags (see `main.go`): `-status NAME=STATUS` (repeatable; `""` starts
 //! `SERVING`), `-no-health`, `-delay DURATION` (before every answer), `-require-user-agent
-//! PREFIX`, `-tls-cert FILE -tls-key FILE`, `-client-ca FILE`, `-http1` (plain HTTP/1.1 `200 ok`
+//! PREFIX`, `-listen ADDR` (instead of `127.0.0.1:0`), `-tls-cert FILE -tls-key FILE`, `-client-ca FILE`, `-http1` (plain HTTP/1.1 `200 ok`
 //! instead of gRPC). Commands while it runs ([`HealthServer::command`], for the keep-alive
 //! tests): `conns` (connections accepted so far), `checks` (RPCs received so far), `goaway` (a graceful stop of the connections
 //! open, new ones served on), `hang` / `answer` (Checks stop answering / answer again), `reset`

@@ -128,7 +128,11 @@ pub struct ExecSpec {
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrpcSpec {
-    /// Host name or IP literal (IPv6 without brackets).
+    /// Host name or IP literal (IPv6 without brackets). Empty: the local machine, as the
+    /// kubelet's code dials `":PORT"` (its pod IP left empty): Go's dialer connects to the
+    /// unspecified address, `[::]` where IPv6 is available (the kernel's loopback, `::1`,
+    /// which also reaches dual-stack listeners) and `0.0.0.0` otherwise; messages name
+    /// `":PORT"` and `:authority` is `localhost:PORT`, as grpc-go's.
     pub host: String,
     /// The port to connect to (1 to 65535).
     pub port: u16,

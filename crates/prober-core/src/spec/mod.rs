@@ -136,14 +136,17 @@ impl ProbeSpec {
     }
 
     /// A gRPC health probe of `service` (empty: the whole server) at `host:port`, in plaintext
-    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS.
+    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS. An empty `host` is the
+    /// local machine, as the kubelet's `":PORT"` is for Go's dialer (see [`GrpcSpec::host`]).
     ///
     /// # Errors
     ///
     /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn grpc(host: &str, port: i64, service: &str) -> Result<ProbeSpec, SpecError> {
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-        validate_host(host)?;
+        if !host.is_empty() {
+            validate_host(host)?;
+        }
         let port = validate_port(port)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Grpc(GrpcSpec {
             host: host.to_string(),
@@ -458,7 +461,10 @@ impl ProbeSpec {
                 h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Grpc(g) => {
-                validate_host(&g.host)?;
+                // Empty: the local machine, as the kubelet's ":PORT" (GrpcSpec::host).
+                if !g.host.is_empty() {
+                    validate_host(&g.host)?;
+                }
                 if g.unix_socket.is_none() {
                     validate_port(g.port.into())?;
                 }

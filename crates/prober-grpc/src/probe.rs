@@ -29,8 +29,12 @@ use prober_transport::{ALPN_H2, Transport, TransportError};
 use crate::h2::{self, Budget, H2Error, StreamId, Turn};
 use crate::health::{self, RpcError, code};
 
-/// Bytes asked for in one `read`.
+/// Bytes asked for in one `read`, once a read has filled [`FIRST_READ`].
 const READ_CHUNK: usize = 16 * 1024;
+/// Bytes asked for in a run's first reads: a health check's answer (SETTINGS, its ACK,
+/// WINDOW_UPDATE, PING, HEADERS, DATA, trailers) is a few hundred bytes, and the buffer is
+/// allocated and zeroed per run (for one-shot checks: per check).
+const FIRST_READ: usize = 2048;
 /// Reads per call before the machine yields to the poll loop (256 KiB): a server that never
 /// stops sending (frames that are ignored, PINGs) must not hold the engine thread, nor keep
 /// this probe past its deadline.
@@ -187,40 +191,27 @@ impl GrpcProbe {
         }
     }
 
-    /// A kept connection and its HTTP/2 client: reads what the server sent while it was idle
-    /// (answers to PINGs and SETTINGS go out with the request), then opens the stream; a
-    /// connection that ended meanwhile (EOF, an error, GOAWAY) is closed and a fresh one dialed.
-    fn reuse(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) -> Step {
-        self.buf.resize(READ_CHUNK, 0);
-        // An idle server has little to say (a PING, SETTINGS, a GOAWAY): one that filled more
-        // than a few reads, or a turn's budget, is not kept up with; a fresh connection is.
-        let mut reads = 0;
-        let usable = loop {
-            if reads == 4 {
-                break false;
-            }
-            reads += 1;
-            match io.read(&mut self.buf) {
-                Ok(0) => break false,
-                Ok(n) => {
-                    h2.push(&self.buf[..n]);
-                    let mut budget = Budget::PER_TURN;
-                    let handled = matches!(h2.process(&mut budget), Ok(Turn::Pending));
-                    if !handled || !h2.can_open() {
-                        break false;
-                    }
-                }
-                Err(TransportError::WouldBlock) => break true,
-                Err(_) => break false,
-            }
-        };
-        if !usable {
+    /// A kept connection and its HTTP/2 client: the stream opens and its request goes out at
+    /// once. What the server sent while the connection was idle is read with the response: a
+    /// GOAWAY there leaves the stream unprocessed, and an EOF or a reset comes before any
+    /// response byte; both send the request again on a fresh connection ([`GrpcProbe::ended`],
+    /// [`GrpcProbe::may_retry`]). No read is tried before the response can have come: the
+    /// connection was registered again for this run (`epoll_ctl` reports data that is already
+    /// there), so its readiness says when to read, and a reused check costs a write and a read.
+    fn reuse(&mut self, cx: &mut Ctx<'_>, io: Transport, h2: Box<h2::Client>) -> Step {
+        if !h2.can_open() {
             io.close(cx);
             let step = self.dial.retry(cx, &self.target.endpoint());
             return self.on_dial(cx, step);
         }
         self.open(cx, io, h2);
-        self.drive(cx)
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Open { io, h2, stream } => self.exchange(cx, io, h2, stream, true),
+            other => {
+                self.state = other;
+                Step::Pending
+            }
+        }
     }
 
     /// The transport is ready: open the health check's stream on `h2`.
@@ -256,7 +247,7 @@ impl GrpcProbe {
     /// Runs the connection's I/O until it would block or the run ends.
     fn drive(&mut self, cx: &mut Ctx<'_>) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Open { io, h2, stream } => self.exchange(cx, io, h2, stream),
+            State::Open { io, h2, stream } => self.exchange(cx, io, h2, stream, false),
             other => {
                 self.state = other;
                 Step::Pending
@@ -270,6 +261,9 @@ impl GrpcProbe {
         mut io: Transport,
         mut h2: Box<h2::Client>,
         stream: StreamId,
+        // The request was just queued on a connection whose readiness will say when the
+        // answer is there: write, then wait without trying a read (see `reuse`).
+        mut wait_after_write: bool,
     ) -> Step {
         let mut reads = 0;
         let mut budget = Budget::PER_TURN;
@@ -301,6 +295,8 @@ impl GrpcProbe {
                     }
                     Ok(n) => h2.consume_output(n),
                     Err(TransportError::WouldBlock) => break,
+                    // A kept connection the server had reset or closed: a fresh one.
+                    Err(_) if self.may_retry(&h2, stream) => return self.retry(cx, io),
                     Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
                 }
             }
@@ -315,13 +311,21 @@ impl GrpcProbe {
                 self.state = State::Open { io, h2, stream };
                 return self.yield_turn();
             }
+            if wait_after_write && h2.pending_output().is_empty() {
+                io.sync_interest(cx.registry);
+                self.state = State::Open { io, h2, stream };
+                return Step::Pending;
+            }
+            wait_after_write = false;
             if reads == READS_PER_TURN {
                 // Let other work have its turn; the driver resumes reading right after.
                 self.state = State::Open { io, h2, stream };
                 return self.yield_turn();
             }
             reads += 1;
-            self.buf.resize(READ_CHUNK, 0);
+            if self.buf.is_empty() {
+                self.buf.resize(FIRST_READ, 0);
+            }
             match io.read(&mut self.buf) {
                 Ok(0) => {
                     if self.may_retry(&h2, stream) {
@@ -330,7 +334,13 @@ impl GrpcProbe {
                     let e = h2.eof();
                     return self.h2_failure(cx, io, h2.is_connected(), &e);
                 }
-                Ok(n) => h2.push(&self.buf[..n]),
+                Ok(n) => {
+                    h2.push(&self.buf[..n]);
+                    if n == self.buf.len() && n < READ_CHUNK {
+                        // More is coming than a health check's answer: read in full chunks.
+                        self.buf.resize(READ_CHUNK, 0);
+                    }
+                }
                 Err(TransportError::WouldBlock) => {
                     io.sync_interest(cx.registry);
                     self.state = State::Open { io, h2, stream };
@@ -475,7 +485,12 @@ impl GrpcProbe {
     fn finish(&mut self, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
-        self.buf = Vec::new();
+        // A keep-alive probe runs again soon on its kept connection: its read buffer stays
+        // (allocating and zeroing it per run was a measurable part of a reused check's cost);
+        // others give it back between runs.
+        if !self.target.keep_alive {
+            self.buf = Vec::new();
+        }
         o.http_status = self.http_status;
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;

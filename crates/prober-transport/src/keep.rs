@@ -25,7 +25,8 @@
 //! A connection may carry its protocol's state ([`Session`]: an HTTP/2 client for gRPC
 //! keep-alive); it is handed back with the connection, and such a connection is not checked
 //! for quiet before reuse (its peer may send frames while it is idle): the probe reads what
-//! came before its request and dials again when that was the end (GOAWAY, EOF).
+//! came with its response, and dials again when that was the end (GOAWAY, EOF) before any
+//! response byte.
 //!
 //! A server may still close a connection just as it is reused (its idle timer fires between
 //! the check and the request): the HTTP probe then retries once on a fresh connection, within
@@ -110,7 +111,8 @@ pub(crate) struct Idle {
     /// The protocol's state of the connection, for protocols that keep some between requests
     /// (an HTTP/2 client: HPACK tables, windows, stream ids). Such a connection is not checked
     /// for quiet before reuse: its peer may legitimately send while it is idle (PING, SETTINGS,
-    /// WINDOW_UPDATE, GOAWAY), so the protocol reads what came and judges it.
+    /// WINDOW_UPDATE, GOAWAY), so the protocol reads what came with its next exchange and
+    /// judges it.
     pub(crate) session: Option<Session>,
 }
 

@@ -350,9 +350,12 @@ impl Client {
                 Err(e) => return Err(self.fail(e)),
             }
         }
+        // Frames are handled in place: the buffer is lent out of `self` meanwhile (what the
+        // frames queue goes to `out`, never to `inbuf`).
+        let inbuf = std::mem::take(&mut self.inbuf);
         let mut pos = 0;
         let result = loop {
-            let rest = &self.inbuf[pos..];
+            let rest = &inbuf[pos..];
             if rest.len() < FRAME_HEADER {
                 break Ok(Turn::Pending);
             }
@@ -370,18 +373,23 @@ impl Client {
             }
             let (kind, flags) = (rest[3], rest[4]);
             let stream = u32::from_be_bytes([rest[5], rest[6], rest[7], rest[8]]) & 0x7fff_ffff;
-            let payload = rest[FRAME_HEADER..FRAME_HEADER + len].to_vec();
+            let payload = &rest[FRAME_HEADER..FRAME_HEADER + len];
             pos += FRAME_HEADER + len;
             budget.frames -= 1;
             budget.bytes = budget.bytes.saturating_sub(FRAME_HEADER + len);
-            if let Err(e) = self.frame(kind, flags, stream, &payload) {
+            if let Err(e) = self.frame(kind, flags, stream, payload) {
                 break Err(e);
             }
             if let Some(id) = self.ended.pop_front() {
                 break Ok(Turn::Ended(id));
             }
         };
-        self.inbuf.drain(..pos);
+        self.inbuf = inbuf;
+        if pos == self.inbuf.len() {
+            self.inbuf.clear();
+        } else {
+            self.inbuf.drain(..pos);
+        }
         result.map_err(|e| self.fail(e))
     }
 

@@ -1,7 +1,12 @@
 //! gRPC keep-alive (`GrpcSpec::keep_alive`) through an engine, against grpc-go's health server
 //! (`prober_testkit::grpc`), which counts the connections it accepts and, on command, sends
-//! GOAWAY on its connections, stops answering Checks, or resets its connections.
+//! GOAWAY on its connections, stops answering Checks, or resets its connections; and against
+//! a hand-made h2c server that answers once and then never again.
 
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Reason, Role, Schedule};
@@ -173,4 +178,105 @@ fn an_idle_connection_past_the_limit_is_not_reused() {
     assert!(outcomes.iter().all(|o| !o.timings.reused), "{outcomes:?}");
     assert_eq!(server.connections(), 3);
     assert!(e.keep_alive_stats().expired >= 2, "{:?}", e.keep_alive_stats());
+}
+
+/// A hand-made h2c server that answers the first health check it receives (SERVING) and none
+/// after it, on any connection, without ever resetting a stream (grpc-go would reset it at its
+/// own deadline); it counts the connections it accepts.
+fn answers_once_server() -> (u16, Arc<AtomicU64>) {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicU64::new(0));
+    let answered = Arc::new(AtomicU64::new(0));
+    let count = accepted.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            count.fetch_add(1, Ordering::SeqCst);
+            let answered = answered.clone();
+            std::thread::spawn(move || serve_h2c(conn, &answered));
+        }
+    });
+    (port, accepted)
+}
+
+fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut v = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    v.extend_from_slice(&[kind, flags]);
+    v.extend_from_slice(&stream.to_be_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// HPACK literals without indexing (names and values shorter than 127 bytes).
+fn literals(fields: &[(&str, &str)]) -> Vec<u8> {
+    let mut b = Vec::new();
+    for (n, v) in fields {
+        b.push(0);
+        b.push(n.len() as u8);
+        b.extend_from_slice(n.as_bytes());
+        b.push(v.len() as u8);
+        b.extend_from_slice(v.as_bytes());
+    }
+    b
+}
+
+fn serve_h2c(mut conn: TcpStream, answered: &AtomicU64) {
+    const PREFACE: usize = 24;
+    if conn.write_all(&h2_frame(0x4, 0, 0, &[])).is_err() {
+        return;
+    }
+    let (mut buf, mut chunk) = (Vec::new(), [0u8; 4096]);
+    loop {
+        let n = match conn.read(&mut chunk) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        let mut pos = PREFACE;
+        while buf.len() >= pos + 9 {
+            let len = usize::from(buf[pos]) << 16
+                | usize::from(buf[pos + 1]) << 8
+                | usize::from(buf[pos + 2]);
+            if buf.len() < pos + 9 + len {
+                break;
+            }
+            let (kind, flags) = (buf[pos + 3], buf[pos + 4]);
+            let stream =
+                u32::from_be_bytes([buf[pos + 5], buf[pos + 6], buf[pos + 7], buf[pos + 8]]);
+            pos += 9 + len;
+            // A request ends with END_STREAM on its DATA (or HEADERS).
+            let ends = (kind == 0x0 || kind == 0x1) && flags & 0x1 != 0 && stream % 2 == 1;
+            if ends && answered.fetch_add(1, Ordering::SeqCst) == 0 {
+                let head = literals(&[(":status", "200"), ("content-type", "application/grpc")]);
+                let mut out = h2_frame(0x1, 0x4, stream, &head);
+                out.extend(h2_frame(0x0, 0, stream, &[0, 0, 0, 0, 2, 0x08, 0x01]));
+                out.extend(h2_frame(0x1, 0x5, stream, &literals(&[("grpc-status", "0")])));
+                if conn.write_all(&out).is_err() {
+                    return;
+                }
+            }
+        }
+        buf.drain(PREFACE..pos);
+    }
+}
+
+/// A kept connection whose server stops answering (and never resets the stream): the run
+/// fails at its own deadline with the kubelet's message, the connection is dropped, and the
+/// next run dials a new one.
+#[test]
+fn a_run_that_times_out_drops_its_kept_connection() {
+    let timeout = Duration::from_millis(300);
+    let (port, accepted) = answers_once_server();
+    let mut e = engine(EngineConfig::default());
+    let t = target(&mut e, spec(port, true, timeout), PERIOD);
+    assert_success(&next_runs(&mut e, t, timeout, 1));
+    let runs = next_runs(&mut e, t, timeout, 2);
+    let (hung, next) = (&runs[0], &runs[1]);
+    assert!(hung.timings.reused, "{hung:?}");
+    assert_eq!(hung.message, "timeout: health rpc did not complete within 300ms");
+    assert!(hung.timings.total >= timeout && hung.timings.total < timeout * 4, "{hung:?}");
+    assert!(!next.timings.reused, "the timed-out connection was kept: {next:?}");
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+    assert_eq!(e.keep_alive_stats().reused, 1, "{:?}", e.keep_alive_stats());
 }

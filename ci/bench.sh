@@ -20,7 +20,7 @@
 # The target is nginx from the distribution's packages (installed with apt-get when missing
 # and possible; one worker, a config in a temp dir, a loopback port, `return 200 "ok\n"`),
 # else the repository's prober-target (then the keep-alive scenarios are unavailable).
-# grpc_oneshot's target is grpc-go's health server from crates/prober-testkit, built with Go
+# grpc_oneshot's and grpc_keepalive's target is grpc-go's health server from crates/prober-testkit, built with Go
 # (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own
 # process, so the target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
@@ -51,10 +51,10 @@ fi
 QUICK=${PROBER_BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] && QUICK=
 if [ -n "$QUICK" ]; then
-  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
+  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_GRPC_KA=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
   EXEC_REPS=$REPS
 else
-  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
+  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_GRPC_KA=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
 CONC_NET=64 CONC_EXEC=16
@@ -76,6 +76,7 @@ trap 'exit 130' INT TERM
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
+want_grpc() { want grpc_oneshot || want grpc_keepalive; }
 
 # ---- raw limits (issue 26, section 5) --------------------------------------------------------
 # The C loops that are each technique's physical limit (docs/benchmarks.md, "Raw limits"), kept
@@ -83,7 +84,6 @@ want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
 # raw_limit_ratios prints the RATIO lines against them.
 
 RAW_TLS_ERR= RAW_GRPC_ERR=
-N_GRPC_KA=$((N_GRPC * 2)) # checks on kept connections: cheap, as the keep-alive HTTP scenarios
 
 build_raw_limits() {
   if want https_oneshot || want https_keepalive; then
@@ -118,21 +118,6 @@ raw_limit_spec() {
     *) return 0 ;;
   esac
   if [ -n "$err" ]; then unavailable "$1" raw_c "$err"; else _specs+=("raw_c $cmd"); fi
-  return 0
-}
-
-# libprober's grpc_keepalive (issue 26, section 2) arrives with its own branch of this script;
-# until then this one measures the raw limit and says that the comparison waits for it.
-grpc_keepalive_raw_only() {
-  local -a specs=()
-  if [ -n "$GRPC_ERR" ]; then unavailable grpc_keepalive raw_c "$GRPC_ERR"; return 0; fi
-  if "$BENCH_BIN" --help 2>/dev/null | grep -qw grpc_keepalive; then
-    specs+=("prober $BENCH_BIN grpc_keepalive --target $GRPC_TARGET --n $N_GRPC_KA --conc $CONC_NET")
-  else
-    echo "grpc_keepalive: this libprober has no gRPC keep-alive yet (prober-bench grpc_keepalive); the comparison with the raw limit waits for it"
-  fi
-  raw_limit_spec grpc_keepalive specs
-  [ ${#specs[@]} -gt 0 ] && TW=0 oneshot grpc_keepalive "${specs[@]}"
   return 0
 }
 
@@ -193,12 +178,12 @@ else
   fi
   # gRPC: the kubelet's probe needs google.golang.org/grpc, fetched by `go build` from the
   # module proxy (GOPROXY) into the module cache the first time.
-  if want grpc_oneshot &&
+  if want_grpc &&
      ! (cd bench/go_kubelet_grpc && go build -o "$WORK/go_kubelet_grpc" .) >"$WORK/go_kubelet_grpc.log" 2>&1; then
     GO_GRPC_ERR=build_failed
   fi
 fi
-[ -n "$GO_GRPC_ERR" ] && want grpc_oneshot && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
+[ -n "$GO_GRPC_ERR" ] && want_grpc && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
 [ -n "$GO_KUBELET_ERR" ] && { echo "go_kubelet unavailable ($GO_KUBELET_ERR)"; cat "$WORK/go_kubelet.log" 2>/dev/null; }
 [ -n "$GO_API_ERR" ] && { echo "go_api unavailable ($GO_API_ERR)"; cat "$WORK/go_api.log" 2>/dev/null; }
 
@@ -213,7 +198,7 @@ if [ -n "$NEEDS_TARGET" ]; then
   echo "target $TARGET_KIND at $TARGET (HTTP path $URL_PATH)"
 fi
 GRPC_ERR=
-if want grpc_oneshot || want grpc_keepalive; then
+if want_grpc; then
   step "gRPC target"
   if ! command -v go >/dev/null 2>&1; then
     GRPC_ERR=no_go_toolchain
@@ -370,7 +355,21 @@ for s in $SCENARIOS; do
       fi
       ;;
     grpc_keepalive)
-      grpc_keepalive_raw_only
+      # The same server and checks as grpc_oneshot. impl=prober: keep-alive on, one kept
+      # HTTP/2 connection per check in flight, one stream per check (its line says
+      # keep_alive=1); prober_oneshot: grpc_oneshot's code path, alongside for the target
+      # against it; go_grpc_shared: grpc-go with one ClientConn shared by every goroutine
+      # (one connection, streams multiplexed), dialed before the measured loop.
+      if [ -n "$GRPC_ERR" ]; then
+        unavailable grpc_keepalive prober "$GRPC_ERR"
+      else
+        specs=("prober $BENCH_BIN grpc_keepalive --target $GRPC_TARGET --n $N_GRPC_KA --conc $CONC_NET"
+               "prober_oneshot $BENCH_BIN grpc_oneshot --target $GRPC_TARGET --n $N_GRPC --conc $CONC_NET --label grpc_keepalive --impl prober_oneshot")
+        raw_limit_spec grpc_keepalive specs
+        [ -z "$GO_GRPC_ERR" ] && specs+=("go_grpc_shared $WORK/go_kubelet_grpc grpc_keepalive -target $GRPC_TARGET -n $N_GRPC_KA -conc $CONC_NET -impl go_grpc_shared")
+        TW=0 oneshot grpc_keepalive "${specs[@]}"
+        [ -n "$GO_GRPC_ERR" ] && unavailable grpc_keepalive go_grpc_shared "$GO_GRPC_ERR"
+      fi
       ;;
     exec_oneshot)
       specs=("prober $BENCH_BIN exec_oneshot --n $N_EXEC --conc $CONC_EXEC --argv /bin/true"
@@ -479,6 +478,10 @@ awk '
       info("https_keepalive", "cpu_vs_go_net_http", ratio(get("https_keepalive", "prober", c), get("https_keepalive", "go_net_http", c)), n) }
     if (("grpc_oneshot", "prober", c) in V)
       check("grpc_oneshot", "cpu_vs_go_kubelet", ratio(get("grpc_oneshot", "prober", c), get("grpc_oneshot", "go_kubelet", c)), "<=", 0.25)
+    if (("grpc_keepalive", "prober", c) in V) {
+      n = ka_note("grpc_keepalive")
+      check("grpc_keepalive", "cpu_vs_prober_oneshot", ratio(get("grpc_keepalive", "prober", c), get("grpc_keepalive", "prober_oneshot", c)), "<=", 0.2, n)
+      check("grpc_keepalive", "cpu_vs_go_grpc_shared", ratio(get("grpc_keepalive", "prober", c), get("grpc_keepalive", "go_grpc_shared", c)), "<=", 0.5, n) }
     if (("exec_oneshot", "prober", c) in V)
       check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
     if (("sched_10k", "prober", c) in V) {

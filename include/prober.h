@@ -547,7 +547,8 @@ typedef struct {
   int64_t resolve_us;
   /**
    * From the start of the run to the established connection (-1 for exec probes, and for
-   * an HTTP run on a connection kept from an earlier run: `prober_spec_set_keep_alive`).
+   * an HTTP or gRPC run on a connection kept from an earlier run:
+   * `prober_spec_set_keep_alive`).
    */
   int64_t connect_us;
   /**
@@ -675,7 +676,7 @@ typedef struct {
    */
   uint64_t dropped_events;
   /**
-   * Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
+   * Idle kept-alive HTTP and gRPC connections held now (`prober_spec_set_keep_alive`).
    */
   uint64_t kept_connections;
   /**
@@ -1042,11 +1043,13 @@ prober_status prober_spec_set_transition_period_ms(prober_spec *spec, uint32_t m
 prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent);
 
 /**
- * Keeps an HTTP probe's connection alive between runs (default off: the kubelet's one
- * connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
- * options) then reuse an idle HTTP/1.1 connection the engine holds, and the request carries
- * no `Connection: close`; verdicts are the kubelet's. Only an engine keeps connections:
- * `prober_check` makes and closes one per call as without it. See docs/semantics.md.
+ * Keeps an HTTP or gRPC probe's connection alive between runs (default off: the kubelet's
+ * one connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
+ * options) then reuse an idle connection the engine holds: for HTTP an HTTP/1.1 connection,
+ * the request carrying no `Connection: close`; for gRPC the HTTP/2 connection, one stream per
+ * check (a GOAWAY, a reset, an idle timeout or a run that times out drops it). Verdicts are
+ * the kubelet's. Only an engine keeps connections: `prober_check` makes and closes one per
+ * call as without it. See docs/semantics.md.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call.
@@ -1526,7 +1529,8 @@ const char *prober_status_str(uint32_t status);
 /**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
  * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
- * TLS setter switches it to TLS.
+ * TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's
+ * `":PORT"` (see docs/semantics.md).
  *
  * # Safety
  * `host` and `service` must be NULL or NUL-terminated strings; `out` NULL or writable.

@@ -670,7 +670,7 @@ type Stats struct {
 	// DroppedEvents counts the EventRuns dropped because the receiver was behind (see
 	// Events); it never decreases.
 	DroppedEvents uint64
-	// KeptConnections is how many idle kept-alive HTTP connections (Spec.KeepAlive) the
+	// KeptConnections is how many idle kept-alive HTTP and gRPC connections (Spec.KeepAlive) the
 	// engine holds now.
 	KeptConnections int
 	// PooledSockets is how many disconnected TCP sockets the engine keeps for reuse now

@@ -252,11 +252,13 @@ type Spec struct {
 	// body must match, else Failure with ReasonBody. Empty: no expectation (the C and Rust
 	// setters refuse an empty expression, which would match any body).
 	ExpectBody string
-	// KeepAlive: HTTP probes; runs to the same origin (scheme, host, port, TLS options) reuse
-	// an idle HTTP/1.1 connection the engine holds, and the request carries no
-	// "Connection: close" (Envoy's reuse_connection). Verdicts stay the kubelet's. Only an
-	// Engine keeps connections: Check makes and closes one per call as without it. A run on a
-	// reused connection reports Resolve, Connect and TLS as not happened (negative).
+	// KeepAlive: HTTP and gRPC probes; runs to the same origin (scheme, host, port, TLS
+	// options) reuse an idle connection the engine holds (Envoy's reuse_connection): for HTTP
+	// an HTTP/1.1 connection, the request carrying no "Connection: close"; for gRPC the HTTP/2
+	// connection, one stream per check (a GOAWAY, a reset, an idle timeout or a run that times
+	// out drops it, and the next run dials again). Verdicts stay the kubelet's. Only an Engine
+	// keeps connections: Check makes and closes one per call as without it. A run on a reused
+	// connection reports Resolve, Connect and TLS as not happened (negative).
 	KeepAlive bool
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.

@@ -3,7 +3,7 @@
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
-use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
+use prober::{Pattern, ProbeKind, ProbeSpec, StatusSet, UnixSocket, unescape};
 
 use crate::args::{Failure, Parser};
 
@@ -116,8 +116,9 @@ impl CheckFlags {
         self.apply_request(args, spec, is_http)?;
         self.apply_grpc(args, spec, is_http)?;
         if self.keep_alive {
-            if !is_http {
-                return Err(args.usage("--keep-alive applies to http:// and https:// targets only"));
+            if !is_http && !matches!(spec.kind, ProbeKind::Grpc(_)) {
+                return Err(args
+                    .usage("--keep-alive applies to http://, https:// and grpc:// targets only"));
             }
             // Accepted for symmetry with watch files; one run has no later run to reuse for.
             spec.set_keep_alive(true).map_err(|e| args.usage(format!("--keep-alive: {e}")))?;

@@ -89,9 +89,9 @@ Beyond the kubelet (http:// and https:// targets):
                          status fails (reason status), 3xx included
   --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure
                          with reason body
-  --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files);
-                         harmless here: one run has no later run to reuse its connection,
-                         which is closed when the run ends
+  --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files;
+                         also for grpc://: grpc.keepAlive); harmless here: one run has no
+                         later run to reuse its connection, which is closed when the run ends
 
 gRPC requests (grpc:// targets; grpc-health-probe's options):
   --rpc-header 'K: v'    add request metadata (repeatable; keys sent in lower case, -bin
@@ -139,7 +139,8 @@ Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubele
 tcpSocket or grpc (mode TLS for TLS), and a 'tls:' block (verify, caFile, serverName,
 certFile, keyFile, minVersion) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
-regular expression); httpGet.keepAlive: true (runs reuse one kept-alive connection);
+regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
+kept-alive connection);
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and

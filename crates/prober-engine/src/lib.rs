@@ -123,7 +123,8 @@ pub struct Engine {
     resuming: Vec<Key>,
     /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
     pool: SocketPool,
-    /// Idle kept-alive connections of keep-alive HTTP probes (see [`prober_transport::keep`]).
+    /// Idle kept-alive connections of keep-alive HTTP and gRPC probes (see
+    /// [`prober_transport::keep`]).
     kept: KeptConns,
     /// Counters of host-run probes ([`Engine::host_run_stats`]).
     host_runs: HostRunStats,

@@ -701,7 +701,7 @@ pub struct prober_engine_stats {
     /// drained (never one queued by the current step or wait; see `prober_engine_drain` for
     /// the whole policy). Never decreases.
     pub dropped_events: u64,
-    /// Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
+    /// Idle kept-alive HTTP and gRPC connections held now (`prober_spec_set_keep_alive`).
     pub kept_connections: u64,
     /// Disconnected TCP sockets kept for reuse now (see `PROBER_ENGINE_NO_SOCKET_REUSE`).
     pub pooled_sockets: u64,

@@ -106,7 +106,8 @@ pub struct prober_timings {
     /// connection).
     pub resolve_us: i64,
     /// From the start of the run to the established connection (-1 for exec probes, and for
-    /// an HTTP run on a connection kept from an earlier run: `prober_spec_set_keep_alive`).
+    /// an HTTP or gRPC run on a connection kept from an earlier run:
+    /// `prober_spec_set_keep_alive`).
     pub connect_us: i64,
     /// From the start of the run to the end of the TLS handshake (-1 without TLS, and on a
     /// kept connection).

@@ -2,6 +2,7 @@
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
 //! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
 //! `tcpSocket` and `grpc`), `grpc.metadata`, `grpc.userAgent`, `grpc.authority`,
+//! `grpc.keepAlive`,
 //! `tcpSocket.send`, `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`, `transitionPeriodSeconds`/`Milliseconds` and
 //! `jitterPercent`. Kept here so that the translation only calls in.
@@ -64,7 +65,8 @@ pub(crate) fn apply_unix_socket(
     Ok(())
 }
 
-/// `grpc.metadata`, `grpc.userAgent` and `grpc.authority` (the handler at path `h`).
+/// `grpc.metadata`, `grpc.userAgent`, `grpc.authority` and `grpc.keepAlive` (the handler at
+/// path `h`).
 pub(crate) fn apply_grpc_request(
     h: &str,
     spec: &mut ProbeSpec,
@@ -78,6 +80,9 @@ pub(crate) fn apply_grpc_request(
     }
     if let Some(a) = &g.authority {
         spec.set_grpc_authority(a).map_err(|e| format!("{h}.authority: {e}"))?;
+    }
+    if g.keep_alive {
+        spec.set_keep_alive(true).map_err(|e| format!("{h}.keepAlive: {e}"))?;
     }
     Ok(())
 }

@@ -236,6 +236,10 @@ pub(crate) struct GrpcAction {
     pub user_agent: Option<String>,
     /// libprober extension: the `:authority` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
+    /// libprober extension: keep the HTTP/2 connection between runs (`httpGet.keepAlive`'s
+    /// semantics), one stream per check.
+    #[serde(default, rename = "keepAlive")]
+    pub keep_alive: bool,
 }
 
 /// Kubernetes' IntOrString port: a number, or the name of a container port.

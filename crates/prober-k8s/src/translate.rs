@@ -749,6 +749,11 @@ mod tests {
         let p = probe("grpc: {port: 9, mode: TLS}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
         assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
+        // grpc.keepAlive: httpGet.keepAlive's option for gRPC; off by default.
+        assert!(!grpc_of(&spec).keep_alive);
+        let p = probe("grpc: {port: 9, keepAlive: true}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert!(grpc_of(&spec).keep_alive);
         let p = probe("grpc: {port: 9, mode: mTLS}");
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),

@@ -149,6 +149,8 @@ pub struct Dial {
     upgrade: Option<prober_tcp::Conn>,
     /// The TCP address of the last dial's connection.
     peer: Option<SocketAddr>,
+    /// The protocol state kept with the connection this dial was given.
+    session: Option<keep::Session>,
 }
 
 impl Dial {
@@ -188,6 +190,7 @@ impl Dial {
         self.timings = DialTimings::default();
         self.cert_not_after = None;
         self.peer = None;
+        self.session = None;
     }
 
     /// Whether the connection of the last dial was a kept one (see [`Dial::retry`]).
@@ -199,6 +202,34 @@ impl Dial {
     /// when it lends one with room, else closed. The caller has checked that the response
     /// allowed it (read to its end, no `Connection: close`).
     pub fn keep(&mut self, cx: &mut Ctx<'_>, conn: Transport, ep: &Endpoint<'_>) {
+        self.keep_with(cx, conn, ep, None);
+    }
+
+    /// [`Dial::keep`] for a protocol that keeps state with the connection (an HTTP/2 client):
+    /// the next run of the same origin gets it back from [`Dial::take_session`].
+    pub fn keep_session(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Transport,
+        ep: &Endpoint<'_>,
+        session: keep::Session,
+    ) {
+        self.keep_with(cx, conn, ep, Some(session));
+    }
+
+    /// The protocol state kept with the connection this dial was given, if any (taken once).
+    pub fn take_session(&mut self) -> Option<keep::Session> {
+        self.session.take()
+    }
+
+    fn keep_with(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Transport,
+        ep: &Endpoint<'_>,
+        session: Option<keep::Session>,
+    ) {
+        self.session = None;
         let origin = match self.origin.take() {
             Some(o) if o.matches(ep) => Some(o),
             _ => None,
@@ -206,7 +237,8 @@ impl Dial {
         let cert_not_after = self.cert_not_after;
         if let Some((store, owner)) = keep::store(cx).filter(|(s, _)| s.has_room()) {
             let origin = origin.unwrap_or_else(|| Origin::of(ep));
-            store.put(Idle { origin, conn, since: Instant::now(), owner, cert_not_after });
+            let since = Instant::now();
+            store.put(Idle { origin, conn, since, owner, cert_not_after, session });
             return;
         }
         conn.close(cx);
@@ -230,6 +262,7 @@ impl Dial {
         self.peer = peer;
         self.cert_not_after = idle.cert_not_after;
         self.origin = Some(idle.origin);
+        self.session = idle.session;
         Some(idle.conn)
     }
 

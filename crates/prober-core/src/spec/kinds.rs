@@ -154,7 +154,11 @@ pub struct ExecSpec {
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrpcSpec {
-    /// Host name or IP literal (IPv6 without brackets).
+    /// Host name or IP literal (IPv6 without brackets). Empty: the local machine, as the
+    /// kubelet's code dials `":PORT"` (its pod IP left empty): Go's dialer connects to the
+    /// unspecified address, `[::]` where IPv6 is available (the kernel's loopback, `::1`,
+    /// which also reaches dual-stack listeners) and `0.0.0.0` otherwise; messages name
+    /// `":PORT"` and `:authority` is `localhost:PORT`, as grpc-go's.
     pub host: String,
     /// The port to connect to (1 to 65535).
     pub port: u16,
@@ -180,4 +184,10 @@ pub struct GrpcSpec {
     /// [`AddressFilter`]): checked against each address before it is connected to.
     /// `None`: anywhere.
     pub address_filter: Option<Arc<AddressFilter>>,
+    /// Keep the HTTP/2 connection between runs (beyond the kubelet, which dials for every
+    /// probe), as [`HttpSpec::keep_alive`]: runs to the same origin reuse an idle connection
+    /// the engine holds, one stream per check. A GOAWAY, a reset, an idle timeout or a run
+    /// that times out drops it, and the next run dials again. Only an engine keeps
+    /// connections; a one-shot check closes its connection as without it. Default false.
+    pub keep_alive: bool,
 }

@@ -145,14 +145,17 @@ impl ProbeSpec {
     }
 
     /// A gRPC health probe of `service` (empty: the whole server) at `host:port`, in plaintext
-    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS.
+    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS. An empty `host` is the
+    /// local machine, as the kubelet's `":PORT"` is for Go's dialer (see [`GrpcSpec::host`]).
     ///
     /// # Errors
     ///
     /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn grpc(host: &str, port: i64, service: &str) -> Result<ProbeSpec, SpecError> {
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-        validate_host(host)?;
+        if !host.is_empty() {
+            validate_host(host)?;
+        }
         let port = validate_port(port)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Grpc(GrpcSpec {
             host: host.to_string(),
@@ -165,6 +168,7 @@ impl ProbeSpec {
             user_agent: None,
             authority: None,
             address_filter: None,
+            keep_alive: false,
         })))
     }
 
@@ -386,12 +390,17 @@ impl ProbeSpec {
         Ok(())
     }
 
-    /// Turns keep-alive on or off (HTTP only; see [`HttpSpec::keep_alive`]).
+    /// Turns keep-alive on or off (HTTP and gRPC; see [`HttpSpec::keep_alive`] and
+    /// [`GrpcSpec::keep_alive`]).
     ///
     /// # Errors
-    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    /// [`SpecError::InvalidExpectation`] for a probe that is neither HTTP nor gRPC.
     pub fn set_keep_alive(&mut self, on: bool) -> Result<(), SpecError> {
-        self.http_only("keep-alive applies to HTTP probes only")?.keep_alive = on;
+        if let ProbeKind::Grpc(g) = &mut self.kind {
+            g.keep_alive = on;
+            return Ok(());
+        }
+        self.http_only("keep-alive applies to HTTP and gRPC probes only")?.keep_alive = on;
         Ok(())
     }
 
@@ -502,7 +511,10 @@ impl ProbeSpec {
                 h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Grpc(g) => {
-                validate_host(&g.host)?;
+                // Empty: the local machine, as the kubelet's ":PORT" (GrpcSpec::host).
+                if !g.host.is_empty() {
+                    validate_host(&g.host)?;
+                }
                 if g.unix_socket.is_none() {
                     validate_port(g.port.into())?;
                 }

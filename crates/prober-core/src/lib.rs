@@ -25,8 +25,8 @@ pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HttpSpec, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions, TlsVerify,
-    TlsVersion, validate_header, validate_host,
+    HttpSpec, HttpVersion, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions,
+    TlsVerify, TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -110,6 +110,36 @@ pub struct HttpSpec {
     /// Connect through this Unix socket instead of to the URL's host and port (curl's
     /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
     pub unix_socket: Option<UnixSocket>,
+    /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
+    /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
+    pub version: HttpVersion,
+}
+
+/// The HTTP version an HTTP probe speaks.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HttpVersion {
+    /// The kubelet's `Probe`: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and
+    /// `http/1.1` and the probe speaks whichever the server picks (Go's transport as the
+    /// kubelet configures it, `http2.ConfigureTransports`, whatever the TLS options).
+    #[default]
+    Auto = 0,
+    /// HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+    Http1 = 1,
+    /// HTTP/2 over cleartext with prior knowledge (h2c) on `http://` (the kubelet's
+    /// `ProbeH2C`, `httpGet.protocol: HTTP2`, KEP-5999). A redirect to `https://` is refused.
+    H2c = 2,
+}
+
+impl HttpVersion {
+    /// The name used in watch files, the command line and messages: `auto`, `http1`, `h2c`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpVersion::Auto => "auto",
+            HttpVersion::Http1 => "http1",
+            HttpVersion::H2c => "h2c",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -74,8 +74,9 @@
 
 pub use prober_core::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HttpSpec, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule,
-    Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
+    HttpSpec, HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy,
+    Role, Schedule, Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url,
+    UrlError,
 };
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{

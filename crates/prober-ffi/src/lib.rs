@@ -21,6 +21,7 @@
 mod engine;
 mod enums;
 mod expect;
+mod http_version;
 mod outcome;
 mod ptr;
 mod request;
@@ -34,6 +35,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use engine::*;
 pub use expect::*;
+pub use http_version::*;
 pub use outcome::*;
 pub use request::*;
 pub use spec::*;

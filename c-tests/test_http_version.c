@@ -25,7 +25,7 @@ int main(void) {
   CHECK_OK(prober_check(s, &o));
   CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
   CHECK(prober_outcome_reason(o) == PROBER_REASON_PROTOCOL);
-  CHECK(str_has(prober_outcome_message(o), "the server does not speak HTTP/2"));
+  CHECK(str_has(prober_outcome_message(o), "frame header looked like an HTTP/1.1 header"));
   prober_outcome_free(o);
   prober_spec_free(s);
 

@@ -784,8 +784,11 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
     // Go's transport as the kubelet builds it (`utilnet.SetTransportDefaults`, which calls
     // `http2.ConfigureTransports`) offers `h2` whatever its TLS settings; the h2c transport
     // (`Protocols` with unencrypted HTTP/2 only) offers no `h2` on a redirect to `https`.
+    // On plain TCP nothing is offered; the list still keys kept connections, so that an h2c
+    // connection never serves an HTTP/1.1 probe's run or the other way round.
     let alpn: &'static [&'static [u8]] = match plan.spec.version {
         HttpVersion::Auto => &[ALPN_H2, ALPN_HTTP1],
+        HttpVersion::H2c if !https => &[ALPN_H2],
         HttpVersion::Http1 | HttpVersion::H2c => &[ALPN_HTTP1],
     };
     Endpoint {

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,8 +30,17 @@ var httpMode = flag.Bool("http", false, "serve Go's net/http: HTTP/1.1 and h2c (
 //	/redirect?to=U 302 to U
 //	/big?n=N       200, N bytes of 'a'
 //	/slow?d=DUR    sleeps DUR before answering 200
-func httpHandler() http.Handler {
+//	/close         200 "closing" with Connection: close (on HTTP/2: GOAWAY after it)
+//	/conns         200, the number of connections accepted so far
+func httpHandler(conns *atomic.Int64) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("/close", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, "closing")
+	})
+	mux.HandleFunc("/conns", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, conns.Load())
+	})
 	mux.HandleFunc("/status/", func(w http.ResponseWriter, r *http.Request) {
 		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/status/"))
 		if err != nil {
@@ -72,7 +82,12 @@ func httpHandler() http.Handler {
 
 // httpServe returns the serving loop of the -http mode on lis.
 func httpServe(lis net.Listener, certFile, keyFile string) func() {
-	srv := &http.Server{Handler: httpHandler()}
+	var conns atomic.Int64
+	srv := &http.Server{Handler: httpHandler(&conns), ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}}
 	srv.Protocols = new(http.Protocols)
 	srv.Protocols.SetHTTP1(true)
 	if certFile == "" {

@@ -103,7 +103,7 @@ pub struct HttpSpec {
     /// A regular expression the kept body must match, else Failure with reason `body`.
     pub expect_body: Option<Pattern>,
     /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
-    /// probe): runs to the same origin reuse an idle HTTP/1.1 connection the engine holds, and
+    /// probe): runs to the same origin reuse an idle connection (HTTP/1.1, or HTTP/2: a new stream) the engine holds, and
     /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
     /// check closes its connection as without it. Default false.
     pub keep_alive: bool,

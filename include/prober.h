@@ -496,6 +496,37 @@ typedef uint32_t prober_tls_verify;
 #endif // __cplusplus
 
 /**
+ * HTTP versions of HTTP probes (`prober_spec_set_http_version`).
+ */
+enum prober_http_version
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The kubelet's: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and `http/1.1`
+   * and the probe speaks whichever the server picks.
+   */
+  PROBER_HTTP_VERSION_AUTO = 0,
+  /**
+   * HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+   */
+  PROBER_HTTP_VERSION_HTTP1 = 1,
+  /**
+   * HTTP/2 over cleartext with prior knowledge (h2c) on `http://` URLs: the kubelet's
+   * `httpGet.protocol: HTTP2` (KEP-5999).
+   */
+  PROBER_HTTP_VERSION_H2C = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_http_version prober_http_version;
+#else
+typedef uint32_t prober_http_version;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
@@ -1131,6 +1162,19 @@ prober_status prober_engine_complete_run(prober_engine *e,
  */
 prober_status prober_engine_get_host_run_stats(const prober_engine *e,
                                                prober_host_run_stats *stats);
+
+/**
+ * Sets the HTTP version of an HTTP probe: one of `PROBER_HTTP_VERSION_*` (default
+ * `PROBER_HTTP_VERSION_AUTO`). Status, headers, body limit, redirects and expectations are
+ * the same on HTTP/1.1 and HTTP/2; one connection carries one request on HTTP/2.
+ *
+ * Errors: `PROBER_E_INVALID_ENUM` for another value, `PROBER_E_WRONG_KIND` for a probe that
+ * is not HTTP, `PROBER_E_INVALID` for `PROBER_HTTP_VERSION_H2C` on an `https://` URL.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_http_version(prober_spec *spec, uint32_t version);
 
 /**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,

@@ -260,6 +260,9 @@ type Spec struct {
 	// keeps connections: Check makes and closes one per call as without it. A run on a reused
 	// connection reports Resolve, Connect and TLS as not happened (negative).
 	KeepAlive bool
+	// HTTPVersion: HTTP probes; HTTPAuto (the kubelet's: h2 by ALPN on https://), HTTP1
+	// (HTTP/1.1 only) or H2C (HTTP/2 with prior knowledge on http://, httpGet.protocol: HTTP2).
+	HTTPVersion HTTPVersion
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.
 	UnhealthyPeriod time.Duration
@@ -625,6 +628,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		if err := b.check(C.gp_spec_set_keep_alive(cs, true, &b.err)); err != nil {
 			return err
 		}
+	}
+	if err := b.configureHTTPVersion(s, cs); err != nil {
+		return err
 	}
 	if s.UnhealthyPeriod != 0 {
 		ms, err := millis(s.UnhealthyPeriod, "unhealthy period")

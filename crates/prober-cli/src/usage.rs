@@ -92,6 +92,10 @@ Beyond the kubelet (http:// and https:// targets):
   --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files;
                          also for grpc://: grpc.keepAlive); harmless here: one run has no
                          later run to reuse its connection, which is closed when the run ends
+  --http1.1              HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)
+  --http2-prior-knowledge
+                         HTTP/2 in clear text with prior knowledge (h2c) on http://, as
+                         httpGet.protocol: HTTP2 (KEP-5999); https:// negotiates h2 anyway
 
 gRPC requests (grpc:// targets; grpc-health-probe's options):
   --rpc-header 'K: v'    add request metadata (repeatable; keys sent in lower case, -bin
@@ -141,6 +145,7 @@ certFile, keyFile, minVersion) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
 kept-alive connection);
+httpGet.http1Only: true (no h2 by ALPN; httpGet.protocol: HTTP2 is h2c, as the kubelet);
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and

@@ -21,8 +21,9 @@
 mod engine;
 mod enums;
 mod expect;
-mod namespaces;
 mod hostrun;
+mod http_version;
+mod namespaces;
 mod outcome;
 mod ptr;
 mod request;
@@ -36,8 +37,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use engine::*;
 pub use expect::*;
-pub use namespaces::*;
 pub use hostrun::*;
+pub use http_version::*;
+pub use namespaces::*;
 pub use outcome::*;
 pub use request::*;
 pub use spec::*;

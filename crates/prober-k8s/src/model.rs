@@ -139,6 +139,12 @@ pub(crate) struct HttpGetAction {
     /// libprober extension: connect through this Unix socket (curl's `--unix-socket`; a path,
     /// or `unix-abstract:NAME`).
     pub unix_socket: Option<String>,
+    /// Kubernetes 1.37 (KEP-5999, feature gate `H2CContainerProbe`): `HTTP1` (the default) or
+    /// `HTTP2` (h2c with prior knowledge, `scheme: HTTP` only).
+    pub protocol: Option<String>,
+    /// libprober extension: speak HTTP/1.1 only (ALPN offers `http/1.1` alone on HTTPS).
+    #[serde(default, rename = "http1Only")]
+    pub http1_only: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -208,6 +208,13 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.keep_alive,
     )?;
     crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
+    crate::extensions::apply_http_protocol(
+        p,
+        &mut spec,
+        h.protocol.as_deref(),
+        h.host.as_deref(),
+        h.http1_only,
+    )?;
     crate::extensions::apply_unix_socket(
         &format!("{p}.httpGet"),
         &mut spec,

@@ -25,6 +25,8 @@
 //	-require-authority VALUE
 //	                     answer PermissionDenied unless :authority is VALUE
 //	-listen ADDR         listen on this TCP address instead of 127.0.0.1:0 (e.g. "[::]:0")
+//	-http                serve Go's net/http instead (http_server.go): HTTP/1.1 and h2c, or
+//	                     with -tls-cert/-tls-key HTTP/1.1 and h2 by ALPN
 //	-unix PATH           listen on the Unix socket PATH instead ("@NAME": Linux's abstract
 //	                     NAME); the first line of stdout is then 0
 //
@@ -176,7 +178,9 @@ func main() {
 
 	var serve, goaway func()
 	var register func(*grpc.Server)
-	if *http1 {
+	if *httpMode {
+		serve = httpServe(lis, *certFile, *keyFile)
+	} else if *http1 {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/echo" {
 				io.WriteString(w, r.Method+" "+r.Host+" "+r.URL.Path)

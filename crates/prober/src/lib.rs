@@ -74,8 +74,9 @@
 
 pub use prober_core::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HttpSpec, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule,
-    Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
+    HttpSpec, HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy,
+    Role, Schedule, Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url,
+    UrlError,
 };
 /// Host-run probes: the engine schedules and judges the runs, the host performs them.
 pub use prober_core::{HostRunSpec, MAX_HOST_RUN_LABEL};

@@ -116,7 +116,7 @@ pub struct HttpSpec {
     /// A regular expression the kept body must match, else Failure with reason `body`.
     pub expect_body: Option<Pattern>,
     /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
-    /// probe): runs to the same origin reuse an idle HTTP/1.1 connection the engine holds, and
+    /// probe): runs to the same origin reuse an idle connection (HTTP/1.1, or HTTP/2: a new stream) the engine holds, and
     /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
     /// check closes its connection as without it. Default false.
     pub keep_alive: bool,
@@ -130,6 +130,36 @@ pub struct HttpSpec {
     /// Keep the final response's header fields in [`Outcome::headers`](crate::Outcome::headers)
     /// (for checks on them by the caller); default false, which costs nothing.
     pub keep_headers: bool,
+    /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
+    /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
+    pub version: HttpVersion,
+}
+
+/// The HTTP version an HTTP probe speaks.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HttpVersion {
+    /// The kubelet's `Probe`: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and
+    /// `http/1.1` and the probe speaks whichever the server picks (Go's transport as the
+    /// kubelet configures it, `http2.ConfigureTransports`, whatever the TLS options).
+    #[default]
+    Auto = 0,
+    /// HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+    Http1 = 1,
+    /// HTTP/2 over cleartext with prior knowledge (h2c) on `http://` (the kubelet's
+    /// `ProbeH2C`, `httpGet.protocol: HTTP2`, KEP-5999). A redirect to `https://` is refused.
+    H2c = 2,
+}
+
+impl HttpVersion {
+    /// The name used in watch files, the command line and messages: `auto`, `http1`, `h2c`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpVersion::Auto => "auto",
+            HttpVersion::Http1 => "http1",
+            HttpVersion::H2c => "h2c",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

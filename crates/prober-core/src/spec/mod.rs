@@ -21,7 +21,7 @@ mod validate;
 
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
-pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, RedirectPolicy, TcpSpec};
+pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
 pub use validate::{validate_header, validate_host};
@@ -141,6 +141,7 @@ impl ProbeSpec {
             unix_socket: None,
             address_filter: None,
             keep_headers: false,
+            version: HttpVersion::Auto,
         })))
     }
 
@@ -401,6 +402,23 @@ impl ProbeSpec {
             return Ok(());
         }
         self.http_only("keep-alive applies to HTTP and gRPC probes only")?.keep_alive = on;
+        Ok(())
+    }
+
+    /// Sets the HTTP version spoken (HTTP only; see [`HttpVersion`]).
+    ///
+    /// # Errors
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP;
+    /// [`SpecError::InvalidRequest`] for [`HttpVersion::H2c`] on an `https://` URL (h2c is
+    /// cleartext: the kubelet's validation accepts `protocol: HTTP2` with `scheme: HTTP` only).
+    pub fn set_http_version(&mut self, version: HttpVersion) -> Result<(), SpecError> {
+        let http = self.http_only("an HTTP version applies to HTTP probes only")?;
+        if version == HttpVersion::H2c && http.url.scheme() != crate::Scheme::Http {
+            return Err(SpecError::InvalidRequest(
+                "HTTP/2 with prior knowledge (h2c) is only supported with http:// URLs".into(),
+            ));
+        }
+        http.version = version;
         Ok(())
     }
 

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Profiles libprober's side of the benchmark scenarios (docs/benchmarks.md, "Profile").
 #
-#   bench/profile.sh [tcp_oneshot|http_oneshot|sched_10k ...]     default: all three
+#   bench/profile.sh [tcp_oneshot|http_oneshot|sched_10k|http_keepalive|grpc_oneshot ...]
+#                                                  default: the first three
 #
 # 1. syscalls per probe: strace -f -c of prober-bench and of the raw_c and go_kubelet
-#    baselines doing the same work (5,000 probes; sched_10k: 2,000 workers for 5 s);
+#    baselines doing the same work (5,000 probes; sched_10k: 2,000 workers for 5 s;
+#    http_keepalive and grpc_oneshot against their raw limits, bench/raw_c.c http-keepalive
+#    and bench/raw_grpc.c, see docs/benchmarks.md "Raw limits");
 # 2. user-space instructions per probe and the top functions: valgrind --tool=callgrind
 #    (reproducible: instruction counts do not depend on the machine's load);
 # 3. where the CPU goes, kernel included: perf record -g (cpu-clock sampling) of a full-size
@@ -23,7 +26,7 @@ SCENARIOS=${*:-tcp_oneshot http_oneshot sched_10k}
 OUT=${PROBER_PROFILE_OUT:-$ROOT/target/bench-profile}
 mkdir -p "$OUT"
 WORK=$(mktemp -d /tmp/prober-profile.XXXXXX)
-trap 'bench_stop_target; rm -rf "$WORK"' EXIT
+trap 'stop_grpc_health; bench_stop_target; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 ulimit -n 65536 2>/dev/null || true
 
@@ -36,6 +39,7 @@ need valgrind
 cargo build --profile profiling --quiet -p prober-bench -p prober-testkit || exit 1
 BENCH_BIN=$ROOT/target/profiling/prober-bench
 cc -O2 -o "$WORK/raw_c" bench/raw_c.c || exit 1
+cc -O2 -o "$WORK/raw_grpc" bench/raw_grpc.c || exit 1
 [ -x /usr/local/go/bin/go ] && PATH=$PATH:/usr/local/go/bin
 GOK=
 if command -v go >/dev/null 2>&1 && (cd bench/go_kubelet && go build -o "$WORK/go_kubelet" .); then
@@ -50,6 +54,11 @@ fi
 step "target"
 bench_target || exit 1
 echo "target $TARGET_KIND at $TARGET"
+case " $SCENARIOS " in *" grpc_oneshot "*)
+  # grpc-go's health server, as ci/bench.sh's gRPC scenarios (Go needed).
+  start_grpc_health || exit 1
+  echo "grpc-go health server at $GRPC_TARGET" ;;
+esac
 
 # The work of each scenario for each tool: "impl command..." (5,000 probes; 2,000 workers).
 cmds() { # SCENARIO SIZE(small|full)
@@ -64,6 +73,13 @@ cmds() { # SCENARIO SIZE(small|full)
       echo "prober $BENCH_BIN http_oneshot --target $TARGET --path $URL_PATH --n $n"
       echo "raw_c $WORK/raw_c http $T_HOST $T_PORT $n 64 $URL_PATH"
       [ -n "$GOK" ] && echo "go_kubelet $GOK http_oneshot -target $TARGET -path $URL_PATH -n $n" ;;
+    http_keepalive)
+      [ -n "$KA_TARGET" ] || return 0 # prober-target has no keep-alive listener
+      echo "prober $BENCH_BIN http_keepalive --target $KA_TARGET --path $URL_PATH --n $n"
+      echo "raw_c $WORK/raw_c http-keepalive ${KA_TARGET%:*} ${KA_TARGET##*:} $n 64 $URL_PATH" ;;
+    grpc_oneshot)
+      echo "prober $BENCH_BIN grpc_oneshot --target $GRPC_TARGET --n $n"
+      echo "raw_c $WORK/raw_grpc grpc ${GRPC_TARGET%:*} ${GRPC_TARGET##*:} $n 64" ;;
     sched_10k)
       echo "prober $BENCH_BIN sched_10k --target $TARGET $sched"
       [ -n "$GOK" ] && echo "go_kubelet $GOK sched_10k -target $TARGET $gsched" ;;

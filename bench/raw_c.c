@@ -4,6 +4,8 @@
  *   raw_c tcp  HOST PORT N CONC [LABEL]        N TCP connects, CONC in flight
  *   raw_c http HOST PORT N CONC PATH [LABEL]   N HTTP/1.1 GETs, CONC in flight
  *   raw_c tcp-reuse ... / raw_c http-reuse ...  the same, reusing sockets (impl=raw_c_reuse)
+ *   raw_c http-keepalive HOST PORT N CONC PATH [LABEL]
+ *                                              N GETs over CONC kept connections (impl=raw_c)
  *
  * One thread, one epoll instance (edge-triggered), the fewest syscalls that do the job:
  *   tcp:  socket, setsockopt(SO_LINGER 0), connect, epoll_ctl(ADD), getsockopt(SO_ERROR), close
@@ -19,6 +21,11 @@
  *   connect, epoll_ctl(MOD), getsockopt(SO_ERROR) or write + read..., connect(AF_UNSPEC)
  * The epoll data carries a generation per connection slot so that the disconnect's own event,
  * delivered after the slot moved on, is recognised as stale.
+ *
+ * http-keepalive is the limit of a kept connection (ci/bench.sh http_keepalive): CONC
+ * connections made once (as above), then per probe one write of the request (libprober's
+ * keep-alive request: the same headers without Connection: close) and reads until the response
+ * ends by its Content-Length or its last chunk (bench/raw_http.h), on the same connection.
  *
  * Prints one line: BENCH scenario=LABEL impl=raw_c n=... rate_per_s=... cpu_us_per_probe=...
  * with CPU = user + sys from getrusage(RUSAGE_SELF) around the loop, rss_kb = ru_maxrss.
@@ -39,6 +46,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "raw_http.h"
+
 enum { CONNECTING, READING };
 
 struct conn {
@@ -47,6 +56,7 @@ struct conn {
     int state;
     size_t got;         /* bytes in buf */
     long need;          /* total bytes expected (head + Content-Length), -1 unknown */
+    struct raw_http resp; /* http-keepalive: where the response ends */
     char buf[16384];
 };
 
@@ -58,6 +68,8 @@ static size_t reqlen;
 static int ep;
 static unsigned long ok_count, fail_count;
 static int reuse;
+static int keepalive;
+static unsigned long started_count, n_total; /* http-keepalive starts probes on kept connections */
 static int *pool;       /* disconnected sockets, still in the epoll set */
 static unsigned npool;
 
@@ -158,19 +170,63 @@ static int on_event(struct conn *c, uint32_t events) {
     }
 }
 
+/* http-keepalive: drives one kept connection; returns the probes it finished (0 or more), and
+ * sets *closed when the connection failed and was closed (its probe counted as failed). */
+static unsigned long on_event_keepalive(struct conn *c, uint32_t events, int *closed) {
+    unsigned long finished = 0;
+    *closed = 0;
+    if (c->state == CONNECTING) {
+        if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP))) return 0;
+        goto send;
+    }
+    for (;;) {
+        size_t room = sizeof c->buf - c->got;
+        ssize_t r = read(c->fd, c->buf + c->got, room);
+        if (r < 0 && errno == EAGAIN) return finished;
+        if (r <= 0) goto fail; /* an error, or the server closed a kept connection */
+        c->got += r;
+        int st = raw_http_feed(&c->resp, c->buf, &c->got, sizeof c->buf, (size_t)r);
+        if (st == RH_BAD) goto fail;
+        if (st != RH_DONE) continue;
+        if (c->resp.status >= 200 && c->resp.status < 300) ok_count++; else fail_count++;
+        finished++;
+        if (started_count >= n_total) { /* nothing more to ask: the connection is done */
+            close(c->fd);
+            c->fd = -1;
+            *closed = 1;
+            return finished;
+        }
+        started_count++;
+    send:
+        raw_http_reset(&c->resp);
+        c->got = 0;
+        if (write(c->fd, request, reqlen) != (ssize_t)reqlen) goto fail;
+        c->state = READING;
+    }
+fail:
+    close(c->fd);
+    c->fd = -1;
+    fail_count++;
+    *closed = 1;
+    return finished + 1;
+}
+
 int main(int argc, char **argv) {
     if (argc < 6) {
-        fprintf(stderr, "usage: raw_c tcp HOST PORT N CONC [LABEL] | raw_c http HOST PORT N CONC PATH [LABEL]\n");
+        fprintf(stderr, "usage: raw_c tcp HOST PORT N CONC [LABEL] | raw_c http HOST PORT N CONC PATH [LABEL]\n"
+                        "       raw_c {tcp-reuse|http-reuse|http-keepalive} ...\n");
         return 64;
     }
     http = strncmp(argv[1], "http", 4) == 0;
     reuse = strstr(argv[1], "-reuse") != NULL;
+    keepalive = strcmp(argv[1], "http-keepalive") == 0;
     const char *host = argv[2];
     int port = atoi(argv[3]);
     unsigned long n = strtoul(argv[4], 0, 10);
     unsigned conc = (unsigned)atoi(argv[5]);
     const char *path = http && argc > 6 ? argv[6] : "/";
-    const char *label = argc > (http ? 7 : 6) ? argv[http ? 7 : 6] : (http ? "http_oneshot" : "tcp_oneshot");
+    const char *label = argc > (http ? 7 : 6) ? argv[http ? 7 : 6]
+                      : keepalive ? "http_keepalive" : http ? "http_oneshot" : "tcp_oneshot";
 
     struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
@@ -187,14 +243,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "raw_c: %s is not an IP address\n", host);
         return 64;
     }
+    /* Keep-alive: libprober's keep-alive request is this one without "Connection: close". */
+    const char *conn_hdr = keepalive ? "" : "Connection: close\r\n";
     if (strchr(host, ':'))
         reqlen = snprintf(request, sizeof request,
-            "GET %s HTTP/1.1\r\nHost: [%s]:%d\r\nUser-Agent: kube-probe/1.37\r\nAccept: */*\r\nConnection: close\r\n\r\n",
-            path, host, port);
+            "GET %s HTTP/1.1\r\nHost: [%s]:%d\r\nUser-Agent: kube-probe/1.37\r\nAccept: */*\r\n%s\r\n",
+            path, host, port, conn_hdr);
     else
         reqlen = snprintf(request, sizeof request,
-            "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kube-probe/1.37\r\nAccept: */*\r\nConnection: close\r\n\r\n",
-            path, host, port);
+            "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUser-Agent: kube-probe/1.37\r\nAccept: */*\r\n%s\r\n",
+            path, host, port, conn_hdr);
 
     ep = epoll_create1(EPOLL_CLOEXEC);
     struct conn *conns = calloc(conc, sizeof *conns);
@@ -206,6 +264,7 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     getrusage(RUSAGE_SELF, &r0);
     unsigned long started = 0, done = 0;
+    n_total = n;
     for (unsigned i = 0; i < conc && started < n; i++) {
         started++;
         if (start(&conns[i], i) < 0) { fail_count++; done++; conns[i].fd = -1; }
@@ -217,7 +276,19 @@ int main(int argc, char **argv) {
             unsigned idx = (unsigned)evs[j].data.u64;
             struct conn *c = &conns[idx];
             if (c->fd < 0 || (unsigned)(evs[j].data.u64 >> 32) != c->gen) continue; /* stale */
-            if (on_event(c, evs[j].events)) {
+            if (keepalive) {
+                int closed;
+                started_count = started;
+                done += on_event_keepalive(c, evs[j].events, &closed);
+                started = started_count;
+                if (!closed) continue;
+                while (started < n) { /* a failed kept connection: the next probe dials again */
+                    started++;
+                    if (start(c, idx) == 0) break;
+                    fail_count++;
+                    done++;
+                }
+            } else if (on_event(c, evs[j].events)) {
                 done++;
                 while (started < n) {
                     started++;

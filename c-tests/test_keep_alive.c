@@ -113,9 +113,15 @@ int main(void) {
   prober_spec *tcp = NULL;
   CHECK_OK(prober_spec_new_tcp("127.0.0.1", port, &tcp));
   CHECK_STATUS(prober_spec_set_keep_alive(tcp, true), PROBER_E_WRONG_KIND);
-  CHECK(str_has(prober_last_error(), "HTTP probes only"));
+  CHECK(str_has(prober_last_error(), "HTTP and gRPC probes only"));
   prober_spec_free(tcp);
   CHECK_STATUS(prober_spec_set_keep_alive(NULL, true), PROBER_E_NULL);
+  /* gRPC takes the same option (kept HTTP/2 connections; tested against grpc-go in
+   * prober-engine's tests/grpc_keep_alive.rs). */
+  prober_spec *grpc = NULL;
+  CHECK_OK(prober_spec_new_grpc("127.0.0.1", port, "", &grpc));
+  CHECK_OK(prober_spec_set_keep_alive(grpc, true));
+  prober_spec_free(grpc);
 
   shutdown(s.listener, SHUT_RDWR);
   CHECK(pthread_join(acceptor, NULL) == 0);

@@ -4,7 +4,7 @@
 #
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
 #     tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive
-#     grpc_oneshot exec_oneshot sched_10k sched_100k_idle
+#     grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -20,11 +20,17 @@
 # The target is nginx from the distribution's packages (installed with apt-get when missing
 # and possible; one worker, a config in a temp dir, a loopback port, `return 200 "ok\n"`),
 # else the repository's prober-target (then the keep-alive scenarios are unavailable).
-# grpc_oneshot's target is grpc-go's health server from crates/prober-testkit, built with Go
+# grpc_oneshot's and grpc_keepalive's target is grpc-go's health server from crates/prober-testkit, built with Go
 # (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own
 # process, so the target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
 # `RATIO ...` lines comparing libprober with its targets.
+#
+# Raw limits (issue 26, section 5; "Raw limits" below): every network scenario also runs a C
+# loop doing the same work with the fewest syscalls (impl=raw_c): bench/raw_c.c (TCP, HTTP,
+# HTTP keep-alive), bench/raw_tls.c (HTTPS, OpenSSL: libssl-dev is installed with apt-get when
+# missing and possible), bench/raw_grpc.c (gRPC over h2c, frames written by hand); each
+# libprober figure gets a `RATIO ... metric=cpu_vs_raw_c` line, target <= 1.25.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -32,7 +38,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
-grpc_oneshot exec_oneshot sched_10k sched_100k_idle"
+grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
@@ -45,10 +51,10 @@ fi
 QUICK=${PROBER_BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] && QUICK=
 if [ -n "$QUICK" ]; then
-  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
+  N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_GRPC_KA=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
   EXEC_REPS=$REPS
 else
-  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
+  N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_GRPC_KA=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
 CONC_NET=64 CONC_EXEC=16
@@ -70,6 +76,74 @@ trap 'exit 130' INT TERM
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 want() { case " $SCENARIOS " in *" $1 "*) return 0 ;; esac; return 1; }
+want_grpc() { want grpc_oneshot || want grpc_keepalive; }
+
+# ---- raw limits (issue 26, section 5) --------------------------------------------------------
+# The C loops that are each technique's physical limit (docs/benchmarks.md, "Raw limits"), kept
+# in these functions: raw_limit_spec adds a scenario's raw_c line to its specs, and
+# raw_limit_ratios prints the RATIO lines against them.
+
+RAW_TLS_ERR= RAW_GRPC_ERR=
+
+build_raw_limits() {
+  if want https_oneshot || want https_keepalive; then
+    # OpenSSL's headers, installed like nginx: when missing, as root, with apt-get.
+    if ! printf '#include <openssl/ssl.h>\n' | cc -E -x c - >/dev/null 2>&1 &&
+       [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "installing libssl-dev from the distribution's packages"
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libssl-dev; } >/dev/null 2>&1
+    fi
+    cc -O2 -o "$WORK/raw_tls" bench/raw_tls.c -lssl -lcrypto >"$WORK/raw_tls.log" 2>&1 || {
+      RAW_TLS_ERR=build_failed; echo "raw_tls unavailable (no OpenSSL headers?)"; head -n 3 "$WORK/raw_tls.log"; }
+  fi
+  cc -O2 -o "$WORK/raw_grpc" bench/raw_grpc.c >"$WORK/raw_grpc.log" 2>&1 || {
+    RAW_GRPC_ERR=build_failed; cat "$WORK/raw_grpc.log"; }
+}
+
+# raw_limit_spec SCENARIO ARRAY: appends the scenario's raw C loop ("raw_c CMD...") to the
+# specs in ARRAY (before go_kubelet, which runs last), or records why it is unavailable.
+raw_limit_spec() {
+  local -n _specs=$2
+  local cmd= err= t
+  case $1 in
+    http_keepalive) cmd="$WORK/raw_c http-keepalive ${KA_TARGET%:*} ${KA_TARGET##*:} $N_HTTP $CONC_NET $URL_PATH" ;;
+    https_oneshot) t=$TLS_TARGET err=$RAW_TLS_ERR
+      cmd="$WORK/raw_tls https ${t%:*} ${t##*:} $N_HTTPS $CONC_NET $URL_PATH" ;;
+    https_keepalive) t=$KA_TLS_TARGET err=$RAW_TLS_ERR
+      cmd="$WORK/raw_tls https-keepalive ${t%:*} ${t##*:} $N_HTTP $CONC_NET $URL_PATH" ;;
+    grpc_oneshot) t=$GRPC_TARGET err=$RAW_GRPC_ERR
+      cmd="$WORK/raw_grpc grpc ${t%:*} ${t##*:} $N_GRPC $CONC_NET" ;;
+    grpc_keepalive) t=$GRPC_TARGET err=$RAW_GRPC_ERR
+      cmd="$WORK/raw_grpc grpc-keepalive ${t%:*} ${t##*:} $N_GRPC_KA $CONC_NET" ;;
+    *) return 0 ;;
+  esac
+  if [ -n "$err" ]; then unavailable "$1" raw_c "$err"; else _specs+=("raw_c $cmd"); fi
+  return 0
+}
+
+# RATIO lines of every libprober figure against its raw limit measured in the same run
+# (tcp_oneshot's and http_oneshot's are printed by the summary above).
+raw_limit_ratios() {
+  awk '
+    function field(line, key,   i, n, parts) {
+      n = split(line, parts, " ")
+      for (i = 2; i <= n; i++) if (index(parts[i], key "=") == 1) return substr(parts[i], length(key) + 2)
+      return "" }
+    /^BENCH / { s = field($0, "scenario"); i = field($0, "impl")
+      C[s, i] = field($0, "cpu_us_per_probe"); KA[s, i] = field($0, "keep_alive") }
+    END {
+      n = split("https_oneshot http_keepalive https_keepalive grpc_oneshot grpc_keepalive", S, " ")
+      for (k = 1; k <= n; k++) {
+        s = S[k]; p = C[s, "prober"]; r = C[s, "raw_c"]
+        if (p == "" && r == "") continue
+        note = (s ~ /keepalive/ && p != "" && KA[s, "prober"] == "0") ? " prober_keep_alive=off" : ""
+        if (p == "" && s == "grpc_keepalive") note = " waiting_for=prober_grpc_keepalive"
+        if (p == "" || r == "" || r + 0 == 0) {
+          printf "RATIO scenario=%s metric=cpu_vs_raw_c value=- target=<=1.25 met=unknown%s\n", s, note; continue }
+        v = p / r
+        printf "RATIO scenario=%s metric=cpu_vs_raw_c value=%.4g target=<=1.25 met=%s%s\n", s, v, v <= 1.25 ? "yes" : "no", note }
+    }' "$RESULTS"
+}
 
 # ---- build ---------------------------------------------------------------------------------
 
@@ -81,6 +155,7 @@ cargo build --release --quiet -p prober-bench -p prober-ffi -p prober-testkit 2>
 BENCH_BIN=$ROOT/target/release/prober-bench
 cc -O2 -o "$WORK/raw_c" bench/raw_c.c || { echo "ci/bench.sh: cannot build bench/raw_c.c" >&2; exit 1; }
 cc -O2 -o "$WORK/raw_spawn" bench/raw_spawn.c || { echo "ci/bench.sh: cannot build bench/raw_spawn.c" >&2; exit 1; }
+build_raw_limits
 # Copied first: another build in the shared target dir may replace it while we link.
 cp target/release/libprober.a "$WORK/libprober.a"
 C_API_ERR=
@@ -103,19 +178,19 @@ else
   fi
   # gRPC: the kubelet's probe needs google.golang.org/grpc, fetched by `go build` from the
   # module proxy (GOPROXY) into the module cache the first time.
-  if want grpc_oneshot &&
+  if want_grpc &&
      ! (cd bench/go_kubelet_grpc && go build -o "$WORK/go_kubelet_grpc" .) >"$WORK/go_kubelet_grpc.log" 2>&1; then
     GO_GRPC_ERR=build_failed
   fi
 fi
-[ -n "$GO_GRPC_ERR" ] && want grpc_oneshot && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
+[ -n "$GO_GRPC_ERR" ] && want_grpc && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
 [ -n "$GO_KUBELET_ERR" ] && { echo "go_kubelet unavailable ($GO_KUBELET_ERR)"; cat "$WORK/go_kubelet.log" 2>/dev/null; }
 [ -n "$GO_API_ERR" ] && { echo "go_api unavailable ($GO_API_ERR)"; cat "$WORK/go_api.log" 2>/dev/null; }
 
 # ---- target --------------------------------------------------------------------------------
 
 NEEDS_TARGET=
-for s in $SCENARIOS; do case $s in exec_oneshot | grpc_oneshot) ;; *) NEEDS_TARGET=1 ;; esac; done
+for s in $SCENARIOS; do case $s in exec_oneshot | grpc_oneshot | grpc_keepalive) ;; *) NEEDS_TARGET=1 ;; esac; done
 TARGET= TARGET_KIND=none
 if [ -n "$NEEDS_TARGET" ]; then
   step "target"
@@ -123,7 +198,7 @@ if [ -n "$NEEDS_TARGET" ]; then
   echo "target $TARGET_KIND at $TARGET (HTTP path $URL_PATH)"
 fi
 GRPC_ERR=
-if want grpc_oneshot; then
+if want_grpc; then
   step "gRPC target"
   if ! command -v go >/dev/null 2>&1; then
     GRPC_ERR=no_go_toolchain
@@ -238,6 +313,7 @@ for s in $SCENARIOS; do
         unavailable https_oneshot prober "no_tls_target($TARGET_KIND)"
       else
         specs=("prober $BENCH_BIN https_oneshot --target $TLS_TARGET --path $URL_PATH --n $N_HTTPS --conc $CONC_NET")
+        raw_limit_spec https_oneshot specs
         [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK https_oneshot -target $TLS_TARGET -path $URL_PATH -n $N_HTTPS -conc $CONC_NET")
         oneshot https_oneshot "${specs[@]}"
         [ -n "$GO_KUBELET_ERR" ] && unavailable https_oneshot go_kubelet "$GO_KUBELET_ERR"
@@ -259,6 +335,7 @@ for s in $SCENARIOS; do
       else
         specs=("prober $BENCH_BIN $s --target $ka --path $URL_PATH --n $n --conc $CONC_NET"
                "prober_oneshot $BENCH_BIN $oneshot_scen --target $one --path $URL_PATH --n $n_one --conc $CONC_NET --label $s --impl prober_oneshot")
+        raw_limit_spec "$s" specs
         [ -z "$GO_KUBELET_ERR" ] && specs+=("go_net_http $GOK $s -target $ka -path $URL_PATH -n $n -conc $CONC_NET")
         TW=0 oneshot "$s" "${specs[@]}"
         [ -n "$GO_KUBELET_ERR" ] && unavailable "$s" go_net_http "$GO_KUBELET_ERR"
@@ -271,9 +348,27 @@ for s in $SCENARIOS; do
       else
         G_PORT=${GRPC_TARGET##*:}
         specs=("prober $BENCH_BIN grpc_oneshot --target $GRPC_TARGET --n $N_GRPC --conc $CONC_NET")
+        raw_limit_spec grpc_oneshot specs
         [ -z "$GO_GRPC_ERR" ] && specs+=("go_kubelet $WORK/go_kubelet_grpc grpc_oneshot -target $GRPC_TARGET -n $N_GRPC -conc $CONC_NET")
         T_PORT=$G_PORT TW=1 oneshot grpc_oneshot "${specs[@]}"
         [ -n "$GO_GRPC_ERR" ] && unavailable grpc_oneshot go_kubelet "$GO_GRPC_ERR"
+      fi
+      ;;
+    grpc_keepalive)
+      # The same server and checks as grpc_oneshot. impl=prober: keep-alive on, one kept
+      # HTTP/2 connection per check in flight, one stream per check (its line says
+      # keep_alive=1); prober_oneshot: grpc_oneshot's code path, alongside for the target
+      # against it; go_grpc_shared: grpc-go with one ClientConn shared by every goroutine
+      # (one connection, streams multiplexed), dialed before the measured loop.
+      if [ -n "$GRPC_ERR" ]; then
+        unavailable grpc_keepalive prober "$GRPC_ERR"
+      else
+        specs=("prober $BENCH_BIN grpc_keepalive --target $GRPC_TARGET --n $N_GRPC_KA --conc $CONC_NET"
+               "prober_oneshot $BENCH_BIN grpc_oneshot --target $GRPC_TARGET --n $N_GRPC --conc $CONC_NET --label grpc_keepalive --impl prober_oneshot")
+        raw_limit_spec grpc_keepalive specs
+        [ -z "$GO_GRPC_ERR" ] && specs+=("go_grpc_shared $WORK/go_kubelet_grpc grpc_keepalive -target $GRPC_TARGET -n $N_GRPC_KA -conc $CONC_NET -impl go_grpc_shared")
+        TW=0 oneshot grpc_keepalive "${specs[@]}"
+        [ -n "$GO_GRPC_ERR" ] && unavailable grpc_keepalive go_grpc_shared "$GO_GRPC_ERR"
       fi
       ;;
     exec_oneshot)
@@ -383,6 +478,10 @@ awk '
       info("https_keepalive", "cpu_vs_go_net_http", ratio(get("https_keepalive", "prober", c), get("https_keepalive", "go_net_http", c)), n) }
     if (("grpc_oneshot", "prober", c) in V)
       check("grpc_oneshot", "cpu_vs_go_kubelet", ratio(get("grpc_oneshot", "prober", c), get("grpc_oneshot", "go_kubelet", c)), "<=", 0.25)
+    if (("grpc_keepalive", "prober", c) in V) {
+      n = ka_note("grpc_keepalive")
+      check("grpc_keepalive", "cpu_vs_prober_oneshot", ratio(get("grpc_keepalive", "prober", c), get("grpc_keepalive", "prober_oneshot", c)), "<=", 0.2, n)
+      check("grpc_keepalive", "cpu_vs_go_grpc_shared", ratio(get("grpc_keepalive", "prober", c), get("grpc_keepalive", "go_grpc_shared", c)), "<=", 0.5, n) }
     if (("exec_oneshot", "prober", c) in V)
       check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
     if (("sched_10k", "prober", c) in V) {
@@ -398,4 +497,5 @@ awk '
     else if (get("go_api", "prober", "status") == "unavailable")
       printf "RATIO scenario=go_api metric=cpu_vs_rust value=- target=<=1.2 met=unavailable\n"
   }' "$RESULTS"
+raw_limit_ratios
 exit 0

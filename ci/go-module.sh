@@ -35,8 +35,10 @@ trap 'rm -rf "$work"' EXIT
 tree=$work/tree
 mkdir -p "$tree"
 # Regular files only: the checkout's symbolic links are replaced below; built test binaries
-# (*.test) are not sources.
-(cd bindings/go && find . -type f ! -name '*.test' -print0) | (cd bindings/go && xargs -0 cp --parents -t "$tree")
+# (*.test) are not sources. examples/ holds modules of their own (examples/cri), which are not
+# part of this one, as the go command leaves out any directory with a go.mod.
+(cd bindings/go && find . -path ./examples -prune -o -type f ! -name '*.test' -print0) |
+  (cd bindings/go && xargs -0 cp --parents -t "$tree")
 mkdir -p "$tree/prober/include" "$tree/prober/lib/linux_amd64" "$tree/prober/lib/linux_arm64"
 cp include/prober.h "$tree/prober/include/prober.h"
 # Debug info is most of a Rust static library (the standard library's included); the symbol

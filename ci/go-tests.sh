@@ -3,8 +3,9 @@
 # go vet and staticcheck on bindings/go, builds every Go block of bindings/go/README.md, checks
 # that a build without cgo fails with the one message that names cgo, runs go test -race, the
 # tests again with -tags debug (a GC before every engine call, to expose reachability bugs, and
-# a check that every engine the tests made was closed), and a pass against an installed copy
-# found through pkg-config (-tags prober_pkgconfig).
+# a check that every engine the tests made was closed), the examples/cri module (host-run exec
+# probes through a fake CRI runtime), and a pass against an installed copy found through
+# pkg-config (-tags prober_pkgconfig).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -81,6 +82,11 @@ go test -race -tags prober_testpanic -count=1 ./...
 
 step "go test -tags debug"
 go test -tags debug,prober_testpanic -count=1 ./...
+
+step "examples/cri: exec probes through a fake CRI runtime's ExecSync (a module of its own)"
+# Its own module, so that the binding's users do not get k8s.io/cri-api and gRPC as
+# dependencies; it uses this checkout's binding through a replace directive.
+(cd examples/cri && go vet ./... && "$staticcheck" ./... && go test -race -count=1 ./...)
 
 step "go test -tags prober_pkgconfig (installed copy, shared library)"
 prefix="$(cd ../.. && pwd)/target/go-pkgconfig"

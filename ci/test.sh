@@ -76,6 +76,9 @@ bash ci/parity.sh
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 
+step "exec probes inside a runc container's namespaces (ci/namespaces.sh)"
+bash ci/namespaces.sh
+
 step "HTTP over a Unix socket against nginx"
 bash ci/nginx-unix.sh
 

@@ -133,6 +133,16 @@ enum prober_status
    */
   PROBER_E_INVALID_TLS = 115,
   /**
+   * `prober_engine_complete_run`: the host run is no longer in flight (it timed out, was
+   * cancelled, or was completed already); the completion is ignored and counted.
+   */
+  PROBER_E_RUN_ENDED = 116,
+  /**
+   * `prober_engine_complete_run`: no host run had this id; the completion is ignored and
+   * counted.
+   */
+  PROBER_E_UNKNOWN_RUN = 117,
+  /**
    * An operating-system call failed (see `prober_last_error`).
    */
   PROBER_E_IO = 200,
@@ -319,10 +329,15 @@ enum prober_reason
    */
   PROBER_REASON_BODY = 20,
   /**
+   * The destination was refused by the probe's allow-list of addresses (Rust API:
+   * `ProbeSpec::set_address_filter`); nothing was connected to.
+   */
+  PROBER_REASON_DENIED = 21,
+  /**
    * The probe's network namespace could not be used (no such path, not a network
    * namespace, no permission to enter it); always Unknown, the target was never reached.
    */
-  PROBER_REASON_NAMESPACE = 21,
+  PROBER_REASON_NAMESPACE = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -352,6 +367,14 @@ enum prober_event_kind
    * A worker ran once (only with `PROBER_ENGINE_EVERY_RUN`); `late_us` is how late it started.
    */
   PROBER_EVENT_RUN = 3,
+  /**
+   * A run of a host-run probe (`prober_spec_new_host_run`) started: the host performs it and
+   * completes it with `prober_engine_complete_run(e, tag, ...)` before the probe's timeout.
+   * `tag` is the run's id, `target` and `role` the worker, `message` the spec's label;
+   * `has_outcome` is false. An announcement not drained yet when its run ends (timed out,
+   * cancelled) is withdrawn.
+   */
+  PROBER_EVENT_HOST_RUN = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -381,6 +404,11 @@ enum prober_redirect_policy
    * Never follow; a 3xx is a Warning.
    */
   PROBER_REDIRECT_NONE = 2,
+  /**
+   * Follow to any host, scheme and port, up to the limit (Go's client and
+   * blackbox_exporter's rule).
+   */
+  PROBER_REDIRECT_ANY_HOST = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -473,6 +501,37 @@ typedef uint32_t prober_tls_verify;
 #endif // __cplusplus
 
 /**
+ * HTTP versions of HTTP probes (`prober_spec_set_http_version`).
+ */
+enum prober_http_version
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The kubelet's: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and `http/1.1`
+   * and the probe speaks whichever the server picks.
+   */
+  PROBER_HTTP_VERSION_AUTO = 0,
+  /**
+   * HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+   */
+  PROBER_HTTP_VERSION_HTTP1 = 1,
+  /**
+   * HTTP/2 over cleartext with prior knowledge (h2c) on `http://` URLs: the kubelet's
+   * `httpGet.protocol: HTTP2` (KEP-5999).
+   */
+  PROBER_HTTP_VERSION_H2C = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_http_version prober_http_version;
+#else
+typedef uint32_t prober_http_version;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
@@ -524,7 +583,8 @@ typedef struct {
   int64_t resolve_us;
   /**
    * From the start of the run to the established connection (-1 for exec probes, and for
-   * an HTTP run on a connection kept from an earlier run: `prober_spec_set_keep_alive`).
+   * an HTTP or gRPC run on a connection kept from an earlier run:
+   * `prober_spec_set_keep_alive`).
    */
   int64_t connect_us;
   /**
@@ -562,7 +622,8 @@ typedef struct {
    */
   uint64_t target;
   /**
-   * The tag given to `prober_engine_submit` (check events); 0 otherwise.
+   * The tag given to `prober_engine_submit` (check events); the run's id for
+   * `prober_engine_complete_run` (host-run events); 0 otherwise.
    */
   uint64_t tag;
   /**
@@ -578,7 +639,7 @@ typedef struct {
    */
   uint64_t duration_us;
   /**
-   * The outcome's message (empty without an outcome).
+   * The outcome's message (empty without an outcome); the probe's label (host-run events).
    */
   prober_str message;
   /**
@@ -651,7 +712,7 @@ typedef struct {
    */
   uint64_t dropped_events;
   /**
-   * Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
+   * Idle kept-alive HTTP and gRPC connections held now (`prober_spec_set_keep_alive`).
    */
   uint64_t kept_connections;
   /**
@@ -663,6 +724,37 @@ typedef struct {
    */
   uint64_t reserved[4];
 } prober_engine_stats;
+
+/**
+ * Counters of host-run probes, filled in by `prober_engine_get_host_run_stats`. Each only
+ * grows.
+ */
+typedef struct {
+  /**
+   * Runs announced (`PROBER_EVENT_HOST_RUN`).
+   */
+  uint64_t announced;
+  /**
+   * Runs the host completed in time.
+   */
+  uint64_t completed;
+  /**
+   * Runs that reached the probe's timeout before the host completed them.
+   */
+  uint64_t timed_out;
+  /**
+   * Completions ignored because their run was no longer in flight (`PROBER_E_RUN_ENDED`).
+   */
+  uint64_t late;
+  /**
+   * Completions ignored because no host run had their id (`PROBER_E_UNKNOWN_RUN`).
+   */
+  uint64_t unknown;
+  /**
+   * Reserved for future counters; zero.
+   */
+  uint64_t reserved[3];
+} prober_host_run_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -847,7 +939,8 @@ prober_status prober_engine_wakeup(const prober_engine *e);
  * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
  * queued and counted (`prober_engine_get_stats`), but never those of the current step or
  * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
- * submit, are never dropped.
+ * submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
+ * its run ends (timed out, cancelled) before it was drained.
  *
  * # Safety
  * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
@@ -986,11 +1079,13 @@ prober_status prober_spec_set_transition_period_ms(prober_spec *spec, uint32_t m
 prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent);
 
 /**
- * Keeps an HTTP probe's connection alive between runs (default off: the kubelet's one
- * connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
- * options) then reuse an idle HTTP/1.1 connection the engine holds, and the request carries
- * no `Connection: close`; verdicts are the kubelet's. Only an engine keeps connections:
- * `prober_check` makes and closes one per call as without it. See docs/semantics.md.
+ * Keeps an HTTP or gRPC probe's connection alive between runs (default off: the kubelet's
+ * one connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
+ * options) then reuse an idle connection the engine holds: for HTTP an HTTP/1.1 connection,
+ * the request carrying no `Connection: close`; for gRPC the HTTP/2 connection, one stream per
+ * check (a GOAWAY, a reset, an idle timeout or a run that times out drops it). Verdicts are
+ * the kubelet's. Only an engine keeps connections: `prober_check` makes and closes one per
+ * call as without it. See docs/semantics.md.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call.
@@ -1019,6 +1114,95 @@ prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
  * be NULL or a NUL-terminated string.
  */
 prober_status prober_spec_set_netns(prober_spec *spec, const char *path);
+
+/**
+ * A probe that the host runs: an engine worker schedules each run and announces it with a
+ * `PROBER_EVENT_HOST_RUN` event; the host performs it (a CRI `ExecSync`, a call into a VM's
+ * agent) and completes it with `prober_engine_complete_run` before the probe's timeout, or the
+ * run ends `PROBER_RESULT_FAILURE` with `PROBER_REASON_TIMEOUT`. Thresholds, startup gating and
+ * the retries of Unknown results apply as to every kind. `label` (copied; may be empty, at
+ * most 4096 bytes) names the probe in announcements and messages. Only a target's probe
+ * (`prober_engine_set_probe`) runs it: `prober_engine_submit` refuses it with
+ * `PROBER_E_WRONG_KIND` and `prober_check` answers `PROBER_RESULT_UNKNOWN` with
+ * `PROBER_REASON_UNSUPPORTED`. On success `*out` owns a new spec (free it with
+ * `prober_spec_free`).
+ *
+ * # Safety
+ * `label` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+ */
+prober_status prober_spec_new_host_run(const char *label, prober_spec **out);
+
+/**
+ * Completes host run `run_id` (the `tag` of its `PROBER_EVENT_HOST_RUN` event) with `result`
+ * (a `PROBER_RESULT_*` value) and `output_len` bytes of output at `output` (copied, kept up
+ * to the spec's output limit; NULL when `output_len` is 0). The result is recorded by the
+ * worker's rules as any run's. Its outcome has no message for Success and Warning,
+ * `host run "LABEL" failed` for Failure and `host run "LABEL" could not be performed` for
+ * Unknown, reason `PROBER_REASON_NONE`: what went wrong is in the output.
+ *
+ * # Errors
+ * `PROBER_E_RUN_ENDED` when the run is no longer in flight (it timed out, was cancelled by the
+ * removal, restart or replacement of its probe, or was completed already) and
+ * `PROBER_E_UNKNOWN_RUN` when no host run had this id: the completion is ignored and counted
+ * (`prober_engine_get_host_run_stats`), and nothing else happens; a host may ignore both.
+ * `PROBER_E_INVALID_ENUM` for a result that is not a `PROBER_RESULT_*` value, `PROBER_E_NULL`,
+ * `PROBER_E_BUSY`.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `output` NULL or readable for `output_len` bytes.
+ */
+prober_status prober_engine_complete_run(prober_engine *e,
+                                         uint64_t run_id,
+                                         uint32_t result,
+                                         const char *output,
+                                         size_t output_len);
+
+/**
+ * Fills `*stats` with the engine's counters of host-run probes.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL argument, `PROBER_E_BUSY` while another call is running.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `stats` NULL or writable.
+ */
+prober_status prober_engine_get_host_run_stats(const prober_engine *e,
+                                               prober_host_run_stats *stats);
+
+/**
+ * Sets the HTTP version of an HTTP probe: one of `PROBER_HTTP_VERSION_*` (default
+ * `PROBER_HTTP_VERSION_AUTO`). Status, headers, body limit, redirects and expectations are
+ * the same on HTTP/1.1 and HTTP/2; one connection carries one request on HTTP/2.
+ *
+ * Errors: `PROBER_E_INVALID_ENUM` for another value, `PROBER_E_WRONG_KIND` for a probe that
+ * is not HTTP, `PROBER_E_INVALID` for `PROBER_HTTP_VERSION_H2C` on an `https://` URL.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_http_version(prober_spec *spec, uint32_t version);
+
+/**
+ * Runs an exec probe's command inside the namespaces of process `pid` (mount, UTS, IPC,
+ * network, PID, cgroup and time; its user namespace where it differs from the caller's), in
+ * that process's root and working directory, as `nsenter --target PID --all` does, without a
+ * wrapper program: a forked child enters them (no thread of the host ever does). The command
+ * keeps the library's credentials and is looked up in the target's file system; a working
+ * directory set with `prober_spec_set_workdir` is inside the target's root. `pid` 0 runs the
+ * command on the host again (the default).
+ *
+ * A process that is gone, or namespaces the caller may not enter (no `CAP_SYS_ADMIN`), make
+ * that run `PROBER_UNKNOWN` with reason `PROBER_REASON_SPAWN` and a message naming the PID and
+ * the reason.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not exec, `PROBER_E_INVALID` for
+ * a PID above 2^22.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
 
 /**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,
@@ -1417,7 +1601,8 @@ const char *prober_status_str(uint32_t status);
 /**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
  * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
- * TLS setter switches it to TLS.
+ * TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's
+ * `":PORT"` (see docs/semantics.md).
  *
  * # Safety
  * `host` and `service` must be NULL or NUL-terminated strings; `out` NULL or writable.

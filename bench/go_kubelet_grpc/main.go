@@ -11,6 +11,13 @@
 // with SERVING; and conn.Close. A separate module from go_kubelet (which needs only the
 // standard library) because it needs google.golang.org/grpc from the module proxy.
 //
+//	go_kubelet_grpc grpc_keepalive -target HOST:PORT [...] [-impl go_grpc_shared]
+//
+// grpc_keepalive is not the kubelet: grpc-go as a long-lived client uses it, one ClientConn
+// (grpc.NewClient, plaintext, the same user agent) made before the measured loop and shared by
+// every goroutine, each Check with its own context of the probe's timeout (as grpc_oneshot's),
+// its connection kept and its streams multiplexed by grpc-go.
+//
 // CONC goroutines take probes from a shared counter. Prints one BENCH line with the fields of
 // go_kubelet and prober-bench (CPU from getrusage RUSAGE_SELF around the measured loop;
 // rss_kb is ru_maxrss).
@@ -69,6 +76,34 @@ func grpcProbe(addr, svc string) error {
 	return nil
 }
 
+// sharedProbe makes one ClientConn, connects it and checks once (before the measured loop, so
+// that the dial is not counted), and returns a probe that runs Check on it.
+func sharedProbe(addr, svc string) (func() error, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithUserAgent("kube-probe/1.37"),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("client for %q: %w", addr, err)
+	}
+	client := healthpb.NewHealthClient(conn)
+	check := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+		defer cancel()
+		resp, err := client.Check(metadata.NewOutgoingContext(ctx, make(metadata.MD)),
+			&healthpb.HealthCheckRequest{Service: svc})
+		if err != nil {
+			return fmt.Errorf("health rpc probe failed: %w", err)
+		}
+		if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return fmt.Errorf("service unhealthy (responded with %q)", resp.GetStatus().String())
+		}
+		return nil
+	}
+	if err := check(); err != nil {
+		return nil, err
+	}
+	return check, nil
+}
+
 type usage struct {
 	wall      time.Time
 	user, sys int64
@@ -94,8 +129,8 @@ func fail(format string, args ...any) {
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "grpc_oneshot" {
-		fail("usage: go_kubelet_grpc grpc_oneshot -target HOST:PORT [-service NAME] [-n N] [-conc N]")
+	if len(os.Args) < 2 || (os.Args[1] != "grpc_oneshot" && os.Args[1] != "grpc_keepalive") {
+		fail("usage: go_kubelet_grpc grpc_oneshot|grpc_keepalive -target HOST:PORT [-service NAME] [-n N] [-conc N]")
 	}
 	if err := flag.CommandLine.Parse(os.Args[2:]); err != nil {
 		os.Exit(64)
@@ -109,6 +144,14 @@ func main() {
 	}
 	n, conc := max(*nFlag, 1), max(*concFlag, 1)
 	addr, svc := *target, *service
+	probe := func() error { return grpcProbe(addr, svc) }
+	if os.Args[1] == "grpc_keepalive" {
+		shared, err := sharedProbe(addr, svc)
+		if err != nil {
+			fail("%v", err)
+		}
+		probe = shared
+	}
 
 	var next, ok atomic.Int64
 	var firstErr atomic.Value
@@ -119,7 +162,7 @@ func main() {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
-				if err := grpcProbe(addr, svc); err != nil {
+				if err := probe(); err != nil {
 					firstErr.CompareAndSwap(nil, err.Error())
 				} else {
 					ok.Add(1)

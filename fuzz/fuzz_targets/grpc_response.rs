@@ -37,7 +37,8 @@ fn request() -> Request {
 
 /// Feeds `input` in reads of `step`; returns the end state and all the client's output.
 fn exchange(input: &[u8], step: usize) -> (Result<Option<Response>, String>, Vec<u8>) {
-    let mut c = Client::new(request());
+    let mut c = Client::new();
+    c.open(request()).expect("a new connection opens stream 1");
     let mut sent = Vec::new();
     let take = |c: &mut Client, sent: &mut Vec<u8>| {
         let n = c.pending_output().len();
@@ -48,9 +49,10 @@ fn exchange(input: &[u8], step: usize) -> (Result<Option<Response>, String>, Vec
     for chunk in input.chunks(step.max(1)) {
         match c.receive(chunk) {
             Ok(Progress::Pending) => take(&mut c, &mut sent),
-            Ok(Progress::Done) => {
+            Ok(Progress::Ended(_)) => {
                 take(&mut c, &mut sent);
-                return (Ok(Some(c.into_response())), sent);
+                let end = c.finish(1).expect("stream 1 ended").map_err(|e| e.to_string());
+                return (end.map(Some), sent);
             }
             Err(e) => {
                 // What was queued before the error (the probe closes the connection then, so

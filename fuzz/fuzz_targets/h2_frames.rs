@@ -30,8 +30,9 @@ fn request() -> Request {
     }
 }
 
-/// How the exchange ended: the response, an error, or still open at the end of the input.
-type End = Result<Option<Response>, H2Error>;
+/// How the exchange ended: stream 1's end (its response or its error), a connection error, or
+/// still open at the end of the input.
+type End = Result<Option<Result<Response, H2Error>>, H2Error>;
 
 fn take(c: &mut Client, sent: &mut Vec<u8>) {
     let n = c.pending_output().len();
@@ -41,12 +42,16 @@ fn take(c: &mut Client, sent: &mut Vec<u8>) {
 
 /// The reference: all of the input in one unbounded call.
 fn whole(input: &[u8]) -> (End, Vec<u8>) {
-    let mut c = Client::new(request());
+    let mut c = Client::new();
+    c.open(request()).expect("a new connection opens stream 1");
     let mut sent = Vec::new();
     let r = c.receive(input);
     take(&mut c, &mut sent);
     match r {
-        Ok(Progress::Done) => (Ok(Some(c.into_response())), sent),
+        Ok(Progress::Ended(id)) => {
+            assert_eq!(id, 1, "the only stream");
+            (Ok(Some(c.finish(1).expect("stream 1 ended"))), sent)
+        }
         Ok(Progress::Pending) => (Ok(None), sent),
         Err(e) => (Err(e), sent),
     }
@@ -54,7 +59,8 @@ fn whole(input: &[u8]) -> (End, Vec<u8>) {
 
 /// As the probe: a read, then turns until the client wants more bytes.
 fn turns(input: &[u8], read: usize, per_turn: Budget) -> (End, Vec<u8>) {
-    let mut c = Client::new(request());
+    let mut c = Client::new();
+    c.open(request()).expect("a new connection opens stream 1");
     let mut sent = Vec::new();
     // The preface and SETTINGS, sent before the server says anything.
     take(&mut c, &mut sent);
@@ -76,7 +82,9 @@ fn turns(input: &[u8], read: usize, per_turn: Budget) -> (End, Vec<u8>) {
                 Ok(Turn::Budget) => {
                     assert!(budget.frames == 0 || budget.bytes == 0, "stopped early: {budget:?}");
                 }
-                Ok(Turn::Done) => return (Ok(Some(c.into_response())), sent),
+                Ok(Turn::Ended(_)) => {
+                    return (Ok(Some(c.finish(1).expect("stream 1 ended"))), sent);
+                }
                 Err(e) => return (Err(e), sent),
             }
         }

@@ -262,6 +262,13 @@ func init() {
 	g("grpc-unknown-service-notfound", "nosuch", true)
 	g("grpc-service-with-slash", "a/b", true)
 	g("grpc-no-health-service", "", false)
+	// An empty host: the kubelet's code dials ":PORT" (the local machine, grpc-go's
+	// authority localhost:PORT); libprober's empty host does the same.
+	add("grpc-empty-host", func(t *testing.T) *target {
+		tg := grpcTarget(grpcHealthServerOn(t, "tcp", ":0", true), "", quick)
+		tg.host = ""
+		return tg
+	})
 	add("grpc-refused", func(t *testing.T) *target { return grpcTarget(closedPort(t), "", stall) })
 	add("grpc-http1-server", func(t *testing.T) *target {
 		return grpcTarget(raw1(t, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n", endClose).port, "", stall)

@@ -20,7 +20,13 @@ import (
 // "unknown" SERVICE_UNKNOWN; other names are NotFound. withHealth false: a gRPC server without
 // the health service.
 func grpcHealthServer(t *testing.T, withHealth bool) int {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	return grpcHealthServerOn(t, "tcp4", "127.0.0.1:0", withHealth)
+}
+
+// grpcHealthServerOn is grpcHealthServer listening on network and address (":0": every
+// address, both families, for the probes of an empty host).
+func grpcHealthServerOn(t *testing.T, network, address string, withHealth bool) int {
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,6 +75,11 @@ func runKubelet(tg *target) verdict {
 			// crypto/tls with RootCAs set, through the same prober code.
 			pr = httpprobe.NewWithTLSConfig(tg.verifyTLS, false)
 		}
+		if tg.h2c {
+			// httpGet.protocol: HTTP2 with the H2CContainerProbe gate on (KEP-5999):
+			// pkg/kubelet/prober/prober.go calls ProbeH2C instead of Probe.
+			return kubeletVerdict(pr.ProbeH2C(req, tg.timeout))
+		}
 		return kubeletVerdict(pr.Probe(req, tg.timeout))
 	case kindTCP:
 		// pkg/kubelet/prober/prober.go resolves the port first.

@@ -52,6 +52,9 @@ type target struct {
 	// first (seen).
 	watch bool
 	seen  func() string
+	// h2c: httpGet.protocol: HTTP2 (KEP-5999): the kubelet's ProbeH2C, and
+	// `prober check --http2-prior-knowledge`.
+	h2c bool
 }
 
 func (tg *target) envMap() map[string]string {
@@ -112,6 +115,9 @@ type cliOutcome struct {
 func runProber(t *testing.T, bin string, tg *target) verdict {
 	args := []string{"check", "--json", "--timeout", tg.timeout.String()}
 	args = append(args, tg.cliArgs...)
+	if tg.h2c {
+		args = append(args, "--http2-prior-knowledge")
+	}
 	for _, h := range tg.headers {
 		args = append(args, "-H", h[0]+": "+h[1])
 	}
@@ -183,6 +189,11 @@ func normalise(s string) string {
 	// protobuf-go puts a space or, at random, a no-break space after "proto:" in its errors,
 	// so that nobody matches them as text (google.golang.org/protobuf/internal/errors).
 	s = strings.ReplaceAll(s, "proto:\u00a0", "proto: ")
+	// Go's HTTP/2 client, given an HTTP/1 answer to its preface (h2c against an HTTP/1.1-only
+	// server), reports the framer's error or, when its connection setup loses the race, only
+	// that the connection could not be established.
+	s = strings.ReplaceAll(s, "http2: client conn could not be established",
+		"http2: failed reading the frame payload: http2: frame too large, note that the frame header looked like an HTTP/1.1 header")
 	return bareDeadline.ReplaceAllString(s, ": context deadline exceeded (Client.Timeout exceeded while awaiting headers)")
 }
 

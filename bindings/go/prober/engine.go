@@ -251,6 +251,9 @@ type engineCore struct {
 
 	// leakCheck: report this engine if it is collected without Close (debug builds).
 	leakCheck bool
+
+	// hr: the functions of host-run probes and their runs in progress (hostrun.go).
+	hr hostRuns
 }
 
 // NewEngine creates an engine and starts the goroutine that drives it.
@@ -387,7 +390,12 @@ func (e *Engine) SetProbe(target TargetID, role Role, spec Spec) error {
 	}
 	defer C.prober_spec_free(cs)
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
-		return C.gp_engine_set_probe(p, C.uint64_t(target), C.uint32_t(role), cs, cerr)
+		rc := C.gp_engine_set_probe(p, C.uint64_t(target), C.uint32_t(role), cs, cerr)
+		if rc == C.PROBER_OK {
+			// Under mu, before the driving goroutine can see the probe's first announcement.
+			e.c.hr.set(target, role, &spec)
+		}
+		return rc
 	})
 }
 
@@ -397,7 +405,11 @@ func (e *Engine) ClearProbe(target TargetID, role Role) error {
 		return err
 	}
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
-		return C.gp_engine_clear_probe(p, C.uint64_t(target), C.uint32_t(role), cerr)
+		rc := C.gp_engine_clear_probe(p, C.uint64_t(target), C.uint32_t(role), cerr)
+		if rc == C.PROBER_OK {
+			e.c.hr.clear(target, role)
+		}
+		return rc
 	})
 }
 
@@ -406,7 +418,11 @@ func (e *Engine) ClearProbe(target TargetID, role Role) error {
 // gating start over.
 func (e *Engine) Restart(target TargetID) error {
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
-		return C.gp_engine_restart_target(p, C.uint64_t(target), cerr)
+		rc := C.gp_engine_restart_target(p, C.uint64_t(target), cerr)
+		if rc == C.PROBER_OK {
+			e.c.hr.cancelRuns(target, 0, true)
+		}
+		return rc
 	})
 }
 
@@ -423,6 +439,7 @@ func (e *Engine) Remove(target TargetID) error {
 	return e.call(true, func(p *C.prober_engine, cerr *C.gp_err) C.prober_status {
 		rc := C.gp_engine_remove_target(p, C.uint64_t(target), cerr)
 		if rc == C.PROBER_OK {
+			c.hr.remove(target)
 			// Under mu: ordered against the driving goroutine's drains.
 			c.rmu.Lock()
 			if c.removed == nil {
@@ -653,7 +670,7 @@ type Stats struct {
 	// DroppedEvents counts the EventRuns dropped because the receiver was behind (see
 	// Events); it never decreases.
 	DroppedEvents uint64
-	// KeptConnections is how many idle kept-alive HTTP connections (Spec.KeepAlive) the
+	// KeptConnections is how many idle kept-alive HTTP and gRPC connections (Spec.KeepAlive) the
 	// engine holds now.
 	KeptConnections int
 	// PooledSockets is how many disconnected TCP sockets the engine keeps for reuse now
@@ -834,6 +851,10 @@ func (d *driver) turn() bool {
 			d.batch = append(d.batch, refusedEvent(&unsafe.Slice(q.v, refused)[i]))
 		}
 		for i := range int(l.n) {
+			if l.ev[i].kind == C.PROBER_EVENT_HOST_RUN {
+				c.startHostRun(&l.ev[i]) // performed here, never delivered on Events
+				continue
+			}
 			d.batch = append(d.batch, eventOf(&l.ev[i]))
 		}
 		handed := false
@@ -1018,6 +1039,7 @@ func (c *engineCore) close() {
 		}
 		c.qmu.Unlock()
 		close(c.quit)
+		c.hr.cancelAll()
 		<-c.done
 		c.mu.Lock()
 		c.qmu.Lock()

@@ -3,6 +3,7 @@ package prober_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +52,31 @@ func healthServerBinary(t *testing.T) string {
 
 // startHealthServer runs the server with args and returns its port (0 on a Unix socket).
 func startHealthServer(t *testing.T, args ...string) int {
+	return startHealthServerCmd(t, args...).port
+}
+
+// healthServer is a running grpc-health-server that takes commands (conns, checks, goaway,
+// hang, answer, reset: one a line on its stdin, each answered by one line on its stdout).
+type healthServer struct {
+	port int
+	in   io.Writer
+	out  *bufio.Reader
+}
+
+// command sends cmd and returns the server's answer.
+func (h *healthServer) command(t *testing.T, cmd string) string {
+	t.Helper()
+	if _, err := io.WriteString(h.in, cmd+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := h.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("health server command %q: %v", cmd, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func startHealthServerCmd(t *testing.T, args ...string) *healthServer {
 	cmd := exec.Command(healthServerBinary(t), args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -64,7 +90,8 @@ func startHealthServer(t *testing.T, args ...string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	if err != nil {
 		t.Fatalf("health server %v: %v", args, err)
 	}
@@ -72,7 +99,7 @@ func startHealthServer(t *testing.T, args ...string) int {
 	if err != nil {
 		t.Fatalf("health server %v printed %q", args, line)
 	}
-	return port
+	return &healthServer{port: port, in: stdin, out: out}
 }
 
 func TestGRPCMetadataUserAgentAuthority(t *testing.T) {

@@ -92,9 +92,31 @@ func TestKeepAlive(t *testing.T) {
 	}
 }
 
+// gRPC keep-alive: the checks of one target share one HTTP/2 connection, counted by grpc-go's
+// health server; without it every check dials.
+func TestKeepAliveGRPC(t *testing.T) {
+	h := startHealthServerCmd(t)
+	e, err := prober.NewEngine(prober.WithEveryRun(), prober.WithEventBuffer(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+
+	s := prober.GRPC("127.0.0.1", h.port, "")
+	s.KeepAlive = true
+	runs(t, e, s, 6)
+	if n := h.command(t, "conns"); n != "1" {
+		t.Fatalf("keep-alive: %s connections for 6 checks, want 1", n)
+	}
+	runs(t, e, prober.GRPC("127.0.0.1", h.port, ""), 3)
+	if n := h.command(t, "conns"); n != "4" {
+		t.Fatalf("default: %s connections in all after 3 more checks, want 4", n)
+	}
+}
+
 func TestKeepAliveOnTCPIsRefused(t *testing.T) {
 	s := prober.TCP("127.0.0.1", targetPort)
 	s.KeepAlive = true
 	_, err := prober.Check(context.Background(), s)
-	wantError(t, "keep-alive on TCP", err, prober.StatusWrongKind, "HTTP probes only")
+	wantError(t, "keep-alive on TCP", err, prober.StatusWrongKind, "HTTP and gRPC probes only")
 }

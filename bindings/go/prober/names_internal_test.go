@@ -68,6 +68,8 @@ var goStatuses = map[string]Status{
 	"PROBER_E_NO_PROBE":          StatusNoProbe,
 	"PROBER_E_INVALID_ENUM":      StatusInvalidEnum,
 	"PROBER_E_INVALID_TLS":       StatusInvalidTLS,
+	"PROBER_E_RUN_ENDED":         StatusRunEnded,
+	"PROBER_E_UNKNOWN_RUN":       StatusUnknownRun,
 	"PROBER_E_IO":                StatusIO,
 	"PROBER_E_BUSY":              StatusBusy,
 	"PROBER_E_PANIC":             StatusPanic,

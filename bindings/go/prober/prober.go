@@ -76,6 +76,11 @@ const (
 	StatusInvalidEnum Status = C.PROBER_E_INVALID_ENUM
 	// StatusInvalidTLS: a TLS option is invalid (server name, file path, version).
 	StatusInvalidTLS Status = C.PROBER_E_INVALID_TLS
+	// StatusRunEnded: a host run was completed after it ended (timed out, cancelled, or
+	// completed already); the completion was ignored and counted (HostRunStats.Late).
+	StatusRunEnded Status = C.PROBER_E_RUN_ENDED
+	// StatusUnknownRun: no host run had the id given; the completion was ignored and counted.
+	StatusUnknownRun Status = C.PROBER_E_UNKNOWN_RUN
 	// StatusIO: an operating-system call failed.
 	StatusIO Status = C.PROBER_E_IO
 	// StatusBusy: another call on the same engine was running (the C API's one-thread-at-a-time
@@ -250,6 +255,9 @@ const (
 	ReasonResource Reason = C.PROBER_REASON_RESOURCE
 	// ReasonBody: the HTTP body (Spec.ExpectBody) did not match.
 	ReasonBody Reason = C.PROBER_REASON_BODY
+	// ReasonDenied: the destination was refused by an allow-list of addresses (set through the
+	// Rust API); nothing was connected to.
+	ReasonDenied Reason = C.PROBER_REASON_DENIED
 	// ReasonNamespace: the probe's network namespace (Spec.Netns) could not be used: no such
 	// path, not a network namespace, or no permission to enter it; always Unknown.
 	ReasonNamespace Reason = C.PROBER_REASON_NAMESPACE
@@ -260,7 +268,7 @@ const (
 var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
 	"too_many_redirects", "protocol", "broken_body", "exit_code", "signal", "spawn",
-	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body", "namespace",
+	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body", "denied", "namespace",
 }
 
 // String is the reason's name as the C library (prober_reason_name) and the prober command

@@ -105,6 +105,9 @@ static inline prober_status gp_spec_set_env(prober_spec *s, const char *name, co
 static inline prober_status gp_spec_set_workdir(prober_spec *s, const char *dir, gp_err *err) {
   return gp_fail(prober_spec_set_workdir(s, dir), err);
 }
+static inline prober_status gp_spec_set_namespaces_of(prober_spec *s, uint32_t pid, gp_err *err) {
+  return gp_fail(prober_spec_set_namespaces_of(s, pid), err);
+}
 static inline prober_status gp_spec_set_redirect_policy(prober_spec *s, uint32_t p, gp_err *err) {
   return gp_fail(prober_spec_set_redirect_policy(s, p), err);
 }

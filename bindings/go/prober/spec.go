@@ -85,6 +85,9 @@ const (
 	KindExec
 	// KindGRPC: a gRPC health check (grpc).
 	KindGRPC
+	// KindHostRun: a probe the host runs (Spec.Run), scheduled and judged by the engine; see
+	// HostRun.
+	KindHostRun
 )
 
 // String is the kind's name ("tcp", "http", "exec", "grpc"), or "Kind(n)" for a value this
@@ -99,6 +102,8 @@ func (k Kind) String() string {
 		return "exec"
 	case KindGRPC:
 		return "grpc"
+	case KindHostRun:
+		return "host-run"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -114,6 +119,9 @@ const (
 	RedirectSameOrigin RedirectPolicy = C.PROBER_REDIRECT_SAME_ORIGIN
 	// RedirectNone never follows; a 3xx is a Warning.
 	RedirectNone RedirectPolicy = C.PROBER_REDIRECT_NONE
+	// RedirectAnyHost follows to any host, scheme and port, up to the limit (Go's client and
+	// blackbox_exporter's rule).
+	RedirectAnyHost RedirectPolicy = C.PROBER_REDIRECT_ANY_HOST
 )
 
 // ClosePolicy says how TCP and HTTP probes close their connections.
@@ -196,11 +204,24 @@ type Spec struct {
 	// values as written; the command's environment gets each value expanded against the
 	// variables before it ($$ becomes $), as the kubelet builds a container's.
 	Env []EnvVar
-	// Workdir: exec probes; the command's working directory.
+	// Workdir: exec probes; the command's working directory (with NamespacesOf, inside
+	// that process's root).
 	Workdir string
+	// NamespacesOf: exec probes; run the command inside the namespaces of this process
+	// (mount, UTS, IPC, network, PID, cgroup, time; its user namespace where it differs), in
+	// its root and working directory, as nsenter --target PID --all does, with no wrapper
+	// program and no thread of this process ever entering them. 0: on this host. Needs
+	// CAP_SYS_ADMIN; a process that is gone or namespaces that may not be entered make the
+	// run Unknown (ReasonSpawn) with a message naming the PID.
+	NamespacesOf int
 
 	// Service: gRPC probes; the service name to check ("" is the server as a whole).
 	Service string
+
+	// Run and Label: host-run probes (see HostRun). Run performs one run; Label names the
+	// probe in messages ("host run \"LABEL\" failed").
+	Run   HostRunFunc
+	Label string
 
 	// TLS: HTTP and gRPC probes; TCP probes too (beyond the kubelet: TLS from the first byte,
 	// or after the exchange with StartTLS).
@@ -231,12 +252,17 @@ type Spec struct {
 	// body must match, else Failure with ReasonBody. Empty: no expectation (the C and Rust
 	// setters refuse an empty expression, which would match any body).
 	ExpectBody string
-	// KeepAlive: HTTP probes; runs to the same origin (scheme, host, port, TLS options) reuse
-	// an idle HTTP/1.1 connection the engine holds, and the request carries no
-	// "Connection: close" (Envoy's reuse_connection). Verdicts stay the kubelet's. Only an
-	// Engine keeps connections: Check makes and closes one per call as without it. A run on a
-	// reused connection reports Resolve, Connect and TLS as not happened (negative).
+	// KeepAlive: HTTP and gRPC probes; runs to the same origin (scheme, host, port, TLS
+	// options) reuse an idle connection the engine holds (Envoy's reuse_connection): for HTTP
+	// an HTTP/1.1 connection, the request carrying no "Connection: close"; for gRPC the HTTP/2
+	// connection, one stream per check (a GOAWAY, a reset, an idle timeout or a run that times
+	// out drops it, and the next run dials again). Verdicts stay the kubelet's. Only an Engine
+	// keeps connections: Check makes and closes one per call as without it. A run on a reused
+	// connection reports Resolve, Connect and TLS as not happened (negative).
 	KeepAlive bool
+	// HTTPVersion: HTTP probes; HTTPAuto (the kubelet's: h2 by ALPN on https://), HTTP1
+	// (HTTP/1.1 only) or H2C (HTTP/2 with prior knowledge on http://, httpGet.protocol: HTTP2).
+	HTTPVersion HTTPVersion
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.
 	UnhealthyPeriod time.Duration
@@ -405,6 +431,8 @@ func misplaced(s *Spec) string {
 		return "Argv"
 	case s.Service != "" && !grpc:
 		return "Service"
+	case (s.Run != nil || s.Label != "") && s.Kind != KindHostRun:
+		return "Run and Label"
 	}
 	return ""
 }
@@ -413,7 +441,7 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 	if done, err := b.createUnix(s, out); done {
 		return err
 	}
-	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindGRPC {
+	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindHostRun {
 		return &Error{Code: StatusWrongKind, Msg: fmt.Sprintf("%s does not apply to %v probes", f, s.Kind)}
 	}
 	switch s.Kind {
@@ -452,8 +480,10 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 			return err
 		}
 		return b.check(C.gp_spec_new_grpc(host, cport(s.Port), svc, out, &b.err))
+	case KindHostRun:
+		return b.createHostRun(s, out)
 	}
-	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec or KindGRPC)", s.Kind)}
+	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec, KindGRPC or KindHostRun)", s.Kind)}
 }
 
 func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
@@ -525,8 +555,8 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 	}
-	if s.Redirects > RedirectNone {
-		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Redirects %d is not RedirectSameHost, RedirectSameOrigin or RedirectNone", uint32(s.Redirects))}
+	if s.Redirects > RedirectAnyHost {
+		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Redirects %d is not RedirectSameHost, RedirectSameOrigin, RedirectNone or RedirectAnyHost", uint32(s.Redirects))}
 	}
 	if s.Close > CloseFIN {
 		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("Close %d is not CloseReset or CloseFIN", uint32(s.Close))}
@@ -560,6 +590,14 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_workdir(cs, dir, &b.err)); err != nil {
+			return err
+		}
+	}
+	if s.NamespacesOf != 0 {
+		if s.NamespacesOf < 0 || s.NamespacesOf > 1<<22 {
+			return &Error{Code: StatusInvalid, Msg: fmt.Sprintf("invalid PID %d for NamespacesOf (expected 1 to 4194304)", s.NamespacesOf)}
+		}
+		if err := b.check(C.gp_spec_set_namespaces_of(cs, C.uint32_t(s.NamespacesOf), &b.err)); err != nil {
 			return err
 		}
 	}
@@ -601,6 +639,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		if err := b.check(C.gp_spec_set_keep_alive(cs, true, &b.err)); err != nil {
 			return err
 		}
+	}
+	if err := b.configureHTTPVersion(s, cs); err != nil {
+		return err
 	}
 	if s.UnhealthyPeriod != 0 {
 		ms, err := millis(s.UnhealthyPeriod, "unhealthy period")

@@ -12,6 +12,7 @@
 //! | `http_keepalive` | `--n` \[40000\] HTTP GETs as `http_oneshot`, with keep-alive on |
 //! | `https_keepalive` | the same over TLS |
 //! | `grpc_oneshot` | `--n` \[20000\] gRPC health checks (`grpc.health.v1.Health/Check` of `--service` \[empty: the server\]) of `--target`, h2c, `--conc` \[64\] in flight |
+//! | `grpc_keepalive` | `--n` \[20000\] health checks as `grpc_oneshot`, with keep-alive on: runs reuse kept HTTP/2 connections, one stream per check |
 //! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight |
 //! | `sched_10k` | `--targets` \[10000\] TCP liveness workers, `--period-ms` \[1000\], jittered first run, for `--duration-s` \[30\] |
 //! | `sched_100k_idle` | `--targets` \[100000\] workers, period \[60000\] ms, jittered; add time and memory per target, then `--duration-s` \[10\] of mostly idle running |
@@ -33,7 +34,7 @@ use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
 
 const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|http_keepalive|\
-https_keepalive|grpc_oneshot|exec_oneshot|sched_10k|sched_100k_idle} \
+https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k_idle} \
 [--target HOST:PORT] [--path /] [--service NAME] [--n N] [--conc N] [--targets N] [--period-ms MS] \
 [--duration-s S] [--argv PROG[,ARG...]] [--label SCENARIO] [--impl NAME]";
 
@@ -100,7 +101,8 @@ fn main() -> ExitCode {
         "https_oneshot" => http_oneshot(&opts, "https"),
         "http_keepalive" => http_keepalive(&opts, "http"),
         "https_keepalive" => http_keepalive(&opts, "https"),
-        "grpc_oneshot" => grpc_oneshot(&opts),
+        "grpc_oneshot" => grpc_oneshot(&opts, false),
+        "grpc_keepalive" => grpc_oneshot(&opts, true),
         "exec_oneshot" => exec_oneshot(&opts),
         "sched_10k" => sched(&opts, 10_000, 1_000, 30, false),
         "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10, true),
@@ -148,11 +150,16 @@ fn http_keepalive(o: &Opts, scheme: &str) -> Result<(), String> {
 }
 
 /// gRPC health checks of `--service` (default empty: the server as a whole) at `--target`, in
-/// plaintext h2c as the kubelet: a new connection, HTTP/2 handshake and `Check` per probe.
-fn grpc_oneshot(o: &Opts) -> Result<(), String> {
+/// plaintext h2c as the kubelet: a new connection, HTTP/2 handshake and `Check` per probe; with
+/// `keep_alive`, on kept connections (one stream per check; the line says `keep_alive=1`).
+fn grpc_oneshot(o: &Opts, keep_alive: bool) -> Result<(), String> {
     let (host, port) = o.target()?;
-    let spec = ProbeSpec::grpc(&host, i64::from(port), &o.str("service", ""))
+    let mut spec = ProbeSpec::grpc(&host, i64::from(port), &o.str("service", ""))
         .map_err(|e| e.to_string())?;
+    if keep_alive {
+        spec.set_keep_alive(true).map_err(|e| e.to_string())?;
+        return oneshot(o, &spec, 20_000, 64, &[("keep_alive", 1)]);
+    }
     oneshot(o, &spec, 20_000, 64, &[])
 }
 

@@ -173,6 +173,7 @@ struct Given {
     headers: Vec<(String, String)>,
     redirects: Option<RedirectPolicy>,
     env: Vec<(String, String)>,
+    namespaces_of: Option<u32>,
     target: Option<String>,
     command: Option<Vec<OsString>>,
     tls: TlsArgs,
@@ -231,6 +232,10 @@ impl Given {
             "-e" | "--env" => {
                 let v = p.text(opt)?;
                 self.env.push(env_var(p, &v)?);
+            }
+            "--namespaces-of" => {
+                let v = p.text(opt)?;
+                self.namespaces_of = Some(pid(p, &v)?);
             }
             _ if self.extensions.take(p, opt)? => {}
             _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober check'"))),
@@ -293,6 +298,15 @@ impl Given {
         for (name, value) in &self.env {
             spec.set_env(name, value).map_err(|e| p.usage(format!("bad --env: {e}")))?;
         }
+        if let Some(pid) = self.namespaces_of {
+            if kind != Kind::Exec {
+                return Err(
+                    p.usage("--namespaces-of applies to command targets ('-- CMD [ARG...]') only")
+                );
+            }
+            spec.set_namespaces_of(Some(pid))
+                .map_err(|e| p.usage(format!("--namespaces-of: {e}")))?;
+        }
         if let Some(socket) = unix {
             if !kind.is_http() && kind != Kind::Grpc {
                 return Err(p.usage(
@@ -318,6 +332,11 @@ fn exec_spec(p: &Parser, argv: Vec<OsString>) -> Result<ProbeSpec, Failure> {
     ProbeSpec::exec(&text).map_err(|e| p.usage(format!("bad command: {e}")))
 }
 
+/// `--namespaces-of PID`: a process ID.
+fn pid(p: &Parser, v: &str) -> Result<u32, Failure> {
+    v.parse().map_err(|_| p.usage(format!("bad --namespaces-of '{v}' (expected a process ID)")))
+}
+
 /// `--timeout DUR`: a positive duration.
 fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
     duration::parse_positive(v).map_err(|e| p.usage(format!("--timeout: {e}")))
@@ -326,7 +345,9 @@ fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
 /// `--redirects POLICY`.
 fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
     RedirectPolicy::parse(v).ok_or_else(|| {
-        p.usage(format!("bad --redirects '{v}' (expected same-host, same-origin or none)"))
+        p.usage(format!(
+            "bad --redirects '{v}' (expected same-host, same-origin, none or any-host)"
+        ))
     })
 }
 
@@ -613,6 +634,9 @@ mod tests {
             (&["--env", "A", "--", "true"], "bad --env 'A'"),
             (&["--redirects", "some", "http://h/"], "bad --redirects"),
             (&["--redirects", "none", "--", "true"], "applies to http"),
+            (&["--namespaces-of", "x1", "--", "true"], "bad --namespaces-of 'x1'"),
+            (&["--namespaces-of", "0", "--", "true"], "invalid PID 0 for namespacesOf"),
+            (&["--namespaces-of", "1", "http://h/"], "applies to command targets"),
             (&["http://h/", "http://i/"], "unexpected argument"),
             (&["http://h/", "--", "true"], "not both"),
             (&["--"], "missing command"),

@@ -3,7 +3,7 @@
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
-use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
+use prober::{HttpVersion, Pattern, ProbeKind, ProbeSpec, StatusSet, UnixSocket, unescape};
 
 use crate::args::{Failure, Parser};
 
@@ -23,6 +23,8 @@ pub struct CheckFlags {
     user_agent: Option<String>,
     authority: Option<String>,
     netns: Option<String>,
+    /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
+    http_version: Option<(&'static str, HttpVersion)>,
 }
 
 impl CheckFlags {
@@ -30,6 +32,15 @@ impl CheckFlags {
     pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
         if opt == "--keep-alive" {
             self.keep_alive = true;
+            return Ok(true);
+        }
+        let version = match opt {
+            "--http1.1" => Some(("--http1.1", HttpVersion::Http1)),
+            "--http2-prior-knowledge" => Some(("--http2-prior-knowledge", HttpVersion::H2c)),
+            _ => None,
+        };
+        if version.is_some() {
+            self.http_version = version;
             return Ok(true);
         }
         if opt == "--rpc-header" {
@@ -122,15 +133,32 @@ impl CheckFlags {
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
         self.apply_request(args, spec, is_http)?;
+        self.apply_http_version(args, spec, is_http)?;
         self.apply_grpc(args, spec, is_http)?;
         if self.keep_alive {
-            if !is_http {
-                return Err(args.usage("--keep-alive applies to http:// and https:// targets only"));
+            if !is_http && !matches!(spec.kind, ProbeKind::Grpc(_)) {
+                return Err(args
+                    .usage("--keep-alive applies to http://, https:// and grpc:// targets only"));
             }
             // Accepted for symmetry with watch files; one run has no later run to reuse for.
             spec.set_keep_alive(true).map_err(|e| args.usage(format!("--keep-alive: {e}")))?;
         }
         Ok(())
+    }
+
+    /// curl's `--http1.1` (HTTP/1.1 only: ALPN offers `http/1.1` alone) and
+    /// `--http2-prior-knowledge` (h2c on `http://`, `httpGet.protocol: HTTP2`).
+    fn apply_http_version(
+        &self,
+        args: &Parser,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+    ) -> Result<(), Failure> {
+        let Some((opt, version)) = self.http_version else { return Ok(()) };
+        if !is_http {
+            return Err(args.usage(format!("{opt} applies to http:// and https:// targets only")));
+        }
+        spec.set_http_version(version).map_err(|e| args.usage(format!("{opt}: {e}")))
     }
 
     /// `-X METHOD` and `-d DATA` as curl reads them: `-d` sends DATA (`@FILE`: the file's

@@ -5,11 +5,14 @@
 //! (`[+]web ok`, `[-]db failed: readiness failure (refused)`) and `readyz check failed`;
 //! `?verbose` lists the targets on success too, ending with `readyz check passed`.
 //! `/readyz/TARGET` asks about one target (percent-encoded; 404 for an unknown one). `/livez`
-//! is the same for liveness. The watch loop updates the table on every published change; the
-//! HTTP server (in `metrics`, shared with `--metrics`) reads it on its own thread.
+//! is the same for liveness. The watch loop updates the table on every published change;
+//! `prober_httpd`'s server (shared with `--metrics` when both name one address) reads it on
+//! its own thread.
 
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use prober_httpd::{Response, Server};
 
 use crate::args::escape_for_terminal;
 use crate::target_state::{TargetState, Why};
@@ -48,6 +51,19 @@ impl Health {
         if let Some(e) = table.get_mut(i) {
             e.not_ready = t.why_not_ready();
             e.not_live = t.why_not_live();
+        }
+    }
+
+    /// Serves `/readyz` and `/livez` (and the paths under them) of `server` from this table.
+    pub fn route(&self, server: &mut Server) {
+        for path in ["/readyz", "/livez"] {
+            let h = self.clone();
+            server.route_tree(path, move |req| {
+                match h.respond(req.path.as_bytes(), req.query.as_bytes()) {
+                    Some((status, body)) => Response::text(status, body),
+                    None => Response::text(404, "not found\n"),
+                }
+            });
         }
     }
 

@@ -16,6 +16,7 @@ mod health;
 mod hooks;
 mod metrics;
 mod output;
+mod serve;
 mod signals;
 mod systemd;
 mod target_state;
@@ -54,6 +55,7 @@ fn run(mut argv: Vec<OsString>) -> Result<i32, Failure> {
             match rest.first().and_then(|c| c.to_str()) {
                 Some("check") => print!("{}", usage::CHECK),
                 Some("watch") => print!("{}", usage::WATCH),
+                Some("serve") => print!("{}", usage::SERVE),
                 _ => print!("{}", usage::MAIN),
             }
             Ok(0)
@@ -70,12 +72,17 @@ fn run(mut argv: Vec<OsString>) -> Result<i32, Failure> {
             Some(a) => watch::run(&a),
             None => Ok(0),
         },
+        "serve" => match serve::parse(Parser::new(rest, "serve"))? {
+            Some(a) => serve::run(&a),
+            None => Ok(0),
+        },
         other if other.starts_with('-') => {
             Err(Failure::usage("", format!("unknown option '{other}'")))
         }
-        other => {
-            Err(Failure::usage("", format!("unknown command '{other}' (expected check or watch)")))
-        }
+        other => Err(Failure::usage(
+            "",
+            format!("unknown command '{other}' (expected check, watch or serve)"),
+        )),
     }
 }
 

@@ -1,20 +1,18 @@
 //! `prober watch --metrics ADDR`: what the watch sees, as Prometheus metrics at
-//! `http://ADDR/metrics`; and the one small HTTP server of the command, which also answers
-//! `--health-listen` (`/readyz`, `/livez`: see `health`), on the same address or another.
+//! `http://ADDR/metrics`.
 //!
 //! The registry and its text encoding are the official Prometheus client's
 //! (`prometheus-client`); the metrics are atomics, so the watch loop updates them while a scrape
-//! reads them. The HTTP side is a small blocking server on its own thread: one request at a
-//! time, a bounded request, read and write timeouts, so a slow or hostile scraper can hold up
-//! only the next scrape, never a probe. Its sockets are close-on-exec (the standard library
-//! opens every socket so), so probe commands inherit none of them.
+//! reads them. The HTTP side is `prober_httpd`'s server, on its own thread (with
+//! `--health-listen`'s routes when both name one address): many scrapers at once, each bounded,
+//! so no client holds up a scrape, let alone a probe.
 
-use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use prober::{Outcome, Role};
+use prober_httpd::{Response, Server, exposition};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -22,16 +20,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::args::Failure;
-use crate::health::Health;
 use crate::target_state::TargetState;
-
-/// What one listener serves: `/metrics`, `/readyz` and `/livez`, or both.
-#[derive(Debug, Default)]
-pub struct Site {
-    pub registry: Option<Registry>,
-    pub health: Option<Health>,
-}
 
 /// Labels of `prober_probe_total`. `reason` is [`prober::Reason::as_str`]: a fixed set of
 /// names (the `reason` of `--json`), never a message, so that the number of series stays
@@ -210,179 +199,16 @@ pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// The largest request read: a scrape's request is a few hundred bytes.
-const MAX_REQUEST_BYTES: usize = 8 << 10;
-
-/// How long a scraper may take to send its request or read the answer.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Binds `addr` and serves `site` from a thread of its own; returns the bound address
-/// (the port chosen by the system for port 0). `option` names the flag in errors.
-///
-/// # Errors
-///
-/// Exit status 70 with the reason when the address cannot be bound (taken, not local, not
-/// permitted) or the thread cannot be started.
-pub fn serve(addr: SocketAddr, site: Site, option: &str) -> Result<SocketAddr, Failure> {
-    let cannot =
-        |e: io::Error| Failure::software(format!("{option}: cannot listen on {addr}: {e}"));
-    let listener = TcpListener::bind(addr).map_err(cannot)?;
-    let bound = listener.local_addr().map_err(cannot)?;
-    std::thread::Builder::new()
-        .name("http".into())
-        .spawn(move || accept_loop(&listener, &site))
-        .map_err(|e| Failure::software(format!("{option}: cannot start its thread: {e}")))?;
-    Ok(bound)
-}
-
-fn accept_loop(listener: &TcpListener, site: &Site) {
-    loop {
-        match listener.accept() {
-            Ok((stream, _)) => {
-                // A client that goes away mid-answer is its own problem: the next one is served.
-                let _ = answer(stream, site);
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            // Out of descriptors (or another transient error): wait instead of spinning; the
-            // probes are on another thread and go on.
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+/// Serves `registry` at `/metrics` of `server`, in the format the scraper asks for (the
+/// classic text format unless its Accept header prefers OpenMetrics).
+pub fn route(server: &mut Server, registry: Registry) {
+    server.route("/metrics", move |req| {
+        let mut body = String::new();
+        if prometheus_client::encoding::text::encode(&mut body, &registry).is_err() {
+            return Response::text(500, "cannot encode the metrics\n");
         }
-    }
-}
-
-/// Reads one request and answers it; the connection is then closed. The whole exchange has
-/// [`IO_TIMEOUT`], not each read or write: a scraper that trickles a byte at a time holds the
-/// next one up by that much at most. A read or write interrupted by a signal is retried within
-/// what is left of it: with a timeout set, the kernel reports EINTR rather than restart the
-/// call, and the SIGCHLD of an exec probe's command reaches this thread (see
-/// [`prober_io::retry_interrupted`]; its rule is written out in the loops below, where calling
-/// it with closures made the release binary 20 KB larger).
-fn answer(mut stream: TcpStream, site: &Site) -> io::Result<()> {
-    let deadline = Instant::now() + IO_TIMEOUT;
-    let mut request = Vec::with_capacity(1024);
-    let mut buf = [0u8; 1024];
-    let head_end = loop {
-        if let Some(end) = request.windows(4).position(|w| w == b"\r\n\r\n") {
-            break Some(end);
-        }
-        if request.len() > MAX_REQUEST_BYTES {
-            break None;
-        }
-        stream.set_read_timeout(Some(time_left(deadline)?))?;
-        let n = match stream.read(&mut buf) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => r?,
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        request.extend_from_slice(&buf[..n]);
-    };
-    let response = match head_end {
-        None => plain(431, "request too large\n"),
-        Some(end) => respond(&request[..end], site),
-    };
-    let mut rest = &response[..];
-    while !rest.is_empty() {
-        stream.set_write_timeout(Some(time_left(deadline)?))?;
-        let n = match stream.write(rest) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            r => r?,
-        };
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        rest = &rest[n..];
-    }
-    Ok(())
-}
-
-/// What is left of the exchange's time; an error once it is over (a zero timeout would mean
-/// none to the socket).
-fn time_left(deadline: Instant) -> io::Result<Duration> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() { Err(io::ErrorKind::TimedOut.into()) } else { Ok(left) }
-}
-
-/// The response to a request head (request line and headers).
-fn respond(head: &[u8], site: &Site) -> Vec<u8> {
-    let line = head.split(|&b| b == b'\r').next().unwrap_or_default();
-    let mut parts = line.split(|&b| b == b' ');
-    let (Some(method), Some(target), Some(version)) = (parts.next(), parts.next(), parts.next())
-    else {
-        return plain(400, "bad request line\n");
-    };
-    if !version.starts_with(b"HTTP/1.") {
-        return plain(400, "bad request line\n");
-    }
-    let mut target = target.splitn(2, |&b| b == b'?');
-    let path = target.next().unwrap_or_default();
-    let query = target.next().unwrap_or_default();
-    let answer = match (&site.registry, &site.health) {
-        (Some(registry), _) if path == b"/metrics" => {
-            let mut body = String::new();
-            if prometheus_client::encoding::text::encode(&mut body, registry).is_err() {
-                return plain(500, "cannot encode the metrics\n");
-            }
-            (200, OPENMETRICS, body)
-        }
-        (_, Some(health)) => match health.respond(path, query) {
-            Some((status, body)) => (status, TEXT, body),
-            None => return not_found(site),
-        },
-        _ => return not_found(site),
-    };
-    let head_only = match method {
-        b"GET" => false,
-        b"HEAD" => true,
-        _ => return plain(405, "use GET\n"),
-    };
-    let (status, content_type, body) = answer;
-    response(status, content_type, &body, head_only)
-}
-
-const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-const TEXT: &str = "text/plain; charset=utf-8";
-
-/// 404, naming what is served here.
-fn not_found(site: &Site) -> Vec<u8> {
-    let mut paths = Vec::new();
-    if site.registry.is_some() {
-        paths.push("/metrics");
-    }
-    if site.health.is_some() {
-        paths.extend(["/readyz", "/livez"]);
-    }
-    plain(404, &format!("not found: served here: {}\n", paths.join(", ")))
-}
-
-fn plain(status: u16, body: &str) -> Vec<u8> {
-    response(status, TEXT, body, false)
-}
-
-fn response(status: u16, content_type: &str, body: &str, head_only: bool) -> Vec<u8> {
-    let text = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        405 => "Method Not Allowed",
-        431 => "Request Header Fields Too Large",
-        503 => "Service Unavailable",
-        _ => "Internal Server Error",
-    };
-    let allow = if status == 405 { "Allow: GET, HEAD\r\n" } else { "" };
-    let mut out = format!(
-        "HTTP/1.1 {status} {text}\r\n\
-         Content-Type: {content_type}\r\n\
-         {allow}Content-Length: {}\r\n\
-         Connection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    if !head_only {
-        out.extend_from_slice(body.as_bytes());
-    }
-    out
+        exposition::respond(req, body)
+    });
 }
 
 #[cfg(test)]
@@ -444,23 +270,5 @@ mod tests {
         // Each reason is a series of its own: the refusal did not add to the status one.
         assert!(text.contains("result=\"failure\",reason=\"status\"} 1"), "{text}");
         assert!(text.contains("result=\"failure\",reason=\"refused\"} 1"), "{text}");
-    }
-
-    #[test]
-    fn requests() {
-        let (_, r) = Metrics::new();
-        let r = Site { registry: Some(r), health: None };
-        let ok = respond(b"GET /metrics?x=1 HTTP/1.1\r\nHost: a", &r);
-        let ok = String::from_utf8(ok).unwrap();
-        assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
-        assert!(ok.ends_with("# EOF\n"), "{ok}");
-        let head = String::from_utf8(respond(b"HEAD /metrics HTTP/1.0", &r)).unwrap();
-        assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.ends_with("\r\n\r\n"), "{head}");
-        let status = |req: &[u8]| String::from_utf8(respond(req, &r)).unwrap()[9..12].to_string();
-        assert_eq!(status(b"GET / HTTP/1.1"), "404");
-        assert_eq!(status(b"GET /metricsx HTTP/1.1"), "404");
-        assert_eq!(status(b"POST /metrics HTTP/1.1"), "405");
-        assert_eq!(status(b"GET /metrics"), "400");
-        assert_eq!(status(b"GET /metrics SPDY/3"), "400");
     }
 }

@@ -8,14 +8,40 @@ Usage:
   prober watch [OPTIONS] FILE          run the probes of a watch file (YAML or JSON)
   prober watch [OPTIONS] --manifest FILE
                                        run the probes of a Kubernetes manifest
+  prober serve --config FILE --listen ADDR
+                                       blackbox_exporter's /probe interface on this engine
   prober --help | prober --version
 
-Run 'prober check --help' or 'prober watch --help' for details.
+Run 'prober check --help', 'prober watch --help' or 'prober serve --help' for details.
+";
+
+pub const SERVE: &str = "\
+Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-config FILE]
+
+Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
+explanation), /metrics (its own) and a status page at /. FILE is a blackbox_exporter module file
+(modules with prober http, tcp or grpc); a module may add an allow-list of targets:
+
+  modules:
+    http_2xx:
+      prober: http
+      allow: {hosts: ['*.example.com'], networks: ['10.0.0.0/8'], ports: [80, 443]}
+
+A refused target is answered 403. Each probe's timeout is the module's, or the scrape's
+(X-Prometheus-Scrape-Timeout-Seconds) less the offset (default 500ms) when smaller.
+
+Options:
+  --config FILE          the module file
+  --listen ADDR          IP:PORT, [IPV6]:PORT or :PORT
+  --timeout-offset DUR   kept from the scrape's timeout for the answer (default 500ms)
+  --web-config FILE      TLS, client certificates and basic auth for every endpoint, in the
+                         Prometheus exporter-toolkit's format (as prober watch --web-config)
 ";
 
 pub const CHECK: &str = "\
 Usage: prober check [--timeout DUR] [-H 'Name: value']... [--redirects POLICY]
-                    [--env NAME=VALUE]... [TLS OPTIONS] [--json] TARGET
+                    [--env NAME=VALUE]... [--namespaces-of PID] [TLS OPTIONS] [--json]
+                    TARGET
 
 Runs one probe with the kubelet's rules and exits with its result.
 
@@ -33,9 +59,12 @@ Options:
   --timeout DUR          one deadline for the whole probe: 500ms, 2s, 1m (default 1s)
   -H, --header 'N: v'    add or replace a request header; 'User-Agent:' with an empty
                          value removes that default header (HTTP only, repeatable)
-  --redirects POLICY     same-host (default, the kubelet's), same-origin or none
+  --redirects POLICY     same-host (default, the kubelet's), same-origin, none or any-host
   -e, --env NAME=VALUE   variable for $(NAME) expansion in the command, also set in its
                          environment (its value may use earlier --env ones; repeatable)
+  --namespaces-of PID    run the command inside the namespaces of process PID (mount, UTS,
+                         IPC, network, PID, cgroup; user where it differs), in its root,
+                         as 'nsenter --target PID --all' does; needs CAP_SYS_ADMIN
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 
@@ -60,9 +89,13 @@ Beyond the kubelet (http:// and https:// targets):
                          status fails (reason status), 3xx included
   --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure
                          with reason body
-  --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files);
-                         harmless here: one run has no later run to reuse its connection,
-                         which is closed when the run ends
+  --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files;
+                         also for grpc://: grpc.keepAlive); harmless here: one run has no
+                         later run to reuse its connection, which is closed when the run ends
+  --http1.1              HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)
+  --http2-prior-knowledge
+                         HTTP/2 in clear text with prior knowledge (h2c) on http://, as
+                         httpGet.protocol: HTTP2 (KEP-5999); https:// negotiates h2 anyway
 
 gRPC requests (grpc:// targets; grpc-health-probe's options):
   --rpc-header 'K: v'    add request metadata (repeatable; keys sent in lower case, -bin
@@ -115,7 +148,9 @@ Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubele
 tcpSocket or grpc (mode TLS for TLS), and a 'tls:' block (verify, caFile, serverName,
 certFile, keyFile, minVersion) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
-regular expression); httpGet.keepAlive: true (runs reuse one kept-alive connection);
+regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
+kept-alive connection);
+httpGet.http1Only: true (no h2 by ALPN; httpGet.protocol: HTTP2 is h2c, as the kubelet);
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
@@ -142,6 +177,9 @@ Options:
   --health-listen ADDR
                     serve /readyz and /livez (200 when every target is ready / live, else
                     503; ?verbose lists them; /readyz/TARGET for one) at ADDR, as --metrics
+  --web-config FILE protect --metrics and --health-listen as Prometheus exporters are (the
+                    exporter-toolkit's web config: tls_server_config, basic_auth_users with
+                    bcrypt hashes, http_server_config.headers)
   --on-change CMD   run CMD when a target's published state changes, with PROBER_TARGET,
                     PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell
                     (CMD is split into words as a shell would, quotes included; ask for one:
@@ -152,8 +190,8 @@ Options:
   -h, --help        print this help
 
 Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
-signal with --until-ready, 64 bad arguments or bad file, 66 file not readable, 70 the
---metrics or --health-listen address cannot be bound.
+signal with --until-ready, 64 bad arguments or bad file (a --web-config too), 66 file not
+readable, 70 the --metrics or --health-listen address cannot be bound.
 SIGINT and SIGTERM stop the watch cleanly.
 Under systemd (Type=notify, NOTIFY_SOCKET set): READY=1 once every target has its first
 verdict, STATUS= on change, WATCHDOG=1 while the watch makes progress, STOPPING=1 at the end.

@@ -12,7 +12,7 @@ use prober::{Engine, EngineConfig, EngineError, Event, ProbeResult, Reason, Role
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
 use crate::health::Health;
 use crate::hooks::{self, Change, HookCommand, Hooks};
-use crate::metrics::{self, Metrics, Site};
+use crate::metrics::{self, Metrics};
 use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
 use crate::systemd;
@@ -48,6 +48,8 @@ struct Options {
     metrics: Option<SocketAddr>,
     /// `--health-listen ADDR`: serve `/readyz` and `/livez` there.
     health: Option<SocketAddr>,
+    /// `--web-config FILE`: TLS, basic auth and headers for those endpoints.
+    web_config: Option<PathBuf>,
     /// `--on-change CMD`: its words.
     on_change: Option<Vec<String>>,
     /// `--on-change-timeout DUR`.
@@ -74,6 +76,7 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
             every_run: false,
             metrics: None,
             health: None,
+            web_config: None,
             on_change: None,
             hook_timeout: None,
         },
@@ -91,6 +94,9 @@ pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
     };
+    if g.opts.web_config.is_some() && g.opts.metrics.is_none() && g.opts.health.is_none() {
+        return Err(p.usage("--web-config protects --metrics and --health-listen: give one"));
+    }
     let w = WatchArgs { input, opts: g.opts };
     // A command the library would refuse is refused now, not at the first change.
     if let Some(cmd) = w.hook() {
@@ -135,6 +141,7 @@ impl Given {
                     .map_err(|e| p.usage(format!("--health-listen: {e}")))?;
                 self.opts.health = Some(addr);
             }
+            "--web-config" => self.opts.web_config = Some(p.path(opt)?),
             "--on-change" => {
                 let v = p.text(opt)?;
                 let words =
@@ -307,36 +314,69 @@ enum End {
     Stopped,
 }
 
+/// The endpoints' servers, serving until dropped.
+type Servers = Vec<prober_httpd::Running>;
+
 /// Starts the `--metrics` and `--health-listen` servers when asked for (one listener when
-/// both name the same address); says where on standard error (so that a port chosen by the
-/// system, `:0`, can be found).
+/// both name the same address), protected as `--web-config` says; says where on standard
+/// error (so that a port chosen by the system, `:0`, can be found).
+/// Reads `--web-config FILE`: 66 when it cannot be read, 64 naming the field when it is wrong.
+pub(crate) fn load_web_config(path: &std::path::Path) -> Result<prober_httpd::WebConfig, Failure> {
+    std::fs::metadata(path)
+        .map_err(|e| Failure::no_input(format!("--web-config: {}: {e}", path.display())))?;
+    prober_httpd::WebConfig::load(path).map_err(|e| Failure::input(format!("--web-config: {e}")))
+}
+
 fn start_servers(
     w: &WatchArgs,
     states: &[TargetState],
-) -> Result<(Option<Metrics>, Option<Health>), Failure> {
-    let (metrics, registry) = match w.opts.metrics {
-        Some(_) => {
-            let (m, r) = Metrics::new();
-            (Some(m), Some(r))
-        }
-        None => (None, None),
-    };
+) -> Result<(Option<Metrics>, Option<Health>, Servers), Failure> {
+    let web = w.opts.web_config.as_deref().map(load_web_config).transpose()?;
+    let scheme =
+        if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
     let health = w.opts.health.map(|_| Health::new(states));
-    let mut site = Site { registry, health: health.clone() };
+    let mut servers = Servers::new();
+    let listen = |addr: SocketAddr, option: &str| {
+        let server = prober_httpd::Server::bind(addr)
+            .map_err(|e| Failure::software(format!("{option}: cannot listen on {addr}: {e}")))?;
+        Ok::<_, Failure>(match &web {
+            Some(web) => server.with_web_config(web.clone()),
+            None => server,
+        })
+    };
+    let mut start = |server: prober_httpd::Server, option: &str| {
+        let running = server
+            .spawn("http")
+            .map_err(|e| Failure::software(format!("{option}: cannot start its server: {e}")))?;
+        let bound = running.local_addr();
+        servers.push(running);
+        Ok::<_, Failure>(bound)
+    };
+    let mut metrics = None;
     if let Some(addr) = w.opts.metrics {
+        let (m, registry) = Metrics::new();
+        metrics = Some(m);
+        let mut server = listen(addr, "--metrics")?;
+        metrics::route(&mut server, registry);
         let shared = w.opts.health == Some(addr);
-        let here = Site { registry: site.registry.take(), health: site.health.take_if(|_| shared) };
-        let bound = metrics::serve(addr, here, "--metrics")?;
-        eprintln!("prober: metrics at http://{bound}/metrics");
+        if let (true, Some(h)) = (shared, &health) {
+            h.route(&mut server);
+        }
+        let bound = start(server, "--metrics")?;
+        eprintln!("prober: metrics at {scheme}://{bound}/metrics");
         if shared {
-            eprintln!("prober: health at http://{bound}/readyz");
+            eprintln!("prober: health at {scheme}://{bound}/readyz");
         }
     }
-    if let (Some(addr), Some(_)) = (w.opts.health, &site.health) {
-        let bound = metrics::serve(addr, site, "--health-listen")?;
-        eprintln!("prober: health at http://{bound}/readyz");
+    if let (Some(addr), Some(h)) = (w.opts.health, &health) {
+        if w.opts.metrics != Some(addr) {
+            let mut server = listen(addr, "--health-listen")?;
+            h.route(&mut server);
+            let bound = start(server, "--health-listen")?;
+            eprintln!("prober: health at {scheme}://{bound}/readyz");
+        }
     }
-    Ok((metrics, health))
+    Ok((metrics, health, servers))
 }
 
 pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
@@ -376,7 +416,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         });
     }
     // Bound before any probe runs (the engine runs nothing until its first step).
-    let (metrics, health) = start_servers(w, &states)?;
+    let (metrics, health, _servers) = start_servers(w, &states)?;
     if let Some(m) = &metrics {
         states.iter().for_each(|t| m.record_target(t));
     }

@@ -8,6 +8,7 @@ mod common;
 use std::net::TcpListener;
 
 use common::*;
+use prober_testkit::grpc::HealthServer;
 use prober_testkit::keep_alive::KeepAliveServer;
 
 #[test]
@@ -267,6 +268,20 @@ fn watch_keep_alive_reuses_one_connection() {
 }
 
 #[test]
+fn watch_grpc_keep_alive_reuses_one_connection() {
+    let server = std::cell::RefCell::new(HealthServer::start(&[]));
+    let port = server.borrow().port();
+    let file = one_probe_file(
+        "api",
+        "readinessProbe",
+        &format!("grpc: {{port: {port}, keepAlive: true}}"),
+        &["periodMilliseconds: 20"],
+    );
+    run_until_requests(&["watch", "--for", "60s", file.path()], 5, || server.borrow_mut().checks());
+    assert_eq!(server.borrow_mut().connections(), 1, "one connection for every check");
+}
+
+#[test]
 fn check_keep_alive_is_harmless_and_http_only() {
     let server = KeepAliveServer::start();
     let port = server.port();
@@ -276,4 +291,9 @@ fn check_keep_alive_is_harmless_and_http_only() {
     assert_eq!(v["result"], "success", "{v}");
     assert_eq!(server.connections(), 1);
     assert_usage_error(&["check", "--keep-alive", "tcp://127.0.0.1:1"], "--keep-alive applies to");
+    // gRPC too: one check, one connection, closed at the end.
+    let mut grpc = HealthServer::start(&[]);
+    let (code, v) = check_json(&["--keep-alive", &format!("grpc://127.0.0.1:{}", grpc.port())]);
+    assert_eq!((code, &v["result"]), (0, &serde_json::json!("success")), "{v}");
+    assert_eq!(grpc.connections(), 1);
 }

@@ -173,15 +173,16 @@ fn only_metrics_is_served_and_a_stuck_scraper_holds_up_no_probe() {
     assert_eq!(http(addr, b"GET /metricsx HTTP/1.1\r\n\r\n").status, 404);
     assert_eq!(http(addr, b"POST /metrics HTTP/1.1\r\n\r\n").status, 405);
     assert_eq!(http(addr, b"GET /metrics\r\n\r\n").status, 400);
-    // One byte over the 8 KiB bound, without the end of the head: refused, not awaited.
-    let prefix = "GET /metrics HTTP/1.1\r\nX: ";
-    let huge = format!("{prefix}{}", "a".repeat((8 << 10) + 1 - prefix.len()));
+    // Over the 8 KiB bounds of the request line and of the headers: 414 and 431.
+    let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(9 << 10));
+    assert_eq!(http(addr, long.as_bytes()).status, 414);
+    let huge = format!("GET /metrics HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(9 << 10));
     assert_eq!(http(addr, huge.as_bytes()).status, 431);
     let head = http(addr, b"HEAD /metrics HTTP/1.1\r\n\r\n");
     assert_eq!((head.status, head.body.as_str()), (200, ""));
 
-    // A scraper that connects and sends half a request holds the server (one request at a
-    // time), not the probes: runs go on being printed meanwhile.
+    // A scraper that connects and sends half a request holds neither the probes nor the
+    // other scrapes.
     let mut stuck = TcpStream::connect(addr).unwrap();
     stuck.write_all(b"GET /metr").unwrap();
     let before = server.requests();
@@ -190,9 +191,9 @@ fn only_metrics_is_served_and_a_stuck_scraper_holds_up_no_probe() {
         assert!(Instant::now() < deadline, "no probe reached the server while a scrape hung");
         std::thread::sleep(Duration::from_millis(10));
     }
-    drop(stuck);
     let e = scrape(addr);
     assert!(runs(&e, "success") >= 3.0, "{}", e.text);
+    drop(stuck);
     w.stop();
 }
 
@@ -315,8 +316,11 @@ fn late_scrape(addr: std::net::SocketAddr, delay: Duration) -> Result<Exposition
     s.set_read_timeout(Some(HANG)).unwrap();
     // The attack, not a synchronisation: the server's read of the request waits this long.
     std::thread::sleep(delay);
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: prober\r\n\r\n")
-        .map_err(|e| format!("send the request: {e}"))?;
+    s.write_all(
+        b"GET /metrics HTTP/1.1\r\nHost: prober\r\nConnection: close\r\n\
+          Accept: application/openmetrics-text\r\n\r\n",
+    )
+    .map_err(|e| format!("send the request: {e}"))?;
     let mut raw = String::new();
     s.read_to_string(&mut raw).map_err(|e| format!("read the answer: {e}"))?;
     let Some((head, body)) = raw.split_once("\r\n\r\n") else {

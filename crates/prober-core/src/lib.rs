@@ -7,6 +7,7 @@
 
 #![warn(missing_docs)]
 
+pub mod allow;
 mod expect;
 mod gotext;
 mod metadata;
@@ -18,6 +19,7 @@ mod spec;
 mod unix;
 pub mod url;
 
+pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use metadata::validate_metadata;
@@ -27,8 +29,8 @@ pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HttpSpec, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TlsOptions, TlsVerify,
-    TlsVersion, validate_header, validate_host,
+    HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, ProbeKind, ProbeSpec, RedirectPolicy,
+    SpecError, TcpSpec, TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -99,10 +99,13 @@ pub enum Reason {
     /// The HTTP body (or, for TCP send/expect, the reply) did not match the expected regular
     /// expression.
     Body = 20,
+    /// The destination was refused by the probe's allow-list ([`crate::AddressFilter`]):
+    /// nothing was connected to.
+    Denied = 21,
     /// The probe's network namespace could not be used: its path does not exist, is not a
     /// namespace or one of another type, or this process may not enter it (no
     /// `CAP_SYS_ADMIN`). Always Unknown: the target was never reached.
-    Namespace = 21,
+    Namespace = 22,
 }
 
 impl Reason {
@@ -130,6 +133,7 @@ impl Reason {
             Reason::Internal => "internal",
             Reason::Resource => "resource",
             Reason::Body => "body",
+            Reason::Denied => "denied",
             Reason::Namespace => "namespace",
         }
     }
@@ -285,6 +289,18 @@ pub struct Outcome {
     /// last TLS handshake of the run, also when verification failed (an expired certificate is
     /// visible here). `None` without TLS.
     pub cert_not_after: Option<i64>,
+    /// The address of the run's (last hop's) connection: where the probe was answered from,
+    /// after resolution. `None` before a connection, and for Unix sockets and exec.
+    pub peer: Option<std::net::SocketAddr>,
+    /// HTTP: the final response's minor version (0 for HTTP/1.0, 1 for HTTP/1.1).
+    pub http_version: Option<u8>,
+    /// HTTP: the final response's `Content-Length`, when it declared one.
+    pub http_content_length: Option<u64>,
+    /// HTTP: how many redirects the run followed.
+    pub http_redirects: u32,
+    /// HTTP: the final response's header fields in order, when the spec asks to keep them
+    /// ([`HttpSpec::keep_headers`](crate::HttpSpec::keep_headers)); empty otherwise.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Outcome {
@@ -301,6 +317,11 @@ impl Outcome {
             exit_code: None,
             timings: Timings::default(),
             cert_not_after: None,
+            peer: None,
+            http_version: None,
+            http_content_length: None,
+            http_redirects: 0,
+            headers: Vec::new(),
         }
     }
 

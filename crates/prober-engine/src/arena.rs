@@ -98,6 +98,15 @@ impl<T> Arena<T> {
         }
     }
 
+    /// Whether `key` was ever handed out by [`Arena::insert`] (live or removed since): its
+    /// index exists and its generation is not past the index's current one. A generation that
+    /// wrapped around makes old keys look new again, after 2^32 values in one index.
+    pub fn issued(&self, key: Key) -> bool {
+        self.entries
+            .get(key.index as usize)
+            .is_some_and(|e| key.generation != 0 && key.generation <= e.generation)
+    }
+
     /// Takes out the value `key` names, if it is still there, and frees its index.
     pub fn remove(&mut self, key: Key) -> Option<T> {
         let e = self.entries.get_mut(key.index as usize)?;

@@ -21,8 +21,9 @@ pub struct EngineConfig {
     /// of a loopback TCP probe's CPU (docs/benchmarks.md). The kept sockets hold descriptors
     /// (closed, connected to nothing) until the engine is dropped.
     pub socket_pool: usize,
-    /// How long a kept-alive HTTP connection (`HttpSpec::keep_alive`) may stay idle before
-    /// the engine closes it (default [`prober_transport::keep::IDLE_LIMIT`], which says why).
+    /// How long a kept-alive HTTP or gRPC connection (`HttpSpec::keep_alive`,
+    /// `GrpcSpec::keep_alive`) may stay idle before the engine closes it (default
+    /// [`prober_transport::keep::IDLE_LIMIT`], which says why).
     pub keep_alive_idle: Duration,
     /// How many [`Event::Run`](crate::Event::Run)s may wait to be drained (default
     /// [`DEFAULT_MAX_RUN_EVENTS`]); past that the oldest is dropped and counted
@@ -63,6 +64,9 @@ pub enum EngineError {
     /// A system call failed (making the poll, waking the engine), or the engine is gone (a
     /// [`Handle`](crate::Handle) whose engine was dropped gets [`io::ErrorKind::BrokenPipe`]).
     Io(io::Error),
+    /// A one-shot submit of a host-run probe ([`prober_core::HostRunSpec`]): only a target's
+    /// worker runs one, announced to the host that completes it.
+    HostRunCheck,
 }
 
 impl std::fmt::Display for EngineError {
@@ -72,6 +76,10 @@ impl std::fmt::Display for EngineError {
             EngineError::NoProbe(t, r) => write!(f, "target {t} has no {r} probe"),
             EngineError::Spec(e) => write!(f, "{e}"),
             EngineError::Io(e) => write!(f, "{e}"),
+            EngineError::HostRunCheck => f.write_str(
+                "a host-run probe cannot be submitted as a one-shot check: set it as a \
+                 target's probe, whose runs are announced to the host",
+            ),
         }
     }
 }
@@ -83,7 +91,9 @@ impl std::error::Error for EngineError {
         match self {
             EngineError::Spec(e) => Some(e),
             EngineError::Io(e) => Some(e),
-            EngineError::UnknownTarget(_) | EngineError::NoProbe(..) => None,
+            EngineError::UnknownTarget(_)
+            | EngineError::NoProbe(..)
+            | EngineError::HostRunCheck => None,
         }
     }
 }

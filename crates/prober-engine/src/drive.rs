@@ -20,6 +20,10 @@ use prober_core::ProbeResult;
 
 impl Engine {
     pub(crate) fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
+        let label = match &probe {
+            AnyProbe::HostRun(h) => Some(h.label().to_string()),
+            _ => None,
+        };
         let slot = self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
         if let Owner::Worker { target, role, .. } = owner {
             if let Some(t) = self.targets.get_mut(target) {
@@ -27,6 +31,9 @@ impl Engine {
                     w.in_flight = Some(slot);
                 }
             }
+        }
+        if let Some(label) = label {
+            self.announce_host_run(slot, owner, label);
         }
         self.drive(slot, |p, cx| p.start(cx));
     }
@@ -70,6 +77,9 @@ impl Engine {
             }
             Step::Done(outcome) => {
                 let s = self.slots.remove(slot).expect("slot checked above");
+                if let AnyProbe::HostRun(_) = s.probe {
+                    self.host_run_ended(slot, outcome.reason == prober_core::Reason::Timeout);
+                }
                 self.complete(s.owner, outcome, now);
             }
         }
@@ -122,6 +132,9 @@ impl Engine {
             let mut cx =
                 run_ctx(&self.poll, &self.mailbox, Instant::now(), slot).with_pool(&mut self.pool);
             s.probe.cancel(&mut cx);
+            if let AnyProbe::HostRun(_) = s.probe {
+                self.host_run_ended(slot, false);
+            }
         }
     }
 }

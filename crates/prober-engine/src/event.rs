@@ -46,13 +46,29 @@ pub enum Event {
         /// the engine kept time.
         late_us: u64,
     },
+    /// A run of a host-run probe ([`prober_core::HostRunSpec`]) started: the host performs it
+    /// and answers with [`crate::Engine::complete_run`] before the probe's timeout, or the run
+    /// ends as a timeout. An announcement the host has not drained when its run ends (timed
+    /// out, cancelled) is withdrawn.
+    HostRun {
+        /// The id to complete the run with; never 0.
+        run: crate::RunId,
+        /// The target whose worker it is.
+        target: TargetId,
+        /// Which of the target's workers.
+        role: Role,
+        /// The probe's label ([`prober_core::HostRunSpec::label`]).
+        label: String,
+    },
 }
 
 impl Event {
     /// The target the event is about; `None` for a one-shot check, which has none.
     pub fn target(&self) -> Option<TargetId> {
         match self {
-            Event::State { target, .. } | Event::Run { target, .. } => Some(*target),
+            Event::State { target, .. }
+            | Event::Run { target, .. }
+            | Event::HostRun { target, .. } => Some(*target),
             Event::Check { .. } => None,
         }
     }

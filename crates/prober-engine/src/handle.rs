@@ -71,10 +71,12 @@ impl Handle {
     ///
     /// # Errors
     ///
-    /// [`EngineError::Spec`] for an invalid spec (checked here, before queueing), and
-    /// [`EngineError::Io`] when the engine is gone or cannot be woken.
+    /// [`EngineError::Spec`] for an invalid spec (checked here, before queueing),
+    /// [`EngineError::HostRunCheck`] for a host-run probe, and [`EngineError::Io`] when the
+    /// engine is gone or cannot be woken.
     pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
+        crate::hostrun::refuse_submit(&spec)?;
         self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
         self.waker.wake().map_err(EngineError::Io)
     }

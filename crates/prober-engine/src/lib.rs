@@ -17,6 +17,7 @@ mod config;
 mod drive;
 mod event;
 mod handle;
+mod hostrun;
 mod probe;
 mod queue;
 mod runner;
@@ -44,6 +45,7 @@ pub use config::{DEFAULT_MAX_RUN_EVENTS, EngineConfig, EngineError};
 pub use event::{Event, TargetId};
 pub use handle::Handle;
 use handle::Shared;
+pub use hostrun::{Completion, HostRunProbe, HostRunStats, RunId};
 pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use prober_transport::keep::KeepStats;
@@ -121,8 +123,11 @@ pub struct Engine {
     resuming: Vec<Key>,
     /// Disconnected sockets for the next TCP connections (see [`EngineConfig::socket_pool`]).
     pool: SocketPool,
-    /// Idle kept-alive connections of keep-alive HTTP probes (see [`prober_transport::keep`]).
+    /// Idle kept-alive connections of keep-alive HTTP and gRPC probes (see
+    /// [`prober_transport::keep`]).
     kept: KeptConns,
+    /// Counters of host-run probes ([`Engine::host_run_stats`]).
+    host_runs: HostRunStats,
     rng: u64,
 }
 
@@ -171,6 +176,7 @@ impl Engine {
             resuming: Vec::new(),
             pool: SocketPool::new(config.socket_pool),
             kept: KeptConns::default().with_idle_limit(config.keep_alive_idle),
+            host_runs: HostRunStats::default(),
             rng: seed | 1,
         })
     }
@@ -336,9 +342,11 @@ impl Engine {
     ///
     /// # Errors
     ///
-    /// [`EngineError::Spec`] for an invalid spec; nothing is started.
+    /// [`EngineError::Spec`] for an invalid spec, [`EngineError::HostRunCheck`] for a host-run
+    /// probe (only a target's worker runs one); nothing is started.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
+        hostrun::refuse_submit(&spec)?;
         self.start_probe(AnyProbe::from_spec(spec), Owner::Check { tag });
         Ok(())
     }
@@ -464,6 +472,8 @@ impl Engine {
     ///   a host that drains after every step loses none, however many runs one step makes.
     /// - [`Event::Check`] is neither coalesced nor dropped: one per submit, so the host bounds
     ///   them by what it submits.
+    /// - [`Event::HostRun`] is neither coalesced nor dropped, but withdrawn when its run ends
+    ///   (timed out, cancelled) before the host drained it: at most one per worker waits.
     ///
     /// Events come out in the order they were queued; a coalesced state event keeps the place
     /// of the change it replaced. [`Engine::published`] always gives the current value.

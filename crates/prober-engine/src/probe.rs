@@ -13,6 +13,8 @@ use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
 use prober_transport::tcp_tls::TlsTcpProbe;
 
+use crate::hostrun::HostRunProbe;
+
 /// The machine for one run of `spec`.
 #[derive(Debug)]
 pub enum AnyProbe {
@@ -26,6 +28,8 @@ pub enum AnyProbe {
     Exec(ExecProbe),
     /// A gRPC health probe's run (boxed, as HTTP).
     Grpc(Box<GrpcProbe>),
+    /// A host-run probe's run: the host performs it (see [`crate::Engine::complete_run`]).
+    HostRun(HostRunProbe),
     /// A kind of probe this engine does not know: [`ProbeKind`] may grow, and a newer
     /// `prober-core` can bring a kind that this build has no machine for.
     Unsupported(UnsupportedProbe),
@@ -105,6 +109,9 @@ impl AnyProbe {
                 AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit))
             }
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
+            ProbeKind::HostRun(h) => {
+                AnyProbe::HostRun(HostRunProbe::new(h, spec.timeout, spec.output_limit))
+            }
             _ => AnyProbe::Unsupported(UnsupportedProbe),
         }
     }
@@ -116,6 +123,7 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            AnyProbe::HostRun(m) => m,
             AnyProbe::Unsupported(m) => m,
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.as_mut(),
@@ -148,13 +156,17 @@ impl Machine for UnsupportedProbe {
 }
 
 /// Runs `spec` once on the calling thread and returns its outcome: the engine's one-shot
-/// path with a private poll, for blocking callers.
+/// path with a private poll, for blocking callers. A host-run probe has no host here: it is
+/// Unknown with reason `unsupported` at once.
 ///
 /// A panic inside the probe's machine ends the run as Unknown with reason `internal`, as in the
 /// engine; the machine is dropped, which closes its descriptors and kills its child.
 pub fn check(spec: &ProbeSpec) -> Outcome {
     if let Err(e) = spec.validate() {
         return Outcome::unknown(prober_core::Reason::None, format!("invalid probe: {e}"));
+    }
+    if let ProbeKind::HostRun(_) = spec.kind {
+        return crate::hostrun::no_host_outcome();
     }
     let mut probe = AnyProbe::new(spec);
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -206,6 +218,7 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            AnyProbe::HostRun(m) => m.wake_at(),
             AnyProbe::Unsupported(m) => m.wake_at(),
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.wake_at(),

@@ -13,6 +13,8 @@
 //!   many runs one turn completes, and the queue holds at most the limit plus one turn's runs.
 //! - [`Event::Check`]: never coalesced nor dropped; there is one per submit, so the host bounds
 //!   them by what it submits.
+//! - [`Event::HostRun`]: never coalesced nor dropped, but withdrawn when its run ends before the
+//!   host drained it (timed out, cancelled): at most one per worker with a run in flight.
 //!
 //! Events are drained in the order they were queued (a coalesced state event keeps the place
 //! of the change it replaced).
@@ -37,6 +39,8 @@ pub(crate) struct EventQueue {
     turn_start: u64,
     run_limit: usize,
     dropped: u64,
+    /// How many [`Event::HostRun`]s are in `main`: a withdrawal scans only when there are some.
+    host_runs: usize,
 }
 
 impl EventQueue {
@@ -49,6 +53,7 @@ impl EventQueue {
             turn_start: 0,
             run_limit,
             dropped: 0,
+            host_runs: 0,
         }
     }
 
@@ -95,7 +100,8 @@ impl EventQueue {
                 let seq = self.seq();
                 self.runs.push_back((seq, ev));
             }
-            Event::Check { .. } => {
+            Event::Check { .. } | Event::HostRun { .. } => {
+                self.host_runs += usize::from(matches!(ev, Event::HostRun { .. }));
                 let seq = self.seq();
                 self.main.push_back((seq, ev));
             }
@@ -113,6 +119,9 @@ impl EventQueue {
             return self.runs.pop_front().map(|(_, ev)| ev);
         }
         let (seq, ev) = self.main.pop_front()?;
+        if matches!(ev, Event::HostRun { .. }) {
+            self.host_runs -= 1;
+        }
         if let Event::State { target, role, .. } = ev {
             if self.states.get(&(target, role)) == Some(&seq) {
                 self.states.remove(&(target, role));
@@ -125,9 +134,26 @@ impl EventQueue {
         self.main.len() + self.runs.len()
     }
 
+    /// Forgets the announcement of host run `run`, if it is still queued.
+    pub(crate) fn withdraw_host_run(&mut self, run: crate::RunId) {
+        if self.host_runs == 0 {
+            return;
+        }
+        let at = self
+            .main
+            .iter()
+            .position(|(_, e)| matches!(e, Event::HostRun { run: r, .. } if *r == run));
+        if let Some(i) = at {
+            self.main.remove(i);
+            self.host_runs -= 1;
+        }
+    }
+
     /// Forgets every event about `target`.
     pub(crate) fn remove_target(&mut self, target: TargetId) {
         self.main.retain(|(_, e)| e.target() != Some(target));
+        self.host_runs =
+            self.main.iter().filter(|(_, e)| matches!(e, Event::HostRun { .. })).count();
         self.runs.retain(|(_, e)| e.target() != Some(target));
         self.states.retain(|(t, _), _| *t != target);
     }

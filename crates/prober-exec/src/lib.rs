@@ -12,6 +12,9 @@
 //!    without close-on-exec (a C host's sockets, a shell's redirections) are closed in the
 //!    child (see `sys`). Its environment is the host's plus the spec's, expanded (the spec
 //!    wins). The parent's copy of the write end is closed right after the spawn.
+//!    With [`ExecSpec::namespaces_of`] the command runs inside another process's namespaces
+//!    instead: a forked child enters them and clones the command into the target's PID
+//!    namespace as our own child (see `sys/nsenter.rs`), so everything below is the same.
 //! 3. The nonblocking read end is registered on `token(0)` and drained while the command runs:
 //!    the first `output_limit` bytes are kept, every byte is counted, memory stays flat.
 //! 4. The child's exit is watched with a pidfd on `token(1)`; where `pidfd_open` is refused, a
@@ -78,6 +81,8 @@ pub struct ExecProbe {
     argv: Vec<String>,
     env: Vec<(String, String)>,
     cwd: Option<PathBuf>,
+    /// Run inside the namespaces of this process.
+    namespaces_of: Option<u32>,
     timeout: Duration,
     /// Never use a pidfd (tests of the sweep fallback).
     sweep_only: bool,
@@ -94,6 +99,7 @@ impl fmt::Debug for ExecProbe {
         f.debug_struct("ExecProbe")
             .field("argv", &self.argv)
             .field("cwd", &self.cwd)
+            .field("namespaces_of", &self.namespaces_of)
             .field("timeout", &self.timeout)
             .field("captured", &self.capture.total)
             .field("child", &self.child)
@@ -162,6 +168,7 @@ impl ExecProbe {
             argv: spec.argv.iter().map(|a| expand(a, &spec.env)).collect(),
             env: container_env(&spec.env),
             cwd: spec.cwd.clone(),
+            namespaces_of: spec.namespaces_of,
             timeout,
             sweep_only: false,
             fork_only: false,
@@ -218,18 +225,34 @@ impl ExecProbe {
 
     /// Starts the command with `write_end` as its stdout and stderr; returns its pid. The
     /// parent's copy of `write_end` is closed on return, or EOF would never come.
-    fn spawn(&self, write_end: OwnedFd) -> io::Result<libc::pid_t> {
-        let program = self.locate()?;
-        let request = sys::SpawnRequest {
-            program: &program,
-            argv: &self.argv,
-            env: &self.env,
-            cwd: self.cwd.as_deref(),
-            fork_only: self.fork_only,
+    fn spawn(&self, write_end: OwnedFd) -> Result<libc::pid_t, (String, io::Error)> {
+        if let Some(target) = self.namespaces_of {
+            // The program is looked for inside the target's root, by the child itself.
+            let request = sys::SpawnRequest {
+                program: Path::new(&self.argv[0]),
+                argv: &self.argv,
+                env: &self.env,
+                cwd: self.cwd.as_deref(),
+                fork_only: true,
+            };
+            let pid = sys::spawn_in(&request, &write_end, target);
+            drop(write_end);
+            return pid.map_err(|e| (e.message, e.error));
+        }
+        let host = || -> io::Result<libc::pid_t> {
+            let program = self.locate()?;
+            let request = sys::SpawnRequest {
+                program: &program,
+                argv: &self.argv,
+                env: &self.env,
+                cwd: self.cwd.as_deref(),
+                fork_only: self.fork_only,
+            };
+            sys::spawn(&request, &write_end)
         };
-        let pid = sys::spawn(&request, &write_end);
+        let pid = host();
         drop(write_end);
-        pid
+        pid.map_err(|e| (self.spawn_error(&e), e))
     }
 
     /// Spawns with `fork` and a `pre_exec` hook, never `posix_spawn`: the fallback for C
@@ -490,8 +513,7 @@ impl Machine for ExecProbe {
         };
         let pid = match self.spawn(write_end) {
             Ok(pid) => pid,
-            Err(e) => {
-                let msg = self.spawn_error(&e);
+            Err((msg, e)) => {
                 let reason = if Reason::is_local_spawn_resource(&e) {
                     Reason::Resource
                 } else {
@@ -610,7 +632,12 @@ mod tests {
     use prober_io::run_to_completion;
 
     fn spec(argv: &[&str]) -> ExecSpec {
-        ExecSpec { argv: argv.iter().map(|s| s.to_string()).collect(), env: Vec::new(), cwd: None }
+        ExecSpec {
+            argv: argv.iter().map(|s| s.to_string()).collect(),
+            env: Vec::new(),
+            cwd: None,
+            namespaces_of: None,
+        }
     }
 
     #[test]

@@ -103,6 +103,7 @@ fn ls_spec() -> ExecSpec {
         argv: vec!["ls".into(), "-ln".into(), "/proc/self/fd/".into()],
         env: Vec::new(),
         cwd: None,
+        namespaces_of: None,
     }
 }
 
@@ -156,6 +157,7 @@ fn a_missing_program_and_a_bad_directory_are_still_spawn_errors() {
             argv: vec!["sh".into(), "-c".into(), "exit 0".into()],
             env: Vec::new(),
             cwd: Some("/nonexistent-dir".into()),
+            namespaces_of: None,
         };
         let mut probe = ExecProbe::new(&spec, Duration::from_secs(30), 1024);
         if fork_only {

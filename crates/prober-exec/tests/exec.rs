@@ -25,7 +25,12 @@ fn lock() -> MutexGuard<'static, ()> {
 }
 
 fn spec(argv: &[&str]) -> ExecSpec {
-    ExecSpec { argv: argv.iter().map(|s| s.to_string()).collect(), env: Vec::new(), cwd: None }
+    ExecSpec {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+        cwd: None,
+        namespaces_of: None,
+    }
 }
 
 fn sh(script: &str) -> ExecSpec {

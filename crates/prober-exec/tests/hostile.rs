@@ -33,7 +33,12 @@ const LIMIT: usize = 10240;
 const SLACK: Duration = Duration::from_millis(750);
 
 fn spec(argv: &[&str]) -> ExecSpec {
-    ExecSpec { argv: argv.iter().map(|s| s.to_string()).collect(), env: Vec::new(), cwd: None }
+    ExecSpec {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+        cwd: None,
+        namespaces_of: None,
+    }
 }
 
 fn sh(script: &str) -> ExecSpec {

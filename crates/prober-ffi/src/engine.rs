@@ -26,6 +26,12 @@ pub enum prober_event_kind {
     PROBER_EVENT_CHECK = 2,
     /// A worker ran once (only with `PROBER_ENGINE_EVERY_RUN`); `late_us` is how late it started.
     PROBER_EVENT_RUN = 3,
+    /// A run of a host-run probe (`prober_spec_new_host_run`) started: the host performs it and
+    /// completes it with `prober_engine_complete_run(e, tag, ...)` before the probe's timeout.
+    /// `tag` is the run's id, `target` and `role` the worker, `message` the spec's label;
+    /// `has_outcome` is false. An announcement not drained yet when its run ends (timed out,
+    /// cancelled) is withdrawn.
+    PROBER_EVENT_HOST_RUN = 4,
 }
 
 /// Flags of `prober_engine_new_with_flags`.
@@ -58,7 +64,8 @@ pub struct prober_event {
     pub role: u32,
     /// The target (state and run events); 0 for checks.
     pub target: u64,
-    /// The tag given to `prober_engine_submit` (check events); 0 otherwise.
+    /// The tag given to `prober_engine_submit` (check events); the run's id for
+    /// `prober_engine_complete_run` (host-run events); 0 otherwise.
     pub tag: u64,
     /// A `PROBER_RESULT_*` value: the new published value (state), or the run's result.
     pub result: u32,
@@ -66,7 +73,7 @@ pub struct prober_event {
     pub reason: u32,
     /// Duration of the run that caused the event, in microseconds (0 without an outcome).
     pub duration_us: u64,
-    /// The outcome's message (empty without an outcome).
+    /// The outcome's message (empty without an outcome); the probe's label (host-run events).
     pub message: prober_str,
     /// The outcome's output (empty without an outcome).
     pub output: prober_str,
@@ -93,8 +100,8 @@ pub struct prober_event {
     pub reserved: [u64; 4],
 }
 
-struct Inner {
-    engine: Engine,
+pub(crate) struct Inner {
+    pub(crate) engine: Engine,
     /// The last drained batch's outcomes, holding the memory that events' views point into.
     held: Vec<prober_outcome>,
 }
@@ -160,6 +167,7 @@ fn engine_error(e: EngineError) -> prober_status {
         EngineError::NoProbe(..) => set_error(PROBER_E_NO_PROBE, &e),
         EngineError::Spec(s) => spec_status(&s),
         EngineError::Io(io) => set_error(PROBER_E_IO, io),
+        EngineError::HostRunCheck => set_error(PROBER_E_WRONG_KIND, &e),
         // A refusal this build has no status for yet: the generic one, with its text.
         _ => set_error(PROBER_E_INVALID, &e),
     }
@@ -183,7 +191,7 @@ impl prober_engine {
     /// `PROBER_E_BUSY` while another call uses the engine; `PROBER_E_PANIC` when the engine
     /// is poisoned, or when `f` panics (which poisons it); otherwise what `f` returns. Each
     /// error is recorded for `prober_last_error`.
-    fn enter<R>(
+    pub(crate) fn enter<R>(
         &self,
         f: impl FnOnce(&mut Inner) -> Result<R, prober_status>,
     ) -> Result<R, prober_status> {
@@ -209,7 +217,7 @@ impl prober_engine {
 ///
 /// # Errors
 /// `PROBER_E_NULL` for a NULL engine, and those of [`prober_engine::enter`].
-fn with_engine<R>(
+pub(crate) fn with_engine<R>(
     e: *const prober_engine,
     f: impl FnOnce(&mut Inner) -> Result<R, prober_status>,
 ) -> Result<R, prober_status> {
@@ -548,6 +556,23 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
             out.result = prober_result::code_of(outcome.result);
             Some(outcome)
         }
+        Event::HostRun { run, target, role, label } => {
+            out.kind = prober_event_kind::PROBER_EVENT_HOST_RUN as u32;
+            out.target = target;
+            out.role = role as u32;
+            out.tag = run;
+            // The label is held as an outcome's message, so its view lives as long as the
+            // views of the batch's outcomes do; no outcome is reported.
+            let held_label = prober_outcome::new(prober_core::Outcome::new(
+                prober_core::ProbeResult::Unknown,
+                prober_core::Reason::None,
+                label,
+            ));
+            out.result = prober_result::code_of(prober_core::ProbeResult::Unknown);
+            out.message = held_label.message();
+            held.push(held_label);
+            return Some(out);
+        }
         Event::Run { target, role, outcome, late_us } => {
             out.kind = prober_event_kind::PROBER_EVENT_RUN as u32;
             out.target = target;
@@ -592,7 +617,8 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
 /// worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
 /// queued and counted (`prober_engine_get_stats`), but never those of the current step or
 /// wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
-/// submit, are never dropped.
+/// submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
+/// its run ends (timed out, cancelled) before it was drained.
 ///
 /// # Safety
 /// `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
@@ -675,7 +701,7 @@ pub struct prober_engine_stats {
     /// drained (never one queued by the current step or wait; see `prober_engine_drain` for
     /// the whole policy). Never decreases.
     pub dropped_events: u64,
-    /// Idle kept-alive HTTP connections held now (`prober_spec_set_keep_alive`).
+    /// Idle kept-alive HTTP and gRPC connections held now (`prober_spec_set_keep_alive`).
     pub kept_connections: u64,
     /// Disconnected TCP sockets kept for reuse now (see `PROBER_ENGINE_NO_SOCKET_REUSE`).
     pub pooled_sockets: u64,

@@ -186,11 +186,13 @@ pub unsafe extern "C" fn prober_spec_set_jitter_percent(
     })
 }
 
-/// Keeps an HTTP probe's connection alive between runs (default off: the kubelet's one
-/// connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
-/// options) then reuse an idle HTTP/1.1 connection the engine holds, and the request carries
-/// no `Connection: close`; verdicts are the kubelet's. Only an engine keeps connections:
-/// `prober_check` makes and closes one per call as without it. See docs/semantics.md.
+/// Keeps an HTTP or gRPC probe's connection alive between runs (default off: the kubelet's
+/// one connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
+/// options) then reuse an idle connection the engine holds: for HTTP an HTTP/1.1 connection,
+/// the request carrying no `Connection: close`; for gRPC the HTTP/2 connection, one stream per
+/// check (a GOAWAY, a reset, an idle timeout or a run that times out drops it). Verdicts are
+/// the kubelet's. Only an engine keeps connections: `prober_check` makes and closes one per
+/// call as without it. See docs/semantics.md.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
@@ -201,8 +203,11 @@ pub unsafe extern "C" fn prober_spec_set_keep_alive(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "keep-alive applies to HTTP probes only"));
+        if !matches!(s.spec.kind, ProbeKind::Http(_) | ProbeKind::Grpc(_)) {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "keep-alive applies to HTTP and gRPC probes only",
+            ));
         }
         s.spec.set_keep_alive(on).map_err(|e| spec_status(&e))
     })

@@ -89,9 +89,12 @@ c_enum! {
         PROBER_REASON_RESOURCE = 19 => Resource,
         /// The HTTP body (or a TCP reply) did not match the expected regular expression.
         PROBER_REASON_BODY = 20 => Body,
+        /// The destination was refused by the probe's allow-list of addresses (Rust API:
+        /// `ProbeSpec::set_address_filter`); nothing was connected to.
+        PROBER_REASON_DENIED = 21 => Denied,
         /// The probe's network namespace could not be used (no such path, not a network
         /// namespace, no permission to enter it); always Unknown, the target was never reached.
-        PROBER_REASON_NAMESPACE = 21 => Namespace,
+        PROBER_REASON_NAMESPACE = 22 => Namespace,
     }
 }
 
@@ -106,7 +109,8 @@ pub struct prober_timings {
     /// connection).
     pub resolve_us: i64,
     /// From the start of the run to the established connection (-1 for exec probes, and for
-    /// an HTTP run on a connection kept from an earlier run: `prober_spec_set_keep_alive`).
+    /// an HTTP or gRPC run on a connection kept from an earlier run:
+    /// `prober_spec_set_keep_alive`).
     pub connect_us: i64,
     /// From the start of the run to the end of the TLS handshake (-1 without TLS, and on a
     /// kept connection).

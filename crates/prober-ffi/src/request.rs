@@ -132,7 +132,7 @@ pub unsafe extern "C" fn prober_spec_set_unix_socket(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let socket = unix_socket(socket)?;
-        if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+        if matches!(s.spec.kind, ProbeKind::Exec(_) | ProbeKind::HostRun(_)) {
             return Err(set_error(
                 PROBER_E_WRONG_KIND,
                 "a Unix socket applies to HTTP, TCP and gRPC probes only",

@@ -33,6 +33,9 @@ pub enum prober_redirect_policy {
     PROBER_REDIRECT_SAME_ORIGIN = 1,
     /// Never follow; a 3xx is a Warning.
     PROBER_REDIRECT_NONE = 2,
+    /// Follow to any host, scheme and port, up to the limit (Go's client and
+    /// blackbox_exporter's rule).
+    PROBER_REDIRECT_ANY_HOST = 3,
 }
 
 /// How TCP and HTTP probes close their connections (`prober_spec_set_close_policy`).
@@ -392,6 +395,7 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(
             0 => RedirectPolicy::SameHost,
             1 => RedirectPolicy::SameOrigin,
             2 => RedirectPolicy::None,
+            3 => RedirectPolicy::AnyHost,
             other => {
                 return Err(set_error(
                     PROBER_E_INVALID_ENUM,
@@ -431,7 +435,7 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(
                 ));
             }
         };
-        if matches!(s.spec.kind, ProbeKind::Exec(_)) {
+        if matches!(s.spec.kind, ProbeKind::Exec(_) | ProbeKind::HostRun(_)) {
             return Err(set_error(
                 PROBER_E_WRONG_KIND,
                 "close policies apply to TCP and HTTP probes only",

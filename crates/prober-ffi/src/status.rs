@@ -44,6 +44,12 @@ c_enum! {
         PROBER_E_INVALID_ENUM = 114 => c"invalid enumerated value",
         /// A TLS option is invalid (server name, file path, version).
         PROBER_E_INVALID_TLS = 115 => c"invalid TLS option",
+        /// `prober_engine_complete_run`: the host run is no longer in flight (it timed out, was
+        /// cancelled, or was completed already); the completion is ignored and counted.
+        PROBER_E_RUN_ENDED = 116 => c"host run no longer in flight",
+        /// `prober_engine_complete_run`: no host run had this id; the completion is ignored and
+        /// counted.
+        PROBER_E_UNKNOWN_RUN = 117 => c"unknown host run",
         /// An operating-system call failed (see `prober_last_error`).
         PROBER_E_IO = 200 => c"operating system error",
         /// The engine is in use by another call right now: another thread is inside a call on

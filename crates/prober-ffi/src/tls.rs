@@ -24,7 +24,8 @@ pub enum prober_tls_verify {
 
 /// A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
 /// whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
-/// TLS setter switches it to TLS.
+/// TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's
+/// `":PORT"` (see docs/semantics.md).
 ///
 /// # Safety
 /// `host` and `service` must be NULL or NUL-terminated strings; `out` NULL or writable.

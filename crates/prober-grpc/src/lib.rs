@@ -36,6 +36,11 @@
 //!   - any other RPC error: Failure `error: health rpc probe failed: rpc error: code = NotFound
 //!     desc = unknown service` (grpc-go's wording), reason Status for a status the server sent,
 //!     else Protocol, Reset, ...
+//! - Keep-alive (`GrpcSpec::keep_alive`, beyond the kubelet): runs reuse the HTTP/2 connection
+//!   and its client, kept by the engine between runs, one stream per check (see the `probe`
+//!   module and docs/semantics.md).
+//! - An empty host is the local machine, as the kubelet's `":PORT"`: the unspecified address
+//!   is dialed, messages name `":PORT"`, `:authority` is `localhost:PORT`.
 //! - `http_status` is the response's `:status`; `timings.first_byte` the arrival of the
 //!   response head; `timings.tls` and `cert_not_after` as for HTTPS.
 //! - Without the `tls` feature, a TLS spec is Unknown, reason Unsupported.

@@ -5,6 +5,15 @@
 //! SETTINGS -> the server's SETTINGS (the connection is established) -> HEADERS + DATA ->
 //! response head, message, trailers -> close with the spec's close policy (RST by default).
 //! One deadline, set at `start`, covers it all, as the kubelet's one context does.
+//!
+//! With keep-alive ([`prober_core::GrpcSpec::keep_alive`]) the connection and its HTTP/2
+//! client go back to the engine's store ([`prober_transport::keep`]) after a check that left
+//! the connection usable, and a later run of the same origin opens its stream on them: the
+//! run reads what the server sent meanwhile first (PING, SETTINGS, GOAWAY, EOF), and dials
+//! again when the connection has ended; a request that the server refused unprocessed
+//! (GOAWAY, REFUSED_STREAM), or a connection that ended before any response byte, is sent
+//! again once on a fresh connection within the same deadline. A run that times out drops its
+//! connection.
 
 use std::io;
 use std::net::SocketAddr;
@@ -17,11 +26,32 @@ use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 use prober_transport::{ALPN_H2, Transport, TransportError};
 
-use crate::h2::{self, Budget, H2Error, Turn};
+use crate::h2::{self, Budget, H2Error, StreamId, Turn};
 use crate::health::{self, RpcError, code};
 
-/// Bytes asked for in one `read`.
+/// Bytes asked for in one `read`, once a read has filled [`FIRST_READ`].
 const READ_CHUNK: usize = 16 * 1024;
+
+/// One `read` of at most [`READ_CHUNK`] bytes from `io`, handed to `h2` (which buffers what it
+/// has not handled yet).
+///
+/// The read goes into one buffer per thread, zeroed once, as the HTTP probe's reads: a buffer
+/// of the probe's own, zero-filled to 16 KiB before its first read (safe Rust cannot hand
+/// uninitialised memory to `Read`), was 31 % of a one-shot gRPC probe's user-space
+/// instructions and most of the gap to the raw C loop (docs/benchmarks.md, "Raw limits").
+fn read_into(io: &mut Transport, h2: &mut h2::Client) -> Result<usize, TransportError> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Box<[u8]>> =
+            std::cell::RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
+    }
+    SCRATCH.with_borrow_mut(|scratch| {
+        let r = io.read(scratch);
+        if let Ok(n) = r {
+            h2.push(&scratch[..n]);
+        }
+        r
+    })
+}
 /// Reads per call before the machine yields to the poll loop (256 KiB): a server that never
 /// stops sending (frames that are ignored, PINGs) must not hold the engine thread, nor keep
 /// this probe past its deadline.
@@ -39,6 +69,8 @@ enum State {
     Open {
         io: Transport,
         h2: Box<h2::Client>,
+        /// Our stream on `h2`.
+        stream: StreamId,
     },
     Done,
 }
@@ -63,7 +95,6 @@ pub struct GrpcProbe {
     started: Option<Instant>,
     deadline: Option<Instant>,
     state: State,
-    buf: Vec<u8>,
     first_byte: Option<Duration>,
     http_status: Option<u16>,
     /// A [`Step::Yield`] was returned and its [`Machine::resume`] has not come yet. Readiness
@@ -76,7 +107,10 @@ pub struct GrpcProbe {
 impl GrpcProbe {
     /// A probe of `spec` that must finish within `timeout`.
     pub fn new(spec: &GrpcSpec, timeout: Duration) -> GrpcProbe {
-        let host_port = if spec.host.contains(':') {
+        let host_port = if spec.host.is_empty() {
+            // The kubelet's `":PORT"`; grpc-go sends `localhost:PORT` as its authority.
+            format!(":{}", spec.port)
+        } else if spec.host.contains(':') {
             format!("[{}]:{}", spec.host, spec.port)
         } else {
             format!("{}:{}", spec.host, spec.port)
@@ -88,17 +122,28 @@ impl GrpcProbe {
         // grpc-go: an explicit authority (`WithAuthority`), else the TLS server name when one
         // is set (grpc-health-probe's `-tls-server-name`), else the target's.
         let tls_name = spec.tls.as_ref().and_then(|t| t.server_name.clone());
+        let default_authority = if default_authority.starts_with(':') {
+            format!("localhost{default_authority}")
+        } else {
+            default_authority
+        };
         let authority = spec.authority.clone().or(tls_name).unwrap_or(default_authority);
         GrpcProbe {
             user_agent: spec.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
             metadata: spec.metadata.clone(),
             target: Target {
-                host: spec.host.clone(),
+                host: if spec.host.is_empty() && spec.unix_socket.is_none() {
+                    unspecified_host().to_string()
+                } else {
+                    spec.host.clone()
+                },
                 port: spec.port,
                 close: spec.close,
                 tls: spec.tls.clone(),
                 unix: spec.unix_socket.clone(),
                 netns: spec.netns.clone(),
+                filter: spec.address_filter.clone(),
+                keep_alive: spec.keep_alive,
             },
             addr,
             authority,
@@ -108,7 +153,6 @@ impl GrpcProbe {
             started: None,
             deadline: None,
             state: State::Idle,
-            buf: Vec::new(),
             first_byte: None,
             http_status: None,
             resume_owed: false,
@@ -139,8 +183,14 @@ impl GrpcProbe {
                 Step::Pending
             }
             DialStep::Connected(io) => {
-                self.open(cx, io);
-                self.drive(cx)
+                let kept = self.dial.take_session().and_then(|s| s.downcast::<h2::Client>().ok());
+                match kept {
+                    Some(h2) => self.reuse(cx, io, h2),
+                    None => {
+                        self.open(cx, io, Box::new(h2::Client::new()));
+                        self.drive(cx)
+                    }
+                }
             }
             DialStep::Failed(e) => {
                 let o = match e {
@@ -158,8 +208,31 @@ impl GrpcProbe {
         }
     }
 
-    /// The transport is ready: start HTTP/2.
-    fn open(&mut self, cx: &Ctx<'_>, io: Transport) {
+    /// A kept connection and its HTTP/2 client: the stream opens and its request goes out at
+    /// once. What the server sent while the connection was idle is read with the response: a
+    /// GOAWAY there leaves the stream unprocessed, and an EOF or a reset comes before any
+    /// response byte; both send the request again on a fresh connection ([`GrpcProbe::ended`],
+    /// [`GrpcProbe::may_retry`]). No read is tried before the response can have come: the
+    /// connection was registered again for this run (`epoll_ctl` reports data that is already
+    /// there), so its readiness says when to read, and a reused check costs a write and a read.
+    fn reuse(&mut self, cx: &mut Ctx<'_>, io: Transport, h2: Box<h2::Client>) -> Step {
+        if !h2.can_open() {
+            io.close(cx);
+            let step = self.dial.retry(cx, &self.target.endpoint());
+            return self.on_dial(cx, step);
+        }
+        self.open(cx, io, h2);
+        match std::mem::replace(&mut self.state, State::Done) {
+            State::Open { io, h2, stream } => self.exchange(cx, io, h2, stream, true),
+            other => {
+                self.state = other;
+                Step::Pending
+            }
+        }
+    }
+
+    /// The transport is ready: open the health check's stream on `h2`.
+    fn open(&mut self, cx: &Ctx<'_>, io: Transport, mut h2: Box<h2::Client>) {
         // Rounded up, so that the server's deadline is not before ours.
         let left = self.deadline.map_or(self.timeout, |d| d.saturating_duration_since(cx.now));
         let ms = left.as_micros().div_ceil(1000).max(1);
@@ -182,13 +255,16 @@ impl GrpcProbe {
             .collect(),
             body: health::encode_request(&self.service),
         };
-        self.state = State::Open { io, h2: Box::new(h2::Client::new(request)) };
+        // A kept client is idle (checked before it was kept and by `reuse`), a new one has
+        // no stream: the stream opens.
+        let stream = h2.open(request).unwrap_or(1);
+        self.state = State::Open { io, h2, stream };
     }
 
     /// Runs the connection's I/O until it would block or the run ends.
     fn drive(&mut self, cx: &mut Ctx<'_>) -> Step {
         match std::mem::replace(&mut self.state, State::Done) {
-            State::Open { io, h2 } => self.exchange(cx, io, h2),
+            State::Open { io, h2, stream } => self.exchange(cx, io, h2, stream, false),
             other => {
                 self.state = other;
                 Step::Pending
@@ -196,7 +272,16 @@ impl GrpcProbe {
         }
     }
 
-    fn exchange(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) -> Step {
+    fn exchange(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut io: Transport,
+        mut h2: Box<h2::Client>,
+        stream: StreamId,
+        // The request was just queued on a connection whose readiness will say when the
+        // answer is there: write, then wait without trying a read (see `reuse`).
+        mut wait_after_write: bool,
+    ) -> Step {
         let mut reads = 0;
         let mut budget = Budget::PER_TURN;
         loop {
@@ -204,18 +289,17 @@ impl GrpcProbe {
             // frames costs the poll thread a bounded time per turn; and nothing more is read
             // until it is handled, so that the buffer stays within one read and one frame.
             let progress = h2.process(&mut budget);
-            if self.first_byte.is_none() && h2.has_response_head() {
+            if self.first_byte.is_none() && h2.has_response_head(stream) {
                 self.first_byte = Some(self.since_start(Instant::now()));
             }
             let spent = match progress {
                 Ok(Turn::Pending) => false,
                 Ok(Turn::Budget) => true,
-                Ok(Turn::Done) => {
-                    io.close(cx);
-                    let response = h2.into_response();
-                    self.http_status = response.status();
-                    let o = health::outcome(health::interpret(&response), self.timeout);
-                    return self.finish(o);
+                Ok(Turn::Ended(id)) if id == stream => return self.ended(cx, io, h2, stream),
+                // Not ours (none other is opened): forgotten.
+                Ok(Turn::Ended(id)) => {
+                    h2.finish(id);
+                    false
                 }
                 Err(e) => return self.h2_failure(cx, io, h2.is_connected(), &e),
             };
@@ -228,41 +312,114 @@ impl GrpcProbe {
                     }
                     Ok(n) => h2.consume_output(n),
                     Err(TransportError::WouldBlock) => break,
+                    // A kept connection the server had reset or closed: a fresh one.
+                    Err(_) if self.may_retry(&h2, stream) => return self.retry(cx, io),
                     Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
                 }
             }
             if h2.pending_output().len() > MAX_PENDING_OUTPUT {
                 // Wait until the server reads (writable), or the deadline.
                 io.sync_interest(cx.registry);
-                self.state = State::Open { io, h2 };
+                self.state = State::Open { io, h2, stream };
                 return Step::Pending;
             }
             if spent {
                 // Let other work have its turn; the driver resumes right after its poll.
-                self.state = State::Open { io, h2 };
+                self.state = State::Open { io, h2, stream };
                 return self.yield_turn();
             }
+            if wait_after_write && h2.pending_output().is_empty() {
+                io.sync_interest(cx.registry);
+                self.state = State::Open { io, h2, stream };
+                return Step::Pending;
+            }
+            wait_after_write = false;
             if reads == READS_PER_TURN {
                 // Let other work have its turn; the driver resumes reading right after.
-                self.state = State::Open { io, h2 };
+                self.state = State::Open { io, h2, stream };
                 return self.yield_turn();
             }
             reads += 1;
-            self.buf.resize(READ_CHUNK, 0);
-            match io.read(&mut self.buf) {
+            match read_into(&mut io, &mut h2) {
                 Ok(0) => {
+                    if self.may_retry(&h2, stream) {
+                        return self.retry(cx, io);
+                    }
                     let e = h2.eof();
                     return self.h2_failure(cx, io, h2.is_connected(), &e);
                 }
-                Ok(n) => h2.push(&self.buf[..n]),
+                Ok(_) => {}
                 Err(TransportError::WouldBlock) => {
                     io.sync_interest(cx.registry);
-                    self.state = State::Open { io, h2 };
+                    self.state = State::Open { io, h2, stream };
                     return Step::Pending;
+                }
+                Err(e) if self.may_retry(&h2, stream) => {
+                    let _ = e;
+                    return self.retry(cx, io);
                 }
                 Err(e) => return self.transport_failure(cx, io, h2.is_connected(), &e),
             }
         }
+    }
+
+    /// Whether a failure of the connection may be retried on a fresh one: it was a kept
+    /// connection and nothing of our stream's response came (the server closed it just as it
+    /// was reused, as [`prober_transport::dial::Dial::retry`] says for HTTP).
+    fn may_retry(&self, h2: &h2::Client, stream: StreamId) -> bool {
+        self.dial.reused() && !h2.has_response_head(stream)
+    }
+
+    /// Closes the kept connection that failed and dials a fresh one, within the deadline.
+    fn retry(&mut self, cx: &mut Ctx<'_>, io: Transport) -> Step {
+        io.close(cx);
+        let step = self.dial.retry(cx, &self.target.endpoint());
+        self.on_dial(cx, step)
+    }
+
+    /// Our stream has ended: the verdict; the connection is kept for a later run when the
+    /// spec asks for it and it is still usable, else closed.
+    fn ended(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        io: Transport,
+        mut h2: Box<h2::Client>,
+        stream: StreamId,
+    ) -> Step {
+        let result = h2.finish(stream).unwrap_or_else(|| Err(h2.eof()));
+        let response = match result {
+            Ok(response) => response,
+            Err(e) if e.unprocessed(stream) && self.dial.reused() => return self.retry(cx, io),
+            Err(e) => {
+                let o = self.rpc_failure(cx.now, &e);
+                self.release(cx, io, h2);
+                return self.finish(o);
+            }
+        };
+        self.http_status = response.status();
+        let o = health::outcome(health::interpret(&response), self.timeout);
+        self.release(cx, io, h2);
+        self.finish(o)
+    }
+
+    /// Ends this run's use of the connection: into the engine's store with its client when
+    /// the spec keeps connections, the client is idle and what it queued could be written;
+    /// else closed.
+    fn release(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) {
+        if !self.target.keep_alive || !h2.is_idle() {
+            io.close(cx);
+            return;
+        }
+        while !h2.pending_output().is_empty() {
+            match io.write(h2.pending_output()) {
+                Ok(n) if n > 0 => h2.consume_output(n),
+                _ => {
+                    io.close(cx);
+                    return;
+                }
+            }
+        }
+        self.dial.keep_session(cx, io, &self.target.endpoint(), h2);
     }
 
     /// Returns [`Step::Yield`], remembering that a [`Machine::resume`] is owed.
@@ -310,7 +467,13 @@ impl GrpcProbe {
             let o = health::connect_failure(&self.addr, Reason::Protocol, &e.to_string());
             return self.finish(o);
         }
-        let past_deadline = self.deadline.is_some_and(|d| cx.now >= d);
+        let o = self.rpc_failure(cx.now, e);
+        self.finish(o)
+    }
+
+    /// The outcome of an RPC that failed with `e` after the connection was established.
+    fn rpc_failure(&self, now: Instant, e: &H2Error) -> Outcome {
+        let past_deadline = self.deadline.is_some_and(|d| now >= d);
         let code = match e {
             // As grpc-go: a cancellation once our deadline has passed is most likely the
             // server acting on our grpc-timeout.
@@ -324,19 +487,18 @@ impl GrpcProbe {
             H2Error::Eof { .. } => "error reading from server: EOF".to_string(),
             e => e.to_string(),
         };
-        let o = health::outcome(Err(RpcError::new(code, message, Reason::Protocol)), self.timeout);
-        self.finish(o)
+        health::outcome(Err(RpcError::new(code, message, Reason::Protocol)), self.timeout)
     }
 
     fn finish(&mut self, mut o: Outcome) -> Step {
         self.state = State::Done;
         self.deadline = None;
-        self.buf = Vec::new();
         o.http_status = self.http_status;
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.timings.total = self.since_start(Instant::now());
         o.cert_not_after = self.dial.cert_not_after();
+        o.peer = self.dial.peer_addr();
         Step::Done(o)
     }
 
@@ -347,7 +509,9 @@ impl GrpcProbe {
                 self.dial.cancel(cx);
                 false
             }
-            State::Open { io, h2 } => {
+            // A run that ends with its stream open drops the connection: the server may have
+            // stopped answering on it.
+            State::Open { io, h2, .. } => {
                 io.close(cx);
                 h2.is_connected()
             }
@@ -365,6 +529,8 @@ struct Target {
     tls: Option<TlsOptions>,
     unix: Option<UnixSocket>,
     netns: Option<prober_core::NetNs>,
+    filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
+    keep_alive: bool,
 }
 
 impl Target {
@@ -377,12 +543,27 @@ impl Target {
             close: self.close,
             // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA).
             nodelay: true,
-            // gRPC probes make one connection per run, as the kubelet.
-            keep_alive: false,
+            // One connection per run, as the kubelet, unless the spec keeps them.
+            keep_alive: self.keep_alive,
             unix: self.unix.as_ref(),
             netns: self.netns.as_ref(),
+            filter: self.filter.as_ref(),
         }
     }
+}
+
+/// What Go's dialer connects to for an empty host (`":PORT"`): the unspecified address of the
+/// family it prefers, IPv6 where the machine can open an IPv6 socket (Linux connects to its
+/// loopback, `::1`), else IPv4. Looked up once per process.
+fn unspecified_host() -> &'static str {
+    static HOST: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+    HOST.get_or_init(|| {
+        // A socket only (std's are close-on-exec), bound to nothing reachable: IPv6 present?
+        match std::net::UdpSocket::bind((std::net::Ipv6Addr::LOCALHOST, 0)) {
+            Ok(_) => "::",
+            Err(_) => "0.0.0.0",
+        }
+    })
 }
 
 /// A Unix socket in gRPC's naming, as grpc-health-probe's `-addr` takes it.
@@ -477,6 +658,5 @@ impl Machine for GrpcProbe {
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         self.close_all(cx);
         self.deadline = None;
-        self.buf = Vec::new();
     }
 }

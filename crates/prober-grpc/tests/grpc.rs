@@ -599,3 +599,28 @@ fn tls_server_name_is_the_authority() {
     let o = run(&sp);
     assert!(o.message.contains("code = PermissionDenied desc = authority [\"other:1\"]"), "{o:?}");
 }
+
+/// An empty host is the local machine, as the kubelet's `":PORT"` is for Go's dialer: a server
+/// listening on every address answers it, with `localhost:PORT` as the authority (grpc-go's);
+/// messages name `":PORT"`.
+#[test]
+fn an_empty_host_is_the_local_machine() {
+    // The authority is checked by the server, which knows its port only once it listens: a
+    // wrong authority fails the check (PermissionDenied), so a mismatch cannot pass silently.
+    let s = HealthServer::start(&["-listen", "[::]:0", "-require-authority", "localhost:0"]);
+    let o = run(&ProbeSpec::grpc("", s.port().into(), "").unwrap().with_timeout(TIMEOUT).unwrap());
+    let want = format!("authority [\"localhost:{}\"]", s.port());
+    assert!(o.message.contains(&want), "{o:?}");
+    let s = HealthServer::start(&["-listen", "[::]:0"]);
+    let empty =
+        |port: u16| ProbeSpec::grpc("", port.into(), "").unwrap().with_timeout(TIMEOUT).unwrap();
+    assert_healthy(&run(&empty(s.port())));
+    let closed = closed_port();
+    let o = run(&empty(closed));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Refused), "{o:?}");
+    // What was dialed: the unspecified address ([::], or 0.0.0.0 without IPv6), as Go's
+    // `dial tcp :PORT` is.
+    let head = format!("error: failed to connect service at \":{closed}\": dial tcp ");
+    let tail = format!(":{closed}: connect: connection refused");
+    assert!(o.message.starts_with(&head) && o.message.ends_with(&tail), "{:?}", o.message);
+}

@@ -12,6 +12,11 @@
 //! `prober-transport`'s). An [`HttpPlan`] is what all the runs of one spec share (the spec and
 //! the first request's bytes, made once); the engine keeps one per periodic worker.
 //!
+//! HTTP/2 (`probe/h2.rs`): on `https://` TLS offers ALPN `h2` and `http/1.1`
+//! ([`prober_core::HttpVersion::Auto`], as the kubelet's transport), and an `http://` probe with
+//! [`prober_core::HttpVersion::H2c`] speaks h2c with prior knowledge; the exchange is
+//! prober-h2's client, with the same redirect, body-limit and verdict logic as HTTP/1.1.
+//!
 //! # Semantics in short
 //!
 //! - One deadline (`timeout` from `start`) covers resolution, connect, every redirect hop, the

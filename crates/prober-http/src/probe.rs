@@ -9,12 +9,14 @@
 //! [`MAX_HEAD`] + one read chunk; while reading a body it holds one read chunk at a time. The
 //! kept body is bounded by the output limit.
 
+mod h2;
+
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use prober_core::{HttpSpec, Outcome, Reason, Scheme, Url};
+use prober_core::{HttpSpec, HttpVersion, Outcome, Reason, Scheme, Url};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 
@@ -23,7 +25,7 @@ use crate::redirect::{Decision, Hop, Redirects, error_op};
 use crate::request::{Message, build_request_with, host_override, user_wants_close};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 use crate::verdict::{evaluate, evaluate_expected};
-use prober_transport::{ALPN_HTTP1, Transport, TransportError};
+use prober_transport::{ALPN_H2, ALPN_HTTP1, Transport, TransportError};
 
 /// Bytes asked for in one `read`.
 /// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
@@ -70,6 +72,11 @@ enum State {
         conn: Transport,
         reader: BodyReader,
         hop: Box<Hop>,
+    },
+    /// The connection speaks HTTP/2 (see the `h2` module).
+    H2 {
+        conn: Transport,
+        x: Box<h2::H2Exchange>,
     },
     Done,
 }
@@ -155,6 +162,11 @@ pub struct HttpProbe {
     /// First response byte of the current (finally: the last) hop; the other phases are the
     /// dial's.
     first_byte: Option<Duration>,
+    /// Version and declared length of the last response head.
+    last_version: Option<u8>,
+    last_length: Option<u64>,
+    /// The final response's header fields, when the spec keeps them.
+    headers: Vec<(String, String)>,
 }
 
 impl HttpProbe {
@@ -180,6 +192,9 @@ impl HttpProbe {
             deadline: None,
             last_status: None,
             first_byte: None,
+            last_version: None,
+            last_length: None,
+            headers: Vec::new(),
         }
     }
 
@@ -240,6 +255,11 @@ impl HttpProbe {
                 self.state = State::Dialing;
                 Step::Pending
             }
+            DialStep::Connected(conn)
+                if h2::speaks_h2(self.plan.spec.version, self.url().scheme(), &conn) =>
+            {
+                self.start_h2(cx, conn)
+            }
             DialStep::Connected(conn) => self.send_request(cx, conn),
             DialStep::Failed(e) => {
                 let o = match e {
@@ -286,6 +306,7 @@ impl HttpProbe {
                     self.read_body(cx, conn, status, reader, keep)
                 }
                 State::Discard { conn, reader, hop } => self.discard_body(cx, conn, reader, hop),
+                State::H2 { conn, x } => self.h2_turn(cx, conn, x),
                 other => {
                     self.state = other;
                     Next::Return(Step::Pending)
@@ -386,6 +407,11 @@ impl HttpProbe {
 
     fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: &ResponseHead) -> Next {
         self.last_status = Some(head.status);
+        self.last_version = Some(head.version);
+        self.last_length = match head.framing {
+            Framing::Length(n) => Some(n),
+            Framing::Chunked | Framing::Close => None,
+        };
         let (current, host_override, as_get) = match &self.hop {
             Some(hop) => (&hop.url, hop.host_override.as_deref(), hop.as_get),
             None => (&self.plan.spec.url, self.plan.host_override.as_deref(), false),
@@ -428,6 +454,9 @@ impl HttpProbe {
                 Next::Return(self.fail(cx, Some(conn), Reason::TooManyRedirects, msg, None))
             }
             Decision::Final => {
+                if self.plan.spec.keep_headers {
+                    self.headers = crate::response::header_fields(&self.buf[..head.len]);
+                }
                 let keep = self.plan.keep_alive && !head.close;
                 let mut reader = BodyReader::new(framing, self.output_limit);
                 let progress = reader.feed(&self.buf[head.len..]);
@@ -644,6 +673,11 @@ impl HttpProbe {
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.cert_not_after = self.dial.cert_not_after();
+        o.peer = self.dial.peer_addr();
+        o.http_version = self.last_version;
+        o.http_content_length = self.last_length;
+        o.http_redirects = self.redirects.followed();
+        o.headers = std::mem::take(&mut self.headers);
         o.timings.total = self.since_start(Instant::now());
         Step::Done(o)
     }
@@ -669,7 +703,8 @@ impl Machine for HttpProbe {
             state @ (State::Writing { .. }
             | State::Head { .. }
             | State::Body { .. }
-            | State::Discard { .. }) => {
+            | State::Discard { .. }
+            | State::H2 { .. }) => {
                 self.state = state;
                 self.drive(cx)
             }
@@ -696,7 +731,11 @@ impl Machine for HttpProbe {
                 return self.dial_event(cx, DialEvent::Timer);
             }
         }
-        let in_body = matches!(self.state, State::Body { .. });
+        let in_body = match &self.state {
+            State::Body { .. } => true,
+            State::H2 { x, .. } => x.in_body(),
+            _ => false,
+        };
         // Go's client reads a redirect's body and then sends the next request, which finds its
         // deadline passed: the error names the next URL, awaiting headers.
         let mut next_url = None;
@@ -719,6 +758,10 @@ impl Machine for HttpProbe {
                 conn.close(cx);
                 next_url = Some(hop.url);
                 None
+            }
+            State::H2 { conn, mut x } => {
+                conn.close(cx);
+                x.take_body()
             }
             State::Idle | State::Done => None,
         };
@@ -745,7 +788,8 @@ impl Machine for HttpProbe {
             State::Writing { conn, .. }
             | State::Head { conn, .. }
             | State::Body { conn, .. }
-            | State::Discard { conn, .. } => conn.close(cx),
+            | State::Discard { conn, .. }
+            | State::H2 { conn, .. } => conn.close(cx),
             State::Idle | State::Done => {}
         }
         self.deadline = None;
@@ -758,11 +802,21 @@ impl Machine for HttpProbe {
 fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
     let url = hop.map_or(&plan.spec.url, |h| &h.url);
     let https = url.scheme() == Scheme::Https;
+    // Go's transport as the kubelet builds it (`utilnet.SetTransportDefaults`, which calls
+    // `http2.ConfigureTransports`) offers `h2` whatever its TLS settings; the h2c transport
+    // (`Protocols` with unencrypted HTTP/2 only) offers no `h2` on a redirect to `https`.
+    // On plain TCP nothing is offered; the list still keys kept connections, so that an h2c
+    // connection never serves an HTTP/1.1 probe's run or the other way round.
+    let alpn: &'static [&'static [u8]] = match plan.spec.version {
+        HttpVersion::Auto => &[ALPN_H2, ALPN_HTTP1],
+        HttpVersion::H2c if !https => &[ALPN_H2],
+        HttpVersion::Http1 | HttpVersion::H2c => &[ALPN_HTTP1],
+    };
     Endpoint {
         host: url.host(),
         port: url.port(),
         tls: https.then_some(&plan.spec.tls),
-        alpn: &[ALPN_HTTP1],
+        alpn,
         close: plan.spec.close,
         // TLS makes several small writes in a row (the handshake's last flight, then the
         // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
@@ -773,6 +827,7 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         unix: plan.spec.unix_socket.as_ref(),
         // Every hop's socket is made in the namespace: a redirect to the same host stays inside.
         netns: plan.spec.netns.as_ref(),
+        filter: plan.spec.address_filter.as_ref(),
     }
 }
 

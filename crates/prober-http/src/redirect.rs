@@ -120,9 +120,15 @@ impl Redirects {
                         None => host_port.rsplit_once(':').map_or(host_port, |(h, _)| h),
                     }
                 });
-                // Only the same host under the same-host policy gets that far; any other policy
-                // refuses a change of scheme, which makes the 3xx the final response.
-                if self.policy != RedirectPolicy::SameHost || host != original.host_text() {
+                // Only the same host under the same-host policy, or any host under any-host,
+                // gets that far; the other policies refuse a change of scheme, which makes the
+                // 3xx the final response.
+                let reaches = match self.policy {
+                    RedirectPolicy::SameHost => host == original.host_text(),
+                    RedirectPolicy::AnyHost => true,
+                    _ => false,
+                };
+                if !reaches {
                     return Decision::Final;
                 }
                 return Decision::BadLocation(format!(
@@ -141,6 +147,7 @@ impl Redirects {
             // The kubelet compares `URL.Hostname()` as text: `LOCALHOST` is not `localhost`.
             RedirectPolicy::SameHost => target.host_text() == original.host_text(),
             RedirectPolicy::SameOrigin => target.same_origin(original),
+            RedirectPolicy::AnyHost => true,
             RedirectPolicy::None => false,
         };
         if !allowed {

@@ -120,41 +120,11 @@ pub fn build_request_with(
     keep_alive: bool,
     msg: Message<'_>,
 ) -> Vec<u8> {
-    let mut map = header_map(headers);
-
-    let host = match host_override {
-        Some(h) => h.to_string(),
-        None => url.host_header(),
-    };
-    let ua = match map.get("User-Agent") {
-        Some(values) => values.first().map(|v| trim(v).to_string()).unwrap_or_default(),
-        None => trim(user_agent).to_string(),
-    };
-    for excluded in ["Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer"] {
-        map.remove(excluded);
-    }
-    match map.get("Accept") {
-        None => {
-            map.insert("Accept".into(), vec!["*/*".into()]);
-        }
-        Some(values) if values.first().is_none_or(|v| v.is_empty()) => {
-            map.remove("Accept");
-        }
-        Some(_) => {}
-    }
+    let Prepared { host, ua, mut map } = prepare(url, headers, user_agent, host_override, referer);
     let wants_close =
         map.get("Connection").is_some_and(|vs| vs.iter().any(|v| lists_close(v.as_bytes())));
     if !wants_close && !keep_alive {
         map.entry("Connection".into()).or_default().push("close".into());
-    }
-    if let Some(r) = referer {
-        match map.get_mut("Referer") {
-            // Go's `Header.Set("Referer", explicit)`: the user's first value, alone.
-            Some(values) if values.first().is_some_and(|v| !v.is_empty()) => values.truncate(1),
-            _ => {
-                map.insert("Referer".into(), vec![r.to_string()]);
-            }
-        }
     }
 
     let mut out = Vec::with_capacity(256 + msg.body.len());
@@ -178,6 +148,94 @@ pub fn build_request_with(
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(msg.body);
     out
+}
+
+/// The same request for HTTP/2 (Go's `httpcommon.EncodeHeaders`): `:authority` is what
+/// `Host` would be, then `:method`, `:path`, `:scheme`, then the fields HTTP/1.1 would carry
+/// with lower-case names, less the connection-specific ones HTTP/2 forbids (`Connection`,
+/// `Keep-Alive`, `Proxy-Connection`, `Transfer-Encoding`, `Upgrade`: Go drops them too, so
+/// neither side sends `Connection: close`), and `content-length` where HTTP/1.1 sends it.
+pub fn build_h2_request(
+    url: &Url,
+    headers: &[(String, String)],
+    user_agent: &str,
+    host_override: Option<&str>,
+    referer: Option<&str>,
+    msg: Message<'_>,
+) -> prober_h2::client::Request {
+    let Prepared { host, ua, map } = prepare(url, headers, user_agent, host_override, referer);
+    let mut fields = Vec::with_capacity(map.len() + 2);
+    if !ua.is_empty() {
+        fields.push(("user-agent".to_string(), ua));
+    }
+    for (name, values) in &map {
+        if ["Connection", "Keep-Alive", "Proxy-Connection", "Upgrade"].contains(&name.as_str()) {
+            continue;
+        }
+        for v in values {
+            fields.push((name.to_ascii_lowercase(), trim(v).to_string()));
+        }
+    }
+    if msg.sends_length() {
+        fields.push(("content-length".into(), msg.body.len().to_string()));
+    }
+    prober_h2::client::Request {
+        method: msg.method.to_string(),
+        scheme: url.scheme().as_str().to_string(),
+        authority: host,
+        path: url.request_target().to_string(),
+        headers: fields,
+        body: msg.body.to_vec(),
+    }
+}
+
+/// What the HTTP/1.1 and HTTP/2 forms of a request share: the virtual host, the user agent
+/// (empty: none) and the other header fields by canonical name.
+struct Prepared {
+    host: String,
+    ua: String,
+    map: BTreeMap<String, Vec<String>>,
+}
+
+fn prepare(
+    url: &Url,
+    headers: &[(String, String)],
+    user_agent: &str,
+    host_override: Option<&str>,
+    referer: Option<&str>,
+) -> Prepared {
+    let mut map = header_map(headers);
+
+    let host = match host_override {
+        Some(h) => h.to_string(),
+        None => url.host_header(),
+    };
+    let ua = match map.get("User-Agent") {
+        Some(values) => values.first().map(|v| trim(v).to_string()).unwrap_or_default(),
+        None => trim(user_agent).to_string(),
+    };
+    for excluded in ["Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer"] {
+        map.remove(excluded);
+    }
+    match map.get("Accept") {
+        None => {
+            map.insert("Accept".into(), vec!["*/*".into()]);
+        }
+        Some(values) if values.first().is_none_or(|v| v.is_empty()) => {
+            map.remove("Accept");
+        }
+        Some(_) => {}
+    }
+    if let Some(r) = referer {
+        match map.get_mut("Referer") {
+            // Go's `Header.Set("Referer", explicit)`: the user's first value, alone.
+            Some(values) if values.first().is_some_and(|v| !v.is_empty()) => values.truncate(1),
+            _ => {
+                map.insert("Referer".into(), vec![r.to_string()]);
+            }
+        }
+    }
+    Prepared { host, ua, map }
 }
 
 fn push_header(out: &mut Vec<u8>, name: &str, value: &str) {

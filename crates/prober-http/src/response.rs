@@ -490,9 +490,37 @@ fn first_line(buf: &[u8]) -> String {
     format!("{:?}", line.trim_end_matches('\r'))
 }
 
+/// The header fields of the last response head in `head` (the bytes of a complete head, after
+/// any interim responses), names and values as sent, values trimmed: for callers that check
+/// headers themselves ([`prober_core::HttpSpec::keep_headers`]). Lines without a colon and
+/// obsolete folded continuations are skipped.
+pub fn header_fields(head: &[u8]) -> Vec<(String, String)> {
+    let text = String::from_utf8_lossy(head);
+    let lines: Vec<&str> = text.split('\n').map(|l| l.trim_end_matches('\r')).collect();
+    // The last block of non-empty lines is the final head; its first line is the status line.
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
+    let start = lines[..end].iter().rposition(|l| l.is_empty()).map_or(0, |i| i + 1);
+    lines[start..end]
+        .iter()
+        .skip(1)
+        .filter(|l| !l.starts_with([' ', '\t']))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.to_string(), v.trim().to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_fields_of_the_final_head() {
+        let head = b"HTTP/1.1 100 Continue\r\nX-Interim: 1\r\n\r\nHTTP/1.1 200 OK\r\nServer: nginx\r\nX-A:  b c \r\n\r\n";
+        assert_eq!(
+            header_fields(head),
+            [("Server".to_string(), "nginx".to_string()), ("X-A".to_string(), "b c".to_string())]
+        );
+    }
 
     fn parse(s: &str) -> Result<HeadStatus, HeadError> {
         HeadParser::new().parse(s.as_bytes())

@@ -314,7 +314,7 @@ fn h36_new_port_fail() {
 }
 
 /// "bogus nonlocal": a redirect to another host name is not followed: Warning. We have no
-/// "follow everything" mode; same-origin and none do not follow it either.
+/// `any-host` policy (tests/any_host.rs); same-origin and none do not follow it either.
 #[test]
 fn h37_nonlocal_redirect_is_a_warning() {
     let s = TargetServer::start();

@@ -1,14 +1,15 @@
 //! The fields beyond the kubelet, named beside the Kubernetes fields they extend (see "Beyond
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
-//! `httpGet.keepAlive`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
+//! `httpGet.keepAlive`, `httpGet.http1Only`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
 //! `tcpSocket` and `grpc`), `grpc.metadata`, `grpc.userAgent`, `grpc.authority`,
+//! `grpc.keepAlive`,
 //! `tcpSocket.send`, `tcpSocket.expect`,
 //! `unhealthyPeriodSeconds`/`Milliseconds`, `transitionPeriodSeconds`/`Milliseconds` and
 //! `jitterPercent`. Kept here so that the translation only calls in.
 
 use std::time::Duration;
 
-use prober::{Pattern, ProbeSpec, StatusSet, UnixSocket, unescape};
+use prober::{HttpVersion, Pattern, ProbeKind, ProbeSpec, Scheme, StatusSet, UnixSocket, unescape};
 
 /// `httpGet.expectStatus`, `httpGet.expectBody` and `httpGet.keepAlive` of a watch-file probe
 /// at path `p`.
@@ -31,6 +32,47 @@ pub(crate) fn apply_http_fields(
         spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
     }
     Ok(())
+}
+
+/// `httpGet.protocol` (Kubernetes 1.37, KEP-5999) with the API server's validation of it
+/// (`validateHTTPGetAction`, v1.37.2), in its words: `HTTP1` or `HTTP2`; `HTTP2` only with
+/// `scheme: HTTP` and without `host`. And `httpGet.http1Only` (libprober's): HTTP/1.1 alone.
+pub(crate) fn apply_http_protocol(
+    p: &str,
+    spec: &mut ProbeSpec,
+    protocol: Option<&str>,
+    host: Option<&str>,
+    http1_only: bool,
+) -> Result<(), String> {
+    let https = matches!(&spec.kind, ProbeKind::Http(h) if h.url.scheme() == Scheme::Https);
+    let version = match protocol {
+        None | Some("HTTP1") => HttpVersion::Auto,
+        Some("HTTP2") if https => {
+            return Err(format!(
+                "{p}.httpGet.protocol: Invalid value: \"HTTP2\": is only supported with HTTP (H2C)"
+            ));
+        }
+        Some("HTTP2") if host.is_some_and(|h| !h.is_empty()) => {
+            let host = host.unwrap_or_default();
+            return Err(format!(
+                "{p}.httpGet.host: Invalid value: {host:?}: must be empty when `protocol` is \"HTTP2\""
+            ));
+        }
+        Some("HTTP2") => HttpVersion::H2c,
+        Some(other) => {
+            return Err(format!(
+                "{p}.httpGet.protocol: Unsupported value: {other:?}: supported values: \"HTTP1\", \"HTTP2\""
+            ));
+        }
+    };
+    let version = match (version, http1_only) {
+        (HttpVersion::H2c, true) => {
+            return Err(format!("{p}.httpGet.http1Only: does not apply with protocol: HTTP2"));
+        }
+        (_, true) => HttpVersion::Http1,
+        (v, false) => v,
+    };
+    spec.set_http_version(version).map_err(|e| format!("{p}.httpGet.protocol: {e}"))
 }
 
 /// `httpGet.method` and `httpGet.body` of a watch-file probe at path `p` (Consul's `Method` and
@@ -64,7 +106,8 @@ pub(crate) fn apply_unix_socket(
     Ok(())
 }
 
-/// `grpc.metadata`, `grpc.userAgent` and `grpc.authority` (the handler at path `h`).
+/// `grpc.metadata`, `grpc.userAgent`, `grpc.authority` and `grpc.keepAlive` (the handler at
+/// path `h`).
 pub(crate) fn apply_grpc_request(
     h: &str,
     spec: &mut ProbeSpec,
@@ -78,6 +121,9 @@ pub(crate) fn apply_grpc_request(
     }
     if let Some(a) = &g.authority {
         spec.set_grpc_authority(a).map_err(|e| format!("{h}.authority: {e}"))?;
+    }
+    if g.keep_alive {
+        spec.set_keep_alive(true).map_err(|e| format!("{h}.keepAlive: {e}"))?;
     }
     Ok(())
 }

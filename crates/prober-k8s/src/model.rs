@@ -139,6 +139,12 @@ pub(crate) struct HttpGetAction {
     /// libprober extension: connect through this Unix socket (curl's `--unix-socket`; a path,
     /// or `unix-abstract:NAME`).
     pub unix_socket: Option<String>,
+    /// Kubernetes 1.37 (KEP-5999, feature gate `H2CContainerProbe`): `HTTP1` (the default) or
+    /// `HTTP2` (h2c with prior knowledge, `scheme: HTTP` only).
+    pub protocol: Option<String>,
+    /// libprober extension: speak HTTP/1.1 only (ALPN offers `http/1.1` alone on HTTPS).
+    #[serde(default, rename = "http1Only")]
+    pub http1_only: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -236,6 +242,10 @@ pub(crate) struct GrpcAction {
     pub user_agent: Option<String>,
     /// libprober extension: the `:authority` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
+    /// libprober extension: keep the HTTP/2 connection between runs (`httpGet.keepAlive`'s
+    /// semantics), one stream per check.
+    #[serde(default, rename = "keepAlive")]
+    pub keep_alive: bool,
 }
 
 /// Kubernetes' IntOrString port: a number, or the name of a container port.

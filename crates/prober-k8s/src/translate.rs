@@ -208,6 +208,13 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.keep_alive,
     )?;
     crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
+    crate::extensions::apply_http_protocol(
+        p,
+        &mut spec,
+        h.protocol.as_deref(),
+        h.host.as_deref(),
+        h.http1_only,
+    )?;
     crate::extensions::apply_unix_socket(
         &format!("{p}.httpGet"),
         &mut spec,
@@ -749,6 +756,11 @@ mod tests {
         let p = probe("grpc: {port: 9, mode: TLS}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
         assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
+        // grpc.keepAlive: httpGet.keepAlive's option for gRPC; off by default.
+        assert!(!grpc_of(&spec).keep_alive);
+        let p = probe("grpc: {port: 9, keepAlive: true}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert!(grpc_of(&spec).keep_alive);
         let p = probe("grpc: {port: 9, mode: mTLS}");
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),

@@ -36,14 +36,26 @@ pub(crate) struct TargetDef {
     /// The network namespace the target's probes connect from (not a container field): a path,
     /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
     pub netns: Option<String>,
+    /// Run the target's exec probes inside the namespaces of this process (not a container
+    /// field; `nsenter --target PID --all`).
+    pub namespaces_of: Option<u32>,
 }
 
-/// `netns:` of a target: every probe of it makes its sockets in that namespace. Exec probes
-/// have no socket: a target with one is refused rather than run outside the namespace.
-fn apply_netns(p: &mut TargetPlan, path: &str, label: &str) -> Result<(), LoadError> {
+/// `netns:` of a target: every network probe of it makes its sockets in that namespace. Exec
+/// probes have no socket: unless `namespacesOf:` places them (`exec_placed`), a target with one
+/// is refused rather than run outside the namespace.
+fn apply_netns(
+    p: &mut TargetPlan,
+    path: &str,
+    exec_placed: bool,
+    label: &str,
+) -> Result<(), LoadError> {
     for (role, spec, _) in &mut p.probes {
         let probe = format!("{}Probe", role.as_str());
         if matches!(spec.kind, prober_core::ProbeKind::Exec(_)) {
+            if exec_placed {
+                continue;
+            }
             return Err(LoadError::File(format!(
                 "{label}: netns: applies to tcpSocket, httpGet and grpc probes; {probe} is exec"
             )));
@@ -66,6 +78,37 @@ fn check_on_change(h: &ExecAction, label: &str) -> Result<OnChange, LoadError> {
         return Err(bad(&format!("command[{i}]"), "contains a NUL byte"));
     }
     Ok(OnChange { command: h.command.clone() })
+}
+
+/// `namespacesOf: PID` of a target: its exec probes run inside that process's namespaces. A
+/// network probe beside them is refused rather than silently run on the host: it would reach
+/// the host's 127.0.0.1, not the process's, unless `netns:` places it (`network_placed`).
+fn apply_namespaces_of(
+    plan: &mut TargetPlan,
+    pid: u32,
+    network_placed: bool,
+    label: &str,
+) -> Result<(), LoadError> {
+    for (role, spec, _) in &mut plan.probes {
+        let field = match role {
+            prober::Role::Startup => "startupProbe",
+            prober::Role::Readiness => "readinessProbe",
+            prober::Role::Liveness => "livenessProbe",
+        };
+        if !matches!(spec.kind, prober::ProbeKind::Exec(_)) {
+            if network_placed {
+                continue;
+            }
+            return Err(LoadError::File(format!(
+                "{label}: namespacesOf applies to exec probes only, and {field} is not one \
+                 (a network probe into the process's network namespace names it with \
+                 netns: /proc/{pid}/ns/net)"
+            )));
+        }
+        spec.set_namespaces_of(Some(pid))
+            .map_err(|e| LoadError::File(format!("{label}: namespacesOf: {e}")))?;
+    }
+    Ok(())
 }
 
 impl TargetDef {
@@ -130,7 +173,10 @@ pub fn load_watch_file(
         let mut p = plan(t.name.clone(), &src, t.probes(), notes)?;
         p.on_change = t.on_change.as_ref().map(|h| check_on_change(h, &src.label)).transpose()?;
         if let Some(path) = &t.netns {
-            apply_netns(&mut p, path, &src.label)?;
+            apply_netns(&mut p, path, t.namespaces_of.is_some(), &src.label)?;
+        }
+        if let Some(pid) = t.namespaces_of {
+            apply_namespaces_of(&mut p, pid, t.netns.is_some(), &src.label)?;
         }
         plans.push(p);
     }
@@ -167,6 +213,32 @@ fn check_port_map(targets: &[TargetDef], port_map: &PortMap) -> Result<(), LoadE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn load(yaml: &str) -> Result<Vec<TargetPlan>, LoadError> {
+        load_watch_file(yaml, false, "127.0.0.1", &PortMap::default(), None, &mut Vec::new())
+    }
+
+    #[test]
+    fn namespaces_of_applies_to_exec_probes() {
+        let yaml = "targets:\n- name: c\n  namespacesOf: 4242\n  livenessProbe:\n    exec: {command: [hostname]}\n  readinessProbe:\n    exec: {command: ['true']}\n";
+        let plans = load(yaml).unwrap();
+        for (_, spec, _) in &plans[0].probes {
+            let prober::ProbeKind::Exec(e) = &spec.kind else { panic!("exec") };
+            assert_eq!(e.namespaces_of, Some(4242));
+        }
+        let yaml = "targets:\n- name: c\n  namespacesOf: 4242\n  livenessProbe:\n    exec: {command: [hostname]}\n  readinessProbe:\n    tcpSocket: {port: 80}\n";
+        assert_eq!(
+            load(yaml).unwrap_err().to_string(),
+            "target \"c\": namespacesOf applies to exec probes only, and readinessProbe is not one (a network probe into the process's network namespace names it with netns: /proc/4242/ns/net)"
+        );
+        let yaml = "targets:\n- name: c\n  namespacesOf: 0\n  livenessProbe:\n    exec: {command: [hostname]}\n";
+        assert_eq!(
+            load(yaml).unwrap_err().to_string(),
+            "target \"c\": namespacesOf: invalid PID 0 for namespacesOf (expected 1 to 4194304)"
+        );
+        let yaml = "targets:\n- name: c\n  namespacesOf: -1\n  livenessProbe:\n    exec: {command: [hostname]}\n";
+        assert!(load(yaml).unwrap_err().to_string().contains("namespacesOf"));
+    }
 
     #[test]
     fn missing_tls_files_are_noted() {

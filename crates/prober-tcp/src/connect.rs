@@ -37,7 +37,9 @@ use std::time::{Duration, Instant};
 use mio::Interest;
 use mio::net::TcpStream;
 use prober_core::os_error_text;
-use prober_core::{ClosePolicy, NetNs, Reason, UnixSocket};
+use std::sync::Arc;
+
+use prober_core::{AddressFilter, ClosePolicy, NetNs, Reason, UnixSocket};
 use prober_io::{Ctx, NsSockets, Ready};
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -132,6 +134,8 @@ pub struct Connector {
     /// Connect to this Unix socket instead (see [`Connector::unix`]); boxed so that the TCP
     /// connector, inline in every probe, does not grow for it.
     unix: Option<Box<UnixSocket>>,
+    /// Connect only to addresses this allow-list admits (see [`Connector::with_filter`]).
+    filter: Option<Arc<AddressFilter>>,
     /// Make the sockets in this network namespace (see [`Connector::with_netns`]); boxed, as
     /// `unix`.
     ns: Option<Box<NsConnect>>,
@@ -171,6 +175,7 @@ impl Connector {
             nodelay: false,
             unix: None,
             ns: None,
+            filter: None,
         }
     }
 
@@ -204,6 +209,15 @@ impl Connector {
     /// nothing (TCP) does not need it, and saves the setsockopt.
     pub fn with_nodelay(mut self, nodelay: bool) -> Connector {
         self.nodelay = nodelay;
+        self
+    }
+
+    /// Connects only to addresses `filter` admits: each resolved address (or the IP literal)
+    /// is checked, with the host name as given, before a socket is opened for it. Refused ones
+    /// are dropped; when none is left the connect fails with reason `denied` and nothing was
+    /// sent anywhere. Unix sockets are not filtered (they are the spec's, not a peer's).
+    pub fn with_filter(mut self, filter: Option<Arc<AddressFilter>>) -> Connector {
+        self.filter = filter;
         self
     }
 
@@ -288,6 +302,9 @@ impl Connector {
     /// Starts the race once the addresses are known: the first family now, the other after
     /// [`FALLBACK_DELAY`] (if there is one).
     fn begin(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
+        if let Some(step) = self.apply_filter() {
+            return step;
+        }
         let other = self.addrs.as_slice().iter().any(|a| a.is_ipv6() != self.first_is_ipv6());
         self.attempts[1].exhausted = !other;
         if other {
@@ -295,6 +312,43 @@ impl Connector {
         }
         self.state = State::Connecting;
         self.advance(cx, 0)
+    }
+
+    /// Drops the addresses the filter refuses; `Some(Failed)` when none is left.
+    fn apply_filter(&mut self) -> Option<ConnectStep> {
+        let filter = self.filter.as_deref()?;
+        let name = self.name.as_deref();
+        let refused = match &mut self.addrs {
+            Addrs::One(a) => filter.check(name, *a).err().map(|e| (*a, e)),
+            Addrs::List(list) => {
+                let mut first = None;
+                let admitted: Vec<bool> = list
+                    .iter()
+                    .map(|a| match filter.check(name, *a) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            first.get_or_insert((*a, e));
+                            false
+                        }
+                    })
+                    .collect();
+                // A namespace's sockets are indexed by address: they are dropped in step, or a
+                // later address would take a refused one's socket (made for the other family).
+                if let Some(ns) = &mut self.ns {
+                    let mut keep = admitted.iter();
+                    ns.sockets.retain(|_| keep.next().copied().unwrap_or(false));
+                }
+                let mut keep = admitted.iter();
+                list.retain(|_| keep.next().copied().unwrap_or(false));
+                first.filter(|_| list.is_empty())
+            }
+        };
+        let (addr, why) = refused?;
+        self.state = State::Finished;
+        Some(ConnectStep::Failed(ConnectError {
+            reason: Reason::Denied,
+            message: format!("dial tcp {addr}: not allowed: {why}"),
+        }))
     }
 
     fn first_is_ipv6(&self) -> bool {

@@ -60,9 +60,9 @@ impl TcpProbe {
         });
         let connector = match &spec.unix_socket {
             Some(socket) => Connector::unix(socket, spec.close),
-            None => {
-                Connector::new(&spec.host, spec.port, spec.close).with_netns(spec.netns.as_ref())
-            }
+            None => Connector::new(&spec.host, spec.port, spec.close)
+                .with_netns(spec.netns.as_ref())
+                .with_filter(spec.address_filter.clone()),
         };
         TcpProbe { connector, timeout, started: None, deadline: None, exchange }
     }
@@ -103,6 +103,7 @@ impl TcpProbe {
         if let Some(run) = self.exchange.take() {
             let ExchangeRun { exchange, conn, first_byte } = *run;
             if let Some((conn, connect)) = conn {
+                o.peer = tcp_addr(conn.peer());
                 conn.close(cx);
                 o.timings.connect = Some(connect);
             }
@@ -129,8 +130,10 @@ impl TcpProbe {
                 return self.exchange_step(cx);
             }
             ConnectStep::Connected(conn) => {
+                let peer = tcp_addr(conn.peer());
                 conn.close(cx);
                 let mut o = Outcome::success();
+                o.peer = peer;
                 o.timings.connect = Some(total);
                 o
             }
@@ -217,3 +220,11 @@ impl Machine for TcpProbe {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The address of a TCP peer, for [`Outcome::peer`] (`None` for a Unix socket).
+fn tcp_addr(peer: &Peer) -> Option<std::net::SocketAddr> {
+    match peer {
+        Peer::Tcp(addr) => Some(*addr),
+        Peer::Unix(_) => None,
+    }
+}

@@ -24,8 +24,22 @@
 //	                     decoded bytes)
 //	-require-authority VALUE
 //	                     answer PermissionDenied unless :authority is VALUE
+//	-listen ADDR         listen on this TCP address instead of 127.0.0.1:0 (e.g. "[::]:0")
+//	-http                serve Go's net/http instead (http_server.go): HTTP/1.1 and h2c, or
+//	                     with -tls-cert/-tls-key HTTP/1.1 and h2 by ALPN
 //	-unix PATH           listen on the Unix socket PATH instead ("@NAME": Linux's abstract
 //	                     NAME); the first line of stdout is then 0
+//
+// Commands, one a line on stdin, each answered by one line on stdout (gRPC mode, for the
+// keep-alive tests):
+//
+//	conns    the number of connections accepted so far
+//	checks   the number of RPCs received so far
+//	goaway   a graceful stop (GOAWAY on every connection, which then closes), and a new
+//	         server on the same address; answers "ok" once it listens again
+//	hang     every later Check blocks, never answering (until "answer"); answers "ok"
+//	answer   Checks answer again; answers "ok"
+//	reset    resets every open connection (RST: linger 0); answers how many
 package main
 
 import (
@@ -40,6 +54,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -55,6 +71,72 @@ type statusFlags []string
 
 func (s *statusFlags) String() string     { return strings.Join(*s, ",") }
 func (s *statusFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+// hub accepts the connections of the one real listener and hands them to the listener views
+// servers are serving (only the newest takes new ones); it counts and remembers them, for
+// "conns" and "reset".
+type hub struct {
+	real     net.Listener
+	conns    chan net.Conn
+	mu       sync.Mutex
+	accepted int
+	open     []net.Conn
+}
+
+func (h *hub) run() {
+	for {
+		c, err := h.real.Accept()
+		if err != nil {
+			close(h.conns)
+			return
+		}
+		h.mu.Lock()
+		h.accepted++
+		h.open = append(h.open, c)
+		h.mu.Unlock()
+		h.conns <- c
+	}
+}
+
+// resetAll resets every connection accepted so far and returns how many.
+func (h *hub) resetAll() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.open)
+	for _, c := range h.open {
+		if tc, ok := c.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+		_ = c.Close()
+	}
+	h.open = nil
+	return n
+}
+
+// view is one server's listener on the hub: closing it (a server's GracefulStop) leaves the
+// real listener open for the next server.
+type view struct {
+	h    *hub
+	done chan struct{}
+	once sync.Once
+}
+
+func (h *hub) view() *view { return &view{h: h, done: make(chan struct{})} }
+
+func (v *view) Accept() (net.Conn, error) {
+	select {
+	case c, ok := <-v.h.conns:
+		if !ok {
+			return nil, net.ErrClosed
+		}
+		return c, nil
+	case <-v.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (v *view) Close() error   { v.once.Do(func() { close(v.done) }); return nil }
+func (v *view) Addr() net.Addr { return v.h.real.Addr() }
 
 func fail(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "health-server: "+format+"\n", args...)
@@ -72,22 +154,33 @@ func main() {
 	clientCA := flag.String("client-ca", "", "CA for client certificates (PEM)")
 	http1 := flag.Bool("http1", false, "serve plain HTTP/1.1 instead of gRPC")
 	unixPath := flag.String("unix", "", "listen on this Unix socket (@NAME: abstract)")
+	listen := flag.String("listen", "127.0.0.1:0", "TCP address to listen on")
 	var required statusFlags
 	flag.Var(&required, "require-metadata", "KEY=VALUE the request must carry (repeatable)")
 	requireAuthority := flag.String("require-authority", "", "required :authority")
 	flag.Parse()
 
-	network, address := "tcp", "127.0.0.1:0"
+	network, address := "tcp", *listen
 	if *unixPath != "" {
 		network, address = "unix", *unixPath
 	}
-	lis, err := net.Listen(network, address)
+	real, err := net.Listen(network, address)
 	if err != nil {
 		fail("listen: %v", err)
 	}
+	conns := &hub{real: real, conns: make(chan net.Conn)}
+	go conns.run()
+	lis := conns.view()
+	// "hang": Checks wait on this channel until "answer" closes it.
+	var checks atomic.Int64
+	var hangMu sync.Mutex
+	var hang chan struct{}
 
-	var serve func()
-	if *http1 {
+	var serve, goaway func()
+	var register func(*grpc.Server)
+	if *httpMode {
+		serve = httpServe(lis, *certFile, *keyFile)
+	} else if *http1 {
 		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/echo" {
 				io.WriteString(w, r.Method+" "+r.Host+" "+r.URL.Path)
@@ -120,6 +213,7 @@ func main() {
 		}
 		opts = append(opts, grpc.UnaryInterceptor(func(ctx context.Context, req any,
 			info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+			checks.Add(1)
 			if *requireUA != "" {
 				md, _ := metadata.FromIncomingContext(ctx)
 				ua := strings.Join(md.Get("user-agent"), ",")
@@ -144,10 +238,23 @@ func main() {
 			if *delay > 0 {
 				time.Sleep(*delay)
 			}
+			hangMu.Lock()
+			h := hang
+			hangMu.Unlock()
+			if h != nil {
+				<-h
+			}
 			return handler(ctx, req)
 		}))
-		srv := grpc.NewServer(opts...)
-		if !*noHealth {
+		newServer := func() *grpc.Server {
+			srv := grpc.NewServer(opts...)
+			register(srv)
+			return srv
+		}
+		register = func(srv *grpc.Server) {
+			if *noHealth {
+				return
+			}
 			hs := health.NewServer()
 			for _, s := range statuses {
 				name, st, ok := strings.Cut(s, "=")
@@ -162,7 +269,18 @@ func main() {
 			}
 			healthpb.RegisterHealthServer(srv, hs)
 		}
-		serve = func() { _ = srv.Serve(lis) }
+		srv := newServer()
+		first, firstLis := srv, lis
+		serve = func() { _ = first.Serve(firstLis) }
+		goaway = func() {
+			// The new server takes new connections first; the old one drains its own in
+			// the background (GracefulStop waits for its connections to end).
+			old := srv
+			lis = conns.view()
+			srv = newServer()
+			go func(srv *grpc.Server, lis net.Listener) { _ = srv.Serve(lis) }(srv, lis)
+			go old.GracefulStop()
+		}
 	}
 
 	if tcp, ok := lis.Addr().(*net.TCPAddr); ok {
@@ -171,6 +289,40 @@ func main() {
 		fmt.Println(0)
 	}
 	go serve()
-	_, _ = io.Copy(io.Discard, bufio.NewReader(os.Stdin))
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		switch in.Text() {
+		case "conns":
+			conns.mu.Lock()
+			fmt.Println(conns.accepted)
+			conns.mu.Unlock()
+		case "checks":
+			fmt.Println(checks.Load())
+		case "goaway":
+			if goaway != nil {
+				goaway()
+			}
+			fmt.Println("ok")
+		case "hang":
+			hangMu.Lock()
+			if hang == nil {
+				hang = make(chan struct{})
+			}
+			hangMu.Unlock()
+			fmt.Println("ok")
+		case "answer":
+			hangMu.Lock()
+			if hang != nil {
+				close(hang)
+				hang = nil
+			}
+			hangMu.Unlock()
+			fmt.Println("ok")
+		case "reset":
+			fmt.Println(conns.resetAll())
+		default:
+			fmt.Println("unknown command")
+		}
+	}
 	os.Exit(0)
 }

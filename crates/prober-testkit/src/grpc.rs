@@ -10,12 +10,16 @@
 //!
 //! The server's flags (see `main.go`): `-status NAME=STATUS` (repeatable; `""` starts
 //! `SERVING`), `-no-health`, `-delay DURATION` (before every answer), `-require-user-agent
-//! PREFIX`, `-tls-cert FILE -tls-key FILE`, `-client-ca FILE`, `-http1` (plain HTTP/1.1 `200 ok`
-//! instead of gRPC).
+//! PREFIX`, `-listen ADDR` (instead of `127.0.0.1:0`), `-tls-cert FILE -tls-key FILE`, `-client-ca FILE`, `-http1` (plain HTTP/1.1 `200 ok`
+//! instead of gRPC). Commands while it runs ([`HealthServer::command`], for the keep-alive
+//! tests): `conns` (connections accepted so far), `checks` (RPCs received so far), `goaway` (a graceful stop of the connections
+//! open, new ones served on), `hang` / `answer` (Checks stop answering / answer again), `reset`
+//! (every open connection reset).
 
+use std::io::Write;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -85,6 +89,7 @@ pub fn binary() -> &'static Path {
 pub struct HealthServer {
     child: Child,
     stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
     port: u16,
 }
 
@@ -107,13 +112,40 @@ impl HealthServer {
             .expect("start the health server");
         let stdin = child.stdin.take();
         let mut line = String::new();
-        let stdout = child.stdout.take().expect("piped stdout");
-        BufReader::new(stdout).read_line(&mut line).expect("read the health server's port");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        stdout.read_line(&mut line).expect("read the health server's port");
         let port = line.trim().parse().unwrap_or_else(|_| {
             let status = child.wait();
             panic!("the health server {args:?} did not print its port (got {line:?}, {status:?})")
         });
-        HealthServer { child, stdin, port }
+        HealthServer { child, stdin, stdout, port }
+    }
+
+    /// Sends `cmd` (see the module docs) and returns the server's one-line answer, once the
+    /// server has done it.
+    ///
+    /// # Panics
+    /// When the server has exited or does not answer.
+    pub fn command(&mut self, cmd: &str) -> String {
+        let stdin = self.stdin.as_mut().expect("the server's stdin");
+        writeln!(stdin, "{cmd}").expect("write a command to the health server");
+        stdin.flush().expect("flush the command");
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read the health server's answer");
+        assert!(!line.is_empty(), "the health server exited instead of answering {cmd:?}");
+        line.trim().to_string()
+    }
+
+    /// How many RPCs the server has received so far (the `checks` command).
+    pub fn checks(&mut self) -> u64 {
+        let answer = self.command("checks");
+        answer.parse().unwrap_or_else(|_| panic!("`checks` answered {answer:?}"))
+    }
+
+    /// How many connections the server has accepted so far (the `conns` command).
+    pub fn connections(&mut self) -> u64 {
+        let answer = self.command("conns");
+        answer.parse().unwrap_or_else(|_| panic!("`conns` answered {answer:?}"))
     }
 
     /// The loopback port the server listens on (`127.0.0.1`).

@@ -107,6 +107,7 @@ mod request;
 mod routes;
 pub mod starttls;
 pub mod tls;
+pub mod unshare;
 
 use std::collections::HashMap;
 use std::io;

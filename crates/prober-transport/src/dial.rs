@@ -28,7 +28,7 @@ use prober_core::{Reason, Timings};
 #[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Ready};
-use prober_tcp::{ConnectStep, Connector};
+use prober_tcp::{ConnectStep, Connector, Peer};
 
 use crate::Transport;
 #[cfg(feature = "tls")]
@@ -147,6 +147,10 @@ pub struct Dial {
     /// A plain connection waiting for its TLS client to shake hands (STARTTLS, see
     /// [`Dial::start_tls`]).
     upgrade: Option<prober_tcp::Conn>,
+    /// The TCP address of the last dial's connection.
+    peer: Option<SocketAddr>,
+    /// The protocol state kept with the connection this dial was given.
+    session: Option<keep::Session>,
 }
 
 impl Dial {
@@ -185,6 +189,8 @@ impl Dial {
         self.phase = Phase::Idle;
         self.timings = DialTimings::default();
         self.cert_not_after = None;
+        self.peer = None;
+        self.session = None;
     }
 
     /// Whether the connection of the last dial was a kept one (see [`Dial::retry`]).
@@ -196,6 +202,34 @@ impl Dial {
     /// when it lends one with room, else closed. The caller has checked that the response
     /// allowed it (read to its end, no `Connection: close`).
     pub fn keep(&mut self, cx: &mut Ctx<'_>, conn: Transport, ep: &Endpoint<'_>) {
+        self.keep_with(cx, conn, ep, None);
+    }
+
+    /// [`Dial::keep`] for a protocol that keeps state with the connection (an HTTP/2 client):
+    /// the next run of the same origin gets it back from [`Dial::take_session`].
+    pub fn keep_session(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Transport,
+        ep: &Endpoint<'_>,
+        session: keep::Session,
+    ) {
+        self.keep_with(cx, conn, ep, Some(session));
+    }
+
+    /// The protocol state kept with the connection this dial was given, if any (taken once).
+    pub fn take_session(&mut self) -> Option<keep::Session> {
+        self.session.take()
+    }
+
+    fn keep_with(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        conn: Transport,
+        ep: &Endpoint<'_>,
+        session: Option<keep::Session>,
+    ) {
+        self.session = None;
         let origin = match self.origin.take() {
             Some(o) if o.matches(ep) => Some(o),
             _ => None,
@@ -203,7 +237,8 @@ impl Dial {
         let cert_not_after = self.cert_not_after;
         if let Some((store, owner)) = keep::store(cx).filter(|(s, _)| s.has_room()) {
             let origin = origin.unwrap_or_else(|| Origin::of(ep));
-            store.put(Idle { origin, conn, since: Instant::now(), owner, cert_not_after });
+            let since = Instant::now();
+            store.put(Idle { origin, conn, since, owner, cert_not_after, session });
             return;
         }
         conn.close(cx);
@@ -215,11 +250,19 @@ impl Dial {
         let (store, _) = keep::store(cx)?;
         // The driver's clock reading for this call: no second reading for the idle check.
         let mut idle = store.take(ep, now)?;
+        // A connection kept by a probe with another allow-list (or none) is this probe's only
+        // if its address passes this one's: dropped (closed) otherwise, and the dial goes on.
+        let peer = tcp_addr(idle.conn.peer());
+        if let (Some(filter), Some(addr)) = (ep.filter, peer) {
+            filter.check(Some(ep.host), addr).ok()?;
+        }
         // A connection that cannot be registered again is closed (dropped) and a new one made.
         idle.conn.rearm(registry, token).ok()?;
         self.timings.reused = true;
+        self.peer = peer;
         self.cert_not_after = idle.cert_not_after;
         self.origin = Some(idle.origin);
+        self.session = idle.session;
         Some(idle.conn)
     }
 
@@ -298,6 +341,12 @@ impl Dial {
     /// epoch), also when verification failed; `None` without TLS.
     pub fn cert_not_after(&self) -> Option<i64> {
         self.cert_not_after
+    }
+
+    /// The TCP address the last dial connected to (after resolution); `None` before a
+    /// connection and for a Unix socket.
+    pub fn peer_addr(&self) -> Option<SocketAddr> {
+        self.peer
     }
 
     /// When the dial needs [`Dial::timer`]: the start of the connector's second address family.
@@ -476,7 +525,8 @@ impl Dial {
             Some(socket) => Connector::unix(socket, ep.close),
             None => Connector::new(ep.host, ep.port, ep.close)
                 .with_nodelay(ep.nodelay)
-                .with_netns(ep.netns),
+                .with_netns(ep.netns)
+                .with_filter(ep.filter.cloned()),
         };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)
@@ -497,6 +547,7 @@ impl Dial {
             }
             ConnectStep::Connected(conn) => {
                 self.timings.connect = Some(self.since_start());
+                self.peer = tcp_addr(conn.peer());
                 #[cfg(feature = "tls")]
                 if ep.tls.is_some() {
                     let client = self.tls.as_ref().expect("set up before connecting");
@@ -541,5 +592,13 @@ impl Dial {
                 DialStep::Failed(DialError::Connect { reason, detail })
             }
         }
+    }
+}
+
+/// The address of a TCP peer (`None` for a Unix socket).
+fn tcp_addr(peer: &Peer) -> Option<SocketAddr> {
+    match peer {
+        Peer::Tcp(addr) => Some(*addr),
+        Peer::Unix(_) => None,
     }
 }

@@ -1,7 +1,9 @@
 //! Where a dial goes and how ([`Endpoint`]): what [`crate::dial`] connects to and what
 //! [`crate::keep`] keys idle connections by.
 
-use prober_core::{ClosePolicy, NetNs, TlsOptions, UnixSocket};
+use std::sync::Arc;
+
+use prober_core::{AddressFilter, ClosePolicy, NetNs, TlsOptions, UnixSocket};
 
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
@@ -27,4 +29,7 @@ pub struct Endpoint<'a> {
     pub unix: Option<&'a UnixSocket>,
     /// Make the socket in this network namespace (beyond the kubelet); `None`: this process's.
     pub netns: Option<&'a NetNs>,
+    /// Connect only to addresses this allow-list admits (checked after resolution, on every
+    /// dial, and on a kept connection before it is reused).
+    pub filter: Option<&'a Arc<AddressFilter>>,
 }

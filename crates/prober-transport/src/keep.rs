@@ -22,6 +22,12 @@
 //! - the target whose run last used it is removed ([`KeptConns::close_owner`]);
 //! - the store is full ([`KeptConns::new`]'s cap).
 //!
+//! A connection may carry its protocol's state ([`Session`]: an HTTP/2 client for gRPC
+//! keep-alive); it is handed back with the connection, and such a connection is not checked
+//! for quiet before reuse (its peer may send frames while it is idle): the probe reads what
+//! came with its response, and dials again when that was the end (GOAWAY, EOF) before any
+//! response byte.
+//!
 //! A server may still close a connection just as it is reused (its idle timer fires between
 //! the check and the request): the HTTP probe then retries once on a fresh connection, within
 //! the same deadline, when the reused connection fails before any response byte
@@ -107,7 +113,16 @@ pub(crate) struct Idle {
     pub(crate) owner: Option<u64>,
     /// The certificate's expiry from the handshake that made the connection.
     pub(crate) cert_not_after: Option<i64>,
+    /// The protocol's state of the connection, for protocols that keep some between requests
+    /// (an HTTP/2 client: HPACK tables, windows, stream ids). Such a connection is not checked
+    /// for quiet before reuse: its peer may legitimately send while it is idle (PING, SETTINGS,
+    /// WINDOW_UPDATE, GOAWAY), so the protocol reads what came with its next exchange and
+    /// judges it.
+    pub(crate) session: Option<Session>,
 }
+
+/// The protocol's state kept with a connection ([`crate::dial::Dial::keep_session`]).
+pub type Session = Box<dyn std::any::Any + Send>;
 
 /// Counters of a [`KeptConns`], for hosts that export metrics and for tests.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -243,7 +258,7 @@ impl KeptConns {
                 self.stats.expired += 1;
                 continue;
             }
-            if !idle.conn.is_quiet() {
+            if idle.session.is_none() && !idle.conn.is_quiet() {
                 self.stats.stale += 1;
                 continue;
             }
@@ -296,6 +311,7 @@ mod tests {
             keep_alive: true,
             unix,
             netns: None,
+            filter: None,
         }
     }
 

@@ -186,6 +186,16 @@ impl Transport {
         }
     }
 
+    /// The protocol the server chose by ALPN (`None` for plain TCP, or when the server chose
+    /// none): an HTTPS probe that offered `h2` speaks HTTP/2 when this is [`ALPN_H2`].
+    pub fn alpn_protocol(&self) -> Option<&[u8]> {
+        match self {
+            Transport::Plain(_) => None,
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.alpn_protocol(),
+        }
+    }
+
     /// The TCP connection underneath.
     pub fn conn(&self) -> &Conn {
         match self {

@@ -151,6 +151,7 @@ impl TlsTcpProbe {
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.cert_not_after = self.dial.cert_not_after();
+        o.peer = self.dial.peer_addr();
         let reply = std::mem::replace(&mut self.exchange, Exchange::new(Vec::new(), None));
         let reply = reply.into_reply();
         o.output_total = reply.len() as u64;
@@ -258,6 +259,7 @@ fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpo
         keep_alive: false,
         unix: spec.unix_socket.as_ref(),
         netns: spec.netns.as_ref(),
+        filter: spec.address_filter.as_ref(),
     }
 }
 

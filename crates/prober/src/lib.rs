@@ -74,9 +74,12 @@
 
 pub use prober_core::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HttpSpec, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule,
-    Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
+    HttpSpec, HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy,
+    Role, Schedule, Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url,
+    UrlError,
 };
+/// Host-run probes: the engine schedules and judges the runs, the host performs them.
+pub use prober_core::{HostRunSpec, MAX_HOST_RUN_LABEL};
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{
     MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet, UnixSocket,
@@ -84,6 +87,7 @@ pub use prober_core::{
 };
 /// Containers: a probe's network namespace ([`ProbeSpec::set_netns`]).
 pub use prober_core::{MAX_NETNS_PATH, NetNs};
+pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,
     PoolStats, TargetId, spawn,

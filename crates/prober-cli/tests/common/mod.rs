@@ -334,7 +334,8 @@ impl Watch {
     pub fn metrics_addr(&self) -> SocketAddr {
         let line = self.stderr.recv_timeout(HANG).expect("no metrics line on stderr");
         let addr = line
-            .strip_prefix("prober: metrics at http://")
+            .strip_prefix("prober: metrics at ")
+            .and_then(|l| l.strip_prefix("http://").or_else(|| l.strip_prefix("https://")))
             .and_then(|l| l.strip_suffix("/metrics"))
             .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"));
         addr.parse().unwrap()
@@ -345,7 +346,8 @@ impl Watch {
     pub fn health_addr(&self) -> SocketAddr {
         let line = self.stderr.recv_timeout(HANG).expect("no health line on stderr");
         let addr = line
-            .strip_prefix("prober: health at http://")
+            .strip_prefix("prober: health at ")
+            .and_then(|l| l.strip_prefix("http://").or_else(|| l.strip_prefix("https://")))
             .and_then(|l| l.strip_suffix("/readyz"))
             .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"));
         addr.parse().unwrap()

@@ -20,6 +20,9 @@ pub fn http(addr: SocketAddr, request: &[u8]) -> Response {
     let mut s = TcpStream::connect(addr).expect("connect to the metrics server");
     s.set_read_timeout(Some(HANG)).unwrap();
     s.write_all(request).unwrap();
+    // Nothing more: the server closes the connection after its answer (it keeps connections
+    // for further requests otherwise).
+    s.shutdown(std::net::Shutdown::Write).unwrap();
     let mut raw = String::new();
     s.read_to_string(&mut raw).expect("read the answer");
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no head: {raw:?}"));
@@ -27,9 +30,13 @@ pub fn http(addr: SocketAddr, request: &[u8]) -> Response {
     Response { status, head: head.to_string(), body: body.to_string() }
 }
 
-/// `GET /metrics`, answered 200, parsed.
+/// `GET /metrics` asking for OpenMetrics (as Prometheus does), answered 200, parsed.
 pub fn scrape(addr: SocketAddr) -> Exposition {
-    let r = http(addr, b"GET /metrics HTTP/1.1\r\nHost: prober\r\nAccept: */*\r\n\r\n");
+    let r = http(
+        addr,
+        b"GET /metrics HTTP/1.1\r\nHost: prober\r\nConnection: close\r\n\
+          Accept: application/openmetrics-text;version=1.0.0\r\n\r\n",
+    );
     assert_eq!(r.status, 200, "{}", r.head);
     assert!(
         r.head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),

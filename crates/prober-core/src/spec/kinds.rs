@@ -1,6 +1,9 @@
 //! The spec of each kind of probe (TCP, HTTP, exec, gRPC) and their policies.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::allow::AddressFilter;
 
 use crate::expect::{Pattern, StatusSet};
 use crate::netns::NetNs;
@@ -33,16 +36,22 @@ pub enum RedirectPolicy {
     SameOrigin = 1,
     /// Never follow: any 3xx is the final response (Warning).
     None = 2,
+    /// Follow to any host, scheme and port, up to the limit (Go's default client, and
+    /// blackbox_exporter's unless `no_follow_redirects`; the kubelet's
+    /// `followNonLocalRedirects`). With an [`AddressFilter`](crate::AddressFilter), every hop's
+    /// address is checked before it is connected to.
+    AnyHost = 3,
 }
 
 impl RedirectPolicy {
-    /// The policy named `same-host`, `same-origin` or `none` (the names the command and
-    /// manifests use); `None` for any other text.
+    /// The policy named `same-host`, `same-origin`, `none` or `any-host` (the names the
+    /// command and manifests use); `None` for any other text.
     pub fn parse(s: &str) -> Option<RedirectPolicy> {
         match s {
             "same-host" => Some(RedirectPolicy::SameHost),
             "same-origin" => Some(RedirectPolicy::SameOrigin),
             "none" => Some(RedirectPolicy::None),
+            "any-host" => Some(RedirectPolicy::AnyHost),
             _ => None,
         }
     }
@@ -79,6 +88,10 @@ pub struct TcpSpec {
     /// Make the socket in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
+    /// Connect only where this allow-list admits (beyond the kubelet; see
+    /// [`AddressFilter`]): checked against each address before it is connected to.
+    /// `None`: anywhere.
+    pub address_filter: Option<Arc<AddressFilter>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,7 +120,7 @@ pub struct HttpSpec {
     /// A regular expression the kept body must match, else Failure with reason `body`.
     pub expect_body: Option<Pattern>,
     /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
-    /// probe): runs to the same origin reuse an idle HTTP/1.1 connection the engine holds, and
+    /// probe): runs to the same origin reuse an idle connection (HTTP/1.1, or HTTP/2: a new stream) the engine holds, and
     /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
     /// check closes its connection as without it. Default false.
     pub keep_alive: bool,
@@ -117,6 +130,43 @@ pub struct HttpSpec {
     /// Make the sockets (of every redirect hop too) in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
+    /// Connect only where this allow-list admits (beyond the kubelet; see
+    /// [`AddressFilter`]): checked against each address before it is connected to, on every redirect hop.
+    /// `None`: anywhere.
+    pub address_filter: Option<Arc<AddressFilter>>,
+    /// Keep the final response's header fields in [`Outcome::headers`](crate::Outcome::headers)
+    /// (for checks on them by the caller); default false, which costs nothing.
+    pub keep_headers: bool,
+    /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
+    /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
+    pub version: HttpVersion,
+}
+
+/// The HTTP version an HTTP probe speaks.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HttpVersion {
+    /// The kubelet's `Probe`: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and
+    /// `http/1.1` and the probe speaks whichever the server picks (Go's transport as the
+    /// kubelet configures it, `http2.ConfigureTransports`, whatever the TLS options).
+    #[default]
+    Auto = 0,
+    /// HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+    Http1 = 1,
+    /// HTTP/2 over cleartext with prior knowledge (h2c) on `http://` (the kubelet's
+    /// `ProbeH2C`, `httpGet.protocol: HTTP2`, KEP-5999). A redirect to `https://` is refused.
+    H2c = 2,
+}
+
+impl HttpVersion {
+    /// The name used in watch files, the command line and messages: `auto`, `http1`, `h2c`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpVersion::Auto => "auto",
+            HttpVersion::Http1 => "http1",
+            HttpVersion::H2c => "h2c",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -130,12 +180,22 @@ pub struct ExecSpec {
     pub env: Vec<(String, String)>,
     /// Working directory of the command; the host's when `None`.
     pub cwd: Option<PathBuf>,
+    /// Run the command inside the namespaces of this process (mount, UTS, IPC, network, PID,
+    /// cgroup, time, and its user namespace where it differs from ours), in its root and
+    /// working directory, as `nsenter --target PID --all` does; see
+    /// [`ProbeSpec::set_namespaces_of`](crate::ProbeSpec::set_namespaces_of). `cwd`, when set,
+    /// is then a directory inside that process's root.
+    pub namespaces_of: Option<u32>,
 }
 
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GrpcSpec {
-    /// Host name or IP literal (IPv6 without brackets).
+    /// Host name or IP literal (IPv6 without brackets). Empty: the local machine, as the
+    /// kubelet's code dials `":PORT"` (its pod IP left empty): Go's dialer connects to the
+    /// unspecified address, `[::]` where IPv6 is available (the kernel's loopback, `::1`,
+    /// which also reaches dual-stack listeners) and `0.0.0.0` otherwise; messages name
+    /// `":PORT"` and `:authority` is `localhost:PORT`, as grpc-go's.
     pub host: String,
     /// The port to connect to (1 to 65535).
     pub port: u16,
@@ -160,4 +220,14 @@ pub struct GrpcSpec {
     /// Make the socket in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
+    /// Connect only where this allow-list admits (beyond the kubelet; see
+    /// [`AddressFilter`]): checked against each address before it is connected to.
+    /// `None`: anywhere.
+    pub address_filter: Option<Arc<AddressFilter>>,
+    /// Keep the HTTP/2 connection between runs (beyond the kubelet, which dials for every
+    /// probe), as [`HttpSpec::keep_alive`]: runs to the same origin reuse an idle connection
+    /// the engine holds, one stream per check. A GOAWAY, a reset, an idle timeout or a run
+    /// that times out drops it, and the next run dials again. Only an engine keeps
+    /// connections; a one-shot check closes its connection as without it. Default false.
+    pub keep_alive: bool,
 }

@@ -5,19 +5,23 @@
 
 use std::time::Duration;
 
+use crate::allow::AddressFilter;
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
 mod error;
+mod host_run;
 mod kinds;
+mod namespaces;
 #[cfg(test)]
 mod tests;
 mod tls;
 mod validate;
 
 pub use error::SpecError;
-pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, RedirectPolicy, TcpSpec};
+pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
+pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
 pub use validate::{validate_header, validate_host};
@@ -44,6 +48,8 @@ pub enum ProbeKind {
     Exec(ExecSpec),
     /// Ask a gRPC server's health service.
     Grpc(GrpcSpec),
+    /// A run the host performs and completes (see [`HostRunSpec`]): engine workers only.
+    HostRun(HostRunSpec),
 }
 
 /// One probe: what to check, and the limits of one run.
@@ -110,6 +116,7 @@ impl ProbeSpec {
             tls: None,
             starttls: false,
             netns: None,
+            address_filter: None,
         })))
     }
 
@@ -134,18 +141,24 @@ impl ProbeSpec {
             keep_alive: false,
             unix_socket: None,
             netns: None,
+            address_filter: None,
+            keep_headers: false,
+            version: HttpVersion::Auto,
         })))
     }
 
     /// A gRPC health probe of `service` (empty: the whole server) at `host:port`, in plaintext
-    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS.
+    /// h2c as the kubelet; [`ProbeSpec::set_tls`] switches it to TLS. An empty `host` is the
+    /// local machine, as the kubelet's `":PORT"` is for Go's dialer (see [`GrpcSpec::host`]).
     ///
     /// # Errors
     ///
     /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn grpc(host: &str, port: i64, service: &str) -> Result<ProbeSpec, SpecError> {
         let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-        validate_host(host)?;
+        if !host.is_empty() {
+            validate_host(host)?;
+        }
         let port = validate_port(port)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Grpc(GrpcSpec {
             host: host.to_string(),
@@ -158,6 +171,8 @@ impl ProbeSpec {
             user_agent: None,
             authority: None,
             netns: None,
+            address_filter: None,
+            keep_alive: false,
         })))
     }
 
@@ -170,7 +185,12 @@ impl ProbeSpec {
     pub fn exec<S: AsRef<str>>(argv: &[S]) -> Result<ProbeSpec, SpecError> {
         let argv: Vec<String> = argv.iter().map(|s| s.as_ref().to_string()).collect();
         validate_argv(&argv)?;
-        Ok(ProbeSpec::with_kind(ProbeKind::Exec(ExecSpec { argv, env: Vec::new(), cwd: None })))
+        Ok(ProbeSpec::with_kind(ProbeKind::Exec(ExecSpec {
+            argv,
+            env: Vec::new(),
+            cwd: None,
+            namespaces_of: None,
+        })))
     }
 
     /// Sets the one deadline of every run (default [`DEFAULT_TIMEOUT`], the kubelet's 1 s).
@@ -286,13 +306,48 @@ impl ProbeSpec {
         self
     }
 
-    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec).
+    /// Sets the allow-list of destinations (TCP, HTTP and gRPC probes; see [`AddressFilter`]):
+    /// the connector checks each address, after resolution and on every redirect hop, and a
+    /// refused one is a Failure with reason `denied`. `None` removes it.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for an exec probe.
+    pub fn set_address_filter(
+        &mut self,
+        filter: Option<std::sync::Arc<AddressFilter>>,
+    ) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Tcp(t) => t.address_filter = filter,
+            ProbeKind::Http(h) => h.address_filter = filter,
+            ProbeKind::Grpc(g) => g.address_filter = filter,
+            _ => {
+                return Err(SpecError::InvalidExpectation(
+                    "an address filter applies to TCP, HTTP and gRPC probes only".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Keeps the final response's header fields in the outcome (HTTP only; see
+    /// [`HttpSpec::keep_headers`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_keep_headers(&mut self, on: bool) -> Result<(), SpecError> {
+        self.http_only("keeping headers applies to HTTP probes only")?.keep_headers = on;
+        Ok(())
+    }
+
+    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec and host-run).
     pub fn set_close_policy(&mut self, policy: ClosePolicy) {
         match &mut self.kind {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) => {}
         }
     }
 
@@ -339,12 +394,34 @@ impl ProbeSpec {
         Ok(())
     }
 
-    /// Turns keep-alive on or off (HTTP only; see [`HttpSpec::keep_alive`]).
+    /// Turns keep-alive on or off (HTTP and gRPC; see [`HttpSpec::keep_alive`] and
+    /// [`GrpcSpec::keep_alive`]).
     ///
     /// # Errors
-    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    /// [`SpecError::InvalidExpectation`] for a probe that is neither HTTP nor gRPC.
     pub fn set_keep_alive(&mut self, on: bool) -> Result<(), SpecError> {
-        self.http_only("keep-alive applies to HTTP probes only")?.keep_alive = on;
+        if let ProbeKind::Grpc(g) = &mut self.kind {
+            g.keep_alive = on;
+            return Ok(());
+        }
+        self.http_only("keep-alive applies to HTTP and gRPC probes only")?.keep_alive = on;
+        Ok(())
+    }
+
+    /// Sets the HTTP version spoken (HTTP only; see [`HttpVersion`]).
+    ///
+    /// # Errors
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP;
+    /// [`SpecError::InvalidRequest`] for [`HttpVersion::H2c`] on an `https://` URL (h2c is
+    /// cleartext: the kubelet's validation accepts `protocol: HTTP2` with `scheme: HTTP` only).
+    pub fn set_http_version(&mut self, version: HttpVersion) -> Result<(), SpecError> {
+        let http = self.http_only("an HTTP version applies to HTTP probes only")?;
+        if version == HttpVersion::H2c && http.url.scheme() != crate::Scheme::Http {
+            return Err(SpecError::InvalidRequest(
+                "HTTP/2 with prior knowledge (h2c) is only supported with http:// URLs".into(),
+            ));
+        }
+        http.version = version;
         Ok(())
     }
 
@@ -456,7 +533,10 @@ impl ProbeSpec {
                 h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Grpc(g) => {
-                validate_host(&g.host)?;
+                // Empty: the local machine, as the kubelet's ":PORT" (GrpcSpec::host).
+                if !g.host.is_empty() {
+                    validate_host(&g.host)?;
+                }
                 if g.unix_socket.is_none() {
                     validate_port(g.port.into())?;
                 }
@@ -480,7 +560,11 @@ impl ProbeSpec {
                 for (n, v) in &e.env {
                     validate_env(n, v)?;
                 }
+                if let Some(pid) = e.namespaces_of {
+                    namespaces::validate_pid(pid)?;
+                }
             }
+            ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
         }
         Ok(())
     }

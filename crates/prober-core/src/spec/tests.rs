@@ -178,7 +178,11 @@ fn grpc_specs() {
     let s = ProbeSpec::grpc("[::1]", 1, "my.Service").unwrap();
     assert!(matches!(&s.kind, ProbeKind::Grpc(g) if g.host == "::1" && g.service == "my.Service"));
     assert_eq!(ProbeSpec::grpc("h", 0, ""), Err(SpecError::InvalidPort(0)));
-    assert_eq!(ProbeSpec::grpc("", 1, ""), Err(SpecError::InvalidHost(String::new())));
+    // An empty host is the local machine, as the kubelet's ":PORT" (GrpcSpec::host).
+    let s = ProbeSpec::grpc("", 1, "").unwrap();
+    assert!(matches!(&s.kind, ProbeKind::Grpc(g) if g.host.is_empty()));
+    s.validate().unwrap();
+    assert_eq!(ProbeSpec::tcp("", 1), Err(SpecError::InvalidHost(String::new())));
     let mut s = ProbeSpec::grpc("h", 1, "").unwrap();
     s.set_close_policy(ClosePolicy::Fin);
     s.set_tls(TlsOptions::default()).unwrap();

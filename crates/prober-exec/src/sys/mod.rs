@@ -36,6 +36,13 @@ mod os;
 #[path = "other.rs"]
 mod os;
 
+#[cfg(target_os = "linux")]
+mod nsenter;
+#[cfg(target_os = "linux")]
+pub(crate) use nsenter::spawn_in;
+#[cfg(not(target_os = "linux"))]
+pub(crate) use os::spawn_in;
+
 /// How a child ended, read without reaping it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Exit {

@@ -21,3 +21,25 @@ pub(crate) fn cloexec_range(_first: libc::c_int) -> bool {
 pub(crate) fn realtime_signal_name(_signo: i32) -> Option<String> {
     None
 }
+
+/// Why a spawn inside a target's namespaces failed (here: always).
+#[derive(Debug)]
+pub(crate) struct NsError {
+    pub(crate) message: String,
+    pub(crate) error: io::Error,
+}
+
+/// Namespaces are Linux's: an exec probe naming a process cannot run here.
+pub(crate) fn spawn_in(
+    req: &super::SpawnRequest<'_>,
+    _output: &OwnedFd,
+    pid: u32,
+) -> Result<libc::pid_t, NsError> {
+    Err(NsError {
+        message: format!(
+            "could not start {:?} in the namespaces of process {pid}: namespaces need Linux",
+            req.argv[0]
+        ),
+        error: io::Error::from(io::ErrorKind::Unsupported),
+    })
+}

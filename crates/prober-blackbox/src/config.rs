@@ -1,0 +1,263 @@
+//! blackbox_exporter's module file, as its `config/config.go` (v0.25.0) reads it: unknown
+//! fields are errors (it decodes with `KnownFields(true)`), and what this engine does not do is
+//! refused at start with the module's name, never skipped in silence.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The whole file: `modules:` by name.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct File {
+    #[serde(default)]
+    pub modules: BTreeMap<String, RawModule>,
+}
+
+/// One module as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawModule {
+    #[serde(default)]
+    pub prober: String,
+    pub timeout: Option<String>,
+    pub http: Option<HttpModule>,
+    pub tcp: Option<TcpModule>,
+    pub grpc: Option<GrpcModule>,
+    // Read only to be refused with a clear message.
+    #[allow(dead_code)]
+    pub icmp: Option<serde_norway::Value>,
+    #[allow(dead_code)]
+    pub dns: Option<serde_norway::Value>,
+    /// Beyond blackbox_exporter: the targets this module may probe.
+    pub allow: Option<Allow>,
+}
+
+/// `allow:` (ours): host patterns, networks and ports.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Allow {
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    #[serde(default)]
+    pub networks: Vec<String>,
+    #[serde(default)]
+    pub ports: Vec<PortItem>,
+}
+
+/// A port or a `LOW-HIGH` range.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum PortItem {
+    One(u32),
+    Text(String),
+}
+
+/// prometheus/common's `tls_config`.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TlsConfig {
+    pub ca_file: Option<String>,
+    pub cert_file: Option<String>,
+    pub key_file: Option<String>,
+    pub server_name: Option<String>,
+    #[serde(default)]
+    pub insecure_skip_verify: bool,
+    pub min_version: Option<String>,
+    pub max_version: Option<String>,
+    // Inline PEM: refused (files only).
+    pub ca: Option<String>,
+    pub cert: Option<String>,
+    pub key: Option<String>,
+}
+
+/// prometheus/common's `basic_auth`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BasicAuth {
+    #[serde(default)]
+    pub username: String,
+    pub password: Option<String>,
+    pub password_file: Option<String>,
+    pub username_file: Option<String>,
+}
+
+/// prometheus/common's `authorization`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Authorization {
+    #[serde(rename = "type")]
+    pub kind: Option<String>,
+    pub credentials: Option<String>,
+    pub credentials_file: Option<String>,
+}
+
+/// `fail_if_header_matches` / `fail_if_header_not_matches` entries.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HeaderMatch {
+    #[serde(default)]
+    pub header: String,
+    #[serde(default)]
+    pub regexp: String,
+    #[serde(default)]
+    pub allow_missing: bool,
+}
+
+/// `http:`, with the inline `http_client_config` fields this engine has.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HttpModule {
+    #[serde(default)]
+    pub valid_status_codes: Vec<u16>,
+    #[serde(default)]
+    pub valid_http_versions: Vec<String>,
+    pub preferred_ip_protocol: Option<String>,
+    // Accepted: the connector races both families (Happy Eyeballs) and reports the one used.
+    #[allow(dead_code)]
+    pub ip_protocol_fallback: Option<bool>,
+    pub no_follow_redirects: Option<bool>,
+    pub follow_redirects: Option<bool>,
+    #[serde(default)]
+    pub fail_if_ssl: bool,
+    #[serde(default)]
+    pub fail_if_not_ssl: bool,
+    pub method: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub fail_if_body_matches_regexp: Vec<String>,
+    #[serde(default)]
+    pub fail_if_body_not_matches_regexp: Vec<String>,
+    #[serde(default)]
+    pub fail_if_header_matches: Vec<HeaderMatch>,
+    #[serde(default)]
+    pub fail_if_header_not_matches: Vec<HeaderMatch>,
+    pub body: Option<String>,
+    pub body_file: Option<String>,
+    pub tls_config: Option<TlsConfig>,
+    pub basic_auth: Option<BasicAuth>,
+    pub bearer_token: Option<String>,
+    pub bearer_token_file: Option<String>,
+    pub authorization: Option<Authorization>,
+    // Accepted: HTTP/1.1 is spoken; `valid_http_versions` judges what was.
+    #[allow(dead_code)]
+    pub enable_http2: Option<bool>,
+    pub body_size_limit: Option<serde_norway::Value>,
+    // Fields of blackbox_exporter this engine does not have: read to be refused by name.
+    pub proxy_url: Option<serde_norway::Value>,
+    pub no_proxy: Option<serde_norway::Value>,
+    pub proxy_from_environment: Option<serde_norway::Value>,
+    pub proxy_connect_header: Option<serde_norway::Value>,
+    pub skip_resolve_phase_with_proxy: Option<serde_norway::Value>,
+    pub oauth2: Option<serde_norway::Value>,
+    pub compression: Option<serde_norway::Value>,
+    pub http_headers: Option<serde_norway::Value>,
+    pub enable_http1: Option<serde_norway::Value>,
+}
+
+impl HttpModule {
+    /// The first field set that this engine does not do.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        let fields = [
+            ("proxy_url", self.proxy_url.is_some()),
+            ("no_proxy", self.no_proxy.is_some()),
+            ("proxy_from_environment", self.proxy_from_environment.is_some()),
+            ("proxy_connect_header", self.proxy_connect_header.is_some()),
+            ("skip_resolve_phase_with_proxy", self.skip_resolve_phase_with_proxy.is_some()),
+            ("oauth2", self.oauth2.is_some()),
+            ("compression", self.compression.is_some()),
+            ("http_headers", self.http_headers.is_some()),
+            ("enable_http1", self.enable_http1.is_some()),
+        ];
+        fields.into_iter().find(|(_, set)| *set).map(|(name, _)| name)
+    }
+}
+
+/// One `query_response` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QueryResponse {
+    pub expect: Option<String>,
+    pub send: Option<String>,
+    #[serde(default)]
+    pub starttls: bool,
+}
+
+/// `tcp:`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TcpModule {
+    pub preferred_ip_protocol: Option<String>,
+    // Accepted: the connector races both families (Happy Eyeballs) and reports the one used.
+    #[allow(dead_code)]
+    pub ip_protocol_fallback: Option<bool>,
+    pub source_ip_address: Option<String>,
+    #[serde(default)]
+    pub query_response: Vec<QueryResponse>,
+    #[serde(default)]
+    pub tls: bool,
+    pub tls_config: Option<TlsConfig>,
+}
+
+/// `grpc:`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrpcModule {
+    #[serde(default)]
+    pub service: String,
+    #[serde(default)]
+    pub tls: bool,
+    pub tls_config: Option<TlsConfig>,
+    #[allow(dead_code)]
+    pub preferred_ip_protocol: Option<String>,
+    // Accepted: the connector races both families (Happy Eyeballs) and reports the one used.
+    #[allow(dead_code)]
+    pub ip_protocol_fallback: Option<bool>,
+}
+
+/// A Go duration (`5s`, `1m30s`, `250ms`, `1.5s`), as blackbox_exporter's `timeout`.
+pub(crate) fn go_duration(s: &str) -> Option<std::time::Duration> {
+    let mut rest = s.trim();
+    if rest == "0" {
+        return Some(std::time::Duration::ZERO);
+    }
+    let mut total = 0f64;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let value: f64 = rest[..num_end].parse().ok()?;
+        rest = &rest[num_end..];
+        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let scale = match &rest[..unit_end] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        total += value * scale;
+        rest = &rest[unit_end..];
+    }
+    std::time::Duration::try_from_secs_f64(total).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::go_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations() {
+        assert_eq!(go_duration("5s"), Some(Duration::from_secs(5)));
+        assert_eq!(go_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(go_duration("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(go_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(go_duration("5"), None);
+        assert_eq!(go_duration("5 parsecs"), None);
+    }
+}

@@ -1,0 +1,608 @@
+//! The `/probe`, `/metrics` and `/` answers: a plain function from a request (path, query,
+//! headers) to a response, so that any HTTP server can carry it.
+//!
+//! Every probe runs on one engine thread as a one-shot check (`Handle::submit`, as the Go
+//! binding's `Check`); a dispatcher thread turns each outcome into the answer and hands it to
+//! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
+//! loop never waits for a probe), so any number of concurrent requests share the engine.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::sync_channel;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
+
+use crate::module::{Module, Modules, Prober, TargetError};
+
+/// A request as the exporter needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The path, without the query (`/probe`).
+    pub path: &'a str,
+    /// The query, still percent-encoded, without `?`.
+    pub query: &'a str,
+    /// The request's header fields.
+    pub headers: &'a [(String, String)],
+}
+
+/// An answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// HTTP status.
+    pub status: u16,
+    /// `Content-Type`.
+    pub content_type: &'static str,
+    /// The body.
+    pub body: String,
+}
+
+const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+const PLAIN: &str = "text/plain; charset=utf-8";
+
+/// blackbox_exporter's `--timeout-offset` default: what is kept of the scrape's timeout for
+/// the answer to travel back.
+pub const DEFAULT_TIMEOUT_OFFSET: Duration = Duration::from_millis(500);
+
+/// What receives an answer.
+type Done = Box<dyn FnOnce(Response) + Send>;
+
+/// The exporter: modules, the engine thread, and its own counters. Dropping it stops the
+/// engine and its dispatcher (within a second); requests still waiting are then answered 500.
+#[derive(Debug)]
+pub struct Exporter {
+    inner: Arc<Inner>,
+    /// The engine thread: the dispatcher only holds it weakly, so that dropping the exporter
+    /// stops both.
+    _engine: Arc<Mutex<EngineThread>>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    modules: Modules,
+    handle: Handle,
+    waiting: Mutex<HashMap<u64, Waiting>>,
+    next_tag: AtomicU64,
+    /// blackbox_exporter's `--timeout-offset`, in nanoseconds.
+    offset_nanos: AtomicU64,
+    started: SystemTime,
+    counts: Counters,
+}
+
+/// A `/probe` request waiting for its outcome.
+struct Waiting {
+    module: String,
+    debug: bool,
+    log: String,
+    started: Instant,
+    done: Done,
+}
+
+impl std::fmt::Debug for Waiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiting").field("module", &self.module).finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    probes: AtomicU64,
+    unknown_module: AtomicU64,
+    denied: AtomicU64,
+    bad_target: AtomicU64,
+}
+
+impl Exporter {
+    /// Starts the engine thread and the dispatcher for `modules`.
+    ///
+    /// # Errors
+    ///
+    /// The error of creating the engine or its threads.
+    pub fn start(modules: Modules) -> std::io::Result<Exporter> {
+        let thread = prober::spawn(Engine::new()?)?;
+        let inner = Arc::new(Inner {
+            modules,
+            handle: thread.handle().clone(),
+            waiting: Mutex::default(),
+            next_tag: AtomicU64::new(1),
+            offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
+            started: SystemTime::now(),
+            counts: Counters::default(),
+        });
+        let engine = Arc::new(Mutex::new(thread));
+        let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
+        std::thread::Builder::new()
+            .name("prober-serve-dispatch".into())
+            .spawn(move || dispatch(&i, &e))?;
+        Ok(Exporter { inner, _engine: engine })
+    }
+
+    /// Sets the timeout offset (blackbox_exporter's `--timeout-offset`).
+    pub fn set_timeout_offset(&mut self, offset: Duration) {
+        let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
+        self.inner.offset_nanos.store(nanos, Ordering::Relaxed);
+    }
+
+    /// Answers one request, waiting for a probe's outcome on this thread.
+    pub fn handle(&self, req: &Request<'_>) -> Response {
+        let (tx, rx) = sync_channel(1);
+        self.handle_with(req, move |r| {
+            let _ = tx.send(r);
+        });
+        // Every submitted probe ends within its timeout; the sender is dropped unsent only
+        // when the engine has stopped.
+        rx.recv().unwrap_or_else(|_| plain(500, "the engine stopped\n"))
+    }
+
+    /// Answers one request through `done`, at once or (for `/probe`) from the dispatcher
+    /// thread when the probe's outcome is in: the caller never waits.
+    pub fn handle_with(&self, req: &Request<'_>, done: impl FnOnce(Response) + Send + 'static) {
+        let inner = &self.inner;
+        match req.path {
+            "/probe" => inner.probe(req, Box::new(done)),
+            "/metrics" => done(inner.own_metrics()),
+            "/" => done(inner.status_page()),
+            _ => done(plain(404, "Not Found\n")),
+        }
+    }
+}
+
+/// The dispatcher: each check's outcome becomes its request's answer. It stops when the
+/// exporter is dropped.
+fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
+    loop {
+        let Some(e) = engine.upgrade() else { return };
+        // The receiver is only touched here; the lock is uncontended.
+        let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
+            Ok(Ok(ev)) => ev,
+            Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
+            _ => return,
+        };
+        drop(e);
+        let Event::Check { tag, outcome } = ev else { continue };
+        let Some(inner) = inner.upgrade() else { return };
+        let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+        if let Some(w) = waiting {
+            let response = inner.answer(&w, &outcome);
+            (w.done)(response);
+        }
+    }
+}
+
+impl Inner {
+    fn probe(&self, req: &Request<'_>, done: Done) {
+        match self.prepare(req) {
+            Ok((spec, module, debug, log)) => {
+                let w = Waiting { module, debug, log, started: Instant::now(), done };
+                self.submit(spec, w);
+            }
+            Err(response) => done(response),
+        }
+    }
+
+    /// Checks a `/probe` request and builds its probe (with its module's name, `debug` and
+    /// the log begun), or the answer to give at once.
+    fn prepare(
+        &self,
+        req: &Request<'_>,
+    ) -> Result<(prober::ProbeSpec, String, bool, String), Response> {
+        let params = parse_query(req.query);
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let name = get("module").unwrap_or("http_2xx");
+        let debug = get("debug") == Some("true");
+        let Some(module) = self.modules.by_name.get(name) else {
+            self.counts.unknown_module.fetch_add(1, Ordering::Relaxed);
+            return Err(plain(400, &format!("Unknown module {name:?}\n")));
+        };
+        let Some(target) = get("target").filter(|t| !t.is_empty()) else {
+            return Err(plain(400, "Target parameter is missing\n"));
+        };
+        let header = req
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("X-Prometheus-Scrape-Timeout-Seconds"))
+            .map(|(_, v)| v.as_str());
+        let offset = Duration::from_nanos(self.offset_nanos.load(Ordering::Relaxed));
+        let timeout = timeout(header, module.timeout, offset).map_err(|e| {
+            plain(500, &format!("Failed to parse timeout from Prometheus header: {e}\n"))
+        })?;
+        let mut log = String::new();
+        let _ = writeln!(
+            log,
+            "Beginning probe: probe={} target={target} module={name} timeout_seconds={}",
+            module.prober.as_str(),
+            timeout.as_secs_f64()
+        );
+        match module.spec(target, timeout) {
+            Ok(spec) => Ok((spec, name.to_string(), debug, log)),
+            Err(TargetError::Bad(e)) => {
+                self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
+                Err(plain(400, &format!("{e}\n")))
+            }
+            Err(TargetError::Denied(e)) => Err(self.denied(&mut log, &e, debug)),
+        }
+    }
+
+    /// Runs `spec` on the engine thread; the dispatcher answers `w` with its outcome (the
+    /// run's own deadline bounds the wait).
+    fn submit(&self, spec: prober::ProbeSpec, w: Waiting) {
+        self.counts.probes.fetch_add(1, Ordering::Relaxed);
+        let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(tag, w);
+        if let Err(e) = self.handle.submit(spec, tag) {
+            let w = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+            if let Some(w) = w {
+                let outcome =
+                    Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
+                let response = self.answer(&w, &outcome);
+                (w.done)(response);
+            }
+        }
+    }
+
+    /// The answer to a `/probe` request whose probe ended with `outcome`.
+    fn answer(&self, w: &Waiting, outcome: &Outcome) -> Response {
+        let duration = w.started.elapsed();
+        let mut log = w.log.clone();
+        if outcome.reason == Reason::Denied {
+            return self.denied(&mut log, &outcome.message, w.debug);
+        }
+        let Some(module) = self.modules.by_name.get(&w.module) else {
+            return plain(500, "the module has gone\n");
+        };
+        let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
+        let success = outcome.result.is_ok() && verdict.is_none();
+        explain(&mut log, outcome, verdict.as_ref(), success, duration);
+        let metrics = render(module, outcome, success, verdict.as_ref(), duration);
+        if w.debug {
+            let body = format!(
+                "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
+            );
+            return Response { status: 200, content_type: PLAIN, body };
+        }
+        Response { status: 200, content_type: TEXT, body: metrics }
+    }
+
+    fn denied(&self, log: &mut String, why: &str, debug: bool) -> Response {
+        self.counts.denied.fetch_add(1, Ordering::Relaxed);
+        let _ = writeln!(log, "Target refused by the module's allow-list: {why}");
+        if debug {
+            return Response {
+                status: 403,
+                content_type: PLAIN,
+                body: format!("Logs for the probe:\n{log}"),
+            };
+        }
+        plain(403, &format!("{why}\n"))
+    }
+
+    fn own_metrics(&self) -> Response {
+        let c = &self.counts;
+        let mut s = String::new();
+        let mut counter = |name: &str, help: &str, v: u64| {
+            let _ = write!(s, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n");
+        };
+        counter(
+            "prober_serve_probes_total",
+            "Probes run for /probe requests.",
+            c.probes.load(Ordering::Relaxed),
+        );
+        counter(
+            "blackbox_module_unknown_total",
+            "Count of unknown modules requested by probes",
+            c.unknown_module.load(Ordering::Relaxed),
+        );
+        counter(
+            "prober_serve_denied_total",
+            "Targets refused by a module's allow-list (403).",
+            c.denied.load(Ordering::Relaxed),
+        );
+        counter(
+            "prober_serve_bad_target_total",
+            "Targets a module could not probe (400).",
+            c.bad_target.load(Ordering::Relaxed),
+        );
+        let start = self.started.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let _ = write!(
+            s,
+            "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {start}\n"
+        );
+        Response { status: 200, content_type: TEXT, body: s }
+    }
+
+    fn status_page(&self) -> Response {
+        let mut s = String::from(
+            "<html><head><title>prober serve</title></head><body>\n<h1>prober serve</h1>\n<p>blackbox_exporter's <code>/probe?target=T&amp;module=M</code> on libprober's engine. <a href=\"/metrics\">Metrics</a></p>\n<h2>Modules</h2>\n<ul>\n",
+        );
+        for (name, m) in &self.modules.by_name {
+            let allow = if m.filter.is_some() { ", allow-list" } else { "" };
+            let _ =
+                writeln!(s, "<li><code>{}</code>: {}{allow}</li>", html(name), m.prober.as_str());
+        }
+        s.push_str("</ul>\n</body></html>\n");
+        Response { status: 200, content_type: "text/html; charset=utf-8", body: s }
+    }
+}
+
+fn html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn plain(status: u16, body: &str) -> Response {
+    Response { status, content_type: PLAIN, body: body.to_string() }
+}
+
+/// blackbox_exporter's `getTimeout`: the scrape's timeout (120 s without the header) less
+/// `offset`, or the module's when it is smaller (and set); the module's too when the offset
+/// leaves nothing.
+///
+/// # Errors
+///
+/// The header's text when it is not a number.
+pub fn timeout(
+    header: Option<&str>,
+    module: Option<Duration>,
+    offset: Duration,
+) -> Result<Duration, String> {
+    let mut scrape = match header {
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .map_err(|e| format!("strconv.ParseFloat: parsing {v:?}: {e}"))?,
+        None => 0.0,
+    };
+    if scrape == 0.0 || !scrape.is_finite() {
+        scrape = 120.0;
+    }
+    let max = scrape - offset.as_secs_f64();
+    let module_s = module.map_or(0.0, |d| d.as_secs_f64());
+    let seconds = if (module_s < max && module_s > 0.0) || max < 0.0 { module_s } else { max };
+    Ok(Duration::try_from_secs_f64(seconds.max(0.001)).unwrap_or(Duration::from_secs(120)))
+}
+
+/// `name=value&...`, percent-decoded (`+` is a space).
+pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    q.split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (n, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode(n), decode(v))
+        })
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(v) => {
+                        out.push(v);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn explain(
+    log: &mut String,
+    o: &Outcome,
+    verdict: Option<&(String, bool)>,
+    success: bool,
+    d: Duration,
+) {
+    if let Some(peer) = o.peer {
+        let proto = if peer.is_ipv4() { "ip4" } else { "ip6" };
+        let _ = writeln!(log, "Connected: address={} ip_protocol={proto}", peer.ip());
+    }
+    let t = &o.timings;
+    let ms = |d: Option<Duration>| {
+        d.map_or("-".to_string(), |d| format!("{:.3}ms", d.as_secs_f64() * 1e3))
+    };
+    let _ = writeln!(
+        log,
+        "Timings: resolve={} connect={} tls={} first_byte={} total={}",
+        ms(t.resolve),
+        ms(t.connect),
+        ms(t.tls),
+        ms(t.first_byte),
+        ms(Some(t.total))
+    );
+    if let Some(s) = o.http_status {
+        let _ =
+            writeln!(log, "Received HTTP response: status_code={s} redirects={}", o.http_redirects);
+    }
+    if !o.message.is_empty() {
+        let _ = writeln!(
+            log,
+            "Engine: result={} reason={} message={:?}",
+            o.result, o.reason, o.message
+        );
+    }
+    if let Some((why, _)) = verdict {
+        let _ = writeln!(log, "{why}");
+    }
+    let _ = writeln!(
+        log,
+        "{} duration_seconds={}",
+        if success { "Probe succeeded" } else { "Probe failed" },
+        d.as_secs_f64()
+    );
+}
+
+fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+    let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
+}
+
+/// The answer of one probe, with blackbox_exporter's names, meanings and order.
+fn render(
+    m: &Module,
+    o: &Outcome,
+    success: bool,
+    verdict: Option<&(String, bool)>,
+    d: Duration,
+) -> String {
+    let mut s = String::new();
+    let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64());
+    let t = &o.timings;
+    gauge(
+        &mut s,
+        "probe_dns_lookup_time_seconds",
+        "Returns the time taken for probe dns lookup in seconds",
+        secs(t.resolve),
+    );
+    gauge(
+        &mut s,
+        "probe_duration_seconds",
+        "Returns how long the probe took to complete in seconds",
+        d.as_secs_f64(),
+    );
+    match m.prober {
+        Prober::Http => {
+            let v = o.http_content_length.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
+            gauge(&mut s, "probe_http_content_length", "Length of http content response", v);
+            // The phases as blackbox_exporter splits them: each from the end of the one before.
+            let resolve = secs(t.resolve);
+            let connect = t.connect.map_or(0.0, |c| (c.as_secs_f64() - resolve).max(0.0));
+            let tls = match (t.tls, t.connect) {
+                (Some(x), Some(c)) => (x - c).as_secs_f64(),
+                _ => 0.0,
+            };
+            let conn_end = t.tls.or(t.connect);
+            let processing = match (t.first_byte, conn_end) {
+                (Some(f), Some(c)) => f.saturating_sub(c).as_secs_f64(),
+                _ => 0.0,
+            };
+            let transfer = t.first_byte.map_or(0.0, |f| t.total.saturating_sub(f).as_secs_f64());
+            let name = "probe_http_duration_seconds";
+            let _ = write!(
+                s,
+                "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
+            );
+            for (phase, v) in [
+                ("connect", connect),
+                ("processing", processing),
+                ("resolve", resolve),
+                ("tls", tls),
+                ("transfer", transfer),
+            ] {
+                let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
+            }
+            gauge(
+                &mut s,
+                "probe_failed_due_to_regex",
+                "Indicates if probe failed due to regex",
+                u8::from(verdict.is_some_and(|(_, re)| *re)),
+            );
+            gauge(&mut s, "probe_http_redirects", "The number of redirects", o.http_redirects);
+            let ssl = o.cert_not_after.is_some() || t.tls.is_some();
+            gauge(
+                &mut s,
+                "probe_http_ssl",
+                "Indicates if SSL was used for the final redirect",
+                u8::from(ssl),
+            );
+            gauge(
+                &mut s,
+                "probe_http_status_code",
+                "Response HTTP status code",
+                o.http_status.unwrap_or(0),
+            );
+            gauge(
+                &mut s,
+                "probe_http_uncompressed_body_length",
+                "Length of uncompressed response body",
+                o.output_total,
+            );
+            let version = match (o.http_status, o.http_version) {
+                (Some(_), Some(0)) => 1.0,
+                (Some(_), Some(_)) => 1.1,
+                _ => 0.0,
+            };
+            gauge(
+                &mut s,
+                "probe_http_version",
+                "Returns the version of HTTP of the probe response",
+                version,
+            );
+        }
+        Prober::Tcp if m.tls => {}
+        Prober::Grpc => {
+            gauge(
+                &mut s,
+                "probe_grpc_ssl",
+                "Indicates if SSL was used for the connection",
+                u8::from(m.tls),
+            );
+        }
+        Prober::Tcp => {}
+    }
+    if let Some(peer) = o.peer {
+        gauge(
+            &mut s,
+            "probe_ip_protocol",
+            "Specifies whether probe ip protocol is IP4 or IP6",
+            if peer.is_ipv4() { 4 } else { 6 },
+        );
+    }
+    if let Some(exp) = o.cert_not_after {
+        gauge(
+            &mut s,
+            "probe_ssl_earliest_cert_expiry",
+            "Returns last SSL chain expiry in unixtime",
+            exp,
+        );
+    }
+    gauge(
+        &mut s,
+        "probe_success",
+        "Displays whether or not the probe was a success",
+        u8::from(success),
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blackbox_timeout_rule() {
+        let off = DEFAULT_TIMEOUT_OFFSET;
+        let s = |d: Duration| d.as_secs_f64();
+        assert_eq!(s(timeout(Some("10"), None, off).unwrap()), 9.5);
+        assert_eq!(s(timeout(Some("10"), Some(Duration::from_secs(5)), off).unwrap()), 5.0);
+        assert_eq!(s(timeout(Some("3"), Some(Duration::from_secs(5)), off).unwrap()), 2.5);
+        assert_eq!(s(timeout(None, None, off).unwrap()), 119.5);
+        // The offset leaves nothing: the module's timeout.
+        assert_eq!(s(timeout(Some("0.2"), Some(Duration::from_secs(1)), off).unwrap()), 1.0);
+        assert!(timeout(Some("ten"), None, off).is_err());
+    }
+
+    #[test]
+    fn queries() {
+        assert_eq!(
+            parse_query("target=http%3A%2F%2Fa%3A1%2Fx&module=http_2xx&debug=true&x=a+b&bad=%zz"),
+            [
+                ("target".to_string(), "http://a:1/x".to_string()),
+                ("module".to_string(), "http_2xx".to_string()),
+                ("debug".to_string(), "true".to_string()),
+                ("x".to_string(), "a b".to_string()),
+                ("bad".to_string(), "%zz".to_string()),
+            ]
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! `prober serve`: blackbox_exporter's `/probe?target=T&module=M` interface on libprober's
+//! engine.
+//!
+//! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
+//!   tcp | grpc` and their options), refusing at start what the engine does not do (`icmp`,
+//!   `dns`, proxies, OAuth 2) with the module's name, and an `allow:` list per module (ours:
+//!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
+//! - [`Exporter::handle`] answers `/probe`, `/metrics` and `/` as a plain function of the
+//!   request, with blackbox_exporter's metric names and meanings, its timeout rule and its
+//!   `&debug=true`; any HTTP server can carry it.
+
+// The README's examples are compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+mod config;
+mod exporter;
+mod module;
+
+pub use exporter::{DEFAULT_TIMEOUT_OFFSET, Exporter, Request, Response, parse_query, timeout};
+pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};

@@ -1,0 +1,660 @@
+//! Modules made ready once, at start: each maps onto the library's probe options, and the
+//! checks the library does not make itself (several body and header expressions, HTTP
+//! versions, SSL or not) are compiled here and judged on the outcome.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use prober::{ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion};
+use prober_core::{AddressFilter, Outcome, Pattern};
+use regex::bytes::Regex;
+
+use crate::config::{self, File, HttpModule, RawModule, TcpModule, TlsConfig};
+
+/// Which prober a module runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prober {
+    /// `prober: http`.
+    Http,
+    /// `prober: tcp`.
+    Tcp,
+    /// `prober: grpc`.
+    Grpc,
+}
+
+impl Prober {
+    /// The name as the file writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prober::Http => "http",
+            Prober::Tcp => "tcp",
+            Prober::Grpc => "grpc",
+        }
+    }
+}
+
+/// A header expectation (`fail_if_header_matches` / `_not_matches`).
+#[derive(Debug)]
+pub(crate) struct HeaderCheck {
+    pub header: String,
+    pub regexp: Regex,
+    pub allow_missing: bool,
+}
+
+/// One module, ready to build a spec for any target.
+#[derive(Debug)]
+pub struct Module {
+    /// The module's name.
+    pub name: String,
+    /// Its prober.
+    pub prober: Prober,
+    /// Its `timeout` (`None`: only the scrape's).
+    pub timeout: Option<Duration>,
+    /// Its allow-list, `None` when it has none (every target is probed).
+    pub filter: Option<Arc<AddressFilter>>,
+    template: ProbeSpec,
+    pub(crate) body_fail: Vec<Regex>,
+    pub(crate) body_need: Vec<Regex>,
+    pub(crate) header_fail: Vec<HeaderCheck>,
+    pub(crate) header_need: Vec<HeaderCheck>,
+    pub(crate) versions: Vec<String>,
+    pub(crate) fail_if_ssl: bool,
+    pub(crate) fail_if_not_ssl: bool,
+    pub(crate) valid_status: Option<Vec<u16>>,
+    /// gRPC and TCP: TLS is on.
+    pub(crate) tls: bool,
+}
+
+/// Why a target cannot be probed with a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetError {
+    /// Not a target this module can probe (400).
+    Bad(String),
+    /// Refused by the module's allow-list (403).
+    Denied(String),
+}
+
+/// The modules of a file, by name.
+#[derive(Debug, Default)]
+pub struct Modules {
+    /// The modules, by name.
+    pub by_name: BTreeMap<String, Module>,
+}
+
+/// The largest module file read (1 MiB): a module file is a few kilobytes.
+pub const MAX_FILE_LEN: usize = 1 << 20;
+
+/// How much of a body is kept for the expressions: blackbox_exporter reads it whole unless
+/// `body_size_limit`; here 1 MiB unless that option says less.
+pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+impl Modules {
+    /// Reads a module file's text; `base` is the directory relative paths are read from.
+    ///
+    /// # Errors
+    ///
+    /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
+    /// supported by prober serve (http, tcp and grpc are)`.
+    pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
+        if text.len() > MAX_FILE_LEN {
+            return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
+        }
+        prober_k8s::yaml_limits::check(text)?;
+        let file: File = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        let mut by_name = BTreeMap::new();
+        for (name, raw) in file.modules {
+            let m = build(&name, raw, base).map_err(|e| format!("module {name:?}: {e}"))?;
+            by_name.insert(name, m);
+        }
+        Ok(Modules { by_name })
+    }
+}
+
+fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
+    let prober = match raw.prober.as_str() {
+        "http" => Prober::Http,
+        "tcp" => Prober::Tcp,
+        "grpc" => Prober::Grpc,
+        "icmp" | "dns" => {
+            return Err(format!(
+                "prober {} is not supported by prober serve (http, tcp and grpc are)",
+                raw.prober
+            ));
+        }
+        "" => return Err("prober: missing (http, tcp or grpc)".into()),
+        other => return Err(format!("prober: unknown prober {other:?}")),
+    };
+    let timeout = match raw.timeout.as_deref() {
+        None => None,
+        Some(t) => match config::go_duration(t) {
+            Some(d) if d.is_zero() => None,
+            Some(d) => Some(d),
+            None => return Err(format!("timeout: {t:?} is not a duration (5s, 1m30s, 500ms)")),
+        },
+    };
+    let filter = match &raw.allow {
+        None => None,
+        Some(a) => {
+            let ports: Vec<String> = a
+                .ports
+                .iter()
+                .map(|p| match p {
+                    config::PortItem::One(n) => n.to_string(),
+                    config::PortItem::Text(t) => t.clone(),
+                })
+                .collect();
+            let f = AddressFilter::parse(&a.hosts, &a.networks, &ports)
+                .map_err(|e| format!("allow: {e}"))?;
+            Some(Arc::new(f))
+        }
+    };
+    let mut m = Module {
+        name: name.to_string(),
+        prober,
+        timeout,
+        filter,
+        template: ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?,
+        body_fail: Vec::new(),
+        body_need: Vec::new(),
+        header_fail: Vec::new(),
+        header_need: Vec::new(),
+        versions: Vec::new(),
+        fail_if_ssl: false,
+        fail_if_not_ssl: false,
+        valid_status: None,
+        tls: false,
+    };
+    match prober {
+        Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,
+        Prober::Tcp => tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
+        Prober::Grpc => {
+            let g = raw.grpc.unwrap_or_default();
+            let mut spec =
+                ProbeSpec::grpc("localhost", 1, &g.service).map_err(|e| e.to_string())?;
+            if g.tls {
+                spec.set_tls(tls_options(g.tls_config.as_ref(), base)?)
+                    .map_err(|e| e.to_string())?;
+                m.tls = true;
+            }
+            m.template = spec;
+        }
+    }
+    Ok(m)
+}
+
+fn regexes(field: &str, list: &[String]) -> Result<Vec<Regex>, String> {
+    list.iter().map(|r| Regex::new(r).map_err(|e| format!("{field}: {r:?}: {e}"))).collect()
+}
+
+fn header_checks(field: &str, list: &[config::HeaderMatch]) -> Result<Vec<HeaderCheck>, String> {
+    list.iter()
+        .map(|h| {
+            if h.header.is_empty() {
+                return Err(format!("{field}: header name must be set for HTTP header matchers"));
+            }
+            if h.regexp.is_empty() {
+                return Err(format!("{field}: regexp must be set for HTTP header matchers"));
+            }
+            let regexp =
+                Regex::new(&h.regexp).map_err(|e| format!("{field}: {:?}: {e}", h.regexp))?;
+            Ok(HeaderCheck { header: h.header.clone(), regexp, allow_missing: h.allow_missing })
+        })
+        .collect()
+}
+
+/// A small file named by the module (a body, a token, a password): read at start.
+fn read_small(base: &Path, path: &str, field: &str) -> Result<Vec<u8>, String> {
+    let p = base.join(path);
+    let meta = std::fs::metadata(&p).map_err(|e| format!("{field}: {}: {e}", p.display()))?;
+    if !meta.is_file() || meta.len() > prober::MAX_BODY_LEN as u64 {
+        return Err(format!(
+            "{field}: {}: not a regular file of at most {} bytes",
+            p.display(),
+            prober::MAX_BODY_LEN
+        ));
+    }
+    std::fs::read(&p).map_err(|e| format!("{field}: {}: {e}", p.display()))
+}
+
+fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
+    if let Some(field) = h.unsupported() {
+        return Err(format!("http.{field} is not supported by prober serve"));
+    }
+    // The URL is the target's; the template carries every other option.
+    let mut spec = ProbeSpec::http("http://localhost/").map_err(|e| e.to_string())?;
+    if let Some(method) = &h.method {
+        spec.set_method(method).map_err(|e| format!("http.method: {e}"))?;
+    }
+    let body = match (&h.body, &h.body_file) {
+        (Some(_), Some(_)) => return Err("setting body and body_file both are not allowed".into()),
+        (Some(b), None) => b.clone().into_bytes(),
+        (None, Some(f)) => read_small(base, f, "http.body_file")?,
+        (None, None) => Vec::new(),
+    };
+    if !body.is_empty() {
+        spec.set_body(body).map_err(|e| format!("http.body: {e}"))?;
+    }
+    // Go's client sends its own User-Agent; blackbox_exporter's is Go's unless a header says.
+    spec.add_header("User-Agent", "Blackbox Exporter/prober").map_err(|e| e.to_string())?;
+    for (name, value) in &h.headers {
+        spec.add_header(name, value).map_err(|e| format!("http.headers: {e}"))?;
+    }
+    if let Some(auth) = authorization(h, base)? {
+        spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;
+    }
+    // blackbox_exporter follows redirects (Go's client, to any host) unless told not to.
+    let follow = match (h.no_follow_redirects, h.follow_redirects) {
+        (Some(no), _) => !no,
+        (None, Some(yes)) => yes,
+        (None, None) => true,
+    };
+    spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
+    spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
+    // Statuses are judged here (blackbox_exporter's rule: 2xx unless listed), the library
+    // keeping its kubelet rule out of the way: every status is a "success" to it.
+    spec.set_expect_status(StatusSet::parse("100-599").map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    let limit = match &h.body_size_limit {
+        None => DEFAULT_BODY_LIMIT,
+        Some(v) => size(v).ok_or("http.body_size_limit: not a size (1MB, 512KiB, 4096)")?,
+    };
+    spec.set_output_limit(limit.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
+    let keep_headers =
+        !h.fail_if_header_matches.is_empty() || !h.fail_if_header_not_matches.is_empty();
+    spec.set_keep_headers(keep_headers).map_err(|e| e.to_string())?;
+    m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
+    m.body_need =
+        regexes("http.fail_if_body_not_matches_regexp", &h.fail_if_body_not_matches_regexp)?;
+    m.header_fail = header_checks("http.fail_if_header_matches", &h.fail_if_header_matches)?;
+    m.header_need =
+        header_checks("http.fail_if_header_not_matches", &h.fail_if_header_not_matches)?;
+    m.versions = h.valid_http_versions.clone();
+    m.fail_if_ssl = h.fail_if_ssl;
+    m.fail_if_not_ssl = h.fail_if_not_ssl;
+    m.valid_status = (!h.valid_status_codes.is_empty()).then(|| h.valid_status_codes.clone());
+    check_ip_protocol(h.preferred_ip_protocol.as_deref(), "http")?;
+    m.template = spec;
+    Ok(())
+}
+
+/// `body_size_limit` as prometheus/common's units read it (`1MB` is 2^20, as `1MiB`).
+fn size(v: &serde_norway::Value) -> Option<usize> {
+    if let Some(n) = v.as_u64() {
+        return usize::try_from(n).ok();
+    }
+    let s = v.as_str()?.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: usize = s[..split].parse().ok()?;
+    let scale: usize = match &s[split..] {
+        "" | "B" => 1,
+        "KB" | "KiB" => 1 << 10,
+        "MB" | "MiB" => 1 << 20,
+        "GB" | "GiB" => 1 << 30,
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+
+fn check_ip_protocol(p: Option<&str>, prober: &str) -> Result<(), String> {
+    match p {
+        None | Some("ip4" | "ip6" | "") => Ok(()),
+        Some(other) => Err(format!("{prober}.preferred_ip_protocol: {other:?} is not ip4 or ip6")),
+    }
+}
+
+/// The `Authorization` header of `basic_auth`, `bearer_token(_file)` or `authorization`.
+fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> {
+    let text = |bytes: Vec<u8>, field: &str| {
+        String::from_utf8(bytes)
+            .map(|s| s.trim().to_string())
+            .map_err(|_| format!("{field}: not UTF-8"))
+    };
+    let mut found = Vec::new();
+    if let Some(b) = &h.basic_auth {
+        let user = match &b.username_file {
+            Some(f) => text(read_small(base, f, "http.basic_auth.username_file")?, "username")?,
+            None => b.username.clone(),
+        };
+        let password = match (&b.password, &b.password_file) {
+            (Some(_), Some(_)) => {
+                return Err("http.basic_auth: at most one of password and password_file".into());
+            }
+            (Some(p), None) => p.clone(),
+            (None, Some(f)) => {
+                text(read_small(base, f, "http.basic_auth.password_file")?, "password")?
+            }
+            (None, None) => String::new(),
+        };
+        found.push(format!("Basic {}", base64(format!("{user}:{password}").as_bytes())));
+    }
+    match (&h.bearer_token, &h.bearer_token_file) {
+        (Some(t), None) => found.push(format!("Bearer {t}")),
+        (None, Some(f)) => found.push(format!(
+            "Bearer {}",
+            text(read_small(base, f, "http.bearer_token_file")?, "bearer token")?
+        )),
+        (Some(_), Some(_)) => {
+            return Err("http: at most one of bearer_token and bearer_token_file".into());
+        }
+        (None, None) => {}
+    }
+    if let Some(a) = &h.authorization {
+        let kind = a.kind.clone().unwrap_or_else(|| "Bearer".into());
+        let cred = match (&a.credentials, &a.credentials_file) {
+            (Some(c), None) => c.clone(),
+            (None, Some(f)) => {
+                text(read_small(base, f, "http.authorization.credentials_file")?, "credentials")?
+            }
+            (None, None) => String::new(),
+            (Some(_), Some(_)) => {
+                return Err(
+                    "http.authorization: at most one of credentials and credentials_file".into()
+                );
+            }
+        };
+        found.push(format!("{kind} {cred}"));
+    }
+    if found.len() > 1 {
+        return Err("http: at most one of basic_auth, bearer_token and authorization".into());
+    }
+    Ok(found.pop())
+}
+
+fn base64(data: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(TABLE[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String> {
+    // Go's client verifies unless insecure_skip_verify: the opposite of the kubelet's default.
+    let mut o = TlsOptions { verify: TlsVerify::SystemRoots, ..TlsOptions::default() };
+    let Some(c) = c else { return Ok(o) };
+    if c.ca.is_some() || c.cert.is_some() || c.key.is_some() {
+        return Err(
+            "tls_config: inline ca, cert and key are not supported (use the _file fields)".into()
+        );
+    }
+    let path = |p: &str| -> PathBuf { base.join(p) };
+    o.verify = match (&c.ca_file, c.insecure_skip_verify) {
+        (_, true) => TlsVerify::None,
+        (Some(ca), false) => TlsVerify::CaFile(path(ca)),
+        (None, false) => TlsVerify::SystemRoots,
+    };
+    o.server_name = c.server_name.clone().filter(|s| !s.is_empty());
+    o.client_cert = match (&c.cert_file, &c.key_file) {
+        (Some(cert), Some(key)) => Some((path(cert), path(key))),
+        (None, None) => None,
+        _ => return Err("tls_config: cert_file and key_file go together".into()),
+    };
+    if let Some(v) = &c.min_version {
+        o.min_version = Some(
+            TlsVersion::parse(v)
+                .ok_or_else(|| format!("tls_config.min_version: {v:?} (TLS12 or TLS13)"))?,
+        );
+    }
+    if let Some(v) = &c.max_version {
+        TlsVersion::parse(v)
+            .ok_or_else(|| format!("tls_config.max_version: {v:?} (TLS12 or TLS13)"))?;
+    }
+    o.validate().map_err(|e| format!("tls_config: {e}"))?;
+    Ok(o)
+}
+
+fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
+    if t.source_ip_address.is_some() {
+        return Err("tcp.source_ip_address is not supported by prober serve".into());
+    }
+    check_ip_protocol(t.preferred_ip_protocol.as_deref(), "tcp")?;
+    let mut spec = ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?;
+    // What the library's one exchange can say: at most one send and one expect (sent first,
+    // then awaited), then optionally STARTTLS as the last step.
+    let mut send: Option<String> = None;
+    let mut expect: Option<String> = None;
+    let mut starttls = false;
+    for (i, step) in t.query_response.iter().enumerate() {
+        let at = format!("tcp.query_response[{i}]");
+        if starttls {
+            return Err(format!(
+                "{at}: steps after starttls are not supported by prober serve (one send and one expect, then starttls)"
+            ));
+        }
+        if let Some(s) = &step.send {
+            if send.is_some() {
+                return Err(format!("{at}: more than one send is not supported by prober serve"));
+            }
+            if s.contains("${") {
+                return Err(format!(
+                    "{at}: send with ${{N}} references is not supported by prober serve"
+                ));
+            }
+            send = Some(s.clone());
+        }
+        if let Some(e) = &step.expect {
+            if expect.is_some() {
+                return Err(format!("{at}: more than one expect is not supported by prober serve"));
+            }
+            expect = Some(e.clone());
+        }
+        starttls |= step.starttls;
+    }
+    if let Some(s) = send {
+        // blackbox_exporter writes each send with a newline.
+        spec.set_send(format!("{s}\n").into_bytes())
+            .map_err(|e| format!("tcp.query_response: {e}"))?;
+    }
+    if let Some(e) = expect {
+        // Go's regexp is multi-line per line read; (?m) gives ^ and $ the same meaning here.
+        let p =
+            Pattern::new(&format!("(?m){e}")).map_err(|e| format!("tcp.query_response: {e}"))?;
+        spec.set_expect_reply(p).map_err(|e| e.to_string())?;
+    }
+    if t.tls || starttls {
+        spec.set_tls(tls_options(t.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
+        m.tls = true;
+    }
+    if starttls {
+        spec.set_starttls(true).map_err(|e| e.to_string())?;
+    }
+    m.template = spec;
+    Ok(())
+}
+
+impl Module {
+    /// The spec that probes `target` with this module within `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`TargetError::Bad`] for a target this prober cannot take, [`TargetError::Denied`]
+    /// for one the allow-list refuses by its name or port (its addresses are checked again
+    /// when it is connected to).
+    pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
+        let mut spec = self.template.clone();
+        let bad = |e: String| TargetError::Bad(e);
+        let (host, port) = match self.prober {
+            Prober::Http => {
+                let url = if target.contains("://") {
+                    target.to_string()
+                } else {
+                    format!("http://{target}")
+                };
+                let parsed =
+                    prober::Url::parse(&url).map_err(|e| bad(format!("target {target:?}: {e}")))?;
+                if let prober::ProbeKind::Http(h) = &mut spec.kind {
+                    h.url = parsed.clone();
+                }
+                (parsed.host().to_string(), parsed.port())
+            }
+            Prober::Tcp | Prober::Grpc => {
+                let t = target
+                    .strip_prefix("http://")
+                    .or_else(|| target.strip_prefix("https://"))
+                    .unwrap_or(target);
+                let (host, port) = t
+                    .rsplit_once(':')
+                    .ok_or_else(|| bad(format!("target {target:?}: missing port (host:port)")))?;
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                let port: u16 = port
+                    .parse()
+                    .ok()
+                    .filter(|p| *p > 0)
+                    .ok_or_else(|| bad(format!("target {target:?}: bad port {port:?}")))?;
+                prober_core::validate_host(host)
+                    .map_err(|e| bad(format!("target {target:?}: {e}")))?;
+                match &mut spec.kind {
+                    prober::ProbeKind::Tcp(t) => {
+                        t.host = host.to_string();
+                        t.port = port;
+                    }
+                    prober::ProbeKind::Grpc(g) => {
+                        g.host = host.to_string();
+                        g.port = port;
+                    }
+                    _ => {}
+                }
+                (host.to_string(), port)
+            }
+        };
+        if let Some(f) = &self.filter {
+            self.precheck(f, &host, port)?;
+            spec.set_address_filter(Some(f.clone())).map_err(|e| bad(e.to_string()))?;
+        }
+        spec.set_timeout(timeout.max(Duration::from_millis(1))).map_err(|e| bad(e.to_string()))?;
+        Ok(spec)
+    }
+
+    /// The allow-list's verdict on what the target says before anything is resolved: its
+    /// port, its name, and an address written in any of the forms the resolver reads.
+    fn precheck(&self, f: &AddressFilter, host: &str, port: u16) -> Result<(), TargetError> {
+        let denied = |why: String| {
+            TargetError::Denied(format!("target {host}:{port} is not allowed: {why}"))
+        };
+        if !f.port_allowed(port) {
+            return Err(denied(format!("port {port} is not allowed")));
+        }
+        let literal = host
+            .parse::<std::net::IpAddr>()
+            .ok()
+            .or_else(|| prober_core::allow::parse_ipv4_loose(host).map(std::net::IpAddr::V4));
+        match literal {
+            Some(ip) => f
+                .check(None, std::net::SocketAddr::new(ip, port))
+                .map_err(|e| denied(e.to_string())),
+            None if !f.host_allowed(host) => Err(denied(format!("host {host} is not allowed"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The checks blackbox_exporter makes beyond the status: `None` when they pass, else
+    /// the failing check's description and whether it was a regular expression.
+    pub(crate) fn judge(&self, o: &Outcome) -> Option<(String, bool)> {
+        if let Some(status) = o.http_status {
+            let ok = match &self.valid_status {
+                Some(list) => list.contains(&status),
+                None => (200..300).contains(&status),
+            };
+            if !ok {
+                return Some((
+                    format!("Invalid HTTP response status code {status}, wanted 2xx"),
+                    false,
+                ));
+            }
+        }
+        if self.prober != Prober::Http {
+            return None;
+        }
+        if !self.versions.is_empty() {
+            let v = match o.http_version {
+                Some(0) => "HTTP/1.0",
+                _ => "HTTP/1.1",
+            };
+            if !self.versions.iter().any(|w| w == v) {
+                return Some((format!("Invalid HTTP version number {v}"), false));
+            }
+        }
+        let ssl = o.cert_not_after.is_some() || o.timings.tls.is_some();
+        if self.fail_if_ssl && ssl {
+            return Some(("Final request was over SSL".into(), false));
+        }
+        if self.fail_if_not_ssl && !ssl {
+            return Some(("Final request was not over SSL".into(), false));
+        }
+        for r in &self.body_fail {
+            if r.is_match(&o.output) {
+                return Some((format!("Body matched regular expression {r}"), true));
+            }
+        }
+        for r in &self.body_need {
+            if !r.is_match(&o.output) {
+                return Some((format!("Body did not match regular expression {r}"), true));
+            }
+        }
+        let values = |name: &str| -> Vec<&str> {
+            o.headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+                .collect()
+        };
+        for h in &self.header_fail {
+            let vs = values(&h.header);
+            if vs.is_empty() && !h.allow_missing {
+                return Some((format!("Missing required header {}", h.header), true));
+            }
+            if vs.iter().any(|v| h.regexp.is_match(v.as_bytes())) {
+                return Some((
+                    format!("Header {} matched regular expression {}", h.header, h.regexp),
+                    true,
+                ));
+            }
+        }
+        for h in &self.header_need {
+            let vs = values(&h.header);
+            if vs.is_empty() && !h.allow_missing {
+                return Some((format!("Missing required header {}", h.header), true));
+            }
+            if !vs.is_empty() && !vs.iter().any(|v| h.regexp.is_match(v.as_bytes())) {
+                return Some((
+                    format!("Header {} did not match regular expression {}", h.header, h.regexp),
+                    true,
+                ));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        for (i, o) in
+            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")]
+        {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size(&serde_norway::Value::from(4096)), Some(4096));
+        assert_eq!(size(&serde_norway::Value::from("1MB")), Some(1 << 20));
+        assert_eq!(size(&serde_norway::Value::from("512KiB")), Some(512 << 10));
+        assert_eq!(size(&serde_norway::Value::from("lots")), None);
+    }
+}

@@ -1,0 +1,275 @@
+//! `prober serve`'s exporter against real servers on loopback: module files (blackbox_exporter's
+//! own examples), answers, the allow-list, redirects, the timeout rule and `&debug=true`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use prober_blackbox::{Exporter, Modules, Request, Response};
+use prober_testkit::TargetServer;
+
+fn modules(yaml: &str) -> Modules {
+    Modules::parse(yaml, Path::new(".")).unwrap()
+}
+
+fn get(e: &Exporter, query: &str, headers: &[(&str, &str)]) -> Response {
+    let headers: Vec<(String, String)> =
+        headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+    e.handle(&Request { path: "/probe", query, headers: &headers })
+}
+
+/// The value of the sample `name` (with its labels, as written) in an exposition.
+fn sample(body: &str, name: &str) -> Option<String> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')).map(str::to_string))
+}
+
+const FILE: &str = "
+modules:
+  http_2xx:
+    prober: http
+    timeout: 5s
+  http_body:
+    prober: http
+    http:
+      fail_if_body_not_matches_regexp: ['ok']
+      fail_if_header_matches:
+        - header: X-Nope
+          regexp: '.*'
+          allow_missing: true
+  no_redirects:
+    prober: http
+    http:
+      no_follow_redirects: true
+  tcp_connect:
+    prober: tcp
+  local_only:
+    prober: http
+    allow:
+      hosts: ['localhost']
+      networks: ['127.0.0.1/32']
+";
+
+#[test]
+fn blackbox_example_files_load_or_name_what_is_refused() {
+    let data = blackbox_module_dir();
+    let text = std::fs::read_to_string(data.join("blackbox.yml")).unwrap();
+    let err = Modules::parse(&text, &data).unwrap_err();
+    assert_eq!(
+        err,
+        "module \"icmp\": prober icmp is not supported by prober serve (http, tcp and grpc are)"
+    );
+    // Without the modules the engine does not have, the file loads.
+    let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    for name in ["icmp", "icmp_ttl5", "irc_banner"] {
+        mods_remove(&mut doc, name);
+    }
+    let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
+    let names: Vec<&str> = m.by_name.keys().map(String::as_str).collect();
+    assert_eq!(
+        names,
+        [
+            "grpc",
+            "grpc_plain",
+            "http_2xx",
+            "http_post_2xx",
+            "pop3s_banner",
+            "ssh_banner",
+            "tcp_connect"
+        ]
+    );
+    let text = std::fs::read_to_string(data.join("example.yml")).unwrap();
+    let err = Modules::parse(&text, &data).unwrap_err();
+    assert!(err.starts_with("module \"dns_soa\": prober dns is not supported"), "{err}");
+    let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let refused = [
+        ("dns_soa", "prober dns is not supported"),
+        ("dns_tcp_example", "prober dns is not supported"),
+        ("dns_udp_example", "prober dns is not supported"),
+        ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
+        ("http_gzip", "http.compression is not supported"),
+        ("http_gzip_with_accept_encoding", "http.compression is not supported"),
+        ("http_post_body_file", "http.body_file: /files/body.txt"),
+        ("http_with_proxy", "http.proxy_url is not supported"),
+        ("http_with_proxy_and_headers", "http.proxy_url is not supported"),
+        ("icmp_example", "prober icmp is not supported"),
+        ("imap_starttls", "more than one expect is not supported"),
+        ("irc_banner_example", "more than one send is not supported"),
+        ("smtp_starttls", "more than one expect is not supported"),
+    ];
+    for (name, why) in refused {
+        let err = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap_err();
+        assert!(
+            err.starts_with(&format!("module {name:?}: ")) && err.contains(why),
+            "{name}: {err}"
+        );
+        mods_remove(&mut doc, name);
+    }
+    let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
+    assert_eq!(m.by_name.len(), 6, "{:?}", m.by_name.keys());
+}
+
+/// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into
+/// the Go module cache): its own `blackbox.yml` and `example.yml` are read from there, not
+/// copied into this repository. The go command is a test requirement (ci/test.sh installs it).
+fn blackbox_module_dir() -> PathBuf {
+    let out = Command::new("go")
+        .args(["mod", "download", "-json", "github.com/prometheus/blackbox_exporter@v0.25.0"])
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("this test needs the go command (to fetch blackbox_exporter's example files)");
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "go mod download: {json}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = json
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"Dir\": \""))
+        .and_then(|l| l.strip_suffix("\","))
+        .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
+    PathBuf::from(dir)
+}
+
+fn mods_remove(doc: &mut serde_norway::Value, name: &str) {
+    doc.get_mut("modules").unwrap().as_mapping_mut().unwrap().remove(name).unwrap();
+}
+
+#[test]
+fn http_probe_answers_with_blackbox_metrics() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let r = get(&e, &format!("module=http_2xx&target={}", s.url("/status/200")), &[]);
+    assert_eq!((r.status, r.content_type), (200, "text/plain; version=0.0.4; charset=utf-8"));
+    let b = &r.body;
+    assert_eq!(sample(b, "probe_success").as_deref(), Some("1"), "{b}");
+    assert_eq!(sample(b, "probe_http_status_code").as_deref(), Some("200"));
+    assert_eq!(sample(b, "probe_http_version").as_deref(), Some("1.1"));
+    assert_eq!(sample(b, "probe_http_ssl").as_deref(), Some("0"));
+    assert_eq!(sample(b, "probe_ip_protocol").as_deref(), Some("4"));
+    assert_eq!(sample(b, "probe_http_redirects").as_deref(), Some("0"));
+    assert!(sample(b, "probe_http_content_length").is_some_and(|v| v != "-1"), "{b}");
+    assert!(sample(b, "probe_http_duration_seconds{phase=\"connect\"}").is_some(), "{b}");
+    // A status outside 2xx: probe_success 0, the status still reported.
+    let r = get(&e, &format!("module=http_2xx&target={}", s.url("/status/500")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"));
+    assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("500"));
+    // A target without a scheme is http://, as blackbox_exporter does.
+    let r = get(&e, &format!("module=tcp_connect&target=127.0.0.1:{}", s.port()), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_status_code"), None, "no HTTP metrics for tcp");
+}
+
+#[test]
+fn unknown_module_is_400_and_counted() {
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let r = get(&e, "module=nope&target=127.0.0.1", &[]);
+    assert_eq!((r.status, r.body.as_str()), (400, "Unknown module \"nope\"\n"));
+    let r = get(&e, "module=http_2xx", &[]);
+    assert_eq!((r.status, r.body.as_str()), (400, "Target parameter is missing\n"));
+    let m = e.handle(&Request { path: "/metrics", query: "", headers: &[] });
+    assert_eq!(sample(&m.body, "blackbox_module_unknown_total").as_deref(), Some("1"));
+    let page = e.handle(&Request { path: "/", query: "", headers: &[] });
+    assert!(page.body.contains("<code>local_only</code>: http, allow-list"), "{}", page.body);
+}
+
+#[test]
+fn body_and_header_expressions() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    // /ok answers "ok"; /status/200 answers "status 200".
+    let r = get(&e, &format!("module=http_body&target={}", s.url("/ok")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("0"));
+    let r = get(&e, &format!("module=http_body&target={}", s.url("/status/200")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("1"));
+}
+
+#[test]
+fn redirects_followed_to_another_host_unless_told_not_to() {
+    let first = TargetServer::start();
+    let other = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let to = format!("http://localhost:{}/status/200", other.port());
+    let target = first.url(&format!("/redirect?loc={to}"));
+    let enc = target.replace('?', "%3F").replace('=', "%3D").replace('&', "%26");
+    let r = get(&e, &format!("module=http_2xx&target={enc}"), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("1"));
+    let r = get(&e, &format!("module=no_redirects&target={enc}"), &[]);
+    assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("302"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"));
+    assert_eq!(other.requests(), 1);
+}
+
+#[test]
+fn allow_list_refuses_with_403_by_name_address_and_redirect_hop() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    // Allowed: localhost, which resolves to 127.0.0.1.
+    let ok =
+        get(&e, &format!("module=local_only&target=http://localhost:{}/status/200", s.port()), &[]);
+    assert_eq!(sample(&ok.body, "probe_success").as_deref(), Some("1"), "{}", ok.body);
+    // 127.0.0.2 is another address: refused before anything is sent, in any spelling.
+    for host in ["127.0.0.2", "2130706434", "0x7f.0.0.2", "[::ffff:127.0.0.2]"] {
+        let r = get(&e, &format!("module=local_only&target=http://{host}:{}/", s.port()), &[]);
+        assert_eq!(r.status, 403, "{host}: {}", r.body);
+        assert!(r.body.contains("is not allowed"), "{host}: {}", r.body);
+    }
+    // A redirect from the allowed host to a refused address: 403 too, with the reason.
+    let target =
+        format!("http://localhost:{}/redirect%3Floc%3Dhttp://127.0.0.2:{}/", s.port(), s.port());
+    let r = get(&e, &format!("module=local_only&target={target}&debug=true"), &[]);
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.body.contains("Target refused by the module's allow-list"), "{}", r.body);
+    assert!(r.body.contains("dial tcp 127.0.0.2"), "{}", r.body);
+    let before = s.requests();
+    let m = e.handle(&Request { path: "/metrics", query: "", headers: &[] });
+    assert_eq!(sample(&m.body, "prober_serve_denied_total").as_deref(), Some("5"), "{}", m.body);
+    assert_eq!(s.requests(), before);
+}
+
+#[test]
+fn scrape_timeout_header_bounds_the_probe() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    // 1 s scrape timeout less the 0.5 s offset: a response that takes 30 s fails at 0.5 s.
+    let r = get(
+        &e,
+        &format!("module=http_2xx&target={}&debug=true", s.url("/slow-headers/30000")),
+        &[("X-Prometheus-Scrape-Timeout-Seconds", "1")],
+    );
+    assert!(r.body.contains("timeout_seconds=0.5"), "{}", r.body);
+    assert!(r.body.contains("reason=timeout"), "{}", r.body);
+    let secs: f64 = r
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("probe_duration_seconds "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.5..5.0).contains(&secs), "{secs}");
+    let r = get(&e, "module=http_2xx&target=x", &[("X-Prometheus-Scrape-Timeout-Seconds", "ten")]);
+    assert_eq!(r.status, 500);
+}
+
+#[test]
+fn debug_explains_the_run() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let r = get(&e, &format!("module=http_2xx&target={}&debug=true", s.url("/status/200")), &[]);
+    assert_eq!((r.status, r.content_type), (200, "text/plain; charset=utf-8"));
+    for line in [
+        "Beginning probe: probe=http",
+        "timeout_seconds=5",
+        "Connected: address=127.0.0.1 ip_protocol=ip4",
+        "Received HTTP response: status_code=200 redirects=0",
+        "Probe succeeded",
+        "Metrics that would have been returned:",
+        "probe_success 1",
+        "Module configuration:",
+    ] {
+        assert!(r.body.contains(line), "missing {line:?} in:\n{}", r.body);
+    }
+}

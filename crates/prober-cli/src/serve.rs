@@ -1,0 +1,111 @@
+//! `prober serve --config FILE --listen ADDR`: blackbox_exporter's `/probe` interface
+//! (`prober_blackbox`) over HTTP.
+//!
+//! The HTTP side is `prober_httpd`'s server, as for `prober watch --metrics`: one poll loop,
+//! bounded per connection, protected by `--web-config`. `/probe` is a deferred route: the
+//! request is checked and its probe submitted on the loop, and the engine's dispatcher sends
+//! the answer when the outcome is in, so the loop never waits for a probe and any number of
+//! requests share the one engine thread.
+
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use prober_blackbox::{Exporter, Modules, Request};
+
+use crate::args::{Failure, Parser, Token};
+
+/// What `prober serve` was asked.
+#[derive(Debug)]
+pub struct ServeArgs {
+    config: PathBuf,
+    listen: SocketAddr,
+    timeout_offset: Duration,
+    web_config: Option<PathBuf>,
+}
+
+/// Parses `prober serve` options; `None` after `--help`.
+pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
+    let (mut config, mut listen, mut offset, mut web_config) =
+        (None, None, prober_blackbox::DEFAULT_TIMEOUT_OFFSET, None);
+    while let Some(tok) = p.next()? {
+        match tok {
+            Token::Option(o) if o == "-h" || o == "--help" => {
+                print!("{}", crate::usage::SERVE);
+                return Ok(None);
+            }
+            Token::Option(o) if o == "--config" => config = Some(PathBuf::from(p.value(&o)?)),
+            Token::Option(o) if o == "--web-config" => web_config = Some(p.path(&o)?),
+            Token::Option(o) if o == "--listen" => {
+                let v = p.value(&o)?;
+                let v = v.to_string_lossy();
+                listen = Some(
+                    crate::metrics::parse_addr(&v)
+                        .map_err(|e| p.usage(format!("--listen: {e}")))?,
+                );
+            }
+            Token::Option(o) if o == "--timeout-offset" => {
+                let v: OsString = p.value(&o)?;
+                offset = crate::duration::parse(&v.to_string_lossy())
+                    .map_err(|e| p.usage(format!("--timeout-offset: {e}")))?;
+            }
+            Token::Option(o) => return Err(p.usage(format!("unknown option '{o}'"))),
+            Token::Value(v) => {
+                return Err(p.usage(format!("unexpected argument '{}'", v.to_string_lossy())));
+            }
+        }
+    }
+    let config = config.ok_or_else(|| p.usage("missing --config FILE"))?;
+    let listen = listen.ok_or_else(|| p.usage("missing --listen ADDR"))?;
+    Ok(Some(ServeArgs { config, listen, timeout_offset: offset, web_config }))
+}
+
+/// Loads the modules, starts the engine and serves until the process is ended.
+pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
+    let text = std::fs::read(&a.config).map_err(|e| {
+        Failure::no_input(format!("{}: {}", a.config.display(), prober_core::os_error_text(&e)))
+    })?;
+    let text = String::from_utf8(text)
+        .map_err(|_| Failure::input(format!("{}: not UTF-8", a.config.display())))?;
+    let base = a.config.parent().unwrap_or(Path::new("."));
+    let modules = Modules::parse(&text, base)
+        .map_err(|e| Failure::input(format!("{}: {e}", a.config.display())))?;
+    let mut exporter = Exporter::start(modules)
+        .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
+    exporter.set_timeout_offset(a.timeout_offset);
+    let web = a.web_config.as_deref().map(crate::watch::load_web_config).transpose()?;
+    let scheme =
+        if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
+    let mut server = prober_httpd::Server::bind(a.listen)
+        .map_err(|e| Failure::software(format!("--listen: cannot listen on {}: {e}", a.listen)))?;
+    if let Some(web) = web {
+        server = server.with_web_config(web);
+    }
+    let exporter = Arc::new(exporter);
+    let ex = exporter.clone();
+    server.route_deferred("/probe", move |req, reply| {
+        ex.handle_with(&request(req), move |r| reply.send(response(r)));
+    });
+    for path in ["/metrics", "/"] {
+        let ex = exporter.clone();
+        server.route(path, move |req| response(ex.handle(&request(req))));
+    }
+    let running = server
+        .spawn("serve")
+        .map_err(|e| Failure::software(format!("cannot start the server: {e}")))?;
+    eprintln!("prober serve: listening on {scheme}://{}", running.local_addr());
+    // Served until the process is ended (SIGTERM, SIGINT: their default action).
+    loop {
+        std::thread::park();
+    }
+}
+
+fn request(req: &prober_httpd::Request) -> Request<'_> {
+    Request { path: &req.path, query: &req.query, headers: &req.headers }
+}
+
+fn response(r: prober_blackbox::Response) -> prober_httpd::Response {
+    prober_httpd::Response::new(r.status, r.content_type, r.body)
+}

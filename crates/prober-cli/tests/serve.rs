@@ -1,0 +1,140 @@
+//! `prober serve` as Prometheus (or an operator with curl) uses it: `/probe` with blackbox's
+//! metrics, a probe in flight never holding up other requests, and `--web-config`.
+
+mod common;
+
+use std::net::TcpListener;
+
+use common::*;
+
+/// A running `prober serve`, killed when dropped.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Serve {
+    fn start(args: &[&str]) -> Serve {
+        let mut child = prober()
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn prober serve");
+        let stderr = line_reader(child.stderr.take().unwrap());
+        let line = stderr.recv_timeout(HANG).expect("prober serve printed where it listens");
+        let addr = line
+            .strip_prefix("prober serve: listening on ")
+            .and_then(|l| l.strip_prefix("http://").or_else(|| l.strip_prefix("https://")))
+            .unwrap_or_else(|| panic!("unexpected stderr line {line:?}"))
+            .parse()
+            .unwrap();
+        Serve { child, addr }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// curl's exit status and output (`-w` adds the status code on the last line).
+fn curl(args: &[&str]) -> (i32, String) {
+    let o = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "60"])
+        .args(args)
+        .output()
+        .expect("run curl (this test needs it on PATH)");
+    let text =
+        format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    (o.status.code().unwrap_or(-1), text)
+}
+
+const MODULES: &str = "modules:\n  http_2xx:\n    prober: http\n    timeout: 60s\n";
+
+#[test]
+fn probe_answers_with_blackbox_metrics_and_a_probe_in_flight_holds_up_no_one() {
+    let config = write_file("yml", MODULES);
+    let serve = Serve::start(&["--config", config.path()]);
+    let target = TargetServer::start();
+    let url = format!(
+        "http://{}/probe?module=http_2xx&target=http://127.0.0.1:{}/health",
+        serve.addr,
+        target.port()
+    );
+    let (code, out) = curl(&[&url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprobe_success 1\n"), "{out}");
+    assert!(out.contains("\nprobe_http_status_code 200\n"), "{out}");
+
+    // A target that takes the request and answers only when the test says so.
+    let slow = TcpListener::bind("127.0.0.1:0").unwrap();
+    let slow_url = format!(
+        "http://{}/probe?module=http_2xx&target=http://{}/",
+        serve.addr,
+        slow.local_addr().unwrap()
+    );
+    let in_flight = std::thread::spawn(move || curl(&[&slow_url]));
+    let (mut conn, _) = slow.accept().unwrap();
+    let mut request = [0u8; 1024];
+    let n = conn.read(&mut request).unwrap();
+    assert!(request[..n].starts_with(b"GET / HTTP/1.1\r\n"));
+    // The probe is in flight, waiting on this server: the exporter answers others meanwhile.
+    let (code, out) = curl(&[&format!("http://{}/metrics", serve.addr)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("prober_serve_probes_total 2\n"), "{out}");
+    let (code, out) = curl(&[&url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprobe_success 1\n"), "{out}");
+    assert!(!in_flight.is_finished(), "the slow probe ended before its server answered");
+    conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n").unwrap();
+    let (code, out) = in_flight.join().unwrap();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprobe_success 0\n"), "{out}");
+    assert!(out.contains("\nprobe_http_status_code 503\n"), "{out}");
+}
+
+#[test]
+fn web_config_protects_probe_and_metrics() {
+    let config = write_file("yml", MODULES);
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let web = write_file("yml", &format!("basic_auth_users:\n  prometheus: '{hash}'\n"));
+    let serve = Serve::start(&["--config", config.path(), "--web-config", web.path()]);
+    let target = TargetServer::start();
+    let url = format!(
+        "http://{}/probe?module=http_2xx&target=http://127.0.0.1:{}/health",
+        serve.addr,
+        target.port()
+    );
+    let (_, out) = curl(&["-i", &url]);
+    assert!(out.starts_with("HTTP/1.1 401 Unauthorized\r\n"), "{out}");
+    assert!(out.contains("WWW-Authenticate: Basic\r\n"), "{out}");
+    let (_, out) = curl(&["-i", &format!("http://{}/metrics", serve.addr)]);
+    assert!(out.starts_with("HTTP/1.1 401 Unauthorized\r\n"), "{out}");
+    assert_eq!(target.requests(), 0, "an unauthorised /probe must not probe");
+    let (code, out) = curl(&["-u", "prometheus:s3cret", &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprobe_success 1\n"), "{out}");
+}
+
+#[test]
+fn a_bad_web_config_fails_at_start_naming_the_file() {
+    let config = write_file("yml", MODULES);
+    let web = write_file("yml", "basic_auth_users:\n  prometheus: not-a-bcrypt-hash\n");
+    let r = run(&[
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--config",
+        config.path(),
+        "--web-config",
+        web.path(),
+    ]);
+    assert_eq!(r.code, 64, "{}", r.stderr);
+    assert!(r.stderr.contains(web.path()), "{}", r.stderr);
+}

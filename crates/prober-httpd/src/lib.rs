@@ -1,0 +1,149 @@
+//! Small HTTP/1.1 endpoints (`/metrics`, `/readyz`, later `/probe`) served to many clients at
+//! once, on one thread of their own, so that no client can silence them.
+//!
+//! The server is a [`mio`] poll loop, like the rest of the workspace: every connection is a
+//! small state machine (read a request head, answer, keep the connection or close it) driven
+//! by readiness events, so a client that sends nothing, or a byte a second, holds one slot and
+//! a few kilobytes, never the loop. What bounds it:
+//!
+//! - a bound on connections ([`Limits::max_connections`]): when it is reached, the connection
+//!   that has waited longest for its request head is dropped to make room for the new one (a
+//!   scrape sends its request at once, so it is never the one waiting longest); only when every
+//!   connection is busy answering is a new one refused;
+//! - per-connection deadlines: a request head must arrive whole within
+//!   [`Limits::header_timeout`] of its first byte (of the connection, for the first request,
+//!   TLS handshake included), an answer must be taken within [`Limits::write_timeout`], a kept
+//!   connection may idle for [`Limits::idle_timeout`];
+//! - bounded memory per connection: at most [`Limits::max_request_line`] +
+//!   [`Limits::max_header_bytes`] of request is buffered; a longer request line is answered
+//!   414, longer headers 431; request bodies are never read (the connection is closed after
+//!   the answer).
+//!
+//! Endpoints can be protected as Prometheus exporters are, with a web configuration file in
+//! the exporter-toolkit's format ([`WebConfig`]): TLS (certificates re-read when their files
+//! change), client certificates, basic authentication with bcrypt hashes, extra headers.
+//! [`exposition`] negotiates the Prometheus text formats.
+//!
+//! Sockets are close-on-exec (mio and the standard library open them so); the server installs
+//! no signal handler and touches no signal mask.
+
+mod auth;
+mod conn;
+pub mod exposition;
+mod head;
+mod server;
+mod tls;
+mod web_config;
+
+use std::time::Duration;
+
+pub use server::{Reply, Running, Server};
+pub use web_config::WebConfig;
+
+/// The bounds of a server. The defaults suit a metrics or probe endpoint scraped by a few
+/// Prometheus servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once (512, as Prometheus' own `--web.max-connections`).
+    pub max_connections: usize,
+    /// How long a request head may take to arrive, from its first byte (10 s).
+    pub header_timeout: Duration,
+    /// How long a kept connection may wait for its next request (90 s, as Go's HTTP client
+    /// keeps idle connections: a scraper's kept connection outlives a scrape interval).
+    pub idle_timeout: Duration,
+    /// How long the client may take to read an answer (10 s).
+    pub write_timeout: Duration,
+    /// The longest request line, in bytes; longer ones are answered 414 (8 KiB).
+    pub max_request_line: usize,
+    /// The most header bytes after the request line; more are answered 431 (8 KiB).
+    pub max_header_bytes: usize,
+    /// How long a deferred route ([`Server::route_deferred`]) may take to answer before its
+    /// connection is closed (125 s: blackbox_exporter's scrape timeout when Prometheus sends
+    /// none, 120 s, with a margin).
+    pub deferred_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 512,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(90),
+            write_timeout: Duration::from_secs(10),
+            max_request_line: 8 << 10,
+            max_header_bytes: 8 << 10,
+            deferred_timeout: Duration::from_secs(125),
+        }
+    }
+}
+
+/// A request as a handler sees it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// `GET` or `HEAD` (the server answers other methods 405 itself).
+    pub method: String,
+    /// The path, still percent-encoded, without the query.
+    pub path: String,
+    /// What follows `?`, still percent-encoded ("" when there is none).
+    pub query: String,
+    /// The headers, in their order, names as sent.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Request {
+    /// The value of the first header called `name` (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// An answer: status, content type, body, and any further headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// The `Content-Type`.
+    pub content_type: String,
+    /// The body (left out for `HEAD`; its length is sent either way).
+    pub body: Vec<u8>,
+    /// Further headers.
+    pub headers: Vec<(String, String)>,
+}
+
+impl Response {
+    /// An answer with `body` of `content_type`.
+    pub fn new(status: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Response {
+        Response {
+            status,
+            content_type: content_type.to_string(),
+            body: body.into(),
+            headers: Vec::new(),
+        }
+    }
+
+    /// A plain text answer (`text/plain; charset=utf-8`).
+    pub fn text(status: u16, body: impl Into<Vec<u8>>) -> Response {
+        Response::new(status, "text/plain; charset=utf-8", body)
+    }
+
+    /// The same answer with a further header.
+    #[must_use]
+    pub fn with_header(mut self, name: &str, value: &str) -> Response {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+}
+
+/// What answers the requests of a route. It runs on the server's thread: it must be quick
+/// (encode what is there, never wait for something).
+pub type Handler = Box<dyn Fn(&Request) -> Response + Send>;
+
+/// What answers the requests of a deferred route: it runs on the server's thread and must
+/// return at once, handing the [`Reply`] to whatever produces the answer later (another
+/// thread, an engine's event).
+pub type DeferredHandler = Box<dyn Fn(&Request, Reply) + Send>;
+
+// The README's example is compiled and run with the doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

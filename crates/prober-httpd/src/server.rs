@@ -1,0 +1,607 @@
+//! The poll loop: accepting within the bound, driving each connection, deadlines.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io;
+use std::net::SocketAddr;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token, Waker};
+use rustls::ServerConnection;
+
+use crate::auth::{Auth, Verdict};
+use crate::conn::{Conn, State, Stream, is_plain_on_tls};
+use crate::head::{self, Found, Parsed};
+use crate::tls::TlsState;
+use crate::{DeferredHandler, Handler, Limits, Request, Response, WebConfig};
+
+const LISTENER: Token = Token(0);
+const WAKER: Token = Token(1);
+/// Connections are numbered from here, never reused: an answer from the credentials thread
+/// for a connection that has gone cannot reach a newer one.
+const FIRST_CONN: usize = 2;
+
+/// How long a closed-for-sending connection is read and drained before it is dropped.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// A server not yet started: a bound listener and its routes.
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    routes: Vec<Route>,
+    limits: Limits,
+    web: Option<WebConfig>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addr", &self.addr)
+            .field("routes", &self.routes.iter().map(|r| &r.path).collect::<Vec<_>>())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Route {
+    path: String,
+    /// Also serves the paths under `path/`.
+    tree: bool,
+    handler: Answer,
+}
+
+/// How a route answers.
+enum Answer {
+    /// At once, on the loop.
+    Now(Handler),
+    /// Later, through a [`Reply`].
+    Later(DeferredHandler),
+}
+
+/// Deferred answers handed back to the loop: connection and response.
+type Replies = Arc<Mutex<Vec<(usize, Response)>>>;
+
+/// The way back to the loop for one deferred request. Send it the answer from any thread;
+/// dropped without an answer, it answers 500. An answer that comes after the connection has
+/// gone (closed by the client, or past [`Limits::deferred_timeout`]) is dropped: connection
+/// numbers are never reused, so it cannot reach another client.
+pub struct Reply {
+    conn: usize,
+    replies: Replies,
+    waker: Arc<Waker>,
+    sent: bool,
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reply").field("conn", &self.conn).finish_non_exhaustive()
+    }
+}
+
+impl Reply {
+    /// Answers the request.
+    pub fn send(mut self, response: Response) {
+        self.sent = true;
+        self.post(response);
+    }
+
+    fn post(&self, response: Response) {
+        self.replies.lock().unwrap_or_else(PoisonError::into_inner).push((self.conn, response));
+        let _ = self.waker.wake();
+    }
+}
+
+impl Drop for Reply {
+    fn drop(&mut self) {
+        if !self.sent {
+            self.post(Response::text(500, "internal error: no answer\n"));
+        }
+    }
+}
+
+impl Server {
+    /// Binds `addr` (port 0: one the system chooses; see [`Server::local_addr`]).
+    ///
+    /// # Errors
+    ///
+    /// The address cannot be bound (taken, not local, not permitted).
+    pub fn bind(addr: SocketAddr) -> io::Result<Server> {
+        let listener = std::net::TcpListener::bind(addr)?;
+        listener.set_nonblocking(true)?;
+        let addr = listener.local_addr()?;
+        Ok(Server {
+            listener: TcpListener::from_std(listener),
+            addr,
+            routes: Vec::new(),
+            limits: Limits::default(),
+            web: None,
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Bounds other than the defaults.
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Server {
+        self.limits = limits;
+        self
+    }
+
+    /// Protects every route as `web` says (TLS, basic authentication, headers).
+    #[must_use]
+    pub fn with_web_config(mut self, web: WebConfig) -> Server {
+        self.web = Some(web);
+        self
+    }
+
+    /// Serves `path` (exactly) with `handler`.
+    pub fn route(&mut self, path: &str, handler: impl Fn(&Request) -> Response + Send + 'static) {
+        let handler = Answer::Now(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: false, handler });
+    }
+
+    /// Serves `path` (exactly) with a `handler` that answers later, through the [`Reply`] it
+    /// is given (for answers that wait on something, such as a probe's outcome: the loop
+    /// serves everyone else meanwhile). The connection waits at most
+    /// [`Limits::deferred_timeout`].
+    pub fn route_deferred(
+        &mut self,
+        path: &str,
+        handler: impl Fn(&Request, Reply) + Send + 'static,
+    ) {
+        let handler = Answer::Later(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: false, handler });
+    }
+
+    /// Serves `path` and every path under `path/` with `handler`.
+    pub fn route_tree(
+        &mut self,
+        path: &str,
+        handler: impl Fn(&Request) -> Response + Send + 'static,
+    ) {
+        let handler = Answer::Now(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: true, handler });
+    }
+
+    /// Starts serving on a thread called `name`; the server stops when the [`Running`] is
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// The poller or the threads cannot be made.
+    pub fn spawn(mut self, name: &str) -> io::Result<Running> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+        poll.registry().register(&mut self.listener, LISTENER, Interest::READABLE)?;
+        let (tls, headers, users) = match self.web {
+            Some(w) => (w.tls, w.headers, w.users),
+            None => (None, Vec::new(), HashMap::new()),
+        };
+        let auth = if users.is_empty() {
+            None
+        } else {
+            let w = waker.clone();
+            Some(Auth::start(users, move || {
+                let _ = w.wake();
+            })?)
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let lp = Loop {
+            poll,
+            listener: self.listener,
+            conns: HashMap::new(),
+            next: FIRST_CONN,
+            site: Site {
+                routes: self.routes,
+                limits: self.limits,
+                headers,
+                auth,
+                replies: Replies::default(),
+                waker: waker.clone(),
+            },
+            tls: tls.map(|(files, config)| TlsState::new(files, config)),
+            stop: stop.clone(),
+            accept_again: None,
+        };
+        let thread = std::thread::Builder::new().name(name.into()).spawn(move || lp.run())?;
+        Ok(Running { addr: self.addr, stop, waker, thread: Some(thread) })
+    }
+}
+
+/// A server serving on its thread; dropping it stops the server and closes its connections.
+#[derive(Debug)]
+pub struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    waker: Arc<Waker>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Running {
+    /// The address served.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.waker.wake();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What every connection is served from.
+struct Site {
+    routes: Vec<Route>,
+    limits: Limits,
+    /// `http_server_config.headers`, on every answer.
+    headers: Vec<(String, String)>,
+    auth: Option<Auth>,
+    /// Deferred answers, and the waker that tells the loop of them.
+    replies: Replies,
+    waker: Arc<Waker>,
+}
+
+struct Loop {
+    poll: Poll,
+    listener: TcpListener,
+    conns: HashMap<usize, Conn>,
+    next: usize,
+    site: Site,
+    tls: Option<TlsState>,
+    stop: Arc<AtomicBool>,
+    /// Out of descriptors with no connection to drop: when to try accepting again.
+    accept_again: Option<Instant>,
+}
+
+impl Loop {
+    fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let now = Instant::now();
+            let next = self.conns.values().map(|c| c.deadline).chain(self.accept_again).min();
+            let timeout = next.map(|d| d.saturating_duration_since(now));
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                eprintln!("prober: http server stopped: {e}");
+                return;
+            }
+            if self.stop.load(Ordering::Acquire) {
+                return;
+            }
+            for ev in &events {
+                match ev.token() {
+                    LISTENER => self.accept(),
+                    WAKER => {
+                        self.checked();
+                        self.replied();
+                    }
+                    Token(id) => self.drive(id),
+                }
+            }
+            let now = Instant::now();
+            if self.accept_again.is_some_and(|t| t <= now) {
+                self.accept_again = None;
+                self.accept();
+            }
+            self.conns.retain(|_, c| c.deadline > now);
+        }
+    }
+
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((sock, _)) => self.admit(sock),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::Interrupted | io::ErrorKind::ConnectionAborted
+                    ) => {}
+                // Out of descriptors or memory: make room if a connection can give it, else
+                // try again shortly (the listener reports no new readiness for the ones
+                // already waiting).
+                Err(_) => {
+                    if !self.drop_oldest_idle() {
+                        self.accept_again = Some(Instant::now() + Duration::from_millis(100));
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes a new connection in, within the bound.
+    fn admit(&mut self, sock: TcpStream) {
+        if self.conns.len() >= self.site.limits.max_connections && !self.drop_oldest_idle() {
+            // Every connection is being answered: this one is refused (closed at once).
+            return;
+        }
+        let _ = sock.set_nodelay(true);
+        let stream = match &mut self.tls {
+            Some(t) => match ServerConnection::new(t.current()) {
+                Ok(tls) => Stream::Tls { sock, tls: Box::new(tls), checked: false },
+                Err(_) => return,
+            },
+            None => Stream::Plain(sock),
+        };
+        let now = Instant::now();
+        let mut conn = Conn::new(stream, now, now + self.site.limits.header_timeout);
+        let id = self.next;
+        self.next += 1;
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if self.poll.registry().register(conn.stream.sock(), Token(id), interest).is_ok() {
+            self.conns.insert(id, conn);
+        }
+    }
+
+    /// Drops the connection that has waited longest for a request (one already answered and
+    /// draining first); `false` when every connection is busy answering.
+    fn drop_oldest_idle(&mut self) -> bool {
+        let victim = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.idle())
+            .min_by_key(|(_, c)| (!matches!(c.state, State::Lingering), c.waiting_since))
+            .map(|(&id, _)| id);
+        victim.is_some_and(|id| self.conns.remove(&id).is_some())
+    }
+
+    fn drive(&mut self, id: usize) {
+        let Some(conn) = self.conns.get_mut(&id) else { return };
+        if !self.site.step(conn, id) {
+            self.conns.remove(&id);
+        }
+    }
+
+    /// Credentials checked by the credentials thread: the waiting requests go on.
+    fn checked(&mut self) {
+        let Some(auth) = &self.site.auth else { return };
+        let done =
+            std::mem::take(&mut *auth.results.lock().unwrap_or_else(PoisonError::into_inner));
+        for (id, ok) in done {
+            let Some(conn) = self.conns.get_mut(&id) else { continue };
+            let State::Auth { request, close } =
+                std::mem::replace(&mut conn.state, State::Head { kept: false })
+            else {
+                continue;
+            };
+            if ok {
+                self.site.answer(conn, id, &request, close);
+            } else {
+                self.site.respond(conn, &unauthorized(), request.method == "HEAD", close);
+            }
+            self.drive(id);
+        }
+    }
+
+    /// Deferred answers sent back: their connections go on.
+    fn replied(&mut self) {
+        let done =
+            std::mem::take(&mut *self.site.replies.lock().unwrap_or_else(PoisonError::into_inner));
+        for (id, response) in done {
+            let Some(conn) = self.conns.get_mut(&id) else { continue };
+            let State::Deferred { head_only, close } = conn.state else { continue };
+            self.site.respond(conn, &response, head_only, close);
+            self.drive(id);
+        }
+    }
+}
+
+fn unauthorized() -> Response {
+    Response::text(401, "Unauthorized\n").with_header("WWW-Authenticate", "Basic")
+}
+
+impl Site {
+    /// Drives a connection as far as it goes without waiting; `false` when it is over.
+    fn step(&self, conn: &mut Conn, id: usize) -> bool {
+        loop {
+            let now = Instant::now();
+            match conn.state {
+                State::Writing { close } => {
+                    match conn.stream.write_out(&conn.output, &mut conn.written) {
+                        Ok(true) => {}
+                        Ok(false) => return true,
+                        Err(_) => return false,
+                    }
+                    conn.output = Vec::new();
+                    conn.written = 0;
+                    if close {
+                        conn.stream.finish();
+                        conn.state = State::Lingering;
+                        conn.deadline = now + LINGER.min(self.limits.header_timeout);
+                        conn.waiting_since = now;
+                    } else {
+                        conn.state = State::Head { kept: true };
+                        conn.deadline = now + self.limits.idle_timeout;
+                        conn.waiting_since = now;
+                    }
+                }
+                State::Auth { .. } | State::Deferred { .. } => return true,
+                State::Lingering => {
+                    conn.input.clear();
+                    match conn.stream.read_in(&mut conn.input, 4096) {
+                        Ok(0) => return false,
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                        Err(_) => return false,
+                    }
+                }
+                State::Head { kept } => {
+                    match head::find(&conn.input, &mut conn.scanned, &self.limits) {
+                        Found::Head(len) => {
+                            let parsed = head::parse(&conn.input[..len]);
+                            conn.input.drain(..len);
+                            conn.scanned = 0;
+                            match parsed {
+                                Parsed::Bad(status, why) => {
+                                    self.respond(conn, &Response::text(status, why), false, true);
+                                }
+                                Parsed::Request(req, close) => self.dispatch(conn, id, req, close),
+                            }
+                            continue;
+                        }
+                        Found::TooLarge(status) => {
+                            conn.input = Vec::new();
+                            let why = if status == 414 {
+                                "request line too long\n"
+                            } else {
+                                "request header fields too large\n"
+                            };
+                            self.respond(conn, &Response::text(status, why), false, true);
+                            continue;
+                        }
+                        Found::More => {}
+                    }
+                    let room = head::capacity(&self.limits) - conn.input.len();
+                    let was_empty = conn.input.is_empty();
+                    match conn.stream.read_in(&mut conn.input, room) {
+                        Ok(0) => return false,
+                        Ok(_) if kept && was_empty => {
+                            // The next request has begun: its head has the header timeout.
+                            conn.state = State::Head { kept: false };
+                            conn.deadline = now + self.limits.header_timeout;
+                        }
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                        Err(e) if is_plain_on_tls(&e) => {
+                            conn.refuse_plain();
+                            conn.state = State::Lingering;
+                            conn.deadline = now + LINGER.min(self.limits.header_timeout);
+                        }
+                        Err(_) => return false,
+                    }
+                }
+            }
+        }
+    }
+
+    /// A complete request: checked, routed and answered (or left waiting for its
+    /// credentials to be checked).
+    fn dispatch(&self, conn: &mut Conn, id: usize, req: Request, close: bool) {
+        let head_only = req.method == "HEAD";
+        if let Some(auth) = &self.auth {
+            match auth.check(id, req.header("authorization")) {
+                Verdict::Allowed => {}
+                Verdict::Denied => return self.respond(conn, &unauthorized(), head_only, close),
+                Verdict::Pending => {
+                    conn.state = State::Auth { request: Box::new(req), close };
+                    return;
+                }
+                Verdict::Busy => {
+                    let busy = Response::text(503, "too many credentials being checked\n")
+                        .with_header("Retry-After", "1");
+                    return self.respond(conn, &busy, head_only, close);
+                }
+            }
+        }
+        self.answer(conn, id, &req, close);
+    }
+
+    /// Answers `req` on `conn` from its route: at once, or later for a deferred route (the
+    /// connection then waits in [`State::Deferred`]).
+    fn answer(&self, conn: &mut Conn, id: usize, req: &Request, close: bool) {
+        let head_only = req.method == "HEAD";
+        let response = match self.route(req) {
+            Ok(response) => response,
+            Err(handler) => {
+                conn.state = State::Deferred { head_only, close };
+                conn.deadline = Instant::now() + self.limits.deferred_timeout;
+                let reply = Reply {
+                    conn: id,
+                    replies: self.replies.clone(),
+                    waker: self.waker.clone(),
+                    sent: false,
+                };
+                // A panicking handler drops its Reply, which answers 500.
+                let _ = catch_unwind(AssertUnwindSafe(|| handler(req, reply)));
+                return;
+            }
+        };
+        self.respond(conn, &response, head_only, close);
+    }
+
+    /// The handler's answer to `req` (or the deferred handler that will answer it); 405 for
+    /// methods other than GET and HEAD, 404 for paths not served, 500 should the handler
+    /// panic.
+    fn route(&self, req: &Request) -> Result<Response, &DeferredHandler> {
+        if req.method != "GET" && req.method != "HEAD" {
+            return Ok(Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD"));
+        }
+        let found = self.routes.iter().find(|r| {
+            req.path == r.path
+                || (r.tree
+                    && req.path.strip_prefix(r.path.as_str()).is_some_and(|s| s.starts_with('/')))
+        });
+        let Some(route) = found else {
+            let paths: Vec<_> = self.routes.iter().map(|r| r.path.as_str()).collect();
+            return Ok(Response::text(
+                404,
+                format!("not found: served here: {}\n", paths.join(", ")),
+            ));
+        };
+        match &route.handler {
+            Answer::Now(handler) => Ok(catch_unwind(AssertUnwindSafe(|| handler(req)))
+                .unwrap_or_else(|_| Response::text(500, "internal error\n"))),
+            Answer::Later(handler) => Err(handler),
+        }
+    }
+
+    /// Queues `response` on `conn`.
+    fn respond(&self, conn: &mut Conn, response: &Response, head_only: bool, close: bool) {
+        let mut out = String::with_capacity(256);
+        let _ = write!(
+            out,
+            "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
+            response.status,
+            reason(response.status),
+            response.content_type,
+            response.body.len()
+        );
+        for (name, value) in self.headers.iter().chain(&response.headers) {
+            let _ = write!(out, "{name}: {value}\r\n");
+        }
+        if close {
+            out.push_str("Connection: close\r\n");
+        }
+        out.push_str("\r\n");
+        let mut out = out.into_bytes();
+        if !head_only {
+            out.extend_from_slice(&response.body);
+        }
+        conn.output = out;
+        conn.written = 0;
+        conn.state = State::Writing { close };
+        conn.deadline = Instant::now() + self.limits.write_timeout;
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        414 => "URI Too Long",
+        431 => "Request Header Fields Too Large",
+        500 => "Internal Server Error",
+        503 => "Service Unavailable",
+        _ => "",
+    }
+}

@@ -136,6 +136,24 @@ impl Line {
         self.kv("rss_kb", max_rss_kb())
     }
 
+    /// As [`Line::common`], but `cpu_us_per_probe` also counts the CPU of the child processes
+    /// waited for (the commands a run started, and theirs): the whole cost of a run that
+    /// forks, whoever forks. `self_us_per_probe` and `child_us_per_probe` split it.
+    pub fn common_with_children(&mut self, n: u64, ok: u64, d: &Delta) -> &mut Line {
+        let wall = d.wall.as_secs_f64();
+        let own = (d.user_us + d.sys_us) as f64;
+        let all = own + d.child_us as f64;
+        let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+        self.kv("n", n).kv("ok", ok).kv("fail", n - ok.min(n));
+        self.f("wall_s", wall, 3);
+        self.f("rate_per_s", if wall > 0.0 { n as f64 / wall } else { 0.0 }, 1);
+        self.f("cpu_us_per_probe", per(all), 2);
+        self.f("self_us_per_probe", per(own), 2);
+        self.f("child_us_per_probe", per(d.child_us as f64), 2);
+        self.f("cpu_pct", if wall > 0.0 { all / 1e4 / wall } else { 0.0 }, 1);
+        self.kv("rss_kb", max_rss_kb())
+    }
+
     pub fn lateness(&mut self, sorted_us: &[u64]) -> &mut Line {
         self.f("lateness_p50_ms", percentile_ms(sorted_us, 50.0), 3);
         self.f("lateness_p99_ms", percentile_ms(sorted_us, 99.0), 3);

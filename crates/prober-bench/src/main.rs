@@ -252,6 +252,7 @@ fn oneshot(
     let mut events = Vec::with_capacity(1024);
     let (mut submitted, mut done, mut ok) = (0u64, 0u64, 0u64);
     let mut first_failure: Option<String> = None;
+    let helpers0 = measure::threads_cpu_us("prober-netns");
     let start = Usage::now();
     while submitted < n.min(conc) {
         engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
@@ -290,6 +291,10 @@ fn oneshot(
     line.kv("conc", conc);
     if o.scenario == "exec_oneshot" {
         line.f("child_cpu_us_per_probe", d.child_us as f64 / n.max(1) as f64, 2);
+    }
+    if o.scenario == "netns_http" {
+        let helpers = measure::threads_cpu_us("prober-netns").saturating_sub(helpers0);
+        line.f("netns_threads_us_per_probe", helpers as f64 / n.max(1) as f64, 2);
     }
     for (key, value) in extra {
         line.kv(key, value);

@@ -85,6 +85,33 @@ pub fn runq_wait_ns() -> u64 {
         .sum()
 }
 
+/// CPU time (user + system, µs) of this process's threads whose name starts with `prefix`
+/// (`prober-netns`: the threads that make sockets in other namespaces), from
+/// `/proc/self/task/*/stat` (clock ticks: 10 ms each, so only long windows tell). Threads that
+/// exited are not counted.
+pub fn threads_cpu_us(prefix: &str) -> u64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .filter_map(|stat| {
+            // "TID (COMM) STATE ...": the name is between the first '(' and the last ')'.
+            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+            if !stat[open + 1..close].starts_with(prefix) {
+                return None;
+            }
+            // After the name: state is field 3, utime and stime fields 14 and 15.
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            let ticks =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            Some(ticks * 1_000_000 / hz)
+        })
+        .sum()
+}
+
 /// Involuntary context switches of this process so far.
 pub fn involuntary_switches() -> u64 {
     rusage(libc::RUSAGE_SELF).ru_nivcsw as u64

@@ -16,7 +16,7 @@ use prober_engine::{Engine, EngineConfig, Event};
 use prober_testkit::netns::TestNetns;
 
 use crate::Opts;
-use crate::measure::{Usage, current_rss_bytes};
+use crate::measure::{Usage, current_rss_bytes, threads_cpu_us};
 
 /// This process's open descriptors: (all of them, those on a namespace file). Namespace files
 /// all live on the one nsfs file system: a descriptor is on one when its device is that of
@@ -105,6 +105,7 @@ pub(crate) fn scale(o: &Opts) -> Result<(), String> {
     let mut late_us = Vec::new();
     let (mut runs, mut ok) = (0u64, 0u64);
     let mut first_failure: Option<String> = None;
+    let helpers0 = threads_cpu_us("prober-netns");
     let start = Usage::now();
     let end = start.wall + duration;
     loop {
@@ -129,6 +130,7 @@ pub(crate) fn scale(o: &Opts) -> Result<(), String> {
         }
     }
     let d = start.until(&Usage::now());
+    let helpers = threads_cpu_us("prober-netns").saturating_sub(helpers0);
     let (fds_during, ns_fds) = descriptors();
     let rss_during = current_rss_bytes();
     for t in targets {
@@ -144,6 +146,8 @@ pub(crate) fn scale(o: &Opts) -> Result<(), String> {
     line.common(runs, ok, &d).lateness(&late_us);
     line.kv("namespaces", count).kv("where", if in_ns { "netns" } else { "host" });
     line.kv("period_ms", period.as_millis()).f("ready_s", ready_s, 2);
+    // Of the CPU per probe, the share of the threads that make the sockets in namespaces.
+    line.f("netns_threads_us_per_probe", helpers as f64 / runs.max(1) as f64, 2);
     // What the engine opened: every descriptor beyond those before it (the listeners are
     // before), and those on namespace files among them.
     line.kv("engine_fds", fds_during.saturating_sub(fds_before));

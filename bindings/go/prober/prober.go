@@ -258,6 +258,9 @@ const (
 	// ReasonDenied: the destination was refused by an allow-list of addresses (set through the
 	// Rust API); nothing was connected to.
 	ReasonDenied Reason = C.PROBER_REASON_DENIED
+	// ReasonNamespace: the probe's network namespace (Spec.Netns) could not be used: no such
+	// path, not a network namespace, or no permission to enter it; always Unknown.
+	ReasonNamespace Reason = C.PROBER_REASON_NAMESPACE
 )
 
 // reasonNames are the library's names (prober_reason_name), indexed by value; the package's
@@ -266,6 +269,7 @@ var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
 	"too_many_redirects", "protocol", "broken_body", "exit_code", "signal", "spawn",
 	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body", "denied",
+	"namespace",
 }
 
 // String is the reason's name as the C library (prober_reason_name) and the prober command

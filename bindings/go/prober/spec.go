@@ -308,6 +308,14 @@ type Spec struct {
 	// shakes hands on the same connection with TLS (default options when nil), as
 	// blackbox_exporter's starttls.
 	StartTLS bool
+	// Netns: TCP, HTTP(S) and gRPC probes; make the probe's sockets in the network namespace
+	// at this path: "/proc/PID/ns/net" of a container's process, "/run/netns/NAME" (ip netns),
+	// or any bind-mounted namespace file, so that 127.0.0.1 is the container's. A library
+	// thread enters the namespace (never a goroutine's thread); connect, TLS, HTTP and gRPC
+	// run as for any probe, and host names resolve through the host's resolver. A namespace
+	// that cannot be used (no such path, not a network namespace, no CAP_SYS_ADMIN) makes each
+	// run Unknown with ReasonNamespace, naming the path. Empty: this process's namespace.
+	Netns string
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -604,6 +612,9 @@ func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
 
 func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 	if err := b.configureRequest(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureNetns(s, cs); err != nil {
 		return err
 	}
 	if s.ExpectStatus != "" {

@@ -24,6 +24,7 @@ pub struct CheckFlags {
     authority: Option<String>,
     /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
     http_version: Option<(&'static str, HttpVersion)>,
+    netns: Option<String>,
 }
 
 impl CheckFlags {
@@ -57,6 +58,7 @@ impl CheckFlags {
             "--abstract-unix-socket" => &mut self.abstract_unix_socket,
             "-A" | "--user-agent" => &mut self.user_agent,
             "--authority" => &mut self.authority,
+            "--netns" => &mut self.netns,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
@@ -78,6 +80,12 @@ impl CheckFlags {
                 .map_err(|e| args.usage(format!("--abstract-unix-socket: {e}"))),
             (None, None) => Ok(None),
         }
+    }
+
+    /// `--netns PATH`: the probe's sockets are made in that network namespace.
+    pub fn apply_netns(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let Some(path) = &self.netns else { return Ok(()) };
+        spec.set_netns(path).map_err(|e| args.usage(format!("--netns: {e}")))
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,

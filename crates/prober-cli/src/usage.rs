@@ -113,6 +113,11 @@ Unix sockets (http://, https:// and grpc:// targets; curl's options):
   --abstract-unix-socket NAME
                          the same through Linux's abstract socket NAME
 
+Containers (tcp://, http://, https:// and grpc:// targets):
+  --netns PATH           make the probe's socket in the network namespace PATH
+                         (/proc/PID/ns/net of a container's process, /run/netns/NAME):
+                         127.0.0.1 is then the container's; names resolve on the host
+
 Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)
   --expect REGEX         read the reply (up to 10240 bytes) until REGEX matches; failure

@@ -102,6 +102,10 @@ pub enum Reason {
     /// The destination was refused by the probe's allow-list ([`crate::AddressFilter`]):
     /// nothing was connected to.
     Denied = 21,
+    /// The probe's network namespace could not be used: its path does not exist, is not a
+    /// namespace or one of another type, or this process may not enter it (no
+    /// `CAP_SYS_ADMIN`). Always Unknown: the target was never reached.
+    Namespace = 22,
 }
 
 impl Reason {
@@ -130,6 +134,7 @@ impl Reason {
             Reason::Resource => "resource",
             Reason::Body => "body",
             Reason::Denied => "denied",
+            Reason::Namespace => "namespace",
         }
     }
 
@@ -165,7 +170,7 @@ impl Reason {
     /// [`Reason::Internal`]), which must never count against the target; Failure otherwise.
     pub fn failed_result(self) -> ProbeResult {
         match self {
-            Reason::Resource | Reason::Internal => ProbeResult::Unknown,
+            Reason::Resource | Reason::Internal | Reason::Namespace => ProbeResult::Unknown,
             _ => ProbeResult::Failure,
         }
     }

@@ -24,6 +24,7 @@ mod expect;
 mod hostrun;
 mod http_version;
 mod namespaces;
+mod netns;
 mod outcome;
 mod ptr;
 mod request;

@@ -92,6 +92,9 @@ c_enum! {
         /// The destination was refused by the probe's allow-list of addresses (Rust API:
         /// `ProbeSpec::set_address_filter`); nothing was connected to.
         PROBER_REASON_DENIED = 21 => Denied,
+        /// The probe's network namespace could not be used (no such path, not a network
+        /// namespace, no permission to enter it); always Unknown, the target was never reached.
+        PROBER_REASON_NAMESPACE = 22 => Namespace,
     }
 }
 

@@ -143,6 +143,7 @@ impl GrpcProbe {
                 unix: spec.unix_socket.clone(),
                 filter: spec.address_filter.clone(),
                 keep_alive: spec.keep_alive,
+                netns: spec.netns.clone(),
             },
             addr,
             authority,
@@ -529,6 +530,7 @@ struct Target {
     unix: Option<UnixSocket>,
     filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
     keep_alive: bool,
+    netns: Option<prober_core::NetNs>,
 }
 
 impl Target {
@@ -545,6 +547,7 @@ impl Target {
             keep_alive: self.keep_alive,
             unix: self.unix.as_ref(),
             filter: self.filter.as_ref(),
+            netns: self.netns.as_ref(),
         }
     }
 }

@@ -11,9 +11,10 @@
 //! the same contract, so a probe behaves the same way through either entry point.
 //!
 //! This crate also owns the helpers for what must not run on a poll thread: the name
-//! [`resolver`] pool (getaddrinfo blocks) and the [`blocking`] job pool (files: TLS material),
-//! which answer into the asking driver's [`Mailbox`], and the [`reaper`] for killed children
-//! that have not exited yet.
+//! [`resolver`] pool (getaddrinfo blocks), the [`blocking`] job pool (files: TLS material) and
+//! the [`netns`] pool (sockets made in another network namespace), which answer into the
+//! asking driver's [`Mailbox`], and the [`reaper`] for killed children that have not exited
+//! yet.
 
 #![warn(missing_docs)]
 
@@ -28,6 +29,7 @@ use prober_core::Outcome;
 
 pub mod blocking;
 mod mailbox;
+pub mod netns;
 mod pool;
 pub mod reaper;
 pub mod resolver;
@@ -37,6 +39,7 @@ mod workers;
 
 pub use blocking::BlockingJob;
 pub use mailbox::{Answer, JobDone, Mailbox, Resolved};
+pub use netns::{NsError, NsSockets, netns_opens};
 pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
 pub use resolver::{Lookup, Resolver};
 pub use run::run_to_completion;
@@ -170,6 +173,22 @@ impl<'a> Ctx<'a> {
     #[must_use = "dropping the Lookup abandons the lookup"]
     pub fn resolve(&self, host: &str, port: u16) -> resolver::Lookup {
         self.mailbox.submit(self.ticket, host, port)
+    }
+
+    /// Makes one TCP socket per address in `netns` off the poll thread (see [`netns`]),
+    /// resolving `host` first through the host's resolver when it is given; the answer arrives
+    /// through [`Machine::resolved`] as a lookup's, the sockets in `sockets`. As with
+    /// [`Ctx::resolve`], keep the returned guard until the answer arrives.
+    #[must_use = "dropping the Lookup abandons the sockets"]
+    pub fn sockets_in(
+        &self,
+        netns: &prober_core::NetNs,
+        host: Option<&str>,
+        addrs: Vec<SocketAddr>,
+        port: u16,
+        sockets: netns::NsSockets,
+    ) -> resolver::Lookup {
+        self.mailbox.submit_netns(self.ticket, host, addrs, port, netns, sockets)
     }
 
     /// Runs `work` off the poll thread (see [`blocking`]); its answer arrives through

@@ -32,6 +32,13 @@ pub struct Lookup {
     wanted: Arc<AtomicBool>,
 }
 
+impl Lookup {
+    /// A lookup whose skipping is told through `wanted` (shared with the pools' tasks).
+    pub(crate) fn from_flag(wanted: Arc<AtomicBool>) -> Lookup {
+        Lookup { wanted }
+    }
+}
+
 impl Drop for Lookup {
     fn drop(&mut self) {
         self.wanted.store(false, Ordering::Release);
@@ -77,6 +84,41 @@ impl Mailbox {
             self.sender().post_lookup(Resolved { ticket, addrs, took: Duration::ZERO });
         }
         Lookup { wanted }
+    }
+}
+
+impl Mailbox {
+    /// Looks `host` up on the resolver's pool and hands the addresses (or the error) to `then`,
+    /// on the pool thread, instead of posting them: for work that goes on after the lookup
+    /// (sockets made in a network namespace). Skipped while `wanted` is cleared, as a lookup.
+    pub(crate) fn submit_then(
+        &self,
+        ticket: u64,
+        host: &str,
+        port: u16,
+        wanted: Arc<AtomicBool>,
+        then: impl FnOnce(io::Result<Vec<SocketAddr>>) + Send + 'static,
+    ) {
+        let host = host.to_string();
+        let sender = self.sender();
+        let then = Arc::new(parking_lot::Mutex::new(Some(then)));
+        let work = {
+            let then = then.clone();
+            Box::new(move || {
+                if sender.abandoned() {
+                    return;
+                }
+                if let Some(then) = then.lock().take() {
+                    then(lookup(&host, port));
+                }
+            })
+        };
+        if let Err((_, e)) = pool().submit(work, wanted) {
+            let what =
+                format!("cannot start a resolver thread: {}", prober_core::os_error_text(&e));
+            let addrs = Err(Reason::local_resource_error(what));
+            self.sender().post_lookup(Resolved { ticket, addrs, took: Duration::ZERO });
+        }
     }
 }
 

@@ -36,6 +36,24 @@ pub(crate) struct TargetDef {
     /// Run the target's exec probes inside the namespaces of this process (not a container
     /// field; `nsenter --target PID --all`).
     pub namespaces_of: Option<u32>,
+    /// The network namespace the target's probes connect from (not a container field): a path,
+    /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
+    pub netns: Option<String>,
+}
+
+/// `netns:` of a target: every probe of it makes its sockets in that namespace. Exec probes
+/// have no socket: a target with one is refused rather than run outside the namespace.
+fn apply_netns(p: &mut TargetPlan, path: &str, label: &str) -> Result<(), LoadError> {
+    for (role, spec, _) in &mut p.probes {
+        let probe = format!("{}Probe", role.as_str());
+        if matches!(spec.kind, prober_core::ProbeKind::Exec(_)) {
+            return Err(LoadError::File(format!(
+                "{label}: netns: applies to tcpSocket, httpGet and grpc probes; {probe} is exec"
+            )));
+        }
+        spec.set_netns(path).map_err(|e| LoadError::File(format!("{label}: netns: {e}")))?;
+    }
+    Ok(())
 }
 
 /// `onChange:` of a target, checked: `command` (a list, as an exec probe's, no shell). Its
@@ -139,6 +157,9 @@ pub fn load_watch_file(
         p.on_change = t.on_change.as_ref().map(|h| check_on_change(h, &src.label)).transpose()?;
         if let Some(pid) = t.namespaces_of {
             apply_namespaces_of(&mut p, pid, &src.label)?;
+        }
+        if let Some(path) = &t.netns {
+            apply_netns(&mut p, path, &src.label)?;
         }
         plans.push(p);
     }

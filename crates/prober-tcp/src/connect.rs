@@ -20,6 +20,10 @@
 //! connects ([`Connector::owns`]), and call [`Connector::timer`] at [`Connector::wake_at`]. A
 //! connection made on the second socket is moved to token `sub` before it is handed over.
 //!
+//! In another network namespace ([`Connector::with_netns`]) the sockets, one per address, are
+//! made before the race by a `prober-netns` helper thread and handed back through the driver's
+//! mailbox as a lookup's answer (see `prober_io::netns`); the race itself is unchanged.
+//!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
 //! local port released, and the socket kept for the next connection (no `socket`, `setsockopt`
@@ -35,8 +39,8 @@ use mio::net::TcpStream;
 use prober_core::os_error_text;
 use std::sync::Arc;
 
-use prober_core::{AddressFilter, ClosePolicy, Reason, UnixSocket};
-use prober_io::{Ctx, Ready};
+use prober_core::{AddressFilter, ClosePolicy, NetNs, Reason, UnixSocket};
+use prober_io::{Ctx, NsSockets, Ready};
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::stream::{Peer, Stream};
@@ -132,6 +136,20 @@ pub struct Connector {
     unix: Option<Box<UnixSocket>>,
     /// Connect only to addresses this allow-list admits (see [`Connector::with_filter`]).
     filter: Option<Arc<AddressFilter>>,
+    /// Make the sockets in this network namespace (see [`Connector::with_netns`]); boxed, as
+    /// `unix`.
+    ns: Option<Box<NsConnect>>,
+}
+
+/// A connection made in another network namespace: the sockets come from the `prober-netns`
+/// pool (one per address, made before the race) instead of `socket()` on the poll thread.
+#[derive(Debug)]
+struct NsConnect {
+    netns: NetNs,
+    /// Where the pool leaves the sockets.
+    answer: NsSockets,
+    /// The sockets, by index in the address list, taken as the race uses them.
+    sockets: Vec<Option<std::os::fd::OwnedFd>>,
 }
 
 impl Connector {
@@ -157,7 +175,25 @@ impl Connector {
             nodelay: false,
             unix: None,
             filter: None,
+            ns: None,
         }
+    }
+
+    /// Makes the sockets in the network namespace `netns` (none: this process's own). They are
+    /// made on a `prober-netns` pool thread (see `prober_io::netns`) and handed back; the
+    /// connect and all after it run here as for any socket. A host name is resolved first
+    /// through the host's resolver. Such sockets never go to or come from the driver's pool,
+    /// whose sockets belong to this process's namespace. A namespace that cannot be used
+    /// fails the connect with reason `namespace`, naming the path.
+    pub fn with_netns(mut self, netns: Option<&NetNs>) -> Connector {
+        self.ns = netns.map(|netns| {
+            Box::new(NsConnect {
+                netns: netns.clone(),
+                answer: NsSockets::default(),
+                sockets: Vec::new(),
+            })
+        });
+        self
     }
 
     /// A connector to a Unix socket (beyond the kubelet). The connect is decided at once (a
@@ -189,7 +225,7 @@ impl Connector {
     /// with no option beyond the reset policy's SO_LINGER 0, so a pooled socket fits any
     /// connector that asks for one.
     fn poolable(&self) -> bool {
-        self.close == ClosePolicy::Reset && !self.nodelay
+        self.close == ClosePolicy::Reset && !self.nodelay && self.ns.is_none()
     }
 
     /// A connector for addresses that are already known, tried in order (no resolution).
@@ -215,6 +251,18 @@ impl Connector {
         self.sub = sub;
         if let Some(socket) = self.unix.take() {
             return self.connect_unix(cx, socket);
+        }
+        if let Some(ns) = &self.ns {
+            // Even an IP literal waits for the pool: its socket must be made in the namespace.
+            self.state = State::Resolving;
+            if self.name.is_some() {
+                self.resolve_started = Some(cx.now);
+            }
+            let addrs = self.addrs.as_slice().to_vec();
+            let lookup =
+                cx.sockets_in(&ns.netns, self.name.as_deref(), addrs, self.port, ns.answer.clone());
+            self.lookup = Some(lookup);
+            return ConnectStep::Pending;
         }
         match &self.name {
             Some(name) if self.addrs.as_slice().is_empty() => {
@@ -274,13 +322,24 @@ impl Connector {
             Addrs::One(a) => filter.check(name, *a).err().map(|e| (*a, e)),
             Addrs::List(list) => {
                 let mut first = None;
-                list.retain(|a| match filter.check(name, *a) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        first.get_or_insert((*a, e));
-                        false
-                    }
-                });
+                let keep: Vec<bool> = list
+                    .iter()
+                    .map(|a| match filter.check(name, *a) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            first.get_or_insert((*a, e));
+                            false
+                        }
+                    })
+                    .collect();
+                let mut kept = keep.iter();
+                list.retain(|_| kept.next() == Some(&true));
+                // A namespace's sockets were made one per address, in the list's order: they
+                // go with their addresses.
+                if let Some(ns) = &mut self.ns {
+                    let mut kept = keep.iter();
+                    ns.sockets.retain(|_| kept.next() == Some(&true));
+                }
                 first.filter(|_| list.is_empty())
             }
         };
@@ -328,6 +387,17 @@ impl Connector {
         }
         self.lookup = None;
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
+        if let Some(ns) = &mut self.ns {
+            match ns.answer.lock().take() {
+                Some(Ok(sockets)) => ns.sockets = sockets.into_iter().map(Some).collect(),
+                Some(Err(e)) => {
+                    self.state = State::Finished;
+                    let e = ConnectError { reason: e.reason, message: e.message };
+                    return ConnectStep::Failed(e);
+                }
+                None => {} // the lookup failed: its error is below
+            }
+        }
         match addrs {
             Ok(addrs) if !addrs.is_empty() => {
                 self.addrs = Addrs::List(addrs);
@@ -517,11 +587,19 @@ impl Connector {
             self.attempts[which].next = i + 1;
             let pooled =
                 if self.poolable() { cx.pool().and_then(|p| p.take(addr.is_ipv6())) } else { None };
-            let opened = match pooled {
-                Some(stream) => {
+            let opened = match (pooled, &mut self.ns) {
+                (Some(stream), _) => {
                     reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
                 }
-                None => open(addr, self.close, self.nodelay).map(|s| (s, false)),
+                (None, Some(ns)) => match ns.sockets.get_mut(i).and_then(Option::take) {
+                    Some(fd) => arm(Socket::from(fd), addr, self.close, self.nodelay),
+                    // Used already: a redial of the same address after a self-connect. The
+                    // pool made one socket per address, so there is none for it: refused, as Go
+                    // reports a self-connect it gave up on.
+                    None => Err(("connect", io::Error::from_raw_os_error(libc::ECONNREFUSED))),
+                }
+                .map(|s| (s, false)),
+                (None, None) => open(addr, self.close, self.nodelay).map(|s| (s, false)),
             };
             match opened {
                 Ok((mut stream, reused)) => {
@@ -567,6 +645,13 @@ impl Connector {
             return format!("dial unix {socket}: i/o timeout");
         }
         let current = self.attempts.iter().find_map(|a| a.current.as_ref());
+        if let (Some(ns), State::Resolving, None) = (&self.ns, &self.state, &self.name) {
+            let at = join_host_port(&self.host(), self.port);
+            return format!(
+                "dial tcp {at}: i/o timeout (making the socket in network namespace {:?})",
+                ns.netns.path()
+            );
+        }
         match (&self.state, current) {
             (State::Resolving, _) | (State::Idle, _) => {
                 format!("dial tcp: lookup {}: i/o timeout", self.host())
@@ -623,6 +708,17 @@ fn open(
     let socket =
         Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
             .map_err(|e| ("cannot create socket", e))?;
+    arm(socket, addr, close, nodelay)
+}
+
+/// Applies the close policy and options to a new nonblocking socket and starts connecting it
+/// to `addr`.
+fn arm(
+    socket: Socket,
+    addr: SocketAddr,
+    close: ClosePolicy,
+    nodelay: bool,
+) -> Result<TcpStream, (&'static str, io::Error)> {
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
         socket.set_linger(Some(Duration::ZERO)).map_err(|e| ("setsockopt", e))?;

@@ -19,6 +19,7 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         tls: None,
         starttls: false,
         address_filter: None,
+        netns: None,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

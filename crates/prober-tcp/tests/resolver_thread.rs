@@ -23,6 +23,7 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         tls: None,
         starttls: false,
         address_filter: None,
+        netns: None,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

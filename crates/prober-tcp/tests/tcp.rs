@@ -22,6 +22,7 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
         tls: None,
         starttls: false,
         address_filter: None,
+        netns: None,
     }
 }
 

@@ -101,6 +101,8 @@ mod conn;
 pub mod grpc;
 pub mod h2;
 pub mod keep_alive;
+#[cfg(target_os = "linux")]
+pub mod netns;
 mod request;
 mod routes;
 pub mod starttls;

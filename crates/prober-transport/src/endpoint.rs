@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use prober_core::{AddressFilter, ClosePolicy, TlsOptions, UnixSocket};
+use prober_core::{AddressFilter, ClosePolicy, NetNs, TlsOptions, UnixSocket};
 
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
@@ -30,4 +30,6 @@ pub struct Endpoint<'a> {
     /// Connect only to addresses this allow-list admits (checked after resolution, on every
     /// dial, and on a kept connection before it is reused).
     pub filter: Option<&'a Arc<AddressFilter>>,
+    /// Make the socket in this network namespace (beyond the kubelet); `None`: this process's.
+    pub netns: Option<&'a NetNs>,
 }

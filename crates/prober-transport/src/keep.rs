@@ -35,7 +35,7 @@
 
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, TlsOptions, UnixSocket};
+use prober_core::{ClosePolicy, NetNs, TlsOptions, UnixSocket};
 use prober_io::Ctx;
 
 use crate::Transport;
@@ -71,6 +71,9 @@ pub(crate) struct Origin {
     /// The Unix socket connected to, if any: part of the origin, so that a connection through
     /// one socket never serves a probe of another, or of the host's TCP port.
     unix: Option<UnixSocket>,
+    /// The network namespace the connection was made in: part of the origin, so that a
+    /// container's `127.0.0.1:80` never serves a probe of the host's, nor of another's.
+    netns: Option<NetNs>,
 }
 
 impl Origin {
@@ -83,6 +86,7 @@ impl Origin {
             close: ep.close,
             nodelay: ep.nodelay,
             unix: ep.unix.cloned(),
+            netns: ep.netns.cloned(),
         }
     }
 
@@ -94,6 +98,7 @@ impl Origin {
             && self.close == ep.close
             && self.nodelay == ep.nodelay
             && self.unix.as_ref() == ep.unix
+            && self.netns.as_ref() == ep.netns
     }
 }
 
@@ -306,6 +311,7 @@ mod tests {
             keep_alive: true,
             unix,
             filter: None,
+            netns: None,
         }
     }
 
@@ -320,5 +326,19 @@ mod tests {
         assert!(!origin.matches(&ep(Some(&b))));
         assert!(!origin.matches(&ep(None)));
         assert!(!Origin::of(&ep(None)).matches(&ep(Some(&a))));
+    }
+
+    /// A connection made in one network namespace never serves a probe of another, nor of
+    /// the host's same address.
+    #[test]
+    fn origins_include_the_network_namespace() {
+        let a = prober_core::NetNs::new("/run/netns/origin-a").unwrap();
+        let b = prober_core::NetNs::new("/run/netns/origin-b").unwrap();
+        let with = |ns| Endpoint { netns: ns, ..ep(None) };
+        let origin = Origin::of(&with(Some(&a)));
+        assert!(origin.matches(&with(Some(&a))));
+        assert!(!origin.matches(&with(Some(&b))));
+        assert!(!origin.matches(&with(None)));
+        assert!(!Origin::of(&with(None)).matches(&with(Some(&a))));
     }
 }

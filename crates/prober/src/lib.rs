@@ -85,6 +85,8 @@ pub use prober_core::{
     MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet, UnixSocket,
     unescape, validate_method,
 };
+/// Containers: a probe's network namespace ([`ProbeSpec::set_netns`]).
+pub use prober_core::{MAX_NETNS_PATH, NetNs};
 pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,

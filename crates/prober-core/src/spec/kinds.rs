@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::allow::AddressFilter;
 
 use crate::expect::{Pattern, StatusSet};
+use crate::netns::NetNs;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
@@ -88,6 +89,9 @@ pub struct TcpSpec {
     /// [`AddressFilter`]): checked against each address before it is connected to.
     /// `None`: anywhere.
     pub address_filter: Option<Arc<AddressFilter>>,
+    /// Make the socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -133,6 +137,9 @@ pub struct HttpSpec {
     /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
     /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
     pub version: HttpVersion,
+    /// Make the sockets (of every redirect hop too) in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }
 
 /// The HTTP version an HTTP probe speaks.
@@ -220,4 +227,7 @@ pub struct GrpcSpec {
     /// that times out drops it, and the next run dials again. Only an engine keeps
     /// connections; a one-shot check closes its connection as without it. Default false.
     pub keep_alive: bool,
+    /// Make the socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }

@@ -116,6 +116,7 @@ impl ProbeSpec {
             tls: None,
             starttls: false,
             address_filter: None,
+            netns: None,
         })))
     }
 
@@ -142,6 +143,7 @@ impl ProbeSpec {
             address_filter: None,
             keep_headers: false,
             version: HttpVersion::Auto,
+            netns: None,
         })))
     }
 
@@ -170,6 +172,7 @@ impl ProbeSpec {
             authority: None,
             address_filter: None,
             keep_alive: false,
+            netns: None,
         })))
     }
 
@@ -495,6 +498,7 @@ impl ProbeSpec {
         if self.output_limit == 0 || self.output_limit > 64 << 20 {
             return Err(SpecError::InvalidOutputLimit);
         }
+        crate::netns::validate(&self.kind)?;
         match &self.kind {
             ProbeKind::Tcp(t) if t.tls.as_ref().is_some_and(|o| o.validate().is_err()) => {
                 t.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;

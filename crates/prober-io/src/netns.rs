@@ -1,0 +1,264 @@
+//! Sockets made in another network namespace, off the poll thread (issue 29).
+//!
+//! A socket belongs to the network namespace of the thread that created it and stays there,
+//! so a probe of a container only needs its socket made there: connect, TLS and HTTP then run
+//! on the poll thread as for any socket. Entering a namespace (`setns`) changes the calling
+//! thread, so it is never done on a poll thread nor on a host's thread (a Go thread would carry
+//! the namespace to other goroutines): a small process-wide pool of library-owned threads
+//! (`prober-netns`, see `workers.rs`) enters the namespace and creates the sockets, and the
+//! answer goes to the asking driver's [`Mailbox`] as a lookup's does.
+//!
+//! Those threads only ever make sockets, so they never go back to the host's namespace: a
+//! thread stays in the namespace it last entered, and the next socket for that namespace costs
+//! no `setns` at all. An idle thread exits after a while (`workers.rs`), which also lets go of
+//! the namespace it was in. Host names are resolved before, on the resolver's pool, through the
+//! host's resolver: `getaddrinfo` inside the namespace would send DNS queries from the
+//! container's network while reading the host's `/etc/resolv.conf`, the worst of both.
+//!
+//! The namespace file is opened once per path (`O_RDONLY | O_CLOEXEC | O_NONBLOCK`: a FIFO
+//! named by mistake does not block the open), checked (`fstat`: a namespace file is neither a
+//! regular file, a directory nor a FIFO; the `NS_GET_NSTYPE` ioctl: a network namespace), and
+//! kept in the [`NetNs`] that every spec naming the path shares, so it is closed when the last
+//! of them is dropped. Each use `stat`s the path first: a file whose identity changed (a
+//! restarted container's `/proc/PID/ns/net`, a re-created `/run/netns/NAME`) is opened again,
+//! and a path that has gone is an error, never a silent probe of the old namespace.
+
+use std::net::SocketAddr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+use prober_core::{NetNs, Reason, os_error_text};
+
+use crate::mailbox::{Mailbox, Resolved, Sender};
+use crate::resolver::Lookup;
+use crate::workers::WorkPool;
+
+/// At most this many threads make sockets in namespaces at once across the process.
+const MAX_THREADS: usize = 4;
+
+/// Why no socket could be made in a namespace: the reason ([`Reason::Namespace`] for the
+/// namespace itself, [`Reason::Resource`] when this node ran out of something) and the message,
+/// which names the path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NsError {
+    /// Why, for the outcome.
+    pub reason: Reason,
+    /// What happened, naming the path.
+    pub message: String,
+}
+
+/// Where the sockets of one [`Mailbox::submit_netns`] are left for the asking machine, one per
+/// address in the order of the answer's addresses; the answer itself arrives as a lookup's.
+pub type NsSockets = Arc<Mutex<Option<Result<Vec<OwnedFd>, NsError>>>>;
+
+fn pool() -> &'static WorkPool {
+    static POOL: OnceLock<WorkPool> = OnceLock::new();
+    POOL.get_or_init(|| WorkPool::new("prober-netns", MAX_THREADS))
+}
+
+static OPENS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times a namespace file has been opened in this process, for tests and
+/// diagnostics: a path is opened once however many probes name it, and again only when its
+/// identity changes.
+pub fn netns_opens() -> u64 {
+    OPENS.load(Ordering::Relaxed)
+}
+
+impl Mailbox {
+    /// Makes one TCP socket per address in `netns` (resolving `host` first, through the host's
+    /// resolver, when it is given; `addrs` otherwise), leaves them in `sockets` and posts the
+    /// addresses with `ticket` as a lookup's answer. A failure of the namespace is left in
+    /// `sockets` (the addresses are still posted); a failed lookup is posted as its error.
+    pub fn submit_netns(
+        &self,
+        ticket: u64,
+        host: Option<&str>,
+        addrs: Vec<SocketAddr>,
+        port: u16,
+        netns: &NetNs,
+        sockets: NsSockets,
+    ) -> Lookup {
+        let wanted = Arc::new(AtomicBool::new(true));
+        let sender = self.sender();
+        let job = NsJob { ticket, netns: netns.clone(), sockets, sender, wanted: wanted.clone() };
+        match host {
+            None => job.submit(addrs),
+            Some(host) => {
+                // The lookup first, on the resolver's pool; the sockets after it, on ours.
+                let host = host.to_string();
+                self.submit_then(ticket, &host, port, wanted.clone(), move |addrs| match addrs {
+                    Ok(addrs) => job.submit(addrs),
+                    Err(e) => job.sender.post_lookup(Resolved {
+                        ticket: job.ticket,
+                        addrs: Err(e),
+                        took: std::time::Duration::ZERO,
+                    }),
+                });
+            }
+        }
+        Lookup::from_flag(wanted)
+    }
+}
+
+/// One request for sockets in a namespace, on its way through the pools.
+struct NsJob {
+    ticket: u64,
+    netns: NetNs,
+    sockets: NsSockets,
+    sender: Sender,
+    wanted: Arc<AtomicBool>,
+}
+
+impl NsJob {
+    /// Queues the socket making on the namespace pool; answers at once when no thread can run
+    /// it.
+    fn submit(self, addrs: Vec<SocketAddr>) {
+        let wanted = self.wanted.clone();
+        let job = Arc::new(Mutex::new(Some((self, addrs))));
+        let run = {
+            let job = job.clone();
+            Box::new(move || {
+                if let Some((job, addrs)) = job.lock().take() {
+                    job.run(addrs);
+                }
+            })
+        };
+        if let Err((_, e)) = pool().submit(run, wanted) {
+            if let Some((job, addrs)) = job.lock().take() {
+                let what = format!(
+                    "cannot start a thread for network namespace {:?}: {}",
+                    job.netns.path(),
+                    os_error_text(&e)
+                );
+                job.answer(addrs, Err(NsError { reason: Reason::Resource, message: what }));
+            }
+        }
+    }
+
+    fn run(self, addrs: Vec<SocketAddr>) {
+        if self.sender.abandoned() {
+            return;
+        }
+        let made = make_sockets(&self.netns, &addrs);
+        self.answer(addrs, made);
+    }
+
+    fn answer(self, addrs: Vec<SocketAddr>, made: Result<Vec<OwnedFd>, NsError>) {
+        *self.sockets.lock() = Some(made);
+        let took = std::time::Duration::ZERO;
+        self.sender.post_lookup(Resolved { ticket: self.ticket, addrs: Ok(addrs), took });
+    }
+}
+
+/// The sockets for `addrs`, made in `netns` on this (pool) thread.
+fn make_sockets(netns: &NetNs, addrs: &[SocketAddr]) -> Result<Vec<OwnedFd>, NsError> {
+    let path = netns.path();
+    let fail = |reason: Reason, why: String| NsError {
+        reason,
+        message: format!("cannot use network namespace {path:?}: {why}"),
+    };
+    enter(netns).map_err(|e| fail(Reason::Namespace, e))?;
+    addrs
+        .iter()
+        .map(|a| {
+            crate::sys::tcp_socket(a.is_ipv6()).map_err(|e| {
+                let reason =
+                    if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
+                fail(reason, format!("cannot create socket: {}", os_error_text(&e)))
+            })
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+thread_local! {
+    /// The identity (device, inode) of the namespace this pool thread is in, once it has
+    /// entered one: sockets for the same namespace then need no `setns`.
+    static CURRENT: std::cell::Cell<Option<(u64, u64)>> = const { std::cell::Cell::new(None) };
+}
+
+#[cfg(target_os = "linux")]
+/// Moves this pool thread into `netns` (opening or re-opening its file as needed).
+fn enter(netns: &NetNs) -> Result<(), String> {
+    let open = open_checked(netns)?;
+    if CURRENT.get() == Some((open.dev, open.ino)) {
+        return Ok(());
+    }
+    crate::sys::setns_net(&open.fd).map_err(|e| match e.raw_os_error() {
+        Some(libc::EPERM) => format!(
+            "cannot enter it: {} (entering a namespace needs CAP_SYS_ADMIN)",
+            os_error_text(&e)
+        ),
+        _ => format!("cannot enter it: {}", os_error_text(&e)),
+    })?;
+    CURRENT.set(Some((open.dev, open.ino)));
+    Ok(())
+}
+
+/// Network namespaces are Linux's own: elsewhere every path is refused, at run time (the spec
+/// is the same data everywhere).
+#[cfg(not(target_os = "linux"))]
+fn enter(_netns: &NetNs) -> Result<(), String> {
+    Err("network namespaces exist on Linux only".into())
+}
+
+#[cfg(target_os = "linux")]
+/// The namespace's open file: the cached one while the path still names the same file, else
+/// opened and checked now.
+fn open_checked(netns: &NetNs) -> Result<prober_core::OpenNetNs, String> {
+    let path = netns.path();
+    let slot = netns.open_slot();
+    let id = match crate::sys::stat_id(path) {
+        Ok(id) => id,
+        Err(e) => {
+            // Gone (the container has stopped): let go of the old namespace too.
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            return Err(os_error_text(&e));
+        }
+    };
+    if let Some(open) = slot.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        if (open.dev, open.ino) == id {
+            return Ok(open.clone());
+        }
+    }
+    let open = open_namespace(path)?;
+    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(open.clone());
+    Ok(open)
+}
+
+#[cfg(target_os = "linux")]
+fn open_namespace(path: &std::path::Path) -> Result<prober_core::OpenNetNs, String> {
+    let (fd, kind, dev, ino) = crate::sys::open_nonblocking(path).map_err(|e| os_error_text(&e))?;
+    OPENS.fetch_add(1, Ordering::Relaxed);
+    if let Some(kind) = kind {
+        return Err(format!("not a namespace file (a {kind})"));
+    }
+    match crate::sys::ns_type(&fd) {
+        Ok(t) if t == libc::CLONE_NEWNET => {}
+        Ok(t) => {
+            return Err(format!("a {} namespace, not a network namespace", ns_type_name(t)));
+        }
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::EINVAL)) => {
+            return Err("not a namespace file".into());
+        }
+        Err(e) => return Err(os_error_text(&e)),
+    }
+    Ok(prober_core::OpenNetNs { dev, ino, fd: Arc::new(fd) })
+}
+
+#[cfg(target_os = "linux")]
+fn ns_type_name(t: libc::c_int) -> &'static str {
+    match t {
+        libc::CLONE_NEWNS => "mount",
+        libc::CLONE_NEWUTS => "UTS",
+        libc::CLONE_NEWIPC => "IPC",
+        libc::CLONE_NEWUSER => "user",
+        libc::CLONE_NEWPID => "PID",
+        libc::CLONE_NEWCGROUP => "cgroup",
+        0x80 => "time", // CLONE_NEWTIME
+        _ => "other",
+    }
+}

@@ -1093,29 +1093,6 @@ prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent
 prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
 
 /**
- * Makes the sockets of a TCP, HTTP(S) or gRPC probe in the network namespace at `path`:
- * `"/run/netns/NAME"` (`ip netns`), `"/proc/PID/ns/net"` of a container's process, or any
- * bind-mounted namespace file. So `127.0.0.1` is the container's own loopback. Only the
- * socket is made there, by a library thread (never the caller's nor the engine's); connect,
- * TLS, HTTP and gRPC run as for any probe. Host names resolve through the host's resolver.
- * The path is opened once however many specs name it, and closed when the last one is freed.
- *
- * A namespace that cannot be used (no such path, not a namespace file, a namespace of another
- * type, no permission: entering needs `CAP_SYS_ADMIN`) makes each run Unknown with
- * `PROBER_REASON_NAMESPACE`, the message naming the path and why; what can be seen here is
- * refused now.
- *
- * # Errors
- * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
- * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
- *
- * # Safety
- * `spec` must be NULL or a live spec not used by another thread during the call; `path` must
- * be NULL or a NUL-terminated string.
- */
-prober_status prober_spec_set_netns(prober_spec *spec, const char *path);
-
-/**
  * A probe that the host runs: an engine worker schedules each run and announces it with a
  * `PROBER_EVENT_HOST_RUN` event; the host performs it (a CRI `ExecSync`, a call into a VM's
  * agent) and completes it with `prober_engine_complete_run` before the probe's timeout, or the
@@ -1203,6 +1180,29 @@ prober_status prober_spec_set_http_version(prober_spec *spec, uint32_t version);
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
+
+/**
+ * Makes the sockets of a TCP, HTTP(S) or gRPC probe in the network namespace at `path`:
+ * `"/run/netns/NAME"` (`ip netns`), `"/proc/PID/ns/net"` of a container's process, or any
+ * bind-mounted namespace file. So `127.0.0.1` is the container's own loopback. Only the
+ * socket is made there, by a library thread (never the caller's nor the engine's); connect,
+ * TLS, HTTP and gRPC run as for any probe. Host names resolve through the host's resolver.
+ * The path is opened once however many specs name it, and closed when the last one is freed.
+ *
+ * A namespace that cannot be used (no such path, not a namespace file, a namespace of another
+ * type, no permission: entering needs `CAP_SYS_ADMIN`) makes each run Unknown with
+ * `PROBER_REASON_NAMESPACE`, the message naming the path and why; what can be seen here is
+ * refused now.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
+ * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `path` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_netns(prober_spec *spec, const char *path);
 
 /**
  * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,

@@ -268,7 +268,8 @@ const (
 var reasonNames = [...]string{
 	"none", "refused", "timeout", "reset", "unreachable", "dns", "status", "redirect",
 	"too_many_redirects", "protocol", "broken_body", "exit_code", "signal", "spawn",
-	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body", "denied", "namespace",
+	"unsupported", "io", "cancelled", "tls", "internal", "resource", "body", "denied",
+	"namespace",
 }
 
 // String is the reason's name as the C library (prober_reason_name) and the prober command

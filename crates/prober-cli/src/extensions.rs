@@ -22,9 +22,9 @@ pub struct CheckFlags {
     rpc_headers: Vec<String>,
     user_agent: Option<String>,
     authority: Option<String>,
-    netns: Option<String>,
     /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
     http_version: Option<(&'static str, HttpVersion)>,
+    netns: Option<String>,
 }
 
 impl CheckFlags {

@@ -27,7 +27,7 @@ fn readiness_file(port: u16, scheme: &str) -> TempFile {
 const WEB_READINESS: [(&str, &str); 2] = [("target", "web"), ("role", "readiness")];
 
 /// The values of the `reason` label, as docs/cli.md lists them.
-const REASONS: [&str; 22] = [
+const REASONS: [&str; 23] = [
     "none",
     "refused",
     "timeout",
@@ -49,6 +49,7 @@ const REASONS: [&str; 22] = [
     "internal",
     "resource",
     "body",
+    "denied",
     "namespace",
 ];
 

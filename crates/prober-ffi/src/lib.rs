@@ -21,10 +21,10 @@
 mod engine;
 mod enums;
 mod expect;
-mod netns;
 mod hostrun;
 mod http_version;
 mod namespaces;
+mod netns;
 mod outcome;
 mod ptr;
 mod request;

@@ -141,9 +141,9 @@ impl GrpcProbe {
                 close: spec.close,
                 tls: spec.tls.clone(),
                 unix: spec.unix_socket.clone(),
-                netns: spec.netns.clone(),
                 filter: spec.address_filter.clone(),
                 keep_alive: spec.keep_alive,
+                netns: spec.netns.clone(),
             },
             addr,
             authority,
@@ -528,9 +528,9 @@ struct Target {
     close: ClosePolicy,
     tls: Option<TlsOptions>,
     unix: Option<UnixSocket>,
-    netns: Option<prober_core::NetNs>,
     filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
     keep_alive: bool,
+    netns: Option<prober_core::NetNs>,
 }
 
 impl Target {
@@ -546,8 +546,8 @@ impl Target {
             // One connection per run, as the kubelet, unless the spec keeps them.
             keep_alive: self.keep_alive,
             unix: self.unix.as_ref(),
-            netns: self.netns.as_ref(),
             filter: self.filter.as_ref(),
+            netns: self.netns.as_ref(),
         }
     }
 }

@@ -825,9 +825,9 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         keep_alive: plan.keep_alive,
         // Every hop goes through the socket, as curl's --unix-socket sends every request.
         unix: plan.spec.unix_socket.as_ref(),
+        filter: plan.spec.address_filter.as_ref(),
         // Every hop's socket is made in the namespace: a redirect to the same host stays inside.
         netns: plan.spec.netns.as_ref(),
-        filter: plan.spec.address_filter.as_ref(),
     }
 }
 

@@ -33,12 +33,12 @@ pub(crate) struct TargetDef {
     /// A command `prober watch` runs when the target's state changes (not a container field):
     /// `{command: [...]}`, as an exec probe's.
     pub on_change: Option<ExecAction>,
-    /// The network namespace the target's probes connect from (not a container field): a path,
-    /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
-    pub netns: Option<String>,
     /// Run the target's exec probes inside the namespaces of this process (not a container
     /// field; `nsenter --target PID --all`).
     pub namespaces_of: Option<u32>,
+    /// The network namespace the target's probes connect from (not a container field): a path,
+    /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
+    pub netns: Option<String>,
 }
 
 /// `netns:` of a target: every network probe of it makes its sockets in that namespace. Exec
@@ -172,11 +172,11 @@ pub fn load_watch_file(
         };
         let mut p = plan(t.name.clone(), &src, t.probes(), notes)?;
         p.on_change = t.on_change.as_ref().map(|h| check_on_change(h, &src.label)).transpose()?;
-        if let Some(path) = &t.netns {
-            apply_netns(&mut p, path, t.namespaces_of.is_some(), &src.label)?;
-        }
         if let Some(pid) = t.namespaces_of {
             apply_namespaces_of(&mut p, pid, t.netns.is_some(), &src.label)?;
+        }
+        if let Some(path) = &t.netns {
+            apply_netns(&mut p, path, t.namespaces_of.is_some(), &src.label)?;
         }
         plans.push(p);
     }

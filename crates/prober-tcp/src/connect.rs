@@ -174,8 +174,8 @@ impl Connector {
             lookup: None,
             nodelay: false,
             unix: None,
-            ns: None,
             filter: None,
+            ns: None,
         }
     }
 
@@ -322,7 +322,7 @@ impl Connector {
             Addrs::One(a) => filter.check(name, *a).err().map(|e| (*a, e)),
             Addrs::List(list) => {
                 let mut first = None;
-                let admitted: Vec<bool> = list
+                let keep: Vec<bool> = list
                     .iter()
                     .map(|a| match filter.check(name, *a) {
                         Ok(()) => true,
@@ -332,14 +332,14 @@ impl Connector {
                         }
                     })
                     .collect();
-                // A namespace's sockets are indexed by address: they are dropped in step, or a
-                // later address would take a refused one's socket (made for the other family).
+                let mut kept = keep.iter();
+                list.retain(|_| kept.next() == Some(&true));
+                // A namespace's sockets were made one per address, in the list's order: they
+                // go with their addresses.
                 if let Some(ns) = &mut self.ns {
-                    let mut keep = admitted.iter();
-                    ns.sockets.retain(|_| keep.next().copied().unwrap_or(false));
+                    let mut kept = keep.iter();
+                    ns.sockets.retain(|_| kept.next() == Some(&true));
                 }
-                let mut keep = admitted.iter();
-                list.retain(|_| keep.next().copied().unwrap_or(false));
                 first.filter(|_| list.is_empty())
             }
         };

@@ -61,8 +61,8 @@ impl TcpProbe {
         let connector = match &spec.unix_socket {
             Some(socket) => Connector::unix(socket, spec.close),
             None => Connector::new(&spec.host, spec.port, spec.close)
-                .with_netns(spec.netns.as_ref())
-                .with_filter(spec.address_filter.clone()),
+                .with_filter(spec.address_filter.clone())
+                .with_netns(spec.netns.as_ref()),
         };
         TcpProbe { connector, timeout, started: None, deadline: None, exchange }
     }

@@ -18,8 +18,8 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         unix_socket: None,
         tls: None,
         starttls: false,
-        netns: None,
         address_filter: None,
+        netns: None,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

@@ -22,8 +22,8 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         unix_socket: None,
         tls: None,
         starttls: false,
-        netns: None,
         address_filter: None,
+        netns: None,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

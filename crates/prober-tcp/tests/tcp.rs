@@ -21,8 +21,8 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
         unix_socket: None,
         tls: None,
         starttls: false,
-        netns: None,
         address_filter: None,
+        netns: None,
     }
 }
 

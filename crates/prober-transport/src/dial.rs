@@ -525,8 +525,8 @@ impl Dial {
             Some(socket) => Connector::unix(socket, ep.close),
             None => Connector::new(ep.host, ep.port, ep.close)
                 .with_nodelay(ep.nodelay)
-                .with_netns(ep.netns)
-                .with_filter(ep.filter.cloned()),
+                .with_filter(ep.filter.cloned())
+                .with_netns(ep.netns),
         };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)

@@ -27,9 +27,9 @@ pub struct Endpoint<'a> {
     /// Connect to this Unix socket instead of `host:port` (beyond the kubelet); `host` still
     /// names the server (TLS's SNI and verification).
     pub unix: Option<&'a UnixSocket>,
-    /// Make the socket in this network namespace (beyond the kubelet); `None`: this process's.
-    pub netns: Option<&'a NetNs>,
     /// Connect only to addresses this allow-list admits (checked after resolution, on every
     /// dial, and on a kept connection before it is reused).
     pub filter: Option<&'a Arc<AddressFilter>>,
+    /// Make the socket in this network namespace (beyond the kubelet); `None`: this process's.
+    pub netns: Option<&'a NetNs>,
 }

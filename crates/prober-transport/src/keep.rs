@@ -310,8 +310,8 @@ mod tests {
             nodelay: false,
             keep_alive: true,
             unix,
-            netns: None,
             filter: None,
+            netns: None,
         }
     }
 

@@ -258,8 +258,8 @@ fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpo
         nodelay: false,
         keep_alive: false,
         unix: spec.unix_socket.as_ref(),
-        netns: spec.netns.as_ref(),
         filter: spec.address_filter.as_ref(),
+        netns: spec.netns.as_ref(),
     }
 }
 

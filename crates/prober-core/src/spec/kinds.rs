@@ -85,13 +85,13 @@ pub struct TcpSpec {
     /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
     /// [`TcpSpec::tls`] shakes hands on the same connection.
     pub starttls: bool,
-    /// Make the socket in this network namespace (see
-    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
-    pub netns: Option<NetNs>,
     /// Connect only where this allow-list admits (beyond the kubelet; see
     /// [`AddressFilter`]): checked against each address before it is connected to.
     /// `None`: anywhere.
     pub address_filter: Option<Arc<AddressFilter>>,
+    /// Make the socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,9 +127,6 @@ pub struct HttpSpec {
     /// Connect through this Unix socket instead of to the URL's host and port (curl's
     /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
     pub unix_socket: Option<UnixSocket>,
-    /// Make the sockets (of every redirect hop too) in this network namespace (see
-    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
-    pub netns: Option<NetNs>,
     /// Connect only where this allow-list admits (beyond the kubelet; see
     /// [`AddressFilter`]): checked against each address before it is connected to, on every redirect hop.
     /// `None`: anywhere.
@@ -140,6 +137,9 @@ pub struct HttpSpec {
     /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
     /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
     pub version: HttpVersion,
+    /// Make the sockets (of every redirect hop too) in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }
 
 /// The HTTP version an HTTP probe speaks.
@@ -217,9 +217,6 @@ pub struct GrpcSpec {
     pub user_agent: Option<String>,
     /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
-    /// Make the socket in this network namespace (see
-    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
-    pub netns: Option<NetNs>,
     /// Connect only where this allow-list admits (beyond the kubelet; see
     /// [`AddressFilter`]): checked against each address before it is connected to.
     /// `None`: anywhere.
@@ -230,4 +227,7 @@ pub struct GrpcSpec {
     /// that times out drops it, and the next run dials again. Only an engine keeps
     /// connections; a one-shot check closes its connection as without it. Default false.
     pub keep_alive: bool,
+    /// Make the socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
 }

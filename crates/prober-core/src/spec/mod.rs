@@ -115,8 +115,8 @@ impl ProbeSpec {
             unix_socket: None,
             tls: None,
             starttls: false,
-            netns: None,
             address_filter: None,
+            netns: None,
         })))
     }
 
@@ -140,10 +140,10 @@ impl ProbeSpec {
             expect_body: None,
             keep_alive: false,
             unix_socket: None,
-            netns: None,
             address_filter: None,
             keep_headers: false,
             version: HttpVersion::Auto,
+            netns: None,
         })))
     }
 
@@ -170,9 +170,9 @@ impl ProbeSpec {
             metadata: Vec::new(),
             user_agent: None,
             authority: None,
-            netns: None,
             address_filter: None,
             keep_alive: false,
+            netns: None,
         })))
     }
 

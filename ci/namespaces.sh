@@ -28,6 +28,9 @@ prober=$PWD/target/debug/prober
 # links), both with test-panic, so that ci/test.sh builds each once.
 cargo build --quiet -p prober-ffi --features test-panic
 cargo build --quiet --release -p prober-ffi --features test-panic
+# The Go package's TestMain starts prober-target (and fails without it), as in ci/go-tests.sh.
+cargo build --quiet -p prober-testkit --bin prober-target
+export PROBER_TARGET_BIN="$PWD/target/debug/prober-target"
 work=$(mktemp -d)
 cc -std=c11 -Wall -Wextra -Werror -Iinclude -o "$work/container_netns" c-tests/container_netns.c \
   target/debug/libprober.a -lpthread -ldl -lm -lrt -lutil -lgcc_s -lc

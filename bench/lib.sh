@@ -193,3 +193,68 @@ timewait_since() {
       split($6, t, ":"); if (hex2dec(t[2]) >= min) n++ }
     END { print n + 0 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
+
+# A network namespace made with `ip netns` (NETNS_NAME, path /run/netns/NAME) with the same
+# kind of target as the host's inside, on 127.0.0.1:PORT (the host target's port: the same
+# URL, another server): nginx with the one-shot server's configuration when the host's target
+# is nginx, else prober-target. For netns_http. Sets NETNS_NAME and NETNS_TARGET_PID.
+NETNS_NAME= NETNS_TARGET_PID=
+start_netns_target() {
+  local port=$1 kind=$2 dir=$WORK/nginx-netns
+  NETNS_NAME=prober-bench-$$
+  ip netns add "$NETNS_NAME" || { NETNS_NAME=; return 1; }
+  ip -n "$NETNS_NAME" link set lo up || return 1
+  case $kind in
+    nginx/*)
+      mkdir -p "$dir/tmp"
+      cat >"$dir/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 65536; }
+http {
+  access_log off;
+  client_body_temp_path $dir/tmp/body;
+  proxy_temp_path $dir/tmp/proxy;
+  fastcgi_temp_path $dir/tmp/fastcgi;
+  uwsgi_temp_path $dir/tmp/uwsgi;
+  scgi_temp_path $dir/tmp/scgi;
+  keepalive_timeout 0;
+  server {
+    listen 127.0.0.1:$port backlog=4096;
+    location / { default_type text/plain; return 200 "ok\n"; }
+  }
+}
+EOF
+      # `ip netns exec` execs nginx: the PID is nginx's master.
+      ${NICE[@]+"${NICE[@]}"} ip netns exec "$NETNS_NAME" nginx -e "$dir/error.log" -p "$dir" -c "$dir/nginx.conf" \
+        </dev/null >"$dir/out.log" 2>&1 &
+      ;;
+    *)
+      ${NICE[@]+"${NICE[@]}"} ip netns exec "$NETNS_NAME" "$ROOT/target/release/prober-target" --port "$port" \
+        --ignore-stdin </dev/null >"$WORK/netns-target.out" 2>&1 &
+      ;;
+  esac
+  NETNS_TARGET_PID=$!
+  for _ in $(seq 50); do
+    ip netns exec "$NETNS_NAME" curl -sf -o /dev/null "http://127.0.0.1:$port$URL_PATH" && return 0
+    kill -0 "$NETNS_TARGET_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "ci/bench.sh: the target inside $NETNS_NAME did not start" >&2
+  cat "$dir/error.log" "$dir/out.log" "$WORK/netns-target.out" >&2 2>/dev/null
+  return 1
+}
+
+stop_netns_target() {
+  if [ -n "$NETNS_TARGET_PID" ]; then
+    kill "$NETNS_TARGET_PID" 2>/dev/null
+    wait "$NETNS_TARGET_PID" 2>/dev/null
+    NETNS_TARGET_PID=
+  fi
+  if [ -n "$NETNS_NAME" ]; then
+    ip netns del "$NETNS_NAME" 2>/dev/null
+    NETNS_NAME=
+  fi
+}

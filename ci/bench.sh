@@ -5,6 +5,7 @@
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
 #     tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive
 #     grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle
+#     netns_http netns_exec netns_scale
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -26,6 +27,14 @@
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
 # `RATIO ...` lines comparing libprober with its targets.
 #
+# Containers (issue 29, section 5; root only, else unavailable): netns_http probes nginx inside
+# an `ip netns` namespace (libprober against the same probe of the host's nginx, and against
+# `nsenter --net=PATH curl` per probe); netns_exec runs /bin/true inside a runc container
+# (ci/runc-container.sh) with libprober's exec in another process's namespaces, against
+# `nsenter --target PID --all` and `runc exec` per run (their CPU counted as the children's);
+# netns_scale: one engine probing 1,000 namespaces (CPU per probe, descriptors held), and the
+# same on the host.
+#
 # Raw limits (issue 26, section 5; "Raw limits" below): every network scenario also runs a C
 # loop doing the same work with the fewest syscalls (impl=raw_c): bench/raw_c.c (TCP, HTTP,
 # HTTP keep-alive), bench/raw_tls.c (HTTPS, OpenSSL: libssl-dev is installed with apt-get when
@@ -38,7 +47,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
-grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle"
+grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle netns_http netns_exec netns_scale"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
@@ -52,9 +61,11 @@ QUICK=${PROBER_BENCH_QUICK:-0}
 [ "$QUICK" = 0 ] && QUICK=
 if [ -n "$QUICK" ]; then
   N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_GRPC_KA=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
+  N_NSENTER_CURL=20 N_NETNS_EXEC=100 N_NSENTER=50 N_RUNC_EXEC=10 NS_SCALE=100 NS_SCALE_S=3
   EXEC_REPS=$REPS
 else
   N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_GRPC_KA=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
+  N_NSENTER_CURL=200 N_NETNS_EXEC=1000 N_NSENTER=500 N_RUNC_EXEC=100 NS_SCALE=1000 NS_SCALE_S=10
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
 CONC_NET=64 CONC_EXEC=16
@@ -64,7 +75,10 @@ NICE=()
 [ -n "${PROBER_BENCH_NICE:-}" ] && NICE=(nice -n "$PROBER_BENCH_NICE")
 
 WORK=$(mktemp -d /tmp/prober-bench.XXXXXX)
+RUNC_NAME=
 cleanup() {
+  stop_netns_target
+  [ -z "$RUNC_NAME" ] || bash ci/runc-container.sh stop "$RUNC_NAME"
   stop_grpc_health
   bench_stop_target
   rm -rf "$WORK"
@@ -190,7 +204,9 @@ fi
 # ---- target --------------------------------------------------------------------------------
 
 NEEDS_TARGET=
-for s in $SCENARIOS; do case $s in exec_oneshot | grpc_oneshot | grpc_keepalive) ;; *) NEEDS_TARGET=1 ;; esac; done
+for s in $SCENARIOS; do
+  case $s in exec_oneshot | grpc_oneshot | grpc_keepalive | netns_exec | netns_scale) ;; *) NEEDS_TARGET=1 ;; esac
+done
 TARGET= TARGET_KIND=none
 if [ -n "$NEEDS_TARGET" ]; then
   step "target"
@@ -397,6 +413,56 @@ for s in $SCENARIOS; do
           "rust $BENCH_BIN tcp_oneshot --target $TARGET --n $N_TCP --conc $CONC_NET --label go_api --impl rust"
       fi
       ;;
+    netns_http)
+      # The host's target and the same kind inside a namespace on the same port: the same URL,
+      # the same probe, one with --netns. nsenter_curl: what scripts do today, one `nsenter
+      # --net=PATH curl` per probe (fewer of them: each costs milliseconds).
+      if [ "$(id -u)" != 0 ]; then
+        unavailable netns_http prober needs_root
+      elif ! start_netns_target "$T_PORT" "$TARGET_KIND"; then
+        unavailable netns_http prober netns_target_failed
+      else
+        ns_path=/run/netns/$NETNS_NAME
+        specs=("prober $BENCH_BIN netns_http --target $TARGET --path $URL_PATH --netns $ns_path --n $N_HTTP --conc $CONC_NET"
+               "prober_host $BENCH_BIN http_oneshot --target $TARGET --path $URL_PATH --n $N_HTTP --conc $CONC_NET --label netns_http --impl prober_host")
+        if command -v nsenter >/dev/null && command -v curl >/dev/null; then
+          specs+=("nsenter_curl $BENCH_BIN command_each --argv nsenter,--net=$ns_path,curl,-sf,-o,/dev/null,http://$TARGET$URL_PATH --n $N_NSENTER_CURL --label netns_http --impl nsenter_curl")
+        fi
+        TW=0 oneshot netns_http "${specs[@]}"
+        command -v nsenter >/dev/null && command -v curl >/dev/null || unavailable netns_http nsenter_curl no_nsenter_or_curl
+        stop_netns_target
+      fi
+      ;;
+    netns_exec)
+      # /bin/true (busybox's) inside a runc container: libprober's exec in the namespaces of the
+      # container's init, against `nsenter --target PID --all` and `runc exec` per run. Every
+      # line's cpu_us_per_probe counts the processes a run starts (prober-bench's
+      # common_with_children); one run at a time everywhere.
+      if [ "$(id -u)" != 0 ]; then
+        unavailable netns_exec prober needs_root
+      else
+        RUNC_NAME=prober-bench-$$
+        if ! runc_pid=$(bash ci/runc-container.sh start "$RUNC_NAME" "$(free_port)"); then
+          unavailable netns_exec prober runc_container_failed
+        else
+          specs=("prober $BENCH_BIN netns_exec --pid $runc_pid --argv /bin/true --n $N_NETNS_EXEC --conc 1"
+                 "nsenter $BENCH_BIN command_each --argv nsenter,--target,$runc_pid,--all,/bin/true --n $N_NSENTER --label netns_exec --impl nsenter"
+                 "runc_exec $BENCH_BIN command_each --argv runc,exec,$RUNC_NAME,/bin/true --n $N_RUNC_EXEC --label netns_exec --impl runc_exec")
+          TW=0 oneshot netns_exec "${specs[@]}"
+        fi
+        bash ci/runc-container.sh stop "$RUNC_NAME"
+        RUNC_NAME=
+      fi
+      ;;
+    netns_scale)
+      if [ "$(id -u)" != 0 ]; then
+        unavailable netns_scale prober needs_root
+      else
+        single netns_scale prober 0 "$BENCH_BIN" netns_scale --namespaces $NS_SCALE --duration-s $NS_SCALE_S
+        single netns_scale prober_host 0 "$BENCH_BIN" netns_scale --where host --namespaces $NS_SCALE \
+          --duration-s $NS_SCALE_S --label netns_scale --impl prober_host
+      fi
+      ;;
     sched_10k)
       single sched_10k prober 1 "$BENCH_BIN" sched_10k --target "$TARGET" --targets $SCHED_TARGETS \
         --period-ms 1000 --duration-s $SCHED_S
@@ -490,6 +556,16 @@ awk '
     if (("sched_100k_idle", "prober", c) in V) {
       check("sched_100k_idle", "add_s", get("sched_100k_idle", "prober", "add_s"), "<", 1)
       check("sched_100k_idle", "rss_per_target_b", get("sched_100k_idle", "prober", "rss_per_target_b"), "<=", 2048) }
+    if (("netns_http", "prober", c) in V) {
+      check("netns_http", "cpu_vs_host", ratio(get("netns_http", "prober", c), get("netns_http", "prober_host", c)), "<=", 1.1)
+      check("netns_http", "cpu_vs_nsenter_curl", ratio(get("netns_http", "prober", c), get("netns_http", "nsenter_curl", c)), "<=", 0.01) }
+    if (("netns_exec", "prober", c) in V) {
+      check("netns_exec", "cpu_vs_nsenter", ratio(get("netns_exec", "prober", c), get("netns_exec", "nsenter", c)), "<=", 1.0)
+      info("netns_exec", "cpu_vs_runc_exec", ratio(get("netns_exec", "prober", c), get("netns_exec", "runc_exec", c))) }
+    if (("netns_scale", "prober", c) in V) {
+      info("netns_scale", "cpu_vs_host", ratio(get("netns_scale", "prober", c), get("netns_scale", "prober_host", c)))
+      check("netns_scale", "ns_fds", get("netns_scale", "prober", "ns_fds"), "<=", get("netns_scale", "prober", "namespaces"))
+      check("netns_scale", "ns_fds_after", get("netns_scale", "prober", "ns_fds_after"), "<=", 0) }
     if (("c_api", "prober", c) in V)
       check("c_api", "cpu_vs_rust", ratio(get("c_api", "prober", c), get("c_api", "rust", c)), "<=", 1.2)
     if (("go_api", "prober", c) in V)

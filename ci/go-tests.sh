@@ -33,7 +33,8 @@ export PROBER_TARGET_BIN="$PWD/target/debug/prober-target"
 cd bindings/go
 
 step "go vet"
-go vet -tags prober_testpanic ./...
+# prober_container: container_test.go, run by ci/namespaces.sh against a runc container.
+go vet -tags prober_testpanic,prober_container ./...
 
 step "staticcheck"
 # Installed with the go command into GOPATH/bin, which caches it: rebuilt only when the pinned
@@ -43,7 +44,7 @@ staticcheck="$(go env GOPATH)/bin/staticcheck"
 if ! "$staticcheck" -version 2>/dev/null | grep -qF "($staticcheck_version)"; then
   go install "honnef.co/go/tools/cmd/staticcheck@v$staticcheck_version"
 fi
-"$staticcheck" -tags prober_testpanic ./...
+"$staticcheck" -tags prober_testpanic,prober_container ./...
 "$staticcheck" -tags debug ./...
 
 step "README examples (every Go block is a whole program; each is built)"

@@ -76,7 +76,7 @@ bash ci/parity.sh
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 
-step "exec probes inside a runc container's namespaces (ci/namespaces.sh)"
+step "a runc container: exec probes in its namespaces, network probes through its netns (ci/namespaces.sh)"
 bash ci/namespaces.sh
 
 step "HTTP over a Unix socket against nginx"

@@ -16,6 +16,14 @@
 //! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight |
 //! | `sched_10k` | `--targets` \[10000\] TCP liveness workers, `--period-ms` \[1000\], jittered first run, for `--duration-s` \[30\] |
 //! | `sched_100k_idle` | `--targets` \[100000\] workers, period \[60000\] ms, jittered; add time and memory per target, then `--duration-s` \[10\] of mostly idle running |
+//! | `netns_http` | `http_oneshot`'s GETs with the socket made in the network namespace `--netns PATH` (`/run/netns/NAME`, `/proc/PID/ns/net`) |
+//! | `netns_exec` | `--n` \[1000\] runs of `--argv` \[/bin/true\] inside the namespaces of process `--pid` (`nsenter --target PID --all` without nsenter), `--conc` \[1\] in flight; CPU counts the commands |
+//! | `command_each` | `--n` \[200\] runs of the command `--argv` (comma-separated), one after another: a script's way (`nsenter ... curl`, `runc exec`); CPU counts the commands; `ok` counts exit status 0 |
+//! | `netns_scale` | `--namespaces` \[1000\] network namespaces (made here with `ip netns`; `--where host`: host listeners instead), each with a listener on 127.0.0.1, one TCP readiness worker each, period `--period-ms` \[1000\], for `--duration-s` \[10\] once all are ready: CPU per probe, descriptors held |
+//!
+//! In `netns_exec` and `command_each`, `cpu_us_per_probe` is the whole cost of a run: this
+//! process's CPU plus that of the child processes waited for (`self_us_per_probe` and
+//! `child_us_per_probe` split it).
 //!
 //! `--label NAME` prints another scenario name (the `rust` reference runs of `c_api` and
 //! `go_api` use it), `--impl NAME` another impl name.
@@ -24,6 +32,7 @@
 //! resolver pool) around the measured loop only; see `measure.rs`.
 
 mod measure;
+mod netns;
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -34,9 +43,10 @@ use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
 
 const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|http_keepalive|\
-https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k_idle} \
-[--target HOST:PORT] [--path /] [--service NAME] [--n N] [--conc N] [--targets N] [--period-ms MS] \
-[--duration-s S] [--argv PROG[,ARG...]] [--label SCENARIO] [--impl NAME]";
+https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k_idle|netns_http|\
+netns_exec|command_each|netns_scale} [--target HOST:PORT] [--path /] [--service NAME] [--n N] \
+[--conc N] [--targets N] [--period-ms MS] [--duration-s S] [--argv PROG[,ARG...]] [--netns PATH] \
+[--pid PID] [--namespaces N] [--where netns|host] [--label SCENARIO] [--impl NAME]";
 
 struct Opts {
     scenario: String,
@@ -106,6 +116,10 @@ fn main() -> ExitCode {
         "exec_oneshot" => exec_oneshot(&opts),
         "sched_10k" => sched(&opts, 10_000, 1_000, 30, false),
         "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10, true),
+        "netns_http" => netns_http(&opts),
+        "netns_exec" => netns_exec(&opts),
+        "command_each" => command_each(&opts),
+        "netns_scale" => netns::scale(&opts),
         "-h" | "--help" => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -170,6 +184,59 @@ fn exec_oneshot(o: &Opts) -> Result<(), String> {
     oneshot(o, &spec, 3_000, 16, &[])
 }
 
+/// `http_oneshot`'s GETs, each socket made in the network namespace `--netns` (a path).
+fn netns_http(o: &Opts) -> Result<(), String> {
+    let mut spec = http_spec(o, "http")?;
+    let path = o.values.get("netns").ok_or("--netns PATH is required")?;
+    spec.set_netns(path).map_err(|e| e.to_string())?;
+    oneshot(o, &spec, 40_000, 64, &[])
+}
+
+/// Runs of `--argv` inside the namespaces of process `--pid`, as `nsenter --target PID --all`.
+fn netns_exec(o: &Opts) -> Result<(), String> {
+    let argv = o.str("argv", "/bin/true");
+    let argv: Vec<&str> = argv.split(',').collect();
+    let pid = o.num("pid", 0)?;
+    let pid = u32::try_from(pid).ok().filter(|p| *p > 0).ok_or("--pid PID is required")?;
+    let spec = ProbeSpec::exec(&argv)
+        .and_then(|s| s.with_namespaces_of(pid))
+        .map_err(|e| e.to_string())?;
+    oneshot(o, &spec, 1_000, 1, &[])
+}
+
+/// The command `--argv` run `--n` times, one after another, as a shell script does: a
+/// baseline of `netns_http` (`nsenter --net=PATH curl ...`) and `netns_exec` (`nsenter
+/// --target PID --all CMD`, `runc exec NAME CMD`). Its output goes to /dev/null.
+fn command_each(o: &Opts) -> Result<(), String> {
+    let argv = o.values.get("argv").ok_or("--argv PROG[,ARG...] is required")?;
+    let argv: Vec<&str> = argv.split(',').collect();
+    let n = o.num("n", 200)?;
+    let mut ok = 0u64;
+    let mut first_failure: Option<String> = None;
+    let start = Usage::now();
+    for _ in 0..n {
+        let status = std::process::Command::new(argv[0])
+            .args(&argv[1..])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .map_err(|e| format!("{}: {e}", argv[0]))?;
+        if status.success() {
+            ok += 1;
+        } else if first_failure.is_none() {
+            first_failure = Some(status.to_string());
+        }
+    }
+    let d = start.until(&Usage::now());
+    if let Some(f) = first_failure {
+        eprintln!("prober-bench: {} of {n} runs did not succeed; first: {f}", n - ok);
+    }
+    let mut line = o.line();
+    line.common_with_children(n, ok, &d).kv("conc", 1);
+    line.print();
+    Ok(())
+}
+
 /// `n` one-shot probes of `spec` with `conc` in flight through one engine on this thread:
 /// submit, wait, drain, and submit one more per finished probe. `extra` fields end the line.
 fn oneshot(
@@ -185,6 +252,7 @@ fn oneshot(
     let mut events = Vec::with_capacity(1024);
     let (mut submitted, mut done, mut ok) = (0u64, 0u64, 0u64);
     let mut first_failure: Option<String> = None;
+    let helpers0 = measure::threads_cpu_us("prober-netns");
     let start = Usage::now();
     while submitted < n.min(conc) {
         engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
@@ -215,9 +283,18 @@ fn oneshot(
         eprintln!("prober-bench: {} of {n} probes did not succeed; first: {f}", n - ok);
     }
     let mut line = o.line();
-    line.common(n, ok, &d).kv("conc", conc);
+    if o.scenario == "netns_exec" {
+        line.common_with_children(n, ok, &d);
+    } else {
+        line.common(n, ok, &d);
+    }
+    line.kv("conc", conc);
     if o.scenario == "exec_oneshot" {
         line.f("child_cpu_us_per_probe", d.child_us as f64 / n.max(1) as f64, 2);
+    }
+    if o.scenario == "netns_http" {
+        let helpers = measure::threads_cpu_us("prober-netns").saturating_sub(helpers0);
+        line.f("netns_threads_us_per_probe", helpers as f64 / n.max(1) as f64, 2);
     }
     for (key, value) in extra {
         line.kv(key, value);

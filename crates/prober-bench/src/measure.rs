@@ -85,6 +85,33 @@ pub fn runq_wait_ns() -> u64 {
         .sum()
 }
 
+/// CPU time (user + system, µs) of this process's threads whose name starts with `prefix`
+/// (`prober-netns`: the threads that make sockets in other namespaces), from
+/// `/proc/self/task/*/stat` (clock ticks: 10 ms each, so only long windows tell). Threads that
+/// exited are not counted.
+pub fn threads_cpu_us(prefix: &str) -> u64 {
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .filter_map(|stat| {
+            // "TID (COMM) STATE ...": the name is between the first '(' and the last ')'.
+            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+            if !stat[open + 1..close].starts_with(prefix) {
+                return None;
+            }
+            // After the name: state is field 3, utime and stime fields 14 and 15.
+            let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            let ticks =
+                fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+            Some(ticks * 1_000_000 / hz)
+        })
+        .sum()
+}
+
 /// Involuntary context switches of this process so far.
 pub fn involuntary_switches() -> u64 {
     rusage(libc::RUSAGE_SELF).ru_nivcsw as u64
@@ -133,6 +160,24 @@ impl Line {
         self.f("user_us_per_probe", per(d.user_us as f64), 2);
         self.f("sys_us_per_probe", per(d.sys_us as f64), 2);
         self.f("cpu_pct", if wall > 0.0 { cpu / 1e4 / wall } else { 0.0 }, 1);
+        self.kv("rss_kb", max_rss_kb())
+    }
+
+    /// As [`Line::common`], but `cpu_us_per_probe` also counts the CPU of the child processes
+    /// waited for (the commands a run started, and theirs): the whole cost of a run that
+    /// forks, whoever forks. `self_us_per_probe` and `child_us_per_probe` split it.
+    pub fn common_with_children(&mut self, n: u64, ok: u64, d: &Delta) -> &mut Line {
+        let wall = d.wall.as_secs_f64();
+        let own = (d.user_us + d.sys_us) as f64;
+        let all = own + d.child_us as f64;
+        let per = |x: f64| if n == 0 { 0.0 } else { x / n as f64 };
+        self.kv("n", n).kv("ok", ok).kv("fail", n - ok.min(n));
+        self.f("wall_s", wall, 3);
+        self.f("rate_per_s", if wall > 0.0 { n as f64 / wall } else { 0.0 }, 1);
+        self.f("cpu_us_per_probe", per(all), 2);
+        self.f("self_us_per_probe", per(own), 2);
+        self.f("child_us_per_probe", per(d.child_us as f64), 2);
+        self.f("cpu_pct", if wall > 0.0 { all / 1e4 / wall } else { 0.0 }, 1);
         self.kv("rss_kb", max_rss_kb())
     }
 

@@ -136,6 +136,36 @@ fn watch_file_mixes_namespace_and_host_targets() {
     );
 }
 
+/// `netns:` and `namespacesOf:` on one target: its network probes go through the namespace,
+/// its exec probes run inside the process's namespaces (alone, each refuses the other kind).
+/// The startup probe reaches a port that listens only inside the network namespace; the
+/// readiness probe passes only where the host name is the process's: ready means both ran
+/// where they were sent.
+#[test]
+fn watch_file_target_with_netns_and_namespaces_of() {
+    let ns = TestNetns::new("both");
+    let only_inside = ns.start_server(local("127.0.0.1", 0));
+    let proc = prober_testkit::unshare::Namespaced::start(&prober_testkit::unshare::Options {
+        hostname: "cli-both".to_string(),
+        user: false,
+    });
+    let text = format!(
+        "targets:\n\
+         - name: both\n  netns: {path}\n  namespacesOf: {pid}\n  \
+         startupProbe: {{tcpSocket: {{port: {port}}}, periodMilliseconds: 100}}\n  \
+         readinessProbe: {{exec: {{command: [sh, -c, 'test \"$$(hostname)\" = cli-both']}}, \
+         periodMilliseconds: 100}}\n",
+        path = ns.path().display(),
+        pid = proc.pid,
+        port = only_inside.port()
+    );
+    let file = write_file("yaml", &text);
+    let r = run(&["watch", "--until-ready", "--for", "30s", file.path()]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("both readiness success (exit 0)"), "{}", r.stdout);
+    assert!(r.stdout.contains("both startup success"), "{}", r.stdout);
+}
+
 /// `dual.test` is ::1 and 127.0.0.1 in the command's own /etc/hosts (the host's resolver, as
 /// the command sees it). The resolver puts ::1 first (RFC 6724); inside the namespace:
 /// - both listen: ::1 answers;

@@ -41,12 +41,21 @@ pub(crate) struct TargetDef {
     pub netns: Option<String>,
 }
 
-/// `netns:` of a target: every probe of it makes its sockets in that namespace. Exec probes
-/// have no socket: a target with one is refused rather than run outside the namespace.
-fn apply_netns(p: &mut TargetPlan, path: &str, label: &str) -> Result<(), LoadError> {
+/// `netns:` of a target: every network probe of it makes its sockets in that namespace. Exec
+/// probes have no socket: unless `namespacesOf:` places them (`exec_placed`), a target with one
+/// is refused rather than run outside the namespace.
+fn apply_netns(
+    p: &mut TargetPlan,
+    path: &str,
+    exec_placed: bool,
+    label: &str,
+) -> Result<(), LoadError> {
     for (role, spec, _) in &mut p.probes {
         let probe = format!("{}Probe", role.as_str());
         if matches!(spec.kind, prober_core::ProbeKind::Exec(_)) {
+            if exec_placed {
+                continue;
+            }
             return Err(LoadError::File(format!(
                 "{label}: netns: applies to tcpSocket, httpGet and grpc probes; {probe} is exec"
             )));
@@ -73,8 +82,13 @@ fn check_on_change(h: &ExecAction, label: &str) -> Result<OnChange, LoadError> {
 
 /// `namespacesOf: PID` of a target: its exec probes run inside that process's namespaces. A
 /// network probe beside them is refused rather than silently run on the host: it would reach
-/// the host's 127.0.0.1, not the process's.
-fn apply_namespaces_of(plan: &mut TargetPlan, pid: u32, label: &str) -> Result<(), LoadError> {
+/// the host's 127.0.0.1, not the process's, unless `netns:` places it (`network_placed`).
+fn apply_namespaces_of(
+    plan: &mut TargetPlan,
+    pid: u32,
+    network_placed: bool,
+    label: &str,
+) -> Result<(), LoadError> {
     for (role, spec, _) in &mut plan.probes {
         let field = match role {
             prober::Role::Startup => "startupProbe",
@@ -82,6 +96,9 @@ fn apply_namespaces_of(plan: &mut TargetPlan, pid: u32, label: &str) -> Result<(
             prober::Role::Liveness => "livenessProbe",
         };
         if !matches!(spec.kind, prober::ProbeKind::Exec(_)) {
+            if network_placed {
+                continue;
+            }
             return Err(LoadError::File(format!(
                 "{label}: namespacesOf applies to exec probes only, and {field} is not one \
                  (a network probe into the process's network namespace names it with \
@@ -156,10 +173,10 @@ pub fn load_watch_file(
         let mut p = plan(t.name.clone(), &src, t.probes(), notes)?;
         p.on_change = t.on_change.as_ref().map(|h| check_on_change(h, &src.label)).transpose()?;
         if let Some(pid) = t.namespaces_of {
-            apply_namespaces_of(&mut p, pid, &src.label)?;
+            apply_namespaces_of(&mut p, pid, t.netns.is_some(), &src.label)?;
         }
         if let Some(path) = &t.netns {
-            apply_netns(&mut p, path, &src.label)?;
+            apply_netns(&mut p, path, t.namespaces_of.is_some(), &src.label)?;
         }
         plans.push(p);
     }

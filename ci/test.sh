@@ -82,6 +82,9 @@ bash ci/namespaces.sh
 step "HTTP over a Unix socket against nginx"
 bash ci/nginx-unix.sh
 
+step "a real Prometheus scrapes prober serve (blackbox relabelling) and prober watch (TLS, bcrypt)"
+bash ci/prometheus.sh
+
 step "Go binding (go vet, go test -race, -tags debug, installed copy)"
 bash ci/go-tests.sh
 

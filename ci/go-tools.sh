@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Builds the third-party Go programs the integration tests and benchmarks run against
 # (Prometheus and promtool, blackbox_exporter, etcd, kube-apiserver) from their Go modules,
 # through the Go module proxy, once: each binary is cached under $PROBER_TOOLS_CACHE keyed by name and

@@ -85,6 +85,9 @@ bash ci/nginx-unix.sh
 step "a real Prometheus scrapes prober serve (blackbox relabelling) and prober watch (TLS, bcrypt)"
 bash ci/prometheus.sh
 
+step "deploy/ manifests: server-side dry run against a real kube-apiserver (ci/deploy-check.sh)"
+bash ci/deploy-check.sh
+
 step "Go binding (go vet, go test -race, -tags debug, installed copy)"
 bash ci/go-tests.sh
 

@@ -1,11 +1,12 @@
 # shellcheck shell=bash
 # Builds the third-party Go programs the integration tests and benchmarks run against
 # (Prometheus and promtool, blackbox_exporter, etcd, kube-apiserver) from their Go modules,
-# through the Go module proxy, once: each binary is cached under $PROBER_TOOLS_CACHE keyed by name and
-# version, so only the first run on a machine pays the build. Nothing of theirs is kept in
+# through the Go module proxy, once: each build is cached under $PROBER_TOOLS_CACHE keyed by
+# name and version, so only the first run on a machine pays it. Nothing of theirs is kept in
 # this repository. Sourced, not run; needs ci/lib.sh first.
 #
-#   tool_path NAME      prints the cached binary's path (building it first when missing)
+#   tool_path NAME      prints the cached binary's path (building it first when missing):
+#                       prometheus, promtool, blackbox_exporter, etcd, kube-apiserver
 #   tool_build_all      builds every tool not yet cached (for warming a cache ahead of time)
 #
 # Builds are plain `go build -trimpath` of the one command each test needs: no race detector,
@@ -18,7 +19,8 @@ PROMETHEUS_MODULE_VERSION=v0.316.0 # Prometheus 3.16.0 (its Go module numbers ar
 BLACKBOX_VERSION=v0.25.0
 ETCD_VERSION=v3.6.16
 KUBERNETES_VERSION=v1.37.2
-PROMETHEUS_OPERATOR_VERSION=v0.85.0
+# shellcheck disable=SC2034 # read by ci/deploy-check.sh, which sources this file
+PROMETHEUS_OPERATOR_VERSION=v0.85.0 # its Probe CRD
 
 # go on PATH (the official tarball installs it under /usr/local/go/bin).
 need_go() {
@@ -39,25 +41,20 @@ _tool_modcache_dir() {
   _tool_go mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p'
 }
 
-# Builds NAME into $out: called with a scratch directory as the working directory.
+# _tool_build_TOOL OUT: builds TOOL's binaries into the directory OUT; called with a scratch
+# directory as the working directory.
 _tool_build_prometheus() {
   local out=$1 dir
-  # Built inside its module's own copy, so that its go.mod (versions, replaces) is the one
-  # used. Without the `builtinassets` tag the React UI is not embedded (it is not in the
-  # module zip anyway; the UI's pages answer an error): the HTTP API, which is all the tests
-  # use, works the same. `remove_all_sd` leaves out the cloud service discoveries (AWS,
-  # Azure, GCE and a dozen more: most of the build); static_configs stay.
-  dir=$(_tool_modcache_dir "github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION")
-  (cd "$dir" && _tool_go build -trimpath -ldflags=-s -tags remove_all_sd -o "$out" ./cmd/prometheus)
-}
-
-# promtool (for `promtool check config`), from the same module copy as prometheus; with the
-# Kubernetes service discovery, which deploy/prometheus.yml uses, and no other.
-_tool_build_promtool() {
-  local out=$1 dir
+  # prometheus and promtool (for `promtool check config`) in one build, inside the module's own
+  # copy, so that its go.mod (versions, replaces) is the one used. Without the `builtinassets`
+  # tag the React UI is not embedded (it is not in the module zip anyway; the UI's pages
+  # answer an error): the HTTP API, which is all the tests use, works the same.
+  # `remove_all_sd` leaves out the cloud service discoveries (AWS, Azure, GCE and a dozen
+  # more: most of the build); `enable_kubernetes_sd` keeps the one deploy/prometheus.yml uses;
+  # static_configs are always there.
   dir=$(_tool_modcache_dir "github.com/prometheus/prometheus@$PROMETHEUS_MODULE_VERSION")
   (cd "$dir" && _tool_go build -trimpath -ldflags=-s -tags remove_all_sd,enable_kubernetes_sd \
-    -o "$out" ./cmd/promtool)
+    -o "$out/" ./cmd/prometheus ./cmd/promtool)
 }
 
 _tool_build_blackbox_exporter() {
@@ -65,71 +62,78 @@ _tool_build_blackbox_exporter() {
   # `go install ...@v0.25.0` needs the module's version list, which the proxy may not serve;
   # a download of the exact version and a build in its own copy do not.
   dir=$(_tool_modcache_dir "github.com/prometheus/blackbox_exporter@$BLACKBOX_VERSION")
-  (cd "$dir" && _tool_go build -trimpath -ldflags=-s -o "$out" .)
+  (cd "$dir" && _tool_go build -trimpath -ldflags=-s -o "$out/blackbox_exporter" .)
 }
 
 _tool_build_etcd() {
   local out=$1
   # etcd's own go.mod replaces its sibling modules with relative paths, which a module cache
   # copy does not have: a wrapper module takes the published versions instead.
-  _tool_go mod init prober-ci/etcd >/dev/null 2>&1
-  _tool_go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null
-  _tool_go build -trimpath -ldflags=-s -o "$out" go.etcd.io/etcd/server/v3
+  _tool_go mod init prober-ci/etcd >/dev/null 2>&1 &&
+    _tool_go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null &&
+    _tool_go build -trimpath -ldflags=-s -o "$out/etcd" go.etcd.io/etcd/server/v3
 }
 
 _tool_build_kube_apiserver() {
-  local out=$1 dir staging minor
+  local out=$1 dir staging minor m
   # k8s.io/kubernetes requires its staging modules at v0.0.0 and replaces them with
   # ./staging/src/...; a wrapper module replaces each with its published v0.MINOR.PATCH.
   dir=$(_tool_modcache_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")
   minor=v0.${KUBERNETES_VERSION#v1.}
-  _tool_go mod init prober-ci/kube-apiserver >/dev/null 2>&1
+  _tool_go mod init prober-ci/kube-apiserver >/dev/null 2>&1 || return 1
   staging=$(sed -n 's#^[[:space:]]*\(k8s.io/[a-z0-9-]*\) => ./staging/src/.*#\1#p' "$dir/go.mod")
   [ -n "$staging" ] || { echo "ci: no staging replaces found in $dir/go.mod" >&2; return 1; }
   for m in $staging; do
-    _tool_go mod edit -replace "$m=$m@$minor"
+    _tool_go mod edit -replace "$m=$m@$minor" || return 1
   done
-  _tool_go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" >/dev/null
-  _tool_go build -trimpath -ldflags=-s -o "$out" k8s.io/kubernetes/cmd/kube-apiserver
+  _tool_go get "k8s.io/kubernetes/cmd/kube-apiserver@$KUBERNETES_VERSION" >/dev/null &&
+    _tool_go build -trimpath -ldflags=-s -o "$out/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
 }
 
-_tool_version() {
+# The tool (build) that makes binary NAME, and its version.
+_tool_of() {
   case $1 in
-    prometheus | promtool) echo "$PROMETHEUS_MODULE_VERSION" ;;
-    blackbox_exporter) echo "$BLACKBOX_VERSION" ;;
-    etcd) echo "$ETCD_VERSION" ;;
-    kube-apiserver) echo "$KUBERNETES_VERSION" ;;
+    prometheus | promtool) echo "prometheus $PROMETHEUS_MODULE_VERSION" ;;
+    blackbox_exporter) echo "blackbox_exporter $BLACKBOX_VERSION" ;;
+    etcd) echo "etcd $ETCD_VERSION" ;;
+    kube-apiserver) echo "kube-apiserver $KUBERNETES_VERSION" ;;
     *) echo "ci: unknown tool $1" >&2; return 1 ;;
   esac
 }
 
 tool_path() {
-  local name=$1 version bin scratch start status
-  version=$(_tool_version "$name")
-  bin="$PROBER_TOOLS_CACHE/$name-$version/$name"
-  if [ ! -x "$bin" ]; then
+  local name=$1 tool version dir scratch start status
+  read -r tool version < <(_tool_of "$name") || return 1
+  dir="$PROBER_TOOLS_CACHE/$tool-$version"
+  if [ ! -x "$dir/$name" ]; then
     need_go
-    mkdir -p "$(dirname "$bin")"
+    mkdir -p "$PROBER_TOOLS_CACHE"
     scratch=$(mktemp -d)
-    echo "ci: building $name $version from its Go module (once; cached at $bin)" >&2
+    rm -rf "$dir.tmp" && mkdir "$dir.tmp"
+    echo "ci: building $tool $version from its Go module (once; cached in $dir)" >&2
     start=$(date +%s)
     status=0
-    (cd "$scratch" && "_tool_build_${name//-/_}" "$bin.tmp") || status=$?
+    # A build cache of its own, removed afterwards (several GB for kube-apiserver, of no use
+    # once the binary is cached), unless PROBER_TOOLS_GOCACHE names one to keep.
+    (cd "$scratch" && GOCACHE=${PROBER_TOOLS_GOCACHE:-$scratch/go-build} \
+      "_tool_build_${tool//-/_}" "$dir.tmp") || status=$?
+    chmod -R u+w "$scratch" 2>/dev/null
     rm -rf "$scratch"
-    if [ "$status" != 0 ]; then
-      rm -f "$bin.tmp"
-      echo "ci: building $name $version failed" >&2
+    if [ "$status" != 0 ] || [ ! -x "$dir.tmp/$name" ]; then
+      rm -rf "$dir.tmp"
+      echo "ci: building $tool $version failed" >&2
       return 1
     fi
-    mv "$bin.tmp" "$bin"
-    echo "ci: built $name $version in $(($(date +%s) - start)) s" >&2
+    rm -rf "$dir"
+    mv "$dir.tmp" "$dir"
+    echo "ci: built $tool $version in $(($(date +%s) - start)) s" >&2
   fi
-  echo "$bin"
+  echo "$dir/$name"
 }
 
 tool_build_all() {
   local t
-  for t in prometheus promtool blackbox_exporter etcd kube-apiserver; do
+  for t in prometheus blackbox_exporter etcd kube-apiserver; do
     tool_path "$t" >/dev/null
   done
 }

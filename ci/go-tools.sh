@@ -12,6 +12,11 @@
 # Builds are plain `go build -trimpath` of the one command each test needs: no race detector,
 # no web assets, no tests; GOFLAGS from the environment is ignored so that a -race or -mod
 # setting meant for our own Go suites cannot slow these down or break them.
+#
+# The first build on a machine, measured on 2 cores (load average 0.1-5 from other work),
+# module cache already filled, empty build cache: kube-apiserver 356 s (523 s of CPU),
+# prometheus + promtool 237 s (301 s), etcd 47 s (85 s), blackbox_exporter 30 s (56 s):
+# about 11 minutes in all, once; later runs take the cached binaries.
 
 PROBER_TOOLS_CACHE=${PROBER_TOOLS_CACHE:-$HOME/.cache/prober-ci}
 

@@ -5,7 +5,7 @@
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
 #     tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive
 #     grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle
-#     netns_http netns_exec netns_scale
+#     netns_http netns_exec netns_scale serve_probe
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -23,7 +23,9 @@
 # else the repository's prober-target (then the keep-alive scenarios are unavailable).
 # grpc_oneshot's and grpc_keepalive's target is grpc-go's health server from crates/prober-testkit, built with Go
 # (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own
-# process, so the target's CPU never counts. Output: per-repetition lines prefixed "# rep", then one
+# process, so the target's CPU never counts. serve_probe compares `prober serve` with
+# blackbox_exporter (built from its Go module once, ci/go-tools.sh) under the same /probe load:
+# the exporter process's own CPU per /probe. Output: per-repetition lines prefixed "# rep", then one
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
 # `RATIO ...` lines comparing libprober with its targets.
 #
@@ -47,7 +49,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
-grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle netns_http netns_exec netns_scale"
+grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle netns_http netns_exec netns_scale serve_probe"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
@@ -62,13 +64,15 @@ QUICK=${PROBER_BENCH_QUICK:-0}
 if [ -n "$QUICK" ]; then
   N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_GRPC_KA=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
   N_NSENTER_CURL=20 N_NETNS_EXEC=100 N_NSENTER=50 N_RUNC_EXEC=10 NS_SCALE=100 NS_SCALE_S=3
+  N_SERVE=1000
   EXEC_REPS=$REPS
 else
   N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_GRPC_KA=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
   N_NSENTER_CURL=200 N_NETNS_EXEC=1000 N_NSENTER=500 N_RUNC_EXEC=100 NS_SCALE=1000 NS_SCALE_S=10
+  N_SERVE=10000
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
-CONC_NET=64 CONC_EXEC=16
+CONC_NET=64 CONC_EXEC=16 CONC_SERVE=8
 SCHED_TARGETS=10000 IDLE_TARGETS=100000
 URL_PATH=${PROBER_BENCH_PATH:-/}
 NICE=()
@@ -79,6 +83,7 @@ RUNC_NAME=
 cleanup() {
   stop_netns_target
   [ -z "$RUNC_NAME" ] || bash ci/runc-container.sh stop "$RUNC_NAME"
+  declare -F stop_exporters >/dev/null && stop_exporters
   stop_grpc_health
   bench_stop_target
   rm -rf "$WORK"
@@ -164,7 +169,7 @@ raw_limit_ratios() {
 step "build"
 need_cargo
 need cc gcc
-cargo build --release --quiet -p prober-bench -p prober-ffi -p prober-testkit 2>&1 || {
+cargo build --release --quiet -p prober-bench -p prober-ffi -p prober-testkit -p prober-cli 2>&1 || {
   echo "ci/bench.sh: cargo build failed" >&2; exit 1; }
 BENCH_BIN=$ROOT/target/release/prober-bench
 cc -O2 -o "$WORK/raw_c" bench/raw_c.c || { echo "ci/bench.sh: cannot build bench/raw_c.c" >&2; exit 1; }
@@ -197,6 +202,20 @@ else
     GO_GRPC_ERR=build_failed
   fi
 fi
+# serve_probe: the load generator (bench/serve_load) and blackbox_exporter, built once from
+# its Go module through the module proxy and cached (ci/go-tools.sh).
+SERVE_ERR= BLACKBOX_ERR= BLACKBOX_BIN=
+if want serve_probe; then
+  if ! command -v go >/dev/null 2>&1; then
+    SERVE_ERR=no_go_toolchain
+  else
+    (cd bench/serve_load && go build -o "$WORK/serve_load" .) >"$WORK/serve_load.log" 2>&1 \
+      || { SERVE_ERR=build_failed; cat "$WORK/serve_load.log"; }
+    . ci/go-tools.sh
+    BLACKBOX_BIN=$(tool_path blackbox_exporter 2>"$WORK/blackbox_build.log") \
+      || { BLACKBOX_ERR=build_failed; cat "$WORK/blackbox_build.log"; }
+  fi
+fi
 [ -n "$GO_GRPC_ERR" ] && want_grpc && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
 [ -n "$GO_KUBELET_ERR" ] && { echo "go_kubelet unavailable ($GO_KUBELET_ERR)"; cat "$WORK/go_kubelet.log" 2>/dev/null; }
 [ -n "$GO_API_ERR" ] && { echo "go_api unavailable ($GO_API_ERR)"; cat "$WORK/go_api.log" 2>/dev/null; }
@@ -225,6 +244,42 @@ if want_grpc; then
   fi
 fi
 T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
+
+# ---- serve_probe's exporters ---------------------------------------------------------------
+# prober serve and blackbox_exporter with the same module (HTTP, 2xx, IPv4), each on a free
+# loopback port, under NICE like the probing programs; stopped by cleanup.
+SERVE_PID= BLACKBOX_PID= SERVE_ADDR= BLACKBOX_ADDR=
+start_exporters() {
+  local port i
+  printf 'modules:\n  http_2xx:\n    prober: http\n    timeout: 5s\n    http:\n      preferred_ip_protocol: ip4\n' \
+    >"$WORK/blackbox.yml"
+  "${NICE[@]}" "$ROOT/target/release/prober" serve --config "$WORK/blackbox.yml" --listen 127.0.0.1:0 \
+    </dev/null >"$WORK/serve.log" 2>&1 &
+  SERVE_PID=$!
+  for i in $(seq 100); do
+    SERVE_ADDR=$(sed -n 's#.*listening on http://\([0-9.:]*\).*#\1#p' "$WORK/serve.log")
+    [ -n "$SERVE_ADDR" ] && break
+    sleep 0.1
+  done
+  [ -n "$SERVE_ADDR" ] || { echo "prober serve did not start:" >&2; cat "$WORK/serve.log" >&2; return 1; }
+  if [ -z "$BLACKBOX_ERR" ]; then
+    port=$(free_port_after 19115)
+    "${NICE[@]}" "$BLACKBOX_BIN" --config.file="$WORK/blackbox.yml" --web.listen-address="127.0.0.1:$port" \
+      </dev/null >"$WORK/blackbox.log" 2>&1 &
+    BLACKBOX_PID=$!
+    for i in $(seq 100); do
+      http_ok 127.0.0.1 "$port" / && { BLACKBOX_ADDR=127.0.0.1:$port; break; }
+      kill -0 "$BLACKBOX_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    [ -n "$BLACKBOX_ADDR" ] || { BLACKBOX_ERR=did_not_start; cat "$WORK/blackbox.log" >&2; }
+  fi
+}
+stop_exporters() {
+  local pid
+  for pid in $SERVE_PID $BLACKBOX_PID; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+  SERVE_PID= BLACKBOX_PID=
+}
 
 # ---- measuring -----------------------------------------------------------------------------
 
@@ -473,6 +528,23 @@ for s in $SCENARIOS; do
         unavailable sched_10k go_kubelet "$GO_KUBELET_ERR"
       fi
       ;;
+    serve_probe)
+      # The same /probe load (CONC_SERVE keep-alive clients, N_SERVE requests, every answer
+      # checked for probe_success 1) on prober serve and on blackbox_exporter, one after the
+      # other, REPS times interleaved; each probe a new connection to the one-shot nginx.
+      if [ -n "$SERVE_ERR" ]; then
+        unavailable serve_probe prober "$SERVE_ERR"
+      elif ! start_exporters; then
+        unavailable serve_probe prober did_not_start
+      else
+        q="/probe?module=http_2xx&target=http://$TARGET$URL_PATH"
+        specs=("prober $WORK/serve_load -url http://$SERVE_ADDR$q -pid $SERVE_PID -n $N_SERVE -conc $CONC_SERVE -impl prober")
+        [ -z "$BLACKBOX_ERR" ] && specs+=("blackbox_exporter $WORK/serve_load -url http://$BLACKBOX_ADDR$q -pid $BLACKBOX_PID -n $N_SERVE -conc $CONC_SERVE -impl blackbox_exporter")
+        TW=0 oneshot serve_probe "${specs[@]}"
+        [ -n "$BLACKBOX_ERR" ] && unavailable serve_probe blackbox_exporter "$BLACKBOX_ERR"
+        stop_exporters
+      fi
+      ;;
     sched_100k_idle)
       single sched_100k_idle prober 0 "$BENCH_BIN" sched_100k_idle --target "$TARGET" \
         --targets $IDLE_TARGETS --period-ms 60000 --duration-s $IDLE_S
@@ -566,6 +638,8 @@ awk '
       info("netns_scale", "cpu_vs_host", ratio(get("netns_scale", "prober", c), get("netns_scale", "prober_host", c)))
       check("netns_scale", "ns_fds", get("netns_scale", "prober", "ns_fds"), "<=", get("netns_scale", "prober", "namespaces"))
       check("netns_scale", "ns_fds_after", get("netns_scale", "prober", "ns_fds_after"), "<=", 0) }
+    if (("serve_probe", "prober", c) in V)
+      check("serve_probe", "cpu_vs_blackbox_exporter", ratio(get("serve_probe", "prober", c), get("serve_probe", "blackbox_exporter", c)), "<=", 0.1)
     if (("c_api", "prober", c) in V)
       check("c_api", "cpu_vs_rust", ratio(get("c_api", "prober", c), get("c_api", "rust", c)), "<=", 1.2)
     if (("go_api", "prober", c) in V)

@@ -82,6 +82,12 @@ bash ci/namespaces.sh
 step "HTTP over a Unix socket against nginx"
 bash ci/nginx-unix.sh
 
+step "a real Prometheus scrapes prober serve (blackbox relabelling) and prober watch (TLS, bcrypt)"
+bash ci/prometheus.sh
+
+step "deploy/ manifests: server-side dry run against a real kube-apiserver (ci/deploy-check.sh)"
+bash ci/deploy-check.sh
+
 step "Go binding (go vet, go test -race, -tags debug, installed copy)"
 bash ci/go-tests.sh
 

@@ -1,0 +1,3 @@
+module libprober.invalid/bench/serve_load
+
+go 1.24

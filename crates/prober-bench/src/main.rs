@@ -32,6 +32,8 @@
 //! resolver pool) around the measured loop only; see `measure.rs`.
 
 mod measure;
+// Namespaces are Linux's own (the test helper that makes them is too).
+#[cfg(target_os = "linux")]
 mod netns;
 
 use std::collections::HashMap;
@@ -119,6 +121,7 @@ fn main() -> ExitCode {
         "netns_http" => netns_http(&opts),
         "netns_exec" => netns_exec(&opts),
         "command_each" => command_each(&opts),
+        #[cfg(target_os = "linux")]
         "netns_scale" => netns::scale(&opts),
         "-h" | "--help" => {
             println!("{USAGE}");

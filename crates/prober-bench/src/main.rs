@@ -310,6 +310,45 @@ fn oneshot(
 /// spreads its workers after a restart), every run reported with `EngineConfig::every_run`.
 ///
 /// Lateness is how long after its scheduled instant a run *started*: the engine's `late_us`.
+/// What [`collect_runs`] counted.
+pub(crate) struct Runs {
+    pub(crate) runs: u64,
+    pub(crate) ok: u64,
+    /// The first run that did not succeed, for a note on standard error.
+    pub(crate) first_failure: Option<String>,
+}
+
+/// Drives `engine` until `end`, counting its runs and their lateness (into `late_us`).
+pub(crate) fn collect_runs(
+    engine: &mut Engine,
+    events: &mut Vec<Event>,
+    end: Instant,
+    late_us: &mut Vec<u64>,
+) -> Result<Runs, String> {
+    let mut r = Runs { runs: 0, ok: 0, first_failure: None };
+    loop {
+        let now = Instant::now();
+        if now >= end {
+            return Ok(r);
+        }
+        engine.wait(Some(end - now)).map_err(|e| format!("wait: {e}"))?;
+        engine.drain(events, usize::MAX);
+        for ev in events.drain(..) {
+            let Event::Run { outcome, late_us: late, .. } = ev else {
+                continue;
+            };
+            r.runs += 1;
+            late_us.push(late);
+            if outcome.result == ProbeResult::Success {
+                r.ok += 1;
+            } else if r.first_failure.is_none() {
+                r.first_failure =
+                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
+            }
+        }
+    }
+}
+
 fn sched(
     o: &Opts,
     targets: u64,
@@ -343,32 +382,10 @@ fn sched(
     let mut late_us: Vec<u64> = Vec::with_capacity(
         (targets * duration.as_millis() as u64 / period.as_millis().max(1) as u64) as usize + 1024,
     );
-    let (mut runs, mut ok) = (0u64, 0u64);
-    let mut first_failure: Option<String> = None;
     let (runq0, invol0) = (measure::runq_wait_ns(), measure::involuntary_switches());
     let start = Usage::now();
-    let end = start.wall + duration;
-    loop {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        engine.wait(Some(end - now)).map_err(|e| format!("wait: {e}"))?;
-        engine.drain(&mut events, usize::MAX);
-        for ev in events.drain(..) {
-            let Event::Run { outcome, late_us: late, .. } = ev else {
-                continue;
-            };
-            runs += 1;
-            late_us.push(late);
-            if outcome.result == ProbeResult::Success {
-                ok += 1;
-            } else if first_failure.is_none() {
-                first_failure =
-                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
-            }
-        }
-    }
+    let Runs { runs, ok, first_failure } =
+        collect_runs(&mut engine, &mut events, start.wall + duration, &mut late_us)?;
     let d = start.until(&Usage::now());
     let runq_ms = measure::runq_wait_ns().saturating_sub(runq0) as f64 / 1e6;
     let invol = measure::involuntary_switches().saturating_sub(invol0);

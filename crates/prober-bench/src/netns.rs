@@ -12,11 +12,11 @@ use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
-use prober_engine::{Engine, EngineConfig, Event};
+use prober_engine::{Engine, EngineConfig};
 use prober_testkit::netns::TestNetns;
 
-use crate::Opts;
 use crate::measure::{Usage, current_rss_bytes, threads_cpu_us};
+use crate::{Opts, Runs, collect_runs};
 
 /// This process's open descriptors: (all of them, those on a namespace file). Namespace files
 /// all live on the one nsfs file system: a descriptor is on one when its device is that of
@@ -103,32 +103,10 @@ pub(crate) fn scale(o: &Opts) -> Result<(), String> {
     let ready_s = started.elapsed().as_secs_f64();
 
     let mut late_us = Vec::new();
-    let (mut runs, mut ok) = (0u64, 0u64);
-    let mut first_failure: Option<String> = None;
     let helpers0 = threads_cpu_us("prober-netns");
     let start = Usage::now();
-    let end = start.wall + duration;
-    loop {
-        let now = Instant::now();
-        if now >= end {
-            break;
-        }
-        engine.wait(Some(end - now)).map_err(|e| format!("wait: {e}"))?;
-        engine.drain(&mut events, usize::MAX);
-        for ev in events.drain(..) {
-            let Event::Run { outcome, late_us: late, .. } = ev else {
-                continue;
-            };
-            runs += 1;
-            late_us.push(late);
-            if outcome.result == ProbeResult::Success {
-                ok += 1;
-            } else if first_failure.is_none() {
-                first_failure =
-                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
-            }
-        }
-    }
+    let Runs { runs, ok, first_failure } =
+        collect_runs(&mut engine, &mut events, start.wall + duration, &mut late_us)?;
     let d = start.until(&Usage::now());
     let helpers = threads_cpu_us("prober-netns").saturating_sub(helpers0);
     let (fds_during, ns_fds) = descriptors();

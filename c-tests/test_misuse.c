@@ -26,13 +26,13 @@ static int failures_named(prober_status st) {
 }
 
 static void status_strings(void) {
-  const uint32_t known[] = {0, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109,
-                            110, 111, 112, 113, 114, 115, 200, 900};
+  const uint32_t known[] = {0,   100, 101, 102, 103, 104, 105, 106, 107, 108,
+                            109, 110, 111, 112, 113, 114, 115, 116, 117, 200, 900};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
     const char *s = prober_status_str(known[i]);
     CHECK(s != NULL && s[0] != '\0' && strcmp(s, "unknown status") != 0);
   }
-  const uint32_t unknown[] = {1, 99, 116, 199, 201, 899, 901, 0x7fffffffu, UINT32_MAX};
+  const uint32_t unknown[] = {1, 99, 118, 199, 201, 899, 901, 0x7fffffffu, UINT32_MAX};
   for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
     const char *s = prober_status_str(unknown[i]);
     CHECK(s != NULL && strcmp(s, "unknown status") == 0);

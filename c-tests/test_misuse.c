@@ -84,7 +84,11 @@ static void invalid_enums(void) {
   prober_spec *http = NULL, *tcp = NULL;
   CHECK_OK(prober_spec_new_http("http://127.0.0.1:1/", &http));
   CHECK_OK(prober_spec_new_tcp("127.0.0.1", 1, &tcp));
-  const uint32_t bad_policy[] = {3, 4, 0x80000000u, UINT32_MAX};
+  /* Redirect policies are 0-3 (3: PROBER_REDIRECT_ANY_HOST), close policies 0-1, TLS
+   * verification 0-2. */
+  CHECK_OK(prober_spec_set_redirect_policy(http, PROBER_REDIRECT_ANY_HOST));
+  CHECK_STATUS(prober_spec_set_tls_verify(http, 3, "ca.pem"), PROBER_E_INVALID_ENUM);
+  const uint32_t bad_policy[] = {4, 5, 0x80000000u, UINT32_MAX};
   for (size_t i = 0; i < sizeof bad_policy / sizeof bad_policy[0]; i++) {
     CHECK_STATUS(prober_spec_set_redirect_policy(http, bad_policy[i]), PROBER_E_INVALID_ENUM);
     CHECK_STATUS(prober_spec_set_close_policy(tcp, bad_policy[i] - 1), PROBER_E_INVALID_ENUM);

@@ -253,7 +253,10 @@ func TestEngineConcurrentCalls(t *testing.T) {
 		}
 		worst = max(worst, time.Since(start))
 	}
-	if worst > 100*time.Millisecond {
+	// An idle engine's goroutine sleeps without a deadline: a call that waited for the sleep to
+	// end would never return. The bound only has to tell that from a slow machine (CI runs this
+	// under qemu and beside other suites), so it is far above scheduling noise.
+	if worst > 5*time.Second {
 		t.Fatalf("AddTarget on an idle engine took up to %v", worst)
 	}
 

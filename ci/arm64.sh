@@ -42,6 +42,7 @@ echo "$(qemu-aarch64 --version | head -n 1); $(aarch64-linux-gnu-gcc --version |
 # Rust tests that cannot run under qemu-user: "test-binary test-name: reason". They run
 # natively in ci/test.sh; the names are matched exactly (cargo test -- --skip NAME --exact).
 REASON_CLONE_PARENT="qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
+REASON_NETNS="qemu-user does not pass the NS_GET_NSTYPE ioctl through (ENOSYS): no namespace file can be checked"
 SKIP=(
   # An arm64 binary started by a native process (or by the test itself through posix_spawn):
   # qemu-user runs only the program it was given; the kernel cannot exec an arm64 binary
@@ -67,6 +68,19 @@ SKIP=(
   "prober-cli/namespaces check_runs_the_command_in_the_namespaces_of_a_process: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces check_without_the_rights_says_which: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces watch_file_targets_name_the_process: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
+  # Probes in another network namespace check the namespace file with the NS_GET_NSTYPE
+  # ioctl, which qemu-user does not know (ENOSYS): these run natively in ci/test.sh.
+  "prober-cli/netns check_reaches_the_namespace_it_names: $REASON_NETNS"
+  "prober-cli/netns check_without_the_capability_is_unknown: $REASON_NETNS"
+  "prober-cli/netns dual_stack_names_resolve_on_the_host_and_race_inside: $REASON_NETNS"
+  "prober-cli/netns watch_file_mixes_namespace_and_host_targets: $REASON_NETNS"
+  "prober-cli/netns watch_file_target_with_netns_and_namespaces_of: $REASON_NETNS"
+  "prober-engine/netns each_probe_reaches_the_server_of_its_namespace: $REASON_NETNS"
+  "prober-engine/netns ipv6_and_extra_addresses_inside: $REASON_NETNS"
+  "prober-engine/netns periodic_workers_inside_and_outside_side_by_side: $REASON_NETNS"
+  "prober-engine/netns unusable_namespaces_are_unknown_naming_the_path_and_the_engine_goes_on: $REASON_NETNS"
+  "prober-engine/netns_cache one_open_per_path_reopened_on_a_new_identity_closed_when_unnamed: $REASON_NETNS"
+  "prober-engine/netns_scale one_engine_probes_a_thousand_namespaces: $REASON_NETNS"
   # Too slow under emulation even with optimized dependencies (see below): a bound set for real
   # hardware.
   "prober-cli/hostile_input oversized_input_is_refused_before_it_is_read: parses 64 MiB of YAML, about 125 s under qemu, beyond the test's 120 s hang bound"
@@ -111,8 +125,8 @@ cmake --build "$out/build" -j2 >/dev/null
 file -b "$out/build/test_check" | grep -q 'ARM aarch64' || { echo "arm64: the C tests were not built for aarch64" >&2; exit 1; }
 # test_namespaces: the command is cloned with CLONE_PARENT, which qemu-user refuses; it runs
 # natively in ci/c-tests.sh.
-echo "not under qemu: test_namespaces ($REASON_CLONE_PARENT)"
-ctest --test-dir "$out/build" --output-on-failure -j2 -E '^test_namespaces$' | tee "$out/ctest.log"
+echo "not under qemu: test_namespaces ($REASON_CLONE_PARENT), test_netns ($REASON_NETNS)"
+ctest --test-dir "$out/build" --output-on-failure -j2 -E '^(test_namespaces|test_netns)$' | tee "$out/ctest.log"
 c_passed=$(sed -n 's/.* tests passed, 0 tests failed out of \([0-9]*\)/\1/p' "$out/ctest.log")
 
 step "Go binding (GOARCH=arm64, go test -exec qemu-aarch64; -tags debug too)"
@@ -133,11 +147,11 @@ health_server="$PWD/target/arm64-grpc-health-server"
   export PROBER_GRPC_HEALTH_SERVER="$health_server"
   go vet -tags prober_testpanic ./...
   # TestExecInNamespacesOf: CLONE_PARENT under qemu-user, as above; it runs natively.
-  echo "not under qemu: TestExecInNamespacesOf ($REASON_CLONE_PARENT)"
-  go test -exec "$qemu" -tags prober_testpanic -count=1 -v -skip '^TestExecInNamespacesOf$' ./... >../../target/arm64-go-test.log 2>&1 ||
+  echo "not under qemu: TestExecInNamespacesOf ($REASON_CLONE_PARENT), TestNetnsProbesReachTheNamespace ($REASON_NETNS)"
+  go test -exec "$qemu" -tags prober_testpanic -count=1 -v -skip '^(TestExecInNamespacesOf|TestNetnsProbesReachTheNamespace)$' ./... >../../target/arm64-go-test.log 2>&1 ||
     { cat ../../target/arm64-go-test.log; exit 1; }
   tail -n 3 ../../target/arm64-go-test.log
-  go test -exec "$qemu" -tags debug,prober_testpanic -count=1 -skip '^TestExecInNamespacesOf$' ./...
+  go test -exec "$qemu" -tags debug,prober_testpanic -count=1 -skip '^(TestExecInNamespacesOf|TestNetnsProbesReachTheNamespace)$' ./...
 )
 go_passed=$(grep -c '^--- PASS' target/arm64-go-test.log || true)
 

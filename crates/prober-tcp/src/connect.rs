@@ -41,8 +41,10 @@ use std::sync::Arc;
 
 use prober_core::{AddressFilter, ClosePolicy, NetNs, Reason, UnixSocket};
 use prober_io::{Ctx, NsSockets, Ready};
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::Socket;
 
+use crate::conn::Conn;
+use crate::socket::{arm, in_ephemeral_range, open, reconnect};
 use crate::stream::{Peer, Stream};
 
 /// What the connector says after each call.
@@ -675,129 +677,6 @@ impl Connector {
     }
 }
 
-/// Whether `port` is one the kernel may hand out as a local ephemeral port: only then can a
-/// connect to it end up connected to itself. Read once from /proc; the usual default when
-/// that fails.
-fn in_ephemeral_range(port: u16) -> bool {
-    static RANGE: std::sync::OnceLock<(u16, u16)> = std::sync::OnceLock::new();
-    let (low, high) = *RANGE.get_or_init(|| {
-        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-            .ok()
-            .and_then(|s| {
-                let mut it = s.split_whitespace().map(|p| p.parse::<u16>().ok());
-                Some((it.next()??, it.next()??))
-            })
-            .unwrap_or((32768, 60999))
-    });
-    (low..=high).contains(&port)
-}
-
 fn join_host_port(host: &str, port: u16) -> String {
     if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
-}
-
-/// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
-/// An error comes with the step that failed, for the message ("cannot create socket: too many
-/// open files").
-fn open(
-    addr: SocketAddr,
-    close: ClosePolicy,
-    nodelay: bool,
-) -> Result<TcpStream, (&'static str, io::Error)> {
-    // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
-    let socket =
-        Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
-            .map_err(|e| ("cannot create socket", e))?;
-    arm(socket, addr, close, nodelay)
-}
-
-/// Applies the close policy and options to a new nonblocking socket and starts connecting it
-/// to `addr`.
-fn arm(
-    socket: Socket,
-    addr: SocketAddr,
-    close: ClosePolicy,
-    nodelay: bool,
-) -> Result<TcpStream, (&'static str, io::Error)> {
-    if close == ClosePolicy::Reset {
-        // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
-        socket.set_linger(Some(Duration::ZERO)).map_err(|e| ("setsockopt", e))?;
-    }
-    if nodelay {
-        socket.set_tcp_nodelay(true).map_err(|e| ("setsockopt", e))?;
-    }
-    match socket.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if started(&e) => {}
-        Err(e) => return Err(("connect", e)),
-    }
-    Ok(TcpStream::from_std(socket.into()))
-}
-
-/// Whether a failed `connect` on a nonblocking socket has in fact started: EINPROGRESS, or
-/// EINTR, after which the connection goes on in the background (POSIX; a second `connect`
-/// would fail with EALREADY). Either way the socket turns writable once it is decided.
-fn started(e: &io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EINPROGRESS | libc::EINTR))
-}
-
-/// Starts connecting a socket taken from the pool (disconnected, SO_LINGER 0 already set).
-fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpStream> {
-    match socket2::SockRef::from(&stream).connect(&addr.into()) {
-        Ok(()) => Ok(stream),
-        Err(e) if started(&e) => Ok(stream),
-        Err(e) => Err(e),
-    }
-}
-
-/// An established connection, still registered on the connector's token with
-/// READABLE | WRITABLE interest.
-#[derive(Debug)]
-pub struct Conn {
-    stream: Stream,
-    peer: Peer,
-    close: ClosePolicy,
-    /// Can go back to the driver's socket pool when closed: reset close policy, no options
-    /// beyond SO_LINGER 0.
-    reusable: bool,
-}
-
-impl Conn {
-    /// The connected socket, for the exchange that follows (reads, writes, registration).
-    pub fn stream(&mut self) -> &mut Stream {
-        &mut self.stream
-    }
-
-    /// What the connection is connected to.
-    pub fn peer(&self) -> &Peer {
-        &self.peer
-    }
-
-    /// How this connection will be closed.
-    pub fn close_policy(&self) -> ClosePolicy {
-        self.close
-    }
-
-    /// Ends the connection: with RST under [`ClosePolicy::Reset`] (set when the socket was
-    /// made), with FIN otherwise. Under the reset policy, when the driver lends a socket pool
-    /// with room, the socket is disconnected (the same RST) and kept for the next connection;
-    /// otherwise it is closed. No `epoll_ctl(DEL)` before a close: the descriptor is never
-    /// duplicated, so closing it removes it from the poll by itself (one syscall less per
-    /// probe, measured by ci/bench.sh).
-    pub fn close(self, cx: &mut Ctx<'_>) {
-        if let (true, Stream::Tcp(stream), Peer::Tcp(addr)) =
-            (self.reusable, &self.stream, &self.peer)
-        {
-            let ipv6 = addr.is_ipv6();
-            if let Some(pool) = cx.pool().filter(|p| p.has_room(ipv6)) {
-                if crate::sys::disconnect(stream).is_ok() {
-                    if let Stream::Tcp(stream) = self.stream {
-                        pool.put(stream, ipv6);
-                    }
-                    return;
-                }
-            }
-        }
-        drop(self.stream);
-    }
 }

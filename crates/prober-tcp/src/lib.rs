@@ -8,8 +8,10 @@
 
 #![warn(missing_docs)]
 
+mod conn;
 mod connect;
 pub mod exchange;
+mod socket;
 mod stream;
 mod sys;
 
@@ -23,7 +25,8 @@ use prober_io::{Ctx, Machine, Ready, Step};
 
 use exchange::{Exchange, ExchangeStep};
 
-pub use connect::{Conn, ConnectError, ConnectStep, Connector};
+pub use conn::Conn;
+pub use connect::{ConnectError, ConnectStep, Connector};
 pub use stream::{Peer, Stream};
 
 /// A TCP connect probe as a [`Machine`]: Success when the connection is established within the

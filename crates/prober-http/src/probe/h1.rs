@@ -41,7 +41,12 @@ impl HttpProbe {
         }
     }
 
-    pub(super) fn read_head(&mut self, cx: &mut Ctx<'_>, mut conn: Transport, mut parser: HeadParser) -> Next {
+    pub(super) fn read_head(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut conn: Transport,
+        mut parser: HeadParser,
+    ) -> Next {
         loop {
             match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
                 Ok(0) if self.first_byte.is_none() && self.dial.reused() && self.replayable() => {

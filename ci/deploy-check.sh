@@ -33,29 +33,7 @@ step "build prober"
 cargo build --quiet --locked -p prober-cli
 prober=$PWD/target/debug/prober
 
-dir=$(mktemp -d /tmp/prober-deploy.XXXXXX)
-pids=()
-cleanup() {
-  local status=$? pid
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  if [ "$status" != 0 ]; then
-    for log in "$dir"/*.log; do
-      [ -f "$log" ] || continue
-      echo "--- $(basename "$log") (last 30 lines)" >&2
-      tail -n 30 "$log" >&2
-    done
-  fi
-  rm -rf "$dir"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+with_scratch prober-deploy
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # ---- etcd and kube-apiserver on loopback --------------------------------------------------------

@@ -70,3 +70,34 @@ need_aarch64_cross() {
   export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc
   export AR_aarch64_unknown_linux_gnu=aarch64-linux-gnu-ar
 }
+
+# with_scratch NAME: a scratch directory ($dir) and a list of child processes ($pids) for a
+# suite that starts servers; on exit every child gets SIGTERM (up to 10 s each to end: a
+# database closes), then SIGKILL, is reaped, and on failure the last lines of each
+# $dir/*.log are shown; the directory goes. INT and TERM end the script through it, also
+# when the suite was started with them ignored.
+with_scratch() {
+  dir=$(mktemp -d "/tmp/$1.XXXXXX")
+  pids=()
+  trap scratch_cleanup EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
+}
+scratch_cleanup() {
+  local status=$? pid
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  if [ "$status" != 0 ]; then
+    for log in "$dir"/*.log; do
+      [ -f "$log" ] || continue
+      echo "--- $(basename "$log") (last 30 lines)" >&2
+      tail -n 30 "$log" >&2
+    done
+  fi
+  rm -rf "$dir"
+  exit "$status"
+}

@@ -39,30 +39,7 @@ cargo build --quiet --locked -p prober-cli -p prober-testkit
 prober=$PWD/target/debug/prober
 target_bin=$PWD/target/debug/prober-target
 
-dir=$(mktemp -d /tmp/prober-prometheus.XXXXXX)
-pids=()
-cleanup() {
-  local status=$? pid
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    # Up to 10 s for each to end on SIGTERM (Prometheus closes its database), then SIGKILL.
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  if [ "$status" != 0 ]; then
-    for log in "$dir"/*.log; do
-      [ -f "$log" ] || continue
-      echo "--- $(basename "$log") (last 30 lines)" >&2
-      tail -n 30 "$log" >&2
-    done
-  fi
-  rm -rf "$dir"
-  exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+with_scratch prober-prometheus
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

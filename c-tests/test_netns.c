@@ -16,33 +16,11 @@ static void ns_ip(const char *args) {
 
 /* prober-target run inside the namespace with `ip netns exec`, on `port`. */
 static target_server target_start_inside(int port) {
-  int in[2], out[2];
-  CHECK(pipe(in) == 0 && pipe(out) == 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_addclose(&fa, in[1]);
-  posix_spawn_file_actions_addclose(&fa, out[0]);
   char port_arg[16];
   snprintf(port_arg, sizeof port_arg, "%d", port);
   char *argv[] = {"ip", "netns", "exec", ns_name, (char *)PROBER_TARGET_BIN, "--port", port_arg,
                   NULL};
-  target_server t = {0, -1, 0};
-  CHECK(posix_spawnp(&t.pid, "ip", &fa, NULL, argv, environ) == 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(in[0]);
-  close(out[1]);
-  char line[32] = {0};
-  size_t got = 0;
-  while (got < sizeof line - 1) {
-    ssize_t n = read(out[0], line + got, 1);
-    if (n <= 0 || line[got] == '\n') break;
-    got += (size_t)n;
-  }
-  close(out[0]);
-  t.stdin_fd = in[1];
-  t.port = atoi(line);
+  target_server t = target_start_argv(argv);
   CHECK(t.port == port);
   return t;
 }

@@ -54,8 +54,9 @@ typedef struct {
   int port;
 } target_server;
 
-/* Starts prober-target; it serves until its stdin closes. */
-static inline target_server target_start(void) {
+/* Starts `argv` (found on PATH), a prober-target or a command that runs one, and reads the
+ * port it prints; it serves until its stdin closes. */
+static inline target_server target_start_argv(char *const argv[]) {
   int in[2], out[2];
   CHECK(pipe(in) == 0 && pipe(out) == 0);
   posix_spawn_file_actions_t fa;
@@ -64,9 +65,8 @@ static inline target_server target_start(void) {
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_addclose(&fa, in[1]);
   posix_spawn_file_actions_addclose(&fa, out[0]);
-  char *argv[] = {(char *)PROBER_TARGET_BIN, NULL};
   target_server t = {0, -1, 0};
-  CHECK(posix_spawn(&t.pid, PROBER_TARGET_BIN, &fa, NULL, argv, environ) == 0);
+  CHECK(posix_spawnp(&t.pid, argv[0], &fa, NULL, argv, environ) == 0);
   posix_spawn_file_actions_destroy(&fa);
   close(in[0]);
   close(out[1]);
@@ -82,6 +82,12 @@ static inline target_server target_start(void) {
   t.port = atoi(line);
   CHECK(t.port > 0);
   return t;
+}
+
+/* Starts prober-target; it serves until its stdin closes. */
+static inline target_server target_start(void) {
+  char *argv[] = {(char *)PROBER_TARGET_BIN, NULL};
+  return target_start_argv(argv);
 }
 
 static inline void target_stop(target_server *t) {

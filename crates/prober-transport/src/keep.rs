@@ -35,7 +35,7 @@
 
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, NetNs, TlsOptions, UnixSocket};
+use prober_core::{ClosePolicy, IpFamily, NetNs, TlsOptions, UnixSocket};
 use prober_io::Ctx;
 
 use crate::Transport;
@@ -74,6 +74,9 @@ pub(crate) struct Origin {
     /// The network namespace the connection was made in: part of the origin, so that a
     /// container's `127.0.0.1:80` never serves a probe of the host's, nor of another's.
     netns: Option<NetNs>,
+    /// The address family asked for: part of the origin, so that a connection made to an
+    /// address of one family never serves a probe that excludes that family.
+    ip_family: IpFamily,
 }
 
 impl Origin {
@@ -87,6 +90,7 @@ impl Origin {
             nodelay: ep.nodelay,
             unix: ep.unix.cloned(),
             netns: ep.netns.cloned(),
+            ip_family: ep.ip_family,
         }
     }
 
@@ -99,6 +103,7 @@ impl Origin {
             && self.nodelay == ep.nodelay
             && self.unix.as_ref() == ep.unix
             && self.netns.as_ref() == ep.netns
+            && self.ip_family == ep.ip_family
     }
 }
 
@@ -312,6 +317,7 @@ mod tests {
             unix,
             filter: None,
             netns: None,
+            ip_family: IpFamily::Any,
         }
     }
 

@@ -334,6 +334,17 @@ mod tests {
         assert!(!Origin::of(&ep(None)).matches(&ep(Some(&a))));
     }
 
+    /// A connection made under one address family never serves a probe asking for another:
+    /// an IPv6 connection of an unrestricted probe is not reused by an IPv4-only one.
+    #[test]
+    fn origins_include_the_ip_family() {
+        let with = |f| Endpoint { ip_family: f, ..ep(None) };
+        let origin = Origin::of(&with(IpFamily::Any));
+        assert!(origin.matches(&with(IpFamily::Any)));
+        assert!(!origin.matches(&with(IpFamily::V4)));
+        assert!(!Origin::of(&with(IpFamily::V6)).matches(&with(IpFamily::PreferV6)));
+    }
+
     /// A connection made in one network namespace never serves a probe of another, nor of
     /// the host's same address.
     #[test]

@@ -333,8 +333,30 @@ impl Connector {
 
     /// Drops the addresses of the family not chosen; `Some(Failed)` when the family required
     /// has none.
+    ///
+    /// With an allow-list, a preference looks only at the addresses the list admits: a name
+    /// whose IPv6 addresses are all refused goes to its admitted IPv4 ones rather than fail
+    /// (the allow-list still checks each address connected to, after this).
     fn apply_family(&mut self) -> Option<ConnectStep> {
-        let wanted = match self.family.select(self.addrs.as_slice()) {
+        let admitted: Option<Vec<SocketAddr>> = match (&self.filter, self.family) {
+            (Some(f), IpFamily::PreferV4 | IpFamily::PreferV6) => {
+                let name = self.name.as_deref();
+                Some(
+                    self.addrs
+                        .as_slice()
+                        .iter()
+                        .filter(|a| f.check(name, **a).is_ok())
+                        .copied()
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        if admitted.as_ref().is_some_and(Vec::is_empty) {
+            return None; // none is admitted: the allow-list says so, naming an address
+        }
+        let basis = admitted.as_deref().unwrap_or(self.addrs.as_slice());
+        let wanted = match self.family.select(basis) {
             Ok(None) => return None,
             Ok(Some(v6)) => v6,
             Err(v6) => return Some(self.fail_family(v6)),

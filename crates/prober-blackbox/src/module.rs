@@ -668,6 +668,28 @@ mod tests {
         }
     }
 
+    /// blackbox_exporter's defaults (ip6, with fallback) and its two options, on every prober.
+    #[test]
+    fn ip_protocol_options_map_to_families() {
+        let file = "modules:
+  h: {prober: http}
+  h4: {prober: http, http: {preferred_ip_protocol: ip4}}
+  t6only: {prober: tcp, tcp: {ip_protocol_fallback: false}}
+  g4only: {prober: grpc, grpc: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
+  g: {prober: grpc}
+";
+        let m = Modules::parse(file, Path::new(".")).unwrap();
+        let family = |name: &str| m.by_name[name].template.ip_family();
+        assert_eq!(family("h"), IpFamily::PreferV6);
+        assert_eq!(family("h4"), IpFamily::PreferV4);
+        assert_eq!(family("t6only"), IpFamily::V6);
+        assert_eq!(family("g4only"), IpFamily::V4);
+        assert_eq!(family("g"), IpFamily::PreferV6);
+        let bad = "modules:\n  x: {prober: grpc, grpc: {preferred_ip_protocol: ipv4}}\n";
+        let err = Modules::parse(bad, Path::new(".")).unwrap_err();
+        assert!(err.contains("grpc.preferred_ip_protocol: \"ipv4\" is not ip4 or ip6"), "{err}");
+    }
+
     #[test]
     fn sizes() {
         assert_eq!(size(&serde_norway::Value::from(4096)), Some(4096));

@@ -8,6 +8,8 @@ mod common;
 
 use common::*;
 use prober_testkit::netns::hosts_command;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 
 const HOSTS: &str = "::1 dual.test\n127.0.0.1 dual.test\n127.0.0.1 v4.test\n";
 
@@ -176,4 +178,95 @@ fn family_flags_refused_for_exec() {
         &["check", "-4", "--", "true"],
         "-4: an address family applies to TCP, HTTP and gRPC probes only",
     );
+}
+
+/// The next request head from `stream` (`buf`: bytes read and not yet consumed); `None` once
+/// the client closed.
+fn next_head(stream: &mut std::net::TcpStream, buf: &mut Vec<u8>) -> Option<String> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head: Vec<u8> = buf.drain(..end + 4).collect();
+            return Some(String::from_utf8_lossy(&head).into_owned());
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+/// A keep-alive HTTP/1.1 server on `addr` that answers 200 to `GET /{family}` and 503 to any
+/// other path, counting connections and requests.
+fn keep_alive_on(addr: &str, family: &'static str) -> (u16, Arc<(AtomicU64, AtomicU64)>) {
+    let listener = std::net::TcpListener::bind(addr).expect("bind");
+    let port = listener.local_addr().unwrap().port();
+    let counts = Arc::new((AtomicU64::new(0), AtomicU64::new(0)));
+    let c = Arc::clone(&counts);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            c.0.fetch_add(1, Ordering::SeqCst);
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                while let Some(head) = next_head(&mut stream, &mut buf) {
+                    c.1.fetch_add(1, Ordering::SeqCst);
+                    let mine = head.starts_with(&format!("GET /{family} "));
+                    let answer: &[u8] = if mine {
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+                    } else {
+                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 5\r\n\r\nwrong"
+                    };
+                    if stream.write_all(answer).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (port, counts)
+}
+
+/// Two keep-alive targets of one host and port, one IPv4-only, one IPv6-only: each reuses its
+/// own family's connections and never the other's (a connection to the other family's
+/// listener would answer 503 and the target would fail).
+#[test]
+fn kept_connections_serve_only_their_family() {
+    let hosts = write_file("hosts", HOSTS);
+    let (port, v6) = keep_alive_on("[::1]:0", "v6");
+    let (_, v4) = keep_alive_on(&format!("127.0.0.1:{port}"), "v4");
+    let target = |name: &str, family: &str, path: &str| {
+        format!(
+            "- name: {name}\n  ipFamily: {family}\n  readinessProbe:\n    \
+             httpGet: {{host: dual.test, path: /{path}, port: {port}, keepAlive: true}}\n    \
+             periodMilliseconds: 20\n    timeoutMilliseconds: 5000\n    failureThreshold: 1\n"
+        )
+    };
+    let text = format!("targets:\n{}{}", target("four", "ipv4", "v4"), target("six", "ipv6", "v6"));
+    let file = write_file("yaml", &text);
+    let mut cmd = hosts_command(&hosts.0, env!("CARGO_BIN_EXE_prober"));
+    cmd.args(["watch", "--for", "120s", file.path()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn prober");
+    let limit = Instant::now() + HANG;
+    while v4.1.load(Ordering::SeqCst) < 20 || v6.1.load(Ordering::SeqCst) < 20 {
+        assert!(child.try_wait().unwrap().is_none(), "prober ended early");
+        assert!(Instant::now() < limit, "too few requests");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let failed = stdout.lines().any(|l| l.contains("failure") && !l.contains("(initial)"));
+    assert!(!failed, "a target used the other family's connection:\n{stdout}");
+    assert!(stdout.contains("four readiness success"), "{stdout}");
+    assert!(stdout.contains("six readiness success"), "{stdout}");
+    // Connections were kept and reused (else this test would prove nothing).
+    for (name, c) in [("v4", &v4), ("v6", &v6)] {
+        let (conns, reqs) = (c.0.load(Ordering::SeqCst), c.1.load(Ordering::SeqCst));
+        assert!(conns < reqs, "{name}: {conns} connections for {reqs} requests");
+    }
 }

@@ -16,6 +16,9 @@
 //! Go's wording so that users who know the kubelet's events recognise them
 //! (`dial tcp 127.0.0.1:1: connect: connection refused`).
 //!
+//! With an address family ([`Connector::with_ip_family`]) only the chosen family's addresses
+//! enter the race, so a `Prefer*` family or a single one never races the other.
+//!
 //! Owners route readiness of tokens `sub` and `sub + 1` to [`Connector::ready`] while it
 //! connects ([`Connector::owns`]), and call [`Connector::timer`] at [`Connector::wake_at`]. A
 //! connection made on the second socket is moved to token `sub` before it is handed over.

@@ -216,7 +216,11 @@ impl Inner {
             timeout.as_secs_f64()
         );
         match module.spec(target, timeout) {
-            Ok(spec) => Ok((spec, name.to_string(), debug, log)),
+            Ok(spec) => {
+                // blackbox_exporter logs the protocol it resolves for; this is the same choice.
+                let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
+                Ok((spec, name.to_string(), debug, log))
+            }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
                 Err(plain(400, &format!("{e}\n")))

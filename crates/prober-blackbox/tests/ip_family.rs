@@ -119,6 +119,12 @@ fn in_child() {
     assert_eq!(probe(&e, "http_ip6_v4_allowed", &dual), ("1".into(), s("4"), s(HASH_V4)));
     assert_eq!((v6.requests(), v4.requests()), (3, 3));
 
+    // &debug=true names the choice.
+    let query = format!("module=http_ip6_only&target={v4_only}&debug=true");
+    let r = e.handle(&Request { path: "/probe", query: &query, headers: &[] });
+    assert!(r.body.contains("Address family: ipv6\n"), "{}", r.body);
+    assert!(r.body.contains("no IPv6 address (only IPv6 was asked for"), "{}", r.body);
+
     // TCP modules the same.
     let (c6, c4) = (v6.connections(), v4.connections());
     assert_eq!(

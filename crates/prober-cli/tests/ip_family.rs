@@ -270,3 +270,23 @@ fn kept_connections_serve_only_their_family() {
         assert!(conns < reqs, "{name}: {conns} connections for {reqs} requests");
     }
 }
+
+/// gRPC probes too: a health server on each family of `dual.test`, the IPv6 one saying
+/// NOT_SERVING; the family flags decide which one is asked.
+#[test]
+fn grpc_probes_take_the_family() {
+    use prober_testkit::grpc::HealthServer;
+    let hosts = write_file("hosts", HOSTS);
+    let mut v6 = HealthServer::start(&["-listen", "[::1]:0", "-status", "svc=NOT_SERVING"]);
+    let port = v6.port();
+    let mut v4 =
+        HealthServer::start(&["-listen", &format!("127.0.0.1:{port}"), "-status", "svc=SERVING"]);
+    let target = format!("grpc://dual.test:{port}/svc");
+    let (code, v) = check(&hosts, &[&target]);
+    assert_eq!((code, v["result"].as_str()), (1, Some("failure")), "::1 first: {v}");
+    let (code, v) = check(&hosts, &["-4", &target]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    let (code, v) = check(&hosts, &["--prefer-ipv6", &target]);
+    assert_eq!((code, v["result"].as_str()), (1, Some("failure")), "{v}");
+    assert_eq!((v6.checks(), v4.checks()), (2, 1));
+}

@@ -95,6 +95,12 @@ static void invalid_enums(void) {
     CHECK_STATUS(prober_spec_set_tls_verify(http, bad_policy[i], "ca.pem"), PROBER_E_INVALID_ENUM);
   }
   CHECK_STATUS(prober_spec_set_close_policy(tcp, 2), PROBER_E_INVALID_ENUM);
+  /* Address families are 0-4 (4: PROBER_IP_FAMILY_PREFER_V6). */
+  CHECK_OK(prober_spec_set_ip_family(tcp, PROBER_IP_FAMILY_PREFER_V6));
+  const uint32_t bad_family[] = {5, 6, 0x80000000u, UINT32_MAX};
+  for (size_t i = 0; i < sizeof bad_family / sizeof bad_family[0]; i++)
+    CHECK_STATUS(prober_spec_set_ip_family(tcp, bad_family[i]), PROBER_E_INVALID_ENUM);
+  CHECK_OK(prober_spec_set_ip_family(tcp, PROBER_IP_FAMILY_ANY));
   /* An invalid value is reported as such even on a probe of the wrong kind. */
   CHECK_STATUS(prober_spec_set_redirect_policy(tcp, UINT32_MAX), PROBER_E_INVALID_ENUM);
   const uint32_t bad_tls[] = {0, 1, 10, 11, 14, 120, 130, UINT32_MAX};

@@ -532,6 +532,46 @@ typedef uint32_t prober_http_version;
 #endif // __cplusplus
 
 /**
+ * Address families of network probes (`prober_spec_set_ip_family`).
+ */
+enum prober_ip_family
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every address the host resolves to, raced as Go's dialer races them (Happy Eyeballs):
+   * the default.
+   */
+  PROBER_IP_FAMILY_ANY = 0,
+  /**
+   * IPv4 addresses only; a name without one, or an IPv6 literal, fails with
+   * `PROBER_REASON_DNS`.
+   */
+  PROBER_IP_FAMILY_V4 = 1,
+  /**
+   * IPv6 addresses only; a name without one, or an IPv4 literal, fails with
+   * `PROBER_REASON_DNS`.
+   */
+  PROBER_IP_FAMILY_V6 = 2,
+  /**
+   * The host's IPv4 addresses if it has any, else its IPv6 ones.
+   */
+  PROBER_IP_FAMILY_PREFER_V4 = 3,
+  /**
+   * The host's IPv6 addresses if it has any, else its IPv4 ones.
+   */
+  PROBER_IP_FAMILY_PREFER_V6 = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_ip_family prober_ip_family;
+#else
+typedef uint32_t prober_ip_family;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
@@ -1158,6 +1198,20 @@ prober_status prober_engine_get_host_run_stats(const prober_engine *e,
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_http_version(prober_spec *spec, uint32_t version);
+
+/**
+ * Sets which addresses of its host a TCP, HTTP(S) or gRPC probe connects to: one of
+ * `PROBER_IP_FAMILY_*` (default `PROBER_IP_FAMILY_ANY`). It applies to every connection of a
+ * run (each redirect hop); kept-alive connections are only reused by probes asking for the
+ * same family. A probe through a Unix socket takes it and ignores it.
+ *
+ * Errors: `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM` for another value (whatever the probe's
+ * kind), `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_ip_family(prober_spec *spec, uint32_t family);
 
 /**
  * Runs an exec probe's command inside the namespaces of process `pid` (mount, UTS, IPC,

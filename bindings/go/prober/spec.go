@@ -316,6 +316,12 @@ type Spec struct {
 	// that cannot be used (no such path, not a network namespace, no CAP_SYS_ADMIN) makes each
 	// run Unknown with ReasonNamespace, naming the path. Empty: this process's namespace.
 	Netns string
+	// IPFamily: TCP, HTTP(S) and gRPC probes; which addresses of the host are connected to,
+	// on every connection of a run (each redirect hop): IPAny (default: all, raced), IPv4 or
+	// IPv6 (only that family; a name without one, or a literal of the other, fails with
+	// ReasonDNS), PreferIPv4 or PreferIPv6 (that family when the host has it, else the other).
+	// Kept-alive connections serve only probes of the same family.
+	IPFamily IPFamily
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -615,6 +621,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		return err
 	}
 	if err := b.configureNetns(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureIPFamily(s, cs); err != nil {
 		return err
 	}
 	if s.ExpectStatus != "" {

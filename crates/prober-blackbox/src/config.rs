@@ -113,8 +113,6 @@ pub(crate) struct HttpModule {
     #[serde(default)]
     pub valid_http_versions: Vec<String>,
     pub preferred_ip_protocol: Option<String>,
-    // Accepted: the connector races both families (Happy Eyeballs) and reports the one used.
-    #[allow(dead_code)]
     pub ip_protocol_fallback: Option<bool>,
     pub no_follow_redirects: Option<bool>,
     pub follow_redirects: Option<bool>,
@@ -189,8 +187,6 @@ pub(crate) struct QueryResponse {
 #[serde(deny_unknown_fields)]
 pub(crate) struct TcpModule {
     pub preferred_ip_protocol: Option<String>,
-    // Accepted: the connector races both families (Happy Eyeballs) and reports the one used.
-    #[allow(dead_code)]
     pub ip_protocol_fallback: Option<bool>,
     pub source_ip_address: Option<String>,
     #[serde(default)]
@@ -209,10 +205,7 @@ pub(crate) struct GrpcModule {
     #[serde(default)]
     pub tls: bool,
     pub tls_config: Option<TlsConfig>,
-    #[allow(dead_code)]
     pub preferred_ip_protocol: Option<String>,
-    // Accepted: the connector races both families (Happy Eyeballs) and reports the one used.
-    #[allow(dead_code)]
     pub ip_protocol_fallback: Option<bool>,
 }
 

@@ -216,7 +216,11 @@ impl Inner {
             timeout.as_secs_f64()
         );
         match module.spec(target, timeout) {
-            Ok(spec) => Ok((spec, name.to_string(), debug, log)),
+            Ok(spec) => {
+                // blackbox_exporter logs the protocol it resolves for; this is the same choice.
+                let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
+                Ok((spec, name.to_string(), debug, log))
+            }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
                 Err(plain(400, &format!("{e}\n")))
@@ -405,7 +409,7 @@ fn explain(
     d: Duration,
 ) {
     if let Some(peer) = o.peer {
-        let proto = if peer.is_ipv4() { "ip4" } else { "ip6" };
+        let proto = if prober::IpFamily::is_v6(peer.ip()) { "ip6" } else { "ip4" };
         let _ = writeln!(log, "Connected: address={} ip_protocol={proto}", peer.ip());
     }
     let t = &o.timings;
@@ -441,6 +445,16 @@ fn explain(
         if success { "Probe succeeded" } else { "Probe failed" },
         d.as_secs_f64()
     );
+}
+
+/// blackbox_exporter's `ipHash`: FNV-1a (32 bits) of the address's bytes, the 4 of IPv4 (an
+/// IPv4-mapped IPv6 address too, as Go's `To4` reads it) or the 16 of IPv6.
+fn ip_hash(ip: std::net::IpAddr) -> u32 {
+    let bytes = match ip.to_canonical() {
+        std::net::IpAddr::V4(v4) => v4.octets().to_vec(),
+        std::net::IpAddr::V6(v6) => v6.octets().to_vec(),
+    };
+    bytes.iter().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
 }
 
 fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
@@ -553,9 +567,15 @@ fn render(
     if let Some(peer) = o.peer {
         gauge(
             &mut s,
+            "probe_ip_addr_hash",
+            "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
+            ip_hash(peer.ip()),
+        );
+        gauge(
+            &mut s,
             "probe_ip_protocol",
             "Specifies whether probe ip protocol is IP4 or IP6",
-            if peer.is_ipv4() { 4 } else { 6 },
+            if prober::IpFamily::is_v6(peer.ip()) { 6 } else { 4 },
         );
     }
     if let Some(exp) = o.cert_not_after {
@@ -590,6 +610,17 @@ mod tests {
         // The offset leaves nothing: the module's timeout.
         assert_eq!(s(timeout(Some("0.2"), Some(Duration::from_secs(1)), off).unwrap()), 1.0);
         assert!(timeout(Some("ten"), None, off).is_err());
+    }
+
+    /// The values blackbox_exporter v0.25.0's `ipHash` gives (computed with Go's hash/fnv).
+    #[test]
+    fn ip_hash_is_blackbox_exporters() {
+        let h = |ip: &str| ip_hash(ip.parse().unwrap());
+        assert_eq!(h("127.0.0.1"), 3_668_918_509);
+        assert_eq!(h("::ffff:127.0.0.1"), 3_668_918_509);
+        assert_eq!(h("10.1.2.3"), 2_037_296_051);
+        assert_eq!(h("::1"), 1_751_717_746);
+        assert_eq!(h("2001:db8::1"), 1_851_458_804);
     }
 
     #[test]

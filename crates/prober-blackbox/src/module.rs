@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prober::{ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion};
-use prober_core::{AddressFilter, Outcome, Pattern};
+use prober_core::{AddressFilter, IpFamily, Outcome, Pattern};
 use regex::bytes::Regex;
 
 use crate::config::{self, File, HttpModule, RawModule, TcpModule, TlsConfig};
@@ -178,6 +178,9 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
                     .map_err(|e| e.to_string())?;
                 m.tls = true;
             }
+            let family =
+                ip_family(g.preferred_ip_protocol.as_deref(), g.ip_protocol_fallback, "grpc")?;
+            spec.set_ip_family(family).map_err(|e| e.to_string())?;
             m.template = spec;
         }
     }
@@ -274,7 +277,8 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     m.fail_if_ssl = h.fail_if_ssl;
     m.fail_if_not_ssl = h.fail_if_not_ssl;
     m.valid_status = (!h.valid_status_codes.is_empty()).then(|| h.valid_status_codes.clone());
-    check_ip_protocol(h.preferred_ip_protocol.as_deref(), "http")?;
+    let family = ip_family(h.preferred_ip_protocol.as_deref(), h.ip_protocol_fallback, "http")?;
+    spec.set_ip_family(family).map_err(|e| e.to_string())?;
     m.template = spec;
     Ok(())
 }
@@ -297,11 +301,24 @@ fn size(v: &serde_norway::Value) -> Option<usize> {
     n.checked_mul(scale)
 }
 
-fn check_ip_protocol(p: Option<&str>, prober: &str) -> Result<(), String> {
-    match p {
-        None | Some("ip4" | "ip6" | "") => Ok(()),
-        Some(other) => Err(format!("{prober}.preferred_ip_protocol: {other:?} is not ip4 or ip6")),
-    }
+/// blackbox_exporter's `preferred_ip_protocol` (default `ip6`) and `ip_protocol_fallback`
+/// (default true) as the library's address family: with the fallback, the preferred family's
+/// addresses when the target has any, else the other's (its `chooseProtocol`); without it,
+/// the preferred family's only.
+fn ip_family(p: Option<&str>, fallback: Option<bool>, prober: &str) -> Result<IpFamily, String> {
+    let v4 = match p {
+        None | Some("ip6" | "") => false,
+        Some("ip4") => true,
+        Some(other) => {
+            return Err(format!("{prober}.preferred_ip_protocol: {other:?} is not ip4 or ip6"));
+        }
+    };
+    Ok(match (v4, fallback.unwrap_or(true)) {
+        (true, true) => IpFamily::PreferV4,
+        (true, false) => IpFamily::V4,
+        (false, true) => IpFamily::PreferV6,
+        (false, false) => IpFamily::V6,
+    })
 }
 
 /// The `Authorization` header of `basic_auth`, `bearer_token(_file)` or `authorization`.
@@ -418,8 +435,9 @@ fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
     if t.source_ip_address.is_some() {
         return Err("tcp.source_ip_address is not supported by prober serve".into());
     }
-    check_ip_protocol(t.preferred_ip_protocol.as_deref(), "tcp")?;
+    let family = ip_family(t.preferred_ip_protocol.as_deref(), t.ip_protocol_fallback, "tcp")?;
     let mut spec = ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?;
+    spec.set_ip_family(family).map_err(|e| e.to_string())?;
     // What the library's one exchange can say: at most one send and one expect (sent first,
     // then awaited), then optionally STARTTLS as the last step.
     let mut send: Option<String> = None;
@@ -648,6 +666,28 @@ mod tests {
         {
             assert_eq!(base64(i.as_bytes()), o);
         }
+    }
+
+    /// blackbox_exporter's defaults (ip6, with fallback) and its two options, on every prober.
+    #[test]
+    fn ip_protocol_options_map_to_families() {
+        let file = "modules:
+  h: {prober: http}
+  h4: {prober: http, http: {preferred_ip_protocol: ip4}}
+  t6only: {prober: tcp, tcp: {ip_protocol_fallback: false}}
+  g4only: {prober: grpc, grpc: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
+  g: {prober: grpc}
+";
+        let m = Modules::parse(file, Path::new(".")).unwrap();
+        let family = |name: &str| m.by_name[name].template.ip_family();
+        assert_eq!(family("h"), IpFamily::PreferV6);
+        assert_eq!(family("h4"), IpFamily::PreferV4);
+        assert_eq!(family("t6only"), IpFamily::V6);
+        assert_eq!(family("g4only"), IpFamily::V4);
+        assert_eq!(family("g"), IpFamily::PreferV6);
+        let bad = "modules:\n  x: {prober: grpc, grpc: {preferred_ip_protocol: ipv4}}\n";
+        let err = Modules::parse(bad, Path::new(".")).unwrap_err();
+        assert!(err.contains("grpc.preferred_ip_protocol: \"ipv4\" is not ip4 or ip6"), "{err}");
     }
 
     #[test]

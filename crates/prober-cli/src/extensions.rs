@@ -3,7 +3,9 @@
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
-use prober::{HttpVersion, Pattern, ProbeKind, ProbeSpec, StatusSet, UnixSocket, unescape};
+use prober::{
+    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, UnixSocket, unescape,
+};
 
 use crate::args::{Failure, Parser};
 
@@ -25,6 +27,8 @@ pub struct CheckFlags {
     /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
     http_version: Option<(&'static str, HttpVersion)>,
     netns: Option<String>,
+    /// curl's `-4` / `-6`, or `--prefer-ipv4` / `--prefer-ipv6`: the last one given.
+    ip_family: Option<(&'static str, IpFamily)>,
 }
 
 impl CheckFlags {
@@ -41,6 +45,17 @@ impl CheckFlags {
         };
         if version.is_some() {
             self.http_version = version;
+            return Ok(true);
+        }
+        let family = match opt {
+            "-4" | "--ipv4" => Some(("-4", IpFamily::V4)),
+            "-6" | "--ipv6" => Some(("-6", IpFamily::V6)),
+            "--prefer-ipv4" => Some(("--prefer-ipv4", IpFamily::PreferV4)),
+            "--prefer-ipv6" => Some(("--prefer-ipv6", IpFamily::PreferV6)),
+            _ => None,
+        };
+        if family.is_some() {
+            self.ip_family = family;
             return Ok(true);
         }
         if opt == "--rpc-header" {
@@ -86,6 +101,12 @@ impl CheckFlags {
     pub fn apply_netns(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
         let Some(path) = &self.netns else { return Ok(()) };
         spec.set_netns(path).map_err(|e| args.usage(format!("--netns: {e}")))
+    }
+
+    /// `-4`, `-6`, `--prefer-ipv4`, `--prefer-ipv6`: the addresses the probe connects to.
+    pub fn apply_ip_family(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let Some((opt, family)) = self.ip_family else { return Ok(()) };
+        spec.set_ip_family(family).map_err(|e| args.usage(format!("{opt}: {e}")))
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,

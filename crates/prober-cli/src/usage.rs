@@ -118,6 +118,14 @@ Containers (tcp://, http://, https:// and grpc:// targets):
                          (/proc/PID/ns/net of a container's process, /run/netns/NAME):
                          127.0.0.1 is then the container's; names resolve on the host
 
+Address family (tcp://, http://, https:// and grpc:// targets; every redirect hop):
+  -4, --ipv4             connect to IPv4 addresses only (curl's -4); a name without one,
+                         or an IPv6 literal, fails with reason dns
+  -6, --ipv6             connect to IPv6 addresses only (curl's -6)
+  --prefer-ipv4          the name's IPv4 addresses if it has any, else its IPv6 ones
+  --prefer-ipv6          the name's IPv6 addresses if it has any, else its IPv4 ones
+                         (default: every address, raced as Go's dialer does)
+
 Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)
   --expect REGEX         read the reply (up to 10240 bytes) until REGEX matches; failure

@@ -218,3 +218,23 @@ fn dual_stack_names_resolve_on_the_host_and_race_inside() {
         "{v}"
     );
 }
+
+/// `-4` / `-6` inside a namespace (issue 28): the namespace's sockets are made for every
+/// address of `dual.test`, and only those of the family asked for are connected to.
+#[test]
+fn family_flags_apply_inside_a_namespace() {
+    let ns = TestNetns::new("family");
+    let hosts = write_file("hosts", "::1 dual.test\n127.0.0.1 dual.test\n");
+    let v6 = ns.start_server(local("[::1]", 0));
+    let v4 = ns.start_server(local("127.0.0.1", v6.port()));
+    for (flag, want) in [("-4", (0, 1)), ("-6", (1, 1))] {
+        let mut cmd = hosts_command(&hosts, env!("CARGO_BIN_EXE_prober"));
+        cmd.args(["check", "--json", "--timeout", "5s", flag, "--netns"])
+            .arg(ns.path())
+            .arg(format!("http://dual.test:{}/ok", v6.port()));
+        let r = run_command(&mut cmd, None);
+        let v = json_line(&r);
+        assert_eq!(v["result"], "success", "{flag}: {v} {}", r.stderr);
+        assert_eq!((v6.requests(), v4.requests()), want, "{flag}");
+    }
+}

@@ -10,6 +10,7 @@
 pub mod allow;
 mod expect;
 mod gotext;
+mod ip_family;
 mod metadata;
 mod netns;
 mod outcome;
@@ -22,6 +23,7 @@ pub mod url;
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use gotext::{format_duration, go_quote, os_error_text};
+pub use ip_family::{IP_FAMILIES, IpFamily};
 pub use metadata::validate_metadata;
 pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};

@@ -133,7 +133,7 @@ impl GrpcProbe {
             metadata: spec.metadata.clone(),
             target: Target {
                 host: if spec.host.is_empty() && spec.unix_socket.is_none() {
-                    unspecified_host().to_string()
+                    unspecified_host(spec.ip_family).to_string()
                 } else {
                     spec.host.clone()
                 },
@@ -144,6 +144,7 @@ impl GrpcProbe {
                 filter: spec.address_filter.clone(),
                 keep_alive: spec.keep_alive,
                 netns: spec.netns.clone(),
+                ip_family: spec.ip_family,
             },
             addr,
             authority,
@@ -531,6 +532,7 @@ struct Target {
     filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
     keep_alive: bool,
     netns: Option<prober_core::NetNs>,
+    ip_family: prober_core::IpFamily,
 }
 
 impl Target {
@@ -548,14 +550,22 @@ impl Target {
             unix: self.unix.as_ref(),
             filter: self.filter.as_ref(),
             netns: self.netns.as_ref(),
+            ip_family: self.ip_family,
         }
     }
 }
 
 /// What Go's dialer connects to for an empty host (`":PORT"`): the unspecified address of the
 /// family it prefers, IPv6 where the machine can open an IPv6 socket (Linux connects to its
-/// loopback, `::1`), else IPv4. Looked up once per process.
-fn unspecified_host() -> &'static str {
+/// loopback, `::1`), else IPv4. Looked up once per process. An address family that excludes
+/// or does not prefer IPv6 gets IPv4's (`0.0.0.0`), one that requires it IPv6's.
+fn unspecified_host(family: prober_core::IpFamily) -> &'static str {
+    use prober_core::IpFamily;
+    match family {
+        IpFamily::V4 | IpFamily::PreferV4 => return "0.0.0.0",
+        IpFamily::V6 => return "::",
+        IpFamily::Any | IpFamily::PreferV6 => {}
+    }
     static HOST: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
     HOST.get_or_init(|| {
         // A socket only (std's are close-on-exec), bound to nothing reachable: IPv6 present?

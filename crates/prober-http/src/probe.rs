@@ -664,5 +664,7 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         filter: plan.spec.address_filter.as_ref(),
         // Every hop's socket is made in the namespace: a redirect to the same host stays inside.
         netns: plan.spec.netns.as_ref(),
+        // Every hop's addresses are of the family asked for, whatever host it goes to.
+        ip_family: plan.spec.ip_family,
     }
 }

@@ -39,6 +39,27 @@ pub(crate) struct TargetDef {
     /// The network namespace the target's probes connect from (not a container field): a path,
     /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
     pub netns: Option<String>,
+    /// The address family the target's network probes connect over (not a container field):
+    /// `any` (default), `ipv4`, `ipv6`, `prefer-ipv4`, `prefer-ipv6`, as `check -4`, `-6`,
+    /// `--prefer-ipv4`, `--prefer-ipv6`.
+    pub ip_family: Option<String>,
+}
+
+/// `ipFamily:` of a target: every network probe of it connects to that family's addresses
+/// only (or prefers it). Exec probes have no address and are left as they are.
+fn apply_ip_family(p: &mut TargetPlan, name: &str, label: &str) -> Result<(), LoadError> {
+    let family = prober_core::IpFamily::from_name(name).ok_or_else(|| {
+        LoadError::File(format!(
+            "{label}: ipFamily: {name:?} is not one of any, ipv4, ipv6, prefer-ipv4, prefer-ipv6"
+        ))
+    })?;
+    for (_, spec, _) in &mut p.probes {
+        if !matches!(spec.kind, prober_core::ProbeKind::Exec(_)) {
+            spec.set_ip_family(family)
+                .map_err(|e| LoadError::File(format!("{label}: ipFamily: {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 /// `netns:` of a target: every network probe of it makes its sockets in that namespace. Exec
@@ -177,6 +198,9 @@ pub fn load_watch_file(
         }
         if let Some(path) = &t.netns {
             apply_netns(&mut p, path, t.namespaces_of.is_some(), &src.label)?;
+        }
+        if let Some(name) = &t.ip_family {
+            apply_ip_family(&mut p, name, &src.label)?;
         }
         plans.push(p);
     }

@@ -16,6 +16,9 @@
 //! Go's wording so that users who know the kubelet's events recognise them
 //! (`dial tcp 127.0.0.1:1: connect: connection refused`).
 //!
+//! With an address family ([`Connector::with_ip_family`]) only the chosen family's addresses
+//! enter the race, so a `Prefer*` family or a single one never races the other.
+//!
 //! Owners route readiness of tokens `sub` and `sub + 1` to [`Connector::ready`] while it
 //! connects ([`Connector::owns`]), and call [`Connector::timer`] at [`Connector::wake_at`]. A
 //! connection made on the second socket is moved to token `sub` before it is handed over.
@@ -39,7 +42,7 @@ use mio::net::TcpStream;
 use prober_core::os_error_text;
 use std::sync::Arc;
 
-use prober_core::{AddressFilter, ClosePolicy, NetNs, Reason, UnixSocket};
+use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, Reason, UnixSocket};
 use prober_io::{Ctx, NsSockets, Ready};
 use socket2::Socket;
 
@@ -141,6 +144,8 @@ pub struct Connector {
     /// Make the sockets in this network namespace (see [`Connector::with_netns`]); boxed, as
     /// `unix`.
     ns: Option<Box<NsConnect>>,
+    /// Connect only to the addresses of this family (see [`Connector::with_ip_family`]).
+    family: IpFamily,
 }
 
 /// A connection made in another network namespace: the sockets come from the `prober-netns`
@@ -178,6 +183,7 @@ impl Connector {
             unix: None,
             filter: None,
             ns: None,
+            family: IpFamily::Any,
         }
     }
 
@@ -220,6 +226,15 @@ impl Connector {
     /// sent anywhere. Unix sockets are not filtered (they are the spec's, not a peer's).
     pub fn with_filter(mut self, filter: Option<Arc<AddressFilter>>) -> Connector {
         self.filter = filter;
+        self
+    }
+
+    /// Connects only to the addresses `family` selects ([`IpFamily::select`]), of a resolved
+    /// name or an IP literal, before the allow-list is applied. When the family required has
+    /// none the connect fails with reason `dns` (as a name that does not resolve: nothing was
+    /// sent anywhere), naming the family.
+    pub fn with_ip_family(mut self, family: IpFamily) -> Connector {
+        self.family = family;
         self
     }
 
@@ -304,6 +319,9 @@ impl Connector {
     /// Starts the race once the addresses are known: the first family now, the other after
     /// [`FALLBACK_DELAY`] (if there is one).
     fn begin(&mut self, cx: &mut Ctx<'_>) -> ConnectStep {
+        if let Some(step) = self.apply_family() {
+            return step;
+        }
         if let Some(step) = self.apply_filter() {
             return step;
         }
@@ -314,6 +332,73 @@ impl Connector {
         }
         self.state = State::Connecting;
         self.advance(cx, 0)
+    }
+
+    /// Drops the addresses of the family not chosen; `Some(Failed)` when the family required
+    /// has none.
+    ///
+    /// With an allow-list, a preference looks only at the addresses the list admits: a name
+    /// whose IPv6 addresses are all refused goes to its admitted IPv4 ones rather than fail
+    /// (the allow-list still checks each address connected to, after this).
+    fn apply_family(&mut self) -> Option<ConnectStep> {
+        let admitted: Option<Vec<SocketAddr>> = match (&self.filter, self.family) {
+            (Some(f), IpFamily::PreferV4 | IpFamily::PreferV6) => {
+                let name = self.name.as_deref();
+                Some(
+                    self.addrs
+                        .as_slice()
+                        .iter()
+                        .filter(|a| f.check(name, **a).is_ok())
+                        .copied()
+                        .collect(),
+                )
+            }
+            _ => None,
+        };
+        if admitted.as_ref().is_some_and(Vec::is_empty) {
+            return None; // none is admitted: the allow-list says so, naming an address
+        }
+        let basis = admitted.as_deref().unwrap_or(self.addrs.as_slice());
+        let wanted = match self.family.select(basis) {
+            Ok(None) => return None,
+            Ok(Some(v6)) => v6,
+            Err(v6) => return Some(self.fail_family(v6)),
+        };
+        if let Addrs::List(list) = &mut self.addrs {
+            let keep: Vec<bool> = list.iter().map(|a| IpFamily::is_v6(a.ip()) == wanted).collect();
+            let mut kept = keep.iter();
+            list.retain(|_| kept.next() == Some(&true));
+            // A namespace's sockets were made one per address, in the list's order: they go
+            // with their addresses (the others are closed here, unused).
+            if let Some(ns) = &mut self.ns {
+                let mut kept = keep.iter();
+                ns.sockets.retain(|_| kept.next() == Some(&true));
+            }
+        }
+        None
+    }
+
+    /// No address of the family required (`v6`): a name's lookup found none, or the IP
+    /// literal is of the other family.
+    fn fail_family(&mut self, v6: bool) -> ConnectStep {
+        self.state = State::Finished;
+        let (net, want, other) =
+            if v6 { ("tcp6", "IPv6", "IPv4") } else { ("tcp4", "IPv4", "IPv6") };
+        let message = match (&self.name, self.addrs.as_slice().first()) {
+            (Some(name), _) => {
+                format!(
+                    "dial {net}: lookup {name}: no {want} address (only {want} was asked for; the name has {other} addresses only)"
+                )
+            }
+            (None, Some(a)) => {
+                format!(
+                    "dial {net} {a}: {} is an {other} address (only {want} was asked for)",
+                    a.ip()
+                )
+            }
+            (None, None) => format!("dial {net}: no {want} address"),
+        };
+        ConnectStep::Failed(ConnectError { reason: Reason::Dns, message })
     }
 
     /// Drops the addresses the filter refuses; `Some(Failed)` when none is left.

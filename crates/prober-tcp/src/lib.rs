@@ -65,7 +65,8 @@ impl TcpProbe {
             Some(socket) => Connector::unix(socket, spec.close),
             None => Connector::new(&spec.host, spec.port, spec.close)
                 .with_filter(spec.address_filter.clone())
-                .with_netns(spec.netns.as_ref()),
+                .with_netns(spec.netns.as_ref())
+                .with_ip_family(spec.ip_family),
         };
         TcpProbe { connector, timeout, started: None, deadline: None, exchange }
     }

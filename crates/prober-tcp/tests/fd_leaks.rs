@@ -20,6 +20,7 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         starttls: false,
         address_filter: None,
         netns: None,
+        ip_family: prober_core::IpFamily::Any,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

@@ -24,6 +24,7 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         starttls: false,
         address_filter: None,
         netns: None,
+        ip_family: prober_core::IpFamily::Any,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

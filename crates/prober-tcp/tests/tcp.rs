@@ -23,6 +23,7 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
         starttls: false,
         address_filter: None,
         netns: None,
+        ip_family: prober_core::IpFamily::Any,
     }
 }
 

@@ -526,7 +526,8 @@ impl Dial {
             None => Connector::new(ep.host, ep.port, ep.close)
                 .with_nodelay(ep.nodelay)
                 .with_filter(ep.filter.cloned())
-                .with_netns(ep.netns),
+                .with_netns(ep.netns)
+                .with_ip_family(ep.ip_family),
         };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use prober_core::{AddressFilter, ClosePolicy, NetNs, TlsOptions, UnixSocket};
+use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, TlsOptions, UnixSocket};
 
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
@@ -32,4 +32,7 @@ pub struct Endpoint<'a> {
     pub filter: Option<&'a Arc<AddressFilter>>,
     /// Make the socket in this network namespace (beyond the kubelet); `None`: this process's.
     pub netns: Option<&'a NetNs>,
+    /// Connect only to the addresses of the host this family selects (see
+    /// [`IpFamily::select`]); part of a kept connection's origin.
+    pub ip_family: IpFamily,
 }

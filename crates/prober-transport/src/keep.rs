@@ -35,7 +35,7 @@
 
 use std::time::{Duration, Instant};
 
-use prober_core::{ClosePolicy, NetNs, TlsOptions, UnixSocket};
+use prober_core::{ClosePolicy, IpFamily, NetNs, TlsOptions, UnixSocket};
 use prober_io::Ctx;
 
 use crate::Transport;
@@ -74,6 +74,9 @@ pub(crate) struct Origin {
     /// The network namespace the connection was made in: part of the origin, so that a
     /// container's `127.0.0.1:80` never serves a probe of the host's, nor of another's.
     netns: Option<NetNs>,
+    /// The address family asked for: part of the origin, so that a connection made to an
+    /// address of one family never serves a probe that excludes that family.
+    ip_family: IpFamily,
 }
 
 impl Origin {
@@ -87,6 +90,7 @@ impl Origin {
             nodelay: ep.nodelay,
             unix: ep.unix.cloned(),
             netns: ep.netns.cloned(),
+            ip_family: ep.ip_family,
         }
     }
 
@@ -99,6 +103,7 @@ impl Origin {
             && self.nodelay == ep.nodelay
             && self.unix.as_ref() == ep.unix
             && self.netns.as_ref() == ep.netns
+            && self.ip_family == ep.ip_family
     }
 }
 
@@ -312,6 +317,7 @@ mod tests {
             unix,
             filter: None,
             netns: None,
+            ip_family: IpFamily::Any,
         }
     }
 
@@ -326,6 +332,17 @@ mod tests {
         assert!(!origin.matches(&ep(Some(&b))));
         assert!(!origin.matches(&ep(None)));
         assert!(!Origin::of(&ep(None)).matches(&ep(Some(&a))));
+    }
+
+    /// A connection made under one address family never serves a probe asking for another:
+    /// an IPv6 connection of an unrestricted probe is not reused by an IPv4-only one.
+    #[test]
+    fn origins_include_the_ip_family() {
+        let with = |f| Endpoint { ip_family: f, ..ep(None) };
+        let origin = Origin::of(&with(IpFamily::Any));
+        assert!(origin.matches(&with(IpFamily::Any)));
+        assert!(!origin.matches(&with(IpFamily::V4)));
+        assert!(!Origin::of(&with(IpFamily::V6)).matches(&with(IpFamily::PreferV6)));
     }
 
     /// A connection made in one network namespace never serves a probe of another, nor of

@@ -260,6 +260,7 @@ fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpo
         unix: spec.unix_socket.as_ref(),
         filter: spec.address_filter.as_ref(),
         netns: spec.netns.as_ref(),
+        ip_family: spec.ip_family,
     }
 }
 

@@ -80,6 +80,8 @@ pub use prober_core::{
 };
 /// Host-run probes: the engine schedules and judges the runs, the host performs them.
 pub use prober_core::{HostRunSpec, MAX_HOST_RUN_LABEL};
+/// The address family a probe connects over ([`ProbeSpec::set_ip_family`]).
+pub use prober_core::{IP_FAMILIES, IpFamily};
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{
     MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet, UnixSocket,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::allow::AddressFilter;
 
 use crate::expect::{Pattern, StatusSet};
+use crate::ip_family::IpFamily;
 use crate::netns::NetNs;
 use crate::unix::UnixSocket;
 use crate::url::Url;
@@ -92,6 +93,9 @@ pub struct TcpSpec {
     /// Make the socket in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
+    /// Which addresses of the host are connected to (see
+    /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
+    pub ip_family: IpFamily,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -140,6 +144,9 @@ pub struct HttpSpec {
     /// Make the sockets (of every redirect hop too) in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
+    /// Which addresses of the host (of every redirect hop too) are connected to (see
+    /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
+    pub ip_family: IpFamily,
 }
 
 /// The HTTP version an HTTP probe speaks.
@@ -230,4 +237,7 @@ pub struct GrpcSpec {
     /// Make the socket in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
+    /// Which addresses of the host are connected to (see
+    /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
+    pub ip_family: IpFamily,
 }

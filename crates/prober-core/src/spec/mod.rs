@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::allow::AddressFilter;
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
+use crate::ip_family::IpFamily;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
@@ -117,6 +118,7 @@ impl ProbeSpec {
             starttls: false,
             address_filter: None,
             netns: None,
+            ip_family: IpFamily::Any,
         })))
     }
 
@@ -144,6 +146,7 @@ impl ProbeSpec {
             keep_headers: false,
             version: HttpVersion::Auto,
             netns: None,
+            ip_family: IpFamily::Any,
         })))
     }
 
@@ -173,6 +176,7 @@ impl ProbeSpec {
             address_filter: None,
             keep_alive: false,
             netns: None,
+            ip_family: IpFamily::Any,
         })))
     }
 

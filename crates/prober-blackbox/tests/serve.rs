@@ -28,6 +28,10 @@ modules:
   http_2xx:
     prober: http
     timeout: 5s
+    http:
+      # The servers listen on 127.0.0.1; `localhost` may also name ::1, which blackbox's
+      # default (ip6 preferred) would choose.
+      preferred_ip_protocol: ip4
   http_body:
     prober: http
     http:

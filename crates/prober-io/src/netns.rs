@@ -91,11 +91,15 @@ impl Mailbox {
                 let host = host.to_string();
                 self.submit_then(ticket, &host, port, wanted.clone(), move |addrs| match addrs {
                     Ok(addrs) => job.submit(addrs),
-                    Err(e) => job.sender.post_lookup(Resolved {
-                        ticket: job.ticket,
-                        addrs: Err(e),
-                        took: std::time::Duration::ZERO,
-                    }),
+                    Err(e) => {
+                        // As in `NsJob::answer`: the namespace is let go before the answer.
+                        drop(job.netns);
+                        job.sender.post_lookup(Resolved {
+                            ticket: job.ticket,
+                            addrs: Err(e),
+                            took: std::time::Duration::ZERO,
+                        });
+                    }
                 });
             }
         }
@@ -147,9 +151,14 @@ impl NsJob {
     }
 
     fn answer(self, addrs: Vec<SocketAddr>, made: Result<Vec<OwnedFd>, NsError>) {
-        *self.sockets.lock() = Some(made);
+        let NsJob { ticket, netns, sockets, sender, wanted: _ } = self;
+        *sockets.lock() = Some(made);
+        // Let go of the namespace before answering: once the answer is read, the last spec
+        // naming the path may be dropped, and its descriptor must then close at once, not
+        // when this pool thread gets round to dropping the job.
+        drop(netns);
         let took = std::time::Duration::ZERO;
-        self.sender.post_lookup(Resolved { ticket: self.ticket, addrs: Ok(addrs), took });
+        sender.post_lookup(Resolved { ticket, addrs: Ok(addrs), took });
     }
 }
 
@@ -219,13 +228,16 @@ fn open_checked(netns: &NetNs) -> Result<prober_core::OpenNetNs, String> {
             return Err(os_error_text(&e));
         }
     };
-    if let Some(open) = slot.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+    // The lock is held across the open: pool threads serving the first probes of one path
+    // at once would otherwise each open it (the open cannot block: O_NONBLOCK).
+    let mut cached = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(open) = cached.as_ref() {
         if (open.dev, open.ino) == id {
             return Ok(open.clone());
         }
     }
     let open = open_namespace(path)?;
-    *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(open.clone());
+    *cached = Some(open.clone());
     Ok(open)
 }
 

@@ -15,6 +15,11 @@ int main(void) {
   CHECK_OK(prober_spec_set_tls_server_name(s, "example.test"));
   CHECK_OK(prober_spec_set_tls_min_version(s, 13));
   CHECK_STATUS(prober_spec_set_tls_min_version(s, 11), PROBER_E_INVALID_TLS);
+  CHECK_STATUS(prober_spec_set_tls_max_version(s, 14), PROBER_E_INVALID_TLS);
+  /* The minimum is 1.3: a maximum of 1.2 is refused with both versions named. */
+  CHECK_STATUS(prober_spec_set_tls_max_version(s, 12), PROBER_E_INVALID_TLS);
+  CHECK(str_has(prober_last_error(), "minimum TLS version 1.3 is above the maximum 1.2"));
+  CHECK_OK(prober_spec_set_tls_max_version(s, 13));
   CHECK_STATUS(prober_spec_set_tls_verify(s, 9, NULL), PROBER_E_INVALID_ENUM);
   CHECK_STATUS(prober_spec_set_tls_verify(s, PROBER_TLS_VERIFY_CA_FILE, NULL), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_tls_server_name(s, "bad name!"), PROBER_E_INVALID_TLS);

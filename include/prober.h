@@ -1660,6 +1660,16 @@ prober_status prober_spec_set_tls_client_cert(prober_spec *spec,
 prober_status prober_spec_set_tls_min_version(prober_spec *spec, uint32_t version);
 
 /**
+ * Sets the highest TLS version offered: 12 (TLS 1.2) or 13 (TLS 1.3, the default).
+ * `PROBER_E_INVALID_TLS` for another number, or one below the minimum version already set
+ * (the spec keeps its options).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tls_max_version(prober_spec *spec, uint32_t version);
+
+/**
  * The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;
  * false when the run saw no certificate (no TLS, or it failed before the certificate).
  *

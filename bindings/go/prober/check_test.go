@@ -219,6 +219,14 @@ func TestCheckTLSOptions(t *testing.T) {
 	s.TLS = &prober.TLSOptions{ClientCert: "/x.pem"}
 	if _, err := prober.Check(context.Background(), s); !errors.Is(err, &prober.Error{Code: prober.StatusInvalidTLS}) {
 		t.Fatalf("client certificate without key: %v", err)
+	}	s.TLS = &prober.TLSOptions{MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS12}
+	_, err := prober.Check(context.Background(), s)
+	if !errors.Is(err, &prober.Error{Code: prober.StatusInvalidTLS}) || !strings.Contains(err.Error(), "minimum TLS version 1.3 is above the maximum 1.2") {
+		t.Fatalf("minimum above maximum: %v", err)
+	}
+	s.TLS = &prober.TLSOptions{MaxVersion: tls.VersionTLS11}
+	if _, err := prober.Check(context.Background(), s); !errors.Is(err, &prober.Error{Code: prober.StatusInvalidTLS}) {
+		t.Fatalf("maximum TLS 1.1: %v", err)
 	}
 }
 

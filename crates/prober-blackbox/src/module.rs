@@ -407,8 +407,10 @@ fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String>
         );
     }
     if let Some(v) = &c.max_version {
-        TlsVersion::parse(v)
-            .ok_or_else(|| format!("tls_config.max_version: {v:?} (TLS12 or TLS13)"))?;
+        o.max_version = Some(
+            TlsVersion::parse(v)
+                .ok_or_else(|| format!("tls_config.max_version: {v:?} (TLS12 or TLS13)"))?,
+        );
     }
     o.validate().map_err(|e| format!("tls_config: {e}"))?;
     Ok(o)

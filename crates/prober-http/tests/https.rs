@@ -243,6 +243,20 @@ fn minimum_version() {
 }
 
 #[test]
+fn maximum_version() {
+    let mut opts = TlsServerOptions::new(self_signed(&["127.0.0.1"]));
+    opts.versions = TlsVersions::Tls13Only;
+    let s = TlsTargetServer::start(opts);
+    let url = s.url("/ok");
+    let tls = |v| TlsOptions { max_version: Some(v), ..TlsOptions::default() };
+    assert_success(&get_with(&url, tls(TlsVersion::Tls13)), "ok");
+    let o = get_with(&url, tls(TlsVersion::Tls12));
+    assert_tls_failure(&o, &url, "received fatal alert: ProtocolVersion");
+    assert!(o.message.ends_with("(this probe offers TLS 1.2 only)"), "{:?}", o.message);
+    assert_eq!(s.backend().requests(), 1, "the 1.2-only probe never got to send a request");
+}
+
+#[test]
 fn handshake_timeout_is_reason_timeout() {
     // Accepts TCP (the kernel completes the handshake) and never answers the ClientHello.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();

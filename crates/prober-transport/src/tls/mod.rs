@@ -93,12 +93,38 @@ pub fn finish_setup(
     }
 }
 
+/// The versions rustls may negotiate for `opts`: from `min_version` (1.2 by default) up to
+/// `max_version` (1.3 by default).
+fn protocol_versions(
+    opts: &TlsOptions,
+) -> Result<&'static [&'static rustls::SupportedProtocolVersion], String> {
+    static BOTH: [&rustls::SupportedProtocolVersion; 2] =
+        [&rustls::version::TLS13, &rustls::version::TLS12];
+    static ONLY_13: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+    static ONLY_12: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
+    let min = opts.min_version.unwrap_or(TlsVersion::Tls12);
+    let max = opts.max_version.unwrap_or(TlsVersion::Tls13);
+    match (min, max) {
+        (TlsVersion::Tls12, TlsVersion::Tls13) => Ok(&BOTH),
+        (TlsVersion::Tls13, TlsVersion::Tls13) => Ok(&ONLY_13),
+        (TlsVersion::Tls12, TlsVersion::Tls12) => Ok(&ONLY_12),
+        // Refused by `TlsOptions::validate` already; a spec built by hand gets the same words.
+        (TlsVersion::Tls13, TlsVersion::Tls12) => Err(format!(
+            "cannot set up TLS: minimum TLS version {} is above the maximum {}",
+            min.as_str(),
+            max.as_str()
+        )),
+    }
+}
+
 /// A TLS client configuration for one probe run.
 #[derive(Debug)]
 pub struct TlsClient {
     config: Arc<ClientConfig>,
     verifier: Arc<Verifier>,
     server_name: Option<String>,
+    /// The versions offered, for messages: `1.2 only`, `1.3 only`, `1.2 and 1.3`.
+    offered: &'static str,
 }
 
 impl TlsClient {
@@ -131,10 +157,7 @@ impl TlsClient {
             algorithms: provider.signature_verification_algorithms,
             not_after: Mutex::new(None),
         });
-        let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.min_version {
-            Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
-            Some(TlsVersion::Tls12) | None => &[&rustls::version::TLS13, &rustls::version::TLS12],
-        };
+        let versions = protocol_versions(opts)?;
         let builder = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(versions)
             .map_err(|e| format!("cannot set up TLS: {e}"))?
@@ -149,7 +172,17 @@ impl TlsClient {
             _ => builder.with_no_client_auth(),
         };
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        Ok(TlsClient { config: Arc::new(config), verifier, server_name: opts.server_name.clone() })
+        let offered = match versions.len() {
+            2 => "1.2 and 1.3",
+            _ if opts.max_version == Some(TlsVersion::Tls12) => "1.2 only",
+            _ => "1.3 only",
+        };
+        Ok(TlsClient {
+            config: Arc::new(config),
+            verifier,
+            server_name: opts.server_name.clone(),
+            offered,
+        })
     }
 
     /// Starts TLS on `conn` (registered on `token`) to `host`, or the options' server name.
@@ -172,6 +205,7 @@ impl TlsClient {
                 interest: Interest::READABLE | Interest::WRITABLE,
                 eof: false,
                 first_record_seen: false,
+                offered: self.offered,
             }),
             Err(e) => Err((conn, format!("cannot start TLS: {e}"))),
         }

@@ -528,8 +528,7 @@ fn render(
                 o.output_total,
             );
             let version = match (o.http_status, o.http_version) {
-                (Some(_), Some(0)) => 1.0,
-                (Some(_), Some(_)) => 1.1,
+                (Some(_), Some(v)) => v.as_f64(),
                 _ => 0.0,
             };
             gauge(

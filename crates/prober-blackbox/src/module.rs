@@ -578,11 +578,9 @@ impl Module {
         if self.prober != Prober::Http {
             return None;
         }
-        if !self.versions.is_empty() {
-            let v = match o.http_version {
-                Some(0) => "HTTP/1.0",
-                _ => "HTTP/1.1",
-            };
+        // Go's `Response.Proto`, judged only when there was a response, as blackbox does.
+        if let (false, Some(v)) = (self.versions.is_empty(), o.http_version) {
+            let v = v.as_str();
             if !self.versions.iter().any(|w| w == v) {
                 return Some((format!("Invalid HTTP version number {v}"), false));
             }

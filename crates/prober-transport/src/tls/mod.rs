@@ -25,7 +25,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use mio::{Interest, Token};
-use prober_core::{Reason, TlsOptions, TlsVersion};
+use prober_core::{CertInfo, Reason, TlsInfo, TlsOptions, TlsVersion};
 use prober_io::{Answer, BlockingJob, Ctx};
 use prober_tcp::Conn;
 use rustls::pki_types::ServerName;
@@ -155,7 +155,7 @@ impl TlsClient {
             webpki: material.webpki.clone(),
             pinned: material.pinned.clone(),
             algorithms: provider.signature_verification_algorithms,
-            not_after: Mutex::new(None),
+            seen: Mutex::new(verify::Seen::default()),
         });
         let versions = protocol_versions(opts)?;
         let builder = ClientConfig::builder_with_provider(provider)
@@ -196,7 +196,7 @@ impl TlsClient {
             Ok(n) => n,
             Err(e) => return Err((conn, format!("invalid TLS server name {name:?}: {e}"))),
         };
-        *self.verifier.slot() = None;
+        *self.verifier.slot() = verify::Seen::default();
         match ClientConnection::new(self.config.clone(), server_name) {
             Ok(tls) => Ok(TlsConn {
                 conn,
@@ -214,6 +214,48 @@ impl TlsClient {
     /// `notAfter` of the leaf certificate the server sent in the latest handshake (seconds
     /// since the epoch), also when verification then failed.
     pub fn cert_not_after(&self) -> Option<i64> {
-        *self.verifier.slot()
+        self.verifier.slot().not_after
+    }
+
+    /// What the latest handshake showed: `conn`'s version and cipher suite once its handshake
+    /// is complete, and the certificates the server sent (also when verification then
+    /// failed). `None` when no certificate was received and no handshake completed.
+    pub fn tls_info(&self, conn: Option<&TlsConn>) -> Option<Arc<TlsInfo>> {
+        let done = conn.filter(|c| !c.tls.is_handshaking());
+        let seen = self.verifier.slot();
+        if seen.certs.is_empty() && done.is_none() {
+            return None;
+        }
+        let expiries: Vec<i64> =
+            seen.certs.iter().filter_map(|c| crate::cert::not_after(c.as_ref())).collect();
+        let earliest = expiries.iter().copied().min();
+        let leaf = seen.certs.first().and_then(|c| {
+            let d = crate::cert::describe(c.as_ref())?;
+            Some(CertInfo {
+                fingerprint_sha256: sha256_hex(c.as_ref()),
+                subject: d.subject,
+                issuer: d.issuer,
+                dns_names: d.dns_names,
+                serial: d.serial,
+            })
+        });
+        Some(Arc::new(TlsInfo {
+            version: done.and_then(TlsConn::protocol_version),
+            cipher_suite: done
+                .and_then(|c| c.tls.negotiated_cipher_suite())
+                .and_then(|s| s.suite().as_str()),
+            earliest_not_after: earliest,
+            verified_chain_not_after: if seen.verified { earliest } else { None },
+            leaf,
+        }))
+    }
+}
+
+/// SHA-256 of `data` in lower-case hex, with the provider's hash (no hashing crate of its own).
+fn sha256_hex(data: &[u8]) -> String {
+    let suite = rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256;
+    match suite.tls13() {
+        Some(s) => crate::cert::hex(s.common.hash_provider.hash(data).as_ref()),
+        None => String::new(),
     }
 }

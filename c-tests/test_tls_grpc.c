@@ -60,6 +60,10 @@ int main(void) {
   CHECK_OK(prober_check(s, &o));
   CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
   CHECK(str_has(prober_outcome_message(o), "error: failed to connect service at \"127.0.0.1:1\""));
+  /* grpc-go's code for a connection that failed: Unavailable; no health response, no TLS. */
+  CHECK(prober_outcome_grpc_status(o) == 14);
+  CHECK(prober_outcome_grpc_serving_status(o) == -1);
+  CHECK(prober_outcome_tls_version(o) == 0);
   prober_outcome_free(o);
   prober_spec_free(s);
 

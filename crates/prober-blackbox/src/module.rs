@@ -253,7 +253,7 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
     spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
     if let Some(host) = h.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
-        server_name_from_host(&mut spec, &host.1);
+        server_name_from_host(&mut spec, host.1);
     }
     // Statuses are judged here (blackbox_exporter's rule: 2xx unless listed), the library
     // keeping its kubelet rule out of the way: every status is a "success" to it.

@@ -243,12 +243,35 @@ impl TlsClient {
             version: done.and_then(TlsConn::protocol_version),
             cipher_suite: done
                 .and_then(|c| c.tls.negotiated_cipher_suite())
-                .and_then(|s| s.suite().as_str()),
+                .and_then(|s| suite_name(s.suite())),
             earliest_not_after: earliest,
             verified_chain_not_after: if seen.verified { earliest } else { None },
             leaf,
         }))
     }
+}
+
+/// The name of one of the ring provider's cipher suites. Its own list, not rustls's
+/// `CipherSuite::as_str`: that names every registered suite, hundreds of strings the `prober`
+/// binary would carry for the nine it can negotiate.
+fn suite_name(suite: rustls::CipherSuite) -> Option<&'static str> {
+    use rustls::CipherSuite as S;
+    Some(match suite {
+        S::TLS13_AES_256_GCM_SHA384 => "TLS13_AES_256_GCM_SHA384",
+        S::TLS13_AES_128_GCM_SHA256 => "TLS13_AES_128_GCM_SHA256",
+        S::TLS13_CHACHA20_POLY1305_SHA256 => "TLS13_CHACHA20_POLY1305_SHA256",
+        S::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        S::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        S::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+        }
+        S::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        S::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        S::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+        }
+        _ => return None,
+    })
 }
 
 /// SHA-256 of `data` in lower-case hex, with the provider's hash (no hashing crate of its own).

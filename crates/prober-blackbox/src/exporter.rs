@@ -429,6 +429,9 @@ fn explain(
         ms(t.first_byte),
         ms(Some(t.total))
     );
+    if let Some(tls) = o.tls.as_deref() {
+        facts::explain_tls(log, tls);
+    }
     if let Some(s) = o.http_status {
         let _ =
             writeln!(log, "Received HTTP response: status_code={s} redirects={}", o.http_redirects);

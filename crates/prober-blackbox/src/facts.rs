@@ -147,6 +147,25 @@ pub(crate) fn ssl(out: &mut String, m: &Module, o: &Outcome) {
     }
 }
 
+/// The debug log's line on the last handshake: version, suite, and the leaf certificate.
+pub(crate) fn explain_tls(log: &mut String, t: &prober::TlsInfo) {
+    let version = match t.version {
+        Some(TlsVersion::Tls12) => "TLS 1.2",
+        Some(TlsVersion::Tls13) => "TLS 1.3",
+        None => "none (not completed)",
+    };
+    let leaf = t.leaf.as_ref();
+    let _ = writeln!(
+        log,
+        "TLS handshake: version={version} cipher_suite={} subject={:?} issuer={:?} earliest_cert_expiry={} verified_chain_expiry={}",
+        t.cipher_suite.unwrap_or("-"),
+        leaf.map_or("", |l| l.subject.as_str()),
+        leaf.map_or("", |l| l.issuer.as_str()),
+        t.earliest_not_after.map_or_else(|| "-".to_string(), |v| v.to_string()),
+        t.verified_chain_not_after.map_or_else(|| "-".to_string(), |v| v.to_string()),
+    );
+}
+
 /// `probe_tls_version_info{version="TLS 1.3"} 1` after a completed handshake.
 pub(crate) fn tls_version(out: &mut String, m: &Module, o: &Outcome) {
     let Some(v) = o.tls.as_ref().and_then(|t| t.version).filter(|_| handshake_done(m, o)) else {

@@ -127,9 +127,18 @@ fn tls_version_and_certificate_metrics() {
     assert!(at("probe_ssl_last_chain_info") < at("probe_success"));
     assert!(at("probe_success") < at("probe_tls_version_info"));
 
-    // Verified against the CA: the chain's expiry.
-    let r = get(&e, &format!("module=verified&target={}", s.url("/ok")));
-    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    // Verified against the CA: the chain's expiry; the debug log tells the handshake.
+    let r = get(&e, &format!("module=verified&target={}&debug=true", s.url("/ok")));
+    assert!(r.body.contains("probe_success 1"), "{}", r.body);
+    let line = r.body.lines().find(|l| l.starts_with("TLS handshake: ")).expect("TLS line");
+    // The suite is the server's pick among TLS 1.3's (its preference may depend on the CPU).
+    assert!(line.starts_with("TLS handshake: version=TLS 1.3 cipher_suite=TLS13_"), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            " subject=\"CN=localhost\" issuer=\"CN=facts CA\" earliest_cert_expiry={EXPIRY_2031} verified_chain_expiry={EXPIRY_2031}"
+        )),
+        "{line}"
+    );
     assert_eq!(value(&r.body, "probe_ssl_last_chain_expiry_timestamp_seconds"), EXPIRY_2031 as f64);
 
     // Plain HTTP: none of them.

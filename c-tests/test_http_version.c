@@ -17,6 +17,10 @@ int main(void) {
   CHECK_OK(prober_spec_set_http_version(s, PROBER_HTTP_VERSION_AUTO));
   CHECK_OK(prober_check(s, &o));
   CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+  /* The response's version: 11 for HTTP/1.1 (20 for HTTP/2); no TLS, no gRPC. */
+  CHECK(prober_outcome_http_version(o) == 11);
+  CHECK(prober_outcome_tls_version(o) == 0);
+  CHECK(prober_outcome_grpc_status(o) == -1);
   prober_outcome_free(o);
 
   /* h2c: the HTTP/1.1 server does not speak HTTP/2, and the message says so. */
@@ -26,6 +30,7 @@ int main(void) {
   CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
   CHECK(prober_outcome_reason(o) == PROBER_REASON_PROTOCOL);
   CHECK(str_has(prober_outcome_message(o), "frame header looked like an HTTP/1.1 header"));
+  CHECK(prober_outcome_http_version(o) == 0); /* no HTTP/2 response came */
   prober_outcome_free(o);
   prober_spec_free(s);
 

@@ -61,6 +61,10 @@ int main(void) {
   CHECK(prober_outcome_output_total(NULL) == 0);
   CHECK(prober_outcome_duration_us(NULL) == 0);
   CHECK(prober_outcome_http_status(NULL) == 0);
+  CHECK(prober_outcome_http_version(NULL) == 0);
+  CHECK(prober_outcome_tls_version(NULL) == 0);
+  CHECK(prober_outcome_grpc_status(NULL) == -1);
+  CHECK(prober_outcome_grpc_serving_status(NULL) == -1);
   CHECK(prober_outcome_exit_code(NULL) == -1);
   prober_timings t;
   CHECK_STATUS(prober_outcome_timings(NULL, &t), PROBER_E_NULL);

@@ -15,6 +15,11 @@ int main(void) {
   CHECK_OK(prober_spec_set_tls_server_name(s, "example.test"));
   CHECK_OK(prober_spec_set_tls_min_version(s, 13));
   CHECK_STATUS(prober_spec_set_tls_min_version(s, 11), PROBER_E_INVALID_TLS);
+  CHECK_STATUS(prober_spec_set_tls_max_version(s, 14), PROBER_E_INVALID_TLS);
+  /* The minimum is 1.3: a maximum of 1.2 is refused with both versions named. */
+  CHECK_STATUS(prober_spec_set_tls_max_version(s, 12), PROBER_E_INVALID_TLS);
+  CHECK(str_has(prober_last_error(), "minimum TLS version 1.3 is above the maximum 1.2"));
+  CHECK_OK(prober_spec_set_tls_max_version(s, 13));
   CHECK_STATUS(prober_spec_set_tls_verify(s, 9, NULL), PROBER_E_INVALID_ENUM);
   CHECK_STATUS(prober_spec_set_tls_verify(s, PROBER_TLS_VERIFY_CA_FILE, NULL), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_tls_server_name(s, "bad name!"), PROBER_E_INVALID_TLS);
@@ -55,6 +60,10 @@ int main(void) {
   CHECK_OK(prober_check(s, &o));
   CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
   CHECK(str_has(prober_outcome_message(o), "error: failed to connect service at \"127.0.0.1:1\""));
+  /* grpc-go's code for a connection that failed: Unavailable; no health response, no TLS. */
+  CHECK(prober_outcome_grpc_status(o) == 14);
+  CHECK(prober_outcome_grpc_serving_status(o) == -1);
+  CHECK(prober_outcome_tls_version(o) == 0);
   prober_outcome_free(o);
   prober_spec_free(s);
 

@@ -1133,6 +1133,43 @@ prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent
 prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
 
 /**
+ * The TLS version of the run's last completed handshake: 12 (TLS 1.2) or 13 (TLS 1.3); 0
+ * without one (no TLS, or the handshake failed).
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+uint32_t prober_outcome_tls_version(const prober_outcome *o);
+
+/**
+ * The final HTTP response's version: 10 (HTTP/1.0), 11 (HTTP/1.1) or 20 (HTTP/2); 0 without
+ * a response, and for other probes.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+uint32_t prober_outcome_http_version(const prober_outcome *o);
+
+/**
+ * gRPC: the RPC's status code as grpc-go reports it (0 OK once the server answered, 14
+ * Unavailable when the connection failed, 4 DeadlineExceeded at the deadline, ...); -1 when
+ * the run reached no RPC, and for other probes.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+int32_t prober_outcome_grpc_status(const prober_outcome *o);
+
+/**
+ * gRPC: the health response's serving status (0 UNKNOWN, 1 SERVING, 2 NOT_SERVING, 3
+ * SERVICE_UNKNOWN); -1 without a decoded response, and for other probes.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+int32_t prober_outcome_grpc_serving_status(const prober_outcome *o);
+
+/**
  * A probe that the host runs: an engine worker schedules each run and announces it with a
  * `PROBER_EVENT_HOST_RUN` event; the host performs it (a CRI `ExecSync`, a call into a VM's
  * agent) and completes it with `prober_engine_complete_run` before the probe's timeout, or the
@@ -1712,6 +1749,16 @@ prober_status prober_spec_set_tls_client_cert(prober_spec *spec,
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_tls_min_version(prober_spec *spec, uint32_t version);
+
+/**
+ * Sets the highest TLS version offered: 12 (TLS 1.2) or 13 (TLS 1.3, the default).
+ * `PROBER_E_INVALID_TLS` for another number, or one below the minimum version already set
+ * (the spec keeps its options).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tls_max_version(prober_spec *spec, uint32_t version);
 
 /**
  * The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;

@@ -220,6 +220,15 @@ func TestCheckTLSOptions(t *testing.T) {
 	if _, err := prober.Check(context.Background(), s); !errors.Is(err, &prober.Error{Code: prober.StatusInvalidTLS}) {
 		t.Fatalf("client certificate without key: %v", err)
 	}
+	s.TLS = &prober.TLSOptions{MinVersion: tls.VersionTLS13, MaxVersion: tls.VersionTLS12}
+	_, err := prober.Check(context.Background(), s)
+	if !errors.Is(err, &prober.Error{Code: prober.StatusInvalidTLS}) || !strings.Contains(err.Error(), "minimum TLS version 1.3 is above the maximum 1.2") {
+		t.Fatalf("minimum above maximum: %v", err)
+	}
+	s.TLS = &prober.TLSOptions{MaxVersion: tls.VersionTLS11}
+	if _, err := prober.Check(context.Background(), s); !errors.Is(err, &prober.Error{Code: prober.StatusInvalidTLS}) {
+		t.Fatalf("maximum TLS 1.1: %v", err)
+	}
 }
 
 // Outcomes that travel through an engine event (Check uses one) carry the phase timings too.
@@ -258,8 +267,16 @@ func TestCheckBlockingTimings(t *testing.T) {
 	if err != nil || o.Result != prober.Success || o.Timings.FirstByte < 0 || string(o.Output) != "ok" {
 		t.Fatalf("blocking HTTP: %+v %v", o, err)
 	}
+	if o.Proto != "HTTP/1.1" || o.TLSVersion != 0 || o.GRPCStatus != -1 || o.GRPCServingStatus != -1 {
+		t.Fatalf("blocking HTTP's facts: %+v", o)
+	}
 	if _, err := prober.CheckBlocking(prober.TCP("127.0.0.1", 0)); !errors.Is(err, &prober.Error{Code: prober.StatusInvalidPort}) {
 		t.Fatalf("blocking with port 0: %v", err)
+	}
+	// gRPC to a closed port: grpc-go's Unavailable, no health response.
+	o, err = prober.CheckBlocking(prober.GRPC("127.0.0.1", 1, ""))
+	if err != nil || o.Result != prober.Failure || o.GRPCStatus != 14 || o.GRPCServingStatus != -1 || o.Proto != "" {
+		t.Fatalf("blocking gRPC to a closed port: %+v %v", o, err)
 	}
 }
 

@@ -4,6 +4,7 @@ package prober
 import "C"
 
 import (
+	"crypto/tls"
 	"time"
 	"unsafe"
 )
@@ -35,6 +36,45 @@ type Outcome struct {
 	// CertNotAfter is the expiry of the peer's leaf certificate; the zero Time when the run
 	// saw no certificate.
 	CertNotAfter time.Time
+	// TLSVersion is the version of the run's last completed TLS handshake,
+	// tls.VersionTLS12 or tls.VersionTLS13; 0 without one.
+	TLSVersion uint16
+	// Proto is the final HTTP response's version as http.Response.Proto writes it:
+	// "HTTP/1.0", "HTTP/1.1" or "HTTP/2.0"; "" without a response.
+	Proto string
+	// GRPCStatus is the gRPC status code of the health RPC as grpc-go reports it (a
+	// codes.Code: 0 OK once the server answered, 14 Unavailable when the connection failed,
+	// 4 DeadlineExceeded at the deadline); -1 when the run reached no RPC or was not gRPC.
+	GRPCStatus int
+	// GRPCServingStatus is the health response's serving status (1 SERVING, 2 NOT_SERVING,
+	// 3 SERVICE_UNKNOWN, 0 UNKNOWN); -1 without a decoded response.
+	GRPCServingStatus int
+}
+
+// The facts above are read from the outcome's own accessors (CheckBlocking). Outcomes that
+// travel through engine events (Check, Engine.Check, Watch) do not carry them yet: the event
+// struct has them only once its reserved words are given to them, which needs the ABI
+// baseline's refresh (docs/c-api.md). Until then those outcomes say 0, "" and -1.
+func protoOf(v C.uint32_t) string {
+	switch v {
+	case 10:
+		return "HTTP/1.0"
+	case 11:
+		return "HTTP/1.1"
+	case 20:
+		return "HTTP/2.0"
+	}
+	return ""
+}
+
+func tlsVersionOf(v C.uint32_t) uint16 {
+	switch v {
+	case 12:
+		return tls.VersionTLS12
+	case 13:
+		return tls.VersionTLS13
+	}
+	return 0
 }
 
 // Timings says where the time of one run went. Each phase is the time from the start of the
@@ -96,6 +136,11 @@ func outcomeOf(o *C.prober_outcome) Outcome {
 		HTTPStatus:  int(C.prober_outcome_http_status(o)),
 		ExitCode:    int(C.prober_outcome_exit_code(o)),
 		Duration:    time.Duration(C.prober_outcome_duration_us(o)) * time.Microsecond,
+
+		TLSVersion:        tlsVersionOf(C.prober_outcome_tls_version(o)),
+		Proto:             protoOf(C.prober_outcome_http_version(o)),
+		GRPCStatus:        int(C.prober_outcome_grpc_status(o)),
+		GRPCServingStatus: int(C.prober_outcome_grpc_serving_status(o)),
 	}
 	var t C.prober_timings
 	if C.prober_outcome_timings(o, &t) == C.PROBER_OK {
@@ -130,6 +175,9 @@ func outcomeOfEvent(ev *C.prober_event) Outcome {
 		HTTPStatus:  int(ev.http_status),
 		ExitCode:    int(ev.exit_code),
 		Duration:    d,
+		// Not in the event yet (see Outcome).
+		GRPCStatus:        -1,
+		GRPCServingStatus: -1,
 		Timings: Timings{
 			Resolve:   micros(ev.timings.resolve_us),
 			Connect:   micros(ev.timings.connect_us),

@@ -129,6 +129,9 @@ static inline prober_status gp_spec_set_tls_client_cert(prober_spec *s, const ch
 static inline prober_status gp_spec_set_tls_min_version(prober_spec *s, uint32_t v, gp_err *err) {
   return gp_fail(prober_spec_set_tls_min_version(s, v), err);
 }
+static inline prober_status gp_spec_set_tls_max_version(prober_spec *s, uint32_t v, gp_err *err) {
+  return gp_fail(prober_spec_set_tls_max_version(s, v), err);
+}
 static inline prober_status gp_spec_set_expect_status(prober_spec *s, const char *set, gp_err *err) {
   return gp_fail(prober_spec_set_expect_status(s, set), err);
 }

@@ -43,6 +43,8 @@ package prober
 // #cgo nocallback gp_spec_set_tls_client_cert
 // #cgo noescape gp_spec_set_tls_min_version
 // #cgo nocallback gp_spec_set_tls_min_version
+// #cgo noescape gp_spec_set_tls_max_version
+// #cgo nocallback gp_spec_set_tls_max_version
 // #cgo noescape gp_spec_set_expect_status
 // #cgo nocallback gp_spec_set_expect_status
 // #cgo noescape gp_spec_set_expect_body
@@ -155,6 +157,9 @@ type TLSOptions struct {
 	ClientCert, ClientKey string
 	// MinVersion is tls.VersionTLS12 (the default when 0) or tls.VersionTLS13.
 	MinVersion uint16
+	// MaxVersion is tls.VersionTLS12 or tls.VersionTLS13 (the default when 0); not below
+	// MinVersion.
+	MaxVersion uint16
 }
 
 // Header is one HTTP request header. A header replaces the default of the same name; an
@@ -755,6 +760,20 @@ func (b *cbuild) configureTLS(t *TLSOptions, cs *C.prober_spec) error {
 			return &Error{Code: StatusInvalidTLS, Msg: fmt.Sprintf("minimum TLS version %#04x (expected tls.VersionTLS12 or tls.VersionTLS13)", t.MinVersion)}
 		}
 		if err := b.check(C.gp_spec_set_tls_min_version(cs, v, &b.err)); err != nil {
+			return err
+		}
+	}
+	if t.MaxVersion != 0 {
+		var v C.uint32_t
+		switch t.MaxVersion {
+		case tls.VersionTLS12:
+			v = 12
+		case tls.VersionTLS13:
+			v = 13
+		default:
+			return &Error{Code: StatusInvalidTLS, Msg: fmt.Sprintf("maximum TLS version %#04x (expected tls.VersionTLS12 or tls.VersionTLS13)", t.MaxVersion)}
+		}
+		if err := b.check(C.gp_spec_set_tls_max_version(cs, v, &b.err)); err != nil {
 			return err
 		}
 	}

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
+use crate::facts;
 use crate::module::{Module, Modules, Prober, TargetError};
 
 /// A request as the exporter needs it.
@@ -215,7 +216,14 @@ impl Inner {
             module.prober.as_str(),
             timeout.as_secs_f64()
         );
-        match module.spec(target, timeout) {
+        let hostname = get("hostname").filter(|h| !h.is_empty());
+        let spec = module.spec(target, timeout).and_then(|mut spec| {
+            if let Some(h) = hostname {
+                module.apply_hostname(&mut spec, h)?;
+            }
+            Ok(spec)
+        });
+        match spec {
             Ok(spec) => {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
                 let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
@@ -425,6 +433,9 @@ fn explain(
         ms(t.first_byte),
         ms(Some(t.total))
     );
+    if let Some(tls) = o.tls.as_deref() {
+        facts::explain_tls(log, tls);
+    }
     if let Some(s) = o.http_status {
         let _ =
             writeln!(log, "Received HTTP response: status_code={s} redirects={}", o.http_redirects);
@@ -488,33 +499,16 @@ fn render(
         Prober::Http => {
             let v = o.http_content_length.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
             gauge(&mut s, "probe_http_content_length", "Length of http content response", v);
-            // The phases as blackbox_exporter splits them: each from the end of the one before.
-            let resolve = secs(t.resolve);
-            let connect = t.connect.map_or(0.0, |c| (c.as_secs_f64() - resolve).max(0.0));
-            let tls = match (t.tls, t.connect) {
-                (Some(x), Some(c)) => (x - c).as_secs_f64(),
-                _ => 0.0,
-            };
-            let conn_end = t.tls.or(t.connect);
-            let processing = match (t.first_byte, conn_end) {
-                (Some(f), Some(c)) => f.saturating_sub(c).as_secs_f64(),
-                _ => 0.0,
-            };
-            let transfer = t.first_byte.map_or(0.0, |f| t.total.saturating_sub(f).as_secs_f64());
+            // The phases as blackbox_exporter splits them, summed over the redirect hops.
             let name = "probe_http_duration_seconds";
             let _ = write!(
                 s,
                 "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
             );
-            for (phase, v) in [
-                ("connect", connect),
-                ("processing", processing),
-                ("resolve", resolve),
-                ("tls", tls),
-                ("transfer", transfer),
-            ] {
+            for (phase, v) in facts::http_phases(o) {
                 let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
             }
+            facts::last_modified(&mut s, o);
             gauge(
                 &mut s,
                 "probe_failed_due_to_regex",
@@ -542,8 +536,7 @@ fn render(
                 o.output_total,
             );
             let version = match (o.http_status, o.http_version) {
-                (Some(_), Some(0)) => 1.0,
-                (Some(_), Some(_)) => 1.1,
+                (Some(_), Some(v)) => v.as_f64(),
                 _ => 0.0,
             };
             gauge(
@@ -554,14 +547,7 @@ fn render(
             );
         }
         Prober::Tcp if m.tls => {}
-        Prober::Grpc => {
-            gauge(
-                &mut s,
-                "probe_grpc_ssl",
-                "Indicates if SSL was used for the connection",
-                u8::from(m.tls),
-            );
-        }
+        Prober::Grpc => facts::grpc(&mut s, m, o, m.tls),
         Prober::Tcp => {}
     }
     if let Some(peer) = o.peer {
@@ -578,20 +564,14 @@ fn render(
             if prober::IpFamily::is_v6(peer.ip()) { 6 } else { 4 },
         );
     }
-    if let Some(exp) = o.cert_not_after {
-        gauge(
-            &mut s,
-            "probe_ssl_earliest_cert_expiry",
-            "Returns last SSL chain expiry in unixtime",
-            exp,
-        );
-    }
+    facts::ssl(&mut s, m, o);
     gauge(
         &mut s,
         "probe_success",
         "Displays whether or not the probe was a success",
         u8::from(success),
     );
+    facts::tls_version(&mut s, m, o);
     s
 }
 

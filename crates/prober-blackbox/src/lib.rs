@@ -16,6 +16,7 @@ struct ReadmeDoctests;
 
 mod config;
 mod exporter;
+mod facts;
 mod module;
 
 pub use exporter::{DEFAULT_TIMEOUT_OFFSET, Exporter, Request, Response, parse_query, timeout};

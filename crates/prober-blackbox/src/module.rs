@@ -255,6 +255,9 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     };
     spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
     spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
+    if let Some(host) = h.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
+        server_name_from_host(&mut spec, host.1);
+    }
     // Statuses are judged here (blackbox_exporter's rule: 2xx unless listed), the library
     // keeping its kubelet rule out of the way: every status is a "success" to it.
     spec.set_expect_status(StatusSet::parse("100-599").map_err(|e| e.to_string())?)
@@ -264,9 +267,8 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
         Some(v) => size(v).ok_or("http.body_size_limit: not a size (1MB, 512KiB, 4096)")?,
     };
     spec.set_output_limit(limit.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
-    let keep_headers =
-        !h.fail_if_header_matches.is_empty() || !h.fail_if_header_not_matches.is_empty();
-    spec.set_keep_headers(keep_headers).map_err(|e| e.to_string())?;
+    // Kept always: the header expressions judge them, and `Last-Modified` is a metric.
+    spec.set_keep_headers(true).map_err(|e| e.to_string())?;
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
     m.body_need =
         regexes("http.fail_if_body_not_matches_regexp", &h.fail_if_body_not_matches_regexp)?;
@@ -424,8 +426,10 @@ fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String>
         );
     }
     if let Some(v) = &c.max_version {
-        TlsVersion::parse(v)
-            .ok_or_else(|| format!("tls_config.max_version: {v:?} (TLS12 or TLS13)"))?;
+        o.max_version = Some(
+            TlsVersion::parse(v)
+                .ok_or_else(|| format!("tls_config.max_version: {v:?} (TLS12 or TLS13)"))?,
+        );
     }
     o.validate().map_err(|e| format!("tls_config: {e}"))?;
     Ok(o)
@@ -491,7 +495,64 @@ fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// blackbox_exporter's TLS server name for an HTTP module without `tls_config.server_name`:
+/// the `Host` header's value when there is one (else the target's host, the library's
+/// default). A value that is no server name (a port is dropped) leaves the default.
+fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
+    let prober::ProbeKind::Http(h) = &spec.kind else { return };
+    if h.tls.server_name.is_some() {
+        return;
+    }
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    let tls = TlsOptions { server_name: Some(name.to_string()), ..h.tls.clone() };
+    // Refused (not a DNS name nor an address): the default stays.
+    let _ = spec.set_tls(tls);
+}
+
 impl Module {
+    /// blackbox_exporter's `hostname` parameter of `/probe`: for an HTTP module the `Host`
+    /// header (refused when the module sets another one) and, unless `tls_config.server_name`
+    /// is set, the TLS server name; for a TCP module with TLS the server name unless set. gRPC
+    /// modules ignore it, as blackbox_exporter does.
+    ///
+    /// # Errors
+    ///
+    /// [`TargetError::Bad`] (400): the module's own `Host` header differs, or the value
+    /// cannot be a header value.
+    pub fn apply_hostname(&self, spec: &mut ProbeSpec, hostname: &str) -> Result<(), TargetError> {
+        match self.prober {
+            Prober::Http => {
+                let prober::ProbeKind::Http(h) = &spec.kind else { return Ok(()) };
+                match h.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
+                    Some((_, v)) if v != hostname => {
+                        return Err(TargetError::Bad(format!(
+                            "host header defined both in module configuration ({v}) and with URL-parameter 'hostname' ({hostname})"
+                        )));
+                    }
+                    Some(_) => {}
+                    None => spec
+                        .add_header("Host", hostname)
+                        .map_err(|e| TargetError::Bad(format!("hostname: {e}")))?,
+                }
+                server_name_from_host(spec, hostname);
+            }
+            Prober::Tcp if self.tls => {
+                let prober::ProbeKind::Tcp(t) = &spec.kind else { return Ok(()) };
+                let Some(tls) = t.tls.as_ref().filter(|t| t.server_name.is_none()) else {
+                    return Ok(());
+                };
+                let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
+                spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
+            }
+            Prober::Tcp | Prober::Grpc => {}
+        }
+        Ok(())
+    }
+
     /// The spec that probes `target` with this module within `timeout`.
     ///
     /// # Errors
@@ -594,11 +655,9 @@ impl Module {
         if self.prober != Prober::Http {
             return None;
         }
-        if !self.versions.is_empty() {
-            let v = match o.http_version {
-                Some(0) => "HTTP/1.0",
-                _ => "HTTP/1.1",
-            };
+        // Go's `Response.Proto`, judged only when there was a response, as blackbox does.
+        if let (false, Some(v)) = (self.versions.is_empty(), o.http_version) {
+            let v = v.as_str();
             if !self.versions.iter().any(|w| w == v) {
                 return Some((format!("Invalid HTTP version number {v}"), false));
             }

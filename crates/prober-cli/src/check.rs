@@ -50,6 +50,7 @@ struct TlsArgs {
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
     min_version: Option<TlsVersion>,
+    max_version: Option<TlsVersion>,
     /// `--starttls` (tcp:// targets): TLS after the send/expect exchange.
     starttls: bool,
 }
@@ -85,12 +86,17 @@ impl TlsArgs {
         self.note("--tls-server-name");
     }
 
-    /// `--tls-min-version V`.
-    fn min_version(&mut self, p: &Parser, v: &str) -> Result<(), Failure> {
+    /// `--tls-min-version V` or `--tls-max-version V`.
+    fn version(&mut self, p: &Parser, opt: &str, v: &str) -> Result<(), Failure> {
         let version = TlsVersion::parse(v)
-            .ok_or_else(|| p.usage(format!("bad --tls-min-version '{v}' (expected 1.2 or 1.3)")))?;
-        self.min_version = Some(version);
-        self.note("--tls-min-version");
+            .ok_or_else(|| p.usage(format!("bad {opt} '{v}' (expected 1.2 or 1.3)")))?;
+        if opt == "--tls-max-version" {
+            self.max_version = Some(version);
+            self.note("--tls-max-version");
+        } else {
+            self.min_version = Some(version);
+            self.note("--tls-min-version");
+        }
         Ok(())
     }
 
@@ -156,6 +162,7 @@ impl TlsArgs {
                 .zip(self.key.as_ref())
                 .map(|(c, k)| (c.clone(), k.clone())),
             min_version: self.min_version,
+            max_version: self.max_version,
         };
         spec.set_tls(opts).map_err(|e| args.usage(e))?;
         if self.starttls {
@@ -213,9 +220,9 @@ impl Given {
             "--tls-verify" => self.tls.note("--tls-verify"),
             "--tls-ca" | "--tls-cert" | "--tls-key" => self.tls.file(opt, p.path(opt)?),
             "--tls-server-name" => self.tls.server_name(p.text(opt)?),
-            "--tls-min-version" => {
+            "--tls-min-version" | "--tls-max-version" => {
                 let v = p.text(opt)?;
-                self.tls.min_version(p, &v)?;
+                self.tls.version(p, opt, &v)?;
             }
             "--timeout" => {
                 let v = p.text(opt)?;
@@ -584,6 +591,7 @@ mod tests {
                 server_name: Some("svc.example".into()),
                 client_cert: Some(("c.pem".into(), "k.pem".into())),
                 min_version: Some(TlsVersion::Tls13),
+                max_version: None,
             })
         );
         let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"]).unwrap().unwrap();
@@ -607,6 +615,8 @@ mod tests {
         assert_eq!(http_tls(&a).verify, TlsVerify::CaFile("ca.pem".into()));
         let a = parse_args(&["--tls-min-version", "TLSv1.2", "https://h/"]).unwrap().unwrap();
         assert_eq!(http_tls(&a).min_version, Some(TlsVersion::Tls12));
+        let a = parse_args(&["--tls-max-version", "1.2", "https://h/"]).unwrap().unwrap();
+        assert_eq!(http_tls(&a).max_version, Some(TlsVersion::Tls12));
     }
 
     #[test]
@@ -662,6 +672,11 @@ mod tests {
             (&["--tls", "--tls-cert", "c", "grpc://h:1"], "--tls-cert needs --tls-key"),
             (&["--tls-key", "k", "https://h/"], "--tls-key needs --tls-cert"),
             (&["--tls-min-version", "1.1", "https://h/"], "bad --tls-min-version '1.1'"),
+            (&["--tls-max-version", "1.4", "https://h/"], "bad --tls-max-version '1.4'"),
+            (
+                &["--tls-min-version", "1.3", "--tls-max-version", "1.2", "https://h/"],
+                "minimum TLS version 1.3 is above the maximum 1.2",
+            ),
             (&["--tls-server-name", "a b", "https://h/"], "invalid server name"),
             (&["--tls-ca=", "https://h/"], "CA file: empty path"),
             (&["--tls-ca"], "needs a value"),

@@ -78,6 +78,7 @@ TLS options (https:// targets, grpc:// and tcp:// targets with --tls):
   --tls-cert FILE        client certificate chain (PEM), with --tls-key (mutual TLS)
   --tls-key FILE         client private key (PEM), with --tls-cert
   --tls-min-version V    oldest TLS version accepted: 1.2 (default) or 1.3
+  --tls-max-version V    newest TLS version offered: 1.2 or 1.3 (default)
 
 Beyond the kubelet (http:// and https:// targets):
   -X, --request METHOD   request method instead of GET (any token: POST, HEAD, PURGE);
@@ -154,7 +155,7 @@ FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard in
         grpc: {port: 50051, service: my.pkg.Api}
 Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubelet),
 tcpSocket or grpc (mode TLS for TLS), and a 'tls:' block (verify, caFile, serverName,
-certFile, keyFile, minVersion) for TLS probes.
+certFile, keyFile, minVersion, maxVersion) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
 kept-alive connection);

@@ -230,3 +230,18 @@ fn check_https_tls_min_version() {
     let (code, v) = check_json(&["--tls-min-version", "1.3", &url]);
     assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
 }
+
+#[test]
+fn check_https_tls_max_version() {
+    let p = pki("https-max", &["127.0.0.1"]);
+    let mut opts = TlsServerOptions::new(p.server.clone());
+    opts.versions = TlsVersions::Tls13Only;
+    let server = TlsTargetServer::start(opts);
+    let url = server.url("/health");
+    let (code, v) = check_json(&["--tls-max-version", "1.3", &url]);
+    assert_eq!(code, 0, "{v}");
+    let (code, v) = check_json(&["--tls-max-version", "1.2", &url]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("tls")), "{v}");
+    let message = v["message"].as_str().unwrap_or_default();
+    assert!(message.ends_with("(this probe offers TLS 1.2 only)"), "{v}");
+}

@@ -9,6 +9,7 @@
 
 pub mod allow;
 mod expect;
+mod facts;
 mod gotext;
 mod ip_family;
 mod metadata;
@@ -22,6 +23,7 @@ pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
+pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use ip_family::{IP_FAMILIES, IpFamily};
 pub use metadata::validate_metadata;

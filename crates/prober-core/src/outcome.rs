@@ -218,7 +218,7 @@ impl fmt::Display for Reason {
 /// `*_ms`), curl's `-w` one: each phase is the time from the start of the run to the moment
 /// that phase ended, read from the clock where it ended, so `connect <= tls <= first_byte <=
 /// total`. For a redirected HTTP probe the phases are the last hop's, still counted from the
-/// start of the run. `resolve` is the one duration: how long the name lookup took (it starts
+/// start of the run; [`Outcome::http_phases`] has each phase's duration summed over all hops. `resolve` is the one duration: how long the name lookup took (it starts
 /// with the run, or with the hop that needed it).
 ///
 /// A run on a kept-alive connection (`HttpSpec::keep_alive`) made no connection: its `resolve`,
@@ -292,8 +292,8 @@ pub struct Outcome {
     /// The address of the run's (last hop's) connection: where the probe was answered from,
     /// after resolution. `None` before a connection, and for Unix sockets and exec.
     pub peer: Option<std::net::SocketAddr>,
-    /// HTTP: the final response's minor version (0 for HTTP/1.0, 1 for HTTP/1.1).
-    pub http_version: Option<u8>,
+    /// HTTP: the final response's version (HTTP/1.0, HTTP/1.1 or HTTP/2).
+    pub http_version: Option<crate::HttpResponseVersion>,
     /// HTTP: the final response's `Content-Length`, when it declared one.
     pub http_content_length: Option<u64>,
     /// HTTP: how many redirects the run followed.
@@ -301,6 +301,16 @@ pub struct Outcome {
     /// HTTP: the final response's header fields in order, when the spec asks to keep them
     /// ([`HttpSpec::keep_headers`](crate::HttpSpec::keep_headers)); empty otherwise.
     pub headers: Vec<(String, String)>,
+    /// The run's last TLS handshake: version, cipher suite, certificates (see
+    /// [`TlsInfo`](crate::TlsInfo)); `None` without TLS or before a certificate was seen.
+    /// Shared with a kept-alive connection's later runs, which made no handshake of their own.
+    pub tls: Option<std::sync::Arc<crate::TlsInfo>>,
+    /// HTTP: each phase's duration summed over the run's hops (blackbox_exporter's
+    /// `probe_http_duration_seconds`); `None` for other probes.
+    pub http_phases: Option<crate::HttpPhases>,
+    /// gRPC: the RPC's status code and the health response's serving status, as far as the
+    /// run got (both `None` for other probes).
+    pub grpc: crate::GrpcFacts,
 }
 
 impl Outcome {
@@ -322,6 +332,9 @@ impl Outcome {
             http_content_length: None,
             http_redirects: 0,
             headers: Vec::new(),
+            tls: None,
+            http_phases: None,
+            grpc: crate::GrpcFacts::default(),
         }
     }
 

@@ -411,6 +411,9 @@ fn https_keeps_the_tls_connection() {
         // The certificate's expiry is still reported from the handshake that made it.
         assert_eq!(o.cert_not_after, outcomes[0].cert_not_after);
         assert!(o.cert_not_after.is_some());
+        // So are the handshake's version and certificates.
+        assert_eq!(o.tls, outcomes[0].tls);
+        assert!(o.tls.as_ref().is_some_and(|t| t.version.is_some()));
     }
 }
 

@@ -58,6 +58,10 @@ fn tls_from_the_first_byte() {
     assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
     assert_eq!(o.cert_not_after, Some(1_927_843_200));
     assert!(o.timings.tls.is_some() && o.timings.connect <= o.timings.tls, "{:?}", o.timings);
+    // Verified: the chain's expiry is known, and the leaf as blackbox_exporter labels it.
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!(t.verified_chain_not_after, Some(1_927_843_200));
+    assert_eq!(t.leaf.as_ref().map(|l| l.dns_names.clone()), Some(vec!["db.internal".into()]));
     let seen = server.wait_for_handshakes(1, Duration::from_secs(10));
     assert_eq!(seen[0].sni.as_deref(), Some("db.internal"));
     // Send/expect inside TLS.

@@ -21,6 +21,7 @@
 mod engine;
 mod enums;
 mod expect;
+mod facts;
 mod hostrun;
 mod http_version;
 mod ip_family;
@@ -39,6 +40,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use engine::*;
 pub use expect::*;
+pub use facts::*;
 pub use hostrun::*;
 pub use http_version::*;
 pub use ip_family::*;

@@ -169,6 +169,32 @@ pub unsafe extern "C" fn prober_spec_set_tls_min_version(
     })
 }
 
+/// Sets the highest TLS version offered: 12 (TLS 1.2) or 13 (TLS 1.3, the default).
+/// `PROBER_E_INVALID_TLS` for another number, or one below the minimum version already set
+/// (the spec keeps its options).
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tls_max_version(
+    spec: *mut prober_spec,
+    version: u32,
+) -> prober_status {
+    edit_tls(spec, |t| {
+        t.max_version = Some(match version {
+            12 => TlsVersion::Tls12,
+            13 => TlsVersion::Tls13,
+            other => {
+                return Err(set_error(
+                    PROBER_E_INVALID_TLS,
+                    format!("TLS version {other} (expected 12 or 13)"),
+                ));
+            }
+        });
+        Ok(())
+    })
+}
+
 /// The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;
 /// false when the run saw no certificate (no TLS, or it failed before the certificate).
 ///

@@ -16,7 +16,7 @@ use std::fmt;
 use std::time::Duration;
 
 use prober_core::format_duration;
-use prober_core::{Outcome, Reason};
+use prober_core::{GrpcFacts, Outcome, ProbeResult, Reason};
 
 use crate::h2::{Response, header};
 
@@ -328,8 +328,19 @@ pub fn interpret(r: &Response) -> Result<i32, RpcError> {
     }
 }
 
-/// The kubelet's outcome for a finished RPC (`timeout`: the probe's, for the message).
+/// The kubelet's outcome for a finished RPC (`timeout`: the probe's, for the message), with
+/// the RPC's status code and the serving status in [`Outcome::grpc`].
 pub fn outcome(result: Result<i32, RpcError>, timeout: Duration) -> Outcome {
+    let facts = GrpcFacts {
+        status_code: Some(result.as_ref().map_or_else(|e| e.code, |_| code::OK)),
+        serving_status: result.as_ref().ok().copied(),
+    };
+    let mut o = verdict(result, timeout);
+    o.grpc = facts;
+    o
+}
+
+fn verdict(result: Result<i32, RpcError>, timeout: Duration) -> Outcome {
     match result {
         Ok(SERVING) => {
             let mut o = Outcome::success();
@@ -361,37 +372,47 @@ pub fn outcome(result: Result<i32, RpcError>, timeout: Duration) -> Outcome {
 
 /// The deadline passed during the RPC.
 pub fn rpc_timeout(timeout: Duration) -> Outcome {
-    Outcome::failure(
+    let mut o = Outcome::failure(
         Reason::Timeout,
         format!("timeout: health rpc did not complete within {}", format_duration(timeout)),
-    )
+    );
+    o.grpc.status_code = Some(code::DEADLINE_EXCEEDED);
+    o
 }
 
 /// The deadline passed before the connection was established.
 pub fn connect_timeout(addr: &str, timeout: Duration) -> Outcome {
-    Outcome::failure(
+    let mut o = Outcome::failure(
         Reason::Timeout,
         format!(
             "timeout: failed to connect service {addr:?} within {}: context deadline exceeded",
             format_duration(timeout)
         ),
-    )
+    );
+    // grpc-go's RPC waits for the connection until its deadline.
+    o.grpc.status_code = Some(code::DEADLINE_EXCEEDED);
+    o
 }
 
 /// The connection could not be established: a Failure, or Unknown when the node ran out of
 /// something (reason resource).
 pub fn connect_failure(addr: &str, reason: Reason, detail: &str) -> Outcome {
-    Outcome::new(
+    let mut o = Outcome::new(
         reason.failed_result(),
         reason,
         format!("error: failed to connect service at {addr:?}: {detail}"),
-    )
+    );
+    // grpc-go fails the RPC with Unavailable when its connection fails; a run that could not
+    // even try (Unknown: this node's trouble) has no RPC status.
+    if o.result == ProbeResult::Failure {
+        o.grpc.status_code = Some(code::UNAVAILABLE);
+    }
+    o
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use prober_core::ProbeResult;
 
     fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {
         list.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()

@@ -42,7 +42,9 @@
 //! - An empty host is the local machine, as the kubelet's `":PORT"`: the unspecified address
 //!   is dialed, messages name `":PORT"`, `:authority` is `localhost:PORT`.
 //! - `http_status` is the response's `:status`; `timings.first_byte` the arrival of the
-//!   response head; `timings.tls` and `cert_not_after` as for HTTPS.
+//!   response head; `timings.tls`, `cert_not_after` and `tls` as for HTTPS; `grpc` the RPC's
+//!   status code (grpc-go's: Unavailable when the connection failed, DeadlineExceeded at the
+//!   deadline) and the health response's serving status.
 //! - Without the `tls` feature, a TLS spec is Unknown, reason Unsupported.
 
 #![warn(missing_docs)]

@@ -499,6 +499,7 @@ impl GrpcProbe {
         o.timings.first_byte = self.first_byte;
         o.timings.total = self.since_start(Instant::now());
         o.cert_not_after = self.dial.cert_not_after();
+        o.tls = self.dial.tls_info();
         o.peer = self.dial.peer_addr();
         Step::Done(o)
     }

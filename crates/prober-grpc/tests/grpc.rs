@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use prober_core::{
-    Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, TlsOptions, TlsVerify, TlsVersion,
+    GrpcFacts, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, TlsOptions, TlsVerify,
+    TlsVersion,
 };
 use prober_grpc::GrpcProbe;
 use prober_io::run_to_completion;
@@ -94,6 +95,7 @@ fn g5_serving_is_success() {
     assert!(t.connect.is_some() && t.tls.is_none() && t.resolve.is_none(), "{t:?}");
     assert!(t.connect.unwrap() <= t.first_byte.unwrap() && t.first_byte.unwrap() <= t.total);
     assert_eq!(o.cert_not_after, None);
+    assert_eq!(o.grpc, GrpcFacts { status_code: Some(0), serving_status: Some(1) });
     // A named service.
     let s = HealthServer::start(&["-status", "my.pkg.Svc=SERVING"]);
     assert_healthy(&check(s.port(), "my.pkg.Svc"));
@@ -125,6 +127,12 @@ fn g3_not_serving_and_other_statuses_fail() {
             &format!("service unhealthy (responded with \"{name}\")"),
         );
         assert_eq!(o.http_status, Some(200));
+        // The RPC itself succeeded (OK) with this serving status.
+        let status = [(0, "UNKNOWN"), (2, "NOT_SERVING"), (3, "SERVICE_UNKNOWN")]
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(v, _)| *v);
+        assert_eq!(o.grpc, GrpcFacts { status_code: Some(0), serving_status: status });
     }
 }
 
@@ -139,6 +147,7 @@ fn unknown_service_is_an_rpc_error() {
         Reason::Status,
         "error: health rpc probe failed: rpc error: code = NotFound desc = unknown service",
     );
+    assert_eq!(o.grpc, GrpcFacts { status_code: Some(5), serving_status: None });
 }
 
 /// G10: no health service at all.
@@ -152,6 +161,7 @@ fn g10_server_without_the_health_service() {
         "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): \
          unknown service grpc.health.v1.Health",
     );
+    assert_eq!(o.grpc.status_code, Some(12), "Unimplemented");
 }
 
 #[test]
@@ -263,6 +273,8 @@ fn closed_port_fails_at_once() {
              connect: connection refused"
         ),
     );
+    // grpc-go's RPC fails with Unavailable when the connection does.
+    assert_eq!(o.grpc, GrpcFacts { status_code: Some(14), serving_status: None });
 }
 
 #[test]
@@ -331,6 +343,8 @@ fn g7_tls_server_tls_probe() {
     assert_healthy(&o);
     assert!(o.timings.tls.is_some());
     assert_eq!(o.cert_not_after, Some(1_927_843_200));
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!((t.version, t.earliest_not_after), (Some(TlsVersion::Tls13), Some(1_927_843_200)));
     let verified = TlsOptions {
         verify: TlsVerify::CaFile(p.ca_file.clone()),
         min_version: Some(TlsVersion::Tls13),

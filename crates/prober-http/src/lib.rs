@@ -49,7 +49,11 @@
 //!   the deadline (cached while unchanged; regular files of at most 1 MiB); files that cannot
 //!   be used make the run Unknown (reason Tls, `TLS setup failed: cannot read CA file "/x": no
 //!   such file or directory`). `timings.tls` is when the last hop's handshake ended and `cert_not_after` the
-//!   expiry of the certificate that hop's server sent. ALPN offers `http/1.1` only.
+//!   expiry of the certificate that hop's server sent; `tls` that handshake's version, cipher
+//!   suite and certificates ([`prober_core::TlsInfo`]). ALPN offers `http/1.1` only.
+//! - `http_version` is the final response's (HTTP/1.0, HTTP/1.1 or HTTP/2, whatever the earlier
+//!   hops spoke); `http_phases` sums each phase's duration over all hops
+//!   ([`prober_core::HttpPhases`]).
 //! - Without the `tls` feature, `https://` is Unknown, reason Unsupported,
 //!   `TLS not built in: cannot probe https://...`.
 //! - Proxy environment variables are never read; the request goes straight to the URL's host.

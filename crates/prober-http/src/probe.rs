@@ -19,7 +19,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use prober_core::{HttpSpec, HttpVersion, Outcome, Reason, Scheme, Url};
+use prober_core::{
+    HttpPhases, HttpResponseVersion, HttpSpec, HttpVersion, Outcome, Reason, Scheme, Url,
+};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 
@@ -165,9 +167,15 @@ pub struct HttpProbe {
     /// First response byte of the current (finally: the last) hop; the other phases are the
     /// dial's.
     first_byte: Option<Duration>,
-    /// Version and declared length of the last response head.
-    last_version: Option<u8>,
+    /// Version and declared length of the last response head (HTTP/1 or HTTP/2).
+    last_version: Option<HttpResponseVersion>,
     last_length: Option<u64>,
+    /// When the current hop started, from the start of the run.
+    hop_started: Duration,
+    /// Phase durations of the hops before the current one, then of all (see `add_hop`).
+    phases: HttpPhases,
+    /// The final response's body was read to its end (its transfer phase counts).
+    body_read: bool,
     /// The final response's header fields, when the spec keeps them.
     headers: Vec<(String, String)>,
 }
@@ -197,6 +205,9 @@ impl HttpProbe {
             first_byte: None,
             last_version: None,
             last_length: None,
+            hop_started: Duration::ZERO,
+            phases: HttpPhases::default(),
+            body_read: false,
             headers: Vec::new(),
         }
     }
@@ -237,6 +248,10 @@ impl HttpProbe {
     fn start_hop(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.buf.clear();
         self.first_byte = None;
+        self.hop_started = match self.hop {
+            None => Duration::ZERO,
+            Some(_) => self.since_start(Instant::now()),
+        };
         let started = self.started.unwrap_or(cx.now);
         let step = self.dial.start(cx, started, &endpoint(&self.plan, self.hop.as_deref()));
         self.on_dial(cx, step)
@@ -323,7 +338,7 @@ impl HttpProbe {
 
     fn on_head(&mut self, cx: &mut Ctx<'_>, conn: Transport, head: &ResponseHead) -> Next {
         self.last_status = Some(head.status);
-        self.last_version = Some(head.version);
+        self.last_version = Some(HttpResponseVersion::http1(head.version));
         self.last_length = match head.framing {
             Framing::Length(n) => Some(n),
             Framing::Chunked | Framing::Close => None,
@@ -395,6 +410,7 @@ impl HttpProbe {
     /// Goes to the next hop of a followed redirect.
     fn follow(&mut self, cx: &mut Ctx<'_>, conn: Transport, hop: Hop) -> Step {
         conn.close(cx);
+        self.add_hop(None);
         self.hop = Some(Box::new(hop));
         self.start_hop(cx)
     }
@@ -444,6 +460,7 @@ impl HttpProbe {
         o.output_total = sink.total();
         o.output = sink.into_kept();
         o.truncated = truncated;
+        self.body_read = true;
         self.finish(o)
     }
 
@@ -509,13 +526,45 @@ impl HttpProbe {
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.cert_not_after = self.dial.cert_not_after();
+        o.tls = self.dial.tls_info();
         o.peer = self.dial.peer_addr();
         o.http_version = self.last_version;
         o.http_content_length = self.last_length;
         o.http_redirects = self.redirects.followed();
         o.headers = std::mem::take(&mut self.headers);
         o.timings.total = self.since_start(Instant::now());
+        let end = self.body_read.then_some(o.timings.total);
+        self.add_hop(end);
+        o.http_phases = Some(self.phases);
         Step::Done(o)
+    }
+
+    /// Adds the current hop's phases to the sums, as blackbox_exporter adds up Go's
+    /// `httptrace` stamps per round trip: `end` is when its body was read to the end (`None`
+    /// for a redirect, whose body is not read, or a hop that failed).
+    fn add_hop(&mut self, end: Option<Duration>) {
+        let t = self.dial.timings();
+        let p = &mut self.phases;
+        let resolve = t.resolve.unwrap_or_default();
+        p.resolve += resolve;
+        let resolved = self.hop_started + resolve;
+        if let Some(connect) = t.connect {
+            p.connect += connect.saturating_sub(resolved);
+            if let Some(tls) = t.tls {
+                p.tls += tls.saturating_sub(connect);
+            }
+        }
+        // The connection was usable after TLS, after connect, or at once when kept alive.
+        let usable = match (t.tls.or(t.connect), t.reused) {
+            (Some(at), _) => at,
+            (None, true) => self.hop_started,
+            (None, false) => return,
+        };
+        let Some(first_byte) = self.first_byte else { return };
+        p.processing += first_byte.saturating_sub(usable);
+        if let Some(end) = end {
+            p.transfer += end.saturating_sub(first_byte);
+        }
     }
 }
 
@@ -523,6 +572,8 @@ impl Machine for HttpProbe {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.started = Some(cx.now);
         self.deadline = Some(cx.now + self.timeout);
+        self.phases = HttpPhases::default();
+        self.body_read = false;
         self.start_hop(cx)
     }
 

@@ -6,7 +6,7 @@ use common::*;
 
 use std::sync::Arc;
 
-use prober_core::AddressFilter;
+use prober_core::{AddressFilter, HttpResponseVersion};
 
 /// A URL of `from` that redirects (302) to `to`.
 fn redirect(from: &TargetServer, to: &str) -> String {
@@ -45,7 +45,7 @@ fn outcome_carries_version_length_peer_and_headers() {
     spec.set_keep_headers(true).unwrap();
     let o = run(&spec);
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
-    assert_eq!(o.http_version, Some(1));
+    assert_eq!(o.http_version, Some(HttpResponseVersion::Http11));
     assert_eq!(o.http_content_length, Some(o.output_total), "{o:?}");
     assert_eq!(o.peer.map(|p| p.port()), Some(s.port()));
     assert!(o.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("content-length")), "{o:?}");

@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use prober_core::{HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, StatusSet};
+use prober_core::{
+    HttpResponseVersion, HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, StatusSet,
+};
 use prober_http::HttpProbe;
 use prober_io::run_to_completion;
 use prober_testkit::grpc::HealthServer;
@@ -65,8 +67,10 @@ fn https_speaks_h2_when_the_server_picks_it_and_http1_when_forced() {
         (o.result, out(&o), o.http_status),
         (ProbeResult::Success, "HTTP/2.0".into(), Some(200))
     );
+    assert_eq!(o.http_version, Some(HttpResponseVersion::Http2));
     let o = get(&url, HttpVersion::Http1);
     assert_eq!((o.result, out(&o)), (ProbeResult::Success, "HTTP/1.1".into()));
+    assert_eq!(o.http_version, Some(HttpResponseVersion::Http11));
     // Plain http:// stays HTTP/1.1 unless h2c is asked for.
     let p = plain_server();
     let url = format!("http://127.0.0.1:{}/proto", p.port());
@@ -190,4 +194,19 @@ fn h2c_is_refused_on_https_urls() {
         e.to_string(),
         "HTTP/2 with prior knowledge (h2c) is only supported with http:// URLs"
     );
+}
+
+#[test]
+fn version_is_the_final_responses_after_an_http1_hop() {
+    // An HTTP/1.1 redirect (prober-testkit's server) to Go's server, which speaks h2 by ALPN:
+    // the outcome's version is the final response's, not the first hop's.
+    let h2 = tls_server("version-after-h1");
+    let h1 = prober_testkit::TargetServer::start();
+    let to = format!("https://127.0.0.1:{}/proto", h2.port());
+    let url = h1.url(&format!("/redirect?loc={to}"));
+    let o = get(&url, HttpVersion::Auto);
+    assert_eq!((o.result, out(&o)), (ProbeResult::Success, "HTTP/2.0".into()), "{o:?}");
+    assert_eq!((o.http_redirects, o.http_version), (1, Some(HttpResponseVersion::Http2)));
+    // Go's /proto answer declares its length: HTTP/2's content-length is read too.
+    assert_eq!(o.http_content_length, Some(o.output_total), "{o:?}");
 }

@@ -243,6 +243,20 @@ fn minimum_version() {
 }
 
 #[test]
+fn maximum_version() {
+    let mut opts = TlsServerOptions::new(self_signed(&["127.0.0.1"]));
+    opts.versions = TlsVersions::Tls13Only;
+    let s = TlsTargetServer::start(opts);
+    let url = s.url("/ok");
+    let tls = |v| TlsOptions { max_version: Some(v), ..TlsOptions::default() };
+    assert_success(&get_with(&url, tls(TlsVersion::Tls13)), "ok");
+    let o = get_with(&url, tls(TlsVersion::Tls12));
+    assert_tls_failure(&o, &url, "received fatal alert: ProtocolVersion");
+    assert!(o.message.ends_with("(this probe offers TLS 1.2 only)"), "{:?}", o.message);
+    assert_eq!(s.backend().requests(), 1, "the 1.2-only probe never got to send a request");
+}
+
+#[test]
 fn handshake_timeout_is_reason_timeout() {
     // Accepts TCP (the kernel completes the handshake) and never answers the ClientHello.
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -471,4 +485,47 @@ fn timings_are_cumulative_and_stamped_where_each_phase_ends() {
         // the first byte, not anywhere else.
         assert!(first - tls >= Duration::from_millis(150), "{t:?}");
     }
+}
+
+#[test]
+fn tls_facts_of_the_last_handshake() {
+    let ca = TestCa::new("facts CA");
+    let s = server(ca.issue_expiring(&["localhost", "127.0.0.1"], (2031, 2, 3)));
+    let url = s.url("/ok");
+    // Not verified (the kubelet's default): version, suite and certificate, no verified chain.
+    let o = get(&url);
+    assert_success(&o, "ok");
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!(t.version, Some(TlsVersion::Tls13));
+    assert!(t.cipher_suite.is_some_and(|c| c.starts_with("TLS13_")), "{t:?}");
+    assert_eq!((t.earliest_not_after, t.verified_chain_not_after), (Some(EXPIRY_2031), None));
+    let leaf = t.leaf.as_ref().expect("leaf");
+    assert_eq!((leaf.subject.as_str(), leaf.issuer.as_str()), ("CN=localhost", "CN=facts CA"));
+    assert_eq!(leaf.dns_names, ["localhost"], "the IP address is not a DNS name");
+    assert_eq!(leaf.fingerprint_sha256.len(), 64);
+    assert!(
+        leaf.fingerprint_sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+    // Verified against the CA: the chain's expiry is known.
+    let o = get_with(&url, verify_with(ca_file(&ca, "facts")));
+    assert_success(&o, "ok");
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!(t.verified_chain_not_after, Some(EXPIRY_2031));
+    // TLS 1.2 by the server's choice.
+    let mut opts = TlsServerOptions::new(ca.issue(&["127.0.0.1"]));
+    opts.versions = TlsVersions::Tls12Only;
+    let s12 = TlsTargetServer::start(opts);
+    let o = get(&s12.url("/ok"));
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!(t.version, Some(TlsVersion::Tls12));
+    assert!(t.cipher_suite.is_some_and(|c| c.starts_with("TLS_ECDHE_")), "{t:?}");
+    // A failed verification still shows the certificate, without version or chain.
+    let expired = server(ca.issue_expiring(&["127.0.0.1"], (2001, 1, 1)));
+    let o = get_with(&expired.url("/ok"), verify_with(ca_file(&ca, "facts-expired")));
+    assert_eq!(o.reason, Reason::Tls, "{o:?}");
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!((t.version, t.verified_chain_not_after), (None, None));
+    assert_eq!(t.earliest_not_after, Some(978_307_200));
+    // Plain HTTP: none.
+    assert_eq!(get(&TargetServer::start().url("/ok")).tls, None);
 }

@@ -65,3 +65,25 @@ fn redirect_over_a_host_name_resolves_it() {
     assert_success(&o, "chain end");
     assert!(o.timings.resolve.is_some(), "{:?}", o.timings);
 }
+
+#[test]
+fn phases_are_summed_over_hops() {
+    // The first hop needs a name lookup, the second (to an address) does not: the run's
+    // timings are the last hop's (no resolve), the sums keep the first hop's lookup.
+    let s = TargetServer::start();
+    let to = s.url("/body/2000");
+    let first = format!("http://localhost:{}/redirect?loc={}", s.port(), enc(&to));
+    let o = run(&spec(&first).with_redirect_policy(RedirectPolicy::AnyHost));
+    assert_eq!((o.result, o.http_redirects, o.output_total), (ProbeResult::Success, 1, 2000));
+    let (t, p) = (o.timings, o.http_phases.expect("HTTP phases"));
+    assert_eq!(t.resolve, None, "the last hop connected to an address: {o:?}");
+    assert!(p.resolve > Duration::ZERO, "{p:?}");
+    let (connect, first_byte) = (t.connect.unwrap(), t.first_byte.unwrap());
+    // Both hops connected and waited for an answer: the sums hold more than the last hop.
+    assert!(p.processing > first_byte - connect, "{p:?} {t:?}");
+    assert!(p.connect > Duration::ZERO && p.transfer > Duration::ZERO, "{p:?}");
+    assert!(p.transfer <= t.total - first_byte, "{p:?} {t:?}");
+    assert_eq!(p.tls, Duration::ZERO);
+    // The phases are disjoint parts of the run.
+    assert!(p.resolve + p.connect + p.processing + p.transfer <= t.total, "{p:?} {t:?}");
+}

@@ -107,6 +107,9 @@ pub(crate) struct TlsConfig {
     /// `1.2` or `1.3` (a string or a YAML number).
     #[serde(default, deserialize_with = "opt_version")]
     pub min_version: Option<String>,
+    /// `1.2` or `1.3`: the newest version offered (not below `minVersion`).
+    #[serde(default, deserialize_with = "opt_version")]
+    pub max_version: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -400,7 +400,29 @@ fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOption
                 .ok_or_else(|| format!("{field}.minVersion: expected 1.2 or 1.3 (got {v:?})"))?,
         ),
     };
-    Ok(TlsOptions { verify, server_name: t.server_name.clone(), client_cert, min_version })
+    let max_version = match &t.max_version {
+        None => None,
+        Some(v) => Some(
+            TlsVersion::parse(v)
+                .ok_or_else(|| format!("{field}.maxVersion: expected 1.2 or 1.3 (got {v:?})"))?,
+        ),
+    };
+    if let (Some(min), Some(max)) = (min_version, max_version) {
+        if min > max {
+            return Err(format!(
+                "{field}: minVersion {} is above maxVersion {}",
+                min.as_str(),
+                max.as_str()
+            ));
+        }
+    }
+    Ok(TlsOptions {
+        verify,
+        server_name: t.server_name.clone(),
+        client_cert,
+        min_version,
+        max_version,
+    })
 }
 
 /// The port of a gRPC probe: Kubernetes requires a number (`GRPCAction.port` is an int32).
@@ -807,14 +829,17 @@ mod tests {
                 server_name: Some("api.example".into()),
                 client_cert: Some(("/abs/c.pem".into(), "/etc/probes/k.pem".into())),
                 min_version: Some(TlsVersion::Tls13),
+                max_version: None,
             }
         );
-        let p = probe("grpc: {port: 9, mode: TLS}\ntls: {verify: true, minVersion: '1.2'}");
+        let p = probe(
+            "grpc: {port: 9, mode: TLS}\ntls: {verify: true, minVersion: '1.2', maxVersion: 1.2}",
+        );
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
         let tls = grpc_of(&spec).tls.clone().unwrap();
         assert_eq!(
-            (tls.verify, tls.min_version),
-            (TlsVerify::SystemRoots, Some(TlsVersion::Tls12))
+            (tls.verify, tls.min_version, tls.max_version),
+            (TlsVerify::SystemRoots, Some(TlsVersion::Tls12), Some(TlsVersion::Tls12))
         );
         let p = probe("grpc: {port: 9, mode: TLS}\ntls: {verify: false}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
@@ -839,6 +864,14 @@ mod tests {
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {minVersion: 1.1}",
                 "r.tls.minVersion: expected 1.2 or 1.3 (got \"1.1\")",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {maxVersion: 1.4}",
+                "r.tls.maxVersion: expected 1.2 or 1.3 (got \"1.4\")",
+            ),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {minVersion: 1.3, maxVersion: 1.2}",
+                "r.tls: minVersion 1.3 is above maxVersion 1.2",
             ),
             ("grpc: {port: 1, mode: TLS}\ntls: {caFile: ''}", "r.tls.caFile: must not be empty"),
             (

@@ -22,9 +22,10 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use prober_core::{Reason, Timings};
+use prober_core::{Reason, Timings, TlsInfo};
 #[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Ready};
@@ -139,6 +140,8 @@ pub struct Dial {
     started: Option<Instant>,
     timings: DialTimings,
     cert_not_after: Option<i64>,
+    /// What the last dial's handshake showed (also that of a kept connection).
+    tls_info: Option<Arc<TlsInfo>>,
     #[cfg(feature = "tls")]
     tls: Option<TlsClient>,
     /// The origin of the kept connection this dial was given, kept to file the connection
@@ -189,6 +192,7 @@ impl Dial {
         self.phase = Phase::Idle;
         self.timings = DialTimings::default();
         self.cert_not_after = None;
+        self.tls_info = None;
         self.peer = None;
         self.session = None;
     }
@@ -235,10 +239,11 @@ impl Dial {
             _ => None,
         };
         let cert_not_after = self.cert_not_after;
+        let tls_info = self.tls_info.clone();
         if let Some((store, owner)) = keep::store(cx).filter(|(s, _)| s.has_room()) {
             let origin = origin.unwrap_or_else(|| Origin::of(ep));
             let since = Instant::now();
-            store.put(Idle { origin, conn, since, owner, cert_not_after, session });
+            store.put(Idle { origin, conn, since, owner, cert_not_after, tls_info, session });
             return;
         }
         conn.close(cx);
@@ -261,6 +266,7 @@ impl Dial {
         self.timings.reused = true;
         self.peer = peer;
         self.cert_not_after = idle.cert_not_after;
+        self.tls_info = idle.tls_info;
         self.origin = Some(idle.origin);
         self.session = idle.session;
         Some(idle.conn)
@@ -341,6 +347,12 @@ impl Dial {
     /// epoch), also when verification failed; `None` without TLS.
     pub fn cert_not_after(&self) -> Option<i64> {
         self.cert_not_after
+    }
+
+    /// What the last dial's TLS handshake showed (version, cipher suite, certificates); that
+    /// of the handshake which made a kept connection when it was reused; `None` without TLS.
+    pub fn tls_info(&self) -> Option<Arc<TlsInfo>> {
+        self.tls_info.clone()
     }
 
     /// The TCP address the last dial connected to (after resolution); `None` before a
@@ -575,6 +587,7 @@ impl Dial {
         let r = tls.handshake();
         if !matches!(r, Ok(false)) {
             self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
+            self.tls_info = self.tls.as_ref().and_then(|c| c.tls_info(Some(&tls)));
         }
         match r {
             Ok(true) => {

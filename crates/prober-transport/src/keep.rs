@@ -118,6 +118,8 @@ pub(crate) struct Idle {
     pub(crate) owner: Option<u64>,
     /// The certificate's expiry from the handshake that made the connection.
     pub(crate) cert_not_after: Option<i64>,
+    /// What that handshake showed (`Dial::tls_info`).
+    pub(crate) tls_info: Option<std::sync::Arc<prober_core::TlsInfo>>,
     /// The protocol's state of the connection, for protocols that keep some between requests
     /// (an HTTP/2 client: HPACK tables, windows, stream ids). Such a connection is not checked
     /// for quiet before reuse: its peer may legitimately send while it is idle (PING, SETTINGS,

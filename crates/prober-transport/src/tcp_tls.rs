@@ -151,6 +151,7 @@ impl TlsTcpProbe {
         self.dial.timings().apply(&mut o.timings);
         o.timings.first_byte = self.first_byte;
         o.cert_not_after = self.dial.cert_not_after();
+        o.tls = self.dial.tls_info();
         o.peer = self.dial.peer_addr();
         let reply = std::mem::replace(&mut self.exchange, Exchange::new(Vec::new(), None));
         let reply = reply.into_reply();

@@ -72,6 +72,9 @@
 
 #![warn(missing_docs)]
 
+/// Facts a run learns beyond its verdict ([`Outcome::tls`], [`Outcome::http_version`],
+/// [`Outcome::http_phases`], [`Outcome::grpc`]).
+pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};
 pub use prober_core::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
     HttpSpec, HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy,

@@ -202,6 +202,7 @@ fn tls_options() {
         server_name: Some("svc.example".into()),
         client_cert: Some(("c.pem".into(), "k.pem".into())),
         min_version: Some(TlsVersion::Tls13),
+        max_version: Some(TlsVersion::Tls13),
     };
     s.set_tls(tls.clone()).unwrap();
     assert!(matches!(&s.kind, ProbeKind::Http(h) if h.tls == tls));
@@ -217,6 +218,15 @@ fn tls_options() {
     }
     let bad = TlsOptions { verify: TlsVerify::CaFile("".into()), ..TlsOptions::default() };
     assert_eq!(s.set_tls(bad).unwrap_err().to_string(), "invalid TLS option: CA file: empty path");
+    let crossed = TlsOptions {
+        min_version: Some(TlsVersion::Tls13),
+        max_version: Some(TlsVersion::Tls12),
+        ..TlsOptions::default()
+    };
+    assert_eq!(
+        s.set_tls(crossed).unwrap_err().to_string(),
+        "invalid TLS option: minimum TLS version 1.3 is above the maximum 1.2"
+    );
     let bad = TlsOptions { client_cert: Some(("c".into(), "".into())), ..TlsOptions::default() };
     assert!(s.set_tls(bad).is_err());
     // validate() re-checks options set field by field.

@@ -68,6 +68,8 @@ pub struct TlsOptions {
     pub client_cert: Option<(PathBuf, PathBuf)>,
     /// The oldest protocol version accepted; TLS 1.2 when `None`.
     pub min_version: Option<TlsVersion>,
+    /// The newest protocol version offered; TLS 1.3 when `None`. Not below `min_version`.
+    pub max_version: Option<TlsVersion>,
 }
 
 impl TlsOptions {
@@ -76,8 +78,18 @@ impl TlsOptions {
     /// # Errors
     ///
     /// [`SpecError::InvalidTls`] for a server name that is neither a DNS name nor an IP
-    /// address, or a file path that is empty or holds a NUL byte.
+    /// address, a file path that is empty or holds a NUL byte, or a minimum version above the
+    /// maximum.
     pub fn validate(&self) -> Result<(), SpecError> {
+        if let (Some(min), Some(max)) = (self.min_version, self.max_version) {
+            if min > max {
+                return Err(SpecError::InvalidTls(format!(
+                    "minimum TLS version {} is above the maximum {}",
+                    min.as_str(),
+                    max.as_str()
+                )));
+            }
+        }
         if let Some(name) = &self.server_name {
             if !valid_server_name(name) {
                 return Err(SpecError::InvalidTls(format!(

@@ -14,7 +14,7 @@
 use std::io;
 use std::time::Instant;
 
-use prober_core::{Reason, Scheme};
+use prober_core::{HttpResponseVersion, Reason, Scheme};
 use prober_h2::client::{Budget, Client, H2Error, StreamId, Turn};
 use prober_h2::frame::error_code_name;
 use prober_io::{Ctx, Step};
@@ -241,6 +241,12 @@ impl HttpProbe {
         let location = response
             .and_then(|r| prober_h2::client::header(&r.headers, "location"))
             .map(str::to_string);
+        // Set here for HTTP/2 as `on_head` sets them for HTTP/1: an earlier HTTP/1.1 hop's
+        // values must not stand for this response.
+        self.last_version = Some(HttpResponseVersion::Http2);
+        self.last_length = response
+            .and_then(|r| prober_h2::client::header(&r.headers, "content-length"))
+            .and_then(|v| v.trim().parse().ok());
         let Some(status) = status else {
             let msg = format!("{}: http2: response lacks :status", self.op_url());
             return Next::Return(self.fail(cx, Some(conn), Reason::Protocol, msg, None));

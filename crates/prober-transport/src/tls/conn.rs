@@ -20,6 +20,8 @@ pub struct TlsConn {
     pub(super) eof: bool,
     /// Whether the server's first five bytes have been seen (and were not `HTTP/`).
     pub(super) first_record_seen: bool,
+    /// The versions this connection offers, as a message names them (`1.2 only`).
+    pub(super) offered: &'static str,
 }
 
 impl TlsConn {
@@ -76,6 +78,19 @@ impl TlsConn {
     fn process(&mut self) -> Result<(), TransportError> {
         if let Err(e) = self.tls.process_new_packets() {
             let _ = self.flush();
+            // rustls's words for a version mismatch do not say which versions were offered,
+            // and a `max_version`/`min_version` set long ago is what the reader must find.
+            let version_refused = match &e {
+                rustls::Error::AlertReceived(rustls::AlertDescription::ProtocolVersion) => true,
+                rustls::Error::PeerIncompatible(p) => format!("{p:?}").contains("Version"),
+                _ => false,
+            };
+            if version_refused {
+                return Err(TransportError::Tls(format!(
+                    "{e} (this probe offers TLS {})",
+                    self.offered
+                )));
+            }
             return Err(TransportError::Tls(e.to_string()));
         }
         Ok(())

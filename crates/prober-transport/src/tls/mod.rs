@@ -25,7 +25,7 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use mio::{Interest, Token};
-use prober_core::{Reason, TlsOptions, TlsVersion};
+use prober_core::{CertInfo, Reason, TlsInfo, TlsOptions, TlsVersion};
 use prober_io::{Answer, BlockingJob, Ctx};
 use prober_tcp::Conn;
 use rustls::pki_types::ServerName;
@@ -93,12 +93,38 @@ pub fn finish_setup(
     }
 }
 
+/// The versions rustls may negotiate for `opts`: from `min_version` (1.2 by default) up to
+/// `max_version` (1.3 by default).
+fn protocol_versions(
+    opts: &TlsOptions,
+) -> Result<&'static [&'static rustls::SupportedProtocolVersion], String> {
+    static BOTH: [&rustls::SupportedProtocolVersion; 2] =
+        [&rustls::version::TLS13, &rustls::version::TLS12];
+    static ONLY_13: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+    static ONLY_12: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS12];
+    let min = opts.min_version.unwrap_or(TlsVersion::Tls12);
+    let max = opts.max_version.unwrap_or(TlsVersion::Tls13);
+    match (min, max) {
+        (TlsVersion::Tls12, TlsVersion::Tls13) => Ok(&BOTH),
+        (TlsVersion::Tls13, TlsVersion::Tls13) => Ok(&ONLY_13),
+        (TlsVersion::Tls12, TlsVersion::Tls12) => Ok(&ONLY_12),
+        // Refused by `TlsOptions::validate` already; a spec built by hand gets the same words.
+        (TlsVersion::Tls13, TlsVersion::Tls12) => Err(format!(
+            "cannot set up TLS: minimum TLS version {} is above the maximum {}",
+            min.as_str(),
+            max.as_str()
+        )),
+    }
+}
+
 /// A TLS client configuration for one probe run.
 #[derive(Debug)]
 pub struct TlsClient {
     config: Arc<ClientConfig>,
     verifier: Arc<Verifier>,
     server_name: Option<String>,
+    /// The versions offered, for messages: `1.2 only`, `1.3 only`, `1.2 and 1.3`.
+    offered: &'static str,
 }
 
 impl TlsClient {
@@ -129,12 +155,9 @@ impl TlsClient {
             webpki: material.webpki.clone(),
             pinned: material.pinned.clone(),
             algorithms: provider.signature_verification_algorithms,
-            not_after: Mutex::new(None),
+            seen: Mutex::new(verify::Seen::default()),
         });
-        let versions: &[&'static rustls::SupportedProtocolVersion] = match opts.min_version {
-            Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
-            Some(TlsVersion::Tls12) | None => &[&rustls::version::TLS13, &rustls::version::TLS12],
-        };
+        let versions = protocol_versions(opts)?;
         let builder = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(versions)
             .map_err(|e| format!("cannot set up TLS: {e}"))?
@@ -149,7 +172,17 @@ impl TlsClient {
             _ => builder.with_no_client_auth(),
         };
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        Ok(TlsClient { config: Arc::new(config), verifier, server_name: opts.server_name.clone() })
+        let offered = match versions.len() {
+            2 => "1.2 and 1.3",
+            _ if opts.max_version == Some(TlsVersion::Tls12) => "1.2 only",
+            _ => "1.3 only",
+        };
+        Ok(TlsClient {
+            config: Arc::new(config),
+            verifier,
+            server_name: opts.server_name.clone(),
+            offered,
+        })
     }
 
     /// Starts TLS on `conn` (registered on `token`) to `host`, or the options' server name.
@@ -163,7 +196,7 @@ impl TlsClient {
             Ok(n) => n,
             Err(e) => return Err((conn, format!("invalid TLS server name {name:?}: {e}"))),
         };
-        *self.verifier.slot() = None;
+        *self.verifier.slot() = verify::Seen::default();
         match ClientConnection::new(self.config.clone(), server_name) {
             Ok(tls) => Ok(TlsConn {
                 conn,
@@ -172,6 +205,7 @@ impl TlsClient {
                 interest: Interest::READABLE | Interest::WRITABLE,
                 eof: false,
                 first_record_seen: false,
+                offered: self.offered,
             }),
             Err(e) => Err((conn, format!("cannot start TLS: {e}"))),
         }
@@ -180,6 +214,71 @@ impl TlsClient {
     /// `notAfter` of the leaf certificate the server sent in the latest handshake (seconds
     /// since the epoch), also when verification then failed.
     pub fn cert_not_after(&self) -> Option<i64> {
-        *self.verifier.slot()
+        self.verifier.slot().not_after
+    }
+
+    /// What the latest handshake showed: `conn`'s version and cipher suite once its handshake
+    /// is complete, and the certificates the server sent (also when verification then
+    /// failed). `None` when no certificate was received and no handshake completed.
+    pub fn tls_info(&self, conn: Option<&TlsConn>) -> Option<Arc<TlsInfo>> {
+        let done = conn.filter(|c| !c.tls.is_handshaking());
+        let seen = self.verifier.slot();
+        if seen.certs.is_empty() && done.is_none() {
+            return None;
+        }
+        let expiries: Vec<i64> =
+            seen.certs.iter().filter_map(|c| crate::cert::not_after(c.as_ref())).collect();
+        let earliest = expiries.iter().copied().min();
+        let leaf = seen.certs.first().and_then(|c| {
+            let d = crate::cert::describe(c.as_ref())?;
+            Some(CertInfo {
+                fingerprint_sha256: sha256_hex(c.as_ref()),
+                subject: d.subject,
+                issuer: d.issuer,
+                dns_names: d.dns_names,
+                serial: d.serial,
+            })
+        });
+        Some(Arc::new(TlsInfo {
+            version: done.and_then(TlsConn::protocol_version),
+            cipher_suite: done
+                .and_then(|c| c.tls.negotiated_cipher_suite())
+                .and_then(|s| suite_name(s.suite())),
+            earliest_not_after: earliest,
+            verified_chain_not_after: if seen.verified { earliest } else { None },
+            leaf,
+        }))
+    }
+}
+
+/// The name of one of the ring provider's cipher suites. Its own list, not rustls's
+/// `CipherSuite::as_str`: that names every registered suite, hundreds of strings the `prober`
+/// binary would carry for the nine it can negotiate.
+fn suite_name(suite: rustls::CipherSuite) -> Option<&'static str> {
+    use rustls::CipherSuite as S;
+    Some(match suite {
+        S::TLS13_AES_256_GCM_SHA384 => "TLS13_AES_256_GCM_SHA384",
+        S::TLS13_AES_128_GCM_SHA256 => "TLS13_AES_128_GCM_SHA256",
+        S::TLS13_CHACHA20_POLY1305_SHA256 => "TLS13_CHACHA20_POLY1305_SHA256",
+        S::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 => "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        S::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 => "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        S::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+        }
+        S::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384 => "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        S::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        S::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => {
+            "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+        }
+        _ => return None,
+    })
+}
+
+/// SHA-256 of `data` in lower-case hex, with the provider's hash (no hashing crate of its own).
+fn sha256_hex(data: &[u8]) -> String {
+    let suite = rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256;
+    match suite.tls13() {
+        Some(s) => crate::cert::hex(s.common.hash_provider.hash(data).as_ref()),
+        None => String::new(),
     }
 }

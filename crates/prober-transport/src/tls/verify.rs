@@ -21,12 +21,23 @@ pub(super) struct Verifier {
     pub(super) webpki: Option<Arc<WebPkiServerVerifier>>,
     pub(super) pinned: Arc<[CertificateDer<'static>]>,
     pub(super) algorithms: WebPkiSupportedAlgorithms,
-    pub(super) not_after: Mutex<Option<i64>>,
+    pub(super) seen: Mutex<Seen>,
+}
+
+/// What the latest handshake's verification saw.
+#[derive(Debug, Default)]
+pub(super) struct Seen {
+    /// The leaf's `notAfter`.
+    pub(super) not_after: Option<i64>,
+    /// The certificates the server sent, its leaf first.
+    pub(super) certs: Vec<CertificateDer<'static>>,
+    /// Whether they were verified against trust anchors (not with verification off).
+    pub(super) verified: bool,
 }
 
 impl Verifier {
-    pub(super) fn slot(&self) -> std::sync::MutexGuard<'_, Option<i64>> {
-        self.not_after.lock().unwrap_or_else(|e| e.into_inner())
+    pub(super) fn slot(&self) -> std::sync::MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -39,14 +50,30 @@ impl ServerCertVerifier for Verifier {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        *self.slot() = crate::cert::not_after(end_entity);
+        {
+            let mut seen = self.slot();
+            seen.not_after = crate::cert::not_after(end_entity);
+            seen.certs = std::iter::once(end_entity)
+                .chain(intermediates)
+                .map(|c| c.clone().into_owned())
+                .collect();
+            seen.verified = false;
+        }
         let Some(v) = &self.webpki else { return Ok(ServerCertVerified::assertion()) };
-        match v.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        let verdict = match v.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        ) {
             Err(e) if self.pinned.iter().any(|c| c.as_ref() == end_entity.as_ref()) => {
                 verify_pinned(end_entity, server_name, now).map_err(|_| e)
             }
             other => other,
-        }
+        };
+        self.slot().verified = verdict.is_ok();
+        verdict
     }
 
     fn verify_tls12_signature(

@@ -1,0 +1,264 @@
+//! The metrics of the facts a run learns beyond its verdict (TLS session and certificates,
+//! `Last-Modified`, gRPC's codes), as blackbox_exporter v0.25-v0.26 writes them: its names,
+//! help texts, labels (sorted by name, as client_golang writes them) and values. `render`
+//! calls each where its name falls in the alphabetical order of the answer.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use prober::{Outcome, TlsVersion};
+
+use crate::module::{Module, Prober};
+
+/// Go's zero `time.Time` as Unix seconds: what blackbox_exporter reports for the last chain's
+/// expiry when no chain was verified (`insecure_skip_verify`).
+const GO_ZERO_TIME: i64 = -62_135_596_800;
+
+fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+    let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
+}
+
+/// A label value escaped as the text format wants it (`\\`, `\"`, `\n`).
+fn label(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Whether the run's (last) TLS handshake completed: blackbox_exporter then has a connection
+/// state to read (HTTP: only when a response came back over it).
+fn handshake_done(m: &Module, o: &Outcome) -> bool {
+    let done = o.tls.as_ref().is_some_and(|t| t.version.is_some());
+    match m.prober {
+        Prober::Http => done && o.http_status.is_some(),
+        Prober::Tcp | Prober::Grpc => done,
+    }
+}
+
+/// `probe_grpc_duration_seconds`, `probe_grpc_healthcheck_response`, `probe_grpc_ssl` and
+/// `probe_grpc_status_code` (in that order). `probe_grpc_duration_seconds{phase="check"}` is
+/// the run after the name lookup; the status code is grpc-go's for what happened (OK once an
+/// answer came; Unavailable for a failed connection; DeadlineExceeded at the deadline).
+pub(crate) fn grpc(out: &mut String, m: &Module, o: &Outcome, tls: bool) {
+    let resolve = o.timings.resolve.unwrap_or_default();
+    let check = o.timings.total.saturating_sub(resolve);
+    let name = "probe_grpc_duration_seconds";
+    let _ = write!(out, "# HELP {name} Duration of gRPC request by phase\n# TYPE {name} gauge\n");
+    let _ = writeln!(out, "{name}{{phase=\"check\"}} {}", check.as_secs_f64());
+    let _ = writeln!(out, "{name}{{phase=\"resolve\"}} {}", resolve.as_secs_f64());
+    let name = "probe_grpc_healthcheck_response";
+    let _ = write!(out, "# HELP {name} Response HealthCheck response\n# TYPE {name} gauge\n");
+    // The four statuses of grpc.health.v1, sorted by name as client_golang writes them.
+    for (value, status) in
+        [(2, "NOT_SERVING"), (3, "SERVICE_UNKNOWN"), (1, "SERVING"), (0, "UNKNOWN")]
+    {
+        let on = u8::from(o.grpc.serving_status == Some(value));
+        let _ = writeln!(out, "{name}{{serving_status=\"{status}\"}} {on}");
+    }
+    let ssl = tls && handshake_done(m, o);
+    gauge(out, "probe_grpc_ssl", "Indicates if SSL was used for the connection", u8::from(ssl));
+    let code = o.grpc.status_code.unwrap_or(match o.reason {
+        prober::Reason::Timeout => 4,
+        _ => 14,
+    });
+    gauge(out, "probe_grpc_status_code", "Response gRPC status code", code);
+}
+
+/// `probe_http_last_modified_timestamp_seconds`, when the final response's `Last-Modified`
+/// is a date Go's `http.ParseTime` reads.
+pub(crate) fn last_modified(out: &mut String, o: &Outcome) {
+    let value = o
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("last-modified"))
+        .and_then(|(_, v)| parse_http_date(v));
+    if let Some(t) = value {
+        gauge(
+            out,
+            "probe_http_last_modified_timestamp_seconds",
+            "Returns the Last-Modified HTTP response header in unixtime",
+            t,
+        );
+    }
+}
+
+/// The phases of `probe_http_duration_seconds` (connect, processing, resolve, tls, transfer)
+/// from the sums over the run's hops; without them (a run that never started a hop), zeros.
+pub(crate) fn http_phases(o: &Outcome) -> [(&'static str, f64); 5] {
+    let p = o.http_phases.unwrap_or_default();
+    let s = Duration::as_secs_f64;
+    [
+        ("connect", s(&p.connect)),
+        ("processing", s(&p.processing)),
+        ("resolve", s(&p.resolve)),
+        ("tls", s(&p.tls)),
+        ("transfer", s(&p.transfer)),
+    ]
+}
+
+/// `probe_ssl_earliest_cert_expiry`, `probe_ssl_last_chain_expiry_timestamp_seconds` and
+/// `probe_ssl_last_chain_info`.
+///
+/// The earliest expiry is over every certificate the server sent, reported whenever one was
+/// seen (also when verification then failed: an expired certificate shows here, where
+/// blackbox_exporter reports nothing); gRPC modules always have it (0 without TLS), as
+/// blackbox_exporter registers it for them. The other two need a completed handshake; gRPC has
+/// no chain expiry. Without a verified chain (`insecure_skip_verify`) the chain's expiry is
+/// Go's zero time, as blackbox_exporter reports it.
+pub(crate) fn ssl(out: &mut String, m: &Module, o: &Outcome) {
+    let earliest = o.tls.as_ref().and_then(|t| t.earliest_not_after).or(o.cert_not_after);
+    match (earliest, m.prober) {
+        (Some(t), _) => gauge(
+            out,
+            "probe_ssl_earliest_cert_expiry",
+            "Returns last SSL chain expiry in unixtime",
+            t,
+        ),
+        (None, Prober::Grpc) => gauge(
+            out,
+            "probe_ssl_earliest_cert_expiry",
+            "Returns last SSL chain expiry in unixtime",
+            0,
+        ),
+        (None, _) => {}
+    }
+    let Some(t) = o.tls.as_deref().filter(|_| handshake_done(m, o)) else { return };
+    if m.prober != Prober::Grpc {
+        gauge(
+            out,
+            "probe_ssl_last_chain_expiry_timestamp_seconds",
+            "Returns last SSL chain expiry in timestamp",
+            t.verified_chain_not_after.unwrap_or(GO_ZERO_TIME),
+        );
+    }
+    if let Some(leaf) = &t.leaf {
+        let name = "probe_ssl_last_chain_info";
+        let _ = write!(
+            out,
+            "# HELP {name} Contains SSL leaf certificate information\n# TYPE {name} gauge\n"
+        );
+        let _ = writeln!(
+            out,
+            "{name}{{fingerprint_sha256=\"{}\",issuer=\"{}\",serialnumber=\"{}\",subject=\"{}\",subjectalternative=\"{}\"}} 1",
+            leaf.fingerprint_sha256,
+            label(&leaf.issuer),
+            leaf.serial,
+            label(&leaf.subject),
+            label(&leaf.dns_names.join(",")),
+        );
+    }
+}
+
+/// The debug log's line on the last handshake: version, suite, and the leaf certificate.
+pub(crate) fn explain_tls(log: &mut String, t: &prober::TlsInfo) {
+    let version = match t.version {
+        Some(TlsVersion::Tls12) => "TLS 1.2",
+        Some(TlsVersion::Tls13) => "TLS 1.3",
+        None => "none (not completed)",
+    };
+    let leaf = t.leaf.as_ref();
+    let _ = writeln!(
+        log,
+        "TLS handshake: version={version} cipher_suite={} subject={:?} issuer={:?} earliest_cert_expiry={} verified_chain_expiry={}",
+        t.cipher_suite.unwrap_or("-"),
+        leaf.map_or("", |l| l.subject.as_str()),
+        leaf.map_or("", |l| l.issuer.as_str()),
+        t.earliest_not_after.map_or_else(|| "-".to_string(), |v| v.to_string()),
+        t.verified_chain_not_after.map_or_else(|| "-".to_string(), |v| v.to_string()),
+    );
+}
+
+/// `probe_tls_version_info{version="TLS 1.3"} 1` after a completed handshake.
+pub(crate) fn tls_version(out: &mut String, m: &Module, o: &Outcome) {
+    let Some(v) = o.tls.as_ref().and_then(|t| t.version).filter(|_| handshake_done(m, o)) else {
+        return;
+    };
+    let version = match v {
+        TlsVersion::Tls12 => "TLS 1.2",
+        TlsVersion::Tls13 => "TLS 1.3",
+    };
+    let name = "probe_tls_version_info";
+    let _ = write!(
+        out,
+        "# HELP {name} Returns the TLS version used or NaN when unknown\n# TYPE {name} gauge\n{name}{{version=\"{version}\"}} 1\n"
+    );
+}
+
+/// An HTTP date as Go's `http.ParseTime` reads it (seconds since the epoch): IMF-fixdate
+/// (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`) or asctime
+/// (`Sun Nov  6 08:49:37 1994`).
+pub(crate) fn parse_http_date(v: &str) -> Option<i64> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let (day, month, year, time) = match words.as_slice() {
+        // IMF-fixdate: "Sun," "06" "Nov" "1994" "08:49:37" "GMT"
+        [wd, d, mon, y, t, "GMT"] if wd.ends_with(',') && y.len() == 4 => (*d, *mon, year(y)?, *t),
+        // RFC 850: "Sunday," "06-Nov-94" "08:49:37" "GMT" (any zone name, read as UTC)
+        [wd, date, t, _zone] if wd.ends_with(',') => {
+            let mut parts = date.split('-');
+            let (d, mon, y) = (parts.next()?, parts.next()?, parts.next()?);
+            if parts.next().is_some() || y.len() != 2 {
+                return None;
+            }
+            // Go's two-digit years: 69-99 are 19xx, 00-68 are 20xx.
+            let yy = year(y)?;
+            (d, mon, if yy >= 69 { 1900 + yy } else { 2000 + yy }, *t)
+        }
+        // asctime: "Sun" "Nov" "6" "08:49:37" "1994"
+        [_wd, mon, d, t, y] if y.len() == 4 => (*d, *mon, year(y)?, *t),
+        _ => return None,
+    };
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let month = MONTHS.iter().position(|m| *m == month)? as i64 + 1;
+    let day: i64 = day.parse().ok().filter(|d| (1..=31).contains(d))?;
+    let mut hms = time.split(':').map(|p| p.parse::<i64>().ok().filter(|_| p.len() == 2));
+    let (h, mi, s) = (hms.next()??, hms.next()??, hms.next()??);
+    if hms.next().is_some() || h > 23 || mi > 59 || s > 59 {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + mi * 60 + s)
+}
+
+fn year(y: &str) -> Option<i64> {
+    y.bytes().all(|b| b.is_ascii_digit()).then(|| y.parse().ok())?
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_dates_as_go_reads_them() {
+        // RFC 9110's example, in its three forms.
+        for v in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(parse_http_date(v), Some(784_111_777), "{v}");
+        }
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(parse_http_date("Wednesday, 01-Jan-25 00:00:00 GMT"), Some(1_735_689_600));
+        for bad in [
+            "",
+            "yesterday",
+            "Sun, 06 Nov 1994 08:49:37 CET",
+            "Sun, 06 Nov 1994 8:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov +994 08:49:37 GMT",
+        ] {
+            assert_eq!(parse_http_date(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -578,6 +578,18 @@ fn render(
     s
 }
 
+/// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1
+/// when a `query_response` expect saw no matching line (the library's reason `body`).
+fn tcp_metrics(s: &mut String, o: &Outcome) {
+    let failed = o.result == ProbeResult::Failure && o.reason == Reason::Body;
+    gauge(
+        s,
+        "probe_failed_due_to_regex",
+        "Indicates if probe failed due to regex",
+        u8::from(failed),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,16 +620,4 @@ mod tests {
             ]
         );
     }
-}
-
-/// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1
-/// when a `query_response` expect saw no matching line (the library's reason `body`).
-fn tcp_metrics(s: &mut String, o: &Outcome) {
-    let failed = o.result == ProbeResult::Failure && o.reason == Reason::Body;
-    gauge(
-        s,
-        "probe_failed_due_to_regex",
-        "Indicates if probe failed due to regex",
-        u8::from(failed),
-    );
 }

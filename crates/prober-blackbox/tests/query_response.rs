@@ -234,3 +234,21 @@ fn ssh_banner_and_pop3s_banner() {
     let r = probe(&s.exporter, "pop3s_banner", server.port());
     assert_eq!(verdict(&r), ("1".into(), "0".into()), "{}", r.body);
 }
+
+#[test]
+fn fields_blackbox_v0_25_0_does_not_have_are_refused_at_start() {
+    // `labels` and `expect_bytes` came to query_response after v0.25.0: refused by name, as
+    // v0.25.0's strict parsing refuses them, rather than ignored.
+    for field in ["labels: [{name: a, value: b}]", "expect_bytes: ab"] {
+        let yaml = format!(
+            "modules:\n  m:\n    prober: tcp\n    tcp:\n      query_response:\n        - {{expect: x, {field}}}\n"
+        );
+        let err = Modules::parse(&yaml, Path::new("/")).unwrap_err();
+        let name = field.split(':').next().unwrap();
+        let want = format!("modules.m.tcp.query_response[0]: unknown field `{name}`");
+        assert!(err.starts_with(&want), "{err}");
+    }
+    let yaml = "modules:\n  m:\n    prober: tcp\n    tcp:\n      tls: true\n      query_response: [{starttls: true}]\n";
+    let err = Modules::parse(yaml, Path::new("/")).unwrap_err();
+    assert!(err.contains("starttls with tcp.tls: true would run TLS inside TLS"), "{err}");
+}

@@ -13,6 +13,12 @@ use prober_io::retry_interrupted;
 
 use crate::exchange::{ExchangeStep, MAX_REPLY, QUOTED};
 
+/// The connection as the steps see it: one compiled copy of the steps serves the plain and
+/// the TLS probe (the `prober` binary's size is bounded).
+pub(crate) trait ReadWrite: Read + Write {}
+
+impl<T: Read + Write> ReadWrite for T {}
+
 /// Where the steps stand; the reply bytes are the [`Exchange`](crate::exchange::Exchange)'s.
 #[derive(Debug)]
 pub(crate) struct Steps {
@@ -92,11 +98,7 @@ impl Steps {
     }
 
     /// Runs the steps on `io`, reading into `reply` (at most [`MAX_REPLY`] bytes in all).
-    pub(crate) fn step(
-        &mut self,
-        io: &mut (impl Read + Write),
-        reply: &mut Vec<u8>,
-    ) -> ExchangeStep {
+    pub(crate) fn step(&mut self, io: &mut dyn ReadWrite, reply: &mut Vec<u8>) -> ExchangeStep {
         // Taken out for the run, so that the step borrowed from it and `self` are apart.
         let list = std::mem::take(&mut self.list);
         let step = self.run(&list, io, reply);
@@ -107,7 +109,7 @@ impl Steps {
     fn run(
         &mut self,
         list: &[TcpStep],
-        io: &mut (impl Read + Write),
+        io: &mut dyn ReadWrite,
         reply: &mut Vec<u8>,
     ) -> ExchangeStep {
         loop {
@@ -149,7 +151,7 @@ impl Steps {
     /// with the match when it asks for it). `Err`: pending, or the step's failure.
     fn await_line(
         &mut self,
-        io: &mut impl Read,
+        io: &mut dyn ReadWrite,
         reply: &mut Vec<u8>,
         re: &Pattern,
         step: &TcpStep,

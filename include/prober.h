@@ -1690,6 +1690,41 @@ prober_status prober_spec_set_close_policy(prober_spec *spec, uint32_t policy);
 const char *prober_status_str(uint32_t status);
 
 /**
+ * Appends a step to a TCP probe's exchange. In order, the step: with `expect` (not NULL),
+ * reads lines of the reply until one matches that regular expression (a line ends at `\n`;
+ * it and a `\r` before it are not part of the line; an unterminated last line before the
+ * peer closes counts); then writes the `send_len` bytes at `send` as they are (no line end is
+ * added; 0: nothing, at most 10240); then, with `starttls`, shakes hands with TLS on the
+ * connection (the spec's TLS options, the default unverified ones when none are set), the
+ * following steps going through TLS. With `expand`, `send` is a template: `$1`, `${1}`,
+ * `${name}` are replaced with the groups of the line `expect` matched and `$$` with `$` (as
+ * blackbox_exporter's `send`); without it a `$` is sent as it is.
+ *
+ * The steps share the probe's timeout and read at most 10240 bytes in all; the reply is the
+ * outcome's output. A step whose expect sees the peer close (or the limit) first is a
+ * Failure with `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
+ * "^250-STARTTLS": ...`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not TCP,
+ * `PROBER_E_INVALID` for a spec with the single send/expect/STARTTLS
+ * (`prober_spec_set_tcp_send`, `_tcp_expect`, `_tcp_starttls`: one or the other), an invalid
+ * or empty expression, `expand` without `expect`, a second STARTTLS step, more than 64
+ * steps or more than 10240 bytes to send. The spec is unchanged on error.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `expect`
+ * must be NULL or a NUL-terminated string; `send` must be NULL (only with `send_len` 0) or
+ * point to `send_len` readable bytes.
+ */
+prober_status prober_spec_add_tcp_step(prober_spec *spec,
+                                       const char *expect,
+                                       const uint8_t *send,
+                                       size_t send_len,
+                                       bool expand,
+                                       bool starttls);
+
+/**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
  * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
  * TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's

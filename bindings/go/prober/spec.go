@@ -313,6 +313,10 @@ type Spec struct {
 	// shakes hands on the same connection with TLS (default options when nil), as
 	// blackbox_exporter's starttls.
 	StartTLS bool
+	// TCPSteps: TCP probes; a multi-step exchange in order (blackbox_exporter's
+	// query_response: SMTP or IMAP STARTTLS, IRC, banners), see TCPStep. They replace Send,
+	// Expect and StartTLS: a spec with both is refused (StatusInvalid).
+	TCPSteps []TCPStep
 	// Netns: TCP, HTTP(S) and gRPC probes; make the probe's sockets in the network namespace
 	// at this path: "/proc/PID/ns/net" of a container's process, "/run/netns/NAME" (ip netns),
 	// or any bind-mounted namespace file, so that 127.0.0.1 is the container's. A library
@@ -629,6 +633,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		return err
 	}
 	if err := b.configureIPFamily(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureTCPSteps(s, cs); err != nil {
 		return err
 	}
 	if s.ExpectStatus != "" {

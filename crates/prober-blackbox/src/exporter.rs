@@ -13,7 +13,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
+use prober::{Engine, EngineThread, Event, Handle, Outcome, ProbeResult, Reason};
 
 use crate::facts;
 use crate::module::{Module, Modules, Prober, TargetError};
@@ -550,6 +550,9 @@ fn render(
         Prober::Grpc => facts::grpc(&mut s, m, o, m.tls),
         Prober::Tcp => {}
     }
+    if m.prober == Prober::Tcp {
+        tcp_metrics(&mut s, o);
+    }
     if let Some(peer) = o.peer {
         gauge(
             &mut s,
@@ -573,6 +576,18 @@ fn render(
     );
     facts::tls_version(&mut s, m, o);
     s
+}
+
+/// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1
+/// when a `query_response` expect saw no matching line (the library's reason `body`).
+fn tcp_metrics(s: &mut String, o: &Outcome) {
+    let failed = o.result == ProbeResult::Failure && o.reason == Reason::Body;
+    gauge(
+        s,
+        "probe_failed_due_to_regex",
+        "Indicates if probe failed due to regex",
+        u8::from(failed),
+    );
 }
 
 #[cfg(test)]

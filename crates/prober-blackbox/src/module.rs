@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prober::{ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion};
-use prober_core::{AddressFilter, IpFamily, Outcome, Pattern};
+use prober_core::{AddressFilter, IpFamily, Outcome, Pattern, TcpStep};
 use regex::bytes::Regex;
 
-use crate::config::{self, File, HttpModule, RawModule, TcpModule, TlsConfig};
+use crate::config::{self, File, HttpModule, QueryResponse, RawModule, TcpModule, TlsConfig};
 
 /// Which prober a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -442,55 +442,18 @@ fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
     let family = ip_family(t.preferred_ip_protocol.as_deref(), t.ip_protocol_fallback, "tcp")?;
     let mut spec = ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?;
     spec.set_ip_family(family).map_err(|e| e.to_string())?;
-    // What the library's one exchange can say: at most one send and one expect (sent first,
-    // then awaited), then optionally STARTTLS as the last step.
-    let mut send: Option<String> = None;
-    let mut expect: Option<String> = None;
-    let mut starttls = false;
-    for (i, step) in t.query_response.iter().enumerate() {
-        let at = format!("tcp.query_response[{i}]");
-        if starttls {
-            return Err(format!(
-                "{at}: steps after starttls are not supported by prober serve (one send and one expect, then starttls)"
-            ));
-        }
-        if let Some(s) = &step.send {
-            if send.is_some() {
-                return Err(format!("{at}: more than one send is not supported by prober serve"));
-            }
-            if s.contains("${") {
-                return Err(format!(
-                    "{at}: send with ${{N}} references is not supported by prober serve"
-                ));
-            }
-            send = Some(s.clone());
-        }
-        if let Some(e) = &step.expect {
-            if expect.is_some() {
-                return Err(format!("{at}: more than one expect is not supported by prober serve"));
-            }
-            expect = Some(e.clone());
-        }
-        starttls |= step.starttls;
-    }
-    if let Some(s) = send {
-        // blackbox_exporter writes each send with a newline.
-        spec.set_send(format!("{s}\n").into_bytes())
-            .map_err(|e| format!("tcp.query_response: {e}"))?;
-    }
-    if let Some(e) = expect {
-        // Go's regexp is multi-line per line read; (?m) gives ^ and $ the same meaning here.
-        let p =
-            Pattern::new(&format!("(?m){e}")).map_err(|e| format!("tcp.query_response: {e}"))?;
-        spec.set_expect_reply(p).map_err(|e| e.to_string())?;
+    let steps = query_response(&t.query_response)?;
+    let starttls = steps.iter().any(|s| s.starttls);
+    if t.tls && starttls {
+        return Err("tcp.query_response: starttls with tcp.tls: true would run TLS inside TLS, \
+                    which prober serve does not do"
+            .into());
     }
     if t.tls || starttls {
         spec.set_tls(tls_options(t.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
         m.tls = true;
     }
-    if starttls {
-        spec.set_starttls(true).map_err(|e| e.to_string())?;
-    }
+    spec.set_tcp_steps(steps).map_err(|e| format!("tcp.query_response: {e}"))?;
     m.template = spec;
     Ok(())
 }
@@ -511,6 +474,25 @@ fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
     let tls = TlsOptions { server_name: Some(name.to_string()), ..h.tls.clone() };
     // Refused (not a DNS name nor an address): the default stays.
     let _ = spec.set_tls(tls);
+}
+
+/// blackbox_exporter's `query_response` as the library's steps, one for one (so the library's
+/// "step N" is `query_response[N-1]`): an `expect` reads lines until one matches (the same
+/// line-wise reading as its `bufio.Scanner`), a `send` is written with a newline and, after an
+/// `expect`, is a template of its match (`${1}`), as `Regexp.Expand` makes it.
+fn query_response(list: &[QueryResponse]) -> Result<Vec<TcpStep>, String> {
+    let mut steps = Vec::with_capacity(list.len());
+    for (i, qr) in list.iter().enumerate() {
+        let at = format!("tcp.query_response[{i}]");
+        let expect = match &qr.expect {
+            Some(e) => Some(Pattern::new(e).map_err(|e| format!("{at}.expect: {e}"))?),
+            None => None,
+        };
+        let send = qr.send.as_ref().map(|s| format!("{s}\n").into_bytes()).unwrap_or_default();
+        let expand = expect.is_some() && !send.is_empty();
+        steps.push(TcpStep { expect, send, expand, starttls: qr.starttls });
+    }
+    Ok(steps)
 }
 
 impl Module {

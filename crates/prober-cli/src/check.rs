@@ -216,7 +216,10 @@ impl Given {
         match opt {
             "--json" => self.json = true,
             "--tls" => self.tls.note("--tls"),
-            "--starttls" => self.tls.note("--starttls"),
+            "--starttls" => {
+                self.tls.note("--starttls");
+                self.extensions.note_starttls();
+            }
             "--tls-verify" => self.tls.note("--tls-verify"),
             "--tls-ca" | "--tls-cert" | "--tls-key" => self.tls.file(opt, p.path(opt)?),
             "--tls-server-name" => self.tls.server_name(p.text(opt)?),

@@ -4,7 +4,7 @@
 //! extensions are prober-k8s's.
 
 use prober::{
-    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, UnixSocket, unescape,
+    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep, UnixSocket, unescape,
 };
 
 use crate::args::{Failure, Parser};
@@ -29,6 +29,11 @@ pub struct CheckFlags {
     netns: Option<String>,
     /// curl's `-4` / `-6`, or `--prefer-ipv4` / `--prefer-ipv6`: the last one given.
     ip_family: Option<(&'static str, IpFamily)>,
+    /// `--send`, `--expect` and `--send-template` in command-line order (steps, see
+    /// [`CheckFlags::steps`]).
+    exchange: Vec<(&'static str, String)>,
+    /// How many of `exchange` came before each `--starttls`.
+    starttls_at: Vec<usize>,
 }
 
 impl CheckFlags {
@@ -62,11 +67,21 @@ impl CheckFlags {
             self.rpc_headers.push(p.text(opt)?);
             return Ok(true);
         }
+        if let Some(name) =
+            ["--send", "--expect", "--send-template"].into_iter().find(|n| *n == opt)
+        {
+            let v = p.text(opt)?;
+            self.exchange.push((name, v.clone()));
+            match name {
+                "--send" => self.send = Some(v),
+                "--expect" => self.expect = Some(v),
+                _ => {}
+            }
+            return Ok(true);
+        }
         let slot = match opt {
             "--expect-status" => &mut self.expect_status,
             "--expect-body" => &mut self.expect_body,
-            "--send" => &mut self.send,
-            "--expect" => &mut self.expect,
             "-X" | "--request" => &mut self.method,
             "-d" | "--data" => &mut self.data,
             "--unix-socket" => &mut self.unix_socket,
@@ -78,6 +93,62 @@ impl CheckFlags {
         };
         *slot = Some(p.text(opt)?);
         Ok(true)
+    }
+
+    /// Records where `--starttls` came among `--send`/`--expect` (for steps).
+    pub fn note_starttls(&mut self) {
+        self.starttls_at.push(self.exchange.len());
+    }
+
+    /// Whether `--send`/`--expect` make steps: either given twice, or a `--send-template`.
+    /// Otherwise one `--send` and one `--expect` keep their single-exchange meaning (the data
+    /// sent first, then the whole reply matched), whatever their order.
+    fn is_steps(&self) -> bool {
+        let count = |name: &str| self.exchange.iter().filter(|(n, _)| *n == name).count();
+        count("--send") > 1 || count("--expect") > 1 || count("--send-template") > 0
+    }
+
+    /// The steps, in command-line order: `--expect RE` reads lines until one matches,
+    /// `--send DATA` writes DATA, `--send-template T` right after an `--expect` writes T with
+    /// that match's groups (`${1}`), `--starttls` shakes hands with TLS where it stands.
+    fn steps(&self, args: &Parser) -> Result<Vec<TcpStep>, Failure> {
+        let mut steps: Vec<TcpStep> = Vec::new();
+        for (i, (name, v)) in self.exchange.iter().enumerate() {
+            for _ in self.starttls_at.iter().filter(|at| **at == i) {
+                steps.push(TcpStep::starttls());
+            }
+            match *name {
+                "--expect" => {
+                    let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect: {e}")))?;
+                    steps.push(TcpStep::expect(p));
+                }
+                "--send" => {
+                    let data = unescape(v).map_err(|e| args.usage(format!("--send: {e}")))?;
+                    steps.push(TcpStep::send(data));
+                }
+                _ => {
+                    let data =
+                        unescape(v).map_err(|e| args.usage(format!("--send-template: {e}")))?;
+                    match steps.last_mut() {
+                        Some(last)
+                            if last.expect.is_some() && last.send.is_empty() && !last.starttls =>
+                        {
+                            last.send = data;
+                            last.expand = true;
+                        }
+                        _ => {
+                            return Err(args.usage(
+                                "--send-template must follow an --expect (its groups fill the template)",
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        for _ in self.starttls_at.iter().filter(|at| **at == self.exchange.len()) {
+            steps.push(TcpStep::starttls());
+        }
+        Ok(steps)
     }
 
     /// The socket of curl's `--unix-socket PATH` or `--abstract-unix-socket NAME` (one of
@@ -118,14 +189,24 @@ impl CheckFlags {
         is_http: bool,
         is_tcp: bool,
     ) -> Result<(), Failure> {
-        if let Some(v) = &self.send {
+        if self.is_steps() {
+            if !is_tcp {
+                return Err(
+                    args.usage("--send, --expect and --send-template apply to tcp:// targets only")
+                );
+            }
+            let steps = self.steps(args)?;
+            // --starttls set the single exchange's flag (and TLS options); the step replaces it.
+            spec.set_starttls(false).map_err(|e| args.usage(e))?;
+            spec.set_tcp_steps(steps).map_err(|e| args.usage(e))?;
+        } else if let Some(v) = &self.send {
             if !is_tcp {
                 return Err(args.usage("--send applies to tcp:// targets only"));
             }
             let data = unescape(v).map_err(|e| args.usage(format!("--send: {e}")))?;
             spec.set_send(data).map_err(|e| args.usage(format!("--send: {e}")))?;
         }
-        if let Some(v) = &self.expect {
+        if let Some(v) = self.expect.as_ref().filter(|_| !self.is_steps()) {
             if !is_tcp {
                 return Err(args.usage(
                     "--expect applies to tcp:// targets only (--expect-status and --expect-body for HTTP)",

@@ -131,6 +131,11 @@ Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)
   --expect REGEX         read the reply (up to 10240 bytes) until REGEX matches; failure
                          (reason body) when the peer closes first; alone, waits for a banner
+  Steps: --send or --expect given more than once, or --send-template, make an exchange in
+  command-line order (blackbox_exporter's query_response): each --expect reads lines until
+  one matches, each --send writes, --starttls shakes hands with TLS where it stands
+  --send-template T      after an --expect: write T with that line's groups ($1, ${1},
+                         ${name}; $$ is $); --send writes a $ as it is
 
 Exit status: 0 success or warning, 1 failure, 2 unknown (could not run the probe),
 64 usage error.
@@ -163,7 +168,8 @@ httpGet.http1Only: true (no h2 by ALPN; httpGet.protocol: HTTP2 is h2c, as the k
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
-tcpSocket.expect (as --send and --expect); a target's onChange: {command: [ARGV...]},
+tcpSocket.expect (as --send and --expect), or tcpSocket.steps: [{expect, send,
+sendTemplate, starttls}, ...] in order; a target's onChange: {command: [ARGV...]},
 its own hook instead of --on-change's.
 With --manifest, FILE is a Kubernetes manifest (multi-document YAML, or a List as
 'kubectl get -o yaml' writes it): the probes of every container of its Pods, Deployments,

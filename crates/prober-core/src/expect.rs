@@ -143,6 +143,18 @@ impl Pattern {
     pub fn is_match(&self, bytes: &[u8]) -> bool {
         self.regex.is_match(bytes)
     }
+
+    /// When the expression matches in `bytes`, `template` with its references to the first
+    /// match's groups replaced (`$1`, `${1}`, `${name}`; `$$` is one `$`; a reference to a group
+    /// that does not exist or did not take part is empty). The same rules as Go's
+    /// `Regexp.Expand`, which blackbox_exporter's `query_response` uses for `send`. `None`: no
+    /// match.
+    pub fn expand(&self, bytes: &[u8], template: &[u8]) -> Option<Vec<u8>> {
+        let caps = self.regex.captures(bytes)?;
+        let mut out = Vec::with_capacity(template.len());
+        caps.expand(template, &mut out);
+        Some(out)
+    }
 }
 
 impl PartialEq for Pattern {

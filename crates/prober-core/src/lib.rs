@@ -33,8 +33,9 @@ pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, ProbeKind, ProbeSpec, RedirectPolicy,
-    SpecError, TcpSpec, TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
+    HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, MAX_TCP_STEPS, ProbeKind, ProbeSpec,
+    RedirectPolicy, SpecError, TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion,
+    validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

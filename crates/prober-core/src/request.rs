@@ -99,6 +99,7 @@ impl ProbeSpec {
     pub fn set_starttls(&mut self, on: bool) -> Result<(), SpecError> {
         match &mut self.kind {
             ProbeKind::Tcp(t) => {
+                crate::spec::refuse_single(t, on)?;
                 t.starttls = on;
                 if on && t.tls.is_none() {
                     t.tls = Some(crate::TlsOptions::default());

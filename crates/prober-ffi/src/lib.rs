@@ -32,6 +32,7 @@ mod ptr;
 mod request;
 mod spec;
 mod status;
+mod tcp_steps;
 mod tls;
 
 use std::cell::RefCell;

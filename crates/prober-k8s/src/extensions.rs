@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use prober::{HttpVersion, Pattern, ProbeKind, ProbeSpec, Scheme, StatusSet, UnixSocket, unescape};
+use prober::{
+    HttpVersion, Pattern, ProbeKind, ProbeSpec, Scheme, StatusSet, TcpStep, UnixSocket, unescape,
+};
 
 /// `httpGet.expectStatus`, `httpGet.expectBody` and `httpGet.keepAlive` of a watch-file probe
 /// at path `p`.
@@ -150,6 +152,45 @@ pub(crate) fn apply_tcp_fields(
         spec.set_expect_reply(pat).map_err(|e| format!("{p}.tcpSocket.expect: {e}"))?;
     }
     Ok(())
+}
+
+/// `tcpSocket.steps` of a watch-file probe at path `p` (`tls`: `tcpSocket.tls` is set).
+pub(crate) fn apply_tcp_steps(
+    p: &str,
+    spec: &mut ProbeSpec,
+    fields: &[crate::model::TcpStepField],
+    tls: bool,
+) -> Result<(), String> {
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let mut steps = Vec::with_capacity(fields.len());
+    for (i, f) in fields.iter().enumerate() {
+        let at = format!("{p}.tcpSocket.steps[{i}]");
+        let expect = match &f.expect {
+            Some(v) => Some(Pattern::new(v).map_err(|e| format!("{at}.expect: {e}"))?),
+            None => None,
+        };
+        let (field, text, expand) = match (&f.send, &f.send_template) {
+            (Some(_), Some(_)) => return Err(format!("{at}: give send or sendTemplate, not both")),
+            (Some(v), None) => ("send", v.as_str(), false),
+            (None, Some(v)) => ("sendTemplate", v.as_str(), true),
+            (None, None) => ("send", "", false),
+        };
+        if expand && expect.is_none() {
+            return Err(format!(
+                "{at}.sendTemplate: needs expect on the same step (its groups fill the template)"
+            ));
+        }
+        if f.starttls && tls {
+            return Err(format!(
+                "{at}.starttls: does not go with tcpSocket.tls (TLS from the first byte)"
+            ));
+        }
+        let send = unescape(text).map_err(|e| format!("{at}.{field}: {e}"))?;
+        steps.push(TcpStep { expect, send, expand, starttls: f.starttls });
+    }
+    spec.set_tcp_steps(steps).map_err(|e| format!("{p}.tcpSocket.steps: {e}"))
 }
 
 /// An optional per-state period, `{name}Seconds` or `{name}Milliseconds`. Unlike the

@@ -173,6 +173,21 @@ pub(crate) struct TcpSocketAction {
     pub tls: bool,
     /// libprober extension: TLS after the send/expect exchange (STARTTLS).
     pub starttls: bool,
+    /// libprober extension: a multi-step exchange in order (instead of send/expect/starttls).
+    pub steps: Vec<TcpStepField>,
+}
+
+/// One of `tcpSocket.steps` (see `prober::TcpStep`): read lines until `expect` matches, then
+/// write `send` (escapes as `tcpSocket.send`) or `sendTemplate` (the same, with `${1}` filled
+/// from the match), then STARTTLS.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(crate) struct TcpStepField {
+    pub expect: Option<String>,
+    pub send: Option<String>,
+    pub send_template: Option<String>,
+    #[serde(default)]
+    pub starttls: bool,
 }
 
 /// `tcpSocket` as written: `port` is required unless `unixSocket` is given, and its absence
@@ -190,6 +205,8 @@ pub(crate) struct TcpSocketFields {
     tls: bool,
     #[serde(default)]
     starttls: bool,
+    #[serde(default)]
+    steps: Vec<TcpStepField>,
 }
 
 impl<'de> Deserialize<'de> for TcpSocketAction {
@@ -213,6 +230,7 @@ impl<'de> Deserialize<'de> for TcpSocketAction {
                     unix_socket: f.unix_socket,
                     tls: f.tls,
                     starttls: f.starttls,
+                    steps: f.steps,
                 })
             }
         }

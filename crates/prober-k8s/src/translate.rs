@@ -242,6 +242,7 @@ fn tcp_socket_spec(src: &Source<'_>, p: &str, t: &TcpSocketAction) -> Result<Pro
         (None, None) => unreachable!("refused when the file was read"),
     };
     crate::extensions::apply_tcp_fields(p, &mut spec, t.send.as_deref(), t.expect.as_deref())?;
+    crate::extensions::apply_tcp_steps(p, &mut spec, &t.steps, t.tls)?;
     if t.tls {
         spec.set_tls(TlsOptions::default()).map_err(|e| format!("{p}.tcpSocket.tls: {e}"))?;
     }

@@ -3,19 +3,26 @@
 //! until the reply matches the expected regular expression, the peer closes, or
 //! [`MAX_REPLY`] bytes arrived without a match.
 //!
+//! With [`TcpStep`]s ([`Exchange::with_steps`]) the exchange runs them in order instead, reading
+//! line by line (see `steps.rs`); a STARTTLS step returns [`ExchangeStep::StartTls`] for the
+//! probe to shake hands, after which [`Exchange::resume_after_tls`] lets the next steps run on
+//! the TLS connection.
+//!
 //! The exchange is written over any non-blocking `Read + Write`, so the rules are tested here
 //! without sockets; [`crate::TcpProbe`] drives it on its connection (edge-triggered readiness:
 //! every call reads and writes until the socket would block).
 
 use std::io::{self, Read, Write};
 
-use prober_core::{DEFAULT_OUTPUT_LIMIT, Pattern};
+use prober_core::{DEFAULT_OUTPUT_LIMIT, Pattern, TcpStep};
 use prober_io::retry_interrupted;
+
+use crate::steps::Steps;
 
 /// The most reply bytes read and kept (the kubelet's `maxReadLength`, as for HTTP bodies).
 pub const MAX_REPLY: usize = DEFAULT_OUTPUT_LIMIT;
 /// How much of the reply a failure message quotes (the whole reply is in the outcome's output).
-const QUOTED: usize = 200;
+pub(crate) const QUOTED: usize = 200;
 
 /// Where an exchange stands after a step.
 #[derive(Debug)]
@@ -27,6 +34,9 @@ pub enum ExchangeStep {
     /// The peer closed, or [`MAX_REPLY`] bytes arrived, without a match: the message says
     /// what arrived.
     NoMatch(String),
+    /// A STARTTLS step has sent its data: shake hands on the connection, then call
+    /// [`Exchange::resume_after_tls`] and go on stepping over TLS (steps only).
+    StartTls,
     /// A socket error while writing (`"write"`) or reading (`"read"`).
     Failed(&'static str, io::Error),
 }
@@ -37,6 +47,7 @@ impl PartialEq for ExchangeStep {
         match (self, other) {
             (ExchangeStep::Pending, ExchangeStep::Pending) => true,
             (ExchangeStep::Matched, ExchangeStep::Matched) => true,
+            (ExchangeStep::StartTls, ExchangeStep::StartTls) => true,
             (ExchangeStep::NoMatch(a), ExchangeStep::NoMatch(b)) => a == b,
             (ExchangeStep::Failed(a, e), ExchangeStep::Failed(b, f)) => {
                 a == b && e.kind() == f.kind()
@@ -55,13 +66,51 @@ pub struct Exchange {
     sent: usize,
     expect: Option<Pattern>,
     reply: Vec<u8>,
+    /// A multi-step exchange instead of `send`/`expect` (boxed: the single one stays small).
+    steps: Option<Box<Steps>>,
 }
 
 impl Exchange {
     /// An exchange that sends `send` (may be empty) and, with `expect`, reads a reply that must
     /// match it.
     pub fn new(send: Vec<u8>, expect: Option<Pattern>) -> Exchange {
-        Exchange { send, sent: 0, expect, reply: Vec::new() }
+        Exchange { send, sent: 0, expect, reply: Vec::new(), steps: None }
+    }
+
+    /// An exchange that runs `steps` in order (see [`TcpStep`]); the reply is kept as a whole,
+    /// as for the single exchange.
+    pub fn with_steps(steps: Vec<TcpStep>) -> Exchange {
+        let steps = Some(Box::new(Steps::new(steps)));
+        Exchange { send: Vec::new(), sent: 0, expect: None, reply: Vec::new(), steps }
+    }
+
+    /// True when everything is done once the connection is upgraded: a single exchange (its
+    /// STARTTLS comes last), or steps with none left after the STARTTLS step.
+    pub fn done_after_tls(&self) -> bool {
+        self.steps.as_ref().is_none_or(|s| s.finished_after_tls())
+    }
+
+    /// After the STARTTLS handshake, the steps after the STARTTLS step run on the TLS
+    /// connection (plain bytes buffered past the server's go-ahead are dropped).
+    pub fn resume_after_tls(&mut self) {
+        if let Some(s) = self.steps.as_mut() {
+            s.resume_after_tls(&self.reply);
+        }
+    }
+
+    /// `step N of M: ` while steps run (for messages about socket errors), else empty.
+    pub fn step_label(&self) -> String {
+        self.steps.as_ref().map_or_else(String::new, |s| s.label())
+    }
+
+    /// The message when the deadline passes during the exchange; `within`: the timeout as the
+    /// probe writes it.
+    pub fn describe_timeout(&self, within: &str) -> String {
+        match (&self.steps, &self.expect) {
+            (Some(s), _) => s.describe_timeout(&self.reply, within),
+            (None, Some(re)) => self.describe(re, &format!("no match within {within}")),
+            (None, None) => format!("timeout after {within}: the data could not be sent"),
+        }
     }
 
     /// The reply bytes read so far (at most [`MAX_REPLY`]).
@@ -82,6 +131,9 @@ impl Exchange {
     /// Writes what is left to send, then reads what has arrived, until the socket would block
     /// or the exchange is decided.
     pub fn step(&mut self, io: &mut (impl Read + Write)) -> ExchangeStep {
+        if let Some(steps) = self.steps.as_mut() {
+            return steps.step(io, &mut self.reply);
+        }
         while self.sent < self.send.len() {
             match retry_interrupted(|| io.write(&self.send[self.sent..])) {
                 Ok(0) => return ExchangeStep::Failed("write", io::ErrorKind::WriteZero.into()),
@@ -235,6 +287,119 @@ mod tests {
         let mut p = peer(vec![Err(io::ErrorKind::ConnectionReset.into())], 0);
         assert!(
             matches!(x.step(&mut p), ExchangeStep::Failed("read", e) if e.kind() == io::ErrorKind::ConnectionReset)
+        );
+    }
+
+    fn steps(list: Vec<TcpStep>) -> Exchange {
+        Exchange::with_steps(list)
+    }
+
+    fn pat(s: &str) -> Pattern {
+        Pattern::new(s).unwrap()
+    }
+
+    #[test]
+    fn steps_match_line_by_line_and_starttls_hands_over() {
+        // blackbox_exporter's smtp_starttls, up to the upgrade and after it.
+        let mut x = steps(vec![
+            TcpStep::expect(pat("^220 ([^ ]+) ESMTP (.+)$")),
+            TcpStep::send(b"EHLO prober\r\n".to_vec()),
+            TcpStep::expect(pat("^250-STARTTLS")),
+            TcpStep::send(b"STARTTLS\r\n".to_vec()),
+            TcpStep::expect(pat("^220")),
+            TcpStep::starttls(),
+            TcpStep::send(b"EHLO prober\r\n".to_vec()),
+            TcpStep::expect(pat("^250-AUTH")),
+        ]);
+        let mut p = peer(vec![Ok(b"220 mx.example ESMTP Postfix\r".to_vec())], 100);
+        // `$` is the end of the line: the line is not whole until its `\n`.
+        assert_eq!(x.step(&mut p), ExchangeStep::Pending);
+        assert!(p.written.is_empty());
+        p.reads.push_back(Ok(b"\n250-mx.example\r\n250-STAR".to_vec()));
+        assert_eq!(x.step(&mut p), ExchangeStep::Pending);
+        assert_eq!(p.written, b"EHLO prober\r\n");
+        // Two lines in one read: the second is left for the next expect.
+        p.reads.push_back(Ok(b"TTLS\r\n250 SIZE\r\n".to_vec()));
+        assert_eq!(x.step(&mut p), ExchangeStep::Pending);
+        assert_eq!(p.written, b"EHLO prober\r\nSTARTTLS\r\n");
+        p.reads.push_back(Ok(b"220 go ahead\r\nplain bytes past the go-ahead\r\n".to_vec()));
+        assert_eq!(x.step(&mut p), ExchangeStep::StartTls);
+        assert_eq!(x.step(&mut p), ExchangeStep::StartTls, "until the upgrade is done");
+        assert!(!x.done_after_tls());
+        x.resume_after_tls();
+        // Over "TLS": the plain bytes left over are not read as an answer.
+        let mut t = peer(vec![Ok(b"250-mx.example\r\n250-AUTH PLAIN\r\n".to_vec())], 100);
+        assert_eq!(x.step(&mut t), ExchangeStep::Matched);
+        assert_eq!(t.written, b"EHLO prober\r\n");
+        assert!(x.reply().ends_with(b"250-AUTH PLAIN\r\n"));
+        assert!(x.reply().starts_with(b"220 mx.example ESMTP Postfix\r\n"));
+    }
+
+    #[test]
+    fn send_templates_expand_only_when_asked() {
+        // blackbox_exporter's irc_banner: `${1}` from the PING line.
+        let mut x = steps(vec![
+            TcpStep::send(b"NICK prober\n".to_vec()),
+            TcpStep::expect_then_send(pat("PING :([^ ]+)"), b"PONG ${1} $1x $$ $9\n".to_vec()),
+            TcpStep {
+                expect: Some(pat("^:[^ ]+ 001")),
+                send: b"cost $5\n".to_vec(),
+                ..Default::default()
+            },
+        ]);
+        let mut p =
+            peer(vec![Ok(b"NOTICE hi\r\nPING :abc123\r\n:srv 001 prober\r\n".to_vec())], 1000);
+        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
+        assert_eq!(
+            String::from_utf8_lossy(&p.written),
+            "NICK prober\nPONG abc123  $ \ncost $5\n",
+            "$1x names group \"1x\" (empty), as in Go; a plain send keeps its $"
+        );
+    }
+
+    #[test]
+    fn steps_fail_naming_the_step() {
+        // The last line needs no `\n` when the peer closes after it.
+        let mut x = steps(vec![TcpStep::expect(pat("^SSH-2.0-"))]);
+        let mut p = peer(vec![Ok(b"SSH-2.0-OpenSSH".to_vec()), Ok(Vec::new())], 0);
+        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
+
+        let mut x = steps(vec![
+            TcpStep::expect(pat("^220")),
+            TcpStep::send(b"EHLO x\r\n".to_vec()),
+            TcpStep::expect(pat("^250-STARTTLS")),
+        ]);
+        let mut p = peer(vec![Ok(b"220 hi\r\n250-x\r\n250 SIZE".to_vec()), Ok(Vec::new())], 100);
+        assert_eq!(
+            x.step(&mut p),
+            ExchangeStep::NoMatch(
+                "step 3 of 3: no line matched \"^250-STARTTLS\": the peer closed the connection, \
+                 15 bytes received in this step: \"250-x\\r\\n250 SIZE\""
+                    .into()
+            )
+        );
+        assert_eq!(x.describe_timeout("1s").split(':').next(), Some("step 3 of 3"));
+
+        let mut x = steps(vec![TcpStep::expect(pat("never"))]);
+        let mut p = peer(vec![Ok(b"line\n".repeat(MAX_REPLY))], 0);
+        match x.step(&mut p) {
+            ExchangeStep::NoMatch(m) => {
+                assert!(
+                    m.starts_with("step 1 of 1: no line matched \"never\": 10240 bytes read"),
+                    "{m}"
+                );
+                assert!(m.ends_with("\"..."), "{m}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(x.reply().len(), MAX_REPLY);
+
+        let mut x = steps(vec![TcpStep::expect(pat("^1")), TcpStep::expect(pat("^2"))]);
+        let mut p = peer(vec![Ok(b"1\n".to_vec())], 0);
+        assert_eq!(x.step(&mut p), ExchangeStep::Pending);
+        assert_eq!(
+            x.describe_timeout("5s"),
+            "step 2 of 2: no line matched \"^2\": no match within 5s, 0 bytes received in this step: \"\""
         );
     }
 }

@@ -12,6 +12,7 @@ mod conn;
 mod connect;
 pub mod exchange;
 mod socket;
+mod steps;
 mod stream;
 mod sys;
 
@@ -57,10 +58,15 @@ struct ExchangeRun {
 impl TcpProbe {
     /// The machine for one run of `spec`, with `timeout` as the run's one deadline.
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TcpProbe {
-        let exchange = (!spec.send.is_empty() || spec.expect.is_some()).then(|| {
-            let exchange = Exchange::new(spec.send.clone(), spec.expect.clone());
-            Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
-        });
+        let exchange = (!spec.send.is_empty() || spec.expect.is_some() || !spec.steps.is_empty())
+            .then(|| {
+                let exchange = if spec.steps.is_empty() {
+                    Exchange::new(spec.send.clone(), spec.expect.clone())
+                } else {
+                    Exchange::with_steps(spec.steps.clone())
+                };
+                Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
+            });
         let connector = match &spec.unix_socket {
             Some(socket) => Connector::unix(socket, spec.close),
             None => Connector::new(&spec.host, spec.port, spec.close)
@@ -89,9 +95,20 @@ impl TcpProbe {
                 (
                     ProbeResult::Failure,
                     Reason::from_io(&e),
-                    format!("{op} {} {peer}: {}", peer.network(), os_error_text(&e)),
+                    format!(
+                        "{}{op} {} {peer}: {}",
+                        run.exchange.step_label(),
+                        peer.network(),
+                        os_error_text(&e)
+                    ),
                 )
             }
+            // STARTTLS steps make the engine pick the TLS probe; this one cannot shake hands.
+            ExchangeStep::StartTls => (
+                ProbeResult::Unknown,
+                Reason::Unsupported,
+                "STARTTLS needs the TCP probe with TLS (prober-transport)".to_string(),
+            ),
         };
         let o = Outcome::new(result, reason, message);
         self.end_exchange(cx, o)
@@ -187,10 +204,7 @@ impl Machine for TcpProbe {
         }
         if self.exchanging() {
             let message = match self.exchange.as_ref().map(|run| &run.exchange) {
-                Some(x) => match x.expect() {
-                    Some(re) => x.describe(re, &format!("no match within {:?}", self.timeout)),
-                    None => format!("timeout after {:?}: the data could not be sent", self.timeout),
-                },
+                Some(x) => x.describe_timeout(&format!("{:?}", self.timeout)),
                 None => String::new(),
             };
             return self.end_exchange(cx, Outcome::failure(Reason::Timeout, message));

@@ -22,6 +22,7 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         unix_socket: None,
         tls: None,
         starttls: false,
+        steps: Vec::new(),
         address_filter: None,
         netns: None,
         ip_family: prober_core::IpFamily::Any,

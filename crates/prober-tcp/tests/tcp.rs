@@ -21,6 +21,7 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
         unix_socket: None,
         tls: None,
         starttls: false,
+        steps: Vec::new(),
         address_filter: None,
         netns: None,
         ip_family: prober_core::IpFamily::Any,

@@ -105,6 +105,7 @@ pub mod keep_alive;
 pub mod netns;
 mod request;
 mod routes;
+pub mod script;
 pub mod starttls;
 pub mod tls;
 pub mod unshare;

@@ -3,7 +3,8 @@
 //! inside it), and STARTTLS (blackbox_exporter's `starttls`: the exchange in plain text, then
 //! TLS on the same connection). The TLS options, files and handshake are [`Dial`]'s, as for
 //! HTTPS and gRPC; Success needs the handshake, with the verification the options ask for,
-//! and the exchange (if any).
+//! and the exchange (if any). With [`TcpStep`](prober_core::TcpStep)s, a STARTTLS step
+//! upgrades the connection between steps and the following steps run through TLS.
 
 use std::io;
 use std::net::SocketAddr;
@@ -47,7 +48,11 @@ impl TlsTcpProbe {
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TlsTcpProbe {
         TlsTcpProbe {
             tls: spec.tls.clone().unwrap_or_default(),
-            exchange: Exchange::new(spec.send.clone(), spec.expect.clone()),
+            exchange: if spec.steps.is_empty() {
+                Exchange::new(spec.send.clone(), spec.expect.clone())
+            } else {
+                Exchange::with_steps(spec.steps.clone())
+            },
             spec: spec.clone(),
             timeout,
             dial: Dial::new(),
@@ -59,7 +64,7 @@ impl TlsTcpProbe {
     }
 
     fn has_exchange(&self) -> bool {
-        !self.spec.send.is_empty() || self.spec.expect.is_some()
+        !self.spec.send.is_empty() || self.spec.expect.is_some() || !self.spec.steps.is_empty()
     }
 
     fn on_dial(&mut self, cx: &mut Ctx<'_>, step: DialStep) -> Step {
@@ -67,6 +72,12 @@ impl TlsTcpProbe {
             DialStep::Pending => Step::Pending,
             DialStep::Connected(conn) => {
                 let upgraded = matches!(self.state, State::Upgrading);
+                // Steps after a STARTTLS step run through the new TLS connection.
+                if upgraded && !self.exchange.done_after_tls() {
+                    self.exchange.resume_after_tls();
+                    self.state = State::Exchanging(conn);
+                    return self.exchange_step(cx);
+                }
                 // STARTTLS: the exchange ran before the upgrade; TLS from the start: it runs now.
                 if upgraded || !self.has_exchange() {
                     if self.spec.starttls && !upgraded {
@@ -122,6 +133,7 @@ impl TlsTcpProbe {
                 Step::Pending
             }
             ExchangeStep::Matched if self.spec.starttls => self.upgrade(cx, conn),
+            ExchangeStep::StartTls => self.upgrade(cx, conn),
             ExchangeStep::Matched => {
                 conn.close(cx);
                 self.finish(Outcome::success())
@@ -132,10 +144,18 @@ impl TlsTcpProbe {
             }
             ExchangeStep::Failed(op, e) => {
                 let o = match e.get_ref().and_then(|inner| inner.downcast_ref::<TlsText>()) {
-                    Some(TlsText(text)) => Outcome::failure(Reason::Tls, text.clone()),
+                    Some(TlsText(text)) => Outcome::failure(
+                        Reason::Tls,
+                        format!("{}{text}", self.exchange.step_label()),
+                    ),
                     None => {
                         let peer = conn.peer();
-                        let text = format!("{op} {} {peer}: {}", peer.network(), os_error_text(&e));
+                        let text = format!(
+                            "{}{op} {} {peer}: {}",
+                            self.exchange.step_label(),
+                            peer.network(),
+                            os_error_text(&e)
+                        );
                         Outcome::new(ProbeResult::Failure, Reason::from_io(&e), text)
                     }
                 };
@@ -168,7 +188,7 @@ impl TlsTcpProbe {
         if !matches!(self.state, State::Dialing | State::Upgrading) {
             return Step::Pending;
         }
-        let with_tls = matches!(self.state, State::Upgrading) || !self.spec.starttls;
+        let with_tls = matches!(self.state, State::Upgrading) || !self.spec.has_starttls();
         let step = self.dial.on(cx, event, &endpoint(&self.spec, &self.tls, with_tls));
         self.on_dial(cx, step)
     }
@@ -180,7 +200,7 @@ impl Machine for TlsTcpProbe {
         self.deadline = Some(cx.now + self.timeout);
         self.state = State::Dialing;
         let now = cx.now;
-        let ep = endpoint(&self.spec, &self.tls, !self.spec.starttls);
+        let ep = endpoint(&self.spec, &self.tls, !self.spec.has_starttls());
         let step = self.dial.start(cx, now, &ep);
         self.on_dial(cx, step)
     }
@@ -210,14 +230,12 @@ impl Machine for TlsTcpProbe {
         let message = match std::mem::replace(&mut self.state, State::Done) {
             State::Exchanging(conn) => {
                 conn.close(cx);
-                match self.exchange.expect() {
-                    Some(re) => self.exchange.describe(re, &format!("no match within {t}")),
-                    None => format!("timeout after {t}: the data could not be sent"),
-                }
+                self.exchange.describe_timeout(&t)
             }
             State::Upgrading => {
                 self.dial.cancel(cx);
-                format!("timeout after {t}: the STARTTLS handshake did not complete")
+                let step = self.exchange.step_label();
+                format!("{step}timeout after {t}: the STARTTLS handshake did not complete")
             }
             _ => {
                 self.dial.cancel(cx);

@@ -92,6 +92,8 @@ pub use prober_core::{
 };
 /// Containers: a probe's network namespace ([`ProbeSpec::set_netns`]).
 pub use prober_core::{MAX_NETNS_PATH, NetNs};
+/// Beyond the kubelet: multi-step TCP exchanges ([`ProbeSpec::add_tcp_step`]).
+pub use prober_core::{MAX_TCP_STEPS, TcpStep};
 pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,

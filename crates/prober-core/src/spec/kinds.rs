@@ -11,6 +11,7 @@ use crate::netns::NetNs;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
+use super::tcp_steps::TcpStep;
 use super::tls::TlsOptions;
 
 /// How a TCP connection made by a probe is closed.
@@ -86,6 +87,9 @@ pub struct TcpSpec {
     /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
     /// [`TcpSpec::tls`] shakes hands on the same connection.
     pub starttls: bool,
+    /// The steps of a multi-step exchange, in order (see [`TcpStep`]); empty: the single
+    /// `send`/`expect`/`starttls` above, which a spec with steps leaves unset.
+    pub steps: Vec<TcpStep>,
     /// Connect only where this allow-list admits (beyond the kubelet; see
     /// [`AddressFilter`]): checked against each address before it is connected to.
     /// `None`: anywhere.

@@ -15,6 +15,7 @@ mod error;
 mod host_run;
 mod kinds;
 mod namespaces;
+mod tcp_steps;
 #[cfg(test)]
 mod tests;
 mod tls;
@@ -23,6 +24,8 @@ mod validate;
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
+pub(crate) use tcp_steps::refuse_single;
+pub use tcp_steps::{MAX_TCP_STEPS, TcpStep};
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
 pub use validate::{validate_header, validate_host};
@@ -116,6 +119,7 @@ impl ProbeSpec {
             unix_socket: None,
             tls: None,
             starttls: false,
+            steps: Vec::new(),
             address_filter: None,
             netns: None,
             ip_family: IpFamily::Any,
@@ -465,6 +469,7 @@ impl ProbeSpec {
         }
         match &mut self.kind {
             ProbeKind::Tcp(t) => {
+                tcp_steps::refuse_single(t, !data.is_empty())?;
                 t.send = data;
                 Ok(())
             }
@@ -482,6 +487,7 @@ impl ProbeSpec {
     pub fn set_expect_reply(&mut self, pattern: Pattern) -> Result<(), SpecError> {
         match &mut self.kind {
             ProbeKind::Tcp(t) => {
+                tcp_steps::refuse_single(t, true)?;
                 t.expect = Some(pattern);
                 Ok(())
             }
@@ -503,6 +509,9 @@ impl ProbeSpec {
             return Err(SpecError::InvalidOutputLimit);
         }
         crate::netns::validate(&self.kind)?;
+        if let ProbeKind::Tcp(t) = &self.kind {
+            tcp_steps::validate(t)?;
+        }
         match &self.kind {
             ProbeKind::Tcp(t) if t.tls.as_ref().is_some_and(|o| o.validate().is_err()) => {
                 t.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;

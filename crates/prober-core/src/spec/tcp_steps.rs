@@ -1,0 +1,227 @@
+//! Multi-step TCP exchanges (blackbox_exporter's `query_response`, HAProxy's chain of
+//! `tcp-check expect`/`send`): an ordered list of steps, each one optionally awaiting a line of
+//! the reply, then optionally sending, then optionally upgrading the connection to TLS.
+
+use super::{ProbeKind, ProbeSpec, SpecError, TcpSpec};
+use crate::expect::{MAX_SEND_LEN, Pattern};
+
+/// The most steps a TCP probe has (an SMTP STARTTLS check needs nine).
+pub const MAX_TCP_STEPS: usize = 64;
+
+/// One step of a multi-step TCP exchange ([`ProbeSpec::add_tcp_step`]). In order: with
+/// `expect`, lines of the reply are read until one matches (a line ends at `\n`; the `\n` and
+/// a `\r` before it are not part of it; an unterminated last line before the peer closes
+/// counts), and the probe fails when the peer closes, [`MAX_REPLY`](crate::DEFAULT_OUTPUT_LIMIT)
+/// bytes in all have arrived or the timeout passes first; then `send` is written; then, with
+/// `starttls`, TLS shakes hands on the connection and the following steps go through it.
+///
+/// Lines left over after a matching line are where the next `expect` starts reading, as
+/// blackbox_exporter's one scanner over the connection.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TcpStep {
+    /// The expression a line must match before this step sends (`None`: nothing is read).
+    pub expect: Option<Pattern>,
+    /// The bytes written, as they are (no line end is added); empty: nothing is written.
+    pub send: Vec<u8>,
+    /// `send` is a template: `$1`, `${1}`, `${name}` are replaced with the groups of the line
+    /// `expect` matched and `$$` with one `$` (Go's `Regexp.Expand`, as blackbox_exporter's
+    /// `send`). Off by default, so that data holding a `$` is sent as written: a library user
+    /// who sends `PRICE $5` is not surprised by an empty group. Needs `expect`.
+    pub expand: bool,
+    /// Upgrade to TLS after this step (STARTTLS), with the spec's TLS options; at most one step.
+    pub starttls: bool,
+}
+
+impl TcpStep {
+    /// A step that reads lines until one matches `pattern`.
+    pub fn expect(pattern: Pattern) -> TcpStep {
+        TcpStep { expect: Some(pattern), ..TcpStep::default() }
+    }
+
+    /// A step that writes `data` as it is.
+    pub fn send(data: Vec<u8>) -> TcpStep {
+        TcpStep { send: data, ..TcpStep::default() }
+    }
+
+    /// A step that reads lines until one matches `pattern`, then writes `template` with the
+    /// match's groups in place of `$1`, `${1}`, `${name}` (see [`TcpStep::expand`]).
+    pub fn expect_then_send(pattern: Pattern, template: Vec<u8>) -> TcpStep {
+        TcpStep { expect: Some(pattern), send: template, expand: true, starttls: false }
+    }
+
+    /// A step that upgrades the connection to TLS (STARTTLS).
+    pub fn starttls() -> TcpStep {
+        TcpStep { starttls: true, ..TcpStep::default() }
+    }
+
+    /// `n` is the step's number from 1, for the message.
+    fn validate(&self, n: usize) -> Result<(), SpecError> {
+        if self.send.len() > MAX_SEND_LEN {
+            return Err(SpecError::InvalidExpectation(format!(
+                "TCP step {n}: data to send is {} bytes (at most {MAX_SEND_LEN})",
+                self.send.len()
+            )));
+        }
+        if self.expand && self.expect.is_none() {
+            return Err(SpecError::InvalidExpectation(format!(
+                "TCP step {n}: a send template needs an expect on the same step (its groups fill \
+                 the template)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl TcpSpec {
+    /// True when the connection starts in plain text and TLS comes later (STARTTLS, by the
+    /// single-exchange flag or a step).
+    pub fn has_starttls(&self) -> bool {
+        self.starttls || self.steps.iter().any(|s| s.starttls)
+    }
+}
+
+impl ProbeSpec {
+    /// Appends a step to a TCP probe's exchange (see [`TcpStep`]). Steps replace the single
+    /// send, expect and STARTTLS ([`ProbeSpec::set_send`], [`ProbeSpec::set_expect_reply`],
+    /// [`ProbeSpec::set_starttls`]), which keep their own meaning (the reply matched as a
+    /// whole, not line by line): a spec has one or the other. A STARTTLS step without TLS
+    /// options sets the default ones (no verification), as [`ProbeSpec::set_starttls`] does.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not TCP, one with a single
+    /// send/expect/STARTTLS, more than [`MAX_TCP_STEPS`] steps, a second STARTTLS step, more
+    /// than [`MAX_SEND_LEN`] bytes to send, or a template without an expect.
+    pub fn add_tcp_step(&mut self, step: TcpStep) -> Result<(), SpecError> {
+        let ProbeKind::Tcp(t) = &mut self.kind else {
+            return Err(SpecError::InvalidExpectation("TCP steps apply to TCP probes only".into()));
+        };
+        let mut steps = std::mem::take(&mut t.steps);
+        steps.push(step);
+        let checked = check_steps(t, &steps);
+        if checked.is_ok() && steps.last().is_some_and(|s| s.starttls) && t.tls.is_none() {
+            t.tls = Some(crate::TlsOptions::default());
+        }
+        if checked.is_err() {
+            steps.pop();
+        }
+        t.steps = steps;
+        checked
+    }
+
+    /// Replaces a TCP probe's steps (empty: none; see [`ProbeSpec::add_tcp_step`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::add_tcp_step`]; the spec is unchanged on error.
+    pub fn set_tcp_steps(&mut self, steps: Vec<TcpStep>) -> Result<(), SpecError> {
+        let ProbeKind::Tcp(t) = &mut self.kind else {
+            return Err(SpecError::InvalidExpectation("TCP steps apply to TCP probes only".into()));
+        };
+        check_steps(t, &steps)?;
+        if steps.iter().any(|s| s.starttls) && t.tls.is_none() {
+            t.tls = Some(crate::TlsOptions::default());
+        }
+        t.steps = steps;
+        Ok(())
+    }
+}
+
+/// Refuses to set a single send, expect or STARTTLS (`setting`) on a spec with steps.
+pub(crate) fn refuse_single(t: &TcpSpec, setting: bool) -> Result<(), SpecError> {
+    if setting && !t.steps.is_empty() {
+        return Err(SpecError::InvalidExpectation(
+            "TCP steps replace the single send, expect and STARTTLS: use one or the other".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks `steps` for `t` (whose own steps are ignored).
+fn check_steps(t: &TcpSpec, steps: &[TcpStep]) -> Result<(), SpecError> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    if !t.send.is_empty() || t.expect.is_some() || t.starttls {
+        // Two meanings of "expect" on one connection (the whole reply, or line by line) would
+        // leave the order of the two exchanges to guess.
+        return Err(SpecError::InvalidExpectation(
+            "TCP steps replace the single send, expect and STARTTLS: use one or the other".into(),
+        ));
+    }
+    if steps.len() > MAX_TCP_STEPS {
+        return Err(SpecError::InvalidExpectation(format!(
+            "{} TCP steps (at most {MAX_TCP_STEPS})",
+            steps.len()
+        )));
+    }
+    for (i, s) in steps.iter().enumerate() {
+        s.validate(i + 1)?;
+    }
+    if steps.iter().filter(|s| s.starttls).count() > 1 {
+        return Err(SpecError::InvalidExpectation(
+            "more than one STARTTLS step (the connection is upgraded once)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// [`ProbeSpec::validate`]'s check of a TCP probe's steps.
+pub(super) fn validate(t: &TcpSpec) -> Result<(), SpecError> {
+    check_steps(t, &t.steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pat(s: &str) -> Pattern {
+        Pattern::new(s).unwrap()
+    }
+
+    #[test]
+    fn steps_and_the_single_exchange_do_not_mix() {
+        let mut s = ProbeSpec::tcp("localhost", 25).unwrap();
+        s.set_send(b"HELO\r\n".to_vec()).unwrap();
+        let err = s.add_tcp_step(TcpStep::expect(pat("^220"))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "TCP steps replace the single send, expect and STARTTLS: use one or the other"
+        );
+        let mut s = ProbeSpec::tcp("localhost", 25).unwrap();
+        s.add_tcp_step(TcpStep::expect(pat("^220"))).unwrap();
+        assert_eq!(s.set_send(b"x".to_vec()).unwrap_err(), err);
+        assert_eq!(s.set_expect_reply(pat("x")).unwrap_err(), err);
+        assert_eq!(s.set_starttls(true).unwrap_err(), err);
+        s.set_send(Vec::new()).unwrap();
+        s.set_starttls(false).unwrap();
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn step_checks() {
+        let mut s = ProbeSpec::tcp("localhost", 25).unwrap();
+        s.add_tcp_step(TcpStep::starttls()).unwrap();
+        let ProbeKind::Tcp(t) = &s.kind else { unreachable!() };
+        assert!(t.tls.is_some() && t.has_starttls(), "STARTTLS brings the default TLS options");
+        let err = s.add_tcp_step(TcpStep::starttls()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "more than one STARTTLS step (the connection is upgraded once)"
+        );
+        let bad = TcpStep { send: b"$1".to_vec(), expand: true, ..TcpStep::default() };
+        let err = s.add_tcp_step(bad).unwrap_err();
+        assert!(
+            err.to_string().starts_with("TCP step 2: a send template needs an expect"),
+            "{err}"
+        );
+        let err = s.add_tcp_step(TcpStep::send(vec![b'a'; MAX_SEND_LEN + 1])).unwrap_err();
+        assert_eq!(err.to_string(), "TCP step 2: data to send is 10241 bytes (at most 10240)");
+        let ProbeKind::Tcp(t) = &s.kind else { unreachable!() };
+        assert_eq!(t.steps.len(), 1, "refused steps are not kept");
+        let many = vec![TcpStep::send(b"x".to_vec()); MAX_TCP_STEPS + 1];
+        assert_eq!(s.set_tcp_steps(many).unwrap_err().to_string(), "65 TCP steps (at most 64)");
+        let mut h = ProbeSpec::http("http://localhost/").unwrap();
+        assert!(h.add_tcp_step(TcpStep::starttls()).is_err());
+    }
+}

@@ -1,0 +1,168 @@
+//! Multi-step TCP exchanges (issue 28: blackbox_exporter's `query_response`), run by the
+//! engine's one-shot check against the testkit's scripted line server
+//! (`prober_testkit::script`), which records every line the probe sent.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use prober_core::{
+    Pattern, ProbeKind, ProbeResult, ProbeSpec, Reason, TcpStep, TlsOptions, TlsVerify,
+};
+use prober_engine::check;
+use prober_testkit::script::{Act, ScriptServer};
+use prober_testkit::tls::{TestCa, TlsServerOptions};
+
+fn pat(s: &str) -> Pattern {
+    Pattern::new(s).unwrap()
+}
+
+fn spec(port: u16, timeout: Duration, steps: Vec<TcpStep>) -> ProbeSpec {
+    let mut s = ProbeSpec::tcp("127.0.0.1", port.into()).unwrap().with_timeout(timeout).unwrap();
+    s.set_tcp_steps(steps).unwrap();
+    s
+}
+
+fn text(lines: &[Vec<u8>]) -> Vec<String> {
+    lines.iter().map(|l| String::from_utf8_lossy(l).into_owned()).collect()
+}
+
+/// blackbox_exporter's example `smtp_starttls`, with CRLF line ends as an SMTP server wants.
+fn smtp_steps() -> Vec<TcpStep> {
+    vec![
+        TcpStep::expect(pat("^220 ([^ ]+) ESMTP (.+)$")),
+        TcpStep::send(b"EHLO prober\r\n".to_vec()),
+        TcpStep::expect(pat("^250-STARTTLS")),
+        TcpStep::send(b"STARTTLS\r\n".to_vec()),
+        TcpStep::expect(pat("^220")),
+        TcpStep::starttls(),
+        TcpStep::send(b"EHLO prober\r\n".to_vec()),
+        TcpStep::expect(pat("^250-AUTH")),
+        TcpStep::send(b"QUIT\r\n".to_vec()),
+    ]
+}
+
+#[test]
+fn smtp_starttls_steps_run_through_tls() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prober-tcp-steps-{}", std::process::id()));
+    let ca = TestCa::new("TCP steps test CA");
+    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
+    let server = ScriptServer::start(
+        vec![
+            Act::say("220 mx.test ESMTP Testfix\r\n"),
+            Act::hear("EHLO prober"),
+            Act::say("250-mx.test\r\n250-STARTTLS\r\n250 SIZE 1000\r\n"),
+            Act::hear("STARTTLS"),
+            Act::say("220 2.0.0 go ahead\r\n"),
+            Act::StartTls,
+            Act::hear("EHLO prober"),
+            Act::say("250-mx.test\r\n250-AUTH PLAIN\r\n250 SIZE 1000\r\n"),
+            Act::hear("QUIT"),
+            Act::say("221 bye\r\n"),
+        ],
+        Some(TlsServerOptions::new(ca.issue(&["mx.test"]))),
+        false,
+    );
+    let mut s = spec(server.port(), Duration::from_secs(10), smtp_steps());
+    s.set_tls(TlsOptions {
+        verify: TlsVerify::CaFile(ca_file),
+        server_name: Some("mx.test".into()),
+        ..TlsOptions::default()
+    })
+    .unwrap();
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+    let heard = server.wait_heard(4, Duration::from_secs(10));
+    assert_eq!(
+        text(&heard),
+        ["EHLO prober\r\n", "STARTTLS\r\n", "EHLO prober\r\n", "QUIT\r\n"],
+        "the last two through TLS"
+    );
+    let shakes = server.handshakes();
+    assert_eq!(shakes.len(), 1, "{shakes:?}");
+    assert_eq!((shakes[0].sni.as_deref(), &shakes[0].error), (Some("mx.test"), &None));
+    let reply = String::from_utf8_lossy(&o.output);
+    assert!(reply.starts_with("220 mx.test ESMTP Testfix\r\n"), "{reply}");
+    assert!(
+        reply.ends_with("250-AUTH PLAIN\r\n250 SIZE 1000\r\n"),
+        "kept across the upgrade: {reply}"
+    );
+    assert!(o.timings.tls.is_some(), "{:?}", o.timings);
+
+    // The server refuses STARTTLS: the step awaiting its go-ahead fails, named, before TLS.
+    let server = ScriptServer::start(
+        vec![
+            Act::say("220 mx.test ESMTP Testfix\r\n"),
+            Act::hear("EHLO prober"),
+            Act::say("250-mx.test\r\n250 SIZE 1000\r\n"),
+        ],
+        Some(TlsServerOptions::new(ca.issue(&["mx.test"]))),
+        false,
+    );
+    let o = check(&spec(server.port(), Duration::from_secs(10), smtp_steps()));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Body), "{o:?}");
+    assert_eq!(
+        o.message,
+        "step 3 of 9: no line matched \"^250-STARTTLS\": the peer closed the connection, 28 \
+         bytes received in this step: \"250-mx.test\\r\\n250 SIZE 1000\\r\\n\""
+    );
+    assert!(server.handshakes().is_empty());
+}
+
+#[test]
+fn irc_banner_expands_the_ping_token() {
+    // blackbox_exporter's example `irc_banner`, with its `${1}`, over plain TCP.
+    let server = ScriptServer::start(
+        vec![
+            Act::hear("NICK prober"),
+            Act::hear("USER prober prober prober :prober"),
+            Act::say(":irc.test NOTICE * :hello\r\nPING :tok-4711\r\n"),
+            Act::hear("PONG tok-4711"),
+            Act::say(":irc.test 001 prober :Welcome\r\n"),
+        ],
+        None,
+        false,
+    );
+    let s = spec(
+        server.port(),
+        Duration::from_secs(10),
+        vec![
+            TcpStep::send(b"NICK prober\n".to_vec()),
+            TcpStep::send(b"USER prober prober prober :prober\n".to_vec()),
+            TcpStep::expect_then_send(pat("PING :([^ ]+)"), b"PONG ${1}\n".to_vec()),
+            TcpStep::expect(pat("^:[^ ]+ 001")),
+        ],
+    );
+    assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.tls.is_none()), "no TLS: the plain probe");
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+    assert_eq!(
+        text(&server.heard()),
+        ["NICK prober\n", "USER prober prober prober :prober\n", "PONG tok-4711\n"]
+    );
+    assert!(o.output.ends_with(b" 001 prober :Welcome\r\n"), "{o:?}");
+}
+
+#[test]
+fn the_timeout_covers_the_whole_exchange() {
+    // The greeting arrives, the answer to EHLO never does: the run ends at its one deadline,
+    // naming the step it was in.
+    let server = ScriptServer::start(
+        vec![
+            Act::say("220 mx.test ESMTP ready\r\n"),
+            Act::hear("EHLO prober"),
+            Act::hear("never sent"),
+        ],
+        None,
+        false,
+    );
+    let timeout = Duration::from_millis(300);
+    let o = check(&spec(server.port(), timeout, smtp_steps()[..3].to_vec()));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
+    assert_eq!(
+        o.message,
+        "step 3 of 3: no line matched \"^250-STARTTLS\": no match within 300ms, 0 bytes \
+         received in this step: \"\""
+    );
+    assert!(o.timings.total >= timeout, "{:?}", o.timings);
+}

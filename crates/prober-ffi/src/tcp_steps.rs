@@ -1,0 +1,61 @@
+//! Multi-step TCP exchanges (blackbox_exporter's `query_response`): one call appends one step.
+
+use std::ffi::c_char;
+
+use prober_core::{Pattern, ProbeKind, TcpStep};
+
+use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
+use crate::spec::{prober_spec, spec_status};
+use crate::status::*;
+use crate::{guard_status, set_error};
+
+/// Appends a step to a TCP probe's exchange. In order, the step: with `expect` (not NULL),
+/// reads lines of the reply until one matches that regular expression (a line ends at `\n`;
+/// it and a `\r` before it are not part of the line; an unterminated last line before the
+/// peer closes counts); then writes the `send_len` bytes at `send` as they are (no line end is
+/// added; 0: nothing, at most 10240); then, with `starttls`, shakes hands with TLS on the
+/// connection (the spec's TLS options, the default unverified ones when none are set), the
+/// following steps going through TLS. With `expand`, `send` is a template: `$1`, `${1}`,
+/// `${name}` are replaced with the groups of the line `expect` matched and `$$` with `$` (as
+/// blackbox_exporter's `send`); without it a `$` is sent as it is.
+///
+/// The steps share the probe's timeout and read at most 10240 bytes in all; the reply is the
+/// outcome's output. A step whose expect sees the peer close (or the limit) first is a
+/// Failure with `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
+/// "^250-STARTTLS": ...`).
+///
+/// # Errors
+/// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not TCP,
+/// `PROBER_E_INVALID` for a spec with the single send/expect/STARTTLS
+/// (`prober_spec_set_tcp_send`, `_tcp_expect`, `_tcp_starttls`: one or the other), an invalid
+/// or empty expression, `expand` without `expect`, a second STARTTLS step, more than 64
+/// steps or more than 10240 bytes to send. The spec is unchanged on error.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call; `expect`
+/// must be NULL or a NUL-terminated string; `send` must be NULL (only with `send_len` 0) or
+/// point to `send_len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_add_tcp_step(
+    spec: *mut prober_spec,
+    expect: *const c_char,
+    send: *const u8,
+    send_len: usize,
+    expand: bool,
+    starttls: bool,
+) -> prober_status {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+            return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
+        }
+        let expect = if expect.is_null() {
+            None
+        } else {
+            let text = try_str_from_ptr(expect, "expect")?;
+            Some(Pattern::new(text).map_err(|e| spec_status(&e))?)
+        };
+        let send = try_slice_from_ptr(send, send_len, "send")?.to_vec();
+        s.spec.add_tcp_step(TcpStep { expect, send, expand, starttls }).map_err(|e| spec_status(&e))
+    })
+}

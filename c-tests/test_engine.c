@@ -31,6 +31,11 @@ static void run_until_events(prober_engine *e, uint32_t kind, size_t n) {
         CHECK(events[i].timings.total_us == -1 && events[i].timings.connect_us == -1);
       }
       CHECK(!events[i].has_cert_not_after);
+      /* The facts: no TLS and no gRPC here; HTTP/1.1 whenever a response came. */
+      CHECK(events[i].tls_version == 0);
+      CHECK(events[i].http_version == (events[i].http_status != 0 ? 11u : 0u));
+      CHECK(events[i].grpc_status == -1 && events[i].grpc_serving_status == -1);
+      CHECK(events[i].reserved[0] == 0 && events[i].reserved[1] == 0);
       seen[n_seen++] = (seen_event){events[i].kind, events[i].role, events[i].result, events[i].reason,
                                     events[i].target, events[i].tag, events[i].has_outcome};
       if (kind == 0 || events[i].kind == kind) got++;

@@ -724,9 +724,31 @@ typedef struct {
    */
   int64_t cert_not_after;
   /**
+   * The run's last completed TLS handshake's version: 12 (TLS 1.2) or 13 (TLS 1.3); 0
+   * without one (no TLS, or the handshake failed). This and the next three fields were taken
+   * from `reserved` (same size and offsets).
+   */
+  uint32_t tls_version;
+  /**
+   * The final HTTP response's version: 10 (HTTP/1.0), 11 (HTTP/1.1) or 20 (HTTP/2); 0
+   * without a response or for other probes.
+   */
+  uint32_t http_version;
+  /**
+   * gRPC: the RPC's status code as grpc-go reports it (0 OK once the server answered, 14
+   * Unavailable when the connection failed, 4 DeadlineExceeded at the deadline, ...); -1
+   * when the run reached no RPC, and for other probes.
+   */
+  int32_t grpc_status;
+  /**
+   * gRPC: the health response's serving status (0 UNKNOWN, 1 SERVING, 2 NOT_SERVING, 3
+   * SERVICE_UNKNOWN); -1 without a decoded response, and for other probes.
+   */
+  int32_t grpc_serving_status;
+  /**
    * Reserved for future fields; zero.
    */
-  uint64_t reserved[4];
+  uint64_t reserved[2];
 } prober_event;
 
 /**

@@ -245,6 +245,13 @@ func TestCheckReportsPhaseTimings(t *testing.T) {
 	if err != nil || o.Timings.FirstByte < 0 || o.Timings.Connect < 0 || !o.CertNotAfter.IsZero() {
 		t.Fatalf("http: %+v %v", o, err)
 	}
+	// The facts travel in the event too.
+	if o.Proto != "HTTP/1.1" || o.TLSVersion != 0 || o.GRPCStatus != -1 || o.GRPCServingStatus != -1 {
+		t.Fatalf("http's facts through an event: %+v", o)
+	}
+	if g, err := prober.Check(ctx, prober.GRPC("127.0.0.1", 1, "")); err != nil || g.GRPCStatus != 14 || g.Proto != "" {
+		t.Fatalf("grpc to a closed port through an event: %+v %v", g, err)
+	}
 	o, err = prober.Check(ctx, prober.TCP("localhost", targetPort))
 	if err != nil || o.Timings.Resolve < 0 {
 		t.Fatalf("a host name is resolved and timed: %+v %v", o, err)

@@ -51,10 +51,7 @@ type Outcome struct {
 	GRPCServingStatus int
 }
 
-// The facts above are read from the outcome's own accessors (CheckBlocking). Outcomes that
-// travel through engine events (Check, Engine.Check, Watch) do not carry them yet: the event
-// struct has them only once its reserved words are given to them, which needs the ABI
-// baseline's refresh (docs/c-api.md). Until then those outcomes say 0, "" and -1.
+// protoOf is Proto for the C ABI's HTTP version code.
 func protoOf(v C.uint32_t) string {
 	switch v {
 	case 10:
@@ -175,9 +172,11 @@ func outcomeOfEvent(ev *C.prober_event) Outcome {
 		HTTPStatus:  int(ev.http_status),
 		ExitCode:    int(ev.exit_code),
 		Duration:    d,
-		// Not in the event yet (see Outcome).
-		GRPCStatus:        -1,
-		GRPCServingStatus: -1,
+
+		TLSVersion:        tlsVersionOf(ev.tls_version),
+		Proto:             protoOf(ev.http_version),
+		GRPCStatus:        int(ev.grpc_status),
+		GRPCServingStatus: int(ev.grpc_serving_status),
 		Timings: Timings{
 			Resolve:   micros(ev.timings.resolve_us),
 			Connect:   micros(ev.timings.connect_us),

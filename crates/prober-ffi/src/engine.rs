@@ -96,8 +96,22 @@ pub struct prober_event {
     /// Expiry (notAfter, seconds since the epoch) of the peer's leaf certificate, when
     /// `has_cert_not_after`.
     pub cert_not_after: i64,
+    /// The run's last completed TLS handshake's version: 12 (TLS 1.2) or 13 (TLS 1.3); 0
+    /// without one (no TLS, or the handshake failed). This and the next three fields were taken
+    /// from `reserved` (same size and offsets).
+    pub tls_version: u32,
+    /// The final HTTP response's version: 10 (HTTP/1.0), 11 (HTTP/1.1) or 20 (HTTP/2); 0
+    /// without a response or for other probes.
+    pub http_version: u32,
+    /// gRPC: the RPC's status code as grpc-go reports it (0 OK once the server answered, 14
+    /// Unavailable when the connection failed, 4 DeadlineExceeded at the deadline, ...); -1
+    /// when the run reached no RPC, and for other probes.
+    pub grpc_status: i32,
+    /// gRPC: the health response's serving status (0 UNKNOWN, 1 SERVING, 2 NOT_SERVING, 3
+    /// SERVICE_UNKNOWN); -1 without a decoded response, and for other probes.
+    pub grpc_serving_status: i32,
     /// Reserved for future fields; zero.
-    pub reserved: [u64; 4],
+    pub reserved: [u64; 2],
 }
 
 pub(crate) struct Inner {
@@ -540,7 +554,11 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
         has_cert_not_after: false,
         timings: timings_of(None),
         cert_not_after: 0,
-        reserved: [0; 4],
+        tls_version: 0,
+        http_version: 0,
+        grpc_status: -1,
+        grpc_serving_status: -1,
+        reserved: [0; 2],
     };
     let outcome = match ev {
         Event::State { target, role, result, outcome } => {
@@ -597,6 +615,10 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
             out.has_cert_not_after = true;
             out.cert_not_after = t;
         }
+        out.tls_version = crate::facts::tls_version_code(&o.outcome);
+        out.http_version = crate::facts::http_version_code(&o.outcome);
+        out.grpc_status = o.outcome.grpc.status_code.map_or(-1, |c| i32::try_from(c).unwrap_or(-1));
+        out.grpc_serving_status = o.outcome.grpc.serving_status.unwrap_or(-1);
         // The views point into the outcome's heap buffers, which do not move when `held`
         // grows: they stay valid until `held` is cleared.
         out.message = o.message();

@@ -9,7 +9,7 @@
 
 /** Version of this header; compare with prober_version() at run time. */
 #define PROBER_VERSION_MAJOR 0
-#define PROBER_VERSION_MINOR 1
+#define PROBER_VERSION_MINOR 2
 #define PROBER_VERSION_PATCH 0
 /** (MAJOR << 16) | (MINOR << 8) | PATCH, as curl's LIBCURL_VERSION_NUM. */
 #define PROBER_VERSION_NUM ((PROBER_VERSION_MAJOR << 16) | (PROBER_VERSION_MINOR << 8) | PROBER_VERSION_PATCH)
@@ -32,14 +32,20 @@
  * Threads: specs and outcomes may be used from any thread, one thread at a time each.
  * prober_check may run on many threads at once. An engine may move between threads but must be
  * used by one thread at a time; prober_engine_wakeup alone may be called from any thread at any
- * time while the engine lives (to interrupt prober_engine_wait). The library starts only helper
- * threads of its own (name resolution, reaping killed children) and never calls back into the
- * host from them.
+ * time while the engine lives (to interrupt prober_engine_wait). The engine checks this rule: a
+ * call made while another call on the same engine is running (on another thread, or from inside
+ * it) does nothing and returns PROBER_E_BUSY (functions returning a value return their NULL
+ * value, with PROBER_E_BUSY in prober_last_error); prober_engine_free then leaks the engine
+ * rather than free it under the running call. It detects misuse, it does not queue: serialise
+ * the calls. The library starts only helper threads of its own (name resolution, reaping killed
+ * children) and never calls back into the host from them.
  *
  * Process safety: the library installs no signal handlers, changes no signal masks, never calls
  * waitpid(-1) (it waits for its own children only), and creates every descriptor close-on-exec.
  * It is safe inside Go programs and other multithreaded hosts. A panic inside the library never
- * unwinds into C: the call returns PROBER_E_PANIC and that engine refuses later calls.
+ * unwinds into C. A panic in one probe's run (whatever a peer sent it) ends that run with
+ * PROBER_RESULT_UNKNOWN and PROBER_REASON_INTERNAL; the engine and its other targets go on.
+ * Any other panic makes the call return PROBER_E_PANIC, and that engine refuses later calls.
  *
  * Enumerated inputs (roles, policies) are taken as uint32_t and checked: an unknown value gives
  * PROBER_E_INVALID_ENUM.
@@ -57,6 +63,9 @@ enum prober_status
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * The call succeeded.
+   */
   PROBER_OK = 0,
   /**
    * A required pointer argument was NULL.
@@ -124,11 +133,30 @@ enum prober_status
    */
   PROBER_E_INVALID_TLS = 115,
   /**
+   * `prober_engine_complete_run`: the host run is no longer in flight (it timed out, was
+   * cancelled, or was completed already); the completion is ignored and counted.
+   */
+  PROBER_E_RUN_ENDED = 116,
+  /**
+   * `prober_engine_complete_run`: no host run had this id; the completion is ignored and
+   * counted.
+   */
+  PROBER_E_UNKNOWN_RUN = 117,
+  /**
    * An operating-system call failed (see `prober_last_error`).
    */
   PROBER_E_IO = 200,
   /**
-   * A panic inside the library was caught; the engine involved is unusable from now on.
+   * The engine is in use by another call right now: another thread is inside a call on
+   * the same engine (or a call was made from inside one). An engine must be used by one
+   * thread at a time; this is that rule's violation detected, and nothing was done. Retrying
+   * is not a fix: serialise the calls.
+   */
+  PROBER_E_BUSY = 300,
+  /**
+   * A panic inside the library, outside any one probe's run, was caught; the engine involved
+   * is unusable from now on. (A panic inside a probe's run is not this: that run ends
+   * Unknown with `PROBER_REASON_INTERNAL`.)
    */
   PROBER_E_PANIC = 900,
 };
@@ -148,11 +176,18 @@ enum prober_result
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * The target answered as healthy (for example: it accepted the connection, an HTTP 2xx,
+   * exit code 0, gRPC SERVING).
+   */
   PROBER_RESULT_SUCCESS = 0,
   /**
    * Logically a success: an HTTP 3xx that was not followed.
    */
   PROBER_RESULT_WARNING = 1,
+  /**
+   * The target answered as unhealthy, or did not answer in time (the reason says how).
+   */
   PROBER_RESULT_FAILURE = 2,
   /**
    * The probe could not be run (see the message).
@@ -175,8 +210,17 @@ enum prober_role
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * Gates the other two: they do not run until it has succeeded once.
+   */
   PROBER_ROLE_STARTUP = 0,
+  /**
+   * Whether the target should receive traffic.
+   */
   PROBER_ROLE_READINESS = 1,
+  /**
+   * Whether the target is alive: the kubelet restarts a container whose liveness fails.
+   */
   PROBER_ROLE_LIVENESS = 2,
 };
 #ifndef __cplusplus
@@ -195,22 +239,76 @@ enum prober_reason
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
+  /**
+   * Nothing went wrong (Success), or no more specific reason applies.
+   */
   PROBER_REASON_NONE = 0,
+  /**
+   * The connection was refused (an RST in answer to the SYN).
+   */
   PROBER_REASON_REFUSED = 1,
+  /**
+   * The probe's deadline passed (connect, headers, body, or command).
+   */
   PROBER_REASON_TIMEOUT = 2,
+  /**
+   * The peer reset the connection after it was established.
+   */
   PROBER_REASON_RESET = 3,
+  /**
+   * Network or host unreachable, or another connect error.
+   */
   PROBER_REASON_UNREACHABLE = 4,
+  /**
+   * The host name could not be resolved.
+   */
   PROBER_REASON_DNS = 5,
+  /**
+   * An HTTP status outside 200..=399, or outside the set given to
+   * `prober_spec_set_expect_status`.
+   */
   PROBER_REASON_STATUS = 6,
+  /**
+   * A 3xx response that was not followed (Warning).
+   */
   PROBER_REASON_REDIRECT = 7,
+  /**
+   * More than 10 redirects.
+   */
   PROBER_REASON_TOO_MANY_REDIRECTS = 8,
+  /**
+   * The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
+   * oversized head, bad framing, a Location that is not a URL).
+   */
   PROBER_REASON_PROTOCOL = 9,
+  /**
+   * The body ended before its declared end.
+   */
   PROBER_REASON_BROKEN_BODY = 10,
+  /**
+   * The command exited with a non-zero status.
+   */
   PROBER_REASON_EXIT_CODE = 11,
+  /**
+   * The command was ended by a signal it did not get from the library.
+   */
   PROBER_REASON_SIGNAL = 12,
+  /**
+   * The command could not be started (no such file, permission denied, ...).
+   */
   PROBER_REASON_SPAWN = 13,
+  /**
+   * The probe needs a feature this build lacks.
+   */
   PROBER_REASON_UNSUPPORTED = 14,
+  /**
+   * Another I/O error of the local system (running out of something is
+   * `PROBER_REASON_RESOURCE`).
+   */
   PROBER_REASON_IO = 15,
+  /**
+   * The probe was cancelled before it finished (target removed, engine freed).
+   */
   PROBER_REASON_CANCELLED = 16,
   /**
    * The TLS handshake or certificate verification failed, or TLS files were unusable.
@@ -226,6 +324,20 @@ enum prober_reason
    * Unknown, never counted against the target.
    */
   PROBER_REASON_RESOURCE = 19,
+  /**
+   * The HTTP body (or a TCP reply) did not match the expected regular expression.
+   */
+  PROBER_REASON_BODY = 20,
+  /**
+   * The destination was refused by the probe's allow-list of addresses (Rust API:
+   * `ProbeSpec::set_address_filter`); nothing was connected to.
+   */
+  PROBER_REASON_DENIED = 21,
+  /**
+   * The probe's network namespace could not be used (no such path, not a network
+   * namespace, no permission to enter it); always Unknown, the target was never reached.
+   */
+  PROBER_REASON_NAMESPACE = 22,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -255,6 +367,14 @@ enum prober_event_kind
    * A worker ran once (only with `PROBER_ENGINE_EVERY_RUN`); `late_us` is how late it started.
    */
   PROBER_EVENT_RUN = 3,
+  /**
+   * A run of a host-run probe (`prober_spec_new_host_run`) started: the host performs it and
+   * completes it with `prober_engine_complete_run(e, tag, ...)` before the probe's timeout.
+   * `tag` is the run's id, `target` and `role` the worker, `message` the spec's label;
+   * `has_outcome` is false. An announcement not drained yet when its run ends (timed out,
+   * cancelled) is withdrawn.
+   */
+  PROBER_EVENT_HOST_RUN = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -284,6 +404,11 @@ enum prober_redirect_policy
    * Never follow; a 3xx is a Warning.
    */
   PROBER_REDIRECT_NONE = 2,
+  /**
+   * Follow to any host, scheme and port, up to the limit (Go's client and
+   * blackbox_exporter's rule).
+   */
+  PROBER_REDIRECT_ANY_HOST = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -376,10 +501,84 @@ typedef uint32_t prober_tls_verify;
 #endif // __cplusplus
 
 /**
+ * HTTP versions of HTTP probes (`prober_spec_set_http_version`).
+ */
+enum prober_http_version
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The kubelet's: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and `http/1.1`
+   * and the probe speaks whichever the server picks.
+   */
+  PROBER_HTTP_VERSION_AUTO = 0,
+  /**
+   * HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+   */
+  PROBER_HTTP_VERSION_HTTP1 = 1,
+  /**
+   * HTTP/2 over cleartext with prior knowledge (h2c) on `http://` URLs: the kubelet's
+   * `httpGet.protocol: HTTP2` (KEP-5999).
+   */
+  PROBER_HTTP_VERSION_H2C = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_http_version prober_http_version;
+#else
+typedef uint32_t prober_http_version;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Address families of network probes (`prober_spec_set_ip_family`).
+ */
+enum prober_ip_family
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Every address the host resolves to, raced as Go's dialer races them (Happy Eyeballs):
+   * the default.
+   */
+  PROBER_IP_FAMILY_ANY = 0,
+  /**
+   * IPv4 addresses only; a name without one, or an IPv6 literal, fails with
+   * `PROBER_REASON_DNS`.
+   */
+  PROBER_IP_FAMILY_V4 = 1,
+  /**
+   * IPv6 addresses only; a name without one, or an IPv4 literal, fails with
+   * `PROBER_REASON_DNS`.
+   */
+  PROBER_IP_FAMILY_V6 = 2,
+  /**
+   * The host's IPv4 addresses if it has any, else its IPv6 ones.
+   */
+  PROBER_IP_FAMILY_PREFER_V4 = 3,
+  /**
+   * The host's IPv6 addresses if it has any, else its IPv4 ones.
+   */
+  PROBER_IP_FAMILY_PREFER_V6 = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_ip_family prober_ip_family;
+#else
+typedef uint32_t prober_ip_family;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
  * `prober_engine_wakeup` alone may be called from any thread at any time while it lives.
+ * A call made while another call on the same engine is running (from another thread, or from
+ * inside that call) is refused with `PROBER_E_BUSY` and does nothing; `prober_engine_free` in
+ * that case leaves the engine alive (leaked) rather than free it under the running call.
  */
 typedef struct prober_engine prober_engine;
 
@@ -400,18 +599,47 @@ typedef struct prober_spec prober_spec;
  * returns one says how long it stays valid. Never free it.
  */
 typedef struct {
+  /**
+   * The first byte; never NULL (an empty view points at a NUL byte).
+   */
   const char *ptr;
+  /**
+   * The number of bytes, not counting the NUL that follows them.
+   */
   size_t len;
 } prober_str;
 
 /**
- * Where the time of one run went, in microseconds; -1 for a phase that did not happen.
+ * Where the time of one run went, in microseconds; -1 for a phase that did not happen. Each
+ * phase is the time from the start of the run to the moment it ended (curl's `-w`
+ * convention: `connect_us <= tls_us <= first_byte_us <= total_us`); `resolve_us` is how long
+ * the name lookup took.
  */
 typedef struct {
+  /**
+   * How long the host name lookup took (-1 for IP literals, exec probes and runs on a kept
+   * connection).
+   */
   int64_t resolve_us;
+  /**
+   * From the start of the run to the established connection (-1 for exec probes, and for
+   * an HTTP or gRPC run on a connection kept from an earlier run:
+   * `prober_spec_set_keep_alive`).
+   */
   int64_t connect_us;
+  /**
+   * From the start of the run to the end of the TLS handshake (-1 without TLS, and on a
+   * kept connection).
+   */
   int64_t tls_us;
+  /**
+   * From the start of the run to the first byte of the response (HTTP, gRPC), of the
+   * reply (TCP send/expect) or of the output (exec).
+   */
   int64_t first_byte_us;
+  /**
+   * The whole run.
+   */
   int64_t total_us;
 } prober_timings;
 
@@ -434,7 +662,8 @@ typedef struct {
    */
   uint64_t target;
   /**
-   * The tag given to `prober_engine_submit` (check events); 0 otherwise.
+   * The tag given to `prober_engine_submit` (check events); the run's id for
+   * `prober_engine_complete_run` (host-run events); 0 otherwise.
    */
   uint64_t tag;
   /**
@@ -450,7 +679,7 @@ typedef struct {
    */
   uint64_t duration_us;
   /**
-   * The outcome's message (empty without an outcome).
+   * The outcome's message (empty without an outcome); the probe's label (host-run events).
    */
   prober_str message;
   /**
@@ -495,10 +724,99 @@ typedef struct {
    */
   int64_t cert_not_after;
   /**
+   * The run's last completed TLS handshake's version: 12 (TLS 1.2) or 13 (TLS 1.3); 0
+   * without one (no TLS, or the handshake failed). This and the next three fields were taken
+   * from `reserved` (same size and offsets).
+   */
+  uint32_t tls_version;
+  /**
+   * The final HTTP response's version: 10 (HTTP/1.0), 11 (HTTP/1.1) or 20 (HTTP/2); 0
+   * without a response or for other probes.
+   */
+  uint32_t http_version;
+  /**
+   * gRPC: the RPC's status code as grpc-go reports it (0 OK once the server answered, 14
+   * Unavailable when the connection failed, 4 DeadlineExceeded at the deadline, ...); -1
+   * when the run reached no RPC, and for other probes.
+   */
+  int32_t grpc_status;
+  /**
+   * gRPC: the health response's serving status (0 UNKNOWN, 1 SERVING, 2 NOT_SERVING, 3
+   * SERVICE_UNKNOWN); -1 without a decoded response, and for other probes.
+   */
+  int32_t grpc_serving_status;
+  /**
    * Reserved for future fields; zero.
    */
-  uint64_t reserved[4];
+  uint64_t reserved[2];
 } prober_event;
+
+/**
+ * An engine's counters, filled in by `prober_engine_get_stats`.
+ */
+typedef struct {
+  /**
+   * Targets the engine has.
+   */
+  uint64_t targets;
+  /**
+   * Probes running right now, periodic and one-shot.
+   */
+  uint64_t in_flight;
+  /**
+   * Events queued and not yet drained (as `prober_engine_pending`).
+   */
+  uint64_t pending_events;
+  /**
+   * `PROBER_EVENT_RUN` events dropped, oldest first, because more than 1024 waited to be
+   * drained (never one queued by the current step or wait; see `prober_engine_drain` for
+   * the whole policy). Never decreases.
+   */
+  uint64_t dropped_events;
+  /**
+   * Idle kept-alive HTTP and gRPC connections held now (`prober_spec_set_keep_alive`).
+   */
+  uint64_t kept_connections;
+  /**
+   * Disconnected TCP sockets kept for reuse now (see `PROBER_ENGINE_NO_SOCKET_REUSE`).
+   */
+  uint64_t pooled_sockets;
+  /**
+   * Reserved for future counters; zero.
+   */
+  uint64_t reserved[4];
+} prober_engine_stats;
+
+/**
+ * Counters of host-run probes, filled in by `prober_engine_get_host_run_stats`. Each only
+ * grows.
+ */
+typedef struct {
+  /**
+   * Runs announced (`PROBER_EVENT_HOST_RUN`).
+   */
+  uint64_t announced;
+  /**
+   * Runs the host completed in time.
+   */
+  uint64_t completed;
+  /**
+   * Runs that reached the probe's timeout before the host completed them.
+   */
+  uint64_t timed_out;
+  /**
+   * Completions ignored because their run was no longer in flight (`PROBER_E_RUN_ENDED`).
+   */
+  uint64_t late;
+  /**
+   * Completions ignored because no host run had their id (`PROBER_E_UNKNOWN_RUN`).
+   */
+  uint64_t unknown;
+  /**
+   * Reserved for future counters; zero.
+   */
+  uint64_t reserved[3];
+} prober_host_run_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -527,13 +845,6 @@ uint32_t prober_version_num(void);
  */
 uint32_t prober_abi_version(void);
 
-#if defined(PROBER_TEST_PANIC)
-/**
- * Test-only: panics inside Rust, to prove the boundary turns it into `PROBER_E_PANIC`.
- */
-prober_status prober__test_panic(void);
-#endif
-
 /**
  * Creates an engine (one epoll instance, no thread). Free it with `prober_engine_free`.
  *
@@ -552,7 +863,9 @@ prober_status prober_engine_new_with_flags(uint32_t flags, prober_engine **out);
 
 /**
  * Frees an engine: every in-flight probe is cancelled (sockets closed, commands killed and
- * reaped). NULL is accepted and ignored. No other call on it may run or follow.
+ * reaped). NULL is accepted and ignored. No other call on it may run or follow. Should another
+ * call on it be running after all (another thread's, against the rules), the engine is not
+ * freed but leaked, and `prober_last_error` says so: freeing it under that call would crash.
  *
  * # Safety
  * `e` must be NULL or an engine from this library not freed before.
@@ -608,8 +921,9 @@ prober_status prober_engine_restart_target(prober_engine *e, uint64_t target_id)
 prober_status prober_engine_remove_target(prober_engine *e, uint64_t target_id);
 
 /**
- * Runs the target's `role` probe now and restarts its period from this run (a no-op while a
- * run is in flight; gating and holds still apply).
+ * Runs the target's `role` probe now and restarts its period from this run. While a run is
+ * in flight, one more run follows right after it. The initial delay, startup gating and holds
+ * still apply (a trigger during the initial delay runs when the delay ends).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -628,7 +942,8 @@ prober_status prober_engine_submit(prober_engine *e, const prober_spec *spec, ui
 /**
  * A descriptor that becomes readable when the engine has I/O to process (its epoll fd). Poll
  * it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
- * Never close it. -1 for NULL.
+ * Never close it. -1 for NULL, or while another call is running (`PROBER_E_BUSY` in
+ * `prober_last_error`).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -637,7 +952,8 @@ int32_t prober_engine_fd(const prober_engine *e);
 
 /**
  * Milliseconds until the engine needs `prober_engine_step` even without I/O: -1 when no timer
- * is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL.
+ * is pending, 0 when work is due now (rounded up, so a host never spins). -1 for NULL, or
+ * while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -656,7 +972,8 @@ prober_status prober_engine_step(prober_engine *e);
 /**
  * Blocks until there is I/O, a timer is due, `prober_engine_wakeup` is called, or
  * `timeout_ms` passes (-1: no limit of its own), then processes like `prober_engine_step`.
- * Invalidates the views of the previous drain.
+ * A signal that interrupts the wait ends it early too, as it ends poll(2): nothing is lost,
+ * call it again. Invalidates the views of the previous drain.
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -675,7 +992,17 @@ prober_status prober_engine_wakeup(const prober_engine *e);
 /**
  * Moves up to `cap` queued events, oldest first, into `events[0..n]` and returns `n`. The
  * views in them stay valid until the next drain, step or wait on this engine. 0 for NULL
- * arguments or a poisoned engine.
+ * arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
+ * `prober_last_error`; no event is lost).
+ *
+ * Probing never waits for the host, and the queue stays bounded however rarely it drains:
+ * while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
+ * worker replaces it in place (value and outcome), so a host that catches up gets each
+ * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
+ * queued and counted (`prober_engine_get_stats`), but never those of the current step or
+ * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
+ * submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
+ * its run ends (timed out, cancelled) before it was drained.
  *
  * # Safety
  * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
@@ -683,7 +1010,7 @@ prober_status prober_engine_wakeup(const prober_engine *e);
 size_t prober_engine_drain(prober_engine *e, prober_event *events, size_t cap);
 
 /**
- * Events queued and not yet drained.
+ * Events queued and not yet drained (0 for NULL or while another call is running).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -691,12 +1018,37 @@ size_t prober_engine_drain(prober_engine *e, prober_event *events, size_t cap);
 size_t prober_engine_pending(const prober_engine *e);
 
 /**
- * Probes running right now (periodic and one-shot).
+ * Probes running right now, periodic and one-shot (0 for NULL or while another call is
+ * running).
  *
  * # Safety
  * `e` must be NULL or a live engine.
  */
 size_t prober_engine_in_flight(const prober_engine *e);
+
+/**
+ * Cancels the one-shot probes submitted with `tag` that are still running: each stops at
+ * once (socket closed; command and its process group killed and reaped) and its
+ * `PROBER_EVENT_CHECK` is queued now, with result `PROBER_RESULT_UNKNOWN` and reason
+ * `PROBER_REASON_CANCELLED`, so that every submit still gets exactly one event. Returns how
+ * many were cancelled: 0 when none runs (finished already, or never submitted), and 0 for
+ * NULL or while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
+ *
+ * # Safety
+ * `e` must be NULL or a live engine.
+ */
+size_t prober_engine_cancel_check(prober_engine *e, uint64_t tag);
+
+/**
+ * Fills `*stats` with the engine's counters.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL argument, `PROBER_E_BUSY` while another call is running.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `stats` NULL or writable.
+ */
+prober_status prober_engine_get_stats(const prober_engine *e, prober_engine_stats *stats);
 
 /**
  * The published value (`PROBER_RESULT_*`) of the target's `role` probe, into `*result`.
@@ -708,6 +1060,276 @@ prober_status prober_engine_published(prober_engine *e,
                                       uint64_t target_id,
                                       uint32_t role,
                                       uint32_t *result);
+
+/**
+ * Makes an HTTP probe's final statuses in `set` Success and every other status a Failure
+ * (reason `PROBER_REASON_STATUS`), instead of the kubelet's 2xx-success / 3xx-warning rule.
+ * `set` lists codes and inclusive ranges separated by commas, such as `"200-299,418"`
+ * (codes 100 to 999). Redirects are still followed per the redirect policy first.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `set` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_expect_status(prober_spec *spec, const char *set);
+
+/**
+ * Requires the kept body of an HTTP probe (at most the output limit, 10240 bytes by default)
+ * to match the regular expression `regex` (Rust `regex` syntax, unanchored, ASCII classes,
+ * at most 4096 bytes, not empty; compiled here, once). A response that passed on its status but whose body does not
+ * match is a Failure with `PROBER_REASON_BODY`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_expect_body(prober_spec *spec,
+                                          const char *regex);
+
+/**
+ * Makes a TCP probe write the `len` bytes at `data` once connected (any bytes, NUL included;
+ * at most 10240; `len` 0 sends nothing). With `prober_spec_set_tcp_expect` the reply is then
+ * read; without it the probe succeeds once the bytes are written.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+ * be NULL (only with `len` 0) or point to `len` readable bytes.
+ */
+prober_status prober_spec_set_tcp_send(prober_spec *spec, const uint8_t *data, size_t len);
+
+/**
+ * Makes a TCP probe read the reply after connecting (and sending, see
+ * `prober_spec_set_tcp_send`) until it matches the regular expression `regex` (Success), or
+ * the peer closes or 10240 bytes arrived without a match (Failure, `PROBER_REASON_BODY`), or
+ * the deadline passes (Failure, `PROBER_REASON_TIMEOUT`); the message says what arrived and
+ * the reply is the outcome's output. Alone, it waits for a banner. An empty `regex` is
+ * refused (`PROBER_E_INVALID`): it would match any reply.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `regex` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_tcp_expect(prober_spec *spec, const char *regex);
+
+/**
+ * Sets the period while the published value is Failure (HAProxy `downinter`, Envoy
+ * `unhealthy_interval`), in milliseconds (1 ms to 7 days; default: the period).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_unhealthy_period_ms(prober_spec *spec, uint32_t ms);
+
+/**
+ * Sets the period while the latest results disagree with the published value and count
+ * towards a threshold (HAProxy `fastinter`), in milliseconds (1 ms to 7 days; default: the
+ * period of the published state). It takes precedence over the unhealthy period.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_transition_period_ms(prober_spec *spec, uint32_t ms);
+
+/**
+ * Draws every period (normal, unhealthy, transition) from period ± `percent` % (0 to 50;
+ * default 0, exact periods), as Envoy's `interval_jitter_percent`. Independent of
+ * `prober_spec_set_jitter`, which spreads the first run.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_jitter_percent(prober_spec *spec, uint32_t percent);
+
+/**
+ * Keeps an HTTP or gRPC probe's connection alive between runs (default off: the kubelet's
+ * one connection per run, closed after it). Runs to the same origin (scheme, host, port, TLS
+ * options) then reuse an idle connection the engine holds: for HTTP an HTTP/1.1 connection,
+ * the request carrying no `Connection: close`; for gRPC the HTTP/2 connection, one stream per
+ * check (a GOAWAY, a reset, an idle timeout or a run that times out drops it). Verdicts are
+ * the kubelet's. Only an engine keeps connections: `prober_check` makes and closes one per
+ * call as without it. See docs/semantics.md.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_keep_alive(prober_spec *spec, bool on);
+
+/**
+ * The TLS version of the run's last completed handshake: 12 (TLS 1.2) or 13 (TLS 1.3); 0
+ * without one (no TLS, or the handshake failed).
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+uint32_t prober_outcome_tls_version(const prober_outcome *o);
+
+/**
+ * The final HTTP response's version: 10 (HTTP/1.0), 11 (HTTP/1.1) or 20 (HTTP/2); 0 without
+ * a response, and for other probes.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+uint32_t prober_outcome_http_version(const prober_outcome *o);
+
+/**
+ * gRPC: the RPC's status code as grpc-go reports it (0 OK once the server answered, 14
+ * Unavailable when the connection failed, 4 DeadlineExceeded at the deadline, ...); -1 when
+ * the run reached no RPC, and for other probes.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+int32_t prober_outcome_grpc_status(const prober_outcome *o);
+
+/**
+ * gRPC: the health response's serving status (0 UNKNOWN, 1 SERVING, 2 NOT_SERVING, 3
+ * SERVICE_UNKNOWN); -1 without a decoded response, and for other probes.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome.
+ */
+int32_t prober_outcome_grpc_serving_status(const prober_outcome *o);
+
+/**
+ * A probe that the host runs: an engine worker schedules each run and announces it with a
+ * `PROBER_EVENT_HOST_RUN` event; the host performs it (a CRI `ExecSync`, a call into a VM's
+ * agent) and completes it with `prober_engine_complete_run` before the probe's timeout, or the
+ * run ends `PROBER_RESULT_FAILURE` with `PROBER_REASON_TIMEOUT`. Thresholds, startup gating and
+ * the retries of Unknown results apply as to every kind. `label` (copied; may be empty, at
+ * most 4096 bytes) names the probe in announcements and messages. Only a target's probe
+ * (`prober_engine_set_probe`) runs it: `prober_engine_submit` refuses it with
+ * `PROBER_E_WRONG_KIND` and `prober_check` answers `PROBER_RESULT_UNKNOWN` with
+ * `PROBER_REASON_UNSUPPORTED`. On success `*out` owns a new spec (free it with
+ * `prober_spec_free`).
+ *
+ * # Safety
+ * `label` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+ */
+prober_status prober_spec_new_host_run(const char *label, prober_spec **out);
+
+/**
+ * Completes host run `run_id` (the `tag` of its `PROBER_EVENT_HOST_RUN` event) with `result`
+ * (a `PROBER_RESULT_*` value) and `output_len` bytes of output at `output` (copied, kept up
+ * to the spec's output limit; NULL when `output_len` is 0). The result is recorded by the
+ * worker's rules as any run's. Its outcome has no message for Success and Warning,
+ * `host run "LABEL" failed` for Failure and `host run "LABEL" could not be performed` for
+ * Unknown, reason `PROBER_REASON_NONE`: what went wrong is in the output.
+ *
+ * # Errors
+ * `PROBER_E_RUN_ENDED` when the run is no longer in flight (it timed out, was cancelled by the
+ * removal, restart or replacement of its probe, or was completed already) and
+ * `PROBER_E_UNKNOWN_RUN` when no host run had this id: the completion is ignored and counted
+ * (`prober_engine_get_host_run_stats`), and nothing else happens; a host may ignore both.
+ * `PROBER_E_INVALID_ENUM` for a result that is not a `PROBER_RESULT_*` value, `PROBER_E_NULL`,
+ * `PROBER_E_BUSY`.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `output` NULL or readable for `output_len` bytes.
+ */
+prober_status prober_engine_complete_run(prober_engine *e,
+                                         uint64_t run_id,
+                                         uint32_t result,
+                                         const char *output,
+                                         size_t output_len);
+
+/**
+ * Fills `*stats` with the engine's counters of host-run probes.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL argument, `PROBER_E_BUSY` while another call is running.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `stats` NULL or writable.
+ */
+prober_status prober_engine_get_host_run_stats(const prober_engine *e,
+                                               prober_host_run_stats *stats);
+
+/**
+ * Sets the HTTP version of an HTTP probe: one of `PROBER_HTTP_VERSION_*` (default
+ * `PROBER_HTTP_VERSION_AUTO`). Status, headers, body limit, redirects and expectations are
+ * the same on HTTP/1.1 and HTTP/2; one connection carries one request on HTTP/2.
+ *
+ * Errors: `PROBER_E_INVALID_ENUM` for another value, `PROBER_E_WRONG_KIND` for a probe that
+ * is not HTTP, `PROBER_E_INVALID` for `PROBER_HTTP_VERSION_H2C` on an `https://` URL.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_http_version(prober_spec *spec, uint32_t version);
+
+/**
+ * Sets which addresses of its host a TCP, HTTP(S) or gRPC probe connects to: one of
+ * `PROBER_IP_FAMILY_*` (default `PROBER_IP_FAMILY_ANY`). It applies to every connection of a
+ * run (each redirect hop); kept-alive connections are only reused by probes asking for the
+ * same family. A probe through a Unix socket takes it and ignores it.
+ *
+ * Errors: `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM` for another value (whatever the probe's
+ * kind), `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_ip_family(prober_spec *spec, uint32_t family);
+
+/**
+ * Runs an exec probe's command inside the namespaces of process `pid` (mount, UTS, IPC,
+ * network, PID, cgroup and time; its user namespace where it differs from the caller's), in
+ * that process's root and working directory, as `nsenter --target PID --all` does, without a
+ * wrapper program: a forked child enters them (no thread of the host ever does). The command
+ * keeps the library's credentials and is looked up in the target's file system; a working
+ * directory set with `prober_spec_set_workdir` is inside the target's root. `pid` 0 runs the
+ * command on the host again (the default).
+ *
+ * A process that is gone, or namespaces the caller may not enter (no `CAP_SYS_ADMIN`), make
+ * that run `PROBER_UNKNOWN` with reason `PROBER_REASON_SPAWN` and a message naming the PID and
+ * the reason.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not exec, `PROBER_E_INVALID` for
+ * a PID above 2^22.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
+
+/**
+ * Makes the sockets of a TCP, HTTP(S) or gRPC probe in the network namespace at `path`:
+ * `"/run/netns/NAME"` (`ip netns`), `"/proc/PID/ns/net"` of a container's process, or any
+ * bind-mounted namespace file. So `127.0.0.1` is the container's own loopback. Only the
+ * socket is made there, by a library thread (never the caller's nor the engine's); connect,
+ * TLS, HTTP and gRPC run as for any probe. Host names resolve through the host's resolver.
+ * The path is opened once however many specs name it, and closed when the last one is freed.
+ *
+ * A namespace that cannot be used (no such path, not a namespace file, a namespace of another
+ * type, no permission: entering needs `CAP_SYS_ADMIN`) makes each run Unknown with
+ * `PROBER_REASON_NAMESPACE`, the message naming the path and why; what can be seen here is
+ * refused now.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
+ * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `path` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_netns(prober_spec *spec, const char *path);
+
+/**
+ * The name of a result as the `prober` command prints it (`"success"`, `"warning"`,
+ * `"failure"`, `"unknown"`): static, NUL-terminated, never NULL, never freed. A number this
+ * library does not define gives `"invalid result"`.
+ */
+const char *prober_result_name(uint32_t result);
+
+/**
+ * The name of a reason as the `prober` command prints it (`"refused"`, `"timeout"`,
+ * `"too_many_redirects"`, ...): static, NUL-terminated, never NULL, never freed. A number
+ * this library does not define (one from a newer header) gives `"invalid reason"`.
+ */
+const char *prober_reason_name(uint32_t reason);
 
 /**
  * Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores
@@ -810,13 +1432,145 @@ int32_t prober_outcome_exit_code(const prober_outcome *o);
 prober_status prober_outcome_timings(const prober_outcome *o, prober_timings *out);
 
 /**
+ * Sets the method of an HTTP probe (default `"GET"`): any HTTP token, case kept (`"POST"`,
+ * `"HEAD"`, `"PURGE"`); `CONNECT` is refused. `HEAD` reads no body. Redirects follow Go's
+ * client: 301, 302 and 303 turn any method but `GET` and `HEAD` into a `GET` without body,
+ * 307 and 308 keep the method and the body. Errors name the first request's method as Go
+ * does (`Post "http://...": ...`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * HTTP, `PROBER_E_INVALID` for a method that is not a token.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `method`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_method(prober_spec *spec, const char *method);
+
+/**
+ * Sets the body of an HTTP probe's request: the `len` bytes at `data` (any bytes, at most
+ * 65536), sent with `Content-Length` whatever the method (a user `Content-Length` header is
+ * ignored); `len` 0 sends none (then `POST`, `PUT` and `PATCH` say `Content-Length: 0`, as
+ * Go's client does). Set a `Content-Type` with `prober_spec_add_header`.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL spec, or NULL `data` with `len` > 0; `PROBER_E_WRONG_KIND` for
+ * a probe that is not HTTP; `PROBER_E_INVALID` for more than 65536 bytes.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `data` must
+ * be NULL (only with `len` 0) or point to `len` readable bytes.
+ */
+prober_status prober_spec_set_body(prober_spec *spec, const uint8_t *data, size_t len);
+
+/**
+ * A connect check of a Unix socket: `socket` is a path (`"/run/app.sock"`), or in gRPC's
+ * naming `"unix:///run/app.sock"`, `"unix:relative.sock"` or `"unix-abstract:NAME"` (Linux's
+ * abstract namespace). The TCP probe's rules apply (connect within the deadline; send/expect
+ * with `prober_spec_set_tcp_send` and `_tcp_expect`). A missing socket file is a Failure with
+ * `PROBER_REASON_REFUSED`, as nothing listens there. On success `*out` owns a new spec.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty path, one with a
+ * NUL byte or longer than 107 bytes, or `unix://HOST/...`.
+ *
+ * # Safety
+ * `socket` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
+ */
+prober_status prober_spec_new_unix(const char *socket, prober_spec **out);
+
+/**
+ * Makes an HTTP, TCP or gRPC probe connect through the Unix socket `socket` (named as for
+ * `prober_spec_new_unix`) instead of to its host and port, as curl's `--unix-socket` does.
+ * An HTTP probe still sends its URL's host as `Host` (and SNI for `https://`) and follows
+ * redirects through the same socket; a gRPC probe sends its host alone as `:authority`
+ * (create it with host `"localhost"`, as grpc-go sends for `unix:` targets; its port is then
+ * ignored). Keep-alive connections are kept per socket.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` (as `prober_spec_new_unix`),
+ * `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `socket`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_unix_socket(prober_spec *spec, const char *socket);
+
+/**
+ * Adds a metadata pair to a gRPC probe's request (grpc-health-probe's `-rpc-header`),
+ * repeated keys in order. Validated as gRPC requires: keys of `0-9 a-z _ - .` (letters sent
+ * in lower case, as grpc-go does), not `grpc-*`, `:*`, `content-type`, `te`, `user-agent`
+ * (see `prober_spec_set_grpc_user_agent`) or `grpc-timeout`; values printable ASCII, or
+ * base64 (padded or not) for keys ending in `-bin`, sent as written.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * gRPC, `PROBER_E_INVALID` for a pair gRPC would refuse.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `key` and
+ * `value` must be NULL or NUL-terminated strings.
+ */
+prober_status prober_spec_add_grpc_metadata(prober_spec *spec, const char *key, const char *value);
+
+/**
+ * Sets the `user-agent` of a gRPC probe (grpc-health-probe's `-user-agent`; default
+ * `kube-probe/<version>`, as the kubelet), sent as given.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for an
+ * empty value or one with control characters.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call;
+ * `user_agent` must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_grpc_user_agent(prober_spec *spec, const char *user_agent);
+
+/**
+ * Sets the `:authority` of a gRPC probe (grpc-go's `WithAuthority`), `host[:port]`. Without
+ * it the authority is the TLS server name when one is set (as grpc-go and
+ * grpc-health-probe's `-tls-server-name`), else `host:port` (the host alone through a Unix
+ * socket).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND`, `PROBER_E_INVALID` for a
+ * value that is not `host[:port]`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `authority`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_grpc_authority(prober_spec *spec, const char *authority);
+
+/**
+ * Turns STARTTLS on or off for a TCP probe (blackbox_exporter's `starttls`): the send/expect
+ * exchange (`prober_spec_set_tcp_send`, `_tcp_expect`: the server's go-ahead, such as
+ * `"^220 "` after `"STARTTLS\r\n"`) runs in plain text, then TLS shakes hands on the same
+ * connection with the spec's TLS options (`prober_spec_set_tls_*`; the default, unverified,
+ * when none are set). Success needs the handshake.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_WRONG_KIND` for a probe that is not TCP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
- * (1..=65535). On success `*out` owns a new spec (free it with `prober_spec_free`).
+ * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
+ * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).
  *
  * # Safety
  * `host` must be NULL or a NUL-terminated string; `out` must be NULL or writable.
  */
-prober_status prober_spec_new_tcp(const char *host, int32_t port, prober_spec **out);
+prober_status prober_spec_new_tcp(const char *host,
+                                  int32_t port,
+                                  prober_spec **out);
 
 /**
  * An HTTP GET probe of an absolute `http://` or `https://` URL.
@@ -908,7 +1662,9 @@ prober_status prober_spec_set_output_limit(prober_spec *spec, size_t bytes);
 /**
  * Adds an HTTP request header (HTTP probes only). A header replaces the default of the same
  * name; an empty `User-Agent` or `Accept` value removes that default; `Host` sets the virtual
- * host. Names must be tokens; values must not contain CR, LF or NUL.
+ * host. Names must be tokens; values must not contain CR, LF or NUL; a `Host` value must be a
+ * host name or IP address with an optional `:port` (`[::1]:8080`), else
+ * `PROBER_E_INVALID_HEADER`.
  *
  * # Safety
  * `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.
@@ -917,7 +1673,9 @@ prober_status prober_spec_add_header(prober_spec *spec, const char *name, const 
 
 /**
  * Sets a static environment variable of an exec probe: it feeds `$(NAME)` expansion in argv
- * and is added to the command's environment. Setting a name again replaces its value.
+ * (as written) and is added to the command's environment, with `$(NAME)` references to the
+ * variables set before it expanded and `$$` made `$`, as the kubelet builds a container's
+ * environment. Setting a name again replaces its value, in its place.
  *
  * # Safety
  * `spec` must be NULL or a live spec; `name` and `value` NULL or NUL-terminated strings.
@@ -954,9 +1712,45 @@ prober_status prober_spec_set_close_policy(prober_spec *spec, uint32_t policy);
 const char *prober_status_str(uint32_t status);
 
 /**
+ * Appends a step to a TCP probe's exchange. In order, the step: with `expect` (not NULL),
+ * reads lines of the reply until one matches that regular expression (a line ends at `\n`;
+ * it and a `\r` before it are not part of the line; an unterminated last line before the
+ * peer closes counts); then writes the `send_len` bytes at `send` as they are (no line end is
+ * added; 0: nothing, at most 10240); then, with `starttls`, shakes hands with TLS on the
+ * connection (the spec's TLS options, the default unverified ones when none are set), the
+ * following steps going through TLS. With `expand`, `send` is a template: `$1`, `${1}`,
+ * `${name}` are replaced with the groups of the line `expect` matched and `$$` with `$` (as
+ * blackbox_exporter's `send`); without it a `$` is sent as it is.
+ *
+ * The steps share the probe's timeout and read at most 10240 bytes in all; the reply is the
+ * outcome's output. A step whose expect sees the peer close (or the limit) first is a
+ * Failure with `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
+ * "^250-STARTTLS": ...`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not TCP,
+ * `PROBER_E_INVALID` for a spec with the single send/expect/STARTTLS
+ * (`prober_spec_set_tcp_send`, `_tcp_expect`, `_tcp_starttls`: one or the other), an invalid
+ * or empty expression, `expand` without `expect`, a second STARTTLS step, more than 64
+ * steps or more than 10240 bytes to send. The spec is unchanged on error.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `expect`
+ * must be NULL or a NUL-terminated string; `send` must be NULL (only with `send_len` 0) or
+ * point to `send_len` readable bytes.
+ */
+prober_status prober_spec_add_tcp_step(prober_spec *spec,
+                                       const char *expect,
+                                       const uint8_t *send,
+                                       size_t send_len,
+                                       bool expand,
+                                       bool starttls);
+
+/**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
  * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
- * TLS setter switches it to TLS.
+ * TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's
+ * `":PORT"` (see docs/semantics.md).
  *
  * # Safety
  * `host` and `service` must be NULL or NUL-terminated strings; `out` NULL or writable.
@@ -967,8 +1761,10 @@ prober_status prober_spec_new_grpc(const char *host,
                                    prober_spec **out);
 
 /**
- * Switches a gRPC probe to TLS with the current (default: unverified) options. HTTP probes use
- * TLS for `https://` URLs and need no switch; for them this only checks the kind.
+ * Switches a gRPC probe to TLS with the current (default: unverified) options; a TCP probe
+ * too (beyond the kubelet: Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`; the TLS
+ * handshake must then succeed, and any send/expect runs inside TLS). HTTP probes use TLS for
+ * `https://` URLs and need no switch; for them this only checks the kind.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call.
@@ -1010,6 +1806,16 @@ prober_status prober_spec_set_tls_client_cert(prober_spec *spec,
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_tls_min_version(prober_spec *spec, uint32_t version);
+
+/**
+ * Sets the highest TLS version offered: 12 (TLS 1.2) or 13 (TLS 1.3, the default).
+ * `PROBER_E_INVALID_TLS` for another number, or one below the minimum version already set
+ * (the spec keeps its options).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tls_max_version(prober_spec *spec, uint32_t version);
 
 /**
  * The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;

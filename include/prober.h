@@ -9,7 +9,7 @@
 
 /** Version of this header; compare with prober_version() at run time. */
 #define PROBER_VERSION_MAJOR 0
-#define PROBER_VERSION_MINOR 1
+#define PROBER_VERSION_MINOR 2
 #define PROBER_VERSION_PATCH 0
 /** (MAJOR << 16) | (MINOR << 8) | PATCH, as curl's LIBCURL_VERSION_NUM. */
 #define PROBER_VERSION_NUM ((PROBER_VERSION_MAJOR << 16) | (PROBER_VERSION_MINOR << 8) | PROBER_VERSION_PATCH)

@@ -472,3 +472,26 @@ fn hostname_parameter() {
     let names: Vec<Option<&str>> = seen.iter().map(|h| h.sni.as_deref()).collect();
     assert_eq!(names, [Some("svc.example"), Some("db.example")]);
 }
+
+/// blackbox_exporter sends the server name it took from `hostname` (or a `Host` header) only
+/// to the first host: a redirect to another host verifies that host's own name.
+#[test]
+fn hostname_server_name_is_not_sent_to_another_host() {
+    let d = dir("hostname-redirect");
+    let ca = TestCa::new("hostname CA");
+    std::fs::write(d.join("ca.pem"), &ca.cert().cert_pem).unwrap();
+    let origin = TlsTargetServer::start(TlsServerOptions::new(ca.issue(&["svc.example"])));
+    let other = TlsTargetServer::start(TlsServerOptions::new(ca.issue(&["localhost"])));
+    let e = exporter(
+        "modules:\n  https:\n    prober: http\n    http: {tls_config: {ca_file: ca.pem}}\n",
+        &d,
+    );
+    let away = format!("{}/redirect?loc=https://localhost:{}/ok", origin.url(""), other.port());
+    let r = get(&e, &format!("module=https&target={}&hostname=svc.example", target(&away)));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("1"), "{}", r.body);
+    let sni =
+        |s: &TlsTargetServer| s.wait_for_handshakes(1, Duration::from_secs(10))[0].sni.clone();
+    assert_eq!(sni(&origin).as_deref(), Some("svc.example"));
+    assert_eq!(sni(&other).as_deref(), Some("localhost"));
+}

@@ -1782,7 +1782,8 @@ prober_status prober_spec_set_tls_verify(prober_spec *spec, uint32_t mode, const
 
 /**
  * Sets the server name sent as SNI and verified against the certificate (default: the host
- * probed; an IP address sends no SNI).
+ * probed; an IP address sends no SNI). An HTTP redirect hop to another host uses that host's
+ * own name; hops back to the probed host keep this one.
  *
  * # Safety
  * `spec` must be NULL or a live spec; `name` NULL or a NUL-terminated string.

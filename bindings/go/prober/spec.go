@@ -151,7 +151,8 @@ type TLSOptions struct {
 	// system's trust store (read when the probe runs).
 	CAFile string
 	// ServerName is sent as SNI and verified against the certificate (default: the host
-	// probed; an IP address sends no SNI).
+	// probed; an IP address sends no SNI). An HTTP redirect hop to another host uses that
+	// host's own name; hops back to the probed host keep this one.
 	ServerName string
 	// ClientCert and ClientKey are PEM files for mutual TLS; set both or neither.
 	ClientCert, ClientKey string

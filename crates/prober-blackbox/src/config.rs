@@ -138,8 +138,8 @@ pub(crate) struct HttpModule {
     pub bearer_token: Option<String>,
     pub bearer_token_file: Option<String>,
     pub authorization: Option<Authorization>,
-    // Accepted: HTTP/1.1 is spoken; `valid_http_versions` judges what was.
-    #[allow(dead_code)]
+    // prometheus/common's default is true (h2 offered by ALPN over TLS, as Go's transport
+    // with `http2.ConfigureTransports`); false offers `http/1.1` alone.
     pub enable_http2: Option<bool>,
     pub body_size_limit: Option<serde_norway::Value>,
     // Fields of blackbox_exporter this engine does not have: read to be refused by name.

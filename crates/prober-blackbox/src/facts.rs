@@ -24,41 +24,69 @@ fn label(v: &str) -> String {
 }
 
 /// Whether the run's (last) TLS handshake completed: blackbox_exporter then has a connection
-/// state to read (HTTP: only when a response came back over it).
+/// state to read (HTTP: only when a response came back over it; gRPC: only when the call
+/// returned a response, see [`grpc_answered`]).
 fn handshake_done(m: &Module, o: &Outcome) -> bool {
     let done = o.tls.as_ref().is_some_and(|t| t.version.is_some());
     match m.prober {
         Prober::Http => done && o.http_status.is_some(),
-        Prober::Tcp | Prober::Grpc => done,
+        Prober::Grpc => done && grpc_answered(o),
+        Prober::Tcp => done,
     }
+}
+
+/// Whether blackbox_exporter's gRPC prober would have the server's peer to read the TLS
+/// session from: grpc-go fills in the peer only for a call that returned a response (a health
+/// message), so a failed call (a connection that failed, an error status such as NotFound)
+/// has no TLS facts, even after a completed handshake.
+fn grpc_answered(o: &Outcome) -> bool {
+    o.grpc.serving_status.is_some()
+}
+
+/// Whether the gRPC run failed resolving the target's name (or finding an address of the
+/// family asked for): blackbox_exporter's `ProbeGRPC` returns right after `chooseProtocol`
+/// then, before it dials, with only the series it registered and never set.
+fn grpc_unresolved(o: &Outcome) -> bool {
+    o.reason == prober::Reason::Dns
 }
 
 /// `probe_grpc_duration_seconds`, `probe_grpc_healthcheck_response`, `probe_grpc_ssl` and
 /// `probe_grpc_status_code` (in that order). `probe_grpc_duration_seconds{phase="check"}` is
 /// the run after the name lookup; the status code is grpc-go's for what happened (OK once an
 /// answer came; Unavailable for a failed connection; DeadlineExceeded at the deadline).
+///
+/// When the name did not resolve, blackbox_exporter returns before it dials: the resolve
+/// phase's pre-made 0 and no check phase, no health response series at all, status code 0
+/// and SSL 0. When the call failed, grpc-go gives no peer: SSL 0 whatever the handshake did.
 pub(crate) fn grpc(out: &mut String, m: &Module, o: &Outcome, tls: bool) {
+    let unresolved = grpc_unresolved(o);
     let resolve = o.timings.resolve.unwrap_or_default();
     let check = o.timings.total.saturating_sub(resolve);
     let name = "probe_grpc_duration_seconds";
     let _ = write!(out, "# HELP {name} Duration of gRPC request by phase\n# TYPE {name} gauge\n");
-    let _ = writeln!(out, "{name}{{phase=\"check\"}} {}", check.as_secs_f64());
-    let _ = writeln!(out, "{name}{{phase=\"resolve\"}} {}", resolve.as_secs_f64());
-    let name = "probe_grpc_healthcheck_response";
-    let _ = write!(out, "# HELP {name} Response HealthCheck response\n# TYPE {name} gauge\n");
-    // The four statuses of grpc.health.v1, sorted by name as client_golang writes them.
-    for (value, status) in
-        [(2, "NOT_SERVING"), (3, "SERVICE_UNKNOWN"), (1, "SERVING"), (0, "UNKNOWN")]
-    {
-        let on = u8::from(o.grpc.serving_status == Some(value));
-        let _ = writeln!(out, "{name}{{serving_status=\"{status}\"}} {on}");
+    if unresolved {
+        let _ = writeln!(out, "{name}{{phase=\"resolve\"}} 0");
+    } else {
+        let _ = writeln!(out, "{name}{{phase=\"check\"}} {}", check.as_secs_f64());
+        let _ = writeln!(out, "{name}{{phase=\"resolve\"}} {}", resolve.as_secs_f64());
+        let name = "probe_grpc_healthcheck_response";
+        let _ = write!(out, "# HELP {name} Response HealthCheck response\n# TYPE {name} gauge\n");
+        // The four statuses of grpc.health.v1, sorted by name as client_golang writes them.
+        for (value, status) in
+            [(2, "NOT_SERVING"), (3, "SERVICE_UNKNOWN"), (1, "SERVING"), (0, "UNKNOWN")]
+        {
+            let on = u8::from(o.grpc.serving_status == Some(value));
+            let _ = writeln!(out, "{name}{{serving_status=\"{status}\"}} {on}");
+        }
     }
     let ssl = tls && handshake_done(m, o);
     gauge(out, "probe_grpc_ssl", "Indicates if SSL was used for the connection", u8::from(ssl));
-    let code = o.grpc.status_code.unwrap_or(match o.reason {
-        prober::Reason::Timeout => 4,
-        _ => 14,
-    });
+    let code = match o.grpc.status_code {
+        _ if unresolved => 0,
+        Some(code) => code,
+        None if o.reason == prober::Reason::Timeout => 4,
+        None => 14,
+    };
     gauge(out, "probe_grpc_status_code", "Response gRPC status code", code);
 }
 
@@ -99,12 +127,14 @@ pub(crate) fn http_phases(o: &Outcome) -> [(&'static str, f64); 5] {
 ///
 /// The earliest expiry is over every certificate the server sent, reported whenever one was
 /// seen (also when verification then failed: an expired certificate shows here, where
-/// blackbox_exporter reports nothing); gRPC modules always have it (0 without TLS), as
-/// blackbox_exporter registers it for them. The other two need a completed handshake; gRPC has
-/// no chain expiry. Without a verified chain (`insecure_skip_verify`) the chain's expiry is
-/// Go's zero time, as blackbox_exporter reports it.
+/// blackbox_exporter reports nothing); gRPC modules always have it, as blackbox_exporter
+/// registers it for them, but only from a call that returned a response (grpc-go's peer), else
+/// 0. The other two need a completed handshake; gRPC has no chain expiry. Without a verified
+/// chain (`insecure_skip_verify`) the chain's expiry is Go's zero time, as blackbox_exporter
+/// reports it.
 pub(crate) fn ssl(out: &mut String, m: &Module, o: &Outcome) {
     let earliest = o.tls.as_ref().and_then(|t| t.earliest_not_after).or(o.cert_not_after);
+    let earliest = earliest.filter(|_| m.prober != Prober::Grpc || handshake_done(m, o));
     match (earliest, m.prober) {
         (Some(t), _) => gauge(
             out,

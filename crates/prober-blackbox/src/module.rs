@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use prober::{ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion};
+use prober::{
+    HttpVersion, ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion,
+};
 use prober_core::{AddressFilter, IpFamily, Outcome, Pattern, TcpStep};
 use regex::bytes::Regex;
 
@@ -180,7 +182,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
             }
             let family =
                 ip_family(g.preferred_ip_protocol.as_deref(), g.ip_protocol_fallback, "grpc")?;
-            spec.set_ip_family(family).map_err(|e| e.to_string())?;
+            spec.set_ip_family(grpc_family(family)).map_err(|e| e.to_string())?;
             m.template = spec;
         }
     }
@@ -255,6 +257,12 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     };
     spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
     spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
+    // prometheus/common (v0.52, blackbox_exporter v0.25.0's) configures HTTP/2 on its transport
+    // unless `enable_http2: false`; without it Go's transport, built with its own TLS config
+    // and dialer, never offers `h2`, so every request is HTTP/1.1.
+    if h.enable_http2 == Some(false) {
+        spec.set_http_version(HttpVersion::Http1).map_err(|e| e.to_string())?;
+    }
     if let Some(host) = h.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
         server_name_from_host(&mut spec, host.1);
     }
@@ -321,6 +329,20 @@ fn ip_family(p: Option<&str>, fallback: Option<bool>, prober: &str) -> Result<Ip
         (false, true) => IpFamily::PreferV6,
         (false, false) => IpFamily::V6,
     })
+}
+
+/// The family a gRPC module connects over. blackbox_exporter v0.25.0's `ProbeGRPC` calls
+/// `chooseProtocol` only for its metrics and to fail a target it cannot resolve, then dials
+/// `host:port` by name, so grpc-go's dialer tries the addresses of both families: with the
+/// fallback (the default) that is [`IpFamily::Any`]. Without it, the family stays required,
+/// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
+/// nothing dialed) at the price of not trying the other family's addresses of a name that
+/// has both (docs/cli.md says so).
+fn grpc_family(family: IpFamily) -> IpFamily {
+    match family {
+        IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,
+        strict => strict,
+    }
 }
 
 /// The `Authorization` header of `basic_auth`, `bearer_token(_file)` or `authorization`.
@@ -709,7 +731,8 @@ mod tests {
         }
     }
 
-    /// blackbox_exporter's defaults (ip6, with fallback) and its two options, on every prober.
+    /// blackbox_exporter's defaults (ip6, with fallback) and its two options, on every prober
+    /// (gRPC connects over both families unless one is required).
     #[test]
     fn ip_protocol_options_map_to_families() {
         let file = "modules:
@@ -717,6 +740,7 @@ mod tests {
   h4: {prober: http, http: {preferred_ip_protocol: ip4}}
   t6only: {prober: tcp, tcp: {ip_protocol_fallback: false}}
   g4only: {prober: grpc, grpc: {preferred_ip_protocol: ip4, ip_protocol_fallback: false}}
+  g4: {prober: grpc, grpc: {preferred_ip_protocol: ip4}}
   g: {prober: grpc}
 ";
         let m = Modules::parse(file, Path::new(".")).unwrap();
@@ -725,7 +749,9 @@ mod tests {
         assert_eq!(family("h4"), IpFamily::PreferV4);
         assert_eq!(family("t6only"), IpFamily::V6);
         assert_eq!(family("g4only"), IpFamily::V4);
-        assert_eq!(family("g"), IpFamily::PreferV6);
+        assert_eq!(family("g4"), IpFamily::Any);
+        // gRPC dials by name over both families unless the family is required (grpc.go).
+        assert_eq!(family("g"), IpFamily::Any);
         let bad = "modules:\n  x: {prober: grpc, grpc: {preferred_ip_protocol: ipv4}}\n";
         let err = Modules::parse(bad, Path::new(".")).unwrap_err();
         assert!(err.contains("grpc.preferred_ip_protocol: \"ipv4\" is not ip4 or ip6"), "{err}");

@@ -201,6 +201,15 @@ fn http2_version_and_valid_http_versions() {
   h1_only:
     prober: http
     http: {valid_http_versions: [HTTP/1.1], tls_config: {insecure_skip_verify: true}}
+  h1_no_h2:
+    prober: http
+    http:
+      enable_http2: false
+      valid_http_versions: [HTTP/1.1]
+      tls_config: {insecure_skip_verify: true}
+  h2_explicit:
+    prober: http
+    http: {enable_http2: true, tls_config: {insecure_skip_verify: true}}
 ",
         &d,
     );
@@ -211,6 +220,13 @@ fn http2_version_and_valid_http_versions() {
     let r = get(&e, &format!("module=h1_only&target={url}&debug=true"));
     assert!(r.body.contains("probe_success 0"), "{}", r.body);
     assert!(r.body.contains("Invalid HTTP version number HTTP/2.0"), "{}", r.body);
+    // `enable_http2: false`: no `h2` offered, so the same server answers in HTTP/1.1, as Go's
+    // transport without HTTP/2 configured gets it; `true` is the default's h2.
+    let r = get(&e, &format!("module=h1_no_h2&target={url}&debug=true"));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_version").as_deref(), Some("1.1"), "{}", r.body);
+    let r = get(&e, &format!("module=h2_explicit&target={url}"));
+    assert_eq!(sample(&r.body, "probe_http_version").as_deref(), Some("2"), "{}", r.body);
     // After an HTTP/1.1 redirect, the final response's version.
     let h1 = TargetServer::start();
     let r = get(
@@ -359,6 +375,50 @@ fn grpc_over_tls_reports_the_session() {
     assert!(b.contains("probe_ssl_last_chain_info{fingerprint_sha256=\""), "{b}");
     // gRPC modules have no chain expiry in blackbox_exporter.
     assert!(!b.contains("probe_ssl_last_chain_expiry_timestamp_seconds"), "{b}");
+
+    // A call that fails after the handshake (grpc-go answers NotFound for a service it does
+    // not know) leaves grpc-go's peer empty: blackbox_exporter reports no TLS then.
+    let e = exporter(
+        "modules:\n  grpc_tls:\n    prober: grpc\n    grpc: {tls: true, service: no.such.Service, tls_config: {insecure_skip_verify: true}}\n",
+        &d,
+    );
+    let r = get(&e, &format!("module=grpc_tls&target=127.0.0.1:{}", g.port()));
+    let b = &r.body;
+    assert_eq!(sample(b, "probe_success").as_deref(), Some("0"), "{b}");
+    assert_eq!(sample(b, "probe_grpc_status_code").as_deref(), Some("5"), "{b}");
+    assert_eq!(sample(b, "probe_grpc_ssl").as_deref(), Some("0"), "{b}");
+    assert_eq!(sample(b, "probe_ssl_earliest_cert_expiry").as_deref(), Some("0"), "{b}");
+    assert!(!b.contains("probe_tls_version_info"), "{b}");
+    assert!(!b.contains("probe_ssl_last_chain_info"), "{b}");
+}
+
+/// A target with no address of the family a module insists on fails as blackbox_exporter's
+/// `chooseProtocol` does, before anything is dialed: its gRPC prober then returns with the
+/// series it registered and never set (no check phase, no health response, status code 0).
+#[test]
+fn grpc_resolution_failure_metrics() {
+    let mut g = HealthServer::start(&[]);
+    let e = exporter(
+        "modules:\n  grpc6:\n    prober: grpc\n    grpc: {ip_protocol_fallback: false}\n",
+        Path::new("."),
+    );
+    let r = get(&e, &format!("module=grpc6&target=127.0.0.1:{}&debug=true", g.port()));
+    let b = &r.body;
+    assert!(b.contains("probe_success 0"), "{b}");
+    assert!(b.contains("only IPv6 was asked for"), "{b}");
+    assert_eq!(
+        family(b, "probe_grpc_duration_seconds"),
+        [
+            "# HELP probe_grpc_duration_seconds Duration of gRPC request by phase",
+            "# TYPE probe_grpc_duration_seconds gauge",
+            "probe_grpc_duration_seconds{phase=\"resolve\"} 0",
+        ],
+        "{b}"
+    );
+    assert!(!b.contains("probe_grpc_healthcheck_response"), "{b}");
+    assert!(b.contains("\nprobe_grpc_status_code 0\n"), "{b}");
+    assert!(b.contains("\nprobe_grpc_ssl 0\n"), "{b}");
+    assert_eq!(g.checks(), 0, "nothing dialed");
 }
 
 #[test]
@@ -411,4 +471,27 @@ fn hostname_parameter() {
     let seen = tls.wait_for_handshakes(2, Duration::from_secs(10));
     let names: Vec<Option<&str>> = seen.iter().map(|h| h.sni.as_deref()).collect();
     assert_eq!(names, [Some("svc.example"), Some("db.example")]);
+}
+
+/// blackbox_exporter sends the server name it took from `hostname` (or a `Host` header) only
+/// to the first host: a redirect to another host verifies that host's own name.
+#[test]
+fn hostname_server_name_is_not_sent_to_another_host() {
+    let d = dir("hostname-redirect");
+    let ca = TestCa::new("hostname CA");
+    std::fs::write(d.join("ca.pem"), &ca.cert().cert_pem).unwrap();
+    let origin = TlsTargetServer::start(TlsServerOptions::new(ca.issue(&["svc.example"])));
+    let other = TlsTargetServer::start(TlsServerOptions::new(ca.issue(&["localhost"])));
+    let e = exporter(
+        "modules:\n  https:\n    prober: http\n    http: {tls_config: {ca_file: ca.pem}}\n",
+        &d,
+    );
+    let away = format!("{}/redirect?loc=https://localhost:{}/ok", origin.url(""), other.port());
+    let r = get(&e, &format!("module=https&target={}&hostname=svc.example", target(&away)));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("1"), "{}", r.body);
+    let sni =
+        |s: &TlsTargetServer| s.wait_for_handshakes(1, Duration::from_secs(10))[0].sni.clone();
+    assert_eq!(sni(&origin).as_deref(), Some("svc.example"));
+    assert_eq!(sni(&other).as_deref(), Some("localhost"));
 }

@@ -1,5 +1,6 @@
 //! `preferred_ip_protocol` and `ip_protocol_fallback` (issue 28) against real listeners on one
-//! family each, with the `probe_ip_protocol` and `probe_ip_addr_hash` they give.
+//! family each, with the `probe_ip_protocol` and `probe_ip_addr_hash` they give (HTTP, TCP
+//! and gRPC modules).
 //!
 //! The names must resolve the same on every machine (`localhost` is `::1` on some and not on
 //! others), so the test runs its body again in a child of itself with its own `/etc/hosts`
@@ -11,6 +12,7 @@ use std::process::Stdio;
 
 use prober_blackbox::{Exporter, Modules, Request};
 use prober_testkit::TargetServer;
+use prober_testkit::grpc::HealthServer;
 use prober_testkit::netns::hosts_command;
 
 const CHILD: &str = "PROBER_BLACKBOX_IP_FAMILY_CHILD";
@@ -40,6 +42,8 @@ modules:
     tcp: {preferred_ip_protocol: ip4}
   tcp_ip6:
     prober: tcp
+  grpc_ip6:
+    prober: grpc
 ";
 
 /// The value of the sample `name` in an exposition.
@@ -137,4 +141,14 @@ fn in_child() {
         ("1".into(), s("6"), s(HASH_V6))
     );
     assert!(v6.wait_for_connections(c6 + 1, std::time::Duration::from_secs(60)));
+
+    // gRPC modules dial by name over both families, as blackbox_exporter's grpc.go does
+    // (grpc-go's dialer): a server on 127.0.0.1 alone is reached through dual.test although
+    // the module prefers IPv6, and the metrics name the address connected to.
+    let mut g = HealthServer::start(&[]);
+    assert_eq!(
+        probe(&e, "grpc_ip6", &format!("dual.test:{}", g.port())),
+        ("1".into(), s("4"), s(HASH_V4))
+    );
+    assert_eq!(g.checks(), 1);
 }

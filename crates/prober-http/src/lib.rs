@@ -50,7 +50,10 @@
 //!   be used make the run Unknown (reason Tls, `TLS setup failed: cannot read CA file "/x": no
 //!   such file or directory`). `timings.tls` is when the last hop's handshake ended and `cert_not_after` the
 //!   expiry of the certificate that hop's server sent; `tls` that handshake's version, cipher
-//!   suite and certificates ([`prober_core::TlsInfo`]). ALPN offers `http/1.1` only.
+//!   suite and certificates ([`prober_core::TlsInfo`]). ALPN offers `h2` and `http/1.1` with
+//!   [`prober_core::HttpVersion::Auto`] (the default), `http/1.1` only with
+//!   [`prober_core::HttpVersion::Http1`] (and with [`prober_core::HttpVersion::H2c`] on a
+//!   redirect to `https://`).
 //! - `http_version` is the final response's (HTTP/1.0, HTTP/1.1 or HTTP/2, whatever the earlier
 //!   hops spoke); `http_phases` sums each phase's duration over all hops
 //!   ([`prober_core::HttpPhases`]).

@@ -20,7 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{
-    HttpPhases, HttpResponseVersion, HttpSpec, HttpVersion, Outcome, Reason, Scheme, Url,
+    HttpPhases, HttpResponseVersion, HttpSpec, HttpVersion, Outcome, Reason, Scheme, TlsOptions,
+    Url,
 };
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
@@ -111,6 +112,9 @@ impl Request {
 pub struct HttpPlan {
     spec: HttpSpec,
     host_override: Option<String>,
+    /// The spec's TLS options without its server name, for redirect hops to another host
+    /// (`None` when the spec names no server): see [`endpoint`].
+    other_host_tls: Option<TlsOptions>,
     request: Vec<u8>,
     /// Keep-alive asked for and not overridden by a user `Connection: close`.
     keep_alive: bool,
@@ -130,7 +134,12 @@ impl HttpPlan {
             keep_alive,
             Message { method: &spec.method, body: &spec.body },
         );
-        HttpPlan { spec, host_override, request, keep_alive }
+        let other_host_tls = spec
+            .tls
+            .server_name
+            .is_some()
+            .then(|| TlsOptions { server_name: None, ..spec.tls.clone() });
+        HttpPlan { spec, host_override, other_host_tls, request, keep_alive }
     }
 
     /// The spec planned.
@@ -689,6 +698,15 @@ impl Machine for HttpProbe {
 fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
     let url = hop.map_or(&plan.spec.url, |h| &h.url);
     let https = url.scheme() == Scheme::Https;
+    // A server name set for the target belongs to the target's host (a virtual host behind an
+    // address, a name its certificate carries): a hop to another host is that host's own, its
+    // name sent and verified, as Go's client does without `tls.Config.ServerName` and as
+    // blackbox_exporter drops its server name on a redirect to another host. Hops back to the
+    // original host, whatever their scheme or port, keep it.
+    let tls = match &plan.other_host_tls {
+        Some(other) if url.host() != plan.spec.url.host() => other,
+        _ => &plan.spec.tls,
+    };
     // Go's transport as the kubelet builds it (`utilnet.SetTransportDefaults`, which calls
     // `http2.ConfigureTransports`) offers `h2` whatever its TLS settings; the h2c transport
     // (`Protocols` with unencrypted HTTP/2 only) offers no `h2` on a redirect to `https`.
@@ -702,7 +720,7 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
     Endpoint {
         host: url.host(),
         port: url.port(),
-        tls: https.then_some(&plan.spec.tls),
+        tls: https.then_some(tls),
         alpn,
         close: plan.spec.close,
         // TLS makes several small writes in a row (the handshake's last flight, then the

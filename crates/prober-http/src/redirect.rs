@@ -18,6 +18,9 @@
 //! - A user `Host` override is carried over a redirect only when `Location` is relative (no
 //!   scheme and not `//host`); the other user headers are sent on every hop. Each redirected
 //!   request carries `Referer: <previous url>` unless it goes from https to http (Go).
+//! - The TLS options' `server_name` goes only to hops to the original host (any scheme, port or
+//!   form of `Location`); a hop to another host sends and verifies that host's name (the
+//!   probe's `endpoint`).
 //! - The method, as Go's client redirects: 301, 302 and 303 turn any method but `GET` and `HEAD`
 //!   into a `GET` without body ([`Hop::as_get`]); 307 and 308 keep the method and the body.
 //!   Messages start with the first request's method as Go's `url.Error` writes it (`Get`,

@@ -309,6 +309,38 @@ fn redirects_between_http_and_https_on_the_same_host() {
 }
 
 #[test]
+fn server_name_stays_with_the_original_host_over_redirects() {
+    let ca = TestCa::new("redirect CA");
+    let ca_path = ca_file(&ca, "sni-redirect");
+    // The target: an address serving a virtual host whose certificate has only that name.
+    let origin = server(ca.issue(&["svc.example"]));
+    // Another host, reached by a name its certificate carries.
+    let other = server(ca.issue(&["localhost"]));
+    let tls = TlsOptions { server_name: Some("svc.example".into()), ..verify_with(ca_path) };
+    let spec = |url: &str| {
+        ProbeSpec::http(url)
+            .unwrap()
+            .with_redirect_policy(RedirectPolicy::AnyHost)
+            .with_timeout(TIMEOUT)
+            .unwrap()
+            .with_tls(tls.clone())
+            .unwrap()
+    };
+    // To another host: its own name is sent and verified, not the target's server name.
+    let away = format!("{}/redirect?loc=https://localhost:{}/ok", origin.url(""), other.port());
+    assert_success(&run(&spec(&away)), "ok");
+    // Back to the original host, absolute or relative: the server name is kept.
+    let back = format!("{}/redirect?loc=https://127.0.0.1:{}/ok", origin.url(""), origin.port());
+    assert_success(&run(&spec(&back)), "ok");
+    assert_success(&run(&spec(&origin.url("/redirect-chain/1"))), "chain end");
+    let sni = |s: &TlsTargetServer, n: usize| -> Vec<Option<String>> {
+        s.wait_for_handshakes(n, TIMEOUT).into_iter().map(|h| h.sni).collect()
+    };
+    assert_eq!(sni(&other, 1), [Some("localhost".to_string())]);
+    assert_eq!(sni(&origin, 5), vec![Some("svc.example".to_string()); 5]);
+}
+
+#[test]
 fn redirect_to_https_with_unusable_files_is_unknown() {
     let plain = TargetServer::start();
     let url = format!("{}/redirect?loc=https://127.0.0.1:1/x", plain.url(""));

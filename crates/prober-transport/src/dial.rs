@@ -314,7 +314,7 @@ impl Dial {
             return DialStep::Pending;
         };
         let client = self.tls.as_ref().expect("set up before the upgrade");
-        match client.connect(conn, cx.token(0), ep.host) {
+        match client.connect(conn, cx.token(0), tls_name(ep)) {
             Ok(tls) => self.handshake(cx, Box::new(tls)),
             Err((conn, e)) => {
                 conn.close(cx);
@@ -564,7 +564,7 @@ impl Dial {
                 #[cfg(feature = "tls")]
                 if ep.tls.is_some() {
                     let client = self.tls.as_ref().expect("set up before connecting");
-                    return match client.connect(conn, cx.token(0), ep.host) {
+                    return match client.connect(conn, cx.token(0), tls_name(ep)) {
                         Ok(tls) => self.handshake(cx, Box::new(tls)),
                         Err((conn, e)) => {
                             conn.close(cx);
@@ -615,4 +615,12 @@ fn tcp_addr(peer: &Peer) -> Option<SocketAddr> {
         Peer::Tcp(addr) => Some(*addr),
         Peer::Unix(_) => None,
     }
+}
+
+/// The name a TLS connection to `ep` sends as SNI and verifies: its options' server name, else
+/// its host. Taken per connection, not from the run's [`TlsClient`] (built once, for the first
+/// TLS hop): an HTTP redirect hop to another host has the same options without the name.
+#[cfg(feature = "tls")]
+fn tls_name<'a>(ep: &Endpoint<'a>) -> &'a str {
+    ep.tls.and_then(|o| o.server_name.as_deref()).unwrap_or(ep.host)
 }

@@ -62,7 +62,9 @@ pub struct TlsOptions {
     /// How the server's certificate is checked.
     pub verify: TlsVerify,
     /// The server name sent as SNI and verified against the certificate, instead of the host
-    /// the probe connects to. An IP address here sends no SNI (and is verified as an IP).
+    /// the probe connects to. An IP address here sends no SNI (and is verified as an IP). An
+    /// HTTP redirect hop to another host than the URL's uses that host's own name instead;
+    /// hops back to the URL's host keep this one.
     pub server_name: Option<String>,
     /// Client certificate chain and private key, both PEM files (mutual TLS).
     pub client_cert: Option<(PathBuf, PathBuf)>,

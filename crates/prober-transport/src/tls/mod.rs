@@ -122,7 +122,6 @@ fn protocol_versions(
 pub struct TlsClient {
     config: Arc<ClientConfig>,
     verifier: Arc<Verifier>,
-    server_name: Option<String>,
     /// The versions offered, for messages: `1.2 only`, `1.3 only`, `1.2 and 1.3`.
     offered: &'static str,
 }
@@ -177,21 +176,18 @@ impl TlsClient {
             _ if opts.max_version == Some(TlsVersion::Tls12) => "1.2 only",
             _ => "1.3 only",
         };
-        Ok(TlsClient {
-            config: Arc::new(config),
-            verifier,
-            server_name: opts.server_name.clone(),
-            offered,
-        })
+        Ok(TlsClient { config: Arc::new(config), verifier, offered })
     }
 
-    /// Starts TLS on `conn` (registered on `token`) to `host`, or the options' server name.
+    /// Starts TLS on `conn` (registered on `token`) with `name` as SNI and the name verified:
+    /// the endpoint's server name, else its host ([`crate::dial`] picks, per connection, so that
+    /// one client serves every hop of a run although a redirect to another host drops the
+    /// server name).
     ///
     /// # Errors
     /// An invalid server name, or rustls refusing to start: the connection is handed back with
     /// the reason.
-    pub fn connect(&self, conn: Conn, token: Token, host: &str) -> Result<TlsConn, (Conn, String)> {
-        let name = self.server_name.as_deref().unwrap_or(host);
+    pub fn connect(&self, conn: Conn, token: Token, name: &str) -> Result<TlsConn, (Conn, String)> {
         let server_name = match ServerName::try_from(name.to_string()) {
             Ok(n) => n,
             Err(e) => return Err((conn, format!("invalid TLS server name {name:?}: {e}"))),

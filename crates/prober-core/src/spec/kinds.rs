@@ -165,7 +165,8 @@ pub enum HttpVersion {
     /// HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
     Http1 = 1,
     /// HTTP/2 over cleartext with prior knowledge (h2c) on `http://` (the kubelet's
-    /// `ProbeH2C`, `httpGet.protocol: HTTP2`, KEP-5999). A redirect to `https://` is refused.
+    /// `ProbeH2C`, `httpGet.protocol: HTTP2`, KEP-5999). A redirect to `https://` speaks
+    /// HTTP/1.1 there (the kubelet's h2c transport offers no ALPN).
     H2c = 2,
 }
 

@@ -145,8 +145,10 @@ fn irc_banner_expands_the_ping_token() {
 
 #[test]
 fn the_timeout_covers_the_whole_exchange() {
-    // The greeting arrives, the answer to EHLO never does: the run ends at its one deadline,
-    // naming the step it was in.
+    // The greeting arrives, the answer to EHLO never does (the server then waits for a line
+    // the probe never sends): the run ends at its one deadline, naming the step it was in. The
+    // step reached is the server's doing, not the machine's speed: the timeout leaves a loaded
+    // machine ample time to connect, read the greeting and send EHLO.
     let server = ScriptServer::start(
         vec![
             Act::say("220 mx.test ESMTP ready\r\n"),
@@ -156,12 +158,12 @@ fn the_timeout_covers_the_whole_exchange() {
         None,
         false,
     );
-    let timeout = Duration::from_millis(300);
+    let timeout = Duration::from_secs(2);
     let o = check(&spec(server.port(), timeout, smtp_steps()[..3].to_vec()));
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert_eq!(
         o.message,
-        "step 3 of 3: no line matched \"^250-STARTTLS\": no match within 300ms, 0 bytes \
+        "step 3 of 3: no line matched \"^250-STARTTLS\": no match within 2s, 0 bytes \
          received in this step: \"\""
     );
     assert!(o.timings.total >= timeout, "{:?}", o.timings);

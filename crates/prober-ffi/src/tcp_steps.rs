@@ -56,6 +56,7 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step(
             Some(Pattern::new(text).map_err(|e| spec_status(&e))?)
         };
         let send = try_slice_from_ptr(send, send_len, "send")?.to_vec();
-        s.spec.add_tcp_step(TcpStep { expect, send, expand, starttls }).map_err(|e| spec_status(&e))
+        let step = TcpStep { expect, send, expand, line: false, starttls };
+        s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
     })
 }

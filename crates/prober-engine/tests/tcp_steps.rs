@@ -261,3 +261,26 @@ fn an_expansion_past_the_send_limit_fails_the_step() {
     );
     assert!(server.heard().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn a_peer_that_talks_without_end_is_read_up_to_1_mib() {
+    // 2 MB of lines, none the one awaited, then the server waits: the step fails with reason
+    // body once the run has read 1 MiB, not at the (long) timeout.
+    let server = ScriptServer::start(
+        vec![Act::Say(b"250-chatter\r\n".repeat(160_000)), Act::hear("never sent")],
+        None,
+        false,
+    );
+    let s = spec(server.port(), Duration::from_secs(60), vec![TcpStep::expect(pat("^250 "))]);
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Body), "{o:?}");
+    assert!(
+        o.message.starts_with(
+            "step 1 of 1: no line matched \"^250 \": the steps read 1048576 bytes in all, \
+             1048576 bytes received in this step: \"250-chatter\\r\\n250-chatter"
+        ),
+        "{}",
+        o.message
+    );
+    assert_eq!((o.output.len(), o.output_total), (10240, 1 << 20));
+}

@@ -42,6 +42,23 @@ static void *irc_serve(void *arg) {
   return NULL;
 }
 
+typedef struct {
+  int listener;
+  char first[64];
+} line_peer;
+
+/* Says two lines at once, then records the first line it hears. */
+static void *line_serve(void *arg) {
+  line_peer *p = arg;
+  int c = accept(p->listener, NULL, NULL);
+  CHECK(c >= 0);
+  const char *hello = "220\r\nready\r\n";
+  CHECK(write(c, hello, strlen(hello)) == (ssize_t)strlen(hello));
+  CHECK(read_line(c, p->first, sizeof p->first));
+  close(c);
+  return NULL;
+}
+
 static prober_outcome *run_irc(irc_peer *peer) {
   int port = 0;
   peer->listener = listen_loopback(&port);
@@ -82,6 +99,29 @@ int main(void) {
   CHECK(prober_outcome_reason(o) == PROBER_REASON_BODY);
   CHECK(str_has(prober_outcome_message(o), "step 3 of 3: no line matched \"^:[^ ]+ 001 \": the peer closed the connection"));
   prober_outcome_free(o);
+
+  /* PROBER_TCP_STEP_LINE: "\n" after the expansion, nothing at all when it is empty (as
+   * blackbox_exporter's send), so the peer's first line is the QUIT. */
+  line_peer lp = {0};
+  int port = 0;
+  lp.listener = listen_loopback(&port);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, line_serve, &lp) == 0);
+  CHECK_OK(prober_spec_new_tcp("127.0.0.1", port, &s));
+  CHECK_OK(prober_spec_add_tcp_step_with_flags(s, "^220 ?(.*)$", (const uint8_t *)"${1}", 4,
+                                               PROBER_TCP_STEP_EXPAND | PROBER_TCP_STEP_LINE));
+  CHECK_OK(prober_spec_add_tcp_step_with_flags(s, "^ready", (const uint8_t *)"QUIT", 4, PROBER_TCP_STEP_LINE));
+  CHECK_OK(prober_spec_set_timeout_ms(s, 5000));
+  CHECK_OK(prober_check(s, &o));
+  CHECK(pthread_join(th, NULL) == 0);
+  close(lp.listener);
+  CHECK(str_eq(prober_outcome_message(o), ""));
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+  CHECK(strcmp(lp.first, "QUIT\n") == 0);
+  prober_outcome_free(o);
+  CHECK_STATUS(prober_spec_add_tcp_step_with_flags(s, NULL, NULL, 0, 8), PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "unknown TCP step flags 0x8"));
+  prober_spec_free(s);
 
   /* Refusals leave the spec as it was. */
   CHECK_OK(prober_spec_new_tcp("127.0.0.1", 25, &s));

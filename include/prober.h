@@ -278,7 +278,8 @@ enum prober_reason
   PROBER_REASON_TOO_MANY_REDIRECTS = 8,
   /**
    * The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
-   * oversized head, bad framing, a Location that is not a URL).
+   * oversized head, bad framing, a Location that is not a URL; a TCP step's line over
+   * 65536 bytes, or a send template its match would expand past 10240 bytes).
    */
   PROBER_REASON_PROTOCOL = 9,
   /**
@@ -568,6 +569,38 @@ enum prober_ip_family
 typedef enum prober_ip_family prober_ip_family;
 #else
 typedef uint32_t prober_ip_family;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Flags of `prober_spec_add_tcp_step_with_flags`, or-ed together.
+ */
+enum prober_tcp_step_flags
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * `send` is a template of the match: `$1`, `${1}`, `${name}` are replaced with the
+   * groups of the line `expect` matched and `$$` with `$` (blackbox_exporter's `send`).
+   * Needs `expect`.
+   */
+  PROBER_TCP_STEP_EXPAND = 1,
+  /**
+   * Shake hands with TLS after this step (STARTTLS); at most one step.
+   */
+  PROBER_TCP_STEP_STARTTLS = 2,
+  /**
+   * `send` is a line: a `\n` is written after it, and nothing at all when it is empty
+   * once expanded (blackbox_exporter's `send`).
+   */
+  PROBER_TCP_STEP_LINE = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_tcp_step_flags prober_tcp_step_flags;
+#else
+typedef uint32_t prober_tcp_step_flags;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -1720,12 +1753,17 @@ const char *prober_status_str(uint32_t status);
  * connection (the spec's TLS options, the default unverified ones when none are set), the
  * following steps going through TLS. With `expand`, `send` is a template: `$1`, `${1}`,
  * `${name}` are replaced with the groups of the line `expect` matched and `$$` with `$` (as
- * blackbox_exporter's `send`); without it a `$` is sent as it is.
+ * blackbox_exporter's `send`); without it a `$` is sent as it is. The same as
+ * `prober_spec_add_tcp_step_with_flags` with `PROBER_TCP_STEP_EXPAND` and
+ * `PROBER_TCP_STEP_STARTTLS`.
  *
- * The steps share the probe's timeout and read at most 10240 bytes in all; the reply is the
- * outcome's output. A step whose expect sees the peer close (or the limit) first is a
- * Failure with `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
- * "^250-STARTTLS": ...`).
+ * The steps share the probe's timeout. Lines are dropped once scanned; a line is at most
+ * 65536 bytes with its end, and the steps read at most 1 MiB in all; the outcome's output is
+ * the first 10240 bytes read (whatever the output limit), `output_total` counts them all. A
+ * step whose expect sees the peer close (or the 1 MiB) first is a Failure with
+ * `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
+ * "^250-STARTTLS": ...`); a longer line, or a template that would expand past 10240 bytes,
+ * is a Failure with `PROBER_REASON_PROTOCOL`, named the same way.
  *
  * # Errors
  * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not TCP,
@@ -1745,6 +1783,24 @@ prober_status prober_spec_add_tcp_step(prober_spec *spec,
                                        size_t send_len,
                                        bool expand,
                                        bool starttls);
+
+/**
+ * `prober_spec_add_tcp_step` with its options as `PROBER_TCP_STEP_*` flags or-ed together,
+ * which also take `PROBER_TCP_STEP_LINE`: `send` is written with a `\n` after it, and not at
+ * all when it is empty once expanded (blackbox_exporter's `send: "${1}"` with an empty group
+ * writes nothing).
+ *
+ * # Errors
+ * As `prober_spec_add_tcp_step`, and `PROBER_E_INVALID` for an unknown flag.
+ *
+ * # Safety
+ * As `prober_spec_add_tcp_step`.
+ */
+prober_status prober_spec_add_tcp_step_with_flags(prober_spec *spec,
+                                                  const char *expect,
+                                                  const uint8_t *send,
+                                                  size_t send_len,
+                                                  uint32_t flags);
 
 /**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a

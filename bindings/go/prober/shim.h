@@ -180,9 +180,10 @@ static inline prober_status gp_spec_set_grpc_authority(prober_spec *s, const cha
 static inline prober_status gp_spec_set_tcp_starttls(prober_spec *s, bool on, gp_err *err) {
   return gp_fail(prober_spec_set_tcp_starttls(s, on), err);
 }
-static inline prober_status gp_spec_add_tcp_step(prober_spec *s, const char *expect, const uint8_t *send,
-                                                 size_t len, bool expand, bool starttls, gp_err *err) {
-  return gp_fail(prober_spec_add_tcp_step(s, expect, send, len, expand, starttls), err);
+static inline prober_status gp_spec_add_tcp_step_with_flags(prober_spec *s, const char *expect,
+                                                            const uint8_t *send, size_t len, uint32_t flags,
+                                                            gp_err *err) {
+  return gp_fail(prober_spec_add_tcp_step_with_flags(s, expect, send, len, flags), err);
 }
 static inline prober_status gp_spec_set_body(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
   return gp_fail(prober_spec_set_body(s, data, len), err);

@@ -2,8 +2,8 @@ package prober
 
 // #include "shim.h"
 // /* The step helper neither keeps the pointers it is given nor calls back into Go. */
-// #cgo noescape gp_spec_add_tcp_step
-// #cgo nocallback gp_spec_add_tcp_step
+// #cgo noescape gp_spec_add_tcp_step_with_flags
+// #cgo nocallback gp_spec_add_tcp_step_with_flags
 import "C"
 
 import "unsafe"
@@ -12,12 +12,16 @@ import "unsafe"
 // query_response). In order, the step: with Expect, reads lines of the reply until one
 // matches (a line ends at "\n"; it and a "\r" before it are not part of the line; an
 // unterminated last line before the peer closes counts); then writes Send as it is (no line
-// end is added); then, with StartTLS, shakes hands with TLS on the connection (Spec.TLS,
-// default options when nil), the following steps going through TLS.
+// end is added unless Line); then, with StartTLS, shakes hands with TLS on the connection
+// (Spec.TLS, default options when nil), the following steps going through TLS.
 //
-// The steps share the probe's timeout and read at most 10240 bytes in all; the reply is the
-// outcome's Output. An Expect that sees the peer close (or the limit) first is a Failure with
-// ReasonBody whose message names the step ("step 3 of 9: no line matched ...").
+// The steps share the probe's timeout. Lines are dropped once scanned (a chatty server's
+// MOTD or capability list is read line after line); a line is at most 65536 bytes with its
+// end and the steps read at most 1 MiB in all. The outcome's Output is the first 10240 bytes
+// read (whatever Spec.OutputLimit), OutputTotal counts them all. An Expect that sees the peer
+// close (or the 1 MiB) first is a Failure with ReasonBody whose message names the step
+// ("step 3 of 9: no line matched ..."); a longer line, or an expansion past 10240 bytes, is a
+// Failure with ReasonProtocol, named the same way.
 type TCPStep struct {
 	// Expect: a regular expression (Rust regex syntax, unanchored) a line must match before
 	// the step sends; empty: nothing is read.
@@ -28,6 +32,9 @@ type TCPStep struct {
 	// groups and $$ with $, as blackbox_exporter's send (Go's Regexp.Expand). Off, a "$" in
 	// Send is sent as it is. Needs Expect.
 	Expand bool
+	// Line makes Send a line: "\n" is written after it, and nothing at all when it is empty
+	// once expanded (blackbox_exporter's send: "${1}" with an empty group writes nothing).
+	Line bool
 	// StartTLS upgrades the connection to TLS after this step (at most one step).
 	StartTLS bool
 }
@@ -48,7 +55,17 @@ func (b *cbuild) configureTCPSteps(s *Spec, cs *C.prober_spec) error {
 			// Copied to C memory: C copies it again and keeps no pointer to it.
 			data = C.CBytes(step.Send)
 		}
-		rc := C.gp_spec_add_tcp_step(cs, re, (*C.uint8_t)(data), C.size_t(len(step.Send)), C.bool(step.Expand), C.bool(step.StartTLS), &b.err)
+		var flags C.uint32_t
+		if step.Expand {
+			flags |= C.PROBER_TCP_STEP_EXPAND
+		}
+		if step.StartTLS {
+			flags |= C.PROBER_TCP_STEP_STARTTLS
+		}
+		if step.Line {
+			flags |= C.PROBER_TCP_STEP_LINE
+		}
+		rc := C.gp_spec_add_tcp_step_with_flags(cs, re, (*C.uint8_t)(data), C.size_t(len(step.Send)), flags, &b.err)
 		C.free(data)
 		if err := b.check(rc); err != nil {
 			return err

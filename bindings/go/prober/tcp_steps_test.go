@@ -135,3 +135,41 @@ func TestTCPStepsRefusals(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// TestTCPStepsLine: a Line step writes its expansion with "\n", and nothing at all when the
+// expansion is empty (blackbox_exporter's send), so the server's first line is the QUIT.
+func TestTCPStepsLine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	heard := make(chan string, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		c.Write([]byte("220\r\nready\r\n"))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		heard <- line
+	}()
+	s := prober.TCP("127.0.0.1", l.Addr().(*net.TCPAddr).Port)
+	s.Timeout = 10 * time.Second
+	s.TCPSteps = []prober.TCPStep{
+		{Expect: `^220 ?(.*)$`, Send: []byte("${1}"), Expand: true, Line: true},
+		{Expect: `^ready`, Send: []byte("QUIT"), Line: true},
+	}
+	o, err := prober.Check(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Result != prober.Success {
+		t.Fatalf("%v %v: %s", o.Result, o.Reason, o.Message)
+	}
+	if got := <-heard; got != "QUIT\n" {
+		t.Fatalf("server heard %q first, want \"QUIT\\n\"", got)
+	}
+}

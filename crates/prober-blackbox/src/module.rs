@@ -500,8 +500,9 @@ fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
 
 /// blackbox_exporter's `query_response` as the library's steps, one for one (so the library's
 /// "step N" is `query_response[N-1]`): an `expect` reads lines until one matches (the same
-/// line-wise reading as its `bufio.Scanner`), a `send` is written with a newline and, after an
-/// `expect`, is a template of its match (`${1}`), as `Regexp.Expand` makes it.
+/// line-wise reading as its `bufio.Scanner`), a `send` is written with a newline unless it is
+/// empty once expanded (then nothing is written) and, after an `expect`, is a template of its
+/// match (`${1}`), as `Regexp.Expand` makes it.
 fn query_response(list: &[QueryResponse]) -> Result<Vec<TcpStep>, String> {
     let mut steps = Vec::with_capacity(list.len());
     for (i, qr) in list.iter().enumerate() {
@@ -510,9 +511,11 @@ fn query_response(list: &[QueryResponse]) -> Result<Vec<TcpStep>, String> {
             Some(e) => Some(Pattern::new(e).map_err(|e| format!("{at}.expect: {e}"))?),
             None => None,
         };
-        let send = qr.send.as_ref().map(|s| format!("{s}\n").into_bytes()).unwrap_or_default();
+        // blackbox_exporter expands `send` first and writes it with a `\n` only when the
+        // expansion is not empty (`if send != ""`): the step's `line` does the same.
+        let send = qr.send.clone().map(String::into_bytes).unwrap_or_default();
         let expand = expect.is_some() && !send.is_empty();
-        steps.push(TcpStep { expect, send, expand, starttls: qr.starttls });
+        steps.push(TcpStep { expect, send, expand, line: true, starttls: qr.starttls });
     }
     Ok(steps)
 }

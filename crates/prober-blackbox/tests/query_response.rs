@@ -60,6 +60,15 @@ modules:
         - expect: "PING :([^ ]+)"
           send: "PONG ${{1}}"
         - expect: "^:[^ ]+ 001"
+  empty_send:
+    prober: tcp
+    timeout: 5s
+    tcp:
+      query_response:
+        - expect: "^220 ?(.*)$"
+          send: "${{1}}"
+        - expect: "^ready"
+          send: "QUIT"
   ssh_banner:
     prober: tcp
     timeout: 5s
@@ -197,6 +206,42 @@ fn irc_banner_answers_the_ping_with_its_token() {
         "{}",
         r.body
     );
+}
+
+#[test]
+fn irc_banner_reads_past_a_long_motd() {
+    // A chatty server: 60 kB of MOTD before the PING. blackbox_exporter's scanner drops the
+    // lines it has read, and so do the steps (the kept output is the first 10240 bytes).
+    let s = setup("irc-motd");
+    let motd = ":irc.test 372 prober :- the message of the day, line after line after line\r\n"
+        .repeat(800);
+    assert!(motd.len() > 60_000);
+    let server = ScriptServer::start(
+        vec![
+            Act::hear("NICK prober"),
+            Act::hear("USER prober prober prober :prober"),
+            Act::say(&format!("{motd}PING :tok\r\n")),
+            Act::hear("PONG tok"),
+            Act::say(&format!("{motd}:irc.test 001 prober :Welcome\r\n")),
+        ],
+        None,
+        false,
+    );
+    let r = probe(&s.exporter, "irc_banner", server.port());
+    assert_eq!(verdict(&r), ("1".into(), "0".into()), "{}", r.body);
+    assert_eq!(heard(&server, 3)[2], "PONG tok\n");
+}
+
+#[test]
+fn an_empty_expansion_writes_nothing() {
+    // `send: "${1}"` with an empty group: blackbox_exporter writes nothing at all (`if send
+    // != ""`), not a lone "\n"; the next step's send is the first line the server hears.
+    let s = setup("empty-send");
+    let server =
+        ScriptServer::start(vec![Act::say("220\r\nready\r\n"), Act::hear("QUIT")], None, false);
+    let r = probe(&s.exporter, "empty_send", server.port());
+    assert_eq!(verdict(&r), ("1".into(), "0".into()), "{}", r.body);
+    assert_eq!(heard(&server, 1), ["QUIT\n"]);
 }
 
 #[test]

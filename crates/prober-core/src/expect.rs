@@ -147,14 +147,42 @@ impl Pattern {
     /// When the expression matches in `bytes`, `template` with its references to the first
     /// match's groups replaced (`$1`, `${1}`, `${name}`; `$$` is one `$`; a reference to a group
     /// that does not exist or did not take part is empty). The same rules as Go's
-    /// `Regexp.Expand`, which blackbox_exporter's `query_response` uses for `send`. `None`: no
-    /// match.
-    pub fn expand(&self, bytes: &[u8], template: &[u8]) -> Option<Vec<u8>> {
-        let caps = self.regex.captures(bytes)?;
-        let mut out = Vec::with_capacity(template.len());
-        caps.expand(template, &mut out);
-        Some(out)
+    /// `Regexp.Expand`, which blackbox_exporter's `query_response` uses for `send`.
+    ///
+    /// The output is bounded while it is built: once it would pass `limit` bytes no more
+    /// groups are copied and the answer is [`Expansion::TooLong`], so a template of many `$1`
+    /// against a long line allocates at most `limit` plus the template's length.
+    pub fn expand(&self, bytes: &[u8], template: &[u8], limit: usize) -> Expansion {
+        let Some(caps) = self.regex.captures(bytes) else { return Expansion::NoMatch };
+        let mut out = Vec::with_capacity(template.len().min(limit));
+        let mut over = false;
+        regex_automata::util::interpolate::bytes(
+            template,
+            |i, dst| {
+                let group = caps.get(i).map_or(&[][..], |m| m.as_bytes());
+                if over || dst.len() + group.len() > limit {
+                    over = true;
+                } else {
+                    dst.extend_from_slice(group);
+                }
+            },
+            |name| self.regex.capture_names().position(|n| n == Some(name)),
+            &mut out,
+        );
+        // The literal text between references is the template's, so at most its length.
+        if over || out.len() > limit { Expansion::TooLong } else { Expansion::Expanded(out) }
     }
+}
+
+/// What [`Pattern::expand`] made of a template.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expansion {
+    /// The expression did not match.
+    NoMatch,
+    /// The template with the match's groups in place.
+    Expanded(Vec<u8>),
+    /// The expansion would be longer than the limit.
+    TooLong,
 }
 
 impl PartialEq for Pattern {
@@ -288,6 +316,22 @@ mod tests {
         // Compiles to far more than the size limit.
         assert!(Pattern::new(r"(?:\w{1000}){1000}").is_err());
         assert_eq!(Pattern::new("x").unwrap(), Pattern::new("x").unwrap());
+        let p = Pattern::new(r"PING :(?<tok>[^ ]*)").unwrap();
+        assert_eq!(
+            p.expand(b"PING :abc", b"PONG ${1} $1x $tok $$ $9 $", 100),
+            Expansion::Expanded(b"PONG abc  abc $  $".to_vec()),
+            "Go's Regexp.Expand: $1x names group \"1x\", an unknown group is empty"
+        );
+        assert_eq!(p.expand(b"PONG", b"$1", 100), Expansion::NoMatch);
+        // 200 references to a 100-byte group: refused at the limit, not built to 20 kB.
+        let line = [b"PING :".as_slice(), &[b'a'; 100]].concat();
+        assert_eq!(p.expand(&line, "$1".repeat(200).as_bytes(), 10240), Expansion::TooLong);
+        assert_eq!(
+            p.expand(&line, b"$1$1", 200),
+            Expansion::Expanded([b'a'; 200].to_vec()),
+            "exactly the limit is accepted"
+        );
+        assert_eq!(p.expand(&line, b"$1$1!", 200), Expansion::TooLong, "literals count too");
         assert_eq!(
             Pattern::new("").unwrap_err().to_string(),
             "empty regular expression: it matches anything (write what must be found, or leave \

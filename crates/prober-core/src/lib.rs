@@ -22,7 +22,7 @@ mod unix;
 pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
-pub use expect::{MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
+pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use ip_family::{IP_FAMILIES, IpFamily};
@@ -33,9 +33,9 @@ pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, MAX_TCP_STEPS, ProbeKind, ProbeSpec,
-    RedirectPolicy, SpecError, TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion,
-    validate_header, validate_host,
+    HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, MAX_TCP_STEP_LINE, MAX_TCP_STEPS,
+    MAX_TCP_STEPS_READ, ProbeKind, ProbeSpec, RedirectPolicy, SpecError, TcpSpec, TcpStep,
+    TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -69,7 +69,9 @@ pub enum Reason {
     /// More than 10 redirects.
     TooManyRedirects = 8,
     /// The peer did not speak HTTP/1.x correctly (garbage, HTTP/0.9, oversized head, bad framing,
-    /// a Location that is not a URL).
+    /// a Location that is not a URL); or a TCP step's line was longer than
+    /// [`MAX_TCP_STEP_LINE`](crate::MAX_TCP_STEP_LINE), or the line it matched would expand its
+    /// send template past [`MAX_SEND_LEN`](crate::MAX_SEND_LEN).
     Protocol = 9,
     /// The body ended before its declared end (early EOF).
     BrokenBody = 10,

@@ -145,8 +145,10 @@ fn irc_banner_expands_the_ping_token() {
 
 #[test]
 fn the_timeout_covers_the_whole_exchange() {
-    // The greeting arrives, the answer to EHLO never does: the run ends at its one deadline,
-    // naming the step it was in.
+    // The greeting arrives, the answer to EHLO never does (the server then waits for a line
+    // the probe never sends): the run ends at its one deadline, naming the step it was in. The
+    // step reached is the server's doing, not the machine's speed: the timeout leaves a loaded
+    // machine ample time to connect, read the greeting and send EHLO.
     let server = ScriptServer::start(
         vec![
             Act::say("220 mx.test ESMTP ready\r\n"),
@@ -156,13 +158,129 @@ fn the_timeout_covers_the_whole_exchange() {
         None,
         false,
     );
-    let timeout = Duration::from_millis(300);
+    let timeout = Duration::from_secs(2);
     let o = check(&spec(server.port(), timeout, smtp_steps()[..3].to_vec()));
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert_eq!(
         o.message,
-        "step 3 of 3: no line matched \"^250-STARTTLS\": no match within 300ms, 0 bytes \
+        "step 3 of 3: no line matched \"^250-STARTTLS\": no match within 2s, 0 bytes \
          received in this step: \"\""
     );
     assert!(o.timings.total >= timeout, "{:?}", o.timings);
+}
+
+#[test]
+fn a_chatty_peer_is_read_line_by_line() {
+    // 40 kB of lines before the one awaited (an IRC MOTD, a long capability list): scanned
+    // lines are dropped, so the step matches; the output keeps the first 10240 bytes and
+    // `output_total` counts them all.
+    let motd = ":irc.test 372 prober :- the message of the day, once more\r\n".repeat(700);
+    let server = ScriptServer::start(
+        vec![
+            Act::say(&format!("{motd}PING :tok-1\r\n")),
+            Act::hear("PONG tok-1"),
+            Act::say(":irc.test 001 prober :Welcome\r\n"),
+        ],
+        None,
+        false,
+    );
+    let s = spec(
+        server.port(),
+        Duration::from_secs(10),
+        vec![
+            TcpStep::expect_then_send(pat("PING :([^ ]+)"), b"PONG ${1}\n".to_vec()),
+            TcpStep::expect(pat("^:[^ ]+ 001")),
+        ],
+    );
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+    assert_eq!(text(&server.wait_heard(1, Duration::from_secs(10))), ["PONG tok-1\n"]);
+    assert_eq!(o.output, motd.as_bytes()[..10240]);
+    assert_eq!(o.output_total, (motd.len() + "PING :tok-1\r\n".len() + 31) as u64);
+}
+
+#[test]
+fn a_line_longer_than_64_kib_fails_the_step_through_tls() {
+    // After STARTTLS the server sends 70 kB without a line end (and then waits): the step
+    // fails at 64 KiB, named, with reason protocol, instead of reading until the timeout.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prober-tcp-steps-long-{}", std::process::id()));
+    let ca = TestCa::new("TCP steps test CA");
+    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
+    let server = ScriptServer::start(
+        vec![
+            Act::say("220 go ahead\r\n"),
+            Act::StartTls,
+            Act::Say(vec![b'y'; 70_000]),
+            Act::hear("never sent"),
+        ],
+        Some(TlsServerOptions::new(ca.issue(&["mx.test"]))),
+        false,
+    );
+    let mut s = spec(
+        server.port(),
+        Duration::from_secs(10),
+        vec![TcpStep::expect(pat("^220")), TcpStep::starttls(), TcpStep::expect(pat("^250 "))],
+    );
+    s.set_tls(TlsOptions {
+        verify: TlsVerify::CaFile(ca_file),
+        server_name: Some("mx.test".into()),
+        ..TlsOptions::default()
+    })
+    .unwrap();
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Protocol), "{o:?}");
+    let want = format!(
+        "step 3 of 3: a line is longer than 65536 bytes, 65536 bytes received in this step: \
+         \"{}\"...",
+        "y".repeat(200)
+    );
+    assert_eq!(o.message, want);
+    assert_eq!(o.output_total, 14 + 65536, "nothing read past the line's bound");
+}
+
+#[test]
+fn an_expansion_past_the_send_limit_fails_the_step() {
+    // 500 references to a 4 kB group would be 2 MB to send: refused before it is built.
+    let server = ScriptServer::start(
+        vec![Act::say(&format!("PING :{}\r\n", "a".repeat(4000))), Act::hear("never sent")],
+        None,
+        false,
+    );
+    let s = spec(
+        server.port(),
+        Duration::from_secs(10),
+        vec![TcpStep::expect_then_send(pat("^PING :(.*)$"), "$1".repeat(500).into_bytes())],
+    );
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Protocol), "{o:?}");
+    assert_eq!(
+        o.message,
+        "step 1 of 1: the data to send, expanded with the line that matched \"^PING :(.*)$\", \
+         would be longer than 10240 bytes"
+    );
+    assert!(server.heard().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn a_peer_that_talks_without_end_is_read_up_to_1_mib() {
+    // 2 MB of lines, none the one awaited, then the server waits: the step fails with reason
+    // body once the run has read 1 MiB, not at the (long) timeout.
+    let server = ScriptServer::start(
+        vec![Act::Say(b"250-chatter\r\n".repeat(160_000)), Act::hear("never sent")],
+        None,
+        false,
+    );
+    let s = spec(server.port(), Duration::from_secs(60), vec![TcpStep::expect(pat("^250 "))]);
+    let o = check(&s);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Body), "{o:?}");
+    assert!(
+        o.message.starts_with(
+            "step 1 of 1: no line matched \"^250 \": the steps read 1048576 bytes in all, \
+             1048576 bytes received in this step: \"250-chatter\\r\\n250-chatter"
+        ),
+        "{}",
+        o.message
+    );
+    assert_eq!((o.output.len(), o.output_total), (10240, 1 << 20));
 }

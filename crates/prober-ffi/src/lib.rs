@@ -50,6 +50,7 @@ pub use outcome::*;
 pub use request::*;
 pub use spec::*;
 pub use status::*;
+pub use tcp_steps::prober_tcp_step_flags;
 pub use tls::*;
 
 /// A borrowed string or byte view: `len` bytes at `ptr`. `ptr[len]` is always a NUL byte, so

@@ -62,7 +62,8 @@ c_enum! {
         /// More than 10 redirects.
         PROBER_REASON_TOO_MANY_REDIRECTS = 8 => TooManyRedirects,
         /// The peer did not speak the protocol correctly (malformed HTTP/1.x or HTTP/2, an
-        /// oversized head, bad framing, a Location that is not a URL).
+        /// oversized head, bad framing, a Location that is not a URL; a TCP step's line over
+        /// 65536 bytes, or a send template its match would expand past 10240 bytes).
         PROBER_REASON_PROTOCOL = 9 => Protocol,
         /// The body ended before its declared end.
         PROBER_REASON_BROKEN_BODY = 10 => BrokenBody,

@@ -9,6 +9,27 @@ use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
+/// Flags of `prober_spec_add_tcp_step_with_flags`, or-ed together.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug)]
+pub enum prober_tcp_step_flags {
+    /// `send` is a template of the match: `$1`, `${1}`, `${name}` are replaced with the
+    /// groups of the line `expect` matched and `$$` with `$` (blackbox_exporter's `send`).
+    /// Needs `expect`.
+    PROBER_TCP_STEP_EXPAND = 1,
+    /// Shake hands with TLS after this step (STARTTLS); at most one step.
+    PROBER_TCP_STEP_STARTTLS = 2,
+    /// `send` is a line: a `\n` is written after it, and nothing at all when it is empty
+    /// once expanded (blackbox_exporter's `send`).
+    PROBER_TCP_STEP_LINE = 4,
+}
+
+const EXPAND: u32 = prober_tcp_step_flags::PROBER_TCP_STEP_EXPAND as u32;
+const STARTTLS: u32 = prober_tcp_step_flags::PROBER_TCP_STEP_STARTTLS as u32;
+const LINE: u32 = prober_tcp_step_flags::PROBER_TCP_STEP_LINE as u32;
+/// Every flag `prober_spec_add_tcp_step_with_flags` knows.
+const KNOWN_TCP_STEP_FLAGS: u32 = EXPAND | STARTTLS | LINE;
+
 /// Appends a step to a TCP probe's exchange. In order, the step: with `expect` (not NULL),
 /// reads lines of the reply until one matches that regular expression (a line ends at `\n`;
 /// it and a `\r` before it are not part of the line; an unterminated last line before the
@@ -17,12 +38,17 @@ use crate::{guard_status, set_error};
 /// connection (the spec's TLS options, the default unverified ones when none are set), the
 /// following steps going through TLS. With `expand`, `send` is a template: `$1`, `${1}`,
 /// `${name}` are replaced with the groups of the line `expect` matched and `$$` with `$` (as
-/// blackbox_exporter's `send`); without it a `$` is sent as it is.
+/// blackbox_exporter's `send`); without it a `$` is sent as it is. The same as
+/// `prober_spec_add_tcp_step_with_flags` with `PROBER_TCP_STEP_EXPAND` and
+/// `PROBER_TCP_STEP_STARTTLS`.
 ///
-/// The steps share the probe's timeout and read at most 10240 bytes in all; the reply is the
-/// outcome's output. A step whose expect sees the peer close (or the limit) first is a
-/// Failure with `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
-/// "^250-STARTTLS": ...`).
+/// The steps share the probe's timeout. Lines are dropped once scanned; a line is at most
+/// 65536 bytes with its end, and the steps read at most 1 MiB in all; the outcome's output is
+/// the first 10240 bytes read (whatever the output limit), `output_total` counts them all. A
+/// step whose expect sees the peer close (or the 1 MiB) first is a Failure with
+/// `PROBER_REASON_BODY` and a message naming it (`step 3 of 9: no line matched
+/// "^250-STARTTLS": ...`); a longer line, or a template that would expand past 10240 bytes,
+/// is a Failure with `PROBER_REASON_PROTOCOL`, named the same way.
 ///
 /// # Errors
 /// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not TCP,
@@ -44,10 +70,40 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step(
     expand: bool,
     starttls: bool,
 ) -> prober_status {
+    let flags = if expand { EXPAND } else { 0 } | if starttls { STARTTLS } else { 0 };
+    // SAFETY: the caller's guarantees are this function's, passed on as they are.
+    unsafe { prober_spec_add_tcp_step_with_flags(spec, expect, send, send_len, flags) }
+}
+
+/// `prober_spec_add_tcp_step` with its options as `PROBER_TCP_STEP_*` flags or-ed together,
+/// which also take `PROBER_TCP_STEP_LINE`: `send` is written with a `\n` after it, and not at
+/// all when it is empty once expanded (blackbox_exporter's `send: "${1}"` with an empty group
+/// writes nothing).
+///
+/// # Errors
+/// As `prober_spec_add_tcp_step`, and `PROBER_E_INVALID` for an unknown flag.
+///
+/// # Safety
+/// As `prober_spec_add_tcp_step`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_add_tcp_step_with_flags(
+    spec: *mut prober_spec,
+    expect: *const c_char,
+    send: *const u8,
+    send_len: usize,
+    flags: u32,
+) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
             return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
+        }
+        if flags & !KNOWN_TCP_STEP_FLAGS != 0 {
+            let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
+            return Err(set_error(
+                PROBER_E_INVALID,
+                format!("unknown TCP step flags {unknown:#x}"),
+            ));
         }
         let expect = if expect.is_null() {
             None
@@ -56,6 +112,13 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step(
             Some(Pattern::new(text).map_err(|e| spec_status(&e))?)
         };
         let send = try_slice_from_ptr(send, send_len, "send")?.to_vec();
-        s.spec.add_tcp_step(TcpStep { expect, send, expand, starttls }).map_err(|e| spec_status(&e))
+        let step = TcpStep {
+            expect,
+            send,
+            expand: flags & EXPAND != 0,
+            line: flags & LINE != 0,
+            starttls: flags & STARTTLS != 0,
+        };
+        s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
     })
 }

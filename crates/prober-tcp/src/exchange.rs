@@ -4,7 +4,10 @@
 //! [`MAX_REPLY`] bytes arrived without a match.
 //!
 //! With [`TcpStep`]s ([`Exchange::with_steps`]) the exchange runs them in order instead, reading
-//! line by line (see `steps.rs`); a STARTTLS step returns [`ExchangeStep::StartTls`] for the
+//! line by line (see `steps.rs`; lines are dropped once scanned, a line is at most
+//! [`MAX_TCP_STEP_LINE`](prober_core::MAX_TCP_STEP_LINE) bytes and the run reads at most
+//! [`MAX_TCP_STEPS_READ`](prober_core::MAX_TCP_STEPS_READ), of which the first [`MAX_REPLY`]
+//! are kept); a STARTTLS step returns [`ExchangeStep::StartTls`] for the
 //! probe to shake hands, after which [`Exchange::resume_after_tls`] lets the next steps run on
 //! the TLS connection.
 //!
@@ -19,7 +22,8 @@ use prober_io::retry_interrupted;
 
 use crate::steps::Steps;
 
-/// The most reply bytes read and kept (the kubelet's `maxReadLength`, as for HTTP bodies).
+/// The most reply bytes kept (the kubelet's `maxReadLength`, as for HTTP bodies), and the most
+/// a single exchange reads.
 pub const MAX_REPLY: usize = DEFAULT_OUTPUT_LIMIT;
 /// How much of the reply a failure message quotes (the whole reply is in the outcome's output).
 pub(crate) const QUOTED: usize = 200;
@@ -31,9 +35,15 @@ pub enum ExchangeStep {
     Pending,
     /// Sent everything and the reply matched (or nothing was to be read).
     Matched,
-    /// The peer closed, or [`MAX_REPLY`] bytes arrived, without a match: the message says
-    /// what arrived.
+    /// The peer closed, or [`MAX_REPLY`] bytes arrived (steps: [`MAX_TCP_STEPS_READ`] in
+    /// all), without a match: the message says what arrived.
+    ///
+    /// [`MAX_TCP_STEPS_READ`]: prober_core::MAX_TCP_STEPS_READ
     NoMatch(String),
+    /// The peer's data broke a bound of the steps (a line longer than
+    /// [`MAX_TCP_STEP_LINE`](prober_core::MAX_TCP_STEP_LINE), or a send that would expand past
+    /// [`MAX_SEND_LEN`](prober_core::MAX_SEND_LEN)): the message names the step.
+    Protocol(String),
     /// A STARTTLS step has sent its data: shake hands on the connection, then call
     /// [`Exchange::resume_after_tls`] and go on stepping over TLS (steps only).
     StartTls,
@@ -49,6 +59,7 @@ impl PartialEq for ExchangeStep {
             (ExchangeStep::Matched, ExchangeStep::Matched) => true,
             (ExchangeStep::StartTls, ExchangeStep::StartTls) => true,
             (ExchangeStep::NoMatch(a), ExchangeStep::NoMatch(b)) => a == b,
+            (ExchangeStep::Protocol(a), ExchangeStep::Protocol(b)) => a == b,
             (ExchangeStep::Failed(a, e), ExchangeStep::Failed(b, f)) => {
                 a == b && e.kind() == f.kind()
             }
@@ -94,7 +105,7 @@ impl Exchange {
     /// connection (plain bytes buffered past the server's go-ahead are dropped).
     pub fn resume_after_tls(&mut self) {
         if let Some(s) = self.steps.as_mut() {
-            s.resume_after_tls(&self.reply);
+            s.resume_after_tls();
         }
     }
 
@@ -107,15 +118,20 @@ impl Exchange {
     /// probe writes it.
     pub fn describe_timeout(&self, within: &str) -> String {
         match (&self.steps, &self.expect) {
-            (Some(s), _) => s.describe_timeout(&self.reply, within),
+            (Some(s), _) => s.describe_timeout(within),
             (None, Some(re)) => self.describe(re, &format!("no match within {within}")),
             (None, None) => format!("timeout after {within}: the data could not be sent"),
         }
     }
 
-    /// The reply bytes read so far (at most [`MAX_REPLY`]).
+    /// The reply bytes kept so far: the first [`MAX_REPLY`] read.
     pub fn reply(&self) -> &[u8] {
         &self.reply
+    }
+
+    /// How many reply bytes were read (steps read past the [`MAX_REPLY`] kept).
+    pub fn read_total(&self) -> usize {
+        self.steps.as_ref().map_or(self.reply.len(), |s| s.total())
     }
 
     /// The reply bytes read (for the outcome's output).
@@ -192,6 +208,7 @@ impl Exchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prober_core::{MAX_TCP_STEP_LINE, MAX_TCP_STEPS_READ};
     use std::collections::VecDeque;
 
     /// A peer scripted as a list of read results; writes accepted up to `write_room` bytes.
@@ -290,6 +307,79 @@ mod tests {
         );
     }
 
+    #[test]
+    fn steps_read_chatty_peers_line_by_line() {
+        // An IRC server's MOTD far past the kept reply before the line awaited: lines scanned
+        // are dropped, so the match is found; the output keeps the first MAX_REPLY bytes.
+        let motd = b":irc.test 372 prober :- a line of the message of the day\r\n".repeat(2000);
+        let mut x = steps(vec![
+            TcpStep::expect_then_send(pat("PING :([^ ]+)"), b"PONG ${1}\n".to_vec()),
+            TcpStep::expect(pat("^:[^ ]+ 001")),
+        ]);
+        let mut p = peer(vec![Ok(motd.clone()), Ok(b"PING :tok\r\n".to_vec())], 100);
+        assert_eq!(x.step(&mut p), ExchangeStep::Pending);
+        assert_eq!(p.written, b"PONG tok\n");
+        p.reads.push_back(Ok(b":irc.test 001 prober :Welcome\r\n".to_vec()));
+        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
+        assert_eq!(x.reply(), &motd[..MAX_REPLY]);
+        assert_eq!(x.read_total(), motd.len() + 11 + 31);
+
+        // A line of MAX_TCP_STEP_LINE bytes with its end is read (Go's scanner takes it too).
+        let mut long = vec![b'x'; MAX_TCP_STEP_LINE - 2];
+        long.extend_from_slice(b"\r\nOK\r\n");
+        let mut x = steps(vec![TcpStep::expect(pat("^OK$"))]);
+        assert_eq!(x.step(&mut peer(vec![Ok(long)], 0)), ExchangeStep::Matched);
+    }
+
+    #[test]
+    fn steps_bound_lines_and_expansions() {
+        // One byte more without a line end: the step fails, named, and reading stops there.
+        let mut x = steps(vec![TcpStep::expect(pat("^220")), TcpStep::expect(pat("^250 "))]);
+        let mut p =
+            peer(vec![Ok(b"220 hi\r\n".to_vec()), Ok(vec![b'y'; MAX_TCP_STEP_LINE + 10])], 0);
+        match x.step(&mut p) {
+            ExchangeStep::Protocol(m) => assert!(
+                m.starts_with(
+                    "step 2 of 2: a line is longer than 65536 bytes, 65536 bytes received in \
+                     this step: \"yyyy"
+                ),
+                "{m}"
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(x.read_total(), 8 + MAX_TCP_STEP_LINE, "nothing read past the bound");
+
+        // A template of many `$1` against a long line: refused before it is built.
+        let mut x = steps(vec![TcpStep::expect_then_send(
+            pat("^PING :(.*)$"),
+            "$1".repeat(1000).into_bytes(),
+        )]);
+        let line = [b"PING :".as_slice(), &[b'a'; 5000], b"\r\n"].concat();
+        let mut p = peer(vec![Ok(line)], 1 << 20);
+        assert_eq!(
+            x.step(&mut p),
+            ExchangeStep::Protocol(
+                "step 1 of 1: the data to send, expanded with the line that matched \
+                 \"^PING :(.*)$\", would be longer than 10240 bytes"
+                    .into()
+            )
+        );
+        assert!(p.written.is_empty());
+    }
+
+    #[test]
+    fn line_steps_write_nothing_for_an_empty_expansion() {
+        // blackbox_exporter's `send`: a `\n` after the data, and nothing when it is empty.
+        let line = |expect: &str, send: &str| TcpStep {
+            line: true,
+            ..TcpStep::expect_then_send(pat(expect), send.as_bytes().to_vec())
+        };
+        let mut x = steps(vec![line("^220 (.*)$", "${1}"), line("^250 (.*)$", "HELO ${1}")]);
+        let mut p = peer(vec![Ok(b"220 \r\n250 mx\r\n".to_vec())], 100);
+        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
+        assert_eq!(p.written, b"HELO mx\n");
+    }
+
     fn steps(list: Vec<TcpStep>) -> Exchange {
         Exchange::with_steps(list)
     }
@@ -380,19 +470,23 @@ mod tests {
         );
         assert_eq!(x.describe_timeout("1s").split(':').next(), Some("step 3 of 3"));
 
+        // A peer that talks without end is read up to the run's bound, not for its timeout.
         let mut x = steps(vec![TcpStep::expect(pat("never"))]);
-        let mut p = peer(vec![Ok(b"line\n".repeat(MAX_REPLY))], 0);
+        let mut p = peer(vec![Ok(b"line\n".repeat(MAX_TCP_STEPS_READ / 4))], 0);
         match x.step(&mut p) {
             ExchangeStep::NoMatch(m) => {
                 assert!(
-                    m.starts_with("step 1 of 1: no line matched \"never\": 10240 bytes read"),
+                    m.starts_with(
+                        "step 1 of 1: no line matched \"never\": the steps read 1048576 bytes in \
+                         all, 1048576 bytes received in this step: \"line\\nline"
+                    ),
                     "{m}"
                 );
                 assert!(m.ends_with("\"..."), "{m}");
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(x.reply().len(), MAX_REPLY);
+        assert_eq!((x.reply().len(), x.read_total()), (MAX_REPLY, MAX_TCP_STEPS_READ));
 
         let mut x = steps(vec![TcpStep::expect(pat("^1")), TcpStep::expect(pat("^2"))]);
         let mut p = peer(vec![Ok(b"1\n".to_vec())], 0);

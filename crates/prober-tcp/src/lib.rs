@@ -90,6 +90,7 @@ impl TcpProbe {
             ExchangeStep::Pending => return Step::Pending,
             ExchangeStep::Matched => (ProbeResult::Success, Reason::None, String::new()),
             ExchangeStep::NoMatch(m) => (ProbeResult::Failure, Reason::Body, m),
+            ExchangeStep::Protocol(m) => (ProbeResult::Failure, Reason::Protocol, m),
             ExchangeStep::Failed(op, e) => {
                 let peer = conn.peer();
                 (
@@ -128,8 +129,8 @@ impl TcpProbe {
                 conn.close(cx);
                 o.timings.connect = Some(connect);
             }
+            o.output_total = exchange.read_total() as u64;
             let reply = exchange.into_reply();
-            o.output_total = reply.len() as u64;
             o.output = reply;
             o.timings.first_byte = first_byte;
         }

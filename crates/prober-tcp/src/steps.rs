@@ -4,11 +4,17 @@
 //! the connection back for STARTTLS when the step asks for it. Sans I/O, as [`Exchange`]:
 //! every call reads and writes until the socket would block or the exchange is decided.
 //!
+//! Lines are dropped once scanned, as Go's scanner does: what is held is the unterminated line
+//! (at most [`MAX_TCP_STEP_LINE`]) and whole lines left for the next step; the reply kept for
+//! the outcome is the first [`MAX_REPLY`] bytes; the run reads at most [`MAX_TCP_STEPS_READ`].
+//!
 //! [`Exchange`]: crate::exchange::Exchange
 
 use std::io::{self, Read, Write};
 
-use prober_core::{Pattern, TcpStep};
+use prober_core::{
+    Expansion, MAX_SEND_LEN, MAX_TCP_STEP_LINE, MAX_TCP_STEPS_READ, Pattern, TcpStep,
+};
 use prober_io::retry_interrupted;
 
 use crate::exchange::{ExchangeStep, MAX_REPLY, QUOTED};
@@ -19,7 +25,7 @@ pub(crate) trait ReadWrite: Read + Write {}
 
 impl<T: Read + Write> ReadWrite for T {}
 
-/// Where the steps stand; the reply bytes are the [`Exchange`](crate::exchange::Exchange)'s.
+/// Where the steps stand; the kept reply bytes are the [`Exchange`](crate::exchange::Exchange)'s.
 #[derive(Debug)]
 pub(crate) struct Steps {
     list: Vec<TcpStep>,
@@ -30,10 +36,18 @@ pub(crate) struct Steps {
     /// What the running step writes, and how much of it went.
     out: Vec<u8>,
     sent: usize,
-    /// Where the next line starts in the reply (lines before it were read by earlier steps).
-    line_start: usize,
-    /// Where the running step started reading (what a failure quotes).
-    step_start: usize,
+    /// Read and not yet scanned: whole lines left by the step that matched before them, then
+    /// the unterminated line.
+    pending: Vec<u8>,
+    /// How many bytes at the start of `pending` are known to hold no `\n` (a long line is
+    /// searched once, not again after every read).
+    searched: usize,
+    /// Bytes read over the run (at most [`MAX_TCP_STEPS_READ`]).
+    total: usize,
+    /// Bytes the running step has scanned, and the first [`QUOTED`] of them (what a failure
+    /// quotes, with `pending` after them).
+    step_scanned: usize,
+    step_head: Vec<u8>,
     /// The peer closed its side.
     eof: bool,
     /// The running step has sent and waits for the TLS upgrade.
@@ -48,8 +62,11 @@ impl Steps {
             matched: false,
             out: Vec::new(),
             sent: 0,
-            line_start: 0,
-            step_start: 0,
+            pending: Vec::new(),
+            searched: 0,
+            total: 0,
+            step_scanned: 0,
+            step_head: Vec::new(),
             eof: false,
             awaiting_tls: false,
         }
@@ -60,6 +77,11 @@ impl Steps {
         self.at + 1 >= self.list.len()
     }
 
+    /// Bytes read over the run (the reply kept is the first [`MAX_REPLY`] of them).
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+
     /// `step N of M: ` for messages about the running step.
     pub(crate) fn label(&self) -> String {
         format!("step {} of {}: ", (self.at + 1).min(self.list.len()), self.list.len())
@@ -67,10 +89,11 @@ impl Steps {
 
     /// After the STARTTLS handshake: the following steps read what arrives through TLS (plain
     /// bytes buffered past the go-ahead are dropped, as blackbox_exporter's new scanner does).
-    pub(crate) fn resume_after_tls(&mut self, reply: &[u8]) {
+    pub(crate) fn resume_after_tls(&mut self) {
         if self.awaiting_tls {
             self.awaiting_tls = false;
-            self.line_start = reply.len();
+            self.pending.clear();
+            self.searched = 0;
             self.eof = false;
             self.advance();
         }
@@ -81,23 +104,11 @@ impl Steps {
         self.matched = false;
         self.out.clear();
         self.sent = 0;
-        self.step_start = self.line_start;
+        self.step_scanned = 0;
+        self.step_head.clear();
     }
 
-    /// The next whole line of the reply (without `\n` and a `\r` before it), or at the peer's
-    /// close the unterminated rest; advances past it.
-    fn next_line<'a>(&mut self, reply: &'a [u8]) -> Option<&'a [u8]> {
-        let rest = &reply[self.line_start.min(reply.len())..];
-        let (line, used) = match rest.iter().position(|&b| b == b'\n') {
-            Some(i) => (&rest[..i], i + 1),
-            None if self.eof && !rest.is_empty() => (rest, rest.len()),
-            None => return None,
-        };
-        self.line_start += used;
-        Some(line.strip_suffix(b"\r").unwrap_or(line))
-    }
-
-    /// Runs the steps on `io`, reading into `reply` (at most [`MAX_REPLY`] bytes in all).
+    /// Runs the steps on `io`, keeping the first [`MAX_REPLY`] bytes read in `reply`.
     pub(crate) fn step(&mut self, io: &mut dyn ReadWrite, reply: &mut Vec<u8>) -> ExchangeStep {
         // Taken out for the run, so that the step borrowed from it and `self` are apart.
         let list = std::mem::take(&mut self.list);
@@ -124,6 +135,10 @@ impl Steps {
                         Ok(out) => self.out = out,
                         Err(pending_or_verdict) => return pending_or_verdict,
                     },
+                }
+                // A line is written with its end, and not at all when empty (as Go's `send`).
+                if step.line && !self.out.is_empty() {
+                    self.out.push(b'\n');
                 }
                 self.matched = true;
             }
@@ -159,27 +174,75 @@ impl Steps {
     ) -> Result<Vec<u8>, ExchangeStep> {
         let mut chunk = [0u8; 2048];
         loop {
-            while let Some(line) = self.next_line(reply) {
+            // The whole lines held (left by the step before, or just read), each dropped once
+            // scanned: only the unterminated line stays.
+            let mut scanned = 0;
+            let mut found = None;
+            let mut skip = self.searched;
+            while let Some((len, used)) = line_at(&self.pending[scanned..], skip, self.eof) {
+                skip = 0;
+                let line = &self.pending[scanned..scanned + len];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
                 if step.expand {
-                    if let Some(out) = re.expand(line, &step.send) {
-                        return Ok(out);
+                    match re.expand(line, &step.send, MAX_SEND_LEN) {
+                        Expansion::NoMatch => {}
+                        Expansion::Expanded(out) => found = Some(Ok(out)),
+                        Expansion::TooLong => found = Some(Err(())),
                     }
                 } else if re.is_match(line) {
-                    return Ok(step.send.clone());
+                    found = Some(Ok(step.send.clone()));
                 }
+                let taken = &self.pending[scanned..scanned + used];
+                let room = QUOTED.saturating_sub(self.step_head.len()).min(used);
+                self.step_head.extend_from_slice(&taken[..room]);
+                self.step_scanned += used;
+                scanned += used;
+                if found.is_some() {
+                    break;
+                }
+            }
+            self.pending.drain(..scanned);
+            // Without a match the loop ended at the unterminated line: none of it holds a `\n`.
+            self.searched = if found.is_some() { 0 } else { self.pending.len() };
+            match found {
+                Some(Ok(out)) => return Ok(out),
+                Some(Err(())) => {
+                    // `self.label()` would not do: the list is out of `self` while it runs.
+                    return Err(ExchangeStep::Protocol(format!(
+                        "step {} of {count}: the data to send, expanded with the line that \
+                         matched {:?}, would be longer than {MAX_SEND_LEN} bytes",
+                        self.at + 1,
+                        re.as_str()
+                    )));
+                }
+                None => {}
             }
             if self.eof {
                 let why = "the peer closed the connection";
-                return Err(ExchangeStep::NoMatch(self.describe(reply, re, count, why)));
+                return Err(ExchangeStep::NoMatch(self.describe(re, count, why)));
             }
-            if reply.len() >= MAX_REPLY {
-                let why = format!("{MAX_REPLY} bytes read");
-                return Err(ExchangeStep::NoMatch(self.describe(reply, re, count, &why)));
+            if self.total >= MAX_TCP_STEPS_READ {
+                let why = format!("the steps read {MAX_TCP_STEPS_READ} bytes in all");
+                return Err(ExchangeStep::NoMatch(self.describe(re, count, &why)));
             }
-            let room = (MAX_REPLY - reply.len()).min(chunk.len());
+            if self.pending.len() >= MAX_TCP_STEP_LINE {
+                return Err(ExchangeStep::Protocol(self.describe_step(
+                    count,
+                    &format!("a line is longer than {MAX_TCP_STEP_LINE} bytes"),
+                )));
+            }
+            let room = chunk
+                .len()
+                .min(MAX_TCP_STEPS_READ - self.total)
+                .min(MAX_TCP_STEP_LINE - self.pending.len());
             match retry_interrupted(|| io.read(&mut chunk[..room])) {
                 Ok(0) => self.eof = true,
-                Ok(n) => reply.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    self.total += n;
+                    let keep = n.min(MAX_REPLY.saturating_sub(reply.len()));
+                    reply.extend_from_slice(&chunk[..keep]);
+                    self.pending.extend_from_slice(&chunk[..n]);
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     return Err(ExchangeStep::Pending);
                 }
@@ -189,27 +252,43 @@ impl Steps {
     }
 
     /// `step N of M: no line matched "RE": WHY, K bytes received in this step: "..."`.
-    fn describe(&self, reply: &[u8], re: &Pattern, count: usize, why: &str) -> String {
-        let got = &reply[self.step_start.min(reply.len())..];
-        let shown = &got[..got.len().min(QUOTED)];
-        let more = if got.len() > QUOTED { "..." } else { "" };
+    fn describe(&self, re: &Pattern, count: usize, why: &str) -> String {
+        self.describe_step(count, &format!("no line matched {:?}: {why}", re.as_str()))
+    }
+
+    /// `step N of M: WHAT, K bytes received in this step: "..."`, quoting the first bytes the
+    /// step scanned and then those it holds.
+    fn describe_step(&self, count: usize, what: &str) -> String {
+        let got = self.step_scanned + self.pending.len();
+        let rest = QUOTED.saturating_sub(self.step_head.len()).min(self.pending.len());
+        let shown = [&self.step_head[..], &self.pending[..rest]].concat();
+        let more = if got > QUOTED { "..." } else { "" };
         format!(
-            "step {} of {count}: no line matched {:?}: {why}, {} bytes received in this step: \"{}\"{more}",
+            "step {} of {count}: {what}, {got} bytes received in this step: \"{}\"{more}",
             self.at + 1,
-            re.as_str(),
-            got.len(),
             shown.escape_ascii()
         )
     }
 
     /// The message when the run's deadline passes during the steps; `within`: the timeout as
     /// the probe writes it.
-    pub(crate) fn describe_timeout(&self, reply: &[u8], within: &str) -> String {
+    pub(crate) fn describe_timeout(&self, within: &str) -> String {
         match self.list.get(self.at) {
             Some(TcpStep { expect: Some(re), .. }) if !self.matched => {
-                self.describe(reply, re, self.list.len(), &format!("no match within {within}"))
+                self.describe(re, self.list.len(), &format!("no match within {within}"))
             }
             _ => format!("{}timeout after {within}: the data could not be sent", self.label()),
         }
+    }
+}
+
+/// The first line of `held`: its length without the `\n`, and the bytes it takes with it;
+/// at the peer's close (`eof`), the unterminated rest is the last line. `held[..skip]` is known
+/// to hold no `\n`.
+fn line_at(held: &[u8], skip: usize, eof: bool) -> Option<(usize, usize)> {
+    match held[skip.min(held.len())..].iter().position(|&b| b == b'\n') {
+        Some(i) => Some((skip + i, skip + i + 1)),
+        None if eof && !held.is_empty() => Some((held.len(), held.len())),
+        None => None,
     }
 }

@@ -142,6 +142,10 @@ impl TlsTcpProbe {
                 conn.close(cx);
                 self.finish(Outcome::failure(Reason::Body, m))
             }
+            ExchangeStep::Protocol(m) => {
+                conn.close(cx);
+                self.finish(Outcome::failure(Reason::Protocol, m))
+            }
             ExchangeStep::Failed(op, e) => {
                 let o = match e.get_ref().and_then(|inner| inner.downcast_ref::<TlsText>()) {
                     Some(TlsText(text)) => Outcome::failure(
@@ -174,8 +178,8 @@ impl TlsTcpProbe {
         o.tls = self.dial.tls_info();
         o.peer = self.dial.peer_addr();
         let reply = std::mem::replace(&mut self.exchange, Exchange::new(Vec::new(), None));
+        o.output_total = reply.read_total() as u64;
         let reply = reply.into_reply();
-        o.output_total = reply.len() as u64;
         if !reply.is_empty() {
             o.output = reply;
         }

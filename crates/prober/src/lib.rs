@@ -81,19 +81,19 @@ pub use prober_core::{
     Role, Schedule, Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url,
     UrlError,
 };
+/// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
+pub use prober_core::{
+    Expansion, MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet,
+    UnixSocket, unescape, validate_method,
+};
 /// Host-run probes: the engine schedules and judges the runs, the host performs them.
 pub use prober_core::{HostRunSpec, MAX_HOST_RUN_LABEL};
 /// The address family a probe connects over ([`ProbeSpec::set_ip_family`]).
 pub use prober_core::{IP_FAMILIES, IpFamily};
-/// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
-pub use prober_core::{
-    MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet, UnixSocket,
-    unescape, validate_method,
-};
 /// Containers: a probe's network namespace ([`ProbeSpec::set_netns`]).
 pub use prober_core::{MAX_NETNS_PATH, NetNs};
 /// Beyond the kubelet: multi-step TCP exchanges ([`ProbeSpec::add_tcp_step`]).
-pub use prober_core::{MAX_TCP_STEPS, TcpStep};
+pub use prober_core::{MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TcpStep};
 pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,

@@ -8,26 +8,46 @@ use crate::expect::{MAX_SEND_LEN, Pattern};
 /// The most steps a TCP probe has (an SMTP STARTTLS check needs nine).
 pub const MAX_TCP_STEPS: usize = 64;
 
+/// The longest line a step reads, with its line end: a peer that sends more without a `\n`
+/// fails the step (Go's `bufio.MaxScanTokenSize`, blackbox_exporter's limit too).
+pub const MAX_TCP_STEP_LINE: usize = 64 * 1024;
+
+/// The most bytes the steps of a run read in all (1 MiB): generous for an IRC MOTD or a long
+/// capability list, yet a peer cannot keep a probe reading for its whole timeout.
+pub const MAX_TCP_STEPS_READ: usize = 1 << 20;
+
 /// One step of a multi-step TCP exchange ([`ProbeSpec::add_tcp_step`]). In order: with
 /// `expect`, lines of the reply are read until one matches (a line ends at `\n`; the `\n` and
 /// a `\r` before it are not part of it; an unterminated last line before the peer closes
-/// counts), and the probe fails when the peer closes, [`MAX_REPLY`](crate::DEFAULT_OUTPUT_LIMIT)
-/// bytes in all have arrived or the timeout passes first; then `send` is written; then, with
-/// `starttls`, TLS shakes hands on the connection and the following steps go through it.
+/// counts); then `send` is written; then, with `starttls`, TLS shakes hands on the connection
+/// and the following steps go through it.
 ///
 /// Lines left over after a matching line are where the next `expect` starts reading, as
-/// blackbox_exporter's one scanner over the connection.
+/// blackbox_exporter's one scanner over the connection; lines already read are not kept for
+/// matching, so a chatty peer (an IRC MOTD, a long `EHLO` answer) is read line after line.
+/// An `expect` fails the probe when the peer closes first, when a line is longer than
+/// [`MAX_TCP_STEP_LINE`], when the steps have read [`MAX_TCP_STEPS_READ`] bytes in all, or
+/// when the timeout (the whole exchange's) passes first.
+///
+/// The outcome's output is the first [`MAX_REPLY`](crate::DEFAULT_OUTPUT_LIMIT) (10240) bytes
+/// the steps read, whatever the spec's output limit; its `output_total` counts every byte read.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TcpStep {
     /// The expression a line must match before this step sends (`None`: nothing is read).
     pub expect: Option<Pattern>,
-    /// The bytes written, as they are (no line end is added); empty: nothing is written.
+    /// The bytes written, as they are (no line end is added unless `line`); empty: nothing is
+    /// written.
     pub send: Vec<u8>,
     /// `send` is a template: `$1`, `${1}`, `${name}` are replaced with the groups of the line
     /// `expect` matched and `$$` with one `$` (Go's `Regexp.Expand`, as blackbox_exporter's
     /// `send`). Off by default, so that data holding a `$` is sent as written: a library user
-    /// who sends `PRICE $5` is not surprised by an empty group. Needs `expect`.
+    /// who sends `PRICE $5` is not surprised by an empty group. Needs `expect`. An expansion
+    /// longer than [`MAX_SEND_LEN`] fails the step (reason protocol).
     pub expand: bool,
+    /// `send` is a line: a `\n` is written after it, and only when it is not empty once
+    /// expanded (blackbox_exporter's `send`: a template whose groups are all empty writes
+    /// nothing at all).
+    pub line: bool,
     /// Upgrade to TLS after this step (STARTTLS), with the spec's TLS options; at most one step.
     pub starttls: bool,
 }
@@ -46,7 +66,7 @@ impl TcpStep {
     /// A step that reads lines until one matches `pattern`, then writes `template` with the
     /// match's groups in place of `$1`, `${1}`, `${name}` (see [`TcpStep::expand`]).
     pub fn expect_then_send(pattern: Pattern, template: Vec<u8>) -> TcpStep {
-        TcpStep { expect: Some(pattern), send: template, expand: true, starttls: false }
+        TcpStep { expect: Some(pattern), send: template, expand: true, ..TcpStep::default() }
     }
 
     /// A step that upgrades the connection to TLS (STARTTLS).

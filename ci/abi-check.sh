@@ -179,7 +179,7 @@ if [ "$mode" = --self-test ]; then
   variant fail changed-parameter 's/(prober_spec_set_timeout_ms\(prober_spec \*spec, )uint32_t ms\)/${1}uint64_t ms)/'
   variant fail field-in-the-middle 's/(  uint32_t kind;\n)/$1  uint32_t flags;\n/'
   variant fail renumbered-enum 's/PROBER_RESULT_FAILURE = 2,/PROBER_RESULT_FAILURE = 4,/'
-  variant fail field-appended 's/(  uint64_t reserved\[4\];\n)(\} prober_event;)/$1  uint64_t extra;\n$2/'
+  variant fail field-appended 's/(  uint64_t reserved\[[0-9]+\];\n)(\} prober_event;)/$1  uint64_t extra;\n$2/'
   variant pass additions 's/(  PROBER_E_INVALID_TLS = 115,\n)/$1  PROBER_E_SELF_TEST = 116,\n/; s/(  PROBER_REASON_RESOURCE = 19,\n)/$1  PROBER_REASON_SELF_TEST = 20,\n/; s/^(size_t prober_engine_pending\(const prober_engine \*e\);\n)/$1size_t prober_engine_self_test(const prober_engine *e, prober_timings *t);\n/m'
   # A baseline that is missing or unreadable fails, with the refresh command in the message.
   for broken in missing truncated; do

@@ -57,15 +57,14 @@ unset(_prober_prefix)
 CM
 
 cat > "$prefix/lib/cmake/prober/proberConfigVersion.cmake" <<CM
-# Compatible when the major version matches (and, before 1.0, the minor too).
+# Compatible when this version is the one asked for or later with the same major version: the
+# C ABI of libprober.so.1 only grows (a minor version adds, never changes), also before 1.0.
 set(PACKAGE_VERSION "$version")
 set(PACKAGE_VERSION_COMPATIBLE FALSE)
 if(PACKAGE_FIND_VERSION VERSION_LESS_EQUAL PACKAGE_VERSION)
   string(REPLACE "." ";" _have "\${PACKAGE_VERSION}")
   list(GET _have 0 _have_major)
-  list(GET _have 1 _have_minor)
-  if(PACKAGE_FIND_VERSION_MAJOR EQUAL _have_major AND
-     (_have_major GREATER 0 OR PACKAGE_FIND_VERSION_MINOR EQUAL _have_minor))
+  if(PACKAGE_FIND_VERSION_MAJOR EQUAL _have_major)
     set(PACKAGE_VERSION_COMPATIBLE TRUE)
   endif()
 endif()

@@ -51,6 +51,7 @@ SKIP=(
   "prober-http/hostile memory_stays_bounded_under_every_hostile_peer: re-runs its own arm64 test binary as a child (binfmt_misc)"
   "prober-http/http h01_proxy_env_is_ignored: re-runs its own arm64 test binary as a child (binfmt_misc)"
   "prober-testkit/server binary_serves_until_stdin_eof: spawns the arm64 prober-target binary (binfmt_misc)"
+  "prober-blackbox/ip_family preferred_ip_protocol_chooses_the_family: re-runs its own arm64 test binary as a child, under unshare with its own /etc/hosts (binfmt_misc)"
   # qemu-user emulates glibc's posix_spawn (clone with CLONE_VM|CLONE_VFORK) as a plain fork:
   # the child's exec error cannot reach the parent's memory, so a missing program looks like
   # a command that ran and exited 127 instead of a spawn error.
@@ -75,6 +76,7 @@ SKIP=(
   "prober-cli/netns dual_stack_names_resolve_on_the_host_and_race_inside: $REASON_NETNS"
   "prober-cli/netns watch_file_mixes_namespace_and_host_targets: $REASON_NETNS"
   "prober-cli/netns watch_file_target_with_netns_and_namespaces_of: $REASON_NETNS"
+  "prober-cli/netns family_flags_apply_inside_a_namespace: $REASON_NETNS"
   "prober-engine/netns each_probe_reaches_the_server_of_its_namespace: $REASON_NETNS"
   "prober-engine/netns ipv6_and_extra_addresses_inside: $REASON_NETNS"
   "prober-engine/netns periodic_workers_inside_and_outside_side_by_side: $REASON_NETNS"

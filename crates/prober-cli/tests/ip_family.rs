@@ -7,7 +7,6 @@
 mod common;
 
 use common::*;
-use prober_testkit::netns::hosts_command;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -15,7 +14,7 @@ const HOSTS: &str = "::1 dual.test\n127.0.0.1 dual.test\n127.0.0.1 v4.test\n";
 
 /// `prober ARGS` with the test's `/etc/hosts`.
 fn prober_with_hosts(hosts: &TempFile, args: &[&str]) -> Run {
-    let mut cmd = hosts_command(&hosts.0, env!("CARGO_BIN_EXE_prober"));
+    let mut cmd = prober_with_hosts_file(&hosts.0);
     cmd.args(args);
     let r = run_command(&mut cmd, None);
     assert!(r.stderr.is_empty(), "{args:?}: {}", r.stderr);
@@ -245,7 +244,7 @@ fn kept_connections_serve_only_their_family() {
     };
     let text = format!("targets:\n{}{}", target("four", "ipv4", "v4"), target("six", "ipv6", "v6"));
     let file = write_file("yaml", &text);
-    let mut cmd = hosts_command(&hosts.0, env!("CARGO_BIN_EXE_prober"));
+    let mut cmd = prober_with_hosts_file(&hosts.0);
     cmd.args(["watch", "--for", "120s", file.path()])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

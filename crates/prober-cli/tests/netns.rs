@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use prober_testkit::netns::{TestNetns, hosts_command};
+use prober_testkit::netns::TestNetns;
 
 fn local(ip: &str, port: u16) -> SocketAddr {
     format!("{ip}:{port}").parse().unwrap()
@@ -176,7 +176,7 @@ fn dual_stack_names_resolve_on_the_host_and_race_inside() {
     let ns = TestNetns::new("dual");
     let hosts = write_file("hosts", "::1 dual.test\n127.0.0.1 dual.test\n");
     let check = |port: u16| {
-        let mut cmd = hosts_command(&hosts, env!("CARGO_BIN_EXE_prober"));
+        let mut cmd = prober_with_hosts_file(&hosts);
         cmd.args(["check", "--json", "--timeout", "5s", "--netns"])
             .arg(ns.path())
             .arg(format!("http://dual.test:{port}/ok"));
@@ -228,7 +228,7 @@ fn family_flags_apply_inside_a_namespace() {
     let v6 = ns.start_server(local("[::1]", 0));
     let v4 = ns.start_server(local("127.0.0.1", v6.port()));
     for (flag, want) in [("-4", (0, 1)), ("-6", (1, 1))] {
-        let mut cmd = hosts_command(&hosts, env!("CARGO_BIN_EXE_prober"));
+        let mut cmd = prober_with_hosts_file(&hosts);
         cmd.args(["check", "--json", "--timeout", "5s", flag, "--netns"])
             .arg(ns.path())
             .arg(format!("http://dual.test:{}/ok", v6.port()));

@@ -33,16 +33,31 @@ pub const HANG: Duration = Duration::from_secs(120);
 /// runs under that command, as cargo runs the test binaries under a target's runner: a binary
 /// of another architecture cannot be executed directly without a binfmt_misc handler.
 pub fn prober() -> Command {
-    let exe = env!("CARGO_BIN_EXE_prober");
-    match std::env::var("PROBER_TEST_RUNNER") {
-        Ok(runner) if !runner.trim().is_empty() => {
-            let mut words = runner.split_whitespace();
-            let mut cmd = Command::new(words.next().unwrap());
-            cmd.args(words).arg(exe);
-            cmd
-        }
-        _ => Command::new(exe),
-    }
+    let mut argv = prober_argv().into_iter();
+    let mut cmd = Command::new(argv.next().unwrap());
+    cmd.args(argv);
+    cmd
+}
+
+/// The words that start the `prober` binary under test: its path, after the runner's words
+/// when `PROBER_TEST_RUNNER` is set (see [`prober`]).
+pub fn prober_argv() -> Vec<String> {
+    let exe = env!("CARGO_BIN_EXE_prober").to_string();
+    let mut words: Vec<String> = match std::env::var("PROBER_TEST_RUNNER") {
+        Ok(runner) => runner.split_whitespace().map(str::to_string).collect(),
+        Err(_) => Vec::new(),
+    };
+    words.push(exe);
+    words
+}
+
+/// `prober` (under the runner, as [`prober`]) in a private mount namespace whose `/etc/hosts`
+/// is `hosts` ([`prober_testkit::netns::hosts_command`]). Add the arguments.
+pub fn prober_with_hosts_file(hosts: &std::path::Path) -> Command {
+    let argv = prober_argv();
+    let mut cmd = prober_testkit::netns::hosts_command(hosts, &argv[0]);
+    cmd.args(&argv[1..]);
+    cmd
 }
 
 /// How a finished command ended and what it printed.

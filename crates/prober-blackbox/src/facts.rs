@@ -244,22 +244,11 @@ pub(crate) fn parse_http_date(v: &str) -> Option<i64> {
     if hms.next().is_some() || h > 23 || mi > 59 || s > 59 {
         return None;
     }
-    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + mi * 60 + s)
+    Some(prober_core::days_from_civil(year, month, day) * 86_400 + h * 3600 + mi * 60 + s)
 }
 
 fn year(y: &str) -> Option<i64> {
     y.bytes().all(|b| b.is_ascii_digit()).then(|| y.parse().ok())?
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

@@ -123,3 +123,15 @@ pub struct GrpcFacts {
     /// SERVICE_UNKNOWN), when a response message was decoded.
     pub serving_status: Option<i32>,
 }
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`): the
+/// one conversion of the dates that certificates (`notAfter`) and HTTP (`Last-Modified`) write.
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}

@@ -23,7 +23,7 @@ pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
-pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};
+pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo, days_from_civil};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use ip_family::{IP_FAMILIES, IpFamily};
 pub use metadata::validate_metadata;

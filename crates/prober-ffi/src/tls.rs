@@ -156,16 +156,7 @@ pub unsafe extern "C" fn prober_spec_set_tls_min_version(
     version: u32,
 ) -> prober_status {
     edit_tls(spec, |t| {
-        t.min_version = Some(match version {
-            12 => TlsVersion::Tls12,
-            13 => TlsVersion::Tls13,
-            other => {
-                return Err(set_error(
-                    PROBER_E_INVALID_TLS,
-                    format!("TLS version {other} (expected 12 or 13)"),
-                ));
-            }
-        });
+        t.min_version = Some(tls_version(version)?);
         Ok(())
     })
 }
@@ -182,18 +173,20 @@ pub unsafe extern "C" fn prober_spec_set_tls_max_version(
     version: u32,
 ) -> prober_status {
     edit_tls(spec, |t| {
-        t.max_version = Some(match version {
-            12 => TlsVersion::Tls12,
-            13 => TlsVersion::Tls13,
-            other => {
-                return Err(set_error(
-                    PROBER_E_INVALID_TLS,
-                    format!("TLS version {other} (expected 12 or 13)"),
-                ));
-            }
-        });
+        t.max_version = Some(tls_version(version)?);
         Ok(())
     })
+}
+
+/// A TLS version as the C API numbers it: 12 or 13.
+fn tls_version(version: u32) -> Result<TlsVersion, prober_status> {
+    match version {
+        12 => Ok(TlsVersion::Tls12),
+        13 => Ok(TlsVersion::Tls13),
+        other => {
+            Err(set_error(PROBER_E_INVALID_TLS, format!("TLS version {other} (expected 12 or 13)")))
+        }
+    }
 }
 
 /// The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;

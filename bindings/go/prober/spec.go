@@ -758,32 +758,34 @@ func (b *cbuild) configureTLS(t *TLSOptions, cs *C.prober_spec) error {
 		}
 	}
 	if t.MinVersion != 0 {
-		var v C.uint32_t
-		switch t.MinVersion {
-		case tls.VersionTLS12:
-			v = 12
-		case tls.VersionTLS13:
-			v = 13
-		default:
-			return &Error{Code: StatusInvalidTLS, Msg: fmt.Sprintf("minimum TLS version %#04x (expected tls.VersionTLS12 or tls.VersionTLS13)", t.MinVersion)}
+		v, err := tlsVersionNumber(t.MinVersion, "minimum")
+		if err != nil {
+			return err
 		}
 		if err := b.check(C.gp_spec_set_tls_min_version(cs, v, &b.err)); err != nil {
 			return err
 		}
 	}
 	if t.MaxVersion != 0 {
-		var v C.uint32_t
-		switch t.MaxVersion {
-		case tls.VersionTLS12:
-			v = 12
-		case tls.VersionTLS13:
-			v = 13
-		default:
-			return &Error{Code: StatusInvalidTLS, Msg: fmt.Sprintf("maximum TLS version %#04x (expected tls.VersionTLS12 or tls.VersionTLS13)", t.MaxVersion)}
+		v, err := tlsVersionNumber(t.MaxVersion, "maximum")
+		if err != nil {
+			return err
 		}
 		if err := b.check(C.gp_spec_set_tls_max_version(cs, v, &b.err)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// tlsVersionNumber is a crypto/tls version as the C API numbers it (12, 13); which names the
+// bound ("minimum", "maximum") in the error.
+func tlsVersionNumber(v uint16, which string) (C.uint32_t, error) {
+	switch v {
+	case tls.VersionTLS12:
+		return 12, nil
+	case tls.VersionTLS13:
+		return 13, nil
+	}
+	return 0, &Error{Code: StatusInvalidTLS, Msg: fmt.Sprintf("%s TLS version %#04x (expected tls.VersionTLS12 or tls.VersionTLS13)", which, v)}
 }

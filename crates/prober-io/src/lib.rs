@@ -34,6 +34,7 @@ mod pool;
 pub mod reaper;
 pub mod resolver;
 mod run;
+mod shared_lookup;
 mod sys;
 mod workers;
 

@@ -229,6 +229,27 @@ mod tests {
         assert_eq!(basic("Basic dXNlcg=="), None);
     }
 
+    /// A request or a check printed with `{:?}` does not show the client's credentials.
+    #[test]
+    fn credentials_are_not_printed() {
+        let req = crate::Request {
+            method: "GET".into(),
+            path: "/metrics".into(),
+            query: String::new(),
+            headers: vec![
+                ("authorization".into(), "Basic dXNlcjpodW50ZXIy".into()),
+                ("Cookie".into(), "id=hunter2".into()),
+                ("Accept".into(), "text/plain".into()),
+            ],
+        };
+        let job = Job { conn: 1, client: None, user: "user".into(), password: "hunter2".into() };
+        for shown in [format!("{req:?}"), format!("{req:#?}"), format!("{job:?}")] {
+            assert!(!shown.contains("hunter2") && !shown.contains("dXNlcjpodW50ZXIy"), "{shown}");
+            assert!(shown.contains("<secret>"), "{shown}");
+        }
+        assert!(format!("{req:?}").contains("text/plain"));
+    }
+
     /// Wrong pairs never take the place of right ones, and right ones are bounded per user.
     #[test]
     fn wrong_pairs_never_displace_right_ones() {

@@ -17,8 +17,11 @@ use prober_httpd::{Limits, WebConfig};
 /// every checked pair, the scraper's too.
 const FLOOD: usize = 1_100;
 
+/// Wrong passwords checked in the flood from one address: long enough for another's check.
+const FAIR_FLOOD: usize = 300;
+
 /// Connections the flood keeps busy at once: more than the 32 checks that may wait.
-const FLOODERS: usize = 48;
+const FLOODERS: u8 = 48;
 
 /// A request for `/metrics` with `user:password`.
 fn scrape(user: &str, password: &str) -> String {
@@ -50,11 +53,13 @@ fn server(name: &str) -> prober_httpd::Running {
     start(Limits::default(), Some(WebConfig::load(&dir.join("web.yml")).unwrap()))
 }
 
-/// Runs the flood from `from`: `FLOODERS` kept connections sending distinct wrong passwords
-/// for `prometheus` until `FLOOD` of them were answered 401 (each one a bcrypt check and, before
-/// the fix, a pair remembered). Every answer is counted; the loop is bounded by the attempts.
+/// Runs the flood: `FLOODERS` kept connections, the `t`th from the loopback address
+/// `from(t)`, sending distinct wrong passwords for `prometheus` until `until` of them were
+/// answered 401 (each one a bcrypt check and, before the fix, a pair remembered). The loop is
+/// bounded by the attempts.
 fn flood(
-    from: [u8; 4],
+    from: fn(u8) -> [u8; 4],
+    until: usize,
     addr: SocketAddr,
     denied: &Arc<AtomicUsize>,
     started: &Arc<Barrier>,
@@ -63,11 +68,11 @@ fn flood(
         .map(|t| {
             let (denied, started) = (denied.clone(), started.clone());
             std::thread::spawn(move || {
-                let mut s = connect_from(from, addr);
+                let mut s = connect_from(from(t), addr);
                 started.wait();
                 let mut others = 0;
-                for i in 0..FLOOD * 100 {
-                    if denied.load(Ordering::SeqCst) >= FLOOD {
+                for i in 0..until * 100 {
+                    if denied.load(Ordering::SeqCst) >= until {
                         break;
                     }
                     s.write_all(scrape("prometheus", &format!("wrong-{t}-{i}")).as_bytes())
@@ -96,8 +101,9 @@ fn verified_credentials_keep_working_under_a_flood_of_wrong_passwords() {
     assert_eq!(read_answer(&mut scraper).status, 200, "verified once");
 
     let denied = Arc::new(AtomicUsize::new(0));
-    let started = Arc::new(Barrier::new(FLOODERS + 1));
-    let flooders = flood([127, 0, 0, 2], addr, &denied, &started);
+    let started = Arc::new(Barrier::new(usize::from(FLOODERS) + 1));
+    // Each flooder from an address of its own: the 32 checks that may wait are all taken.
+    let flooders = flood(|t| [127, 0, 1, t + 1], FLOOD, addr, &denied, &started);
     started.wait();
     // The scraper keeps scraping for as long as the flood lasts, and once after it.
     // (The flooders stop by themselves: at `FLOOD` denials or their bound of attempts.)
@@ -126,8 +132,8 @@ fn a_flooding_address_leaves_room_for_another_addresss_first_check() {
     let server = server("fair");
     let addr = server.local_addr();
     let denied = Arc::new(AtomicUsize::new(0));
-    let started = Arc::new(Barrier::new(FLOODERS + 1));
-    let flooders = flood([127, 0, 0, 3], addr, &denied, &started);
+    let started = Arc::new(Barrier::new(usize::from(FLOODERS) + 1));
+    let flooders = flood(|_| [127, 0, 0, 3], FAIR_FLOOD, addr, &denied, &started);
     started.wait();
     // Wait for the flood to be under way: its first wrong passwords checked.
     let mut spins = 0u64;
@@ -139,7 +145,7 @@ fn a_flooding_address_leaves_room_for_another_addresss_first_check() {
     let mut backup = connect_from([127, 0, 0, 1], addr);
     backup.write_all(scrape("backup", "other").as_bytes()).unwrap();
     let status = read_answer(&mut backup).status;
-    let flood_was_on = denied.load(Ordering::SeqCst) < FLOOD;
+    let flood_was_on = denied.load(Ordering::SeqCst) < FAIR_FLOOD;
     for f in flooders {
         f.join().unwrap();
     }

@@ -13,9 +13,9 @@
 //!   never queued, whatever wrong passwords arrive;
 //! - wrong pairs are remembered too (a scraper with a stale password is not checked again
 //!   every scrape), in a bounded set that is cleared when full, which forgets wrong pairs only;
-//! - at most [`QUEUE`] checks wait, and at most [`PER_CLIENT`] of them from one client address:
-//!   past that the address is answered 429 at once, so one address flooding leaves room for
-//!   the first check of another.
+//! - at most [`QUEUE`] checks wait, and at most [`PER_CLIENT`] of them from one client address
+//!   (an IPv6 /64): past that the address is answered 429 at once, so one address flooding
+//!   leaves room for the first check of another.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::IpAddr;
@@ -163,6 +163,7 @@ impl Auth {
         if memory.bad.contains(&key) {
             return Verdict::Denied;
         }
+        let client = client.map(network);
         if memory.pending.get(&client).copied().unwrap_or(0) >= PER_CLIENT {
             return Verdict::Throttled;
         }
@@ -176,6 +177,18 @@ impl Auth {
             }
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => Verdict::Busy,
         }
+    }
+}
+
+/// The network a client address counts for: an IPv6 address's /64 (one host is commonly
+/// given a whole /64, so its addresses are one client), an IPv4 address itself.
+fn network(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(bits.into())
+        }
+        v4 => v4,
     }
 }
 
@@ -248,6 +261,16 @@ mod tests {
             assert!(shown.contains("<secret>"), "{shown}");
         }
         assert!(format!("{req:?}").contains("text/plain"));
+    }
+
+    #[test]
+    fn clients_count_by_address_and_ipv6_64() {
+        let n = |s: &str| network(s.parse().unwrap());
+        assert_eq!(n("192.0.2.7"), n("192.0.2.7"));
+        assert_ne!(n("192.0.2.7"), n("192.0.2.8"));
+        assert_eq!(n("::ffff:192.0.2.7"), n("192.0.2.7"));
+        assert_eq!(n("2001:db8:1:2::1"), n("2001:db8:1:2:ffff::9"));
+        assert_ne!(n("2001:db8:1:2::1"), n("2001:db8:1:3::1"));
     }
 
     /// Wrong pairs never take the place of right ones, and right ones are bounded per user.

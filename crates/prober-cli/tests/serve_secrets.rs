@@ -81,6 +81,9 @@ const API_KEY: &str = "api-key-Ll38cd";
 const COOKIE: &str = "session-cookie-Tt92gh";
 const PROXY_AUTH: &str = "proxy-authorization-Mm56ja";
 const URL_PASSWORD: &str = "url-password-Ee24fs";
+/// Inside client certificate and key files that are neither: their paths are printed, never
+/// what they hold.
+const KEY_CONTENT: &str = "client-key-content-Rr83uv";
 
 #[test]
 fn no_secret_of_a_module_or_a_target_is_printed() {
@@ -88,6 +91,9 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
     std::fs::write(dir.0.join("password"), format!("{PASSWORD_FILE}\n")).unwrap();
     std::fs::write(dir.0.join("token"), BEARER_FILE).unwrap();
     std::fs::write(dir.0.join("credentials"), CREDENTIALS_FILE).unwrap();
+    let key = format!("-----BEGIN PRIVATE KEY-----\n{KEY_CONTENT}\n-----END PRIVATE KEY-----\n");
+    std::fs::write(dir.0.join("client.key"), key).unwrap();
+    std::fs::write(dir.0.join("client.crt"), KEY_CONTENT).unwrap();
     let modules = format!(
         "modules:
   basic:
@@ -119,6 +125,10 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
     prober: http
     timeout: 30s
     http: {{authorization: {{credentials_file: credentials}}}}
+  client_key:
+    prober: http
+    timeout: 30s
+    http: {{tls_config: {{cert_file: client.crt, key_file: client.key, insecure_skip_verify: true}}}}
   refused:
     prober: http
     timeout: 30s
@@ -133,12 +143,21 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
     // A port nothing listens on: a probe that fails to connect.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let mut answers = Vec::new();
-    let names =
-        ["basic", "basic_file", "bearer", "bearer_file", "authorization", "authorization_file"];
-    for module in names.iter().chain(&["refused"]) {
+    let names = [
+        "basic",
+        "basic_file",
+        "bearer",
+        "bearer_file",
+        "authorization",
+        "authorization_file",
+        "client_key",
+        "refused",
+    ];
+    for module in names {
+        let scheme = if module == "client_key" { "https" } else { "http" };
         for target in [format!("127.0.0.1:{}/health", target.port()), closed.to_string()] {
             for debug in ["&debug=true", ""] {
-                let path = format!("/probe?module={module}&target=http://{target}{debug}");
+                let path = format!("/probe?module={module}&target={scheme}://{target}{debug}");
                 answers.push(get(serve.addr, &path));
             }
         }
@@ -173,8 +192,11 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
         COOKIE.to_string(),
         PROXY_AUTH.to_string(),
         URL_PASSWORD.to_string(),
+        KEY_CONTENT.to_string(),
     ];
     let shown: Vec<&String> = secrets.iter().filter(|s| everything.contains(s.as_str())).collect();
     assert!(shown.is_empty(), "secrets printed: {shown:?}\n\n{everything}");
     assert!(everything.contains("<secret>"), "{everything}");
+    // The client certificate file was read and refused, by its name only.
+    assert!(everything.contains("client.crt\\\": no PEM certificate in it"), "{everything}");
 }

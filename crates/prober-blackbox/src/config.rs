@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use prober_core::Secret;
+use serde::{Deserialize, Deserializer};
 
 /// The whole file: `modules:` by name.
 #[derive(Debug, Deserialize)]
@@ -77,7 +78,8 @@ pub(crate) struct TlsConfig {
 pub(crate) struct BasicAuth {
     #[serde(default)]
     pub username: String,
-    pub password: Option<String>,
+    #[serde(default, deserialize_with = "secret")]
+    pub password: Option<Secret>,
     pub password_file: Option<String>,
     pub username_file: Option<String>,
 }
@@ -88,8 +90,29 @@ pub(crate) struct BasicAuth {
 pub(crate) struct Authorization {
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    pub credentials: Option<String>,
+    #[serde(default, deserialize_with = "secret")]
+    pub credentials: Option<Secret>,
     pub credentials_file: Option<String>,
+}
+
+/// prometheus/common's `Secret` fields (a password, a token): held as [`Secret`], which never
+/// prints its value.
+fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(Secret::new))
+}
+
+/// `http.headers`: plain values to blackbox_exporter, but an API key is often one of them, so
+/// the values of credential headers ([`prober_core::is_secret_header`]) are never printed.
+#[derive(Default, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct Headers(pub BTreeMap<String, String>);
+
+impl std::fmt::Debug for Headers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(n, v)| (n, prober_core::printable_header_value(n, v))))
+            .finish()
+    }
 }
 
 /// `fail_if_header_matches` / `fail_if_header_not_matches` entries.
@@ -122,7 +145,7 @@ pub(crate) struct HttpModule {
     pub fail_if_not_ssl: bool,
     pub method: Option<String>,
     #[serde(default)]
-    pub headers: BTreeMap<String, String>,
+    pub headers: Headers,
     #[serde(default)]
     pub fail_if_body_matches_regexp: Vec<String>,
     #[serde(default)]
@@ -135,7 +158,8 @@ pub(crate) struct HttpModule {
     pub body_file: Option<String>,
     pub tls_config: Option<TlsConfig>,
     pub basic_auth: Option<BasicAuth>,
-    pub bearer_token: Option<String>,
+    #[serde(default, deserialize_with = "secret")]
+    pub bearer_token: Option<Secret>,
     pub bearer_token_file: Option<String>,
     pub authorization: Option<Authorization>,
     // prometheus/common's default is true (h2 offered by ALPN over TLS, as Go's transport

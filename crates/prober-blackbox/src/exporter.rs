@@ -19,7 +19,7 @@ use crate::facts;
 use crate::module::{Module, Modules, Prober, TargetError};
 
 /// A request as the exporter needs it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Request<'a> {
     /// The path, without the query (`/probe`).
     pub path: &'a str,
@@ -27,6 +27,17 @@ pub struct Request<'a> {
     pub query: &'a str,
     /// The request's header fields.
     pub headers: &'a [(String, String)],
+}
+
+/// Credentials (the scraper's `Authorization`, a password in a target) are not printed.
+impl std::fmt::Debug for Request<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request")
+            .field("path", &self.path)
+            .field("query", &prober_core::redact_userinfo(self.query))
+            .field("headers", &prober_core::RedactedHeaders(self.headers))
+            .finish()
+    }
 }
 
 /// An answer.
@@ -212,8 +223,9 @@ impl Inner {
         let mut log = String::new();
         let _ = writeln!(
             log,
-            "Beginning probe: probe={} target={target} module={name} timeout_seconds={}",
+            "Beginning probe: probe={} target={} module={name} timeout_seconds={}",
             module.prober.as_str(),
+            prober_core::redact_userinfo(target),
             timeout.as_secs_f64()
         );
         let hostname = get("hostname").filter(|h| !h.is_empty());
@@ -279,6 +291,7 @@ impl Inner {
 
     fn denied(&self, log: &mut String, why: &str, debug: bool) -> Response {
         self.counts.denied.fetch_add(1, Ordering::Relaxed);
+        let why = prober_core::redact_userinfo(why);
         let _ = writeln!(log, "Target refused by the module's allow-list: {why}");
         if debug {
             return Response {
@@ -444,7 +457,9 @@ fn explain(
         let _ = writeln!(
             log,
             "Engine: result={} reason={} message={:?}",
-            o.result, o.reason, o.message
+            o.result,
+            o.reason,
+            prober_core::redact_userinfo(&o.message)
         );
     }
     if let Some((why, _)) = verdict {

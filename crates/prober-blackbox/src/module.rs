@@ -243,7 +243,7 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     }
     // Go's client sends its own User-Agent; blackbox_exporter's is Go's unless a header says.
     spec.add_header("User-Agent", "Blackbox Exporter/prober").map_err(|e| e.to_string())?;
-    for (name, value) in &h.headers {
+    for (name, value) in &h.headers.0 {
         spec.add_header(name, value).map_err(|e| format!("http.headers: {e}"))?;
     }
     if let Some(auth) = authorization(h, base)? {
@@ -263,7 +263,7 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     if h.enable_http2 == Some(false) {
         spec.set_http_version(HttpVersion::Http1).map_err(|e| e.to_string())?;
     }
-    if let Some(host) = h.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
+    if let Some(host) = h.headers.0.iter().find(|(n, _)| n.eq_ignore_ascii_case("Host")) {
         server_name_from_host(&mut spec, host.1);
     }
     // Statuses are judged here (blackbox_exporter's rule: 2xx unless listed), the library
@@ -362,7 +362,7 @@ fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> 
             (Some(_), Some(_)) => {
                 return Err("http.basic_auth: at most one of password and password_file".into());
             }
-            (Some(p), None) => p.clone(),
+            (Some(p), None) => p.expose().to_string(),
             (None, Some(f)) => {
                 text(read_small(base, f, "http.basic_auth.password_file")?, "password")?
             }
@@ -371,7 +371,7 @@ fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> 
         found.push(format!("Basic {}", base64(format!("{user}:{password}").as_bytes())));
     }
     match (&h.bearer_token, &h.bearer_token_file) {
-        (Some(t), None) => found.push(format!("Bearer {t}")),
+        (Some(t), None) => found.push(format!("Bearer {}", t.expose())),
         (None, Some(f)) => found.push(format!(
             "Bearer {}",
             text(read_small(base, f, "http.bearer_token_file")?, "bearer token")?
@@ -384,7 +384,7 @@ fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> 
     if let Some(a) = &h.authorization {
         let kind = a.kind.clone().unwrap_or_else(|| "Bearer".into());
         let cred = match (&a.credentials, &a.credentials_file) {
-            (Some(c), None) => c.clone(),
+            (Some(c), None) => c.expose().to_string(),
             (None, Some(f)) => {
                 text(read_small(base, f, "http.authorization.credentials_file")?, "credentials")?
             }
@@ -570,6 +570,8 @@ impl Module {
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
+        // Errors quote the target as given, with the password of any user information masked.
+        let shown = prober_core::redact_userinfo(target);
         let (host, port) = match self.prober {
             Prober::Http => {
                 let url = if target.contains("://") {
@@ -578,7 +580,7 @@ impl Module {
                     format!("http://{target}")
                 };
                 let parsed =
-                    prober::Url::parse(&url).map_err(|e| bad(format!("target {target:?}: {e}")))?;
+                    prober::Url::parse(&url).map_err(|e| bad(format!("target {shown:?}: {e}")))?;
                 if let prober::ProbeKind::Http(h) = &mut spec.kind {
                     h.url = parsed.clone();
                 }
@@ -591,15 +593,15 @@ impl Module {
                     .unwrap_or(target);
                 let (host, port) = t
                     .rsplit_once(':')
-                    .ok_or_else(|| bad(format!("target {target:?}: missing port (host:port)")))?;
+                    .ok_or_else(|| bad(format!("target {shown:?}: missing port (host:port)")))?;
                 let host = host.trim_start_matches('[').trim_end_matches(']');
                 let port: u16 = port
                     .parse()
                     .ok()
                     .filter(|p| *p > 0)
-                    .ok_or_else(|| bad(format!("target {target:?}: bad port {port:?}")))?;
+                    .ok_or_else(|| bad(format!("target {shown:?}: bad port {port:?}")))?;
                 prober_core::validate_host(host)
-                    .map_err(|e| bad(format!("target {target:?}: {e}")))?;
+                    .map_err(|e| bad(format!("target {shown:?}: {e}")))?;
                 match &mut spec.kind {
                     prober::ProbeKind::Tcp(t) => {
                         t.host = host.to_string();

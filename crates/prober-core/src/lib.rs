@@ -17,6 +17,7 @@ mod netns;
 mod outcome;
 mod request;
 mod schedule;
+mod secret;
 mod spec;
 mod unix;
 pub mod url;
@@ -31,6 +32,9 @@ pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
+pub use secret::{
+    REDACTED, RedactedHeaders, Secret, is_secret_header, printable_header_value, redact_userinfo,
+};
 pub use spec::{
     ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
     HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, MAX_TCP_STEP_LINE, MAX_TCP_STEPS,

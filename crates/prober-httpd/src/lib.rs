@@ -77,8 +77,9 @@ impl Default for Limits {
     }
 }
 
-/// A request as a handler sees it.
-#[derive(Debug, Clone)]
+/// A request as a handler sees it. Its `Debug` prints the values of `Authorization`,
+/// `Proxy-Authorization` and `Cookie` as `<secret>` (a client's credentials).
+#[derive(Clone)]
 pub struct Request {
     /// `GET` or `HEAD` (the server answers other methods 405 itself).
     pub method: String,
@@ -88,6 +89,30 @@ pub struct Request {
     pub query: String,
     /// The headers, in their order, names as sent.
     pub headers: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for Request {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("query", &self.query)
+            .field("headers", &RedactedHeaders(&self.headers))
+            .finish()
+    }
+}
+
+/// Header fields as `Debug` prints them, a client's credentials redacted.
+struct RedactedHeaders<'a>(&'a [(String, String)]);
+
+impl std::fmt::Debug for RedactedHeaders<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const CREDENTIALS: [&str; 3] = ["authorization", "proxy-authorization", "cookie"];
+        let secret = |n: &str| CREDENTIALS.iter().any(|c| n.eq_ignore_ascii_case(c));
+        f.debug_list()
+            .entries(self.0.iter().map(|(n, v)| (n, if secret(n) { "<secret>" } else { v })))
+            .finish()
+    }
 }
 
 impl Request {

@@ -495,7 +495,8 @@ impl Site {
     fn dispatch(&self, conn: &mut Conn, id: usize, req: Request, close: bool) {
         let head_only = req.method == "HEAD";
         if let Some(auth) = &self.auth {
-            match auth.check(id, req.header("authorization")) {
+            let client = conn.stream.sock().peer_addr().ok().map(|a| a.ip());
+            match auth.check(id, client, req.header("authorization")) {
                 Verdict::Allowed => {}
                 Verdict::Denied => return self.respond(conn, &unauthorized(), head_only, close),
                 Verdict::Pending => {
@@ -506,6 +507,14 @@ impl Site {
                     let busy = Response::text(503, "too many credentials being checked\n")
                         .with_header("Retry-After", "1");
                     return self.respond(conn, &busy, head_only, close);
+                }
+                Verdict::Throttled => {
+                    let slow = Response::text(
+                        429,
+                        "too many credentials being checked for this address\n",
+                    )
+                    .with_header("Retry-After", "1");
+                    return self.respond(conn, &slow, head_only, close);
                 }
             }
         }
@@ -599,6 +608,7 @@ fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         414 => "URI Too Long",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",

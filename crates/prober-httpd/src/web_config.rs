@@ -13,11 +13,24 @@ use serde::Deserialize;
 use crate::tls::{self, ClientAuth, TlsFiles};
 
 /// A web configuration: TLS, extra response headers, basic authentication users.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct WebConfig {
     pub(crate) tls: Option<(TlsFiles, Arc<ServerConfig>)>,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) users: HashMap<String, String>,
+}
+
+/// The users' hashes are not printed (the exporter-toolkit holds them as `Secret`s).
+impl std::fmt::Debug for WebConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut users: Vec<&String> = self.users.keys().collect();
+        users.sort();
+        f.debug_struct("WebConfig")
+            .field("tls", &self.tls.as_ref().map(|(files, _)| files))
+            .field("headers", &self.headers)
+            .field("users", &users)
+            .finish()
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -290,5 +303,7 @@ mod tests {
         let c = WebConfig::parse(&text, Path::new(".")).unwrap();
         assert!(!c.tls() && c.basic_auth());
         assert_eq!(c.headers, [("X-Frame-Options".to_string(), "DENY".to_string())]);
+        let shown = format!("{c:?}");
+        assert!(shown.contains("alice") && !shown.contains(&hash), "{shown}");
     }
 }

@@ -1,5 +1,6 @@
 //! The spec of each kind of probe (TCP, HTTP, exec, gRPC) and their policies.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -8,6 +9,7 @@ use crate::allow::AddressFilter;
 use crate::expect::{Pattern, StatusSet};
 use crate::ip_family::IpFamily;
 use crate::netns::NetNs;
+use crate::secret::RedactedHeaders;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
@@ -102,7 +104,7 @@ pub struct TcpSpec {
     pub ip_family: IpFamily,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 /// An HTTP probe of a URL (the kubelet's `httpGet`; beyond it, any method and a body).
 pub struct HttpSpec {
     /// The URL to request (`http://` or `https://`).
@@ -201,7 +203,7 @@ pub struct ExecSpec {
 }
 
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct GrpcSpec {
     /// Host name or IP literal (IPv6 without brackets). Empty: the local machine, as the
     /// kubelet's code dials `":PORT"` (its pod IP left empty): Go's dialer connects to the
@@ -245,4 +247,87 @@ pub struct GrpcSpec {
     /// Which addresses of the host are connected to (see
     /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
     pub ip_family: IpFamily,
+}
+
+/// As derived, but the values of credential headers ([`crate::is_secret_header`]) are
+/// printed `<secret>`: a spec is shown on debug pages and in logs.
+impl fmt::Debug for HttpSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Destructured whole, so that a new field cannot be left out (nor printed unchecked).
+        let HttpSpec {
+            url,
+            method,
+            body,
+            headers,
+            redirects,
+            user_agent,
+            close,
+            tls,
+            expect_status,
+            expect_body,
+            keep_alive,
+            unix_socket,
+            address_filter,
+            keep_headers,
+            version,
+            netns,
+            ip_family,
+        } = self;
+        f.debug_struct("HttpSpec")
+            .field("url", url)
+            .field("method", method)
+            .field("body", body)
+            .field("headers", &RedactedHeaders(headers))
+            .field("redirects", redirects)
+            .field("user_agent", user_agent)
+            .field("close", close)
+            .field("tls", tls)
+            .field("expect_status", expect_status)
+            .field("expect_body", expect_body)
+            .field("keep_alive", keep_alive)
+            .field("unix_socket", unix_socket)
+            .field("address_filter", address_filter)
+            .field("keep_headers", keep_headers)
+            .field("version", version)
+            .field("netns", netns)
+            .field("ip_family", ip_family)
+            .finish()
+    }
+}
+
+/// As derived, but the values of credential metadata ([`crate::is_secret_header`]) are
+/// printed `<secret>`.
+impl fmt::Debug for GrpcSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let GrpcSpec {
+            host,
+            port,
+            service,
+            tls,
+            close,
+            unix_socket,
+            metadata,
+            user_agent,
+            authority,
+            address_filter,
+            keep_alive,
+            netns,
+            ip_family,
+        } = self;
+        f.debug_struct("GrpcSpec")
+            .field("host", host)
+            .field("port", port)
+            .field("service", service)
+            .field("tls", tls)
+            .field("close", close)
+            .field("unix_socket", unix_socket)
+            .field("metadata", &RedactedHeaders(metadata))
+            .field("user_agent", user_agent)
+            .field("authority", authority)
+            .field("address_filter", address_filter)
+            .field("keep_alive", keep_alive)
+            .field("netns", netns)
+            .field("ip_family", ip_family)
+            .finish()
+    }
 }

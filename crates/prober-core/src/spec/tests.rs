@@ -285,3 +285,21 @@ fn timeouts_and_limits() {
     s.output_limit = 0;
     assert_eq!(s.validate(), Err(SpecError::InvalidOutputLimit));
 }
+
+/// A spec printed with `{:?}` (debug pages, logs) never shows a credential's value.
+#[test]
+fn debug_hides_credential_headers_and_metadata() {
+    let mut http = ProbeSpec::http("http://h/").unwrap();
+    http.add_header("Authorization", "Bearer tok-HTTP").unwrap();
+    http.add_header("X-Api-Key", "key-HTTP").unwrap();
+    http.add_header("Accept", "text/plain").unwrap();
+    let mut grpc = ProbeSpec::grpc("h", 1, "").unwrap();
+    grpc.add_grpc_metadata("authorization", "Bearer tok-GRPC").unwrap();
+    for spec in [&http, &grpc] {
+        for text in [format!("{spec:?}"), format!("{spec:#?}")] {
+            assert!(!text.contains("tok-") && !text.contains("key-HTTP"), "{text}");
+            assert!(text.contains("<secret>"), "{text}");
+        }
+    }
+    assert!(format!("{http:?}").contains(r#"("Accept", "text/plain")"#));
+}

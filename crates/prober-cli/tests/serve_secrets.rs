@@ -1,0 +1,202 @@
+//! `prober serve` never prints a module's credentials: a distinct secret is planted in every
+//! secret-bearing field of the module file (and in the files they name), the real server is
+//! asked for `&debug=true` pages of probes that succeed, fail, are refused by an allow-list
+//! or name a target with a password in it, and everything it answered and printed (standard
+//! output and error included) is searched for each secret.
+
+mod common;
+
+use base64::Engine as _;
+use common::*;
+
+/// A running `prober serve` whose standard output and error are kept whole.
+struct Serve {
+    child: Child,
+    addr: SocketAddr,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+    first: String,
+}
+
+impl Serve {
+    fn start(config: &str) -> Serve {
+        let mut child = prober()
+            .args(["serve", "--listen", "127.0.0.1:0", "--config", config])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn prober serve");
+        let stdout = reader(child.stdout.take().unwrap());
+        // The first line says where it listens; the rest is read whole when it has ended.
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        err.read_line(&mut first).expect("prober serve printed where it listens");
+        let addr = first
+            .trim_end()
+            .strip_prefix("prober serve: listening on http://")
+            .unwrap_or_else(|| panic!("unexpected stderr line {first:?}"))
+            .parse()
+            .unwrap();
+        let stderr = reader(err);
+        Serve { child, addr, stdout, stderr, first }
+    }
+
+    /// Stops it; what it printed on standard output and error.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let out = self.stdout.recv_timeout(HANG).unwrap();
+        let err = self.stderr.recv_timeout(HANG).unwrap();
+        format!("{}{out}{err}", self.first)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `GET path` on `addr`: the whole answer, head and body, as text.
+fn get(addr: SocketAddr, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to prober serve");
+    s.set_read_timeout(Some(HANG)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    // The server closes the connection after its answer.
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read the answer");
+    answer
+}
+
+/// One distinct secret per field, each in a module (or a file) of its own kind.
+const BASIC_PASSWORD: &str = "basic-password-Zq81xv";
+const PASSWORD_FILE: &str = "password-file-Kk27ty";
+const BEARER_TOKEN: &str = "bearer-token-Hh63pw";
+const BEARER_FILE: &str = "bearer-file-Ww49rn";
+const CREDENTIALS: &str = "credentials-Pp15mz";
+const CREDENTIALS_FILE: &str = "credentials-file-Bb70qe";
+const API_KEY: &str = "api-key-Ll38cd";
+const COOKIE: &str = "session-cookie-Tt92gh";
+const PROXY_AUTH: &str = "proxy-authorization-Mm56ja";
+const URL_PASSWORD: &str = "url-password-Ee24fs";
+/// Inside client certificate and key files that are neither: their paths are printed, never
+/// what they hold.
+const KEY_CONTENT: &str = "client-key-content-Rr83uv";
+
+#[test]
+fn no_secret_of_a_module_or_a_target_is_printed() {
+    let dir = TempDir::new("secrets");
+    std::fs::write(dir.0.join("password"), format!("{PASSWORD_FILE}\n")).unwrap();
+    std::fs::write(dir.0.join("token"), BEARER_FILE).unwrap();
+    std::fs::write(dir.0.join("credentials"), CREDENTIALS_FILE).unwrap();
+    let key = format!("-----BEGIN PRIVATE KEY-----\n{KEY_CONTENT}\n-----END PRIVATE KEY-----\n");
+    std::fs::write(dir.0.join("client.key"), key).unwrap();
+    std::fs::write(dir.0.join("client.crt"), KEY_CONTENT).unwrap();
+    let modules = format!(
+        "modules:
+  basic:
+    prober: http
+    timeout: 30s
+    http:
+      basic_auth: {{username: scraper, password: {BASIC_PASSWORD}}}
+      headers:
+        X-Api-Key: {API_KEY}
+        Cookie: {COOKIE}
+        Proxy-Authorization: {PROXY_AUTH}
+  basic_file:
+    prober: http
+    timeout: 30s
+    http: {{basic_auth: {{username: scraper, password_file: password}}}}
+  bearer:
+    prober: http
+    timeout: 30s
+    http: {{bearer_token: {BEARER_TOKEN}, valid_status_codes: [201]}}
+  bearer_file:
+    prober: http
+    timeout: 30s
+    http: {{bearer_token_file: token}}
+  authorization:
+    prober: http
+    timeout: 30s
+    http: {{authorization: {{type: Token, credentials: {CREDENTIALS}}}}}
+  authorization_file:
+    prober: http
+    timeout: 30s
+    http: {{authorization: {{credentials_file: credentials}}}}
+  client_key:
+    prober: http
+    timeout: 30s
+    http: {{tls_config: {{cert_file: client.crt, key_file: client.key, insecure_skip_verify: true}}}}
+  refused:
+    prober: http
+    timeout: 30s
+    http: {{bearer_token: {BEARER_TOKEN}}}
+    allow: {{networks: [192.0.2.0/24]}}
+"
+    );
+    let config = dir.0.join("blackbox.yml");
+    std::fs::write(&config, modules).unwrap();
+    let serve = Serve::start(config.to_str().unwrap());
+    let target = TargetServer::start();
+    // A port nothing listens on: a probe that fails to connect.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut answers = Vec::new();
+    let names = [
+        "basic",
+        "basic_file",
+        "bearer",
+        "bearer_file",
+        "authorization",
+        "authorization_file",
+        "client_key",
+        "refused",
+    ];
+    for module in names {
+        let scheme = if module == "client_key" { "https" } else { "http" };
+        for target in [format!("127.0.0.1:{}/health", target.port()), closed.to_string()] {
+            for debug in ["&debug=true", ""] {
+                let path = format!("/probe?module={module}&target={scheme}://{target}{debug}");
+                answers.push(get(serve.addr, &path));
+            }
+        }
+    }
+    // The probes ran: the secrets were sent (the debug page shows the success).
+    assert!(answers[0].contains("\nprobe_success 1\n"), "{}", answers[0]);
+    assert!(answers[0].contains("Module configuration:"), "{}", answers[0]);
+    // A target with a password in it: refused (400), the answer quoting the target.
+    for debug in ["&debug=true", ""] {
+        let path = format!(
+            "/probe?module=basic&target=http://scraper:{URL_PASSWORD}@127.0.0.1:{}/health{debug}",
+            target.port()
+        );
+        let answer = get(serve.addr, &path);
+        assert!(answer.starts_with("HTTP/1.1 400 "), "{answer}");
+        assert!(answer.contains("scraper:"), "the target is quoted: {answer}");
+        answers.push(answer);
+    }
+    let printed = serve.stop();
+    let everything = format!("{}\n{printed}", answers.join("\n"));
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let secrets = [
+        BASIC_PASSWORD.to_string(),
+        b64(&format!("scraper:{BASIC_PASSWORD}")),
+        PASSWORD_FILE.to_string(),
+        b64(&format!("scraper:{PASSWORD_FILE}")),
+        BEARER_TOKEN.to_string(),
+        BEARER_FILE.to_string(),
+        CREDENTIALS.to_string(),
+        CREDENTIALS_FILE.to_string(),
+        API_KEY.to_string(),
+        COOKIE.to_string(),
+        PROXY_AUTH.to_string(),
+        URL_PASSWORD.to_string(),
+        KEY_CONTENT.to_string(),
+    ];
+    let shown: Vec<&String> = secrets.iter().filter(|s| everything.contains(s.as_str())).collect();
+    assert!(shown.is_empty(), "secrets printed: {shown:?}\n\n{everything}");
+    assert!(everything.contains("<secret>"), "{everything}");
+    // The client certificate file was read and refused, by its name only.
+    assert!(everything.contains("client.crt\\\": no PEM certificate in it"), "{everything}");
+}

@@ -284,3 +284,75 @@ fn a_peer_that_talks_without_end_is_read_up_to_1_mib() {
     );
     assert_eq!((o.output.len(), o.output_total), (10240, 1 << 20));
 }
+
+#[test]
+fn chatty_step_probes_leave_the_engine_thread_to_others() {
+    // Several step probes whose peers have already sent 256 KiB of lines each (all of it in
+    // the kernel's buffers before the engine reads a byte), then a connect-only probe
+    // submitted on the same engine: a run reads a bounded amount per call and yields, so the
+    // quick probe ends while every chatty one is still reading. A run that read until its
+    // socket would block would finish each chatty exchange in the quick probe's first turn.
+    const CHATTY: u64 = 4;
+    let chatter = b"250-chatter from a peer that talks fast and long\r\n".repeat(5300);
+    let payload = [chatter.as_slice(), b"250 END\r\n"].concat();
+    let chatty = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    chatty.set_nonblocking(true).unwrap();
+    let quick = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut e = prober_engine::Engine::new().unwrap();
+    let chatty_port = chatty.local_addr().unwrap().port();
+    for tag in 0..CHATTY {
+        let s = spec(chatty_port, Duration::from_secs(30), vec![TcpStep::expect(pat("^250 END$"))]);
+        e.submit(s, tag).unwrap();
+    }
+    // The engine does not run while the peers write: every byte is buffered before it reads.
+    let mut peers = Vec::new();
+    let limit = std::time::Instant::now() + Duration::from_secs(30);
+    while peers.len() < CHATTY as usize {
+        assert!(std::time::Instant::now() < limit, "the probes never connected");
+        match chatty.accept() {
+            Ok((peer, _)) => peers.push(peer),
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {
+                e.wait(Some(Duration::from_millis(10))).unwrap();
+            }
+            Err(err) => panic!("accept: {err}"),
+        }
+    }
+    for peer in &peers {
+        let sock = socket2::SockRef::from(peer);
+        sock.set_send_buffer_size(4 << 20).unwrap();
+        sock.set_nonblocking(true).unwrap();
+        let mut sent = 0;
+        while sent < payload.len() {
+            match std::io::Write::write(&mut &*peer, &payload[sent..]) {
+                Ok(n) => sent += n,
+                Err(err) => panic!(
+                    "the loopback buffers hold only {sent} of the {} bytes this test \
+                     needs buffered: {err}",
+                    payload.len()
+                ),
+            }
+        }
+    }
+    let quick_port = quick.local_addr().unwrap().port();
+    let connect_only = ProbeSpec::tcp("127.0.0.1", quick_port.into())
+        .unwrap()
+        .with_timeout(Duration::from_secs(30))
+        .unwrap();
+    e.submit(connect_only, 99).unwrap();
+    let mut order = Vec::new();
+    let mut events = Vec::new();
+    while order.len() < CHATTY as usize + 1 {
+        assert!(std::time::Instant::now() < limit, "runs never ended: {order:?}");
+        e.wait(Some(Duration::from_millis(50))).unwrap();
+        e.drain(&mut events, usize::MAX);
+        for ev in events.drain(..) {
+            let prober_engine::Event::Check { tag, outcome } = ev else { continue };
+            assert_eq!(outcome.result, ProbeResult::Success, "tag {tag}: {outcome:?}");
+            if tag != 99 {
+                assert_eq!(outcome.output_total, payload.len() as u64, "tag {tag}");
+            }
+            order.push(tag);
+        }
+    }
+    assert_eq!(order[0], 99, "the connect-only probe waited for the chatty ones: {order:?}");
+}

@@ -137,6 +137,24 @@ fn body_limit_holds_past_the_initial_window() {
 }
 
 #[test]
+fn padded_data_frames_are_read_to_the_end() {
+    // Go's server never pads; this raw-frame one sends 3,000 body bytes one per DATA frame,
+    // each with 255 bytes of padding (771 kB of frames), as the windows allow: the padding
+    // must be given back with WINDOW_UPDATE or it stalls after the first 65,535 bytes.
+    let body: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let (port, server) = prober_testkit::h2::padding_server(body.clone(), 255);
+    let o = get(&format!("http://127.0.0.1:{port}/padded"), HttpVersion::H2c);
+    let sent = server.join().unwrap();
+    assert_eq!(
+        (o.result, o.http_status, o.output_total, sent),
+        (ProbeResult::Success, Some(200), 3000, 3000),
+        "{}",
+        o.message
+    );
+    assert_eq!(o.output, body);
+}
+
+#[test]
 fn redirects_are_followed_on_h2_and_h2c() {
     let s = tls_server("redirect");
     let base = format!("https://127.0.0.1:{}", s.port());

@@ -13,7 +13,9 @@
 //!
 //! The exchange is written over any non-blocking `Read + Write`, so the rules are tested here
 //! without sockets; [`crate::TcpProbe`] drives it on its connection (edge-triggered readiness:
-//! every call reads and writes until the socket would block).
+//! every call reads and writes until the socket would block, or, for steps, until the call's
+//! read budget is spent: [`ExchangeStep::Yield`], after which the probe is called again without
+//! a readiness event).
 
 use std::io::{self, Read, Write};
 
@@ -33,6 +35,11 @@ pub(crate) const QUOTED: usize = 200;
 pub enum ExchangeStep {
     /// Waiting for the socket (writable to send more, readable for the reply).
     Pending,
+    /// The call spent its budget (steps only: 32 KiB read or 1024 lines scanned) with work
+    /// perhaps left: call [`Exchange::step`] again after the poll loop's other work, without
+    /// waiting for readiness (what is left may already be buffered, and readiness is
+    /// edge-triggered). A probe returns [`prober_io::Step::Yield`] for it.
+    Yield,
     /// Sent everything and the reply matched (or nothing was to be read).
     Matched,
     /// The peer closed, or [`MAX_REPLY`] bytes arrived (steps: [`MAX_TCP_STEPS_READ`] in
@@ -56,6 +63,7 @@ impl PartialEq for ExchangeStep {
     fn eq(&self, other: &ExchangeStep) -> bool {
         match (self, other) {
             (ExchangeStep::Pending, ExchangeStep::Pending) => true,
+            (ExchangeStep::Yield, ExchangeStep::Yield) => true,
             (ExchangeStep::Matched, ExchangeStep::Matched) => true,
             (ExchangeStep::StartTls, ExchangeStep::StartTls) => true,
             (ExchangeStep::NoMatch(a), ExchangeStep::NoMatch(b)) => a == b,
@@ -145,7 +153,9 @@ impl Exchange {
     }
 
     /// Writes what is left to send, then reads what has arrived, until the socket would block
-    /// or the exchange is decided.
+    /// or the exchange is decided; steps also stop when the call's budget is spent
+    /// ([`ExchangeStep::Yield`]). A single exchange reads at most [`MAX_REPLY`] bytes in all,
+    /// so it needs no budget per call.
     pub fn step(&mut self, io: &mut (impl Read + Write)) -> ExchangeStep {
         if let Some(steps) = self.steps.as_mut() {
             return steps.step(io, &mut self.reply);
@@ -208,6 +218,7 @@ impl Exchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::steps::{LINES_PER_CALL, READ_PER_CALL};
     use prober_core::{MAX_TCP_STEP_LINE, MAX_TCP_STEPS_READ};
     use std::collections::VecDeque;
 
@@ -317,10 +328,10 @@ mod tests {
             TcpStep::expect(pat("^:[^ ]+ 001")),
         ]);
         let mut p = peer(vec![Ok(motd.clone()), Ok(b"PING :tok\r\n".to_vec())], 100);
-        assert_eq!(x.step(&mut p), ExchangeStep::Pending);
+        assert_eq!(step_through(&mut x, &mut p), ExchangeStep::Pending);
         assert_eq!(p.written, b"PONG tok\n");
         p.reads.push_back(Ok(b":irc.test 001 prober :Welcome\r\n".to_vec()));
-        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
+        assert_eq!(step_through(&mut x, &mut p), ExchangeStep::Matched);
         assert_eq!(x.reply(), &motd[..MAX_REPLY]);
         assert_eq!(x.read_total(), motd.len() + 11 + 31);
 
@@ -328,7 +339,54 @@ mod tests {
         let mut long = vec![b'x'; MAX_TCP_STEP_LINE - 2];
         long.extend_from_slice(b"\r\nOK\r\n");
         let mut x = steps(vec![TcpStep::expect(pat("^OK$"))]);
-        assert_eq!(x.step(&mut peer(vec![Ok(long)], 0)), ExchangeStep::Matched);
+        assert_eq!(step_through(&mut x, &mut peer(vec![Ok(long)], 0)), ExchangeStep::Matched);
+    }
+
+    /// Steps `x` until it stops yielding, checking that no call reads more than its budget.
+    fn step_through(x: &mut Exchange, p: &mut Peer) -> ExchangeStep {
+        for _ in 0..10_000 {
+            let before = x.read_total();
+            let step = x.step(p);
+            assert!(x.read_total() - before <= READ_PER_CALL, "one call read too much");
+            if step != ExchangeStep::Yield {
+                return step;
+            }
+        }
+        panic!("the exchange yields without end");
+    }
+
+    #[test]
+    fn steps_yield_after_a_bounded_amount_of_work_per_call() {
+        // A peer whose lines are all buffered at once: each call reads at most its budget and
+        // yields, and the next call goes on where it stopped (no readiness in between).
+        let mut x = steps(vec![TcpStep::expect(pat("^250 "))]);
+        let chatter = b"250-chatter\r\n".repeat(20_000);
+        let mut p = peer(vec![Ok(chatter.clone()), Ok(b"250 END\r\n".to_vec())], 0);
+        let mut calls = 0;
+        loop {
+            let before = x.read_total();
+            let step = x.step(&mut p);
+            calls += 1;
+            assert!(x.read_total() - before <= READ_PER_CALL, "call {calls} read too much");
+            match step {
+                ExchangeStep::Yield => {}
+                ExchangeStep::Matched => break,
+                other => panic!("call {calls}: {other:?}"),
+            }
+            assert!(calls < 1000, "never matched");
+        }
+        assert_eq!(x.read_total(), chatter.len() + 9);
+        assert!(calls > chatter.len() / READ_PER_CALL, "{calls} calls");
+
+        // Short lines cost a match each: a call scans at most LINES_PER_CALL of them, the rest
+        // (already read) on the next calls.
+        let mut x = steps(vec![TcpStep::expect(pat("^OK$"))]);
+        let lines = [b"x\n".repeat(3 * LINES_PER_CALL).as_slice(), b"OK\n"].concat();
+        let mut p = peer(vec![Ok(lines)], 0);
+        assert_eq!(x.step(&mut p), ExchangeStep::Yield);
+        assert_eq!(x.step(&mut p), ExchangeStep::Yield);
+        assert_eq!(x.step(&mut p), ExchangeStep::Yield);
+        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
     }
 
     #[test]
@@ -337,7 +395,7 @@ mod tests {
         let mut x = steps(vec![TcpStep::expect(pat("^220")), TcpStep::expect(pat("^250 "))]);
         let mut p =
             peer(vec![Ok(b"220 hi\r\n".to_vec()), Ok(vec![b'y'; MAX_TCP_STEP_LINE + 10])], 0);
-        match x.step(&mut p) {
+        match step_through(&mut x, &mut p) {
             ExchangeStep::Protocol(m) => assert!(
                 m.starts_with(
                     "step 2 of 2: a line is longer than 65536 bytes, 65536 bytes received in \
@@ -473,7 +531,7 @@ mod tests {
         // A peer that talks without end is read up to the run's bound, not for its timeout.
         let mut x = steps(vec![TcpStep::expect(pat("never"))]);
         let mut p = peer(vec![Ok(b"line\n".repeat(MAX_TCP_STEPS_READ / 4))], 0);
-        match x.step(&mut p) {
+        match step_through(&mut x, &mut p) {
             ExchangeStep::NoMatch(m) => {
                 assert!(
                     m.starts_with(

@@ -44,6 +44,10 @@ pub struct TcpProbe {
     /// Send/expect after connecting (`None`: the kubelet's connect-only check, which then
     /// allocates nothing for it). Boxed: the connect-only probe stays small.
     exchange: Option<Box<ExchangeRun>>,
+    /// A [`Step::Yield`] was returned and its [`Machine::resume`] has not come yet: readiness
+    /// meanwhile is left to that resume, so that a peer keeping the socket readable cannot
+    /// make this run do more than one budget of work per turn.
+    resume_owed: bool,
 }
 
 /// The exchange of a send/expect probe, with the connection while it runs.
@@ -74,7 +78,7 @@ impl TcpProbe {
                 .with_netns(spec.netns.as_ref())
                 .with_ip_family(spec.ip_family),
         };
-        TcpProbe { connector, timeout, started: None, deadline: None, exchange }
+        TcpProbe { connector, timeout, started: None, deadline: None, exchange, resume_owed: false }
     }
 
     /// Runs the exchange on the held connection and ends the run once it is decided.
@@ -88,6 +92,10 @@ impl TcpProbe {
         }
         let (result, reason, message) = match step {
             ExchangeStep::Pending => return Step::Pending,
+            ExchangeStep::Yield => {
+                self.resume_owed = true;
+                return Step::Yield;
+            }
             ExchangeStep::Matched => (ProbeResult::Success, Reason::None, String::new()),
             ExchangeStep::NoMatch(m) => (ProbeResult::Failure, Reason::Body, m),
             ExchangeStep::Protocol(m) => (ProbeResult::Failure, Reason::Protocol, m),
@@ -180,7 +188,7 @@ impl Machine for TcpProbe {
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
         if self.exchanging() {
             // The exchange's connection is on token 0 (a second family's socket moved there).
-            if sub != 0 {
+            if sub != 0 || self.resume_owed {
                 return Step::Pending;
             }
             return self.exchange_step(cx);
@@ -217,6 +225,11 @@ impl Machine for TcpProbe {
         o.timings.resolve = self.connector.resolve_time();
         o.timings.total = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
         Step::Done(o)
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.resume_owed = false;
+        self.exchange_step(cx)
     }
 
     fn wake_at(&self) -> Option<Instant> {

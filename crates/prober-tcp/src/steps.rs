@@ -2,7 +2,10 @@
 //! read lines until one matches the step's expression (line-wise, as Go's `bufio.ScanLines`),
 //! then write the step's data (expanded with the match when the step asks for it), then hand
 //! the connection back for STARTTLS when the step asks for it. Sans I/O, as [`Exchange`]:
-//! every call reads and writes until the socket would block or the exchange is decided.
+//! every call reads and writes until the socket would block, the exchange is decided, or the
+//! call has read [`READ_PER_CALL`] bytes or scanned [`LINES_PER_CALL`] lines: then it returns
+//! [`ExchangeStep::Yield`] and the probe lets the poll loop's other runs go first (a peer that
+//! talks fast would otherwise hold the loop's thread for the whole 1 MiB a run may read).
 //!
 //! Lines are dropped once scanned, as Go's scanner does: what is held is the unterminated line
 //! (at most [`MAX_TCP_STEP_LINE`]) and whole lines left for the next step; the reply kept for
@@ -18,6 +21,12 @@ use prober_core::{
 use prober_io::retry_interrupted;
 
 use crate::exchange::{ExchangeStep, MAX_REPLY, QUOTED};
+
+/// The most bytes one call reads (16 reads of 2 KiB, as HTTP bodies read 16 chunks per turn).
+pub(crate) const READ_PER_CALL: usize = 16 * 2048;
+/// The most lines one call scans (each one costs a regular expression match, and short lines
+/// are many per byte).
+pub(crate) const LINES_PER_CALL: usize = 1024;
 
 /// The connection as the steps see it: one compiled copy of the steps serves the plain and
 /// the TLS probe (the `prober` binary's size is bounded).
@@ -52,6 +61,9 @@ pub(crate) struct Steps {
     eof: bool,
     /// The running step has sent and waits for the TLS upgrade.
     awaiting_tls: bool,
+    /// Bytes read and lines scanned by the current call (see [`READ_PER_CALL`]).
+    call_read: usize,
+    call_lines: usize,
 }
 
 impl Steps {
@@ -69,6 +81,8 @@ impl Steps {
             step_head: Vec::new(),
             eof: false,
             awaiting_tls: false,
+            call_read: 0,
+            call_lines: 0,
         }
     }
 
@@ -108,8 +122,11 @@ impl Steps {
         self.step_head.clear();
     }
 
-    /// Runs the steps on `io`, keeping the first [`MAX_REPLY`] bytes read in `reply`.
+    /// Runs the steps on `io`, keeping the first [`MAX_REPLY`] bytes read in `reply`, until
+    /// the socket would block, the steps are decided or this call's budget is spent.
     pub(crate) fn step(&mut self, io: &mut dyn ReadWrite, reply: &mut Vec<u8>) -> ExchangeStep {
+        self.call_read = 0;
+        self.call_lines = 0;
         // Taken out for the run, so that the step borrowed from it and `self` are apart.
         let list = std::mem::take(&mut self.list);
         let step = self.run(&list, io, reply);
@@ -163,7 +180,8 @@ impl Steps {
     }
 
     /// Reads lines until one matches `re`; `Ok`: what the step sends (its template expanded
-    /// with the match when it asks for it). `Err`: pending, or the step's failure.
+    /// with the match when it asks for it). `Err`: pending, the call's budget spent (yield),
+    /// or the step's failure.
     fn await_line(
         &mut self,
         io: &mut dyn ReadWrite,
@@ -179,7 +197,13 @@ impl Steps {
             let mut scanned = 0;
             let mut found = None;
             let mut skip = self.searched;
+            let mut out_of_lines = false;
             while let Some((len, used)) = line_at(&self.pending[scanned..], skip, self.eof) {
+                if self.call_lines >= LINES_PER_CALL {
+                    out_of_lines = true;
+                    break;
+                }
+                self.call_lines += 1;
                 skip = 0;
                 let line = &self.pending[scanned..scanned + len];
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -202,8 +226,9 @@ impl Steps {
                 }
             }
             self.pending.drain(..scanned);
-            // Without a match the loop ended at the unterminated line: none of it holds a `\n`.
-            self.searched = if found.is_some() { 0 } else { self.pending.len() };
+            // Without a match (and lines left to scan) the loop ended at the unterminated line:
+            // none of it holds a `\n`.
+            self.searched = if found.is_some() || out_of_lines { 0 } else { self.pending.len() };
             match found {
                 Some(Ok(out)) => return Ok(out),
                 Some(Err(())) => {
@@ -216,6 +241,11 @@ impl Steps {
                     )));
                 }
                 None => {}
+            }
+            // Whole lines are left (in `pending`, or in the socket): the next call scans them,
+            // called again by the poll loop without a new readiness event.
+            if out_of_lines {
+                return Err(ExchangeStep::Yield);
             }
             if self.eof {
                 let why = "the peer closed the connection";
@@ -231,14 +261,19 @@ impl Steps {
                     &format!("a line is longer than {MAX_TCP_STEP_LINE} bytes"),
                 )));
             }
+            if self.call_read >= READ_PER_CALL {
+                return Err(ExchangeStep::Yield);
+            }
             let room = chunk
                 .len()
+                .min(READ_PER_CALL - self.call_read)
                 .min(MAX_TCP_STEPS_READ - self.total)
                 .min(MAX_TCP_STEP_LINE - self.pending.len());
             match retry_interrupted(|| io.read(&mut chunk[..room])) {
                 Ok(0) => self.eof = true,
                 Ok(n) => {
                     self.total += n;
+                    self.call_read += n;
                     let keep = n.min(MAX_REPLY.saturating_sub(reply.len()));
                     reply.extend_from_slice(&chunk[..keep]);
                     self.pending.extend_from_slice(&chunk[..n]);

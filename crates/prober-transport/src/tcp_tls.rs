@@ -41,6 +41,11 @@ pub struct TlsTcpProbe {
     started: Option<Instant>,
     deadline: Option<Instant>,
     first_byte: Option<Duration>,
+    /// A [`Step::Yield`] was returned (the steps spent a call's budget) and its
+    /// [`Machine::resume`] has not come yet: readiness meanwhile is left to that resume, so
+    /// that a peer keeping the socket readable cannot make this run do more than one budget of
+    /// work per turn.
+    resume_owed: bool,
 }
 
 impl TlsTcpProbe {
@@ -60,6 +65,7 @@ impl TlsTcpProbe {
             started: None,
             deadline: None,
             first_byte: None,
+            resume_owed: false,
         }
     }
 
@@ -131,6 +137,12 @@ impl TlsTcpProbe {
                 conn.sync_interest(cx.registry);
                 self.state = State::Exchanging(conn);
                 Step::Pending
+            }
+            ExchangeStep::Yield => {
+                conn.sync_interest(cx.registry);
+                self.state = State::Exchanging(conn);
+                self.resume_owed = true;
+                Step::Yield
             }
             ExchangeStep::Matched if self.spec.starttls => self.upgrade(cx, conn),
             ExchangeStep::StartTls => self.upgrade(cx, conn),
@@ -212,7 +224,7 @@ impl Machine for TlsTcpProbe {
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
         match self.state {
             State::Dialing | State::Upgrading => self.dial_event(cx, DialEvent::Ready(sub, ready)),
-            State::Exchanging(_) if sub == 0 => self.exchange_step(cx),
+            State::Exchanging(_) if sub == 0 && !self.resume_owed => self.exchange_step(cx),
             _ => Step::Pending,
         }
     }
@@ -256,6 +268,11 @@ impl Machine for TlsTcpProbe {
             }
             (_, d) => d,
         }
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.resume_owed = false;
+        self.exchange_step(cx)
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {

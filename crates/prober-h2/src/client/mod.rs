@@ -39,8 +39,10 @@
 //! Flow control: our windows are the defaults (65,535 bytes per stream and for the
 //! connection). The connection's is given back (WINDOW_UPDATE on stream 0) each time half of
 //! it has been received, whatever the stream; a stream's is given back as its owner takes the
-//! body with [`Client::take_data`], so that a stream buffers at most its window. DATA beyond a
-//! window is a flow-control error.
+//! body with [`Client::take_data`], so that a stream buffers at most its window, and at once
+//! for what a padded DATA frame spends on its padding (never held). Both count whole DATA
+//! payloads, Pad Length and padding included (RFC 9113 section 6.1). DATA beyond a window is
+//! a flow-control error.
 //!
 //! Limits against a hostile server: [`Client::process`] handles at most a [`Budget`] of frames
 //! and bytes per call (the poll loop yields between calls), and at most [`MAX_INTERIM`]
@@ -257,13 +259,19 @@ impl Client {
         let s = &mut self.streams[i];
         let data = std::mem::take(&mut s.response.data);
         s.recv_owed += data.len() as i64;
+        self.give_back(i);
+        data
+    }
+
+    /// Gives stream `i`'s window back to the server (WINDOW_UPDATE) once half of it is owed.
+    fn give_back(&mut self, i: usize) {
+        let s = &mut self.streams[i];
         if !s.ended() && s.recv_owed >= INITIAL_WINDOW / 2 {
             let inc = s.recv_owed;
             s.recv_window += inc;
             s.recv_owed = 0;
-            push_frame(&mut self.out, WINDOW_UPDATE, 0, id, &(inc as u32).to_be_bytes());
+            push_frame(&mut self.out, WINDOW_UPDATE, 0, s.id, &(inc as u32).to_be_bytes());
         }
-        data
     }
 
     /// Stream `id`'s end, once it has ended (the stream is then forgotten): its response, or
@@ -685,8 +693,14 @@ impl Client {
         }
         let body = unpad(flags, payload).map_err(|e| H2Error::Protocol(e.into()))?;
         s.response.data.extend_from_slice(body);
+        // The Pad Length octet and the padding took window too (RFC 9113 section 6.1) and are
+        // not kept: owed back at once, or a server that pads stalls once the stream's first
+        // 65,535 bytes of frames are spent.
+        s.recv_owed += len - body.len() as i64;
         if flags & FLAG_END_STREAM != 0 {
             self.end_stream(i, Ok(()));
+        } else {
+            self.give_back(i);
         }
         Ok(())
     }

@@ -461,3 +461,39 @@ fn stream_window_follows_what_is_taken() {
     }
     assert_eq!(c.response(1).unwrap().data.len(), 49_152);
 }
+
+/// Padding (the Pad Length octet and the padding) counts against both windows and is never
+/// held, so it is given back at once (RFC 9113 section 6.1): a server that pads every DATA
+/// frame goes on past the first 65,535 bytes of frames.
+#[test]
+fn padding_is_given_back_to_both_windows() {
+    let (mut c, _) = connected(b"x".to_vec());
+    c.receive(&frame(HEADERS, FLAG_END_HEADERS, 1, &block(&[(":status", "200")]))).unwrap();
+    // One body byte and 255 bytes of padding per frame: 257 bytes of payload each.
+    let padded = |byte: u8| [&[255u8, byte][..], &[0; 255]].concat();
+    let (mut received, mut granted_conn, mut granted_stream) = (0i64, 0i64, 0i64);
+    let mut body = Vec::new();
+    for i in 0..3000u32 {
+        let payload = padded(b'a' + (i % 26) as u8);
+        let flags = if i == 2999 { FLAG_PADDED | FLAG_END_STREAM } else { FLAG_PADDED };
+        let want = if i == 2999 { DONE } else { Ok(Progress::Pending) };
+        assert_eq!(c.receive(&frame(DATA, flags, 1, &payload)), want, "frame {i}");
+        received += payload.len() as i64;
+        body.extend(c.take_data(1));
+        for (kind, _, stream, inc) in frames(&take_output(&mut c)) {
+            assert_eq!(kind, WINDOW_UPDATE);
+            let inc = i64::from(u32::from_be_bytes(inc.try_into().unwrap()));
+            *if stream == 0 { &mut granted_conn } else { &mut granted_stream } += inc;
+        }
+        // What the server may still send: never less than one more frame before the last.
+        for granted in [granted_conn, granted_stream] {
+            assert!(granted <= received, "frame {i}: more given back than received");
+            assert!(
+                i == 2999 || INITIAL_WINDOW + granted - received >= 257,
+                "frame {i}: {received} bytes received, {granted} given back"
+            );
+        }
+    }
+    let sent: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    assert_eq!(body, sent);
+}

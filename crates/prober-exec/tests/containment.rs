@@ -182,7 +182,7 @@ fn with_a_cgroup_setsid_does_not_outlive_the_run() {
     assert_eq!(reaper::pending(), 0);
 }
 
-/// With a cgroup: the exit code and the timeout are the command's, as without one.
+/// With a cgroup: the exit code, the descriptors and the timeout are as without one.
 #[test]
 fn with_a_cgroup_exit_codes_and_timeouts_are_unchanged() {
     let _g = lock();
@@ -194,6 +194,11 @@ fn with_a_cgroup_exit_codes_and_timeouts_are_unchanged() {
         (o.result, o.reason, o.exit_code),
         (ProbeResult::Failure, Reason::ExitCode, Some(3))
     );
+    // Only descriptors 0, 1 and 2 reach the command (3 is ls's own directory): the cgroup's
+    // control files do not.
+    let ls = spec("exec ls /proc/self/fd", &pidfile, Some(&cgroup.0));
+    let o = run_with(&ls, Duration::from_secs(10));
+    assert_eq!(o.output_lossy(), "0\n1\n2\n3\n", "{o:?}");
 
     let timeout = Duration::from_millis(500);
     let o = run_with(&spec(&escaping("exec sleep 1000"), &pidfile, Some(&cgroup.0)), timeout);

@@ -10,12 +10,13 @@
 //! "Gone" means no such pid or a zombie: the container's PID 1 may not reap orphans.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use mio::{Poll, Token, Waker};
 use prober_core::{DEFAULT_OUTPUT_LIMIT, ExecSpec, Outcome, ProbeResult, Reason};
 use prober_exec::ExecProbe;
-use prober_io::{reaper, run_to_completion};
+use prober_io::{Ctx, Machine, Mailbox, Step, reaper, run_to_completion};
 use prober_testkit::unshare::{Namespaced, Options, need_root};
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -207,6 +208,33 @@ fn with_a_cgroup_exit_codes_and_timeouts_are_unchanged() {
     let bound = timeout * 20;
     assert!(eventually(bound, || !alive(escaped)), "setsid process {escaped} still alive");
     assert!(eventually(bound, || cgroup.runs().is_empty()), "left: {:?}", cgroup.runs());
+}
+
+/// With a cgroup: a run dropped (or cancelled: the same path) while the command runs kills what
+/// left the group too.
+#[test]
+fn with_a_cgroup_a_dropped_run_kills_what_left_the_group() {
+    let _g = lock();
+    let cgroup = TestCgroup::new("drop");
+    let scratch = Scratch::new("drop");
+    let pidfile = scratch.0.join("pid");
+    let s = spec(&escaping("exec sleep 1000"), &pidfile, Some(&cgroup.0));
+    let timeout = Duration::from_secs(30);
+    let poll = Poll::new().unwrap();
+    let mailbox = Mailbox::new(Arc::new(Waker::new(poll.registry(), Token(usize::MAX)).unwrap()));
+    let mut probe = ExecProbe::new(&s, timeout, DEFAULT_OUTPUT_LIMIT);
+    let mut cx = Ctx::new(poll.registry(), Instant::now(), 0, &mailbox, 0);
+    assert!(matches!(probe.start(&mut cx), Step::Pending));
+    let comm = |pid: i32| std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    let started = eventually(Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&pidfile).unwrap_or_default();
+        text.trim().parse::<i32>().is_ok_and(|pid| comm(pid) == "sleep\n")
+    });
+    assert!(started, "the escaped process runs sleep");
+    let escaped = read_pid(&pidfile);
+    drop(probe);
+    assert!(eventually(timeout, || !alive(escaped)), "setsid process {escaped} still alive");
+    assert!(eventually(timeout, || cgroup.runs().is_empty()), "left: {:?}", cgroup.runs());
 }
 
 /// A directory that is not a cgroup makes the run Unknown before anything runs.

@@ -23,7 +23,8 @@ impl ProbeSpec {
     /// root) before the spawn, the command is born in it, and at the end of the run (exit,
     /// timeout or cancel) every process in it gets SIGKILL through `cgroup.kill` (Linux 5.14)
     /// and the cgroup is removed once they are gone. That reaches what the process group kill
-    /// cannot: processes that left the group (`setsid`, a daemon's double fork).
+    /// cannot: processes that left the group (`setsid`, a daemon's double fork). A process that
+    /// moves itself to another cgroup (write access there: root can) is not contained.
     ///
     /// The price is a cgroup made and removed per run, and a `fork` instead of `posix_spawn`
     /// for commands on the host (the C library's spawn cannot place a child in a cgroup before

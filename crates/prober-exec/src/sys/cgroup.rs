@@ -2,9 +2,9 @@
 //! processes that leave the command's process group.
 //!
 //! The process group kill reaches every process that stayed in the group; one that called
-//! `setsid` (or `setpgid`) left it, and nothing but its own exit ends it. A cgroup cannot be left
-//! without write access to another one, and every process forked inside it is born inside it,
-//! so killing the cgroup (`cgroup.kill`, Linux 5.14: SIGKILL to every process in it, including
+//! `setsid` (or `setpgid`) left it, and nothing but its own exit ends it. A cgroup is left only
+//! by writing oneself into another one (write access there: root, unless the cgroup file system
+//! is read-only), and every process forked inside it is born inside it, so killing the cgroup (`cgroup.kill`, Linux 5.14: SIGKILL to every process in it, including
 //! those forking at that moment) ends everything the command started.
 //!
 //! The command must be born in the cgroup, or it could fork before being moved: the child

@@ -18,7 +18,9 @@ use std::io::{self, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use prober_io::reaper;
 
@@ -33,15 +35,24 @@ pub(crate) struct RunCgroup {
     kill: std::fs::File,
 }
 
-/// Makes the names unique within this process; the pid makes them unique on the node.
+/// Makes the names unique within this process.
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
+/// `prober-PID-T`: the pid makes the names unique on the node while this process lives, `T`
+/// (the time of the first run, hex seconds) against a crashed earlier process with the same pid
+/// whose cgroups were left behind.
+fn prefix() -> &'static str {
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        format!("prober-{}-{:x}", std::process::id(), since.as_secs())
+    })
+}
+
 impl RunCgroup {
-    /// Creates `prober-PID-N` in `parent` and opens its control files.
+    /// Creates `prober-PID-T-N` in `parent` and opens its control files.
     pub(crate) fn create(parent: &Path) -> io::Result<RunCgroup> {
-        let n = RUNS.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!("prober-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir)?;
+        let dir = new_dir(parent)?;
         let open = |name: &str| {
             OpenOptions::new().write(true).custom_flags(libc::O_CLOEXEC).open(dir.join(name))
         };
@@ -74,6 +85,21 @@ impl RunCgroup {
         let RunCgroup { dir, procs, kill } = self;
         drop((procs, kill));
         reaper::remove_cgroup(dir);
+    }
+}
+
+/// Makes the next free `prober-PID-T-N` in `parent`. A name taken (a leftover) is skipped, a few
+/// times at most.
+fn new_dir(parent: &Path) -> io::Result<PathBuf> {
+    let mut attempts = 0;
+    loop {
+        let n = RUNS.fetch_add(1, Ordering::Relaxed);
+        let dir = parent.join(format!("{}-{n}", prefix()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && attempts < 8 => attempts += 1,
+            Err(e) => return Err(e),
+        }
     }
 }
 

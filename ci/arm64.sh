@@ -67,6 +67,7 @@ SKIP=(
   "prober-exec/namespaces a_timeout_kills_the_whole_group_inside: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-exec/namespaces a_user_namespace_is_entered_where_it_differs: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-exec/namespaces no_permission_is_named_and_costs_one_run: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
+  "prober-exec/containment with_a_cgroup_setsid_inside_namespaces_does_not_outlive_the_run: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces check_runs_the_command_in_the_namespaces_of_a_process: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces check_without_the_rights_says_which: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces watch_file_targets_name_the_process: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"

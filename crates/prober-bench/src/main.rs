@@ -13,7 +13,7 @@
 //! | `https_keepalive` | the same over TLS |
 //! | `grpc_oneshot` | `--n` \[20000\] gRPC health checks (`grpc.health.v1.Health/Check` of `--service` \[empty: the server\]) of `--target`, h2c, `--conc` \[64\] in flight |
 //! | `grpc_keepalive` | `--n` \[20000\] health checks as `grpc_oneshot`, with keep-alive on: runs reuse kept HTTP/2 connections, one stream per check |
-//! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight |
+//! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight; `--cgroup DIR`: each run contained in a cgroup made in `DIR` |
 //! | `sched_10k` | `--targets` \[10000\] TCP liveness workers, `--period-ms` \[1000\], jittered first run, for `--duration-s` \[30\] |
 //! | `sched_100k_idle` | `--targets` \[100000\] workers, period \[60000\] ms, jittered; add time and memory per target, then `--duration-s` \[10\] of mostly idle running |
 //! | `netns_http` | `http_oneshot`'s GETs with the socket made in the network namespace `--netns PATH` (`/run/netns/NAME`, `/proc/PID/ns/net`) |
@@ -183,7 +183,10 @@ fn grpc_oneshot(o: &Opts, keep_alive: bool) -> Result<(), String> {
 fn exec_oneshot(o: &Opts) -> Result<(), String> {
     let argv = o.str("argv", "/bin/true");
     let argv: Vec<&str> = argv.split(',').collect();
-    let spec = ProbeSpec::exec(&argv).map_err(|e| e.to_string())?;
+    let mut spec = ProbeSpec::exec(&argv).map_err(|e| e.to_string())?;
+    if let Some(dir) = o.values.get("cgroup") {
+        spec.set_exec_cgroup(Some(dir.into())).map_err(|e| e.to_string())?;
+    }
     oneshot(o, &spec, 3_000, 16, &[])
 }
 

@@ -181,6 +181,7 @@ struct Given {
     redirects: Option<RedirectPolicy>,
     env: Vec<(String, String)>,
     namespaces_of: Option<u32>,
+    exec_cgroup: Option<String>,
     target: Option<String>,
     command: Option<Vec<OsString>>,
     tls: TlsArgs,
@@ -247,6 +248,7 @@ impl Given {
                 let v = p.text(opt)?;
                 self.namespaces_of = Some(pid(p, &v)?);
             }
+            "--exec-cgroup" => self.exec_cgroup = Some(p.text(opt)?),
             _ if self.extensions.take(p, opt)? => {}
             _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober check'"))),
         }
@@ -316,6 +318,15 @@ impl Given {
             }
             spec.set_namespaces_of(Some(pid))
                 .map_err(|e| p.usage(format!("--namespaces-of: {e}")))?;
+        }
+        if let Some(dir) = &self.exec_cgroup {
+            if kind != Kind::Exec {
+                return Err(
+                    p.usage("--exec-cgroup applies to command targets ('-- CMD [ARG...]') only")
+                );
+            }
+            spec.set_exec_cgroup(Some(dir.into()))
+                .map_err(|e| p.usage(format!("--exec-cgroup: {e}")))?;
         }
         if let Some(socket) = unix {
             if !kind.is_http() && kind != Kind::Grpc {
@@ -651,6 +662,11 @@ mod tests {
             (&["--namespaces-of", "x1", "--", "true"], "bad --namespaces-of 'x1'"),
             (&["--namespaces-of", "0", "--", "true"], "invalid PID 0 for namespacesOf"),
             (&["--namespaces-of", "1", "http://h/"], "applies to command targets"),
+            (
+                &["--exec-cgroup", "/sys/fs/cgroup/p", "http://h/"],
+                "--exec-cgroup applies to command",
+            ),
+            (&["--exec-cgroup", "rel", "--", "true"], "invalid cgroup directory \"rel\""),
             (&["http://h/", "http://i/"], "unexpected argument"),
             (&["http://h/", "--", "true"], "not both"),
             (&["--"], "missing command"),

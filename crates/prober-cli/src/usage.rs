@@ -40,7 +40,8 @@ Options:
 
 pub const CHECK: &str = "\
 Usage: prober check [--timeout DUR] [-H 'Name: value']... [--redirects POLICY]
-                    [--env NAME=VALUE]... [--namespaces-of PID] [TLS OPTIONS] [--json]
+                    [--env NAME=VALUE]... [--namespaces-of PID] [--exec-cgroup DIR]
+                    [TLS OPTIONS] [--json]
                     TARGET
 
 Runs one probe with the kubelet's rules and exits with its result.
@@ -65,6 +66,8 @@ Options:
   --namespaces-of PID    run the command inside the namespaces of process PID (mount, UTS,
                          IPC, network, PID, cgroup; user where it differs), in its root,
                          as 'nsenter --target PID --all' does; needs CAP_SYS_ADMIN
+  --exec-cgroup DIR      contain the command in a cgroup made in DIR (cgroup v2, writable):
+                         at its end everything it started is killed, setsid or not
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 

@@ -113,3 +113,26 @@ fn a_failed_command_line_shows_the_first_line_of_its_output() {
     let want = format!(" output: \\x1b[31m{}...\n", "0".repeat(195));
     assert!(r.stdout.ends_with(&want), "{}", r.stdout);
 }
+
+/// `--exec-cgroup DIR` reaches the library: a directory that is not a cgroup v2 one makes the
+/// check Unknown (exit 2) without running the command. (Containment itself, with a real
+/// cgroup and a `setsid` process, is tested in prober-exec's `tests/containment.rs`.)
+#[test]
+fn exec_cgroup_that_is_not_a_cgroup_is_unknown_and_runs_nothing() {
+    let dir = std::env::temp_dir().join(format!("prober-cli-cgroup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let marker = dir.join("ran");
+    let (code, v) = check_json(&[
+        "--exec-cgroup",
+        dir.to_str().unwrap(),
+        "--",
+        "touch",
+        marker.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{v}");
+    assert_eq!((v["result"].as_str(), v["reason"].as_str()), (Some("unknown"), Some("spawn")));
+    let want = format!("could not create a cgroup for the command in {}: ", dir.display());
+    assert!(v["message"].as_str().unwrap().starts_with(&want), "{v}");
+    assert!(!marker.exists(), "the command must not run uncontained");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

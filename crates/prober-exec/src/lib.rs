@@ -27,6 +27,11 @@
 //!    child is reaped, or after a grace of one second, when the child is handed to
 //!    [`prober_io::reaper`].
 //!
+//! A process that leaves the group (`setsid`, a daemon's double fork) escapes both kills,
+//! unless the run is contained ([`ExecSpec::cgroup`]): then the command is born in a cgroup of
+//! its own, everything in it is killed wherever the group is (steps 5 and 6, a cancel), and the
+//! cgroup is removed once empty (see `sys/cgroup.rs`).
+//!
 //! Nothing here installs signal handlers, changes signal masks or calls `waitpid(-1)`, so the
 //! machine is safe inside a Go process or any multithreaded host. Every descriptor is
 //! close-on-exec and owned by an `OwnedFd`.
@@ -83,6 +88,8 @@ pub struct ExecProbe {
     cwd: Option<PathBuf>,
     /// Run inside the namespaces of this process.
     namespaces_of: Option<u32>,
+    /// Contain each run in a new cgroup made in this directory.
+    cgroup_parent: Option<PathBuf>,
     timeout: Duration,
     /// Never use a pidfd (tests of the sweep fallback).
     sweep_only: bool,
@@ -117,6 +124,19 @@ struct Child {
     watch: Watch,
     /// When the group was killed at the deadline.
     killed_at: Option<Instant>,
+    /// The run's cgroup, when the spec asks for containment.
+    cgroup: Option<sys::RunCgroup>,
+}
+
+impl Child {
+    /// SIGKILL to the process group and, when contained, to everything in the run's cgroup.
+    /// Only while the child is unreaped (see [`sys::kill_group`]).
+    fn kill_all(&mut self) {
+        sys::kill_group(self.pid);
+        if let Some(cgroup) = self.cgroup.as_mut() {
+            cgroup.kill();
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -169,6 +189,7 @@ impl ExecProbe {
             env: container_env(&spec.env),
             cwd: spec.cwd.clone(),
             namespaces_of: spec.namespaces_of,
+            cgroup_parent: spec.cgroup.clone(),
             timeout,
             sweep_only: false,
             fork_only: false,
@@ -225,7 +246,12 @@ impl ExecProbe {
 
     /// Starts the command with `write_end` as its stdout and stderr; returns its pid. The
     /// parent's copy of `write_end` is closed on return, or EOF would never come.
-    fn spawn(&self, write_end: OwnedFd) -> Result<libc::pid_t, (String, io::Error)> {
+    fn spawn(
+        &self,
+        write_end: OwnedFd,
+        cgroup: Option<&sys::RunCgroup>,
+    ) -> Result<libc::pid_t, (String, io::Error)> {
+        let cgroup_procs = cgroup.map(sys::RunCgroup::procs_fd);
         if let Some(target) = self.namespaces_of {
             // The program is looked for inside the target's root, by the child itself.
             let request = sys::SpawnRequest {
@@ -234,6 +260,7 @@ impl ExecProbe {
                 env: &self.env,
                 cwd: self.cwd.as_deref(),
                 fork_only: true,
+                cgroup_procs,
             };
             let pid = sys::spawn_in(&request, &write_end, target);
             drop(write_end);
@@ -247,6 +274,7 @@ impl ExecProbe {
                 env: &self.env,
                 cwd: self.cwd.as_deref(),
                 fork_only: self.fork_only,
+                cgroup_procs,
             };
             sys::spawn(&request, &write_end)
         };
@@ -388,18 +416,22 @@ impl ExecProbe {
     /// The child has exited (or was reaped behind our back: `Err`).
     fn finish_exited(&mut self, cx: &Ctx<'_>, exit: io::Result<Exit>) -> Step {
         let _ = self.drain(cx, READS_AT_EXIT);
-        let Some(child) = self.child.take() else {
+        let Some(mut child) = self.child.take() else {
             return Step::Pending;
         };
         if exit.is_ok() {
             // The leader is a zombie: its group id cannot have been reused, so this only
-            // reaches what is left of the command's own group.
-            sys::kill_group(child.pid);
+            // reaches what is left of the command's own group (and of its cgroup).
+            child.kill_all();
             // Exited, so the reaper's first `waitpid(pid, WNOHANG)` reaps it here and now.
             reaper::adopt(child.pid);
         }
         // With Err (ECHILD: the host reaps children behind our back, e.g. SIGCHLD set to
-        // SIG_IGN) the pid may already be reused: no kill, nothing to reap.
+        // SIG_IGN) the pid may already be reused: no group kill, nothing to reap. The cgroup is
+        // ours whatever happened to the pid: it is killed all the same.
+        if let (Err(_), Some(cgroup)) = (&exit, child.cgroup.as_mut()) {
+            cgroup.kill();
+        }
         let timed_out = child.killed_at.is_some();
         release(child, Some(cx.registry));
         let outcome = if timed_out {
@@ -433,14 +465,21 @@ impl ExecProbe {
     }
 
     /// Registers the pipe and the exit watch; on failure kills the child.
-    fn watch(&mut self, cx: &Ctx<'_>, pid: libc::pid_t, pipe: OwnedFd) -> io::Result<()> {
+    fn watch(
+        &mut self,
+        cx: &Ctx<'_>,
+        pid: libc::pid_t,
+        pipe: OwnedFd,
+        cgroup: Option<sys::RunCgroup>,
+    ) -> io::Result<()> {
         if let Err(e) = cx.registry.register(
             &mut SourceFd(&pipe.as_raw_fd()),
             cx.token(PIPE),
             Interest::READABLE,
         ) {
-            sys::kill_group(pid);
-            reaper::adopt(pid);
+            let watch = Watch::Sweep { next: cx.now };
+            let child = Child { pid, pipe: None, watch, killed_at: None, cgroup };
+            abandon(child, None);
             return Err(e);
         }
         let pidfd = if self.sweep_only {
@@ -462,7 +501,7 @@ impl ExecProbe {
             // ENOSYS (kernel before 5.3), EPERM (seccomp), EMFILE...: sweep instead.
             Err(_) => Watch::Sweep { next: cx.now + SWEEP_EVERY },
         };
-        self.child = Some(Child { pid, pipe: Some(pipe), watch, killed_at: None });
+        self.child = Some(Child { pid, pipe: Some(pipe), watch, killed_at: None, cgroup });
         Ok(())
     }
 
@@ -473,7 +512,8 @@ impl ExecProbe {
     }
 }
 
-/// Deregisters and closes everything of `child` (the caller has dealt with the process).
+/// Deregisters and closes everything of `child`, and hands its cgroup over for removal (the
+/// caller has dealt with the processes).
 fn release(mut child: Child, registry: Option<&Registry>) {
     if let Some(registry) = registry {
         if let Some(pipe) = child.pipe.take() {
@@ -483,15 +523,19 @@ fn release(mut child: Child, registry: Option<&Registry>) {
             let _ = registry.deregister(&mut SourceFd(&fd.as_raw_fd()));
         }
     }
+    if let Some(cgroup) = child.cgroup.take() {
+        cgroup.remove();
+    }
     // Dropping `child` closes the pipe and the pidfd.
 }
 
-/// Stops a run that has not finished: kill the group, reap now or through the reaper thread.
-fn abandon(child: Child, registry: Option<&Registry>) {
+/// Stops a run that has not finished: kill the group (and the cgroup), reap now or through the
+/// reaper thread.
+fn abandon(mut child: Child, registry: Option<&Registry>) {
     let pid = child.pid;
-    release(child, registry);
     // Unreaped until `adopt` below, so the group id is still ours.
-    sys::kill_group(pid);
+    child.kill_all();
+    release(child, registry);
     reaper::adopt(pid);
 }
 
@@ -511,9 +555,32 @@ impl Machine for ExecProbe {
                 return self.done(cx, Outcome::unknown(reason, msg));
             }
         };
-        let pid = match self.spawn(write_end) {
+        let cgroup = match &self.cgroup_parent {
+            None => None,
+            Some(dir) => match sys::RunCgroup::create(dir) {
+                Ok(cgroup) => Some(cgroup),
+                Err(e) => {
+                    // Never run uncontained when containment was asked for.
+                    let msg = format!(
+                        "could not create a cgroup for the command in {}: {}",
+                        dir.display(),
+                        os_error_text(&e)
+                    );
+                    let reason = if Reason::is_local_resource(&e) {
+                        Reason::Resource
+                    } else {
+                        Reason::Spawn
+                    };
+                    return self.done(cx, Outcome::unknown(reason, msg));
+                }
+            },
+        };
+        let pid = match self.spawn(write_end, cgroup.as_ref()) {
             Ok(pid) => pid,
             Err((msg, e)) => {
+                if let Some(cgroup) = cgroup {
+                    cgroup.remove();
+                }
                 let reason = if Reason::is_local_spawn_resource(&e) {
                     Reason::Resource
                 } else {
@@ -522,7 +589,7 @@ impl Machine for ExecProbe {
                 return self.done(cx, Outcome::unknown(reason, msg));
             }
         };
-        if let Err(e) = self.watch(cx, pid, read_end) {
+        if let Err(e) = self.watch(cx, pid, read_end, cgroup) {
             let msg = format!("could not watch the command: {}", os_error_text(&e));
             let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
             return self.done(cx, Outcome::unknown(reason, msg));
@@ -580,7 +647,7 @@ impl Machine for ExecProbe {
                     return step;
                 }
                 if let Some(child) = self.child.as_mut() {
-                    sys::kill_group(child.pid);
+                    child.kill_all();
                     child.killed_at = Some(cx.now);
                 }
                 Step::Pending
@@ -637,6 +704,7 @@ mod tests {
             env: Vec::new(),
             cwd: None,
             namespaces_of: None,
+            cgroup: None,
         }
     }
 

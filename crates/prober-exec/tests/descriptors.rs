@@ -104,6 +104,7 @@ fn ls_spec() -> ExecSpec {
         env: Vec::new(),
         cwd: None,
         namespaces_of: None,
+        cgroup: None,
     }
 }
 
@@ -158,6 +159,7 @@ fn a_missing_program_and_a_bad_directory_are_still_spawn_errors() {
             env: Vec::new(),
             cwd: Some("/nonexistent-dir".into()),
             namespaces_of: None,
+            cgroup: None,
         };
         let mut probe = ExecProbe::new(&spec, Duration::from_secs(30), 1024);
         if fork_only {

@@ -30,6 +30,7 @@ fn spec(argv: &[&str]) -> ExecSpec {
         env: Vec::new(),
         cwd: None,
         namespaces_of: None,
+        cgroup: None,
     }
 }
 

@@ -29,6 +29,7 @@ fn spec_in(pid: u32, argv: &[&str]) -> ExecSpec {
         env: Vec::new(),
         cwd: None,
         namespaces_of: Some(pid),
+        cgroup: None,
     }
 }
 

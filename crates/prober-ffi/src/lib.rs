@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 
+mod containment;
 mod engine;
 mod enums;
 mod expect;

@@ -6,15 +6,27 @@
 //! process-wide thread, started on first use, polls exactly those pids with
 //! `waitpid(pid, WNOHANG)`. It never calls `waitpid(-1)`, so children of the host process are
 //! never touched.
+//!
+//! The same thread removes the cgroups of contained exec runs ([`remove_cgroup`]): the kernel
+//! refuses to remove a cgroup until the processes killed in it have exited.
 
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
+/// What the thread still has to do.
+#[derive(Debug, Default)]
+struct Pending {
+    pids: Vec<libc::pid_t>,
+    /// Empty cgroup directories to remove once their killed processes have exited.
+    cgroups: Vec<PathBuf>,
+}
+
 #[derive(Debug, Default)]
 struct Reaper {
-    pids: Mutex<Vec<libc::pid_t>>,
+    pending: Mutex<Pending>,
     cv: Condvar,
     /// False when the reaper thread could not be started.
     running: bool,
@@ -45,13 +57,46 @@ pub fn adopt(pid: libc::pid_t) {
         let _ = crate::sys::waitpid(pid, 0);
         return;
     }
-    r.pids.lock().push(pid);
+    r.pending.lock().pids.push(pid);
     r.cv.notify_one();
 }
 
 /// How many adopted children are still waiting to be reaped (for tests and diagnostics).
 pub fn pending() -> usize {
-    reaper().pids.lock().len()
+    reaper().pending.lock().pids.len()
+}
+
+/// Removes the cgroup directory `dir` once it is empty. The caller has killed everything in it
+/// (`cgroup.kill`); killed processes leave it when they exit, which may be a moment later (or
+/// much later for one stuck in the kernel), so the removal is retried here until the kernel
+/// takes it. Any answer but "busy" ends the attempts (already gone, or not ours to remove).
+pub fn remove_cgroup(dir: PathBuf) {
+    if try_remove(&dir) {
+        return;
+    }
+    let r = reaper();
+    if !r.running {
+        // No thread: one more try after the kill has had a moment; a leftover empty cgroup is
+        // harmless to the host and named in nothing we report.
+        std::thread::sleep(Duration::from_millis(10));
+        let _ = try_remove(&dir);
+        return;
+    }
+    r.pending.lock().cgroups.push(dir);
+    r.cv.notify_one();
+}
+
+/// How many cgroups are still waiting to be removed (for tests and diagnostics).
+pub fn pending_cgroups() -> usize {
+    reaper().pending.lock().cgroups.len()
+}
+
+/// True when `dir` is removed or cannot be (anything but EBUSY).
+fn try_remove(dir: &std::path::Path) -> bool {
+    match std::fs::remove_dir(dir) {
+        Ok(()) => true,
+        Err(e) => e.raw_os_error() != Some(libc::EBUSY),
+    }
 }
 
 /// Reaps `pid` if it has exited. True when reaped (or when it is not our child any more).
@@ -62,15 +107,16 @@ pub fn try_reap(pid: libc::pid_t) -> bool {
 
 fn run() {
     let r = reaper();
-    let mut pids = r.pids.lock();
+    let mut pending = r.pending.lock();
     loop {
-        if pids.is_empty() {
-            r.cv.wait(&mut pids);
+        if pending.pids.is_empty() && pending.cgroups.is_empty() {
+            r.cv.wait(&mut pending);
             continue;
         }
-        pids.retain(|&pid| !try_reap(pid));
-        if !pids.is_empty() {
-            r.cv.wait_for(&mut pids, Duration::from_millis(10));
+        pending.pids.retain(|&pid| !try_reap(pid));
+        pending.cgroups.retain(|dir| !try_remove(dir));
+        if !pending.pids.is_empty() || !pending.cgroups.is_empty() {
+            r.cv.wait_for(&mut pending, Duration::from_millis(10));
         }
     }
 }
@@ -94,5 +140,21 @@ mod tests {
         }
         assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "child {pid} not reaped");
         std::mem::forget(child);
+    }
+
+    #[test]
+    fn remove_cgroup_removes_now_or_gives_up_on_anything_but_busy() {
+        let base = std::env::temp_dir().join(format!("prober-reaper-{}", std::process::id()));
+        let empty = base.join("empty");
+        let full = base.join("full");
+        std::fs::create_dir_all(&empty).unwrap();
+        std::fs::create_dir_all(full.join("inside")).unwrap();
+        remove_cgroup(empty.clone());
+        assert!(!empty.exists());
+        // ENOTEMPTY is not a cgroup waiting for its processes to exit: nothing is queued.
+        remove_cgroup(full.clone());
+        assert!(full.exists());
+        assert_eq!(pending_cgroups(), 0);
+        std::fs::remove_dir_all(&base).unwrap();
     }
 }

@@ -36,6 +36,9 @@ pub(crate) struct TargetDef {
     /// Run the target's exec probes inside the namespaces of this process (not a container
     /// field; `nsenter --target PID --all`).
     pub namespaces_of: Option<u32>,
+    /// Contain each run of the target's exec probes in a cgroup of its own, made in this cgroup
+    /// v2 directory (not a container field; `ProbeSpec::set_exec_cgroup`).
+    pub exec_cgroup: Option<String>,
     /// The network namespace the target's probes connect from (not a container field): a path,
     /// `/run/netns/NAME` or `/proc/PID/ns/net`. Targets without it probe from the host's.
     pub netns: Option<String>,
@@ -99,6 +102,18 @@ fn check_on_change(h: &ExecAction, label: &str) -> Result<OnChange, LoadError> {
         return Err(bad(&format!("command[{i}]"), "contains a NUL byte"));
     }
     Ok(OnChange { command: h.command.clone() })
+}
+
+/// `execCgroup: DIR` of a target: each run of its exec probes is contained in a cgroup of its
+/// own made in `DIR`. Its network probes start no process and are left as they are.
+fn apply_exec_cgroup(plan: &mut TargetPlan, dir: &str, label: &str) -> Result<(), LoadError> {
+    for (_, spec, _) in &mut plan.probes {
+        if matches!(spec.kind, prober::ProbeKind::Exec(_)) {
+            spec.set_exec_cgroup(Some(dir.into()))
+                .map_err(|e| LoadError::File(format!("{label}: execCgroup: {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 /// `namespacesOf: PID` of a target: its exec probes run inside that process's namespaces. A
@@ -196,6 +211,9 @@ pub fn load_watch_file(
         if let Some(pid) = t.namespaces_of {
             apply_namespaces_of(&mut p, pid, t.netns.is_some(), &src.label)?;
         }
+        if let Some(dir) = &t.exec_cgroup {
+            apply_exec_cgroup(&mut p, dir, &src.label)?;
+        }
         if let Some(path) = &t.netns {
             apply_netns(&mut p, path, t.namespaces_of.is_some(), &src.label)?;
         }
@@ -262,6 +280,23 @@ mod tests {
         );
         let yaml = "targets:\n- name: c\n  namespacesOf: -1\n  livenessProbe:\n    exec: {command: [hostname]}\n";
         assert!(load(yaml).unwrap_err().to_string().contains("namespacesOf"));
+    }
+
+    #[test]
+    fn exec_cgroup_applies_to_exec_probes() {
+        let yaml = "targets:\n- name: c\n  execCgroup: /sys/fs/cgroup/probes\n  livenessProbe:\n    exec: {command: [hostname]}\n  readinessProbe:\n    tcpSocket: {port: 80}\n";
+        let plans = load(yaml).unwrap();
+        assert_eq!(plans[0].probes.len(), 2);
+        for (_, spec, _) in &plans[0].probes {
+            if let prober::ProbeKind::Exec(e) = &spec.kind {
+                assert_eq!(e.cgroup.as_deref(), Some(Path::new("/sys/fs/cgroup/probes")));
+            }
+        }
+        let yaml = "targets:\n- name: c\n  execCgroup: probes\n  livenessProbe:\n    exec: {command: [hostname]}\n";
+        assert_eq!(
+            load(yaml).unwrap_err().to_string(),
+            "target \"c\": execCgroup: invalid cgroup directory \"probes\" (expected an absolute path without NUL bytes)"
+        );
     }
 
     #[test]

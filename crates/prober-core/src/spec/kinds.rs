@@ -200,6 +200,12 @@ pub struct ExecSpec {
     /// [`ProbeSpec::set_namespaces_of`](crate::ProbeSpec::set_namespaces_of). `cwd`, when set,
     /// is then a directory inside that process's root.
     pub namespaces_of: Option<u32>,
+    /// Contain each run in a cgroup of its own, created in this cgroup v2 directory (one
+    /// delegated to this process) and removed after the run: at the end of the run everything
+    /// the command started is killed, including processes that left its process group
+    /// (`setsid`, daemons). `None`: the process group is all that is killed; see
+    /// [`ProbeSpec::set_exec_cgroup`](crate::ProbeSpec::set_exec_cgroup).
+    pub cgroup: Option<PathBuf>,
 }
 
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.

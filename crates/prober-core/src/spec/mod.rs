@@ -11,6 +11,7 @@ use crate::ip_family::IpFamily;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
+mod containment;
 mod error;
 mod host_run;
 mod kinds;
@@ -198,6 +199,7 @@ impl ProbeSpec {
             env: Vec::new(),
             cwd: None,
             namespaces_of: None,
+            cgroup: None,
         })))
     }
 
@@ -575,6 +577,9 @@ impl ProbeSpec {
                 }
                 if let Some(pid) = e.namespaces_of {
                     namespaces::validate_pid(pid)?;
+                }
+                if let Some(dir) = &e.cgroup {
+                    containment::validate_cgroup_dir(dir)?;
                 }
             }
             ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,

@@ -17,7 +17,7 @@
 
 use std::ffi::{CStr, CString, OsStr};
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -35,6 +35,9 @@ mod os;
 #[cfg(not(target_os = "linux"))]
 #[path = "other.rs"]
 mod os;
+
+mod cgroup;
+pub(crate) use cgroup::RunCgroup;
 
 #[cfg(target_os = "linux")]
 mod nsenter;
@@ -61,13 +64,18 @@ pub(crate) struct SpawnRequest<'a> {
     pub(crate) cwd: Option<&'a Path>,
     /// Never use `posix_spawn` (tests of the fallback).
     pub(crate) fork_only: bool,
+    /// `cgroup.procs` of the run's cgroup: the child moves itself in before exec.
+    pub(crate) cgroup_procs: Option<RawFd>,
 }
 
 /// Starts `req` in a new process group with stdin from `/dev/null`, stdout and stderr on
-/// `output`, and no other descriptor of ours; returns its pid.
+/// `output`, and no other descriptor of ours; returns its pid. A child that must be born in a
+/// cgroup is forked: `posix_spawn` has no step for it before glibc 2.39.
 pub(crate) fn spawn(req: &SpawnRequest<'_>, output: &OwnedFd) -> io::Result<libc::pid_t> {
     match glibc_spawn_actions() {
-        Some(actions) if !req.fork_only => posix_spawn(req, output, actions),
+        Some(actions) if !req.fork_only && req.cgroup_procs.is_none() => {
+            posix_spawn(req, output, actions)
+        }
         _ => command_spawn(req, output),
     }
 }
@@ -233,14 +241,16 @@ fn posix_spawn(
     }
 }
 
-/// The spawn without glibc's `addclosefrom_np`: `Command`, whose `pre_exec` hook marks every
-/// descriptor from 3 up close-on-exec in the child. (Closing them outright would also close
-/// std's own pipe that reports a failed exec.)
+/// The spawn without glibc's `addclosefrom_np`, or into a cgroup: `Command`, whose `pre_exec`
+/// hook moves the child into the run's cgroup and marks every descriptor from 3 up
+/// close-on-exec in the child. (Closing them outright would also close std's own pipe that
+/// reports a failed exec.)
 fn command_spawn(req: &SpawnRequest<'_>, output: &OwnedFd) -> io::Result<libc::pid_t> {
     let write_end = output.try_clone()?;
     let err_end = output.try_clone()?;
     // Read here, not in the child: getrlimit is not on the async-signal-safe list.
     let bound = open_files_limit();
+    let cgroup_procs = req.cgroup_procs;
     let mut cmd = Command::new(req.program);
     cmd.arg0(&req.argv[0])
         .args(&req.argv[1..])
@@ -253,9 +263,16 @@ fn command_spawn(req: &SpawnRequest<'_>, output: &OwnedFd) -> io::Result<libc::p
         cmd.current_dir(dir);
     }
     // SAFETY: the hook runs in the forked child before exec and only makes raw syscalls
-    // (close_range, fcntl), which are async-signal-safe; it allocates nothing and takes no lock.
+    // (write, close_range, fcntl), which are async-signal-safe; it allocates nothing (an OS
+    // error is a plain number) and takes no lock.
     unsafe {
         cmd.pre_exec(move || {
+            // First: nothing the command does can happen outside the cgroup.
+            if let Some(procs) = cgroup_procs {
+                if !cgroup::join(procs) {
+                    return Err(io::Error::last_os_error());
+                }
+            }
             cloexec_from(3, bound);
             Ok(())
         });

@@ -6,7 +6,8 @@
 //! close-on-exec, the program's candidate paths and the environment are built. Then:
 //!
 //! 1. `fork` (the first child, C1). C1 makes raw system calls only (it is the child of a
-//!    possibly multithreaded host): `setns` on each namespace in `nsenter`'s order and two
+//!    possibly multithreaded host): it joins the run's cgroup if there is one
+//!    ([`ExecSpec::cgroup`](prober_core::ExecSpec::cgroup)), then `setns` on each namespace in `nsenter`'s order and two
 //!    passes (the user namespace last when we are privileged, first when entering it is what
 //!    grants the rights), `fchdir` + `chroot(".")` into the target's root, `fchdir` into its
 //!    working directory (or the spec's `cwd`, inside that root), and `setgroups`/`setresgid`/
@@ -62,6 +63,7 @@ const STAGE_CREDS: i32 = 22;
 const STAGE_CLONE: i32 = 23;
 const STAGE_EXEC: i32 = 24;
 const STAGE_SETUP: i32 = 25;
+const STAGE_CGROUP: i32 = 26;
 
 /// Why a spawn inside a target's namespaces failed.
 #[derive(Debug)]
@@ -203,6 +205,8 @@ struct Prepared {
     null: OwnedFd,
     /// For the close-on-exec sweep without `close_range`.
     fd_bound: libc::c_int,
+    /// `cgroup.procs` of the run's cgroup, which C1 joins before anything else.
+    cgroup_procs: Option<RawFd>,
 }
 
 /// The paths `execvp` would try for `program` with this `PATH`, in order.
@@ -254,6 +258,7 @@ pub(crate) fn spawn_in(
         output: dup_high(output).map_err(setup)?,
         null: dup_high(&null).map_err(setup)?,
         fd_bound: open_files_limit(),
+        cgroup_procs: req.cgroup_procs,
     };
     drop(null);
     let (report_read, report_write) =
@@ -331,6 +336,7 @@ fn stage_name(stage: i32, target: &Target) -> String {
         STAGE_CWD => "chdir".to_string(),
         STAGE_CREDS => "set user and group ids to 0 in its user namespace".to_string(),
         STAGE_CLONE => "clone".to_string(),
+        STAGE_CGROUP => "join the run's cgroup".to_string(),
         s if s == STAGE_SETNS + USER_INDEX => "setns user".to_string(),
         s if (STAGE_SETNS..STAGE_SETNS + USER_INDEX).contains(&s) => {
             format!("setns {}", NAMESPACES[(s - STAGE_SETNS) as usize].2)
@@ -424,6 +430,14 @@ impl ChildPlan<'_> {
     /// C1: enter, then clone C2 into the PID namespace as our parent's child. Never returns.
     fn run(&self) -> ! {
         let t = self.target;
+        // Into the run's cgroup first, while our cgroup namespace still sees it (a cgroup2
+        // mount with nsdelegate refuses moves to cgroups outside the mover's namespace). C2 is
+        // cloned by C1, so it is born in C1's cgroup, as is everything it starts.
+        if let Some(procs) = self.prepared.cgroup_procs {
+            if !super::cgroup::join(procs) {
+                self.fail(STAGE_CGROUP);
+            }
+        }
         // Pass 1 without the user namespace: as root on the host that enters everything, and
         // the user namespace comes last (it would take away our rights in the others). Pass 2
         // enters the user namespace first and retries what pass 1 could not: the case of an

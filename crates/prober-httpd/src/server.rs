@@ -559,7 +559,7 @@ impl Site {
             Err(handler) => {
                 let waiter = Waiter::new(&self.deferred);
                 let pending = waiter.pending.clone();
-                conn.state = State::Deferred { head_only, close, waiter };
+                conn.state = State::Deferred { head_only, close, _waiter: waiter };
                 conn.deadline = Instant::now() + self.limits.deferred_timeout;
                 let reply = Reply {
                     conn: id,

@@ -208,3 +208,39 @@ fn a_client_cannot_ask_for_longer_than_the_module_or_the_server_allows() {
     assert!(out.contains(" timeout_seconds=119.5\n"), "{out}");
     assert!(out.contains("\nprobe_success 1\n"), "{out}");
 }
+
+#[test]
+fn probes_in_flight_are_bounded_and_never_lock_out_metrics() {
+    // The server's bound: 512 connections less 64 kept for the other endpoints.
+    const IN_FLIGHT: u64 = 448;
+    let config = write_file("yml", "modules:\n  slow:\n    prober: http\n    timeout: 100s\n");
+    let serve = Serve::start(&["--config", config.path()]);
+    let target = TargetServer::start();
+    let probe = format!("/probe?module=slow&target={}", target.url("/never-answer"));
+    let ask = |close: bool| {
+        let mut c = std::net::TcpStream::connect(serve.addr).unwrap();
+        c.set_read_timeout(Some(HANG)).unwrap();
+        let close = if close { "Connection: close\r\n" } else { "" };
+        c.write_all(format!("GET {probe} HTTP/1.1\r\nHost: t\r\n{close}\r\n").as_bytes()).unwrap();
+        c
+    };
+    let hanging: Vec<_> = (0..IN_FLIGHT).map(|_| ask(false)).collect();
+    assert!(target.wait_for_requests(IN_FLIGHT, HANG), "the probes never reached the target");
+    // Past the bound, more /probe requests than the server has connections are refused at
+    // once, and /metrics is answered throughout.
+    for _ in 0..80 {
+        let mut c = ask(true);
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).expect("an answer, at once");
+        assert!(answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{answer}");
+        assert!(answer.contains("\r\n\r\ntoo many requests waiting for an answer"), "{answer}");
+    }
+    let (code, out) = curl(&[&format!("http://{}/metrics", serve.addr)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("\nprober_serve_probes_total {IN_FLIGHT}\n")), "{out}");
+    drop(hanging);
+    assert!(
+        target.wait_for_connections_closed(IN_FLIGHT, Duration::from_secs(30)),
+        "the probes of clients that hung up are still running"
+    );
+}

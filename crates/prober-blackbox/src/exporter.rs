@@ -58,6 +58,11 @@ const PLAIN: &str = "text/plain; charset=utf-8";
 /// the answer to travel back.
 pub const DEFAULT_TIMEOUT_OFFSET: Duration = Duration::from_millis(500);
 
+/// The longest scrape timeout a client's `X-Prometheus-Scrape-Timeout-Seconds` may ask for
+/// when the module has no `timeout` (blackbox_exporter's default when the header is absent):
+/// with the default offset, probes run at most 119.5 s.
+pub const MAX_SCRAPE_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// What receives an answer.
 type Done = Box<dyn FnOnce(Response) + Send>;
 
@@ -104,6 +109,7 @@ struct Counters {
     unknown_module: AtomicU64,
     denied: AtomicU64,
     bad_target: AtomicU64,
+    cancelled: AtomicU64,
 }
 
 impl Exporter {
@@ -149,14 +155,49 @@ impl Exporter {
     }
 
     /// Answers one request through `done`, at once or (for `/probe`) from the dispatcher
-    /// thread when the probe's outcome is in: the caller never waits.
-    pub fn handle_with(&self, req: &Request<'_>, done: impl FnOnce(Response) + Send + 'static) {
+    /// thread when the probe's outcome is in: the caller never waits. What it returns cancels
+    /// the probe, for a client that has gone ([`ProbeCancel::cancel`]).
+    pub fn handle_with(
+        &self,
+        req: &Request<'_>,
+        done: impl FnOnce(Response) + Send + 'static,
+    ) -> ProbeCancel {
         let inner = &self.inner;
-        match req.path {
+        let tag = match req.path {
             "/probe" => inner.probe(req, Box::new(done)),
-            "/metrics" => done(inner.own_metrics()),
-            "/" => done(inner.status_page()),
-            _ => done(plain(404, "Not Found\n")),
+            "/metrics" => {
+                done(inner.own_metrics());
+                None
+            }
+            "/" => {
+                done(inner.status_page());
+                None
+            }
+            _ => {
+                done(plain(404, "Not Found\n"));
+                None
+            }
+        };
+        ProbeCancel { inner: Arc::downgrade(&self.inner), tag }
+    }
+}
+
+/// Cancels the probe a `/probe` request started ([`Exporter::handle_with`]), for a client that
+/// has gone: the engine stops it at its next turn (its socket closed, its buffers freed) and
+/// its answer is never made. A no-op once the probe has ended, or for a request answered at
+/// once.
+#[derive(Debug, Clone)]
+pub struct ProbeCancel {
+    inner: Weak<Inner>,
+    tag: Option<u64>,
+}
+
+impl ProbeCancel {
+    /// Cancels the probe without waiting for the engine (it may be called on an HTTP server's
+    /// loop). `done` is dropped unsent.
+    pub fn cancel(&self) {
+        if let (Some(inner), Some(tag)) = (self.inner.upgrade(), self.tag) {
+            inner.cancel(tag);
         }
     }
 }
@@ -184,13 +225,27 @@ fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
 }
 
 impl Inner {
-    fn probe(&self, req: &Request<'_>, done: Done) {
+    /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
+    fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
             Ok((spec, module, debug, log)) => {
                 let w = Waiting { module, debug, log, started: Instant::now(), done };
-                self.submit(spec, w);
+                Some(self.submit(spec, w))
             }
-            Err(response) => done(response),
+            Err(response) => {
+                done(response);
+                None
+            }
+        }
+    }
+
+    /// A probe whose request nobody waits for any more: stopped, never answered.
+    fn cancel(&self, tag: u64) {
+        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+        if waiting.is_some() {
+            self.counts.cancelled.fetch_add(1, Ordering::Relaxed);
+            // The engine's Check event for it (reason Cancelled) then finds nobody waiting.
+            let _ = self.handle.cancel_check(tag);
         }
     }
 
@@ -250,8 +305,8 @@ impl Inner {
     }
 
     /// Runs `spec` on the engine thread; the dispatcher answers `w` with its outcome (the
-    /// run's own deadline bounds the wait).
-    fn submit(&self, spec: prober::ProbeSpec, w: Waiting) {
+    /// run's own deadline bounds the wait). Returns the probe's tag.
+    fn submit(&self, spec: prober::ProbeSpec, w: Waiting) -> u64 {
         self.counts.probes.fetch_add(1, Ordering::Relaxed);
         let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(tag, w);
@@ -264,6 +319,7 @@ impl Inner {
                 (w.done)(response);
             }
         }
+        tag
     }
 
     /// The answer to a `/probe` request whose probe ended with `outcome`.
@@ -329,6 +385,11 @@ impl Inner {
             "Targets a module could not probe (400).",
             c.bad_target.load(Ordering::Relaxed),
         );
+        counter(
+            "prober_serve_probes_cancelled_total",
+            "Probes cancelled because their client went before the answer.",
+            c.cancelled.load(Ordering::Relaxed),
+        );
         let start = self.started.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let _ = write!(
             s,
@@ -361,7 +422,10 @@ fn plain(status: u16, body: &str) -> Response {
 
 /// blackbox_exporter's `getTimeout`: the scrape's timeout (120 s without the header) less
 /// `offset`, or the module's when it is smaller (and set); the module's too when the offset
-/// leaves nothing.
+/// leaves nothing. One bound blackbox_exporter does not have: without a module timeout, the
+/// scrape's timeout counts for at most [`MAX_SCRAPE_TIMEOUT`], so that a client cannot make a
+/// probe (its socket and its buffered body) live for a day; a module's timeout is the
+/// operator's choice and is never exceeded.
 ///
 /// # Errors
 ///
@@ -381,8 +445,11 @@ pub fn timeout(
     if scrape == 0.0 || !scrape.is_finite() {
         scrape = 120.0;
     }
-    let max = scrape - offset.as_secs_f64();
     let module_s = module.map_or(0.0, |d| d.as_secs_f64());
+    if module_s <= 0.0 {
+        scrape = scrape.min(MAX_SCRAPE_TIMEOUT.as_secs_f64());
+    }
+    let max = scrape - offset.as_secs_f64();
     let seconds = if (module_s < max && module_s > 0.0) || max < 0.0 { module_s } else { max };
     Ok(Duration::try_from_secs_f64(seconds.max(0.001)).unwrap_or(Duration::from_secs(120)))
 }
@@ -620,6 +687,10 @@ mod tests {
         // The offset leaves nothing: the module's timeout.
         assert_eq!(s(timeout(Some("0.2"), Some(Duration::from_secs(1)), off).unwrap()), 1.0);
         assert!(timeout(Some("ten"), None, off).is_err());
+        // A client cannot ask for more than the server's bound, nor more than the module's.
+        assert_eq!(s(timeout(Some("86400"), None, off).unwrap()), 119.5);
+        assert_eq!(s(timeout(Some("86400"), Some(Duration::from_secs(1)), off).unwrap()), 1.0);
+        assert_eq!(s(timeout(Some("600"), Some(Duration::from_secs(300)), off).unwrap()), 300.0);
     }
 
     /// The values blackbox_exporter v0.25.0's `ipHash` gives (computed with Go's hash/fnv).

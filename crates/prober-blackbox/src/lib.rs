@@ -19,5 +19,8 @@ mod exporter;
 mod facts;
 mod module;
 
-pub use exporter::{DEFAULT_TIMEOUT_OFFSET, Exporter, Request, Response, parse_query, timeout};
+pub use exporter::{
+    DEFAULT_TIMEOUT_OFFSET, Exporter, MAX_SCRAPE_TIMEOUT, ProbeCancel, Request, Response,
+    parse_query, timeout,
+};
 pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};

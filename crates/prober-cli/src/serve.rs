@@ -86,7 +86,11 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
     let exporter = Arc::new(exporter);
     let ex = exporter.clone();
     server.route_deferred("/probe", move |req, reply| {
-        ex.handle_with(&request(req), move |r| reply.send(response(r)));
+        // A client that goes before its answer frees its probe at once: at most
+        // `Limits::max_deferred` probes are in flight, however many clients hang up.
+        let gone = reply.cancel_signal();
+        let probe = ex.handle_with(&request(req), move |r| reply.send(response(r)));
+        gone.on_cancel(move || probe.cancel());
     });
     for path in ["/metrics", "/"] {
         let ex = exporter.clone();

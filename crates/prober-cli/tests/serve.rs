@@ -138,3 +138,109 @@ fn a_bad_web_config_fails_at_start_naming_the_file() {
     assert_eq!(r.code, 64, "{}", r.stderr);
     assert!(r.stderr.contains(web.path()), "{}", r.stderr);
 }
+
+#[test]
+fn clients_that_hang_up_cancel_their_probes_at_once() {
+    const CLIENTS: u64 = 20;
+    // The probes would run for 100 s; the target never answers (it gives up after 60 s).
+    let config = write_file("yml", "modules:\n  slow:\n    prober: http\n    timeout: 100s\n");
+    let serve = Serve::start(&["--config", config.path()]);
+    let target = TargetServer::start();
+    let request = format!(
+        "GET /probe?module=slow&target={} HTTP/1.1\r\nHost: t\r\n\r\n",
+        target.url("/never-answer")
+    );
+    let clients: Vec<std::net::TcpStream> = (0..CLIENTS)
+        .map(|_| {
+            let mut c = std::net::TcpStream::connect(serve.addr).unwrap();
+            c.write_all(request.as_bytes()).unwrap();
+            c
+        })
+        .collect();
+    assert!(target.wait_for_requests(CLIENTS, HANG), "the probes never reached the target");
+    drop(clients);
+    // Cancelled: the target sees every probe's connection closed, long before the probes'
+    // timeout and its own give-up.
+    assert!(
+        target.wait_for_connections_closed(CLIENTS, Duration::from_secs(30)),
+        "the probes of clients that hung up are still running"
+    );
+    let (code, out) = curl(&[&format!("http://{}/metrics", serve.addr)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("\nprober_serve_probes_cancelled_total {CLIENTS}\n")), "{out}");
+}
+
+#[test]
+fn a_client_cannot_ask_for_longer_than_the_module_or_the_server_allows() {
+    let config = write_file(
+        "yml",
+        "modules:\n  short:\n    prober: http\n    timeout: 1s\n  open:\n    prober: http\n",
+    );
+    let serve = Serve::start(&["--config", config.path()]);
+    let target = TargetServer::start();
+    let day = "X-Prometheus-Scrape-Timeout-Seconds: 86400";
+    // The module's timeout wins over a header asking for a day.
+    let url = format!(
+        "http://{}/probe?module=short&debug=true&target={}",
+        serve.addr,
+        target.url("/never-answer")
+    );
+    let (code, out) = curl(&["-H", day, &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" timeout_seconds=1\n"), "{out}");
+    assert!(out.contains("\nprobe_success 0\n"), "{out}");
+    let duration: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("probe_duration_seconds "))
+        .expect("probe_duration_seconds")
+        .parse()
+        .unwrap();
+    let bound = prober_testkit::bounds::ends_by(Duration::from_secs(1));
+    assert!(duration <= bound.as_secs_f64(), "ran {duration} s for a 1 s timeout: {out}");
+    // Without a module timeout, the header counts for at most 120 s (less the offset).
+    let url = format!(
+        "http://{}/probe?module=open&debug=true&target={}",
+        serve.addr,
+        target.url("/health")
+    );
+    let (code, out) = curl(&["-H", day, &url]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" timeout_seconds=119.5\n"), "{out}");
+    assert!(out.contains("\nprobe_success 1\n"), "{out}");
+}
+
+#[test]
+fn probes_in_flight_are_bounded_and_never_lock_out_metrics() {
+    // The server's bound: 512 connections less 64 kept for the other endpoints.
+    const IN_FLIGHT: u64 = 448;
+    let config = write_file("yml", "modules:\n  slow:\n    prober: http\n    timeout: 100s\n");
+    let serve = Serve::start(&["--config", config.path()]);
+    let target = TargetServer::start();
+    let probe = format!("/probe?module=slow&target={}", target.url("/never-answer"));
+    let ask = |close: bool| {
+        let mut c = std::net::TcpStream::connect(serve.addr).unwrap();
+        c.set_read_timeout(Some(HANG)).unwrap();
+        let close = if close { "Connection: close\r\n" } else { "" };
+        c.write_all(format!("GET {probe} HTTP/1.1\r\nHost: t\r\n{close}\r\n").as_bytes()).unwrap();
+        c
+    };
+    let hanging: Vec<_> = (0..IN_FLIGHT).map(|_| ask(false)).collect();
+    assert!(target.wait_for_requests(IN_FLIGHT, HANG), "the probes never reached the target");
+    // Past the bound, more /probe requests than the server has connections are refused at
+    // once, and /metrics is answered throughout.
+    for _ in 0..80 {
+        let mut c = ask(true);
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).expect("an answer, at once");
+        assert!(answer.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{answer}");
+        assert!(answer.contains("\r\n\r\ntoo many requests waiting for an answer"), "{answer}");
+    }
+    let (code, out) = curl(&[&format!("http://{}/metrics", serve.addr)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(&format!("\nprober_serve_probes_total {IN_FLIGHT}\n")), "{out}");
+    drop(hanging);
+    assert!(
+        target.wait_for_connections_closed(IN_FLIGHT, Duration::from_secs(30)),
+        "the probes of clients that hung up are still running"
+    );
+}

@@ -81,6 +81,22 @@ impl Handle {
         self.waker.wake().map_err(EngineError::Io)
     }
 
+    /// Cancels the one-shot checks submitted with `tag` ([`Engine::cancel_check`]) at the
+    /// engine's next turn, without waiting for it: for a thread that must not block on the
+    /// engine (an HTTP server's loop whose client has gone). A submit queued before this call
+    /// is started first, so it is cancelled too. Each cancelled check still reports its
+    /// [`crate::Event::Check`] (reason `Cancelled`).
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone or cannot be woken.
+    pub fn cancel_check(&self, tag: u64) -> io::Result<()> {
+        self.shared.push(Command::Call(Box::new(move |e: &mut Engine| {
+            e.cancel_check(tag);
+        })))?;
+        self.waker.wake()
+    }
+
     /// Runs `f` on the engine's thread at its next turn and returns its result: the way to use
     /// the whole engine API (targets, probes, restarts) from another thread. Blocks until the
     /// engine thread gets to it; must not be called from that thread itself.

@@ -223,3 +223,28 @@ fn output_beyond_one_turns_read_budget_is_read_to_the_end() {
         assert!(!outcome.truncated, "tag {tag}");
     }
 }
+
+#[test]
+fn a_handle_cancels_a_hanging_check_without_waiting_for_the_engine() {
+    let server = TargetServer::start();
+    let et = prober_engine::spawn(engine()).unwrap();
+    let h = et.handle().clone();
+    let spec = http(&server.url("/never-answer")).with_timeout(Duration::from_secs(50)).unwrap();
+    h.submit(spec, 7).unwrap();
+    assert!(server.wait_for_requests(1, Duration::from_secs(30)), "the check never asked");
+    h.cancel_check(7).unwrap();
+    // The target sees its connection closed well before the check's 50 s timeout (and before
+    // the server's own 60 s give-up).
+    assert!(server.wait_for_connections_closed(1, Duration::from_secs(25)), "still open");
+    let limit = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < limit, "no Check event for the cancelled check");
+        if let Ok(Event::Check { tag: 7, outcome }) =
+            et.events().recv_timeout(Duration::from_millis(100))
+        {
+            assert_eq!((outcome.result, outcome.reason), (ProbeResult::Unknown, Reason::Cancelled));
+            break;
+        }
+    }
+    et.stop().unwrap();
+}

@@ -8,6 +8,7 @@ use mio::net::TcpStream;
 use rustls::ServerConnection;
 
 use crate::Request;
+use crate::pending::Waiter;
 
 /// What Go's HTTP server answers plain HTTP sent to a TLS port (so a scraper configured for
 /// `http://` is told why, instead of seeing a reset).
@@ -170,7 +171,9 @@ pub(crate) enum State {
     Auth { request: Box<Request>, close: bool },
     /// A deferred route's handler has the request; its [`crate::Reply`] comes back through
     /// the loop's waker.
-    Deferred { head_only: bool, close: bool },
+    /// Dropping the state (answered, connection gone) drops its [`Waiter`] (held for that), which cancels the
+    /// request if it was not answered.
+    Deferred { head_only: bool, close: bool, _waiter: Waiter },
     /// Sending an answer; then the connection is kept, or closed when `close`.
     Writing { close: bool },
     /// Answered and closed for sending: what the client still sends is read and dropped

@@ -10,6 +10,10 @@
 //!   that has waited longest for its request head is dropped to make room for the new one (a
 //!   scrape sends its request at once, so it is never the one waiting longest); only when every
 //!   connection is busy answering is a new one refused;
+//! - a bound on requests waiting for a deferred answer ([`Limits::max_deferred`]): the
+//!   connections it leaves ([`Limits::reserved_connections`]) keep `/metrics` and health
+//!   checks answerable whatever the deferred routes are doing; a deferred request whose client
+//!   goes is cancelled ([`CancelSignal`]), so that the work behind it stops too;
 //! - per-connection deadlines: a request head must arrive whole within
 //!   [`Limits::header_timeout`] of its first byte (of the connection, for the first request,
 //!   TLS handshake included), an answer must be taken within [`Limits::write_timeout`], a kept
@@ -31,12 +35,14 @@ mod auth;
 mod conn;
 pub mod exposition;
 mod head;
+mod pending;
 mod server;
 mod tls;
 mod web_config;
 
 use std::time::Duration;
 
+pub use pending::CancelSignal;
 pub use server::{Reply, Running, Server};
 pub use web_config::WebConfig;
 
@@ -61,6 +67,20 @@ pub struct Limits {
     /// connection is closed (125 s: blackbox_exporter's scrape timeout when Prometheus sends
     /// none, 120 s, with a margin).
     pub deferred_timeout: Duration,
+    /// Connections kept for routes that answer at once (`/metrics`, health checks): requests
+    /// of deferred routes may hold at most [`Limits::max_deferred`] connections, so that
+    /// clients that wait on slow answers (or hang up and leave them running) can never take
+    /// every slot. Further deferred requests are answered 503 at once (64).
+    pub reserved_connections: usize,
+}
+
+impl Limits {
+    /// How many requests may wait for a deferred answer at once: [`Limits::max_connections`]
+    /// less [`Limits::reserved_connections`], but never less than half of the connections
+    /// (448 by default).
+    pub fn max_deferred(&self) -> usize {
+        self.max_connections - self.reserved_connections.min(self.max_connections / 2)
+    }
 }
 
 impl Default for Limits {
@@ -73,6 +93,7 @@ impl Default for Limits {
             max_request_line: 8 << 10,
             max_header_bytes: 8 << 10,
             deferred_timeout: Duration::from_secs(125),
+            reserved_connections: 64,
         }
     }
 }

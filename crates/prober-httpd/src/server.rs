@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -17,6 +17,7 @@ use rustls::ServerConnection;
 use crate::auth::{Auth, Verdict};
 use crate::conn::{Conn, State, Stream, is_plain_on_tls};
 use crate::head::{self, Found, Parsed};
+use crate::pending::{CancelSignal, Pending, Waiter};
 use crate::tls::TlsState;
 use crate::{DeferredHandler, Handler, Limits, Request, Response, WebConfig};
 
@@ -69,11 +70,13 @@ type Replies = Arc<Mutex<Vec<(usize, Response)>>>;
 /// The way back to the loop for one deferred request. Send it the answer from any thread;
 /// dropped without an answer, it answers 500. An answer that comes after the connection has
 /// gone (closed by the client, or past [`Limits::deferred_timeout`]) is dropped: connection
-/// numbers are never reused, so it cannot reach another client.
+/// numbers are never reused, so it cannot reach another client. Whoever makes the answer
+/// learns that the connection has gone through [`Reply::cancel_signal`].
 pub struct Reply {
     conn: usize,
     replies: Replies,
     waker: Arc<Waker>,
+    pending: Arc<Pending>,
     sent: bool,
 }
 
@@ -90,7 +93,15 @@ impl Reply {
         self.post(response);
     }
 
+    /// What says that nobody waits for this answer any more (the client went, the deferred
+    /// timeout passed, the server stopped): the work making it should then stop.
+    pub fn cancel_signal(&self) -> CancelSignal {
+        CancelSignal(self.pending.clone())
+    }
+
     fn post(&self, response: Response) {
+        // Answered: the connection closing from now on cancels nothing.
+        self.pending.answered();
         self.replies.lock().unwrap_or_else(PoisonError::into_inner).push((self.conn, response));
         let _ = self.waker.wake();
     }
@@ -206,6 +217,7 @@ impl Server {
                 auth,
                 replies: Replies::default(),
                 waker: waker.clone(),
+                deferred: Arc::default(),
             },
             tls: tls.map(|(files, config)| TlsState::new(files, config)),
             stop: stop.clone(),
@@ -252,6 +264,8 @@ struct Site {
     /// Deferred answers, and the waker that tells the loop of them.
     replies: Replies,
     waker: Arc<Waker>,
+    /// Requests waiting for a deferred answer, at most [`Limits::max_deferred`].
+    deferred: Arc<AtomicUsize>,
 }
 
 struct Loop {
@@ -395,7 +409,7 @@ impl Loop {
             std::mem::take(&mut *self.site.replies.lock().unwrap_or_else(PoisonError::into_inner));
         for (id, response) in done {
             let Some(conn) = self.conns.get_mut(&id) else { continue };
-            let State::Deferred { head_only, close } = conn.state else { continue };
+            let State::Deferred { head_only, close, .. } = conn.state else { continue };
             self.site.respond(conn, &response, head_only, close);
             self.drive(id);
         }
@@ -431,7 +445,24 @@ impl Site {
                         conn.waiting_since = now;
                     }
                 }
-                State::Auth { .. } | State::Deferred { .. } => return true,
+                State::Auth { .. } => return true,
+                State::Deferred { .. } => {
+                    // Watched while its answer is made: a client that closes, resets or
+                    // shuts down its sending side has gone (as Go's net/http cancels the
+                    // request's context on EOF), and dropping the connection cancels the
+                    // request. What it sends meanwhile (a pipelined request) is kept for
+                    // later, within the head's bound; past it, the socket is left unread.
+                    let room = head::capacity(&self.limits).saturating_sub(conn.input.len());
+                    if room == 0 {
+                        return true;
+                    }
+                    match conn.stream.read_in(&mut conn.input, room) {
+                        Ok(0) => return false,
+                        Ok(_) => {}
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                        Err(_) => return false,
+                    }
+                }
                 State::Lingering => {
                     conn.input.clear();
                     match conn.stream.read_in(&mut conn.input, 4096) {
@@ -527,13 +558,23 @@ impl Site {
         let head_only = req.method == "HEAD";
         let response = match self.route(req) {
             Ok(response) => response,
+            Err(_) if self.deferred.load(Ordering::Relaxed) >= self.limits.max_deferred() => {
+                let why = format!(
+                    "too many requests waiting for an answer (at most {}): try again later\n",
+                    self.limits.max_deferred()
+                );
+                Response::text(503, why).with_header("Retry-After", "1")
+            }
             Err(handler) => {
-                conn.state = State::Deferred { head_only, close };
+                let waiter = Waiter::new(&self.deferred);
+                let pending = waiter.pending.clone();
+                conn.state = State::Deferred { head_only, close, _waiter: waiter };
                 conn.deadline = Instant::now() + self.limits.deferred_timeout;
                 let reply = Reply {
                     conn: id,
                     replies: self.replies.clone(),
                     waker: self.waker.clone(),
+                    pending,
                     sent: false,
                 };
                 // A panicking handler drops its Reply, which answers 500.

@@ -15,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, EngineThread, Event, Handle, Outcome, ProbeResult, Reason};
 
-use crate::facts;
 use crate::module::{Module, Modules, Prober, TargetError};
+use crate::{facts, unprobed};
 
 /// A request as the exporter needs it.
 #[derive(Debug, Clone, Copy)]
@@ -189,6 +189,7 @@ impl Inner {
         &self,
         req: &Request<'_>,
     ) -> Result<(prober::ProbeSpec, String, bool, String), Response> {
+        let started = Instant::now();
         let params = parse_query(req.query);
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let name = get("module").unwrap_or("http_2xx");
@@ -234,6 +235,14 @@ impl Inner {
                 Err(plain(400, &format!("{e}\n")))
             }
             Err(TargetError::Denied(e)) => Err(self.denied(&mut log, &e, debug)),
+            Err(TargetError::Unprobeable(u)) => {
+                self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
+                let _ = writeln!(log, "Target cannot be probed: {}", u.message);
+                let duration = started.elapsed();
+                let _ = writeln!(log, "Probe failed duration_seconds={}", duration.as_secs_f64());
+                let metrics = unprobed::render(module, &u, duration);
+                Err(page(&log, metrics, module, debug))
+            }
         }
     }
 
@@ -268,13 +277,7 @@ impl Inner {
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
-        if w.debug {
-            let body = format!(
-                "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
-            );
-            return Response { status: 200, content_type: PLAIN, body };
-        }
-        Response { status: 200, content_type: TEXT, body: metrics }
+        page(&log, metrics, module, w.debug)
     }
 
     fn denied(&self, log: &mut String, why: &str, debug: bool) -> Response {
@@ -313,7 +316,7 @@ impl Inner {
         );
         counter(
             "prober_serve_bad_target_total",
-            "Targets a module could not probe (400).",
+            "Targets a module could not probe: malformed (a failed probe, as blackbox_exporter's) or refused by the library (400).",
             c.bad_target.load(Ordering::Relaxed),
         );
         let start = self.started.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
@@ -336,6 +339,17 @@ impl Inner {
         s.push_str("</ul>\n</body></html>\n");
         Response { status: 200, content_type: "text/html; charset=utf-8", body: s }
     }
+}
+
+/// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the module.
+fn page(log: &str, metrics: String, module: &Module, debug: bool) -> Response {
+    if debug {
+        let body = format!(
+            "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
+        );
+        return Response { status: 200, content_type: PLAIN, body };
+    }
+    Response { status: 200, content_type: TEXT, body: metrics }
 }
 
 fn html(s: &str) -> String {

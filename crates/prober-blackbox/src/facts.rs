@@ -14,7 +14,7 @@ use crate::module::{Module, Prober};
 /// expiry when no chain was verified (`insecure_skip_verify`).
 const GO_ZERO_TIME: i64 = -62_135_596_800;
 
-fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
     let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
 }
 

@@ -18,6 +18,9 @@ mod config;
 mod exporter;
 mod facts;
 mod module;
+mod target;
+mod unprobed;
 
 pub use exporter::{DEFAULT_TIMEOUT_OFFSET, Exporter, Request, Response, parse_query, timeout};
 pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};
+pub use target::Unprobeable;

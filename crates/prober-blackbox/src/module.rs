@@ -14,6 +14,7 @@ use prober_core::{AddressFilter, IpFamily, Outcome, Pattern, TcpStep};
 use regex::bytes::Regex;
 
 use crate::config::{self, File, HttpModule, QueryResponse, RawModule, TcpModule, TlsConfig};
+use crate::target::{self, Unprobeable};
 
 /// Which prober a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,6 +77,9 @@ pub enum TargetError {
     Bad(String),
     /// Refused by the module's allow-list (403).
     Denied(String),
+    /// A target blackbox_exporter's prober gives up on: a failed probe (200, `probe_success
+    /// 0`), nothing connected to.
+    Unprobeable(Unprobeable),
 }
 
 /// The modules of a file, by name.
@@ -564,7 +568,8 @@ impl Module {
     ///
     /// # Errors
     ///
-    /// [`TargetError::Bad`] for a target this prober cannot take, [`TargetError::Denied`]
+    /// [`TargetError::Unprobeable`] for a target this prober cannot take (a malformed URL, no
+    /// port, no host), [`TargetError::Bad`] for a spec the library refuses, [`TargetError::Denied`]
     /// for one the allow-list refuses by its name or port (its addresses are checked again
     /// when it is connected to).
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
@@ -572,46 +577,26 @@ impl Module {
         let bad = |e: String| TargetError::Bad(e);
         let (host, port) = match self.prober {
             Prober::Http => {
-                let url = if target.contains("://") {
-                    target.to_string()
-                } else {
-                    format!("http://{target}")
-                };
-                let parsed =
-                    prober::Url::parse(&url).map_err(|e| bad(format!("target {target:?}: {e}")))?;
+                let parsed = target::http_url(target).map_err(TargetError::Unprobeable)?;
                 if let prober::ProbeKind::Http(h) = &mut spec.kind {
                     h.url = parsed.clone();
                 }
                 (parsed.host().to_string(), parsed.port())
             }
             Prober::Tcp | Prober::Grpc => {
-                let t = target
-                    .strip_prefix("http://")
-                    .or_else(|| target.strip_prefix("https://"))
-                    .unwrap_or(target);
-                let (host, port) = t
-                    .rsplit_once(':')
-                    .ok_or_else(|| bad(format!("target {target:?}: missing port (host:port)")))?;
-                let host = host.trim_start_matches('[').trim_end_matches(']');
-                let port: u16 = port
-                    .parse()
-                    .ok()
-                    .filter(|p| *p > 0)
-                    .ok_or_else(|| bad(format!("target {target:?}: bad port {port:?}")))?;
-                prober_core::validate_host(host)
-                    .map_err(|e| bad(format!("target {target:?}: {e}")))?;
+                let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 match &mut spec.kind {
                     prober::ProbeKind::Tcp(t) => {
-                        t.host = host.to_string();
+                        t.host.clone_from(&host);
                         t.port = port;
                     }
                     prober::ProbeKind::Grpc(g) => {
-                        g.host = host.to_string();
+                        g.host.clone_from(&host);
                         g.port = port;
                     }
                     _ => {}
                 }
-                (host.to_string(), port)
+                (host, port)
             }
         };
         if let Some(f) = &self.filter {

@@ -276,3 +276,72 @@ fn debug_explains_the_run() {
         assert!(r.body.contains(line), "missing {line:?} in:\n{}", r.body);
     }
 }
+
+/// The series of an exposition, as `name{labels}` without values.
+fn series(body: &str) -> Vec<&str> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.rsplit_once(' ').map(|(name, _)| name))
+        .collect()
+}
+
+/// blackbox_exporter v0.28.0 fails a probe whose target it cannot read (200, `probe_success
+/// 0`) with the gauges its prober registered up to where it gave up: `url.Parse` and
+/// `net.SplitHostPort` before the resolver, an empty host at the resolver.
+#[test]
+fn malformed_targets_are_failed_probes_with_blackbox_series() {
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let http_parse = [
+        "probe_duration_seconds",
+        "probe_failed_due_to_regex",
+        "probe_http_content_length",
+        "probe_http_redirects",
+        "probe_http_ssl",
+        "probe_http_status_code",
+        "probe_http_uncompressed_body_length",
+        "probe_http_version",
+        "probe_success",
+    ];
+    let http_resolve = [
+        "probe_dns_lookup_time_seconds",
+        "probe_duration_seconds",
+        "probe_failed_due_to_regex",
+        "probe_http_content_length",
+        "probe_http_duration_seconds{phase=\"resolve\"}",
+        "probe_http_redirects",
+        "probe_http_ssl",
+        "probe_http_status_code",
+        "probe_http_uncompressed_body_length",
+        "probe_http_version",
+        "probe_ip_addr_hash",
+        "probe_ip_protocol",
+        "probe_success",
+    ];
+    let tcp_parse = ["probe_duration_seconds", "probe_success"];
+    let tcp_resolve = [
+        "probe_dns_lookup_time_seconds",
+        "probe_duration_seconds",
+        "probe_ip_addr_hash",
+        "probe_ip_protocol",
+        "probe_success",
+    ];
+    let cases: [(&str, &str, &[&str]); 5] = [
+        ("http_2xx", "http://%5Bbad", &http_parse),
+        ("http_2xx", ":0", &http_resolve),
+        ("tcp_connect", "127.0.0.1", &tcp_parse),
+        ("tcp_connect", ":0", &tcp_resolve),
+        ("tcp_connect", "127.0.0.1:0", &tcp_parse),
+    ];
+    for (module, target, want) in cases {
+        let r = get(&e, &format!("module={module}&target={target}"), &[]);
+        assert_eq!(r.status, 200, "{module} {target}: {}", r.body);
+        assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+        assert_eq!(series(&r.body), want, "{module} {target}:\n{}", r.body);
+        let d = get(&e, &format!("module={module}&target={target}&debug=true"), &[]);
+        assert!(d.body.contains("Target cannot be probed: target "), "{}", d.body);
+        assert!(d.body.contains("Probe failed"), "{}", d.body);
+    }
+    // What blackbox_exporter answers 400 to stays 400.
+    assert_eq!(get(&e, "module=nope&target=:0", &[]).status, 400);
+    assert_eq!(get(&e, "module=http_2xx&target=", &[]).status, 400);
+}

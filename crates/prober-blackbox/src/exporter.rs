@@ -547,7 +547,8 @@ fn render(
                 &mut s,
                 "probe_http_uncompressed_body_length",
                 "Length of uncompressed response body",
-                o.output_total,
+                // What `http.MaxBytesReader` lets through: at most the limit.
+                m.body_size_limit.map_or(o.output_total, |l| o.output_total.min(l)),
             );
             let version = match (o.http_status, o.http_version) {
                 (Some(_), Some(v)) => v.as_f64(),

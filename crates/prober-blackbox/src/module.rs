@@ -66,6 +66,8 @@ pub struct Module {
     pub(crate) fail_if_ssl: bool,
     pub(crate) fail_if_not_ssl: bool,
     pub(crate) valid_status: Option<Vec<u16>>,
+    /// HTTP: `body_size_limit`, when set (and not 0): a longer body fails the probe.
+    pub(crate) body_size_limit: Option<u64>,
     /// gRPC and TCP: TLS is on.
     pub(crate) tls: bool,
 }
@@ -93,7 +95,8 @@ pub struct Modules {
 pub const MAX_FILE_LEN: usize = 1 << 20;
 
 /// How much of a body is kept for the expressions: blackbox_exporter reads it whole unless
-/// `body_size_limit`; here 1 MiB unless that option says less.
+/// `body_size_limit`; here 1 MiB unless that option is set (then one byte more than it, to see
+/// that a body is longer).
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
 impl Modules {
@@ -170,6 +173,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         fail_if_ssl: false,
         fail_if_not_ssl: false,
         valid_status: None,
+        body_size_limit: None,
         tls: false,
     };
     match prober {
@@ -274,11 +278,17 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     // keeping its kubelet rule out of the way: every status is a "success" to it.
     spec.set_expect_status(StatusSet::parse("100-599").map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
+    // blackbox_exporter reads the body through `http.MaxBytesReader`: a body longer than
+    // `body_size_limit` (a positive one) fails the probe. One byte more than the limit is
+    // kept, so that the run itself reads far enough to see it.
     let limit = match &h.body_size_limit {
-        None => DEFAULT_BODY_LIMIT,
-        Some(v) => size(v).ok_or("http.body_size_limit: not a size (1MB, 512KiB, 4096)")?,
+        None => None,
+        Some(v) => Some(size(v).ok_or("http.body_size_limit: not a size (1MB, 512KiB, 4096)")?)
+            .filter(|l| *l > 0),
     };
-    spec.set_output_limit(limit.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
+    let keep = limit.map_or(DEFAULT_BODY_LIMIT, |l| l.saturating_add(1));
+    spec.set_output_limit(keep.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
+    m.body_size_limit = limit.map(|l| l as u64);
     // Kept always: the header expressions judge them, and `Last-Modified` is a metric.
     spec.set_keep_headers(true).map_err(|e| e.to_string())?;
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
@@ -660,6 +670,14 @@ impl Module {
         }
         if self.fail_if_not_ssl && !ssl {
             return Some(("Final request was not over SSL".into(), false));
+        }
+        if self.body_size_limit.is_some_and(|l| o.output_total > l) {
+            // blackbox_exporter's body expressions read the body first and fail on the error.
+            let regex = !self.body_fail.is_empty() || !self.body_need.is_empty();
+            return Some((
+                "Failed to read HTTP response body: http: request body too large".into(),
+                regex,
+            ));
         }
         for r in &self.body_fail {
             if r.is_match(&o.output) {

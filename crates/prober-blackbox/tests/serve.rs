@@ -345,3 +345,49 @@ fn malformed_targets_are_failed_probes_with_blackbox_series() {
     assert_eq!(get(&e, "module=nope&target=:0", &[]).status, 400);
     assert_eq!(get(&e, "module=http_2xx&target=", &[]).status, 400);
 }
+
+/// `body_size_limit` is blackbox_exporter's `http.MaxBytesReader`: a longer body fails the
+/// probe, and the length reported is what the reader let through, the limit.
+#[test]
+fn a_body_longer_than_body_size_limit_fails_the_probe() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        "modules:
+  limit:
+    prober: http
+    http: {body_size_limit: 100}
+  limit_regex:
+    prober: http
+    http: {body_size_limit: 100, fail_if_body_not_matches_regexp: ['a']}
+",
+    ))
+    .unwrap();
+    for (path, success, length) in [
+        ("/body/100", "1", "100"),
+        ("/body/101", "0", "100"),
+        ("/chunked/1000?chunk=7", "0", "100"),
+        ("/close-delimited/5000", "0", "100"),
+        ("/body/40", "1", "40"),
+    ] {
+        let r = get(&e, &format!("module=limit&target={}", s.url(path)), &[]);
+        assert_eq!(
+            sample(&r.body, "probe_success").as_deref(),
+            Some(success),
+            "{path}: {}",
+            r.body
+        );
+        assert_eq!(
+            sample(&r.body, "probe_http_uncompressed_body_length").as_deref(),
+            Some(length),
+            "{path}: {}",
+            r.body
+        );
+        assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("0"));
+    }
+    // The body expressions read the body first: they fail on the error.
+    let r = get(&e, &format!("module=limit_regex&target={}", s.url("/body/101")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("1"));
+    let d = get(&e, &format!("module=limit&target={}&debug=true", s.url("/body/101")), &[]);
+    assert!(d.body.contains("request body too large"), "{}", d.body);
+}

@@ -529,7 +529,7 @@ fn render(
                 "Indicates if probe failed due to regex",
                 u8::from(verdict.is_some_and(|(_, re)| *re)),
             );
-            gauge(&mut s, "probe_http_redirects", "The number of redirects", o.http_redirects);
+            gauge(&mut s, "probe_http_redirects", "The number of redirects", redirects(o));
             let ssl = o.cert_not_after.is_some() || t.tls.is_some();
             gauge(
                 &mut s,
@@ -591,6 +591,13 @@ fn render(
     );
     facts::tls_version(&mut s, m, o);
     s
+}
+
+/// `probe_http_redirects` as blackbox_exporter's `CheckRedirect` counts: the redirect it
+/// refuses counts too (`redirects = len(via)` comes before the refusal).
+fn redirects(o: &Outcome) -> u32 {
+    let refused = o.reason == Reason::TooManyRedirects;
+    o.http_redirects + u32::from(refused)
 }
 
 /// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1

@@ -91,6 +91,10 @@ pub struct Modules {
     pub by_name: BTreeMap<String, Module>,
 }
 
+/// Redirects blackbox_exporter follows (its `CheckRedirect`); the 11th ends the probe, a
+/// failure reporting `probe_http_redirects 11`.
+pub const BLACKBOX_MAX_REDIRECTS: u32 = 10;
+
 /// The largest module file read (1 MiB): a module file is a few kilobytes.
 pub const MAX_FILE_LEN: usize = 1 << 20;
 
@@ -264,6 +268,9 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
         (None, None) => true,
     };
     spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
+    // Its checker refuses a redirect when `len(via) > 10`: 10 are followed, where the
+    // kubelet's (the library's default) follows 9.
+    spec.set_max_redirects(BLACKBOX_MAX_REDIRECTS).map_err(|e| e.to_string())?;
     spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
     // prometheus/common (v0.52, blackbox_exporter v0.25.0's) configures HTTP/2 on its transport
     // unless `enable_http2: false`; without it Go's transport, built with its own TLS config

@@ -391,3 +391,21 @@ fn a_body_longer_than_body_size_limit_fails_the_probe() {
     let d = get(&e, &format!("module=limit&target={}&debug=true", s.url("/body/101")), &[]);
     assert!(d.body.contains("request body too large"), "{}", d.body);
 }
+
+/// blackbox_exporter's `CheckRedirect` follows 10 redirects and refuses the 11th, counting it
+/// (`probe_http_redirects 11`); the kubelet's rule (the library's default) stops at 9.
+#[test]
+fn ten_redirects_are_followed_and_the_eleventh_counted() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let r = get(&e, &format!("module=http_2xx&target={}", s.url("/redirect-chain/10")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("10"));
+    assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("200"));
+    let before = s.requests();
+    let r = get(&e, &format!("module=http_2xx&target={}", s.url("/loop")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("11"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("302"));
+    assert_eq!(s.requests() - before, 11, "11 requests, as Go's client sends");
+}

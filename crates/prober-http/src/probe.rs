@@ -200,7 +200,7 @@ impl HttpProbe {
     /// times.
     pub fn with_plan(plan: Arc<HttpPlan>, timeout: Duration, output_limit: usize) -> HttpProbe {
         HttpProbe {
-            redirects: Redirects::new(plan.spec.redirects),
+            redirects: Redirects::with_limit(plan.spec.redirects, plan.spec.max_redirects),
             plan,
             timeout,
             output_limit: output_limit.max(1),

@@ -116,6 +116,11 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
     /// Which redirects are followed.
     pub redirects: RedirectPolicy,
+    /// How many redirects a run follows at most; the next one ends it, a Failure with reason
+    /// `too_many_redirects`. Default [`DEFAULT_MAX_REDIRECTS`](crate::DEFAULT_MAX_REDIRECTS),
+    /// 9: the kubelet's checker (10 requests, as Go's client counts them); blackbox_exporter
+    /// follows 10. At most [`MAX_MAX_REDIRECTS`](crate::MAX_MAX_REDIRECTS).
+    pub max_redirects: u32,
     /// Default `User-Agent` when the user sets none.
     pub user_agent: String,
     /// How the connection is closed once the response is read.

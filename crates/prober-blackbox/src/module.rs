@@ -91,6 +91,10 @@ pub struct Modules {
     pub by_name: BTreeMap<String, Module>,
 }
 
+/// blackbox_exporter v0.28.0's `User-Agent` (`Blackbox-Exporter/` and its `VERSION`, as its
+/// release build sets `version.Version`), sent unless a module's header says otherwise.
+pub const BLACKBOX_USER_AGENT: &str = "Blackbox-Exporter/0.28.0";
+
 /// Redirects blackbox_exporter follows (its `CheckRedirect`); the 11th ends the probe, a
 /// failure reporting `probe_http_redirects 11`.
 pub const BLACKBOX_MAX_REDIRECTS: u32 = 10;
@@ -253,10 +257,18 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     if !body.is_empty() {
         spec.set_body(body).map_err(|e| format!("http.body: {e}"))?;
     }
-    // Go's client sends its own User-Agent; blackbox_exporter's is Go's unless a header says.
-    spec.add_header("User-Agent", "Blackbox Exporter/prober").map_err(|e| e.to_string())?;
+    // blackbox_exporter's default User-Agent, which a module's `User-Agent` header replaces
+    // (an empty one sends none, as Go's client).
+    if let prober::ProbeKind::Http(spec) = &mut spec.kind {
+        spec.user_agent = BLACKBOX_USER_AGENT.to_string();
+    }
     for (name, value) in &h.headers {
         spec.add_header(name, value).map_err(|e| format!("http.headers: {e}"))?;
+    }
+    // Go's client sends no `Accept`: the library's default one (the kubelet's `*/*`) is
+    // removed unless the module sets its own.
+    if !h.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case("Accept")) {
+        spec.add_header("Accept", "").map_err(|e| e.to_string())?;
     }
     if let Some(auth) = authorization(h, base)? {
         spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;

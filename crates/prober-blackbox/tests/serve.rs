@@ -409,3 +409,36 @@ fn ten_redirects_are_followed_and_the_eleventh_counted() {
     assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("302"));
     assert_eq!(s.requests() - before, 11, "11 requests, as Go's client sends");
 }
+
+/// The request's headers as blackbox_exporter v0.28.0 sends them: its `User-Agent` unless the
+/// module's replaces it, and no `Accept` unless the module sets one. The target echoes the
+/// headers it received; the modules' body expressions judge them.
+#[test]
+fn user_agent_is_blackbox_exporters_or_the_modules_and_no_accept_is_added() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        r#"modules:
+  default:
+    prober: http
+    http:
+      fail_if_body_not_matches_regexp: ['(?m)^User-Agent: Blackbox-Exporter/0\.28\.0$']
+      fail_if_body_matches_regexp: ['(?m)^[Aa]ccept:']
+  own:
+    prober: http
+    http:
+      headers: {User-Agent: my-agent/1, Accept: application/json}
+      fail_if_body_not_matches_regexp: ['(?m)^User-Agent: my-agent/1$', '(?m)^Accept: application/json$']
+      fail_if_body_matches_regexp: ['Blackbox-Exporter']
+"#,
+    ))
+    .unwrap();
+    let failed: Vec<String> = ["default", "own"]
+        .iter()
+        .map(|m| {
+            (m, get(&e, &format!("module={m}&target={}&debug=true", s.url("/echo/headers")), &[]))
+        })
+        .filter(|(_, r)| !r.body.contains("probe_success 1"))
+        .map(|(m, r)| format!("{m}: {}", r.body))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}

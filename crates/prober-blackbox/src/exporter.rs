@@ -530,7 +530,7 @@ fn render(
                 u8::from(verdict.is_some_and(|(_, re)| *re)),
             );
             gauge(&mut s, "probe_http_redirects", "The number of redirects", redirects(o));
-            let ssl = o.cert_not_after.is_some() || t.tls.is_some();
+            let ssl = facts::http_ssl(o);
             gauge(
                 &mut s,
                 "probe_http_ssl",

@@ -683,7 +683,7 @@ impl Module {
                 return Some((format!("Invalid HTTP version number {v}"), false));
             }
         }
-        let ssl = o.cert_not_after.is_some() || o.timings.tls.is_some();
+        let ssl = crate::facts::http_ssl(o);
         if self.fail_if_ssl && ssl {
             return Some(("Final request was over SSL".into(), false));
         }

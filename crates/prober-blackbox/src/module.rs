@@ -283,6 +283,8 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     // Its checker refuses a redirect when `len(via) > 10`: 10 are followed, where the
     // kubelet's (the library's default) follows 9.
     spec.set_max_redirects(BLACKBOX_MAX_REDIRECTS).map_err(|e| e.to_string())?;
+    // One cookie jar per probe (net/http/cookiejar): a login redirect's cookie goes back.
+    spec.set_cookies(true).map_err(|e| e.to_string())?;
     spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
     // prometheus/common (v0.52, blackbox_exporter v0.25.0's) configures HTTP/2 on its transport
     // unless `enable_http2: false`; without it Go's transport, built with its own TLS config

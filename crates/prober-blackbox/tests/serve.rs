@@ -442,3 +442,25 @@ fn user_agent_is_blackbox_exporters_or_the_modules_and_no_accept_is_added() {
         .collect();
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// blackbox_exporter's client has a cookie jar per probe: a login that sets a cookie on its
+/// redirect and checks it on the next hop succeeds (the page echoes the request's headers).
+#[test]
+fn a_cookie_set_on_a_redirect_goes_back_on_the_next_hop() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        "modules:
+  login:
+    prober: http
+    http: {fail_if_body_not_matches_regexp: ['(?m)^Cookie: session=abc$']}
+",
+    ))
+    .unwrap();
+    let login = s.url(
+        "/bytes?status=302&header=Set-Cookie:session%3Dabc%3B%20Path%3D/&header=Location:/echo/headers",
+    );
+    let enc = login.replace('%', "%25").replace('?', "%3F").replace('=', "%3D").replace('&', "%26");
+    let r = get(&e, &format!("module=login&target={enc}"), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("1"));
+}

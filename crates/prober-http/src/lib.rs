@@ -4,6 +4,7 @@
 //! - [`request`]: the request bytes (headers as Go writes the kubelet's request);
 //! - [`response`]: the response head (httparse) and the body framing it implies;
 //! - [`body`]: Content-Length, chunked and close-delimited decoding into a bounded sink;
+//! - [`cookies`]: the cookie jar of one run, when the spec keeps cookies (Go's `cookiejar`);
 //! - [`redirect`]: which 3xx responses are followed (policy, the limit: 9 by default, as the
 //!   kubelet, `Host` carry-over);
 //! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result.
@@ -65,6 +66,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod cookies;
 mod probe;
 pub mod redirect;
 pub mod request;

@@ -121,6 +121,11 @@ pub struct HttpSpec {
     /// 9: the kubelet's checker (10 requests, as Go's client counts them); blackbox_exporter
     /// follows 10. At most [`MAX_MAX_REDIRECTS`](crate::MAX_MAX_REDIRECTS).
     pub max_redirects: u32,
+    /// Keep the cookies a response sets (`Set-Cookie`) and send them on the later hops of the
+    /// same run where their domain and path match, as Go's `net/http/cookiejar` in a client
+    /// (blackbox_exporter makes one jar per probe). Nothing outlives the run. Default false:
+    /// the kubelet's client has no jar.
+    pub cookies: bool,
     /// Default `User-Agent` when the user sets none.
     pub user_agent: String,
     /// How the connection is closed once the response is read.

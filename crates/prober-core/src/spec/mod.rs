@@ -145,6 +145,7 @@ impl ProbeSpec {
             headers: Vec::new(),
             redirects: RedirectPolicy::SameHost,
             max_redirects: DEFAULT_MAX_REDIRECTS,
+            cookies: false,
             user_agent: DEFAULT_USER_AGENT.to_string(),
             close: ClosePolicy::Reset,
             tls: TlsOptions::default(),
@@ -358,6 +359,17 @@ impl ProbeSpec {
             )));
         }
         self.http_only("a redirect limit applies to HTTP probes only")?.max_redirects = max;
+        Ok(())
+    }
+
+    /// Keeps the cookies responses set for the later hops of the same run (HTTP only; see
+    /// [`HttpSpec::cookies`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_cookies(&mut self, on: bool) -> Result<(), SpecError> {
+        self.http_only("cookies apply to HTTP probes only")?.cookies = on;
         Ok(())
     }
 

@@ -510,57 +510,7 @@ fn render(
         d.as_secs_f64(),
     );
     match m.prober {
-        Prober::Http => {
-            let v = o.http_content_length.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-            gauge(&mut s, "probe_http_content_length", "Length of http content response", v);
-            // The phases as blackbox_exporter splits them, summed over the redirect hops.
-            let name = "probe_http_duration_seconds";
-            let _ = write!(
-                s,
-                "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
-            );
-            for (phase, v) in facts::http_phases(o) {
-                let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
-            }
-            facts::last_modified(&mut s, o);
-            gauge(
-                &mut s,
-                "probe_failed_due_to_regex",
-                "Indicates if probe failed due to regex",
-                u8::from(verdict.is_some_and(|(_, re)| *re)),
-            );
-            gauge(&mut s, "probe_http_redirects", "The number of redirects", redirects(o));
-            let ssl = facts::http_ssl(o);
-            gauge(
-                &mut s,
-                "probe_http_ssl",
-                "Indicates if SSL was used for the final redirect",
-                u8::from(ssl),
-            );
-            gauge(
-                &mut s,
-                "probe_http_status_code",
-                "Response HTTP status code",
-                o.http_status.unwrap_or(0),
-            );
-            gauge(
-                &mut s,
-                "probe_http_uncompressed_body_length",
-                "Length of uncompressed response body",
-                // What `http.MaxBytesReader` lets through: at most the limit.
-                m.body_size_limit.map_or(o.output_total, |l| o.output_total.min(l)),
-            );
-            let version = match (o.http_status, o.http_version) {
-                (Some(_), Some(v)) => v.as_f64(),
-                _ => 0.0,
-            };
-            gauge(
-                &mut s,
-                "probe_http_version",
-                "Returns the version of HTTP of the probe response",
-                version,
-            );
-        }
+        Prober::Http => http_metrics(&mut s, m, o, verdict),
         Prober::Tcp if m.tls => {}
         Prober::Grpc => facts::grpc(&mut s, m, o, m.tls),
         Prober::Tcp => {}
@@ -593,11 +543,54 @@ fn render(
     s
 }
 
-/// `probe_http_redirects` as blackbox_exporter's `CheckRedirect` counts: the redirect it
-/// refuses counts too (`redirects = len(via)` comes before the refusal).
-fn redirects(o: &Outcome) -> u32 {
-    let refused = o.reason == Reason::TooManyRedirects;
-    o.http_redirects + u32::from(refused)
+/// The HTTP prober's own metrics (`probe_http_*` and `probe_failed_due_to_regex`), as
+/// blackbox_exporter v0.28.0 sets them: without a response (the last request failed) the
+/// response's are 0 (`&http.Response{}`); a redirect its `CheckRedirect` refused (not
+/// followed, or one too many) counts, and its body is not read.
+fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(String, bool)>) {
+    let responded = facts::http_responded(o);
+    let length = match o.http_content_length {
+        _ if !responded => 0,
+        Some(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        None => -1,
+    };
+    gauge(s, "probe_http_content_length", "Length of http content response", length);
+    // The phases as blackbox_exporter splits them, summed over the redirect hops.
+    let name = "probe_http_duration_seconds";
+    let _ = write!(
+        s,
+        "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
+    );
+    for (phase, v) in facts::http_phases(o) {
+        let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
+    }
+    facts::last_modified(s, o);
+    let regex = u8::from(verdict.is_some_and(|(_, re)| *re));
+    gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", regex);
+    let refused = o.reason == Reason::TooManyRedirects || m.redirect_not_followed(o);
+    gauge(
+        s,
+        "probe_http_redirects",
+        "The number of redirects",
+        o.http_redirects + u32::from(refused),
+    );
+    let ssl = u8::from(facts::http_ssl(o));
+    gauge(s, "probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl);
+    let status = o.http_status.filter(|_| responded).unwrap_or(0);
+    gauge(s, "probe_http_status_code", "Response HTTP status code", status);
+    // What `http.MaxBytesReader` lets through (at most the limit); nothing of a refused
+    // redirect's body.
+    let body = match m.body_size_limit {
+        _ if m.redirect_not_followed(o) => 0,
+        Some(l) => o.output_total.min(l),
+        None => o.output_total,
+    };
+    gauge(s, "probe_http_uncompressed_body_length", "Length of uncompressed response body", body);
+    let version = match o.http_version {
+        Some(v) if responded => v.as_f64(),
+        _ => 0.0,
+    };
+    gauge(s, "probe_http_version", "Returns the version of HTTP of the probe response", version);
 }
 
 /// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1

@@ -66,6 +66,8 @@ pub struct Module {
     pub(crate) fail_if_ssl: bool,
     pub(crate) fail_if_not_ssl: bool,
     pub(crate) valid_status: Option<Vec<u16>>,
+    /// HTTP: redirects are followed (not `no_follow_redirects`).
+    pub(crate) follow_redirects: bool,
     /// HTTP: `body_size_limit`, when set (and not 0): a longer body fails the probe.
     pub(crate) body_size_limit: Option<u64>,
     /// gRPC and TCP: TLS is on.
@@ -181,6 +183,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         fail_if_ssl: false,
         fail_if_not_ssl: false,
         valid_status: None,
+        follow_redirects: false,
         body_size_limit: None,
         tls: false,
     };
@@ -279,6 +282,7 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
         (None, Some(yes)) => yes,
         (None, None) => true,
     };
+    m.follow_redirects = follow;
     spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
     // Its checker refuses a redirect when `len(via) > 10`: 10 are followed, where the
     // kubelet's (the library's default) follows 9.
@@ -660,6 +664,19 @@ impl Module {
         }
     }
 
+    /// Whether the final response is a redirect blackbox_exporter's `CheckRedirect` refused
+    /// because the module does not follow redirects: Go's client asks it for a 301, 302, 303,
+    /// 307 or 308 with a `Location`, and then returns that response with its body closed.
+    pub(crate) fn redirect_not_followed(&self, o: &Outcome) -> bool {
+        let location =
+            o.headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("location") && !v.is_empty());
+        self.prober == Prober::Http
+            && !self.follow_redirects
+            && crate::facts::http_responded(o)
+            && o.http_status.is_some_and(|s| matches!(s, 301 | 302 | 303 | 307 | 308))
+            && location
+    }
+
     /// The checks blackbox_exporter makes beyond the status: `None` when they pass, else
     /// the failing check's description and whether it was a regular expression.
     pub(crate) fn judge(&self, o: &Outcome) -> Option<(String, bool)> {
@@ -691,6 +708,14 @@ impl Module {
         }
         if self.fail_if_not_ssl && !ssl {
             return Some(("Final request was not over SSL".into(), false));
+        }
+        let body_checks = !self.body_fail.is_empty() || !self.body_need.is_empty();
+        if body_checks && self.redirect_not_followed(o) {
+            // Its body expressions then read a closed body, and fail on the error.
+            return Some((
+                "Error reading HTTP body: http: read on closed response body".into(),
+                true,
+            ));
         }
         if self.body_size_limit.is_some_and(|l| o.output_total > l) {
             // blackbox_exporter's body expressions read the body first and fail on the error.

@@ -464,3 +464,40 @@ fn a_cookie_set_on_a_redirect_goes_back_on_the_next_hop() {
     assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
     assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("1"));
 }
+
+/// What blackbox_exporter v0.28.0 reports of a response it did not read: a redirect its
+/// `CheckRedirect` refused (`no_follow_redirects`) counts as one, its body unread; without
+/// any response (the last request failed, also after a redirect), the response's gauges are
+/// those of Go's empty `http.Response`: 0.
+#[test]
+fn unread_and_missing_responses_as_blackbox_reports_them() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let closed = prober_testkit::closed_port();
+    let to_closed = s.url(&format!("/redirect?loc=http://127.0.0.1:{closed}/"));
+    let enc = |u: &str| u.replace('?', "%3F").replace('=', "%3D").replace('&', "%26");
+    let cases = [
+        // module, target, redirects, status, content length, body length, version
+        ("no_redirects", enc(&s.url("/redirect?loc=/ok")), "1", "302", "11", "0", "1.1"),
+        ("http_2xx", format!("http://127.0.0.1:{closed}/"), "0", "0", "0", "0", "0"),
+        ("http_2xx", enc(&to_closed), "1", "0", "0", "0", "0"),
+    ];
+    let mut wrong = Vec::new();
+    for (module, target, redirects, status, length, body, version) in cases {
+        let r = get(&e, &format!("module={module}&target={target}"), &[]);
+        let b = &r.body;
+        let got = [
+            "probe_http_redirects",
+            "probe_http_status_code",
+            "probe_http_content_length",
+            "probe_http_uncompressed_body_length",
+            "probe_http_version",
+        ]
+        .map(|n| sample(b, n).unwrap_or_default());
+        if got != [redirects, status, length, body, version] {
+            wrong.push(format!("{module} {target}: {got:?}"));
+        }
+        assert_eq!(sample(b, "probe_success").as_deref(), Some("0"));
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

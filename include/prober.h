@@ -1303,6 +1303,31 @@ prober_status prober_engine_get_host_run_stats(const prober_engine *e,
                                                prober_host_run_stats *stats);
 
 /**
+ * Sets how many redirects an HTTP probe follows at most in a run (default 9, the kubelet's;
+ * blackbox_exporter follows 10); the next one ends the run, a Failure with reason
+ * `PROBER_REASON_TOO_MANY_REDIRECTS`. 0 to 64.
+ *
+ * Errors: `PROBER_E_INVALID` above 64, `PROBER_E_WRONG_KIND` for a probe that is not HTTP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_max_redirects(prober_spec *spec, uint32_t max);
+
+/**
+ * Keeps, or not, the cookies an HTTP probe's responses set (`Set-Cookie`, on redirects too)
+ * and sends them on the later hops of the same run they match by domain and path, as Go's
+ * `net/http/cookiejar` (default off: the kubelet's client has no jar). Nothing outlives the
+ * run. See docs/semantics.md.
+ *
+ * Errors: `PROBER_E_WRONG_KIND` for a probe that is not HTTP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_cookies(prober_spec *spec, bool on);
+
+/**
  * Sets the HTTP version of an HTTP probe: one of `PROBER_HTTP_VERSION_*` (default
  * `PROBER_HTTP_VERSION_AUTO`). Status, headers, body limit, redirects and expectations are
  * the same on HTTP/1.1 and HTTP/2; one connection carries one request on HTTP/2.

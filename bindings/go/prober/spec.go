@@ -275,6 +275,15 @@ type Spec struct {
 	// keeps connections: Check makes and closes one per call as without it. A run on a reused
 	// connection reports Resolve, Connect and TLS as not happened (negative).
 	KeepAlive bool
+	// MaxRedirects: HTTP probes; redirects followed at most in a run (1 to 64), the next one
+	// a Failure with ReasonTooManyRedirects. 0: the kubelet's 9 (blackbox_exporter follows
+	// 10). To follow none, Redirects: RedirectNone.
+	MaxRedirects int
+	// Cookies: HTTP probes; keep the cookies responses set (Set-Cookie, on redirects too) and
+	// send them on the later hops of the same run they match by domain and path, as a Go
+	// client with a net/http/cookiejar (blackbox_exporter's, one per probe). Nothing outlives
+	// the run; off, as the kubelet's client.
+	Cookies bool
 	// HTTPVersion: HTTP probes; HTTPAuto (the kubelet's: h2 by ALPN on https://), HTTP1
 	// (HTTP/1.1 only) or H2C (HTTP/2 with prior knowledge on http://, httpGet.protocol: HTTP2).
 	HTTPVersion HTTPVersion
@@ -673,6 +682,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		if err := b.check(C.gp_spec_set_keep_alive(cs, true, &b.err)); err != nil {
 			return err
 		}
+	}
+	if err := b.configureHTTPClient(s, cs); err != nil {
+		return err
 	}
 	if err := b.configureHTTPVersion(s, cs); err != nil {
 		return err

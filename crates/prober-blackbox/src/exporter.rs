@@ -15,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, EngineThread, Event, Handle, Outcome, ProbeResult, Reason};
 
-use crate::facts;
 use crate::module::{Module, Modules, Prober, TargetError};
+use crate::{facts, unprobed};
 
 /// A request as the exporter needs it.
 #[derive(Clone, Copy)]
@@ -255,6 +255,7 @@ impl Inner {
         &self,
         req: &Request<'_>,
     ) -> Result<(prober::ProbeSpec, String, bool, String), Response> {
+        let started = Instant::now();
         let params = parse_query(req.query);
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let name = get("module").unwrap_or("http_2xx");
@@ -301,6 +302,14 @@ impl Inner {
                 Err(plain(400, &format!("{e}\n")))
             }
             Err(TargetError::Denied(e)) => Err(self.denied(&mut log, &e, debug)),
+            Err(TargetError::Unprobeable(u)) => {
+                self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
+                let _ = writeln!(log, "Target cannot be probed: {}", u.message);
+                let duration = started.elapsed();
+                let _ = writeln!(log, "Probe failed duration_seconds={}", duration.as_secs_f64());
+                let metrics = unprobed::render(module, &u, duration);
+                Err(page(&log, metrics, module, debug))
+            }
         }
     }
 
@@ -336,13 +345,7 @@ impl Inner {
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
-        if w.debug {
-            let body = format!(
-                "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
-            );
-            return Response { status: 200, content_type: PLAIN, body };
-        }
-        Response { status: 200, content_type: TEXT, body: metrics }
+        page(&log, metrics, module, w.debug)
     }
 
     fn denied(&self, log: &mut String, why: &str, debug: bool) -> Response {
@@ -382,7 +385,7 @@ impl Inner {
         );
         counter(
             "prober_serve_bad_target_total",
-            "Targets a module could not probe (400).",
+            "Targets a module could not probe: malformed (a failed probe, as blackbox_exporter's) or refused by the library (400).",
             c.bad_target.load(Ordering::Relaxed),
         );
         counter(
@@ -410,6 +413,17 @@ impl Inner {
         s.push_str("</ul>\n</body></html>\n");
         Response { status: 200, content_type: "text/html; charset=utf-8", body: s }
     }
+}
+
+/// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the module.
+fn page(log: &str, metrics: String, module: &Module, debug: bool) -> Response {
+    if debug {
+        let body = format!(
+            "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
+        );
+        return Response { status: 200, content_type: PLAIN, body };
+    }
+    Response { status: 200, content_type: TEXT, body: metrics }
 }
 
 fn html(s: &str) -> String {
@@ -578,56 +592,7 @@ fn render(
         d.as_secs_f64(),
     );
     match m.prober {
-        Prober::Http => {
-            let v = o.http_content_length.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-            gauge(&mut s, "probe_http_content_length", "Length of http content response", v);
-            // The phases as blackbox_exporter splits them, summed over the redirect hops.
-            let name = "probe_http_duration_seconds";
-            let _ = write!(
-                s,
-                "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
-            );
-            for (phase, v) in facts::http_phases(o) {
-                let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
-            }
-            facts::last_modified(&mut s, o);
-            gauge(
-                &mut s,
-                "probe_failed_due_to_regex",
-                "Indicates if probe failed due to regex",
-                u8::from(verdict.is_some_and(|(_, re)| *re)),
-            );
-            gauge(&mut s, "probe_http_redirects", "The number of redirects", o.http_redirects);
-            let ssl = o.cert_not_after.is_some() || t.tls.is_some();
-            gauge(
-                &mut s,
-                "probe_http_ssl",
-                "Indicates if SSL was used for the final redirect",
-                u8::from(ssl),
-            );
-            gauge(
-                &mut s,
-                "probe_http_status_code",
-                "Response HTTP status code",
-                o.http_status.unwrap_or(0),
-            );
-            gauge(
-                &mut s,
-                "probe_http_uncompressed_body_length",
-                "Length of uncompressed response body",
-                o.output_total,
-            );
-            let version = match (o.http_status, o.http_version) {
-                (Some(_), Some(v)) => v.as_f64(),
-                _ => 0.0,
-            };
-            gauge(
-                &mut s,
-                "probe_http_version",
-                "Returns the version of HTTP of the probe response",
-                version,
-            );
-        }
+        Prober::Http => http_metrics(&mut s, m, o, verdict),
         Prober::Tcp if m.tls => {}
         Prober::Grpc => facts::grpc(&mut s, m, o, m.tls),
         Prober::Tcp => {}
@@ -658,6 +623,56 @@ fn render(
     );
     facts::tls_version(&mut s, m, o);
     s
+}
+
+/// The HTTP prober's own metrics (`probe_http_*` and `probe_failed_due_to_regex`), as
+/// blackbox_exporter v0.28.0 sets them: without a response (the last request failed) the
+/// response's are 0 (`&http.Response{}`); a redirect its `CheckRedirect` refused (not
+/// followed, or one too many) counts, and its body is not read.
+fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(String, bool)>) {
+    let responded = facts::http_responded(o);
+    let length = match o.http_content_length {
+        _ if !responded => 0,
+        Some(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        None => -1,
+    };
+    gauge(s, "probe_http_content_length", "Length of http content response", length);
+    // The phases as blackbox_exporter splits them, summed over the redirect hops.
+    let name = "probe_http_duration_seconds";
+    let _ = write!(
+        s,
+        "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
+    );
+    for (phase, v) in facts::http_phases(o) {
+        let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
+    }
+    facts::last_modified(s, o);
+    let regex = u8::from(verdict.is_some_and(|(_, re)| *re));
+    gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", regex);
+    let refused = o.reason == Reason::TooManyRedirects || m.redirect_not_followed(o);
+    gauge(
+        s,
+        "probe_http_redirects",
+        "The number of redirects",
+        o.http_redirects + u32::from(refused),
+    );
+    let ssl = u8::from(facts::http_ssl(o));
+    gauge(s, "probe_http_ssl", "Indicates if SSL was used for the final redirect", ssl);
+    let status = o.http_status.filter(|_| responded).unwrap_or(0);
+    gauge(s, "probe_http_status_code", "Response HTTP status code", status);
+    // What `http.MaxBytesReader` lets through (at most the limit); nothing of a refused
+    // redirect's body.
+    let body = match m.body_size_limit {
+        _ if m.redirect_not_followed(o) => 0,
+        Some(l) => o.output_total.min(l),
+        None => o.output_total,
+    };
+    gauge(s, "probe_http_uncompressed_body_length", "Length of uncompressed response body", body);
+    let version = match o.http_version {
+        Some(v) if responded => v.as_f64(),
+        _ => 0.0,
+    };
+    gauge(s, "probe_http_version", "Returns the version of HTTP of the probe response", version);
 }
 
 /// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1

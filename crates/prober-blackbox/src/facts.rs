@@ -14,7 +14,7 @@ use crate::module::{Module, Prober};
 /// expiry when no chain was verified (`insecure_skip_verify`).
 const GO_ZERO_TIME: i64 = -62_135_596_800;
 
-fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
     let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
 }
 
@@ -33,6 +33,20 @@ fn handshake_done(m: &Module, o: &Outcome) -> bool {
         Prober::Grpc => done && grpc_answered(o),
         Prober::Tcp => done,
     }
+}
+
+/// Whether blackbox_exporter's HTTP prober has a response (`client.Do` returned one): the
+/// last hop's head arrived. Not when the last request failed before it (refused, TLS
+/// refused, a timeout), even after a redirect answered: Go's client then returns none.
+pub(crate) fn http_responded(o: &Outcome) -> bool {
+    o.http_status.is_some() && o.timings.first_byte.is_some()
+}
+
+/// blackbox_exporter's `probe_http_ssl` (and what `fail_if_ssl` / `fail_if_not_ssl` judge):
+/// the response came over TLS (`resp.TLS != nil`), not merely a handshake was tried.
+pub(crate) fn http_ssl(o: &Outcome) -> bool {
+    http_responded(o)
+        && (o.timings.tls.is_some() || o.tls.as_ref().is_some_and(|t| t.version.is_some()))
 }
 
 /// Whether blackbox_exporter's gRPC prober would have the server's peer to read the TLS

@@ -18,9 +18,12 @@ mod config;
 mod exporter;
 mod facts;
 mod module;
+mod target;
+mod unprobed;
 
 pub use exporter::{
     DEFAULT_TIMEOUT_OFFSET, Exporter, MAX_SCRAPE_TIMEOUT, ProbeCancel, Request, Response,
     parse_query, timeout,
 };
 pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};
+pub use target::Unprobeable;

@@ -14,6 +14,7 @@ use prober_core::{AddressFilter, IpFamily, Outcome, Pattern, TcpStep};
 use regex::bytes::Regex;
 
 use crate::config::{self, File, HttpModule, QueryResponse, RawModule, TcpModule, TlsConfig};
+use crate::target::{self, Unprobeable};
 
 /// Which prober a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +66,10 @@ pub struct Module {
     pub(crate) fail_if_ssl: bool,
     pub(crate) fail_if_not_ssl: bool,
     pub(crate) valid_status: Option<Vec<u16>>,
+    /// HTTP: redirects are followed (not `no_follow_redirects`).
+    pub(crate) follow_redirects: bool,
+    /// HTTP: `body_size_limit`, when set (and not 0): a longer body fails the probe.
+    pub(crate) body_size_limit: Option<u64>,
     /// gRPC and TCP: TLS is on.
     pub(crate) tls: bool,
 }
@@ -76,6 +81,9 @@ pub enum TargetError {
     Bad(String),
     /// Refused by the module's allow-list (403).
     Denied(String),
+    /// A target blackbox_exporter's prober gives up on: a failed probe (200, `probe_success
+    /// 0`), nothing connected to.
+    Unprobeable(Unprobeable),
 }
 
 /// The modules of a file, by name.
@@ -85,11 +93,20 @@ pub struct Modules {
     pub by_name: BTreeMap<String, Module>,
 }
 
+/// blackbox_exporter v0.28.0's `User-Agent` (`Blackbox-Exporter/` and its `VERSION`, as its
+/// release build sets `version.Version`), sent unless a module's header says otherwise.
+pub const BLACKBOX_USER_AGENT: &str = "Blackbox-Exporter/0.28.0";
+
+/// Redirects blackbox_exporter follows (its `CheckRedirect`); the 11th ends the probe, a
+/// failure reporting `probe_http_redirects 11`.
+pub const BLACKBOX_MAX_REDIRECTS: u32 = 10;
+
 /// The largest module file read (1 MiB): a module file is a few kilobytes.
 pub const MAX_FILE_LEN: usize = 1 << 20;
 
 /// How much of a body is kept for the expressions: blackbox_exporter reads it whole unless
-/// `body_size_limit`; here 1 MiB unless that option says less.
+/// `body_size_limit`; here 1 MiB unless that option is set (then one byte more than it, to see
+/// that a body is longer).
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
 
 impl Modules {
@@ -166,6 +183,8 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         fail_if_ssl: false,
         fail_if_not_ssl: false,
         valid_status: None,
+        follow_redirects: false,
+        body_size_limit: None,
         tls: false,
     };
     match prober {
@@ -241,10 +260,18 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     if !body.is_empty() {
         spec.set_body(body).map_err(|e| format!("http.body: {e}"))?;
     }
-    // Go's client sends its own User-Agent; blackbox_exporter's is Go's unless a header says.
-    spec.add_header("User-Agent", "Blackbox Exporter/prober").map_err(|e| e.to_string())?;
+    // blackbox_exporter's default User-Agent, which a module's `User-Agent` header replaces
+    // (an empty one sends none, as Go's client).
+    if let prober::ProbeKind::Http(spec) = &mut spec.kind {
+        spec.user_agent = BLACKBOX_USER_AGENT.to_string();
+    }
     for (name, value) in &h.headers.0 {
         spec.add_header(name, value).map_err(|e| format!("http.headers: {e}"))?;
+    }
+    // Go's client sends no `Accept`: the library's default one (the kubelet's `*/*`) is
+    // removed unless the module sets its own.
+    if !h.headers.0.iter().any(|(n, _)| n.eq_ignore_ascii_case("Accept")) {
+        spec.add_header("Accept", "").map_err(|e| e.to_string())?;
     }
     if let Some(auth) = authorization(h, base)? {
         spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;
@@ -255,7 +282,13 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
         (None, Some(yes)) => yes,
         (None, None) => true,
     };
+    m.follow_redirects = follow;
     spec.set_redirect_policy(if follow { RedirectPolicy::AnyHost } else { RedirectPolicy::None });
+    // Its checker refuses a redirect when `len(via) > 10`: 10 are followed, where the
+    // kubelet's (the library's default) follows 9.
+    spec.set_max_redirects(BLACKBOX_MAX_REDIRECTS).map_err(|e| e.to_string())?;
+    // One cookie jar per probe (net/http/cookiejar): a login redirect's cookie goes back.
+    spec.set_cookies(true).map_err(|e| e.to_string())?;
     spec.set_tls(tls_options(h.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
     // prometheus/common (v0.52, blackbox_exporter v0.25.0's) configures HTTP/2 on its transport
     // unless `enable_http2: false`; without it Go's transport, built with its own TLS config
@@ -270,11 +303,17 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     // keeping its kubelet rule out of the way: every status is a "success" to it.
     spec.set_expect_status(StatusSet::parse("100-599").map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
+    // blackbox_exporter reads the body through `http.MaxBytesReader`: a body longer than
+    // `body_size_limit` (a positive one) fails the probe. One byte more than the limit is
+    // kept, so that the run itself reads far enough to see it.
     let limit = match &h.body_size_limit {
-        None => DEFAULT_BODY_LIMIT,
-        Some(v) => size(v).ok_or("http.body_size_limit: not a size (1MB, 512KiB, 4096)")?,
+        None => None,
+        Some(v) => Some(size(v).ok_or("http.body_size_limit: not a size (1MB, 512KiB, 4096)")?)
+            .filter(|l| *l > 0),
     };
-    spec.set_output_limit(limit.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
+    let keep = limit.map_or(DEFAULT_BODY_LIMIT, |l| l.saturating_add(1));
+    spec.set_output_limit(keep.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
+    m.body_size_limit = limit.map(|l| l as u64);
     // Kept always: the header expressions judge them, and `Last-Modified` is a metric.
     spec.set_keep_headers(true).map_err(|e| e.to_string())?;
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
@@ -564,56 +603,35 @@ impl Module {
     ///
     /// # Errors
     ///
-    /// [`TargetError::Bad`] for a target this prober cannot take, [`TargetError::Denied`]
+    /// [`TargetError::Unprobeable`] for a target this prober cannot take (a malformed URL, no
+    /// port, no host), [`TargetError::Bad`] for a spec the library refuses, [`TargetError::Denied`]
     /// for one the allow-list refuses by its name or port (its addresses are checked again
     /// when it is connected to).
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
-        // Errors quote the target as given, with the password of any user information masked.
-        let shown = prober_core::redact_userinfo(target);
         let (host, port) = match self.prober {
             Prober::Http => {
-                let url = if target.contains("://") {
-                    target.to_string()
-                } else {
-                    format!("http://{target}")
-                };
-                let parsed =
-                    prober::Url::parse(&url).map_err(|e| bad(format!("target {shown:?}: {e}")))?;
+                let parsed = target::http_url(target).map_err(TargetError::Unprobeable)?;
                 if let prober::ProbeKind::Http(h) = &mut spec.kind {
                     h.url = parsed.clone();
                 }
                 (parsed.host().to_string(), parsed.port())
             }
             Prober::Tcp | Prober::Grpc => {
-                let t = target
-                    .strip_prefix("http://")
-                    .or_else(|| target.strip_prefix("https://"))
-                    .unwrap_or(target);
-                let (host, port) = t
-                    .rsplit_once(':')
-                    .ok_or_else(|| bad(format!("target {shown:?}: missing port (host:port)")))?;
-                let host = host.trim_start_matches('[').trim_end_matches(']');
-                let port: u16 = port
-                    .parse()
-                    .ok()
-                    .filter(|p| *p > 0)
-                    .ok_or_else(|| bad(format!("target {shown:?}: bad port {port:?}")))?;
-                prober_core::validate_host(host)
-                    .map_err(|e| bad(format!("target {shown:?}: {e}")))?;
+                let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 match &mut spec.kind {
                     prober::ProbeKind::Tcp(t) => {
-                        t.host = host.to_string();
+                        t.host.clone_from(&host);
                         t.port = port;
                     }
                     prober::ProbeKind::Grpc(g) => {
-                        g.host = host.to_string();
+                        g.host.clone_from(&host);
                         g.port = port;
                     }
                     _ => {}
                 }
-                (host.to_string(), port)
+                (host, port)
             }
         };
         if let Some(f) = &self.filter {
@@ -646,6 +664,19 @@ impl Module {
         }
     }
 
+    /// Whether the final response is a redirect blackbox_exporter's `CheckRedirect` refused
+    /// because the module does not follow redirects: Go's client asks it for a 301, 302, 303,
+    /// 307 or 308 with a `Location`, and then returns that response with its body closed.
+    pub(crate) fn redirect_not_followed(&self, o: &Outcome) -> bool {
+        let location =
+            o.headers.iter().any(|(n, v)| n.eq_ignore_ascii_case("location") && !v.is_empty());
+        self.prober == Prober::Http
+            && !self.follow_redirects
+            && crate::facts::http_responded(o)
+            && o.http_status.is_some_and(|s| matches!(s, 301 | 302 | 303 | 307 | 308))
+            && location
+    }
+
     /// The checks blackbox_exporter makes beyond the status: `None` when they pass, else
     /// the failing check's description and whether it was a regular expression.
     pub(crate) fn judge(&self, o: &Outcome) -> Option<(String, bool)> {
@@ -671,12 +702,28 @@ impl Module {
                 return Some((format!("Invalid HTTP version number {v}"), false));
             }
         }
-        let ssl = o.cert_not_after.is_some() || o.timings.tls.is_some();
+        let ssl = crate::facts::http_ssl(o);
         if self.fail_if_ssl && ssl {
             return Some(("Final request was over SSL".into(), false));
         }
         if self.fail_if_not_ssl && !ssl {
             return Some(("Final request was not over SSL".into(), false));
+        }
+        let body_checks = !self.body_fail.is_empty() || !self.body_need.is_empty();
+        if body_checks && self.redirect_not_followed(o) {
+            // Its body expressions then read a closed body, and fail on the error.
+            return Some((
+                "Error reading HTTP body: http: read on closed response body".into(),
+                true,
+            ));
+        }
+        if self.body_size_limit.is_some_and(|l| o.output_total > l) {
+            // blackbox_exporter's body expressions read the body first and fail on the error.
+            let regex = !self.body_fail.is_empty() || !self.body_need.is_empty();
+            return Some((
+                "Failed to read HTTP response body: http: request body too large".into(),
+                regex,
+            ));
         }
         for r in &self.body_fail {
             if r.is_match(&o.output) {

@@ -495,3 +495,24 @@ fn hostname_server_name_is_not_sent_to_another_host() {
     assert_eq!(sni(&origin).as_deref(), Some("svc.example"));
     assert_eq!(sni(&other).as_deref(), Some("localhost"));
 }
+
+/// `probe_http_ssl` is blackbox_exporter's `resp.TLS != nil`: a handshake the probe refused
+/// (the certificate is not trusted) gives no response, so 0, as over plain HTTP.
+#[test]
+fn http_ssl_is_0_when_the_handshake_was_refused() {
+    let d = dir("ssl-refused");
+    let ca = TestCa::new("untrusted CA");
+    let s = TlsTargetServer::start(TlsServerOptions::new(ca.issue(&["localhost", "127.0.0.1"])));
+    let e = exporter("modules:\n  verified:\n    prober: http\n", &d);
+    let r = get(&e, &format!("module=verified&target={}&debug=true", s.url("/ok")));
+    assert!(r.body.contains("reason=tls"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_ssl").as_deref(), Some("0"), "{}", r.body);
+    // Trusted, over TLS: 1.
+    let e = exporter(
+        "modules:\n  insecure:\n    prober: http\n    http: {tls_config: {insecure_skip_verify: true}}\n",
+        &d,
+    );
+    let r = get(&e, &format!("module=insecure&target={}", s.url("/ok")));
+    assert_eq!(sample(&r.body, "probe_http_ssl").as_deref(), Some("1"), "{}", r.body);
+}

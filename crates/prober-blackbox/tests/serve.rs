@@ -276,3 +276,228 @@ fn debug_explains_the_run() {
         assert!(r.body.contains(line), "missing {line:?} in:\n{}", r.body);
     }
 }
+
+/// The series of an exposition, as `name{labels}` without values.
+fn series(body: &str) -> Vec<&str> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.rsplit_once(' ').map(|(name, _)| name))
+        .collect()
+}
+
+/// blackbox_exporter v0.28.0 fails a probe whose target it cannot read (200, `probe_success
+/// 0`) with the gauges its prober registered up to where it gave up: `url.Parse` and
+/// `net.SplitHostPort` before the resolver, an empty host at the resolver.
+#[test]
+fn malformed_targets_are_failed_probes_with_blackbox_series() {
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let http_parse = [
+        "probe_duration_seconds",
+        "probe_failed_due_to_regex",
+        "probe_http_content_length",
+        "probe_http_redirects",
+        "probe_http_ssl",
+        "probe_http_status_code",
+        "probe_http_uncompressed_body_length",
+        "probe_http_version",
+        "probe_success",
+    ];
+    let http_resolve = [
+        "probe_dns_lookup_time_seconds",
+        "probe_duration_seconds",
+        "probe_failed_due_to_regex",
+        "probe_http_content_length",
+        "probe_http_duration_seconds{phase=\"resolve\"}",
+        "probe_http_redirects",
+        "probe_http_ssl",
+        "probe_http_status_code",
+        "probe_http_uncompressed_body_length",
+        "probe_http_version",
+        "probe_ip_addr_hash",
+        "probe_ip_protocol",
+        "probe_success",
+    ];
+    let tcp_parse = ["probe_duration_seconds", "probe_success"];
+    let tcp_resolve = [
+        "probe_dns_lookup_time_seconds",
+        "probe_duration_seconds",
+        "probe_ip_addr_hash",
+        "probe_ip_protocol",
+        "probe_success",
+    ];
+    let cases: [(&str, &str, &[&str]); 5] = [
+        ("http_2xx", "http://%5Bbad", &http_parse),
+        ("http_2xx", ":0", &http_resolve),
+        ("tcp_connect", "127.0.0.1", &tcp_parse),
+        ("tcp_connect", ":0", &tcp_resolve),
+        ("tcp_connect", "127.0.0.1:0", &tcp_parse),
+    ];
+    for (module, target, want) in cases {
+        let r = get(&e, &format!("module={module}&target={target}"), &[]);
+        assert_eq!(r.status, 200, "{module} {target}: {}", r.body);
+        assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+        assert_eq!(series(&r.body), want, "{module} {target}:\n{}", r.body);
+        let d = get(&e, &format!("module={module}&target={target}&debug=true"), &[]);
+        assert!(d.body.contains("Target cannot be probed: target "), "{}", d.body);
+        assert!(d.body.contains("Probe failed"), "{}", d.body);
+    }
+    // What blackbox_exporter answers 400 to stays 400.
+    assert_eq!(get(&e, "module=nope&target=:0", &[]).status, 400);
+    assert_eq!(get(&e, "module=http_2xx&target=", &[]).status, 400);
+}
+
+/// `body_size_limit` is blackbox_exporter's `http.MaxBytesReader`: a longer body fails the
+/// probe, and the length reported is what the reader let through, the limit.
+#[test]
+fn a_body_longer_than_body_size_limit_fails_the_probe() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        "modules:
+  limit:
+    prober: http
+    http: {body_size_limit: 100}
+  limit_regex:
+    prober: http
+    http: {body_size_limit: 100, fail_if_body_not_matches_regexp: ['a']}
+",
+    ))
+    .unwrap();
+    for (path, success, length) in [
+        ("/body/100", "1", "100"),
+        ("/body/101", "0", "100"),
+        ("/chunked/1000?chunk=7", "0", "100"),
+        ("/close-delimited/5000", "0", "100"),
+        ("/body/40", "1", "40"),
+    ] {
+        let r = get(&e, &format!("module=limit&target={}", s.url(path)), &[]);
+        assert_eq!(
+            sample(&r.body, "probe_success").as_deref(),
+            Some(success),
+            "{path}: {}",
+            r.body
+        );
+        assert_eq!(
+            sample(&r.body, "probe_http_uncompressed_body_length").as_deref(),
+            Some(length),
+            "{path}: {}",
+            r.body
+        );
+        assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("0"));
+    }
+    // The body expressions read the body first: they fail on the error.
+    let r = get(&e, &format!("module=limit_regex&target={}", s.url("/body/101")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("1"));
+    let d = get(&e, &format!("module=limit&target={}&debug=true", s.url("/body/101")), &[]);
+    assert!(d.body.contains("request body too large"), "{}", d.body);
+}
+
+/// blackbox_exporter's `CheckRedirect` follows 10 redirects and refuses the 11th, counting it
+/// (`probe_http_redirects 11`); the kubelet's rule (the library's default) stops at 9.
+#[test]
+fn ten_redirects_are_followed_and_the_eleventh_counted() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let r = get(&e, &format!("module=http_2xx&target={}", s.url("/redirect-chain/10")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("10"));
+    assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("200"));
+    let before = s.requests();
+    let r = get(&e, &format!("module=http_2xx&target={}", s.url("/loop")), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("11"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_status_code").as_deref(), Some("302"));
+    assert_eq!(s.requests() - before, 11, "11 requests, as Go's client sends");
+}
+
+/// The request's headers as blackbox_exporter v0.28.0 sends them: its `User-Agent` unless the
+/// module's replaces it, and no `Accept` unless the module sets one. The target echoes the
+/// headers it received; the modules' body expressions judge them.
+#[test]
+fn user_agent_is_blackbox_exporters_or_the_modules_and_no_accept_is_added() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        r#"modules:
+  default:
+    prober: http
+    http:
+      fail_if_body_not_matches_regexp: ['(?m)^User-Agent: Blackbox-Exporter/0\.28\.0$']
+      fail_if_body_matches_regexp: ['(?m)^[Aa]ccept:']
+  own:
+    prober: http
+    http:
+      headers: {User-Agent: my-agent/1, Accept: application/json}
+      fail_if_body_not_matches_regexp: ['(?m)^User-Agent: my-agent/1$', '(?m)^Accept: application/json$']
+      fail_if_body_matches_regexp: ['Blackbox-Exporter']
+"#,
+    ))
+    .unwrap();
+    let failed: Vec<String> = ["default", "own"]
+        .iter()
+        .map(|m| {
+            (m, get(&e, &format!("module={m}&target={}&debug=true", s.url("/echo/headers")), &[]))
+        })
+        .filter(|(_, r)| !r.body.contains("probe_success 1"))
+        .map(|(m, r)| format!("{m}: {}", r.body))
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// blackbox_exporter's client has a cookie jar per probe: a login that sets a cookie on its
+/// redirect and checks it on the next hop succeeds (the page echoes the request's headers).
+#[test]
+fn a_cookie_set_on_a_redirect_goes_back_on_the_next_hop() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        "modules:
+  login:
+    prober: http
+    http: {fail_if_body_not_matches_regexp: ['(?m)^Cookie: session=abc$']}
+",
+    ))
+    .unwrap();
+    let login = s.url(
+        "/bytes?status=302&header=Set-Cookie:session%3Dabc%3B%20Path%3D/&header=Location:/echo/headers",
+    );
+    let enc = login.replace('%', "%25").replace('?', "%3F").replace('=', "%3D").replace('&', "%26");
+    let r = get(&e, &format!("module=login&target={enc}"), &[]);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_http_redirects").as_deref(), Some("1"));
+}
+
+/// What blackbox_exporter v0.28.0 reports of a response it did not read: a redirect its
+/// `CheckRedirect` refused (`no_follow_redirects`) counts as one, its body unread; without
+/// any response (the last request failed, also after a redirect), the response's gauges are
+/// those of Go's empty `http.Response`: 0.
+#[test]
+fn unread_and_missing_responses_as_blackbox_reports_them() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let closed = prober_testkit::closed_port();
+    let to_closed = s.url(&format!("/redirect?loc=http://127.0.0.1:{closed}/"));
+    let enc = |u: &str| u.replace('?', "%3F").replace('=', "%3D").replace('&', "%26");
+    let cases = [
+        // module, target, redirects, status, content length, body length, version
+        ("no_redirects", enc(&s.url("/redirect?loc=/ok")), "1", "302", "11", "0", "1.1"),
+        ("http_2xx", format!("http://127.0.0.1:{closed}/"), "0", "0", "0", "0", "0"),
+        ("http_2xx", enc(&to_closed), "1", "0", "0", "0", "0"),
+    ];
+    let mut wrong = Vec::new();
+    for (module, target, redirects, status, length, body, version) in cases {
+        let r = get(&e, &format!("module={module}&target={target}"), &[]);
+        let b = &r.body;
+        let got = [
+            "probe_http_redirects",
+            "probe_http_status_code",
+            "probe_http_content_length",
+            "probe_http_uncompressed_body_length",
+            "probe_http_version",
+        ]
+        .map(|n| sample(b, n).unwrap_or_default());
+        if got != [redirects, status, length, body, version] {
+            wrong.push(format!("{module} {target}: {got:?}"));
+        }
+        assert_eq!(sample(b, "probe_success").as_deref(), Some("0"));
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

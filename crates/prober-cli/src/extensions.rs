@@ -1,5 +1,6 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--send`,
+//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
+//! `--cookies`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
@@ -17,6 +18,10 @@ pub struct CheckFlags {
     send: Option<String>,
     expect: Option<String>,
     keep_alive: bool,
+    /// `--max-redirects N`, as given.
+    max_redirects: Option<String>,
+    /// `--cookies`: a cookie jar for the run.
+    cookies: bool,
     method: Option<String>,
     data: Option<String>,
     unix_socket: Option<String>,
@@ -41,6 +46,14 @@ impl CheckFlags {
     pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
         if opt == "--keep-alive" {
             self.keep_alive = true;
+            return Ok(true);
+        }
+        if opt == "--cookies" {
+            self.cookies = true;
+            return Ok(true);
+        }
+        if opt == "--max-redirects" {
+            self.max_redirects = Some(p.text(opt)?);
             return Ok(true);
         }
         let version = match opt {
@@ -235,6 +248,7 @@ impl CheckFlags {
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
         self.apply_request(args, spec, is_http)?;
+        self.apply_http_client(args, spec, is_http)?;
         self.apply_http_version(args, spec, is_http)?;
         self.apply_grpc(args, spec, is_http)?;
         if self.keep_alive {
@@ -244,6 +258,38 @@ impl CheckFlags {
             }
             // Accepted for symmetry with watch files; one run has no later run to reuse for.
             spec.set_keep_alive(true).map_err(|e| args.usage(format!("--keep-alive: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// `--max-redirects N` (redirects followed at most; the kubelet's 9 without it) and
+    /// `--cookies` (the run keeps the cookies responses set for its later hops).
+    fn apply_http_client(
+        &self,
+        args: &Parser,
+        spec: &mut ProbeSpec,
+        is_http: bool,
+    ) -> Result<(), Failure> {
+        for (opt, given) in
+            [("--max-redirects", self.max_redirects.is_some()), ("--cookies", self.cookies)]
+        {
+            if given && !is_http {
+                return Err(
+                    args.usage(format!("{opt} applies to http:// and https:// targets only"))
+                );
+            }
+        }
+        if let Some(v) = &self.max_redirects {
+            let n: u32 = v.parse().map_err(|_| {
+                args.usage(format!(
+                    "bad --max-redirects '{v}' (expected 0 to {})",
+                    prober::MAX_MAX_REDIRECTS
+                ))
+            })?;
+            spec.set_max_redirects(n).map_err(|e| args.usage(format!("--max-redirects: {e}")))?;
+        }
+        if self.cookies {
+            spec.set_cookies(true).map_err(|e| args.usage(format!("--cookies: {e}")))?;
         }
         Ok(())
     }

@@ -96,6 +96,10 @@ Beyond the kubelet (http:// and https:// targets):
   --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files;
                          also for grpc://: grpc.keepAlive); harmless here: one run has no
                          later run to reuse its connection, which is closed when the run ends
+  --max-redirects N      follow at most N redirects (0 to 64; default 9, the kubelet's;
+                         httpGet.maxRedirects)
+  --cookies              send the cookies a response sets on the later redirect hops of
+                         the run, as a browser or Go's cookie jar (httpGet.cookies)
   --http1.1              HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)
   --http2-prior-knowledge
                          HTTP/2 in clear text with prior knowledge (h2c) on http://, as
@@ -168,6 +172,8 @@ Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBod
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
 kept-alive connection);
 httpGet.http1Only: true (no h2 by ALPN; httpGet.protocol: HTTP2 is h2c, as the kubelet);
+httpGet.maxRedirects: N (redirects followed at most, 9 by default) and httpGet.cookies: true
+(a cookie jar for each run's redirect hops);
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and

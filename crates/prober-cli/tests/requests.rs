@@ -302,3 +302,25 @@ fn check_and_watch_tcp_with_tls() {
     let r = run(&["watch", "--until-ready", "--for", "10s", file.path()]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
 }
+
+/// `--max-redirects N` and `--cookies` (blackbox_exporter's client: 10 redirects, a cookie jar
+/// per probe); without them the kubelet's 9 and no jar.
+#[test]
+fn check_max_redirects_and_cookies() {
+    let server = TargetServer::start();
+    let chain = server.url("/redirect-chain/10");
+    let (code, v) = check_json(&[&chain]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("too_many_redirects")), "{v}");
+    let (code, v) = check_json(&["--max-redirects", "10", &chain]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("chain end")), "{v}");
+    assert_usage_error(&["check", "--max-redirects", "65", &chain], "--max-redirects");
+    assert_usage_error(&["check", "--max-redirects", "x", &chain], "bad --max-redirects 'x'");
+    assert_usage_error(&["check", "--cookies", "tcp://127.0.0.1:1"], "--cookies applies to http");
+    let login = server.url(
+        "/bytes?status=302&header=Set-Cookie:session%3Dabc%3B%20Path%3D/&header=Location:/echo/headers",
+    );
+    let (_, v) = check_json(&[&login]);
+    assert!(!v["output"].as_str().unwrap().contains("\nCookie:"), "{v}");
+    let (_, v) = check_json(&["--cookies", &login]);
+    assert!(v["output"].as_str().unwrap().contains("\nCookie: session=abc\n"), "{v}");
+}

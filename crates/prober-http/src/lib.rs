@@ -4,7 +4,9 @@
 //! - [`request`]: the request bytes (headers as Go writes the kubelet's request);
 //! - [`response`]: the response head (httparse) and the body framing it implies;
 //! - [`body`]: Content-Length, chunked and close-delimited decoding into a bounded sink;
-//! - [`redirect`]: which 3xx responses are followed (policy, 10-hop limit, `Host` carry-over);
+//! - [`cookies`]: the cookie jar of one run, when the spec keeps cookies (Go's `cookiejar`);
+//! - [`redirect`]: which 3xx responses are followed (policy, the limit: 9 by default, as the
+//!   kubelet, `Host` carry-over);
 //! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result.
 //!
 //! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`], over a
@@ -64,6 +66,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod cookies;
 mod probe;
 pub mod redirect;
 pub mod request;

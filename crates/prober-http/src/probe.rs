@@ -27,6 +27,7 @@ use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
+use crate::cookies::{CookieJar, with_cookies};
 use crate::redirect::{Decision, Hop, Redirects, error_op};
 use crate::request::{Message, build_request_with, host_override, user_wants_close};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
@@ -187,6 +188,8 @@ pub struct HttpProbe {
     body_read: bool,
     /// The final response's header fields, when the spec keeps them.
     headers: Vec<(String, String)>,
+    /// The run's cookies, when the spec keeps them.
+    jar: Option<Box<CookieJar>>,
 }
 
 impl HttpProbe {
@@ -200,7 +203,7 @@ impl HttpProbe {
     /// times.
     pub fn with_plan(plan: Arc<HttpPlan>, timeout: Duration, output_limit: usize) -> HttpProbe {
         HttpProbe {
-            redirects: Redirects::new(plan.spec.redirects),
+            redirects: Redirects::with_limit(plan.spec.redirects, plan.spec.max_redirects),
             plan,
             timeout,
             output_limit: output_limit.max(1),
@@ -218,6 +221,7 @@ impl HttpProbe {
             phases: HttpPhases::default(),
             body_read: false,
             headers: Vec::new(),
+            jar: None,
         }
     }
 
@@ -311,7 +315,7 @@ impl HttpProbe {
             None => Request::First(self.plan.clone()),
             Some(hop) => Request::Redirected(build_request_with(
                 &hop.url,
-                &self.plan.spec.headers,
+                &with_cookies(&self.plan.spec.headers, self.jar.as_deref(), &hop.url),
                 &self.plan.spec.user_agent,
                 hop.host_override.as_deref(),
                 hop.referer.as_deref(),
@@ -356,6 +360,9 @@ impl HttpProbe {
             Some(hop) => (&hop.url, hop.host_override.as_deref(), hop.as_get),
             None => (&self.plan.spec.url, self.plan.host_override.as_deref(), false),
         };
+        if let Some(jar) = &mut self.jar {
+            jar.store_fields(current, &crate::response::header_fields(&self.buf[..head.len]));
+        }
         let method = if as_get { "GET" } else { self.plan.spec.method.as_str() };
         // A response to HEAD has no body, whatever its head announces (RFC 9110 9.3.2).
         let framing = if method == "HEAD" { Framing::Length(0) } else { head.framing };
@@ -583,6 +590,8 @@ impl Machine for HttpProbe {
         self.deadline = Some(cx.now + self.timeout);
         self.phases = HttpPhases::default();
         self.body_read = false;
+        // A new jar for every run: nothing of a run's cookies outlives it.
+        self.jar = self.plan.spec.cookies.then(Box::default);
         self.start_hop(cx)
     }
 

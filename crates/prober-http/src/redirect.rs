@@ -14,7 +14,9 @@
 //! - As the kubelet's checker counts (it refuses when the requests made so far reach
 //!   [`MAX_REDIRECTS`]), at most 9 redirects are followed, so at most 10 requests are sent; the
 //!   10th redirect is an error, `Get "<Location>": stopped after 10 redirects`, with the raw
-//!   `Location` value, as Go's client writes it.
+//!   `Location` value, as Go's client writes it. [`Redirects::with_limit`] follows another
+//!   number (`HttpSpec::max_redirects`; blackbox_exporter's checker follows 10), the message
+//!   counting the requests as Go's does.
 //! - A user `Host` override is carried over a redirect only when `Location` is relative (no
 //!   scheme and not `//host`); the other user headers are sent on every hop. Each redirected
 //!   request carries `Referer: <previous url>` unless it goes from https to http (Go).
@@ -74,6 +76,8 @@ pub fn error_op(method: &str) -> String {
 pub struct Redirects {
     policy: RedirectPolicy,
     followed: u32,
+    /// Redirects followed at most.
+    max: u32,
 }
 
 /// Whether `status` may be a redirect (given a `Location`).
@@ -84,7 +88,13 @@ pub fn is_redirect_status(status: u16) -> bool {
 impl Redirects {
     /// A run's redirect state under `policy`, none followed yet.
     pub fn new(policy: RedirectPolicy) -> Redirects {
-        Redirects { policy, followed: 0 }
+        Redirects::with_limit(policy, MAX_REDIRECTS - 1)
+    }
+
+    /// A run's redirect state under `policy` that follows at most `max` redirects (the
+    /// kubelet's is 9, see [`Redirects::new`]).
+    pub fn with_limit(policy: RedirectPolicy, max: u32) -> Redirects {
+        Redirects { policy, followed: 0, max }
     }
 
     /// Redirects followed so far.
@@ -159,10 +169,11 @@ impl Redirects {
         // The kubelet's RedirectChecker refuses when `len(via) >= 10`, `via` being the requests
         // made so far: at most 9 redirects are followed and 10 requests sent. Go's client puts
         // the raw Location in that error, not the resolved URL.
-        if self.followed + 1 >= MAX_REDIRECTS {
+        if self.followed >= self.max {
             return Decision::TooMany(format!(
-                "{} {loc:?}: stopped after {MAX_REDIRECTS} redirects",
-                error_op(method)
+                "{} {loc:?}: stopped after {} redirects",
+                error_op(method),
+                self.max.saturating_add(1)
             ));
         }
         self.followed += 1;
@@ -368,6 +379,26 @@ mod tests {
             r.decide(&orig, &orig, None, "GET", 302, Some("http://other/")),
             Decision::Final
         );
+    }
+
+    /// blackbox_exporter's checker follows 10 redirects (`len(via) > 10` refuses the 11th).
+    #[test]
+    fn another_limit_counts_the_same_way() {
+        let orig = url("http://127.0.0.1:8080/loop");
+        let mut r = Redirects::with_limit(RedirectPolicy::AnyHost, 10);
+        for i in 0..10 {
+            let d = r.decide(&orig, &orig, None, "GET", 302, Some("/loop"));
+            assert!(matches!(d, Decision::Follow(_)), "{i}");
+        }
+        assert_eq!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("/loop")),
+            Decision::TooMany("Get \"/loop\": stopped after 11 redirects".into())
+        );
+        let mut r = Redirects::with_limit(RedirectPolicy::AnyHost, 0);
+        assert!(matches!(
+            r.decide(&orig, &orig, None, "GET", 302, Some("/loop")),
+            Decision::TooMany(_)
+        ));
     }
 
     #[test]

@@ -87,3 +87,50 @@ fn phases_are_summed_over_hops() {
     // The phases are disjoint parts of the run.
     assert!(p.resolve + p.connect + p.processing + p.transfer <= t.total, "{p:?} {t:?}");
 }
+
+#[test]
+fn another_redirect_limit_is_counted_as_the_kubelets() {
+    // blackbox_exporter's checker: 10 followed, the 11th refused (11 requests).
+    let s = TargetServer::start();
+    let mut sp = spec(&s.url("/redirect-chain/10"));
+    sp.set_max_redirects(10).unwrap();
+    assert_success(&run(&sp), "chain end");
+    assert_eq!(s.requests(), 11);
+    let mut sp = spec(&s.url("/redirect-chain/11"));
+    sp.set_max_redirects(10).unwrap();
+    let o = run(&sp);
+    assert_failure(
+        &o,
+        Reason::TooManyRedirects,
+        "Get \"/redirect-chain/0\": stopped after 11 redirects",
+    );
+    assert_eq!((o.http_redirects, o.http_status), (10, Some(302)));
+    assert_eq!(s.requests(), 22);
+    assert!(spec("http://h/").set_max_redirects(prober_core::MAX_MAX_REDIRECTS + 1).is_err());
+}
+
+/// A login that sets a cookie on its redirect and checks it on the next hop (the page echoes
+/// the request's headers): sent back only with the run's jar, and only within the run.
+#[test]
+fn cookies_set_on_a_redirect_go_back_on_the_next_hop_with_the_jar() {
+    let s = TargetServer::start();
+    let login = s.url(
+        "/bytes?status=302&header=Set-Cookie:session%3Dabc%3B%20Path%3D/&header=Location:/echo/headers",
+    );
+    let o = get(&login);
+    assert!(!String::from_utf8_lossy(&o.output).contains("\nCookie:"), "{o:?}");
+    let mut sp = spec(&login);
+    sp.set_cookies(true).unwrap();
+    let o = run(&sp);
+    let body = String::from_utf8_lossy(&o.output);
+    assert!(body.contains("\nCookie: session=abc\n"), "{body}");
+    // A user's Cookie header is kept, the jar's joined to it.
+    let mut sp = spec_with(&login, &[("Cookie", "mine=1")]);
+    sp.set_cookies(true).unwrap();
+    let body = String::from_utf8_lossy(&run(&sp).output).into_owned();
+    assert!(body.contains("\nCookie: mine=1; session=abc\n"), "{body}");
+    // The first request of a run carries none: the jar is the run's.
+    let mut sp = spec(&s.url("/echo/headers"));
+    sp.set_cookies(true).unwrap();
+    assert!(!String::from_utf8_lossy(&run(&sp).output).contains("Cookie:"));
+}

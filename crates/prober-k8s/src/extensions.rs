@@ -1,6 +1,7 @@
 //! The fields beyond the kubelet, named beside the Kubernetes fields they extend (see "Beyond
 //! the kubelet" in `docs/semantics.md`): `httpGet.expectStatus`, `httpGet.expectBody`,
-//! `httpGet.keepAlive`, `httpGet.http1Only`, `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
+//! `httpGet.keepAlive`, `httpGet.http1Only`, `httpGet.maxRedirects`, `httpGet.cookies`,
+//! `httpGet.method`, `httpGet.body`, `unixSocket` (under `httpGet`,
 //! `tcpSocket` and `grpc`), `grpc.metadata`, `grpc.userAgent`, `grpc.authority`,
 //! `grpc.keepAlive`,
 //! `tcpSocket.send`, `tcpSocket.expect`,
@@ -32,6 +33,23 @@ pub(crate) fn apply_http_fields(
     if let Some(v) = expect_body {
         let pat = Pattern::new(v).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
         spec.set_expect_body(pat).map_err(|e| format!("{p}.httpGet.expectBody: {e}"))?;
+    }
+    Ok(())
+}
+
+/// `httpGet.maxRedirects` (at most `prober::MAX_MAX_REDIRECTS`) and `httpGet.cookies` of a
+/// watch-file probe at path `p`: the redirect limit and the run's cookie jar.
+pub(crate) fn apply_http_client(
+    p: &str,
+    spec: &mut ProbeSpec,
+    max_redirects: Option<u32>,
+    cookies: bool,
+) -> Result<(), String> {
+    if let Some(n) = max_redirects {
+        spec.set_max_redirects(n).map_err(|e| format!("{p}.httpGet.maxRedirects: {e}"))?;
+    }
+    if cookies {
+        spec.set_cookies(true).map_err(|e| format!("{p}.httpGet.cookies: {e}"))?;
     }
     Ok(())
 }

@@ -148,6 +148,11 @@ pub(crate) struct HttpGetAction {
     /// libprober extension: speak HTTP/1.1 only (ALPN offers `http/1.1` alone on HTTPS).
     #[serde(default, rename = "http1Only")]
     pub http1_only: bool,
+    /// libprober extension: redirects followed at most (9, the kubelet's, when absent).
+    pub max_redirects: Option<u32>,
+    /// libprober extension: keep the cookies responses set for the later hops of each run.
+    #[serde(default)]
+    pub cookies: bool,
 }
 
 #[derive(Debug, Deserialize)]

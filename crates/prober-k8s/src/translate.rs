@@ -208,6 +208,7 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.keep_alive,
     )?;
     crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
+    crate::extensions::apply_http_client(p, &mut spec, h.max_redirects, h.cookies)?;
     crate::extensions::apply_http_protocol(
         p,
         &mut spec,
@@ -755,6 +756,26 @@ mod tests {
         let (spec, _) = build(&src(&env, &[]), Role::Readiness, "r", &p).unwrap();
         let prober::ProbeKind::Exec(e) = &spec.kind else { panic!() };
         assert_eq!(e.env, vec![("A".into(), "x".into()), ("C".into(), String::new())]);
+    }
+
+    /// `httpGet.maxRedirects` and `httpGet.cookies`: the kubelet's 9 and no jar by default.
+    #[test]
+    fn http_redirect_limit_and_cookies() {
+        let http_of = |spec: &ProbeSpec| match &spec.kind {
+            ProbeKind::Http(h) => (h.max_redirects, h.cookies),
+            other => panic!("not HTTP: {other:?}"),
+        };
+        let p = probe("httpGet: {port: 80}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(http_of(&spec), (prober::DEFAULT_MAX_REDIRECTS, false));
+        let p = probe("httpGet: {port: 80, maxRedirects: 10, cookies: true}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(http_of(&spec), (10, true));
+        let p = probe("httpGet: {port: 80, maxRedirects: 65}");
+        assert_eq!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
+            "r.httpGet.maxRedirects: at most 64 redirects can be followed, not 65"
+        );
     }
 
     fn grpc_of(spec: &ProbeSpec) -> &prober::GrpcSpec {

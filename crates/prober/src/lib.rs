@@ -76,10 +76,10 @@
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};
 pub use prober_core::{
-    ClosePolicy, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, ExecSpec, GrpcSpec,
-    HttpSpec, HttpVersion, Outcome, ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy,
-    Role, Schedule, Scheme, SpecError, TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url,
-    UrlError,
+    ClosePolicy, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
+    ExecSpec, GrpcSpec, HttpSpec, HttpVersion, MAX_MAX_REDIRECTS, Outcome, ProbeKind, ProbeResult,
+    ProbeSpec, Reason, RedirectPolicy, Role, Schedule, Scheme, SpecError, TcpSpec, Timings,
+    TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{

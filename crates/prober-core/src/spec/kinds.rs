@@ -118,6 +118,16 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
     /// Which redirects are followed.
     pub redirects: RedirectPolicy,
+    /// How many redirects a run follows at most; the next one ends it, a Failure with reason
+    /// `too_many_redirects`. Default [`DEFAULT_MAX_REDIRECTS`](crate::DEFAULT_MAX_REDIRECTS),
+    /// 9: the kubelet's checker (10 requests, as Go's client counts them); blackbox_exporter
+    /// follows 10. At most [`MAX_MAX_REDIRECTS`](crate::MAX_MAX_REDIRECTS).
+    pub max_redirects: u32,
+    /// Keep the cookies a response sets (`Set-Cookie`) and send them on the later hops of the
+    /// same run where their domain and path match, as Go's `net/http/cookiejar` in a client
+    /// (blackbox_exporter makes one jar per probe). Nothing outlives the run. Default false:
+    /// the kubelet's client has no jar.
+    pub cookies: bool,
     /// Default `User-Agent` when the user sets none.
     pub user_agent: String,
     /// How the connection is closed once the response is read.
@@ -278,6 +288,8 @@ impl fmt::Debug for HttpSpec {
             version,
             netns,
             ip_family,
+            max_redirects,
+            cookies,
         } = self;
         f.debug_struct("HttpSpec")
             .field("url", url)
@@ -297,6 +309,8 @@ impl fmt::Debug for HttpSpec {
             .field("version", version)
             .field("netns", netns)
             .field("ip_family", ip_family)
+            .field("max_redirects", max_redirects)
+            .field("cookies", cookies)
             .finish()
     }
 }

@@ -37,6 +37,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 pub const DEFAULT_OUTPUT_LIMIT: usize = 10 * 1024;
 /// The `User-Agent` sent by default, as the kubelet's `kube-probe/<major>.<minor>`.
 pub const DEFAULT_USER_AGENT: &str = "kube-probe/1.37";
+/// Redirects an HTTP probe follows by default: the kubelet's checker refuses the 10th (it
+/// counts the requests made, as Go's client does).
+pub const DEFAULT_MAX_REDIRECTS: u32 = 9;
+/// The largest [`HttpSpec::max_redirects`]: every hop is a connection within one deadline.
+pub const MAX_MAX_REDIRECTS: u32 = 64;
 
 /// What a probe checks, with the options of that kind of probe.
 ///
@@ -140,6 +145,8 @@ impl ProbeSpec {
             body: Vec::new(),
             headers: Vec::new(),
             redirects: RedirectPolicy::SameHost,
+            max_redirects: DEFAULT_MAX_REDIRECTS,
+            cookies: false,
             user_agent: DEFAULT_USER_AGENT.to_string(),
             close: ClosePolicy::Reset,
             tls: TlsOptions::default(),
@@ -337,6 +344,34 @@ impl ProbeSpec {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Sets how many redirects a run follows at most (HTTP only; see
+    /// [`HttpSpec::max_redirects`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] above [`MAX_MAX_REDIRECTS`] or for a probe that is not
+    /// HTTP.
+    pub fn set_max_redirects(&mut self, max: u32) -> Result<(), SpecError> {
+        if max > MAX_MAX_REDIRECTS {
+            return Err(SpecError::InvalidExpectation(format!(
+                "at most {MAX_MAX_REDIRECTS} redirects can be followed, not {max}"
+            )));
+        }
+        self.http_only("a redirect limit applies to HTTP probes only")?.max_redirects = max;
+        Ok(())
+    }
+
+    /// Keeps the cookies responses set for the later hops of the same run (HTTP only; see
+    /// [`HttpSpec::cookies`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_cookies(&mut self, on: bool) -> Result<(), SpecError> {
+        self.http_only("cookies apply to HTTP probes only")?.cookies = on;
         Ok(())
     }
 

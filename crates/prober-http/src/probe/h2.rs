@@ -22,6 +22,7 @@ use prober_transport::{Transport, TransportError};
 
 use super::{HttpProbe, Next, State};
 use crate::body::{BodyProgress, BodyReader, Framing};
+use crate::cookies::with_cookies;
 use crate::redirect::Decision;
 use crate::request::build_h2_request;
 
@@ -67,7 +68,7 @@ impl HttpProbe {
         };
         let request = build_h2_request(
             url,
-            &self.plan.spec.headers,
+            &with_cookies(&self.plan.spec.headers, self.jar.as_deref(), url),
             &self.plan.spec.user_agent,
             host_override,
             referer,
@@ -256,6 +257,10 @@ impl HttpProbe {
             Some(hop) => (&hop.url, hop.host_override.as_deref()),
             None => (&self.plan.spec.url, self.plan.host_override.as_deref()),
         };
+        if let (Some(jar), Some(r)) = (&mut self.jar, response) {
+            let set = r.headers.iter().filter(|(n, _)| n == "set-cookie").map(|(_, v)| &**v);
+            jar.store(current, set);
+        }
         let decision = self.redirects.decide(
             &self.plan.spec.url,
             current,

@@ -1,0 +1,74 @@
+//! The answer for a target the module's prober gives up on before it connects
+//! ([`Unprobeable`]): blackbox_exporter's metrics as they stand when its prober returns early,
+//! the gauges it registered up to there at their zero values, in client_golang's order (by
+//! name).
+
+use std::time::Duration;
+
+use crate::facts::gauge;
+use crate::module::{Module, Prober};
+use crate::target::Unprobeable;
+
+/// The metrics of a probe of `m` that failed on `u` after `d`.
+pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
+    let mut s = String::new();
+    if u.resolved {
+        gauge(
+            &mut s,
+            "probe_dns_lookup_time_seconds",
+            "Returns the time taken for probe dns lookup in seconds",
+            0,
+        );
+    }
+    gauge(
+        &mut s,
+        "probe_duration_seconds",
+        "Returns how long the probe took to complete in seconds",
+        d.as_secs_f64(),
+    );
+    match m.prober {
+        Prober::Http => http(&mut s, u.resolved),
+        Prober::Grpc => grpc(&mut s),
+        Prober::Tcp => {}
+    }
+    if u.resolved {
+        gauge(
+            &mut s,
+            "probe_ip_addr_hash",
+            "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
+            0,
+        );
+        gauge(&mut s, "probe_ip_protocol", "Specifies whether probe ip protocol is IP4 or IP6", 0);
+    }
+    gauge(&mut s, "probe_success", "Displays whether or not the probe was a success", 0);
+    s
+}
+
+/// `ProbeHTTP`'s gauges before its client runs: all 0; the duration by phase has the resolve
+/// phase only once the resolver was asked (its other phases are made just before the request).
+fn http(s: &mut String, resolved: bool) {
+    gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", 0);
+    gauge(s, "probe_http_content_length", "Length of http content response", 0);
+    if resolved {
+        let name = "probe_http_duration_seconds";
+        s.push_str(&format!(
+            "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n{name}{{phase=\"resolve\"}} 0\n"
+        ));
+    }
+    gauge(s, "probe_http_redirects", "The number of redirects", 0);
+    gauge(s, "probe_http_ssl", "Indicates if SSL was used for the final redirect", 0);
+    gauge(s, "probe_http_status_code", "Response HTTP status code", 0);
+    gauge(s, "probe_http_uncompressed_body_length", "Length of uncompressed response body", 0);
+    gauge(s, "probe_http_version", "Returns the version of HTTP of the probe response", 0);
+}
+
+/// `ProbeGRPC`'s gauges before it dials: the resolve phase's pre-made 0, SSL and status 0, no
+/// health response series.
+fn grpc(s: &mut String) {
+    let name = "probe_grpc_duration_seconds";
+    s.push_str(&format!(
+        "# HELP {name} Duration of gRPC request by phase\n# TYPE {name} gauge\n{name}{{phase=\"resolve\"}} 0\n"
+    ));
+    gauge(s, "probe_grpc_ssl", "Indicates if SSL was used for the connection", 0);
+    gauge(s, "probe_grpc_status_code", "Response gRPC status code", 0);
+}

@@ -231,6 +231,9 @@ pub(crate) struct GrpcModule {
     pub tls_config: Option<TlsConfig>,
     pub preferred_ip_protocol: Option<String>,
     pub ip_protocol_fallback: Option<bool>,
+    /// Request metadata (grpc-go's `metadata.MD`: each key takes a list of values).
+    #[serde(default)]
+    pub metadata: BTreeMap<String, Vec<String>>,
 }
 
 /// A Go duration (`5s`, `1m30s`, `250ms`, `1.5s`), as blackbox_exporter's `timeout`.

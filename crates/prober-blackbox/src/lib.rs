@@ -17,6 +17,7 @@ struct ReadmeDoctests;
 mod config;
 mod exporter;
 mod facts;
+mod grpc_module;
 mod module;
 mod target;
 mod unprobed;

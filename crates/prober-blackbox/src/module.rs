@@ -57,7 +57,7 @@ pub struct Module {
     pub timeout: Option<Duration>,
     /// Its allow-list, `None` when it has none (every target is probed).
     pub filter: Option<Arc<AddressFilter>>,
-    template: ProbeSpec,
+    pub(crate) template: ProbeSpec,
     pub(crate) body_fail: Vec<Regex>,
     pub(crate) body_need: Vec<Regex>,
     pub(crate) header_fail: Vec<HeaderCheck>,
@@ -190,20 +190,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
     match prober {
         Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,
         Prober::Tcp => tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
-        Prober::Grpc => {
-            let g = raw.grpc.unwrap_or_default();
-            let mut spec =
-                ProbeSpec::grpc("localhost", 1, &g.service).map_err(|e| e.to_string())?;
-            if g.tls {
-                spec.set_tls(tls_options(g.tls_config.as_ref(), base)?)
-                    .map_err(|e| e.to_string())?;
-                m.tls = true;
-            }
-            let family =
-                ip_family(g.preferred_ip_protocol.as_deref(), g.ip_protocol_fallback, "grpc")?;
-            spec.set_ip_family(grpc_family(family)).map_err(|e| e.to_string())?;
-            m.template = spec;
-        }
+        Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
     }
     Ok(m)
 }
@@ -354,7 +341,11 @@ fn size(v: &serde_norway::Value) -> Option<usize> {
 /// (default true) as the library's address family: with the fallback, the preferred family's
 /// addresses when the target has any, else the other's (its `chooseProtocol`); without it,
 /// the preferred family's only.
-fn ip_family(p: Option<&str>, fallback: Option<bool>, prober: &str) -> Result<IpFamily, String> {
+pub(crate) fn ip_family(
+    p: Option<&str>,
+    fallback: Option<bool>,
+    prober: &str,
+) -> Result<IpFamily, String> {
     let v4 = match p {
         None | Some("ip6" | "") => false,
         Some("ip4") => true,
@@ -377,7 +368,7 @@ fn ip_family(p: Option<&str>, fallback: Option<bool>, prober: &str) -> Result<Ip
 /// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
 /// nothing dialed) at the price of not trying the other family's addresses of a name that
 /// has both (docs/cli.md says so).
-fn grpc_family(family: IpFamily) -> IpFamily {
+pub(crate) fn grpc_family(family: IpFamily) -> IpFamily {
     match family {
         IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,
         strict => strict,
@@ -442,7 +433,7 @@ fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> 
     Ok(found.pop())
 }
 
-fn base64(data: &[u8]) -> String {
+pub(crate) fn base64(data: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
@@ -459,7 +450,7 @@ fn base64(data: &[u8]) -> String {
     out
 }
 
-fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String> {
+pub(crate) fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String> {
     // Go's client verifies unless insecure_skip_verify: the opposite of the kubelet's default.
     let mut o = TlsOptions { verify: TlsVerify::SystemRoots, ..TlsOptions::default() };
     let Some(c) = c else { return Ok(o) };

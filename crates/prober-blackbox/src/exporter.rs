@@ -621,6 +621,7 @@ fn render(
         "Displays whether or not the probe was a success",
         u8::from(success),
     );
+    facts::tls_cipher(&mut s, m, o);
     facts::tls_version(&mut s, m, o);
     s
 }

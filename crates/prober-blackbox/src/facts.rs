@@ -210,6 +210,27 @@ pub(crate) fn explain_tls(log: &mut String, t: &prober::TlsInfo) {
     );
 }
 
+/// `probe_tls_cipher_info{cipher="TLS_AES_128_GCM_SHA256"} 1`: the suite a completed
+/// handshake negotiated, named as Go's `tls.CipherSuiteName` names it (rustls's `TLS13_` is
+/// Go's `TLS_`; TLS 1.2's names are the same). blackbox_exporter v0.28.0 writes it for HTTP
+/// only (its tcp and grpc probers do not register it), when the response came over TLS.
+pub(crate) fn tls_cipher(out: &mut String, m: &Module, o: &Outcome) {
+    if m.prober != Prober::Http || !handshake_done(m, o) {
+        return;
+    }
+    let Some(suite) = o.tls.as_ref().and_then(|t| t.cipher_suite) else { return };
+    let cipher = match suite.strip_prefix("TLS13_") {
+        Some(rest) => format!("TLS_{rest}"),
+        None => suite.to_string(),
+    };
+    let name = "probe_tls_cipher_info";
+    let _ = write!(
+        out,
+        "# HELP {name} Returns the TLS cipher negotiated during handshake\n# TYPE {name} gauge\n{name}{{cipher=\"{}\"}} 1\n",
+        label(&cipher)
+    );
+}
+
 /// `probe_tls_version_info{version="TLS 1.3"} 1` after a completed handshake.
 pub(crate) fn tls_version(out: &mut String, m: &Module, o: &Outcome) {
     let Some(v) = o.tls.as_ref().and_then(|t| t.version).filter(|_| handshake_done(m, o)) else {

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
+use prober_testkit::TargetServer;
 use prober_testkit::grpc::HealthServer;
+use prober_testkit::tls::{TlsServerOptions, TlsTargetServer, TlsVersions, self_signed};
 
 #[allow(dead_code)]
 fn dir(tag: &str) -> PathBuf {
@@ -86,4 +88,75 @@ fn reserved_grpc_metadata_is_refused() {
     let yaml = "modules:\n  m:\n    prober: grpc\n    grpc: {metadata: {grpc-timeout: [1S]}}\n";
     let err = Modules::parse(yaml, Path::new(".")).unwrap_err();
     assert!(err.contains("module \"m\": grpc.metadata:"), "{err}");
+}
+
+/// Go's `tls.CipherSuiteName` for the suites the library negotiates (TLS 1.3's, then 1.2's),
+/// as `go run` printed them with Go 1.26.
+const GO_SUITE_NAMES: [&str; 9] = [
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+];
+
+/// `probe_tls_cipher_info{cipher}` of an HTTP module over TLS 1.3 and 1.2: the suite the debug
+/// log names, in Go's spelling; none over plain HTTP, and none for a tcp module with TLS
+/// (blackbox_exporter v0.28.0 registers it in its HTTP prober only).
+#[test]
+fn tls_cipher_info_names_the_suite_as_go() {
+    let e = exporter(
+        "modules:
+  https:
+    prober: http
+    http: {tls_config: {insecure_skip_verify: true}}
+  tcp_tls:
+    prober: tcp
+    tcp: {tls: true, tls_config: {insecure_skip_verify: true}}
+",
+        Path::new("."),
+    );
+    for (versions, prefix) in
+        [(TlsVersions::Tls13Only, "TLS_AES"), (TlsVersions::Tls12Only, "TLS_ECDHE")]
+    {
+        let mut opts = TlsServerOptions::new(self_signed(&["127.0.0.1"]));
+        opts.versions = versions;
+        let s = TlsTargetServer::start(opts);
+        let r = get(&e, &format!("module=https&target={}&debug=true", s.url("/ok")));
+        let b = &r.body;
+        assert_eq!(sample(b, "probe_success").as_deref(), Some("1"), "{b}");
+        let logged = b
+            .lines()
+            .find_map(|l| l.split(" cipher_suite=").nth(1))
+            .and_then(|r| r.split(' ').next())
+            .unwrap_or_else(|| panic!("no cipher_suite in the log:\n{b}"));
+        let go_name = logged.replace("TLS13_", "TLS_");
+        assert!(GO_SUITE_NAMES.contains(&go_name.as_str()), "{logged}");
+        assert!(go_name.starts_with(prefix) || go_name.starts_with("TLS_CHACHA"), "{go_name}");
+        assert_eq!(
+            family(b, "probe_tls_cipher_info"),
+            [
+                "# HELP probe_tls_cipher_info Returns the TLS cipher negotiated during handshake"
+                    .to_string(),
+                "# TYPE probe_tls_cipher_info gauge".to_string(),
+                format!("probe_tls_cipher_info{{cipher=\"{go_name}\"}} 1"),
+            ]
+        );
+        // In client_golang's order: right before probe_tls_version_info.
+        let at = |n: &str| b.find(&format!("# HELP {n} ")).unwrap_or_else(|| panic!("{n}: {b}"));
+        assert!(at("probe_success") < at("probe_tls_cipher_info"));
+        assert!(at("probe_tls_cipher_info") < at("probe_tls_version_info"));
+        let r = get(&e, &format!("module=tcp_tls&target=127.0.0.1:{}", s.port()));
+        assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+        assert!(r.body.contains("probe_tls_version_info"), "{}", r.body);
+        assert!(!r.body.contains("probe_tls_cipher_info"), "{}", r.body);
+    }
+    let plain = TargetServer::start();
+    let r = get(&e, &format!("module=https&target={}", plain.url("/ok")));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert!(!r.body.contains("probe_tls_cipher_info"), "{}", r.body);
 }

@@ -201,9 +201,25 @@ impl HttpModule {
 #[serde(deny_unknown_fields)]
 pub(crate) struct QueryResponse {
     pub expect: Option<String>,
+    /// Bytes to read and compare (not a regular expression), the string's UTF-8 bytes as Go's
+    /// `[]byte(s)` makes them.
+    pub expect_bytes: Option<String>,
+    /// `probe_expect_info`'s labels, their values templates of `expect`'s match.
+    #[serde(default)]
+    pub labels: Vec<Label>,
     pub send: Option<String>,
     #[serde(default)]
     pub starttls: bool,
+}
+
+/// A `labels` entry of a `query_response` step.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Label {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub value: String,
 }
 
 /// `tcp:`.

@@ -19,7 +19,7 @@ pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl std::f
 }
 
 /// A label value escaped as the text format wants it (`\\`, `\"`, `\n`).
-fn label(v: &str) -> String {
+pub(crate) fn label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 

@@ -19,7 +19,9 @@ mod exporter;
 mod facts;
 mod grpc_module;
 mod module;
+mod qr_facts;
 mod target;
+mod tcp_module;
 mod unprobed;
 
 pub use exporter::{

@@ -10,10 +10,10 @@ use std::time::Duration;
 use prober::{
     HttpVersion, ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion,
 };
-use prober_core::{AddressFilter, IpFamily, Outcome, Pattern, TcpStep};
+use prober_core::{AddressFilter, IpFamily, Outcome};
 use regex::bytes::Regex;
 
-use crate::config::{self, File, HttpModule, QueryResponse, RawModule, TcpModule, TlsConfig};
+use crate::config::{self, File, HttpModule, RawModule, TlsConfig};
 use crate::target::{self, Unprobeable};
 
 /// Which prober a module runs.
@@ -72,6 +72,8 @@ pub struct Module {
     pub(crate) body_size_limit: Option<u64>,
     /// gRPC and TCP: TLS is on.
     pub(crate) tls: bool,
+    /// TCP: the `query_response` steps as the metrics read them (labels, bytes or lines).
+    pub(crate) query_response: Vec<crate::tcp_module::QrStep>,
 }
 
 /// Why a target cannot be probed with a module.
@@ -186,10 +188,11 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         follow_redirects: false,
         body_size_limit: None,
         tls: false,
+        query_response: Vec::new(),
     };
     match prober {
         Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,
-        Prober::Tcp => tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
+        Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
     }
     Ok(m)
@@ -487,29 +490,6 @@ pub(crate) fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptio
     Ok(o)
 }
 
-fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
-    if t.source_ip_address.is_some() {
-        return Err("tcp.source_ip_address is not supported by prober serve".into());
-    }
-    let family = ip_family(t.preferred_ip_protocol.as_deref(), t.ip_protocol_fallback, "tcp")?;
-    let mut spec = ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?;
-    spec.set_ip_family(family).map_err(|e| e.to_string())?;
-    let steps = query_response(&t.query_response)?;
-    let starttls = steps.iter().any(|s| s.starttls);
-    if t.tls && starttls {
-        return Err("tcp.query_response: starttls with tcp.tls: true would run TLS inside TLS, \
-                    which prober serve does not do"
-            .into());
-    }
-    if t.tls || starttls {
-        spec.set_tls(tls_options(t.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
-        m.tls = true;
-    }
-    spec.set_tcp_steps(steps).map_err(|e| format!("tcp.query_response: {e}"))?;
-    m.template = spec;
-    Ok(())
-}
-
 /// blackbox_exporter's TLS server name for an HTTP module without `tls_config.server_name`:
 /// the `Host` header's value when there is one (else the target's host, the library's
 /// default). A value that is no server name (a port is dropped) leaves the default.
@@ -526,28 +506,6 @@ fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
     let tls = TlsOptions { server_name: Some(name.to_string()), ..h.tls.clone() };
     // Refused (not a DNS name nor an address): the default stays.
     let _ = spec.set_tls(tls);
-}
-
-/// blackbox_exporter's `query_response` as the library's steps, one for one (so the library's
-/// "step N" is `query_response[N-1]`): an `expect` reads lines until one matches (the same
-/// line-wise reading as its `bufio.Scanner`), a `send` is written with a newline unless it is
-/// empty once expanded (then nothing is written) and, after an `expect`, is a template of its
-/// match (`${1}`), as `Regexp.Expand` makes it.
-fn query_response(list: &[QueryResponse]) -> Result<Vec<TcpStep>, String> {
-    let mut steps = Vec::with_capacity(list.len());
-    for (i, qr) in list.iter().enumerate() {
-        let at = format!("tcp.query_response[{i}]");
-        let expect = match &qr.expect {
-            Some(e) => Some(Pattern::new(e).map_err(|e| format!("{at}.expect: {e}"))?),
-            None => None,
-        };
-        // blackbox_exporter expands `send` first and writes it with a `\n` only when the
-        // expansion is not empty (`if send != ""`): the step's `line` does the same.
-        let send = qr.send.clone().map(String::into_bytes).unwrap_or_default();
-        let expand = expect.is_some() && !send.is_empty();
-        steps.push(TcpStep { expect, send, expand, line: true, starttls: qr.starttls });
-    }
-    Ok(steps)
 }
 
 impl Module {

@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
-use prober_testkit::TargetServer;
 use prober_testkit::grpc::HealthServer;
+use prober_testkit::script::{Act, ScriptServer};
 use prober_testkit::tls::{TlsServerOptions, TlsTargetServer, TlsVersions, self_signed};
+use prober_testkit::{TargetServer, closed_port};
 
 #[allow(dead_code)]
 fn dir(tag: &str) -> PathBuf {
@@ -159,4 +160,93 @@ fn tls_cipher_info_names_the_suite_as_go() {
     let r = get(&e, &format!("module=https&target={}", plain.url("/ok")));
     assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
     assert!(!r.body.contains("probe_tls_cipher_info"), "{}", r.body);
+}
+
+/// A binary greeting read as bytes (`expect_bytes`, with a `\n` inside: not a line), then a
+/// line whose groups label `probe_expect_info`, then a last line.
+const BYTES_AND_LABELS: &str = r#"
+modules:
+  greeting:
+    prober: tcp
+    timeout: 5s
+    tcp:
+      query_response:
+        - expect_bytes: "\x00\x01\nOK"
+          send: "HELLO"
+        - expect: "^version ([0-9.]+) build (\\w+)$"
+          labels:
+            - {name: version, value: "${1}"}
+            - {name: build, value: "b-${2}"}
+          send: "QUIT"
+        - expect: "^bye"
+"#;
+
+fn greeting_server(greeting: &str, after_hello: Vec<Act>) -> ScriptServer {
+    let mut script = vec![Act::say(greeting), Act::hear("HELLO")];
+    script.extend(after_hello);
+    ScriptServer::start(script, None, false)
+}
+
+/// `(probe_success, probe_failed_due_to_bytes, probe_failed_due_to_regex)`.
+fn tcp_verdict(r: &Response) -> (String, String, String) {
+    let get = |name| sample(&r.body, name).unwrap_or_else(|| panic!("no {name} in {}", r.body));
+    (get("probe_success"), get("probe_failed_due_to_bytes"), get("probe_failed_due_to_regex"))
+}
+
+#[test]
+fn expect_bytes_and_labels() {
+    let e = exporter(BYTES_AND_LABELS, Path::new("."));
+    let probe = |s: &ScriptServer| {
+        get(&e, &format!("module=greeting&target=127.0.0.1:{}&debug=true", s.port()))
+    };
+    let info = [
+        "# HELP probe_expect_info Explicit content matched",
+        "# TYPE probe_expect_info gauge",
+        "probe_expect_info{build=\"b-abc\",version=\"1.2.3\"} 1",
+    ];
+    let rest = || vec![Act::say("motd\r\nversion 1.2.3 build abc\r\n"), Act::hear("QUIT")];
+
+    // All steps pass; the server heard the two lines the steps send.
+    let mut script = rest();
+    script.push(Act::say("bye\r\n"));
+    let s = greeting_server("\x00\x01\nOK", script);
+    let r = probe(&s);
+    assert_eq!(tcp_verdict(&r), ("1".into(), "0".into(), "0".into()), "{}", r.body);
+    assert_eq!(family(&r.body, "probe_expect_info"), info);
+    let heard = s.wait_heard(2, std::time::Duration::from_secs(10));
+    assert_eq!(heard, [b"HELLO\n".to_vec(), b"QUIT\n".to_vec()]);
+    // client_golang's order: after probe_duration_seconds, before the failure gauges.
+    let at = |n: &str| r.body.find(&format!("# HELP {n} ")).unwrap_or_else(|| panic!("{n}"));
+    assert!(at("probe_duration_seconds") < at("probe_expect_info"));
+    assert!(at("probe_expect_info") < at("probe_failed_due_to_bytes"));
+    assert!(at("probe_failed_due_to_bytes") < at("probe_failed_due_to_regex"));
+
+    // The labelled step matched, the last one did not: the labels stay, the regex failed.
+    let s = greeting_server("\x00\x01\nOK", rest());
+    let r = probe(&s);
+    assert_eq!(tcp_verdict(&r), ("0".into(), "0".into(), "1".into()), "{}", r.body);
+    assert_eq!(family(&r.body, "probe_expect_info"), info);
+
+    // Other bytes: failed due to bytes, nothing sent, no labels.
+    let s = greeting_server("\x00\x02\nOK", rest());
+    let r = probe(&s);
+    assert_eq!(tcp_verdict(&r), ("0".into(), "1".into(), "0".into()), "{}", r.body);
+    assert!(r.body.contains("step 1 of 3: the bytes read differ"), "{}", r.body);
+    assert!(family(&r.body, "probe_expect_info").is_empty(), "{}", r.body);
+
+    // Fewer bytes before the close: failed, but by neither (blackbox returns on the read).
+    let s = ScriptServer::start(vec![Act::say("\x00"), Act::Close], None, false);
+    let r = probe(&s);
+    assert_eq!(tcp_verdict(&r), ("0".into(), "0".into(), "0".into()), "{}", r.body);
+    assert!(r.body.contains("after 1 of the 5 expected bytes"), "{}", r.body);
+}
+
+/// blackbox_exporter v0.28.0 registers the query_response gauges once connected: a refused
+/// connection has neither.
+#[test]
+fn no_query_response_gauges_without_a_connection() {
+    let e = exporter(BYTES_AND_LABELS, Path::new("."));
+    let r = get(&e, &format!("module=greeting&target=127.0.0.1:{}", closed_port()));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert!(!r.body.contains("probe_failed_due_to"), "{}", r.body);
 }

@@ -118,6 +118,7 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_with_flags(
             expand: flags & EXPAND != 0,
             line: flags & LINE != 0,
             starttls: flags & STARTTLS != 0,
+            ..TcpStep::default()
         };
         s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
     })

@@ -25,6 +25,7 @@ pub(crate) struct RawModule {
     pub http: Option<HttpModule>,
     pub tcp: Option<TcpModule>,
     pub grpc: Option<GrpcModule>,
+    pub unix: Option<UnixModule>,
     // Read only to be refused with a clear message.
     #[allow(dead_code)]
     pub icmp: Option<serde_norway::Value>,
@@ -44,6 +45,9 @@ pub(crate) struct Allow {
     pub networks: Vec<String>,
     #[serde(default)]
     pub ports: Vec<PortItem>,
+    /// Unix socket paths (a unix module's only list): a path, or a directory ending in `/`.
+    #[serde(default)]
+    pub paths: Vec<String>,
 }
 
 /// A port or a `LOW-HIGH` range.
@@ -229,6 +233,17 @@ pub(crate) struct TcpModule {
     pub preferred_ip_protocol: Option<String>,
     pub ip_protocol_fallback: Option<bool>,
     pub source_ip_address: Option<String>,
+    #[serde(default)]
+    pub query_response: Vec<QueryResponse>,
+    #[serde(default)]
+    pub tls: bool,
+    pub tls_config: Option<TlsConfig>,
+}
+
+/// `unix:` (blackbox_exporter v0.28.0).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UnixModule {
     #[serde(default)]
     pub query_response: Vec<QueryResponse>,
     #[serde(default)]

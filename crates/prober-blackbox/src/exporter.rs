@@ -579,12 +579,15 @@ fn render(
     let mut s = String::new();
     let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64());
     let t = &o.timings;
-    gauge(
-        &mut s,
-        "probe_dns_lookup_time_seconds",
-        "Returns the time taken for probe dns lookup in seconds",
-        secs(t.resolve),
-    );
+    // The unix prober resolves nothing: blackbox_exporter has no lookup gauge for it.
+    if m.prober != Prober::Unix {
+        gauge(
+            &mut s,
+            "probe_dns_lookup_time_seconds",
+            "Returns the time taken for probe dns lookup in seconds",
+            secs(t.resolve),
+        );
+    }
     gauge(
         &mut s,
         "probe_duration_seconds",
@@ -594,11 +597,11 @@ fn render(
     match m.prober {
         Prober::Http => http_metrics(&mut s, m, o, verdict),
         Prober::Grpc => facts::grpc(&mut s, m, o, m.tls),
-        Prober::Tcp if qr_facts::dialed(m, o) => {
+        Prober::Tcp | Prober::Unix if qr_facts::dialed(m, o) => {
             qr_facts::expect_info(&mut s, m, o);
             qr_facts::failed_due_to(&mut s, m, o);
         }
-        Prober::Tcp => {}
+        Prober::Tcp | Prober::Unix => {}
     }
     if let Some(peer) = o.peer {
         gauge(

@@ -25,6 +25,8 @@ pub enum Prober {
     Tcp,
     /// `prober: grpc`.
     Grpc,
+    /// `prober: unix`: a stream connection to a Unix socket, the target its path.
+    Unix,
 }
 
 impl Prober {
@@ -34,6 +36,7 @@ impl Prober {
             Prober::Http => "http",
             Prober::Tcp => "tcp",
             Prober::Grpc => "grpc",
+            Prober::Unix => "unix",
         }
     }
 }
@@ -74,6 +77,8 @@ pub struct Module {
     pub(crate) tls: bool,
     /// TCP: the `query_response` steps as the metrics read them (labels, bytes or lines).
     pub(crate) query_response: Vec<crate::tcp_module::QrStep>,
+    /// Unix: the socket paths `allow.paths` admits (`None`: every path).
+    pub(crate) paths: Option<Vec<String>>,
 }
 
 /// Why a target cannot be probed with a module.
@@ -117,7 +122,7 @@ impl Modules {
     /// # Errors
     ///
     /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
-    /// supported by prober serve (http, tcp and grpc are)`.
+    /// supported by prober serve (http, tcp, grpc and unix are)`.
     pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
@@ -138,13 +143,14 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         "http" => Prober::Http,
         "tcp" => Prober::Tcp,
         "grpc" => Prober::Grpc,
+        "unix" => Prober::Unix,
         "icmp" | "dns" => {
             return Err(format!(
-                "prober {} is not supported by prober serve (http, tcp and grpc are)",
+                "prober {} is not supported by prober serve (http, tcp, grpc and unix are)",
                 raw.prober
             ));
         }
-        "" => return Err("prober: missing (http, tcp or grpc)".into()),
+        "" => return Err("prober: missing (http, tcp, grpc or unix)".into()),
         other => return Err(format!("prober: unknown prober {other:?}")),
     };
     let timeout = match raw.timeout.as_deref() {
@@ -155,8 +161,10 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
             None => return Err(format!("timeout: {t:?} is not a duration (5s, 1m30s, 500ms)")),
         },
     };
+    let paths = crate::unix_module::allowed_paths(prober, raw.allow.as_ref())?;
     let filter = match &raw.allow {
         None => None,
+        Some(_) if prober == Prober::Unix => None,
         Some(a) => {
             let ports: Vec<String> = a
                 .ports
@@ -189,11 +197,13 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         body_size_limit: None,
         tls: false,
         query_response: Vec::new(),
+        paths,
     };
     match prober {
         Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,
         Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
+        Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
     }
     Ok(m)
 }
@@ -543,7 +553,7 @@ impl Module {
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
                 spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
             }
-            Prober::Tcp | Prober::Grpc => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix => {}
         }
         Ok(())
     }
@@ -559,6 +569,12 @@ impl Module {
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
+        if self.prober == Prober::Unix {
+            crate::unix_module::set_target(&mut spec, target, self.paths.as_deref())?;
+            spec.set_timeout(timeout.max(Duration::from_millis(1)))
+                .map_err(|e| bad(e.to_string()))?;
+            return Ok(spec);
+        }
         let (host, port) = match self.prober {
             Prober::Http => {
                 let parsed = target::http_url(target).map_err(TargetError::Unprobeable)?;
@@ -567,7 +583,7 @@ impl Module {
                 }
                 (parsed.host().to_string(), parsed.port())
             }
-            Prober::Tcp | Prober::Grpc => {
+            Prober::Tcp | Prober::Grpc | Prober::Unix => {
                 let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 match &mut spec.kind {
                     prober::ProbeKind::Tcp(t) => {

@@ -6,10 +6,9 @@ use std::path::{Path, PathBuf};
 use prober_blackbox::{Exporter, Modules, Request, Response};
 use prober_testkit::grpc::HealthServer;
 use prober_testkit::script::{Act, ScriptServer};
-use prober_testkit::tls::{TlsServerOptions, TlsTargetServer, TlsVersions, self_signed};
+use prober_testkit::tls::{TestCa, TlsServerOptions, TlsTargetServer, TlsVersions, self_signed};
 use prober_testkit::{TargetServer, closed_port};
 
-#[allow(dead_code)]
 fn dir(tag: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("prober-blackbox-v028-{}-{tag}", std::process::id()));
@@ -247,6 +246,163 @@ fn expect_bytes_and_labels() {
 fn no_query_response_gauges_without_a_connection() {
     let e = exporter(BYTES_AND_LABELS, Path::new("."));
     let r = get(&e, &format!("module=greeting&target=127.0.0.1:{}", closed_port()));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert!(!r.body.contains("probe_failed_due_to"), "{}", r.body);
+}
+
+/// The series of an exposition, as `name{labels}` without values.
+fn series(body: &str) -> Vec<&str> {
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| l.rsplit_once(' ').map(|(name, _)| name))
+        .collect()
+}
+
+/// A line server on a Unix socket: for each of `conns` connections, says a banner, reads one
+/// line and answers `bye`. Returns the lines it heard once every connection is done.
+fn unix_line_server(path: &Path, conns: usize) -> std::thread::JoinHandle<Vec<String>> {
+    use std::io::{BufRead, BufReader, Write};
+    let _ = std::fs::remove_file(path);
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    std::thread::spawn(move || {
+        let mut heard = Vec::new();
+        for _ in 0..conns {
+            let (mut conn, _) = listener.accept().unwrap();
+            conn.write_all(b"220 app ready v3.1\r\n").unwrap();
+            let mut line = String::new();
+            BufReader::new(&conn).read_line(&mut line).unwrap();
+            heard.push(line);
+            conn.write_all(b"bye\r\n").unwrap();
+        }
+        heard
+    })
+}
+
+/// `prober: unix` (blackbox_exporter v0.28.0): the target is the socket's path; the
+/// query_response steps run over it; only the series its unix prober writes (no lookup, no
+/// address); `allow.paths` bounds the sockets reachable.
+#[test]
+fn unix_prober_runs_query_response_on_a_socket() {
+    let d = dir("unix");
+    let sock = d.join("app.sock");
+    let server = unix_line_server(&sock, 1);
+    let yaml = format!(
+        r#"
+modules:
+  unix_banner:
+    prober: unix
+    timeout: 5s
+    unix:
+      query_response:
+        - expect: "^220 app ready v([0-9.]+)$"
+          labels: [{{name: version, value: "${{1}}"}}]
+          send: "HELLO"
+        - expect: "^bye$"
+    allow:
+      paths: ["{}/"]
+"#,
+        d.display()
+    );
+    let e = exporter(&yaml, Path::new("."));
+    let target = sock.display().to_string();
+    let r = get(&e, &format!("module=unix_banner&target={target}"));
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        series(&r.body),
+        [
+            "probe_duration_seconds",
+            "probe_expect_info{version=\"3.1\"}",
+            "probe_failed_due_to_bytes",
+            "probe_failed_due_to_regex",
+            "probe_success",
+        ],
+        "{}",
+        r.body
+    );
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(server.join().unwrap(), ["HELLO\n"]);
+
+    // No socket there: a failed probe, nothing connected, only the handler's two series.
+    let gone = d.join("gone.sock").display().to_string();
+    let r = get(&e, &format!("module=unix_banner&target={gone}"));
+    assert_eq!(series(&r.body), ["probe_duration_seconds", "probe_success"], "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"));
+
+    // Outside allow.paths (also by `..`): refused, nothing connected to.
+    for outside in ["/run/other.sock".to_string(), format!("{}/../x.sock", d.display())] {
+        let r = get(&e, &format!("module=unix_banner&target={outside}"));
+        assert_eq!(r.status, 403, "{outside}: {}", r.body);
+    }
+}
+
+/// A unix module's allow-list takes paths only, and paths go with unix modules only.
+#[test]
+fn unix_allow_lists_are_checked_at_start() {
+    for (yaml, want) in [
+        (
+            "modules:\n  u:\n    prober: unix\n    allow: {ports: [80]}\n",
+            "do not apply to a unix module",
+        ),
+        ("modules:\n  t:\n    prober: tcp\n    allow: {paths: [/run/]}\n", "unix modules only"),
+        ("modules:\n  u:\n    prober: unix\n    allow: {paths: [run/]}\n", "not an absolute path"),
+        ("modules:\n  u:\n    prober: unix\n    unix: {tls: true}\n", "server_name is needed"),
+    ] {
+        let err = Modules::parse(yaml, Path::new(".")).unwrap_err();
+        assert!(err.contains(want), "{err}");
+    }
+}
+
+/// `unix.tls`: the handshake over the socket (grpc-go's server with its certificate, on a Unix
+/// socket), verified against a CA for `tls_config.server_name`; the TLS series as the tcp
+/// prober's, without `probe_tls_cipher_info` (HTTP's only).
+#[test]
+fn unix_prober_with_tls() {
+    let d = dir("unix-tls");
+    let ca = TestCa::new("unix CA");
+    let (cert, key) = ca.issue(&["app.internal"]).write_files(&d, "leaf");
+    std::fs::write(d.join("ca.pem"), &ca.cert().cert_pem).unwrap();
+    let sock = d.join("tls.sock");
+    let _g = HealthServer::start(&[
+        "-unix",
+        sock.to_str().unwrap(),
+        "-tls-cert",
+        cert.to_str().unwrap(),
+        "-tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let e = exporter(
+        "modules:
+  verified:
+    prober: unix
+    unix: {tls: true, tls_config: {ca_file: ca.pem, server_name: app.internal}}
+  wrong_name:
+    prober: unix
+    unix: {tls: true, tls_config: {ca_file: ca.pem, server_name: other.internal}}
+",
+        &d,
+    );
+    let target = sock.display().to_string();
+    let r = get(&e, &format!("module=verified&target={target}"));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    let names: Vec<&str> =
+        series(&r.body).into_iter().map(|s| s.split('{').next().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "probe_duration_seconds",
+            "probe_failed_due_to_bytes",
+            "probe_failed_due_to_regex",
+            "probe_ssl_earliest_cert_expiry",
+            "probe_ssl_last_chain_expiry_timestamp_seconds",
+            "probe_ssl_last_chain_info",
+            "probe_success",
+            "probe_tls_version_info",
+        ],
+        "{}",
+        r.body
+    );
+    // A name the certificate does not hold: the dial fails, so no query_response series.
+    let r = get(&e, &format!("module=wrong_name&target={target}"));
     assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
     assert!(!r.body.contains("probe_failed_due_to"), "{}", r.body);
 }

@@ -85,8 +85,8 @@ impl Auth {
     }
 }
 
-/// `Basic BASE64(user:password)`.
-fn basic(header: &str) -> Option<(String, String)> {
+/// `Basic BASE64(user:password)`: the user and password of an `Authorization` header.
+pub fn basic(header: &str) -> Option<(String, String)> {
     let (scheme, creds) = header.trim().split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
         return None;

@@ -21,11 +21,17 @@ pub struct Unprobeable {
 
 impl Unprobeable {
     fn parse(target: &str, why: impl std::fmt::Display) -> Unprobeable {
-        Unprobeable { message: format!("target {:?}: {why}", redact_userinfo(target)), resolved: false }
+        Unprobeable {
+            message: format!("target {:?}: {why}", redact_userinfo(target)),
+            resolved: false,
+        }
     }
 
     fn resolve(target: &str, why: impl std::fmt::Display) -> Unprobeable {
-        Unprobeable { message: format!("target {:?}: {why}", redact_userinfo(target)), resolved: true }
+        Unprobeable {
+            message: format!("target {:?}: {why}", redact_userinfo(target)),
+            resolved: true,
+        }
     }
 }
 

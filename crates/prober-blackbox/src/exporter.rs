@@ -133,7 +133,7 @@ impl Exporter {
         let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
         std::thread::Builder::new()
             .name("prober-serve-dispatch".into())
-            .spawn(move || dispatch(&i, &e))?;
+            .spawn(move || dispatch_or_abort(&i, &e))?;
         Ok(Exporter { inner, _engine: engine })
     }
 
@@ -204,21 +204,50 @@ impl ProbeCancel {
 
 /// The dispatcher: each check's outcome becomes its request's answer. It stops when the
 /// exporter is dropped.
-fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
+/// The dispatcher's body. It ends when the exporter is dropped; should it end otherwise (the
+/// engine thread gone, or a panic outside one answer), every later `/probe` would wait for an
+/// answer that never comes while the process lives on, and a live process with dead endpoints
+/// is never restarted by a supervisor: the process is aborted, with a message saying why.
+fn dispatch_or_abort(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
+    let why =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(inner, engine))) {
+            Ok(Ok(())) => return,
+            Ok(Err(why)) => why,
+            Err(_) => "it panicked (the message is above)".to_string(),
+        };
+    eprintln!(
+        "prober: the /probe dispatcher stopped: {why}; aborting the process so that it is \
+         restarted rather than left running with a dead /probe"
+    );
+    std::process::abort();
+}
+
+fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(), String> {
     loop {
-        let Some(e) = engine.upgrade() else { return };
+        let Some(e) = engine.upgrade() else { return Ok(()) };
         // The receiver is only touched here; the lock is uncontended.
         let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
             Ok(Ok(ev)) => ev,
             Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
-            _ => return,
+            // The exporter holds the engine thread while it lives, and so do we here: its
+            // events end only if the engine thread itself has stopped.
+            _ => return Err("the engine thread stopped".to_string()),
         };
         drop(e);
         let Event::Check { tag, outcome } = ev else { continue };
-        let Some(inner) = inner.upgrade() else { return };
+        let Some(inner) = inner.upgrade() else { return Ok(()) };
         let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
         if let Some(w) = waiting {
-            let response = inner.answer(&w, &outcome);
+            // A panic while one answer is written costs that answer only (500), never the
+            // dispatcher that every other `/probe` waits on.
+            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                inner.answer(&w, &outcome)
+            }));
+            let response = written.unwrap_or_else(|_| Response {
+                status: 500,
+                content_type: TEXT,
+                body: "internal error: writing this probe's answer panicked\n".to_string(),
+            });
             (w.done)(response);
         }
     }

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use prober::{Engine, EngineThread, Event, Handle, Outcome, ProbeResult, Reason};
 
 use crate::module::{Module, Modules, Prober, TargetError};
+use crate::reload::{Loaded, Reload};
 use crate::{facts, unprobed};
 
 /// A request as the exporter needs it.
@@ -78,7 +79,7 @@ pub struct Exporter {
 
 #[derive(Debug)]
 struct Inner {
-    modules: Modules,
+    modules: Loaded,
     handle: Handle,
     waiting: Mutex<HashMap<u64, Waiting>>,
     next_tag: AtomicU64,
@@ -90,6 +91,8 @@ struct Inner {
 
 /// A `/probe` request waiting for its outcome.
 struct Waiting {
+    /// The modules in force when the probe started: a reload meanwhile does not change it.
+    modules: Arc<Modules>,
     module: String,
     debug: bool,
     log: String,
@@ -121,7 +124,7 @@ impl Exporter {
     pub fn start(modules: Modules) -> std::io::Result<Exporter> {
         let thread = prober::spawn(Engine::new()?)?;
         let inner = Arc::new(Inner {
-            modules,
+            modules: Loaded::new(modules),
             handle: thread.handle().clone(),
             waiting: Mutex::default(),
             next_tag: AtomicU64::new(1),
@@ -141,6 +144,13 @@ impl Exporter {
     pub fn set_timeout_offset(&mut self, offset: Duration) {
         let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
         self.inner.offset_nanos.store(nanos, Ordering::Relaxed);
+    }
+
+    /// Records a reload of the module file: new `/probe` requests use the modules it brings,
+    /// probes in flight finish with the ones they started with, and `/metrics` says how the
+    /// last reload went (blackbox_exporter's `config_last_reload_*` gauges).
+    pub fn reload(&self, reload: Reload) {
+        self.inner.modules.apply(reload);
     }
 
     /// Answers one request, waiting for a probe's outcome on this thread.
@@ -171,6 +181,11 @@ impl Exporter {
             }
             "/" => {
                 done(inner.status_page());
+                None
+            }
+            "/config" => {
+                let yaml = inner.modules.current().config_yaml().to_string();
+                done(Response { status: 200, content_type: PLAIN, body: yaml });
                 None
             }
             _ => {
@@ -257,8 +272,8 @@ impl Inner {
     /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
     fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
-            Ok((spec, module, debug, log)) => {
-                let w = Waiting { module, debug, log, started: Instant::now(), done };
+            Ok((spec, modules, module, debug, log)) => {
+                let w = Waiting { modules, module, debug, log, started: Instant::now(), done };
                 Some(self.submit(spec, w))
             }
             Err(response) => {
@@ -283,13 +298,14 @@ impl Inner {
     fn prepare(
         &self,
         req: &Request<'_>,
-    ) -> Result<(prober::ProbeSpec, String, bool, String), Response> {
+    ) -> Result<(prober::ProbeSpec, Arc<Modules>, String, bool, String), Response> {
         let started = Instant::now();
         let params = parse_query(req.query);
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let name = get("module").unwrap_or("http_2xx");
         let debug = get("debug") == Some("true");
-        let Some(module) = self.modules.by_name.get(name) else {
+        let modules = self.modules.current();
+        let Some(module) = modules.by_name.get(name) else {
             self.counts.unknown_module.fetch_add(1, Ordering::Relaxed);
             return Err(plain(400, &format!("Unknown module {name:?}\n")));
         };
@@ -324,7 +340,7 @@ impl Inner {
             Ok(spec) => {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
                 let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
-                Ok((spec, name.to_string(), debug, log))
+                Ok((spec, modules.clone(), name.to_string(), debug, log))
             }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
@@ -367,7 +383,7 @@ impl Inner {
         if outcome.reason == Reason::Denied {
             return self.denied(&mut log, &outcome.message, w.debug);
         }
-        let Some(module) = self.modules.by_name.get(&w.module) else {
+        let Some(module) = w.modules.by_name.get(&w.module) else {
             return plain(500, "the module has gone\n");
         };
         let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
@@ -427,6 +443,7 @@ impl Inner {
             s,
             "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {start}\n"
         );
+        self.modules.render(&mut s);
         Response { status: 200, content_type: TEXT, body: s }
     }
 
@@ -434,7 +451,7 @@ impl Inner {
         let mut s = String::from(
             "<html><head><title>prober serve</title></head><body>\n<h1>prober serve</h1>\n<p>blackbox_exporter's <code>/probe?target=T&amp;module=M</code> on libprober's engine. <a href=\"/metrics\">Metrics</a></p>\n<h2>Modules</h2>\n<ul>\n",
         );
-        for (name, m) in &self.modules.by_name {
+        for (name, m) in &self.modules.current().by_name {
             let allow = if m.filter.is_some() { ", allow-list" } else { "" };
             let _ =
                 writeln!(s, "<li><code>{}</code>: {}{allow}</li>", html(name), m.prober.as_str());

@@ -18,6 +18,7 @@ mod config;
 mod exporter;
 mod facts;
 mod module;
+mod reload;
 mod target;
 mod unprobed;
 
@@ -26,4 +27,5 @@ pub use exporter::{
     parse_query, timeout,
 };
 pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};
+pub use reload::Reload;
 pub use target::Unprobeable;

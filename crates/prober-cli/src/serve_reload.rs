@@ -139,16 +139,18 @@ impl Reloader {
                 continue;
             }
             let answer = match self.file.reload() {
+                // In force before it is said: whoever reads the line finds the new modules.
                 Ok(reload) => {
-                    if matches!(reload, Reload::Replaced(_)) {
+                    let replaced = matches!(reload, Reload::Replaced(_));
+                    exporter.reload(reload);
+                    if replaced {
                         say(&format!("reloaded {}", self.file.path.display()));
                     }
-                    exporter.reload(reload);
                     Response::text(200, "")
                 }
                 Err(e) => {
-                    say(&format!("error reloading the config, the modules in force stay: {e}"));
                     exporter.reload(Reload::Failed);
+                    say(&format!("error reloading the config, the modules in force stay: {e}"));
                     Response::text(500, format!("failed to reload config: {e}\n"))
                 }
             };

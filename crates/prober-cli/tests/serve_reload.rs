@@ -8,6 +8,7 @@ mod common;
 use std::net::TcpListener;
 use std::path::Path;
 
+use base64::Engine as _;
 use common::*;
 
 /// A running `prober serve` whose standard error arrives line by line; killed when dropped.
@@ -294,4 +295,30 @@ fn config_shows_the_modules_loaded_and_no_secret() {
     let doc: serde_norway::Value = serde_norway::from_str(&r.body).expect("YAML");
     assert_eq!(doc["modules"]["added"]["prober"].as_str(), Some("http"), "{}", r.body);
     assert!(doc["modules"].get("with_auth").is_none(), "{}", r.body);
+}
+
+#[test]
+fn web_config_protects_reload_and_config() {
+    let config = write_file("yml", ONE);
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let web = write_file("yml", &format!("basic_auth_users:\n  prometheus: '{hash}'\n"));
+    let serve = Serve::start(&config, &["--web-config", web.path()]);
+    replace(&config, TWO);
+    assert_eq!(serve.post_reload().status, 401, "an unauthorised reload");
+    assert_eq!(serve.get("/config").status, 401, "an unauthorised /config");
+    let auth = format!(
+        "Authorization: Basic {}\r\n",
+        base64::engine::general_purpose::STANDARD.encode("prometheus:s3cret")
+    );
+    let with_auth = |head: &str| {
+        let req = format!("{head}\r\nHost: x\r\nConnection: close\r\n{auth}\r\n");
+        exchange(serve.addr, req.as_bytes())
+    };
+    let r = with_auth("GET /config HTTP/1.1");
+    assert_eq!(r.status, 200, "{}", r.head);
+    assert!(!r.body.contains("added:"), "the unauthorised reload loaded nothing: {}", r.body);
+    let r = with_auth("POST /-/reload HTTP/1.1\r\nContent-Length: 0");
+    assert_eq!(r.status, 200, "{}", r.head);
+    let r = with_auth("GET /config HTTP/1.1");
+    assert!(r.body.contains("\n  added:\n"), "{}", r.body);
 }

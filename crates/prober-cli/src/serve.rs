@@ -29,13 +29,19 @@ pub struct ServeArgs {
     /// `--config.enable-auto-reload`: reload every `auto_reload_seconds`.
     auto_reload: bool,
     auto_reload_seconds: u64,
+    /// `--history.limit`: probes whose debug output `/logs` keeps.
+    history_limit: usize,
 }
+
+/// The largest `--history.limit`: twice that many outputs of at most 64 KiB are kept.
+const MAX_HISTORY_LIMIT: usize = 10_000;
 
 /// Parses `prober serve` options; `None` after `--help`.
 pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
     let (mut config, mut listen, mut offset, mut web_config) =
         (None, None, prober_blackbox::DEFAULT_TIMEOUT_OFFSET, None);
     let (mut auto_reload, mut auto_reload_seconds) = (false, DEFAULT_AUTO_RELOAD_SECONDS);
+    let mut history_limit = prober_blackbox::DEFAULT_HISTORY_LIMIT;
     while let Some(tok) = p.next()? {
         match tok {
             Token::Option(o) if o == "-h" || o == "--help" => {
@@ -45,6 +51,13 @@ pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
             Token::Option(o) if o == "--config" => config = Some(PathBuf::from(p.value(&o)?)),
             Token::Option(o) if o == "--web-config" => web_config = Some(p.path(&o)?),
             Token::Option(o) if o == "--config.enable-auto-reload" => auto_reload = true,
+            Token::Option(o) if o == "--history.limit" => {
+                let v = p.text(&o)?;
+                history_limit =
+                    v.trim().parse().ok().filter(|n| *n <= MAX_HISTORY_LIMIT).ok_or_else(|| {
+                        p.usage(format!("{o}: {v:?}: a whole number up to {MAX_HISTORY_LIMIT}"))
+                    })?;
+            }
             Token::Option(o) if o == "--config.auto-reload-interval" => {
                 let v = p.text(&o)?;
                 auto_reload_seconds = crate::serve_reload::parse_interval(&v)
@@ -78,6 +91,7 @@ pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
         web_config,
         auto_reload,
         auto_reload_seconds,
+        history_limit,
     }))
 }
 
@@ -91,6 +105,7 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
     let mut exporter = Exporter::start(modules)
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     exporter.set_timeout_offset(a.timeout_offset);
+    exporter.set_history_limit(a.history_limit);
     let web = a.web_config.as_deref().map(crate::watch::load_web_config).transpose()?;
     let scheme =
         if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
@@ -109,7 +124,7 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
         gone.on_cancel(move || probe.cancel());
     });
     server.route_deferred_any_method("/-/reload", reload_route);
-    for path in ["/metrics", "/", "/config"] {
+    for path in ["/metrics", "/", "/config", "/logs"] {
         let ex = exporter.clone();
         server.route(path, move |req| response(ex.handle(&request(req))));
     }

@@ -18,10 +18,11 @@ Run 'prober check --help', 'prober watch --help' or 'prober serve --help' for de
 pub const SERVE: &str = "\
 Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-config FILE]
                     [--config.enable-auto-reload] [--config.auto-reload-interval SECONDS]
+                    [--history.limit N]
 
 Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
-explanation), /metrics (its own), /config (the modules loaded, credentials as <secret>) and a
-status page at /. FILE is a blackbox_exporter module file (modules with prober http, tcp or
+explanation), /metrics (its own), /config (the modules loaded, credentials as <secret>),
+/logs?target=T (the explanation of a recent probe) and a status page at /. FILE is a blackbox_exporter module file (modules with prober http, tcp or
 grpc); a module may add an allow-list of targets:
 
   modules:
@@ -45,6 +46,7 @@ Options:
                          also read FILE again every --config.auto-reload-interval
   --config.auto-reload-interval SECONDS
                          whole seconds between automatic reloads (default 30)
+  --history.limit N      probes /logs keeps (default 100; as many failures more)
 ";
 
 pub const CHECK: &str = "\

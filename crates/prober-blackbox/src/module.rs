@@ -91,6 +91,8 @@ pub enum TargetError {
 pub struct Modules {
     /// The modules, by name.
     pub by_name: BTreeMap<String, Module>,
+    /// The file as `/config` shows it (YAML, credentials as `<secret>`).
+    shown: String,
 }
 
 /// blackbox_exporter v0.28.0's `User-Agent` (`Blackbox-Exporter/` and its `VERSION`, as its
@@ -122,12 +124,21 @@ impl Modules {
         }
         prober_k8s::yaml_limits::check(text)?;
         let file: File = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        // Shown as read (what was written, no defaults filled in), through the config types'
+        // own redaction of credentials.
+        let shown = serde_norway::to_string(&file).map_err(|e| e.to_string())?;
         let mut by_name = BTreeMap::new();
         for (name, raw) in file.modules {
             let m = build(&name, raw, base).map_err(|e| format!("module {name:?}: {e}"))?;
             by_name.insert(name, m);
         }
-        Ok(Modules { by_name })
+        Ok(Modules { by_name, shown })
+    }
+
+    /// The configuration as blackbox_exporter's `/config` shows it: YAML, every credential
+    /// (`password`, `bearer_token`, `credentials`, a credential header's value) as `<secret>`.
+    pub fn config_yaml(&self) -> &str {
+        if self.shown.is_empty() { "modules: {}\n" } else { &self.shown }
     }
 }
 

@@ -130,7 +130,8 @@ impl Default for Limits {
 /// `Proxy-Authorization` and `Cookie` as `<secret>` (a client's credentials).
 #[derive(Clone)]
 pub struct Request {
-    /// `GET` or `HEAD` (the server answers other methods 405 itself).
+    /// `GET` or `HEAD` (the server answers other methods 405 itself, but on a route that
+    /// takes every method: [`Server::route_deferred_any_method`]).
     pub method: String,
     /// The path, still percent-encoded, without the query.
     pub path: String,

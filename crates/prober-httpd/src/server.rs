@@ -53,6 +53,8 @@ struct Route {
     path: String,
     /// Also serves the paths under `path/`.
     tree: bool,
+    /// Takes every method (its handler answers those it does not), not only GET and HEAD.
+    any_method: bool,
     handler: Answer,
 }
 
@@ -155,7 +157,7 @@ impl Server {
     /// Serves `path` (exactly) with `handler`.
     pub fn route(&mut self, path: &str, handler: impl Fn(&Request) -> Response + Send + 'static) {
         let handler = Answer::Now(Box::new(handler));
-        self.routes.push(Route { path: path.into(), tree: false, handler });
+        self.routes.push(Route { path: path.into(), tree: false, any_method: false, handler });
     }
 
     /// Serves `path` (exactly) with a `handler` that answers later, through the [`Reply`] it
@@ -168,7 +170,20 @@ impl Server {
         handler: impl Fn(&Request, Reply) + Send + 'static,
     ) {
         let handler = Answer::Later(Box::new(handler));
-        self.routes.push(Route { path: path.into(), tree: false, handler });
+        self.routes.push(Route { path: path.into(), tree: false, any_method: false, handler });
+    }
+
+    /// As [`Server::route_deferred`], for requests of every method: the handler reads
+    /// [`Request::method`] and answers those it does not take itself (an action such as
+    /// `POST /-/reload`). A request body is never read: the connection is closed after the
+    /// answer to a request that has one.
+    pub fn route_deferred_any_method(
+        &mut self,
+        path: &str,
+        handler: impl Fn(&Request, Reply) + Send + 'static,
+    ) {
+        let handler = Answer::Later(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: false, any_method: true, handler });
     }
 
     /// Serves `path` and every path under `path/` with `handler`.
@@ -178,7 +193,7 @@ impl Server {
         handler: impl Fn(&Request) -> Response + Send + 'static,
     ) {
         let handler = Answer::Now(Box::new(handler));
-        self.routes.push(Route { path: path.into(), tree: true, handler });
+        self.routes.push(Route { path: path.into(), tree: true, any_method: false, handler });
     }
 
     /// Starts serving on a thread called `name`; the server stops when the [`Running`] is
@@ -637,17 +652,18 @@ impl Site {
     }
 
     /// The handler's answer to `req` (or the deferred handler that will answer it); 405 for
-    /// methods other than GET and HEAD, 404 for paths not served, 500 should the handler
-    /// panic.
+    /// methods other than GET and HEAD (unless the route takes every method), 404 for paths
+    /// not served, 500 should the handler panic.
     fn route(&self, req: &Request) -> Result<Response, &DeferredHandler> {
-        if req.method != "GET" && req.method != "HEAD" {
-            return Ok(Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD"));
-        }
         let found = self.routes.iter().find(|r| {
             req.path == r.path
                 || (r.tree
                     && req.path.strip_prefix(r.path.as_str()).is_some_and(|s| s.starts_with('/')))
         });
+        let any_method = found.is_some_and(|r| r.any_method);
+        if !any_method && req.method != "GET" && req.method != "HEAD" {
+            return Ok(Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD"));
+        }
         let Some(route) = found else {
             let paths: Vec<_> = self.routes.iter().map(|r| r.path.as_str()).collect();
             return Ok(Response::text(

@@ -569,7 +569,7 @@ func addTLSAndMiscCases() {
 	// TestSkipResolvePhase. The proxy is a loopback port that refuses (the upstream test runs
 	// none either); Go's environment proxy is never used for a loopback target.
 	for _, r := range []struct {
-		name                          string
+		name                      string
 		skip, fromEnv, fromConfig bool
 	}{
 		{"without-proxy-with-skipping-resolve", true, false, false},

@@ -157,6 +157,10 @@ func (e *exporter) probe(target string, extra url.Values) (map[string][]sample, 
 			return nil, "", errors.New("unparsable metrics line " + strconv.Quote(line))
 		}
 		s := sample{labels: map[string]string{}, value: m[3]}
+		// One spelling per number: Go writes 1.796015772e+09 where Rust writes 1796015772.
+		if f, err := strconv.ParseFloat(m[3], 64); err == nil {
+			s.value = strconv.FormatFloat(f, 'f', -1, 64)
+		}
 		for _, lp := range labelPair.FindAllStringSubmatch(m[2], -1) {
 			s.labels[lp[1]] = lp[2]
 		}

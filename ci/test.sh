@@ -73,6 +73,9 @@ cargo test --workspace --locked 2>&1
 step "kubelet parity (the kubelet's own pkg/probe against prober on the same servers)"
 bash ci/parity.sh
 
+step "blackbox parity (blackbox_exporter's own test cases against prober serve)"
+bash ci/blackbox-parity.sh
+
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 

@@ -61,7 +61,7 @@ func init() {
 		metrics: grpcMetrics,
 	})
 	add(tcase{
-		name:   "grpc/TestGRPCConnectionWithMetadata",
+		name: "grpc/TestGRPCConnectionWithMetadata",
 		// Lower-case keys: upstream's metadata.Pairs lower-cases them (an upper-case one is
 		// refused by grpc-go's transport, status 13).
 		module: grpcModule("metadata:\n  key1: [value1, value2]\n  key2-bin: [test]\n  authorization: [Bearer token]"),

@@ -21,6 +21,10 @@ prober="$PWD/target/debug/prober"
 step "blackbox_exporter $BLACKBOX_VERSION (cached build)"
 blackbox=$(tool_path blackbox_exporter)
 
+# Its source: the config cases read its config/testdata files (nothing of it is kept here).
+upstream=$(_tool_modcache_dir "github.com/prometheus/blackbox_exporter@$BLACKBOX_VERSION")
+[ -d "$upstream/config/testdata" ] || { echo "blackbox parity: no config/testdata in $upstream" >&2; exit 1; }
+
 step "go vet and build (tests/blackbox-parity)"
 (cd tests/blackbox-parity && GOWORK=off go vet . && GOWORK=off go build -o "$OLDPWD/target/blackbox-parity" .)
 
@@ -28,7 +32,7 @@ step "blackbox parity (blackbox_exporter $BLACKBOX_VERSION against prober serve)
 log="$PWD/target/blackbox-parity.log"
 status=0
 (cd tests/blackbox-parity && timeout 600 "$OLDPWD/target/blackbox-parity" \
-  -blackbox "$blackbox" -prober "$prober" -list known-differences.txt -doc ../../docs/cli.md) \
+  -blackbox "$blackbox" -prober "$prober" -upstream "$upstream" -list known-differences.txt -doc ../../docs/cli.md) \
   >"$log" 2>&1 || status=$?
 # The unlisted differences, the listed cases that agree now, harness errors, then the counts.
 grep -E '^differ [^ ]+: |\(listed: remove from the list\)|^harness: ' "$log" || true

@@ -30,6 +30,9 @@ type tcase struct {
 	metrics []string   // compared besides probe_success
 	params  url.Values // extra /probe parameters
 	env     []string   // the exporters' environment (HTTP_PROXY=...)
+	// configFile: a config test. This file of the upstream module is the module file as it
+	// is, and what is compared is whether each exporter loads it (setup is nil).
+	configFile string
 }
 
 // caseEnv is what a case's servers share with the runner.
@@ -117,6 +120,7 @@ func main() {
 	prober := flag.String("prober", "", "prober binary")
 	listPath := flag.String("list", "known-differences.txt", "the listed differences")
 	docPath := flag.String("doc", "../../docs/cli.md", "the documentation whose table the list points to")
+	flag.StringVar(&upstreamDir, "upstream", "", "blackbox_exporter's module directory (its config/testdata, for the config cases)")
 	only := flag.String("run", "", "only the cases whose name matches this regular expression")
 	flag.Parse()
 	if *blackbox == "" || *prober == "" {
@@ -238,17 +242,25 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 			return "", "", err
 		}
 	}
-	module := strings.ReplaceAll(c.module, "{{DIR}}", dir)
-	var conf strings.Builder
-	conf.WriteString("modules:\n  m:\n")
-	for _, line := range strings.Split(strings.TrimRight(module, "\n"), "\n") {
-		conf.WriteString("    " + line + "\n")
-	}
 	confPath := filepath.Join(dir, "blackbox.yml")
-	if err := os.WriteFile(confPath, []byte(conf.String()), 0o600); err != nil {
+	if c.configFile != "" {
+		if upstreamDir == "" {
+			return "", "", fmt.Errorf("a config case needs -upstream (blackbox_exporter's module directory)")
+		}
+		text, err := os.ReadFile(filepath.Join(upstreamDir, c.configFile))
+		if err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(confPath, text, 0o600); err != nil {
+			return "", "", err
+		}
+	} else if err := writeModuleFile(confPath, c.module, dir); err != nil {
 		return "", "", err
 	}
-	target := c.setup(env)
+	target := ""
+	if c.setup != nil {
+		target = c.setup(env)
+	}
 	env.takeSeen()
 	run := func(argv []string) (string, error) {
 		e, err := startExporter(argv, c.env)
@@ -258,6 +270,9 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 		defer e.stop()
 		if e.refused != "" {
 			return refusedPrefix + ": " + e.refused, nil
+		}
+		if c.setup == nil {
+			return "module file loaded", nil
 		}
 		series, answer, err := e.probe(target, c.params)
 		if err != nil {
@@ -279,6 +294,18 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 	}
 	pr, err := run([]string{prober, "serve", "--config", confPath, "--listen", "127.0.0.1:0"})
 	return bb, pr, err
+}
+
+// writeModuleFile writes a module file with one module, m, whose YAML is module ({{DIR}}
+// standing for dir).
+func writeModuleFile(path, module, dir string) error {
+	module = strings.ReplaceAll(module, "{{DIR}}", dir)
+	var conf strings.Builder
+	conf.WriteString("modules:\n  m:\n")
+	for _, line := range strings.Split(strings.TrimRight(module, "\n"), "\n") {
+		conf.WriteString("    " + line + "\n")
+	}
+	return os.WriteFile(path, []byte(conf.String()), 0o600)
 }
 
 const refusedPrefix = "module file refused"

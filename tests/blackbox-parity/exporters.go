@@ -122,9 +122,9 @@ type sample struct {
 var seriesLine = regexp.MustCompile(`^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$`)
 var labelPair = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"`)
 
-// probe asks the exporter's /probe for module m and target, and returns the series by name,
-// or the HTTP answer when it is not 200.
-func (e *exporter) probe(target string, extra url.Values) (map[string][]sample, string, error) {
+// get asks the exporter's /probe for module m and target, with extra parameters and request
+// headers, and returns the answer's status and body.
+func (e *exporter) get(target string, extra url.Values, header map[string]string) (int, string, error) {
 	q := url.Values{"module": {"m"}, "target": {target}}
 	for k, v := range extra {
 		q[k] = v
@@ -133,22 +133,37 @@ func (e *exporter) probe(target string, extra url.Values) (map[string][]sample, 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+e.addr+"/probe?"+q.Encode(), nil)
 	if err != nil {
-		return nil, "", err
+		return 0, "", err
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, "", err
+		return 0, "", err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(body), err
+}
+
+// probe asks the exporter's /probe for module m and target, and returns the series by name,
+// or the HTTP answer when it is not 200.
+func (e *exporter) probe(target string, extra url.Values, header map[string]string) (map[string][]sample, string, error) {
+	status, body, err := e.get(target, extra, header)
 	if err != nil {
 		return nil, "", err
 	}
-	if resp.StatusCode != 200 {
-		return nil, fmt.Sprintf("HTTP %d %q", resp.StatusCode, strings.TrimSpace(string(body))), nil
+	if status != 200 {
+		return nil, fmt.Sprintf("HTTP %d %q", status, strings.TrimSpace(body)), nil
 	}
+	return parseMetrics(body)
+}
+
+// parseMetrics reads the text exposition format into series by name.
+func parseMetrics(body string) (map[string][]sample, string, error) {
 	out := map[string][]sample{}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}

@@ -33,6 +33,11 @@ type tcase struct {
 	// configFile: a config test. This file of the upstream module is the module file as it
 	// is, and what is compared is whether each exporter loads it (setup is nil).
 	configFile string
+	// header: request headers of the /probe request (X-Prometheus-Scrape-Timeout-Seconds).
+	header map[string]string
+	// inspect, when set, makes the answer what it says of the /probe answer's status and body
+	// (for the handler cases, which look at the debug page or the status).
+	inspect func(status int, body string) string
 }
 
 // caseEnv is what a case's servers share with the runner.
@@ -274,7 +279,18 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 		if c.setup == nil {
 			return "module file loaded", nil
 		}
-		series, answer, err := e.probe(target, c.params)
+		if c.inspect != nil {
+			status, body, err := e.get(target, c.params, c.header)
+			if err != nil {
+				return "", err
+			}
+			out := c.inspect(status, body)
+			if seen := env.takeSeen(); env.noted {
+				out += " seen=[" + seen + "]"
+			}
+			return out, nil
+		}
+		series, answer, err := e.probe(target, c.params, c.header)
 		if err != nil {
 			return "", err
 		}

@@ -81,6 +81,9 @@ FUZZ_TARGETS="httpd_head httpd_query httpd_auth web_config" bash ci/fuzz.sh 20
 step "kubelet parity (the kubelet's own pkg/probe against prober on the same servers)"
 bash ci/parity.sh
 
+step "blackbox parity (blackbox_exporter's own test cases against prober serve)"
+bash ci/blackbox-parity.sh
+
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 

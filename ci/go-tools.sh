@@ -21,7 +21,10 @@
 PROBER_TOOLS_CACHE=${PROBER_TOOLS_CACHE:-$HOME/.cache/prober-ci}
 
 PROMETHEUS_MODULE_VERSION=v0.316.0 # Prometheus 3.16.0 (its Go module numbers are v0.3MM.P)
-BLACKBOX_VERSION=v0.25.0
+BLACKBOX_VERSION=v0.25.0 # ci/bench.sh's serve_probe baseline (docs/benchmarks.md's figures)
+# The current release, for ci/blackbox-parity.sh, which runs its unit-test cases; cached beside
+# the other (the cache is keyed by version): that script sets BLACKBOX_VERSION to it.
+BLACKBOX_PARITY_VERSION=v0.28.0
 ETCD_VERSION=v3.6.16
 KUBERNETES_VERSION=v1.37.2
 # shellcheck disable=SC2034 # read by ci/deploy-check.sh, which sources this file
@@ -64,7 +67,7 @@ _tool_build_prometheus() {
 
 _tool_build_blackbox_exporter() {
   local out=$1 dir
-  # `go install ...@v0.25.0` needs the module's version list, which the proxy may not serve;
+  # `go install ...@VERSION` needs the module's version list, which the proxy may not serve;
   # a download of the exact version and a build in its own copy do not.
   dir=$(_tool_modcache_dir "github.com/prometheus/blackbox_exporter@$BLACKBOX_VERSION")
   (cd "$dir" && _tool_go build -trimpath -ldflags=-s -o "$out/blackbox_exporter" .)
@@ -141,4 +144,7 @@ tool_build_all() {
   for t in prometheus blackbox_exporter etcd kube-apiserver; do
     tool_path "$t" >/dev/null
   done
+  # ci/blackbox-parity.sh's release of blackbox_exporter (bash scoping: tool_path sees it).
+  local BLACKBOX_VERSION=$BLACKBOX_PARITY_VERSION
+  tool_path blackbox_exporter >/dev/null
 }

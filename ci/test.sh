@@ -70,8 +70,19 @@ bash ci/platforms.sh
 step "cargo test --workspace"
 cargo test --workspace --locked 2>&1
 
+step "the server-side parsers, fuzzed briefly (ci/fuzz.sh)"
+# What a client sends the endpoints (prober-httpd's request head and basic credentials, prober
+# serve's query and scrape-timeout header) is parsed before any authentication, and a panic in
+# that parsing once killed the server's thread; the web config is read by the same crate. Each
+# of these targets runs 20 s on every CI run, so that a regression is found here (the full set
+# of targets runs in ci/fuzz.sh, outside CI's budget).
+FUZZ_TARGETS="httpd_head httpd_query httpd_auth web_config" bash ci/fuzz.sh 20
+
 step "kubelet parity (the kubelet's own pkg/probe against prober on the same servers)"
 bash ci/parity.sh
+
+step "blackbox parity (blackbox_exporter's own test cases against prober serve)"
+bash ci/blackbox-parity.sh
 
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh

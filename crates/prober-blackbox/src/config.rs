@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use prober_core::Secret;
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The whole file: `modules:` by name.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct File {
     #[serde(default)]
@@ -16,42 +16,50 @@ pub(crate) struct File {
 }
 
 /// One module as written.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawModule {
     #[serde(default)]
     pub prober: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpModule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpModule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcModule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unix: Option<UnixModule>,
     // Read only to be refused with a clear message.
     #[allow(dead_code)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub icmp: Option<serde_norway::Value>,
     #[allow(dead_code)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns: Option<serde_norway::Value>,
     /// Beyond blackbox_exporter: the targets this module may probe.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow: Option<Allow>,
 }
 
 /// `allow:` (ours): host patterns, networks and ports.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Allow {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub networks: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<PortItem>,
     /// Unix socket paths (a unix module's only list): a path, or a directory ending in `/`.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
 }
 
 /// A port or a `LOW-HIGH` range.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub(crate) enum PortItem {
     One(u32),
@@ -59,43 +67,58 @@ pub(crate) enum PortItem {
 }
 
 /// prometheus/common's `tls_config`.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TlsConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ca_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure_skip_verify: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_version: Option<String>,
     // Inline PEM: refused (files only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ca: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert: Option<String>,
-    pub key: Option<String>,
+    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key: Option<Secret>,
 }
 
 /// prometheus/common's `basic_auth`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BasicAuth {
     #[serde(default)]
     pub username: String,
-    #[serde(default, deserialize_with = "secret")]
+    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub password: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub password_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub username_file: Option<String>,
 }
 
 /// prometheus/common's `authorization`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Authorization {
-    #[serde(rename = "type")]
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(default, deserialize_with = "secret")]
+    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials_file: Option<String>,
 }
 
@@ -105,11 +128,32 @@ fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
     Ok(Option::<String>::deserialize(d)?.map(Secret::new))
 }
 
+/// A [`Secret`] as `/config` shows it: its `Display`, never its value.
+fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(secret) => s.collect_str(secret),
+        None => s.serialize_none(),
+    }
+}
+
 /// `http.headers`: plain values to blackbox_exporter, but an API key is often one of them, so
 /// the values of credential headers ([`prober_core::is_secret_header`]) are never printed.
 #[derive(Default, Deserialize)]
 #[serde(transparent)]
 pub(crate) struct Headers(pub BTreeMap<String, String>);
+
+impl Headers {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// As `Debug`: the values of credential headers are shown as `<secret>`.
+impl Serialize for Headers {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(n, v)| (n, prober_core::printable_header_value(n, v))))
+    }
+}
 
 impl std::fmt::Debug for Headers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -120,65 +164,88 @@ impl std::fmt::Debug for Headers {
 }
 
 /// `fail_if_header_matches` / `fail_if_header_not_matches` entries.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HeaderMatch {
     #[serde(default)]
     pub header: String,
     #[serde(default)]
     pub regexp: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_missing: bool,
 }
 
 /// `http:`, with the inline `http_client_config` fields this engine has.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct HttpModule {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub valid_status_codes: Vec<u16>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub valid_http_versions: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred_ip_protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_protocol_fallback: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_follow_redirects: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub follow_redirects: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fail_if_ssl: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub fail_if_not_ssl: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Headers::is_empty")]
     pub headers: Headers,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fail_if_body_matches_regexp: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fail_if_body_not_matches_regexp: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fail_if_header_matches: Vec<HeaderMatch>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fail_if_header_not_matches: Vec<HeaderMatch>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub basic_auth: Option<BasicAuth>,
-    #[serde(default, deserialize_with = "secret")]
+    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bearer_token: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bearer_token_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub authorization: Option<Authorization>,
     // prometheus/common's default is true (h2 offered by ALPN over TLS, as Go's transport
     // with `http2.ConfigureTransports`); false offers `http/1.1` alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_http2: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body_size_limit: Option<serde_norway::Value>,
     // Fields of blackbox_exporter this engine does not have: read to be refused by name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_from_environment: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_connect_header: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub skip_resolve_phase_with_proxy: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub oauth2: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub compression: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_http1: Option<serde_norway::Value>,
 }
 
@@ -201,23 +268,26 @@ impl HttpModule {
 }
 
 /// One `query_response` step.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct QueryResponse {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<String>,
     /// Bytes to read and compare (not a regular expression), the string's UTF-8 bytes as Go's
     /// `[]byte(s)` makes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expect_bytes: Option<String>,
     /// `probe_expect_info`'s labels, their values templates of `expect`'s match.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<Label>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub send: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub starttls: bool,
 }
 
 /// A `labels` entry of a `query_response` step.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Label {
     #[serde(default)]
@@ -227,43 +297,51 @@ pub(crate) struct Label {
 }
 
 /// `tcp:`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TcpModule {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred_ip_protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_protocol_fallback: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_ip_address: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub query_response: Vec<QueryResponse>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<TlsConfig>,
 }
 
 /// `unix:` (blackbox_exporter v0.28.0).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UnixModule {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub query_response: Vec<QueryResponse>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<TlsConfig>,
 }
 
 /// `grpc:`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct GrpcModule {
     #[serde(default)]
     pub service: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preferred_ip_protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_protocol_fallback: Option<bool>,
     /// Request metadata (grpc-go's `metadata.MD`: each key takes a list of values).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, Vec<String>>,
 }
 

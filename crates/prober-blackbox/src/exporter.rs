@@ -15,7 +15,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
+use crate::history::History;
 use crate::module::{Module, Modules, Prober, TargetError};
+use crate::reload::{Loaded, Reload};
 use crate::{facts, qr_facts, unprobed};
 
 /// A request as the exporter needs it.
@@ -78,7 +80,7 @@ pub struct Exporter {
 
 #[derive(Debug)]
 struct Inner {
-    modules: Modules,
+    modules: Loaded,
     handle: Handle,
     waiting: Mutex<HashMap<u64, Waiting>>,
     next_tag: AtomicU64,
@@ -86,20 +88,30 @@ struct Inner {
     offset_nanos: AtomicU64,
     started: SystemTime,
     counts: Counters,
+    /// The debug output of the last probes, for `/logs`.
+    history: History,
+}
+
+/// A `/probe` request checked: what its answer needs.
+struct Begun {
+    /// The modules in force when the probe started: a reload meanwhile does not change it.
+    modules: Arc<Modules>,
+    module: String,
+    target: String,
+    debug: bool,
+    log: String,
 }
 
 /// A `/probe` request waiting for its outcome.
 struct Waiting {
-    module: String,
-    debug: bool,
-    log: String,
+    begun: Begun,
     started: Instant,
     done: Done,
 }
 
 impl std::fmt::Debug for Waiting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Waiting").field("module", &self.module).finish_non_exhaustive()
+        f.debug_struct("Waiting").field("module", &self.begun.module).finish_non_exhaustive()
     }
 }
 
@@ -121,19 +133,20 @@ impl Exporter {
     pub fn start(modules: Modules) -> std::io::Result<Exporter> {
         let thread = prober::spawn(Engine::new()?)?;
         let inner = Arc::new(Inner {
-            modules,
+            modules: Loaded::new(modules),
             handle: thread.handle().clone(),
             waiting: Mutex::default(),
             next_tag: AtomicU64::new(1),
             offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
             started: SystemTime::now(),
             counts: Counters::default(),
+            history: History::new(),
         });
         let engine = Arc::new(Mutex::new(thread));
         let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
         std::thread::Builder::new()
             .name("prober-serve-dispatch".into())
-            .spawn(move || dispatch(&i, &e))?;
+            .spawn(move || dispatch_or_abort(&i, &e))?;
         Ok(Exporter { inner, _engine: engine })
     }
 
@@ -141,6 +154,19 @@ impl Exporter {
     pub fn set_timeout_offset(&mut self, offset: Duration) {
         let nanos = u64::try_from(offset.as_nanos()).unwrap_or(u64::MAX);
         self.inner.offset_nanos.store(nanos, Ordering::Relaxed);
+    }
+
+    /// How many probes `/logs` keeps the debug output of (blackbox_exporter's
+    /// `--history.limit`, 100), and as many failures that have left them.
+    pub fn set_history_limit(&mut self, limit: usize) {
+        self.inner.history.set_limit(limit);
+    }
+
+    /// Records a reload of the module file: new `/probe` requests use the modules it brings,
+    /// probes in flight finish with the ones they started with, and `/metrics` says how the
+    /// last reload went (blackbox_exporter's `config_last_reload_*` gauges).
+    pub fn reload(&self, reload: Reload) {
+        self.inner.modules.apply(reload);
     }
 
     /// Answers one request, waiting for a probe's outcome on this thread.
@@ -171,6 +197,15 @@ impl Exporter {
             }
             "/" => {
                 done(inner.status_page());
+                None
+            }
+            "/logs" => {
+                done(inner.history.answer(req.query));
+                None
+            }
+            "/config" => {
+                let yaml = inner.modules.current().config_yaml().to_string();
+                done(Response { status: 200, content_type: PLAIN, body: yaml });
                 None
             }
             _ => {
@@ -204,21 +239,50 @@ impl ProbeCancel {
 
 /// The dispatcher: each check's outcome becomes its request's answer. It stops when the
 /// exporter is dropped.
-fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
+/// The dispatcher's body. It ends when the exporter is dropped; should it end otherwise (the
+/// engine thread gone, or a panic outside one answer), every later `/probe` would wait for an
+/// answer that never comes while the process lives on, and a live process with dead endpoints
+/// is never restarted by a supervisor: the process is aborted, with a message saying why.
+fn dispatch_or_abort(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
+    let why =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(inner, engine))) {
+            Ok(Ok(())) => return,
+            Ok(Err(why)) => why,
+            Err(_) => "it panicked (the message is above)".to_string(),
+        };
+    eprintln!(
+        "prober: the /probe dispatcher stopped: {why}; aborting the process so that it is \
+         restarted rather than left running with a dead /probe"
+    );
+    std::process::abort();
+}
+
+fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(), String> {
     loop {
-        let Some(e) = engine.upgrade() else { return };
+        let Some(e) = engine.upgrade() else { return Ok(()) };
         // The receiver is only touched here; the lock is uncontended.
         let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
             Ok(Ok(ev)) => ev,
             Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
-            _ => return,
+            // The exporter holds the engine thread while it lives, and so do we here: its
+            // events end only if the engine thread itself has stopped.
+            _ => return Err("the engine thread stopped".to_string()),
         };
         drop(e);
         let Event::Check { tag, outcome } = ev else { continue };
-        let Some(inner) = inner.upgrade() else { return };
+        let Some(inner) = inner.upgrade() else { return Ok(()) };
         let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
         if let Some(w) = waiting {
-            let response = inner.answer(&w, &outcome);
+            // A panic while one answer is written costs that answer only (500), never the
+            // dispatcher that every other `/probe` waits on.
+            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                inner.answer(&w, &outcome)
+            }));
+            let response = written.unwrap_or_else(|_| Response {
+                status: 500,
+                content_type: TEXT,
+                body: "internal error: writing this probe's answer panicked\n".to_string(),
+            });
             (w.done)(response);
         }
     }
@@ -228,8 +292,8 @@ impl Inner {
     /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
     fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
-            Ok((spec, module, debug, log)) => {
-                let w = Waiting { module, debug, log, started: Instant::now(), done };
+            Ok((spec, begun)) => {
+                let w = Waiting { begun, started: Instant::now(), done };
                 Some(self.submit(spec, w))
             }
             Err(response) => {
@@ -251,16 +315,14 @@ impl Inner {
 
     /// Checks a `/probe` request and builds its probe (with its module's name, `debug` and
     /// the log begun), or the answer to give at once.
-    fn prepare(
-        &self,
-        req: &Request<'_>,
-    ) -> Result<(prober::ProbeSpec, String, bool, String), Response> {
+    fn prepare(&self, req: &Request<'_>) -> Result<(prober::ProbeSpec, Begun), Response> {
         let started = Instant::now();
         let params = parse_query(req.query);
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let name = get("module").unwrap_or("http_2xx");
         let debug = get("debug") == Some("true");
-        let Some(module) = self.modules.by_name.get(name) else {
+        let modules = self.modules.current();
+        let Some(module) = modules.by_name.get(name) else {
             self.counts.unknown_module.fetch_add(1, Ordering::Relaxed);
             return Err(plain(400, &format!("Unknown module {name:?}\n")));
         };
@@ -295,7 +357,8 @@ impl Inner {
             Ok(spec) => {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
                 let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
-                Ok((spec, name.to_string(), debug, log))
+                let (module, target) = (name.to_string(), target.to_string());
+                Ok((spec, Begun { modules: modules.clone(), module, target, debug, log }))
             }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
@@ -308,7 +371,9 @@ impl Inner {
                 let duration = started.elapsed();
                 let _ = writeln!(log, "Probe failed duration_seconds={}", duration.as_secs_f64());
                 let metrics = unprobed::render(module, &u, duration);
-                Err(page(&log, metrics, module, debug))
+                let (name, target) = (name.to_string(), target.to_string());
+                let begun = Begun { modules: modules.clone(), module: name, target, debug, log };
+                Err(self.page(&begun, &begun.log, metrics, module, false))
             }
         }
     }
@@ -334,18 +399,32 @@ impl Inner {
     /// The answer to a `/probe` request whose probe ended with `outcome`.
     fn answer(&self, w: &Waiting, outcome: &Outcome) -> Response {
         let duration = w.started.elapsed();
-        let mut log = w.log.clone();
+        let b = &w.begun;
+        let mut log = b.log.clone();
         if outcome.reason == Reason::Denied {
-            return self.denied(&mut log, &outcome.message, w.debug);
+            return self.denied(&mut log, &outcome.message, b.debug);
         }
-        let Some(module) = self.modules.by_name.get(&w.module) else {
+        let Some(module) = b.modules.by_name.get(&b.module) else {
             return plain(500, "the module has gone\n");
         };
         let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
-        page(&log, metrics, module, w.debug)
+        self.page(b, &log, metrics, module, success)
+    }
+
+    /// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the
+    /// module; that debug output is kept for `/logs` either way, as blackbox_exporter does.
+    fn page(&self, b: &Begun, log: &str, metrics: String, module: &Module, ok: bool) -> Response {
+        let body = format!(
+            "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
+        );
+        self.history.add(&b.module, &b.target, &body, ok);
+        if b.debug {
+            return Response { status: 200, content_type: PLAIN, body };
+        }
+        Response { status: 200, content_type: TEXT, body: metrics }
     }
 
     fn denied(&self, log: &mut String, why: &str, debug: bool) -> Response {
@@ -398,6 +477,7 @@ impl Inner {
             s,
             "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {start}\n"
         );
+        self.modules.render(&mut s);
         Response { status: 200, content_type: TEXT, body: s }
     }
 
@@ -405,7 +485,7 @@ impl Inner {
         let mut s = String::from(
             "<html><head><title>prober serve</title></head><body>\n<h1>prober serve</h1>\n<p>blackbox_exporter's <code>/probe?target=T&amp;module=M</code> on libprober's engine. <a href=\"/metrics\">Metrics</a></p>\n<h2>Modules</h2>\n<ul>\n",
         );
-        for (name, m) in &self.modules.by_name {
+        for (name, m) in &self.modules.current().by_name {
             let allow = if m.filter.is_some() { ", allow-list" } else { "" };
             let _ =
                 writeln!(s, "<li><code>{}</code>: {}{allow}</li>", html(name), m.prober.as_str());
@@ -413,17 +493,6 @@ impl Inner {
         s.push_str("</ul>\n</body></html>\n");
         Response { status: 200, content_type: "text/html; charset=utf-8", body: s }
     }
-}
-
-/// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the module.
-fn page(log: &str, metrics: String, module: &Module, debug: bool) -> Response {
-    if debug {
-        let body = format!(
-            "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
-        );
-        return Response { status: 200, content_type: PLAIN, body };
-    }
-    Response { status: 200, content_type: TEXT, body: metrics }
 }
 
 fn html(s: &str) -> String {

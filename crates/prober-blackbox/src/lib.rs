@@ -5,9 +5,12 @@
 //!   tcp | grpc | unix` and their options), refusing at start what the engine does not do (`icmp`,
 //!   `dns`, proxies, OAuth 2) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
-//! - [`Exporter::handle`] answers `/probe`, `/metrics` and `/` as a plain function of the
-//!   request, with blackbox_exporter's metric names and meanings, its timeout rule and its
-//!   `&debug=true`; any HTTP server can carry it.
+//! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
+//!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and
+//!   its `&debug=true` (kept for the last probes, for `/logs`); any HTTP server can carry it.
+//! - [`Exporter::reload`] puts new modules in force (probes in flight keep theirs) or records
+//!   a failed reload, for blackbox_exporter's `config_last_reload_*` gauges; when to read the
+//!   file again (a signal, `POST /-/reload`) is the caller's choice.
 
 // The README's examples are compiled and run with the doc tests.
 #[cfg(doctest)]
@@ -18,8 +21,10 @@ mod config;
 mod exporter;
 mod facts;
 mod grpc_module;
+mod history;
 mod module;
 mod qr_facts;
+mod reload;
 mod target;
 mod tcp_module;
 mod unix_module;
@@ -29,5 +34,7 @@ pub use exporter::{
     DEFAULT_TIMEOUT_OFFSET, Exporter, MAX_SCRAPE_TIMEOUT, ProbeCancel, Request, Response,
     parse_query, timeout,
 };
+pub use history::{DEFAULT_HISTORY_LIMIT, MAX_KEPT_OUTPUT};
 pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};
+pub use reload::Reload;
 pub use target::Unprobeable;

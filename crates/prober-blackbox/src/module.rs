@@ -98,6 +98,8 @@ pub enum TargetError {
 pub struct Modules {
     /// The modules, by name.
     pub by_name: BTreeMap<String, Module>,
+    /// The file as `/config` shows it (YAML, credentials as `<secret>`).
+    shown: String,
 }
 
 /// blackbox_exporter v0.28.0's `User-Agent` (`Blackbox-Exporter/` and its `VERSION`, as its
@@ -129,12 +131,21 @@ impl Modules {
         }
         prober_k8s::yaml_limits::check(text)?;
         let file: File = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        // Shown as read (what was written, no defaults filled in), through the config types'
+        // own redaction of credentials.
+        let shown = serde_norway::to_string(&file).map_err(|e| e.to_string())?;
         let mut by_name = BTreeMap::new();
         for (name, raw) in file.modules {
             let m = build(&name, raw, base).map_err(|e| format!("module {name:?}: {e}"))?;
             by_name.insert(name, m);
         }
-        Ok(Modules { by_name })
+        Ok(Modules { by_name, shown })
+    }
+
+    /// The configuration as blackbox_exporter's `/config` shows it: YAML, every credential
+    /// (`password`, `bearer_token`, `credentials`, a credential header's value) as `<secret>`.
+    pub fn config_yaml(&self) -> &str {
+        if self.shown.is_empty() { "modules: {}\n" } else { &self.shown }
     }
 }
 
@@ -322,6 +333,13 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     m.header_fail = header_checks("http.fail_if_header_matches", &h.fail_if_header_matches)?;
     m.header_need =
         header_checks("http.fail_if_header_not_matches", &h.fail_if_header_not_matches)?;
+    // blackbox_exporter refuses HTTP/3.0 unless `enable_http3`, which this engine lacks: a
+    // module that names it is refused too, not left to wait for a version it never speaks.
+    if h.valid_http_versions.iter().any(|v| v == "HTTP/3.0") {
+        return Err("http.valid_http_versions: HTTP/3.0 needs enable_http3, which prober serve \
+                    does not support"
+            .into());
+    }
     m.versions = h.valid_http_versions.clone();
     m.fail_if_ssl = h.fail_if_ssl;
     m.fail_if_not_ssl = h.fail_if_not_ssl;
@@ -772,6 +790,19 @@ mod tests {
         let bad = "modules:\n  x: {prober: grpc, grpc: {preferred_ip_protocol: ipv4}}\n";
         let err = Modules::parse(bad, Path::new(".")).unwrap_err();
         assert!(err.contains("grpc.preferred_ip_protocol: \"ipv4\" is not ip4 or ip6"), "{err}");
+    }
+
+    /// blackbox_exporter refuses a module that accepts HTTP/3.0 without `enable_http3`
+    /// (config.go), which this engine does not have: refused here too, not left to fail.
+    #[test]
+    fn http3_version_is_refused() {
+        let file =
+            "modules:\n  h: {prober: http, http: {valid_http_versions: [HTTP/1.1, HTTP/3.0]}}\n";
+        let err = Modules::parse(file, Path::new(".")).unwrap_err();
+        assert!(err.contains("http.valid_http_versions: HTTP/3.0"), "{err}");
+        let ok =
+            "modules:\n  h: {prober: http, http: {valid_http_versions: [HTTP/1.1, HTTP/2.0]}}\n";
+        assert!(Modules::parse(ok, Path::new(".")).is_ok());
     }
 
     #[test]

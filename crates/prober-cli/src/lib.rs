@@ -17,6 +17,7 @@ mod hooks;
 mod metrics;
 mod output;
 mod serve;
+mod serve_reload;
 mod signals;
 mod systemd;
 mod target_state;

@@ -5,17 +5,19 @@
 //! bounded per connection, protected by `--web-config`. `/probe` is a deferred route: the
 //! request is checked and its probe submitted on the loop, and the engine's dispatcher sends
 //! the answer when the outcome is in, so the loop never waits for a probe and any number of
-//! requests share the one engine thread.
+//! requests share the one engine thread. The main thread then reloads the module file when
+//! asked ([`crate::serve_reload`]).
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use prober_blackbox::{Exporter, Modules, Request};
+use prober_blackbox::{Exporter, Request};
 
 use crate::args::{Failure, Parser, Token};
+use crate::serve_reload::{ConfigFile, DEFAULT_AUTO_RELOAD_SECONDS, Reloader};
 
 /// What `prober serve` was asked.
 #[derive(Debug)]
@@ -24,12 +26,22 @@ pub struct ServeArgs {
     listen: SocketAddr,
     timeout_offset: Duration,
     web_config: Option<PathBuf>,
+    /// `--config.enable-auto-reload`: reload every `auto_reload_seconds`.
+    auto_reload: bool,
+    auto_reload_seconds: u64,
+    /// `--history.limit`: probes whose debug output `/logs` keeps.
+    history_limit: usize,
 }
+
+/// The largest `--history.limit`: twice that many outputs of at most 64 KiB are kept.
+const MAX_HISTORY_LIMIT: usize = 10_000;
 
 /// Parses `prober serve` options; `None` after `--help`.
 pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
     let (mut config, mut listen, mut offset, mut web_config) =
         (None, None, prober_blackbox::DEFAULT_TIMEOUT_OFFSET, None);
+    let (mut auto_reload, mut auto_reload_seconds) = (false, DEFAULT_AUTO_RELOAD_SECONDS);
+    let mut history_limit = prober_blackbox::DEFAULT_HISTORY_LIMIT;
     while let Some(tok) = p.next()? {
         match tok {
             Token::Option(o) if o == "-h" || o == "--help" => {
@@ -38,6 +50,19 @@ pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
             }
             Token::Option(o) if o == "--config" => config = Some(PathBuf::from(p.value(&o)?)),
             Token::Option(o) if o == "--web-config" => web_config = Some(p.path(&o)?),
+            Token::Option(o) if o == "--config.enable-auto-reload" => auto_reload = true,
+            Token::Option(o) if o == "--history.limit" => {
+                let v = p.text(&o)?;
+                history_limit =
+                    v.trim().parse().ok().filter(|n| *n <= MAX_HISTORY_LIMIT).ok_or_else(|| {
+                        p.usage(format!("{o}: {v:?}: a whole number up to {MAX_HISTORY_LIMIT}"))
+                    })?;
+            }
+            Token::Option(o) if o == "--config.auto-reload-interval" => {
+                let v = p.text(&o)?;
+                auto_reload_seconds = crate::serve_reload::parse_interval(&v)
+                    .map_err(|e| p.usage(format!("{o}: {e}")))?;
+            }
             Token::Option(o) if o == "--listen" => {
                 let v = p.value(&o)?;
                 let v = v.to_string_lossy();
@@ -59,22 +84,28 @@ pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
     }
     let config = config.ok_or_else(|| p.usage("missing --config FILE"))?;
     let listen = listen.ok_or_else(|| p.usage("missing --listen ADDR"))?;
-    Ok(Some(ServeArgs { config, listen, timeout_offset: offset, web_config }))
+    Ok(Some(ServeArgs {
+        config,
+        listen,
+        timeout_offset: offset,
+        web_config,
+        auto_reload,
+        auto_reload_seconds,
+        history_limit,
+    }))
 }
 
-/// Loads the modules, starts the engine and serves until the process is ended.
+/// Loads the modules, starts the engine and serves until the process is ended, reloading the
+/// modules when asked.
 pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
-    let text = std::fs::read(&a.config).map_err(|e| {
-        Failure::no_input(format!("{}: {}", a.config.display(), prober_core::os_error_text(&e)))
-    })?;
-    let text = String::from_utf8(text)
-        .map_err(|_| Failure::input(format!("{}: not UTF-8", a.config.display())))?;
-    let base = a.config.parent().unwrap_or(Path::new("."));
-    let modules = Modules::parse(&text, base)
-        .map_err(|e| Failure::input(format!("{}: {e}", a.config.display())))?;
+    let (file, modules) = ConfigFile::load(&a.config)?;
+    let auto = a.auto_reload.then(|| Duration::from_secs(a.auto_reload_seconds));
+    let (reloader, reload_route) = Reloader::new(file, auto)
+        .map_err(|e| Failure::software(format!("cannot catch SIGHUP: {e}")))?;
     let mut exporter = Exporter::start(modules)
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     exporter.set_timeout_offset(a.timeout_offset);
+    exporter.set_history_limit(a.history_limit);
     let web = a.web_config.as_deref().map(crate::watch::load_web_config).transpose()?;
     let scheme =
         if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
@@ -92,7 +123,8 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
         let probe = ex.handle_with(&request(req), move |r| reply.send(response(r)));
         gone.on_cancel(move || probe.cancel());
     });
-    for path in ["/metrics", "/"] {
+    server.route_deferred_any_method("/-/reload", reload_route);
+    for path in ["/metrics", "/", "/config", "/logs"] {
         let ex = exporter.clone();
         server.route(path, move |req| response(ex.handle(&request(req))));
     }
@@ -101,9 +133,7 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
         .map_err(|e| Failure::software(format!("cannot start the server: {e}")))?;
     eprintln!("prober serve: listening on {scheme}://{}", running.local_addr());
     // Served until the process is ended (SIGTERM, SIGINT: their default action).
-    loop {
-        std::thread::park();
-    }
+    reloader.run(&exporter)
 }
 
 fn request(req: &prober_httpd::Request) -> Request<'_> {

@@ -1,4 +1,5 @@
-//! SIGINT and SIGTERM for `prober check` and `prober watch`, through signal-hook.
+//! SIGINT and SIGTERM for `prober check` and `prober watch`, SIGHUP (reload) for `prober
+//! serve`, through signal-hook.
 //!
 //! The handler (signal-hook's) records the signal number and writes a byte to a close-on-exec,
 //! nonblocking socket pair; the main loop polls the read end next to the engine's descriptor,
@@ -31,11 +32,17 @@ impl Signals {
     /// Catches SIGINT and SIGTERM. SIGINT is left alone when it was ignored at start (a
     /// background job of a non-interactive shell), as shells expect.
     pub fn install() -> io::Result<Signals> {
+        Signals::catch(&[SIGINT, SIGTERM])
+    }
+
+    /// Catches `signals` (SIGINT only when it was not ignored at start); the others keep
+    /// their dispositions.
+    pub fn catch(signals: &[i32]) -> io::Result<Signals> {
         let (wake, write) = UnixStream::pair()?;
         wake.set_nonblocking(true)?;
         let received = Arc::new(AtomicUsize::new(0));
         let mut ids = Vec::new();
-        for sig in [SIGINT, SIGTERM] {
+        for &sig in signals {
             if sig == SIGINT && ignored_at_start(sig) {
                 continue;
             }

@@ -17,10 +17,14 @@ Run 'prober check --help', 'prober watch --help' or 'prober serve --help' for de
 
 pub const SERVE: &str = "\
 Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-config FILE]
+                    [--config.enable-auto-reload] [--config.auto-reload-interval SECONDS]
+                    [--history.limit N]
 
 Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
-explanation), /metrics (its own) and a status page at /. FILE is a blackbox_exporter module file
-(modules with prober http, tcp, grpc or unix); a module may add an allow-list of targets:
+explanation), /metrics (its own), /config (the modules loaded, credentials as <secret>),
+/logs?target=T (the explanation of a recent probe) and a status page at /. FILE is a
+blackbox_exporter module file (modules with prober http, tcp, grpc or unix); a module may add
+an allow-list of targets:
 
   modules:
     http_2xx:
@@ -33,12 +37,20 @@ explanation), /metrics (its own) and a status page at /. FILE is a blackbox_expo
 A refused target is answered 403. Each probe's timeout is the module's, or the scrape's
 (X-Prometheus-Scrape-Timeout-Seconds) less the offset (default 500ms) when smaller.
 
+FILE is read again on SIGHUP and on POST /-/reload; a file that is not valid leaves the
+modules in force (blackbox_exporter_config_last_reload_successful 0 on /metrics).
+
 Options:
   --config FILE          the module file
   --listen ADDR          IP:PORT, [IPV6]:PORT or :PORT
   --timeout-offset DUR   kept from the scrape's timeout for the answer (default 500ms)
   --web-config FILE      TLS, client certificates and basic auth for every endpoint, in the
                          Prometheus exporter-toolkit's format (as prober watch --web-config)
+  --config.enable-auto-reload
+                         also read FILE again every --config.auto-reload-interval
+  --config.auto-reload-interval SECONDS
+                         whole seconds between automatic reloads (default 30)
+  --history.limit N      probes /logs keeps (default 100; as many failures more)
 ";
 
 pub const CHECK: &str = "\

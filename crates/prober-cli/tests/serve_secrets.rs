@@ -1,8 +1,8 @@
 //! `prober serve` never prints a module's credentials: a distinct secret is planted in every
 //! secret-bearing field of the module file (and in the files they name), the real server is
 //! asked for `&debug=true` pages of probes that succeed, fail, are refused by an allow-list
-//! or name a target with a password in it, and everything it answered and printed (standard
-//! output and error included) is searched for each secret.
+//! or name a target with a password in it, and for `/logs` and `/config`, and everything it
+//! answered and printed (standard output and error included) is searched for each secret.
 
 mod common;
 
@@ -180,6 +180,25 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
         }
         answers.push(answer);
     }
+    // `/logs` keeps those debug pages: every module's that probed (a target refused by an
+    // allow-list is not a probe), as they were.
+    for module in names.into_iter().filter(|m| *m != "refused") {
+        let scheme = if module == "client_key" { "https" } else { "http" };
+        let path = format!("/logs?module={module}&target={scheme}://{closed}");
+        let logs = get(serve.addr, &path);
+        assert!(logs.starts_with("HTTP/1.1 200 "), "{logs}");
+        assert!(logs.contains("Module configuration:"), "{logs}");
+        answers.push(logs);
+    }
+    // `/config` shows every module, each credential as `<secret>`.
+    let config = get(serve.addr, "/config");
+    assert!(config.starts_with("HTTP/1.1 200 "), "{config}");
+    for module in names {
+        assert!(config.contains(&format!("\n  {module}:\n")), "{module} missing: {config}");
+    }
+    assert!(config.contains("password: <secret>"), "{config}");
+    assert!(config.contains("bearer_token: <secret>"), "{config}");
+    answers.push(config);
     let printed = serve.stop();
     let everything = format!("{}\n{printed}", answers.join("\n"));
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);

@@ -114,15 +114,23 @@ fn a_timeout_kills_the_whole_group_inside() {
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert_eq!(o.message, format!("command timed out: \"sh -c {script}\" timed out after 300ms"));
     assert_eq!(text(&o), "started\n");
-    // Both sleeps were killed: no live process runs them (a killed orphan may stay a zombie of
-    // the target's init, which does not reap; a zombie's cmdline is empty).
-    let alive: Vec<String> = std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains(marker))
-        .collect();
-    assert!(alive.is_empty(), "left running: {alive:?}");
+    // Both sleeps were killed: soon no live process runs them (a killed orphan may stay a
+    // zombie of the target's init, which does not reap; a zombie's cmdline is empty). SIGKILL
+    // is delivered at once but a process takes a moment to die, and the orphan is not ours to
+    // wait for: poll, bounded by a multiple of the timeout.
+    let alive = || -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(marker))
+            .collect()
+    };
+    let until = std::time::Instant::now() + 20 * timeout;
+    while !alive().is_empty() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(alive().is_empty(), "left running: {:?}", alive());
 }
 
 #[test]

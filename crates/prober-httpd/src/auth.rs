@@ -19,6 +19,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::IpAddr;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -140,7 +141,14 @@ impl Auth {
         let thread = Checker { users, memory: memory.clone(), results: results.clone() };
         std::thread::Builder::new()
             .name("http-auth".into())
-            .spawn(move || thread.run(&rx, &done))?;
+            // The checks of every later request depend on this thread: should it die, the
+            // process is aborted as when the server thread dies (see `server::or_abort`).
+            .spawn(move || {
+                crate::server::or_abort("http-auth", || {
+                    thread.run(&rx, &done);
+                    Ok(())
+                })
+            })?;
         Ok(Auth { memory, jobs, results })
     }
 
@@ -192,8 +200,8 @@ fn network(ip: IpAddr) -> IpAddr {
     }
 }
 
-/// `Basic BASE64(user:password)`.
-fn basic(header: &str) -> Option<(String, String)> {
+/// `Basic BASE64(user:password)`: the user and password of an `Authorization` header.
+pub fn basic(header: &str) -> Option<(String, String)> {
     let (scheme, creds) = header.trim().split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
         return None;
@@ -217,7 +225,9 @@ impl Checker {
         for job in jobs {
             let known = self.users.get(&job.user);
             let hash = known.unwrap_or(&decoy);
-            let ok = bcrypt::verify(&job.password, hash).unwrap_or(false) && known.is_some();
+            // A panic in the hash check is a denial of this pair, not the end of the thread.
+            let verified = catch_unwind(AssertUnwindSafe(|| bcrypt::verify(&job.password, hash)));
+            let ok = matches!(verified, Ok(Ok(true))) && known.is_some();
             {
                 let mut memory = self.memory.lock().unwrap_or_else(PoisonError::into_inner);
                 memory.remember(job.user, job.password, ok);

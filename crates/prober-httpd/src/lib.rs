@@ -21,7 +21,17 @@
 //! - bounded memory per connection: at most [`Limits::max_request_line`] +
 //!   [`Limits::max_header_bytes`] of request is buffered; a longer request line is answered
 //!   414, longer headers 431; request bodies are never read (the connection is closed after
-//!   the answer).
+//!   the answer); empty lines before a request line are skipped (RFC 9112 section 2.2) and
+//!   count against the same bound; a request whose body framing a proxy could read otherwise
+//!   (`Transfer-Encoding` with `Content-Length`, differing `Content-Length` values) is answered
+//!   400 and its connection closed, so that no body is ever taken for a request.
+//!
+//! A panic never leaves the process alive with dead endpoints. Handlers run under
+//! `catch_unwind` (a panicking handler is answered 500), and so does each connection's whole
+//! step (reading, TLS, parsing the head): a panic there closes that connection and the server
+//! goes on. Should the server's thread end any other way than by its [`Running`] being dropped
+//! (a panic outside a connection, the poller failing), the process is aborted with a message
+//! saying so, for a supervisor to restart it.
 //!
 //! Endpoints can be protected as Prometheus exporters are, with a web configuration file in
 //! the exporter-toolkit's format ([`WebConfig`]): TLS (certificates re-read when their files
@@ -45,6 +55,24 @@ use std::time::Duration;
 pub use pending::CancelSignal;
 pub use server::{Reply, Running, Server};
 pub use web_config::WebConfig;
+
+/// The server's parsers of what clients and operators send, without I/O, for the fuzz targets
+/// (fuzz/fuzz_targets/httpd_*.rs and web_config.rs). Not part of the API: may change at any
+/// time.
+#[doc(hidden)]
+pub mod fuzz {
+    pub use crate::auth::basic;
+    pub use crate::head::{Found, Parsed, capacity, find, parse};
+
+    /// Parses the text of a web config whose relative file names are relative to `dir`.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::WebConfig::load`], without the path.
+    pub fn web_config(text: &str, dir: &std::path::Path) -> Result<crate::WebConfig, String> {
+        crate::WebConfig::parse(text, dir)
+    }
+}
 
 /// The bounds of a server. The defaults suit a metrics or probe endpoint scraped by a few
 /// Prometheus servers.
@@ -102,7 +130,8 @@ impl Default for Limits {
 /// `Proxy-Authorization` and `Cookie` as `<secret>` (a client's credentials).
 #[derive(Clone)]
 pub struct Request {
-    /// `GET` or `HEAD` (the server answers other methods 405 itself).
+    /// `GET` or `HEAD` (the server answers other methods 405 itself, but on a route that
+    /// takes every method: [`Server::route_deferred_any_method`]).
     pub method: String,
     /// The path, still percent-encoded, without the query.
     pub path: String,

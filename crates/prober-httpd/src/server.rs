@@ -53,6 +53,8 @@ struct Route {
     path: String,
     /// Also serves the paths under `path/`.
     tree: bool,
+    /// Takes every method (its handler answers those it does not), not only GET and HEAD.
+    any_method: bool,
     handler: Answer,
 }
 
@@ -122,8 +124,7 @@ impl Server {
     ///
     /// The address cannot be bound (taken, not local, not permitted).
     pub fn bind(addr: SocketAddr) -> io::Result<Server> {
-        let listener = std::net::TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
+        let listener = listen(addr)?;
         let addr = listener.local_addr()?;
         Ok(Server {
             listener: TcpListener::from_std(listener),
@@ -156,7 +157,7 @@ impl Server {
     /// Serves `path` (exactly) with `handler`.
     pub fn route(&mut self, path: &str, handler: impl Fn(&Request) -> Response + Send + 'static) {
         let handler = Answer::Now(Box::new(handler));
-        self.routes.push(Route { path: path.into(), tree: false, handler });
+        self.routes.push(Route { path: path.into(), tree: false, any_method: false, handler });
     }
 
     /// Serves `path` (exactly) with a `handler` that answers later, through the [`Reply`] it
@@ -169,7 +170,20 @@ impl Server {
         handler: impl Fn(&Request, Reply) + Send + 'static,
     ) {
         let handler = Answer::Later(Box::new(handler));
-        self.routes.push(Route { path: path.into(), tree: false, handler });
+        self.routes.push(Route { path: path.into(), tree: false, any_method: false, handler });
+    }
+
+    /// As [`Server::route_deferred`], for requests of every method: the handler reads
+    /// [`Request::method`] and answers those it does not take itself (an action such as
+    /// `POST /-/reload`). A request body is never read: the connection is closed after the
+    /// answer to a request that has one.
+    pub fn route_deferred_any_method(
+        &mut self,
+        path: &str,
+        handler: impl Fn(&Request, Reply) + Send + 'static,
+    ) {
+        let handler = Answer::Later(Box::new(handler));
+        self.routes.push(Route { path: path.into(), tree: false, any_method: true, handler });
     }
 
     /// Serves `path` and every path under `path/` with `handler`.
@@ -179,7 +193,7 @@ impl Server {
         handler: impl Fn(&Request) -> Response + Send + 'static,
     ) {
         let handler = Answer::Now(Box::new(handler));
-        self.routes.push(Route { path: path.into(), tree: true, handler });
+        self.routes.push(Route { path: path.into(), tree: true, any_method: false, handler });
     }
 
     /// Starts serving on a thread called `name`; the server stops when the [`Running`] is
@@ -223,9 +237,54 @@ impl Server {
             stop: stop.clone(),
             accept_again: None,
         };
-        let thread = std::thread::Builder::new().name(name.into()).spawn(move || lp.run())?;
+        let thread_name = name.to_string();
+        let thread = std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || or_abort(&thread_name, || lp.run()))?;
         Ok(Running { addr: self.addr, stop, waker, thread: Some(thread) })
     }
+}
+
+/// The listening socket for `addr`: nonblocking, close-on-exec (socket2 opens sockets so),
+/// `SO_REUSEADDR` as the standard library sets it, and a backlog of the system's
+/// `net.core.somaxconn`, as Go's net package listens: with std's 128, connections made in a
+/// burst (scrapes of many targets at once) overflow the queue and wait for a SYN retransmit.
+fn listen(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    #[cfg(unix)]
+    sock.set_reuse_address(true)?;
+    sock.bind(&addr.into())?;
+    sock.listen(backlog())?;
+    sock.set_nonblocking(true)?;
+    Ok(sock.into())
+}
+
+/// The listen backlog: Linux's `somaxconn` (the most it grants); where it cannot be read,
+/// 4096 (Linux's default since 5.4; other systems cap a larger request at their own limit).
+fn backlog() -> i32 {
+    std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(4096)
+}
+
+/// The server thread's body. The loop ends only when its [`Running`] is dropped; should it end
+/// otherwise (a panic that escaped the per-connection guard of [`Loop::drive`], or the poller
+/// failing), the endpoints are dead, and a live process with dead endpoints is never restarted
+/// by a supervisor: the process is aborted, with a message saying why.
+pub(crate) fn or_abort(name: &str, run: impl FnOnce() -> io::Result<()>) {
+    let why = match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => format!("its poller failed: {e}"),
+        Err(_) => "it panicked (the message is above)".to_string(),
+    };
+    eprintln!(
+        "prober: the HTTP server thread '{name}' stopped: {why}; aborting the process so that \
+         it is restarted rather than left running with dead endpoints"
+    );
+    std::process::abort();
 }
 
 /// A server serving on its thread; dropping it stops the server and closes its connections.
@@ -281,7 +340,8 @@ struct Loop {
 }
 
 impl Loop {
-    fn run(mut self) {
+    /// Serves until stopped (`Ok`), or the poller fails.
+    fn run(mut self) -> io::Result<()> {
         let mut events = Events::with_capacity(1024);
         loop {
             let now = Instant::now();
@@ -291,11 +351,10 @@ impl Loop {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                eprintln!("prober: http server stopped: {e}");
-                return;
+                return Err(e);
             }
             if self.stop.load(Ordering::Acquire) {
-                return;
+                return Ok(());
             }
             for ev in &events {
                 match ev.token() {
@@ -317,6 +376,8 @@ impl Loop {
     }
 
     fn accept(&mut self) {
+        #[cfg(test)]
+        tests::panic_if_asked();
         loop {
             match self.listener.accept() {
                 Ok((sock, _)) => self.admit(sock),
@@ -375,9 +436,12 @@ impl Loop {
         victim.is_some_and(|id| self.conns.remove(&id).is_some())
     }
 
+    /// Drives connection `id` as far as it goes. A panic while doing so (a bug in reading its
+    /// request, TLS included) ends that connection only: the others, and the server, go on.
     fn drive(&mut self, id: usize) {
         let Some(conn) = self.conns.get_mut(&id) else { return };
-        if !self.site.step(conn, id) {
+        let site = &self.site;
+        if !catch_unwind(AssertUnwindSafe(|| site.step(conn, id))).unwrap_or(false) {
             self.conns.remove(&id);
         }
     }
@@ -473,6 +537,8 @@ impl Site {
                     }
                 }
                 State::Head { kept } => {
+                    #[cfg(test)]
+                    tests::panic_on(&conn.input);
                     match head::find(&conn.input, &mut conn.scanned, &self.limits) {
                         Found::Head(len) => {
                             let parsed = head::parse(&conn.input[..len]);
@@ -586,17 +652,18 @@ impl Site {
     }
 
     /// The handler's answer to `req` (or the deferred handler that will answer it); 405 for
-    /// methods other than GET and HEAD, 404 for paths not served, 500 should the handler
-    /// panic.
+    /// methods other than GET and HEAD (unless the route takes every method), 404 for paths
+    /// not served, 500 should the handler panic.
     fn route(&self, req: &Request) -> Result<Response, &DeferredHandler> {
-        if req.method != "GET" && req.method != "HEAD" {
-            return Ok(Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD"));
-        }
         let found = self.routes.iter().find(|r| {
             req.path == r.path
                 || (r.tree
                     && req.path.strip_prefix(r.path.as_str()).is_some_and(|s| s.starts_with('/')))
         });
+        let any_method = found.is_some_and(|r| r.any_method);
+        if !any_method && req.method != "GET" && req.method != "HEAD" {
+            return Ok(Response::text(405, "use GET\n").with_header("Allow", "GET, HEAD"));
+        }
         let Some(route) = found else {
             let paths: Vec<_> = self.routes.iter().map(|r| r.path.as_str()).collect();
             return Ok(Response::text(
@@ -656,3 +723,6 @@ fn reason(status: u16) -> &'static str {
         _ => "",
     }
 }
+
+#[cfg(test)]
+mod tests;

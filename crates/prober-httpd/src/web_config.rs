@@ -102,7 +102,7 @@ impl WebConfig {
     }
 
     /// Parses the text of a web config whose relative file names are relative to `dir`.
-    fn parse(text: &str, dir: &Path) -> Result<WebConfig, String> {
+    pub(crate) fn parse(text: &str, dir: &Path) -> Result<WebConfig, String> {
         let file: File = if text.trim().is_empty() {
             File::default()
         } else {

@@ -59,6 +59,43 @@ static void *line_serve(void *arg) {
   return NULL;
 }
 
+typedef struct {
+  int listener;
+  const char *greeting;
+  size_t greeting_len;
+  char heard[64];
+} bytes_peer;
+
+/* Says a binary greeting (a '\n' inside), then records the line it hears. */
+static void *bytes_serve(void *arg) {
+  bytes_peer *p = arg;
+  int c = accept(p->listener, NULL, NULL);
+  CHECK(c >= 0);
+  CHECK(write(c, p->greeting, p->greeting_len) == (ssize_t)p->greeting_len);
+  if (!read_line(c, p->heard, sizeof p->heard)) p->heard[0] = '\0';
+  close(c);
+  return NULL;
+}
+
+/* prober_spec_add_tcp_step_expect_bytes: the greeting's 5 bytes, then HELLO as a line. */
+static prober_outcome *run_bytes(bytes_peer *peer) {
+  int port = 0;
+  peer->listener = listen_loopback(&port);
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, bytes_serve, peer) == 0);
+  prober_spec *s = NULL;
+  prober_outcome *o = NULL;
+  CHECK_OK(prober_spec_new_tcp("127.0.0.1", port, &s));
+  CHECK_OK(prober_spec_add_tcp_step_expect_bytes(s, (const uint8_t *)"\x00\x01\nOK", 5,
+                                                 (const uint8_t *)"HELLO", 5, PROBER_TCP_STEP_LINE));
+  CHECK_OK(prober_spec_set_timeout_ms(s, 5000));
+  CHECK_OK(prober_check(s, &o));
+  CHECK(pthread_join(th, NULL) == 0);
+  close(peer->listener);
+  prober_spec_free(s);
+  return o;
+}
+
 static prober_outcome *run_irc(irc_peer *peer) {
   int port = 0;
   peer->listener = listen_loopback(&port);
@@ -121,6 +158,29 @@ int main(void) {
   prober_outcome_free(o);
   CHECK_STATUS(prober_spec_add_tcp_step_with_flags(s, NULL, NULL, 0, 8), PROBER_E_INVALID);
   CHECK(str_has(prober_last_error(), "unknown TCP step flags 0x8"));
+  prober_spec_free(s);
+
+  /* Bytes, not lines: the expected ones let the step send; others fail it, named. */
+  bytes_peer bp = {.greeting = "\x00\x01\nOK", .greeting_len = 5};
+  o = run_bytes(&bp);
+  CHECK(str_eq(prober_outcome_message(o), ""));
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+  CHECK(strcmp(bp.heard, "HELLO\n") == 0);
+  prober_outcome_free(o);
+  bytes_peer other = {.greeting = "\x00\x02\nOK", .greeting_len = 5};
+  o = run_bytes(&other);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
+  CHECK(prober_outcome_reason(o) == PROBER_REASON_BODY);
+  CHECK(str_has(prober_outcome_message(o), "step 1 of 1: the bytes read differ from those expected"));
+  CHECK(other.heard[0] == '\0');
+  prober_outcome_free(o);
+  CHECK_OK(prober_spec_new_tcp("127.0.0.1", 25, &s));
+  CHECK_STATUS(prober_spec_add_tcp_step_expect_bytes(s, (const uint8_t *)"x", 0, NULL, 0, 0), PROBER_E_INVALID);
+  CHECK_STATUS(prober_spec_add_tcp_step_expect_bytes(s, NULL, 1, NULL, 0, 0), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_add_tcp_step_expect_bytes(s, (const uint8_t *)"x", 1, (const uint8_t *)"$1", 2,
+                                                     PROBER_TCP_STEP_EXPAND),
+               PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "a send template needs an expect"));
   prober_spec_free(s);
 
   /* Refusals leave the spec as it was. */

@@ -1852,6 +1852,32 @@ prober_status prober_spec_add_tcp_step_with_flags(prober_spec *spec,
                                                   uint32_t flags);
 
 /**
+ * Appends a step that reads exactly `expect_bytes_len` bytes of the reply, lines or not
+ * (bytes a step before left first), and requires them to be the bytes at `expect_bytes`
+ * (blackbox_exporter's `expect_bytes`, for a binary greeting); then writes `send` and, with
+ * `PROBER_TCP_STEP_STARTTLS`, shakes hands, as `prober_spec_add_tcp_step_with_flags` does.
+ * `flags` take `PROBER_TCP_STEP_LINE` and `PROBER_TCP_STEP_STARTTLS` (`EXPAND` needs an
+ * expression: refused). Other bytes fail the probe with `PROBER_REASON_BODY` and a message
+ * `step N of M: the bytes read differ from those expected (...)`; the peer closing before they
+ * all came, with `PROBER_REASON_BODY` and `... the peer closed the connection after K of the N
+ * expected bytes`.
+ *
+ * # Errors
+ * As `prober_spec_add_tcp_step_with_flags`, and `PROBER_E_INVALID` for no bytes to expect
+ * (`expect_bytes_len` 0) or more than 65536.
+ *
+ * # Safety
+ * As `prober_spec_add_tcp_step`; `expect_bytes` must point to `expect_bytes_len` readable
+ * bytes.
+ */
+prober_status prober_spec_add_tcp_step_expect_bytes(prober_spec *spec,
+                                                    const uint8_t *expect_bytes,
+                                                    size_t expect_bytes_len,
+                                                    const uint8_t *send,
+                                                    size_t send_len,
+                                                    uint32_t flags);
+
+/**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
  * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
  * TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's

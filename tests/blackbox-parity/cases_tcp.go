@@ -209,6 +209,7 @@ tls_config:
 				})
 			},
 			metrics: metrics,
+			notes:   1,
 		})
 	}
 	ssh("TestTCPConnectionQueryResponseMatching",

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // tcase is one row of an upstream test table.
@@ -38,6 +39,10 @@ type tcase struct {
 	// inspect, when set, makes the answer what it says of the /probe answer's status and body
 	// (for the handler cases, which look at the debug page or the status).
 	inspect func(status int, body string) string
+	// notes: how many notes a server makes per probe after the exporter may have answered
+	// (a TCP server reading the probe's last line): waited for, at most 5 s, before the
+	// comparison, so that a note never lands in the next exporter's run.
+	notes int
 }
 
 // caseEnv is what a case's servers share with the runner.
@@ -57,6 +62,20 @@ func (e *caseEnv) note(format string, a ...any) {
 	defer e.mu.Unlock()
 	e.noted = true
 	e.seen = append(e.seen, fmt.Sprintf(format, a...))
+}
+
+// waitNotes waits until n notes were made in this run, or until the deadline.
+func (e *caseEnv) waitNotes(n int, within time.Duration) {
+	end := time.Now().Add(within)
+	for time.Now().Before(end) {
+		e.mu.Lock()
+		got := len(e.seen)
+		e.mu.Unlock()
+		if got >= n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func (e *caseEnv) takeSeen() string {
@@ -293,6 +312,9 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 		series, answer, err := e.probe(target, c.params, c.header)
 		if err != nil {
 			return "", err
+		}
+		if c.notes > 0 && answer == "" {
+			env.waitNotes(c.notes, 5*time.Second)
 		}
 		seen := env.takeSeen()
 		if answer != "" {

@@ -185,6 +185,11 @@ static inline prober_status gp_spec_add_tcp_step_with_flags(prober_spec *s, cons
                                                             gp_err *err) {
   return gp_fail(prober_spec_add_tcp_step_with_flags(s, expect, send, len, flags), err);
 }
+static inline prober_status gp_spec_add_tcp_step_expect_bytes(prober_spec *s, const uint8_t *want,
+                                                              size_t want_len, const uint8_t *send,
+                                                              size_t len, uint32_t flags, gp_err *err) {
+  return gp_fail(prober_spec_add_tcp_step_expect_bytes(s, want, want_len, send, len, flags), err);
+}
 static inline prober_status gp_spec_set_body(prober_spec *s, const uint8_t *data, size_t len, gp_err *err) {
   return gp_fail(prober_spec_set_body(s, data, len), err);
 }

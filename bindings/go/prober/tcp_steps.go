@@ -4,9 +4,14 @@ package prober
 // /* The step helper neither keeps the pointers it is given nor calls back into Go. */
 // #cgo noescape gp_spec_add_tcp_step_with_flags
 // #cgo nocallback gp_spec_add_tcp_step_with_flags
+// #cgo noescape gp_spec_add_tcp_step_expect_bytes
+// #cgo nocallback gp_spec_add_tcp_step_expect_bytes
 import "C"
 
-import "unsafe"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // TCPStep is one step of a multi-step TCP exchange (Spec.TCPSteps; blackbox_exporter's
 // query_response). In order, the step: with Expect, reads lines of the reply until one
@@ -26,6 +31,12 @@ type TCPStep struct {
 	// Expect: a regular expression (Rust regex syntax, unanchored) a line must match before
 	// the step sends; empty: nothing is read.
 	Expect string
+	// ExpectBytes: bytes, not a line (blackbox_exporter's expect_bytes): exactly
+	// len(ExpectBytes) bytes of the reply are read (those a step before left first) and must
+	// be these before the step sends; other bytes fail with ReasonBody ("step N of M: the
+	// bytes read differ from those expected ..."), and so does the peer closing first. Not
+	// with Expect; at most 65536 bytes.
+	ExpectBytes []byte
 	// Send: bytes written once Expect matched (at most 10240); nil or empty: nothing.
 	Send []byte
 	// Expand makes Send a template of Expect's match: $1, ${1}, ${name} are replaced with its
@@ -65,7 +76,19 @@ func (b *cbuild) configureTCPSteps(s *Spec, cs *C.prober_spec) error {
 		if step.Line {
 			flags |= C.PROBER_TCP_STEP_LINE
 		}
-		rc := C.gp_spec_add_tcp_step_with_flags(cs, re, (*C.uint8_t)(data), C.size_t(len(step.Send)), flags, &b.err)
+		var rc C.prober_status
+		if len(step.ExpectBytes) > 0 {
+			if step.Expect != "" {
+				C.free(data)
+				return &Error{Code: StatusInvalid, Msg: fmt.Sprintf("TCP step %d: Expect and ExpectBytes are mutually exclusive", i+1)}
+			}
+			want := C.CBytes(step.ExpectBytes)
+			rc = C.gp_spec_add_tcp_step_expect_bytes(cs, (*C.uint8_t)(want), C.size_t(len(step.ExpectBytes)),
+				(*C.uint8_t)(data), C.size_t(len(step.Send)), flags, &b.err)
+			C.free(want)
+		} else {
+			rc = C.gp_spec_add_tcp_step_with_flags(cs, re, (*C.uint8_t)(data), C.size_t(len(step.Send)), flags, &b.err)
+		}
 		C.free(data)
 		if err := b.check(rc); err != nil {
 			return err

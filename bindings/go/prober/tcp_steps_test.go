@@ -173,3 +173,51 @@ func TestTCPStepsLine(t *testing.T) {
 		t.Fatalf("server heard %q first, want \"QUIT\\n\"", got)
 	}
 }
+
+// ExpectBytes reads bytes, not lines: a binary greeting with a "\n" inside lets the step send;
+// other bytes fail it with ReasonBody, the server hearing nothing.
+func TestTCPStepsExpectBytes(t *testing.T) {
+	run := func(greeting string) (prober.Outcome, string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		heard := make(chan string, 1)
+		go func() {
+			c, err := l.Accept()
+			if err != nil {
+				heard <- ""
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			c.Write([]byte(greeting))
+			line, _ := bufio.NewReader(c).ReadString('\n')
+			heard <- line
+		}()
+		s := prober.TCP("127.0.0.1", l.Addr().(*net.TCPAddr).Port)
+		s.Timeout = 10 * time.Second
+		s.TCPSteps = []prober.TCPStep{{ExpectBytes: []byte("\x00\x01\nOK"), Send: []byte("HELLO"), Line: true}}
+		o, err := prober.Check(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, <-heard
+	}
+	o, heard := run("\x00\x01\nOK")
+	if o.Result != prober.Success || heard != "HELLO\n" {
+		t.Fatalf("%v %v: %s; server heard %q", o.Result, o.Reason, o.Message, heard)
+	}
+	o, heard = run("\x00\x02\nOK")
+	if o.Result != prober.Failure || o.Reason != prober.ReasonBody || heard != "" ||
+		!strings.Contains(o.Message, "step 1 of 1: the bytes read differ from those expected") {
+		t.Fatalf("%v %v: %s; server heard %q", o.Result, o.Reason, o.Message, heard)
+	}
+	s := prober.TCP("127.0.0.1", 25)
+	s.TCPSteps = []prober.TCPStep{{Expect: "x", ExpectBytes: []byte("x")}}
+	var pe *prober.Error
+	if _, err := prober.Check(context.Background(), s); !errors.As(err, &pe) || !strings.Contains(pe.Msg, "mutually exclusive") {
+		t.Fatalf("%v", err)
+	}
+}

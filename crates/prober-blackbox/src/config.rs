@@ -29,6 +29,8 @@ pub(crate) struct RawModule {
     pub tcp: Option<TcpModule>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc: Option<GrpcModule>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unix: Option<UnixModule>,
     // Read only to be refused with a clear message.
     #[allow(dead_code)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -51,6 +53,9 @@ pub(crate) struct Allow {
     pub networks: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ports: Vec<PortItem>,
+    /// Unix socket paths (a unix module's only list): a path, or a directory ending in `/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
 }
 
 /// A port or a `LOW-HIGH` range.
@@ -268,10 +273,27 @@ impl HttpModule {
 pub(crate) struct QueryResponse {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub expect: Option<String>,
+    /// Bytes to read and compare (not a regular expression), the string's UTF-8 bytes as Go's
+    /// `[]byte(s)` makes them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expect_bytes: Option<String>,
+    /// `probe_expect_info`'s labels, their values templates of `expect`'s match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<Label>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub send: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub starttls: bool,
+}
+
+/// A `labels` entry of a `query_response` step.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Label {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub value: String,
 }
 
 /// `tcp:`.
@@ -284,6 +306,18 @@ pub(crate) struct TcpModule {
     pub ip_protocol_fallback: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub source_ip_address: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub query_response: Vec<QueryResponse>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_config: Option<TlsConfig>,
+}
+
+/// `unix:` (blackbox_exporter v0.28.0).
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UnixModule {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub query_response: Vec<QueryResponse>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -306,6 +340,9 @@ pub(crate) struct GrpcModule {
     pub preferred_ip_protocol: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_protocol_fallback: Option<bool>,
+    /// Request metadata (grpc-go's `metadata.MD`: each key takes a list of values).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, Vec<String>>,
 }
 
 /// A Go duration (`5s`, `1m30s`, `250ms`, `1.5s`), as blackbox_exporter's `timeout`.

@@ -13,12 +13,12 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use prober::{Engine, EngineThread, Event, Handle, Outcome, ProbeResult, Reason};
+use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
 use crate::history::History;
 use crate::module::{Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
-use crate::{facts, unprobed};
+use crate::{facts, qr_facts, unprobed};
 
 /// A request as the exporter needs it.
 #[derive(Clone, Copy)]
@@ -648,12 +648,15 @@ fn render(
     let mut s = String::new();
     let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64());
     let t = &o.timings;
-    gauge(
-        &mut s,
-        "probe_dns_lookup_time_seconds",
-        "Returns the time taken for probe dns lookup in seconds",
-        secs(t.resolve),
-    );
+    // The unix prober resolves nothing: blackbox_exporter has no lookup gauge for it.
+    if m.prober != Prober::Unix {
+        gauge(
+            &mut s,
+            "probe_dns_lookup_time_seconds",
+            "Returns the time taken for probe dns lookup in seconds",
+            secs(t.resolve),
+        );
+    }
     gauge(
         &mut s,
         "probe_duration_seconds",
@@ -662,12 +665,12 @@ fn render(
     );
     match m.prober {
         Prober::Http => http_metrics(&mut s, m, o, verdict),
-        Prober::Tcp if m.tls => {}
         Prober::Grpc => facts::grpc(&mut s, m, o, m.tls),
-        Prober::Tcp => {}
-    }
-    if m.prober == Prober::Tcp {
-        tcp_metrics(&mut s, o);
+        Prober::Tcp | Prober::Unix if qr_facts::dialed(m, o) => {
+            qr_facts::expect_info(&mut s, m, o);
+            qr_facts::failed_due_to(&mut s, m, o);
+        }
+        Prober::Tcp | Prober::Unix => {}
     }
     if let Some(peer) = o.peer {
         gauge(
@@ -690,6 +693,7 @@ fn render(
         "Displays whether or not the probe was a success",
         u8::from(success),
     );
+    facts::tls_cipher(&mut s, m, o);
     facts::tls_version(&mut s, m, o);
     s
 }
@@ -742,18 +746,6 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
         _ => 0.0,
     };
     gauge(s, "probe_http_version", "Returns the version of HTTP of the probe response", version);
-}
-
-/// What blackbox_exporter's TCP prober adds for every module: `probe_failed_due_to_regex` is 1
-/// when a `query_response` expect saw no matching line (the library's reason `body`).
-fn tcp_metrics(s: &mut String, o: &Outcome) {
-    let failed = o.result == ProbeResult::Failure && o.reason == Reason::Body;
-    gauge(
-        s,
-        "probe_failed_due_to_regex",
-        "Indicates if probe failed due to regex",
-        u8::from(failed),
-    );
 }
 
 #[cfg(test)]

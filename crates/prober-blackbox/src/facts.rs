@@ -19,7 +19,7 @@ pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl std::f
 }
 
 /// A label value escaped as the text format wants it (`\\`, `\"`, `\n`).
-fn label(v: &str) -> String {
+pub(crate) fn label(v: &str) -> String {
     v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
@@ -31,7 +31,7 @@ fn handshake_done(m: &Module, o: &Outcome) -> bool {
     match m.prober {
         Prober::Http => done && o.http_status.is_some(),
         Prober::Grpc => done && grpc_answered(o),
-        Prober::Tcp => done,
+        Prober::Tcp | Prober::Unix => done,
     }
 }
 
@@ -207,6 +207,27 @@ pub(crate) fn explain_tls(log: &mut String, t: &prober::TlsInfo) {
         leaf.map_or("", |l| l.issuer.as_str()),
         t.earliest_not_after.map_or_else(|| "-".to_string(), |v| v.to_string()),
         t.verified_chain_not_after.map_or_else(|| "-".to_string(), |v| v.to_string()),
+    );
+}
+
+/// `probe_tls_cipher_info{cipher="TLS_AES_128_GCM_SHA256"} 1`: the suite a completed
+/// handshake negotiated, named as Go's `tls.CipherSuiteName` names it (rustls's `TLS13_` is
+/// Go's `TLS_`; TLS 1.2's names are the same). blackbox_exporter v0.28.0 writes it for HTTP
+/// only (its tcp and grpc probers do not register it), when the response came over TLS.
+pub(crate) fn tls_cipher(out: &mut String, m: &Module, o: &Outcome) {
+    if m.prober != Prober::Http || !handshake_done(m, o) {
+        return;
+    }
+    let Some(suite) = o.tls.as_ref().and_then(|t| t.cipher_suite) else { return };
+    let cipher = match suite.strip_prefix("TLS13_") {
+        Some(rest) => format!("TLS_{rest}"),
+        None => suite.to_string(),
+    };
+    let name = "probe_tls_cipher_info";
+    let _ = write!(
+        out,
+        "# HELP {name} Returns the TLS cipher negotiated during handshake\n# TYPE {name} gauge\n{name}{{cipher=\"{}\"}} 1\n",
+        label(&cipher)
     );
 }
 

@@ -2,7 +2,7 @@
 //! engine.
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
-//!   tcp | grpc` and their options), refusing at start what the engine does not do (`icmp`,
+//!   tcp | grpc | unix` and their options), refusing at start what the engine does not do (`icmp`,
 //!   `dns`, proxies, OAuth 2) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
@@ -20,10 +20,14 @@ struct ReadmeDoctests;
 mod config;
 mod exporter;
 mod facts;
+mod grpc_module;
 mod history;
 mod module;
+mod qr_facts;
 mod reload;
 mod target;
+mod tcp_module;
+mod unix_module;
 mod unprobed;
 
 pub use exporter::{

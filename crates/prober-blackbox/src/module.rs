@@ -10,10 +10,10 @@ use std::time::Duration;
 use prober::{
     HttpVersion, ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion,
 };
-use prober_core::{AddressFilter, IpFamily, Outcome, Pattern, TcpStep};
+use prober_core::{AddressFilter, IpFamily, Outcome};
 use regex::bytes::Regex;
 
-use crate::config::{self, File, HttpModule, QueryResponse, RawModule, TcpModule, TlsConfig};
+use crate::config::{self, File, HttpModule, RawModule, TlsConfig};
 use crate::target::{self, Unprobeable};
 
 /// Which prober a module runs.
@@ -25,6 +25,8 @@ pub enum Prober {
     Tcp,
     /// `prober: grpc`.
     Grpc,
+    /// `prober: unix`: a stream connection to a Unix socket, the target its path.
+    Unix,
 }
 
 impl Prober {
@@ -34,6 +36,7 @@ impl Prober {
             Prober::Http => "http",
             Prober::Tcp => "tcp",
             Prober::Grpc => "grpc",
+            Prober::Unix => "unix",
         }
     }
 }
@@ -57,7 +60,7 @@ pub struct Module {
     pub timeout: Option<Duration>,
     /// Its allow-list, `None` when it has none (every target is probed).
     pub filter: Option<Arc<AddressFilter>>,
-    template: ProbeSpec,
+    pub(crate) template: ProbeSpec,
     pub(crate) body_fail: Vec<Regex>,
     pub(crate) body_need: Vec<Regex>,
     pub(crate) header_fail: Vec<HeaderCheck>,
@@ -72,6 +75,10 @@ pub struct Module {
     pub(crate) body_size_limit: Option<u64>,
     /// gRPC and TCP: TLS is on.
     pub(crate) tls: bool,
+    /// TCP: the `query_response` steps as the metrics read them (labels, bytes or lines).
+    pub(crate) query_response: Vec<crate::tcp_module::QrStep>,
+    /// Unix: the socket paths `allow.paths` admits (`None`: every path).
+    pub(crate) paths: Option<Vec<String>>,
 }
 
 /// Why a target cannot be probed with a module.
@@ -117,7 +124,7 @@ impl Modules {
     /// # Errors
     ///
     /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
-    /// supported by prober serve (http, tcp and grpc are)`.
+    /// supported by prober serve (http, tcp, grpc and unix are)`.
     pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
@@ -147,13 +154,14 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         "http" => Prober::Http,
         "tcp" => Prober::Tcp,
         "grpc" => Prober::Grpc,
+        "unix" => Prober::Unix,
         "icmp" | "dns" => {
             return Err(format!(
-                "prober {} is not supported by prober serve (http, tcp and grpc are)",
+                "prober {} is not supported by prober serve (http, tcp, grpc and unix are)",
                 raw.prober
             ));
         }
-        "" => return Err("prober: missing (http, tcp or grpc)".into()),
+        "" => return Err("prober: missing (http, tcp, grpc or unix)".into()),
         other => return Err(format!("prober: unknown prober {other:?}")),
     };
     let timeout = match raw.timeout.as_deref() {
@@ -164,8 +172,10 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
             None => return Err(format!("timeout: {t:?} is not a duration (5s, 1m30s, 500ms)")),
         },
     };
+    let paths = crate::unix_module::allowed_paths(prober, raw.allow.as_ref())?;
     let filter = match &raw.allow {
         None => None,
+        Some(_) if prober == Prober::Unix => None,
         Some(a) => {
             let ports: Vec<String> = a
                 .ports
@@ -197,24 +207,14 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         follow_redirects: false,
         body_size_limit: None,
         tls: false,
+        query_response: Vec::new(),
+        paths,
     };
     match prober {
         Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,
-        Prober::Tcp => tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
-        Prober::Grpc => {
-            let g = raw.grpc.unwrap_or_default();
-            let mut spec =
-                ProbeSpec::grpc("localhost", 1, &g.service).map_err(|e| e.to_string())?;
-            if g.tls {
-                spec.set_tls(tls_options(g.tls_config.as_ref(), base)?)
-                    .map_err(|e| e.to_string())?;
-                m.tls = true;
-            }
-            let family =
-                ip_family(g.preferred_ip_protocol.as_deref(), g.ip_protocol_fallback, "grpc")?;
-            spec.set_ip_family(grpc_family(family)).map_err(|e| e.to_string())?;
-            m.template = spec;
-        }
+        Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
+        Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
+        Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
     }
     Ok(m)
 }
@@ -372,7 +372,11 @@ fn size(v: &serde_norway::Value) -> Option<usize> {
 /// (default true) as the library's address family: with the fallback, the preferred family's
 /// addresses when the target has any, else the other's (its `chooseProtocol`); without it,
 /// the preferred family's only.
-fn ip_family(p: Option<&str>, fallback: Option<bool>, prober: &str) -> Result<IpFamily, String> {
+pub(crate) fn ip_family(
+    p: Option<&str>,
+    fallback: Option<bool>,
+    prober: &str,
+) -> Result<IpFamily, String> {
     let v4 = match p {
         None | Some("ip6" | "") => false,
         Some("ip4") => true,
@@ -395,7 +399,7 @@ fn ip_family(p: Option<&str>, fallback: Option<bool>, prober: &str) -> Result<Ip
 /// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
 /// nothing dialed) at the price of not trying the other family's addresses of a name that
 /// has both (docs/cli.md says so).
-fn grpc_family(family: IpFamily) -> IpFamily {
+pub(crate) fn grpc_family(family: IpFamily) -> IpFamily {
     match family {
         IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,
         strict => strict,
@@ -460,7 +464,7 @@ fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> 
     Ok(found.pop())
 }
 
-fn base64(data: &[u8]) -> String {
+pub(crate) fn base64(data: &[u8]) -> String {
     const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
@@ -477,7 +481,7 @@ fn base64(data: &[u8]) -> String {
     out
 }
 
-fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String> {
+pub(crate) fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String> {
     // Go's client verifies unless insecure_skip_verify: the opposite of the kubelet's default.
     let mut o = TlsOptions { verify: TlsVerify::SystemRoots, ..TlsOptions::default() };
     let Some(c) = c else { return Ok(o) };
@@ -514,29 +518,6 @@ fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptions, String>
     Ok(o)
 }
 
-fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
-    if t.source_ip_address.is_some() {
-        return Err("tcp.source_ip_address is not supported by prober serve".into());
-    }
-    let family = ip_family(t.preferred_ip_protocol.as_deref(), t.ip_protocol_fallback, "tcp")?;
-    let mut spec = ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?;
-    spec.set_ip_family(family).map_err(|e| e.to_string())?;
-    let steps = query_response(&t.query_response)?;
-    let starttls = steps.iter().any(|s| s.starttls);
-    if t.tls && starttls {
-        return Err("tcp.query_response: starttls with tcp.tls: true would run TLS inside TLS, \
-                    which prober serve does not do"
-            .into());
-    }
-    if t.tls || starttls {
-        spec.set_tls(tls_options(t.tls_config.as_ref(), base)?).map_err(|e| e.to_string())?;
-        m.tls = true;
-    }
-    spec.set_tcp_steps(steps).map_err(|e| format!("tcp.query_response: {e}"))?;
-    m.template = spec;
-    Ok(())
-}
-
 /// blackbox_exporter's TLS server name for an HTTP module without `tls_config.server_name`:
 /// the `Host` header's value when there is one (else the target's host, the library's
 /// default). A value that is no server name (a port is dropped) leaves the default.
@@ -553,28 +534,6 @@ fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
     let tls = TlsOptions { server_name: Some(name.to_string()), ..h.tls.clone() };
     // Refused (not a DNS name nor an address): the default stays.
     let _ = spec.set_tls(tls);
-}
-
-/// blackbox_exporter's `query_response` as the library's steps, one for one (so the library's
-/// "step N" is `query_response[N-1]`): an `expect` reads lines until one matches (the same
-/// line-wise reading as its `bufio.Scanner`), a `send` is written with a newline unless it is
-/// empty once expanded (then nothing is written) and, after an `expect`, is a template of its
-/// match (`${1}`), as `Regexp.Expand` makes it.
-fn query_response(list: &[QueryResponse]) -> Result<Vec<TcpStep>, String> {
-    let mut steps = Vec::with_capacity(list.len());
-    for (i, qr) in list.iter().enumerate() {
-        let at = format!("tcp.query_response[{i}]");
-        let expect = match &qr.expect {
-            Some(e) => Some(Pattern::new(e).map_err(|e| format!("{at}.expect: {e}"))?),
-            None => None,
-        };
-        // blackbox_exporter expands `send` first and writes it with a `\n` only when the
-        // expansion is not empty (`if send != ""`): the step's `line` does the same.
-        let send = qr.send.clone().map(String::into_bytes).unwrap_or_default();
-        let expand = expect.is_some() && !send.is_empty();
-        steps.push(TcpStep { expect, send, expand, line: true, starttls: qr.starttls });
-    }
-    Ok(steps)
 }
 
 impl Module {
@@ -612,7 +571,7 @@ impl Module {
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
                 spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
             }
-            Prober::Tcp | Prober::Grpc => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix => {}
         }
         Ok(())
     }
@@ -628,6 +587,12 @@ impl Module {
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
+        if self.prober == Prober::Unix {
+            crate::unix_module::set_target(&mut spec, target, self.paths.as_deref())?;
+            spec.set_timeout(timeout.max(Duration::from_millis(1)))
+                .map_err(|e| bad(e.to_string()))?;
+            return Ok(spec);
+        }
         let (host, port) = match self.prober {
             Prober::Http => {
                 let parsed = target::http_url(target).map_err(TargetError::Unprobeable)?;
@@ -636,7 +601,7 @@ impl Module {
                 }
                 (parsed.host().to_string(), parsed.port())
             }
-            Prober::Tcp | Prober::Grpc => {
+            Prober::Tcp | Prober::Grpc | Prober::Unix => {
                 let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 match &mut spec.kind {
                     prober::ProbeKind::Tcp(t) => {

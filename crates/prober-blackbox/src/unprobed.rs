@@ -29,7 +29,7 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
     match m.prober {
         Prober::Http => http(&mut s, u.resolved),
         Prober::Grpc => grpc(&mut s),
-        Prober::Tcp => {}
+        Prober::Tcp | Prober::Unix => {}
     }
     if u.resolved {
         gauge(

@@ -281,17 +281,26 @@ fn ssh_banner_and_pop3s_banner() {
 }
 
 #[test]
-fn fields_blackbox_v0_25_0_does_not_have_are_refused_at_start() {
-    // `labels` and `expect_bytes` came to query_response after v0.25.0: refused by name, as
-    // v0.25.0's strict parsing refuses them, rather than ignored.
-    for field in ["labels: [{name: a, value: b}]", "expect_bytes: ab"] {
-        let yaml = format!(
-            "modules:\n  m:\n    prober: tcp\n    tcp:\n      query_response:\n        - {{expect: x, {field}}}\n"
-        );
-        let err = Modules::parse(&yaml, Path::new("/")).unwrap_err();
-        let name = field.split(':').next().unwrap();
-        let want = format!("modules.m.tcp.query_response[0]: unknown field `{name}`");
-        assert!(err.starts_with(&want), "{err}");
+fn query_response_fields_are_checked_at_start() {
+    // blackbox_exporter v0.28.0's own check; then what its registry would fail on at each
+    // probe (a label name it refuses, one name twice, two steps each with labels).
+    let step = |fields: &str| {
+        format!("modules:\n  m:\n    prober: tcp\n    tcp:\n      query_response:\n{fields}")
+    };
+    for (fields, want) in [
+        (
+            "        - {expect: x, expect_bytes: ab}\n",
+            "expect and expect_bytes are mutually exclusive",
+        ),
+        ("        - {expect: x, labels: [{name: 0a, value: b}]}\n", "\"0a\" is not a label name"),
+        ("        - {expect: x, labels: [{name: a}, {name: a}]}\n", "\"a\" is given twice"),
+        (
+            "        - {expect: x, labels: [{name: a}]}\n        - {expect: y, labels: [{name: b}]}\n",
+            "labels on more than one step",
+        ),
+    ] {
+        let err = Modules::parse(&step(fields), Path::new("/")).unwrap_err();
+        assert!(err.starts_with("module \"m\": tcp.query_response") && err.contains(want), "{err}");
     }
     let yaml = "modules:\n  m:\n    prober: tcp\n    tcp:\n      tls: true\n      query_response: [{starttls: true}]\n";
     let err = Modules::parse(yaml, Path::new("/")).unwrap_err();

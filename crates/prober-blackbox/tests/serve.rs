@@ -60,7 +60,7 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     let err = Modules::parse(&text, &data).unwrap_err();
     assert_eq!(
         err,
-        "module \"icmp\": prober icmp is not supported by prober serve (http, tcp and grpc are)"
+        "module \"icmp\": prober icmp is not supported by prober serve (http, tcp, grpc and unix are)"
     );
     // Without the modules the engine does not have, the file loads.
     let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();

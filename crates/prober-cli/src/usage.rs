@@ -22,13 +22,17 @@ Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-co
 
 Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
 explanation), /metrics (its own), /config (the modules loaded, credentials as <secret>),
-/logs?target=T (the explanation of a recent probe) and a status page at /. FILE is a blackbox_exporter module file (modules with prober http, tcp or
-grpc); a module may add an allow-list of targets:
+/logs?target=T (the explanation of a recent probe) and a status page at /. FILE is a
+blackbox_exporter module file (modules with prober http, tcp, grpc or unix); a module may add
+an allow-list of targets:
 
   modules:
     http_2xx:
       prober: http
       allow: {hosts: ['*.example.com'], networks: ['10.0.0.0/8'], ports: [80, 443]}
+    unix_socket:
+      prober: unix
+      allow: {paths: ['/run/app/']}
 
 A refused target is answered 403. Each probe's timeout is the module's, or the scrape's
 (X-Prometheus-Scrape-Timeout-Seconds) less the offset (default 500ms) when smaller.

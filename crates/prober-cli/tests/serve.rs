@@ -244,3 +244,30 @@ fn probes_in_flight_are_bounded_and_never_lock_out_metrics() {
         "the probes of clients that hung up are still running"
     );
 }
+
+/// A `prober: unix` module (blackbox_exporter v0.28.0) loads from the file, and `/probe` with
+/// a socket's path as the target connects to it (grpc-go's server listening on the socket).
+#[test]
+fn a_unix_module_probes_a_socket_by_its_path() {
+    let dir = TempDir::new("serve-unix");
+    let sock = dir.0.join("app.sock");
+    let _server = prober_testkit::grpc::HealthServer::start(&["-unix", sock.to_str().unwrap()]);
+    let config = write_file(
+        "yml",
+        &format!(
+            "modules:\n  unix_connect:\n    prober: unix\n    timeout: 10s\n    allow: {{paths: [\"{}/\"]}}\n",
+            dir.0.display()
+        ),
+    );
+    let serve = Serve::start(&["--config", config.path()]);
+    let probe = |target: &str| {
+        curl(&[&format!("http://{}/probe?module=unix_connect&target={target}", serve.addr)])
+    };
+    let (code, out) = probe(sock.to_str().unwrap());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprobe_success 1\n"), "{out}");
+    assert!(!out.contains("probe_dns_lookup_time_seconds"), "{out}");
+    let (code, out) = probe(dir.0.join("gone.sock").to_str().unwrap());
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprobe_success 0\n"), "{out}");
+}

@@ -118,6 +118,65 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_with_flags(
             expand: flags & EXPAND != 0,
             line: flags & LINE != 0,
             starttls: flags & STARTTLS != 0,
+            ..TcpStep::default()
+        };
+        s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
+    })
+}
+
+/// Appends a step that reads exactly `expect_bytes_len` bytes of the reply, lines or not
+/// (bytes a step before left first), and requires them to be the bytes at `expect_bytes`
+/// (blackbox_exporter's `expect_bytes`, for a binary greeting); then writes `send` and, with
+/// `PROBER_TCP_STEP_STARTTLS`, shakes hands, as `prober_spec_add_tcp_step_with_flags` does.
+/// `flags` take `PROBER_TCP_STEP_LINE` and `PROBER_TCP_STEP_STARTTLS` (`EXPAND` needs an
+/// expression: refused). Other bytes fail the probe with `PROBER_REASON_BODY` and a message
+/// `step N of M: the bytes read differ from those expected (...)`; the peer closing before they
+/// all came, with `PROBER_REASON_BODY` and `... the peer closed the connection after K of the N
+/// expected bytes`.
+///
+/// # Errors
+/// As `prober_spec_add_tcp_step_with_flags`, and `PROBER_E_INVALID` for no bytes to expect
+/// (`expect_bytes_len` 0) or more than 65536.
+///
+/// # Safety
+/// As `prober_spec_add_tcp_step`; `expect_bytes` must point to `expect_bytes_len` readable
+/// bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_add_tcp_step_expect_bytes(
+    spec: *mut prober_spec,
+    expect_bytes: *const u8,
+    expect_bytes_len: usize,
+    send: *const u8,
+    send_len: usize,
+    flags: u32,
+) -> prober_status {
+    guard_status(|| {
+        let s = prober_spec::try_mut_from_ptr(spec)?;
+        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+            return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
+        }
+        if flags & !KNOWN_TCP_STEP_FLAGS != 0 {
+            let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
+            return Err(set_error(
+                PROBER_E_INVALID,
+                format!("unknown TCP step flags {unknown:#x}"),
+            ));
+        }
+        let want = try_slice_from_ptr(expect_bytes, expect_bytes_len, "expect_bytes")?.to_vec();
+        if want.is_empty() {
+            return Err(set_error(
+                PROBER_E_INVALID,
+                "no bytes to expect (prober_spec_add_tcp_step adds a step without)",
+            ));
+        }
+        let send = try_slice_from_ptr(send, send_len, "send")?.to_vec();
+        let step = TcpStep {
+            expect_bytes: want,
+            send,
+            expand: flags & EXPAND != 0,
+            line: flags & LINE != 0,
+            starttls: flags & STARTTLS != 0,
+            ..TcpStep::default()
         };
         s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
     })

@@ -206,7 +206,14 @@ pub(crate) fn apply_tcp_steps(
             ));
         }
         let send = unescape(text).map_err(|e| format!("{at}.{field}: {e}"))?;
-        steps.push(TcpStep { expect, send, expand, line: false, starttls: f.starttls });
+        steps.push(TcpStep {
+            expect,
+            send,
+            expand,
+            line: false,
+            starttls: f.starttls,
+            ..TcpStep::default()
+        });
     }
     spec.set_tcp_steps(steps).map_err(|e| format!("{p}.tcpSocket.steps: {e}"))
 }

@@ -554,4 +554,39 @@ mod tests {
             "step 2 of 2: no line matched \"^2\": no match within 5s, 0 bytes received in this step: \"\""
         );
     }
+
+    #[test]
+    fn expect_bytes_compares_bytes_not_lines() {
+        // A binary greeting with a `\n` inside, across reads, then a line for the next step:
+        // exactly the expected bytes are taken, what follows is the next step's.
+        let greeting = b"\x00\x01\nOK".to_vec();
+        let mut x = steps(vec![
+            TcpStep { send: b"HELLO\n".to_vec(), ..TcpStep::expect_bytes(greeting.clone()) },
+            TcpStep::expect(pat("^ready$")),
+        ]);
+        let mut p = peer(vec![Ok(b"\x00\x01".to_vec()), Ok(b"\nOKready\r\n".to_vec())], 100);
+        assert_eq!(x.step(&mut p), ExchangeStep::Matched);
+        assert_eq!(p.written, b"HELLO\n");
+        // Other bytes: the step fails, its message names the case and quotes what came.
+        let mut x = steps(vec![TcpStep::expect_bytes(greeting.clone())]);
+        let mut p = peer(vec![Ok(b"\x00\x02\nOK and more".to_vec())], 100);
+        assert_eq!(
+            x.step(&mut p),
+            ExchangeStep::NoMatch(format!(
+                "step 1 of 1: {} (\"\\x00\\x01\\nOK\"), 5 bytes received in this step: \"\\x00\\x02\\nOK\"",
+                prober_core::TCP_BYTES_DIFFER
+            ))
+        );
+        // Fewer bytes before the peer closes: a failure of its own kind.
+        let mut x = steps(vec![TcpStep::expect_bytes(greeting)]);
+        let mut p = peer(vec![Ok(b"\x00".to_vec()), Ok(Vec::new())], 100);
+        assert_eq!(
+            x.step(&mut p),
+            ExchangeStep::NoMatch(
+                "step 1 of 1: the peer closed the connection after 1 of the 5 expected bytes, 1 \
+                 bytes received in this step: \"\\x00\""
+                    .into()
+            )
+        );
+    }
 }

@@ -146,6 +146,13 @@ impl Steps {
             }
             let Some(step) = list.get(self.at) else { return ExchangeStep::Matched };
             if !self.matched {
+                if !step.expect_bytes.is_empty() {
+                    if let Err(pending_or_verdict) =
+                        self.await_bytes(io, reply, &step.expect_bytes, list.len())
+                    {
+                        return pending_or_verdict;
+                    }
+                }
                 match &step.expect {
                     None => self.out.extend_from_slice(&step.send),
                     Some(re) => match self.await_line(io, reply, re, step, list.len()) {
@@ -286,6 +293,67 @@ impl Steps {
         }
     }
 
+    /// Reads until `want.len()` bytes are held (those a step before left first), then requires
+    /// them to be `want` and drops them. Reads no more than it needs, so what follows is the
+    /// next step's. `Err`: pending, the call's budget spent (yield), or the step's failure.
+    fn await_bytes(
+        &mut self,
+        io: &mut dyn ReadWrite,
+        reply: &mut Vec<u8>,
+        want: &[u8],
+        count: usize,
+    ) -> Result<(), ExchangeStep> {
+        let mut chunk = [0u8; 2048];
+        loop {
+            if self.pending.len() >= want.len() {
+                if self.pending[..want.len()] != *want {
+                    let what =
+                        format!("{} (\"{}\")", prober_core::TCP_BYTES_DIFFER, want.escape_ascii());
+                    self.pending.truncate(want.len());
+                    return Err(ExchangeStep::NoMatch(self.describe_step(count, &what)));
+                }
+                self.pending.drain(..want.len());
+                // What is left was not searched for a line end as such: search it again.
+                self.searched = 0;
+                return Ok(());
+            }
+            if self.eof {
+                let what = format!(
+                    "the peer closed the connection after {} of the {} expected bytes",
+                    self.pending.len(),
+                    want.len()
+                );
+                return Err(ExchangeStep::NoMatch(self.describe_step(count, &what)));
+            }
+            if self.total >= MAX_TCP_STEPS_READ {
+                let what = format!("the steps read {MAX_TCP_STEPS_READ} bytes in all");
+                return Err(ExchangeStep::NoMatch(self.describe_step(count, &what)));
+            }
+            if self.call_read >= READ_PER_CALL {
+                return Err(ExchangeStep::Yield);
+            }
+            let room = chunk
+                .len()
+                .min(READ_PER_CALL - self.call_read)
+                .min(MAX_TCP_STEPS_READ - self.total)
+                .min(want.len() - self.pending.len());
+            match retry_interrupted(|| io.read(&mut chunk[..room])) {
+                Ok(0) => self.eof = true,
+                Ok(n) => {
+                    self.total += n;
+                    self.call_read += n;
+                    let keep = n.min(MAX_REPLY.saturating_sub(reply.len()));
+                    reply.extend_from_slice(&chunk[..keep]);
+                    self.pending.extend_from_slice(&chunk[..n]);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(ExchangeStep::Pending);
+                }
+                Err(e) => return Err(ExchangeStep::Failed("read", e)),
+            }
+        }
+    }
+
     /// `step N of M: no line matched "RE": WHY, K bytes received in this step: "..."`.
     fn describe(&self, re: &Pattern, count: usize, why: &str) -> String {
         self.describe_step(count, &format!("no line matched {:?}: {why}", re.as_str()))
@@ -309,6 +377,15 @@ impl Steps {
     /// the probe writes it.
     pub(crate) fn describe_timeout(&self, within: &str) -> String {
         match self.list.get(self.at) {
+            Some(TcpStep { expect_bytes: want, .. }) if !self.matched && !want.is_empty() => self
+                .describe_step(
+                    self.list.len(),
+                    &format!(
+                        "{} of the {} expected bytes arrived within {within}",
+                        self.pending.len().min(want.len()),
+                        want.len()
+                    ),
+                ),
             Some(TcpStep { expect: Some(re), .. }) if !self.matched => {
                 self.describe(re, self.list.len(), &format!("no match within {within}"))
             }

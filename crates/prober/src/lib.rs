@@ -93,7 +93,9 @@ pub use prober_core::{IP_FAMILIES, IpFamily};
 /// Containers: a probe's network namespace ([`ProbeSpec::set_netns`]).
 pub use prober_core::{MAX_NETNS_PATH, NetNs};
 /// Beyond the kubelet: multi-step TCP exchanges ([`ProbeSpec::add_tcp_step`]).
-pub use prober_core::{MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TcpStep};
+pub use prober_core::{
+    MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
+};
 pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,

@@ -26,7 +26,9 @@ pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
 pub(crate) use tcp_steps::refuse_single;
-pub use tcp_steps::{MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TcpStep};
+pub use tcp_steps::{
+    MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
+};
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
 pub use validate::{validate_header, validate_host};

@@ -16,6 +16,11 @@ pub const MAX_TCP_STEP_LINE: usize = 64 * 1024;
 /// capability list, yet a peer cannot keep a probe reading for its whole timeout.
 pub const MAX_TCP_STEPS_READ: usize = 1 << 20;
 
+/// What the message of a step whose [`TcpStep::expect_bytes`] read other bytes says, after its
+/// `step N of M: ` (and before the bytes read): a host that reports that case apart (as
+/// blackbox_exporter's `probe_failed_due_to_bytes`) finds it there.
+pub const TCP_BYTES_DIFFER: &str = "the bytes read differ from those expected";
+
 /// One step of a multi-step TCP exchange ([`ProbeSpec::add_tcp_step`]). In order: with
 /// `expect`, lines of the reply are read until one matches (a line ends at `\n`; the `\n` and
 /// a `\r` before it are not part of it; an unterminated last line before the peer closes
@@ -35,6 +40,14 @@ pub const MAX_TCP_STEPS_READ: usize = 1 << 20;
 pub struct TcpStep {
     /// The expression a line must match before this step sends (`None`: nothing is read).
     pub expect: Option<Pattern>,
+    /// Bytes, not a line: the next `expect_bytes.len()` bytes of the reply must be exactly
+    /// these before this step sends (blackbox_exporter's `expect_bytes`, for a binary
+    /// greeting). Empty: none. Not with `expect`; at most [`MAX_TCP_STEP_LINE`] bytes. The
+    /// bytes read are compared as they come, whatever lines they hold (a line left over by
+    /// the step before counts); the peer closing before all of them arrived fails the step
+    /// (reason body), and so do bytes that differ (the message says
+    /// [`TCP_BYTES_DIFFER`]).
+    pub expect_bytes: Vec<u8>,
     /// The bytes written, as they are (no line end is added unless `line`); empty: nothing is
     /// written.
     pub send: Vec<u8>,
@@ -56,6 +69,11 @@ impl TcpStep {
     /// A step that reads lines until one matches `pattern`.
     pub fn expect(pattern: Pattern) -> TcpStep {
         TcpStep { expect: Some(pattern), ..TcpStep::default() }
+    }
+
+    /// A step that reads `bytes.len()` bytes and requires them to be `bytes`.
+    pub fn expect_bytes(bytes: Vec<u8>) -> TcpStep {
+        TcpStep { expect_bytes: bytes, ..TcpStep::default() }
     }
 
     /// A step that writes `data` as it is.
@@ -80,6 +98,17 @@ impl TcpStep {
             return Err(SpecError::InvalidExpectation(format!(
                 "TCP step {n}: data to send is {} bytes (at most {MAX_SEND_LEN})",
                 self.send.len()
+            )));
+        }
+        if self.expect.is_some() && !self.expect_bytes.is_empty() {
+            return Err(SpecError::InvalidExpectation(format!(
+                "TCP step {n}: expect and expect_bytes are mutually exclusive"
+            )));
+        }
+        if self.expect_bytes.len() > MAX_TCP_STEP_LINE {
+            return Err(SpecError::InvalidExpectation(format!(
+                "TCP step {n}: {} bytes to expect (at most {MAX_TCP_STEP_LINE})",
+                self.expect_bytes.len()
             )));
         }
         if self.expand && self.expect.is_none() {
@@ -243,5 +272,16 @@ mod tests {
         assert_eq!(s.set_tcp_steps(many).unwrap_err().to_string(), "65 TCP steps (at most 64)");
         let mut h = ProbeSpec::http("http://localhost/").unwrap();
         assert!(h.add_tcp_step(TcpStep::starttls()).is_err());
+    }
+
+    #[test]
+    fn expect_bytes_checks() {
+        let mut s = ProbeSpec::tcp("localhost", 25).unwrap();
+        let both = TcpStep { expect: Some(pat("^220")), ..TcpStep::expect_bytes(b"x".to_vec()) };
+        let err = s.add_tcp_step(both).unwrap_err().to_string();
+        assert!(err.contains("expect and expect_bytes are mutually exclusive"), "{err}");
+        let long = TcpStep::expect_bytes(vec![0; MAX_TCP_STEP_LINE + 1]);
+        assert!(s.add_tcp_step(long).unwrap_err().to_string().contains("bytes to expect"));
+        s.add_tcp_step(TcpStep::expect_bytes(vec![0; MAX_TCP_STEP_LINE])).unwrap();
     }
 }

@@ -518,7 +518,13 @@ impl Site {
                     // later, within the head's bound; past it, the socket is left unread.
                     let room = head::capacity(&self.limits).saturating_sub(conn.input.len());
                     if room == 0 {
-                        return true;
+                        // Past the bound: nothing more is kept, but the end of the stream must
+                        // still be seen. More bytes than a next request may hold end it too.
+                        let mut over = Vec::new();
+                        return match conn.stream.read_in(&mut over, 1) {
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+                            _ => false,
+                        };
                     }
                     match conn.stream.read_in(&mut conn.input, room) {
                         Ok(0) => return false,

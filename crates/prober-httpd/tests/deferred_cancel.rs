@@ -137,3 +137,16 @@ fn hanging_deferred_requests_never_lock_out_metrics() {
     reply.send(Response::text(200, "next\n"));
     assert_eq!(read_answer(&mut next).body, "next\n");
 }
+
+#[test]
+fn a_client_that_pipelines_past_the_head_bound_then_closes_cancels_its_request() {
+    let (server, replies) = start(Limits::default());
+    let mut client = connect(server.local_addr());
+    client.write_all(b"GET /later HTTP/1.1\r\nHost: t\r\n\r\n").unwrap();
+    let (_, reply) = replies.recv_timeout(HANG).unwrap();
+    let gone = cancelled(&reply);
+    // More than the 16 KiB the server keeps of a pipelined next request, then gone.
+    client.write_all(&[b'X'; 17_000]).unwrap();
+    drop(client);
+    gone.recv_timeout(HANG).expect("the client went but its request was not cancelled");
+}

@@ -521,10 +521,10 @@ impl Site {
                         // Past the bound: nothing more is kept, but the end of the stream must
                         // still be seen. More bytes than a next request may hold end it too.
                         let mut over = Vec::new();
-                        return match conn.stream.read_in(&mut over, 1) {
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
-                            _ => false,
-                        };
+                        return matches!(
+                            conn.stream.read_in(&mut over, 1),
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock
+                        );
                     }
                     match conn.stream.read_in(&mut conn.input, room) {
                         Ok(0) => return false,

@@ -146,7 +146,7 @@ fn a_client_that_pipelines_past_the_head_bound_then_closes_cancels_its_request()
     let (_, reply) = replies.recv_timeout(HANG).unwrap();
     let gone = cancelled(&reply);
     // More than the 16 KiB the server keeps of a pipelined next request, then gone.
-    client.write_all(&[b'X'; 17_000]).unwrap();
+    client.write_all(&vec![b'X'; 17_000]).unwrap();
     drop(client);
     gone.recv_timeout(HANG).expect("the client went but its request was not cancelled");
 }

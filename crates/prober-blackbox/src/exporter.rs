@@ -343,7 +343,7 @@ impl Inner {
             log,
             "Beginning probe: probe={} target={} module={name} timeout_seconds={}",
             module.prober.as_str(),
-            prober_core::redact_userinfo(target),
+            prober_core::redact_target(target),
             timeout.as_secs_f64()
         );
         let hostname = get("hostname").filter(|h| !h.is_empty());

@@ -130,7 +130,10 @@ impl Modules {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
         }
         prober_k8s::yaml_limits::check(text)?;
-        let file: File = serde_norway::from_str(text).map_err(|e| e.to_string())?;
+        // serde quotes a value it cannot take, and a credential written in the wrong place
+        // must not reach a log or a `/-/reload` answer.
+        let file: File = serde_norway::from_str(text)
+            .map_err(|e| prober_core::redact_quoted_values(&e.to_string()))?;
         // Shown as read (what was written, no defaults filled in), through the config types'
         // own redaction of credentials.
         let shown = serde_norway::to_string(&file).map_err(|e| e.to_string())?;

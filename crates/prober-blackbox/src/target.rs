@@ -7,7 +7,7 @@
 //! once it was asked.
 
 use prober::{Url, UrlError};
-use prober_core::redact_userinfo;
+use prober_core::{redact_target, target_userinfo};
 
 /// A target the module's prober gives up on before it connects: a failed probe.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,17 +21,21 @@ pub struct Unprobeable {
 
 impl Unprobeable {
     fn parse(target: &str, why: impl std::fmt::Display) -> Unprobeable {
-        Unprobeable {
-            message: format!("target {:?}: {why}", redact_userinfo(target)),
-            resolved: false,
-        }
+        Unprobeable { message: Unprobeable::message(target, why), resolved: false }
     }
 
     fn resolve(target: &str, why: impl std::fmt::Display) -> Unprobeable {
-        Unprobeable {
-            message: format!("target {:?}: {why}", redact_userinfo(target)),
-            resolved: true,
+        Unprobeable { message: Unprobeable::message(target, why), resolved: true }
+    }
+
+    /// The target quoted with its user information masked, and the reason, which may quote a
+    /// part of the target (a host), with that user information left out wherever it appears.
+    fn message(target: &str, why: impl std::fmt::Display) -> String {
+        let mut why = why.to_string();
+        if let Some(userinfo) = target_userinfo(target) {
+            why = why.replace(userinfo, "xxxxx");
         }
+        format!("target {:?}: {why}", redact_target(target))
     }
 }
 

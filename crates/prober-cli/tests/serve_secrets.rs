@@ -223,3 +223,77 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
     // The client certificate file was read and refused, by its name only.
     assert!(everything.contains("client.crt\\\": no PEM certificate in it"), "{everything}");
 }
+
+/// `POST path` on `addr`: the whole answer.
+fn post(addr: SocketAddr, path: &str) -> String {
+    let mut s = std::net::TcpStream::connect(addr).expect("connect to prober serve");
+    s.set_read_timeout(Some(HANG)).unwrap();
+    write!(s, "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).expect("read the answer");
+    answer
+}
+
+/// A password in a target without a scheme (an http module adds `http://`), or in a tcp
+/// module's target, where the reason quotes the host; and a credential written where the
+/// module file wants another type, which the file reader's error would quote: at start (on
+/// standard error) and in the answer to `POST /-/reload`, which anyone may send.
+#[test]
+fn no_secret_of_a_bare_target_or_a_refused_file_is_printed() {
+    const TARGET_PASSWORD: &str = "bare-target-password-Tt52ks";
+    const WRONG_PLACE: &str = "wrong-place-password-Mm09da";
+    let target = TargetServer::start();
+    let dir = TempDir::new("secrets-bare");
+    let good = "modules:
+  web: {prober: http, timeout: 30s}
+  port: {prober: tcp, timeout: 30s}
+";
+    let bad = format!(
+        "modules:
+  web:
+    prober: http
+    http:
+      basic_auth: \"admin:{WRONG_PLACE}\"
+      headers: \"Authorization: Bearer {WRONG_PLACE}\"
+"
+    );
+    let config = dir.0.join("blackbox.yml");
+    // At start: refused, the error on standard error.
+    std::fs::write(&config, &bad).unwrap();
+    let refused = prober()
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run prober serve");
+    assert!(!refused.status.success());
+    let mut everything = String::from_utf8_lossy(&refused.stderr).into_owned();
+    assert!(everything.contains("basic_auth"), "the error names the field: {everything}");
+    // Running: the same file refused by a reload, the answer going to whoever asked.
+    std::fs::write(&config, good).unwrap();
+    let serve = Serve::start(config.to_str().unwrap());
+    std::fs::write(&config, &bad).unwrap();
+    let reload = post(serve.addr, "/-/reload");
+    assert!(reload.starts_with("HTTP/1.1 500 "), "{reload}");
+    everything.push_str(&reload);
+    let port = target.port();
+    let targets = [
+        ("web", format!("scraper:{TARGET_PASSWORD}@127.0.0.1:{port}/health")),
+        ("port", format!("http://scraper:{TARGET_PASSWORD}@127.0.0.1:{port}")),
+        ("port", format!("scraper:{TARGET_PASSWORD}@127.0.0.1:{port}")),
+    ];
+    for (module, target) in &targets {
+        let answer = get(serve.addr, &format!("/probe?module={module}&target={target}&debug=true"));
+        assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+        assert!(answer.contains("scraper"), "the target is quoted: {answer}");
+        everything.push_str(&answer);
+        let logs = get(serve.addr, &format!("/logs?module={module}&target={target}"));
+        assert!(logs.starts_with("HTTP/1.1 200 "), "{logs}");
+        everything.push_str(&logs);
+    }
+    everything.push_str(&serve.stop());
+    for secret in [TARGET_PASSWORD, WRONG_PLACE] {
+        assert!(!everything.contains(secret), "{secret} printed:\n{everything}");
+    }
+}

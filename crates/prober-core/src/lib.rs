@@ -33,7 +33,8 @@ pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};
 pub use secret::{
-    REDACTED, RedactedHeaders, Secret, is_secret_header, printable_header_value, redact_userinfo,
+    REDACTED, RedactedHeaders, Secret, is_secret_header, printable_header_value,
+    redact_quoted_values, redact_target, redact_userinfo, target_userinfo,
 };
 pub use spec::{
     ClosePolicy, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,

@@ -110,9 +110,77 @@ pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A `/probe` target as it may be printed: [`redact_userinfo`] of it, read as a URL also when
+/// it names no scheme (`user:pass@host:80`, which an HTTP module probes as `http://...`).
+pub fn redact_target(target: &str) -> Cow<'_, str> {
+    if target.contains("://") {
+        return redact_userinfo(target);
+    }
+    match redact_userinfo(&format!("x://{target}")) {
+        Cow::Borrowed(_) => Cow::Borrowed(target),
+        Cow::Owned(shown) => Cow::Owned(shown["x://".len()..].to_string()),
+    }
+}
+
+/// The user information of a target (`user:pass` of `http://user:pass@host/`, or of
+/// `user:pass@host:80`), if any: what no message quoting a part of the target may show.
+pub fn target_userinfo(target: &str) -> Option<&str> {
+    let rest = target.split_once("://").map_or(target, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority.rsplit_once('@').map(|(userinfo, _)| userinfo).filter(|u| !u.is_empty())
+}
+
+/// A configuration reader's error as it may be printed: serde quotes a value it could not
+/// take (`invalid type: string "admin:hunter2", expected struct BasicAuth`), and the value
+/// may be a credential written in the wrong place, so every quoted string is left out (the
+/// error still names the field and what was expected).
+pub fn redact_quoted_values(error: &str) -> String {
+    const QUOTED: &str = "string \"";
+    let mut out = String::with_capacity(error.len());
+    let mut rest = error;
+    while let Some(at) = rest.find(QUOTED) {
+        out.push_str(&rest[..at]);
+        out.push_str("a string (its value not shown)");
+        // The end of the Debug-quoted string: the first quote not escaped by a backslash.
+        let body = &rest[at + QUOTED.len()..];
+        let mut escaped = false;
+        let end = body.char_indices().find_map(|(i, c)| match (escaped, c) {
+            (true, _) => {
+                escaped = false;
+                None
+            }
+            (false, '\\') => {
+                escaped = true;
+                None
+            }
+            (false, '"') => Some(i + 1),
+            _ => None,
+        });
+        // An unterminated quote: nothing after it is shown.
+        rest = end.map_or("", |end| &body[end..]);
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn targets_without_a_scheme_and_quoted_config_values_are_masked() {
+        assert_eq!(redact_target("admin:hunter2@host:80"), "admin:xxxxx@host:80");
+        assert_eq!(redact_target("http://admin:hunter2@host/x"), "http://admin:xxxxx@host/x");
+        assert_eq!(redact_target("host:80"), "host:80");
+        assert_eq!(target_userinfo("admin:hunter2@host:80"), Some("admin:hunter2"));
+        assert_eq!(target_userinfo("https://tok@h/p@q"), Some("tok"));
+        assert_eq!(target_userinfo("host:80"), None);
+        let e = r#"modules.a.http.basic_auth: invalid type: string "admin:hun\"ter2", expected struct BasicAuth at line 5"#;
+        let shown = redact_quoted_values(e);
+        assert!(!shown.contains("hun"), "{shown}");
+        assert!(shown.ends_with("expected struct BasicAuth at line 5"), "{shown}");
+        assert_eq!(redact_quoted_values(r#"x: string "abc"#), "x: a string (its value not shown)");
+    }
 
     #[test]
     fn secrets_never_print() {

@@ -12,7 +12,7 @@
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -20,9 +20,26 @@ use parking_lot::{Condvar, Mutex};
 #[derive(Debug, Default)]
 struct Pending {
     pids: Vec<libc::pid_t>,
-    /// Empty cgroup directories to remove once their killed processes have exited.
-    cgroups: Vec<PathBuf>,
+    /// Cgroup directories to remove once their killed processes have exited.
+    cgroups: Vec<Leftover>,
 }
+
+/// A cgroup directory whose removal is retried, less often the longer it stays busy.
+#[derive(Debug)]
+struct Leftover {
+    dir: PathBuf,
+    next: Instant,
+    delay: Duration,
+    given_up_at: Instant,
+}
+
+/// The first retry of a busy cgroup; each later one waits twice as long, up to
+/// [`CGROUP_RETRY_MAX`].
+const CGROUP_RETRY_FIRST: Duration = Duration::from_millis(10);
+const CGROUP_RETRY_MAX: Duration = Duration::from_secs(10);
+/// A cgroup still busy this long after its kill (a process stuck in the kernel) is left where
+/// it is: an empty cgroup later is harmless to the host, and the name of the next run's differs.
+const CGROUP_GIVE_UP: Duration = Duration::from_secs(600);
 
 #[derive(Debug, Default)]
 struct Reaper {
@@ -76,13 +93,14 @@ pub fn remove_cgroup(dir: PathBuf) {
     }
     let r = reaper();
     if !r.running {
-        // No thread: one more try after the kill has had a moment; a leftover empty cgroup is
-        // harmless to the host and named in nothing we report.
-        std::thread::sleep(Duration::from_millis(10));
-        let _ = try_remove(&dir);
+        // No thread, and the caller may be a poll thread that must not wait: the cgroup is
+        // left. A leftover cgroup is harmless to the host and named in nothing we report.
         return;
     }
-    r.pending.lock().cgroups.push(dir);
+    let now = Instant::now();
+    let delay = CGROUP_RETRY_FIRST;
+    let leftover = Leftover { dir, next: now + delay, delay, given_up_at: now + CGROUP_GIVE_UP };
+    r.pending.lock().cgroups.push(leftover);
     r.cv.notify_one();
 }
 
@@ -114,9 +132,25 @@ fn run() {
             continue;
         }
         pending.pids.retain(|&pid| !try_reap(pid));
-        pending.cgroups.retain(|dir| !try_remove(dir));
-        if !pending.pids.is_empty() || !pending.cgroups.is_empty() {
-            r.cv.wait_for(&mut pending, Duration::from_millis(10));
+        let now = Instant::now();
+        pending.cgroups.retain_mut(|c| {
+            if c.next > now {
+                return true;
+            }
+            if try_remove(&c.dir) || now >= c.given_up_at {
+                return false;
+            }
+            c.delay = (c.delay * 2).min(CGROUP_RETRY_MAX);
+            c.next = now + c.delay;
+            true
+        });
+        // Children are polled every 10 ms; cgroups when their next retry is due.
+        let mut wait = pending.cgroups.iter().map(|c| c.next.saturating_duration_since(now)).min();
+        if !pending.pids.is_empty() {
+            wait = Some(wait.map_or(CGROUP_RETRY_FIRST, |w| w.min(CGROUP_RETRY_FIRST)));
+        }
+        if let Some(wait) = wait {
+            r.cv.wait_for(&mut pending, wait.max(Duration::from_millis(1)));
         }
     }
 }
@@ -125,7 +159,6 @@ fn run() {
 mod tests {
     use super::*;
     use std::process::Command;
-    use std::time::Instant;
 
     #[test]
     fn reaps_a_killed_child() {

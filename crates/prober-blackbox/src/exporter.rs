@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
+use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
 use crate::history::History;
 use crate::module::{Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
@@ -90,6 +91,8 @@ struct Inner {
     counts: Counters,
     /// The debug output of the last probes, for `/logs`.
     history: History,
+    /// Bytes of [`PROBE_OUTPUT_BUDGET`] reserved by the probes in flight.
+    output_held: Arc<AtomicU64>,
 }
 
 /// A `/probe` request checked: what its answer needs.
@@ -107,6 +110,9 @@ struct Waiting {
     begun: Begun,
     started: Instant,
     done: Done,
+    /// The output this probe may hold, counted in [`PROBE_OUTPUT_BUDGET`] until it is
+    /// answered or cancelled (dropped).
+    _output: Reservation,
 }
 
 impl std::fmt::Debug for Waiting {
@@ -122,6 +128,7 @@ struct Counters {
     denied: AtomicU64,
     bad_target: AtomicU64,
     cancelled: AtomicU64,
+    over_budget: AtomicU64,
 }
 
 impl Exporter {
@@ -141,6 +148,7 @@ impl Exporter {
             started: SystemTime::now(),
             counts: Counters::default(),
             history: History::new(),
+            output_held: Arc::default(),
         });
         let engine = Arc::new(Mutex::new(thread));
         let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
@@ -237,9 +245,7 @@ impl ProbeCancel {
     }
 }
 
-/// The dispatcher: each check's outcome becomes its request's answer. It stops when the
-/// exporter is dropped.
-/// The dispatcher's body. It ends when the exporter is dropped; should it end otherwise (the
+/// The dispatcher's body: each check's outcome becomes its request's answer. It ends when the exporter is dropped; should it end otherwise (the
 /// engine thread gone, or a panic outside one answer), every later `/probe` would wait for an
 /// answer that never comes while the process lives on, and a live process with dead endpoints
 /// is never restarted by a supervisor: the process is aborted, with a message saying why.
@@ -293,7 +299,21 @@ impl Inner {
     fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
             Ok((spec, begun)) => {
-                let w = Waiting { begun, started: Instant::now(), done };
+                let Some(output) = Reservation::take(&self.output_held, spec.output_limit as u64)
+                else {
+                    self.counts.over_budget.fetch_add(1, Ordering::Relaxed);
+                    done(Response {
+                        status: 503,
+                        content_type: TEXT,
+                        body: format!(
+                            "too much probe output held by the probes in flight (at most {} \
+                             MiB in total); try again\n",
+                            PROBE_OUTPUT_BUDGET >> 20
+                        ),
+                    });
+                    return None;
+                };
+                let w = Waiting { begun, started: Instant::now(), done, _output: output };
                 Some(self.submit(spec, w))
             }
             Err(response) => {
@@ -471,6 +491,11 @@ impl Inner {
             "prober_serve_probes_cancelled_total",
             "Probes cancelled because their client went before the answer.",
             c.cancelled.load(Ordering::Relaxed),
+        );
+        counter(
+            "prober_serve_probes_over_budget_total",
+            "Probes refused (503) because the probes in flight held the output budget.",
+            c.over_budget.load(Ordering::Relaxed),
         );
         let start = self.started.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
         let _ = write!(

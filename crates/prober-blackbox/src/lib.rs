@@ -17,6 +17,7 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+mod budget;
 mod config;
 mod exporter;
 mod facts;
@@ -30,6 +31,7 @@ mod tcp_module;
 mod unix_module;
 mod unprobed;
 
+pub use budget::PROBE_OUTPUT_BUDGET;
 pub use exporter::{
     DEFAULT_TIMEOUT_OFFSET, Exporter, MAX_SCRAPE_TIMEOUT, ProbeCancel, Request, Response,
     parse_query, timeout,

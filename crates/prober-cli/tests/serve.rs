@@ -245,6 +245,52 @@ fn probes_in_flight_are_bounded_and_never_lock_out_metrics() {
     );
 }
 
+/// Modules with large `body_size_limit`s are held to a total: each probe in flight reserves
+/// its module's limit, so with seven 64 MiB probes and a 1 MiB one waiting (449 of the 512
+/// MiB), another 64 MiB probe is answered 503 at once while a 1 MiB one still runs.
+#[test]
+fn the_output_held_by_probes_in_flight_is_bounded_in_total() {
+    const BIG: u64 = 7;
+    let config = write_file(
+        "yml",
+        "modules:\n  big:\n    prober: http\n    timeout: 100s\n    http: {body_size_limit: 64MiB}\n  small:\n    prober: http\n    timeout: 100s\n",
+    );
+    let serve = Serve::start(&["--config", config.path()]);
+    let target = TargetServer::start();
+    let ask = |module: &str, path: &str| {
+        let probe = format!("/probe?module={module}&target={}", target.url(path));
+        let mut c = std::net::TcpStream::connect(serve.addr).unwrap();
+        c.set_read_timeout(Some(HANG)).unwrap();
+        let request = format!("GET {probe} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        c.write_all(request.as_bytes()).unwrap();
+        c
+    };
+    let answer = |mut c: std::net::TcpStream| {
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).expect("an answer");
+        answer
+    };
+    let mut hanging: Vec<_> = (0..BIG).map(|_| ask("big", "/never-answer")).collect();
+    hanging.push(ask("small", "/never-answer"));
+    assert!(target.wait_for_requests(BIG + 1, HANG), "the probes never reached the target");
+    let refused = answer(ask("big", "/never-answer"));
+    assert!(refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"), "{refused}");
+    assert!(refused.contains("too much probe output held by the probes in flight"), "{refused}");
+    let small = answer(ask("small", "/"));
+    assert!(small.contains("\nprobe_success 1\n"), "{small}");
+    let (code, out) = curl(&[&format!("http://{}/metrics", serve.addr)]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("\nprober_serve_probes_over_budget_total 1\n"), "{out}");
+    // Given back when the clients go: a big probe runs again.
+    drop(hanging);
+    assert!(
+        target.wait_for_connections_closed(BIG + 1, Duration::from_secs(30)),
+        "the probes of clients that hung up are still running"
+    );
+    let big = answer(ask("big", "/"));
+    assert!(big.contains("\nprobe_success 1\n"), "{big}");
+}
+
 /// A `prober: unix` module (blackbox_exporter v0.28.0) loads from the file, and `/probe` with
 /// a socket's path as the target connects to it (grpc-go's server listening on the socket).
 #[test]

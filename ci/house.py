@@ -141,13 +141,6 @@ class Module:
         self.uses = {}  # bound name -> (module where written, path segments)
         self.globs = []  # (module where written, path segments) of `use x::*`
 
-    def path(self):
-        parts, m = [], self
-        while m.parent is not None:
-            parts.append(m.name)
-            m = m.parent
-        return "::".join(["crate"] + parts[::-1])
-
 
 USE_RE = re.compile(r"(?<![\w:])(pub(?:\s*\([^)]*\))?\s+)?use\s+([^;]+);")
 MOD_RE = re.compile(
@@ -207,21 +200,19 @@ class Crate:
         self.root = Module("crate", None, self.source(root_file))
         self.modules = [self.root]
         self.test_only = set()
-        self.load(self.root, os.path.dirname(root_file), True)
+        self.load(self.root, os.path.dirname(root_file))
 
     def source(self, path):
         if path not in self.sources:
             self.sources[path] = Source(path)
         return self.sources[path]
 
-    def load(self, module, dir_for_children, visited_guard):
+    def load(self, module, dir_for_children):
         """Reads a file's module tree: its `mod` declarations (inline and files), its uses."""
         src = module.file
         limit = src.test_start
         code = src.code
-        # Inline modules: (start of body, end of body, Module)
-        stack = [(0, limit, module)]
-        inline = []
+        inline = []  # (start of body, end of body, Module) of each inline module
         for m in MOD_RE.finditer(code, 0, limit):
             attrs, name, kind = m.group(1), m.group(2), m.group(3)
             parent = self.enclosing(inline, module, m.start())
@@ -250,13 +241,12 @@ class Crate:
                 # as one module's; the first is the module, the other is read for its references.
                 alt = Module(name, parent, self.source(file))
                 self.modules.append(alt)
-                self.load(alt, self.child_dir(file), True)
+                self.load(alt, self.child_dir(file))
                 continue
             child = Module(name, parent, self.source(file))
             parent.children[name] = child
             self.modules.append(child)
-            self.load(child, self.child_dir(file), True)
-        del stack
+            self.load(child, self.child_dir(file))
         src_modules = getattr(src, "modules", [])
         src.modules = src_modules + [(module, inline)]
         # Uses, each in the module it is written in.
@@ -345,7 +335,7 @@ def module_words(code):
 def crate_graph(crate):
     """Edges between files: (from file, to file) -> [(line, reference)]."""
     edges = defaultdict(list)
-    for src in {m.file for m in crate.modules}.union():
+    for src in {m.file for m in crate.modules}:
         if src.path in crate.test_only:
             continue
         limit = src.test_start
@@ -357,7 +347,10 @@ def crate_graph(crate):
             outside[a:b] = " " * (b - a)
         outside = "".join(outside)
         words = module_words(outside)
+        mine = set(map(id, crate.modules))
         for module, inline in getattr(src, "modules", []):
+            if id(module) not in mine:
+                continue  # the same file under another root of the package (lib.rs and main.rs)
             owned = [module] + [c for _, _, c in inline]
 
             def add(target, offset, ref):
@@ -372,7 +365,7 @@ def crate_graph(crate):
                         add(crate.resolve(w, segs), offset, "use " + "::".join(segs))
                 for w, segs, offset, public in mod.globs:
                     if w is mod and not public:
-                        add(crate.resolve(w, segs + ["*"][:0]), offset, "use " + "::".join(segs) + "::*")
+                        add(crate.resolve(w, segs), offset, "use " + "::".join(segs) + "::*")
             for m in PATH_RE.finditer(outside):
                 segs = [s.strip() for s in m.group(1).split("::")]
                 where = Crate.enclosing(inline, module, m.start())
@@ -514,12 +507,16 @@ def circle_line(comp):
     return "circle " + " ".join(comp)
 
 
-def main():
-    root = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-    update = "--update" in sys.argv[1:]
+def main(root, argv):
+    if "--self-test" in argv:
+        import house_test
+
+        return house_test.run()
+    update = "--update" in argv
     files, found, cli, cli_lines = measure(root)
     over = {p: n for p, n in files.items() if n > MAX_FILE_LOC}
     if update:
+        os.makedirs(os.path.dirname(EXCEPTIONS), exist_ok=True)
         with open(EXCEPTIONS, "w", encoding="utf-8") as f:
             f.write(HEADER)
             for p in sorted(over):
@@ -600,4 +597,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(os.path.abspath(os.path.join(os.path.dirname(__file__), "..")), sys.argv[1:]))

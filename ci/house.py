@@ -508,10 +508,6 @@ def circle_line(comp):
 
 
 def main(root, argv):
-    if "--self-test" in argv:
-        import house_test
-
-        return house_test.run()
     update = "--update" in argv
     files, found, cli, cli_lines = measure(root)
     over = {p: n for p, n in files.items() if n > MAX_FILE_LOC}

@@ -12,6 +12,6 @@ cd "$(dirname "$0")/.."
 . ci/lib.sh
 need python3
 if [ $# -eq 0 ]; then
-  python3 ci/house.py --self-test >/dev/null || python3 ci/house.py --self-test
+  python3 ci/house_test.py >/dev/null || python3 ci/house_test.py
 fi
 exec python3 ci/house.py "$@"

@@ -1,4 +1,5 @@
-"""The house check against small trees made for each rule (bash ci/house.sh --self-test).
+"""The house check against small trees made for each rule (python3 ci/house_test.py; ci/house.sh
+runs it before the check).
 
 Each case writes a workspace of its own into a temporary directory, runs the check there and
 asserts its verdict and the line it prints, so that a change to the counting or to the graph is
@@ -8,6 +9,7 @@ seen to keep catching what it must catch and to leave alone what it must leave a
 import contextlib
 import io
 import os
+import sys
 import tempfile
 
 import house
@@ -236,3 +238,7 @@ def run():
             print(f"house self-test: FAIL {fn.__name__}: {e}")
     print(f"house self-test: {len(CASES) - failed} of {len(CASES)} passed")
     return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())

@@ -5,6 +5,7 @@
 # import edge: the header of ci/house.py. Why: docs/architecture.md.
 # Usage: bash ci/house.sh            check, after the check's own self-test against small trees
 #                                    made for each rule (CI runs this in its lints step; a second)
+#        bash ci/house.sh --show     every violation, listed or not, each circle with its references
 #        bash ci/house.sh --update   rewrite ci/house-exceptions.txt from the tree as it is, for
 #                                    whoever merges a change that moved the counts (not for CI)
 set -euo pipefail

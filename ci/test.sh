@@ -16,10 +16,15 @@ step "the C ABI only grows (abidiff against abi/, self-test, old client)"
 bash ci/abi-check.sh --self-test
 bash ci/abi-check.sh
 
-step "lints: rustfmt, clippy and rustdoc with warnings denied, gofmt"
+step "lints: the house rules (ci/house.sh), rustfmt, clippy and rustdoc with warnings denied, gofmt"
+bash ci/house.sh
 cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt clippy
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --locked --quiet -- -D warnings
+# Without default features (no TLS): code behind `#[cfg(feature = "tls")]` leaves other code
+# dead or irrefutable, and only this build sees it. Clippy lints every workspace crate it builds
+# for the facade, so the TLS-bearing crates under it (engine, http, grpc, transport) are covered.
+cargo clippy -p prober --no-default-features --all-targets --locked --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 # The fuzz targets live outside the workspace (cargo-fuzz's layout); they must keep building
 # against the library's API (ci/fuzz.sh runs them).

@@ -113,6 +113,8 @@ impl TlsTcpProbe {
 
     /// STARTTLS: hands the plain connection to the dial for the handshake.
     fn upgrade(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
+        // Without the `tls` feature `Plain` is the only variant and the else is dead code.
+        #[cfg_attr(not(feature = "tls"), allow(irrefutable_let_patterns))]
         let Transport::Plain(conn) = conn else {
             // Already TLS (never: the first dial of a STARTTLS probe is plain).
             conn.close(cx);

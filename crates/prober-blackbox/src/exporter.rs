@@ -16,7 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
-use crate::history::History;
+use crate::history::{History, Output};
 use crate::module::{Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
 use crate::{facts, qr_facts, unprobed};
@@ -393,7 +393,7 @@ impl Inner {
                 let metrics = unprobed::render(module, &u, duration);
                 let (name, target) = (name.to_string(), target.to_string());
                 let begun = Begun { modules: modules.clone(), module: name, target, debug, log };
-                Err(self.page(&begun, &begun.log, metrics, module, false))
+                Err(self.page(&begun, &begun.log, metrics, false))
             }
         }
     }
@@ -431,20 +431,24 @@ impl Inner {
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
-        self.page(b, &log, metrics, module, success)
+        self.page(b, &log, metrics, success)
     }
 
     /// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the
     /// module; that debug output is kept for `/logs` either way, as blackbox_exporter does.
-    fn page(&self, b: &Begun, log: &str, metrics: String, module: &Module, ok: bool) -> Response {
-        let body = format!(
-            "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n{module:#?}\n"
-        );
-        self.history.add(&b.module, &b.target, &body, ok);
-        if b.debug {
-            return Response { status: 200, content_type: PLAIN, body };
+    fn page(&self, b: &Begun, log: &str, metrics: String, ok: bool) -> Response {
+        let output = Output {
+            log: log.to_string(),
+            metrics: metrics.clone(),
+            config: Some((b.modules.clone(), b.module.clone())),
+        };
+        // The debug page is put together now only when asked for; `/logs` does it later.
+        let debug = b.debug.then(|| output.page());
+        self.history.add(&b.module, &b.target, output, ok);
+        match debug {
+            Some(body) => Response { status: 200, content_type: PLAIN, body },
+            None => Response { status: 200, content_type: TEXT, body: metrics },
         }
-        Response { status: 200, content_type: TEXT, body: metrics }
     }
 
     fn denied(&self, log: &mut String, why: &str, debug: bool) -> Response {

@@ -4,14 +4,18 @@
 //!
 //! What is kept is bounded whatever clients ask: the last `limit` probes (`--history.limit`,
 //! 100), and as blackbox_exporter keeps them, up to `limit` more failures that have left that
-//! window; each output at most [`MAX_KEPT_OUTPUT`] bytes (blackbox_exporter keeps it whole).
-//! The outputs are the debug pages, so they hold no credential.
+//! window; each output shown at most [`MAX_KEPT_OUTPUT`] bytes (blackbox_exporter keeps it
+//! whole). A probe's log and metrics are kept, each cut at that bound, and the page is put
+//! together when asked for, the module's configuration printed from the module set the probe
+//! ran with (shared with it, and kept alive by the entries that name it after a reload). The
+//! outputs are the debug pages, so they hold no credential.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::exporter::{Response, parse_query};
+use crate::module::Modules;
 
 /// blackbox_exporter's `--history.limit` default.
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;
@@ -25,8 +29,52 @@ struct Entry {
     id: u64,
     module: String,
     target: String,
-    output: String,
+    output: Output,
     success: bool,
+}
+
+/// A probe's debug output, kept in its pieces and put together only when `/logs` asks for it:
+/// printing the module's configuration for every probe cost about as much CPU as the probe.
+#[derive(Debug)]
+pub(crate) struct Output {
+    /// The probe's log lines.
+    pub log: String,
+    /// The metrics it answered.
+    pub metrics: String,
+    /// The module set the probe ran with and the module's name, printed when asked.
+    pub config: Option<(Arc<Modules>, String)>,
+}
+
+impl Output {
+    /// The page `/logs` shows: [`Output::page`] cut at [`MAX_KEPT_OUTPUT`] bytes.
+    fn render(&self) -> String {
+        cut(self.page())
+    }
+
+    /// The page `&debug=true` shows.
+    pub(crate) fn page(&self) -> String {
+        let Output { log, metrics, config } = self;
+        let mut page = format!(
+            "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n"
+        );
+        if let Some(module) = config.as_ref().and_then(|(m, name)| m.by_name.get(name)) {
+            page.push_str(&format!("{module:#?}\n"));
+        }
+        page
+    }
+}
+
+/// `text` cut at [`MAX_KEPT_OUTPUT`] bytes (at a character boundary), saying so.
+fn cut(mut text: String) -> String {
+    if text.len() > MAX_KEPT_OUTPUT {
+        let mut end = MAX_KEPT_OUTPUT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("\n[cut: at most 65536 bytes of a probe's output are kept]\n");
+    }
+    text
 }
 
 #[derive(Debug, Default)]
@@ -54,17 +102,11 @@ impl History {
     }
 
     /// Keeps the debug output of a probe that ran.
-    pub fn add(&self, module: &str, target: &str, output: &str, success: bool) {
+    pub fn add(&self, module: &str, target: &str, output: Output, success: bool) {
         let limit = self.limit.load(Ordering::Relaxed);
-        let mut output = output.to_string();
-        if output.len() > MAX_KEPT_OUTPUT {
-            let mut end = MAX_KEPT_OUTPUT;
-            while !output.is_char_boundary(end) {
-                end -= 1;
-            }
-            output.truncate(end);
-            output.push_str("\n[cut: at most 65536 bytes of a probe's output are kept]\n");
-        }
+        // What is held stays within the bound: the pieces are cut as the page would be.
+        let output =
+            Output { log: cut(output.log), metrics: cut(output.metrics), config: output.config };
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let id = kept.next_id;
         kept.next_id += 1;
@@ -113,7 +155,7 @@ impl History {
                 .ok_or("Probe target not found"),
         };
         match found {
-            Ok(e) => Response { status: 200, content_type: "text/plain", body: e.output.clone() },
+            Ok(e) => Response { status: 200, content_type: "text/plain", body: e.output.render() },
             Err(why) => error(404, why),
         }
     }
@@ -133,21 +175,25 @@ mod tests {
         let h = History::new();
         h.set_limit(2);
         for (i, success) in [false, true, true, false, true, true].into_iter().enumerate() {
-            h.add("m", &format!("t{i}"), &format!("run {i}"), success);
+            h.add("m", &format!("t{i}"), text(&format!("run {i}")), success);
         }
         let kept = h.kept.lock().unwrap();
         let ids = |q: &VecDeque<Arc<Entry>>| q.iter().map(|e| e.id).collect::<Vec<_>>();
         assert_eq!(ids(&kept.results), [4, 5]);
         assert_eq!(ids(&kept.failures), [0, 3], "failures that left the window are kept");
         drop(kept);
-        assert_eq!(h.answer("id=0").body, "run 0");
-        assert_eq!(h.answer("target=t3&module=m").body, "run 3");
+        assert!(h.answer("id=0").body.contains("\nrun 0\n"));
+        assert!(h.answer("target=t3&module=m").body.contains("\nrun 3\n"));
         assert_eq!(h.answer("target=t1").status, 404);
         assert_eq!(h.answer("id=1&target=t1").status, 400);
         assert_eq!(h.answer("module=m").status, 400);
         assert_eq!(h.answer("").status, 400);
         let big = "x".repeat(MAX_KEPT_OUTPUT * 2);
-        h.add("m", "big", &big, true);
+        h.add("m", "big", text(&big), true);
         assert!(h.answer("target=big").body.len() < MAX_KEPT_OUTPUT + 100);
+    }
+
+    fn text(log: &str) -> Output {
+        Output { log: log.to_string(), metrics: String::new(), config: None }
     }
 }

@@ -322,6 +322,10 @@ fn respond_raw(conn: &mut Conn, req: &Head<'_>, segs: &[&str]) -> io::Result<End
             Ok(End::Finish)
         }
         ["bytes"] => bytes(conn, req),
+        ["encoded", coding, n] => match num(n) {
+            Some(n) => crate::encoded::respond(conn, coding, n, req.query.get("as")),
+            None => bad(conn, "bad number"),
+        },
         ["hostile", rest @ ..] => hostile(conn, req, rest),
         _ => text(conn, 404, "not found"),
     }

@@ -1,0 +1,306 @@
+//! Content decoding of a body (blackbox_exporter's `compression`): gzip, raw DEFLATE and brotli,
+//! sans-I/O and incremental.
+//!
+//! The body reader hands the framed (de-chunked) body bytes to a [`ContentDecoder`], which keeps
+//! them until they are decoded ([`ContentDecoder::accept`]); [`ContentDecoder::pump`] decodes
+//! into the [`BodySink`] and stops at whichever comes first: the input is used up, the sink has
+//! overflowed (the output limit bounds the *decoded* bytes, and nothing past one byte over it is
+//! ever produced), the stream ended, or `budget` decoded bytes were produced in this call. So a
+//! small body that expands without end (a decompression bomb) costs at most the output limit
+//! plus one of decoding, in slices of `budget` bytes, and the probe yields between slices.
+//!
+//! Memory per decoder: DEFLATE and gzip (miniz_oxide, pure Rust) a 32 KiB window and their
+//! tables (about 43 KiB) plus the [`OUT_CHUNK`] buffer; brotli (`brotli-decompressor`, pure
+//! Rust) a ring buffer of the window the stream declares, at most 16 MiB (RFC 7932's largest;
+//! the non-standard "large window" streams of up to 1 GiB are refused), shrunk to the body's
+//! size when its first meta-block is its last. Input waiting to be decoded is at most one read.
+//!
+//! Errors are worded as Go's readers word them (`gzip: invalid header`, `gzip: invalid
+//! checksum`, `flate: corrupt input`, `unexpected EOF`); blackbox_exporter logs them and fails
+//! the probe.
+
+use std::fmt;
+
+use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, StandardAlloc};
+use flate2::{Crc, Decompress, FlushDecompress, Status};
+use prober_core::Compression;
+
+use crate::body::BodySink;
+
+/// Decoded bytes produced per step of a decoder.
+pub const OUT_CHUNK: usize = 16 * 1024;
+/// The longest gzip member header accepted (Go reads the name and comment without a bound; a
+/// header is a few bytes).
+pub const MAX_GZIP_HEADER: usize = 64 * 1024;
+
+/// Why a body could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodingError(pub String);
+
+impl fmt::Display for CodingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err(msg: &str) -> CodingError {
+    CodingError(msg.to_string())
+}
+
+type Brotli = BrotliState<StandardAlloc, StandardAlloc, StandardAlloc>;
+
+enum GzPhase {
+    /// Reading a member header (at the start, or after a member when more bytes come).
+    Header,
+    Data,
+    Trailer,
+    /// A member ended: the body may end here, or another member follows.
+    Between,
+}
+
+enum Codec {
+    Deflate(Box<Decompress>),
+    Gzip { inflate: Box<Decompress>, crc: Crc, phase: GzPhase },
+    Br(Box<Brotli>),
+}
+
+/// Decodes one body's content coding into a [`BodySink`] (see the module documentation).
+pub struct ContentDecoder {
+    codec: Codec,
+    /// Body bytes received and not yet decoded.
+    pending: Vec<u8>,
+    /// The last step filled its output: the decoder may hold more output without more input.
+    more_out: bool,
+    /// The compressed stream reached its end (DEFLATE, brotli): what follows is not read.
+    ended: bool,
+    out: Box<[u8]>,
+}
+
+impl fmt::Debug for ContentDecoder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContentDecoder")
+            .field("pending", &self.pending.len())
+            .field("ended", &self.ended)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ContentDecoder {
+    /// A decoder of `coding`; `None` for [`Compression::Identity`], which needs none.
+    pub fn new(coding: Compression) -> Option<ContentDecoder> {
+        let codec = match coding {
+            Compression::Identity => return None,
+            Compression::Deflate => Codec::Deflate(Box::new(Decompress::new(false))),
+            Compression::Gzip => Codec::Gzip {
+                inflate: Box::new(Decompress::new(false)),
+                crc: Crc::new(),
+                phase: GzPhase::Header,
+            },
+            Compression::Br => {
+                let mut state = Box::new(Brotli::new(
+                    StandardAlloc::default(),
+                    StandardAlloc::default(),
+                    StandardAlloc::default(),
+                ));
+                // RFC 7932 windows only (at most 16 MiB): a large-window stream (up to 1 GiB,
+                // not an HTTP content coding) is refused, not allocated for.
+                state.large_window = false;
+                Codec::Br(state)
+            }
+        };
+        Some(ContentDecoder {
+            codec,
+            pending: Vec::new(),
+            more_out: false,
+            ended: false,
+            out: vec![0; OUT_CHUNK].into_boxed_slice(),
+        })
+    }
+
+    /// Takes body bytes to decode (dropped once the stream has ended).
+    pub fn accept(&mut self, bytes: &[u8]) {
+        if !self.ended {
+            self.pending.extend_from_slice(bytes);
+        }
+    }
+
+    /// Decoding work is left that needs no more input: call [`ContentDecoder::pump`] before
+    /// reading again.
+    pub fn has_work(&self) -> bool {
+        !self.ended && (self.more_out || !self.pending.is_empty()) && !self.waits_for_input()
+    }
+
+    /// The pending bytes are an incomplete gzip header or trailer: only more input helps.
+    fn waits_for_input(&self) -> bool {
+        match &self.codec {
+            Codec::Gzip { phase: GzPhase::Header | GzPhase::Between, .. } => {
+                !self.pending.is_empty() && matches!(gzip_header(&self.pending), Ok(None))
+            }
+            Codec::Gzip { phase: GzPhase::Trailer, .. } => self.pending.len() < 8,
+            _ => false,
+        }
+    }
+
+    /// The stream ended (DEFLATE, brotli): the body is complete, whatever follows it.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Decodes pending bytes into `sink` until they are used up, the sink has overflowed, the
+    /// stream ended, or about `budget` decoded bytes were produced.
+    ///
+    /// # Errors
+    /// Input that is not of the coding (Go's words).
+    pub fn pump(&mut self, sink: &mut BodySink, budget: usize) -> Result<(), CodingError> {
+        let mut produced = 0;
+        while self.has_work() && !sink.overflowed() && produced < budget {
+            // Never more than one byte past the limit: that byte says the body is longer.
+            let room = (sink.limit() - sink.kept().len() + 1).min(OUT_CHUNK);
+            let (used, made) = self.step(room)?;
+            sink.push(&self.out[..made]);
+            self.pending.drain(..used);
+            produced += made;
+            self.more_out = made == room;
+            if used == 0 && made == 0 && !self.more_out {
+                break; // waits for input (a partial header, trailer or code)
+            }
+        }
+        Ok(())
+    }
+
+    /// One decoding step into `self.out[..room]`: input bytes used, output bytes made.
+    fn step(&mut self, room: usize) -> Result<(usize, usize), CodingError> {
+        let out = &mut self.out[..room];
+        match &mut self.codec {
+            Codec::Deflate(inflate) => {
+                let (used, made, end) = inflate_step(inflate, &self.pending, out)?;
+                self.ended = end;
+                Ok((used, made))
+            }
+            Codec::Br(state) => {
+                let (mut avail_in, mut in_off) = (self.pending.len(), 0);
+                let (mut avail_out, mut out_off, mut total) = (out.len(), 0, 0);
+                let r = BrotliDecompressStream(
+                    &mut avail_in,
+                    &mut in_off,
+                    &self.pending,
+                    &mut avail_out,
+                    &mut out_off,
+                    out,
+                    &mut total,
+                    state,
+                );
+                match r {
+                    BrotliResult::ResultFailure => Err(err("brotli: corrupt input")),
+                    BrotliResult::ResultSuccess => {
+                        self.ended = true;
+                        Ok((in_off, out_off))
+                    }
+                    BrotliResult::NeedsMoreInput | BrotliResult::NeedsMoreOutput => {
+                        Ok((in_off, out_off))
+                    }
+                }
+            }
+            Codec::Gzip { inflate, crc, phase } => match phase {
+                GzPhase::Header | GzPhase::Between => match gzip_header(&self.pending)? {
+                    None => Ok((0, 0)),
+                    Some(len) => {
+                        inflate.reset(false);
+                        crc.reset();
+                        *phase = GzPhase::Data;
+                        Ok((len, 0))
+                    }
+                },
+                GzPhase::Data => {
+                    let (used, made, end) = inflate_step(inflate, &self.pending, out)?;
+                    crc.update(&out[..made]);
+                    if end {
+                        *phase = GzPhase::Trailer;
+                    }
+                    Ok((used, made))
+                }
+                GzPhase::Trailer => {
+                    let Some(t) = self.pending.get(..8) else { return Ok((0, 0)) };
+                    let sum = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
+                    let size = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
+                    if sum != crc.sum() || size != crc.amount() {
+                        return Err(err("gzip: invalid checksum"));
+                    }
+                    *phase = GzPhase::Between;
+                    Ok((8, 0))
+                }
+            },
+        }
+    }
+
+    /// The body ended: the stream must be complete (a gzip body after a whole member).
+    ///
+    /// # Errors
+    /// `unexpected EOF` for a stream cut short (an empty body too, as Go's readers say).
+    pub fn finish(&self) -> Result<(), CodingError> {
+        let complete = self.ended
+            || matches!(&self.codec, Codec::Gzip { phase: GzPhase::Between, .. })
+                && self.pending.is_empty();
+        if complete { Ok(()) } else { Err(err("unexpected EOF")) }
+    }
+}
+
+/// One raw-DEFLATE step: bytes used, bytes made, whether the stream ended.
+fn inflate_step(
+    inflate: &mut Decompress,
+    input: &[u8],
+    out: &mut [u8],
+) -> Result<(usize, usize, bool), CodingError> {
+    let (in0, out0) = (inflate.total_in(), inflate.total_out());
+    let status = inflate
+        .decompress(input, out, FlushDecompress::None)
+        .map_err(|_| err("flate: corrupt input"))?;
+    let used = usize::try_from(inflate.total_in() - in0).unwrap_or(input.len());
+    let made = usize::try_from(inflate.total_out() - out0).unwrap_or(out.len());
+    Ok((used, made, status == Status::StreamEnd))
+}
+
+/// The length of the gzip member header at the start of `buf` (RFC 1952 2.3), `None` while it
+/// is incomplete.
+fn gzip_header(buf: &[u8]) -> Result<Option<usize>, CodingError> {
+    const FHCRC: u8 = 2;
+    const FEXTRA: u8 = 4;
+    const FNAME: u8 = 8;
+    const FCOMMENT: u8 = 16;
+    let invalid = || err("gzip: invalid header");
+    if buf.first().is_some_and(|&b| b != 0x1f)
+        || buf.get(1).is_some_and(|&b| b != 0x8b)
+        || buf.get(2).is_some_and(|&b| b != 8)
+    {
+        return Err(invalid());
+    }
+    if buf.len() < 10 {
+        return Ok(None);
+    }
+    let flags = buf[3];
+    if flags & 0xe0 != 0 {
+        return Err(invalid());
+    }
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let Some(l) = buf.get(at..at + 2) else { return incomplete(buf) };
+        at += 2 + usize::from(u16::from_le_bytes([l[0], l[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let Some(rest) = buf.get(at..) else { return incomplete(buf) };
+            match rest.iter().position(|&b| b == 0) {
+                Some(z) => at += z + 1,
+                None => return incomplete(buf),
+            }
+        }
+    }
+    if flags & FHCRC != 0 {
+        at += 2;
+    }
+    if buf.len() < at { incomplete(buf) } else { Ok(Some(at)) }
+}
+
+fn incomplete(buf: &[u8]) -> Result<Option<usize>, CodingError> {
+    if buf.len() > MAX_GZIP_HEADER { Err(err("gzip: header larger than 64 KiB")) } else { Ok(None) }
+}

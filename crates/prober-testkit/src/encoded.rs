@@ -1,0 +1,73 @@
+//! `/encoded/{coding}/{n}`: a body of `n` bytes of `a` sent with a content coding, for the
+//! probes that decode it (blackbox_exporter's `compression`).
+//!
+//! gzip bodies are members of at most 1 MiB of decoded bytes each, one after another (as Go's
+//! reader and the library read them): a member of 1 MiB of `a` is about 1 KiB, so a 1 GiB
+//! decoded body (a decompression bomb) costs the server one member's compression and about
+//! 1 MiB on the wire. `deflate` and `br` bodies are compressed whole, at most 16 MiB decoded.
+
+use std::io::{self, Write};
+
+use flate2::Compression as Level;
+use flate2::write::{DeflateEncoder, GzEncoder};
+
+use crate::conn::{Conn, End};
+
+/// Decoded bytes per gzip member.
+const MEMBER: u64 = 1 << 20;
+/// The largest `deflate` or `br` body, decoded.
+const WHOLE_MAX: u64 = 16 << 20;
+
+fn gzip(n: u64) -> Vec<u8> {
+    let mut e = GzEncoder::new(Vec::new(), Level::best());
+    let _ = e.write_all(&vec![b'a'; n as usize]);
+    e.finish().unwrap_or_default()
+}
+
+/// The head and body of `/encoded/{coding}/{n}`; `encoding`: the `Content-Encoding` value
+/// (the coding's name unless `?as=` says otherwise; `?as=` empty sends none).
+pub(crate) fn respond(
+    conn: &Conn,
+    coding: &str,
+    n: u64,
+    encoding: Option<&str>,
+) -> io::Result<End> {
+    let encoding = encoding.unwrap_or(coding);
+    let (unit, repeat, last) = match coding {
+        // Whole members, then the rest (none when the members cover the body).
+        "gzip" => {
+            let rest = if n % MEMBER == 0 && n > 0 { Vec::new() } else { gzip(n % MEMBER) };
+            (if n >= MEMBER { gzip(MEMBER) } else { Vec::new() }, n / MEMBER, rest)
+        }
+        "deflate" | "br" if n <= WHOLE_MAX => {
+            let plain = vec![b'a'; n as usize];
+            let body = if coding == "deflate" {
+                let mut e = DeflateEncoder::new(Vec::new(), Level::best());
+                e.write_all(&plain)?;
+                e.finish()?
+            } else {
+                let mut out = Vec::new();
+                let mut w = brotli::CompressorWriter::new(&mut out, 4096, 9, 22);
+                w.write_all(&plain)?;
+                drop(w);
+                out
+            };
+            (body, 1, Vec::new())
+        }
+        _ => return crate::conn::simple(conn, 400, &[], b"bad coding or size"),
+    };
+    let len = unit.len() as u64 * repeat + last.len() as u64;
+    let mut head = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n");
+    if !encoding.is_empty() {
+        head.push_str(&format!("Content-Encoding: {encoding}\r\n"));
+    }
+    head.push_str("\r\n");
+    conn.write_all(head.as_bytes())?;
+    let mut w = io::BufWriter::with_capacity(64 * 1024, conn.stream());
+    for _ in 0..repeat {
+        w.write_all(&unit)?;
+    }
+    w.write_all(&last)?;
+    w.flush()?;
+    Ok(End::Finish)
+}

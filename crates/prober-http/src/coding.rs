@@ -304,3 +304,167 @@ fn gzip_header(buf: &[u8]) -> Result<Option<usize>, CodingError> {
 fn incomplete(buf: &[u8]) -> Result<Option<usize>, CodingError> {
     if buf.len() > MAX_GZIP_HEADER { Err(err("gzip: header larger than 64 KiB")) } else { Ok(None) }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use flate2::write::{DeflateEncoder, GzEncoder};
+    use flate2::{Compression as Level, GzBuilder};
+
+    use super::*;
+    use crate::body::{BodyError, BodyProgress, BodyReader, Framing};
+
+    fn gzip_named(plain: &[u8]) -> Vec<u8> {
+        let mut e = GzBuilder::new()
+            .filename("name.txt")
+            .comment("a comment")
+            .extra(vec![1, 2, 3])
+            .write(Vec::new(), Level::default());
+        e.write_all(plain).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn deflate(plain: &[u8]) -> Vec<u8> {
+        let mut e = DeflateEncoder::new(Vec::new(), Level::default());
+        e.write_all(plain).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// Feeds `wire` `step` bytes at a time, decoding all that waits before each feed, as the
+    /// probe does; then EOF.
+    fn read_all(
+        coding: Compression,
+        wire: &[u8],
+        step: usize,
+        limit: usize,
+    ) -> (Result<BodyProgress, BodyError>, Vec<u8>) {
+        let mut r = BodyReader::with_coding(Framing::Close, limit, Some(coding));
+        let mut last = Ok(BodyProgress::NeedMore);
+        for chunk in wire.chunks(step) {
+            while r.has_work() && last.is_ok() {
+                last = r.resume();
+            }
+            if matches!(last, Ok(BodyProgress::Complete { .. }) | Err(_)) {
+                return (last, r.into_sink().into_kept());
+            }
+            last = r.feed(chunk);
+        }
+        while r.has_work() && last.is_ok() {
+            last = r.resume();
+        }
+        if !matches!(last, Ok(BodyProgress::Complete { .. }) | Err(_)) {
+            last = r.eof();
+        }
+        (last, r.into_sink().into_kept())
+    }
+
+    #[test]
+    fn gzip_with_every_header_field_in_any_split() {
+        let plain: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut wire = gzip_named(&plain);
+        wire.extend(gzip_named(b"second member")); // members follow one another
+        for step in [1, 7, 4096, wire.len()] {
+            let (r, out) = read_all(Compression::Gzip, &wire, step, 1 << 20);
+            assert_eq!(r, Ok(BodyProgress::Complete { truncated: false }), "step {step}");
+            assert_eq!(out.len(), plain.len() + 13);
+            assert!(out.starts_with(&plain) && out.ends_with(b"second member"));
+        }
+    }
+
+    #[test]
+    fn deflate_and_its_trailing_bytes() {
+        let mut wire = deflate(b"hello deflate");
+        wire.extend_from_slice(b"not read"); // after the final block: not read, as Go's reader
+        for step in [1, 3, 1000] {
+            let (r, out) = read_all(Compression::Deflate, &wire, step, 100);
+            assert_eq!(
+                (r, out),
+                (Ok(BodyProgress::Complete { truncated: false }), b"hello deflate".to_vec())
+            );
+        }
+    }
+
+    #[test]
+    fn broken_streams_fail_with_go_words() {
+        let err = |coding, wire: &[u8]| match read_all(coding, wire, 5, 1 << 20).0 {
+            Err(e) => e.to_string(),
+            other => panic!("{other:?}"),
+        };
+        let whole = gzip_named(b"some text");
+        assert_eq!(err(Compression::Gzip, &whole[..whole.len() - 3]), "unexpected EOF");
+        assert_eq!(err(Compression::Gzip, &whole[..4]), "unexpected EOF");
+        assert_eq!(err(Compression::Gzip, b""), "unexpected EOF");
+        let mut bad_sum = whole.clone();
+        let at = bad_sum.len() - 8;
+        bad_sum[at] ^= 1;
+        assert_eq!(err(Compression::Gzip, &bad_sum), "gzip: invalid checksum");
+        let mut garbage_after = whole.clone();
+        garbage_after.extend_from_slice(b"garbage");
+        assert_eq!(err(Compression::Gzip, &garbage_after), "gzip: invalid header");
+        assert_eq!(err(Compression::Gzip, b"plain text"), "gzip: invalid header");
+        assert_eq!(err(Compression::Deflate, &[0xff; 16]), "flate: corrupt input");
+        let d = deflate(b"some text");
+        assert_eq!(err(Compression::Deflate, &d[..d.len() - 2]), "unexpected EOF");
+        assert_eq!(err(Compression::Br, &[0xff; 16]), "brotli: corrupt input");
+        // A gzip header without end is refused at 64 KiB, not held.
+        let mut endless_name = vec![0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0];
+        endless_name.extend(std::iter::repeat_n(b'n', MAX_GZIP_HEADER));
+        assert_eq!(err(Compression::Gzip, &endless_name), "gzip: header larger than 64 KiB");
+    }
+
+    #[test]
+    fn the_limit_bounds_decoded_bytes_and_the_work_of_a_step() {
+        // 16 MiB of zeros in about 16 KiB: one byte past the limit is decoded, no more.
+        let mut e = GzEncoder::new(Vec::new(), Level::best());
+        for _ in 0..16 {
+            e.write_all(&[0; 1 << 20]).unwrap();
+        }
+        let wire = e.finish().unwrap();
+        let mut r = BodyReader::with_coding(
+            Framing::Length(wire.len() as u64),
+            1000,
+            Some(Compression::Gzip),
+        );
+        assert_eq!(r.feed(&wire), Ok(BodyProgress::Complete { truncated: true }));
+        assert_eq!((r.sink().kept().len(), r.sink().total()), (1000, 1001));
+        // With a large limit, one feed decodes at most DECODE_PER_STEP (plus one output chunk).
+        let mut r = BodyReader::with_coding(
+            Framing::Length(wire.len() as u64),
+            16 << 20,
+            Some(Compression::Gzip),
+        );
+        assert_eq!(r.feed(&wire), Ok(BodyProgress::NeedMore));
+        assert!(r.has_work());
+        assert!(r.sink().total() <= (crate::body::DECODE_PER_STEP + OUT_CHUNK) as u64);
+        let mut steps = 0;
+        while r.has_work() {
+            r.resume().unwrap();
+            steps += 1;
+        }
+        assert_eq!(r.sink().total(), 16 << 20);
+        assert!(steps >= (16 << 20) / (crate::body::DECODE_PER_STEP + OUT_CHUNK) - 1, "{steps}");
+    }
+
+    #[test]
+    fn chunked_framing_around_a_coded_body() {
+        let d = deflate(b"inside chunks");
+        let mut wire = Vec::new();
+        for c in d.chunks(3) {
+            wire.extend(format!("{:x}\r\n", c.len()).bytes());
+            wire.extend_from_slice(c);
+            wire.extend_from_slice(b"\r\n");
+        }
+        wire.extend_from_slice(b"0\r\n\r\n");
+        let mut r = BodyReader::with_coding(Framing::Chunked, 100, Some(Compression::Deflate));
+        let mut last = Ok(BodyProgress::NeedMore);
+        for b in wire.chunks(1) {
+            last = r.feed(b);
+            while r.has_work() {
+                last = r.resume();
+            }
+        }
+        assert_eq!(last, Ok(BodyProgress::Complete { truncated: false }));
+        assert_eq!(r.sink().kept(), b"inside chunks");
+    }
+}

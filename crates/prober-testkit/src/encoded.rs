@@ -18,10 +18,38 @@ const MEMBER: u64 = 1 << 20;
 /// The largest `deflate` or `br` body, decoded.
 const WHOLE_MAX: u64 = 16 << 20;
 
-fn gzip(n: u64) -> Vec<u8> {
+/// A body as sent: `unit` `repeat` times, then `last`.
+type Encoded = (Vec<u8>, u64, Vec<u8>);
+
+fn gzip(n: u64) -> io::Result<Vec<u8>> {
     let mut e = GzEncoder::new(Vec::new(), Level::best());
-    let _ = e.write_all(&vec![b'a'; n as usize]);
-    e.finish().unwrap_or_default()
+    e.write_all(&vec![b'a'; n as usize])?;
+    e.finish()
+}
+
+/// `n` bytes of `a` in `coding`; `None` for an unknown coding or a size over the bound.
+fn encode(coding: &str, n: u64) -> io::Result<Option<Encoded>> {
+    Ok(Some(match coding {
+        // Whole members, then the rest (none when the members cover the body).
+        "gzip" => {
+            let rest = if n % MEMBER == 0 && n > 0 { Vec::new() } else { gzip(n % MEMBER)? };
+            let unit = if n >= MEMBER { gzip(MEMBER)? } else { Vec::new() };
+            (unit, n / MEMBER, rest)
+        }
+        "deflate" if n <= WHOLE_MAX => {
+            let mut e = DeflateEncoder::new(Vec::new(), Level::best());
+            e.write_all(&vec![b'a'; n as usize])?;
+            (e.finish()?, 1, Vec::new())
+        }
+        "br" if n <= WHOLE_MAX => {
+            let mut out = Vec::new();
+            let mut w = brotli::CompressorWriter::new(&mut out, 4096, 9, 22);
+            w.write_all(&vec![b'a'; n as usize])?;
+            drop(w);
+            (out, 1, Vec::new())
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// The head and body of `/encoded/{coding}/{n}`; `encoding`: the `Content-Encoding` value
@@ -33,28 +61,15 @@ pub(crate) fn respond(
     encoding: Option<&str>,
 ) -> io::Result<End> {
     let encoding = encoding.unwrap_or(coding);
-    let (unit, repeat, last) = match coding {
-        // Whole members, then the rest (none when the members cover the body).
-        "gzip" => {
-            let rest = if n % MEMBER == 0 && n > 0 { Vec::new() } else { gzip(n % MEMBER) };
-            (if n >= MEMBER { gzip(MEMBER) } else { Vec::new() }, n / MEMBER, rest)
-        }
-        "deflate" | "br" if n <= WHOLE_MAX => {
-            let plain = vec![b'a'; n as usize];
-            let body = if coding == "deflate" {
-                let mut e = DeflateEncoder::new(Vec::new(), Level::best());
-                e.write_all(&plain)?;
-                e.finish()?
-            } else {
-                let mut out = Vec::new();
-                let mut w = brotli::CompressorWriter::new(&mut out, 4096, 9, 22);
-                w.write_all(&plain)?;
-                drop(w);
-                out
-            };
-            (body, 1, Vec::new())
-        }
-        _ => return crate::conn::simple(conn, 400, &[], b"bad coding or size"),
+    // The encoders want more stack than a connection thread has (128 KiB).
+    let made = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn_scoped(scope, || encode(coding, n))
+            .map(|t| t.join().unwrap_or_else(|_| Err(io::Error::other("encoder panicked"))))
+    })??;
+    let Some((unit, repeat, last)) = made else {
+        return crate::conn::simple(conn, 400, &[], b"bad coding or size");
     };
     let len = unit.len() as u64 * repeat + last.len() as u64;
     let mut head = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n");

@@ -1,11 +1,12 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
 //! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
-//! `--cookies`, `--send`,
+//! `--cookies`, `--compression`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
 use prober::{
-    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep, UnixSocket, unescape,
+    Compression, HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep,
+    UnixSocket, unescape,
 };
 
 use crate::args::{Failure, Parser};
@@ -22,6 +23,8 @@ pub struct CheckFlags {
     max_redirects: Option<String>,
     /// `--cookies`: a cookie jar for the run.
     cookies: bool,
+    /// `--compression CODING`, as given.
+    compression: Option<String>,
     method: Option<String>,
     data: Option<String>,
     unix_socket: Option<String>,
@@ -54,6 +57,10 @@ impl CheckFlags {
         }
         if opt == "--max-redirects" {
             self.max_redirects = Some(p.text(opt)?);
+            return Ok(true);
+        }
+        if opt == "--compression" {
+            self.compression = Some(p.text(opt)?);
             return Ok(true);
         }
         let version = match opt {
@@ -262,17 +269,20 @@ impl CheckFlags {
         Ok(())
     }
 
-    /// `--max-redirects N` (redirects followed at most; the kubelet's 9 without it) and
-    /// `--cookies` (the run keeps the cookies responses set for its later hops).
+    /// `--max-redirects N` (redirects followed at most; the kubelet's 9 without it),
+    /// `--cookies` (the run keeps the cookies responses set for its later hops) and
+    /// `--compression CODING` (the body decoded before it is kept and matched).
     fn apply_http_client(
         &self,
         args: &Parser,
         spec: &mut ProbeSpec,
         is_http: bool,
     ) -> Result<(), Failure> {
-        for (opt, given) in
-            [("--max-redirects", self.max_redirects.is_some()), ("--cookies", self.cookies)]
-        {
+        for (opt, given) in [
+            ("--max-redirects", self.max_redirects.is_some()),
+            ("--cookies", self.cookies),
+            ("--compression", self.compression.is_some()),
+        ] {
             if given && !is_http {
                 return Err(
                     args.usage(format!("{opt} applies to http:// and https:// targets only"))
@@ -290,6 +300,14 @@ impl CheckFlags {
         }
         if self.cookies {
             spec.set_cookies(true).map_err(|e| args.usage(format!("--cookies: {e}")))?;
+        }
+        if let Some(name) = &self.compression {
+            let c = Compression::from_name(name).ok_or_else(|| {
+                args.usage(format!(
+                    "bad --compression '{name}' (expected gzip, deflate, br or identity)"
+                ))
+            })?;
+            spec.set_compression(Some(c)).map_err(|e| args.usage(format!("--compression: {e}")))?;
         }
         Ok(())
     }

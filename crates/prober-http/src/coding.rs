@@ -417,8 +417,9 @@ mod tests {
     fn the_limit_bounds_decoded_bytes_and_the_work_of_a_step() {
         // 16 MiB of zeros in about 16 KiB: one byte past the limit is decoded, no more.
         let mut e = GzEncoder::new(Vec::new(), Level::best());
+        let mib = vec![0; 1 << 20];
         for _ in 0..16 {
-            e.write_all(&[0; 1 << 20]).unwrap();
+            e.write_all(&mib).unwrap();
         }
         let wire = e.finish().unwrap();
         let mut r = BodyReader::with_coding(

@@ -916,6 +916,23 @@ uint32_t prober_version_num(void);
 uint32_t prober_abi_version(void);
 
 /**
+ * Sets the content coding an HTTP probe decodes the final response's body with before it is
+ * kept, counted and matched: one of `PROBER_COMPRESSION_*` (default
+ * `PROBER_COMPRESSION_NONE`). The coding named decides, whatever the response's
+ * `Content-Encoding` says; a body that does not decode is a Failure with reason
+ * `PROBER_REASON_BROKEN_BODY`. The output limit bounds the decoded bytes. No
+ * `Accept-Encoding` is added: set one with `prober_spec_add_header` to ask for the coding.
+ * See docs/semantics.md.
+ *
+ * Errors: `PROBER_E_INVALID_ENUM` for another value, `PROBER_E_WRONG_KIND` for a probe that
+ * is not HTTP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_compression(prober_spec *spec, uint32_t coding);
+
+/**
  * Contains each run of an exec probe in a cgroup of its own, made in the cgroup v2 directory
  * `dir` (absolute; one delegated to the caller, or any as root): the command is born in it,
  * and at the end of the run (exit, timeout or cancel) everything in it gets SIGKILL through
@@ -1363,23 +1380,6 @@ prober_status prober_spec_set_max_redirects(prober_spec *spec, uint32_t max);
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_cookies(prober_spec *spec, bool on);
-
-/**
- * Sets the content coding an HTTP probe decodes the final response's body with before it is
- * kept, counted and matched: one of `PROBER_COMPRESSION_*` (default
- * `PROBER_COMPRESSION_NONE`). The coding named decides, whatever the response's
- * `Content-Encoding` says; a body that does not decode is a Failure with reason
- * `PROBER_REASON_BROKEN_BODY`. The output limit bounds the decoded bytes. No
- * `Accept-Encoding` is added: set one with `prober_spec_add_header` to ask for the coding.
- * See docs/semantics.md.
- *
- * Errors: `PROBER_E_INVALID_ENUM` for another value, `PROBER_E_WRONG_KIND` for a probe that
- * is not HTTP.
- *
- * # Safety
- * `spec` must be NULL or a live spec not used by another thread during the call.
- */
-prober_status prober_spec_set_compression(prober_spec *spec, uint32_t coding);
 
 /**
  * Sets the HTTP version of an HTTP probe: one of `PROBER_HTTP_VERSION_*` (default

@@ -5,8 +5,7 @@
 //! extensions are prober-k8s's.
 
 use prober::{
-    Compression, HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep,
-    UnixSocket, unescape,
+    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep, UnixSocket, unescape,
 };
 
 use crate::args::{Failure, Parser};
@@ -23,8 +22,8 @@ pub struct CheckFlags {
     max_redirects: Option<String>,
     /// `--cookies`: a cookie jar for the run.
     cookies: bool,
-    /// `--compression CODING`, as given.
-    compression: Option<String>,
+    /// `--compression CODING`.
+    compression: Option<prober::Compression>,
     method: Option<String>,
     data: Option<String>,
     unix_socket: Option<String>,
@@ -60,7 +59,8 @@ impl CheckFlags {
             return Ok(true);
         }
         if opt == "--compression" {
-            self.compression = Some(p.text(opt)?);
+            let coding = p.text(opt)?.parse().map_err(|e| p.usage(format!("bad {opt} {e}")))?;
+            self.compression = Some(coding);
             return Ok(true);
         }
         let version = match opt {
@@ -301,13 +301,9 @@ impl CheckFlags {
         if self.cookies {
             spec.set_cookies(true).map_err(|e| args.usage(format!("--cookies: {e}")))?;
         }
-        if let Some(name) = &self.compression {
-            let c = Compression::from_name(name).ok_or_else(|| {
-                args.usage(format!(
-                    "bad --compression '{name}' (expected gzip, deflate, br or identity)"
-                ))
-            })?;
-            spec.set_compression(Some(c)).map_err(|e| args.usage(format!("--compression: {e}")))?;
+        if self.compression.is_some() {
+            let set = spec.set_compression(self.compression);
+            set.map_err(|e| args.usage(format!("--compression: {e}")))?;
         }
         Ok(())
     }

@@ -115,10 +115,8 @@ Beyond the kubelet (http:// and https:// targets):
                          httpGet.maxRedirects)
   --cookies              send the cookies a response sets on the later redirect hops of
                          the run, as a browser or Go's cookie jar (httpGet.cookies)
-  --compression CODING   decode the body as gzip, deflate (raw) or br before it is kept
-                         and matched, whatever Content-Encoding says (blackbox_exporter's
-                         compression; httpGet.compression); the limit counts decoded
-                         bytes. Sends no Accept-Encoding: add -H 'Accept-Encoding: gzip'
+  --compression CODING   decode the body as gzip, deflate or br, whatever Content-Encoding
+                         says (httpGet.compression); sends no Accept-Encoding: use -H
   --http1.1              HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)
   --http2-prior-knowledge
                          HTTP/2 in clear text with prior knowledge (h2c) on http://, as

@@ -23,7 +23,7 @@ use std::fmt;
 
 use prober_core::Compression;
 
-use crate::coding::{CodingError, ContentDecoder};
+use crate::coding::{CodingError, ContentDecoder, DecodedOut};
 
 /// How the body of a response is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,6 +142,18 @@ pub trait BodyOut {
 }
 
 impl BodyOut for BodySink {
+    fn push(&mut self, bytes: &[u8]) {
+        BodySink::push(self, bytes);
+    }
+    fn overflowed(&self) -> bool {
+        BodySink::overflowed(self)
+    }
+}
+
+impl DecodedOut for BodySink {
+    fn room(&self) -> usize {
+        self.limit - self.kept.len()
+    }
     fn push(&mut self, bytes: &[u8]) {
         BodySink::push(self, bytes);
     }

@@ -3,7 +3,7 @@
 //!
 //! The body reader hands the framed (de-chunked) body bytes to a [`ContentDecoder`], which keeps
 //! them until they are decoded ([`ContentDecoder::accept`]); [`ContentDecoder::pump`] decodes
-//! into the [`BodySink`] and stops at whichever comes first: the input is used up, the sink has
+//! into the [`DecodedOut`] and stops at whichever comes first: the input is used up, the sink has
 //! overflowed (the output limit bounds the *decoded* bytes, and nothing past one byte over it is
 //! ever produced), the stream ended, or `budget` decoded bytes were produced in this call. So a
 //! small body that expands without end (a decompression bomb) costs at most the output limit
@@ -25,7 +25,15 @@ use brotli_decompressor::{BrotliDecompressStream, BrotliResult, BrotliState, Sta
 use flate2::{Crc, Decompress, FlushDecompress, Status};
 use prober_core::Compression;
 
-use crate::body::BodySink;
+/// Where decoded bytes go (the body reader's sink).
+pub trait DecodedOut {
+    /// How many more bytes it keeps before it is full.
+    fn room(&self) -> usize;
+    /// Takes decoded bytes.
+    fn push(&mut self, bytes: &[u8]);
+    /// More bytes came than it keeps: nothing more is wanted.
+    fn overflowed(&self) -> bool;
+}
 
 /// Decoded bytes produced per step of a decoder.
 pub const OUT_CHUNK: usize = 16 * 1024;
@@ -64,7 +72,7 @@ enum Codec {
     Br(Box<Brotli>),
 }
 
-/// Decodes one body's content coding into a [`BodySink`] (see the module documentation).
+/// Decodes one body's content coding into a [`DecodedOut`] (see the module documentation).
 pub struct ContentDecoder {
     codec: Codec,
     /// Body bytes received and not yet decoded.
@@ -151,11 +159,11 @@ impl ContentDecoder {
     ///
     /// # Errors
     /// Input that is not of the coding (Go's words).
-    pub fn pump(&mut self, sink: &mut BodySink, budget: usize) -> Result<(), CodingError> {
+    pub fn pump(&mut self, sink: &mut impl DecodedOut, budget: usize) -> Result<(), CodingError> {
         let mut produced = 0;
         while self.has_work() && !sink.overflowed() && produced < budget {
             // Never more than one byte past the limit: that byte says the body is longer.
-            let room = (sink.limit() - sink.kept().len() + 1).min(OUT_CHUNK);
+            let room = (sink.room() + 1).min(OUT_CHUNK);
             let (used, made) = self.step(room)?;
             sink.push(&self.out[..made]);
             self.pending.drain(..used);

@@ -11,8 +11,6 @@ use std::io::{self, Write};
 use flate2::Compression as Level;
 use flate2::write::{DeflateEncoder, GzEncoder};
 
-use crate::conn::{Conn, End};
-
 /// Decoded bytes per gzip member.
 const MEMBER: u64 = 1 << 20;
 /// The largest `deflate` or `br` body, decoded.
@@ -52,14 +50,15 @@ fn encode(coding: &str, n: u64) -> io::Result<Option<Encoded>> {
     }))
 }
 
-/// The head and body of `/encoded/{coding}/{n}`; `encoding`: the `Content-Encoding` value
-/// (the coding's name unless `?as=` says otherwise; `?as=` empty sends none).
+/// Writes the head and body of `/encoded/{coding}/{n}` to `out`; `encoding`: the
+/// `Content-Encoding` value (the coding's name unless `?as=` says otherwise; `?as=` empty sends
+/// none). `false`, nothing written, for an unknown coding or a size over the bound.
 pub(crate) fn respond(
-    conn: &Conn,
+    mut out: impl Write,
     coding: &str,
     n: u64,
     encoding: Option<&str>,
-) -> io::Result<End> {
+) -> io::Result<bool> {
     let encoding = encoding.unwrap_or(coding);
     // The encoders want more stack than a connection thread has (128 KiB).
     let made = std::thread::scope(|scope| {
@@ -68,21 +67,19 @@ pub(crate) fn respond(
             .spawn_scoped(scope, || encode(coding, n))
             .map(|t| t.join().unwrap_or_else(|_| Err(io::Error::other("encoder panicked"))))
     })??;
-    let Some((unit, repeat, last)) = made else {
-        return crate::conn::simple(conn, 400, &[], b"bad coding or size");
-    };
+    let Some((unit, repeat, last)) = made else { return Ok(false) };
     let len = unit.len() as u64 * repeat + last.len() as u64;
     let mut head = format!("HTTP/1.1 200 OK\r\nContent-Length: {len}\r\nConnection: close\r\n");
     if !encoding.is_empty() {
         head.push_str(&format!("Content-Encoding: {encoding}\r\n"));
     }
     head.push_str("\r\n");
-    conn.write_all(head.as_bytes())?;
-    let mut w = io::BufWriter::with_capacity(64 * 1024, conn.stream());
+    out.write_all(head.as_bytes())?;
+    let mut w = io::BufWriter::with_capacity(64 * 1024, out);
     for _ in 0..repeat {
         w.write_all(&unit)?;
     }
     w.write_all(&last)?;
     w.flush()?;
-    Ok(End::Finish)
+    Ok(true)
 }

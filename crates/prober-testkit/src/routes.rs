@@ -323,7 +323,12 @@ fn respond_raw(conn: &mut Conn, req: &Head<'_>, segs: &[&str]) -> io::Result<End
         }
         ["bytes"] => bytes(conn, req),
         ["encoded", coding, n] => match num(n) {
-            Some(n) => crate::encoded::respond(conn, coding, n, req.query.get("as")),
+            Some(n) => {
+                match crate::encoded::respond(conn.stream(), coding, n, req.query.get("as"))? {
+                    true => Ok(End::Finish),
+                    false => bad(conn, "bad coding or size"),
+                }
+            }
             None => bad(conn, "bad number"),
         },
         ["hostile", rest @ ..] => hostile(conn, req, rest),

@@ -209,6 +209,17 @@ impl Compression {
     }
 }
 
+impl std::str::FromStr for Compression {
+    type Err = String;
+
+    /// [`Compression::from_name`], or the name and what is expected, for messages:
+    /// `'zstd' (expected gzip, deflate, br or identity)`.
+    fn from_str(name: &str) -> Result<Compression, String> {
+        Compression::from_name(name)
+            .ok_or_else(|| format!("'{name}' (expected gzip, deflate, br or identity)"))
+    }
+}
+
 /// The HTTP version an HTTP probe speaks.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -164,9 +164,12 @@ impl ContentDecoder {
         while self.has_work() && !sink.overflowed() && produced < budget {
             // Never more than one byte past the limit: that byte says the body is longer.
             let room = (sink.room() + 1).min(OUT_CHUNK);
-            let (used, made) = self.step(room)?;
+            // What a failing step decoded before the fault is kept too, so the bytes kept do
+            // not depend on how the body was split into reads.
+            let (used, made, fault) = self.step(room);
             sink.push(&self.out[..made]);
             self.pending.drain(..used);
+            fault?;
             produced += made;
             self.more_out = made == room;
             if used == 0 && made == 0 && !self.more_out {
@@ -176,9 +179,18 @@ impl ContentDecoder {
         Ok(())
     }
 
-    /// One decoding step into `self.out[..room]`: input bytes used, output bytes made.
-    fn step(&mut self, room: usize) -> Result<(usize, usize), CodingError> {
+    /// One decoding step into `self.out[..room]`: input bytes used, output bytes made (also
+    /// when it fails: what came before the fault), and the fault.
+    fn step(&mut self, room: usize) -> (usize, usize, Result<(), CodingError>) {
+        match self.step_codec(room) {
+            Ok((used, made)) => (used, made, Ok(())),
+            Err((made, e)) => (0, made, Err(e)),
+        }
+    }
+
+    fn step_codec(&mut self, room: usize) -> Result<(usize, usize), (usize, CodingError)> {
         let out = &mut self.out[..room];
+        let fault = |e: CodingError| (0, e);
         match &mut self.codec {
             Codec::Deflate(inflate) => {
                 let (used, made, end) = inflate_step(inflate, &self.pending, out)?;
@@ -199,7 +211,7 @@ impl ContentDecoder {
                     state,
                 );
                 match r {
-                    BrotliResult::ResultFailure => Err(err("brotli: corrupt input")),
+                    BrotliResult::ResultFailure => Err((out_off, err("brotli: corrupt input"))),
                     BrotliResult::ResultSuccess => {
                         self.ended = true;
                         Ok((in_off, out_off))
@@ -210,17 +222,20 @@ impl ContentDecoder {
                 }
             }
             Codec::Gzip { inflate, crc, phase } => match phase {
-                GzPhase::Header | GzPhase::Between => match gzip_header(&self.pending)? {
-                    None => Ok((0, 0)),
-                    Some(len) => {
-                        inflate.reset(false);
-                        crc.reset();
-                        *phase = GzPhase::Data;
-                        Ok((len, 0))
+                GzPhase::Header | GzPhase::Between => {
+                    match gzip_header(&self.pending).map_err(fault)? {
+                        None => Ok((0, 0)),
+                        Some(len) => {
+                            inflate.reset(false);
+                            crc.reset();
+                            *phase = GzPhase::Data;
+                            Ok((len, 0))
+                        }
                     }
-                },
+                }
                 GzPhase::Data => {
-                    let (used, made, end) = inflate_step(inflate, &self.pending, out)?;
+                    let (used, made, end) = inflate_step(inflate, &self.pending, out)
+                        .inspect_err(|(made, _)| crc.update(&out[..*made]))?;
                     crc.update(&out[..made]);
                     if end {
                         *phase = GzPhase::Trailer;
@@ -232,7 +247,7 @@ impl ContentDecoder {
                     let sum = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
                     let size = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
                     if sum != crc.sum() || size != crc.amount() {
-                        return Err(err("gzip: invalid checksum"));
+                        return Err(fault(err("gzip: invalid checksum")));
                     }
                     *phase = GzPhase::Between;
                     Ok((8, 0))
@@ -253,19 +268,21 @@ impl ContentDecoder {
     }
 }
 
-/// One raw-DEFLATE step: bytes used, bytes made, whether the stream ended.
+/// One raw-DEFLATE step: bytes used, bytes made, whether the stream ended; on a fault, the
+/// bytes made before it (flate2 counts them before it reports the fault).
 fn inflate_step(
     inflate: &mut Decompress,
     input: &[u8],
     out: &mut [u8],
-) -> Result<(usize, usize, bool), CodingError> {
+) -> Result<(usize, usize, bool), (usize, CodingError)> {
     let (in0, out0) = (inflate.total_in(), inflate.total_out());
-    let status = inflate
-        .decompress(input, out, FlushDecompress::None)
-        .map_err(|_| err("flate: corrupt input"))?;
+    let status = inflate.decompress(input, out, FlushDecompress::None);
     let used = usize::try_from(inflate.total_in() - in0).unwrap_or(input.len());
-    let made = usize::try_from(inflate.total_out() - out0).unwrap_or(out.len());
-    Ok((used, made, status == Status::StreamEnd))
+    let made = usize::try_from(inflate.total_out() - out0).unwrap_or(0).min(out.len());
+    match status {
+        Ok(status) => Ok((used, made, status == Status::StreamEnd)),
+        Err(_) => Err((made, err("flate: corrupt input"))),
+    }
 }
 
 /// The length of the gzip member header at the start of `buf` (RFC 1952 2.3), `None` while it
@@ -419,6 +436,19 @@ mod tests {
         let mut endless_name = vec![0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 0];
         endless_name.extend(std::iter::repeat_n(b'n', MAX_GZIP_HEADER));
         assert_eq!(err(Compression::Gzip, &endless_name), "gzip: header larger than 64 KiB");
+    }
+
+    #[test]
+    fn bytes_decoded_before_a_fault_are_kept_whatever_the_split() {
+        // Found by fuzz/content_coding: one DEFLATE code, then a corrupt one. Read whole, the
+        // step that met the fault used to drop the byte it had decoded; read in two, the first
+        // read kept it.
+        let wire = [0x0a, 0x00, 0xd8, 0xfd, 0xf5, 0xf5];
+        for step in [wire.len(), 2, 1] {
+            let (r, out) = read_all(Compression::Deflate, &wire, step, 100);
+            assert_eq!(r.unwrap_err().to_string(), "flate: corrupt input", "step {step}");
+            assert_eq!(out, b"P", "step {step}");
+        }
     }
 
     #[test]

@@ -524,8 +524,11 @@ impl BodyReader {
             Err(e) => Err(BodyError::Coding(e)),
         };
         match progress {
-            // Past the limit the kubelet reads nothing more: later errors are not seen.
-            Err(_) if self.sink.is_full() => Ok(BodyProgress::Complete { truncated: false }),
+            // Past the limit the kubelet reads nothing more: later errors are not seen (the
+            // step that met one may have decoded past the limit first).
+            Err(_) if self.sink.is_full() => {
+                Ok(BodyProgress::Complete { truncated: self.sink.overflowed() })
+            }
             p => p,
         }
     }

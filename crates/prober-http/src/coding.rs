@@ -452,6 +452,18 @@ mod tests {
     }
 
     #[test]
+    fn a_fault_past_the_limit_is_not_seen_and_the_body_is_truncated() {
+        // Found by fuzz/content_coding: zeros, then a corrupt code. With a limit of 1 the
+        // step that decodes past the limit also meets the fault: the body is truncated (more
+        // than the limit came) and the fault unseen, as when the reads bring them apart.
+        let wire = [0x02, 0x0a, 0x00, 0x00, 0x00, 0x02, 0x00, 0x84, 0x00, 0x84];
+        for step in [wire.len(), 1] {
+            let (r, out) = read_all(Compression::Deflate, &wire, step, 1);
+            assert_eq!((r, out), (Ok(BodyProgress::Complete { truncated: true }), vec![0]));
+        }
+    }
+
+    #[test]
     fn the_limit_bounds_decoded_bytes_and_the_work_of_a_step() {
         // 16 MiB of zeros in about 16 KiB: one byte past the limit is decoded, no more.
         let mut e = GzEncoder::new(Vec::new(), Level::best());

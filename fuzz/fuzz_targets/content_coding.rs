@@ -6,7 +6,8 @@
 //! compressed (gzip or DEFLATE, a round trip).
 //!
 //! Checked beyond "no panic":
-//! - decoding is independent of how the body is split into reads;
+//! - decoding is independent of how the body is split into reads (before a fault, the bytes
+//!   kept may stop at different points of the same stream);
 //! - at most `limit` bytes are kept and at most one decoded byte past the limit is produced;
 //! - one step (`feed` or `resume`) decodes at most `DECODE_PER_STEP` plus one output chunk;
 //! - a well-formed stream decodes to its payload (up to the limit), without an error.
@@ -84,8 +85,15 @@ fuzz_target!(|data: &[u8]| {
     }
     let whole = read(coding, rest, rest.len().max(1), limit);
     let split = read(coding, rest, step, limit);
-    assert_eq!(whole.0, split.0, "kept bytes differ with reads of {step}");
     assert_eq!(whole.1, split.1, "result differs with reads of {step}");
+    if whole.1.is_ok() {
+        assert_eq!(whole.0, split.0, "kept bytes differ with reads of {step}");
+    } else {
+        // Before a fault, a decoder may not have written out all it decoded (brotli copies its
+        // window out in steps): the bytes kept are then a prefix of the same stream.
+        let n = whole.0.len().min(split.0.len());
+        assert_eq!(whole.0[..n], split.0[..n], "kept bytes differ with reads of {step}");
+    }
     if let Err(e) = &whole.1 {
         let _ = e.to_string();
     }

@@ -605,6 +605,43 @@ typedef uint32_t prober_tcp_step_flags;
 #endif // __cplusplus
 
 /**
+ * Content codings an HTTP probe decodes its body with (`prober_spec_set_compression`).
+ */
+enum prober_compression
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * No decoding: the body as it arrives (the default, the kubelet's).
+   */
+  PROBER_COMPRESSION_NONE = 0,
+  /**
+   * The body as it arrives (blackbox_exporter's `identity`).
+   */
+  PROBER_COMPRESSION_IDENTITY = 1,
+  /**
+   * gzip (RFC 1952), members one after another.
+   */
+  PROBER_COMPRESSION_GZIP = 2,
+  /**
+   * Raw DEFLATE (RFC 1951), as Go's `compress/flate` and blackbox_exporter's `deflate`.
+   */
+  PROBER_COMPRESSION_DEFLATE = 3,
+  /**
+   * Brotli (RFC 7932).
+   */
+  PROBER_COMPRESSION_BR = 4,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_compression prober_compression;
+#else
+typedef uint32_t prober_compression;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
@@ -877,6 +914,23 @@ uint32_t prober_version_num(void);
  * header. Hosts should check it once at start-up.
  */
 uint32_t prober_abi_version(void);
+
+/**
+ * Sets the content coding an HTTP probe decodes the final response's body with before it is
+ * kept, counted and matched: one of `PROBER_COMPRESSION_*` (default
+ * `PROBER_COMPRESSION_NONE`). The coding named decides, whatever the response's
+ * `Content-Encoding` says; a body that does not decode is a Failure with reason
+ * `PROBER_REASON_BROKEN_BODY`. The output limit bounds the decoded bytes. No
+ * `Accept-Encoding` is added: set one with `prober_spec_add_header` to ask for the coding.
+ * See docs/semantics.md.
+ *
+ * Errors: `PROBER_E_INVALID_ENUM` for another value, `PROBER_E_WRONG_KIND` for a probe that
+ * is not HTTP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_compression(prober_spec *spec, uint32_t coding);
 
 /**
  * Contains each run of an exec probe in a cgroup of its own, made in the cgroup v2 directory

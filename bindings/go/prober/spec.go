@@ -287,6 +287,11 @@ type Spec struct {
 	// HTTPVersion: HTTP probes; HTTPAuto (the kubelet's: h2 by ALPN on https://), HTTP1
 	// (HTTP/1.1 only) or H2C (HTTP/2 with prior knowledge on http://, httpGet.protocol: HTTP2).
 	HTTPVersion HTTPVersion
+	// Compression: HTTP probes; decode the final response's body with this content coding
+	// (CompressionGzip, CompressionDeflate, CompressionBr) before it is kept, counted and
+	// matched, as blackbox_exporter's compression. CompressionNone (the default): the body as
+	// it arrives. No Accept-Encoding is added: set one in Headers.
+	Compression Compression
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.
 	UnhealthyPeriod time.Duration
@@ -687,6 +692,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		return err
 	}
 	if err := b.configureHTTPVersion(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureCompression(s, cs); err != nil {
 		return err
 	}
 	if s.UnhealthyPeriod != 0 {

@@ -228,6 +228,8 @@ pub(crate) struct HttpModule {
     pub enable_http2: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body_size_limit: Option<serde_norway::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression: Option<String>,
     // Fields of blackbox_exporter this engine does not have: read to be refused by name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_url: Option<serde_norway::Value>,
@@ -241,8 +243,6 @@ pub(crate) struct HttpModule {
     pub skip_resolve_phase_with_proxy: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oauth2: Option<serde_norway::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compression: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -259,7 +259,6 @@ impl HttpModule {
             ("proxy_connect_header", self.proxy_connect_header.is_some()),
             ("skip_resolve_phase_with_proxy", self.skip_resolve_phase_with_proxy.is_some()),
             ("oauth2", self.oauth2.is_some()),
-            ("compression", self.compression.is_some()),
             ("http_headers", self.http_headers.is_some()),
             ("enable_http1", self.enable_http1.is_some()),
         ];

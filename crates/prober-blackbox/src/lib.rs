@@ -18,6 +18,7 @@
 struct ReadmeDoctests;
 
 mod budget;
+mod compression;
 mod config;
 mod exporter;
 mod facts;

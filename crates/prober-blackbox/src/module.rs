@@ -73,6 +73,8 @@ pub struct Module {
     pub(crate) follow_redirects: bool,
     /// HTTP: `body_size_limit`, when set (and not 0): a longer body fails the probe.
     pub(crate) body_size_limit: Option<u64>,
+    /// HTTP: `compression` names an algorithm blackbox_exporter does not know.
+    pub(crate) unsupported_compression: bool,
     /// gRPC and TCP: TLS is on.
     pub(crate) tls: bool,
     /// TCP: the `query_response` steps as the metrics read them (labels, bytes or lines).
@@ -209,6 +211,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         valid_status: None,
         follow_redirects: false,
         body_size_limit: None,
+        unsupported_compression: false,
         tls: false,
         query_response: Vec::new(),
         paths,
@@ -328,6 +331,8 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     let keep = limit.map_or(DEFAULT_BODY_LIMIT, |l| l.saturating_add(1));
     spec.set_output_limit(keep.clamp(1, 64 << 20)).map_err(|e| e.to_string())?;
     m.body_size_limit = limit.map(|l| l as u64);
+    m.unsupported_compression =
+        crate::compression::apply(h, &mut spec)? == crate::compression::Wanted::Unsupported;
     // Kept always: the header expressions judge them, and `Last-Modified` is a metric.
     spec.set_keep_headers(true).map_err(|e| e.to_string())?;
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
@@ -680,6 +685,10 @@ impl Module {
         }
         if self.prober != Prober::Http {
             return None;
+        }
+        if self.unsupported_compression {
+            let e = "Failed to get decompressor for HTTP response body: unsupported compression algorithm";
+            return Some((e.into(), false));
         }
         // Go's `Response.Proto`, judged only when there was a response, as blackbox does.
         if let (false, Some(v)) = (self.versions.is_empty(), o.http_version) {

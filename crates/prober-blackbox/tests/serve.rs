@@ -91,8 +91,6 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
         ("dns_tcp_example", "prober dns is not supported"),
         ("dns_udp_example", "prober dns is not supported"),
         ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
-        ("http_gzip", "http.compression is not supported"),
-        ("http_gzip_with_accept_encoding", "http.compression is not supported"),
         ("http_post_body_file", "http.body_file: /files/body.txt"),
         ("http_with_proxy", "http.proxy_url is not supported"),
         ("http_with_proxy_and_headers", "http.proxy_url is not supported"),
@@ -107,8 +105,9 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
         mods_remove(&mut doc, name);
     }
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
-    // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls.
-    assert_eq!(m.by_name.len(), 9, "{:?}", m.by_name.keys());
+    // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
+    // and http_gzip and http_gzip_with_accept_encoding.
+    assert_eq!(m.by_name.len(), 11, "{:?}", m.by_name.keys());
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into
@@ -390,6 +389,76 @@ fn a_body_longer_than_body_size_limit_fails_the_probe() {
     assert_eq!(sample(&r.body, "probe_failed_due_to_regex").as_deref(), Some("1"));
     let d = get(&e, &format!("module=limit&target={}&debug=true", s.url("/body/101")), &[]);
     assert!(d.body.contains("request body too large"), "{}", d.body);
+}
+
+/// `compression` is blackbox_exporter's: the body is decoded with the module's algorithm,
+/// whatever the response says; the expressions and `body_size_limit` see decoded bytes, and
+/// `probe_http_uncompressed_body_length` counts them.
+#[test]
+fn compression_decodes_the_body_as_blackbox_exporter_does() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(
+        "modules:
+  gzip:
+    prober: http
+    http: {compression: gzip, fail_if_body_not_matches_regexp: ['^a{3000}$']}
+  deflate:
+    prober: http
+    http: {compression: deflate}
+  br_limited:
+    prober: http
+    http: {compression: BR, body_size_limit: 100}
+  zstd:
+    prober: http
+    http: {compression: zstd}
+",
+    ))
+    .unwrap();
+    for (module, path, success, length) in [
+        ("gzip", "/encoded/gzip/3000", "1", "3000"),
+        // The header says nothing, or something else: the module's algorithm decides.
+        ("gzip", "/encoded/gzip/3000?as=", "1", "3000"),
+        // The expression runs on the decoded body.
+        ("gzip", "/encoded/gzip/3001", "0", "3001"),
+        ("deflate", "/encoded/deflate/5000", "1", "5000"),
+        // gzip bytes are not DEFLATE: the probe fails, nothing decoded.
+        ("deflate", "/encoded/gzip/5000", "0", "0"),
+        // 16 MiB in a few bytes of brotli: decoded up to the limit, which fails the probe.
+        ("br_limited", "/encoded/br/99", "1", "99"),
+        ("br_limited", "/encoded/br/16777216", "0", "100"),
+        ("zstd", "/body/10", "0", "10"),
+    ] {
+        let target = s.url(path);
+        let r = get(&e, &format!("module={module}&target={target}"), &[]);
+        assert_eq!(
+            sample(&r.body, "probe_success").as_deref(),
+            Some(success),
+            "{path}: {}",
+            r.body
+        );
+        assert_eq!(
+            sample(&r.body, "probe_http_uncompressed_body_length").as_deref(),
+            Some(length),
+            "{module} {path}: {}",
+            r.body
+        );
+    }
+    // The length of what came on the wire is the compressed body's.
+    let r = get(&e, &format!("module=gzip&target={}", s.url("/encoded/gzip/3000")), &[]);
+    let wire: u64 = sample(&r.body, "probe_http_content_length").unwrap().parse().unwrap();
+    assert!(wire > 0 && wire < 3000, "{}", r.body);
+    let d = get(&e, &format!("module=zstd&target={}&debug=true", s.url("/body/10")), &[]);
+    assert!(d.body.contains("unsupported compression algorithm"), "{}", d.body);
+    // An Accept-Encoding that refuses the algorithm is refused at load, in blackbox's words.
+    let err = Modules::parse(
+        "modules:\n  m:\n    prober: http\n    http:\n      compression: gzip\n      headers: {Accept-Encoding: 'br, identity'}\n",
+        Path::new("."),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err,
+        "module \"m\": invalid configuration \"Accept-Encoding: br, identity\", \"compression: gzip\""
+    );
 }
 
 /// blackbox_exporter's `CheckRedirect` follows 10 redirects and refuses the 11th, counting it

@@ -1,6 +1,6 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
 //! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
-//! `--cookies`, `--send`,
+//! `--cookies`, `--compression`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
@@ -22,6 +22,8 @@ pub struct CheckFlags {
     max_redirects: Option<String>,
     /// `--cookies`: a cookie jar for the run.
     cookies: bool,
+    /// `--compression CODING`.
+    compression: Option<prober::Compression>,
     method: Option<String>,
     data: Option<String>,
     unix_socket: Option<String>,
@@ -54,6 +56,11 @@ impl CheckFlags {
         }
         if opt == "--max-redirects" {
             self.max_redirects = Some(p.text(opt)?);
+            return Ok(true);
+        }
+        if opt == "--compression" {
+            let coding = p.text(opt)?.parse().map_err(|e| p.usage(format!("bad {opt} {e}")))?;
+            self.compression = Some(coding);
             return Ok(true);
         }
         let version = match opt {
@@ -262,17 +269,20 @@ impl CheckFlags {
         Ok(())
     }
 
-    /// `--max-redirects N` (redirects followed at most; the kubelet's 9 without it) and
-    /// `--cookies` (the run keeps the cookies responses set for its later hops).
+    /// `--max-redirects N` (redirects followed at most; the kubelet's 9 without it),
+    /// `--cookies` (the run keeps the cookies responses set for its later hops) and
+    /// `--compression CODING` (the body decoded before it is kept and matched).
     fn apply_http_client(
         &self,
         args: &Parser,
         spec: &mut ProbeSpec,
         is_http: bool,
     ) -> Result<(), Failure> {
-        for (opt, given) in
-            [("--max-redirects", self.max_redirects.is_some()), ("--cookies", self.cookies)]
-        {
+        for (opt, given) in [
+            ("--max-redirects", self.max_redirects.is_some()),
+            ("--cookies", self.cookies),
+            ("--compression", self.compression.is_some()),
+        ] {
             if given && !is_http {
                 return Err(
                     args.usage(format!("{opt} applies to http:// and https:// targets only"))
@@ -290,6 +300,10 @@ impl CheckFlags {
         }
         if self.cookies {
             spec.set_cookies(true).map_err(|e| args.usage(format!("--cookies: {e}")))?;
+        }
+        if self.compression.is_some() {
+            let set = spec.set_compression(self.compression);
+            set.map_err(|e| args.usage(format!("--compression: {e}")))?;
         }
         Ok(())
     }

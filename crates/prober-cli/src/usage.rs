@@ -115,6 +115,8 @@ Beyond the kubelet (http:// and https:// targets):
                          httpGet.maxRedirects)
   --cookies              send the cookies a response sets on the later redirect hops of
                          the run, as a browser or Go's cookie jar (httpGet.cookies)
+  --compression CODING   decode the body as gzip, deflate or br, whatever Content-Encoding
+                         says (httpGet.compression); sends no Accept-Encoding: use -H
   --http1.1              HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)
   --http2-prior-knowledge
                          HTTP/2 in clear text with prior knowledge (h2c) on http://, as
@@ -187,8 +189,9 @@ Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBod
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
 kept-alive connection);
 httpGet.http1Only: true (no h2 by ALPN; httpGet.protocol: HTTP2 is h2c, as the kubelet);
-httpGet.maxRedirects: N (redirects followed at most, 9 by default) and httpGet.cookies: true
-(a cookie jar for each run's redirect hops);
+httpGet.maxRedirects: N (redirects followed at most, 9 by default), httpGet.cookies: true
+(a cookie jar for each run's redirect hops) and httpGet.compression: gzip|deflate|br
+(the body decoded before it is kept and matched);
 unhealthyPeriodSeconds/Milliseconds (the period while Failure is
 published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
 and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and

@@ -324,3 +324,30 @@ fn check_max_redirects_and_cookies() {
     let (_, v) = check_json(&["--cookies", &login]);
     assert!(v["output"].as_str().unwrap().contains("\nCookie: session=abc\n"), "{v}");
 }
+
+/// `--compression CODING` (blackbox_exporter's `compression`): the body decoded before it is
+/// kept and matched, up to the limit; without it the bytes as they came.
+#[test]
+fn check_compression() {
+    let server = TargetServer::start();
+    let gz = server.url("/encoded/gzip/3000");
+    let (code, v) = check_json(&[&gz]);
+    assert_eq!(code, 0, "{v}");
+    assert_ne!(v["output"].as_str(), Some("a".repeat(3000).as_str()));
+    let (code, v) = check_json(&["--compression", "gzip", "--expect-body", "^a{3000}$", &gz]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("a".repeat(3000).as_str())), "{v}");
+    let (code, v) = check_json(&["--compression", "br", &server.url("/encoded/br/100")]);
+    assert_eq!((code, v["output"].as_str()), (0, Some("a".repeat(100).as_str())), "{v}");
+    // A bomb ends at the limit (10240 decoded bytes), not at the deadline.
+    let (code, v) = check_json(&["--compression", "gzip", &server.url("/encoded/gzip/1073741824")]);
+    assert_eq!((code, v["truncated"].as_bool()), (0, Some(true)), "{v}");
+    assert_eq!(v["output"].as_str().map(str::len), Some(10240));
+    let (code, v) = check_json(&["--compression", "deflate", &gz]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("broken_body")), "{v}");
+    assert!(v["message"].as_str().unwrap().ends_with(": flate: corrupt input"), "{v}");
+    assert_usage_error(&["check", "--compression", "zstd", &gz], "bad --compression 'zstd'");
+    assert_usage_error(
+        &["check", "--compression", "gzip", "tcp://127.0.0.1:1"],
+        "--compression applies to http",
+    );
+}

@@ -37,11 +37,11 @@ pub use secret::{
     redact_quoted_values, redact_target, redact_userinfo, target_userinfo,
 };
 pub use spec::{
-    ClosePolicy, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
-    ExecSpec, GrpcSpec, HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL, MAX_MAX_REDIRECTS,
-    MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, ProbeKind, ProbeSpec, RedirectPolicy,
-    SpecError, TCP_BYTES_DIFFER, TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion,
-    validate_header, validate_host,
+    ClosePolicy, Compression, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT,
+    DEFAULT_USER_AGENT, ExecSpec, GrpcSpec, HostRunSpec, HttpSpec, HttpVersion, MAX_HOST_RUN_LABEL,
+    MAX_MAX_REDIRECTS, MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, ProbeKind, ProbeSpec,
+    RedirectPolicy, SpecError, TCP_BYTES_DIFFER, TcpSpec, TcpStep, TlsOptions, TlsVerify,
+    TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 
+mod compression;
 mod containment;
 mod engine;
 mod enums;
@@ -41,6 +42,7 @@ use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+pub use compression::*;
 pub use engine::*;
 pub use expect::*;
 pub use facts::*;

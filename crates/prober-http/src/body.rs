@@ -21,6 +21,10 @@
 
 use std::fmt;
 
+use prober_core::Compression;
+
+use crate::coding::{CodingError, ContentDecoder, DecodedOut};
+
 /// How the body of a response is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
@@ -49,6 +53,8 @@ pub enum BodyError {
     },
     /// Bad chunked framing.
     Chunked(String),
+    /// The body does not decode with the spec's content coding (Go's words).
+    Coding(CodingError),
 }
 
 impl BodyError {
@@ -68,6 +74,7 @@ impl fmt::Display for BodyError {
                 write!(f, "unexpected EOF reading chunked body ({received} bytes received)")
             }
             BodyError::Chunked(m) => write!(f, "malformed chunked encoding: {m}"),
+            BodyError::Coding(e) => e.fmt(f),
         }
     }
 }
@@ -105,6 +112,11 @@ impl BodySink {
         self.total > self.limit as u64
     }
 
+    /// The most bytes kept.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// The bytes kept.
     pub fn kept(&self) -> &[u8] {
         &self.kept
@@ -118,6 +130,44 @@ impl BodySink {
     /// The bytes kept, for the outcome.
     pub fn into_kept(self) -> Vec<u8> {
         self.kept
+    }
+}
+
+/// Where [`BodyDecoder::decode`] puts body bytes: the sink, or a content decoder before it.
+pub trait BodyOut {
+    /// Takes body bytes.
+    fn push(&mut self, bytes: &[u8]);
+    /// Stop decoding: nothing more is wanted.
+    fn overflowed(&self) -> bool;
+}
+
+impl BodyOut for BodySink {
+    fn push(&mut self, bytes: &[u8]) {
+        BodySink::push(self, bytes);
+    }
+    fn overflowed(&self) -> bool {
+        BodySink::overflowed(self)
+    }
+}
+
+impl DecodedOut for BodySink {
+    fn room(&self) -> usize {
+        self.limit - self.kept.len()
+    }
+    fn push(&mut self, bytes: &[u8]) {
+        BodySink::push(self, bytes);
+    }
+    fn overflowed(&self) -> bool {
+        BodySink::overflowed(self)
+    }
+}
+
+impl BodyOut for ContentDecoder {
+    fn push(&mut self, bytes: &[u8]) {
+        self.accept(bytes);
+    }
+    fn overflowed(&self) -> bool {
+        false
     }
 }
 
@@ -188,7 +238,7 @@ impl BodyDecoder {
     ///
     /// # Errors
     /// Bad chunked framing (sizes, extensions or trailers too long).
-    pub fn decode(&mut self, input: &[u8], sink: &mut BodySink) -> Result<usize, BodyError> {
+    pub fn decode(&mut self, input: &[u8], sink: &mut impl BodyOut) -> Result<usize, BodyError> {
         let mut pos = 0;
         while pos < input.len() && !self.is_done() && !sink.overflowed() {
             match &mut self.kind {
@@ -401,11 +451,17 @@ pub enum BodyProgress {
     },
 }
 
+/// Decoded bytes a reader produces per [`BodyReader::feed`] or [`BodyReader::resume`]: the
+/// bound on decoding work between two checks of the probe's turn budget.
+pub const DECODE_PER_STEP: usize = 32 * 1024;
+
 /// A decoder and a sink together: the whole body logic of a probe, without I/O.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct BodyReader {
     decoder: BodyDecoder,
     sink: BodySink,
+    /// The content decoder, when the spec names a coding (see [`crate::coding`]).
+    coding: Option<Box<ContentDecoder>>,
     /// Bytes came after the end of the body (the connection cannot be reused).
     excess: bool,
 }
@@ -413,23 +469,90 @@ pub struct BodyReader {
 impl BodyReader {
     /// A reader of a body framed as `framing`, keeping at most `limit` bytes.
     pub fn new(framing: Framing, limit: usize) -> BodyReader {
-        BodyReader { decoder: BodyDecoder::new(framing), sink: BodySink::new(limit), excess: false }
+        BodyReader {
+            decoder: BodyDecoder::new(framing),
+            sink: BodySink::new(limit),
+            coding: None,
+            excess: false,
+        }
     }
 
-    /// Feeds bytes read from the connection.
+    /// A reader that decodes the body with `coding` (when not identity) before keeping at most
+    /// `limit` decoded bytes.
+    pub fn with_coding(framing: Framing, limit: usize, coding: Option<Compression>) -> BodyReader {
+        let mut reader = BodyReader::new(framing, limit);
+        reader.coding = coding.and_then(ContentDecoder::new).map(Box::new);
+        reader
+    }
+
+    /// Feeds bytes read from the connection. With a content coding, call it only when
+    /// [`BodyReader::has_work`] is false (the bytes waiting to be decoded stay at one read).
     ///
     /// # Errors
-    /// Bad framing before the limit was reached (past it the kubelet reads nothing more).
+    /// Bad framing or coding before the limit was reached (past it the kubelet reads nothing
+    /// more).
     pub fn feed(&mut self, input: &[u8]) -> Result<BodyProgress, BodyError> {
-        match self.decoder.decode(input, &mut self.sink) {
+        let decoded = match self.coding.as_deref_mut() {
+            None => self.decoder.decode(input, &mut self.sink),
+            Some(coding) => self.decoder.decode(input, coding),
+        };
+        match decoded {
             Ok(used) => {
                 self.excess |= used < input.len();
-                Ok(self.progress())
+                self.resume()
             }
             // Past the limit the kubelet reads nothing more: later framing errors are not seen.
             Err(_) if self.sink.is_full() => Ok(BodyProgress::Complete { truncated: false }),
             Err(e) => Err(e),
         }
+    }
+
+    /// Body bytes wait to be decoded: call [`BodyReader::resume`], not read, next.
+    pub fn has_work(&self) -> bool {
+        self.coding.as_ref().is_some_and(|c| c.has_work()) && !self.sink.overflowed()
+    }
+
+    /// Decodes at most [`DECODE_PER_STEP`] more bytes of what was fed.
+    ///
+    /// # Errors
+    /// A body that does not decode, or whose framing ends before its coding, before the limit.
+    pub fn resume(&mut self) -> Result<BodyProgress, BodyError> {
+        let Some(coding) = self.coding.as_deref_mut() else { return Ok(self.progress()) };
+        let step = coding.pump(&mut self.sink, DECODE_PER_STEP);
+        let progress = match step {
+            Ok(()) => self.coded_progress(),
+            Err(e) => Err(BodyError::Coding(e)),
+        };
+        match progress {
+            // Past the limit the kubelet reads nothing more: later errors are not seen (the
+            // step that met one may have decoded past the limit first).
+            Err(_) if self.sink.is_full() => {
+                Ok(BodyProgress::Complete { truncated: self.sink.overflowed() })
+            }
+            p => p,
+        }
+    }
+
+    /// [`BodyReader::progress`] of a body with a content coding: it is complete when its
+    /// stream ends (what follows is not read, as Go's readers stop there), or when its framing
+    /// ends after a complete stream.
+    fn coded_progress(&self) -> Result<BodyProgress, BodyError> {
+        let Some(coding) = self.coding.as_deref() else { return Ok(self.progress()) };
+        Ok(if self.sink.overflowed() {
+            BodyProgress::Complete { truncated: true }
+        } else if coding.has_work() {
+            BodyProgress::NeedMore
+        } else if coding.ended() {
+            BodyProgress::Complete { truncated: false }
+        } else if self.decoder.is_done() {
+            coding.finish().map_err(BodyError::Coding)?;
+            BodyProgress::Complete { truncated: false }
+        } else if self.sink.is_full() {
+            // Whether more decoded bytes follow is known only once more input comes.
+            BodyProgress::AtLimit
+        } else {
+            BodyProgress::NeedMore
+        })
     }
 
     fn progress(&self) -> BodyProgress {
@@ -450,9 +573,15 @@ impl BodyReader {
     /// The connection ended (EOF).
     ///
     /// # Errors
-    /// A body cut short of its declared end, before the limit was reached.
+    /// A body cut short of its declared end (or of its coded stream), before the limit was
+    /// reached.
     pub fn eof(&mut self) -> Result<BodyProgress, BodyError> {
-        match self.decoder.eof() {
+        let framed = self.decoder.eof();
+        let coded = match (&framed, self.coding.as_deref()) {
+            (Ok(()), Some(c)) if !c.ended() => c.finish().map_err(BodyError::Coding),
+            _ => Ok(()),
+        };
+        match framed.and(coded) {
             Ok(()) => Ok(BodyProgress::Complete { truncated: self.sink.overflowed() }),
             Err(_) if self.sink.is_full() => Ok(BodyProgress::Complete { truncated: false }),
             Err(e) => Err(e),
@@ -461,7 +590,11 @@ impl BodyReader {
 
     /// The extra read at the limit would block: stop with what is known.
     pub fn would_block(&self) -> BodyProgress {
-        match self.progress() {
+        let progress = match self.coding {
+            Some(_) => self.coded_progress().unwrap_or(BodyProgress::AtLimit),
+            None => self.progress(),
+        };
+        match progress {
             BodyProgress::AtLimit => BodyProgress::Complete { truncated: false },
             p => p,
         }

@@ -66,6 +66,7 @@
 #![warn(missing_docs)]
 
 pub mod body;
+pub mod coding;
 pub mod cookies;
 mod probe;
 pub mod redirect;

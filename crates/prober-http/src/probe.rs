@@ -405,7 +405,8 @@ impl HttpProbe {
                     self.headers = crate::response::header_fields(&self.buf[..head.len]);
                 }
                 let keep = self.plan.keep_alive && !head.close;
-                let mut reader = BodyReader::new(framing, self.output_limit);
+                let coding = self.plan.spec.compression;
+                let mut reader = BodyReader::with_coding(framing, self.output_limit, coding);
                 let progress = reader.feed(&self.buf[head.len..]);
                 self.buf.clear();
                 match progress {

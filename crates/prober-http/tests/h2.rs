@@ -228,3 +228,31 @@ fn version_is_the_final_responses_after_an_http1_hop() {
     // Go's /proto answer declares its length: HTTP/2's content-length is read too.
     assert_eq!(o.http_content_length, Some(o.output_total), "{o:?}");
 }
+
+#[test]
+fn gzip_bodies_are_decoded_on_h2_and_h2c_and_bounded_by_the_limit() {
+    use prober_core::Compression;
+    for (s, scheme, version) in [
+        (tls_server("gzip"), "https", HttpVersion::Auto),
+        (plain_server(), "http", HttpVersion::H2c),
+    ] {
+        // Compressed by Go's compress/gzip: an encoder other than the testkit's.
+        let url = format!("{scheme}://127.0.0.1:{}/gzip?n=5000", s.port());
+        let mut sp = spec(&url, version);
+        sp.set_compression(Some(Compression::Gzip)).unwrap();
+        let o = run(&sp);
+        assert_eq!(o.http_version, Some(HttpResponseVersion::Http2), "{o:?}");
+        assert_eq!(
+            (o.result, out(&o), o.truncated),
+            (ProbeResult::Success, "a".repeat(5000), false)
+        );
+        // 1 GiB in a few MiB of frames: decoded to the limit, then the run ends on its own.
+        let url = format!("{scheme}://127.0.0.1:{}/gzip?n=1073741824", s.port());
+        let mut sp = spec(&url, version);
+        sp.set_compression(Some(Compression::Gzip)).unwrap();
+        sp.output_limit = 1 << 20;
+        let o = run(&sp);
+        assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{}", o.message);
+        assert_eq!((o.output.len(), o.truncated), (1 << 20, true));
+    }
+}

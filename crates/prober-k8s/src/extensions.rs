@@ -37,14 +37,22 @@ pub(crate) fn apply_http_fields(
     Ok(())
 }
 
-/// `httpGet.maxRedirects` (at most `prober::MAX_MAX_REDIRECTS`) and `httpGet.cookies` of a
-/// watch-file probe at path `p`: the redirect limit and the run's cookie jar.
+/// `httpGet.maxRedirects` (at most `prober::MAX_MAX_REDIRECTS`), `httpGet.cookies` and
+/// `httpGet.compression` of a watch-file probe at path `p`: the redirect limit, the run's
+/// cookie jar and the body's content coding.
 pub(crate) fn apply_http_client(
     p: &str,
     spec: &mut ProbeSpec,
     max_redirects: Option<u32>,
     cookies: bool,
+    compression: Option<&str>,
 ) -> Result<(), String> {
+    if let Some(name) = compression {
+        let c = prober::Compression::from_name(name).ok_or_else(|| {
+            format!("{p}.httpGet.compression: {name:?} is not gzip, deflate, br or identity")
+        })?;
+        spec.set_compression(Some(c)).map_err(|e| format!("{p}.httpGet.compression: {e}"))?;
+    }
     if let Some(n) = max_redirects {
         spec.set_max_redirects(n).map_err(|e| format!("{p}.httpGet.maxRedirects: {e}"))?;
     }

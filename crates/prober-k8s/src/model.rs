@@ -153,6 +153,9 @@ pub(crate) struct HttpGetAction {
     /// libprober extension: keep the cookies responses set for the later hops of each run.
     #[serde(default)]
     pub cookies: bool,
+    /// libprober extension: decode the body with this content coding (`gzip`, `deflate`,
+    /// `br`, `identity`), as blackbox_exporter's `compression`.
+    pub compression: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

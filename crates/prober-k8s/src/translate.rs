@@ -208,7 +208,8 @@ fn http_get_spec(src: &Source<'_>, p: &str, h: &HttpGetAction) -> Result<ProbeSp
         h.keep_alive,
     )?;
     crate::extensions::apply_http_request(p, &mut spec, h.method.as_deref(), h.body.as_deref())?;
-    crate::extensions::apply_http_client(p, &mut spec, h.max_redirects, h.cookies)?;
+    let coding = h.compression.as_deref();
+    crate::extensions::apply_http_client(p, &mut spec, h.max_redirects, h.cookies, coding)?;
     crate::extensions::apply_http_protocol(
         p,
         &mut spec,
@@ -775,6 +776,26 @@ mod tests {
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
             "r.httpGet.maxRedirects: at most 64 redirects can be followed, not 65"
+        );
+    }
+
+    /// `httpGet.compression`: none by default; a coding's name, any case.
+    #[test]
+    fn http_compression() {
+        let coding_of = |spec: &ProbeSpec| match &spec.kind {
+            ProbeKind::Http(h) => h.compression,
+            other => panic!("not HTTP: {other:?}"),
+        };
+        let p = probe("httpGet: {port: 80}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(coding_of(&spec), None);
+        let p = probe("httpGet: {port: 80, compression: GZIP}");
+        let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
+        assert_eq!(coding_of(&spec), Some(prober::Compression::Gzip));
+        let p = probe("httpGet: {port: 80, compression: zstd}");
+        assert_eq!(
+            build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
+            "r.httpGet.compression: \"zstd\" is not gzip, deflate, br or identity"
         );
     }
 

@@ -5,6 +5,7 @@ package main
 // server above stays as it is.
 
 import (
+	"compress/gzip"
 	"crypto/tls"
 	"flag"
 	"fmt"
@@ -29,6 +30,8 @@ var httpMode = flag.Bool("http", false, "serve Go's net/http: HTTP/1.1 and h2c (
 //	               headers, sorted, lower-case names
 //	/redirect?to=U 302 to U
 //	/big?n=N       200, N bytes of 'a'
+//	/gzip?n=N      200, N bytes of 'a' compressed on the fly by compress/gzip, with
+//	               Content-Encoding: gzip (streamed: a 1 GiB body is a few MiB of frames)
 //	/slow?d=DUR    sleeps DUR before answering 200
 //	/close         200 "closing" with Connection: close (on HTTP/2: GOAWAY after it)
 //	/conns         200, the number of connections accepted so far
@@ -68,6 +71,20 @@ func httpHandler(conns *atomic.Int64) http.Handler {
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		io.WriteString(w, strings.Repeat("a", n))
+	})
+	mux.HandleFunc("/gzip", func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		w.Header().Set("Content-Encoding", "gzip")
+		z, _ := gzip.NewWriterLevel(w, gzip.BestCompression)
+		chunk := []byte(strings.Repeat("a", 64*1024))
+		for n > 0 {
+			k := min(n, len(chunk))
+			if _, err := z.Write(chunk[:k]); err != nil {
+				return // the client went away (past its limit)
+			}
+			n -= k
+		}
+		z.Close()
 	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		d, _ := time.ParseDuration(r.URL.Query().Get("d"))

@@ -59,6 +59,7 @@
 //! | `/never-answer` | reads the request, then silence for 60 s or until the client closes |
 //! | `/content-length-and-chunked` | `Content-Length: 5` and `Transfer-Encoding: chunked`, chunked body `ok` |
 //! | `/bytes?status=200&reason=R&body=TEXT&header=LINE...` | general builder: each `header` value is written verbatim as a header line (e.g. `Name:Value`); `Content-Length` is added unless a `header` sets Content-Length or Transfer-Encoding, `Connection: close` unless one sets Connection |
+//! | `/encoded/{coding}/{n}?as=ENC` | `n` bytes of `a` compressed with `coding` (`gzip`: members of 1 MiB each, so a 1 GiB body is about 1 MiB on the wire; `deflate` (raw) and `br`: at most 16 MiB), `Content-Encoding: ENC` (default the coding; `as=` empty: none) |
 //! | `/hostile/silent` | reads the request, then silence for 60 s or until the client closes |
 //! | `/hostile/trickle-head/{ms}` | `HTTP/1.1 200 OK\r\nX-Trickle: aaa...`, one byte every ms, a head that never ends |
 //! | `/hostile/endless-headers/{len}` | 200 status line, then header lines of `len` bytes (8 to 1 MiB) without end |
@@ -98,6 +99,7 @@
 pub mod allocations;
 pub mod bounds;
 mod conn;
+mod encoded;
 pub mod grpc;
 pub mod h2;
 pub mod keep_alive;

@@ -322,6 +322,15 @@ fn respond_raw(conn: &mut Conn, req: &Head<'_>, segs: &[&str]) -> io::Result<End
             Ok(End::Finish)
         }
         ["bytes"] => bytes(conn, req),
+        ["encoded", coding, n] => match num(n) {
+            Some(n) => {
+                match crate::encoded::respond(conn.stream(), coding, n, req.query.get("as"))? {
+                    true => Ok(End::Finish),
+                    false => bad(conn, "bad coding or size"),
+                }
+            }
+            None => bad(conn, "bad number"),
+        },
         ["hostile", rest @ ..] => hostile(conn, req, rest),
         _ => text(conn, 404, "not found"),
     }

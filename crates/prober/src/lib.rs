@@ -72,6 +72,8 @@
 
 #![warn(missing_docs)]
 
+/// Beyond the kubelet: decoding a body's content coding ([`ProbeSpec::set_compression`]).
+pub use prober_core::Compression;
 /// Facts a run learns beyond its verdict ([`Outcome::tls`], [`Outcome::http_version`],
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};

@@ -163,6 +163,61 @@ pub struct HttpSpec {
     /// Which addresses of the host (of every redirect hop too) are connected to (see
     /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
     pub ip_family: IpFamily,
+    /// Decode the final response's body with this content coding before it is kept, counted
+    /// and matched (blackbox_exporter's `compression`); `None` (the default, the kubelet's):
+    /// the body as it arrives. See [`Compression`].
+    pub compression: Option<Compression>,
+}
+
+/// The content coding an HTTP probe decodes the body with ([`HttpSpec::compression`]), as
+/// blackbox_exporter's `compression` does: the body is decoded with it whatever the
+/// response's `Content-Encoding` says, and a body that does not decode fails the run. No
+/// `Accept-Encoding` is added to the request (blackbox_exporter adds none either): set one
+/// among the headers to ask the server for the coding. The output limit bounds the decoded
+/// bytes.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// The body as it arrives (blackbox_exporter's `identity`).
+    Identity = 0,
+    /// gzip (RFC 1952), members read one after another as Go's `gzip.Reader` reads them.
+    Gzip = 1,
+    /// Raw DEFLATE (RFC 1951), as Go's `compress/flate` reads it (blackbox_exporter's
+    /// `deflate`), not the zlib wrapping.
+    Deflate = 2,
+    /// Brotli (RFC 7932).
+    Br = 3,
+}
+
+impl Compression {
+    /// The name used in module and watch files and on the command line: `identity`, `gzip`,
+    /// `deflate`, `br`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::Identity => "identity",
+            Compression::Gzip => "gzip",
+            Compression::Deflate => "deflate",
+            Compression::Br => "br",
+        }
+    }
+
+    /// The coding named `name` (case-blind, as blackbox_exporter reads it).
+    pub fn from_name(name: &str) -> Option<Compression> {
+        [Compression::Identity, Compression::Gzip, Compression::Deflate, Compression::Br]
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl std::str::FromStr for Compression {
+    type Err = String;
+
+    /// [`Compression::from_name`], or the name and what is expected, for messages:
+    /// `'zstd' (expected gzip, deflate, br or identity)`.
+    fn from_str(name: &str) -> Result<Compression, String> {
+        Compression::from_name(name)
+            .ok_or_else(|| format!("'{name}' (expected gzip, deflate, br or identity)"))
+    }
 }
 
 /// The HTTP version an HTTP probe speaks.
@@ -290,6 +345,7 @@ impl fmt::Debug for HttpSpec {
             ip_family,
             max_redirects,
             cookies,
+            compression,
         } = self;
         f.debug_struct("HttpSpec")
             .field("url", url)
@@ -311,6 +367,7 @@ impl fmt::Debug for HttpSpec {
             .field("ip_family", ip_family)
             .field("max_redirects", max_redirects)
             .field("cookies", cookies)
+            .field("compression", compression)
             .finish()
     }
 }

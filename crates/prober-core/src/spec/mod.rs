@@ -24,7 +24,9 @@ mod validate;
 
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
-pub use kinds::{ClosePolicy, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
+pub use kinds::{
+    ClosePolicy, Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec,
+};
 pub(crate) use tcp_steps::refuse_single;
 pub use tcp_steps::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
@@ -161,6 +163,7 @@ impl ProbeSpec {
             version: HttpVersion::Auto,
             netns: None,
             ip_family: IpFamily::Any,
+            compression: None,
         })))
     }
 
@@ -374,6 +377,17 @@ impl ProbeSpec {
     /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_cookies(&mut self, on: bool) -> Result<(), SpecError> {
         self.http_only("cookies apply to HTTP probes only")?.cookies = on;
+        Ok(())
+    }
+
+    /// Decodes the final response's body with `coding` (HTTP only; see [`Compression`]);
+    /// `None`: the body as it arrives (the default).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_compression(&mut self, coding: Option<Compression>) -> Result<(), SpecError> {
+        self.http_only("compression applies to HTTP probes only")?.compression = coding;
         Ok(())
     }
 

@@ -143,27 +143,33 @@ impl HttpProbe {
             }
             reads += 1;
             self.buf.clear();
-            let progress = match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
-                Ok(0) => reader.eof(),
-                Ok(_) => reader.feed(&self.buf),
-                Err(TransportError::WouldBlock) => match reader.would_block() {
-                    BodyProgress::Complete { truncated } => {
-                        Ok(BodyProgress::Complete { truncated })
+            // Bytes wait to be decoded: decoding them is this step (bounded, see
+            // `DECODE_PER_STEP`), and nothing more is read until they are.
+            let progress = if reader.has_work() {
+                reader.resume()
+            } else {
+                match read_append(&mut conn, &mut self.buf, READ_CHUNK) {
+                    Ok(0) => reader.eof(),
+                    Ok(_) => reader.feed(&self.buf),
+                    Err(TransportError::WouldBlock) => match reader.would_block() {
+                        BodyProgress::Complete { truncated } => {
+                            Ok(BodyProgress::Complete { truncated })
+                        }
+                        _ => {
+                            conn.sync_interest(cx.registry);
+                            self.state = State::Body { conn, status, reader, keep };
+                            return Next::Return(Step::Pending);
+                        }
+                    },
+                    // Past the limit the kubelet reads nothing more, so it never sees this error.
+                    Err(_) if reader.sink().is_full() => {
+                        Ok(BodyProgress::Complete { truncated: false })
                     }
-                    _ => {
-                        conn.sync_interest(cx.registry);
-                        self.state = State::Body { conn, status, reader, keep };
-                        return Next::Return(Step::Pending);
+                    Err(e) => {
+                        let sink = reader.into_sink();
+                        let body = Some((sink.total(), sink.into_kept()));
+                        return Next::Return(self.transport_failure(cx, conn, &e, body));
                     }
-                },
-                // Past the limit the kubelet reads nothing more, so it never sees this error.
-                Err(_) if reader.sink().is_full() => {
-                    Ok(BodyProgress::Complete { truncated: false })
-                }
-                Err(e) => {
-                    let sink = reader.into_sink();
-                    let body = Some((sink.total(), sink.into_kept()));
-                    return Next::Return(self.transport_failure(cx, conn, &e, body));
                 }
             };
             match progress {

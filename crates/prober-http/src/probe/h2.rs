@@ -170,6 +170,16 @@ impl HttpProbe {
                 self.state = State::H2 { conn, x };
                 return Next::Return(Step::Pending);
             }
+            if x.body.as_ref().is_some_and(|(_, r)| r.has_work()) {
+                // Decoded bytes left to produce: that is this step's work, not a read (which
+                // could wait for data the body does not need).
+                if reads == READS_PER_TURN {
+                    self.state = State::H2 { conn, x };
+                    return Next::Return(Step::Yield);
+                }
+                reads += 1;
+                continue;
+            }
             if spent || reads == READS_PER_TURN {
                 // Let other work have its turn; the driver resumes right after its poll.
                 self.state = State::H2 { conn, x };
@@ -283,7 +293,11 @@ impl HttpProbe {
             }
             Decision::Final => {
                 // HTTP/2 frames the body itself: it ends with the stream.
-                x.body = Some((status, BodyReader::new(Framing::Close, self.output_limit)));
+                let coding = self.plan.spec.compression;
+                x.body = Some((
+                    status,
+                    BodyReader::with_coding(Framing::Close, self.output_limit, coding),
+                ));
                 self.state = State::H2 { conn, x };
                 Next::Continue
             }
@@ -358,9 +372,18 @@ enum BodyNext {
 /// Feeds the body received so far to the reader (no-op before the final head).
 fn body_next(x: &mut H2Exchange) -> BodyNext {
     let Some((_, reader)) = x.body.as_mut() else { return BodyNext::More };
-    let data = x.client.take_data(x.stream);
-    let mut progress = reader.feed(&data);
-    if x.ended && matches!(progress, Ok(BodyProgress::NeedMore | BodyProgress::AtLimit)) {
+    // Decoding left from the last step goes first: no more data is taken until it is done,
+    // so what waits to be decoded stays within what the stream's window let in.
+    let mut progress = if reader.has_work() {
+        reader.resume()
+    } else {
+        let data = x.client.take_data(x.stream);
+        reader.feed(&data)
+    };
+    if x.ended
+        && !reader.has_work()
+        && matches!(progress, Ok(BodyProgress::NeedMore | BodyProgress::AtLimit))
+    {
         match x.client.finish(x.stream) {
             Some(Ok(_)) | None => progress = reader.eof(),
             // Reset or cut off after the head: a broken body (difference 2).

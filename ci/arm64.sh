@@ -52,6 +52,7 @@ SKIP=(
   "prober-http/http h01_proxy_env_is_ignored: re-runs its own arm64 test binary as a child (binfmt_misc)"
   "prober-testkit/server binary_serves_until_stdin_eof: spawns the arm64 prober-target binary (binfmt_misc)"
   "prober-blackbox/ip_family preferred_ip_protocol_chooses_the_family: re-runs its own arm64 test binary as a child, under unshare with its own /etc/hosts (binfmt_misc)"
+  "prober-httpd/lib server::tests::a_panic_that_escapes_the_loop_aborts_the_process: re-runs its own arm64 test binary as a child (binfmt_misc)"
   "prober-engine/hung_lookups a_name_in_etc_hosts_is_answered_while_300_lookups_hang: re-runs its own arm64 test binary as a child, under unshare with its own network, /etc/hosts and /etc/resolv.conf (binfmt_misc)"
   # qemu-user emulates glibc's posix_spawn (clone with CLONE_VM|CLONE_VFORK) as a plain fork:
   # the child's exec error cannot reach the parent's memory, so a missing program looks like

@@ -40,7 +40,8 @@ export PROBER_TEST_RUNNER=$qemu
 echo "$(qemu-aarch64 --version | head -n 1); $(aarch64-linux-gnu-gcc --version | head -n 1)"
 
 # Rust tests that cannot run under qemu-user: "test-binary test-name: reason". They run
-# natively in ci/test.sh; the names are matched exactly (cargo test -- --skip NAME --exact).
+# natively in ci/test.sh; the names are matched exactly (cargo test -- --skip NAME --exact),
+# a unit test by its path (`server::tests::NAME`): the name ends at the first ": ".
 REASON_CLONE_PARENT="qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
 REASON_NETNS="qemu-user does not pass the NS_GET_NSTYPE ioctl through (ENOSYS): no namespace file can be checked"
 SKIP=(
@@ -94,7 +95,7 @@ step "Rust tests not run under qemu-user (they run natively in ci/test.sh)"
 skip_args=()
 for s in "${SKIP[@]}"; do
   echo "  $s"
-  name=${s#* }; name=${name%%:*}
+  name=${s#* }; name=${name%%: *}
   skip_args+=(--skip "$name")
 done
 

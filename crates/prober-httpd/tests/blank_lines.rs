@@ -90,23 +90,8 @@ fn assert_scraped(answer: &(u16, String), after: &str) {
 
 /// Reads one answer (head, then a body of its Content-Length): its status and body.
 fn read_answer(c: &mut dyn Client) -> (u16, String) {
-    let mut raw = Vec::new();
-    let mut byte = [0u8; 1];
-    while !raw.ends_with(b"\r\n\r\n") {
-        let n = c.read(&mut byte).expect("read an answer's head");
-        assert!(n > 0, "closed before a whole head: {:?}", String::from_utf8_lossy(&raw));
-        raw.push(byte[0]);
-    }
-    let head = String::from_utf8(raw).unwrap();
-    let len: usize = head
-        .lines()
-        .find_map(|l| l.strip_prefix("Content-Length: "))
-        .expect("a Content-Length")
-        .parse()
-        .unwrap();
-    let mut body = vec![0u8; len];
-    c.read_exact(&mut body).unwrap();
-    (head[9..12].parse().unwrap(), String::from_utf8(body).unwrap())
+    let answer = common::read_answer(c);
+    (answer.status, answer.body)
 }
 
 /// Each way of sending empty lines, then a request on the same connection: the request is

@@ -42,7 +42,7 @@ pub fn connect(addr: SocketAddr) -> TcpStream {
 }
 
 /// Reads one answer (head, then a body of its Content-Length) from a kept connection.
-pub fn read_answer(s: &mut TcpStream) -> Answer {
+pub fn read_answer<R: Read + ?Sized>(s: &mut R) -> Answer {
     let mut raw = Vec::new();
     let mut byte = [0u8; 1];
     while !raw.ends_with(b"\r\n\r\n") {

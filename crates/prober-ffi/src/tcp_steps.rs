@@ -94,17 +94,7 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_with_flags(
     flags: u32,
 ) -> prober_status {
     guard_status(|| {
-        let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
-        }
-        if flags & !KNOWN_TCP_STEP_FLAGS != 0 {
-            let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
-            return Err(set_error(
-                PROBER_E_INVALID,
-                format!("unknown TCP step flags {unknown:#x}"),
-            ));
-        }
+        let s = tcp_spec_taking_flags(spec, flags)?;
         let expect = if expect.is_null() {
             None
         } else {
@@ -151,17 +141,7 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_expect_bytes(
     flags: u32,
 ) -> prober_status {
     guard_status(|| {
-        let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
-        }
-        if flags & !KNOWN_TCP_STEP_FLAGS != 0 {
-            let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
-            return Err(set_error(
-                PROBER_E_INVALID,
-                format!("unknown TCP step flags {unknown:#x}"),
-            ));
-        }
+        let s = tcp_spec_taking_flags(spec, flags)?;
         let want = try_slice_from_ptr(expect_bytes, expect_bytes_len, "expect_bytes")?.to_vec();
         if want.is_empty() {
             return Err(set_error(
@@ -180,4 +160,21 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_expect_bytes(
         };
         s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
     })
+}
+
+/// The spec a step is added to, after the checks every step setter makes: a TCP spec, and
+/// only the flags this version knows.
+fn tcp_spec_taking_flags<'a>(
+    spec: *mut prober_spec,
+    flags: u32,
+) -> Result<&'a mut prober_spec, prober_status> {
+    let s = prober_spec::try_mut_from_ptr(spec)?;
+    if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
+        return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
+    }
+    let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
+    if unknown != 0 {
+        return Err(set_error(PROBER_E_INVALID, format!("unknown TCP step flags {unknown:#x}")));
+    }
+    Ok(s)
 }

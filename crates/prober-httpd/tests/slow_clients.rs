@@ -37,9 +37,11 @@ fn a_dribbled_head_is_cut_at_the_header_timeout_while_scrapes_go_on() {
     let timeout = Duration::from_millis(500);
     let server = start(Limits { header_timeout: timeout, ..Limits::default() }, None);
     let addr = server.local_addr();
+    // The server's clock starts at its accept, which may run before `connect` returns here
+    // (seen under qemu): taken before connecting, `started` is surely no later than it.
+    let started = Instant::now();
     let mut slow = connect(addr);
     let mut writer = slow.try_clone().unwrap();
-    let started = Instant::now();
     // A byte every tenth of the timeout: a head of 200 bytes would take 20 timeouts.
     let dribbler = std::thread::spawn(move || {
         for b in b"GET /metrics HTTP/1.1\r\nX-Slow: ".iter().chain([b'a'; 170].iter()) {

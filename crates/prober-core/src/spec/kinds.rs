@@ -248,8 +248,10 @@ impl HttpVersion {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 /// An exec probe: run a command and judge it by its exit status (the kubelet's `exec`).
+/// `Debug` hides the values of environment variables whose names look like credentials
+/// ([`crate::is_secret_header`]'s rule: `DB_PASSWORD`, `API_TOKEN`, ...).
 pub struct ExecSpec {
     /// The command and its arguments; no shell is involved.
     pub argv: Vec<String>,
@@ -271,6 +273,20 @@ pub struct ExecSpec {
     /// (`setsid`, daemons). `None`: the process group is all that is killed; see
     /// [`ProbeSpec::set_exec_cgroup`](crate::ProbeSpec::set_exec_cgroup).
     pub cgroup: Option<PathBuf>,
+}
+
+impl fmt::Debug for ExecSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Destructured whole, so that a new field cannot be left out (nor printed unchecked).
+        let ExecSpec { argv, env, cwd, namespaces_of, cgroup } = self;
+        f.debug_struct("ExecSpec")
+            .field("argv", argv)
+            .field("env", &RedactedHeaders(env))
+            .field("cwd", cwd)
+            .field("namespaces_of", namespaces_of)
+            .field("cgroup", cgroup)
+            .finish()
+    }
 }
 
 /// A gRPC health probe: `grpc.health.v1.Health/Check` with `service`.

@@ -303,3 +303,18 @@ fn debug_hides_credential_headers_and_metadata() {
     }
     assert!(format!("{http:?}").contains(r#"("Accept", "text/plain")"#));
 }
+
+/// An exec probe's environment is printed with credential-like variables' values hidden.
+#[test]
+fn debug_hides_credential_environment_values() {
+    let mut exec = ProbeSpec::exec(&["check", "--quick"]).unwrap();
+    exec.set_env("DB_PASSWORD", "pw-EXEC").unwrap();
+    exec.set_env("API_TOKEN", "tok-EXEC").unwrap();
+    exec.set_env("LANG", "C.UTF-8").unwrap();
+    for text in [format!("{exec:?}"), format!("{exec:#?}")] {
+        assert!(!text.contains("pw-EXEC") && !text.contains("tok-EXEC"), "{text}");
+        assert!(text.contains("<secret>"), "{text}");
+    }
+    let text = format!("{exec:?}");
+    assert!(text.contains(r#"("LANG", "C.UTF-8")"#) && text.contains("--quick"), "{text}");
+}

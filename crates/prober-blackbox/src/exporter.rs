@@ -101,6 +101,8 @@ struct Begun {
     modules: Arc<Modules>,
     module: String,
     target: String,
+    /// The `hostname` parameter, which the debug page shows in the module.
+    hostname: Option<String>,
     debug: bool,
     log: String,
 }
@@ -378,7 +380,10 @@ impl Inner {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
                 let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
                 let (module, target) = (name.to_string(), target.to_string());
-                Ok((spec, Begun { modules: modules.clone(), module, target, debug, log }))
+                let hostname = hostname.map(str::to_string);
+                let begun =
+                    Begun { modules: modules.clone(), module, target, hostname, debug, log };
+                Ok((spec, begun))
             }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
@@ -392,7 +397,9 @@ impl Inner {
                 let _ = writeln!(log, "Probe failed duration_seconds={}", duration.as_secs_f64());
                 let metrics = unprobed::render(module, &u, duration);
                 let (name, target) = (name.to_string(), target.to_string());
-                let begun = Begun { modules: modules.clone(), module: name, target, debug, log };
+                let hostname = hostname.map(str::to_string);
+                let begun =
+                    Begun { modules: modules.clone(), module: name, target, hostname, debug, log };
                 Err(self.page(&begun, &begun.log, metrics, false))
             }
         }
@@ -441,6 +448,7 @@ impl Inner {
             log: log.to_string(),
             metrics: metrics.clone(),
             config: Some((b.modules.clone(), b.module.clone())),
+            hostname: b.hostname.clone(),
         };
         // The debug page is put together now only when asked for; `/logs` does it later.
         let debug = b.debug.then(|| output.page());

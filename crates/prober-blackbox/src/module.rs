@@ -81,6 +81,9 @@ pub struct Module {
     pub(crate) query_response: Vec<crate::tcp_module::QrStep>,
     /// Unix: the socket paths `allow.paths` admits (`None`: every path).
     pub(crate) paths: Option<Vec<String>>,
+    /// The module as written (credentials as `<secret>`), for the debug page
+    /// ([`crate::shown`]).
+    pub(crate) shown: serde_norway::Value,
 }
 
 /// Why a target cannot be probed with a module.
@@ -155,6 +158,7 @@ impl Modules {
 }
 
 fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
+    let shown = serde_norway::to_value(&raw).map_err(|e| e.to_string())?;
     let prober = match raw.prober.as_str() {
         "http" => Prober::Http,
         "tcp" => Prober::Tcp,
@@ -215,6 +219,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         tls: false,
         query_response: Vec::new(),
         paths,
+        shown,
     };
     match prober {
         Prober::Http => http(&mut m, &raw.http.unwrap_or_default(), base)?,

@@ -709,18 +709,22 @@ fn render(
         }
         Prober::Tcp | Prober::Unix => {}
     }
-    if let Some(peer) = o.peer {
+    // blackbox_exporter's `chooseProtocol` registers both gauges before it resolves: a target
+    // it finds no address for (none at all, or none of the family required) leaves them 0.
+    let unresolved = o.reason == Reason::Dns && o.http_redirects == 0 && m.prober != Prober::Unix;
+    let ip = o.peer.map(|p| p.ip());
+    if ip.is_some() || unresolved {
         gauge(
             &mut s,
             "probe_ip_addr_hash",
             "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
-            ip_hash(peer.ip()),
+            ip.map_or(0, ip_hash),
         );
         gauge(
             &mut s,
             "probe_ip_protocol",
             "Specifies whether probe ip protocol is IP4 or IP6",
-            if prober::IpFamily::is_v6(peer.ip()) { 6 } else { 4 },
+            ip.map_or(0, |ip| if prober::IpFamily::is_v6(ip) { 6 } else { 4 }),
         );
     }
     facts::ssl(&mut s, m, o);

@@ -42,6 +42,9 @@ modules:
     tcp: {preferred_ip_protocol: ip4}
   tcp_ip6:
     prober: tcp
+  tcp_ip6_only:
+    prober: tcp
+    tcp: {ip_protocol_fallback: false}
   grpc_ip6:
     prober: grpc
 ";
@@ -108,14 +111,15 @@ fn in_child() {
     // Fallback to the family the name has.
     assert_eq!(probe(&e, "http_ip6", &v4_only), ("1".into(), s("4"), s(HASH_V4)));
     assert_eq!((v6.requests(), v4.requests()), (1, 2));
-    // Without fallback: nothing is connected to, and no protocol is reported.
-    assert_eq!(probe(&e, "http_ip6_only", &v4_only), ("0".into(), None, None));
+    // Without fallback: nothing is connected to, and the protocol and the address are 0, as
+    // blackbox_exporter's `chooseProtocol` leaves them when it finds no address.
+    assert_eq!(probe(&e, "http_ip6_only", &v4_only), ("0".into(), s("0"), s("0")));
     assert_eq!(probe(&e, "http_ip6_only", &dual), ("1".into(), s("6"), s(HASH_V6)));
     assert_eq!((v6.requests(), v4.requests()), (2, 2));
     // An IP literal of the other family: used with fallback, refused without.
     let literal = format!("http://[::1]:{port}/ok");
     assert_eq!(probe(&e, "http_ip4", &literal), ("1".into(), s("6"), s(HASH_V6)));
-    assert_eq!(probe(&e, "http_ip4_only", &literal), ("0".into(), None, None));
+    assert_eq!(probe(&e, "http_ip4_only", &literal), ("0".into(), s("0"), s("0")));
     assert_eq!((v6.requests(), v4.requests()), (3, 2));
 
     // With an allow-list, the preference looks at the admitted addresses: dual.test's ::1 is
@@ -141,6 +145,7 @@ fn in_child() {
         ("1".into(), s("6"), s(HASH_V6))
     );
     assert!(v6.wait_for_connections(c6 + 1, std::time::Duration::from_secs(60)));
+    assert_eq!(probe(&e, "tcp_ip6_only", &format!("v4.test:{port}")), ("0".into(), s("0"), s("0")));
 
     // gRPC modules dial by name over both families, as blackbox_exporter's grpc.go does
     // (grpc-go's dialer): a server on 127.0.0.1 alone is reached through dual.test although

@@ -359,6 +359,9 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     m.valid_status = (!h.valid_status_codes.is_empty()).then(|| h.valid_status_codes.clone());
     let family = ip_family(h.preferred_ip_protocol.as_deref(), h.ip_protocol_fallback, "http")?;
     spec.set_ip_family(family).map_err(|e| e.to_string())?;
+    // blackbox_exporter dials the target's chosen address, and Go's client dials a redirect
+    // that names a host by name, over both families.
+    spec.set_redirects_dial_by_name(true).map_err(|e| e.to_string())?;
     m.template = spec;
     Ok(())
 }

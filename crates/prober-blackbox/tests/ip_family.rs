@@ -127,6 +127,25 @@ fn in_child() {
     assert_eq!(probe(&e, "http_ip6_v4_allowed", &dual), ("1".into(), s("4"), s(HASH_V4)));
     assert_eq!((v6.requests(), v4.requests()), (3, 3));
 
+    // Redirects: blackbox_exporter dials the target's chosen address, and Go's client a
+    // redirect that names a host by name, over both families. A relative redirect stays on
+    // the family chosen: ::1 here.
+    let relative = format!("http://dual.test:{port}/redirect?loc=/ok");
+    assert_eq!(probe(&e, "http_ip6_only", &relative), ("1".into(), s("6"), s(HASH_V6)));
+    assert_eq!((v6.requests(), v4.requests()), (5, 3));
+    // An IPv6 literal named by a module that requires IPv4: dialed all the same.
+    let to_v6 = format!("http://v4.test:{port}/redirect?loc=http://[::1]:{port}/ok");
+    assert_eq!(probe(&e, "http_ip4_only", &to_v6).0, "1");
+    assert_eq!((v6.requests(), v4.requests()), (6, 4));
+    // A name with both families, served on 127.0.0.1 only, reached from a module that prefers
+    // IPv6: its ::1 refuses, its 127.0.0.1 answers (the hop would fail if it kept the
+    // preference, which finds ::1 only).
+    let v4_alone = TargetServer::start();
+    let to_dual =
+        format!("http://v4.test:{port}/redirect?loc=http://dual.test:{}/ok", v4_alone.port());
+    assert_eq!(probe(&e, "http_ip6", &to_dual).0, "1");
+    assert_eq!(v4_alone.requests(), 1);
+
     // &debug=true names the choice.
     let query = format!("module=http_ip6_only&target={v4_only}&debug=true");
     let r = e.handle(&Request { path: "/probe", query: &query, headers: &[] });

@@ -413,8 +413,9 @@ pub(crate) fn ip_family(
 /// `host:port` by name, so grpc-go's dialer tries the addresses of both families: with the
 /// fallback (the default) that is [`IpFamily::Any`]. Without it, the family stays required,
 /// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
-/// nothing dialed) at the price of not trying the other family's addresses of a name that
-/// has both (docs/cli.md says so).
+/// nothing dialed) and does not try the other family's addresses of a name that has both:
+/// blackbox_exporter does, against its own documentation of the option (one family only),
+/// and a module meant to test one family must not pass over the other (docs/cli.md).
 pub(crate) fn grpc_family(family: IpFamily) -> IpFamily {
     match family {
         IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,

@@ -47,6 +47,9 @@ modules:
     tcp: {ip_protocol_fallback: false}
   grpc_ip6:
     prober: grpc
+  grpc_ip6_only:
+    prober: grpc
+    grpc: {ip_protocol_fallback: false}
 ";
 
 /// The value of the sample `name` in an exposition.
@@ -174,5 +177,9 @@ fn in_child() {
         probe(&e, "grpc_ip6", &format!("dual.test:{}", g.port())),
         ("1".into(), s("4"), s(HASH_V4))
     );
+    assert_eq!(g.checks(), 1);
+    // Without the fallback the family is kept, on purpose (docs/cli.md): blackbox_exporter
+    // would reach 127.0.0.1 by name although the module tests IPv6 only.
+    assert_eq!(probe(&e, "grpc_ip6_only", &format!("dual.test:{}", g.port())).0, "0");
     assert_eq!(g.checks(), 1);
 }

@@ -140,6 +140,38 @@ fn verified_chain_expiry_is_the_latest_chain_that_verifies() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A server sending many certificates that chain to its root (40 copies of it, with two
+/// copies trusted: 82 paths of two signatures each) cannot make the search for the verified
+/// chains run away: webpki's budget (100 signature checks) ends it, the probe succeeds, and
+/// the chains found first (the leaf straight to each trusted root) give the expiry.
+#[test]
+fn verified_chain_search_is_bounded() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("prober-tcp-tls-{}-many", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = TestCa::new_expiring("many copies root", (2040, 1, 1));
+    let mut opts = TlsServerOptions::new(ca.issue_expiring(&["db.internal"], (2035, 1, 1)));
+    opts.chain =
+        (0..40).map(|i| ca.recertified((2030 + i / 12, 1 + (i % 12) as u8, 1)).cert_pem).collect();
+    let server = StartTlsServer::start(opts, LineMode::Tls);
+    let path = dir.join("ca.pem");
+    std::fs::write(
+        &path,
+        format!("{}{}", ca.recertified((2031, 1, 1)).cert_pem, ca.cert().cert_pem),
+    )
+    .unwrap();
+    let tls = TlsOptions {
+        verify: TlsVerify::CaFile(path),
+        server_name: Some("db.internal".into()),
+        ..TlsOptions::default()
+    };
+    let o = run(&spec(server.port(), tls));
+    assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
+    let t = o.tls.as_deref().expect("TLS facts");
+    assert_eq!((t.earliest_not_after, t.verified_chain_not_after), (Some(Y2030), Some(Y2035)));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn starttls_after_the_exchange() {
     let p = pki("starttls");

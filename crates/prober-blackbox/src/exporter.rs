@@ -101,6 +101,8 @@ struct Begun {
     modules: Arc<Modules>,
     module: String,
     target: String,
+    /// The `hostname` parameter, which the debug page shows in the module.
+    hostname: Option<String>,
     debug: bool,
     log: String,
 }
@@ -378,7 +380,10 @@ impl Inner {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
                 let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
                 let (module, target) = (name.to_string(), target.to_string());
-                Ok((spec, Begun { modules: modules.clone(), module, target, debug, log }))
+                let hostname = hostname.map(str::to_string);
+                let begun =
+                    Begun { modules: modules.clone(), module, target, hostname, debug, log };
+                Ok((spec, begun))
             }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
@@ -392,7 +397,9 @@ impl Inner {
                 let _ = writeln!(log, "Probe failed duration_seconds={}", duration.as_secs_f64());
                 let metrics = unprobed::render(module, &u, duration);
                 let (name, target) = (name.to_string(), target.to_string());
-                let begun = Begun { modules: modules.clone(), module: name, target, debug, log };
+                let hostname = hostname.map(str::to_string);
+                let begun =
+                    Begun { modules: modules.clone(), module: name, target, hostname, debug, log };
                 Err(self.page(&begun, &begun.log, metrics, false))
             }
         }
@@ -441,6 +448,7 @@ impl Inner {
             log: log.to_string(),
             metrics: metrics.clone(),
             config: Some((b.modules.clone(), b.module.clone())),
+            hostname: b.hostname.clone(),
         };
         // The debug page is put together now only when asked for; `/logs` does it later.
         let debug = b.debug.then(|| output.page());
@@ -701,18 +709,22 @@ fn render(
         }
         Prober::Tcp | Prober::Unix => {}
     }
-    if let Some(peer) = o.peer {
+    // blackbox_exporter's `chooseProtocol` registers both gauges before it resolves: a target
+    // it finds no address for (none at all, or none of the family required) leaves them 0.
+    let unresolved = o.reason == Reason::Dns && o.http_redirects == 0 && m.prober != Prober::Unix;
+    let ip = o.peer.map(|p| p.ip());
+    if ip.is_some() || unresolved {
         gauge(
             &mut s,
             "probe_ip_addr_hash",
             "Specifies the hash of IP address. It's useful to detect if the IP address changes.",
-            ip_hash(peer.ip()),
+            ip.map_or(0, ip_hash),
         );
         gauge(
             &mut s,
             "probe_ip_protocol",
             "Specifies whether probe ip protocol is IP4 or IP6",
-            if prober::IpFamily::is_v6(peer.ip()) { 6 } else { 4 },
+            ip.map_or(0, |ip| if prober::IpFamily::is_v6(ip) { 6 } else { 4 }),
         );
     }
     facts::ssl(&mut s, m, o);

@@ -43,6 +43,8 @@ pub(crate) struct Output {
     pub metrics: String,
     /// The module set the probe ran with and the module's name, printed when asked.
     pub config: Option<(Arc<Modules>, String)>,
+    /// The request's `hostname`, which the module shown carries as the probe used it.
+    pub hostname: Option<String>,
 }
 
 impl Output {
@@ -53,12 +55,12 @@ impl Output {
 
     /// The page `&debug=true` shows.
     pub(crate) fn page(&self) -> String {
-        let Output { log, metrics, config } = self;
+        let Output { log, metrics, config, hostname } = self;
         let mut page = format!(
             "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n"
         );
         if let Some(module) = config.as_ref().and_then(|(m, name)| m.by_name.get(name)) {
-            page.push_str(&format!("{module:#?}\n"));
+            page.push_str(&crate::shown::module_yaml(module, hostname.as_deref()));
         }
         page
     }
@@ -105,8 +107,7 @@ impl History {
     pub fn add(&self, module: &str, target: &str, output: Output, success: bool) {
         let limit = self.limit.load(Ordering::Relaxed);
         // What is held stays within the bound: the pieces are cut as the page would be.
-        let output =
-            Output { log: cut(output.log), metrics: cut(output.metrics), config: output.config };
+        let output = Output { log: cut(output.log), metrics: cut(output.metrics), ..output };
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let id = kept.next_id;
         kept.next_id += 1;
@@ -194,6 +195,6 @@ mod tests {
     }
 
     fn text(log: &str) -> Output {
-        Output { log: log.to_string(), metrics: String::new(), config: None }
+        Output { log: log.to_string(), metrics: String::new(), config: None, hostname: None }
     }
 }

@@ -27,6 +27,7 @@ mod history;
 mod module;
 mod qr_facts;
 mod reload;
+mod shown;
 mod target;
 mod tcp_module;
 mod unix_module;

@@ -42,8 +42,14 @@ modules:
     tcp: {preferred_ip_protocol: ip4}
   tcp_ip6:
     prober: tcp
+  tcp_ip6_only:
+    prober: tcp
+    tcp: {ip_protocol_fallback: false}
   grpc_ip6:
     prober: grpc
+  grpc_ip6_only:
+    prober: grpc
+    grpc: {ip_protocol_fallback: false}
 ";
 
 /// The value of the sample `name` in an exposition.
@@ -108,20 +114,40 @@ fn in_child() {
     // Fallback to the family the name has.
     assert_eq!(probe(&e, "http_ip6", &v4_only), ("1".into(), s("4"), s(HASH_V4)));
     assert_eq!((v6.requests(), v4.requests()), (1, 2));
-    // Without fallback: nothing is connected to, and no protocol is reported.
-    assert_eq!(probe(&e, "http_ip6_only", &v4_only), ("0".into(), None, None));
+    // Without fallback: nothing is connected to, and the protocol and the address are 0, as
+    // blackbox_exporter's `chooseProtocol` leaves them when it finds no address.
+    assert_eq!(probe(&e, "http_ip6_only", &v4_only), ("0".into(), s("0"), s("0")));
     assert_eq!(probe(&e, "http_ip6_only", &dual), ("1".into(), s("6"), s(HASH_V6)));
     assert_eq!((v6.requests(), v4.requests()), (2, 2));
     // An IP literal of the other family: used with fallback, refused without.
     let literal = format!("http://[::1]:{port}/ok");
     assert_eq!(probe(&e, "http_ip4", &literal), ("1".into(), s("6"), s(HASH_V6)));
-    assert_eq!(probe(&e, "http_ip4_only", &literal), ("0".into(), None, None));
+    assert_eq!(probe(&e, "http_ip4_only", &literal), ("0".into(), s("0"), s("0")));
     assert_eq!((v6.requests(), v4.requests()), (3, 2));
 
     // With an allow-list, the preference looks at the admitted addresses: dual.test's ::1 is
     // refused, so its 127.0.0.1 is used rather than the probe failing.
     assert_eq!(probe(&e, "http_ip6_v4_allowed", &dual), ("1".into(), s("4"), s(HASH_V4)));
     assert_eq!((v6.requests(), v4.requests()), (3, 3));
+
+    // Redirects: blackbox_exporter dials the target's chosen address, and Go's client a
+    // redirect that names a host by name, over both families. A relative redirect stays on
+    // the family chosen: ::1 here.
+    let relative = format!("http://dual.test:{port}/redirect?loc=/ok");
+    assert_eq!(probe(&e, "http_ip6_only", &relative), ("1".into(), s("6"), s(HASH_V6)));
+    assert_eq!((v6.requests(), v4.requests()), (5, 3));
+    // An IPv6 literal named by a module that requires IPv4: dialed all the same.
+    let to_v6 = format!("http://v4.test:{port}/redirect?loc=http://[::1]:{port}/ok");
+    assert_eq!(probe(&e, "http_ip4_only", &to_v6).0, "1");
+    assert_eq!((v6.requests(), v4.requests()), (6, 4));
+    // A name with both families, served on 127.0.0.1 only, reached from a module that prefers
+    // IPv6: its ::1 refuses, its 127.0.0.1 answers (the hop would fail if it kept the
+    // preference, which finds ::1 only).
+    let v4_alone = TargetServer::start();
+    let to_dual =
+        format!("http://v4.test:{port}/redirect?loc=http://dual.test:{}/ok", v4_alone.port());
+    assert_eq!(probe(&e, "http_ip6", &to_dual).0, "1");
+    assert_eq!(v4_alone.requests(), 1);
 
     // &debug=true names the choice.
     let query = format!("module=http_ip6_only&target={v4_only}&debug=true");
@@ -141,6 +167,7 @@ fn in_child() {
         ("1".into(), s("6"), s(HASH_V6))
     );
     assert!(v6.wait_for_connections(c6 + 1, std::time::Duration::from_secs(60)));
+    assert_eq!(probe(&e, "tcp_ip6_only", &format!("v4.test:{port}")), ("0".into(), s("0"), s("0")));
 
     // gRPC modules dial by name over both families, as blackbox_exporter's grpc.go does
     // (grpc-go's dialer): a server on 127.0.0.1 alone is reached through dual.test although
@@ -150,5 +177,9 @@ fn in_child() {
         probe(&e, "grpc_ip6", &format!("dual.test:{}", g.port())),
         ("1".into(), s("4"), s(HASH_V4))
     );
+    assert_eq!(g.checks(), 1);
+    // Without the fallback the family is kept, on purpose (docs/cli.md): blackbox_exporter
+    // would reach 127.0.0.1 by name although the module tests IPv6 only.
+    assert_eq!(probe(&e, "grpc_ip6_only", &format!("dual.test:{}", g.port())).0, "0");
     assert_eq!(g.checks(), 1);
 }

@@ -276,6 +276,42 @@ fn debug_explains_the_run() {
     }
 }
 
+/// The debug page shows the module as the probe used it, as blackbox_exporter's does: YAML as
+/// written, with what `&hostname=` set (a tcp module's TLS server name, an http module's
+/// `Host` header), and never a server name the file sets replaced.
+#[test]
+fn debug_shows_the_module_with_the_hostname_it_used() {
+    let e = Exporter::start(modules(
+        "modules:
+  tls_connect:
+    prober: tcp
+    tcp: {tls: true, preferred_ip_protocol: ip4, tls_config: {insecure_skip_verify: true}}
+  tls_named:
+    prober: tcp
+    tcp: {tls: true, tls_config: {insecure_skip_verify: true, server_name: fixed.example}}
+  http_2xx:
+    prober: http
+",
+    ))
+    .unwrap();
+    // A closed port: the page is the same whether the probe connects or not.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let page = |q: &str| get(&e, &format!("{q}&debug=true&hostname=foo.example.com"), &[]).body;
+    let body = page(&format!("module=tls_connect&target={closed}"));
+    let config = body.split("Module configuration:\n").nth(1).expect(&body);
+    assert!(config.contains("server_name: foo.example.com"), "{config}");
+    assert!(config.contains("insecure_skip_verify: true"), "{config}");
+    let body = page(&format!("module=tls_named&target={closed}"));
+    assert!(body.contains("server_name: fixed.example"), "{body}");
+    assert!(!body.contains("foo.example.com\n"), "{body}");
+    let body = page(&format!("module=http_2xx&target=http://{closed}/"));
+    let config = body.split("Module configuration:\n").nth(1).expect(&body);
+    assert!(config.contains("Host: foo.example.com"), "{config}");
+    // Without `hostname`, the module as written.
+    let body = get(&e, &format!("module=tls_connect&target={closed}&debug=true"), &[]).body;
+    assert!(!body.contains("server_name"), "{body}");
+}
+
 /// The series of an exposition, as `name{labels}` without values.
 fn series(body: &str) -> Vec<&str> {
     body.lines()

@@ -22,10 +22,14 @@ pub struct TlsInfo {
     /// epoch), as Go's `PeerCertificates` give it to blackbox_exporter's
     /// `probe_ssl_earliest_cert_expiry`.
     pub earliest_not_after: Option<i64>,
-    /// The earliest `notAfter` of the chain the certificate was verified with, when it was
-    /// verified (never with [`TlsVerify::None`](crate::TlsVerify::None)): over the
-    /// certificates the server sent. The trust anchor's own expiry is not known to the TLS
-    /// stack (a root is a name and a key there), so it does not count.
+    /// When the certificate was verified (never with
+    /// [`TlsVerify::None`](crate::TlsVerify::None)), the expiry of its chains as Go's verified
+    /// chains give blackbox_exporter's `probe_ssl_last_chain_expiry_timestamp_seconds`: over
+    /// every chain that verifies from the leaf through the certificates the server sent to a
+    /// trust anchor, the earliest `notAfter` in each (the anchor's own certificate included),
+    /// and the latest of those. An older copy of a root the server still sends does not count
+    /// when a newer root of the trust store verifies the leaf too. A leaf that is itself a
+    /// certificate of the CA file (pinned) is its own chain.
     pub verified_chain_not_after: Option<i64>,
     /// The leaf certificate, when one was received and could be read.
     pub leaf: Option<CertInfo>,

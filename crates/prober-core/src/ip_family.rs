@@ -121,6 +121,26 @@ impl ProbeSpec {
         Ok(())
     }
 
+    /// Lets an HTTP probe's redirects that name a host dial it by name over both families,
+    /// the address family holding for the target and its relative redirects only
+    /// ([`HttpSpec::redirects_dial_by_name`](crate::HttpSpec::redirects_dial_by_name):
+    /// blackbox_exporter's HTTP prober). Off by default: every hop keeps the family.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidRequest`] for a probe that is not HTTP.
+    pub fn set_redirects_dial_by_name(&mut self, on: bool) -> Result<(), SpecError> {
+        match &mut self.kind {
+            ProbeKind::Http(h) => h.redirects_dial_by_name = on,
+            _ => {
+                return Err(SpecError::InvalidRequest(
+                    "redirects dialed by name apply to HTTP probes only".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// [`ProbeSpec::set_ip_family`] for building a spec in one expression.
     ///
     /// # Errors

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{
-    HttpPhases, HttpResponseVersion, HttpSpec, HttpVersion, Outcome, Reason, Scheme, TlsOptions,
-    Url,
+    HttpPhases, HttpResponseVersion, HttpSpec, HttpVersion, IpFamily, Outcome, Reason, Scheme,
+    TlsOptions, Url,
 };
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
@@ -743,7 +743,12 @@ fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
         filter: plan.spec.address_filter.as_ref(),
         // Every hop's socket is made in the namespace: a redirect to the same host stays inside.
         netns: plan.spec.netns.as_ref(),
-        // Every hop's addresses are of the family asked for, whatever host it goes to.
-        ip_family: plan.spec.ip_family,
+        // Every hop's addresses are of the family asked for, whatever host it goes to; or, as
+        // blackbox_exporter's Go client dials a redirect by name, those of any family once a
+        // `Location` has named a host.
+        ip_family: match hop {
+            Some(h) if h.by_name && plan.spec.redirects_dial_by_name => IpFamily::Any,
+            _ => plan.spec.ip_family,
+        },
     }
 }

@@ -58,6 +58,10 @@ pub struct Hop {
     /// The next request is a `GET` without body: a 301, 302 or 303 answered a method other
     /// than `GET` and `HEAD` (the probe keeps it so for the later hops of the run).
     pub as_get: bool,
+    /// This redirect's `Location`, or one before it in the run, named a host (an absolute URL
+    /// or `//host`): Go's client dials it by name, where blackbox_exporter dialed the target's
+    /// chosen address (`HttpSpec::redirects_dial_by_name`).
+    pub by_name: bool,
 }
 
 /// The method as Go's `url.Error` names the operation: the first letter kept, the rest in lower
@@ -78,6 +82,8 @@ pub struct Redirects {
     followed: u32,
     /// Redirects followed at most.
     max: u32,
+    /// A followed `Location` has named a host ([`Hop::by_name`]).
+    named: bool,
 }
 
 /// Whether `status` may be a redirect (given a `Location`).
@@ -94,7 +100,7 @@ impl Redirects {
     /// A run's redirect state under `policy` that follows at most `max` redirects (the
     /// kubelet's is 9, see [`Redirects::new`]).
     pub fn with_limit(policy: RedirectPolicy, max: u32) -> Redirects {
-        Redirects { policy, followed: 0, max }
+        Redirects { policy, followed: 0, max, named: false }
     }
 
     /// Redirects followed so far.
@@ -179,11 +185,12 @@ impl Redirects {
         self.followed += 1;
         let relative = !has_scheme(loc) && !loc.trim_start().starts_with("//");
         let host_override = if relative { host_override.map(str::to_string) } else { None };
+        self.named |= !relative;
         let referer = (!(current.scheme() == Scheme::Https && target.scheme() == Scheme::Http))
             .then(|| current.to_string());
         // Go's `redirectBehavior`: 301, 302 and 303 keep only GET and HEAD.
         let as_get = matches!(status, 301..=303) && method != "GET" && method != "HEAD";
-        Decision::Follow(Hop { url: target, host_override, referer, as_get })
+        Decision::Follow(Hop { url: target, host_override, referer, as_get, by_name: self.named })
     }
 }
 
@@ -213,6 +220,23 @@ mod tests {
             Decision::Follow(h) => h,
             other => panic!("expected Follow, got {other:?}"),
         }
+    }
+
+    /// A hop is dialed by name once a `Location` of the run named a host; relative ones before
+    /// it stay on the target's address.
+    #[test]
+    fn hops_by_name_from_the_first_named_location() {
+        let first = url("http://127.0.0.1:8080/");
+        let mut r = Redirects::new(RedirectPolicy::AnyHost);
+        let hop = follow(r.decide(&first, &first, None, "GET", 302, Some("/a")));
+        assert!(!hop.by_name);
+        let hop = follow(r.decide(&first, &hop.url, None, "GET", 302, Some("//localhost:8080/b")));
+        assert!(hop.by_name);
+        let hop = follow(r.decide(&first, &hop.url, None, "GET", 302, Some("/c")));
+        assert!(hop.by_name, "relative to a host dialed by name");
+        let mut r = Redirects::new(RedirectPolicy::AnyHost);
+        let hop = follow(r.decide(&first, &first, None, "GET", 301, Some("https://127.0.0.1/")));
+        assert!(hop.by_name);
     }
 
     #[test]

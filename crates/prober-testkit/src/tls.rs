@@ -59,6 +59,7 @@ impl Issued {
 pub struct TestCa {
     issuer: Issuer<'static, KeyPair>,
     cert: Issued,
+    name: String,
 }
 
 impl std::fmt::Debug for TestCa {
@@ -67,13 +68,33 @@ impl std::fmt::Debug for TestCa {
     }
 }
 
+/// A CA certificate's parameters: `name` as its common name, expiring on `not_after` (rcgen's
+/// default, 4096, when `None`).
+fn ca_params(name: &str, not_after: Option<(i32, u8, u8)>) -> CertificateParams {
+    let mut params = CertificateParams::new(Vec::<String>::new()).expect("no names");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+    if let Some((y, m, d)) = not_after {
+        params.not_before = rcgen::date_time_ymd(2000, 1, 1);
+        params.not_after = rcgen::date_time_ymd(y, m, d);
+    }
+    params
+}
+
 impl TestCa {
     /// A new self-signed CA whose common name is `name`.
     pub fn new(name: &str) -> TestCa {
-        let mut params = CertificateParams::new(Vec::<String>::new()).expect("no names");
-        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.distinguished_name.push(DnType::CommonName, name);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::DigitalSignature];
+        TestCa::with_params(name, None)
+    }
+
+    /// A new self-signed CA whose certificate expires at midnight UTC on `(year, month, day)`.
+    pub fn new_expiring(name: &str, not_after: (i32, u8, u8)) -> TestCa {
+        TestCa::with_params(name, Some(not_after))
+    }
+
+    fn with_params(name: &str, not_after: Option<(i32, u8, u8)>) -> TestCa {
+        let params = ca_params(name, not_after);
         let key = KeyPair::generate().expect("prober-testkit: generate CA key");
         let cert = params.self_signed(&key).expect("prober-testkit: self-sign CA");
         let issued = Issued {
@@ -81,7 +102,18 @@ impl TestCa {
             key_pem: key.serialize_pem(),
             cert_der: cert.der().to_vec(),
         };
-        TestCa { issuer: Issuer::new(params, key), cert: issued }
+        TestCa { issuer: Issuer::new(params, key), cert: issued, name: name.to_string() }
+    }
+
+    /// Another self-signed certificate of this CA, with its name and key, that expires on
+    /// `(year, month, day)`: a renewed root, or the older copy of it a server may still send.
+    /// What the CA issues verifies through either.
+    pub fn recertified(&self, not_after: (i32, u8, u8)) -> Issued {
+        let key = KeyPair::from_pem(&self.cert.key_pem).expect("prober-testkit: CA key");
+        let cert = ca_params(&self.name, Some(not_after))
+            .self_signed(&key)
+            .expect("prober-testkit: self-sign CA");
+        Issued { cert_pem: cert.pem(), key_pem: key.serialize_pem(), cert_der: cert.der().to_vec() }
     }
 
     /// The CA's own certificate (PEM in `cert_pem`).

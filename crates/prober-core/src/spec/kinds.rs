@@ -160,9 +160,17 @@ pub struct HttpSpec {
     /// Make the sockets (of every redirect hop too) in this network namespace (see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
-    /// Which addresses of the host (of every redirect hop too) are connected to (see
+    /// Which addresses of the host (of every redirect hop too, unless
+    /// [`HttpSpec::redirects_dial_by_name`]) are connected to (see
     /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
     pub ip_family: IpFamily,
+    /// A redirect whose `Location` names a host (an absolute URL or `//host`), and every hop
+    /// after it, connects over every address of its host, as Go's client dials a redirect by
+    /// name: [`HttpSpec::ip_family`] then holds for the target and the relative redirects
+    /// before such a hop only, as in blackbox_exporter's HTTP prober (see
+    /// [`ProbeSpec::set_redirects_dial_by_name`](crate::ProbeSpec::set_redirects_dial_by_name)).
+    /// Default false: every hop keeps the family, as curl's `-4` / `-6` does.
+    pub redirects_dial_by_name: bool,
     /// Decode the final response's body with this content coding before it is kept, counted
     /// and matched (blackbox_exporter's `compression`); `None` (the default, the kubelet's):
     /// the body as it arrives. See [`Compression`].
@@ -359,6 +367,7 @@ impl fmt::Debug for HttpSpec {
             version,
             netns,
             ip_family,
+            redirects_dial_by_name,
             max_redirects,
             cookies,
             compression,
@@ -381,6 +390,7 @@ impl fmt::Debug for HttpSpec {
             .field("version", version)
             .field("netns", netns)
             .field("ip_family", ip_family)
+            .field("redirects_dial_by_name", redirects_dial_by_name)
             .field("max_redirects", max_redirects)
             .field("cookies", cookies)
             .field("compression", compression)

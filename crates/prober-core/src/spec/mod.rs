@@ -163,6 +163,7 @@ impl ProbeSpec {
             version: HttpVersion::Auto,
             netns: None,
             ip_family: IpFamily::Any,
+            redirects_dial_by_name: false,
             compression: None,
         })))
     }

@@ -11,32 +11,36 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use prober_core::{TlsOptions, TlsVerify};
-use rustls::RootCertStore;
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+use super::chain::TrustRoots;
 
 pub(super) fn provider() -> Arc<CryptoProvider> {
     static PROVIDER: OnceLock<Arc<CryptoProvider>> = OnceLock::new();
     PROVIDER.get_or_init(|| Arc::new(rustls::crypto::ring::default_provider())).clone()
 }
 
-static SYSTEM_ROOTS: OnceLock<Result<Arc<RootCertStore>, String>> = OnceLock::new();
+static SYSTEM_ROOTS: OnceLock<Result<Arc<TrustRoots>, String>> = OnceLock::new();
 
 /// The system trust store if it has been loaded already (no file access).
-fn system_roots_loaded() -> Option<Result<Arc<RootCertStore>, String>> {
+fn system_roots_loaded() -> Option<Result<Arc<TrustRoots>, String>> {
     SYSTEM_ROOTS.get().cloned()
 }
 
 /// The system trust store, loaded once per process (reads files: not on a poll thread).
-fn system_roots() -> Result<Arc<RootCertStore>, String> {
+fn system_roots() -> Result<Arc<TrustRoots>, String> {
     SYSTEM_ROOTS
         .get_or_init(|| {
             let found = rustls_native_certs::load_native_certs();
-            let mut roots = RootCertStore::empty();
-            let (added, _) = roots.add_parsable_certificates(found.certs);
-            if added == 0 {
+            let mut roots = TrustRoots::new();
+            // What cannot be an anchor is skipped, as `add_parsable_certificates` does.
+            for cert in found.certs {
+                let _ = roots.add(cert);
+            }
+            if roots.len() == 0 {
                 let why = found
                     .errors
                     .first()
@@ -145,6 +149,8 @@ fn parse_key(path: &Path, pem: &[u8]) -> Result<PrivateKeyDer<'static>, String> 
 pub struct TlsMaterial {
     /// `None`: accept any certificate (`TlsVerify::None`).
     pub(super) webpki: Option<Arc<WebPkiServerVerifier>>,
+    /// The anchors `webpki` verifies with, and their expiries (for the verified chains').
+    pub(super) roots: Option<Arc<TrustRoots>>,
     /// The certificates of the CA file: one of them presented as the server's own is accepted
     /// (see `Verifier`).
     pub(super) pinned: Arc<[CertificateDer<'static>]>,
@@ -200,14 +206,18 @@ impl TlsMaterial {
             return None;
         }
         match &opts.verify {
-            TlsVerify::None => {
-                Some(Ok(Arc::new(TlsMaterial { webpki: None, pinned: Arc::new([]), client: None })))
-            }
+            TlsVerify::None => Some(Ok(Arc::new(TlsMaterial {
+                webpki: None,
+                roots: None,
+                pinned: Arc::new([]),
+                client: None,
+            }))),
             TlsVerify::SystemRoots => {
                 let roots = system_roots_loaded()?;
                 Some(roots.and_then(|r| {
                     Ok(Arc::new(TlsMaterial {
-                        webpki: Some(verifier(r)?),
+                        webpki: Some(verifier(&r)?),
+                        roots: Some(r),
                         pinned: Arc::new([]),
                         client: None,
                     }))
@@ -249,20 +259,21 @@ impl TlsMaterial {
         }
         PARSES.fetch_add(1, Ordering::Relaxed);
         let mut pinned = Vec::new();
-        let webpki = match (&opts.verify, ca) {
+        let roots = match (&opts.verify, ca) {
             (TlsVerify::None, _) => None,
-            (TlsVerify::SystemRoots, _) => Some(verifier(system_roots()?)?),
+            (TlsVerify::SystemRoots, _) => Some(system_roots()?),
             (TlsVerify::CaFile(path), Some(file)) => {
                 let pem = file.read("CA file")?;
-                let mut roots = RootCertStore::empty();
+                let mut roots = TrustRoots::new();
                 for cert in parse_certs("CA file", path, &pem)? {
                     pinned.push(cert.clone());
                     roots.add(cert).map_err(|e| format!("invalid CA file {path:?}: {e}"))?;
                 }
-                Some(verifier(Arc::new(roots))?)
+                Some(Arc::new(roots))
             }
             (TlsVerify::CaFile(_), None) => unreachable!("opened above"),
         };
+        let webpki = roots.as_deref().map(verifier).transpose()?;
         let client = match (client, &opts.client_cert) {
             (Some((cert_file, key_file)), Some((cert, key))) => {
                 let chain = parse_certs(
@@ -275,7 +286,7 @@ impl TlsMaterial {
             }
             _ => None,
         };
-        let material = Arc::new(TlsMaterial { webpki, pinned: pinned.into(), client });
+        let material = Arc::new(TlsMaterial { webpki, roots, pinned: pinned.into(), client });
         let mut cache = lock(material_cache());
         // Older versions of the same files are of no use any more.
         cache.retain(|k, _| !k.same_files(&key));
@@ -291,8 +302,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn verifier(roots: Arc<RootCertStore>) -> Result<Arc<WebPkiServerVerifier>, String> {
-    WebPkiServerVerifier::builder_with_provider(roots, provider())
+fn verifier(roots: &TrustRoots) -> Result<Arc<WebPkiServerVerifier>, String> {
+    WebPkiServerVerifier::builder_with_provider(roots.store.clone(), provider())
         .build()
         .map_err(|e| format!("cannot set up certificate verification: {e}"))
 }

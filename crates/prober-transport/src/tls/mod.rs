@@ -33,6 +33,7 @@ use rustls::{ClientConfig, ClientConnection};
 
 pub use crate::{ALPN_H2, ALPN_HTTP1};
 
+mod chain;
 mod conn;
 mod material;
 mod verify;
@@ -152,6 +153,7 @@ impl TlsClient {
         let provider = provider();
         let verifier = Arc::new(Verifier {
             webpki: material.webpki.clone(),
+            roots: material.roots.clone(),
             pinned: material.pinned.clone(),
             algorithms: provider.signature_verification_algorithms,
             seen: Mutex::new(verify::Seen::default()),
@@ -241,7 +243,13 @@ impl TlsClient {
                 .and_then(|c| c.tls.negotiated_cipher_suite())
                 .and_then(|s| suite_name(s.suite())),
             earliest_not_after: earliest,
-            verified_chain_not_after: if seen.verified { earliest } else { None },
+            // The chains' when known, else (no path found again: never expected) the certificates'
+            // sent.
+            verified_chain_not_after: if seen.verified {
+                seen.chain_not_after.or(earliest)
+            } else {
+                None
+            },
             leaf,
         }))
     }

@@ -19,6 +19,8 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 pub(super) struct Verifier {
     /// `None`: accept any certificate (signatures are still checked).
     pub(super) webpki: Option<Arc<WebPkiServerVerifier>>,
+    /// The anchors `webpki` verifies with, with their expiries.
+    pub(super) roots: Option<Arc<super::chain::TrustRoots>>,
     pub(super) pinned: Arc<[CertificateDer<'static>]>,
     pub(super) algorithms: WebPkiSupportedAlgorithms,
     pub(super) seen: Mutex<Seen>,
@@ -33,6 +35,9 @@ pub(super) struct Seen {
     pub(super) certs: Vec<CertificateDer<'static>>,
     /// Whether they were verified against trust anchors (not with verification off).
     pub(super) verified: bool,
+    /// When verified: the latest expiry over the chains that verify (see `chain`); the leaf's
+    /// when it is a certificate of the CA file itself (Go's chain is that certificate alone).
+    pub(super) chain_not_after: Option<i64>,
 }
 
 impl Verifier {
@@ -60,19 +65,28 @@ impl ServerCertVerifier for Verifier {
             seen.verified = false;
         }
         let Some(v) = &self.webpki else { return Ok(ServerCertVerified::assertion()) };
-        let verdict = match v.verify_server_cert(
+        let (verdict, chain_not_after) = match v.verify_server_cert(
             end_entity,
             intermediates,
             server_name,
             ocsp_response,
             now,
         ) {
-            Err(e) if self.pinned.iter().any(|c| c.as_ref() == end_entity.as_ref()) => {
-                verify_pinned(end_entity, server_name, now).map_err(|_| e)
+            Err(e) if self.pinned.iter().any(|c| c.as_ref() == end_entity.as_ref()) => (
+                verify_pinned(end_entity, server_name, now).map_err(|_| e),
+                crate::cert::not_after(end_entity),
+            ),
+            Ok(ok) => {
+                let chains = self.roots.as_ref().and_then(|r| {
+                    r.latest_chain_not_after(end_entity, intermediates, now, &self.algorithms)
+                });
+                (Ok(ok), chains)
             }
-            other => other,
+            Err(e) => (Err(e), None),
         };
-        self.slot().verified = verdict.is_ok();
+        let mut seen = self.slot();
+        seen.verified = verdict.is_ok();
+        seen.chain_not_after = chain_not_after.filter(|_| verdict.is_ok());
         verdict
     }
 

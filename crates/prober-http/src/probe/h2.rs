@@ -240,7 +240,7 @@ impl HttpProbe {
                 }
             }
         }
-        let ep = super::endpoint(&self.plan, self.hop.as_deref());
+        let ep = super::endpoint(&self.plan, self.hop.as_deref(), self.tunneled);
         self.dial.keep_session(cx, conn, &ep, client);
     }
 

@@ -1,6 +1,6 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
 //! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
-//! `--cookies`, `--compression`, `--send`,
+//! `--cookies`, `--compression`, `-x/--proxy`, `--proxy-header`, `--noproxy`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
@@ -24,6 +24,10 @@ pub struct CheckFlags {
     cookies: bool,
     /// `--compression CODING`.
     compression: Option<prober::Compression>,
+    /// curl's `-x/--proxy URL`, `--proxy-header 'Name: value'` (repeated) and `--noproxy LIST`.
+    proxy: Option<String>,
+    proxy_headers: Vec<String>,
+    noproxy: Option<String>,
     method: Option<String>,
     data: Option<String>,
     unix_socket: Option<String>,
@@ -83,6 +87,10 @@ impl CheckFlags {
             self.ip_family = family;
             return Ok(true);
         }
+        if opt == "--proxy-header" {
+            self.proxy_headers.push(p.text(opt)?);
+            return Ok(true);
+        }
         if opt == "--rpc-header" {
             self.rpc_headers.push(p.text(opt)?);
             return Ok(true);
@@ -109,6 +117,8 @@ impl CheckFlags {
             "-A" | "--user-agent" => &mut self.user_agent,
             "--authority" => &mut self.authority,
             "--netns" => &mut self.netns,
+            "-x" | "--proxy" => &mut self.proxy,
+            "--noproxy" => &mut self.noproxy,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
@@ -282,6 +292,7 @@ impl CheckFlags {
             ("--max-redirects", self.max_redirects.is_some()),
             ("--cookies", self.cookies),
             ("--compression", self.compression.is_some()),
+            ("--proxy", self.proxy.is_some()),
         ] {
             if given && !is_http {
                 return Err(
@@ -305,7 +316,29 @@ impl CheckFlags {
             let set = spec.set_compression(self.compression);
             set.map_err(|e| args.usage(format!("--compression: {e}")))?;
         }
-        Ok(())
+        self.apply_proxy(args, spec)
+    }
+
+    /// `-x/--proxy URL` with its `--proxy-header`s and `--noproxy` list (see
+    /// [`prober::HttpProxy`]).
+    fn apply_proxy(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let Some(url) = &self.proxy else {
+            if !self.proxy_headers.is_empty() || self.noproxy.is_some() {
+                return Err(args.usage("--proxy-header and --noproxy need --proxy"));
+            }
+            return Ok(());
+        };
+        let mut proxy =
+            prober::HttpProxy::new(url).map_err(|e| args.usage(format!("--proxy: {e}")))?;
+        if let Some(list) = &self.noproxy {
+            proxy.set_no_proxy(list).map_err(|e| args.usage(format!("--noproxy: {e}")))?;
+        }
+        for h in &self.proxy_headers {
+            let (name, value) = crate::check::parse_header(h).map_err(|e| args.usage(e))?;
+            let added = proxy.add_connect_header(&name, &value);
+            added.map_err(|e| args.usage(format!("--proxy-header: {e}")))?;
+        }
+        spec.set_http_proxy(Some(proxy)).map_err(|e| args.usage(format!("--proxy: {e}")))
     }
 
     /// curl's `--http1.1` (HTTP/1.1 only: ALPN offers `http/1.1` alone) and

@@ -74,6 +74,8 @@
 
 /// Beyond the kubelet: decoding a body's content coding ([`ProbeSpec::set_compression`]).
 pub use prober_core::Compression;
+/// Beyond the kubelet: HTTP probes through a proxy ([`ProbeSpec::set_http_proxy`]).
+pub use prober_core::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 /// Facts a run learns beyond its verdict ([`Outcome::tls`], [`Outcome::http_version`],
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};

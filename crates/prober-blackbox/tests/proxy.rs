@@ -47,9 +47,12 @@ fn modules_probe_through_the_proxy() {
     let url = target.url("/ok");
     let r = get(&e, "/probe", &format!("module=via&target={url}"));
     assert_eq!(sample(&r.body, "probe_success"), Some("1"), "{}", r.body);
-    assert!(proxy.wait_for_log(&format!("GET {url}"), std::time::Duration::from_secs(5))
-        .unwrap()
-        .contains(&format!("GET {url}")));
+    assert!(
+        proxy
+            .wait_for_log(&format!("GET {url}"), std::time::Duration::from_secs(5))
+            .unwrap()
+            .contains(&format!("GET {url}"))
+    );
     assert!(r.body.contains("probe_http_duration_seconds{phase=\"resolve\"}"), "{}", r.body);
     // https: a CONNECT tunnel, TLS with the target inside it.
     let r = get(&e, "/probe", &format!("module=via&target={}", tls_target.url("/ok")));

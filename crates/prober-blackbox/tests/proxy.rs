@@ -50,7 +50,6 @@ fn modules_probe_through_the_proxy() {
     assert!(
         proxy
             .wait_for_log(&format!("GET {url}"), std::time::Duration::from_secs(5))
-            .unwrap()
             .contains(&format!("GET {url}"))
     );
     assert!(r.body.contains("probe_http_duration_seconds{phase=\"resolve\"}"), "{}", r.body);

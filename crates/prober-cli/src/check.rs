@@ -382,7 +382,7 @@ fn env_var(p: &Parser, v: &str) -> Result<(String, String), Failure> {
 }
 
 /// `Name: value` (the value may be empty: `User-Agent:` removes that default header).
-pub(crate) fn parse_header(h: &str) -> Result<(String, String), String> {
+fn parse_header(h: &str) -> Result<(String, String), String> {
     match h.split_once(':') {
         Some((name, value)) if !name.is_empty() => {
             Ok((name.to_string(), value.trim_matches(|c| c == ' ' || c == '\t').to_string()))

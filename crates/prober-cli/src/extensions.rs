@@ -24,7 +24,7 @@ pub struct CheckFlags {
     cookies: bool,
     /// `--compression CODING`.
     compression: Option<prober::Compression>,
-    /// curl's `-x/--proxy URL`, `--proxy-header 'Name: value'` (repeated) and `--noproxy LIST`.
+    /// curl's `-x/--proxy`, `--proxy-header` (repeated) and `--noproxy`.
     proxy: Option<String>,
     proxy_headers: Vec<String>,
     noproxy: Option<String>,
@@ -319,26 +319,18 @@ impl CheckFlags {
         self.apply_proxy(args, spec)
     }
 
-    /// `-x/--proxy URL` with its `--proxy-header`s and `--noproxy` list (see
-    /// [`prober::HttpProxy`]).
+    /// `-x/--proxy URL` with its `--proxy-header`s and `--noproxy` list.
     fn apply_proxy(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let alone = !self.proxy_headers.is_empty() || self.noproxy.is_some();
         let Some(url) = &self.proxy else {
-            if !self.proxy_headers.is_empty() || self.noproxy.is_some() {
-                return Err(args.usage("--proxy-header and --noproxy need --proxy"));
-            }
-            return Ok(());
+            return alone
+                .then(|| args.usage("--proxy-header and --noproxy need --proxy"))
+                .map_or(Ok(()), Err);
         };
-        let mut proxy =
-            prober::HttpProxy::new(url).map_err(|e| args.usage(format!("--proxy: {e}")))?;
-        if let Some(list) = &self.noproxy {
-            proxy.set_no_proxy(list).map_err(|e| args.usage(format!("--noproxy: {e}")))?;
-        }
-        for h in &self.proxy_headers {
-            let (name, value) = crate::check::parse_header(h).map_err(|e| args.usage(e))?;
-            let added = proxy.add_connect_header(&name, &value);
-            added.map_err(|e| args.usage(format!("--proxy-header: {e}")))?;
-        }
-        spec.set_http_proxy(Some(proxy)).map_err(|e| args.usage(format!("--proxy: {e}")))
+        let proxy =
+            prober::HttpProxy::from_words(url, self.noproxy.as_deref(), &self.proxy_headers);
+        let set = proxy.and_then(|p| spec.set_http_proxy(Some(p)));
+        set.map_err(|e| args.usage(format!("--proxy: {e}")))
     }
 
     /// curl's `--http1.1` (HTTP/1.1 only: ALPN offers `http/1.1` alone) and

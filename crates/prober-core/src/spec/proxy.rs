@@ -279,6 +279,32 @@ impl HttpProxy {
         Ok(Some(HttpProxy { http, https, no_proxy, connect_headers: Vec::new() }))
     }
 
+    /// A proxy from the command line's words: its URL, a no-proxy list and `Name: value` lines
+    /// for the `CONNECT` request (as curl's `-x`, `--noproxy`, `--proxy-header`).
+    ///
+    /// # Errors
+    ///
+    /// As [`HttpProxy::new`], [`HttpProxy::set_no_proxy`] and
+    /// [`HttpProxy::add_connect_header`]; a line without `:` names the line's position.
+    pub fn from_words(
+        url: &str,
+        no_proxy: Option<&str>,
+        header_lines: &[impl AsRef<str>],
+    ) -> Result<HttpProxy, SpecError> {
+        let mut p = HttpProxy::new(url)?;
+        if let Some(list) = no_proxy {
+            p.set_no_proxy(list)?;
+        }
+        for (i, line) in header_lines.iter().enumerate() {
+            let Some((name, value)) = line.as_ref().split_once(':') else {
+                let e = format!("proxy header {} is not 'Name: value'", i + 1);
+                return Err(SpecError::InvalidRequest(e));
+            };
+            p.add_connect_header(name.trim(), value.trim())?;
+        }
+        Ok(p)
+    }
+
     /// Sets the no-proxy list (see [`NoProxy`]).
     ///
     /// # Errors
@@ -396,5 +422,9 @@ mod tests {
         // A proxy URL without a no-proxy list serves loopback too (Go's http.ProxyURL).
         let all = HttpProxy::new("http://127.0.0.1:3128").unwrap();
         assert!(all.for_url(&url("http://127.0.0.1:9/")).is_some());
+        let words = HttpProxy::from_words("p:1", Some("a.b"), &["X-A: b c", "X-B:"]).unwrap();
+        assert_eq!(words.connect_headers[0].1.expose(), "b c");
+        assert!(words.no_proxy.is_some() && words.connect_headers.len() == 2);
+        assert!(HttpProxy::from_words("p:1", None, &["nocolon"]).is_err());
     }
 }

@@ -71,7 +71,7 @@ impl HttpProbe {
                 Ok(0) => {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     let e = TransportError::Io { op: "write", error: e };
-                    return Next::Return(self.tunnel_failure(cx, t, &e));
+                    return Next::Return(self.tunnel_failure(cx, t.conn, &e));
                 }
                 Ok(n) => t.written += n,
                 Err(TransportError::WouldBlock) => {
@@ -79,14 +79,14 @@ impl HttpProbe {
                     self.state = State::Tunnel(t);
                     return Next::Return(Step::Pending);
                 }
-                Err(e) => return Next::Return(self.tunnel_failure(cx, t, &e)),
+                Err(e) => return Next::Return(self.tunnel_failure(cx, t.conn, &e)),
             }
         }
         loop {
             match read_append(&mut t.conn, &mut self.buf, READ_CHUNK) {
                 Ok(0) => {
                     let e = t.parser.eof(&self.buf);
-                    return Next::Return(self.tunnel_refused(cx, t, Reason::Protocol, &e));
+                    return Next::Return(self.tunnel_refused(cx, t.conn, Reason::Protocol, &e));
                 }
                 Ok(n) => {
                     if !HeadParser::worth_parsing(&self.buf, n) {
@@ -99,10 +99,10 @@ impl HttpProbe {
                                 self.buf.drain(..len);
                             }
                             Ok(HeadStatus::Complete(head)) => {
-                                return Next::Return(self.on_connect_answer(cx, t, &head));
+                                return Next::Return(self.on_connect_answer(cx, t.conn, &head));
                             }
                             Err(e) => {
-                                let step = self.tunnel_refused(cx, t, Reason::Protocol, &e);
+                                let step = self.tunnel_refused(cx, t.conn, Reason::Protocol, &e);
                                 return Next::Return(step);
                             }
                         }
@@ -113,7 +113,7 @@ impl HttpProbe {
                     self.state = State::Tunnel(t);
                     return Next::Return(Step::Pending);
                 }
-                Err(e) => return Next::Return(self.tunnel_failure(cx, t, &e)),
+                Err(e) => return Next::Return(self.tunnel_failure(cx, t.conn, &e)),
             }
         }
     }
@@ -123,19 +123,19 @@ impl HttpProbe {
     fn on_connect_answer(
         &mut self,
         cx: &mut Ctx<'_>,
-        t: Box<Tunnel>,
+        conn: Transport,
         head: &crate::response::ResponseHead,
     ) -> Step {
         if !(200..300).contains(&head.status) {
             let why = format!("answered CONNECT with status {}", head.status);
-            return self.tunnel_refused(cx, t, Reason::Status, &why);
+            return self.tunnel_refused(cx, conn, Reason::Status, &why);
         }
         if self.buf.len() > head.len {
             let why = format!("sent {} bytes after its CONNECT answer", self.buf.len() - head.len);
-            return self.tunnel_refused(cx, t, Reason::Protocol, &why);
+            return self.tunnel_refused(cx, conn, Reason::Protocol, &why);
         }
         self.buf.clear();
-        let conn = match t.conn {
+        let conn = match conn {
             Transport::Plain(conn) => conn,
             #[cfg(feature = "tls")]
             other => {
@@ -153,19 +153,24 @@ impl HttpProbe {
     fn tunnel_refused(
         &mut self,
         cx: &mut Ctx<'_>,
-        t: Box<Tunnel>,
+        conn: Transport,
         reason: Reason,
         why: &dyn std::fmt::Display,
     ) -> Step {
         let proxy = self.proxy().map(ProxyServer::address).unwrap_or_default();
         let msg = format!("{}: proxy {proxy} {why}", self.op_url());
-        self.fail(cx, Some(t.conn), reason, msg, None)
+        self.fail(cx, Some(conn), reason, msg, None)
     }
 
     /// A socket error on the connection to the proxy, in Go's words (`proxyconnect tcp: ...`).
-    fn tunnel_failure(&mut self, cx: &mut Ctx<'_>, mut t: Box<Tunnel>, e: &TransportError) -> Step {
-        let (reason, detail) = e.describe(&mut t.conn);
+    fn tunnel_failure(
+        &mut self,
+        cx: &mut Ctx<'_>,
+        mut conn: Transport,
+        e: &TransportError,
+    ) -> Step {
+        let (reason, detail) = e.describe(&mut conn);
         let msg = format!("{}: proxyconnect tcp: {detail}", self.op_url());
-        self.fail(cx, Some(t.conn), reason, msg, None)
+        self.fail(cx, Some(conn), reason, msg, None)
     }
 }

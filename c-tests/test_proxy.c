@@ -24,10 +24,21 @@ int main(void) {
   CHECK(str_has(prober_outcome_output(o), "Host: example.invalid\n"));
   CHECK(str_has(prober_outcome_output(o), "Proxy-Authorization: Basic dTpwdw==\n"));
   prober_outcome_free(o);
-  /* NULL: straight to the target again (which does not resolve). */
+  prober_spec_free(s);
+
+  /* A proxy that is down fails in Go's words; NULL goes straight to the target again. */
+  char url[512];
+  target_url(&t, "/ok", url, sizeof url);
+  CHECK_OK(prober_spec_new_http(url, &s));
+  CHECK_OK(prober_spec_set_timeout_ms(s, 5000));
+  CHECK_OK(prober_spec_set_proxy(s, "127.0.0.1:1"));
+  CHECK_OK(prober_check(s, &o));
+  CHECK(prober_outcome_reason(o) == PROBER_REASON_REFUSED);
+  CHECK(str_has(prober_outcome_message(o), "proxyconnect tcp: dial tcp 127.0.0.1:1"));
+  prober_outcome_free(o);
   CHECK_OK(prober_spec_set_proxy(s, NULL));
   CHECK_OK(prober_check(s, &o));
-  CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
   prober_outcome_free(o);
   prober_spec_free(s);
 

@@ -66,6 +66,9 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
   export PATH="/usr/local/go/bin:$PATH"
 fi
 need go golang-go
+# The proxy suites (prober-http's tests/proxy.rs and those of prober check and serve) run
+# Debian's tinyproxy on loopback.
+need tinyproxy tinyproxy
 unformatted=$(gofmt -l bindings bench tests 2>/dev/null || true)
 [ -z "$unformatted" ] || { echo "gofmt: these files are not formatted:"; echo "$unformatted"; exit 1; }
 

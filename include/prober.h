@@ -1568,6 +1568,63 @@ int32_t prober_outcome_exit_code(const prober_outcome *o);
 prober_status prober_outcome_timings(const prober_outcome *o, prober_timings *out);
 
 /**
+ * Sends an HTTP probe's requests through the HTTP proxy at `url`
+ * (`http://[user:password@]host[:port]`, or `host:port`; port 80 by default); NULL: straight
+ * to the target (the default). `http://` URLs are requested from the proxy in absolute form,
+ * `https://` ones through a `CONNECT host:port` tunnel with TLS to the target inside it; the
+ * proxy resolves the target's name. User and password are sent as `Proxy-Authorization:
+ * Basic` and never printed. A `CONNECT` answered with a status other than 2xx is a Failure
+ * with reason `PROBER_REASON_STATUS` naming the proxy and the status; a proxy that cannot be
+ * reached is a Failure as a target would be (`proxyconnect tcp: ...`). The allow-list checks
+ * the proxy's address as any peer's, and the target's name and port (its address when it is
+ * an IP literal) before anything is sent. Every host is proxied, loopback too, unless
+ * `prober_spec_set_no_proxy` says otherwise; a Unix socket, when set, wins.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe
+ * that is not HTTP, `PROBER_E_INVALID` for another scheme (`https://`, `socks5://`), a path or
+ * a bad host or port, `PROBER_E_INVALID_HOST` for a host the spec refuses (the message never
+ * quotes the password).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `url` must be
+ * NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_proxy(prober_spec *spec, const char *url);
+
+/**
+ * Sets the hosts an HTTP probe with a proxy reaches without it, read as Go's `NO_PROXY`:
+ * comma-separated `*`, IP addresses or networks (`10.0.0.0/8`), domains (`example.com`: it and
+ * its subdomains; `.example.com`: subdomains only), optionally with `:port`. With a list,
+ * `localhost` and loopback addresses are never proxied (Go's rule).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * HTTP, `PROBER_E_INVALID` without a proxy set or for more than 1024 entries or 64 KiB.
+ *
+ * # Safety
+ * As `prober_spec_set_proxy`; `list` must be a NUL-terminated string.
+ */
+prober_status prober_spec_set_no_proxy(prober_spec *spec, const char *list);
+
+/**
+ * Adds a header to the `CONNECT` request an HTTP probe with a proxy sends for `https://`
+ * targets (blackbox_exporter's `proxy_connect_header`); its value is never printed. At most
+ * 64.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_WRONG_KIND` for a probe that is not
+ * HTTP, `PROBER_E_INVALID` without a proxy set or past 64 headers, `PROBER_E_INVALID_HEADER`
+ * for a name that is not a token or a value with control characters.
+ *
+ * # Safety
+ * As `prober_spec_set_proxy`; `name` and `value` must be NUL-terminated strings.
+ */
+prober_status prober_spec_add_proxy_connect_header(prober_spec *spec,
+                                                   const char *name,
+                                                   const char *value);
+
+/**
  * Sets the method of an HTTP probe (default `"GET"`): any HTTP token, case kept (`"POST"`,
  * `"HEAD"`, `"PURGE"`); `CONNECT` is refused. `HEAD` reads no body. Redirects follow Go's
  * client: 301, 302 and 303 turn any method but `GET` and `HEAD` into a `GET` without body,

@@ -292,6 +292,20 @@ type Spec struct {
 	// matched, as blackbox_exporter's compression. CompressionNone (the default): the body as
 	// it arrives. No Accept-Encoding is added: set one in Headers.
 	Compression Compression
+	// Proxy: HTTP probes; send the requests through the HTTP proxy at this URL
+	// (http://[user:password@]host[:port], or host:port): http:// URLs in absolute form,
+	// https:// ones through a CONNECT tunnel with TLS to the target inside it, as Go's
+	// http.Transport with http.ProxyURL. The proxy resolves the target's name; the credentials
+	// go as Proxy-Authorization: Basic and are never printed. A CONNECT answered with another
+	// status than 2xx is a Failure with ReasonStatus naming the proxy and the status. Empty
+	// (the default): straight to the target.
+	Proxy string
+	// NoProxy: with Proxy, the hosts reached without it, read as Go's NO_PROXY (comma-separated
+	// domains, IP addresses or networks, "*"); localhost and loopback are then never proxied.
+	NoProxy string
+	// ProxyConnectHeaders: with Proxy, headers of the CONNECT request (blackbox_exporter's
+	// proxy_connect_header); their values are never printed.
+	ProxyConnectHeaders []Header
 	// UnhealthyPeriod is the period while the published value is Failure (HAProxy downinter,
 	// Envoy unhealthy_interval); Period when zero.
 	UnhealthyPeriod time.Duration
@@ -695,6 +709,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		return err
 	}
 	if err := b.configureCompression(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureProxy(s, cs); err != nil {
 		return err
 	}
 	if s.UnhealthyPeriod != 0 {

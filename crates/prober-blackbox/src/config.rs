@@ -136,6 +136,49 @@ fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Err
     }
 }
 
+/// `proxy_connect_header`: prometheus/common's `map[string][]Secret`.
+fn secret_lists<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, Vec<Secret>>, D::Error> {
+    let raw = Option::<BTreeMap<String, Vec<String>>>::deserialize(d)?.unwrap_or_default();
+    Ok(raw.into_iter().map(|(k, vs)| (k, vs.into_iter().map(Secret::new).collect())).collect())
+}
+
+/// `proxy_connect_header` as `/config` shows it: every value `<secret>`.
+fn shown_secret_lists<S: Serializer>(
+    v: &BTreeMap<String, Vec<Secret>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let shown: BTreeMap<&String, Vec<String>> =
+        v.iter().map(|(k, vs)| (k, vs.iter().map(ToString::to_string).collect())).collect();
+    shown.serialize(s)
+}
+
+/// `proxy_url`: it may carry a password, so it prints and shows as prometheus/common marshals
+/// it (`URL.Redacted`: `http://user:xxxxx@host`); [`ProxyUrl::expose`] gives the text.
+#[derive(Clone, Deserialize)]
+#[serde(transparent)]
+pub(crate) struct ProxyUrl(String);
+
+impl ProxyUrl {
+    /// The URL as written, to build the proxy from (never to print).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for ProxyUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", prober_core::redact_target(&self.0))
+    }
+}
+
+impl Serialize for ProxyUrl {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&prober_core::redact_target(&self.0))
+    }
+}
+
 /// `http.headers`: plain values to blackbox_exporter, but an API key is often one of them, so
 /// the values of credential headers ([`prober_core::is_secret_header`]) are never printed.
 #[derive(Default, Deserialize)]
@@ -230,17 +273,19 @@ pub(crate) struct HttpModule {
     pub body_size_limit: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compression: Option<String>,
+    // prometheus/common's proxy options and blackbox_exporter's own (see `proxy_module`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<ProxyUrl>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proxy_from_environment: bool,
+    #[serde(default, deserialize_with = "secret_lists", serialize_with = "shown_secret_lists")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skip_resolve_phase_with_proxy: bool,
     // Fields of blackbox_exporter this engine does not have: read to be refused by name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<serde_norway::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<serde_norway::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_from_environment: Option<serde_norway::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_connect_header: Option<serde_norway::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skip_resolve_phase_with_proxy: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oauth2: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -253,11 +298,6 @@ impl HttpModule {
     /// The first field set that this engine does not do.
     pub fn unsupported(&self) -> Option<&'static str> {
         let fields = [
-            ("proxy_url", self.proxy_url.is_some()),
-            ("no_proxy", self.no_proxy.is_some()),
-            ("proxy_from_environment", self.proxy_from_environment.is_some()),
-            ("proxy_connect_header", self.proxy_connect_header.is_some()),
-            ("skip_resolve_phase_with_proxy", self.skip_resolve_phase_with_proxy.is_some()),
             ("oauth2", self.oauth2.is_some()),
             ("http_headers", self.http_headers.is_some()),
             ("enable_http1", self.enable_http1.is_some()),

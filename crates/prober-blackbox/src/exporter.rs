@@ -758,6 +758,11 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
         "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
     );
     for (phase, v) in facts::http_phases(o) {
+        // blackbox_exporter adds the first request's lookup only when it made one; later
+        // requests' lookups (redirects) always.
+        if phase == "resolve" && m.skip_resolve_phase && o.http_redirects == 0 {
+            continue;
+        }
         let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
     }
     facts::last_modified(s, o);

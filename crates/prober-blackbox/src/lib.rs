@@ -25,6 +25,7 @@ mod facts;
 mod grpc_module;
 mod history;
 mod module;
+mod proxy_module;
 mod qr_facts;
 mod reload;
 mod shown;

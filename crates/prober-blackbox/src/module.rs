@@ -75,6 +75,9 @@ pub struct Module {
     pub(crate) body_size_limit: Option<u64>,
     /// HTTP: `compression` names an algorithm blackbox_exporter does not know.
     pub(crate) unsupported_compression: bool,
+    /// HTTP: `skip_resolve_phase_with_proxy` with a proxy configured: no `resolve` phase for
+    /// the first request (see `proxy_module`).
+    pub(crate) skip_resolve_phase: bool,
     /// gRPC and TCP: TLS is on.
     pub(crate) tls: bool,
     /// TCP: the `query_response` steps as the metrics read them (labels, bytes or lines).
@@ -216,6 +219,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         follow_redirects: false,
         body_size_limit: None,
         unsupported_compression: false,
+        skip_resolve_phase: false,
         tls: false,
         query_response: Vec::new(),
         paths,
@@ -338,6 +342,7 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     m.body_size_limit = limit.map(|l| l as u64);
     m.unsupported_compression =
         crate::compression::apply(h, &mut spec)? == crate::compression::Wanted::Unsupported;
+    m.skip_resolve_phase = crate::proxy_module::apply(h, &mut spec)?;
     // Kept always: the header expressions judge them, and `Last-Modified` is a metric.
     spec.set_keep_headers(true).map_err(|e| e.to_string())?;
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;

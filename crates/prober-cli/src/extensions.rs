@@ -1,6 +1,6 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
 //! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
-//! `--cookies`, `--compression`, `--send`,
+//! `--cookies`, `--compression`, `-x/--proxy`, `--proxy-header`, `--noproxy`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
@@ -24,6 +24,10 @@ pub struct CheckFlags {
     cookies: bool,
     /// `--compression CODING`.
     compression: Option<prober::Compression>,
+    /// curl's `-x/--proxy`, `--proxy-header` (repeated) and `--noproxy`.
+    proxy: Option<String>,
+    proxy_headers: Vec<String>,
+    noproxy: Option<String>,
     method: Option<String>,
     data: Option<String>,
     unix_socket: Option<String>,
@@ -83,6 +87,10 @@ impl CheckFlags {
             self.ip_family = family;
             return Ok(true);
         }
+        if opt == "--proxy-header" {
+            self.proxy_headers.push(p.text(opt)?);
+            return Ok(true);
+        }
         if opt == "--rpc-header" {
             self.rpc_headers.push(p.text(opt)?);
             return Ok(true);
@@ -109,6 +117,8 @@ impl CheckFlags {
             "-A" | "--user-agent" => &mut self.user_agent,
             "--authority" => &mut self.authority,
             "--netns" => &mut self.netns,
+            "-x" | "--proxy" => &mut self.proxy,
+            "--noproxy" => &mut self.noproxy,
             _ => return Ok(false),
         };
         *slot = Some(p.text(opt)?);
@@ -282,6 +292,7 @@ impl CheckFlags {
             ("--max-redirects", self.max_redirects.is_some()),
             ("--cookies", self.cookies),
             ("--compression", self.compression.is_some()),
+            ("--proxy", self.proxy.is_some()),
         ] {
             if given && !is_http {
                 return Err(
@@ -305,7 +316,21 @@ impl CheckFlags {
             let set = spec.set_compression(self.compression);
             set.map_err(|e| args.usage(format!("--compression: {e}")))?;
         }
-        Ok(())
+        self.apply_proxy(args, spec)
+    }
+
+    /// `-x/--proxy URL` with its `--proxy-header`s and `--noproxy` list.
+    fn apply_proxy(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let alone = !self.proxy_headers.is_empty() || self.noproxy.is_some();
+        let Some(url) = &self.proxy else {
+            return alone
+                .then(|| args.usage("--proxy-header and --noproxy need --proxy"))
+                .map_or(Ok(()), Err);
+        };
+        let proxy =
+            prober::HttpProxy::from_words(url, self.noproxy.as_deref(), &self.proxy_headers);
+        let set = proxy.and_then(|p| spec.set_http_proxy(Some(p)));
+        set.map_err(|e| args.usage(format!("--proxy: {e}")))
     }
 
     /// curl's `--http1.1` (HTTP/1.1 only: ALPN offers `http/1.1` alone) and

@@ -117,6 +117,9 @@ Beyond the kubelet (http:// and https:// targets):
                          the run, as a browser or Go's cookie jar (httpGet.cookies)
   --compression CODING   decode the body as gzip, deflate or br, whatever Content-Encoding
                          says (httpGet.compression); sends no Accept-Encoding: use -H
+  -x, --proxy URL        through the HTTP proxy http://[USER:PASS@]HOST:PORT (https://
+                         by CONNECT); --proxy-header 'N: V' adds a CONNECT header,
+                         --noproxy LIST names hosts reached straight (Go's NO_PROXY)
   --http1.1              HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)
   --http2-prior-knowledge
                          HTTP/2 in clear text with prior knowledge (h2c) on http://, as

@@ -1,5 +1,6 @@
 //! `prober serve` never prints a module's credentials: a distinct secret is planted in every
-//! secret-bearing field of the module file (and in the files they name), the real server is
+//! secret-bearing field of the module file (and in the files they name; a proxy URL's password
+//! and CONNECT headers too), the real server is
 //! asked for `&debug=true` pages of probes that succeed, fail, are refused by an allow-list
 //! or name a target with a password in it, and for `/logs` and `/config`, and everything it
 //! answered and printed (standard output and error included) is searched for each secret.
@@ -81,6 +82,8 @@ const API_KEY: &str = "api-key-Ll38cd";
 const COOKIE: &str = "session-cookie-Tt92gh";
 const PROXY_AUTH: &str = "proxy-authorization-Mm56ja";
 const URL_PASSWORD: &str = "url-password-Ee24fs";
+const PROXY_PASSWORD: &str = "proxy-password-Gg47bd";
+const CONNECT_TOKEN: &str = "connect-token-Jj58ck";
 /// Inside client certificate and key files that are neither: their paths are printed, never
 /// what they hold.
 const KEY_CONTENT: &str = "client-key-content-Rr83uv";
@@ -94,6 +97,7 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
     let key = format!("-----BEGIN PRIVATE KEY-----\n{KEY_CONTENT}\n-----END PRIVATE KEY-----\n");
     std::fs::write(dir.0.join("client.key"), key).unwrap();
     std::fs::write(dir.0.join("client.crt"), KEY_CONTENT).unwrap();
+    let proxy_port = prober_testkit::closed_port();
     let modules = format!(
         "modules:
   basic:
@@ -129,6 +133,12 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
     prober: http
     timeout: 30s
     http: {{tls_config: {{cert_file: client.crt, key_file: client.key, insecure_skip_verify: true}}}}
+  proxied:
+    prober: http
+    timeout: 30s
+    http:
+      proxy_url: http://proxyuser:{PROXY_PASSWORD}@127.0.0.1:{proxy_port}
+      proxy_connect_header: {{X-Proxy-Token: [{CONNECT_TOKEN}]}}
   refused:
     prober: http
     timeout: 30s
@@ -151,6 +161,7 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
         "authorization",
         "authorization_file",
         "client_key",
+        "proxied",
         "refused",
     ];
     for module in names {
@@ -216,6 +227,9 @@ fn no_secret_of_a_module_or_a_target_is_printed() {
         PROXY_AUTH.to_string(),
         URL_PASSWORD.to_string(),
         KEY_CONTENT.to_string(),
+        PROXY_PASSWORD.to_string(),
+        b64(&format!("proxyuser:{PROXY_PASSWORD}")),
+        CONNECT_TOKEN.to_string(),
     ];
     let shown: Vec<&String> = secrets.iter().filter(|s| everything.contains(s.as_str())).collect();
     assert!(shown.is_empty(), "secrets printed: {shown:?}\n\n{everything}");

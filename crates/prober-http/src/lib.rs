@@ -69,6 +69,7 @@ pub mod body;
 pub mod coding;
 pub mod cookies;
 mod probe;
+pub mod proxy;
 pub mod redirect;
 pub mod request;
 pub mod response;

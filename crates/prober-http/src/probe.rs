@@ -11,8 +11,11 @@
 
 mod h1;
 mod h2;
+mod route;
+mod tunnel;
 
 use h1::read_append;
+use route::endpoint;
 
 use std::io;
 use std::net::SocketAddr;
@@ -20,11 +23,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{
-    HttpPhases, HttpResponseVersion, HttpSpec, HttpVersion, IpFamily, Outcome, Reason, Scheme,
-    TlsOptions, Url,
+    HttpPhases, HttpResponseVersion, HttpSpec, Outcome, Reason, Scheme, TlsOptions, Url,
 };
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
+use prober_transport::dial::{Dial, DialError, DialEvent, DialStep};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::cookies::{CookieJar, with_cookies};
@@ -32,7 +34,7 @@ use crate::redirect::{Decision, Hop, Redirects, error_op};
 use crate::request::{Message, build_request_with, host_override, user_wants_close};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 use crate::verdict::{evaluate, evaluate_expected};
-use prober_transport::{ALPN_H2, ALPN_HTTP1, Transport, TransportError};
+use prober_transport::{Transport, TransportError};
 
 /// Bytes asked for in one `read`.
 /// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
@@ -80,6 +82,8 @@ enum State {
         reader: BodyReader,
         hop: Box<Hop>,
     },
+    /// Asking the proxy for a tunnel to an `https` target (see the `tunnel` module).
+    Tunnel(Box<tunnel::Tunnel>),
     /// The connection speaks HTTP/2 (see the `h2` module).
     H2 {
         conn: Transport,
@@ -126,15 +130,28 @@ impl HttpPlan {
     pub fn new(spec: HttpSpec) -> HttpPlan {
         let host_override = host_override(&spec.headers);
         let keep_alive = spec.keep_alive && !user_wants_close(&spec.headers);
-        let request = build_request_with(
-            &spec.url,
-            &spec.headers,
-            &spec.user_agent,
-            host_override.as_deref(),
-            None,
-            keep_alive,
-            Message { method: &spec.method, body: &spec.body },
-        );
+        let message = Message { method: &spec.method, body: &spec.body };
+        let request = match crate::proxy::proxy_for(&spec, &spec.url) {
+            Some(p) if spec.url.scheme() == Scheme::Http => crate::proxy::build_proxied_request(
+                p,
+                &spec.url,
+                &spec.headers,
+                &spec.user_agent,
+                host_override.as_deref(),
+                None,
+                keep_alive,
+                message,
+            ),
+            _ => build_request_with(
+                &spec.url,
+                &spec.headers,
+                &spec.user_agent,
+                host_override.as_deref(),
+                None,
+                keep_alive,
+                message,
+            ),
+        };
         let other_host_tls = spec
             .tls
             .server_name
@@ -190,6 +207,9 @@ pub struct HttpProbe {
     headers: Vec<(String, String)>,
     /// The run's cookies, when the spec keeps them.
     jar: Option<Box<CookieJar>>,
+    /// The current hop's proxy has opened its tunnel: the dial now shakes hands with the
+    /// target inside it.
+    tunneled: bool,
 }
 
 impl HttpProbe {
@@ -222,6 +242,7 @@ impl HttpProbe {
             body_read: false,
             headers: Vec::new(),
             jar: None,
+            tunneled: false,
         }
     }
 
@@ -265,8 +286,12 @@ impl HttpProbe {
             None => Duration::ZERO,
             Some(_) => self.since_start(Instant::now()),
         };
+        self.tunneled = false;
+        if let Some(step) = self.proxy_refused(cx) {
+            return step;
+        }
         let started = self.started.unwrap_or(cx.now);
-        let step = self.dial.start(cx, started, &endpoint(&self.plan, self.hop.as_deref()));
+        let step = self.dial.start(cx, started, &endpoint(&self.plan, self.hop.as_deref(), false));
         self.on_dial(cx, step)
     }
 
@@ -276,7 +301,8 @@ impl HttpProbe {
         if !matches!(self.state, State::Dialing) {
             return Step::Pending;
         }
-        let step = self.dial.on(cx, event, &endpoint(&self.plan, self.hop.as_deref()));
+        let step =
+            self.dial.on(cx, event, &endpoint(&self.plan, self.hop.as_deref(), self.tunneled));
         self.on_dial(cx, step)
     }
 
@@ -286,8 +312,10 @@ impl HttpProbe {
                 self.state = State::Dialing;
                 Step::Pending
             }
+            DialStep::Connected(conn) if self.tunnel_wanted() => self.start_tunnel(cx, conn),
             DialStep::Connected(conn)
-                if h2::speaks_h2(self.plan.spec.version, self.url().scheme(), &conn) =>
+                if h2::speaks_h2(self.plan.spec.version, self.url().scheme(), &conn)
+                    && !self.proxied_plain() =>
             {
                 self.start_h2(cx, conn)
             }
@@ -301,7 +329,13 @@ impl HttpProbe {
                     DialError::Setup { reason, message } => Outcome::unknown(reason, message),
                     // Failure, or Unknown when the node ran out of something (reason resource).
                     DialError::Connect { reason, detail } => {
-                        let msg = format!("{}: {detail}", self.op_url());
+                        // Go's words for a failed dial to the proxy.
+                        let via = if self.proxy().is_some() && !self.tunneled {
+                            "proxyconnect tcp: "
+                        } else {
+                            ""
+                        };
+                        let msg = format!("{}: {via}{detail}", self.op_url());
                         Outcome::new(reason.failed_result(), reason, msg)
                     }
                 };
@@ -313,15 +347,21 @@ impl HttpProbe {
     fn send_request(&mut self, cx: &mut Ctx<'_>, conn: Transport) -> Step {
         let request = match &self.hop {
             None => Request::First(self.plan.clone()),
-            Some(hop) => Request::Redirected(build_request_with(
-                &hop.url,
-                &with_cookies(&self.plan.spec.headers, self.jar.as_deref(), &hop.url),
-                &self.plan.spec.user_agent,
-                hop.host_override.as_deref(),
-                hop.referer.as_deref(),
-                self.plan.keep_alive,
-                self.message(),
-            )),
+            Some(hop) => {
+                let headers = with_cookies(&self.plan.spec.headers, self.jar.as_deref(), &hop.url);
+                let (ua, host, referer) = (
+                    &self.plan.spec.user_agent,
+                    hop.host_override.as_deref(),
+                    hop.referer.as_deref(),
+                );
+                let (keep, msg) = (self.plan.keep_alive, self.message());
+                Request::Redirected(match self.proxy().filter(|_| !self.tunneled) {
+                    Some(p) => crate::proxy::build_proxied_request(
+                        p, &hop.url, &headers, ua, host, referer, keep, msg,
+                    ),
+                    None => build_request_with(&hop.url, &headers, ua, host, referer, keep, msg),
+                })
+            }
         };
         self.state = State::Writing { conn, request, written: 0 };
         self.drive(cx)
@@ -337,6 +377,7 @@ impl HttpProbe {
                     self.read_body(cx, conn, status, reader, keep)
                 }
                 State::Discard { conn, reader, hop } => self.discard_body(cx, conn, reader, hop),
+                State::Tunnel(t) => self.tunnel_turn(cx, t),
                 State::H2 { conn, x } => self.h2_turn(cx, conn, x),
                 other => {
                     self.state = other;
@@ -435,8 +476,8 @@ impl HttpProbe {
     /// Ends the exchange on `conn`: kept for another run when `reusable` (a keep-alive probe
     /// whose response allowed it and whose body was read to its end), else closed.
     fn release(&mut self, cx: &mut Ctx<'_>, conn: Transport, reusable: bool) {
-        if reusable {
-            self.dial.keep(cx, conn, &endpoint(&self.plan, self.hop.as_deref()));
+        if reusable && self.proxy().is_none() {
+            self.dial.keep(cx, conn, &endpoint(&self.plan, self.hop.as_deref(), self.tunneled));
         } else {
             conn.close(cx);
         }
@@ -454,7 +495,7 @@ impl HttpProbe {
             return self.fail(cx, None, Reason::Timeout, msg, None);
         }
         self.buf.clear();
-        let step = self.dial.retry(cx, &endpoint(&self.plan, self.hop.as_deref()));
+        let step = self.dial.retry(cx, &endpoint(&self.plan, self.hop.as_deref(), self.tunneled));
         self.on_dial(cx, step)
     }
 
@@ -610,6 +651,7 @@ impl Machine for HttpProbe {
             | State::Head { .. }
             | State::Body { .. }
             | State::Discard { .. }
+            | State::Tunnel(_)
             | State::H2 { .. }) => {
                 self.state = state;
                 self.drive(cx)
@@ -655,6 +697,10 @@ impl Machine for HttpProbe {
                 conn.close(cx);
                 None
             }
+            State::Tunnel(t) => {
+                t.close(cx);
+                None
+            }
             State::Body { conn, reader, .. } => {
                 conn.close(cx);
                 let sink = reader.into_sink();
@@ -696,59 +742,10 @@ impl Machine for HttpProbe {
             | State::Body { conn, .. }
             | State::Discard { conn, .. }
             | State::H2 { conn, .. } => conn.close(cx),
+            State::Tunnel(t) => t.close(cx),
             State::Idle | State::Done => {}
         }
         self.deadline = None;
         self.buf = Vec::new();
-    }
-}
-
-/// Where the hop of `hop` (or the plan's URL) connects to: TLS with the spec's options for an
-/// `https` URL.
-fn endpoint<'a>(plan: &'a HttpPlan, hop: Option<&'a Hop>) -> Endpoint<'a> {
-    let url = hop.map_or(&plan.spec.url, |h| &h.url);
-    let https = url.scheme() == Scheme::Https;
-    // A server name set for the target belongs to the target's host (a virtual host behind an
-    // address, a name its certificate carries): a hop to another host is that host's own, its
-    // name sent and verified, as Go's client does without `tls.Config.ServerName` and as
-    // blackbox_exporter drops its server name on a redirect to another host. Hops back to the
-    // original host, whatever their scheme or port, keep it.
-    let tls = match &plan.other_host_tls {
-        Some(other) if url.host() != plan.spec.url.host() => other,
-        _ => &plan.spec.tls,
-    };
-    // Go's transport as the kubelet builds it (`utilnet.SetTransportDefaults`, which calls
-    // `http2.ConfigureTransports`) offers `h2` whatever its TLS settings; the h2c transport
-    // (`Protocols` with unencrypted HTTP/2 only) offers no `h2` on a redirect to `https`.
-    // On plain TCP nothing is offered; the list still keys kept connections, so that an h2c
-    // connection never serves an HTTP/1.1 probe's run or the other way round.
-    let alpn: &'static [&'static [u8]] = match plan.spec.version {
-        HttpVersion::Auto => &[ALPN_H2, ALPN_HTTP1],
-        HttpVersion::H2c if !https => &[ALPN_H2],
-        HttpVersion::Http1 | HttpVersion::H2c => &[ALPN_HTTP1],
-    };
-    Endpoint {
-        host: url.host(),
-        port: url.port(),
-        tls: https.then_some(tls),
-        alpn,
-        close: plan.spec.close,
-        // TLS makes several small writes in a row (the handshake's last flight, then the
-        // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
-        // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
-        nodelay: https,
-        keep_alive: plan.keep_alive,
-        // Every hop goes through the socket, as curl's --unix-socket sends every request.
-        unix: plan.spec.unix_socket.as_ref(),
-        filter: plan.spec.address_filter.as_ref(),
-        // Every hop's socket is made in the namespace: a redirect to the same host stays inside.
-        netns: plan.spec.netns.as_ref(),
-        // Every hop's addresses are of the family asked for, whatever host it goes to; or, as
-        // blackbox_exporter's Go client dials a redirect by name, those of any family once a
-        // `Location` has named a host.
-        ip_family: match hop {
-            Some(h) if h.by_name && plan.spec.redirects_dial_by_name => IpFamily::Any,
-            _ => plan.spec.ip_family,
-        },
     }
 }

@@ -20,8 +20,8 @@
 //!   method is the spec's (`GET` by default); a body is sent with `Content-Length: N` right after
 //!   `User-Agent`, and `POST`, `PUT` and `PATCH` without a body send `Content-Length: 0` (Go's
 //!   `transferWriter.shouldSendContentLength`).
-//! - Never `Accept-Encoding` by default (no compression) and never a proxy: the request is
-//!   always in origin form and sent straight to the URL's host.
+//! - Never `Accept-Encoding` by default (no compression). The request is in origin form, sent
+//!   straight to the URL's host, unless the spec names a proxy (`crate::proxy`, absolute form).
 
 use std::collections::BTreeMap;
 

@@ -105,6 +105,7 @@ pub mod h2;
 pub mod keep_alive;
 #[cfg(target_os = "linux")]
 pub mod netns;
+pub mod proxy;
 mod request;
 mod routes;
 pub mod script;

@@ -90,6 +90,8 @@ pub use prober_core::{
 };
 /// Host-run probes: the engine schedules and judges the runs, the host performs them.
 pub use prober_core::{HostRunSpec, MAX_HOST_RUN_LABEL};
+/// Beyond the kubelet: HTTP probes through a proxy ([`ProbeSpec::set_http_proxy`]).
+pub use prober_core::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 /// The address family a probe connects over ([`ProbeSpec::set_ip_family`]).
 pub use prober_core::{IP_FAMILIES, IpFamily};
 /// Containers: a probe's network namespace ([`ProbeSpec::set_netns`]).

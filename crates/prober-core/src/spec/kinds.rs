@@ -13,6 +13,7 @@ use crate::secret::RedactedHeaders;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
+use super::proxy::HttpProxy;
 use super::tcp_steps::TcpStep;
 use super::tls::TlsOptions;
 
@@ -175,6 +176,9 @@ pub struct HttpSpec {
     /// and matched (blackbox_exporter's `compression`); `None` (the default, the kubelet's):
     /// the body as it arrives. See [`Compression`].
     pub compression: Option<Compression>,
+    /// Send the requests through an HTTP proxy (beyond the kubelet, blackbox_exporter's
+    /// `proxy_url`; see [`HttpProxy`]); `None`: straight to the target.
+    pub proxy: Option<Arc<HttpProxy>>,
 }
 
 /// The content coding an HTTP probe decodes the body with ([`HttpSpec::compression`]), as
@@ -371,6 +375,7 @@ impl fmt::Debug for HttpSpec {
             max_redirects,
             cookies,
             compression,
+            proxy,
         } = self;
         f.debug_struct("HttpSpec")
             .field("url", url)
@@ -394,6 +399,7 @@ impl fmt::Debug for HttpSpec {
             .field("max_redirects", max_redirects)
             .field("cookies", cookies)
             .field("compression", compression)
+            .field("proxy", proxy)
             .finish()
     }
 }

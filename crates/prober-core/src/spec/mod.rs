@@ -16,6 +16,7 @@ mod error;
 mod host_run;
 mod kinds;
 mod namespaces;
+mod proxy;
 mod tcp_steps;
 #[cfg(test)]
 mod tests;
@@ -27,6 +28,7 @@ pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{
     ClosePolicy, Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec,
 };
+pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 pub(crate) use tcp_steps::refuse_single;
 pub use tcp_steps::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
@@ -165,6 +167,7 @@ impl ProbeSpec {
             ip_family: IpFamily::Any,
             redirects_dial_by_name: false,
             compression: None,
+            proxy: None,
         })))
     }
 

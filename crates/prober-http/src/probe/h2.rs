@@ -225,9 +225,9 @@ impl HttpProbe {
 
     /// Ends this run's use of the connection: kept with its client for the next run when the
     /// spec keeps connections, the client is idle and what it queued could be written; else
-    /// closed.
+    /// closed. A connection through a proxy is never kept (as in `release`).
     fn h2_release(&mut self, cx: &mut Ctx<'_>, mut conn: Transport, mut client: Box<Client>) {
-        if !self.plan.keep_alive || !client.is_idle() {
+        if !self.plan.keep_alive || self.proxy().is_some() || !client.is_idle() {
             conn.close(cx);
             return;
         }
@@ -240,7 +240,7 @@ impl HttpProbe {
                 }
             }
         }
-        let ep = super::endpoint(&self.plan, self.hop.as_deref());
+        let ep = super::endpoint(&self.plan, self.hop.as_deref(), self.tunneled);
         self.dial.keep_session(cx, conn, &ep, client);
     }
 

@@ -6,7 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -14,12 +14,16 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use rustls::ServerConnection;
 
+use crate::abort::or_abort;
 use crate::auth::{Auth, Verdict};
 use crate::conn::{Conn, State, Stream, is_plain_on_tls};
 use crate::head::{self, Found, Parsed};
-use crate::pending::{CancelSignal, Pending, Waiter};
+use crate::limits::Limits;
+use crate::pending::Waiter;
+use crate::reply::{DeferredHandler, Replies, Reply};
+use crate::request::{Handler, Request, Response};
 use crate::tls::TlsState;
-use crate::{DeferredHandler, Handler, Limits, Request, Response, WebConfig};
+use crate::web_config::WebConfig;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -64,57 +68,6 @@ enum Answer {
     Now(Handler),
     /// Later, through a [`Reply`].
     Later(DeferredHandler),
-}
-
-/// Deferred answers handed back to the loop: connection and response.
-type Replies = Arc<Mutex<Vec<(usize, Response)>>>;
-
-/// The way back to the loop for one deferred request. Send it the answer from any thread;
-/// dropped without an answer, it answers 500. An answer that comes after the connection has
-/// gone (closed by the client, or past [`Limits::deferred_timeout`]) is dropped: connection
-/// numbers are never reused, so it cannot reach another client. Whoever makes the answer
-/// learns that the connection has gone through [`Reply::cancel_signal`].
-pub struct Reply {
-    conn: usize,
-    replies: Replies,
-    waker: Arc<Waker>,
-    pending: Arc<Pending>,
-    sent: bool,
-}
-
-impl std::fmt::Debug for Reply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reply").field("conn", &self.conn).finish_non_exhaustive()
-    }
-}
-
-impl Reply {
-    /// Answers the request.
-    pub fn send(mut self, response: Response) {
-        self.sent = true;
-        self.post(response);
-    }
-
-    /// What says that nobody waits for this answer any more (the client went, the deferred
-    /// timeout passed, the server stopped): the work making it should then stop.
-    pub fn cancel_signal(&self) -> CancelSignal {
-        CancelSignal(self.pending.clone())
-    }
-
-    fn post(&self, response: Response) {
-        // Answered: the connection closing from now on cancels nothing.
-        self.pending.answered();
-        self.replies.lock().unwrap_or_else(PoisonError::into_inner).push((self.conn, response));
-        let _ = self.waker.wake();
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        if !self.sent {
-            self.post(Response::text(500, "internal error: no answer\n"));
-        }
-    }
 }
 
 impl Server {
@@ -268,23 +221,6 @@ fn backlog() -> i32 {
         .and_then(|s| s.trim().parse::<i32>().ok())
         .filter(|&n| n > 0)
         .unwrap_or(4096)
-}
-
-/// The server thread's body. The loop ends only when its [`Running`] is dropped; should it end
-/// otherwise (a panic that escaped the per-connection guard of [`Loop::drive`], or the poller
-/// failing), the endpoints are dead, and a live process with dead endpoints is never restarted
-/// by a supervisor: the process is aborted, with a message saying why.
-pub(crate) fn or_abort(name: &str, run: impl FnOnce() -> io::Result<()>) {
-    let why = match catch_unwind(AssertUnwindSafe(run)) {
-        Ok(Ok(())) => return,
-        Ok(Err(e)) => format!("its poller failed: {e}"),
-        Err(_) => "it panicked (the message is above)".to_string(),
-    };
-    eprintln!(
-        "prober: the HTTP server thread '{name}' stopped: {why}; aborting the process so that \
-         it is restarted rather than left running with dead endpoints"
-    );
-    std::process::abort();
 }
 
 /// A server serving on its thread; dropping it stops the server and closes its connections.
@@ -642,13 +578,7 @@ impl Site {
                 let pending = waiter.pending.clone();
                 conn.state = State::Deferred { head_only, close, _waiter: waiter };
                 conn.deadline = Instant::now() + self.limits.deferred_timeout;
-                let reply = Reply {
-                    conn: id,
-                    replies: self.replies.clone(),
-                    waker: self.waker.clone(),
-                    pending,
-                    sent: false,
-                };
+                let reply = Reply::new(id, self.replies.clone(), self.waker.clone(), pending);
                 // A panicking handler drops its Reply, which answers 500.
                 let _ = catch_unwind(AssertUnwindSafe(|| handler(req, reply)));
                 return;

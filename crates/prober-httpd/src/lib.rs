@@ -48,6 +48,7 @@ pub mod exposition;
 mod head;
 mod limits;
 mod pending;
+mod rate_limit;
 mod reply;
 mod request;
 mod server;

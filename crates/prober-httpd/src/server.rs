@@ -20,6 +20,7 @@ use crate::conn::{Conn, State, Stream, is_plain_on_tls};
 use crate::head::{self, Found, Parsed};
 use crate::limits::Limits;
 use crate::pending::Waiter;
+use crate::rate_limit::TokenBucket;
 use crate::reply::{DeferredHandler, Replies, Reply};
 use crate::request::{Handler, Request, Response};
 use crate::tls::TlsState;
@@ -159,9 +160,9 @@ impl Server {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         poll.registry().register(&mut self.listener, LISTENER, Interest::READABLE)?;
-        let (tls, headers, users) = match self.web {
-            Some(w) => (w.tls, w.headers, w.users),
-            None => (None, Vec::new(), HashMap::new()),
+        let (tls, headers, users, rate_limit) = match self.web {
+            Some(w) => (w.tls, w.headers, w.users, w.rate_limit),
+            None => (None, Vec::new(), HashMap::new(), None),
         };
         let auth = if users.is_empty() {
             None
@@ -181,6 +182,7 @@ impl Server {
                 routes: self.routes,
                 limits: self.limits,
                 headers,
+                rate_limit: rate_limit.map(|limit| TokenBucket::new(limit, Instant::now())),
                 auth,
                 replies: Replies::default(),
                 waker: waker.clone(),
@@ -255,6 +257,8 @@ struct Site {
     limits: Limits,
     /// `http_server_config.headers`, on every answer.
     headers: Vec<(String, String)>,
+    /// `rate_limit`: taken from by every request, before its credentials are looked at.
+    rate_limit: Option<TokenBucket>,
     auth: Option<Auth>,
     /// Deferred answers, and the waker that tells the loop of them.
     replies: Replies,
@@ -533,6 +537,12 @@ impl Site {
     /// credentials to be checked).
     fn dispatch(&self, conn: &mut Conn, id: usize, req: Request, close: bool) {
         let head_only = req.method == "HEAD";
+        if self.rate_limit.as_ref().is_some_and(|bucket| !bucket.allow(Instant::now())) {
+            // As the exporter-toolkit's handler: `http.Error(w, "Too Many Requests", 429)`
+            // before the configured headers are set and before the credentials are checked.
+            let refused = Response::text(429, "Too Many Requests\n");
+            return self.respond_as(conn, &refused, head_only, close, false);
+        }
         if let Some(auth) = &self.auth {
             let client = conn.stream.sock().peer_addr().ok().map(|a| a.ip());
             match auth.check(id, client, req.header("authorization")) {
@@ -614,8 +624,21 @@ impl Site {
         }
     }
 
-    /// Queues `response` on `conn`.
+    /// Queues `response` on `conn`, with the configured headers.
     fn respond(&self, conn: &mut Conn, response: &Response, head_only: bool, close: bool) {
+        self.respond_as(conn, response, head_only, close, true);
+    }
+
+    /// Queues `response` on `conn`, with the configured headers when `configured_headers`.
+    fn respond_as(
+        &self,
+        conn: &mut Conn,
+        response: &Response,
+        head_only: bool,
+        close: bool,
+        configured_headers: bool,
+    ) {
+        let configured = if configured_headers { self.headers.as_slice() } else { &[] };
         let mut out = String::with_capacity(256);
         let _ = write!(
             out,
@@ -625,7 +648,7 @@ impl Site {
             response.content_type,
             response.body.len()
         );
-        for (name, value) in self.headers.iter().chain(&response.headers) {
+        for (name, value) in configured.iter().chain(&response.headers) {
             let _ = write!(out, "{name}: {value}\r\n");
         }
         if close {

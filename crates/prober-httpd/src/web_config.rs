@@ -10,14 +10,17 @@ use std::sync::Arc;
 use rustls::ServerConfig;
 use serde::Deserialize;
 
+use crate::rate_limit::{RateLimit, RateLimitSection};
 use crate::tls::{self, ClientAuth, TlsFiles};
 
-/// A web configuration: TLS, extra response headers, basic authentication users.
+/// A web configuration: TLS, extra response headers, basic authentication users, a rate
+/// limit.
 #[derive(Clone)]
 pub struct WebConfig {
     pub(crate) tls: Option<(TlsFiles, Arc<ServerConfig>)>,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) users: HashMap<String, String>,
+    pub(crate) rate_limit: Option<RateLimit>,
 }
 
 /// The users' hashes are not printed (the exporter-toolkit holds them as `Secret`s).
@@ -29,6 +32,7 @@ impl std::fmt::Debug for WebConfig {
             .field("tls", &self.tls.as_ref().map(|(files, _)| files))
             .field("headers", &self.headers)
             .field("users", &users)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }
@@ -42,6 +46,8 @@ struct File {
     http_server_config: Option<HttpSection>,
     #[serde(default)]
     basic_auth_users: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    rate_limit: Option<RateLimitSection>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -150,7 +156,11 @@ impl WebConfig {
             }
             users.insert(user, hash);
         }
-        Ok(WebConfig { tls, headers, users })
+        let rate_limit = match file.rate_limit {
+            Some(section) => section.check()?,
+            None => None,
+        };
+        Ok(WebConfig { tls, headers, users, rate_limit })
     }
 
     /// Whether connections are TLS.

@@ -43,6 +43,7 @@
 
 mod abort;
 mod auth;
+mod client_sans;
 mod conn;
 pub mod exposition;
 mod head;

@@ -184,7 +184,10 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
     };
     let (cert, key) = match (t.cert_file, t.key_file) {
         (None, None) => {
-            if t.client_ca_file.is_some() || t.client_auth_type.is_some() {
+            if t.client_ca_file.is_some()
+                || t.client_auth_type.is_some()
+                || t.client_allowed_sans.is_some()
+            {
                 return Err(format!("{}: required when client certificates are", f("cert_file")));
             }
             return Ok(None);
@@ -258,8 +261,18 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
                 .collect::<Result<Vec<_>, _>>()?,
         ),
     };
-    if t.client_allowed_sans.is_some() {
-        return Err(format!("{}: not supported by prober", f("client_allowed_sans")));
+    match &t.client_allowed_sans {
+        Some(_) if client_auth == ClientAuth::NoClientCert => {
+            return Err(format!(
+                "{}: set, but client_auth_type asks for no client certificate (the \
+                 exporter-toolkit would check nothing)",
+                f("client_allowed_sans")
+            ));
+        }
+        Some(sans) if sans.is_empty() => {
+            return Err(format!("{}: empty: no client could connect", f("client_allowed_sans")));
+        }
+        _ => {}
     }
     Ok(Some(TlsFiles {
         cert,
@@ -270,6 +283,7 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
         cipher_suites,
         curves,
         prefer_server_order: t.prefer_server_cipher_suites.unwrap_or(true),
+        allowed_sans: t.client_allowed_sans,
     }))
 }
 

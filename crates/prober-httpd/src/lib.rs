@@ -35,7 +35,9 @@
 //!
 //! Endpoints can be protected as Prometheus exporters are, with a web configuration file in
 //! the exporter-toolkit's format ([`WebConfig`]): TLS (certificates re-read when their files
-//! change), client certificates, basic authentication with bcrypt hashes, extra headers.
+//! change), client certificates (and the SANs they must carry), basic authentication with
+//! bcrypt hashes, extra headers, and a rate limit over every request (a token bucket checked
+//! before authentication; an empty one answers 429).
 //! [`exposition`] negotiates the Prometheus text formats.
 //!
 //! Sockets are close-on-exec (mio and the standard library open them so); the server installs

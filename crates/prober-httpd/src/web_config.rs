@@ -13,8 +13,8 @@ use serde::Deserialize;
 use crate::rate_limit::{RateLimit, RateLimitSection};
 use crate::tls::{self, ClientAuth, TlsFiles};
 
-/// A web configuration: TLS, extra response headers, basic authentication users, a rate
-/// limit.
+/// A web configuration: TLS (with client certificates and the SANs they must carry), extra
+/// response headers, basic authentication users, a rate limit.
 #[derive(Clone)]
 pub struct WebConfig {
     pub(crate) tls: Option<(TlsFiles, Arc<ServerConfig>)>,

@@ -539,8 +539,10 @@ impl Site {
         let head_only = req.method == "HEAD";
         if self.rate_limit.as_ref().is_some_and(|bucket| !bucket.allow(Instant::now())) {
             // As the exporter-toolkit's handler: `http.Error(w, "Too Many Requests", 429)`
-            // before the configured headers are set and before the credentials are checked.
-            let refused = Response::text(429, "Too Many Requests\n");
+            // (which adds `nosniff`) before the configured headers are set and before the
+            // credentials are checked.
+            let refused = Response::text(429, "Too Many Requests\n")
+                .with_header("X-Content-Type-Options", "nosniff");
             return self.respond_as(conn, &refused, head_only, close, false);
         }
         if let Some(auth) = &self.auth {

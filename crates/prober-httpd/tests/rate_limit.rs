@@ -34,7 +34,10 @@ fn an_empty_bucket_is_answered_429_on_every_connection() {
     let a = read_answer(&mut kept);
     assert!(a.head.starts_with("HTTP/1.1 429 Too Many Requests\r\n"), "{a:?}");
     assert_eq!(a.body, "Too Many Requests\n");
-    // The toolkit sets the configured headers after its limiter: not on a 429.
+    // What blackbox_exporter v0.28.0 sends (Go's http.Error): text, nosniff; the toolkit sets
+    // the configured headers after its limiter, so not on a 429.
+    assert!(a.head.contains("\r\nContent-Type: text/plain; charset=utf-8\r\n"), "{a:?}");
+    assert!(a.head.contains("\r\nX-Content-Type-Options: nosniff\r\n"), "{a:?}");
     assert!(!a.head.contains("X-Frame-Options"), "{a:?}");
     // The connection is kept, as Go's http.Error keeps it; the bucket is the server's, not the
     // connection's: a new connection and another path are refused too.

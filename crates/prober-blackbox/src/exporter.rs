@@ -574,39 +574,40 @@ pub fn timeout(
     Ok(Duration::try_from_secs_f64(seconds.max(0.001)).unwrap_or(Duration::from_secs(120)))
 }
 
-/// `name=value&...`, percent-decoded (`+` is a space).
+/// `name=value&...` as Go's `url.ParseQuery` reads it (blackbox_exporter's `r.URL.Query()`):
+/// percent-decoded, `+` a space. A pair with a bad escape (a `%` not followed by two hex
+/// digits: `%zz`, `%+1`, a `%` at the end) or with a `;` is left out, as Go leaves it out
+/// (blackbox_exporter ignores the error `ParseQuery` returns with the other pairs).
 pub fn parse_query(q: &str) -> Vec<(String, String)> {
     q.split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
+        .filter(|p| !p.is_empty() && !p.contains(';'))
+        .filter_map(|p| {
             let (n, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode(n), decode(v))
+            Some((decode(n)?, decode(v)?))
         })
         .collect()
 }
 
-fn decode(s: &str) -> String {
+/// Go's `url.QueryUnescape`: `None` for a bad escape.
+fn decode(s: &str) -> Option<String> {
+    // A hex digit only: no sign, which `u8::from_str_radix` would take (`%+1` is 0x01 to it).
+    let hex = |c: Option<&u8>| c.and_then(|&c| char::from(c).to_digit(16));
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         match b[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < b.len() => {
-                let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(v) => {
-                        out.push(v);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
+            b'%' => {
+                let value = hex(b.get(i + 1))? << 4 | hex(b.get(i + 2))?;
+                out.push(u8::try_from(value).ok()?);
+                i += 2;
             }
             c => out.push(c),
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 fn explain(
@@ -835,8 +836,20 @@ mod tests {
                 ("module".to_string(), "http_2xx".to_string()),
                 ("debug".to_string(), "true".to_string()),
                 ("x".to_string(), "a b".to_string()),
-                ("bad".to_string(), "%zz".to_string()),
             ]
         );
+    }
+
+    /// What Go's `url.ParseQuery` refuses is left out, the other pairs kept: a `%` that two
+    /// hex digits do not follow (a sign is not one: `%+1`, `%-1`), a `%` at the end, a `;`.
+    #[test]
+    fn bad_escapes_leave_their_pair_out_as_go_does() {
+        let kept = [("a".to_string(), "1".to_string())];
+        for bad in ["%+1", "x=%+1", "x=%-1", "%+1=x", "x=%zz", "x=%4", "x=%", "x=1;y=2", "x=%1+"] {
+            assert_eq!(parse_query(&format!("{bad}&a=1")), kept, "{bad}");
+            assert_eq!(parse_query(&format!("a=1&{bad}")), kept, "{bad}");
+        }
+        assert_eq!(parse_query("x=%41%2b%2B%7e+"), [("x".to_string(), "A++~ ".to_string())]);
+        assert_eq!(parse_query("x=%E2%82%AC"), [("x".to_string(), "\u{20ac}".to_string())]);
     }
 }

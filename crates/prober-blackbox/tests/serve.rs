@@ -169,6 +169,12 @@ fn unknown_module_is_400_and_counted() {
     assert_eq!((r.status, r.body.as_str()), (400, "Unknown module \"nope\"\n"));
     let r = get(&e, "module=http_2xx", &[]);
     assert_eq!((r.status, r.body.as_str()), (400, "Target parameter is missing\n"));
+    // A target with a bad escape is no target, as Go's url.ParseQuery leaves its pair out
+    // (a sign where a hex digit should be too: Rust's from_str_radix would take `%+1`).
+    for target in ["%+1", "%zz", "127.0.0.1%"] {
+        let r = get(&e, &format!("module=http_2xx&target={target}"), &[]);
+        assert_eq!((r.status, r.body.as_str()), (400, "Target parameter is missing\n"), "{target}");
+    }
     let m = e.handle(&Request { path: "/metrics", query: "", headers: &[] });
     assert_eq!(sample(&m.body, "blackbox_module_unknown_total").as_deref(), Some("1"));
     let page = e.handle(&Request { path: "/", query: "", headers: &[] });

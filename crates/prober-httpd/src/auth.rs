@@ -142,9 +142,9 @@ impl Auth {
         std::thread::Builder::new()
             .name("http-auth".into())
             // The checks of every later request depend on this thread: should it die, the
-            // process is aborted as when the server thread dies (see `server::or_abort`).
+            // process is aborted as when the server thread dies (see `abort::or_abort`).
             .spawn(move || {
-                crate::server::or_abort("http-auth", || {
+                crate::abort::or_abort("http-auth", || {
                     thread.run(&rx, &done);
                     Ok(())
                 })

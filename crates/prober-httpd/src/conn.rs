@@ -7,8 +7,8 @@ use std::time::Instant;
 use mio::net::TcpStream;
 use rustls::ServerConnection;
 
-use crate::Request;
 use crate::pending::Waiter;
+use crate::request::Request;
 
 /// What Go's HTTP server answers plain HTTP sent to a TLS port (so a scraper configured for
 /// `http://` is told why, instead of seeing a reset).

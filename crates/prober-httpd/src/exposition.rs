@@ -7,7 +7,7 @@
 //! counter's family named with its `_total` suffix, `info` as a gauge and `unknown` as
 //! `untyped`.
 
-use crate::{Request, Response};
+use crate::request::{Request, Response};
 
 /// A text format of the exposition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

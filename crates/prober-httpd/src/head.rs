@@ -1,6 +1,7 @@
 //! Finding and parsing a request head within the limits, without I/O.
 
-use crate::{Limits, Request};
+use crate::limits::Limits;
+use crate::request::Request;
 
 /// Where the head in a connection's input stands.
 #[derive(Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -14,12 +14,17 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 use rustls::ServerConnection;
 
+use crate::abort::or_abort;
 use crate::auth::{Auth, Verdict};
 use crate::conn::{Conn, State, Stream, is_plain_on_tls};
 use crate::head::{self, Found, Parsed};
-use crate::pending::{CancelSignal, Pending, Waiter};
+use crate::limits::Limits;
+use crate::pending::Waiter;
+use crate::rate_limit::TokenBucket;
+use crate::reply::{DeferredHandler, Replies, Reply};
+use crate::request::{Handler, Request, Response};
 use crate::tls::TlsState;
-use crate::{DeferredHandler, Handler, Limits, Request, Response, WebConfig};
+use crate::web_config::WebConfig;
 
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
@@ -64,57 +69,6 @@ enum Answer {
     Now(Handler),
     /// Later, through a [`Reply`].
     Later(DeferredHandler),
-}
-
-/// Deferred answers handed back to the loop: connection and response.
-type Replies = Arc<Mutex<Vec<(usize, Response)>>>;
-
-/// The way back to the loop for one deferred request. Send it the answer from any thread;
-/// dropped without an answer, it answers 500. An answer that comes after the connection has
-/// gone (closed by the client, or past [`Limits::deferred_timeout`]) is dropped: connection
-/// numbers are never reused, so it cannot reach another client. Whoever makes the answer
-/// learns that the connection has gone through [`Reply::cancel_signal`].
-pub struct Reply {
-    conn: usize,
-    replies: Replies,
-    waker: Arc<Waker>,
-    pending: Arc<Pending>,
-    sent: bool,
-}
-
-impl std::fmt::Debug for Reply {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Reply").field("conn", &self.conn).finish_non_exhaustive()
-    }
-}
-
-impl Reply {
-    /// Answers the request.
-    pub fn send(mut self, response: Response) {
-        self.sent = true;
-        self.post(response);
-    }
-
-    /// What says that nobody waits for this answer any more (the client went, the deferred
-    /// timeout passed, the server stopped): the work making it should then stop.
-    pub fn cancel_signal(&self) -> CancelSignal {
-        CancelSignal(self.pending.clone())
-    }
-
-    fn post(&self, response: Response) {
-        // Answered: the connection closing from now on cancels nothing.
-        self.pending.answered();
-        self.replies.lock().unwrap_or_else(PoisonError::into_inner).push((self.conn, response));
-        let _ = self.waker.wake();
-    }
-}
-
-impl Drop for Reply {
-    fn drop(&mut self) {
-        if !self.sent {
-            self.post(Response::text(500, "internal error: no answer\n"));
-        }
-    }
 }
 
 impl Server {
@@ -206,9 +160,9 @@ impl Server {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         poll.registry().register(&mut self.listener, LISTENER, Interest::READABLE)?;
-        let (tls, headers, users) = match self.web {
-            Some(w) => (w.tls, w.headers, w.users),
-            None => (None, Vec::new(), HashMap::new()),
+        let (tls, headers, users, rate_limit) = match self.web {
+            Some(w) => (w.tls, w.headers, w.users, w.rate_limit),
+            None => (None, Vec::new(), HashMap::new(), None),
         };
         let auth = if users.is_empty() {
             None
@@ -228,6 +182,7 @@ impl Server {
                 routes: self.routes,
                 limits: self.limits,
                 headers,
+                rate_limit: rate_limit.map(|limit| TokenBucket::new(limit, Instant::now())),
                 auth,
                 replies: Replies::default(),
                 waker: waker.clone(),
@@ -270,23 +225,6 @@ fn backlog() -> i32 {
         .unwrap_or(4096)
 }
 
-/// The server thread's body. The loop ends only when its [`Running`] is dropped; should it end
-/// otherwise (a panic that escaped the per-connection guard of [`Loop::drive`], or the poller
-/// failing), the endpoints are dead, and a live process with dead endpoints is never restarted
-/// by a supervisor: the process is aborted, with a message saying why.
-pub(crate) fn or_abort(name: &str, run: impl FnOnce() -> io::Result<()>) {
-    let why = match catch_unwind(AssertUnwindSafe(run)) {
-        Ok(Ok(())) => return,
-        Ok(Err(e)) => format!("its poller failed: {e}"),
-        Err(_) => "it panicked (the message is above)".to_string(),
-    };
-    eprintln!(
-        "prober: the HTTP server thread '{name}' stopped: {why}; aborting the process so that \
-         it is restarted rather than left running with dead endpoints"
-    );
-    std::process::abort();
-}
-
 /// A server serving on its thread; dropping it stops the server and closes its connections.
 #[derive(Debug)]
 pub struct Running {
@@ -319,6 +257,8 @@ struct Site {
     limits: Limits,
     /// `http_server_config.headers`, on every answer.
     headers: Vec<(String, String)>,
+    /// `rate_limit`: taken from by every request, before its credentials are looked at.
+    rate_limit: Option<TokenBucket>,
     auth: Option<Auth>,
     /// Deferred answers, and the waker that tells the loop of them.
     replies: Replies,
@@ -597,6 +537,14 @@ impl Site {
     /// credentials to be checked).
     fn dispatch(&self, conn: &mut Conn, id: usize, req: Request, close: bool) {
         let head_only = req.method == "HEAD";
+        if self.rate_limit.as_ref().is_some_and(|bucket| !bucket.allow(Instant::now())) {
+            // As the exporter-toolkit's handler: `http.Error(w, "Too Many Requests", 429)`
+            // (which adds `nosniff`) before the configured headers are set and before the
+            // credentials are checked.
+            let refused = Response::text(429, "Too Many Requests\n")
+                .with_header("X-Content-Type-Options", "nosniff");
+            return self.respond_as(conn, &refused, head_only, close, false);
+        }
         if let Some(auth) = &self.auth {
             let client = conn.stream.sock().peer_addr().ok().map(|a| a.ip());
             match auth.check(id, client, req.header("authorization")) {
@@ -642,13 +590,7 @@ impl Site {
                 let pending = waiter.pending.clone();
                 conn.state = State::Deferred { head_only, close, _waiter: waiter };
                 conn.deadline = Instant::now() + self.limits.deferred_timeout;
-                let reply = Reply {
-                    conn: id,
-                    replies: self.replies.clone(),
-                    waker: self.waker.clone(),
-                    pending,
-                    sent: false,
-                };
+                let reply = Reply::new(id, self.replies.clone(), self.waker.clone(), pending);
                 // A panicking handler drops its Reply, which answers 500.
                 let _ = catch_unwind(AssertUnwindSafe(|| handler(req, reply)));
                 return;
@@ -684,8 +626,21 @@ impl Site {
         }
     }
 
-    /// Queues `response` on `conn`.
+    /// Queues `response` on `conn`, with the configured headers.
     fn respond(&self, conn: &mut Conn, response: &Response, head_only: bool, close: bool) {
+        self.respond_as(conn, response, head_only, close, true);
+    }
+
+    /// Queues `response` on `conn`, with the configured headers when `configured_headers`.
+    fn respond_as(
+        &self,
+        conn: &mut Conn,
+        response: &Response,
+        head_only: bool,
+        close: bool,
+        configured_headers: bool,
+    ) {
+        let configured = if configured_headers { self.headers.as_slice() } else { &[] };
         let mut out = String::with_capacity(256);
         let _ = write!(
             out,
@@ -695,7 +650,7 @@ impl Site {
             response.content_type,
             response.body.len()
         );
-        for (name, value) in self.headers.iter().chain(&response.headers) {
+        for (name, value) in configured.iter().chain(&response.headers) {
             let _ = write!(out, "{name}: {value}\r\n");
         }
         if close {

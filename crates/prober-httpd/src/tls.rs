@@ -16,6 +16,8 @@ use rustls::{
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, UnixTime};
 
+use crate::client_sans::AllowedSans;
+
 /// `client_auth_type`, with Go's `crypto/tls` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ClientAuth {
@@ -38,6 +40,8 @@ pub(crate) struct TlsFiles {
     pub(crate) cipher_suites: Option<Vec<CipherSuite>>,
     pub(crate) curves: Option<Vec<NamedGroup>>,
     pub(crate) prefer_server_order: bool,
+    /// `client_allowed_sans`: a client certificate must carry one of these.
+    pub(crate) allowed_sans: Option<Vec<String>>,
 }
 
 /// A file's identity and version: a change of any of these is a new file.
@@ -161,6 +165,10 @@ pub(crate) fn build(files: &TlsFiles) -> Result<Arc<ServerConfig>, (&'static str
             };
             b.build().map_err(|e| ("client_ca_file", format!("{}: {e}", ca.display())))?
         }
+    };
+    let verifier: Arc<dyn ClientCertVerifier> = match &files.allowed_sans {
+        Some(allowed) => Arc::new(AllowedSans { inner: verifier, allowed: allowed.clone() }),
+        None => verifier,
     };
     let mut config = builder
         .with_client_cert_verifier(verifier)

@@ -10,14 +10,17 @@ use std::sync::Arc;
 use rustls::ServerConfig;
 use serde::Deserialize;
 
+use crate::rate_limit::{RateLimit, RateLimitSection};
 use crate::tls::{self, ClientAuth, TlsFiles};
 
-/// A web configuration: TLS, extra response headers, basic authentication users.
+/// A web configuration: TLS (with client certificates and the SANs they must carry), extra
+/// response headers, basic authentication users, a rate limit.
 #[derive(Clone)]
 pub struct WebConfig {
     pub(crate) tls: Option<(TlsFiles, Arc<ServerConfig>)>,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) users: HashMap<String, String>,
+    pub(crate) rate_limit: Option<RateLimit>,
 }
 
 /// The users' hashes are not printed (the exporter-toolkit holds them as `Secret`s).
@@ -29,6 +32,7 @@ impl std::fmt::Debug for WebConfig {
             .field("tls", &self.tls.as_ref().map(|(files, _)| files))
             .field("headers", &self.headers)
             .field("users", &users)
+            .field("rate_limit", &self.rate_limit)
             .finish()
     }
 }
@@ -42,6 +46,8 @@ struct File {
     http_server_config: Option<HttpSection>,
     #[serde(default)]
     basic_auth_users: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    rate_limit: Option<RateLimitSection>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -150,7 +156,11 @@ impl WebConfig {
             }
             users.insert(user, hash);
         }
-        Ok(WebConfig { tls, headers, users })
+        let rate_limit = match file.rate_limit {
+            Some(section) => section.check()?,
+            None => None,
+        };
+        Ok(WebConfig { tls, headers, users, rate_limit })
     }
 
     /// Whether connections are TLS.
@@ -174,7 +184,10 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
     };
     let (cert, key) = match (t.cert_file, t.key_file) {
         (None, None) => {
-            if t.client_ca_file.is_some() || t.client_auth_type.is_some() {
+            if t.client_ca_file.is_some()
+                || t.client_auth_type.is_some()
+                || t.client_allowed_sans.is_some()
+            {
                 return Err(format!("{}: required when client certificates are", f("cert_file")));
             }
             return Ok(None);
@@ -248,8 +261,18 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
                 .collect::<Result<Vec<_>, _>>()?,
         ),
     };
-    if t.client_allowed_sans.is_some() {
-        return Err(format!("{}: not supported by prober", f("client_allowed_sans")));
+    match &t.client_allowed_sans {
+        Some(_) if client_auth == ClientAuth::NoClientCert => {
+            return Err(format!(
+                "{}: set, but client_auth_type asks for no client certificate (the \
+                 exporter-toolkit would check nothing)",
+                f("client_allowed_sans")
+            ));
+        }
+        Some(sans) if sans.is_empty() => {
+            return Err(format!("{}: empty: no client could connect", f("client_allowed_sans")));
+        }
+        _ => {}
     }
     Ok(Some(TlsFiles {
         cert,
@@ -260,6 +283,7 @@ fn tls_files(t: TlsSection, dir: &Path) -> Result<Option<TlsFiles>, String> {
         cipher_suites,
         curves,
         prefer_server_order: t.prefer_server_cipher_suites.unwrap_or(true),
+        allowed_sans: t.client_allowed_sans,
     }))
 }
 

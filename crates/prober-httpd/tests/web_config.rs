@@ -229,3 +229,98 @@ fn a_bad_web_config_names_its_path_and_the_field() {
     let e = WebConfig::load(&path).unwrap_err();
     assert_eq!(e, format!("{}: basic_auth_users.a: not a bcrypt hash", path.display()));
 }
+
+/// A client CA, client certificates from it with the SANs the toolkit compares (DNS, e-mail,
+/// URI, IPv4, IPv6 written long), one with another SAN, and one of another issuer carrying an
+/// allowed SAN, written into `dir`; a server with `client_auth_type: mode` and
+/// `client_allowed_sans`.
+fn sans_server(dir: &Path, mode: &str) -> Running {
+    let ca = client_certs(dir);
+    for (stem, san) in [
+        ("dns", "DNS:scraper.example"),
+        ("email", "email:prometheus@example.org"),
+        ("uri", "URI:spiffe://example.org/ns/monitoring/sa/prometheus"),
+        ("ipv4", "IP:192.0.2.9"),
+        ("ipv6", "IP:2001:db8:0:0:0:0:0:9"),
+        ("other", "DNS:other.example"),
+    ] {
+        ca.issue_client_sans(&[san]).write_files(dir, stem);
+    }
+    TestCa::new("other CA").issue_client_sans(&["DNS:scraper.example"]).write_files(dir, "foreign");
+    let server_ca = TestCa::new("server CA");
+    write(dir, "server_ca.crt", &server_ca.cert().cert_pem);
+    let ca_line = if mode.contains("Verify") { "  client_ca_file: clients.crt\n" } else { "" };
+    let extra = format!(
+        "  client_auth_type: {mode}\n{ca_line}  client_allowed_sans:\n    - scraper.example\n    \
+         - prometheus@example.org\n    - spiffe://example.org/ns/monitoring/sa/prometheus\n    \
+         - 192.0.2.9\n    - 2001:db8::9\n"
+    );
+    tls_server(dir, &server_ca.issue(&["127.0.0.1"]), &extra)
+}
+
+/// Refused in the handshake with the alert Go's crypto/tls sends when the toolkit's
+/// `VerifyPeerCertificate` fails (bad_certificate).
+fn assert_bad_certificate((code, out): (i32, String), who: &str) {
+    assert_ne!(code, 0, "{who}: {out}");
+    assert!(out.contains("bad certificate"), "{who}: {out}");
+    assert!(!out.contains("up 1"), "{who}: {out}");
+}
+
+#[test]
+fn client_allowed_sans_admits_only_certificates_with_a_listed_san() {
+    let dir = temp_dir("sans-verify");
+    let server = sans_server(&dir, "RequireAndVerifyClientCert");
+    for who in ["dns", "email", "uri", "ipv4", "ipv6"] {
+        let (code, out) = with_client(&dir, &server, Some(who));
+        assert_eq!(code, 0, "{who}: {out}");
+        assert!(out.contains("up 1"), "{who}: {out}");
+    }
+    assert_bad_certificate(with_client(&dir, &server, Some("other")), "other SAN");
+    // "scraper" (the DNS SAN of client_certs' client) is not listed.
+    assert_bad_certificate(with_client(&dir, &server, Some("client")), "unlisted DNS SAN");
+    // The issuer is checked first: an allowed SAN from another CA is refused all the same.
+    let (code, out) = with_client(&dir, &server, Some("foreign"));
+    assert_ne!(code, 0, "{out}");
+    assert!(!out.contains("up 1"), "{out}");
+    assert_ne!(with_client(&dir, &server, None).0, 0, "no certificate");
+}
+
+/// With client certificates asked for but not verified, the SANs are still checked (as the
+/// toolkit checks them), and a client without a certificate is refused.
+#[test]
+fn client_allowed_sans_without_verification_and_if_given() {
+    let dir = temp_dir("sans-any");
+    let server = sans_server(&dir, "RequireAnyClientCert");
+    assert_eq!(with_client(&dir, &server, Some("foreign")).0, 0, "any issuer, listed SAN");
+    assert_bad_certificate(with_client(&dir, &server, Some("stranger")), "unlisted SAN");
+    drop(server);
+    let dir = temp_dir("sans-if-given");
+    let server = sans_server(&dir, "VerifyClientCertIfGiven");
+    assert_eq!(with_client(&dir, &server, Some("uri")).0, 0);
+    let (code, out) = with_client(&dir, &server, None);
+    assert_ne!(code, 0, "no certificate, though the type allows none without SANs: {out}");
+    assert!(!out.contains("up 1"), "{out}");
+}
+
+#[test]
+fn client_allowed_sans_that_would_check_nothing_or_admit_nobody_are_refused() {
+    let dir = temp_dir("sans-bad");
+    let cert = TestCa::new("CA").issue(&["127.0.0.1"]);
+    cert.write_files(&dir, "server");
+    let path = dir.join("web.yml");
+    for (extra, want) in [
+        ("client_allowed_sans: [a.example]", "client_allowed_sans: set, but client_auth_type"),
+        (
+            "client_auth_type: RequireAnyClientCert\n  client_allowed_sans: []",
+            "client_allowed_sans: empty",
+        ),
+    ] {
+        let text = format!(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  {extra}\n"
+        );
+        write(&dir, "web.yml", &text);
+        let e = WebConfig::load(&path).unwrap_err();
+        let want = format!("{}: tls_server_config.{want}", path.display());
+        assert!(e.starts_with(&want), "{extra}: {e}");
+    }
+}

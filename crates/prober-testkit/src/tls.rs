@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose,
+    KeyUsagePurpose, SanType,
 };
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -136,9 +136,41 @@ impl TestCa {
         self.issue_with(&[name], None, ExtendedKeyUsagePurpose::ClientAuth)
     }
 
+    /// A client certificate whose subject alternative names are `sans`, each written as
+    /// OpenSSL's `subjectAltName` writes them: `DNS:name`, `IP:address`, `email:address`,
+    /// `URI:uri` (for servers that check them: the exporter-toolkit's `client_allowed_sans`).
+    pub fn issue_client_sans(&self, sans: &[&str]) -> Issued {
+        let sans = sans
+            .iter()
+            .map(|san| {
+                let (kind, value) = san.split_once(':').expect("prober-testkit: KIND:value");
+                let text = || value.to_string().try_into().expect("prober-testkit: IA5 text");
+                match kind {
+                    "DNS" => SanType::DnsName(text()),
+                    "IP" => SanType::IpAddress(value.parse().expect("prober-testkit: an IP")),
+                    "email" => SanType::Rfc822Name(text()),
+                    "URI" => SanType::URI(text()),
+                    _ => panic!("prober-testkit: SAN kind {kind} (DNS, IP, email or URI)"),
+                }
+            })
+            .collect();
+        self.issue_sans(&[], Some(sans), None, ExtendedKeyUsagePurpose::ClientAuth)
+    }
+
     fn issue_with(
         &self,
         names: &[&str],
+        not_after: Option<(i32, u8, u8)>,
+        usage: ExtendedKeyUsagePurpose,
+    ) -> Issued {
+        self.issue_sans(names, None, not_after, usage)
+    }
+
+    /// A certificate for `names` (SANs and common name), or with `sans` as its SANs.
+    fn issue_sans(
+        &self,
+        names: &[&str],
+        sans: Option<Vec<SanType>>,
         not_after: Option<(i32, u8, u8)>,
         usage: ExtendedKeyUsagePurpose,
     ) -> Issued {
@@ -146,6 +178,10 @@ impl TestCa {
         let mut params = CertificateParams::new(names.clone()).expect("prober-testkit: names");
         if let Some(first) = names.first() {
             params.distinguished_name.push(DnType::CommonName, first.as_str());
+        }
+        if let Some(sans) = sans {
+            params.distinguished_name.push(DnType::CommonName, "client");
+            params.subject_alt_names = sans;
         }
         params.not_before = rcgen::date_time_ymd(2000, 1, 1);
         if let Some((y, m, d)) = not_after {

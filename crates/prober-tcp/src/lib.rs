@@ -11,6 +11,7 @@
 mod conn;
 mod connect;
 pub mod exchange;
+mod exchange_step;
 mod socket;
 mod steps;
 mod stream;

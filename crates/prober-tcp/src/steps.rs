@@ -20,7 +20,7 @@ use prober_core::{
 };
 use prober_io::retry_interrupted;
 
-use crate::exchange::{ExchangeStep, MAX_REPLY, QUOTED};
+use crate::exchange_step::{ExchangeStep, MAX_REPLY, QUOTED};
 
 /// The most bytes one call reads (16 reads of 2 KiB, as HTTP bodies read 16 chunks per turn).
 pub(crate) const READ_PER_CALL: usize = 16 * 2048;

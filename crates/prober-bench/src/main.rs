@@ -32,72 +32,20 @@
 //! resolver pool) around the measured loop only; see `measure.rs`.
 
 mod measure;
+mod opts;
+mod runs;
 // Namespaces are Linux's own (the test helper that makes them is too).
 #[cfg(target_os = "linux")]
 mod netns;
 
-use std::collections::HashMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use measure::{Line, Usage};
+use measure::Usage;
+use opts::{Opts, USAGE};
 use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
-
-const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|http_keepalive|\
-https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k_idle|netns_http|\
-netns_exec|command_each|netns_scale} [--target HOST:PORT] [--path /] [--service NAME] [--n N] \
-[--conc N] [--targets N] [--period-ms MS] [--duration-s S] [--argv PROG[,ARG...]] [--netns PATH] \
-[--pid PID] [--namespaces N] [--where netns|host] [--label SCENARIO] [--impl NAME]";
-
-struct Opts {
-    scenario: String,
-    values: HashMap<String, String>,
-}
-
-impl Opts {
-    fn parse() -> Result<Opts, String> {
-        let mut args = std::env::args().skip(1);
-        let scenario = args.next().ok_or_else(|| USAGE.to_string())?;
-        let mut values = HashMap::new();
-        while let Some(a) = args.next() {
-            let Some(key) = a.strip_prefix("--") else {
-                return Err(format!("unexpected {a}\n{USAGE}"));
-            };
-            let (key, value) = match key.split_once('=') {
-                Some((k, v)) => (k.to_string(), v.to_string()),
-                None => {
-                    (key.to_string(), args.next().ok_or_else(|| format!("--{key} needs a value"))?)
-                }
-            };
-            values.insert(key, value);
-        }
-        Ok(Opts { scenario, values })
-    }
-
-    fn str(&self, key: &str, default: &str) -> String {
-        self.values.get(key).cloned().unwrap_or_else(|| default.to_string())
-    }
-
-    fn num(&self, key: &str, default: u64) -> Result<u64, String> {
-        match self.values.get(key) {
-            None => Ok(default),
-            Some(v) => v.parse().map_err(|_| format!("--{key}: not a number: {v}")),
-        }
-    }
-
-    fn target(&self) -> Result<(String, u16), String> {
-        let t = self.values.get("target").ok_or("--target HOST:PORT is required")?;
-        let (host, port) =
-            t.rsplit_once(':').ok_or_else(|| format!("--target {t}: expected HOST:PORT"))?;
-        let port = port.parse().map_err(|_| format!("--target {t}: bad port"))?;
-        Ok((host.trim_start_matches('[').trim_end_matches(']').to_string(), port))
-    }
-
-    fn line(&self) -> Line {
-        Line::new(&self.str("label", &self.scenario), &self.str("impl", "prober"))
-    }
-}
+use runs::{Runs, collect_runs};
 
 fn main() -> ExitCode {
     let opts = match Opts::parse() {
@@ -313,45 +261,6 @@ fn oneshot(
 /// spreads its workers after a restart), every run reported with `EngineConfig::every_run`.
 ///
 /// Lateness is how long after its scheduled instant a run *started*: the engine's `late_us`.
-/// What [`collect_runs`] counted.
-pub(crate) struct Runs {
-    pub(crate) runs: u64,
-    pub(crate) ok: u64,
-    /// The first run that did not succeed, for a note on standard error.
-    pub(crate) first_failure: Option<String>,
-}
-
-/// Drives `engine` until `end`, counting its runs and their lateness (into `late_us`).
-pub(crate) fn collect_runs(
-    engine: &mut Engine,
-    events: &mut Vec<Event>,
-    end: Instant,
-    late_us: &mut Vec<u64>,
-) -> Result<Runs, String> {
-    let mut r = Runs { runs: 0, ok: 0, first_failure: None };
-    loop {
-        let now = Instant::now();
-        if now >= end {
-            return Ok(r);
-        }
-        engine.wait(Some(end - now)).map_err(|e| format!("wait: {e}"))?;
-        engine.drain(events, usize::MAX);
-        for ev in events.drain(..) {
-            let Event::Run { outcome, late_us: late, .. } = ev else {
-                continue;
-            };
-            r.runs += 1;
-            late_us.push(late);
-            if outcome.result == ProbeResult::Success {
-                r.ok += 1;
-            } else if r.first_failure.is_none() {
-                r.first_failure =
-                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
-            }
-        }
-    }
-}
-
 fn sched(
     o: &Opts,
     targets: u64,

@@ -16,7 +16,8 @@ use prober_engine::{Engine, EngineConfig};
 use prober_testkit::netns::TestNetns;
 
 use crate::measure::{Usage, current_rss_bytes, threads_cpu_us};
-use crate::{Opts, Runs, collect_runs};
+use crate::opts::Opts;
+use crate::runs::{Runs, collect_runs};
 
 /// This process's open descriptors: (all of them, those on a namespace file). Namespace files
 /// all live on the one nsfs file system: a descriptor is on one when its device is that of

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::request::Head;
 use crate::request::{self, MAX_HEAD};
-use crate::{Shared, deadline};
+use crate::shared::Shared;
 
 /// What answers a request: the routes of the target server (`routes::respond`).
 pub(crate) type Respond = fn(&mut Conn, &Head<'_>) -> io::Result<End>;
@@ -311,4 +311,9 @@ pub(crate) fn simple(
     }
     conn.write_all(&out)?;
     Ok(End::Finish)
+}
+
+/// A deadline `d` from now.
+fn deadline(d: Duration) -> Instant {
+    Instant::now() + d
 }

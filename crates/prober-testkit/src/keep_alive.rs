@@ -78,7 +78,7 @@ pub fn read_request_head(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
             buf.drain(..end + 4);
             return true;
         }
-        match crate::retry_interrupted(|| stream.read(&mut chunk)) {
+        match crate::threads::retry_interrupted(|| stream.read(&mut chunk)) {
             Ok(0) | Err(_) => return false,
             Ok(n) => buf.extend_from_slice(&chunk[..n]),
         }

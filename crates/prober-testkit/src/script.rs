@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
+use crate::threads::{Restarting, lock};
 use crate::tls::{Handshake, TlsServerOptions, accept_each, server_config};
-use crate::{Restarting, lock};
 
 /// One move of the server's script.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
+use crate::threads::{Restarting, lock};
 use crate::tls::{Handshake, TlsServerOptions, accept_each, server_config};
-use crate::{Restarting, lock};
 
 /// When the server starts TLS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,6 +7,10 @@ use prober_core::{Outcome, ProbeResult, Role};
 /// the id's high half, so the old id stays unknown until 2^32 targets have used that slot).
 pub type TargetId = u64;
 
+/// Names one announced host run, for [`Engine::complete_run`](crate::Engine::complete_run);
+/// never 0.
+pub type RunId = u64;
+
 /// One thing that happened, in the order it happened.
 ///
 /// New kinds of events may be added: the enum is `#[non_exhaustive]`, so a `match` on it
@@ -52,7 +56,7 @@ pub enum Event {
     /// out, cancelled) is withdrawn.
     HostRun {
         /// The id to complete the run with; never 0.
-        run: crate::RunId,
+        run: RunId,
         /// The target whose worker it is.
         target: TargetId,
         /// Which of the target's workers.

@@ -5,50 +5,12 @@ use std::io;
 use std::sync::Arc;
 
 use mio::Waker;
-use parking_lot::Mutex;
 use prober_core::{ProbeSpec, Role};
 
-use crate::{Engine, EngineError, TargetId};
-
-/// State shared with [`Handle`]s on other threads.
-#[derive(Debug, Default)]
-pub(crate) struct Shared {
-    pub(crate) commands: Mutex<Commands>,
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct Commands {
-    pub(crate) queue: Vec<Command>,
-    /// Set when the engine is dropped: handles then refuse work instead of queueing it forever.
-    pub(crate) closed: bool,
-}
-
-impl Shared {
-    pub(crate) fn push(&self, c: Command) -> io::Result<()> {
-        let mut cmds = self.commands.lock();
-        if cmds.closed {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the engine is gone"));
-        }
-        cmds.queue.push(c);
-        Ok(())
-    }
-}
-
-pub(crate) enum Command {
-    Submit(Box<ProbeSpec>, u64),
-    Trigger(TargetId, Role),
-    Call(Box<dyn FnOnce(&mut Engine) + Send>),
-}
-
-impl std::fmt::Debug for Command {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Command::Submit(_, tag) => write!(f, "Submit(tag {tag})"),
-            Command::Trigger(t, r) => write!(f, "Trigger({t}, {r})"),
-            Command::Call(_) => f.write_str("Call"),
-        }
-    }
-}
+use crate::config::EngineError;
+use crate::engine::{Command, Engine, Shared};
+use crate::event::TargetId;
+use crate::hostrun::refuse_submit;
 
 /// Thread-safe handle: wakes the engine and queues one-shot checks and triggers.
 #[derive(Clone, Debug)]
@@ -76,7 +38,7 @@ impl Handle {
     /// engine is gone or cannot be woken.
     pub fn submit(&self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
         spec.validate()?;
-        crate::hostrun::refuse_submit(&spec)?;
+        refuse_submit(&spec)?;
         self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
         self.waker.wake().map_err(EngineError::Io)
     }
@@ -126,5 +88,12 @@ impl Handle {
     pub fn trigger(&self, target: TargetId, role: Role) -> io::Result<()> {
         self.shared.push(Command::Trigger(target, role))?;
         self.waker.wake()
+    }
+}
+
+impl Engine {
+    /// A [`Handle`] for other threads: wakes this engine and queues work on it.
+    pub fn handle(&self) -> Handle {
+        Handle { waker: self.waker.clone(), shared: self.shared.clone() }
     }
 }

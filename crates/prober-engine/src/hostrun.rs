@@ -1,28 +1,24 @@
 //! Host-run probes ([`prober_core::HostRunSpec`]): the engine schedules each run, announces it
-//! as an [`Event::HostRun`], and waits for the host's [`Engine::complete_run`] until the probe's
-//! timeout. The run is an ordinary in-flight slot whose machine does nothing but keep the
-//! deadline, so thresholds, gating, retries, run events and removal treat it like any other
-//! run, and a host that never answers costs one slot and one timer until the deadline: no
-//! other worker waits for it.
+//! as an [`Event::HostRun`](crate::Event::HostRun), and waits for the host's
+//! [`Engine::complete_run`](crate::Engine::complete_run) until the probe's timeout. The run is
+//! an ordinary in-flight slot whose machine does nothing but keep the deadline, so thresholds,
+//! gating, retries, run events and removal treat it like any other run, and a host that never
+//! answers costs one slot and one timer until the deadline: no other worker waits for it.
+//! This file is the run's machine and the words of its results; the engine's side (announcing,
+//! withdrawing, completing a run) is `hostrun_engine.rs`.
 //!
-//! A run's id is its slot's key ([`crate::arena::Key::to_u64`]): never 0, and a stale id (a run
-//! that timed out, was cancelled or was completed already) never reaches the run that reuses the
-//! slot, because the generation differs.
+//! A run's id ([`RunId`](crate::RunId)) is its slot's key ([`crate::arena::Key::to_u64`]):
+//! never 0, and a stale id (a run that timed out, was cancelled or was completed already) never
+//! reaches the run that reuses the slot, because the generation differs.
 
 use std::time::{Duration, Instant};
 
 use prober_core::{HostRunSpec, Outcome, ProbeResult, Reason, Timings, format_duration};
 use prober_io::{Ctx, Machine, Ready, Step};
 
-use crate::arena::Key;
-use crate::handle::Command;
-use crate::slots::Owner;
-use crate::{Engine, Event, Handle};
+use crate::config::EngineError;
 
-/// Names one announced host run, for [`Engine::complete_run`]; never 0.
-pub type RunId = u64;
-
-/// What [`Engine::complete_run`] did with a completion.
+/// What [`Engine::complete_run`](crate::Engine::complete_run) did with a completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Completion {
@@ -36,10 +32,11 @@ pub enum Completion {
     Unknown,
 }
 
-/// Counters of host-run probes, from [`Engine::host_run_stats`]. Each only grows.
+/// Counters of host-run probes, from [`Engine::host_run_stats`](crate::Engine::host_run_stats).
+/// Each only grows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HostRunStats {
-    /// Runs announced ([`Event::HostRun`]).
+    /// Runs announced ([`Event::HostRun`](crate::Event::HostRun)).
     pub announced: u64,
     /// Runs the host completed in time.
     pub completed: u64,
@@ -52,7 +49,7 @@ pub struct HostRunStats {
 }
 
 /// The machine of one host run: it only keeps the deadline. The host's answer reaches the
-/// engine through [`Engine::complete_run`], not through this machine.
+/// engine through [`Engine::complete_run`](crate::Engine::complete_run), not through this machine.
 #[derive(Debug)]
 pub struct HostRunProbe {
     label: String,
@@ -74,7 +71,7 @@ impl HostRunProbe {
 
     /// The run's outcome from the host's answer: the result as given, the output kept up to
     /// the spec's limit, the time from the start of the run.
-    fn outcome(&self, result: ProbeResult, output: &[u8], now: Instant) -> Outcome {
+    pub(crate) fn outcome(&self, result: ProbeResult, output: &[u8], now: Instant) -> Outcome {
         let mut o = match result {
             ProbeResult::Success | ProbeResult::Warning => Outcome::new(result, Reason::None, ""),
             ProbeResult::Failure => Outcome::failure(Reason::None, self.words("failed")),
@@ -104,7 +101,7 @@ impl HostRunProbe {
 
     /// A run the host did not complete in time: Failure with reason `timeout`, worded as the
     /// exec probe words its timeout (`command timed out: "LABEL" timed out after 1s`).
-    fn timeout_outcome(&self, now: Instant) -> Outcome {
+    pub(crate) fn timeout_outcome(&self, now: Instant) -> Outcome {
         let after = format_duration(self.timeout);
         let message = if self.label.is_empty() {
             format!("host run timed out after {after}")
@@ -149,104 +146,9 @@ pub(crate) fn no_host_outcome() -> Outcome {
 }
 
 /// The refusal of a one-shot submit of a host-run probe (see [`no_host_outcome`]).
-pub(crate) fn refuse_submit(spec: &prober_core::ProbeSpec) -> Result<(), crate::EngineError> {
+pub(crate) fn refuse_submit(spec: &prober_core::ProbeSpec) -> Result<(), EngineError> {
     match spec.kind {
-        prober_core::ProbeKind::HostRun(_) => Err(crate::EngineError::HostRunCheck),
+        prober_core::ProbeKind::HostRun(_) => Err(EngineError::HostRunCheck),
         _ => Ok(()),
-    }
-}
-
-impl Engine {
-    /// Announces the host run that was just started in `slot` (called before its machine
-    /// starts, so the announcement comes before any outcome of it).
-    pub(crate) fn announce_host_run(&mut self, slot: Key, owner: Owner, label: String) {
-        let Owner::Worker { target, role, .. } = owner else { return };
-        self.host_runs.announced += 1;
-        self.queue.push(Event::HostRun {
-            run: slot.to_u64(),
-            target: target.to_u64(),
-            role,
-            label,
-        });
-    }
-
-    /// A host run ended without the host's answer (timed out or cancelled): an announcement
-    /// the host has not drained yet is withdrawn, so that no host starts work for a run that
-    /// is over.
-    pub(crate) fn host_run_ended(&mut self, slot: Key, timed_out: bool) {
-        if timed_out {
-            self.host_runs.timed_out += 1;
-        }
-        self.queue.withdraw_host_run(slot.to_u64());
-    }
-
-    /// Completes host run `run` (from an [`Event::HostRun`]) with the host's `result` and
-    /// `output` (kept up to the spec's output limit). An accepted result is recorded by the
-    /// worker's rules as any run's: thresholds, holds, startup gating, the immediate retries of
-    /// an Unknown. Success and Warning carry no message; Failure is `host run "LABEL" failed`
-    /// and Unknown `host run "LABEL" could not be performed`, with reason `none`: what went
-    /// wrong is in the output, in the host's words.
-    ///
-    /// A completion at or after the probe's timeout is late: the run ends as a timeout, as if
-    /// the answer had not come (its deadline timer may not have fired yet). A completion for a
-    /// run that is over (timed out, cancelled by the removal, restart or replacement of its
-    /// probe, or completed already) or for an id no host run had is ignored. Both are counted
-    /// ([`Engine::host_run_stats`]).
-    pub fn complete_run(&mut self, run: RunId, result: ProbeResult, output: &[u8]) -> Completion {
-        let key = Key::from_u64(run);
-        let is_host_run =
-            self.slots.get(key).is_some_and(|s| matches!(s.probe, crate::AnyProbe::HostRun(_)));
-        if !is_host_run {
-            // A live slot of another kind of run was never announced; a stale key was.
-            return if self.slots.get(key).is_none() && self.slots.issued(key) {
-                self.host_runs.late += 1;
-                Completion::Late
-            } else {
-                self.host_runs.unknown += 1;
-                Completion::Unknown
-            };
-        }
-        let Some(s) = self.slots.remove(key) else { return Completion::Unknown };
-        let now = Instant::now();
-        let crate::AnyProbe::HostRun(probe) = &s.probe else { return Completion::Unknown };
-        if probe.wake_at().is_some_and(|deadline| now >= deadline) {
-            // The deadline passed and its timer has not fired yet (it fires on the engine's next
-            // turn): the run timed out all the same, whatever the answer says.
-            let outcome = probe.timeout_outcome(now);
-            self.host_runs.timed_out += 1;
-            self.host_runs.late += 1;
-            self.complete(s.owner, outcome, now);
-            return Completion::Late;
-        }
-        let outcome = probe.outcome(result, output, now);
-        self.host_runs.completed += 1;
-        self.complete(s.owner, outcome, now);
-        Completion::Accepted
-    }
-
-    /// The counters of host-run probes.
-    pub fn host_run_stats(&self) -> HostRunStats {
-        self.host_runs
-    }
-}
-
-impl Handle {
-    /// [`Engine::complete_run`] from any thread: queued, and applied at the engine's next turn
-    /// (a late or unknown id is then counted in [`Engine::host_run_stats`]).
-    ///
-    /// # Errors
-    ///
-    /// An [`std::io::Error`] when the engine is gone or cannot be woken.
-    pub fn complete_run(
-        &self,
-        run: RunId,
-        result: ProbeResult,
-        output: Vec<u8>,
-    ) -> std::io::Result<()> {
-        let job = move |e: &mut Engine| {
-            e.complete_run(run, result, &output);
-        };
-        self.shared.push(Command::Call(Box::new(job)))?;
-        self.waker.wake()
     }
 }

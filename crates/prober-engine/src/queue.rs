@@ -23,7 +23,7 @@ use std::collections::{HashMap, VecDeque};
 
 use prober_core::Role;
 
-use crate::event::{Event, TargetId};
+use crate::event::{Event, RunId, TargetId};
 
 #[derive(Debug)]
 pub(crate) struct EventQueue {
@@ -135,7 +135,7 @@ impl EventQueue {
     }
 
     /// Forgets the announcement of host run `run`, if it is still queued.
-    pub(crate) fn withdraw_host_run(&mut self, run: crate::RunId) {
+    pub(crate) fn withdraw_host_run(&mut self, run: RunId) {
         if self.host_runs == 0 {
             return;
         }

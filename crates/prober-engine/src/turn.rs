@@ -5,9 +5,8 @@ use std::time::{Duration, Instant};
 
 use prober_core::Role;
 
-use crate::Engine;
 use crate::arena::Key;
-use crate::handle::Command;
+use crate::engine::{Command, Engine};
 use crate::probe::AnyProbe;
 use crate::slots::Owner;
 use crate::timers::TimerKey;

@@ -2,25 +2,26 @@
 
 use prober_core::{Compression, ProbeKind};
 
+use crate::enums::c_enum;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
-/// Content codings an HTTP probe decodes its body with (`prober_spec_set_compression`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_compression {
-    /// No decoding: the body as it arrives (the default, the kubelet's).
-    PROBER_COMPRESSION_NONE = 0,
-    /// The body as it arrives (blackbox_exporter's `identity`).
-    PROBER_COMPRESSION_IDENTITY = 1,
-    /// gzip (RFC 1952), members one after another.
-    PROBER_COMPRESSION_GZIP = 2,
-    /// Raw DEFLATE (RFC 1951), as Go's `compress/flate` and blackbox_exporter's `deflate`.
-    PROBER_COMPRESSION_DEFLATE = 3,
-    /// Brotli (RFC 7932).
-    PROBER_COMPRESSION_BR = 4,
+c_enum! {
+    /// Content codings an HTTP probe decodes its body with (`prober_spec_set_compression`).
+    pub enum prober_compression, inputs {
+        /// No decoding: the body as it arrives (the default, the kubelet's).
+        PROBER_COMPRESSION_NONE = 0,
+        /// The body as it arrives (blackbox_exporter's `identity`).
+        PROBER_COMPRESSION_IDENTITY = 1,
+        /// gzip (RFC 1952), members one after another.
+        PROBER_COMPRESSION_GZIP = 2,
+        /// Raw DEFLATE (RFC 1951), as Go's `compress/flate` and blackbox_exporter's `deflate`.
+        PROBER_COMPRESSION_DEFLATE = 3,
+        /// Brotli (RFC 7932).
+        PROBER_COMPRESSION_BR = 4,
+    }
 }
 
 /// Sets the content coding an HTTP probe decodes the final response's body with before it is
@@ -43,16 +44,16 @@ pub unsafe extern "C" fn prober_spec_set_compression(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        let c = match coding {
-            0 => None,
-            1 => Some(Compression::Identity),
-            2 => Some(Compression::Gzip),
-            3 => Some(Compression::Deflate),
-            4 => Some(Compression::Br),
-            other => {
+        let c = match prober_compression::from_code(coding) {
+            Some(prober_compression::PROBER_COMPRESSION_NONE) => None,
+            Some(prober_compression::PROBER_COMPRESSION_IDENTITY) => Some(Compression::Identity),
+            Some(prober_compression::PROBER_COMPRESSION_GZIP) => Some(Compression::Gzip),
+            Some(prober_compression::PROBER_COMPRESSION_DEFLATE) => Some(Compression::Deflate),
+            Some(prober_compression::PROBER_COMPRESSION_BR) => Some(Compression::Br),
+            None => {
                 return Err(set_error(
                     PROBER_E_INVALID_ENUM,
-                    format!("{other} is not a PROBER_COMPRESSION_* value"),
+                    format!("{coding} is not a PROBER_COMPRESSION_* value"),
                 ));
             }
         };

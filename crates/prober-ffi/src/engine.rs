@@ -9,7 +9,7 @@ use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
 use prober_core::Role;
 
 use crate::outcome::{
-    micros, prober_outcome, prober_reason, prober_result, prober_timings, timings_of,
+    micros, prober_outcome, prober_reason, prober_result, prober_role, prober_timings, timings_of,
 };
 use crate::ptr::{BoxedHandle, Out, out_slice_from_ptr};
 use crate::spec::{prober_spec, spec_status};
@@ -188,14 +188,9 @@ fn engine_error(e: EngineError) -> prober_status {
 }
 
 fn role_of(role: u32) -> Result<Role, prober_status> {
-    match role {
-        0 => Ok(Role::Startup),
-        1 => Ok(Role::Readiness),
-        2 => Ok(Role::Liveness),
-        other => {
-            Err(set_error(PROBER_E_INVALID_ENUM, format!("{other} is not a PROBER_ROLE_* value")))
-        }
-    }
+    prober_role::from_code(role).ok_or_else(|| {
+        set_error(PROBER_E_INVALID_ENUM, format!("{role} is not a PROBER_ROLE_* value"))
+    })
 }
 
 impl prober_engine {
@@ -564,7 +559,7 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
         Event::State { target, role, result, outcome } => {
             out.kind = prober_event_kind::PROBER_EVENT_STATE as u32;
             out.target = target;
-            out.role = role as u32;
+            out.role = prober_role::code_of(role);
             out.result = prober_result::code_of(result);
             outcome
         }
@@ -577,7 +572,7 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
         Event::HostRun { run, target, role, label } => {
             out.kind = prober_event_kind::PROBER_EVENT_HOST_RUN as u32;
             out.target = target;
-            out.role = role as u32;
+            out.role = prober_role::code_of(role);
             out.tag = run;
             // The label is held as an outcome's message, so its view lives as long as the
             // views of the batch's outcomes do; no outcome is reported.
@@ -594,7 +589,7 @@ fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
         Event::Run { target, role, outcome, late_us } => {
             out.kind = prober_event_kind::PROBER_EVENT_RUN as u32;
             out.target = target;
-            out.role = role as u32;
+            out.role = prober_role::code_of(role);
             out.result = prober_result::code_of(outcome.result);
             out.late_us = late_us;
             Some(outcome)

@@ -2,13 +2,17 @@
 //! only place its variants and numbers are written, which cbindgen reads after macro
 //! expansion), the conversions both ways and what C names them.
 //!
-//! Two shapes:
-//! - an enum of a Rust type (`prober_result` of `ProbeResult`, `prober_reason` of `Reason`):
-//!   each row names its Rust variant; made are `CODE_OF` (Rust to C, with a default for a Rust
-//!   value this build has no C number for, the Rust enums being `#[non_exhaustive]`), `ALL`
-//!   (every Rust value with a number, in the order of the table) and `from_code` (C to Rust);
+//! Three shapes:
+//! - an enum of a Rust type (`prober_result` of `ProbeResult`, `prober_role` of `Role`): each
+//!   row names its Rust variant; made are `code_of` (Rust to C; `default` names the row for a
+//!   Rust value this build has no C number for, where the Rust enum is `#[non_exhaustive]`),
+//!   `ALL` (every Rust value with a number, in the order of the table) and `from_code` (C to
+//!   Rust);
 //! - an enum with a message per row (`prober_status`): made is `message`, the static
-//!   description of a number (`prober_status_str`).
+//!   description of a number (`prober_status_str`);
+//! - an enum of inputs that map to more than a Rust variant (`prober_tls_verify`, whose
+//!   `_CA_FILE` takes a path; `prober_compression`, whose `_NONE` is no coding at all): made is
+//!   `from_code`, the C enum's own variant of a number, which the setter then matches by name.
 //!
 //! Numbers are the ABI: rows are only ever added, never renumbered (`ci/abi-check.sh`).
 
@@ -16,7 +20,7 @@
 macro_rules! c_enum {
     (
         $(#[$meta:meta])*
-        pub enum $c:ident of $rust:ident, default $default:ident {
+        pub enum $c:ident of $rust:ident $(, default $default:ident)? {
             $( $(#[$vmeta:meta])* $variant:ident = $value:literal => $rvariant:ident, )*
         }
     ) => {
@@ -33,11 +37,12 @@ macro_rules! c_enum {
             pub(crate) const ALL: &'static [$rust] = &[$( $rust::$rvariant ),*];
 
             /// The C number of `r`; the default row's for a value with none.
+            #[allow(dead_code)]
             pub(crate) fn code_of(r: $rust) -> u32 {
                 #[allow(unreachable_patterns)]
                 let c = match r {
                     $( $rust::$rvariant => $c::$variant, )*
-                    _ => $c::$default,
+                    $( _ => $c::$default, )?
                 };
                 c as u32
             }
@@ -75,6 +80,87 @@ macro_rules! c_enum {
             }
         }
     };
+    (
+        $(#[$meta:meta])*
+        pub enum $c:ident, inputs {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $c {
+            $( $(#[$vmeta])* $variant = $value, )*
+        }
+
+        impl $c {
+            /// The variant of C number `n`, if it is one of the table's.
+            pub(crate) fn from_code(n: u32) -> Option<$c> {
+                match n {
+                    $( $value => Some($c::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
 pub(crate) use c_enum;
+
+#[cfg(test)]
+mod tests {
+    use prober_core::{ClosePolicy, HttpVersion, RedirectPolicy, Role};
+
+    use crate::compression::prober_compression;
+    use crate::http_version::prober_http_version;
+    use crate::outcome::prober_role;
+    use crate::spec::{prober_close_policy, prober_redirect_policy};
+    use crate::tls::prober_tls_verify;
+
+    /// The tables that moved onto `c_enum!` keep the numbers of the matches they replaced, both
+    /// ways (the numbers are the ABI; `ci/header.sh --check` holds the header's).
+    #[test]
+    fn moved_tables_keep_their_numbers() {
+        let roles = [Role::Startup, Role::Readiness, Role::Liveness];
+        for (n, r) in (0..).zip(roles) {
+            assert_eq!((prober_role::from_code(n), prober_role::code_of(r)), (Some(r), n));
+        }
+        assert_eq!(prober_role::from_code(3), None);
+
+        use RedirectPolicy::{AnyHost, SameHost, SameOrigin};
+        for (n, p) in (0..).zip([SameHost, SameOrigin, RedirectPolicy::None, AnyHost]) {
+            assert_eq!(prober_redirect_policy::from_code(n), Some(p));
+        }
+        assert_eq!(prober_redirect_policy::from_code(4), None);
+
+        for (n, p) in (0..).zip([ClosePolicy::Reset, ClosePolicy::Fin]) {
+            assert_eq!(prober_close_policy::from_code(n), Some(p));
+        }
+        assert_eq!(prober_close_policy::from_code(2), None);
+
+        for (n, v) in (0..).zip([HttpVersion::Auto, HttpVersion::Http1, HttpVersion::H2c]) {
+            assert_eq!(prober_http_version::from_code(n), Some(v));
+        }
+        assert_eq!(prober_http_version::from_code(3), None);
+
+        use prober_compression::*;
+        let codings = [
+            PROBER_COMPRESSION_NONE,
+            PROBER_COMPRESSION_IDENTITY,
+            PROBER_COMPRESSION_GZIP,
+            PROBER_COMPRESSION_DEFLATE,
+            PROBER_COMPRESSION_BR,
+        ];
+        for (n, c) in (0..).zip(codings) {
+            assert_eq!(prober_compression::from_code(n), Some(c));
+        }
+        assert_eq!(prober_compression::from_code(5), None);
+
+        use prober_tls_verify::*;
+        let modes = [PROBER_TLS_VERIFY_NONE, PROBER_TLS_VERIFY_SYSTEM, PROBER_TLS_VERIFY_CA_FILE];
+        for (n, m) in (0..).zip(modes) {
+            assert_eq!(prober_tls_verify::from_code(n), Some(m));
+        }
+        assert_eq!(prober_tls_verify::from_code(3), None);
+    }
+}

@@ -3,23 +3,24 @@
 
 use prober_core::{HttpVersion, ProbeKind};
 
+use crate::enums::c_enum;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
-/// HTTP versions of HTTP probes (`prober_spec_set_http_version`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_http_version {
-    /// The kubelet's: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and `http/1.1`
-    /// and the probe speaks whichever the server picks.
-    PROBER_HTTP_VERSION_AUTO = 0,
-    /// HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
-    PROBER_HTTP_VERSION_HTTP1 = 1,
-    /// HTTP/2 over cleartext with prior knowledge (h2c) on `http://` URLs: the kubelet's
-    /// `httpGet.protocol: HTTP2` (KEP-5999).
-    PROBER_HTTP_VERSION_H2C = 2,
+c_enum! {
+    /// HTTP versions of HTTP probes (`prober_spec_set_http_version`).
+    pub enum prober_http_version of HttpVersion {
+        /// The kubelet's: HTTP/1.1 on `http://`; on `https://` TLS offers ALPN `h2` and `http/1.1`
+        /// and the probe speaks whichever the server picks.
+        PROBER_HTTP_VERSION_AUTO = 0 => Auto,
+        /// HTTP/1.1 only: ALPN offers `http/1.1` alone (the kubelet run with `DISABLE_HTTP2`).
+        PROBER_HTTP_VERSION_HTTP1 = 1 => Http1,
+        /// HTTP/2 over cleartext with prior knowledge (h2c) on `http://` URLs: the kubelet's
+        /// `httpGet.protocol: HTTP2` (KEP-5999).
+        PROBER_HTTP_VERSION_H2C = 2 => H2c,
+    }
 }
 
 /// Sets the HTTP version of an HTTP probe: one of `PROBER_HTTP_VERSION_*` (default
@@ -38,16 +39,11 @@ pub unsafe extern "C" fn prober_spec_set_http_version(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        let v = match version {
-            0 => HttpVersion::Auto,
-            1 => HttpVersion::Http1,
-            2 => HttpVersion::H2c,
-            other => {
-                return Err(set_error(
-                    PROBER_E_INVALID_ENUM,
-                    format!("{other} is not a PROBER_HTTP_VERSION_* value"),
-                ));
-            }
+        let Some(v) = prober_http_version::from_code(version) else {
+            return Err(set_error(
+                PROBER_E_INVALID_ENUM,
+                format!("{version} is not a PROBER_HTTP_VERSION_* value"),
+            ));
         };
         if !matches!(s.spec.kind, ProbeKind::Http(_)) {
             return Err(set_error(

@@ -4,7 +4,7 @@ use std::ffi::{CString, c_char};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use prober_core::{Outcome, ProbeResult, Reason};
+use prober_core::{Outcome, ProbeResult, Reason, Role};
 
 use crate::enums::c_enum;
 use crate::ptr::{BoxedHandle, Out};
@@ -27,16 +27,16 @@ c_enum! {
     }
 }
 
-/// Probe roles of a target's workers.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_role {
-    /// Gates the other two: they do not run until it has succeeded once.
-    PROBER_ROLE_STARTUP = 0,
-    /// Whether the target should receive traffic.
-    PROBER_ROLE_READINESS = 1,
-    /// Whether the target is alive: the kubelet restarts a container whose liveness fails.
-    PROBER_ROLE_LIVENESS = 2,
+c_enum! {
+    /// Probe roles of a target's workers.
+    pub enum prober_role of Role {
+        /// Gates the other two: they do not run until it has succeeded once.
+        PROBER_ROLE_STARTUP = 0 => Startup,
+        /// Whether the target should receive traffic.
+        PROBER_ROLE_READINESS = 1 => Readiness,
+        /// Whether the target is alive: the kubelet restarts a container whose liveness fails.
+        PROBER_ROLE_LIVENESS = 2 => Liveness,
+    }
 }
 
 c_enum! {

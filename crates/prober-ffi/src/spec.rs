@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use prober_core::{ClosePolicy, ProbeKind, ProbeSpec, RedirectPolicy, Schedule, SpecError};
 
+use crate::enums::c_enum;
 use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_slice_from_ptr, try_str_from_ptr};
 use crate::status::*;
 use crate::{guard, guard_status, set_error};
@@ -23,29 +24,29 @@ impl BoxedHandle for prober_spec {
 
 impl ExclusiveHandle for prober_spec {}
 
-/// Redirect policies of HTTP probes (`prober_spec_set_redirect_policy`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_redirect_policy {
-    /// Follow redirects to the same host name (port and scheme may change): the kubelet's rule.
-    PROBER_REDIRECT_SAME_HOST = 0,
-    /// Follow only when scheme, host and port all match.
-    PROBER_REDIRECT_SAME_ORIGIN = 1,
-    /// Never follow; a 3xx is a Warning.
-    PROBER_REDIRECT_NONE = 2,
-    /// Follow to any host, scheme and port, up to the limit (Go's client and
-    /// blackbox_exporter's rule).
-    PROBER_REDIRECT_ANY_HOST = 3,
+c_enum! {
+    /// Redirect policies of HTTP probes (`prober_spec_set_redirect_policy`).
+    pub enum prober_redirect_policy of RedirectPolicy {
+        /// Follow redirects to the same host name (port and scheme may change): the kubelet's rule.
+        PROBER_REDIRECT_SAME_HOST = 0 => SameHost,
+        /// Follow only when scheme, host and port all match.
+        PROBER_REDIRECT_SAME_ORIGIN = 1 => SameOrigin,
+        /// Never follow; a 3xx is a Warning.
+        PROBER_REDIRECT_NONE = 2 => None,
+        /// Follow to any host, scheme and port, up to the limit (Go's client and
+        /// blackbox_exporter's rule).
+        PROBER_REDIRECT_ANY_HOST = 3 => AnyHost,
+    }
 }
 
-/// How TCP and HTTP probes close their connections (`prober_spec_set_close_policy`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_close_policy {
-    /// RST (SO_LINGER 0): no TIME_WAIT left behind. The default.
-    PROBER_CLOSE_RESET = 0,
-    /// An orderly FIN close.
-    PROBER_CLOSE_FIN = 1,
+c_enum! {
+    /// How TCP and HTTP probes close their connections (`prober_spec_set_close_policy`).
+    pub enum prober_close_policy of ClosePolicy {
+        /// RST (SO_LINGER 0): no TIME_WAIT left behind. The default.
+        PROBER_CLOSE_RESET = 0 => Reset,
+        /// An orderly FIN close.
+        PROBER_CLOSE_FIN = 1 => Fin,
+    }
 }
 
 /// Maps a spec error to its status and records its text for `prober_last_error`.
@@ -391,17 +392,11 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        let p = match policy {
-            0 => RedirectPolicy::SameHost,
-            1 => RedirectPolicy::SameOrigin,
-            2 => RedirectPolicy::None,
-            3 => RedirectPolicy::AnyHost,
-            other => {
-                return Err(set_error(
-                    PROBER_E_INVALID_ENUM,
-                    format!("{other} is not a PROBER_REDIRECT_* value"),
-                ));
-            }
+        let Some(p) = prober_redirect_policy::from_code(policy) else {
+            return Err(set_error(
+                PROBER_E_INVALID_ENUM,
+                format!("{policy} is not a PROBER_REDIRECT_* value"),
+            ));
         };
         if !matches!(s.spec.kind, ProbeKind::Http(_)) {
             return Err(set_error(
@@ -425,15 +420,11 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        let p = match policy {
-            0 => ClosePolicy::Reset,
-            1 => ClosePolicy::Fin,
-            other => {
-                return Err(set_error(
-                    PROBER_E_INVALID_ENUM,
-                    format!("{other} is not a PROBER_CLOSE_* value"),
-                ));
-            }
+        let Some(p) = prober_close_policy::from_code(policy) else {
+            return Err(set_error(
+                PROBER_E_INVALID_ENUM,
+                format!("{policy} is not a PROBER_CLOSE_* value"),
+            ));
         };
         if matches!(s.spec.kind, ProbeKind::Exec(_) | ProbeKind::HostRun(_)) {
             return Err(set_error(

@@ -4,22 +4,23 @@ use std::ffi::c_char;
 
 use prober_core::{ProbeKind, ProbeSpec, TlsOptions, TlsVerify, TlsVersion};
 
+use crate::enums::c_enum;
 use crate::outcome::prober_outcome;
 use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_str_from_ptr};
 use crate::spec::{new_spec, prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard, guard_status, set_error};
 
-/// Certificate verification modes (`prober_spec_set_tls_verify`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_tls_verify {
-    /// No verification of chain or name: the kubelet's default (`InsecureSkipVerify`).
-    PROBER_TLS_VERIFY_NONE = 0,
-    /// Verify against the system's trust store.
-    PROBER_TLS_VERIFY_SYSTEM = 1,
-    /// Verify against the CA certificates of a PEM file.
-    PROBER_TLS_VERIFY_CA_FILE = 2,
+c_enum! {
+    /// Certificate verification modes (`prober_spec_set_tls_verify`).
+    pub enum prober_tls_verify, inputs {
+        /// No verification of chain or name: the kubelet's default (`InsecureSkipVerify`).
+        PROBER_TLS_VERIFY_NONE = 0,
+        /// Verify against the system's trust store.
+        PROBER_TLS_VERIFY_SYSTEM = 1,
+        /// Verify against the CA certificates of a PEM file.
+        PROBER_TLS_VERIFY_CA_FILE = 2,
+    }
 }
 
 /// A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
@@ -96,14 +97,16 @@ pub unsafe extern "C" fn prober_spec_set_tls_verify(
     ca_file: *const c_char,
 ) -> prober_status {
     edit_tls(spec, |t| {
-        t.verify = match mode {
-            0 => TlsVerify::None,
-            1 => TlsVerify::SystemRoots,
-            2 => TlsVerify::CaFile(try_str_from_ptr(ca_file, "ca_file")?.into()),
-            other => {
+        t.verify = match prober_tls_verify::from_code(mode) {
+            Some(prober_tls_verify::PROBER_TLS_VERIFY_NONE) => TlsVerify::None,
+            Some(prober_tls_verify::PROBER_TLS_VERIFY_SYSTEM) => TlsVerify::SystemRoots,
+            Some(prober_tls_verify::PROBER_TLS_VERIFY_CA_FILE) => {
+                TlsVerify::CaFile(try_str_from_ptr(ca_file, "ca_file")?.into())
+            }
+            None => {
                 return Err(set_error(
                     PROBER_E_INVALID_ENUM,
-                    format!("{other} is not a PROBER_TLS_VERIFY_* value"),
+                    format!("{mode} is not a PROBER_TLS_VERIFY_* value"),
                 ));
             }
         };

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use prober_core::{Role, SpecError};
 
-use crate::TargetId;
+use crate::event::TargetId;
 
 /// Engine options.
 #[derive(Clone, Copy, Debug)]

@@ -8,14 +8,13 @@ use prober_core::{Outcome, Role};
 use prober_io::{Ctx, Machine, Step};
 
 use crate::arena::Key;
-use crate::probe::AnyProbe;
-use crate::slots::Owner;
-use crate::slots::Slot;
+use crate::engine::Engine;
+use crate::event::{Event, TargetId};
+use crate::probe::{self, AnyProbe};
+use crate::slots::{Owner, Slot};
 use crate::timers::TimerKey;
 use crate::token::run_ctx;
 use crate::worker::Verdict;
-use crate::{Engine, TargetId};
-use crate::{Event, probe};
 use prober_core::ProbeResult;
 
 impl Engine {

@@ -7,7 +7,9 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::{Engine, Event, Handle};
+use crate::engine::Engine;
+use crate::event::Event;
+use crate::handle::Handle;
 
 /// A running engine thread. Use [`EngineThread::handle`] (`call`, `submit`, `trigger`) to drive
 /// it and [`EngineThread::events`] to receive its events. Dropping it stops the thread and

@@ -5,10 +5,11 @@ use std::time::{Duration, Instant};
 use prober_core::{Role, Schedule};
 
 use crate::arena::Key;
+use crate::engine::Engine;
+use crate::event::TargetId;
 use crate::probe::AnyProbe;
 use crate::slots::Owner;
 use crate::timers::TimerKey;
-use crate::{Engine, TargetId};
 
 impl Engine {
     pub(crate) fn worker_tick(

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::TargetServer;
+use crate::server::TargetServer;
 
 /// A named network namespace that lives as long as this guard.
 #[derive(Debug)]

@@ -30,7 +30,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig, ServerConnection};
 
-use crate::TargetServer;
+use crate::server::TargetServer;
 use crate::threads::{Restarting, lock, retry_interrupted};
 
 /// A certificate and its private key, PEM and DER.

@@ -3,7 +3,7 @@
 //! `connect` started.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use mio::net::TcpStream;
@@ -27,28 +27,32 @@ pub(crate) fn in_ephemeral_range(port: u16) -> bool {
     (low..=high).contains(&port)
 }
 
-/// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
+/// A new nonblocking, close-on-exec socket with its close policy applied, bound to `source`
+/// when one is given, connecting to `addr`.
 /// An error comes with the step that failed, for the message ("cannot create socket: too many
 /// open files").
 pub(crate) fn open(
     addr: SocketAddr,
     close: ClosePolicy,
     nodelay: bool,
+    source: Option<IpAddr>,
 ) -> Result<TcpStream, (&'static str, io::Error)> {
     // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
     let socket =
         Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
             .map_err(|e| ("cannot create socket", e))?;
-    arm(socket, addr, close, nodelay)
+    arm(socket, addr, close, nodelay, source)
 }
 
-/// Applies the close policy and options to a new nonblocking socket and starts connecting it
-/// to `addr`.
+/// Applies the close policy and options to a new nonblocking socket, binds it to `source` (port
+/// 0: the system's choice) when one is given, and starts connecting it to `addr`. The socket
+/// may have been made in another network namespace: the bind then looks for `source` there.
 pub(crate) fn arm(
     socket: Socket,
     addr: SocketAddr,
     close: ClosePolicy,
     nodelay: bool,
+    source: Option<IpAddr>,
 ) -> Result<TcpStream, (&'static str, io::Error)> {
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
@@ -56,6 +60,9 @@ pub(crate) fn arm(
     }
     if nodelay {
         socket.set_tcp_nodelay(true).map_err(|e| ("setsockopt", e))?;
+    }
+    if let Some(ip) = source {
+        socket.bind(&SocketAddr::new(ip, 0).into()).map_err(|e| ("bind", e))?;
     }
     match socket.connect(&addr.into()) {
         Ok(()) => {}

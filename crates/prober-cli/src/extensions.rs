@@ -38,6 +38,8 @@ pub struct CheckFlags {
     /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
     http_version: Option<(&'static str, HttpVersion)>,
     netns: Option<String>,
+    /// `--source-address ADDR`, as given.
+    source_address: Option<String>,
     /// curl's `-4` / `-6`, or `--prefer-ipv4` / `--prefer-ipv6`: the last one given.
     ip_family: Option<(&'static str, IpFamily)>,
     /// `--send`, `--expect` and `--send-template` in command-line order (steps, see
@@ -117,6 +119,7 @@ impl CheckFlags {
             "-A" | "--user-agent" => &mut self.user_agent,
             "--authority" => &mut self.authority,
             "--netns" => &mut self.netns,
+            "--source-address" => &mut self.source_address,
             "-x" | "--proxy" => &mut self.proxy,
             "--noproxy" => &mut self.noproxy,
             _ => return Ok(false),
@@ -208,6 +211,14 @@ impl CheckFlags {
     pub fn apply_ip_family(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
         let Some((opt, family)) = self.ip_family else { return Ok(()) };
         spec.set_ip_family(family).map_err(|e| args.usage(format!("{opt}: {e}")))
+    }
+
+    /// `--source-address ADDR`: the local address the probe's sockets are bound to.
+    pub fn apply_source_address(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        let Some(text) = &self.source_address else { return Ok(()) };
+        prober::parse_source_address(text)
+            .and_then(|ip| spec.set_source_address(Some(ip)))
+            .map_err(|e| args.usage(format!("--source-address: {e}")))
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,

@@ -20,6 +20,18 @@ pub fn source_family_admits(source: IpAddr, target: SocketAddr) -> bool {
     source.is_unspecified() || IpFamily::is_v6(source) == IpFamily::is_v6(target.ip())
 }
 
+/// A source address as written on every surface (C, Go, the command line, watch files,
+/// blackbox_exporter's module file): an IPv4 or IPv6 address, without port, brackets or zone.
+///
+/// # Errors
+///
+/// [`SpecError::InvalidRequest`] naming the text.
+pub fn parse_source_address(text: &str) -> Result<IpAddr, SpecError> {
+    text.parse().map_err(|_| {
+        SpecError::InvalidRequest(format!("source address {text:?} is not an IP address"))
+    })
+}
+
 impl ProbeSpec {
     /// Binds the socket of a TCP, HTTP(S) or gRPC probe to the local address `source` before
     /// it connects (blackbox_exporter's `source_ip_address`); `None` (the default) lets the
@@ -82,6 +94,15 @@ mod tests {
 
     fn at(ip: &str) -> SocketAddr {
         SocketAddr::new(ip.parse().unwrap(), 80)
+    }
+
+    #[test]
+    fn parses_bare_addresses_only() {
+        assert_eq!(parse_source_address("::1"), Ok(IpAddr::from([0, 0, 0, 0, 0, 0, 0, 1])));
+        for bad in ["127.0.0.2:80", "[::1]", "fe80::1%lo", "localhost", ""] {
+            let err = parse_source_address(bad).unwrap_err().to_string();
+            assert!(err.contains(&format!("source address {bad:?} is not an IP address")), "{err}");
+        }
     }
 
     #[test]

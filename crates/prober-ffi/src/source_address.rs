@@ -1,8 +1,8 @@
 //! The local address of TCP, HTTP(S) and gRPC probes (issue 34, blackbox_exporter's
 //! `source_ip_address`): `prober_spec_set_source_address`.
 
+use prober_core::parse_source_address;
 use std::ffi::c_char;
-use std::net::IpAddr;
 
 use crate::ptr::{ExclusiveHandle, try_str_from_ptr};
 use crate::spec::prober_spec;
@@ -40,13 +40,7 @@ pub unsafe extern "C" fn prober_spec_set_source_address(
             true => None,
             false => {
                 let text = try_str_from_ptr(address, "address")?;
-                let Ok(ip) = text.parse::<IpAddr>() else {
-                    return Err(set_error(
-                        PROBER_E_INVALID,
-                        format!("source address {text:?} is not an IP address"),
-                    ));
-                };
-                Some(ip)
+                Some(parse_source_address(text).map_err(|e| set_error(PROBER_E_INVALID, e))?)
             }
         };
         s.spec.set_source_address(source).map_err(|e| set_error(PROBER_E_WRONG_KIND, e))

@@ -67,6 +67,16 @@ impl ProbeSpec {
         Ok(())
     }
 
+    /// [`ProbeSpec::set_source_address`] of an address as written ([`parse_source_address`]):
+    /// what the command line, watch files and module files give.
+    ///
+    /// # Errors
+    ///
+    /// As [`parse_source_address`] and [`ProbeSpec::set_source_address`].
+    pub fn set_source_address_text(&mut self, text: &str) -> Result<(), SpecError> {
+        self.set_source_address(Some(parse_source_address(text)?))
+    }
+
     /// [`ProbeSpec::set_source_address`] for building a spec in one expression.
     ///
     /// # Errors

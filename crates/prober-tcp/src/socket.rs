@@ -62,6 +62,9 @@ pub(crate) fn arm(
         socket.set_tcp_nodelay(true).map_err(|e| ("setsockopt", e))?;
     }
     if let Some(ip) = source {
+        // Only an optimisation (the port chosen at connect, per four-tuple): a kernel without
+        // it still binds, reserving the port at bind.
+        let _ = crate::sys::bind_address_no_port(&socket);
         socket.bind(&SocketAddr::new(ip, 0).into()).map_err(|e| ("bind", e))?;
     }
     match socket.connect(&addr.into()) {
@@ -85,5 +88,40 @@ pub(crate) fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpSt
         Ok(()) => Ok(stream),
         Err(e) if started(&e) => Ok(stream),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prober_core::ClosePolicy;
+
+    /// A socket bound to a source address gets its local port at connect, not at bind: the
+    /// bound address reads port 0 until then (IP_BIND_ADDRESS_NO_PORT), so probes from one
+    /// address share the ephemeral range by four-tuple. After connecting it has a port, from
+    /// that address.
+    #[test]
+    fn source_bind_leaves_the_port_to_connect() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap();
+        let source: IpAddr = "127.0.0.2".parse().unwrap();
+        for v6 in [false, true] {
+            let (domain, bind_to) = if v6 {
+                (Domain::IPV6, SocketAddr::new("::1".parse().unwrap(), 0))
+            } else {
+                (Domain::IPV4, SocketAddr::new(source, 0))
+            };
+            let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP)).unwrap();
+            crate::sys::bind_address_no_port(&socket).unwrap();
+            socket.bind(&bind_to.into()).unwrap();
+            let bound = socket.local_addr().unwrap().as_socket().unwrap();
+            assert_eq!((bound.ip(), bound.port()), (bind_to.ip(), 0), "v6: {v6}");
+        }
+        let stream =
+            open(target, ClosePolicy::Reset, false, Some(source)).map_err(|(_, e)| e).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert_eq!(peer.ip(), source);
+        assert_ne!(peer.port(), 0);
+        drop(stream);
     }
 }

@@ -1754,6 +1754,30 @@ prober_status prober_spec_set_grpc_authority(prober_spec *spec, const char *auth
 prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
 
 /**
+ * Binds the socket of a TCP, HTTP(S) or gRPC probe to the local IP address `address`
+ * (`"10.0.0.5"`, `"fd00::5"`; no port, no brackets) before it connects; NULL: the system
+ * chooses (the default). Every connection of a run is bound (each redirect hop, the one to a
+ * proxy), in the probe's network namespace when it has one (the address is looked up
+ * there). Only the target's addresses of `address`'s family are connected to, after
+ * `prober_spec_set_ip_family` has chosen among them: when none is left the run is a Failure
+ * with `PROBER_REASON_DNS`, the message naming the source address (`no suitable address
+ * found`). An address this host (or namespace) does not have is a Failure with
+ * `PROBER_REASON_UNREACHABLE`: `dial tcp 192.0.2.1:0->10.0.0.1:80: bind: cannot assign
+ * requested address`. `"0.0.0.0"` and `"::"` bind nothing. Kept-alive connections are only
+ * reused by probes with the same source address. A probe through a Unix socket takes it and
+ * ignores it.
+ *
+ * # Errors
+ * `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for text that
+ * is not an IP address, `PROBER_E_WRONG_KIND` for an exec probe.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `address`
+ * must be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_source_address(prober_spec *spec, const char *address);
+
+/**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`
  * (1..=65535). A host with anything else in it (a port, `/`, `?`, `#`, `@`, spaces,
  * non-ASCII) is `PROBER_E_INVALID_HOST`. On success `*out` owns a new spec (free it with `prober_spec_free`).

@@ -68,6 +68,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"strings"
 	"time"
 	"unsafe"
@@ -369,6 +370,15 @@ type Spec struct {
 	// ReasonDNS), PreferIPv4 or PreferIPv6 (that family when the host has it, else the other).
 	// Kept-alive connections serve only probes of the same family.
 	IPFamily IPFamily
+	// SourceAddress: TCP, HTTP(S) and gRPC probes; bind every socket of a run (each redirect
+	// hop, the one to a proxy) to this local address before it connects, in the probe's
+	// network namespace when it has one (blackbox_exporter's source_ip_address, Go's
+	// net.Dialer.LocalAddr). Only the target's addresses of its family are connected to,
+	// after IPFamily has chosen: none left is a Failure with ReasonDNS naming the address; an
+	// address this host does not have is a Failure with ReasonUnreachable ("bind: cannot
+	// assign requested address"). An address with a zone is refused (StatusInvalid). The zero
+	// Addr: the system chooses. Kept-alive connections serve only probes of the same source.
+	SourceAddress netip.Addr
 }
 
 // TCP is a TCP connect probe of host:port.
@@ -674,6 +684,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		return err
 	}
 	if err := b.configureIPFamily(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureSourceAddress(s, cs); err != nil {
 		return err
 	}
 	if err := b.configureTCPSteps(s, cs); err != nil {

@@ -25,12 +25,18 @@ pub(crate) struct QrStep {
 
 /// Fills `m` from the module's `tcp:` section.
 pub(crate) fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {
-    if t.source_ip_address.is_some() {
-        return Err("tcp.source_ip_address is not supported by prober serve".into());
-    }
     let family = ip_family(t.preferred_ip_protocol.as_deref(), t.ip_protocol_fallback, "tcp")?;
     let mut spec = ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?;
     spec.set_ip_family(family).map_err(|e| e.to_string())?;
+    // blackbox_exporter's `dialTCP`: the dialer's `LocalAddr` when the text is not empty. Go's
+    // dialer then keeps only the chosen address if it is of the source's family ("no
+    // suitable address found" otherwise), as the library's connector does. Text that is not
+    // an address fails each of blackbox's probes; here the module is refused at start.
+    if let Some(text) = t.source_ip_address.as_deref().filter(|s| !s.is_empty()) {
+        let ip = prober::parse_source_address(text)
+            .map_err(|e| format!("tcp.source_ip_address: {e}"))?;
+        spec.set_source_address(Some(ip)).map_err(|e| e.to_string())?;
+    }
     let (steps, qr) = query_response(&t.query_response, "tcp")?;
     let starttls = steps.iter().any(|s| s.starttls);
     if t.tls && starttls {

@@ -338,8 +338,6 @@ impl Given {
         }
         self.tls.apply(p, &mut spec, kind)?;
         self.extensions.apply(p, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
-        self.extensions.apply_netns(p, &mut spec)?;
-        self.extensions.apply_ip_family(p, &mut spec)?;
         Ok(CheckArgs { spec, json: self.json })
     }
 }

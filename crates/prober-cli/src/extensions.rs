@@ -38,8 +38,10 @@ pub struct CheckFlags {
     /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
     http_version: Option<(&'static str, HttpVersion)>,
     netns: Option<String>,
+    /// `--source-address ADDR`, as given.
+    source_address: Option<String>,
     /// curl's `-4` / `-6`, or `--prefer-ipv4` / `--prefer-ipv6`: the last one given.
-    ip_family: Option<(&'static str, IpFamily)>,
+    ip_family: Option<IpFamily>,
     /// `--send`, `--expect` and `--send-template` in command-line order (steps, see
     /// [`CheckFlags::steps`]).
     exchange: Vec<(&'static str, String)>,
@@ -76,15 +78,8 @@ impl CheckFlags {
             self.http_version = version;
             return Ok(true);
         }
-        let family = match opt {
-            "-4" | "--ipv4" => Some(("-4", IpFamily::V4)),
-            "-6" | "--ipv6" => Some(("-6", IpFamily::V6)),
-            "--prefer-ipv4" => Some(("--prefer-ipv4", IpFamily::PreferV4)),
-            "--prefer-ipv6" => Some(("--prefer-ipv6", IpFamily::PreferV6)),
-            _ => None,
-        };
-        if family.is_some() {
-            self.ip_family = family;
+        if let Some(family) = IpFamily::from_flag(opt) {
+            self.ip_family = Some(family);
             return Ok(true);
         }
         if opt == "--proxy-header" {
@@ -117,6 +112,7 @@ impl CheckFlags {
             "-A" | "--user-agent" => &mut self.user_agent,
             "--authority" => &mut self.authority,
             "--netns" => &mut self.netns,
+            "--source-address" => &mut self.source_address,
             "-x" | "--proxy" => &mut self.proxy,
             "--noproxy" => &mut self.noproxy,
             _ => return Ok(false),
@@ -198,16 +194,20 @@ impl CheckFlags {
         }
     }
 
-    /// `--netns PATH`: the probe's sockets are made in that network namespace.
-    pub fn apply_netns(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
-        let Some(path) = &self.netns else { return Ok(()) };
-        spec.set_netns(path).map_err(|e| args.usage(format!("--netns: {e}")))
-    }
-
-    /// `-4`, `-6`, `--prefer-ipv4`, `--prefer-ipv6`: the addresses the probe connects to.
-    pub fn apply_ip_family(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
-        let Some((opt, family)) = self.ip_family else { return Ok(()) };
-        spec.set_ip_family(family).map_err(|e| args.usage(format!("{opt}: {e}")))
+    /// `--netns PATH`, `-4`/`-6`/`--prefer-ipv4`/`--prefer-ipv6` and `--source-address ADDR`:
+    /// where the probe's sockets are made, which addresses they connect to, and from where.
+    fn apply_connection(&self, args: &Parser, spec: &mut ProbeSpec) -> Result<(), Failure> {
+        if let Some(path) = &self.netns {
+            spec.set_netns(path).map_err(|e| args.usage(format!("--netns: {e}")))?;
+        }
+        if let Some(f) = self.ip_family {
+            spec.set_ip_family(f).map_err(|e| args.usage(format!("{}: {e}", f.flag())))?;
+        }
+        if let Some(text) = &self.source_address {
+            let set = spec.set_source_address_text(text);
+            set.map_err(|e| args.usage(format!("--source-address: {e}")))?;
+        }
+        Ok(())
     }
 
     /// Applies the flags to `spec`; `is_http` says whether the target is http:// or https://,
@@ -264,6 +264,7 @@ impl CheckFlags {
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
         }
+        self.apply_connection(args, spec)?;
         self.apply_request(args, spec, is_http)?;
         self.apply_http_client(args, spec, is_http)?;
         self.apply_http_version(args, spec, is_http)?;

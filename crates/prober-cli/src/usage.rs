@@ -153,6 +153,7 @@ Address family (tcp://, http://, https:// and grpc:// targets; every redirect ho
   --prefer-ipv4          the name's IPv4 addresses if it has any, else its IPv6 ones
   --prefer-ipv6          the name's IPv6 addresses if it has any, else its IPv4 ones
                          (default: every address, raced as Go's dialer does)
+  --source-address ADDR  bind the sockets to ADDR, one of this host's (source_ip_address)
 
 Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)

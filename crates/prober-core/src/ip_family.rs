@@ -67,6 +67,30 @@ impl IpFamily {
         }
     }
 
+    /// The family of a command-line flag (curl's `-4` / `--ipv4`, `-6` / `--ipv6`, and
+    /// `--prefer-ipv4`, `--prefer-ipv6`), or `None` for any other text.
+    pub fn from_flag(flag: &str) -> Option<IpFamily> {
+        match flag {
+            "-4" | "--ipv4" => Some(IpFamily::V4),
+            "-6" | "--ipv6" => Some(IpFamily::V6),
+            "--prefer-ipv4" => Some(IpFamily::PreferV4),
+            "--prefer-ipv6" => Some(IpFamily::PreferV6),
+            _ => None,
+        }
+    }
+
+    /// The flag that names the family in messages (`-4`, `-6`, `--prefer-ipv4`,
+    /// `--prefer-ipv6`; `--ipv-any` for [`IpFamily::Any`], which no flag sets).
+    pub fn flag(self) -> &'static str {
+        match self {
+            IpFamily::Any => "--ipv-any",
+            IpFamily::V4 => "-4",
+            IpFamily::V6 => "-6",
+            IpFamily::PreferV4 => "--prefer-ipv4",
+            IpFamily::PreferV6 => "--prefer-ipv6",
+        }
+    }
+
     /// The family of its C ABI number, or `None` for a number no family has.
     pub fn from_u32(value: u32) -> Option<IpFamily> {
         IP_FAMILIES.into_iter().find(|f| *f as u32 == value)
@@ -197,6 +221,11 @@ mod tests {
         }
         assert_eq!(IpFamily::from_u32(5), None);
         assert_eq!(IpFamily::from_name("6"), Some(IpFamily::V6));
+        for f in &IP_FAMILIES[1..] {
+            assert_eq!(IpFamily::from_flag(f.flag()), Some(*f));
+        }
+        assert_eq!(IpFamily::from_flag("--ipv6"), Some(IpFamily::V6));
+        assert_eq!(IpFamily::from_flag(IpFamily::Any.flag()), None);
     }
 
     #[test]

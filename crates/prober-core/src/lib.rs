@@ -18,6 +18,7 @@ mod outcome;
 mod request;
 mod schedule;
 mod secret;
+mod source_address;
 mod spec;
 mod unix;
 pub mod url;
@@ -36,6 +37,7 @@ pub use secret::{
     REDACTED, RedactedHeaders, Secret, is_secret_header, printable_header_value,
     redact_quoted_values, redact_target, redact_userinfo, target_userinfo,
 };
+pub use source_address::{parse_source_address, source_family_admits};
 pub use spec::{
     ClosePolicy, Compression, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT,
     DEFAULT_USER_AGENT, ExecSpec, GrpcSpec, HostRunSpec, HttpProxy, HttpSpec, HttpVersion,

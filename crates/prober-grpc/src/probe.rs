@@ -133,7 +133,7 @@ impl GrpcProbe {
             metadata: spec.metadata.clone(),
             target: Target {
                 host: if spec.host.is_empty() && spec.unix_socket.is_none() {
-                    unspecified_host(spec.ip_family).to_string()
+                    unspecified_host(spec.ip_family, spec.source_address).to_string()
                 } else {
                     spec.host.clone()
                 },
@@ -145,6 +145,7 @@ impl GrpcProbe {
                 keep_alive: spec.keep_alive,
                 netns: spec.netns.clone(),
                 ip_family: spec.ip_family,
+                source: spec.source_address,
             },
             addr,
             authority,
@@ -534,6 +535,7 @@ struct Target {
     keep_alive: bool,
     netns: Option<prober_core::NetNs>,
     ip_family: prober_core::IpFamily,
+    source: Option<std::net::IpAddr>,
 }
 
 impl Target {
@@ -552,6 +554,7 @@ impl Target {
             filter: self.filter.as_ref(),
             netns: self.netns.as_ref(),
             ip_family: self.ip_family,
+            source: self.source,
         }
     }
 }
@@ -559,9 +562,18 @@ impl Target {
 /// What Go's dialer connects to for an empty host (`":PORT"`): the unspecified address of the
 /// family it prefers, IPv6 where the machine can open an IPv6 socket (Linux connects to its
 /// loopback, `::1`), else IPv4. Looked up once per process. An address family that excludes
-/// or does not prefer IPv6 gets IPv4's (`0.0.0.0`), one that requires it IPv6's.
-fn unspecified_host(family: prober_core::IpFamily) -> &'static str {
+/// or does not prefer IPv6 gets IPv4's (`0.0.0.0`), one that requires it IPv6's; a source
+/// address its own family's, as Go's dialer picks the socket's family from its local address.
+fn unspecified_host(
+    family: prober_core::IpFamily,
+    source: Option<std::net::IpAddr>,
+) -> &'static str {
     use prober_core::IpFamily;
+    match source.filter(|ip| !ip.is_unspecified()) {
+        Some(ip) if IpFamily::is_v6(ip) => return "::",
+        Some(_) => return "0.0.0.0",
+        None => {}
+    }
     match family {
         IpFamily::V4 | IpFamily::PreferV4 => return "0.0.0.0",
         IpFamily::V6 => return "::",

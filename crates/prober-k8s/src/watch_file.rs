@@ -46,6 +46,23 @@ pub(crate) struct TargetDef {
     /// `any` (default), `ipv4`, `ipv6`, `prefer-ipv4`, `prefer-ipv6`, as `check -4`, `-6`,
     /// `--prefer-ipv4`, `--prefer-ipv6`.
     pub ip_family: Option<String>,
+    /// The local address the target's network probes bind their sockets to (not a container
+    /// field), as `check --source-address`.
+    pub source_address: Option<String>,
+}
+
+/// `sourceAddress:` of a target: every network probe of it binds its sockets to that address.
+/// Exec probes have no socket and are left as they are.
+fn apply_source_address(p: &mut TargetPlan, text: &str, label: &str) -> Result<(), LoadError> {
+    let ip = prober_core::parse_source_address(text)
+        .map_err(|e| LoadError::File(format!("{label}: sourceAddress: {e}")))?;
+    for (_, spec, _) in &mut p.probes {
+        if !matches!(spec.kind, prober_core::ProbeKind::Exec(_)) {
+            spec.set_source_address(Some(ip))
+                .map_err(|e| LoadError::File(format!("{label}: sourceAddress: {e}")))?;
+        }
+    }
+    Ok(())
 }
 
 /// `ipFamily:` of a target: every network probe of it connects to that family's addresses
@@ -219,6 +236,9 @@ pub fn load_watch_file(
         }
         if let Some(name) = &t.ip_family {
             apply_ip_family(&mut p, name, &src.label)?;
+        }
+        if let Some(text) = &t.source_address {
+            apply_source_address(&mut p, text, &src.label)?;
         }
         plans.push(p);
     }

@@ -17,7 +17,9 @@
 //! (`dial tcp 127.0.0.1:1: connect: connection refused`).
 //!
 //! With an address family ([`Connector::with_ip_family`]) only the chosen family's addresses
-//! enter the race, so a `Prefer*` family or a single one never races the other.
+//! enter the race, so a `Prefer*` family or a single one never races the other. With a source
+//! address ([`Connector::with_source`]) only those of its family are left after that, and each
+//! socket is bound to it before its `connect`.
 //!
 //! Owners route readiness of tokens `sub` and `sub + 1` to [`Connector::ready`] while it
 //! connects ([`Connector::owns`]), and call [`Connector::timer`] at [`Connector::wake_at`]. A
@@ -47,6 +49,8 @@ use prober_io::{Ctx, NsSockets, Ready};
 use socket2::Socket;
 
 use crate::conn::Conn;
+
+mod select;
 use crate::socket::{arm, in_ephemeral_range, open, reconnect};
 use crate::stream::{Peer, Stream};
 
@@ -146,6 +150,8 @@ pub struct Connector {
     ns: Option<Box<NsConnect>>,
     /// Connect only to the addresses of this family (see [`Connector::with_ip_family`]).
     family: IpFamily,
+    /// Bind each socket to this local address (see [`Connector::with_source`]).
+    source: Option<IpAddr>,
 }
 
 /// A connection made in another network namespace: the sockets come from the `prober-netns`
@@ -184,6 +190,7 @@ impl Connector {
             filter: None,
             ns: None,
             family: IpFamily::Any,
+            source: None,
         }
     }
 
@@ -238,11 +245,26 @@ impl Connector {
         self
     }
 
+    /// Binds each socket to the local address `source` (port 0: the system's choice) before
+    /// it connects, and connects only to the addresses of its family, after
+    /// [`Connector::with_ip_family`] has chosen (Go's dialer with a `LocalAddr`). When none is
+    /// left the connect fails with reason `dns` (nothing was sent anywhere), naming the
+    /// source; a bind that fails (an address this host does not have) is that address's
+    /// connect error, in Go's words (`dial tcp 192.0.2.1:0->127.0.0.1:80: bind: cannot assign
+    /// requested address`). An unspecified address (`0.0.0.0`, `::`) binds nothing, as in Go.
+    pub fn with_source(mut self, source: Option<IpAddr>) -> Connector {
+        self.source = source.map(|ip| ip.to_canonical()).filter(|ip| !ip.is_unspecified());
+        self
+    }
+
     /// Whether this connector's sockets go to and come from the driver's pool: only sockets
-    /// with no option beyond the reset policy's SO_LINGER 0, so a pooled socket fits any
-    /// connector that asks for one.
+    /// with no option beyond the reset policy's SO_LINGER 0 (and no bound address), so a
+    /// pooled socket fits any connector that asks for one.
     fn poolable(&self) -> bool {
-        self.close == ClosePolicy::Reset && !self.nodelay && self.ns.is_none()
+        self.close == ClosePolicy::Reset
+            && !self.nodelay
+            && self.ns.is_none()
+            && self.source.is_none()
     }
 
     /// A connector for addresses that are already known, tried in order (no resolution).
@@ -322,6 +344,9 @@ impl Connector {
         if let Some(step) = self.apply_family() {
             return step;
         }
+        if let Some(step) = self.apply_source() {
+            return step;
+        }
         if let Some(step) = self.apply_filter() {
             return step;
         }
@@ -332,110 +357,6 @@ impl Connector {
         }
         self.state = State::Connecting;
         self.advance(cx, 0)
-    }
-
-    /// Drops the addresses of the family not chosen; `Some(Failed)` when the family required
-    /// has none.
-    ///
-    /// With an allow-list, a preference looks only at the addresses the list admits: a name
-    /// whose IPv6 addresses are all refused goes to its admitted IPv4 ones rather than fail
-    /// (the allow-list still checks each address connected to, after this).
-    fn apply_family(&mut self) -> Option<ConnectStep> {
-        let admitted: Option<Vec<SocketAddr>> = match (&self.filter, self.family) {
-            (Some(f), IpFamily::PreferV4 | IpFamily::PreferV6) => {
-                let name = self.name.as_deref();
-                Some(
-                    self.addrs
-                        .as_slice()
-                        .iter()
-                        .filter(|a| f.check(name, **a).is_ok())
-                        .copied()
-                        .collect(),
-                )
-            }
-            _ => None,
-        };
-        if admitted.as_ref().is_some_and(Vec::is_empty) {
-            return None; // none is admitted: the allow-list says so, naming an address
-        }
-        let basis = admitted.as_deref().unwrap_or(self.addrs.as_slice());
-        let wanted = match self.family.select(basis) {
-            Ok(None) => return None,
-            Ok(Some(v6)) => v6,
-            Err(v6) => return Some(self.fail_family(v6)),
-        };
-        if let Addrs::List(list) = &mut self.addrs {
-            let keep: Vec<bool> = list.iter().map(|a| IpFamily::is_v6(a.ip()) == wanted).collect();
-            let mut kept = keep.iter();
-            list.retain(|_| kept.next() == Some(&true));
-            // A namespace's sockets were made one per address, in the list's order: they go
-            // with their addresses (the others are closed here, unused).
-            if let Some(ns) = &mut self.ns {
-                let mut kept = keep.iter();
-                ns.sockets.retain(|_| kept.next() == Some(&true));
-            }
-        }
-        None
-    }
-
-    /// No address of the family required (`v6`): a name's lookup found none, or the IP
-    /// literal is of the other family.
-    fn fail_family(&mut self, v6: bool) -> ConnectStep {
-        self.state = State::Finished;
-        let (net, want, other) =
-            if v6 { ("tcp6", "IPv6", "IPv4") } else { ("tcp4", "IPv4", "IPv6") };
-        let message = match (&self.name, self.addrs.as_slice().first()) {
-            (Some(name), _) => {
-                format!(
-                    "dial {net}: lookup {name}: no {want} address (only {want} was asked for; the name has {other} addresses only)"
-                )
-            }
-            (None, Some(a)) => {
-                format!(
-                    "dial {net} {a}: {} is an {other} address (only {want} was asked for)",
-                    a.ip()
-                )
-            }
-            (None, None) => format!("dial {net}: no {want} address"),
-        };
-        ConnectStep::Failed(ConnectError { reason: Reason::Dns, message })
-    }
-
-    /// Drops the addresses the filter refuses; `Some(Failed)` when none is left.
-    fn apply_filter(&mut self) -> Option<ConnectStep> {
-        let filter = self.filter.as_deref()?;
-        let name = self.name.as_deref();
-        let refused = match &mut self.addrs {
-            Addrs::One(a) => filter.check(name, *a).err().map(|e| (*a, e)),
-            Addrs::List(list) => {
-                let mut first = None;
-                let keep: Vec<bool> = list
-                    .iter()
-                    .map(|a| match filter.check(name, *a) {
-                        Ok(()) => true,
-                        Err(e) => {
-                            first.get_or_insert((*a, e));
-                            false
-                        }
-                    })
-                    .collect();
-                let mut kept = keep.iter();
-                list.retain(|_| kept.next() == Some(&true));
-                // A namespace's sockets were made one per address, in the list's order: they
-                // go with their addresses.
-                if let Some(ns) = &mut self.ns {
-                    let mut kept = keep.iter();
-                    ns.sockets.retain(|_| kept.next() == Some(&true));
-                }
-                first.filter(|_| list.is_empty())
-            }
-        };
-        let (addr, why) = refused?;
-        self.state = State::Finished;
-        Some(ConnectStep::Failed(ConnectError {
-            reason: Reason::Denied,
-            message: format!("dial tcp {addr}: not allowed: {why}"),
-        }))
     }
 
     fn first_is_ipv6(&self) -> bool {
@@ -610,12 +531,22 @@ impl Connector {
     /// node lacked (`connect_next` ends the race at such an error).
     fn record_op_error(&mut self, which: usize, addr: SocketAddr, op: &str, e: &io::Error) {
         let reason = Reason::from_io(e);
+        let at = self.source_to(addr);
         let attempt = &mut self.attempts[which];
         if attempt.first_error.is_none() || reason == Reason::Resource {
             attempt.first_error = Some(ConnectError {
                 reason,
-                message: format!("dial tcp {addr}: {op}: {}", os_error_text(e)),
+                message: format!("dial tcp {at}: {op}: {}", os_error_text(e)),
             });
+        }
+    }
+
+    /// The operand of `dial tcp` in a message: `to`, or `source:0->to` with a source address,
+    /// as Go's `net.OpError` prints a dial with a local address.
+    fn source_to(&self, to: impl std::fmt::Display) -> String {
+        match self.source {
+            Some(ip) => format!("{}->{to}", SocketAddr::new(ip, 0)),
+            None => to.to_string(),
         }
     }
 
@@ -679,14 +610,16 @@ impl Connector {
                     reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
                 }
                 (None, Some(ns)) => match ns.sockets.get_mut(i).and_then(Option::take) {
-                    Some(fd) => arm(Socket::from(fd), addr, self.close, self.nodelay),
+                    Some(fd) => arm(Socket::from(fd), addr, self.close, self.nodelay, self.source),
                     // Used already: a redial of the same address after a self-connect. The
                     // pool made one socket per address, so there is none for it: refused, as Go
                     // reports a self-connect it gave up on.
                     None => Err(("connect", io::Error::from_raw_os_error(libc::ECONNREFUSED))),
                 }
                 .map(|s| (s, false)),
-                (None, None) => open(addr, self.close, self.nodelay).map(|s| (s, false)),
+                (None, None) => {
+                    open(addr, self.close, self.nodelay, self.source).map(|s| (s, false))
+                }
             };
             match opened {
                 Ok((mut stream, reused)) => {
@@ -743,8 +676,11 @@ impl Connector {
             (State::Resolving, _) | (State::Idle, _) => {
                 format!("dial tcp: lookup {}: i/o timeout", self.host())
             }
-            (_, Some((addr, _))) => format!("dial tcp {addr}: i/o timeout"),
-            _ => format!("dial tcp {}: i/o timeout", join_host_port(&self.host(), self.port)),
+            (_, Some((addr, _))) => format!("dial tcp {}: i/o timeout", self.source_to(addr)),
+            _ => {
+                let at = join_host_port(&self.host(), self.port);
+                format!("dial tcp {}: i/o timeout", self.source_to(at))
+            }
         }
     }
 

@@ -77,7 +77,8 @@ impl TcpProbe {
             None => Connector::new(&spec.host, spec.port, spec.close)
                 .with_filter(spec.address_filter.clone())
                 .with_netns(spec.netns.as_ref())
-                .with_ip_family(spec.ip_family),
+                .with_ip_family(spec.ip_family)
+                .with_source(spec.source_address),
         };
         TcpProbe { connector, timeout, started: None, deadline: None, exchange, resume_owed: false }
     }

@@ -3,7 +3,7 @@
 //! `connect` started.
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use mio::net::TcpStream;
@@ -27,28 +27,32 @@ pub(crate) fn in_ephemeral_range(port: u16) -> bool {
     (low..=high).contains(&port)
 }
 
-/// A new nonblocking, close-on-exec socket with its close policy applied, connecting to `addr`.
+/// A new nonblocking, close-on-exec socket with its close policy applied, bound to `source`
+/// when one is given, connecting to `addr`.
 /// An error comes with the step that failed, for the message ("cannot create socket: too many
 /// open files").
 pub(crate) fn open(
     addr: SocketAddr,
     close: ClosePolicy,
     nodelay: bool,
+    source: Option<IpAddr>,
 ) -> Result<TcpStream, (&'static str, io::Error)> {
     // socket2 creates sockets with SOCK_CLOEXEC; `nonblocking()` adds SOCK_NONBLOCK atomically.
     let socket =
         Socket::new(Domain::for_address(addr), Type::STREAM.nonblocking(), Some(Protocol::TCP))
             .map_err(|e| ("cannot create socket", e))?;
-    arm(socket, addr, close, nodelay)
+    arm(socket, addr, close, nodelay, source)
 }
 
-/// Applies the close policy and options to a new nonblocking socket and starts connecting it
-/// to `addr`.
+/// Applies the close policy and options to a new nonblocking socket, binds it to `source` (port
+/// 0: the system's choice) when one is given, and starts connecting it to `addr`. The socket
+/// may have been made in another network namespace: the bind then looks for `source` there.
 pub(crate) fn arm(
     socket: Socket,
     addr: SocketAddr,
     close: ClosePolicy,
     nodelay: bool,
+    source: Option<IpAddr>,
 ) -> Result<TcpStream, (&'static str, io::Error)> {
     if close == ClosePolicy::Reset {
         // SO_LINGER {on, 0}: close() sends RST and frees the port at once, leaving no TIME_WAIT.
@@ -56,6 +60,12 @@ pub(crate) fn arm(
     }
     if nodelay {
         socket.set_tcp_nodelay(true).map_err(|e| ("setsockopt", e))?;
+    }
+    if let Some(ip) = source {
+        // Only an optimisation (the port chosen at connect, per four-tuple): a kernel without
+        // it still binds, reserving the port at bind.
+        let _ = crate::sys::bind_address_no_port(&socket);
+        socket.bind(&SocketAddr::new(ip, 0).into()).map_err(|e| ("bind", e))?;
     }
     match socket.connect(&addr.into()) {
         Ok(()) => {}
@@ -78,5 +88,40 @@ pub(crate) fn reconnect(stream: TcpStream, addr: SocketAddr) -> io::Result<TcpSt
         Ok(()) => Ok(stream),
         Err(e) if started(&e) => Ok(stream),
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prober_core::ClosePolicy;
+
+    /// A socket bound to a source address gets its local port at connect, not at bind: the
+    /// bound address reads port 0 until then (IP_BIND_ADDRESS_NO_PORT), so probes from one
+    /// address share the ephemeral range by four-tuple. After connecting it has a port, from
+    /// that address.
+    #[test]
+    fn source_bind_leaves_the_port_to_connect() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = listener.local_addr().unwrap();
+        let source: IpAddr = "127.0.0.2".parse().unwrap();
+        for v6 in [false, true] {
+            let (domain, bind_to) = if v6 {
+                (Domain::IPV6, SocketAddr::new("::1".parse().unwrap(), 0))
+            } else {
+                (Domain::IPV4, SocketAddr::new(source, 0))
+            };
+            let socket = Socket::new(domain, Type::STREAM, Some(Protocol::TCP)).unwrap();
+            crate::sys::bind_address_no_port(&socket).unwrap();
+            socket.bind(&bind_to.into()).unwrap();
+            let bound = socket.local_addr().unwrap().as_socket().unwrap();
+            assert_eq!((bound.ip(), bound.port()), (bind_to.ip(), 0), "v6: {v6}");
+        }
+        let stream =
+            open(target, ClosePolicy::Reset, false, Some(source)).map_err(|(_, e)| e).unwrap();
+        let (_, peer) = listener.accept().unwrap();
+        assert_eq!(peer.ip(), source);
+        assert_ne!(peer.port(), 0);
+        drop(stream);
     }
 }

@@ -22,6 +22,7 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
         address_filter: None,
         netns: None,
         ip_family: prober_core::IpFamily::Any,
+        source_address: None,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

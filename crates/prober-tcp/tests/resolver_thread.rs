@@ -26,6 +26,7 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
         address_filter: None,
         netns: None,
         ip_family: prober_core::IpFamily::Any,
+        source_address: None,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

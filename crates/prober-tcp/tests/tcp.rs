@@ -25,6 +25,7 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
         address_filter: None,
         netns: None,
         ip_family: prober_core::IpFamily::Any,
+        source_address: None,
     }
 }
 

@@ -539,7 +539,8 @@ impl Dial {
                 .with_nodelay(ep.nodelay)
                 .with_filter(ep.filter.cloned())
                 .with_netns(ep.netns)
-                .with_ip_family(ep.ip_family),
+                .with_ip_family(ep.ip_family)
+                .with_source(ep.source),
         };
         let step = connector.start(cx, 0);
         self.on_connect_step(cx, ep, connector, step)

@@ -1,6 +1,7 @@
 //! Where a dial goes and how ([`Endpoint`]): what [`crate::dial`] connects to and what
 //! [`crate::keep`] keys idle connections by.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, TlsOptions, UnixSocket};
@@ -35,4 +36,7 @@ pub struct Endpoint<'a> {
     /// Connect only to the addresses of the host this family selects (see
     /// [`IpFamily::select`]); part of a kept connection's origin.
     pub ip_family: IpFamily,
+    /// Bind the socket to this local address before connecting (see
+    /// [`prober_core::ProbeSpec::set_source_address`]); part of a kept connection's origin.
+    pub source: Option<IpAddr>,
 }

@@ -77,6 +77,9 @@ pub(crate) struct Origin {
     /// The address family asked for: part of the origin, so that a connection made to an
     /// address of one family never serves a probe that excludes that family.
     ip_family: IpFamily,
+    /// The local address the socket was bound to: part of the origin, so that a connection
+    /// from one address never serves a probe that asks for another (or for none).
+    source: Option<std::net::IpAddr>,
 }
 
 impl Origin {
@@ -91,6 +94,7 @@ impl Origin {
             unix: ep.unix.cloned(),
             netns: ep.netns.cloned(),
             ip_family: ep.ip_family,
+            source: ep.source,
         }
     }
 
@@ -104,6 +108,7 @@ impl Origin {
             && self.unix.as_ref() == ep.unix
             && self.netns.as_ref() == ep.netns
             && self.ip_family == ep.ip_family
+            && self.source == ep.source
     }
 }
 
@@ -320,6 +325,7 @@ mod tests {
             filter: None,
             netns: None,
             ip_family: IpFamily::Any,
+            source: None,
         }
     }
 
@@ -345,6 +351,19 @@ mod tests {
         assert!(origin.matches(&with(IpFamily::Any)));
         assert!(!origin.matches(&with(IpFamily::V4)));
         assert!(!Origin::of(&with(IpFamily::V6)).matches(&with(IpFamily::PreferV6)));
+    }
+
+    /// A connection bound to one source address never serves a probe asking for another, nor
+    /// one that binds none (and the other way round).
+    #[test]
+    fn origins_include_the_source_address() {
+        let with =
+            |ip: Option<&str>| Endpoint { source: ip.map(|ip| ip.parse().unwrap()), ..ep(None) };
+        let origin = Origin::of(&with(Some("127.0.0.2")));
+        assert!(origin.matches(&with(Some("127.0.0.2"))));
+        assert!(!origin.matches(&with(Some("127.0.0.3"))));
+        assert!(!origin.matches(&with(None)));
+        assert!(!Origin::of(&with(None)).matches(&with(Some("127.0.0.2"))));
     }
 
     /// A connection made in one network namespace never serves a probe of another, nor of

@@ -303,6 +303,7 @@ fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpo
         filter: spec.address_filter.as_ref(),
         netns: spec.netns.as_ref(),
         ip_family: spec.ip_family,
+        source: spec.source_address,
     }
 }
 

@@ -74,6 +74,8 @@
 
 /// Beyond the kubelet: decoding a body's content coding ([`ProbeSpec::set_compression`]).
 pub use prober_core::Compression;
+/// The local address a probe's sockets are bound to ([`ProbeSpec::set_source_address`]).
+pub use prober_core::parse_source_address;
 /// Facts a run learns beyond its verdict ([`Outcome::tls`], [`Outcome::http_version`],
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};

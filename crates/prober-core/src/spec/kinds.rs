@@ -1,6 +1,7 @@
 //! The spec of each kind of probe (TCP, HTTP, exec, gRPC) and their policies.
 
 use std::fmt;
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -103,6 +104,10 @@ pub struct TcpSpec {
     /// Which addresses of the host are connected to (see
     /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
     pub ip_family: IpFamily,
+    /// The local address the socket is bound to before it connects (see
+    /// [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`: the
+    /// one the system chooses.
+    pub source_address: Option<IpAddr>,
 }
 
 #[derive(Clone, PartialEq, Eq)]
@@ -165,6 +170,10 @@ pub struct HttpSpec {
     /// [`HttpSpec::redirects_dial_by_name`]) are connected to (see
     /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
     pub ip_family: IpFamily,
+    /// The local address every hop's socket is bound to before it connects (see
+    /// [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`: the
+    /// one the system chooses.
+    pub source_address: Option<IpAddr>,
     /// A redirect whose `Location` names a host (an absolute URL or `//host`), and every hop
     /// after it, connects over every address of its host, as Go's client dials a redirect by
     /// name: [`HttpSpec::ip_family`] then holds for the target and the relative redirects
@@ -346,6 +355,10 @@ pub struct GrpcSpec {
     /// Which addresses of the host are connected to (see
     /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
     pub ip_family: IpFamily,
+    /// The local address the socket is bound to before it connects (see
+    /// [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`: the
+    /// one the system chooses.
+    pub source_address: Option<IpAddr>,
 }
 
 /// As derived, but the values of credential headers ([`crate::is_secret_header`]) are
@@ -371,6 +384,7 @@ impl fmt::Debug for HttpSpec {
             version,
             netns,
             ip_family,
+            source_address,
             redirects_dial_by_name,
             max_redirects,
             cookies,
@@ -395,6 +409,7 @@ impl fmt::Debug for HttpSpec {
             .field("version", version)
             .field("netns", netns)
             .field("ip_family", ip_family)
+            .field("source_address", source_address)
             .field("redirects_dial_by_name", redirects_dial_by_name)
             .field("max_redirects", max_redirects)
             .field("cookies", cookies)
@@ -422,6 +437,7 @@ impl fmt::Debug for GrpcSpec {
             keep_alive,
             netns,
             ip_family,
+            source_address,
         } = self;
         f.debug_struct("GrpcSpec")
             .field("host", host)
@@ -437,6 +453,7 @@ impl fmt::Debug for GrpcSpec {
             .field("keep_alive", keep_alive)
             .field("netns", netns)
             .field("ip_family", ip_family)
+            .field("source_address", source_address)
             .finish()
     }
 }

@@ -135,6 +135,7 @@ impl ProbeSpec {
             address_filter: None,
             netns: None,
             ip_family: IpFamily::Any,
+            source_address: None,
         })))
     }
 
@@ -165,6 +166,7 @@ impl ProbeSpec {
             version: HttpVersion::Auto,
             netns: None,
             ip_family: IpFamily::Any,
+            source_address: None,
             redirects_dial_by_name: false,
             compression: None,
             proxy: None,
@@ -198,6 +200,7 @@ impl ProbeSpec {
             keep_alive: false,
             netns: None,
             ip_family: IpFamily::Any,
+            source_address: None,
         })))
     }
 

@@ -67,5 +67,8 @@ pub(super) fn endpoint<'a>(
             Some(h) if h.by_name && plan.spec.redirects_dial_by_name => IpFamily::Any,
             _ => plan.spec.ip_family,
         },
+        // Every hop's socket is bound to the source address, whatever host it goes to (the
+        // proxy's too): the address is the probe's identity on the network.
+        source: plan.spec.source_address,
     }
 }

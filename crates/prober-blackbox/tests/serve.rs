@@ -92,8 +92,6 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
         ("dns_udp_example", "prober dns is not supported"),
         ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
         ("http_post_body_file", "http.body_file: /files/body.txt"),
-        ("http_with_proxy", "http.proxy_url is not supported"),
-        ("http_with_proxy_and_headers", "http.proxy_url is not supported"),
         ("icmp_example", "prober icmp is not supported"),
     ];
     for (name, why) in refused {
@@ -106,8 +104,9 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     }
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
     // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
-    // and http_gzip and http_gzip_with_accept_encoding.
-    assert_eq!(m.by_name.len(), 11, "{:?}", m.by_name.keys());
+    // http_gzip and http_gzip_with_accept_encoding, http_with_proxy and
+    // http_with_proxy_and_headers.
+    assert_eq!(m.by_name.len(), 13, "{:?}", m.by_name.keys());
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into

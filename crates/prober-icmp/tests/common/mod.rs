@@ -47,7 +47,7 @@ pub fn ping_group_range(all: bool) {
 ///
 /// - `10.77.0.2`/`fd77::2` (the prober, default route via the router) and
 ///   `10.77.0.1`/`fd77::1` (the router, which answers echoes);
-/// - [`Lab::EXPIRES4`]/[`Lab::EXPIRES6`]: routed on by the router (to a dummy link), so a
+/// - [`Lab::EXPIRES4`]/[`Lab::EXPIRES6`]: routed on by the router (to a neighbour that is not there), so a
 ///   request with TTL 1 expires there (time exceeded);
 /// - [`Lab::PROHIBITED4`]/[`Lab::PROHIBITED6`]: a `prohibit` route, as a firewall's reject
 ///   rule: the router answers destination unreachable, administratively prohibited;
@@ -92,10 +92,9 @@ impl Lab {
         router.ip(&["addr", "add", "10.77.0.1/24", "dev", "r0"]);
         router.ip(&["addr", "add", "fd77::1/64", "dev", "r0", "nodad"]);
         router.ip(&["link", "set", "r0", "up"]);
-        router.ip(&["link", "add", "d0", "type", "dummy"]);
-        router.ip(&["addr", "add", "10.78.0.1/24", "dev", "d0"]);
-        router.ip(&["addr", "add", "fd78::1/64", "dev", "d0", "nodad"]);
-        router.ip(&["link", "set", "d0", "up"]);
+        // Routed on to a neighbour that does not exist: the TTL is checked first.
+        router.ip(&["route", "add", "10.78.0.0/24", "via", "10.77.0.3"]);
+        router.ip(&["-6", "route", "add", "fd78::/64", "via", "fd77::3"]);
         router.ip(&["route", "add", "prohibit", "10.79.0.0/24"]);
         router.ip(&["-6", "route", "add", "prohibit", "fd79::/64"]);
         router.ip(&["route", "add", "blackhole", "10.80.0.0/24"]);

@@ -37,9 +37,15 @@
 //!
 //! # Many targets: sharing sockets
 //!
-//! Today each run opens its own socket (one `socket` and a few `setsockopt` calls, about the
-//! cost of a UDP probe's; see the `socket_cost` test for the figure). For ten thousand
-//! targets the engine is meant to hold one socket per address family and network namespace
+//! Today each run opens its own socket. What that costs, measured by the `socket_cost` example
+//! (CPU time per echo to 127.0.0.1 on a raw socket, debug build, 5,000 rounds): opening and
+//! closing the socket alone 6.0 µs, one echo and its reply on a socket kept open 7.8 µs, a
+//! whole `IcmpProbe` run with its own socket and private poll 36.9 µs. So a socket per probe
+//! nearly doubles the kernel's share of an echo; and worse at scale, every raw ICMP socket of
+//! a family gets its own copy of every ICMP message the host receives, so N runs in flight
+//! on raw sockets cost N copies of each reply (unprivileged sockets are matched by the kernel
+//! on their id and escape this). For ten thousand targets the engine is meant
+//! to hold one socket per address family and network namespace
 //! instead, and to hand every received message to the run it names:
 //!
 //! - the per-run state is already apart from the socket: a run's requests, what became of

@@ -8,7 +8,7 @@
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -135,11 +135,13 @@ impl EchoSocket {
             };
             r.map_err(|e| ("setting the TTL", e))?;
         }
-        sys::recv_hop_limit(fd, self.ipv6).map_err(|e| ("asking for the reply's hop limit", e))?;
+        sys::recv_hop_limit(self.socket.as_fd(), self.ipv6)
+            .map_err(|e| ("asking for the reply's hop limit", e))?;
         if self.kind == SocketKind::Unprivileged {
             // Errors about our echoes come through the error queue; a raw socket reads them
             // as the ICMP messages they are.
-            sys::recv_errors(fd, self.ipv6).map_err(|e| ("asking for ICMP errors", e))?;
+            sys::recv_errors(self.socket.as_fd(), self.ipv6)
+                .map_err(|e| ("asking for ICMP errors", e))?;
         }
         if options.dont_fragment && !self.ipv6 {
             // IP_PMTUDISC_DO: DF on every packet, and a packet over the path MTU fails at
@@ -219,7 +221,7 @@ mod sys {
     use std::io;
     use std::io::IoSliceMut;
     use std::net::IpAddr;
-    use std::os::fd::RawFd;
+    use std::os::fd::{BorrowedFd, RawFd};
 
     use nix::sys::socket::{
         ControlMessageOwned, MsgFlags, SockaddrStorage, recvmsg, setsockopt, sockopt,
@@ -239,14 +241,7 @@ mod sys {
         pub(crate) icmp: Option<(u8, u8, Option<IpAddr>)>,
     }
 
-    fn borrowed(fd: RawFd) -> std::os::fd::BorrowedFd<'static> {
-        // SAFETY: only used for the duration of one setsockopt call on a descriptor the caller
-        // owns and keeps open for that call.
-        unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }
-    }
-
-    pub(super) fn recv_hop_limit(fd: RawFd, ipv6: bool) -> io::Result<()> {
-        let fd = borrowed(fd);
+    pub(super) fn recv_hop_limit(fd: BorrowedFd<'_>, ipv6: bool) -> io::Result<()> {
         let r = if ipv6 {
             setsockopt(&fd, sockopt::Ipv6RecvHopLimit, &true)
         } else {
@@ -255,8 +250,7 @@ mod sys {
         r.map_err(io::Error::from)
     }
 
-    pub(super) fn recv_errors(fd: RawFd, ipv6: bool) -> io::Result<()> {
-        let fd = borrowed(fd);
+    pub(super) fn recv_errors(fd: BorrowedFd<'_>, ipv6: bool) -> io::Result<()> {
         let r = if ipv6 {
             setsockopt(&fd, sockopt::Ipv6RecvErr, &true)
         } else {
@@ -302,20 +296,20 @@ mod sys {
                 ControlMessageOwned::Ipv4Ttl(ttl) | ControlMessageOwned::Ipv6HopLimit(ttl) => {
                     dgram.hop_limit = u8::try_from(ttl).ok();
                 }
-                ControlMessageOwned::Ipv4RecvErr(e, offender) => {
-                    if e.ee_origin == libc::SO_EE_ORIGIN_ICMP {
-                        let by = offender.map(|a| {
-                            IpAddr::V4(std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)))
-                        });
-                        dgram.icmp = Some((e.ee_type, e.ee_code, by));
-                    }
+                ControlMessageOwned::Ipv4RecvErr(e, offender)
+                    if e.ee_origin == libc::SO_EE_ORIGIN_ICMP =>
+                {
+                    let by = offender.map(|a| {
+                        IpAddr::V4(std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr)))
+                    });
+                    dgram.icmp = Some((e.ee_type, e.ee_code, by));
                 }
-                ControlMessageOwned::Ipv6RecvErr(e, offender) => {
-                    if e.ee_origin == libc::SO_EE_ORIGIN_ICMP6 {
-                        let by = offender
-                            .map(|a| IpAddr::V6(std::net::Ipv6Addr::from(a.sin6_addr.s6_addr)));
-                        dgram.icmp = Some((e.ee_type, e.ee_code, by));
-                    }
+                ControlMessageOwned::Ipv6RecvErr(e, offender)
+                    if e.ee_origin == libc::SO_EE_ORIGIN_ICMP6 =>
+                {
+                    let by =
+                        offender.map(|a| IpAddr::V6(std::net::Ipv6Addr::from(a.sin6_addr.s6_addr)));
+                    dgram.icmp = Some((e.ee_type, e.ee_code, by));
                 }
                 _ => {}
             }
@@ -337,7 +331,7 @@ mod sys {
 
     use std::io;
     use std::net::IpAddr;
-    use std::os::fd::RawFd;
+    use std::os::fd::{BorrowedFd, RawFd};
 
     /// One datagram as received (see the Linux version).
     #[derive(Debug)]
@@ -352,10 +346,10 @@ mod sys {
         io::Error::new(io::ErrorKind::Unsupported, "ICMP probes are supported on Linux only")
     }
 
-    pub(super) fn recv_hop_limit(_: RawFd, _: bool) -> io::Result<()> {
+    pub(super) fn recv_hop_limit(_: BorrowedFd<'_>, _: bool) -> io::Result<()> {
         Err(unsupported())
     }
-    pub(super) fn recv_errors(_: RawFd, _: bool) -> io::Result<()> {
+    pub(super) fn recv_errors(_: BorrowedFd<'_>, _: bool) -> io::Result<()> {
         Err(unsupported())
     }
     pub(super) fn dont_fragment(_: RawFd) -> io::Result<()> {

@@ -20,7 +20,10 @@ use prober_testkit::netns::TestNetns;
 use socket2::{Domain, Protocol, Socket, Type};
 
 fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))).sum();
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -29,8 +32,13 @@ fn checksum(bytes: &[u8]) -> u16 {
 
 /// Answers each echo request seen on a raw socket with a forged reply until `stop`; counts
 /// the replies sent.
-fn forge(copy_data: bool, stop: Arc<AtomicBool>, forged: Arc<AtomicU32>) -> std::thread::JoinHandle<()> {
-    let socket = Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4)).expect("raw socket (root)");
+fn forge(
+    copy_data: bool,
+    stop: Arc<AtomicBool>,
+    forged: Arc<AtomicU32>,
+) -> std::thread::JoinHandle<()> {
+    let socket =
+        Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4)).expect("raw socket (root)");
     socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
     std::thread::spawn(move || {
         let mut buf = [MaybeUninit::<u8>::uninit(); 2048];

@@ -38,7 +38,11 @@ fn a_dropped_echo_times_out() {
     for (choice, unprivileged, kind) in KINDS {
         for host in [Lab::DROPPED4, Lab::DROPPED6] {
             let (o, facts) = lab.ping(&spec(host, choice), timeout, unprivileged);
-            assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{host} {kind:?}: {o:?}");
+            assert_eq!(
+                (o.result, o.reason),
+                (ProbeResult::Failure, Reason::Timeout),
+                "{host} {kind:?}: {o:?}"
+            );
             assert_eq!((facts.stats.sent, facts.stats.received), (1, 0));
             assert_eq!(facts.stats.first_rtt, None);
         }
@@ -51,7 +55,11 @@ fn a_prohibited_destination_fails_unreachable_naming_the_router() {
     for (choice, unprivileged, kind) in KINDS {
         for (host, router) in [(Lab::PROHIBITED4, Lab::ROUTER4), (Lab::PROHIBITED6, Lab::ROUTER6)] {
             let (o, facts) = lab.ping(&spec(host, choice), ANSWERED, unprivileged);
-            assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Unreachable), "{host} {kind:?}: {o:?}");
+            assert_eq!(
+                (o.result, o.reason),
+                (ProbeResult::Failure, Reason::Unreachable),
+                "{host} {kind:?}: {o:?}"
+            );
             assert!(o.message.contains("prohibited"), "{o:?}");
             assert!(o.message.contains(&format!("from {router}")), "{o:?}");
             let error = facts.stats.last_error.expect("the ICMP error is kept");
@@ -68,7 +76,11 @@ fn an_expiring_ttl_fails_with_time_exceeded() {
             let mut s = spec(host, choice);
             s.ttl = Some(1);
             let (o, facts) = lab.ping(&s, ANSWERED, unprivileged);
-            assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Unreachable), "{host} {kind:?}: {o:?}");
+            assert_eq!(
+                (o.result, o.reason),
+                (ProbeResult::Failure, Reason::Unreachable),
+                "{host} {kind:?}: {o:?}"
+            );
             assert!(o.message.contains("exceeded") && o.message.contains(router), "{o:?}");
             assert!(facts.stats.last_error.is_some_and(|e| e.is_time_exceeded()), "{facts:?}");
         }

@@ -99,7 +99,7 @@ impl IpFamily {
 }
 
 impl ProbeSpec {
-    /// Sets which address family the probe connects over (TCP, HTTP(S) and gRPC; see
+    /// Sets which address family the probe connects over (TCP, HTTP(S), gRPC and ICMP; see
     /// [`IpFamily`]): on every connection of a run, redirect hops included. A keep-alive
     /// connection is only reused by probes asking for the same family. Probes through a Unix
     /// socket take it and ignore it (they have no address).
@@ -112,9 +112,11 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.ip_family = family,
             ProbeKind::Http(h) => h.ip_family = family,
             ProbeKind::Grpc(g) => g.ip_family = family,
+            ProbeKind::Icmp(i) => i.ip_family = family,
             _ => {
                 return Err(SpecError::InvalidRequest(
-                    "an address family applies to TCP, HTTP and gRPC probes only".into(),
+                    "an address family applies to ICMP and to TCP, HTTP and gRPC probes only"
+                        .into(),
                 ));
             }
         }
@@ -157,6 +159,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.ip_family,
             ProbeKind::Http(h) => h.ip_family,
             ProbeKind::Grpc(g) => g.ip_family,
+            ProbeKind::Icmp(i) => i.ip_family,
             _ => IpFamily::Any,
         }
     }

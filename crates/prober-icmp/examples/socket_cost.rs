@@ -12,7 +12,7 @@ use std::mem::MaybeUninit;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use prober_icmp::{IcmpProbe, IcmpSpec, SocketChoice};
+use prober_icmp::{IcmpProbe, IcmpSocket, IcmpSpec};
 use socket2::{Domain, Protocol, Socket, Type};
 
 const ROUNDS: u32 = 5_000;
@@ -44,7 +44,7 @@ fn open_raw() -> Socket {
 
 fn main() {
     let mut spec = IcmpSpec::new("127.0.0.1");
-    spec.socket = SocketChoice::Raw;
+    spec.socket = IcmpSocket::Raw;
     per_round("probe", || {
         let mut p = IcmpProbe::new(&spec, Duration::from_secs(1));
         let o = prober_io::run_to_completion(&mut p);

@@ -5,7 +5,7 @@
 //! An unprivileged ICMP socket (`SOCK_DGRAM` with `IPPROTO_ICMP` or `IPPROTO_ICMPV6`) where
 //! `net.ipv4.ping_group_range` admits the process's group (it governs IPv6 too), else a raw
 //! socket, which needs CAP_NET_RAW; when neither is allowed the run is Unknown (reason `io`)
-//! with a message naming both ways and the sysctl. [`SocketChoice`] can insist on one kind.
+//! with a message naming both ways and the sysctl. [`IcmpSocket`] can insist on one kind.
 //! Every descriptor is close-on-exec and non-blocking; no signal is touched.
 //!
 //! # Matching replies
@@ -32,7 +32,7 @@
 //! reply), and the reply's TTL or hop limit (`IP_RECVTTL`, `IPV6_RECVHOPLIMIT`); see
 //! [`IcmpFacts`]. Beyond blackbox, [`IcmpSpec::packets`] requests [`IcmpSpec::interval`] apart,
 //! with loss ratio and min/avg/max/stddev of the round-trip time as `ping -c` and smokeping
-//! report them ([`EchoStats`]); the run fails above [`IcmpSpec::max_loss`]. The run ends as soon
+//! report them ([`EchoStats`]); the run fails above [`IcmpSpec::max_loss_percent`]. The run ends as soon
 //! as every request is answered or failed; requests still waiting at the deadline are lost.
 //!
 //! # Many targets: sharing sockets
@@ -71,12 +71,11 @@ mod echoes;
 mod packet;
 mod probe;
 mod socket;
-mod spec;
 
 pub use echoes::EchoStats;
 pub use packet::IcmpError;
 pub use probe::{IcmpFacts, IcmpProbe};
-pub use socket::{SocketChoice, SocketKind};
-pub use spec::{
-    DEFAULT_PAYLOAD_SIZE, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL, SpecError,
+pub use prober_core::{
+    DEFAULT_PAYLOAD_SIZE, IcmpSocket, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
+pub use socket::SocketKind;

@@ -9,13 +9,12 @@ use std::time::{Duration, Instant};
 
 use mio::Interest;
 use mio::unix::SourceFd;
-use prober_core::{IpFamily, Outcome, ProbeResult, Reason, os_error_text};
+use prober_core::{IcmpSpec, IpFamily, Outcome, ProbeResult, Reason, os_error_text};
 use prober_io::{Ctx, Machine, Ready, Step};
 
 use crate::echoes::{EchoStats, Echoes, Fate};
 use crate::packet::{self, IcmpError, Message};
 use crate::socket::{EchoSocket, Options, SocketKind};
-use crate::spec::IcmpSpec;
 
 /// How many datagrams one readiness call reads before it gives the loop a turn: a target (or
 /// anyone on the path) that floods us cannot hold the poll thread.
@@ -40,7 +39,7 @@ pub struct IcmpFacts {
 }
 
 /// An ICMP echo probe: Success when a reply comes back (with several packets: when the share
-/// lost is at most the spec's `max_loss`), Failure with reason `timeout` when none does within
+/// lost is at most the spec's `max_loss_percent`), Failure with reason `timeout` when none does within
 /// the deadline, `unreachable` when a router or the target answers with destination
 /// unreachable or time exceeded, `dns` when the name does not resolve; Unknown when this node
 /// cannot send (no socket allowed: the message names both ways and the sysctl).
@@ -290,12 +289,14 @@ impl IcmpProbe {
         };
         let o = if stats.received == 0 {
             Outcome::failure(failed_reason, format!("ping {dst}: {why}"))
-        } else if stats.loss() > self.spec.max_loss {
+        } else if u64::from(lost) * 100
+            > u64::from(self.spec.max_loss_percent) * u64::from(self.spec.packets)
+        {
             let m = format!(
-                "ping {dst}: {lost} of {} echo requests lost ({:.0}%, over the {:.0}% allowed); last: {why}",
+                "ping {dst}: {lost} of {} echo requests lost ({:.0}%, over the {}% allowed); last: {why}",
                 self.spec.packets,
                 stats.loss() * 100.0,
-                self.spec.max_loss * 100.0
+                self.spec.max_loss_percent
             );
             Outcome::failure(failed_reason, m)
         } else {

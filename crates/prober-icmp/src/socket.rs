@@ -10,19 +10,8 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 
+use prober_core::IcmpSocket as SocketChoice;
 use socket2::{Domain, Protocol, Socket, Type};
-
-/// Which kind of socket to use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SocketChoice {
-    /// Unprivileged where the kernel allows it, else raw (blackbox_exporter's order).
-    #[default]
-    Auto,
-    /// Only an unprivileged ICMP socket.
-    Unprivileged,
-    /// Only a raw socket (CAP_NET_RAW).
-    Raw,
-}
 
 /// The kind of socket a run used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::*;
 use prober_core::{ProbeResult, Reason};
-use prober_icmp::SocketChoice;
+use prober_icmp::IcmpSocket;
 use prober_testkit::netns::TestNetns;
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -77,7 +77,7 @@ fn with_forger(copy_data: bool, unprivileged: bool) -> (prober_core::Outcome, u3
         let stop = Arc::new(AtomicBool::new(false));
         let forged = Arc::new(AtomicU32::new(0));
         let forger = forge(copy_data, stop.clone(), forged.clone());
-        let (o, _) = ping(&spec("127.0.0.1", SocketChoice::Auto), Duration::from_millis(500));
+        let (o, _) = ping(&spec("127.0.0.1", IcmpSocket::Auto), Duration::from_millis(500));
         stop.store(true, Ordering::Relaxed);
         forger.join().unwrap();
         (o, forged.load(Ordering::Relaxed))

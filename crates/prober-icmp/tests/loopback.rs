@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use common::*;
 use prober_core::{ProbeResult, Reason};
-use prober_icmp::{IcmpSpec, SocketChoice, SocketKind};
+use prober_icmp::{IcmpSocket, IcmpSpec, SocketKind};
 use prober_testkit::netns::TestNetns;
 
-fn assert_answered(host: &str, socket: SocketChoice, kind: SocketKind) {
+fn assert_answered(host: &str, socket: IcmpSocket, kind: SocketKind) {
     let (o, facts) = ping(&spec(host, socket), ANSWERED);
     assert_eq!(o.result, ProbeResult::Success, "{host} over {kind:?}: {o:?}");
     assert_eq!(facts.socket, Some(kind));
@@ -24,8 +24,8 @@ fn assert_answered(host: &str, socket: SocketChoice, kind: SocketKind) {
 
 #[test]
 fn raw_sockets_answer_on_both_loopbacks() {
-    assert_answered("127.0.0.1", SocketChoice::Raw, SocketKind::Raw);
-    assert_answered("::1", SocketChoice::Raw, SocketKind::Raw);
+    assert_answered("127.0.0.1", IcmpSocket::Raw, SocketKind::Raw);
+    assert_answered("::1", IcmpSocket::Raw, SocketKind::Raw);
 }
 
 #[test]
@@ -33,14 +33,14 @@ fn unprivileged_sockets_where_ping_group_range_admits_us() {
     let ns = TestNetns::new("icmp-dgram");
     ns.run_in(|| {
         ping_group_range(true);
-        assert_answered("127.0.0.1", SocketChoice::Unprivileged, SocketKind::Unprivileged);
-        assert_answered("::1", SocketChoice::Unprivileged, SocketKind::Unprivileged);
+        assert_answered("127.0.0.1", IcmpSocket::Unprivileged, SocketKind::Unprivileged);
+        assert_answered("::1", IcmpSocket::Unprivileged, SocketKind::Unprivileged);
         // Auto takes the unprivileged socket when it may.
-        assert_answered("127.0.0.1", SocketChoice::Auto, SocketKind::Unprivileged);
+        assert_answered("127.0.0.1", IcmpSocket::Auto, SocketKind::Unprivileged);
         // Where the range leaves us out, Auto falls back to raw; Unprivileged alone says why.
         ping_group_range(false);
-        assert_answered("::1", SocketChoice::Auto, SocketKind::Raw);
-        let (o, _) = ping(&spec("127.0.0.1", SocketChoice::Unprivileged), ANSWERED);
+        assert_answered("::1", IcmpSocket::Auto, SocketKind::Raw);
+        let (o, _) = ping(&spec("127.0.0.1", IcmpSocket::Unprivileged), ANSWERED);
         assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Io), "{o:?}");
         assert!(o.message.contains("ping_group_range"), "{}", o.message);
     });
@@ -52,7 +52,7 @@ fn neither_socket_allowed_names_both_ways_and_the_sysctl() {
     ns.run_in(|| {
         ping_group_range(false);
         drop_net_raw();
-        let (o, facts) = ping(&spec("127.0.0.1", SocketChoice::Auto), ANSWERED);
+        let (o, facts) = ping(&spec("127.0.0.1", IcmpSocket::Auto), ANSWERED);
         assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Io), "{o:?}");
         for needle in ["unprivileged", "net.ipv4.ping_group_range", "raw", "CAP_NET_RAW"] {
             assert!(o.message.contains(needle), "{needle:?} not in {:?}", o.message);
@@ -94,7 +94,7 @@ fn drop_net_raw() {
 fn several_packets_report_loss_and_rtt_statistics() {
     for host in ["127.0.0.1", "::1"] {
         let mut s = IcmpSpec::new(host);
-        s.socket = SocketChoice::Raw;
+        s.socket = IcmpSocket::Raw;
         s.packets = 5;
         s.interval = Duration::from_millis(10);
         s.payload_size = 1000;
@@ -112,7 +112,7 @@ fn several_packets_report_loss_and_rtt_statistics() {
 #[test]
 fn a_source_address_ttl_and_dont_fragment_are_applied() {
     let mut s = IcmpSpec::new("127.0.0.1");
-    s.socket = SocketChoice::Raw;
+    s.socket = IcmpSocket::Raw;
     s.source = Some("127.0.0.1".parse().unwrap());
     s.ttl = Some(3);
     s.dont_fragment = true;
@@ -128,7 +128,7 @@ fn a_source_address_ttl_and_dont_fragment_are_applied() {
     // A source this host does not have.
     let mut s = IcmpSpec::new("127.0.0.1");
     s.source = Some("192.0.2.1".parse().unwrap());
-    s.socket = SocketChoice::Raw;
+    s.socket = IcmpSocket::Raw;
     let (o, _) = ping(&s, ANSWERED);
     assert_ne!(o.result, ProbeResult::Success, "{o:?}");
     assert!(o.message.contains("bind"), "{o:?}");

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use common::*;
 use prober_core::{ProbeResult, Reason};
-use prober_icmp::{IcmpSpec, SocketChoice, SocketKind};
+use prober_icmp::{IcmpSocket, IcmpSpec, SocketKind};
 
 /// Both socket kinds, as (the choice, whether the namespace admits unprivileged sockets,
 /// the kind expected).
-const KINDS: [(SocketChoice, bool, SocketKind); 2] = [
-    (SocketChoice::Auto, true, SocketKind::Unprivileged),
-    (SocketChoice::Auto, false, SocketKind::Raw),
+const KINDS: [(IcmpSocket, bool, SocketKind); 2] = [
+    (IcmpSocket::Auto, true, SocketKind::Unprivileged),
+    (IcmpSocket::Auto, false, SocketKind::Raw),
 ];
 
 #[test]
@@ -93,7 +93,7 @@ fn an_expiring_ttl_fails_with_time_exceeded() {
 /// are answered and the rest are not, whatever their timing.
 #[test]
 fn partial_loss_over_the_threshold_fails_and_under_it_succeeds() {
-    let ping_five = |max_loss: f64| {
+    let ping_five = |max_loss: u8| {
         let lab = Lab::new("icmp-partial");
         lab.router.run_in(|| {
             sysctl("net/ipv4/icmp_ratemask", "6169");
@@ -102,16 +102,16 @@ fn partial_loss_over_the_threshold_fails_and_under_it_succeeds() {
         let mut s = IcmpSpec::new(Lab::ROUTER4);
         s.packets = 5;
         s.interval = Duration::from_millis(10);
-        s.max_loss = max_loss;
+        s.max_loss_percent = max_loss;
         s.validate().unwrap();
         lab.ping(&s, Duration::from_millis(500), true)
     };
-    let (o, facts) = ping_five(0.2);
+    let (o, facts) = ping_five(20);
     assert_eq!((facts.stats.sent, facts.stats.received), (5, 3), "{facts:?}");
     assert!((facts.stats.loss() - 0.4).abs() < 1e-9);
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Timeout), "{o:?}");
     assert!(o.message.contains("2 of 5 echo requests lost (40%"), "{o:?}");
-    let (o, facts) = ping_five(0.5);
+    let (o, facts) = ping_five(50);
     assert_eq!((facts.stats.sent, facts.stats.received), (5, 3), "{facts:?}");
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
 }
@@ -123,7 +123,7 @@ fn loss_of_every_request_fails_whatever_the_threshold() {
         let mut s = IcmpSpec::new(host);
         s.packets = 3;
         s.interval = Duration::from_millis(20);
-        s.max_loss = 1.0;
+        s.max_loss_percent = 100;
         s.validate().unwrap();
         let (o, facts) = lab.ping(&s, Duration::from_millis(500), true);
         assert_eq!(o.result, ProbeResult::Failure, "{o:?}");

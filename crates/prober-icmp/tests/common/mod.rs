@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use prober_core::Outcome;
-use prober_icmp::{IcmpFacts, IcmpProbe, IcmpSpec, SocketChoice};
+use prober_icmp::{IcmpFacts, IcmpProbe, IcmpSocket, IcmpSpec};
 use prober_io::run_to_completion;
 use prober_testkit::netns::TestNetns;
 
@@ -24,7 +24,7 @@ pub fn ping(spec: &IcmpSpec, timeout: Duration) -> (Outcome, IcmpFacts) {
 }
 
 /// A spec of one echo to `host` on the socket kind `socket`.
-pub fn spec(host: &str, socket: SocketChoice) -> IcmpSpec {
+pub fn spec(host: &str, socket: IcmpSocket) -> IcmpSpec {
     let mut s = IcmpSpec::new(host);
     s.socket = socket;
     s.validate().expect("a valid spec");

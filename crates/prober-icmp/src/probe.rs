@@ -124,9 +124,20 @@ impl IcmpProbe {
         self.dst = Some(dst);
         let name = self.spec.host.parse::<IpAddr>().is_err().then_some(self.spec.host.as_str());
         if let Some(filter) = &self.spec.address_filter {
-            if let Err(e) = filter.check(name, SocketAddr::new(dst, 0)) {
-                let o = Outcome::failure(Reason::Denied, format!("ping {dst}: {e}"));
-                return self.done(cx, o);
+            // As a connection's check (prober_core::AddressFilter::check) without the port
+            // ranges: an echo has no port.
+            let ip = prober_core::allow::canonical_ip(dst);
+            let ip_text = ip.to_string();
+            let denied = if !filter.host_allowed(name.unwrap_or(&ip_text)) {
+                Some(format!("host {} is not allowed", name.unwrap_or(&ip_text)))
+            } else if !filter.ip_allowed(ip) {
+                Some(format!("{ip} is not in an allowed network"))
+            } else {
+                None
+            };
+            if let Some(why) = denied {
+                return self
+                    .done(cx, Outcome::failure(Reason::Denied, format!("ping {dst}: {why}")));
             }
         }
         if let Some(src) = self.spec.source {

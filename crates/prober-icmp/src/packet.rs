@@ -244,4 +244,46 @@ mod tests {
         raw.extend_from_slice(&err);
         assert_eq!(parse(false, true, &raw), Message::Error { kind: 11, code: 0, id: 9, seq: 10 });
     }
+
+    /// Hostile input (anyone on the path can send ICMP to a raw socket): every prefix of
+    /// valid messages, and pseudo-random bytes with a valid first byte, read without a panic.
+    #[test]
+    fn any_bytes_are_read_without_a_panic() {
+        let mut reply = echo_request(false, 1, 2, b"data");
+        reply[0] = v4::ECHO_REPLY;
+        let mut err = vec![v6::TIME_EXCEEDED, 0, 0, 0, 0, 0, 0, 0, 0x60, 0, 0, 0, 0, 0, 58];
+        err.resize(48, 0);
+        err.extend_from_slice(&echo_request(true, 3, 4, b"")[..8]);
+        for msg in [&reply, &err] {
+            for n in 0..=msg.len() {
+                for ipv6 in [false, true] {
+                    for header in [false, true] {
+                        let _ = parse(ipv6, header, &msg[..n]);
+                    }
+                }
+            }
+        }
+        assert_eq!(parse(true, false, &err), Message::Error { kind: 3, code: 0, id: 3, seq: 4 });
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for round in 0..20_000u32 {
+            let len = (round % 96) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            let mut bytes = bytes;
+            if let Some(b) = bytes.first_mut() {
+                *b = [0x45, 3, 11, 1, 3, 129][round as usize % 6];
+            }
+            for ipv6 in [false, true] {
+                for header in [false, true] {
+                    let _ = parse(ipv6, header, &bytes);
+                }
+            }
+        }
+    }
 }

@@ -83,6 +83,10 @@ pub use prober_core::{
     ProbeSpec, Reason, RedirectPolicy, Role, Schedule, Scheme, SpecError, TcpSpec, Timings,
     TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
+/// ICMP echo probes ([`ProbeSpec::icmp`], [`ProbeSpec::icmp_with`]).
+pub use prober_core::{
+    DEFAULT_PAYLOAD_SIZE, IcmpSocket, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
+};
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{
     Expansion, MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet,

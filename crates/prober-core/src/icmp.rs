@@ -1,11 +1,13 @@
-//! ICMP echo probes' options ([`IcmpSpec`], [`ProbeKind::Icmp`], [`ProbeSpec::icmp`]); the
-//! probe itself is the `prober-icmp` crate's.
+//! ICMP echo probes' options ([`IcmpSpec`]; the kind is [`ProbeKind::Icmp`](crate::ProbeKind),
+//! made by [`ProbeSpec::icmp`](crate::ProbeSpec::icmp)); the probe itself is the `prober-icmp`
+//! crate's. Nothing of `spec/` but its error and host check is used here, so that this file
+//! stays out of prober-core's import circle.
 
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::spec::{ProbeKind, ProbeSpec, SpecError, validate_host};
+use crate::spec::{SpecError, validate_host};
 use crate::{AddressFilter, IpFamily};
 
 /// Which kind of ICMP socket a probe may use.
@@ -114,35 +116,10 @@ impl IcmpSpec {
     }
 }
 
-impl ProbeSpec {
-    /// An ICMP echo probe of `host` (a name, or an IP literal with IPv6 unbracketed): one
-    /// echo, as blackbox_exporter's icmp prober sends it. [`ProbeSpec::icmp_with`] takes every
-    /// option.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidHost`].
-    pub fn icmp(host: &str) -> Result<ProbeSpec, SpecError> {
-        ProbeSpec::icmp_with(IcmpSpec::new(host))
-    }
-
-    /// An ICMP echo probe with the options of `spec`.
-    ///
-    /// # Errors
-    ///
-    /// As [`IcmpSpec::validate`].
-    pub fn icmp_with(mut spec: IcmpSpec) -> Result<ProbeSpec, SpecError> {
-        if let Some(h) = spec.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            spec.host = h.to_string();
-        }
-        spec.validate()?;
-        Ok(ProbeSpec::with_kind(ProbeKind::Icmp(spec)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProbeKind, ProbeSpec};
 
     #[test]
     fn bounds_are_checked_when_the_spec_is_made() {

@@ -10,6 +10,7 @@
 pub mod allow;
 mod expect;
 mod facts;
+mod family;
 mod gotext;
 mod icmp;
 mod ip_family;
@@ -26,11 +27,11 @@ pub mod url;
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo, days_from_civil};
+pub use family::{IP_FAMILIES, IpFamily};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use icmp::{
     DEFAULT_PAYLOAD_SIZE, IcmpSocket, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
-pub use ip_family::{IP_FAMILIES, IpFamily};
 pub use metadata::validate_metadata;
 pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};

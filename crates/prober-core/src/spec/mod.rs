@@ -14,6 +14,7 @@ use crate::url::Url;
 mod containment;
 mod error;
 mod host_run;
+mod icmp;
 mod kinds;
 mod namespaces;
 mod proxy;

@@ -109,7 +109,8 @@ impl IcmpProbe {
 
     /// The address to probe: the first of the family the spec asks for.
     fn pick(&self, addrs: &[SocketAddr]) -> Option<IpAddr> {
-        let of = |v4: bool| addrs.iter().map(SocketAddr::ip).find(|ip| ip.is_ipv4() == v4);
+        // An IPv4-mapped IPv6 address counts as IPv4, as for every kind (`IpFamily::is_v6`).
+        let of = |v4: bool| addrs.iter().map(SocketAddr::ip).find(|ip| IpFamily::is_v6(*ip) != v4);
         match self.spec.ip_family {
             IpFamily::Any => addrs.first().map(SocketAddr::ip),
             IpFamily::V4 => of(true),
@@ -121,6 +122,8 @@ impl IcmpProbe {
 
     /// Opens the socket and sends the first request.
     fn setup(&mut self, cx: &mut Ctx<'_>, dst: IpAddr) -> Step {
+        // `::ffff:10.0.0.1` is pinged over IPv4: ICMPv6 cannot reach a mapped address.
+        let dst = dst.to_canonical();
         self.dst = Some(dst);
         let name = self.spec.host.parse::<IpAddr>().is_err().then_some(self.spec.host.as_str());
         if let Some(filter) = &self.spec.address_filter {
@@ -323,8 +326,8 @@ impl Machine for IcmpProbe {
         self.deadline = Some(cx.now + self.timeout);
         if let Ok(ip) = self.spec.host.parse::<IpAddr>() {
             let wrong = match self.spec.ip_family {
-                IpFamily::V4 => ip.is_ipv6(),
-                IpFamily::V6 => ip.is_ipv4(),
+                IpFamily::V4 => IpFamily::is_v6(ip),
+                IpFamily::V6 => !IpFamily::is_v6(ip),
                 _ => false,
             };
             if wrong {

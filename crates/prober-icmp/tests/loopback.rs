@@ -26,6 +26,10 @@ fn assert_answered(host: &str, socket: IcmpSocket, kind: SocketKind) {
 fn raw_sockets_answer_on_both_loopbacks() {
     assert_answered("127.0.0.1", IcmpSocket::Raw, SocketKind::Raw);
     assert_answered("::1", IcmpSocket::Raw, SocketKind::Raw);
+    // An IPv4-mapped address is pinged over IPv4.
+    let (o, _) = ping(&spec("::ffff:127.0.0.1", IcmpSocket::Raw), ANSWERED);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    assert_eq!(o.peer.map(|p| p.ip().to_string()).as_deref(), Some("127.0.0.1"), "{o:?}");
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod facts;
 mod family;
 mod gotext;
 mod icmp;
+mod icmp_facts;
 mod ip_family;
 mod metadata;
 mod netns;
@@ -32,6 +33,7 @@ pub use gotext::{format_duration, go_quote, os_error_text};
 pub use icmp::{
     DEFAULT_PAYLOAD_SIZE, IcmpSocket, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
+pub use icmp_facts::{EchoStats, IcmpError, IcmpFacts, IcmpSocketKind};
 pub use metadata::validate_metadata;
 pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};

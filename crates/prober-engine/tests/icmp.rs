@@ -31,6 +31,9 @@ fn workers_ping_both_loopbacks_every_period() {
         if let Event::Run { outcome, .. } = ev {
             assert_eq!(outcome.result, ProbeResult::Success, "{outcome:?}");
             assert!(outcome.timings.first_byte.is_some(), "the round trip: {outcome:?}");
+            let facts = outcome.icmp.as_deref().expect("an ICMP run's facts");
+            assert_eq!((facts.stats.sent, facts.stats.received), (1, 1), "{facts:?}");
+            assert!(facts.stats.first_rtt.is_some() && facts.stats.reply_hop_limit.is_some());
         }
     }
 }

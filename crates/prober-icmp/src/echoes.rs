@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use crate::packet::IcmpError;
+use prober_core::{EchoStats, IcmpError};
 
 /// What became of one request.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,40 +153,6 @@ impl Echoes {
             _ => None,
         });
         EchoStats { sent, received, min, avg, max, stddev, first_rtt, reply_hop_limit, last_error }
-    }
-}
-
-/// What a run's echoes came to: counts and round-trip times, as `ping -c` sums them up.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct EchoStats {
-    /// Requests sent.
-    pub sent: u32,
-    /// Replies received (each request answered at most once).
-    pub received: u32,
-    /// The shortest round-trip time.
-    pub min: Option<Duration>,
-    /// The mean round-trip time.
-    pub avg: Option<Duration>,
-    /// The longest round-trip time.
-    pub max: Option<Duration>,
-    /// The population standard deviation of the round-trip times (ping's `mdev`).
-    pub stddev: Option<Duration>,
-    /// The first answered request's round-trip time (blackbox_exporter's `rtt` phase).
-    pub first_rtt: Option<Duration>,
-    /// The last reply's TTL or hop limit (`probe_icmp_reply_hop_limit`).
-    pub reply_hop_limit: Option<u8>,
-    /// The last ICMP error received for one of the requests.
-    pub last_error: Option<IcmpError>,
-}
-
-impl EchoStats {
-    /// The share of requests that got no reply, 0.0 to 1.0 (1.0 when none was sent).
-    pub fn loss(&self) -> f64 {
-        if self.sent == 0 {
-            1.0
-        } else {
-            f64::from(self.sent - self.received) / f64::from(self.sent)
-        }
     }
 }
 

@@ -72,10 +72,8 @@ mod packet;
 mod probe;
 mod socket;
 
-pub use echoes::EchoStats;
-pub use packet::IcmpError;
-pub use probe::{IcmpFacts, IcmpProbe};
+pub use probe::IcmpProbe;
 pub use prober_core::{
-    DEFAULT_PAYLOAD_SIZE, IcmpSocket, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
+    DEFAULT_PAYLOAD_SIZE, EchoStats, IcmpError, IcmpFacts, IcmpSocket, IcmpSocketKind, IcmpSpec,
+    MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
-pub use socket::SocketKind;

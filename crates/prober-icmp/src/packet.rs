@@ -7,9 +7,6 @@
 //! bytes the offending packet's IP header and at least the first 8 bytes of its payload,
 //! which for our echo are its type, id and sequence.
 
-use std::fmt;
-use std::net::IpAddr;
-
 /// ICMP (IPv4) message types.
 pub(crate) mod v4 {
     pub(crate) const ECHO_REPLY: u8 = 0;
@@ -64,75 +61,6 @@ pub(crate) fn checksum(bytes: &[u8]) -> u16 {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     !(sum as u16)
-}
-
-/// An ICMP error about one of our echoes: its type and code, as sent by `from`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IcmpError {
-    /// ICMPv6 (true) or ICMP (false) numbering of `kind` and `code`.
-    pub ipv6: bool,
-    /// The message type (3 or 11 for ICMP; 1, 2 or 3 for ICMPv6).
-    pub kind: u8,
-    /// The message code (for destination unreachable: host, port, prohibited, ...).
-    pub code: u8,
-    /// Who sent it: a router on the way, or the target itself.
-    pub from: IpAddr,
-}
-
-impl IcmpError {
-    /// A time-exceeded message (the TTL or hop limit ran out on the way), as opposed to a
-    /// destination-unreachable one.
-    pub fn is_time_exceeded(&self) -> bool {
-        if self.ipv6 { self.kind == v6::TIME_EXCEEDED } else { self.kind == v4::TIME_EXCEEDED }
-    }
-
-    /// What the message says, as `ping` words it ("destination host unreachable").
-    pub fn describe(&self) -> &'static str {
-        if self.ipv6 {
-            describe_v6(self.kind, self.code)
-        } else {
-            describe_v4(self.kind, self.code)
-        }
-    }
-}
-
-impl fmt::Display for IcmpError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} (from {})", self.describe(), self.from)
-    }
-}
-
-fn describe_v4(kind: u8, code: u8) -> &'static str {
-    match (kind, code) {
-        (v4::DEST_UNREACHABLE, 0) => "destination net unreachable",
-        (v4::DEST_UNREACHABLE, 1) => "destination host unreachable",
-        (v4::DEST_UNREACHABLE, 2) => "destination protocol unreachable",
-        (v4::DEST_UNREACHABLE, 3) => "destination port unreachable",
-        (v4::DEST_UNREACHABLE, 4) => "fragmentation needed and DF set",
-        (v4::DEST_UNREACHABLE, 9) => "destination net prohibited",
-        (v4::DEST_UNREACHABLE, 10) => "destination host prohibited",
-        (v4::DEST_UNREACHABLE, 13) => "communication administratively prohibited",
-        (v4::DEST_UNREACHABLE, _) => "destination unreachable",
-        (v4::TIME_EXCEEDED, 0) => "time to live exceeded",
-        (v4::TIME_EXCEEDED, _) => "fragment reassembly time exceeded",
-        _ => "ICMP error",
-    }
-}
-
-fn describe_v6(kind: u8, code: u8) -> &'static str {
-    match (kind, code) {
-        (v6::DEST_UNREACHABLE, 0) => "no route to destination",
-        (v6::DEST_UNREACHABLE, 1) => "communication administratively prohibited",
-        (v6::DEST_UNREACHABLE, 3) => "address unreachable",
-        (v6::DEST_UNREACHABLE, 4) => "port unreachable",
-        (v6::DEST_UNREACHABLE, 5) => "source address failed ingress/egress policy",
-        (v6::DEST_UNREACHABLE, 6) => "reject route to destination",
-        (v6::DEST_UNREACHABLE, _) => "destination unreachable",
-        (v6::PACKET_TOO_BIG, _) => "packet too big",
-        (v6::TIME_EXCEEDED, 0) => "hop limit exceeded in transit",
-        (v6::TIME_EXCEEDED, _) => "fragment reassembly time exceeded",
-        _ => "ICMPv6 error",
-    }
 }
 
 /// What one received message says about an echo (ours or not: the caller matches).

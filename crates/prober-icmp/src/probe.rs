@@ -9,34 +9,19 @@ use std::time::{Duration, Instant};
 
 use mio::Interest;
 use mio::unix::SourceFd;
-use prober_core::{IcmpSpec, IpFamily, Outcome, ProbeResult, Reason, os_error_text};
+use prober_core::{
+    IcmpError, IcmpFacts, IcmpSocketKind, IcmpSpec, IpFamily, Outcome, ProbeResult, Reason,
+    os_error_text,
+};
 use prober_io::{Ctx, Machine, Ready, Step};
 
-use crate::echoes::{EchoStats, Echoes, Fate};
-use crate::packet::{self, IcmpError, Message};
-use crate::socket::{EchoSocket, Options, SocketKind};
+use crate::echoes::{Echoes, Fate};
+use crate::packet::{self, Message};
+use crate::socket::{EchoSocket, Options};
 
 /// How many datagrams one readiness call reads before it gives the loop a turn: a target (or
 /// anyone on the path) that floods us cannot hold the poll thread.
 const READ_BUDGET: usize = 64;
-
-/// What a run learned beyond its verdict, for blackbox_exporter's metrics and for smokeping's
-/// figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct IcmpFacts {
-    /// Name resolution (`probe_icmp_duration_seconds{phase="resolve"}`); zero for an IP
-    /// literal, as blackbox reports it.
-    pub resolve: Duration,
-    /// Opening and setting up the socket and building the first request
-    /// (`{phase="setup"}`).
-    pub setup: Duration,
-    /// The socket kind used, once one was opened.
-    pub socket: Option<SocketKind>,
-    /// The echo id the requests carried (on an unprivileged socket: the kernel's, its port).
-    pub id: u16,
-    /// Counts, round-trip times (`{phase="rtt"}` is [`EchoStats::first_rtt`]), reply hop limit.
-    pub stats: EchoStats,
-}
 
 /// An ICMP echo probe: Success when a reply comes back (with several packets: when the share
 /// lost is at most the spec's `max_loss_percent`), Failure with reason `timeout` when none does within
@@ -94,6 +79,7 @@ impl IcmpProbe {
         o.timings.first_byte = self.facts.stats.first_rtt;
         o.timings.total = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
         o.peer = self.dst.map(|ip| SocketAddr::new(ip, 0));
+        o.icmp = Some(Box::new(self.facts));
         self.deadline = None;
         self.next_send = None;
         Step::Done(o)
@@ -233,9 +219,9 @@ impl IcmpProbe {
         let (Some(socket), Some(echoes)) = (&self.socket, &mut self.echoes) else {
             return Step::Pending;
         };
-        let raw_v4 = socket.kind == SocketKind::Raw && !socket.ipv6;
+        let raw_v4 = socket.kind == IcmpSocketKind::Raw && !socket.ipv6;
         for _ in 0..READ_BUDGET {
-            let from_queue = socket.kind == SocketKind::Unprivileged;
+            let from_queue = socket.kind == IcmpSocketKind::Unprivileged;
             let got = if from_queue {
                 match socket.recv_error(&mut self.buf) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {

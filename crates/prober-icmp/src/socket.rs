@@ -10,18 +10,8 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 
-use prober_core::IcmpSocket as SocketChoice;
+use prober_core::{IcmpSocket as SocketChoice, IcmpSocketKind};
 use socket2::{Domain, Protocol, Socket, Type};
-
-/// The kind of socket a run used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SocketKind {
-    /// `SOCK_DGRAM` ICMP socket: the kernel sets the echo id to the socket's port, fills in the
-    /// checksum and hands the socket only the replies with its id.
-    Unprivileged,
-    /// `SOCK_RAW`: the socket sees all ICMP traffic of its family; the id is ours.
-    Raw,
-}
 
 /// The socket options of a run.
 #[derive(Clone, Copy, Debug, Default)]
@@ -35,7 +25,7 @@ pub(crate) struct Options {
 #[derive(Debug)]
 pub(crate) struct EchoSocket {
     socket: Socket,
-    pub(crate) kind: SocketKind,
+    pub(crate) kind: IcmpSocketKind,
     pub(crate) ipv6: bool,
     /// The echo id: ours on a raw socket, the socket's port on an unprivileged one.
     pub(crate) id: u16,
@@ -69,7 +59,7 @@ impl EchoSocket {
             _ => Some(new_socket(ipv6, Type::DGRAM)),
         };
         let (socket, kind) = match unprivileged {
-            Some(Ok(s)) => (s, SocketKind::Unprivileged),
+            Some(Ok(s)) => (s, IcmpSocketKind::Unprivileged),
             Some(Err(e)) if choice == SocketChoice::Unprivileged || !denied(&e) => {
                 let message = if denied(&e) {
                     format!(
@@ -82,7 +72,7 @@ impl EchoSocket {
                 return Err(OpenError { error: e, message });
             }
             _ => match new_socket(ipv6, Type::RAW) {
-                Ok(s) => (s, SocketKind::Raw),
+                Ok(s) => (s, IcmpSocketKind::Raw),
                 Err(e) if denied(&e) => {
                     let message = if choice == SocketChoice::Raw {
                         format!("cannot open a raw ICMP socket: {e} (it needs CAP_NET_RAW)")
@@ -126,7 +116,7 @@ impl EchoSocket {
         }
         sys::recv_hop_limit(self.socket.as_fd(), self.ipv6)
             .map_err(|e| ("asking for the reply's hop limit", e))?;
-        if self.kind == SocketKind::Unprivileged {
+        if self.kind == IcmpSocketKind::Unprivileged {
             // Errors about our echoes come through the error queue; a raw socket reads them
             // as the ICMP messages they are.
             sys::recv_errors(self.socket.as_fd(), self.ipv6)
@@ -145,14 +135,14 @@ impl EchoSocket {
         };
         let source = options.source.unwrap_or(unspecified);
         match self.kind {
-            SocketKind::Raw => {
+            IcmpSocketKind::Raw => {
                 if options.source.is_some() {
                     self.socket
                         .bind(&SocketAddr::new(source, 0).into())
                         .map_err(|e| ("bind", e))?;
                 }
             }
-            SocketKind::Unprivileged => {
+            IcmpSocketKind::Unprivileged => {
                 // The port of a ping socket is its echo id: ask for ours, else any free one.
                 let wanted = self.socket.bind(&SocketAddr::new(source, want_id.max(1)).into());
                 match wanted {

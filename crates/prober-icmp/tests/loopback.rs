@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use common::*;
 use prober_core::{ProbeResult, Reason};
-use prober_icmp::{IcmpSocket, IcmpSpec, SocketKind};
+use prober_icmp::{IcmpSocket, IcmpSocketKind, IcmpSpec};
 use prober_testkit::netns::TestNetns;
 
-fn assert_answered(host: &str, socket: IcmpSocket, kind: SocketKind) {
+fn assert_answered(host: &str, socket: IcmpSocket, kind: IcmpSocketKind) {
     let (o, facts) = ping(&spec(host, socket), ANSWERED);
     assert_eq!(o.result, ProbeResult::Success, "{host} over {kind:?}: {o:?}");
     assert_eq!(facts.socket, Some(kind));
@@ -24,8 +24,8 @@ fn assert_answered(host: &str, socket: IcmpSocket, kind: SocketKind) {
 
 #[test]
 fn raw_sockets_answer_on_both_loopbacks() {
-    assert_answered("127.0.0.1", IcmpSocket::Raw, SocketKind::Raw);
-    assert_answered("::1", IcmpSocket::Raw, SocketKind::Raw);
+    assert_answered("127.0.0.1", IcmpSocket::Raw, IcmpSocketKind::Raw);
+    assert_answered("::1", IcmpSocket::Raw, IcmpSocketKind::Raw);
     // An IPv4-mapped address is pinged over IPv4.
     let (o, _) = ping(&spec("::ffff:127.0.0.1", IcmpSocket::Raw), ANSWERED);
     assert_eq!(o.result, ProbeResult::Success, "{o:?}");
@@ -37,13 +37,13 @@ fn unprivileged_sockets_where_ping_group_range_admits_us() {
     let ns = TestNetns::new("icmp-dgram");
     ns.run_in(|| {
         ping_group_range(true);
-        assert_answered("127.0.0.1", IcmpSocket::Unprivileged, SocketKind::Unprivileged);
-        assert_answered("::1", IcmpSocket::Unprivileged, SocketKind::Unprivileged);
+        assert_answered("127.0.0.1", IcmpSocket::Unprivileged, IcmpSocketKind::Unprivileged);
+        assert_answered("::1", IcmpSocket::Unprivileged, IcmpSocketKind::Unprivileged);
         // Auto takes the unprivileged socket when it may.
-        assert_answered("127.0.0.1", IcmpSocket::Auto, SocketKind::Unprivileged);
+        assert_answered("127.0.0.1", IcmpSocket::Auto, IcmpSocketKind::Unprivileged);
         // Where the range leaves us out, Auto falls back to raw; Unprivileged alone says why.
         ping_group_range(false);
-        assert_answered("::1", IcmpSocket::Auto, SocketKind::Raw);
+        assert_answered("::1", IcmpSocket::Auto, IcmpSocketKind::Raw);
         let (o, _) = ping(&spec("127.0.0.1", IcmpSocket::Unprivileged), ANSWERED);
         assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Io), "{o:?}");
         assert!(o.message.contains("ping_group_range"), "{}", o.message);

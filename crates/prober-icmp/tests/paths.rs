@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use common::*;
 use prober_core::{ProbeResult, Reason};
-use prober_icmp::{IcmpSocket, IcmpSpec, SocketKind};
+use prober_icmp::{IcmpSocket, IcmpSocketKind, IcmpSpec};
 
 /// Both socket kinds, as (the choice, whether the namespace admits unprivileged sockets,
 /// the kind expected).
-const KINDS: [(IcmpSocket, bool, SocketKind); 2] = [
-    (IcmpSocket::Auto, true, SocketKind::Unprivileged),
-    (IcmpSocket::Auto, false, SocketKind::Raw),
+const KINDS: [(IcmpSocket, bool, IcmpSocketKind); 2] = [
+    (IcmpSocket::Auto, true, IcmpSocketKind::Unprivileged),
+    (IcmpSocket::Auto, false, IcmpSocketKind::Raw),
 ];
 
 #[test]

@@ -114,6 +114,25 @@ impl IcmpSpec {
         }
         Ok(())
     }
+
+    /// [`IcmpSpec::validate`], and that the requests all go out within the run's `timeout`
+    /// (the last one with time to be answered), so that a run's loss counts every request.
+    ///
+    /// # Errors
+    ///
+    /// As [`IcmpSpec::validate`]; [`SpecError::InvalidRequest`] when `packets - 1` intervals
+    /// take the whole timeout or more.
+    pub fn validate_within(&self, timeout: Duration) -> Result<(), SpecError> {
+        self.validate()?;
+        let sending = self.interval.saturating_mul(self.packets.saturating_sub(1));
+        if sending >= timeout {
+            return Err(SpecError::InvalidRequest(format!(
+                "icmp: {} packets {:?} apart take {:?}, not less than the timeout {:?}",
+                self.packets, self.interval, sending, timeout
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -136,6 +155,16 @@ mod tests {
             IcmpSpec { payload_size: MAX_PAYLOAD_SIZE + 1, ..IcmpSpec::new("h") },
             IcmpSpec { source: Some("::1".parse().unwrap()), ..IcmpSpec::new("127.0.0.1") },
         ];
+        // Five requests a second apart do not fit in the default timeout (1s); in 5s they do.
+        let five = IcmpSpec { packets: 5, ..IcmpSpec::new("h") };
+        let mut spec = ProbeSpec::icmp_with(five).unwrap();
+        assert!(
+            matches!(spec.validate(), Err(SpecError::InvalidRequest(m)) if m.contains("5 packets"))
+        );
+        spec.set_timeout(Duration::from_secs(5)).unwrap();
+        assert!(spec.validate().is_ok());
+        // No network namespace yet.
+        assert!(ProbeSpec::icmp("h").unwrap().with_netns("/proc/self/ns/net").is_err());
         for spec in bad {
             assert!(
                 matches!(ProbeSpec::icmp_with(spec.clone()), Err(SpecError::InvalidRequest(_))),

@@ -644,7 +644,7 @@ impl ProbeSpec {
                 }
             }
             ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
-            ProbeKind::Icmp(i) => i.validate()?,
+            ProbeKind::Icmp(i) => i.validate_within(self.timeout)?,
         }
         Ok(())
     }

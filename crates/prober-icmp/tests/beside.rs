@@ -30,8 +30,8 @@ fn checksum(bytes: &[u8]) -> u16 {
     !(sum as u16)
 }
 
-/// Answers each echo request seen on a raw socket with a forged reply until `stop`; counts
-/// the replies sent.
+/// Answers each echo request seen on a raw socket with a forged reply until `stop` (or, should
+/// the test fail before it says so, for 30 s at most); counts the replies sent.
 fn forge(
     copy_data: bool,
     stop: Arc<AtomicBool>,
@@ -42,7 +42,8 @@ fn forge(
     socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
     std::thread::spawn(move || {
         let mut buf = [MaybeUninit::<u8>::uninit(); 2048];
-        while !stop.load(Ordering::Relaxed) {
+        let end = std::time::Instant::now() + Duration::from_secs(30);
+        while !stop.load(Ordering::Relaxed) && std::time::Instant::now() < end {
             let Ok(n) = socket.recv(&mut buf) else { continue };
             // SAFETY: recv initialised the first n bytes.
             let packet: Vec<u8> = buf[..n].iter().map(|b| unsafe { b.assume_init() }).collect();

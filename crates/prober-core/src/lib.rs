@@ -10,7 +10,10 @@
 pub mod allow;
 mod expect;
 mod facts;
+mod family;
 mod gotext;
+mod icmp;
+mod icmp_facts;
 mod ip_family;
 mod metadata;
 mod netns;
@@ -26,8 +29,12 @@ pub mod url;
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo, days_from_civil};
+pub use family::{IP_FAMILIES, IpFamily};
 pub use gotext::{format_duration, go_quote, os_error_text};
-pub use ip_family::{IP_FAMILIES, IpFamily};
+pub use icmp::{
+    DEFAULT_PAYLOAD_SIZE, IcmpSocket, IcmpSpec, MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
+};
+pub use icmp_facts::{EchoStats, IcmpError, IcmpFacts, IcmpSocketKind};
 pub use metadata::validate_metadata;
 pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};

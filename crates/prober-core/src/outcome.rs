@@ -313,6 +313,9 @@ pub struct Outcome {
     /// gRPC: the RPC's status code and the health response's serving status, as far as the
     /// run got (both `None` for other probes).
     pub grpc: crate::GrpcFacts,
+    /// ICMP: phases, counts, round-trip times, the reply's hop limit and the last ICMP error
+    /// (boxed: `None` for every other kind).
+    pub icmp: Option<Box<crate::IcmpFacts>>,
 }
 
 impl Outcome {
@@ -337,6 +340,7 @@ impl Outcome {
             tls: None,
             http_phases: None,
             grpc: crate::GrpcFacts::default(),
+            icmp: None,
         }
     }
 

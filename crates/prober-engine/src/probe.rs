@@ -9,6 +9,7 @@ use prober_core::{Outcome, ProbeKind, ProbeSpec};
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
 use prober_http::{HttpPlan, HttpProbe};
+use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
 use prober_transport::tcp_tls::TlsTcpProbe;
@@ -30,6 +31,8 @@ pub enum AnyProbe {
     Grpc(Box<GrpcProbe>),
     /// A host-run probe's run: the host performs it (see [`crate::Engine::complete_run`]).
     HostRun(HostRunProbe),
+    /// An ICMP echo probe's run (boxed: its buffer and statistics are not small).
+    Icmp(Box<IcmpProbe>),
     /// A kind of probe this engine does not know: [`ProbeKind`] may grow, and a newer
     /// `prober-core` can bring a kind that this build has no machine for.
     Unsupported(UnsupportedProbe),
@@ -112,6 +115,7 @@ impl AnyProbe {
             ProbeKind::HostRun(h) => {
                 AnyProbe::HostRun(HostRunProbe::new(h, spec.timeout, spec.output_limit))
             }
+            ProbeKind::Icmp(i) => AnyProbe::Icmp(Box::new(IcmpProbe::new(i, spec.timeout))),
             _ => AnyProbe::Unsupported(UnsupportedProbe),
         }
     }
@@ -124,6 +128,7 @@ impl AnyProbe {
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
             AnyProbe::HostRun(m) => m,
+            AnyProbe::Icmp(m) => m.as_mut(),
             AnyProbe::Unsupported(m) => m,
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.as_mut(),
@@ -219,6 +224,7 @@ impl Machine for AnyProbe {
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
             AnyProbe::HostRun(m) => m.wake_at(),
+            AnyProbe::Icmp(m) => m.wake_at(),
             AnyProbe::Unsupported(m) => m.wake_at(),
             #[cfg(feature = "test-panic")]
             AnyProbe::Panicking(m) => m.wake_at(),

@@ -14,6 +14,7 @@ use crate::url::Url;
 mod containment;
 mod error;
 mod host_run;
+mod icmp;
 mod kinds;
 mod namespaces;
 mod proxy;
@@ -66,6 +67,8 @@ pub enum ProbeKind {
     Grpc(GrpcSpec),
     /// A run the host performs and completes (see [`HostRunSpec`]): engine workers only.
     HostRun(HostRunSpec),
+    /// Send ICMP echo requests (ping) to a host.
+    Icmp(crate::IcmpSpec),
 }
 
 /// One probe: what to check, and the limits of one run.
@@ -109,7 +112,7 @@ pub struct ProbeSpec {
 }
 
 impl ProbeSpec {
-    fn with_kind(kind: ProbeKind) -> ProbeSpec {
+    pub(crate) fn with_kind(kind: ProbeKind) -> ProbeSpec {
         ProbeSpec { kind, timeout: DEFAULT_TIMEOUT, output_limit: DEFAULT_OUTPUT_LIMIT }
     }
 
@@ -350,9 +353,11 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.address_filter = filter,
             ProbeKind::Http(h) => h.address_filter = filter,
             ProbeKind::Grpc(g) => g.address_filter = filter,
+            ProbeKind::Icmp(i) => i.address_filter = filter,
             _ => {
                 return Err(SpecError::InvalidExpectation(
-                    "an address filter applies to TCP, HTTP and gRPC probes only".into(),
+                    "an address filter applies to ICMP and to TCP, HTTP and gRPC probes only"
+                        .into(),
                 ));
             }
         }
@@ -409,13 +414,14 @@ impl ProbeSpec {
         Ok(())
     }
 
-    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec and host-run).
+    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec, host-run and
+    /// ICMP).
     pub fn set_close_policy(&mut self, policy: ClosePolicy) {
         match &mut self.kind {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) | ProbeKind::HostRun(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) => {}
         }
     }
 
@@ -641,6 +647,7 @@ impl ProbeSpec {
                 }
             }
             ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
+            ProbeKind::Icmp(i) => i.validate_within(self.timeout)?,
         }
         Ok(())
     }

@@ -1,0 +1,409 @@
+//! The ICMP echo probe as a [`Machine`]: resolve, open the socket (setup), send the requests
+//! at their interval and read what comes back until every request is answered or failed, or
+//! the deadline passes.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+use mio::Interest;
+use mio::unix::SourceFd;
+use prober_core::{
+    IcmpError, IcmpFacts, IcmpSocketKind, IcmpSpec, IpFamily, Outcome, ProbeResult, Reason,
+    os_error_text,
+};
+use prober_io::{Ctx, Machine, Ready, Step};
+
+use crate::echoes::{Echoes, Fate};
+use crate::packet::{self, Message};
+use crate::socket::{EchoSocket, Options};
+
+/// How many datagrams one readiness call reads before it gives the loop a turn: a target (or
+/// anyone on the path) that floods us cannot hold the poll thread.
+const READ_BUDGET: usize = 64;
+
+/// An ICMP echo probe: Success when a reply comes back (with several packets: when the share
+/// lost is at most the spec's `max_loss_percent`), Failure with reason `timeout` when none does within
+/// the deadline, `unreachable` when a router or the target answers with destination
+/// unreachable or time exceeded, `dns` when the name does not resolve; Unknown when this node
+/// cannot send (no socket allowed: the message names both ways and the sysctl).
+#[derive(Debug)]
+pub struct IcmpProbe {
+    spec: IcmpSpec,
+    timeout: Duration,
+    started: Option<Instant>,
+    deadline: Option<Instant>,
+    next_send: Option<Instant>,
+    dst: Option<IpAddr>,
+    lookup: Option<prober_io::Lookup>,
+    socket: Option<EchoSocket>,
+    echoes: Option<Echoes>,
+    facts: IcmpFacts,
+    /// Readiness was left unread after a budget: [`Machine::resume`] goes on.
+    resume_owed: bool,
+    buf: Vec<u8>,
+}
+
+impl IcmpProbe {
+    /// The machine for one run of `spec`, with `timeout` as the run's one deadline. The spec
+    /// must have passed [`IcmpSpec::validate`].
+    pub fn new(spec: &IcmpSpec, timeout: Duration) -> IcmpProbe {
+        IcmpProbe {
+            spec: spec.clone(),
+            timeout,
+            started: None,
+            deadline: None,
+            next_send: None,
+            dst: None,
+            lookup: None,
+            socket: None,
+            echoes: None,
+            facts: IcmpFacts::default(),
+            resume_owed: false,
+            buf: Vec::new(),
+        }
+    }
+
+    /// What the run learned (complete once it returned [`Step::Done`]).
+    pub fn facts(&self) -> &IcmpFacts {
+        &self.facts
+    }
+
+    fn done(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+        self.close(cx);
+        if let Some(echoes) = &self.echoes {
+            self.facts.stats = echoes.stats();
+        }
+        o.timings.resolve = (self.facts.resolve > Duration::ZERO).then_some(self.facts.resolve);
+        o.timings.first_byte = self.facts.stats.first_rtt;
+        o.timings.total = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
+        o.peer = self.dst.map(|ip| SocketAddr::new(ip, 0));
+        o.icmp = Some(Box::new(self.facts));
+        self.deadline = None;
+        self.next_send = None;
+        Step::Done(o)
+    }
+
+    fn close(&mut self, cx: &mut Ctx<'_>) {
+        if let Some(socket) = self.socket.take() {
+            let fd: RawFd = socket.raw_fd();
+            let _ = cx.registry.deregister(&mut SourceFd(&fd));
+        }
+        self.lookup = None;
+    }
+
+    /// The address to probe: the first of the family the spec asks for.
+    fn pick(&self, addrs: &[SocketAddr]) -> Option<IpAddr> {
+        // An IPv4-mapped IPv6 address counts as IPv4, as for every kind (`IpFamily::is_v6`).
+        let of = |v4: bool| addrs.iter().map(SocketAddr::ip).find(|ip| IpFamily::is_v6(*ip) != v4);
+        match self.spec.ip_family {
+            IpFamily::Any => addrs.first().map(SocketAddr::ip),
+            IpFamily::V4 => of(true),
+            IpFamily::V6 => of(false),
+            IpFamily::PreferV4 => of(true).or_else(|| of(false)),
+            IpFamily::PreferV6 => of(false).or_else(|| of(true)),
+        }
+    }
+
+    /// Opens the socket and sends the first request.
+    fn setup(&mut self, cx: &mut Ctx<'_>, dst: IpAddr) -> Step {
+        // `::ffff:10.0.0.1` is pinged over IPv4: ICMPv6 cannot reach a mapped address.
+        let dst = dst.to_canonical();
+        self.dst = Some(dst);
+        let name = self.spec.host.parse::<IpAddr>().is_err().then_some(self.spec.host.as_str());
+        if let Some(filter) = &self.spec.address_filter {
+            // As a connection's check (prober_core::AddressFilter::check) without the port
+            // ranges: an echo has no port.
+            let ip = prober_core::allow::canonical_ip(dst);
+            let ip_text = ip.to_string();
+            let denied = if !filter.host_allowed(name.unwrap_or(&ip_text)) {
+                Some(format!("host {} is not allowed", name.unwrap_or(&ip_text)))
+            } else if !filter.ip_allowed(ip) {
+                Some(format!("{ip} is not in an allowed network"))
+            } else {
+                None
+            };
+            if let Some(why) = denied {
+                return self
+                    .done(cx, Outcome::failure(Reason::Denied, format!("ping {dst}: {why}")));
+            }
+        }
+        if let Some(src) = self.spec.source {
+            if src.is_ipv4() != dst.is_ipv4() {
+                let m = format!("ping {dst}: the source address {src} is of the other family");
+                return self.done(cx, Outcome::failure(Reason::Unreachable, m));
+            }
+        }
+        let setup_started = Instant::now();
+        let options = Options {
+            ttl: self.spec.ttl,
+            dont_fragment: self.spec.dont_fragment,
+            source: self.spec.source,
+        };
+        let random = random_u64();
+        let socket = match EchoSocket::open(dst, self.spec.socket, options, random as u16) {
+            Ok(s) => s,
+            Err(e) => {
+                let reason = Reason::from_io(&e.error);
+                let result = if reason == Reason::Unreachable {
+                    ProbeResult::Failure
+                } else {
+                    ProbeResult::Unknown
+                };
+                let reason = if result == ProbeResult::Unknown && reason != Reason::Resource {
+                    Reason::Io
+                } else {
+                    reason
+                };
+                return self.done(cx, Outcome::new(result, reason, e.message));
+            }
+        };
+        let fd = socket.raw_fd();
+        if let Err(e) = cx.registry.register(&mut SourceFd(&fd), cx.token(0), Interest::READABLE) {
+            return self.done(cx, Outcome::unknown(Reason::from_io(&e), format!("epoll: {e}")));
+        }
+        self.facts.socket = Some(socket.kind);
+        self.facts.id = socket.id;
+        let packets = self.spec.packets as usize;
+        let echoes = Echoes::new(
+            dst,
+            socket.id,
+            (random >> 16) as u16,
+            packets,
+            self.spec.payload_size,
+            random_u64(),
+        );
+        self.buf = vec![0; 65_536.min(self.spec.payload_size + 512).max(1500)];
+        self.socket = Some(socket);
+        self.echoes = Some(echoes);
+        self.facts.setup = setup_started.elapsed();
+        self.send_next(cx)
+    }
+
+    /// Sends the next request, and schedules the one after.
+    fn send_next(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let (Some(socket), Some(echoes), Some(dst)) = (&self.socket, &mut self.echoes, self.dst)
+        else {
+            return Step::Pending;
+        };
+        let Some(seq) = echoes.next_seq() else { return Step::Pending };
+        let msg = packet::echo_request(socket.ipv6, echoes.id, seq, &echoes.data);
+        let sent_at = Instant::now();
+        match socket.send(&msg, dst) {
+            Ok(()) => echoes.sent(Some(sent_at)),
+            Err(e)
+                if Reason::from_io(&e) == Reason::Unreachable
+                    || e.raw_os_error() == Some(libc::EMSGSIZE) =>
+            {
+                echoes.sent(None);
+                if self.spec.packets == 1 {
+                    let m = format!("ping {dst}: sendto: {}", os_error_text(&e));
+                    return self.done(cx, Outcome::failure(Reason::from_io(&e), m));
+                }
+            }
+            Err(e) => {
+                let m = format!("ping {dst}: sendto: {}", os_error_text(&e));
+                return self.done(
+                    cx,
+                    Outcome::new(Reason::from_io(&e).failed_result(), Reason::from_io(&e), m),
+                );
+            }
+        }
+        self.next_send = echoes.next_seq().map(|_| cx.now + self.spec.interval);
+        if echoes.settled() { self.conclude(cx) } else { Step::Pending }
+    }
+
+    /// Reads what the socket has (the error queue first), up to the budget.
+    fn read(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let (Some(socket), Some(echoes)) = (&self.socket, &mut self.echoes) else {
+            return Step::Pending;
+        };
+        let raw_v4 = socket.kind == IcmpSocketKind::Raw && !socket.ipv6;
+        for _ in 0..READ_BUDGET {
+            let from_queue = socket.kind == IcmpSocketKind::Unprivileged;
+            let got = if from_queue {
+                match socket.recv_error(&mut self.buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        socket.recv(&mut self.buf).map(|d| (d, false))
+                    }
+                    r => r.map(|d| (d, true)),
+                }
+            } else {
+                socket.recv(&mut self.buf).map(|d| (d, false))
+            };
+            let (dgram, queued) = match got {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
+                // A pending socket error (an ICMP error when IP_RECVERR is off) or a
+                // truncated message: nothing to match, read on.
+                Err(_) => continue,
+            };
+            let at = Instant::now();
+            let data = &self.buf[..dgram.len.min(self.buf.len())];
+            if queued {
+                let Some((kind, code, by)) = dgram.icmp else { continue };
+                let Some((id, seq)) = packet::offending_echo(data) else { continue };
+                let Some(from) = by.or(dgram.from) else { continue };
+                let error = IcmpError { ipv6: socket.ipv6, kind, code, from };
+                echoes.error(dgram.from, id, seq, error);
+            } else {
+                let Some(from) = dgram.from else { continue };
+                match packet::parse(socket.ipv6, raw_v4, data) {
+                    Message::Reply { id, seq, data } => {
+                        echoes.reply(from, id, seq, data, at, dgram.hop_limit);
+                    }
+                    Message::Error { kind, code, id, seq } => {
+                        let error = IcmpError { ipv6: socket.ipv6, kind, code, from };
+                        // The quoted packet's destination is not checked here: the id, the
+                        // sequence and a waiting request are; a raw socket sees every error.
+                        echoes.error(None, id, seq, error);
+                    }
+                    Message::Other => {}
+                }
+            }
+            if echoes.settled() {
+                return self.conclude(cx);
+            }
+        }
+        self.resume_owed = true;
+        Step::Yield
+    }
+
+    /// The verdict from the echoes as they stand (requests still waiting are lost).
+    fn conclude(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let Some(echoes) = &self.echoes else { return Step::Pending };
+        let stats = echoes.stats();
+        let dst = self.dst.map_or_else(String::new, |d| d.to_string());
+        let timed_out = echoes.fates.iter().any(|f| matches!(f, Fate::Waiting(_)));
+        let failed_reason = match (stats.last_error, timed_out) {
+            (Some(_), _) => Reason::Unreachable,
+            (None, true) => Reason::Timeout,
+            (None, false) => Reason::Unreachable,
+        };
+        let lost = stats.sent.max(self.spec.packets) - stats.received;
+        let why = match stats.last_error {
+            Some(e) => format!("{e}"),
+            None if timed_out => format!("no reply within {:?}", self.timeout),
+            None => "the request could not be sent".to_string(),
+        };
+        let o = if stats.received == 0 {
+            Outcome::failure(failed_reason, format!("ping {dst}: {why}"))
+        } else if u64::from(lost) * 100
+            > u64::from(self.spec.max_loss_percent) * u64::from(self.spec.packets)
+        {
+            let m = format!(
+                "ping {dst}: {lost} of {} echo requests lost ({:.0}%, over the {}% allowed); last: {why}",
+                self.spec.packets,
+                stats.loss() * 100.0,
+                self.spec.max_loss_percent
+            );
+            Outcome::failure(failed_reason, m)
+        } else {
+            Outcome::success()
+        };
+        self.done(cx, o)
+    }
+}
+
+impl Machine for IcmpProbe {
+    fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.started = Some(cx.now);
+        self.deadline = Some(cx.now + self.timeout);
+        if let Ok(ip) = self.spec.host.parse::<IpAddr>() {
+            let wrong = match self.spec.ip_family {
+                IpFamily::V4 => IpFamily::is_v6(ip),
+                IpFamily::V6 => !IpFamily::is_v6(ip),
+                _ => false,
+            };
+            if wrong {
+                let m = format!("ping {ip}: not an address of the family asked for");
+                return self.done(cx, Outcome::failure(Reason::Dns, m));
+            }
+            return self.setup(cx, ip);
+        }
+        self.lookup = Some(cx.resolve(&self.spec.host, 0));
+        Step::Pending
+    }
+
+    fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        self.lookup = None;
+        self.facts.resolve = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
+        let host = self.spec.host.clone();
+        match addrs {
+            Ok(addrs) => match self.pick(&addrs) {
+                Some(ip) => self.setup(cx, ip),
+                None => {
+                    let m = format!("lookup {host}: no address of the family asked for");
+                    self.done(cx, Outcome::failure(Reason::Dns, m))
+                }
+            },
+            Err(e) => {
+                let reason = if Reason::from_io(&e) == Reason::Resource {
+                    Reason::Resource
+                } else {
+                    Reason::Dns
+                };
+                let m = format!("lookup {host}: {}", os_error_text(&e));
+                self.done(cx, Outcome::new(reason.failed_result(), reason, m))
+            }
+        }
+    }
+
+    fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, _ready: Ready) -> Step {
+        if sub != 0 || self.resume_owed {
+            return Step::Pending;
+        }
+        self.read(cx)
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.resume_owed = false;
+        self.read(cx)
+    }
+
+    fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
+        if self.deadline.is_some_and(|d| cx.now >= d) {
+            if self.echoes.is_none() {
+                let what = if self.lookup.is_some() { "lookup" } else { "ping" };
+                let m = format!("{what} {}: no answer within {:?}", self.spec.host, self.timeout);
+                return self.done(cx, Outcome::failure(Reason::Timeout, m));
+            }
+            return self.conclude(cx);
+        }
+        if self.next_send.is_some_and(|t| cx.now >= t) {
+            return self.send_next(cx);
+        }
+        Step::Pending
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        match (self.deadline, self.next_send) {
+            (Some(d), Some(n)) => Some(d.min(n)),
+            (d, _) => d,
+        }
+    }
+
+    fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        self.close(cx);
+        self.deadline = None;
+        self.next_send = None;
+    }
+}
+
+/// 64 random bits from the kernel (`getrandom`), for echo ids, sequences and cookies; the
+/// clock's nanoseconds mixed with a counter if it fails (it does not block after boot).
+fn random_u64() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: `bytes` is valid for writes of its 8 bytes for the whole call.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), libc::GRND_NONBLOCK) };
+    if n == 8 {
+        return u64::from_ne_bytes(bytes);
+    }
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let c = COUNTER.fetch_add(0x9e37_79b9_7f4a_7c15, std::sync::atomic::Ordering::Relaxed);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    (t ^ c).rotate_left(17).wrapping_mul(0xbf58_476d_1ce4_e5b9)
+}

@@ -33,7 +33,7 @@ pub fn parse_source_address(text: &str) -> Result<IpAddr, SpecError> {
 }
 
 impl ProbeSpec {
-    /// Binds the socket of a TCP, HTTP(S) or gRPC probe to the local address `source` before
+    /// Binds the socket of a TCP, HTTP(S), gRPC or ICMP probe to the local address `source` before
     /// it connects (blackbox_exporter's `source_ip_address`); `None` (the default) lets the
     /// system choose. Every connection of a run is bound (each redirect hop, the connection to
     /// a proxy), in a network namespace too (the socket made there is bound there). The port
@@ -58,9 +58,10 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.source_address = source,
             ProbeKind::Http(h) => h.source_address = source,
             ProbeKind::Grpc(g) => g.source_address = source,
+            ProbeKind::Icmp(i) => i.source = source,
             _ => {
                 return Err(SpecError::InvalidRequest(
-                    "a source address applies to TCP, HTTP and gRPC probes only".into(),
+                    "a source address applies to ICMP and to TCP, HTTP and gRPC probes only".into(),
                 ));
             }
         }
@@ -93,6 +94,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.source_address,
             ProbeKind::Http(h) => h.source_address,
             ProbeKind::Grpc(g) => g.source_address,
+            ProbeKind::Icmp(i) => i.source,
             _ => None,
         }
     }

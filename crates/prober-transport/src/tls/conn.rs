@@ -160,7 +160,7 @@ impl TlsConn {
             // Data, or the peer's close_notify.
             Ok(_) => true,
         };
-        !buffered && crate::peer_is_quiet(&mut self.conn)
+        !buffered && crate::quiet::peer_is_quiet(&mut self.conn)
     }
 
     /// What rustls needs the socket for next.

@@ -11,10 +11,15 @@
 
 mod h1;
 mod h2;
+mod h2_exchange;
+mod plan;
+mod read;
 mod route;
 mod tunnel;
+mod tunnel_exchange;
 
-use h1::read_append;
+pub use plan::HttpPlan;
+use read::{READ_CHUNK, READS_PER_TURN, read_append};
 use route::endpoint;
 
 use std::io;
@@ -22,27 +27,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use prober_core::{
-    HttpPhases, HttpResponseVersion, HttpSpec, Outcome, Reason, Scheme, TlsOptions, Url,
-};
+use prober_core::{HttpPhases, HttpResponseVersion, HttpSpec, Outcome, Reason, Scheme, Url};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_transport::dial::{Dial, DialError, DialEvent, DialStep};
 
 use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::cookies::{CookieJar, with_cookies};
 use crate::redirect::{Decision, Hop, Redirects, error_op};
-use crate::request::{Message, build_request_with, host_override, user_wants_close};
+use crate::request::{Message, build_request_with};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
 use crate::verdict::{evaluate, evaluate_expected};
 use prober_transport::{Transport, TransportError};
 
-/// Bytes asked for in one `read`.
-/// Bytes asked for per read, and the size of the per-thread buffer reads go into (see
-/// `read_append`): what a probe usually gets (a head and a short body), not bulk transfer.
-const READ_CHUNK: usize = 4 * 1024;
-/// Reads per call before the machine yields to the poll loop (64 KiB): a peer that streams
-/// fast must not hold the engine thread, nor keep this probe past its deadline.
-const READS_PER_TURN: usize = 16;
 /// How much of a followed redirect's body is read before the next request (Go's client's
 /// `maxBodySlurpSize`).
 const REDIRECT_BODY_READ: usize = 2048;
@@ -83,11 +79,11 @@ enum State {
         hop: Box<Hop>,
     },
     /// Asking the proxy for a tunnel to an `https` target (see the `tunnel` module).
-    Tunnel(Box<tunnel::Tunnel>),
+    Tunnel(Box<tunnel_exchange::Tunnel>),
     /// The connection speaks HTTP/2 (see the `h2` module).
     H2 {
         conn: Transport,
-        x: Box<h2::H2Exchange>,
+        x: Box<h2_exchange::H2Exchange>,
     },
     Done,
 }
@@ -106,63 +102,6 @@ impl Request {
             Request::First(plan) => &plan.request,
             Request::Redirected(bytes) => bytes,
         }
-    }
-}
-
-/// What every run of one HTTP spec shares, made once: the spec, its virtual host and the bytes
-/// of its first request. A periodic worker holds one and each run takes a reference, so a run
-/// copies no URL, header or user agent and formats no request (tests/allocations.rs in
-/// `prober-engine` counts what a run allocates).
-#[derive(Debug)]
-pub struct HttpPlan {
-    spec: HttpSpec,
-    host_override: Option<String>,
-    /// The spec's TLS options without its server name, for redirect hops to another host
-    /// (`None` when the spec names no server): see [`endpoint`].
-    other_host_tls: Option<TlsOptions>,
-    request: Vec<u8>,
-    /// Keep-alive asked for and not overridden by a user `Connection: close`.
-    keep_alive: bool,
-}
-
-impl HttpPlan {
-    /// Makes the plan of `spec`: its virtual host and its first request, once.
-    pub fn new(spec: HttpSpec) -> HttpPlan {
-        let host_override = host_override(&spec.headers);
-        let keep_alive = spec.keep_alive && !user_wants_close(&spec.headers);
-        let message = Message { method: &spec.method, body: &spec.body };
-        let request = match crate::proxy::proxy_for(&spec, &spec.url) {
-            Some(p) if spec.url.scheme() == Scheme::Http => crate::proxy::build_proxied_request(
-                p,
-                &spec.url,
-                &spec.headers,
-                &spec.user_agent,
-                host_override.as_deref(),
-                None,
-                keep_alive,
-                message,
-            ),
-            _ => build_request_with(
-                &spec.url,
-                &spec.headers,
-                &spec.user_agent,
-                host_override.as_deref(),
-                None,
-                keep_alive,
-                message,
-            ),
-        };
-        let other_host_tls = spec
-            .tls
-            .server_name
-            .is_some()
-            .then(|| TlsOptions { server_name: None, ..spec.tls.clone() });
-        HttpPlan { spec, host_override, other_host_tls, request, keep_alive }
-    }
-
-    /// The spec planned.
-    pub fn spec(&self) -> &HttpSpec {
-        &self.spec
     }
 }
 
@@ -314,7 +253,7 @@ impl HttpProbe {
             }
             DialStep::Connected(conn) if self.tunnel_wanted() => self.start_tunnel(cx, conn),
             DialStep::Connected(conn)
-                if h2::speaks_h2(self.plan.spec.version, self.url().scheme(), &conn)
+                if h2_exchange::speaks_h2(self.plan.spec.version, self.url().scheme(), &conn)
                     && !self.proxied_plain() =>
             {
                 self.start_h2(cx, conn)

@@ -183,28 +183,3 @@ impl HttpProbe {
         }
     }
 }
-
-/// Reads at most `room` bytes (and at most [`READ_CHUNK`]) from `conn`, appended to `buf`.
-///
-/// The read goes into one buffer per thread, zeroed once, and only the bytes that arrived are
-/// copied out: zero-filling room in the probe's own buffer before every read (safe Rust cannot
-/// hand uninitialised memory to `Read`) was 22 % of an HTTP probe's user-space instructions
-/// (bench/profile.sh http_oneshot, callgrind).
-pub(super) fn read_append(
-    conn: &mut Transport,
-    buf: &mut Vec<u8>,
-    room: usize,
-) -> Result<usize, TransportError> {
-    thread_local! {
-        static SCRATCH: std::cell::RefCell<Box<[u8]>> =
-            std::cell::RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
-    }
-    SCRATCH.with_borrow_mut(|scratch| {
-        let room = room.min(scratch.len());
-        let r = conn.read(&mut scratch[..room]);
-        if let Ok(n) = r {
-            buf.extend_from_slice(&scratch[..n]);
-        }
-        r
-    })
-}

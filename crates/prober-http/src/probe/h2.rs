@@ -14,12 +14,13 @@
 use std::io;
 use std::time::Instant;
 
-use prober_core::{HttpResponseVersion, Reason, Scheme};
-use prober_h2::client::{Budget, Client, H2Error, StreamId, Turn};
+use prober_core::{HttpResponseVersion, Reason};
+use prober_h2::client::{Budget, Client, H2Error, Turn};
 use prober_h2::frame::error_code_name;
 use prober_io::{Ctx, Step};
 use prober_transport::{Transport, TransportError};
 
+use super::h2_exchange::H2Exchange;
 use super::{HttpProbe, Next, State};
 use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::cookies::with_cookies;
@@ -31,32 +32,6 @@ const READS_PER_TURN: usize = super::READS_PER_TURN;
 /// Frames queued for the server beyond which we wait for it to read (a server that sends
 /// PINGs or SETTINGS without reading our answers must not grow our buffer).
 const MAX_PENDING_OUTPUT: usize = 64 * 1024;
-
-/// An HTTP/2 exchange in progress: the connection's client and this run's stream on it.
-#[derive(Debug)]
-pub(super) struct H2Exchange {
-    client: Box<Client>,
-    stream: StreamId,
-    /// The client reported the stream's end ([`Turn::Ended`] comes once).
-    ended: bool,
-    /// The final response's status and body, once its head arrived.
-    body: Option<(u16, BodyReader)>,
-}
-
-impl H2Exchange {
-    /// What was read of the final response's body, for a run that ends early.
-    pub(super) fn take_body(&mut self) -> Option<(u64, Vec<u8>)> {
-        self.body.take().map(|(_, r)| {
-            let sink = r.into_sink();
-            (sink.total(), sink.into_kept())
-        })
-    }
-
-    /// Whether the final response's head arrived (a deadline now is a body timeout).
-    pub(super) fn in_body(&self) -> bool {
-        self.body.is_some()
-    }
-}
 
 impl HttpProbe {
     /// The connection speaks HTTP/2: open the current hop's request on it, on a new client
@@ -396,18 +371,5 @@ fn body_next(x: &mut H2Exchange) -> BodyNext {
         Ok(BodyProgress::AtLimit) => BodyNext::Done { truncated: true },
         Ok(BodyProgress::NeedMore) => BodyNext::More,
         Err(e) => BodyNext::Broken(e),
-    }
-}
-
-/// Whether a connection to `scheme` speaks HTTP/2: h2c by prior knowledge on `http`, or the
-/// server chose `h2` by ALPN on `https`.
-pub(super) fn speaks_h2(
-    version: prober_core::HttpVersion,
-    scheme: Scheme,
-    conn: &Transport,
-) -> bool {
-    match scheme {
-        Scheme::Http => version == prober_core::HttpVersion::H2c,
-        Scheme::Https => conn.alpn_protocol() == Some(prober_transport::ALPN_H2),
     }
 }

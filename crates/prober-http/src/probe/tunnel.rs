@@ -8,22 +8,8 @@ use super::*;
 
 use prober_core::ProxyServer;
 
+use super::tunnel_exchange::Tunnel;
 use crate::proxy::{build_connect, proxy_for, target_refused};
-
-/// The `CONNECT` exchange on the connection to the proxy.
-#[derive(Debug)]
-pub(super) struct Tunnel {
-    conn: Transport,
-    request: Vec<u8>,
-    written: usize,
-    parser: HeadParser,
-}
-
-impl Tunnel {
-    pub(super) fn close(self, cx: &mut Ctx<'_>) {
-        self.conn.close(cx);
-    }
-}
 
 impl HttpProbe {
     /// The proxy the current hop goes through, if any.

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
+use crate::facts::gauge;
 use crate::history::{History, Output};
 use crate::module::{Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
@@ -55,6 +56,11 @@ pub struct Response {
 }
 
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Room made at once for a probe's log (its lines for an HTTP probe: about 400 bytes).
+const LOG_CAPACITY: usize = 512;
+/// Room made at once for a probe's metrics (an HTTP probe's: about 2 KiB).
+const METRICS_CAPACITY: usize = 2560;
 const PLAIN: &str = "text/plain; charset=utf-8";
 
 /// blackbox_exporter's `--timeout-offset` default: what is kept of the scrape's timeout for
@@ -278,11 +284,11 @@ fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(
         let Event::Check { tag, outcome } = ev else { continue };
         let Some(inner) = inner.upgrade() else { return Ok(()) };
         let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-        if let Some(w) = waiting {
+        if let Some(mut w) = waiting {
             // A panic while one answer is written costs that answer only (500), never the
             // dispatcher that every other `/probe` waits on.
             let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                inner.answer(&w, &outcome)
+                inner.answer(&mut w, &outcome)
             }));
             let response = written.unwrap_or_else(|_| Response {
                 status: 500,
@@ -358,7 +364,8 @@ impl Inner {
         let timeout = timeout(header, module.timeout, offset).map_err(|e| {
             plain(500, &format!("Failed to parse timeout from Prometheus header: {e}\n"))
         })?;
-        let mut log = String::new();
+        // Sized for the lines every probe writes, so that they are not copied as they grow.
+        let mut log = String::with_capacity(LOG_CAPACITY);
         let _ = writeln!(
             log,
             "Beginning probe: probe={} target={} module={name} timeout_seconds={}",
@@ -392,8 +399,9 @@ impl Inner {
                 let _ = writeln!(log, "Probe failed duration_seconds={}", duration.as_secs_f64());
                 let metrics = unprobed::render(module, &u, duration);
                 let (name, target) = (name.to_string(), target.to_string());
-                let begun = Begun { modules: modules.clone(), module: name, target, debug, log };
-                Err(self.page(&begun, &begun.log, metrics, false))
+                let mut begun =
+                    Begun { modules: modules.clone(), module: name, target, debug, log };
+                Err(self.page(&mut begun, metrics, false))
             }
         }
     }
@@ -406,10 +414,10 @@ impl Inner {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(tag, w);
         if let Err(e) = self.handle.submit(spec, tag) {
             let w = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-            if let Some(w) = w {
+            if let Some(mut w) = w {
                 let outcome =
                     Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
-                let response = self.answer(&w, &outcome);
+                let response = self.answer(&mut w, &outcome);
                 (w.done)(response);
             }
         }
@@ -417,28 +425,29 @@ impl Inner {
     }
 
     /// The answer to a `/probe` request whose probe ended with `outcome`.
-    fn answer(&self, w: &Waiting, outcome: &Outcome) -> Response {
+    /// The request's log is moved into the answer (the request is answered once).
+    fn answer(&self, w: &mut Waiting, outcome: &Outcome) -> Response {
         let duration = w.started.elapsed();
-        let b = &w.begun;
-        let mut log = b.log.clone();
+        let b = &mut w.begun;
         if outcome.reason == Reason::Denied {
-            return self.denied(&mut log, &outcome.message, b.debug);
+            return self.denied(&mut b.log, &outcome.message, b.debug);
         }
         let Some(module) = b.modules.by_name.get(&b.module) else {
             return plain(500, "the module has gone\n");
         };
         let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
-        explain(&mut log, outcome, verdict.as_ref(), success, duration);
+        explain(&mut b.log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
-        self.page(b, &log, metrics, success)
+        self.page(b, metrics, success)
     }
 
     /// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the
     /// module; that debug output is kept for `/logs` either way, as blackbox_exporter does.
-    fn page(&self, b: &Begun, log: &str, metrics: String, ok: bool) -> Response {
+    /// The log is moved out of `b` into the history.
+    fn page(&self, b: &mut Begun, metrics: String, ok: bool) -> Response {
         let output = Output {
-            log: log.to_string(),
+            log: std::mem::take(&mut b.log),
             metrics: metrics.clone(),
             config: Some((b.modules.clone(), b.module.clone())),
         };
@@ -613,18 +622,24 @@ fn explain(
         let _ = writeln!(log, "Connected: address={} ip_protocol={proto}", peer.ip());
     }
     let t = &o.timings;
-    let ms = |d: Option<Duration>| {
-        d.map_or("-".to_string(), |d| format!("{:.3}ms", d.as_secs_f64() * 1e3))
-    };
-    let _ = writeln!(
-        log,
-        "Timings: resolve={} connect={} tls={} first_byte={} total={}",
-        ms(t.resolve),
-        ms(t.connect),
-        ms(t.tls),
-        ms(t.first_byte),
-        ms(Some(t.total))
-    );
+    // Written in place: a string per phase cost an allocation each.
+    let phases = [
+        ("Timings: resolve=", t.resolve),
+        (" connect=", t.connect),
+        (" tls=", t.tls),
+        (" first_byte=", t.first_byte),
+        (" total=", Some(t.total)),
+    ];
+    for (label, d) in phases {
+        log.push_str(label);
+        match d {
+            Some(d) => {
+                let _ = write!(log, "{:.3}ms", d.as_secs_f64() * 1e3);
+            }
+            None => log.push('-'),
+        }
+    }
+    log.push('\n');
     if let Some(tls) = o.tls.as_deref() {
         facts::explain_tls(log, tls);
     }
@@ -662,10 +677,6 @@ fn ip_hash(ip: std::net::IpAddr) -> u32 {
     bytes.iter().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
 }
 
-fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
-    let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
-}
-
 /// The answer of one probe, with blackbox_exporter's names, meanings and order.
 fn render(
     m: &Module,
@@ -674,7 +685,7 @@ fn render(
     verdict: Option<&(String, bool)>,
     d: Duration,
 ) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(METRICS_CAPACITY);
     let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64());
     let t = &o.timings;
     // The unix prober resolves nothing: blackbox_exporter has no lookup gauge for it.

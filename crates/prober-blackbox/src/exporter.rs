@@ -2,18 +2,18 @@
 //! headers) to a response, so that any HTTP server can carry it.
 //!
 //! Every probe runs on one engine thread as a one-shot check (`Handle::submit`, as the Go
-//! binding's `Check`); a dispatcher thread turns each outcome into the answer and hands it to
+//! binding's `Check`); that thread also turns each outcome into the answer and hands it to
 //! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
 //! loop never waits for a probe), so any number of concurrent requests share the engine.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
+use prober::{Engine, Event, Handle, Outcome, Reason};
 
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
 use crate::facts::gauge;
@@ -76,13 +76,13 @@ pub const MAX_SCRAPE_TIMEOUT: Duration = Duration::from_secs(120);
 type Done = Box<dyn FnOnce(Response) + Send>;
 
 /// The exporter: modules, the engine thread, and its own counters. Dropping it stops the
-/// engine and its dispatcher (within a second); requests still waiting are then answered 500.
+/// engine thread; requests still waiting are then answered 500.
 #[derive(Debug)]
 pub struct Exporter {
     inner: Arc<Inner>,
-    /// The engine thread: the dispatcher only holds it weakly, so that dropping the exporter
-    /// stops both.
-    _engine: Arc<Mutex<EngineThread>>,
+    /// The engine thread, which holds `inner` only weakly, so that dropping the exporter stops
+    /// it.
+    _engine: EngineThread,
 }
 
 #[derive(Debug)]
@@ -138,16 +138,17 @@ struct Counters {
 }
 
 impl Exporter {
-    /// Starts the engine thread and the dispatcher for `modules`.
+    /// Starts the engine thread for `modules`.
     ///
     /// # Errors
     ///
-    /// The error of creating the engine or its threads.
+    /// The error of creating the engine or its thread.
     pub fn start(modules: Modules) -> std::io::Result<Exporter> {
-        let thread = prober::spawn(Engine::new()?)?;
+        let engine = Engine::new()?;
+        let handle = engine.handle();
         let inner = Arc::new(Inner {
             modules: Loaded::new(modules),
-            handle: thread.handle().clone(),
+            handle: handle.clone(),
             waiting: Mutex::default(),
             next_tag: AtomicU64::new(1),
             offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
@@ -156,12 +157,12 @@ impl Exporter {
             history: History::new(),
             output_held: Arc::default(),
         });
-        let engine = Arc::new(Mutex::new(thread));
-        let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
-        std::thread::Builder::new()
-            .name("prober-serve-dispatch".into())
-            .spawn(move || dispatch_or_abort(&i, &e))?;
-        Ok(Exporter { inner, _engine: engine })
+        let stop = Arc::new(AtomicBool::new(false));
+        let (i, s) = (Arc::downgrade(&inner), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("prober-serve-engine".into())
+            .spawn(move || run_engine_or_abort(engine, &i, &s))?;
+        Ok(Exporter { inner, _engine: EngineThread { handle, stop, thread: Some(thread) } })
     }
 
     /// Sets the timeout offset (blackbox_exporter's `--timeout-offset`).
@@ -194,7 +195,7 @@ impl Exporter {
         rx.recv().unwrap_or_else(|_| plain(500, "the engine stopped\n"))
     }
 
-    /// Answers one request through `done`, at once or (for `/probe`) from the dispatcher
+    /// Answers one request through `done`, at once or (for `/probe`) from the engine
     /// thread when the probe's outcome is in: the caller never waits. What it returns cancels
     /// the probe, for a client that has gone ([`ProbeCancel::cancel`]).
     pub fn handle_with(
@@ -251,44 +252,67 @@ impl ProbeCancel {
     }
 }
 
-/// The dispatcher's body: each check's outcome becomes its request's answer. It ends when the exporter is dropped; should it end otherwise (the
-/// engine thread gone, or a panic outside one answer), every later `/probe` would wait for an
-/// answer that never comes while the process lives on, and a live process with dead endpoints
-/// is never restarted by a supervisor: the process is aborted, with a message saying why.
-fn dispatch_or_abort(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
-    let why =
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(inner, engine))) {
-            Ok(Ok(())) => return,
-            Ok(Err(why)) => why,
-            Err(_) => "it panicked (the message is above)".to_string(),
-        };
+/// The engine thread's body: it waits in the engine and turns each check's outcome into its
+/// request's answer there, so that an answer costs no hand-off to another thread (a
+/// dispatcher thread did that until issue 37). It ends when the exporter is dropped; should it
+/// end otherwise (the engine's poll failing, or a panic outside one answer), every later
+/// `/probe` would wait for an answer that never comes while the process lives on, and a live
+/// process with dead endpoints is never restarted by a supervisor: the process is aborted,
+/// with a message saying why.
+fn run_engine_or_abort(engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) {
+    let run = std::panic::AssertUnwindSafe(|| run_engine(engine, inner, stop));
+    let why = match std::panic::catch_unwind(run) {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => format!("the engine's poll failed: {e}"),
+        Err(_) => "it panicked (the message is above)".to_string(),
+    };
     eprintln!(
-        "prober: the /probe dispatcher stopped: {why}; aborting the process so that it is \
+        "prober: the /probe engine thread stopped: {why}; aborting the process so that it is \
          restarted rather than left running with a dead /probe"
     );
     std::process::abort();
 }
 
-fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(), String> {
-    loop {
-        let Some(e) = engine.upgrade() else { return Ok(()) };
-        // The receiver is only touched here; the lock is uncontended.
-        let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
-            Ok(Ok(ev)) => ev,
-            Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
-            // The exporter holds the engine thread while it lives, and so do we here: its
-            // events end only if the engine thread itself has stopped.
-            _ => return Err("the engine thread stopped".to_string()),
-        };
-        drop(e);
-        let Event::Check { tag, outcome } = ev else { continue };
-        let Some(inner) = inner.upgrade() else { return Ok(()) };
-        let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+fn run_engine(mut engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) -> std::io::Result<()> {
+    while !stop.load(Ordering::Acquire) {
+        engine.wait(Some(Duration::from_secs(1)))?;
+        while let Some(ev) = engine.next_event() {
+            let Event::Check { tag, outcome } = ev else { continue };
+            let Some(inner) = inner.upgrade() else { return Ok(()) };
+            inner.answer_check(tag, &outcome);
+        }
+    }
+    Ok(())
+}
+
+/// Stops the engine thread when the exporter is dropped (the engine with it: probes in flight
+/// are cancelled, requests still waiting are answered 500 as their replies are dropped).
+#[derive(Debug)]
+struct EngineThread {
+    handle: Handle,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for EngineThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.handle.wakeup();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Inner {
+    /// Answers the request waiting for check `tag`, if it still waits.
+    fn answer_check(&self, tag: u64, outcome: &Outcome) {
+        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
         if let Some(mut w) = waiting {
             // A panic while one answer is written costs that answer only (500), never the
-            // dispatcher that every other `/probe` waits on.
+            // engine thread that every other `/probe` waits on.
             let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                inner.answer(&mut w, &outcome)
+                self.answer(&mut w, outcome)
             }));
             let response = written.unwrap_or_else(|_| Response {
                 status: 500,
@@ -298,9 +322,7 @@ fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(
             (w.done)(response);
         }
     }
-}
 
-impl Inner {
     /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
     fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
@@ -406,7 +428,7 @@ impl Inner {
         }
     }
 
-    /// Runs `spec` on the engine thread; the dispatcher answers `w` with its outcome (the
+    /// Runs `spec` on the engine thread, which answers `w` with its outcome (the
     /// run's own deadline bounds the wait). Returns the probe's tag.
     fn submit(&self, spec: prober::ProbeSpec, w: Waiting) -> u64 {
         self.counts.probes.fetch_add(1, Ordering::Relaxed);

@@ -250,16 +250,21 @@ impl Conn {
     /// [`Stream::read_in`] into `input`, noting when the socket is left empty: on `WouldBlock`,
     /// or when a plain socket gave less than asked (it had no more; bytes arriving after are
     /// reported), unless its end was reported closed (the end is then read too).
+    ///
+    /// Plain connections only: a TLS connection's reads also send what its handshake has to
+    /// send when the socket takes it again, so it is read on every readiness, writable too.
     pub(crate) fn read_more(&mut self, room: usize) -> io::Result<usize> {
         let read = self.stream.read_in(&mut self.input, room);
-        self.drained = match &read {
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
-            Ok(n) => {
-                let plain = matches!(self.stream, Stream::Plain(_));
-                plain && !self.closing && *n > 0 && *n < room.min(READ_CHUNK)
-            }
-        };
+        self.drained = self.is_plain()
+            && match &read {
+                Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+                Ok(n) => !self.closing && *n > 0 && *n < room.min(READ_CHUNK),
+            };
         read
+    }
+
+    pub(crate) fn is_plain(&self) -> bool {
+        matches!(self.stream, Stream::Plain(_))
     }
 
     /// Whether the connection may be dropped to make room: it is not in the middle of an

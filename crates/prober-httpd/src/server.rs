@@ -533,7 +533,7 @@ impl Site {
                             conn.stream.read_in(&mut over, 1),
                             Err(e) if e.kind() == io::ErrorKind::WouldBlock
                         );
-                        conn.drained = empty;
+                        conn.drained = empty && conn.is_plain();
                         return empty;
                     }
                     match conn.read_more(room) {

@@ -2,20 +2,21 @@
 //! headers) to a response, so that any HTTP server can carry it.
 //!
 //! Every probe runs on one engine thread as a one-shot check (`Handle::submit`, as the Go
-//! binding's `Check`); a dispatcher thread turns each outcome into the answer and hands it to
+//! binding's `Check`); that thread also turns each outcome into the answer and hands it to
 //! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
 //! loop never waits for a probe), so any number of concurrent requests share the engine.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
+use prober::{Engine, Event, Handle, Outcome, Reason};
 
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
+use crate::facts::gauge;
 use crate::history::{History, Output};
 use crate::module::{Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
@@ -55,6 +56,11 @@ pub struct Response {
 }
 
 const TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Room made at once for a probe's log (its lines for an HTTP probe: about 400 bytes).
+const LOG_CAPACITY: usize = 512;
+/// Room made at once for a probe's metrics (an HTTP probe's: about 2 KiB).
+const METRICS_CAPACITY: usize = 2560;
 const PLAIN: &str = "text/plain; charset=utf-8";
 
 /// blackbox_exporter's `--timeout-offset` default: what is kept of the scrape's timeout for
@@ -70,13 +76,13 @@ pub const MAX_SCRAPE_TIMEOUT: Duration = Duration::from_secs(120);
 type Done = Box<dyn FnOnce(Response) + Send>;
 
 /// The exporter: modules, the engine thread, and its own counters. Dropping it stops the
-/// engine and its dispatcher (within a second); requests still waiting are then answered 500.
+/// engine thread; requests still waiting are then answered 500.
 #[derive(Debug)]
 pub struct Exporter {
     inner: Arc<Inner>,
-    /// The engine thread: the dispatcher only holds it weakly, so that dropping the exporter
-    /// stops both.
-    _engine: Arc<Mutex<EngineThread>>,
+    /// The engine thread, which holds `inner` only weakly, so that dropping the exporter stops
+    /// it.
+    _engine: EngineThread,
 }
 
 #[derive(Debug)]
@@ -134,16 +140,17 @@ struct Counters {
 }
 
 impl Exporter {
-    /// Starts the engine thread and the dispatcher for `modules`.
+    /// Starts the engine thread for `modules`.
     ///
     /// # Errors
     ///
-    /// The error of creating the engine or its threads.
+    /// The error of creating the engine or its thread.
     pub fn start(modules: Modules) -> std::io::Result<Exporter> {
-        let thread = prober::spawn(Engine::new()?)?;
+        let engine = Engine::new()?;
+        let handle = engine.handle();
         let inner = Arc::new(Inner {
             modules: Loaded::new(modules),
-            handle: thread.handle().clone(),
+            handle: handle.clone(),
             waiting: Mutex::default(),
             next_tag: AtomicU64::new(1),
             offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
@@ -152,12 +159,12 @@ impl Exporter {
             history: History::new(),
             output_held: Arc::default(),
         });
-        let engine = Arc::new(Mutex::new(thread));
-        let (i, e) = (Arc::downgrade(&inner), Arc::downgrade(&engine));
-        std::thread::Builder::new()
-            .name("prober-serve-dispatch".into())
-            .spawn(move || dispatch_or_abort(&i, &e))?;
-        Ok(Exporter { inner, _engine: engine })
+        let stop = Arc::new(AtomicBool::new(false));
+        let (i, s) = (Arc::downgrade(&inner), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("prober-serve-engine".into())
+            .spawn(move || run_engine_or_abort(engine, &i, &s))?;
+        Ok(Exporter { inner, _engine: EngineThread { handle, stop, thread: Some(thread) } })
     }
 
     /// Sets the timeout offset (blackbox_exporter's `--timeout-offset`).
@@ -190,7 +197,7 @@ impl Exporter {
         rx.recv().unwrap_or_else(|_| plain(500, "the engine stopped\n"))
     }
 
-    /// Answers one request through `done`, at once or (for `/probe`) from the dispatcher
+    /// Answers one request through `done`, at once or (for `/probe`) from the engine
     /// thread when the probe's outcome is in: the caller never waits. What it returns cancels
     /// the probe, for a client that has gone ([`ProbeCancel::cancel`]).
     pub fn handle_with(
@@ -247,44 +254,67 @@ impl ProbeCancel {
     }
 }
 
-/// The dispatcher's body: each check's outcome becomes its request's answer. It ends when the exporter is dropped; should it end otherwise (the
-/// engine thread gone, or a panic outside one answer), every later `/probe` would wait for an
-/// answer that never comes while the process lives on, and a live process with dead endpoints
-/// is never restarted by a supervisor: the process is aborted, with a message saying why.
-fn dispatch_or_abort(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) {
-    let why =
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(inner, engine))) {
-            Ok(Ok(())) => return,
-            Ok(Err(why)) => why,
-            Err(_) => "it panicked (the message is above)".to_string(),
-        };
+/// The engine thread's body: it waits in the engine and turns each check's outcome into its
+/// request's answer there, so that an answer costs no hand-off to another thread (a
+/// dispatcher thread did that until issue 37). It ends when the exporter is dropped; should it
+/// end otherwise (the engine's poll failing, or a panic outside one answer), every later
+/// `/probe` would wait for an answer that never comes while the process lives on, and a live
+/// process with dead endpoints is never restarted by a supervisor: the process is aborted,
+/// with a message saying why.
+fn run_engine_or_abort(engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) {
+    let run = std::panic::AssertUnwindSafe(|| run_engine(engine, inner, stop));
+    let why = match std::panic::catch_unwind(run) {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => format!("the engine's poll failed: {e}"),
+        Err(_) => "it panicked (the message is above)".to_string(),
+    };
     eprintln!(
-        "prober: the /probe dispatcher stopped: {why}; aborting the process so that it is \
+        "prober: the /probe engine thread stopped: {why}; aborting the process so that it is \
          restarted rather than left running with a dead /probe"
     );
     std::process::abort();
 }
 
-fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(), String> {
-    loop {
-        let Some(e) = engine.upgrade() else { return Ok(()) };
-        // The receiver is only touched here; the lock is uncontended.
-        let ev = match e.lock().map(|t| t.events().recv_timeout(Duration::from_secs(1))) {
-            Ok(Ok(ev)) => ev,
-            Ok(Err(std::sync::mpsc::RecvTimeoutError::Timeout)) => continue,
-            // The exporter holds the engine thread while it lives, and so do we here: its
-            // events end only if the engine thread itself has stopped.
-            _ => return Err("the engine thread stopped".to_string()),
-        };
-        drop(e);
-        let Event::Check { tag, outcome } = ev else { continue };
-        let Some(inner) = inner.upgrade() else { return Ok(()) };
-        let waiting = inner.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-        if let Some(w) = waiting {
+fn run_engine(mut engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) -> std::io::Result<()> {
+    while !stop.load(Ordering::Acquire) {
+        engine.wait(Some(Duration::from_secs(1)))?;
+        while let Some(ev) = engine.next_event() {
+            let Event::Check { tag, outcome } = ev else { continue };
+            let Some(inner) = inner.upgrade() else { return Ok(()) };
+            inner.answer_check(tag, &outcome);
+        }
+    }
+    Ok(())
+}
+
+/// Stops the engine thread when the exporter is dropped (the engine with it: probes in flight
+/// are cancelled, requests still waiting are answered 500 as their replies are dropped).
+#[derive(Debug)]
+struct EngineThread {
+    handle: Handle,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for EngineThread {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.handle.wakeup();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Inner {
+    /// Answers the request waiting for check `tag`, if it still waits.
+    fn answer_check(&self, tag: u64, outcome: &Outcome) {
+        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
+        if let Some(mut w) = waiting {
             // A panic while one answer is written costs that answer only (500), never the
-            // dispatcher that every other `/probe` waits on.
+            // engine thread that every other `/probe` waits on.
             let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                inner.answer(&w, &outcome)
+                self.answer(&mut w, outcome)
             }));
             let response = written.unwrap_or_else(|_| Response {
                 status: 500,
@@ -294,9 +324,7 @@ fn dispatch(inner: &Weak<Inner>, engine: &Weak<Mutex<EngineThread>>) -> Result<(
             (w.done)(response);
         }
     }
-}
 
-impl Inner {
     /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
     fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
@@ -360,7 +388,8 @@ impl Inner {
         let timeout = timeout(header, module.timeout, offset).map_err(|e| {
             plain(500, &format!("Failed to parse timeout from Prometheus header: {e}\n"))
         })?;
-        let mut log = String::new();
+        // Sized for the lines every probe writes, so that they are not copied as they grow.
+        let mut log = String::with_capacity(LOG_CAPACITY);
         let _ = writeln!(
             log,
             "Beginning probe: probe={} target={} module={name} timeout_seconds={}",
@@ -398,14 +427,14 @@ impl Inner {
                 let metrics = unprobed::render(module, &u, duration);
                 let (name, target) = (name.to_string(), target.to_string());
                 let hostname = hostname.map(str::to_string);
-                let begun =
+                let mut begun =
                     Begun { modules: modules.clone(), module: name, target, hostname, debug, log };
-                Err(self.page(&begun, &begun.log, metrics, false))
+                Err(self.page(&mut begun, metrics, false))
             }
         }
     }
 
-    /// Runs `spec` on the engine thread; the dispatcher answers `w` with its outcome (the
+    /// Runs `spec` on the engine thread, which answers `w` with its outcome (the
     /// run's own deadline bounds the wait). Returns the probe's tag.
     fn submit(&self, spec: prober::ProbeSpec, w: Waiting) -> u64 {
         self.counts.probes.fetch_add(1, Ordering::Relaxed);
@@ -413,10 +442,10 @@ impl Inner {
         self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(tag, w);
         if let Err(e) = self.handle.submit(spec, tag) {
             let w = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-            if let Some(w) = w {
+            if let Some(mut w) = w {
                 let outcome =
                     Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
-                let response = self.answer(&w, &outcome);
+                let response = self.answer(&mut w, &outcome);
                 (w.done)(response);
             }
         }
@@ -424,28 +453,29 @@ impl Inner {
     }
 
     /// The answer to a `/probe` request whose probe ended with `outcome`.
-    fn answer(&self, w: &Waiting, outcome: &Outcome) -> Response {
+    /// The request's log is moved into the answer (the request is answered once).
+    fn answer(&self, w: &mut Waiting, outcome: &Outcome) -> Response {
         let duration = w.started.elapsed();
-        let b = &w.begun;
-        let mut log = b.log.clone();
+        let b = &mut w.begun;
         if outcome.reason == Reason::Denied {
-            return self.denied(&mut log, &outcome.message, b.debug);
+            return self.denied(&mut b.log, &outcome.message, b.debug);
         }
         let Some(module) = b.modules.by_name.get(&b.module) else {
             return plain(500, "the module has gone\n");
         };
         let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
-        explain(&mut log, outcome, verdict.as_ref(), success, duration);
+        explain(&mut b.log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
-        self.page(b, &log, metrics, success)
+        self.page(b, metrics, success)
     }
 
     /// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the
     /// module; that debug output is kept for `/logs` either way, as blackbox_exporter does.
-    fn page(&self, b: &Begun, log: &str, metrics: String, ok: bool) -> Response {
+    /// The log is moved out of `b` into the history.
+    fn page(&self, b: &mut Begun, metrics: String, ok: bool) -> Response {
         let output = Output {
-            log: log.to_string(),
+            log: std::mem::take(&mut b.log),
             metrics: metrics.clone(),
             config: Some((b.modules.clone(), b.module.clone())),
             hostname: b.hostname.clone(),
@@ -622,18 +652,24 @@ fn explain(
         let _ = writeln!(log, "Connected: address={} ip_protocol={proto}", peer.ip());
     }
     let t = &o.timings;
-    let ms = |d: Option<Duration>| {
-        d.map_or("-".to_string(), |d| format!("{:.3}ms", d.as_secs_f64() * 1e3))
-    };
-    let _ = writeln!(
-        log,
-        "Timings: resolve={} connect={} tls={} first_byte={} total={}",
-        ms(t.resolve),
-        ms(t.connect),
-        ms(t.tls),
-        ms(t.first_byte),
-        ms(Some(t.total))
-    );
+    // Written in place: a string per phase cost an allocation each.
+    let phases = [
+        ("Timings: resolve=", t.resolve),
+        (" connect=", t.connect),
+        (" tls=", t.tls),
+        (" first_byte=", t.first_byte),
+        (" total=", Some(t.total)),
+    ];
+    for (label, d) in phases {
+        log.push_str(label);
+        match d {
+            Some(d) => {
+                let _ = write!(log, "{:.3}ms", d.as_secs_f64() * 1e3);
+            }
+            None => log.push('-'),
+        }
+    }
+    log.push('\n');
     if let Some(tls) = o.tls.as_deref() {
         facts::explain_tls(log, tls);
     }
@@ -671,10 +707,6 @@ fn ip_hash(ip: std::net::IpAddr) -> u32 {
     bytes.iter().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(*b)).wrapping_mul(0x0100_0193))
 }
 
-fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
-    let _ = write!(out, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}\n");
-}
-
 /// The answer of one probe, with blackbox_exporter's names, meanings and order.
 fn render(
     m: &Module,
@@ -683,7 +715,7 @@ fn render(
     verdict: Option<&(String, bool)>,
     d: Duration,
 ) -> String {
-    let mut s = String::new();
+    let mut s = String::with_capacity(METRICS_CAPACITY);
     let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64());
     let t = &o.timings;
     // The unix prober resolves nothing: blackbox_exporter has no lookup gauge for it.

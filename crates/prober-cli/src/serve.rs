@@ -3,7 +3,7 @@
 //!
 //! The HTTP side is `prober_httpd`'s server, as for `prober watch --metrics`: one poll loop,
 //! bounded per connection, protected by `--web-config`. `/probe` is a deferred route: the
-//! request is checked and its probe submitted on the loop, and the engine's dispatcher sends
+//! request is checked and its probe submitted on the loop, and the engine's thread sends
 //! the answer when the outcome is in, so the loop never waits for a probe and any number of
 //! requests share the one engine thread. The main thread then reloads the module file when
 //! asked ([`crate::serve_reload`]).

@@ -11,7 +11,7 @@ use std::time::Duration;
 use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
 use prober_engine::{Engine, EngineConfig, Event};
 use prober_testkit::TargetServer;
-use prober_testkit::allocations::{CountingAllocator, NOT_PER_RUN, SteadyState};
+use prober_testkit::allocations::{CountingAllocator, NOT_PER_RUN, SteadyState, count_allocations};
 use prober_testkit::keep_alive::KeepAliveServer;
 
 #[global_allocator]
@@ -108,4 +108,43 @@ fn keep_alive_runs_allocate_no_more_than_the_kubelets() {
     println!("http keep-alive: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
     // As the kubelet's path: the boxed machine, the head buffer, the body kept as the output.
     assert!(per_run < 3.0 + NOT_PER_RUN, "{allocations} allocations in {runs} keep-alive runs");
+}
+
+/// A run that keeps the final response's header fields and its cookies (every HTTP module of
+/// `prober serve` does, for `Last-Modified` and blackbox_exporter's cookie jar) reads the
+/// head's fields once, for both: they were read twice, each time through a list of the head's
+/// lines, about 13,000 instructions of every `/probe` (issue 37).
+#[test]
+fn http_runs_keeping_headers_and_cookies_read_the_fields_once() {
+    let server = TargetServer::start();
+    let mut http =
+        ProbeSpec::http(&server.url("/ok")).unwrap().with_timeout(Duration::from_secs(60)).unwrap();
+    http.set_keep_headers(true).unwrap();
+    http.set_cookies(true).unwrap();
+    // What reading this server's fields once costs, counted on the head it answers.
+    let head = response_head(server.port(), "/ok");
+    let (fields, once) = count_allocations(|| prober_http::response::header_fields(&head));
+    assert!(!fields.is_empty(), "no header fields in {:?}", String::from_utf8_lossy(&head));
+    let (runs, allocations) = steady_state(&http, 8);
+    let per_run = allocations as f64 / runs as f64;
+    println!(
+        "http keeping headers and cookies: {runs} runs, {allocations} allocations \
+         ({per_run:.2} per run; reading the fields once: {once})"
+    );
+    // The three of every HTTP run, the run's cookie jar, and the fields read once (kept as
+    // the outcome's headers). No Set-Cookie here: the jar copies nothing.
+    let bound = 3.0 + 1.0 + once as f64 + NOT_PER_RUN;
+    assert!(per_run < bound, "{allocations} allocations in {runs} runs: {per_run:.2} >= {bound}");
+}
+
+/// The head of the answer to `GET path` on 127.0.0.1:`port`, up to its blank line.
+fn response_head(port: u16, path: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    let end = answer.windows(4).position(|w| w == b"\r\n\r\n").expect("a complete head") + 4;
+    answer.truncate(end);
+    answer
 }

@@ -53,6 +53,11 @@ pub struct CookieJar {
 impl CookieJar {
     /// Keeps the cookies of the `Set-Cookie` values of a response to a request for `url`.
     pub fn store<'a>(&mut self, url: &Url, set_cookies: impl IntoIterator<Item = &'a str>) {
+        let mut set_cookies = set_cookies.into_iter().peekable();
+        // Most responses set none: the host is not copied for them.
+        if set_cookies.peek().is_none() {
+            return;
+        }
         let host = url.host().to_ascii_lowercase();
         for line in set_cookies {
             match parse(&host, url.path(), line) {

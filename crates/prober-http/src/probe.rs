@@ -340,8 +340,11 @@ impl HttpProbe {
             Some(hop) => (&hop.url, hop.host_override.as_deref(), hop.as_get),
             None => (&self.plan.spec.url, self.plan.host_override.as_deref(), false),
         };
-        if let Some(jar) = &mut self.jar {
-            jar.store_fields(current, &crate::response::header_fields(&self.buf[..head.len]));
+        // Read once for both the jar and the kept headers.
+        let fields = (self.jar.is_some() || self.plan.spec.keep_headers)
+            .then(|| crate::response::header_fields(&self.buf[..head.len]));
+        if let (Some(jar), Some(fields)) = (&mut self.jar, &fields) {
+            jar.store_fields(current, fields);
         }
         let method = if as_get { "GET" } else { self.plan.spec.method.as_str() };
         // A response to HEAD has no body, whatever its head announces (RFC 9110 9.3.2).
@@ -382,7 +385,7 @@ impl HttpProbe {
             }
             Decision::Final => {
                 if self.plan.spec.keep_headers {
-                    self.headers = crate::response::header_fields(&self.buf[..head.len]);
+                    self.headers = fields.unwrap_or_default();
                 }
                 let keep = self.plan.keep_alive && !head.close;
                 let coding = self.plan.spec.compression;

@@ -495,18 +495,36 @@ fn first_line(buf: &[u8]) -> String {
 /// headers themselves ([`prober_core::HttpSpec::keep_headers`]). Lines without a colon and
 /// obsolete folded continuations are skipped.
 pub fn header_fields(head: &[u8]) -> Vec<(String, String)> {
-    let text = String::from_utf8_lossy(head);
-    let lines: Vec<&str> = text.split('\n').map(|l| l.trim_end_matches('\r')).collect();
-    // The last block of non-empty lines is the final head; its first line is the status line.
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(0, |i| i + 1);
-    let start = lines[..end].iter().rposition(|l| l.is_empty()).map_or(0, |i| i + 1);
-    lines[start..end]
-        .iter()
+    let own = |(n, v): (&str, &str)| (n.to_string(), v.to_string());
+    // A head is ASCII in practice: borrowed as it is, copied only when a byte must be replaced.
+    match std::str::from_utf8(head) {
+        Ok(text) => final_fields(text).map(own).collect(),
+        Err(_) => final_fields(&String::from_utf8_lossy(head)).map(own).collect(),
+    }
+}
+
+/// The fields of the last head in `text`, borrowed: the last block of non-empty lines (lines
+/// end at `\n`, a trailing `\r` dropped), its first line (the status line) skipped.
+fn final_fields(text: &str) -> impl Iterator<Item = (&str, &str)> {
+    let text = text.trim_end_matches(['\r', '\n']);
+    // After the last empty line (interim responses before it): one pass over the bytes.
+    let bytes = text.as_bytes();
+    let (mut start, mut line) = (0, 0);
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            if bytes[line..i].iter().all(|&c| c == b'\r') {
+                start = i + 1;
+            }
+            line = i + 1;
+        }
+    }
+    text[start..]
+        .split('\n')
         .skip(1)
+        .map(|l| l.trim_end_matches('\r'))
         .filter(|l| !l.starts_with([' ', '\t']))
         .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.to_string(), v.trim().to_string()))
-        .collect()
+        .map(|(n, v)| (n, v.trim()))
 }
 
 #[cfg(test)]

@@ -15,6 +15,16 @@ use crate::request::Request;
 const PLAIN_ON_TLS: &[u8] =
     b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 
+/// The most one read takes from a connection.
+const READ_CHUNK: usize = 4096;
+
+thread_local! {
+    /// The buffer reads go through, one per server thread: zeroed once, not for every read
+    /// (a connection is read two or three times per request).
+    static READ_BUF: std::cell::RefCell<[u8; READ_CHUNK]> =
+        const { std::cell::RefCell::new([0; READ_CHUNK]) };
+}
+
 /// The byte stream under the exchange.
 #[derive(Debug)]
 pub(crate) enum Stream {
@@ -58,7 +68,15 @@ impl Stream {
     /// Reads what is there into `buf`, at most `room` bytes: `Ok(0)` at the end of the
     /// stream, `WouldBlock` when nothing is there yet.
     pub(crate) fn read_in(&mut self, buf: &mut Vec<u8>, room: usize) -> io::Result<usize> {
-        let mut tmp = [0u8; 4096];
+        READ_BUF.with_borrow_mut(|tmp| self.read_through(tmp, buf, room))
+    }
+
+    fn read_through(
+        &mut self,
+        tmp: &mut [u8; READ_CHUNK],
+        buf: &mut Vec<u8>,
+        room: usize,
+    ) -> io::Result<usize> {
         let want = room.min(tmp.len());
         match self {
             Stream::Plain(sock) => loop {
@@ -196,6 +214,12 @@ pub(crate) struct Conn {
     /// Since when the connection has waited for a request (which connection is dropped when
     /// the bound is reached: the one waiting longest).
     pub(crate) waiting_since: Instant,
+    /// The last read found the socket empty, and no readiness was reported since: reading
+    /// again would find nothing (readiness is edge-triggered: what arrives later is reported).
+    /// Saves a read that fails with `WouldBlock` after each request and each answer.
+    pub(crate) drained: bool,
+    /// The peer's end was reported closed (or in error): reads go on until they see it.
+    pub(crate) closing: bool,
 }
 
 impl Conn {
@@ -209,7 +233,38 @@ impl Conn {
             state: State::Head { kept: false },
             deadline,
             waiting_since: now,
+            drained: false,
+            closing: false,
         }
+    }
+
+    /// Readiness reported for the connection: `readable` (bytes, the end of the stream or an
+    /// error may be there to read) and `closed` (the peer's end closed or in error).
+    pub(crate) fn ready(&mut self, readable: bool, closed: bool) {
+        if readable || closed {
+            self.drained = false;
+        }
+        self.closing |= closed;
+    }
+
+    /// [`Stream::read_in`] into `input`, noting when the socket is left empty: on `WouldBlock`,
+    /// or when a plain socket gave less than asked (it had no more; bytes arriving after are
+    /// reported), unless its end was reported closed (the end is then read too).
+    ///
+    /// Plain connections only: a TLS connection's reads also send what its handshake has to
+    /// send when the socket takes it again, so it is read on every readiness, writable too.
+    pub(crate) fn read_more(&mut self, room: usize) -> io::Result<usize> {
+        let read = self.stream.read_in(&mut self.input, room);
+        self.drained = self.is_plain()
+            && match &read {
+                Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+                Ok(n) => !self.closing && *n > 0 && *n < room.min(READ_CHUNK),
+            };
+        read
+    }
+
+    pub(crate) fn is_plain(&self) -> bool {
+        matches!(self.stream, Stream::Plain(_))
     }
 
     /// Whether the connection may be dropped to make room: it is not in the middle of an

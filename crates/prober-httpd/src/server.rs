@@ -303,7 +303,12 @@ impl Loop {
                         self.checked();
                         self.replied();
                     }
-                    Token(id) => self.drive(id),
+                    Token(id) => {
+                        if let Some(conn) = self.conns.get_mut(&id) {
+                            conn.ready(ev.is_readable(), ev.is_read_closed() || ev.is_error());
+                        }
+                        self.drive(id);
+                    }
                 }
             }
             let now = Instant::now();
@@ -456,17 +461,22 @@ impl Site {
                     // request's context on EOF), and dropping the connection cancels the
                     // request. What it sends meanwhile (a pipelined request) is kept for
                     // later, within the head's bound; past it, the socket is left unread.
+                    if conn.drained {
+                        return true;
+                    }
                     let room = head::capacity(&self.limits).saturating_sub(conn.input.len());
                     if room == 0 {
                         // Past the bound: nothing more is kept, but the end of the stream must
                         // still be seen. More bytes than a next request may hold end it too.
                         let mut over = Vec::new();
-                        return matches!(
+                        let empty = matches!(
                             conn.stream.read_in(&mut over, 1),
                             Err(e) if e.kind() == io::ErrorKind::WouldBlock
                         );
+                        conn.drained = empty && conn.is_plain();
+                        return empty;
                     }
-                    match conn.stream.read_in(&mut conn.input, room) {
+                    match conn.read_more(room) {
                         Ok(0) => return false,
                         Ok(_) => {}
                         Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
@@ -510,9 +520,12 @@ impl Site {
                         }
                         Found::More => {}
                     }
+                    if conn.drained {
+                        return true;
+                    }
                     let room = head::capacity(&self.limits) - conn.input.len();
                     let was_empty = conn.input.is_empty();
-                    match conn.stream.read_in(&mut conn.input, room) {
+                    match conn.read_more(room) {
                         Ok(0) => return false,
                         Ok(_) if kept && was_empty => {
                             // The next request has begun: its head has the header timeout.

@@ -9,6 +9,7 @@
 
 pub mod allow;
 mod expect;
+mod expect_cel;
 mod facts;
 mod gotext;
 mod ip_family;
@@ -24,6 +25,9 @@ pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
+pub use expect_cel::{
+    BodyCel, CelMode, MAX_CEL_BODY_LEN, MAX_CEL_CONCAT_BYTES, MAX_CEL_LEN, MAX_CEL_STEPS,
+};
 pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo, days_from_civil};
 pub use gotext::{format_duration, go_quote, os_error_text};
 pub use ip_family::{IP_FAMILIES, IpFamily};

@@ -98,7 +98,9 @@ impl BodyCel {
     /// [`SpecError::InvalidExpectation`] for an expression that is empty, longer than
     /// [`MAX_CEL_LEN`] bytes, or does not parse (the message gives the line and column).
     pub fn new(source: &str) -> Result<BodyCel, SpecError> {
-        let bad = |why: String| SpecError::InvalidExpectation(format!("invalid CEL expression {source:?}: {why}"));
+        let bad = |why: String| {
+            SpecError::InvalidExpectation(format!("invalid CEL expression {source:?}: {why}"))
+        };
         if source.trim().is_empty() {
             return Err(bad("empty".into()));
         }
@@ -179,6 +181,8 @@ impl PartialEq for BodyCel {
     }
 }
 
+impl Eq for BodyCel {}
+
 /// What one evaluation has spent.
 #[derive(Default)]
 struct Budget {
@@ -196,7 +200,10 @@ impl Budget {
             ));
         }
         if deadline.is_some_and(|d| Instant::now() >= d) {
-            return Err(ExecutionError::function_error("comprehension", "the probe's timeout passed"));
+            return Err(ExecutionError::function_error(
+                "comprehension",
+                "the probe's timeout passed",
+            ));
         }
         Ok(())
     }

@@ -17,7 +17,7 @@ use prober::{Engine, EngineThread, Event, Handle, Outcome, Reason};
 
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
 use crate::history::{History, Output};
-use crate::module::{Module, Modules, Prober, TargetError};
+use crate::module::{FailedBy, Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
 use crate::{facts, qr_facts, unprobed};
 
@@ -109,6 +109,8 @@ struct Begun {
 struct Waiting {
     begun: Begun,
     started: Instant,
+    /// When the probe's timeout ends: also the end of its CEL expressions' evaluation.
+    deadline: Instant,
     done: Done,
     /// The output this probe may hold, counted in [`PROBE_OUTPUT_BUDGET`] until it is
     /// answered or cancelled (dropped).
@@ -313,7 +315,9 @@ impl Inner {
                     });
                     return None;
                 };
-                let w = Waiting { begun, started: Instant::now(), done, _output: output };
+                let started = Instant::now();
+                let deadline = started + spec.timeout;
+                let w = Waiting { begun, started, deadline, done, _output: output };
                 Some(self.submit(spec, w))
             }
             Err(response) => {
@@ -427,7 +431,7 @@ impl Inner {
         let Some(module) = b.modules.by_name.get(&b.module) else {
             return plain(500, "the module has gone\n");
         };
-        let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
+        let verdict = if outcome.result.is_ok() { module.judge(outcome, Some(w.deadline)) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
@@ -604,7 +608,7 @@ fn decode(s: &str) -> String {
 fn explain(
     log: &mut String,
     o: &Outcome,
-    verdict: Option<&(String, bool)>,
+    verdict: Option<&(String, FailedBy)>,
     success: bool,
     d: Duration,
 ) {
@@ -671,7 +675,7 @@ fn render(
     m: &Module,
     o: &Outcome,
     success: bool,
-    verdict: Option<&(String, bool)>,
+    verdict: Option<&(String, FailedBy)>,
     d: Duration,
 ) -> String {
     let mut s = String::new();
@@ -727,11 +731,14 @@ fn render(
     s
 }
 
+/// blackbox_exporter's help text of `probe_failed_due_to_cel`.
+pub(crate) const CEL_HELP: &str = "Indicates if probe failed due to CEL expression not matching";
+
 /// The HTTP prober's own metrics (`probe_http_*` and `probe_failed_due_to_regex`), as
 /// blackbox_exporter v0.28.0 sets them: without a response (the last request failed) the
 /// response's are 0 (`&http.Response{}`); a redirect its `CheckRedirect` refused (not
 /// followed, or one too many) counts, and its body is not read.
-fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(String, bool)>) {
+fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(String, FailedBy)>) {
     let responded = facts::http_responded(o);
     let length = match o.http_content_length {
         _ if !responded => 0,
@@ -749,7 +756,12 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
         let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
     }
     facts::last_modified(s, o);
-    let regex = u8::from(verdict.is_some_and(|(_, re)| *re));
+    // Registered only for a module with a CEL expression, as blackbox_exporter does.
+    if m.has_cel() {
+        let cel = u8::from(verdict.is_some_and(|(_, by)| *by == FailedBy::Cel));
+        gauge(s, "probe_failed_due_to_cel", CEL_HELP, cel);
+    }
+    let regex = u8::from(verdict.is_some_and(|(_, by)| *by == FailedBy::Regex));
     gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", regex);
     let refused = o.reason == Reason::TooManyRedirects || m.redirect_not_followed(o);
     gauge(

@@ -431,7 +431,8 @@ impl Inner {
         let Some(module) = b.modules.by_name.get(&b.module) else {
             return plain(500, "the module has gone\n");
         };
-        let verdict = if outcome.result.is_ok() { module.judge(outcome, Some(w.deadline)) } else { None };
+        let verdict =
+            if outcome.result.is_ok() { module.judge(outcome, Some(w.deadline)) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);

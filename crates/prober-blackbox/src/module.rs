@@ -361,9 +361,12 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
     m.body_need =
         regexes("http.fail_if_body_not_matches_regexp", &h.fail_if_body_not_matches_regexp)?;
-    m.cel_fail = cel("http.fail_if_body_json_matches_cel", h.fail_if_body_json_matches_cel.as_deref())?;
-    m.cel_need =
-        cel("http.fail_if_body_json_not_matches_cel", h.fail_if_body_json_not_matches_cel.as_deref())?;
+    m.cel_fail =
+        cel("http.fail_if_body_json_matches_cel", h.fail_if_body_json_matches_cel.as_deref())?;
+    m.cel_need = cel(
+        "http.fail_if_body_json_not_matches_cel",
+        h.fail_if_body_json_not_matches_cel.as_deref(),
+    )?;
     m.header_fail = header_checks("http.fail_if_header_matches", &h.fail_if_header_matches)?;
     m.header_need =
         header_checks("http.fail_if_header_not_matches", &h.fail_if_header_not_matches)?;
@@ -696,7 +699,11 @@ impl Module {
 
     /// The checks blackbox_exporter makes beyond the status: `None` when they pass, else
     /// the failing check's description and whether it was a regular expression.
-    pub(crate) fn judge(&self, o: &Outcome, deadline: Option<Instant>) -> Option<(String, FailedBy)> {
+    pub(crate) fn judge(
+        &self,
+        o: &Outcome,
+        deadline: Option<Instant>,
+    ) -> Option<(String, FailedBy)> {
         if let Some(status) = o.http_status {
             let ok = match &self.valid_status {
                 Some(list) => list.contains(&status),
@@ -741,7 +748,10 @@ impl Module {
         };
         if let (Some(by), true) = (body_reader, self.redirect_not_followed(o)) {
             // Its body expressions then read a closed body, and fail on the error.
-            return Some(("Error reading HTTP body: http: read on closed response body".into(), by));
+            return Some((
+                "Error reading HTTP body: http: read on closed response body".into(),
+                by,
+            ));
         }
         if self.body_size_limit.is_some_and(|l| o.output_total > l) {
             return Some((
@@ -756,7 +766,10 @@ impl Module {
         }
         for r in &self.body_need {
             if !r.is_match(&o.output) {
-                return Some((format!("Body did not match regular expression {r}"), FailedBy::Regex));
+                return Some((
+                    format!("Body did not match regular expression {r}"),
+                    FailedBy::Regex,
+                ));
             }
         }
         if let Some(failed) = self.judge_cel(o, deadline) {

@@ -1,11 +1,13 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
+//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--fail-if-body-cel`,
+//! `--expect-body-cel`, `--keep-alive`, `--max-redirects`,
 //! `--cookies`, `--compression`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
 use prober::{
-    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep, UnixSocket, unescape,
+    BodyCel, CelMode, HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep,
+    UnixSocket, unescape,
 };
 
 use crate::args::{Failure, Parser};
@@ -15,6 +17,10 @@ use crate::args::{Failure, Parser};
 pub struct CheckFlags {
     expect_status: Option<String>,
     expect_body: Option<String>,
+    /// `--fail-if-body-cel EXPR` (blackbox_exporter's `fail_if_body_json_matches_cel`).
+    fail_if_body_cel: Option<String>,
+    /// `--expect-body-cel EXPR` (`fail_if_body_json_not_matches_cel`).
+    expect_body_cel: Option<String>,
     send: Option<String>,
     expect: Option<String>,
     keep_alive: bool,
@@ -102,6 +108,8 @@ impl CheckFlags {
         let slot = match opt {
             "--expect-status" => &mut self.expect_status,
             "--expect-body" => &mut self.expect_body,
+            "--fail-if-body-cel" => &mut self.fail_if_body_cel,
+            "--expect-body-cel" => &mut self.expect_body_cel,
             "-X" | "--request" => &mut self.method,
             "-d" | "--data" => &mut self.data,
             "--unix-socket" => &mut self.unix_socket,
@@ -253,6 +261,19 @@ impl CheckFlags {
             }
             let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
             spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
+        }
+        for (flag, mode, v) in [
+            ("--fail-if-body-cel", CelMode::FailIfMatches, &self.fail_if_body_cel),
+            ("--expect-body-cel", CelMode::FailIfNotMatches, &self.expect_body_cel),
+        ] {
+            let Some(v) = v else { continue };
+            if !is_http {
+                return Err(
+                    args.usage(format!("{flag} applies to http:// and https:// targets only"))
+                );
+            }
+            let cel = BodyCel::new(v).map_err(|e| args.usage(format!("{flag}: {e}")))?;
+            spec.set_expect_body_cel(mode, cel).map_err(|e| args.usage(format!("{flag}: {e}")))?;
         }
         self.apply_request(args, spec, is_http)?;
         self.apply_http_client(args, spec, is_http)?;

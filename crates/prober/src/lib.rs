@@ -74,6 +74,10 @@
 
 /// Beyond the kubelet: decoding a body's content coding ([`ProbeSpec::set_compression`]).
 pub use prober_core::Compression;
+/// Beyond the kubelet: CEL expressions over a JSON body ([`ProbeSpec::set_expect_body_cel`]).
+pub use prober_core::{
+    BodyCel, CelMode, MAX_CEL_BODY_LEN, MAX_CEL_CONCAT_BYTES, MAX_CEL_LEN, MAX_CEL_STEPS,
+};
 /// Facts a run learns beyond its verdict ([`Outcome::tls`], [`Outcome::http_version`],
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};

@@ -732,9 +732,6 @@ fn render(
     s
 }
 
-/// blackbox_exporter's help text of `probe_failed_due_to_cel`.
-pub(crate) const CEL_HELP: &str = "Indicates if probe failed due to CEL expression not matching";
-
 /// The HTTP prober's own metrics (`probe_http_*` and `probe_failed_due_to_regex`), as
 /// blackbox_exporter v0.28.0 sets them: without a response (the last request failed) the
 /// response's are 0 (`&http.Response{}`); a redirect its `CheckRedirect` refused (not
@@ -760,7 +757,7 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
     // Registered only for a module with a CEL expression, as blackbox_exporter does.
     if m.has_cel() {
         let cel = u8::from(verdict.is_some_and(|(_, by)| *by == FailedBy::Cel));
-        gauge(s, "probe_failed_due_to_cel", CEL_HELP, cel);
+        gauge(s, "probe_failed_due_to_cel", crate::module::CEL_HELP, cel);
     }
     let regex = u8::from(verdict.is_some_and(|(_, by)| *by == FailedBy::Regex));
     gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", regex);

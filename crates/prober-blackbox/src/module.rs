@@ -49,6 +49,9 @@ pub(crate) struct HeaderCheck {
     pub allow_missing: bool,
 }
 
+/// blackbox_exporter's help text of `probe_failed_due_to_cel`.
+pub(crate) const CEL_HELP: &str = "Indicates if probe failed due to CEL expression not matching";
+
 /// Which of blackbox_exporter's checks failed a probe, for its `probe_failed_due_to_*` gauges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FailedBy {
@@ -848,6 +851,19 @@ mod tests {
         {
             assert_eq!(base64(i.as_bytes()), o);
         }
+    }
+
+    /// A CEL expression compiles at start: a bad one refuses the file, naming the field and
+    /// the position; a good one gives the module its gauge.
+    #[test]
+    fn cel_expressions_compile_at_start() {
+        let file = "modules:\n  c: {prober: http, http: {fail_if_body_json_matches_cel: \"body.a ==\"}}\n";
+        let e = Modules::parse(file, Path::new(".")).unwrap_err();
+        assert!(e.contains("http.fail_if_body_json_matches_cel"), "{e}");
+        assert!(e.contains("line 1, column"), "{e}");
+        let file = "modules:\n  c: {prober: http, http: {fail_if_body_json_not_matches_cel: \"body.a\"}}\n";
+        let m = Modules::parse(file, Path::new(".")).unwrap();
+        assert!(m.by_name["c"].has_cel() && m.by_name["c"].cel_fail.is_none());
     }
 
     /// blackbox_exporter's defaults (ip6, with fallback) and its two options, on every prober

@@ -48,7 +48,7 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
 /// phase only once the resolver was asked (its other phases are made just before the request).
 fn http(s: &mut String, m: &Module, resolved: bool) {
     if m.has_cel() {
-        gauge(s, "probe_failed_due_to_cel", crate::exporter::CEL_HELP, 0);
+        gauge(s, "probe_failed_due_to_cel", crate::module::CEL_HELP, 0);
     }
     gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", 0);
     gauge(s, "probe_http_content_length", "Length of http content response", 0);

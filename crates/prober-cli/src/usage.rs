@@ -108,11 +108,8 @@ Beyond the kubelet (http:// and https:// targets):
                          status fails (reason status), 3xx included
   --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure
                          with reason body
-  --expect-body-cel EXPR the kept body, parsed as JSON and named body, must make the CEL
-                         expression EXPR true, else failure with reason body (a body that
-                         is not JSON or a result that is not a boolean fails too)
-  --fail-if-body-cel EXPR
-                         failure with reason body when EXPR is true over the JSON body
+  --expect-body-cel EXPR, --fail-if-body-cel EXPR   the CEL expression EXPR over the kept
+                         body as JSON (body) must be true / false, else failure (reason body)
   --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files;
                          also for grpc://: grpc.keepAlive); harmless here: one run has no
                          later run to reuse its connection, which is closed when the run ends

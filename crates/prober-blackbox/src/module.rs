@@ -857,7 +857,8 @@ mod tests {
     /// the position; a good one gives the module its gauge.
     #[test]
     fn cel_expressions_compile_at_start() {
-        let file = "modules:\n  c: {prober: http, http: {fail_if_body_json_matches_cel: \"body.a ==\"}}\n";
+        let file =
+            "modules:\n  c: {prober: http, http: {fail_if_body_json_matches_cel: \"body.a ==\"}}\n";
         let e = Modules::parse(file, Path::new(".")).unwrap_err();
         assert!(e.contains("http.fail_if_body_json_matches_cel"), "{e}");
         assert!(e.contains("line 1, column"), "{e}");

@@ -48,10 +48,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, operators};
+use cel::common::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, LiteralValue, operators,
+};
 use cel::objects::{Key, Map};
-use cel::parser::{Macro, MacroExprHelper};
-use cel::{Context, Env, ExecutionError, Program, Value};
+use cel::parser::PrattParser;
+use cel::{Context, Env, ExecutionError, Value};
 
 use crate::SpecError;
 
@@ -65,8 +67,8 @@ pub const MAX_CEL_STEPS: u64 = 1_000_000;
 /// of a value).
 pub const MAX_CEL_CONCAT_BYTES: u64 = 16 << 20;
 
-/// The wrapper macro applied to the whole expression when it is compiled.
-const BOUND_MACRO: &str = "__prober_bound";
+/// AST nodes an expression may have (macros expanded): bounds the work of one step.
+const MAX_CEL_NODES: usize = 2048;
 /// The per-step counter, called before each comprehension step.
 const STEP_FN: &str = "__prober_step";
 /// The concatenation meter, around every `+`.
@@ -87,7 +89,7 @@ pub enum CelMode {
 pub struct BodyCel {
     source: Arc<str>,
     env: Arc<Env>,
-    program: Arc<Program>,
+    expr: Arc<IdedExpr>,
 }
 
 impl BodyCel {
@@ -107,17 +109,14 @@ impl BodyCel {
         if source.len() > MAX_CEL_LEN {
             return Err(bad(format!("longer than {MAX_CEL_LEN} bytes")));
         }
-        // Parsed alone first: its errors point into the expression as written, and a source
-        // that parses alone cannot close the wrapper's parenthesis early.
-        let plain = Env::stdlib();
-        plain.compile(source).map_err(|e| bad(parse_error_text(&e)))?;
-        let mut env = Env::stdlib();
-        env.add_macro(Macro::global(BOUND_MACRO, 1, bound_expander))
-            .map_err(|e| bad(format!("{e:?}")))?;
-        // New lines around it: a `//` comment at its end cannot swallow the `)`.
-        let wrapped = format!("{BOUND_MACRO}(\n{source}\n)");
-        let program = env.compile(&wrapped).map_err(|e| bad(parse_error_text(&e)))?;
-        Ok(BodyCel { source: source.into(), env: Arc::new(env), program: Arc::new(program) })
+        let mut expr = PrattParser::new()
+            .max_expression_node_count(MAX_CEL_NODES)
+            .parse(source)
+            .map_err(|e| bad(parse_error_text(&e)))?;
+        let mut ids = Ids(max_id(&expr));
+        bound(&mut ids, &mut expr);
+        let env = Arc::new(Env::stdlib());
+        Ok(BodyCel { source: source.into(), env, expr: Arc::new(expr) })
     }
 
     /// The expression as written.
@@ -155,7 +154,7 @@ impl BodyCel {
             sized.concat(&v).map(|()| v)
         })
         .map_err(|e| format!("{e:?}"))?;
-        match self.program.execute(&cx) {
+        match cx.resolve(&self.expr) {
             Ok(Value::Bool(b)) => Ok(b),
             Ok(v) => Err(format!("CEL evaluation result is not a boolean: {}", type_name(&v))),
             Err(e) => Err(format!("Error evaluating CEL expression: {e}")),
@@ -267,49 +266,73 @@ fn parse_error_text(e: &cel::ParseErrors) -> String {
         .join("; ")
 }
 
-/// The `__prober_bound(e)` macro: `e` rewritten so that every comprehension step is counted
-/// and every `+` metered (see the module documentation).
-fn bound_expander(
-    helper: &mut MacroExprHelper<'_>,
-    _target: &mut Option<IdedExpr>,
-    args: &mut Vec<IdedExpr>,
-) -> Result<Option<IdedExpr>, cel::ParseError> {
-    let Some(mut e) = args.pop() else { return Ok(None) };
-    bound(helper, &mut e);
-    Ok(Some(e))
+/// Fresh node ids for the nodes the rewrite adds (above every id the parser gave).
+struct Ids(u64);
+
+impl Ids {
+    fn next(&mut self, expr: Expr) -> IdedExpr {
+        self.0 += 1;
+        IdedExpr { id: self.0, expr }
+    }
+}
+
+/// The largest node id in `e` (the parser's node count bounds the recursion).
+fn max_id(e: &IdedExpr) -> u64 {
+    let entry = |x: &EntryExpr| match x {
+        EntryExpr::MapEntry(m) => max_id(&m.key).max(max_id(&m.value)),
+        EntryExpr::StructField(f) => max_id(&f.value),
+    };
+    let inner = match &e.expr {
+        Expr::Call(c) => {
+            c.target.as_deref().map_or(0, max_id).max(c.args.iter().map(max_id).max().unwrap_or(0))
+        }
+        Expr::Comprehension(c) => {
+            [&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result]
+                .into_iter()
+                .map(max_id)
+                .max()
+                .unwrap_or(0)
+        }
+        Expr::List(l) => l.elements.iter().map(max_id).max().unwrap_or(0),
+        Expr::Map(m) => m.entries.iter().map(|x| entry(&x.expr)).max().unwrap_or(0),
+        Expr::Struct(st) => st.entries.iter().map(|x| entry(&x.expr)).max().unwrap_or(0),
+        Expr::Select(sel) => max_id(&sel.operand),
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => 0,
+    };
+    e.id.max(inner)
 }
 
 /// Rewrites `e` in place (the parser's recursion limit bounds its depth).
-fn bound(helper: &mut MacroExprHelper<'_>, e: &mut IdedExpr) {
+fn bound(ids: &mut Ids, e: &mut IdedExpr) {
     match &mut e.expr {
         Expr::Call(call) => {
             if let Some(t) = call.target.as_deref_mut() {
-                bound(helper, t);
+                bound(ids, t);
             }
             for a in &mut call.args {
-                bound(helper, a);
+                bound(ids, a);
             }
             if call.func_name == operators::ADD && call.target.is_none() {
                 let inner = std::mem::take(e);
-                *e = call_of(helper, SIZED_FN, vec![inner]);
+                *e = call_of(ids, SIZED_FN, vec![inner]);
             }
         }
-        Expr::Comprehension(c) => bound_comprehension(helper, c),
-        Expr::List(l) => l.elements.iter_mut().for_each(|x| bound(helper, x)),
-        Expr::Map(m) => m.entries.iter_mut().for_each(|x| bound_entry(helper, &mut x.expr)),
-        Expr::Struct(s) => s.entries.iter_mut().for_each(|x| bound_entry(helper, &mut x.expr)),
-        Expr::Select(s) => bound(helper, &mut s.operand),
+        Expr::Comprehension(c) => bound_comprehension(ids, c),
+        Expr::List(l) => l.elements.iter_mut().for_each(|x| bound(ids, x)),
+        Expr::Map(m) => m.entries.iter_mut().for_each(|x| bound_entry(ids, &mut x.expr)),
+        Expr::Struct(s) => s.entries.iter_mut().for_each(|x| bound_entry(ids, &mut x.expr)),
+        Expr::Select(s) => bound(ids, &mut s.operand),
         Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
     }
 }
 
-fn bound_entry(helper: &mut MacroExprHelper<'_>, e: &mut EntryExpr) {
+fn bound_entry(ids: &mut Ids, e: &mut EntryExpr) {
     match e {
         EntryExpr::MapEntry(m) => {
-            bound(helper, &mut m.key);
-            bound(helper, &mut m.value);
+            bound(ids, &mut m.key);
+            bound(ids, &mut m.value);
         }
-        EntryExpr::StructField(f) => bound(helper, &mut f.value),
+        EntryExpr::StructField(f) => bound(ids, &mut f.value),
     }
 }
 
@@ -317,19 +340,19 @@ fn bound_entry(helper: &mut MacroExprHelper<'_>, e: &mut EntryExpr) {
 /// step counter, keeping the step's shape (the crate recognises `map`/`filter` appends and the
 /// `&&`/`||` of `all`/`exists` by it). The append `@result + [x]` itself is not metered: it
 /// adds one element per step.
-fn bound_comprehension(helper: &mut MacroExprHelper<'_>, c: &mut ComprehensionExpr) {
-    bound(helper, &mut c.iter_range);
-    bound(helper, &mut c.accu_init);
-    bound(helper, &mut c.loop_cond);
-    bound(helper, &mut c.result);
+fn bound_comprehension(ids: &mut Ids, c: &mut ComprehensionExpr) {
+    bound(ids, &mut c.iter_range);
+    bound(ids, &mut c.accu_init);
+    bound(ids, &mut c.loop_cond);
+    bound(ids, &mut c.result);
     let accu = c.accu_var.clone();
     let guarded = match &mut c.loop_step.expr {
         // exists_one, filter, map with a filter: `p ? step : @result`.
         Expr::Call(call) if call.func_name == operators::CONDITIONAL && call.args.len() == 3 => {
-            bound(helper, &mut call.args[0]);
-            bound_append_or(helper, &mut call.args[1], &accu);
-            bound(helper, &mut call.args[2]);
-            guard(helper, &mut call.args[0]);
+            bound(ids, &mut call.args[0]);
+            bound_append_or(ids, &mut call.args[1], &accu);
+            bound(ids, &mut call.args[2]);
+            guard(ids, &mut call.args[0]);
             true
         }
         // all, exists: `@result && p`, `@result || p`.
@@ -338,16 +361,16 @@ fn bound_comprehension(helper: &mut MacroExprHelper<'_>, c: &mut ComprehensionEx
                 || call.func_name == operators::LOGICAL_OR)
                 && call.args.len() == 2 =>
         {
-            bound(helper, &mut call.args[1]);
-            guard(helper, &mut call.args[1]);
+            bound(ids, &mut call.args[1]);
+            guard(ids, &mut call.args[1]);
             true
         }
         // map: `@result + [f]`.
         Expr::Call(call) if is_append(call, &accu) => {
             if let Expr::List(l) = &mut call.args[1].expr {
                 for x in &mut l.elements {
-                    bound(helper, x);
-                    guard(helper, x);
+                    bound(ids, x);
+                    guard(ids, x);
                 }
             }
             true
@@ -355,21 +378,21 @@ fn bound_comprehension(helper: &mut MacroExprHelper<'_>, c: &mut ComprehensionEx
         _ => false,
     };
     if !guarded {
-        bound(helper, &mut c.loop_step);
-        guard(helper, &mut c.loop_step);
+        bound(ids, &mut c.loop_step);
+        guard(ids, &mut c.loop_step);
     }
 }
 
 /// The `@result + [x]` of a `map`/`filter` step left unmetered (its elements bounded), any other
 /// expression bounded.
-fn bound_append_or(helper: &mut MacroExprHelper<'_>, e: &mut IdedExpr, accu: &str) {
+fn bound_append_or(ids: &mut Ids, e: &mut IdedExpr, accu: &str) {
     match &mut e.expr {
         Expr::Call(call) if is_append(call, accu) => {
             if let Expr::List(l) = &mut call.args[1].expr {
-                l.elements.iter_mut().for_each(|x| bound(helper, x));
+                l.elements.iter_mut().for_each(|x| bound(ids, x));
             }
         }
-        _ => bound(helper, e),
+        _ => bound(ids, e),
     }
 }
 
@@ -383,16 +406,15 @@ fn is_append(call: &CallExpr, accu: &str) -> bool {
 
 /// `e` becomes `__prober_step() ? e : false`: the counter runs first, and `?:` evaluates
 /// nothing else when it fails.
-fn guard(helper: &mut MacroExprHelper<'_>, e: &mut IdedExpr) {
+fn guard(ids: &mut Ids, e: &mut IdedExpr) {
     let inner = std::mem::take(e);
-    let step = call_of(helper, STEP_FN, Vec::new());
-    let otherwise =
-        helper.next_expr(Expr::Literal(cel::common::ast::LiteralValue::Boolean(false.into())));
-    *e = call_of(helper, operators::CONDITIONAL, vec![step, inner, otherwise]);
+    let step = call_of(ids, STEP_FN, Vec::new());
+    let otherwise = ids.next(Expr::Literal(LiteralValue::Boolean(false.into())));
+    *e = call_of(ids, operators::CONDITIONAL, vec![step, inner, otherwise]);
 }
 
-fn call_of(helper: &mut MacroExprHelper<'_>, name: &str, args: Vec<IdedExpr>) -> IdedExpr {
-    helper.next_expr(Expr::Call(CallExpr { func_name: name.into(), target: None, args }))
+fn call_of(ids: &mut Ids, name: &str, args: Vec<IdedExpr>) -> IdedExpr {
+    ids.next(Expr::Call(CallExpr { func_name: name.into(), target: None, args }))
 }
 
 #[cfg(test)]

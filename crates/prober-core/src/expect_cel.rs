@@ -10,38 +10,46 @@
 //!
 //! # Why the `cel` crate, and how evaluation is bounded
 //!
-//! The `cel` crate (cel-rust, formerly `cel-interpreter`) parses with the CEL grammar and
-//! evaluates its AST directly. It has no cost limit and no interruption (cel-go has both;
-//! blackbox_exporter checks its context every 100 comprehension steps). CEL has no loops and no
-//! recursion: everything but a comprehension (`all`, `exists`, `exists_one`, `map`, `filter`)
-//! evaluates each node of the expression once, in time linear in the values it touches. What can
-//! grow past expression size x data size is a comprehension (nested ones multiply their ranges)
-//! and `+` (strings, bytes and lists concatenated, doubling on each nested `+`). Each is bounded
-//! here, at load and per evaluation:
+//! The `cel` crate (cel-rust; `cel-interpreter` is its former name, last released as 0.10)
+//! has the CEL standard library, the macros and heterogeneous equality, and is pure Rust. Its
+//! default parser is ANTLR-generated, and the ANTLR runtime made `prober` 1.4 MB larger; its
+//! hand-written Pratt parser (feature `parser_pratt`, a hidden API: the version is pinned
+//! exactly) parses the same grammar and expands the same macros, so only it is linked, and the
+//! AST is evaluated with [`Context::resolve`]. No `chrono` (timestamps, durations and a time
+//! zone database) and no `regex` feature (its Unicode tables): `matches` is unavailable.
 //!
-//! - **At load**, the expression is at most [`MAX_CEL_LEN`] bytes and the parser refuses nesting
-//!   deeper than 96 (the crate's recursion limit), so the AST is small and shallow. A parse error
-//!   is refused with its line and column.
+//! The crate has no cost limit and no interruption (cel-go has both; blackbox_exporter checks
+//! its context every 100 comprehension steps). CEL has no loops and no recursion: everything
+//! but a comprehension (`all`, `exists`, `exists_one`, `map`, `filter`) evaluates each node of
+//! the expression once, in time linear in the values it touches. What can grow past expression
+//! size x data size is a comprehension (nested ones multiply their ranges) and `+` (strings,
+//! bytes and lists concatenated, doubling on each nested `+`). Each is bounded, at load and per
+//! evaluation:
+//!
+//! - **At load**, the expression is at most [`MAX_CEL_LEN`] bytes, at most 2048 AST nodes once
+//!   its macros are expanded, nested at most 96 deep (the parser's recursion limit). A parse
+//!   error is refused with its line and column.
 //! - **The data**: the body is parsed only up to [`MAX_CEL_BODY_LEN`] bytes (a larger one fails
 //!   the check, as blackbox_exporter's `body_size_limit` fails it), and serde_json refuses JSON
 //!   nested deeper than 128, so converting, comparing and dropping values recurse at most 128
 //!   deep.
-//! - **Comprehension steps**: the expression is rewritten when it is compiled (a macro around
-//!   the whole of it; the crate exposes no other way) so that each step of every comprehension
-//!   first calls a counter, as the condition of `?:` (strict in its condition, so nothing of the
-//!   step runs once the counter refuses). Past [`MAX_CEL_STEPS`] steps in one evaluation, or past
-//!   the probe's deadline, the counter fails the evaluation and so the check. A step evaluates at
-//!   most every node of the expression once, so the work between two checks is bounded by
-//!   expression size x value size.
-//! - **Concatenation**: every `+` of the expression is wrapped in a function that adds the size
-//!   of its result to a budget of [`MAX_CEL_CONCAT_BYTES`] per evaluation (list elements count as
-//!   the size of a value), failing the evaluation past it. The appends `map` and `filter` make to
-//!   their result are counted as steps instead (one element each), which keeps the crate's
-//!   in-place append for them.
+//! - **Comprehension steps**: the AST is rewritten when it is compiled so that each step of
+//!   every comprehension first calls a counter, as the condition of `?:` (strict in its
+//!   condition, so nothing of the step runs once the counter refuses). Past [`MAX_CEL_STEPS`]
+//!   steps in one evaluation, or past the probe's deadline, the counter fails the evaluation
+//!   and so the check. A step evaluates each node of the expression at most once, so the work
+//!   between two checks is bounded by expression size x value size.
+//! - **Concatenation**: every `+` is wrapped in a function that adds the size of its result to
+//!   a budget of [`MAX_CEL_CONCAT_BYTES`] per evaluation (a list element counts as the size of a
+//!   value), failing the evaluation past it. The appends `map` and `filter` make to their result
+//!   are counted as steps instead (one element each), which keeps the crate's in-place append
+//!   for them (it recognises their shape, which the rewrite keeps).
 //!
 //! So one evaluation holds at most the body's values, [`MAX_CEL_CONCAT_BYTES`] of concatenations
 //! (plus the last one, at most twice the budget) and one element per step, and stops by
-//! [`MAX_CEL_STEPS`] steps or the deadline, whichever comes first.
+//! [`MAX_CEL_STEPS`] steps or the deadline, whichever comes first. The evaluation runs on the
+//! thread that judges the response (the engine's, or `prober serve`'s dispatcher): these bounds
+//! are also how long it can hold that thread.
 
 use std::fmt;
 use std::sync::Arc;
@@ -69,7 +77,8 @@ pub const MAX_CEL_CONCAT_BYTES: u64 = 16 << 20;
 
 /// AST nodes an expression may have (macros expanded): bounds the work of one step.
 const MAX_CEL_NODES: usize = 2048;
-/// The per-step counter, called before each comprehension step.
+/// The per-step counter, called before each comprehension step (a user's call to it only
+/// counts one more step).
 const STEP_FN: &str = "__prober_step";
 /// The concatenation meter, around every `+`.
 const SIZED_FN: &str = "__prober_sized";
@@ -461,7 +470,7 @@ mod tests {
         assert!(e.contains("line 1, column 12"), "{e}");
         let e = BodyCel::new("true\n&& (").unwrap_err().to_string();
         assert!(e.contains("line 2, column"), "{e}");
-        // It cannot close the wrapper's parenthesis.
+        // Unbalanced, and an empty or oversized expression.
         assert!(BodyCel::new("true) || (false").is_err());
         assert!(BodyCel::new("").is_err());
         assert!(BodyCel::new(&"a".repeat(MAX_CEL_LEN + 1)).is_err());

@@ -326,7 +326,8 @@ enum prober_reason
    */
   PROBER_REASON_RESOURCE = 19,
   /**
-   * The HTTP body (or a TCP reply) did not match the expected regular expression.
+   * The HTTP body (or a TCP reply) did not match the expected regular expression, or a
+   * CEL expression over the HTTP body failed it.
    */
   PROBER_REASON_BODY = 20,
   /**

@@ -72,6 +72,36 @@ int main(void) {
   CHECK(strcmp(prober_reason_name(PROBER_REASON_BODY), "body") == 0);
   prober_outcome_free(o);
 
+  /* CEL over a JSON body ({"up":true}, percent-encoded): either mode, and a body that is not
+   * JSON failing both. */
+  {
+    const char *json = "/status/200?body=%7B%22up%22%3Atrue%7D";
+    const struct {
+      const char *path;
+      uint32_t mode;
+      prober_result want;
+    } cases[] = {
+        {json, PROBER_CEL_FAIL_IF_NOT_MATCHES, PROBER_RESULT_SUCCESS},
+        {json, PROBER_CEL_FAIL_IF_MATCHES, PROBER_RESULT_FAILURE},
+        {"/status/200?body=ready", PROBER_CEL_FAIL_IF_NOT_MATCHES, PROBER_RESULT_FAILURE},
+        {"/status/200?body=ready", PROBER_CEL_FAIL_IF_MATCHES, PROBER_RESULT_FAILURE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      char u[256];
+      target_url(&t, cases[i].path, u, sizeof u);
+      prober_spec *c = NULL;
+      CHECK_OK(prober_spec_new_http(u, &c));
+      CHECK_OK(prober_spec_set_expect_body_cel(c, cases[i].mode, "body.up == true"));
+      CHECK_OK(prober_check(c, &o));
+      CHECK(prober_outcome_result(o) == cases[i].want);
+      if (cases[i].want == PROBER_RESULT_FAILURE) {
+        CHECK(prober_outcome_reason(o) == PROBER_REASON_BODY);
+      }
+      prober_outcome_free(o);
+      prober_spec_free(c);
+    }
+  }
+
   /* Bad input: malformed sets and expressions, wrong kinds, out-of-range periods. */
   char url[256];
   target_url(&t, "/health", url, sizeof url);
@@ -91,11 +121,19 @@ int main(void) {
   CHECK_STATUS(prober_spec_set_jitter_percent(s, 51), PROBER_E_INVALID);
   CHECK(str_has(prober_last_error(), "invalid jitter 51%"));
   CHECK_STATUS(prober_spec_set_expect_body(NULL, "x"), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_expect_body_cel(s, PROBER_CEL_FAIL_IF_MATCHES, "body.up =="),
+               PROBER_E_INVALID);
+  CHECK(str_has(prober_last_error(), "invalid CEL expression"));
+  CHECK(str_has(prober_last_error(), "line 1, column"));
+  CHECK_STATUS(prober_spec_set_expect_body_cel(s, 2, "true"), PROBER_E_INVALID_ENUM);
+  CHECK_STATUS(prober_spec_set_expect_body_cel(s, PROBER_CEL_FAIL_IF_MATCHES, NULL), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_jitter_percent(NULL, 1), PROBER_E_NULL);
   prober_spec *tcp = NULL;
   CHECK_OK(prober_spec_new_tcp("127.0.0.1", t.port, &tcp));
   CHECK_STATUS(prober_spec_set_expect_status(tcp, "200"), PROBER_E_WRONG_KIND);
   CHECK_STATUS(prober_spec_set_expect_body(tcp, "x"), PROBER_E_WRONG_KIND);
+  CHECK_STATUS(prober_spec_set_expect_body_cel(tcp, PROBER_CEL_FAIL_IF_MATCHES, "true"),
+               PROBER_E_WRONG_KIND);
   prober_spec_free(tcp);
 
   /* TCP send/expect: Redis PING / +PONG against a real listener. */

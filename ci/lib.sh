@@ -21,7 +21,7 @@ need_cargo() {
   if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
     export PATH="$HOME/.cargo/bin:$PATH"
   fi
-  command -v cargo >/dev/null 2>&1 || { echo "ci: cargo not found (Rust 1.85 or newer is needed)" >&2; exit 1; }
+  command -v cargo >/dev/null 2>&1 || { echo "ci: cargo not found (Rust 1.86 or newer is needed)" >&2; exit 1; }
 }
 
 # The pinned cbindgen: point releases change the output, and the header is compared byte for byte.

@@ -30,15 +30,18 @@ echo "SONAME $soname"
 step "release binary size (prober is copied into images as a HEALTHCHECK)"
 cargo build --quiet --release -p prober-cli
 size=$(stat -c %s target/release/prober)
-# 5 MiB: the command is a HEALTHCHECK binary copied into images. It was 4 MiB until the
+# 5.5 MiB: the command is a HEALTHCHECK binary copied into images. It was 4 MiB until the
 # command gained hooks, a health endpoint, systemd notify, HTTP methods and bodies, Unix
 # sockets, gRPC metadata and TLS on TCP (about 4.25 MB with all of them); 4.5 MiB until
 # blackbox_exporter v0.28.0's options came to prober serve: content decoding (gzip, deflate,
 # brotli with its 120 KiB dictionary), configuration reload and /config (serde serialization
-# of the module file), /logs, the unix prober and the cookie jar (4.54 MB -> 5.06 MB).
-limit=$((5 * 1024 * 1024))
+# of the module file), /logs, the unix prober and the cookie jar (4.54 MB -> 5.06 MB); 5 MiB
+# until CEL over JSON bodies (fail_if_body_json_(not_)matches_cel): the cel crate's
+# interpreter and standard library with its Pratt parser, optimised for size (5.06 MB -> 5.49
+# MB; its default ANTLR parser would have made it 6.53 MB).
+limit=$((11 * 512 * 1024))
 echo "target/release/prober: $size bytes (limit $limit)"
-[ "$size" -le "$limit" ] || { echo "target/release/prober is larger than 5 MiB"; exit 1; }
+[ "$size" -le "$limit" ] || { echo "target/release/prober is larger than 5.5 MiB"; exit 1; }
 readelf -S target/release/prober | grep -q '\.debug_info' && { echo "target/release/prober has debug info"; exit 1; }
 
 step "pkg-config"

@@ -326,7 +326,8 @@ enum prober_reason
    */
   PROBER_REASON_RESOURCE = 19,
   /**
-   * The HTTP body (or a TCP reply) did not match the expected regular expression.
+   * The HTTP body (or a TCP reply) did not match the expected regular expression, or a
+   * CEL expression over the HTTP body failed it.
    */
   PROBER_REASON_BODY = 20,
   /**
@@ -642,6 +643,32 @@ typedef uint32_t prober_compression;
 #endif // __cplusplus
 
 /**
+ * What a CEL expression over the body asks of it (`prober_spec_set_expect_body_cel`).
+ */
+enum prober_cel_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The run fails when the expression is true (blackbox_exporter's
+   * `fail_if_body_json_matches_cel`).
+   */
+  PROBER_CEL_FAIL_IF_MATCHES = 0,
+  /**
+   * The run fails when the expression is false (`fail_if_body_json_not_matches_cel`).
+   */
+  PROBER_CEL_FAIL_IF_NOT_MATCHES = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_cel_mode prober_cel_mode;
+#else
+typedef uint32_t prober_cel_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
@@ -914,6 +941,27 @@ uint32_t prober_version_num(void);
  * header. Hosts should check it once at start-up.
  */
 uint32_t prober_abi_version(void);
+
+/**
+ * Judges an HTTP probe's kept body (at most the output limit, 10240 bytes by default; a body
+ * cut at it fails) with the CEL expression `expr`, the body parsed as JSON and named `body`:
+ * with `PROBER_CEL_FAIL_IF_MATCHES` the run fails when it is true, with
+ * `PROBER_CEL_FAIL_IF_NOT_MATCHES` when it is false; a body that is not JSON, an evaluation
+ * error or a result that is not a boolean fails it too (`PROBER_REASON_BODY`, judged after
+ * the status and `prober_spec_set_expect_body`). One expression per mode: a second call with
+ * the same mode replaces it. `expr` is compiled here, once: at most 4096 bytes. Evaluation is
+ * bounded (JSON bodies up to 1 MiB, nested up to 128; 1,000,000 comprehension steps; 16 MiB
+ * of concatenation; the probe's deadline): see docs/semantics.md.
+ *
+ * Errors: `PROBER_E_INVALID` for an expression that does not compile (the text gives its line
+ * and column), `PROBER_E_INVALID_ENUM` for another `mode`, `PROBER_E_WRONG_KIND` for a probe
+ * that is not HTTP.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `expr` must
+ * be NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_set_expect_body_cel(prober_spec *spec, uint32_t mode, const char *expr);
 
 /**
  * Sets the content coding an HTTP probe decodes the final response's body with before it is

@@ -39,6 +39,27 @@ func TestExpectStatusAndBody(t *testing.T) {
 	}
 }
 
+func TestBodyCEL(t *testing.T) {
+	// {"up":true}, percent-encoded for the target's body parameter.
+	s := prober.HTTP(targetURL("/status/200?body=%7B%22up%22%3Atrue%7D"))
+	s.ExpectBodyCEL = "body.up == true"
+	if o := check(t, s); o.Result != prober.Success {
+		t.Fatalf("expression true: %+v", o)
+	}
+	s.ExpectBodyCEL = ""
+	s.FailIfBodyCEL = "body.up"
+	o := check(t, s)
+	if o.Result != prober.Failure || o.Reason != prober.ReasonBody || !strings.Contains(o.Message, "body matched CEL expression") {
+		t.Fatalf("fail-if expression true: %+v", o)
+	}
+	// A body that is not JSON fails either way.
+	s = prober.HTTP(targetURL("/status/200?body=ready"))
+	s.FailIfBodyCEL = "false"
+	if o := check(t, s); o.Result != prober.Failure || o.Reason != prober.ReasonBody || !strings.Contains(o.Message, "JSON") {
+		t.Fatalf("not JSON: %+v", o)
+	}
+}
+
 func TestExtensionErrors(t *testing.T) {
 	cases := []struct {
 		what string
@@ -49,6 +70,8 @@ func TestExtensionErrors(t *testing.T) {
 		{"bad set", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), ExpectStatus: "200-"}, prober.StatusInvalid, "invalid status set"},
 		{"bad regex", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), ExpectBody: "a(b"}, prober.StatusInvalid, "invalid regular expression"},
 		{"set on TCP", prober.Spec{Kind: prober.KindTCP, Host: "127.0.0.1", Port: targetPort, ExpectStatus: "200"}, prober.StatusWrongKind, "HTTP probes only"},
+		{"bad CEL", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), ExpectBodyCEL: "body.up =="}, prober.StatusInvalid, "line 1, column"},
+		{"CEL on TCP", prober.Spec{Kind: prober.KindTCP, Host: "127.0.0.1", Port: targetPort, FailIfBodyCEL: "true"}, prober.StatusWrongKind, "HTTP probes only"},
 		{"regex on TCP", prober.Spec{Kind: prober.KindTCP, Host: "127.0.0.1", Port: targetPort, ExpectBody: "x"}, prober.StatusWrongKind, ""},
 		{"negative period", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), UnhealthyPeriod: -time.Second}, prober.StatusInvalidDuration, "negative"},
 		{"huge period", prober.Spec{Kind: prober.KindHTTP, URL: targetURL("/"), TransitionPeriod: 8 * 24 * time.Hour}, prober.StatusInvalidDuration, "transition period"},

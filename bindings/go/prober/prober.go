@@ -253,7 +253,7 @@ const (
 	// ReasonResource: the node ran out of descriptors, buffer space, memory, threads or processes;
 	// always Unknown, never counted against the target.
 	ReasonResource Reason = C.PROBER_REASON_RESOURCE
-	// ReasonBody: the HTTP body (Spec.ExpectBody) did not match.
+	// ReasonBody: the HTTP body did not match (Spec.ExpectBody, Spec.ExpectBodyCEL, Spec.FailIfBodyCEL).
 	ReasonBody Reason = C.PROBER_REASON_BODY
 	// ReasonDenied: the destination was refused by an allow-list of addresses (set through the
 	// Rust API); nothing was connected to.

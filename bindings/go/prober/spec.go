@@ -268,6 +268,16 @@ type Spec struct {
 	// body must match, else Failure with ReasonBody. Empty: no expectation (the C and Rust
 	// setters refuse an empty expression, which would match any body).
 	ExpectBody string
+	// ExpectBodyCEL: HTTP probes; a CEL expression over the kept body parsed as JSON (the
+	// variable body) that must be true, else Failure with ReasonBody (blackbox_exporter's
+	// fail_if_body_json_not_matches_cel). A body that is not JSON (or cut at OutputLimit), an
+	// evaluation error or a result that is not a boolean fails too. Compiled when the spec is
+	// built (a bad one is StatusInvalid, its line and column in the message); evaluation is
+	// bounded (docs/semantics.md). Empty: none.
+	ExpectBodyCEL string
+	// FailIfBodyCEL: as ExpectBodyCEL, but the run fails when the expression is true
+	// (fail_if_body_json_matches_cel).
+	FailIfBodyCEL string
 	// KeepAlive: HTTP and gRPC probes; runs to the same origin (scheme, host, port, TLS
 	// options) reuse an idle connection the engine holds (Envoy's reuse_connection): for HTTP
 	// an HTTP/1.1 connection, the request carrying no "Connection: close"; for gRPC the HTTP/2
@@ -709,6 +719,9 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		if err := b.check(C.gp_spec_set_expect_body(cs, re, &b.err)); err != nil {
 			return err
 		}
+	}
+	if err := b.configureBodyCEL(s, cs); err != nil {
+		return err
 	}
 	if s.KeepAlive {
 		if err := b.check(C.gp_spec_set_keep_alive(cs, true, &b.err)); err != nil {

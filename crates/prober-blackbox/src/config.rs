@@ -246,6 +246,10 @@ pub(crate) struct HttpModule {
     pub fail_if_body_matches_regexp: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fail_if_body_not_matches_regexp: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_if_body_json_matches_cel: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_if_body_json_not_matches_cel: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fail_if_header_matches: Vec<HeaderMatch>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

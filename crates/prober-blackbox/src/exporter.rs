@@ -18,7 +18,7 @@ use prober::{Engine, Event, Handle, Outcome, Reason};
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
 use crate::facts::gauge;
 use crate::history::{History, Output};
-use crate::module::{Module, Modules, Prober, TargetError};
+use crate::module::{FailedBy, Module, Modules, Prober, TargetError};
 use crate::reload::{Loaded, Reload};
 use crate::{facts, qr_facts, unprobed};
 
@@ -117,6 +117,8 @@ struct Begun {
 struct Waiting {
     begun: Begun,
     started: Instant,
+    /// When the probe's timeout ends: also the end of its CEL expressions' evaluation.
+    deadline: Instant,
     done: Done,
     /// The output this probe may hold, counted in [`PROBE_OUTPUT_BUDGET`] until it is
     /// answered or cancelled (dropped).
@@ -343,7 +345,9 @@ impl Inner {
                     });
                     return None;
                 };
-                let w = Waiting { begun, started: Instant::now(), done, _output: output };
+                let started = Instant::now();
+                let deadline = started + spec.timeout;
+                let w = Waiting { begun, started, deadline, done, _output: output };
                 Some(self.submit(spec, w))
             }
             Err(response) => {
@@ -463,7 +467,8 @@ impl Inner {
         let Some(module) = b.modules.by_name.get(&b.module) else {
             return plain(500, "the module has gone\n");
         };
-        let verdict = if outcome.result.is_ok() { module.judge(outcome) } else { None };
+        let verdict =
+            if outcome.result.is_ok() { module.judge(outcome, Some(w.deadline)) } else { None };
         let success = outcome.result.is_ok() && verdict.is_none();
         explain(&mut b.log, outcome, verdict.as_ref(), success, duration);
         let metrics = render(module, outcome, success, verdict.as_ref(), duration);
@@ -643,7 +648,7 @@ fn decode(s: &str) -> Option<String> {
 fn explain(
     log: &mut String,
     o: &Outcome,
-    verdict: Option<&(String, bool)>,
+    verdict: Option<&(String, FailedBy)>,
     success: bool,
     d: Duration,
 ) {
@@ -712,7 +717,7 @@ fn render(
     m: &Module,
     o: &Outcome,
     success: bool,
-    verdict: Option<&(String, bool)>,
+    verdict: Option<&(String, FailedBy)>,
     d: Duration,
 ) -> String {
     let mut s = String::with_capacity(METRICS_CAPACITY);
@@ -776,7 +781,7 @@ fn render(
 /// blackbox_exporter v0.28.0 sets them: without a response (the last request failed) the
 /// response's are 0 (`&http.Response{}`); a redirect its `CheckRedirect` refused (not
 /// followed, or one too many) counts, and its body is not read.
-fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(String, bool)>) {
+fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(String, FailedBy)>) {
     let responded = facts::http_responded(o);
     let length = match o.http_content_length {
         _ if !responded => 0,
@@ -799,7 +804,12 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
         let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
     }
     facts::last_modified(s, o);
-    let regex = u8::from(verdict.is_some_and(|(_, re)| *re));
+    // Registered only for a module with a CEL expression, as blackbox_exporter does.
+    if m.has_cel() {
+        let cel = u8::from(verdict.is_some_and(|(_, by)| *by == FailedBy::Cel));
+        gauge(s, "probe_failed_due_to_cel", crate::module::CEL_HELP, cel);
+    }
+    let regex = u8::from(verdict.is_some_and(|(_, by)| *by == FailedBy::Regex));
     gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", regex);
     let refused = o.reason == Reason::TooManyRedirects || m.redirect_not_followed(o);
     gauge(

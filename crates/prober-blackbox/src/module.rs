@@ -5,12 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use prober::{
     HttpVersion, ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion,
 };
-use prober_core::{AddressFilter, IpFamily, Outcome};
+use prober_core::{AddressFilter, BodyCel, IpFamily, Outcome};
 use regex::bytes::Regex;
 
 use crate::config::{self, File, HttpModule, RawModule, TlsConfig};
@@ -49,6 +49,20 @@ pub(crate) struct HeaderCheck {
     pub allow_missing: bool,
 }
 
+/// blackbox_exporter's help text of `probe_failed_due_to_cel`.
+pub(crate) const CEL_HELP: &str = "Indicates if probe failed due to CEL expression not matching";
+
+/// Which of blackbox_exporter's checks failed a probe, for its `probe_failed_due_to_*` gauges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailedBy {
+    /// A check without a gauge of its own (status, version, SSL, ...).
+    Other,
+    /// A body or header regular expression: `probe_failed_due_to_regex`.
+    Regex,
+    /// A CEL expression: `probe_failed_due_to_cel`.
+    Cel,
+}
+
 /// One module, ready to build a spec for any target.
 #[derive(Debug)]
 pub struct Module {
@@ -63,6 +77,10 @@ pub struct Module {
     pub(crate) template: ProbeSpec,
     pub(crate) body_fail: Vec<Regex>,
     pub(crate) body_need: Vec<Regex>,
+    /// `fail_if_body_json_matches_cel`.
+    pub(crate) cel_fail: Option<BodyCel>,
+    /// `fail_if_body_json_not_matches_cel`.
+    pub(crate) cel_need: Option<BodyCel>,
     pub(crate) header_fail: Vec<HeaderCheck>,
     pub(crate) header_need: Vec<HeaderCheck>,
     pub(crate) versions: Vec<String>,
@@ -210,6 +228,8 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         template: ProbeSpec::tcp("localhost", 1).map_err(|e| e.to_string())?,
         body_fail: Vec::new(),
         body_need: Vec::new(),
+        cel_fail: None,
+        cel_need: None,
         header_fail: Vec::new(),
         header_need: Vec::new(),
         versions: Vec::new(),
@@ -252,6 +272,12 @@ fn header_checks(field: &str, list: &[config::HeaderMatch]) -> Result<Vec<Header
             Ok(HeaderCheck { header: h.header.clone(), regexp, allow_missing: h.allow_missing })
         })
         .collect()
+}
+
+/// A CEL expression of the module, compiled at start: one that does not compile refuses the
+/// module file with its position (blackbox_exporter refuses it too, without one).
+fn cel(field: &str, source: Option<&str>) -> Result<Option<BodyCel>, String> {
+    source.map(|s| BodyCel::new(s).map_err(|e| format!("{field}: {e}"))).transpose()
 }
 
 /// A small file named by the module (a body, a token, a password): read at start.
@@ -348,6 +374,12 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     m.body_fail = regexes("http.fail_if_body_matches_regexp", &h.fail_if_body_matches_regexp)?;
     m.body_need =
         regexes("http.fail_if_body_not_matches_regexp", &h.fail_if_body_not_matches_regexp)?;
+    m.cel_fail =
+        cel("http.fail_if_body_json_matches_cel", h.fail_if_body_json_matches_cel.as_deref())?;
+    m.cel_need = cel(
+        "http.fail_if_body_json_not_matches_cel",
+        h.fail_if_body_json_not_matches_cel.as_deref(),
+    )?;
     m.header_fail = header_checks("http.fail_if_header_matches", &h.fail_if_header_matches)?;
     m.header_need =
         header_checks("http.fail_if_header_not_matches", &h.fail_if_header_not_matches)?;
@@ -684,7 +716,11 @@ impl Module {
 
     /// The checks blackbox_exporter makes beyond the status: `None` when they pass, else
     /// the failing check's description and whether it was a regular expression.
-    pub(crate) fn judge(&self, o: &Outcome) -> Option<(String, bool)> {
+    pub(crate) fn judge(
+        &self,
+        o: &Outcome,
+        deadline: Option<Instant>,
+    ) -> Option<(String, FailedBy)> {
         if let Some(status) = o.http_status {
             let ok = match &self.valid_status {
                 Some(list) => list.contains(&status),
@@ -693,7 +729,7 @@ impl Module {
             if !ok {
                 return Some((
                     format!("Invalid HTTP response status code {status}, wanted 2xx"),
-                    false,
+                    FailedBy::Other,
                 ));
             }
         }
@@ -702,47 +738,59 @@ impl Module {
         }
         if self.unsupported_compression {
             let e = "Failed to get decompressor for HTTP response body: unsupported compression algorithm";
-            return Some((e.into(), false));
+            return Some((e.into(), FailedBy::Other));
         }
         // Go's `Response.Proto`, judged only when there was a response, as blackbox does.
         if let (false, Some(v)) = (self.versions.is_empty(), o.http_version) {
             let v = v.as_str();
             if !self.versions.iter().any(|w| w == v) {
-                return Some((format!("Invalid HTTP version number {v}"), false));
+                return Some((format!("Invalid HTTP version number {v}"), FailedBy::Other));
             }
         }
         let ssl = crate::facts::http_ssl(o);
         if self.fail_if_ssl && ssl {
-            return Some(("Final request was over SSL".into(), false));
+            return Some(("Final request was over SSL".into(), FailedBy::Other));
         }
         if self.fail_if_not_ssl && !ssl {
-            return Some(("Final request was not over SSL".into(), false));
+            return Some(("Final request was not over SSL".into(), FailedBy::Other));
         }
-        let body_checks = !self.body_fail.is_empty() || !self.body_need.is_empty();
-        if body_checks && self.redirect_not_followed(o) {
+        // The first of blackbox_exporter's body checks to read the body (the regular
+        // expressions, then CEL) meets a read error first, and fails on it.
+        let body_reader = if !self.body_fail.is_empty() || !self.body_need.is_empty() {
+            Some(FailedBy::Regex)
+        } else if self.has_cel() {
+            Some(FailedBy::Cel)
+        } else {
+            None
+        };
+        if let (Some(by), true) = (body_reader, self.redirect_not_followed(o)) {
             // Its body expressions then read a closed body, and fail on the error.
             return Some((
                 "Error reading HTTP body: http: read on closed response body".into(),
-                true,
+                by,
             ));
         }
         if self.body_size_limit.is_some_and(|l| o.output_total > l) {
-            // blackbox_exporter's body expressions read the body first and fail on the error.
-            let regex = !self.body_fail.is_empty() || !self.body_need.is_empty();
             return Some((
                 "Failed to read HTTP response body: http: request body too large".into(),
-                regex,
+                body_reader.unwrap_or(FailedBy::Other),
             ));
         }
         for r in &self.body_fail {
             if r.is_match(&o.output) {
-                return Some((format!("Body matched regular expression {r}"), true));
+                return Some((format!("Body matched regular expression {r}"), FailedBy::Regex));
             }
         }
         for r in &self.body_need {
             if !r.is_match(&o.output) {
-                return Some((format!("Body did not match regular expression {r}"), true));
+                return Some((
+                    format!("Body did not match regular expression {r}"),
+                    FailedBy::Regex,
+                ));
             }
+        }
+        if let Some(failed) = self.judge_cel(o, deadline) {
+            return Some((failed, FailedBy::Cel));
         }
         let values = |name: &str| -> Vec<&str> {
             o.headers
@@ -754,25 +802,52 @@ impl Module {
         for h in &self.header_fail {
             let vs = values(&h.header);
             if vs.is_empty() && !h.allow_missing {
-                return Some((format!("Missing required header {}", h.header), true));
+                return Some((format!("Missing required header {}", h.header), FailedBy::Regex));
             }
             if vs.iter().any(|v| h.regexp.is_match(v.as_bytes())) {
                 return Some((
                     format!("Header {} matched regular expression {}", h.header, h.regexp),
-                    true,
+                    FailedBy::Regex,
                 ));
             }
         }
         for h in &self.header_need {
             let vs = values(&h.header);
             if vs.is_empty() && !h.allow_missing {
-                return Some((format!("Missing required header {}", h.header), true));
+                return Some((format!("Missing required header {}", h.header), FailedBy::Regex));
             }
             if !vs.is_empty() && !vs.iter().any(|v| h.regexp.is_match(v.as_bytes())) {
                 return Some((
                     format!("Header {} did not match regular expression {}", h.header, h.regexp),
-                    true,
+                    FailedBy::Regex,
                 ));
+            }
+        }
+        None
+    }
+
+    /// The module has a CEL expression (and so the `probe_failed_due_to_cel` gauge).
+    pub(crate) fn has_cel(&self) -> bool {
+        self.cel_fail.is_some() || self.cel_need.is_some()
+    }
+
+    /// `fail_if_body_json_matches_cel` and `fail_if_body_json_not_matches_cel` on the whole
+    /// body (blackbox_exporter v0.28.0 gives them what its regular expressions left of the
+    /// body, nothing when there are any: a module with both always fails there; here each sees
+    /// the body). Messages as blackbox_exporter logs them.
+    fn judge_cel(&self, o: &Outcome, deadline: Option<Instant>) -> Option<String> {
+        if let Some(cel) = &self.cel_fail {
+            match cel.eval_json(&o.output, deadline) {
+                Ok(true) => return Some(format!("Body matched CEL expression {cel}")),
+                Ok(false) => {}
+                Err(why) => return Some(why),
+            }
+        }
+        if let Some(cel) = &self.cel_need {
+            match cel.eval_json(&o.output, deadline) {
+                Ok(false) => return Some(format!("Body did not match CEL expression {cel}")),
+                Ok(true) => {}
+                Err(why) => return Some(why),
             }
         }
         None
@@ -790,6 +865,20 @@ mod tests {
         {
             assert_eq!(base64(i.as_bytes()), o);
         }
+    }
+
+    /// A CEL expression compiles at start: a bad one refuses the file, naming the field and
+    /// the position; a good one gives the module its gauge.
+    #[test]
+    fn cel_expressions_compile_at_start() {
+        let file =
+            "modules:\n  c: {prober: http, http: {fail_if_body_json_matches_cel: \"body.a ==\"}}\n";
+        let e = Modules::parse(file, Path::new(".")).unwrap_err();
+        assert!(e.contains("http.fail_if_body_json_matches_cel"), "{e}");
+        assert!(e.contains("line 1, column"), "{e}");
+        let file = "modules:\n  c: {prober: http, http: {fail_if_body_json_not_matches_cel: \"body.a\"}}\n";
+        let m = Modules::parse(file, Path::new(".")).unwrap();
+        assert!(m.by_name["c"].has_cel() && m.by_name["c"].cel_fail.is_none());
     }
 
     /// blackbox_exporter's defaults (ip6, with fallback) and its two options, on every prober

@@ -27,7 +27,7 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
         d.as_secs_f64(),
     );
     match m.prober {
-        Prober::Http => http(&mut s, u.resolved),
+        Prober::Http => http(&mut s, m, u.resolved),
         Prober::Grpc => grpc(&mut s),
         Prober::Tcp | Prober::Unix => {}
     }
@@ -46,7 +46,10 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
 
 /// `ProbeHTTP`'s gauges before its client runs: all 0; the duration by phase has the resolve
 /// phase only once the resolver was asked (its other phases are made just before the request).
-fn http(s: &mut String, resolved: bool) {
+fn http(s: &mut String, m: &Module, resolved: bool) {
+    if m.has_cel() {
+        gauge(s, "probe_failed_due_to_cel", crate::module::CEL_HELP, 0);
+    }
     gauge(s, "probe_failed_due_to_regex", "Indicates if probe failed due to regex", 0);
     gauge(s, "probe_http_content_length", "Length of http content response", 0);
     if resolved {

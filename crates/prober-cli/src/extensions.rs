@@ -1,11 +1,13 @@
 //! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--keep-alive`, `--max-redirects`,
-//! `--cookies`, `--compression`, `-x/--proxy`, `--proxy-header`, `--noproxy`, `--send`,
+//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--fail-if-body-cel`,
+//! `--expect-body-cel`, `--keep-alive`, `--max-redirects`, `--cookies`, `--compression`,
+//! `-x/--proxy`, `--proxy-header`, `--noproxy`, `--send`,
 //! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
 //! extensions are prober-k8s's.
 
 use prober::{
-    HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, StatusSet, TcpStep, UnixSocket, unescape,
+    BodyCel, CelMode, HttpVersion, IpFamily, Pattern, ProbeKind, ProbeSpec, SpecError, StatusSet,
+    TcpStep, UnixSocket, unescape,
 };
 
 use crate::args::{Failure, Parser};
@@ -15,6 +17,10 @@ use crate::args::{Failure, Parser};
 pub struct CheckFlags {
     expect_status: Option<String>,
     expect_body: Option<String>,
+    /// `--fail-if-body-cel EXPR` and `--expect-body-cel EXPR` (blackbox_exporter's
+    /// `fail_if_body_json_matches_cel` and `fail_if_body_json_not_matches_cel`).
+    fail_if_body_cel: Option<String>,
+    expect_body_cel: Option<String>,
     send: Option<String>,
     expect: Option<String>,
     keep_alive: bool,
@@ -105,6 +111,8 @@ impl CheckFlags {
         let slot = match opt {
             "--expect-status" => &mut self.expect_status,
             "--expect-body" => &mut self.expect_body,
+            "--fail-if-body-cel" => &mut self.fail_if_body_cel,
+            "--expect-body-cel" => &mut self.expect_body_cel,
             "-X" | "--request" => &mut self.method,
             "-d" | "--data" => &mut self.data,
             "--unix-socket" => &mut self.unix_socket,
@@ -219,50 +227,44 @@ impl CheckFlags {
         is_http: bool,
         is_tcp: bool,
     ) -> Result<(), Failure> {
+        // Flags for one kind of target: refused on others; their errors named after them.
+        let only = |ok: bool, m: String| ok.then_some(()).ok_or_else(|| args.usage(m));
+        let (tcp, http) = ("to tcp:// targets only", "to http:// and https:// targets only");
+        let named = |flag: &'static str| move |e: SpecError| args.usage(format!("{flag}: {e}"));
         if self.is_steps() {
-            if !is_tcp {
-                return Err(
-                    args.usage("--send, --expect and --send-template apply to tcp:// targets only")
-                );
-            }
+            only(is_tcp, format!("--send, --expect and --send-template apply {tcp}"))?;
             let steps = self.steps(args)?;
             // --starttls set the single exchange's flag (and TLS options); the step replaces it.
             spec.set_starttls(false).map_err(|e| args.usage(e))?;
             spec.set_tcp_steps(steps).map_err(|e| args.usage(e))?;
         } else if let Some(v) = &self.send {
-            if !is_tcp {
-                return Err(args.usage("--send applies to tcp:// targets only"));
-            }
-            let data = unescape(v).map_err(|e| args.usage(format!("--send: {e}")))?;
-            spec.set_send(data).map_err(|e| args.usage(format!("--send: {e}")))?;
+            only(is_tcp, format!("--send applies {tcp}"))?;
+            unescape(v).and_then(|data| spec.set_send(data)).map_err(named("--send"))?;
         }
         if let Some(v) = self.expect.as_ref().filter(|_| !self.is_steps()) {
-            if !is_tcp {
-                return Err(args.usage(
-                    "--expect applies to tcp:// targets only (--expect-status and --expect-body for HTTP)",
-                ));
-            }
-            let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect: {e}")))?;
-            spec.set_expect_reply(p).map_err(|e| args.usage(format!("--expect: {e}")))?;
+            only(
+                is_tcp,
+                format!("--expect applies {tcp} (--expect-status and --expect-body for HTTP)"),
+            )?;
+            Pattern::new(v).and_then(|p| spec.set_expect_reply(p)).map_err(named("--expect"))?;
         }
         if let Some(v) = &self.expect_status {
-            if !is_http {
-                return Err(
-                    args.usage("--expect-status applies to http:// and https:// targets only")
-                );
-            }
-            let set =
-                StatusSet::parse(v).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
-            spec.set_expect_status(set).map_err(|e| args.usage(format!("--expect-status: {e}")))?;
+            only(is_http, format!("--expect-status applies {http}"))?;
+            let set = StatusSet::parse(v).and_then(|set| spec.set_expect_status(set));
+            set.map_err(named("--expect-status"))?;
         }
         if let Some(v) = &self.expect_body {
-            if !is_http {
-                return Err(
-                    args.usage("--expect-body applies to http:// and https:// targets only")
-                );
-            }
-            let p = Pattern::new(v).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
-            spec.set_expect_body(p).map_err(|e| args.usage(format!("--expect-body: {e}")))?;
+            only(is_http, format!("--expect-body applies {http}"))?;
+            let set = Pattern::new(v).and_then(|p| spec.set_expect_body(p));
+            set.map_err(named("--expect-body"))?;
+        }
+        for (flag, mode, v) in [
+            ("--fail-if-body-cel", CelMode::FailIfMatches, &self.fail_if_body_cel),
+            ("--expect-body-cel", CelMode::FailIfNotMatches, &self.expect_body_cel),
+        ] {
+            let Some(v) = v else { continue };
+            only(is_http, format!("{flag} applies {http}"))?;
+            BodyCel::new(v).and_then(|c| spec.set_expect_body_cel(mode, c)).map_err(named(flag))?;
         }
         self.apply_connection(args, spec)?;
         self.apply_request(args, spec, is_http)?;

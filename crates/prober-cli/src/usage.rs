@@ -108,6 +108,8 @@ Beyond the kubelet (http:// and https:// targets):
                          status fails (reason status), 3xx included
   --expect-body REGEX    the kept body (up to 10240 bytes) must match REGEX, else failure
                          with reason body
+  --expect-body-cel EXPR, --fail-if-body-cel EXPR   the CEL expression EXPR over the kept
+                         body as JSON (body) must be true / false, else failure (reason body)
   --keep-alive           send no 'Connection: close' (httpGet.keepAlive in watch files;
                          also for grpc://: grpc.keepAlive); harmless here: one run has no
                          later run to reuse its connection, which is closed when the run ends

@@ -51,6 +51,36 @@ fn check_expect_body() {
 }
 
 #[test]
+fn check_body_cel() {
+    let server = TargetServer::start();
+    // `{"status":"up","n":3}`, percent-encoded for the testkit's `body` parameter.
+    let url = server.url("/no-location/200?body=%7B%22status%22%3A%22up%22%2C%22n%22%3A3%7D");
+    let up = "body.status == 'up' && body.n > 2";
+    let (code, v) = check_json(&["--expect-body-cel", up, &url]);
+    assert_eq!((code, v["result"].as_str()), (0, Some("success")), "{v}");
+    let (code, v) = check_json(&["--fail-if-body-cel", up, &url]);
+    assert_eq!(
+        (code, v["result"].as_str(), v["reason"].as_str()),
+        (1, Some("failure"), Some("body")),
+        "{v}"
+    );
+    assert!(v["message"].as_str().unwrap().contains("body matched CEL expression"), "{v}");
+    // A body that is not JSON fails either way.
+    let (code, v) = check_json(&["--expect-body-cel", "true", &server.url("/ok")]);
+    assert_eq!((code, v["reason"].as_str()), (1, Some("body")), "{v}");
+    assert!(v["message"].as_str().unwrap().contains("JSON"), "{v}");
+    // A bad expression is refused before anything runs, with its position.
+    assert_usage_error(
+        &["check", "--expect-body-cel", "body.status ==", &url],
+        "--expect-body-cel: invalid CEL expression \"body.status ==\": Syntax error",
+    );
+    assert_usage_error(
+        &["check", "--fail-if-body-cel", "true", "tcp://127.0.0.1:1"],
+        "--fail-if-body-cel applies to http:// and https:// targets only",
+    );
+}
+
+#[test]
 fn check_refuses_bad_expectations() {
     assert_usage_error(
         &["check", "--expect-status", "200-", "http://127.0.0.1:1/"],

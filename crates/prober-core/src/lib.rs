@@ -9,6 +9,7 @@
 
 pub mod allow;
 mod expect;
+mod expect_cel;
 mod facts;
 mod family;
 mod gotext;
@@ -28,6 +29,9 @@ pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
+pub use expect_cel::{
+    BodyCel, CelMode, MAX_CEL_BODY_LEN, MAX_CEL_CONCAT_BYTES, MAX_CEL_LEN, MAX_CEL_STEPS,
+};
 pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo, days_from_civil};
 pub use family::{IP_FAMILIES, IpFamily};
 pub use gotext::{format_duration, go_quote, os_error_text};

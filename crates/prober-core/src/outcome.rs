@@ -99,7 +99,7 @@ pub enum Reason {
     /// spawn). Always Unknown, so that a node's trouble never counts against a healthy target.
     Resource = 19,
     /// The HTTP body (or, for TCP send/expect, the reply) did not match the expected regular
-    /// expression.
+    /// expression, or a CEL expression over the HTTP body failed it.
     Body = 20,
     /// The destination was refused by the probe's allow-list ([`crate::AddressFilter`]):
     /// nothing was connected to.

@@ -18,6 +18,7 @@
 #![warn(missing_docs)]
 #![allow(non_camel_case_types)]
 
+mod body_cel;
 mod compression;
 mod containment;
 mod engine;
@@ -44,6 +45,7 @@ use std::cell::RefCell;
 use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+pub use body_cel::*;
 pub use compression::*;
 pub use engine::*;
 pub use expect::*;

@@ -88,7 +88,8 @@ c_enum! {
         /// The node ran out of descriptors, buffer space, memory, threads or processes; always
         /// Unknown, never counted against the target.
         PROBER_REASON_RESOURCE = 19 => Resource,
-        /// The HTTP body (or a TCP reply) did not match the expected regular expression.
+        /// The HTTP body (or a TCP reply) did not match the expected regular expression, or a
+        /// CEL expression over the HTTP body failed it.
         PROBER_REASON_BODY = 20 => Body,
         /// The destination was refused by the probe's allow-list of addresses (Rust API:
         /// `ProbeSpec::set_address_filter`); nothing was connected to.

@@ -36,7 +36,7 @@ use crate::cookies::{CookieJar, with_cookies};
 use crate::redirect::{Decision, Hop, Redirects, error_op};
 use crate::request::{Message, build_request_with};
 use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
-use crate::verdict::{evaluate, evaluate_expected};
+use crate::verdict::{evaluate, evaluate_cel, evaluate_expected};
 use prober_transport::{Transport, TransportError};
 
 /// How much of a followed redirect's body is read before the next request (Go's client's
@@ -445,7 +445,7 @@ impl HttpProbe {
     fn respond(&mut self, status: u16, reader: BodyReader, truncated: bool) -> Step {
         let sink = reader.into_sink();
         let spec = &self.plan.spec;
-        let (result, reason, message) =
+        let (mut result, mut reason, mut message) =
             if spec.expect_status.is_none() && spec.expect_body.is_none() {
                 evaluate(status, sink.kept())
             } else {
@@ -456,6 +456,12 @@ impl HttpProbe {
                     spec.expect_body.as_ref(),
                 )
             };
+        if result.is_ok() && !spec.expect_body_cel.is_empty() {
+            let cel = evaluate_cel(&spec.expect_body_cel, sink.kept(), sink.total(), self.deadline);
+            if let Some(failed) = cel {
+                (result, reason, message) = failed;
+            }
+        }
         let mut o = Outcome::new(result, reason, message);
         o.output_total = sink.total();
         o.output = sink.into_kept();

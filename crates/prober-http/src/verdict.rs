@@ -1,6 +1,8 @@
 //! From the final status and body to a result: the kubelet's `DoHTTPProbe`.
 
-use prober_core::{Pattern, ProbeResult, Reason, StatusSet};
+use std::time::Instant;
+
+use prober_core::{BodyCel, CelMode, Pattern, ProbeResult, Reason, StatusSet};
 
 /// Result, reason and message for a final response with `status` and (kept) `body`:
 /// - 200..=299: Success, empty message (the body is the output);
@@ -58,6 +60,43 @@ pub fn evaluate_expected(
         ),
         _ => passed,
     }
+}
+
+/// The spec's CEL expressions over the kept body (`HttpSpec::expect_body_cel`), judged only
+/// when the run has passed so far: the first that fails the body makes a Failure with reason
+/// Body. `total` is the body's whole length: a body cut at the output limit is not JSON to
+/// judge, and fails. `deadline` stops a long evaluation (see `BodyCel`).
+pub fn evaluate_cel(
+    checks: &[(CelMode, BodyCel)],
+    body: &[u8],
+    total: u64,
+    deadline: Option<Instant>,
+) -> Option<(ProbeResult, Reason, String)> {
+    let fail = |why: String| {
+        Some((ProbeResult::Failure, Reason::Body, format!("HTTP probe failed: {why}")))
+    };
+    for (mode, cel) in checks {
+        if total > body.len() as u64 {
+            return fail(format!(
+                "body of {total} bytes is longer than the {} kept, and CEL expression {:?} needs all of it",
+                body.len(),
+                cel.as_str()
+            ));
+        }
+        match (mode, cel.eval_json(body, deadline)) {
+            (CelMode::FailIfMatches, Ok(true)) => {
+                return fail(format!("body matched CEL expression {:?}", cel.as_str()));
+            }
+            (CelMode::FailIfNotMatches, Ok(false)) => {
+                return fail(format!("body did not match CEL expression {:?}", cel.as_str()));
+            }
+            (_, Err(why)) => {
+                return fail(format!("CEL expression {:?}: {why}", cel.as_str()));
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -76,6 +76,10 @@
 pub use prober_core::Compression;
 /// The local address a probe's sockets are bound to ([`ProbeSpec::set_source_address`]).
 pub use prober_core::parse_source_address;
+/// Beyond the kubelet: CEL expressions over a JSON body ([`ProbeSpec::set_expect_body_cel`]).
+pub use prober_core::{
+    BodyCel, CelMode, MAX_CEL_BODY_LEN, MAX_CEL_CONCAT_BYTES, MAX_CEL_LEN, MAX_CEL_STEPS,
+};
 /// Facts a run learns beyond its verdict ([`Outcome::tls`], [`Outcome::http_version`],
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::allow::AddressFilter;
 
 use crate::expect::{Pattern, StatusSet};
+use crate::expect_cel::{BodyCel, CelMode};
 use crate::ip_family::IpFamily;
 use crate::netns::NetNs;
 use crate::secret::RedactedHeaders;
@@ -145,6 +146,12 @@ pub struct HttpSpec {
     pub expect_status: Option<StatusSet>,
     /// A regular expression the kept body must match, else Failure with reason `body`.
     pub expect_body: Option<Pattern>,
+    /// CEL expressions over the kept body parsed as JSON (blackbox_exporter's
+    /// `fail_if_body_json_matches_cel` and `fail_if_body_json_not_matches_cel`), at most one
+    /// per [`CelMode`]: one whose mode says the body fails (or that cannot be evaluated: a body
+    /// that is not JSON, a result that is not a boolean) makes the run a Failure with reason
+    /// `body`, judged after `expect_body`. See [`BodyCel`] for its bounds.
+    pub expect_body_cel: Vec<(CelMode, BodyCel)>,
     /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
     /// probe): runs to the same origin reuse an idle connection (HTTP/1.1, or HTTP/2: a new stream) the engine holds, and
     /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
@@ -377,6 +384,7 @@ impl fmt::Debug for HttpSpec {
             tls,
             expect_status,
             expect_body,
+            expect_body_cel,
             keep_alive,
             unix_socket,
             address_filter,
@@ -402,6 +410,7 @@ impl fmt::Debug for HttpSpec {
             .field("tls", tls)
             .field("expect_status", expect_status)
             .field("expect_body", expect_body)
+            .field("expect_body_cel", expect_body_cel)
             .field("keep_alive", keep_alive)
             .field("unix_socket", unix_socket)
             .field("address_filter", address_filter)

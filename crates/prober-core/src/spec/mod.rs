@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::allow::AddressFilter;
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
+use crate::expect_cel::{BodyCel, CelMode};
 use crate::ip_family::IpFamily;
 use crate::unix::UnixSocket;
 use crate::url::Url;
@@ -162,6 +163,7 @@ impl ProbeSpec {
             tls: TlsOptions::default(),
             expect_status: None,
             expect_body: None,
+            expect_body_cel: Vec::new(),
             keep_alive: false,
             unix_socket: None,
             address_filter: None,
@@ -507,6 +509,21 @@ impl ProbeSpec {
     pub fn set_expect_body(&mut self, pattern: Pattern) -> Result<(), SpecError> {
         self.http_only("a body expression applies to HTTP probes only")?.expect_body =
             Some(pattern);
+        Ok(())
+    }
+
+    /// Sets a CEL expression over the body parsed as JSON (HTTP only), replacing the one of the
+    /// same `mode`: with [`CelMode::FailIfMatches`] the run fails when it is true, with
+    /// [`CelMode::FailIfNotMatches`] when it is false (see [`HttpSpec::expect_body_cel`]).
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_expect_body_cel(&mut self, mode: CelMode, cel: BodyCel) -> Result<(), SpecError> {
+        let checks =
+            &mut self.http_only("a CEL expression applies to HTTP probes only")?.expect_body_cel;
+        checks.retain(|(m, _)| *m != mode);
+        checks.push((mode, cel));
         Ok(())
     }
 

@@ -1,0 +1,125 @@
+//! What a DNS probe asks and checks. It lives here until the kind joins prober-core's
+//! `ProbeSpec` (issue 36); the engine's constructor will build it from there.
+
+use std::net::SocketAddr;
+
+use crate::name::Name;
+use crate::render::{class_from_name, type_from_name};
+use crate::validate::{RrValidator, rcode_from_name};
+
+/// How the query is carried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// One datagram each way (blackbox's default).
+    #[default]
+    Udp,
+    /// A TCP connection with two-byte length prefixes (RFC 1035 4.2.2, RFC 7766).
+    Tcp,
+}
+
+impl Transport {
+    /// `udp` or `tcp`, as Go's network names.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        }
+    }
+}
+
+/// A DNS probe: one query to `server`, the response checked as blackbox_exporter's dns prober
+/// checks it.
+#[derive(Clone, Debug)]
+pub struct DnsSpec {
+    /// The server's address and port.
+    pub server: SocketAddr,
+    /// UDP or TCP.
+    pub transport: Transport,
+    /// The question's name (always fully qualified).
+    pub name: Name,
+    /// The question's type (default A; blackbox's modules default to ANY and say so).
+    pub qtype: u16,
+    /// The question's class (default IN).
+    pub qclass: u16,
+    /// The RD bit (default set, as blackbox's `recursion_desired`).
+    pub recursion_desired: bool,
+    /// EDNS0: an OPT record advertising this UDP payload size (default none, as blackbox,
+    /// which sends none: servers then truncate UDP answers at 512 bytes).
+    pub edns_udp_size: Option<u16>,
+    /// A truncated UDP answer (TC) is asked again over TCP within the same deadline; when
+    /// false (blackbox's behaviour) the truncated answer is what is checked, and
+    /// [`DnsFacts::truncated`](crate::DnsFacts::truncated) says so.
+    pub tcp_on_truncation: bool,
+    /// The response codes that pass; empty means NOERROR only (blackbox's `valid_rcodes`).
+    pub valid_rcodes: Vec<u16>,
+    /// `validate_answer_rrs`.
+    pub validate_answer: RrValidator,
+    /// `validate_authority_rrs`.
+    pub validate_authority: RrValidator,
+    /// `validate_additional_rrs`.
+    pub validate_additional: RrValidator,
+}
+
+impl DnsSpec {
+    /// A query of `name` (text, `\` escapes allowed), type A class IN with RD, to `server` over
+    /// UDP, passing on NOERROR.
+    ///
+    /// # Errors
+    ///
+    /// A name that is not a valid domain name (see [`Name::from_text`]).
+    pub fn new(server: SocketAddr, name: &str) -> Result<DnsSpec, String> {
+        Ok(DnsSpec {
+            server,
+            transport: Transport::Udp,
+            name: Name::from_text(name)?,
+            qtype: 1,
+            qclass: 1,
+            recursion_desired: true,
+            edns_udp_size: None,
+            tcp_on_truncation: false,
+            valid_rcodes: Vec::new(),
+            validate_answer: RrValidator::default(),
+            validate_authority: RrValidator::default(),
+            validate_additional: RrValidator::default(),
+        })
+    }
+
+    /// Sets the type by its name as miekg/dns spells it (`A`, `AAAA`, `MX`, `ANY`, ...).
+    ///
+    /// # Errors
+    ///
+    /// A name miekg/dns does not know (blackbox refuses the module then).
+    pub fn with_type_name(mut self, name: &str) -> Result<DnsSpec, String> {
+        self.qtype = type_from_name(name).ok_or_else(|| format!("query type '{name}' is not valid"))?;
+        Ok(self)
+    }
+
+    /// Sets the class by its name (`IN`, `CH`, `HS`, `CS`, `NONE`, `ANY`).
+    ///
+    /// # Errors
+    ///
+    /// A name miekg/dns does not know.
+    pub fn with_class_name(mut self, name: &str) -> Result<DnsSpec, String> {
+        self.qclass =
+            class_from_name(name).ok_or_else(|| format!("query class '{name}' is not valid"))?;
+        Ok(self)
+    }
+
+    /// Sets `valid_rcodes` from names (`NOERROR`, `NXDOMAIN`, ...).
+    ///
+    /// # Errors
+    ///
+    /// A name miekg/dns does not know.
+    pub fn with_valid_rcodes<S: AsRef<str>>(mut self, names: &[S]) -> Result<DnsSpec, String> {
+        self.valid_rcodes = names
+            .iter()
+            .map(|n| rcode_from_name(n.as_ref()).ok_or_else(|| format!("invalid rcode {:?}", n.as_ref())))
+            .collect::<Result<_, _>>()?;
+        Ok(self)
+    }
+
+    /// Whether `rcode` passes.
+    pub fn rcode_is_valid(&self, rcode: u16) -> bool {
+        if self.valid_rcodes.is_empty() { rcode == 0 } else { self.valid_rcodes.contains(&rcode) }
+    }
+}

@@ -158,6 +158,11 @@ impl DnsProbe {
         }
     }
 
+    /// The largest UDP answer the query allows: its EDNS0 size, at least 512 bytes.
+    fn udp_limit(&self) -> usize {
+        usize::from(self.spec.edns_udp_size.unwrap_or(0)).max(MIN_UDP_BUFFER)
+    }
+
     fn open_udp(&mut self, cx: &mut Ctx<'_>) -> io::Result<Conn> {
         let mut sock = UdpSocket::bind(self.local_unspecified())?;
         // Connected: the kernel drops datagrams from any other address or port, and an ICMP
@@ -165,8 +170,9 @@ impl DnsProbe {
         sock.connect(self.spec.server)?;
         cx.registry.register(&mut sock, cx.token(0), Interest::READABLE)?;
         self.connected_at = Some(cx.now);
-        let size = usize::from(self.spec.edns_udp_size.unwrap_or(0)).max(MIN_UDP_BUFFER);
-        self.buf = vec![0; size];
+        // One byte more than advertised: a datagram that fills it is larger than the server
+        // was allowed to send (the kernel would cut it silently at the buffer's size).
+        self.buf = vec![0; self.udp_limit() + 1];
         match sock.send(&self.wire) {
             Ok(_) => Ok(Conn::Udp(sock)),
             Err(e) => {
@@ -186,6 +192,13 @@ impl DnsProbe {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return self.fail_io(cx, "read", &e),
             };
+            if n > self.udp_limit() {
+                self.facts.ignored += 1;
+                let limit = self.udp_limit();
+                self.malformed =
+                    Some(format!("a datagram larger than the {limit} bytes asked for"));
+                continue;
+            }
             let datagram = self.buf[..n].to_vec();
             if let Some(message) = self.accept(&datagram) {
                 return self.answered(cx, message);
@@ -394,8 +407,12 @@ impl DnsProbe {
 
     /// Ends the run on an I/O error, in Go's words (`read udp 127.0.0.1:5353->...: ...`).
     fn fail_io(&mut self, cx: &mut Ctx<'_>, op: &str, e: &io::Error) -> Step {
-        let message =
-            format!("{op} {} {}: {}", self.transport.as_str(), self.local_and_peer(), os_error_text(e));
+        let message = format!(
+            "{op} {} {}: {}",
+            self.transport.as_str(),
+            self.local_and_peer(),
+            os_error_text(e)
+        );
         let reason = if e.kind() == io::ErrorKind::UnexpectedEof {
             Reason::Reset
         } else {

@@ -342,7 +342,13 @@ mod tests {
     use crate::name::Name;
 
     fn rr(rtype: u16, data: RData) -> Record {
-        Record { name: Name::from_text("www.Example.org").unwrap(), rtype, class: 1, ttl: 300, data }
+        Record {
+            name: Name::from_text("www.Example.org").unwrap(),
+            rtype,
+            class: 1,
+            ttl: 300,
+            data,
+        }
     }
 
     #[test]

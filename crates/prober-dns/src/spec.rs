@@ -90,7 +90,8 @@ impl DnsSpec {
     ///
     /// A name miekg/dns does not know (blackbox refuses the module then).
     pub fn with_type_name(mut self, name: &str) -> Result<DnsSpec, String> {
-        self.qtype = type_from_name(name).ok_or_else(|| format!("query type '{name}' is not valid"))?;
+        self.qtype =
+            type_from_name(name).ok_or_else(|| format!("query type '{name}' is not valid"))?;
         Ok(self)
     }
 
@@ -113,7 +114,9 @@ impl DnsSpec {
     pub fn with_valid_rcodes<S: AsRef<str>>(mut self, names: &[S]) -> Result<DnsSpec, String> {
         self.valid_rcodes = names
             .iter()
-            .map(|n| rcode_from_name(n.as_ref()).ok_or_else(|| format!("invalid rcode {:?}", n.as_ref())))
+            .map(|n| {
+                rcode_from_name(n.as_ref()).ok_or_else(|| format!("invalid rcode {:?}", n.as_ref()))
+            })
             .collect::<Result<_, _>>()?;
         Ok(self)
     }

@@ -201,7 +201,7 @@ impl DnsProbe {
             }
             let datagram = self.buf[..n].to_vec();
             if let Some(message) = self.accept(&datagram) {
-                return self.answered(cx, message);
+                return self.answered(cx, &message);
             }
         }
         self.resume_owed = true;
@@ -250,7 +250,7 @@ impl DnsProbe {
                     Err(e) => return self.fail_malformed(cx, &e),
                     Ok(m) => {
                         if let Some(m) = self.accept_parsed(m) {
-                            return self.answered(cx, m);
+                            return self.answered(cx, &m);
                         }
                     }
                 }
@@ -320,7 +320,7 @@ impl DnsProbe {
 
     /// The answer to our query: over TCP again if it was truncated and the spec asks so,
     /// else the facts and the checks.
-    fn answered(&mut self, cx: &mut Ctx<'_>, m: Message) -> Step {
+    fn answered(&mut self, cx: &mut Ctx<'_>, m: &Message) -> Step {
         self.end_attempt(cx);
         if m.header.truncated() && self.transport == Transport::Udp {
             self.facts.truncated = true;
@@ -358,7 +358,7 @@ impl DnsProbe {
                     valid.join(" ")
                 ),
             )
-        } else if let Err(e) = self.check_sections(&m) {
+        } else if let Err(e) = self.check_sections(m) {
             Outcome::failure(Reason::Body, e)
         } else {
             Outcome::success()

@@ -106,24 +106,27 @@ pub struct Question {
     pub qclass: u16,
 }
 
-/// The data of a record, decoded for the types this crate renders as miekg/dns does.
+/// The data of a record, decoded for the types this crate renders as miekg/dns does. A name
+/// that is absent (`None`) is one that miekg/dns leaves empty: the record's data ended before
+/// it (RDLENGTH 0, or a record cut at the end of the message); it prints as nothing, not `.`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RData {
-    /// No data at all (RDLENGTH 0): miekg/dns prints the header alone.
+    /// No data at all (RDLENGTH 0) for A, AAAA and the types not decoded here: miekg/dns
+    /// prints the header alone for A and AAAA, `\# 0 ` for types it does not know.
     Empty,
     /// A.
     A(Ipv4Addr),
     /// AAAA.
     Aaaa(Ipv6Addr),
     /// One name: NS, CNAME, PTR, DNAME.
-    Name(Name),
+    Name(Option<Name>),
     /// MX: preference, exchange.
-    Mx(u16, Name),
+    Mx(u16, Option<Name>),
     /// SOA: mname, rname, then serial, refresh, retry, expire, minimum.
-    Soa(Name, Name, [u32; 5]),
+    Soa(Option<Name>, Option<Name>, [u32; 5]),
     /// SRV: priority, weight, port, target.
-    Srv(u16, u16, u16, Name),
-    /// TXT and SPF: the character strings.
+    Srv(u16, u16, u16, Option<Name>),
+    /// TXT and SPF: the character strings; HINFO: CPU and OS, always two.
     Txt(Vec<Vec<u8>>),
     /// CAA: flags, tag, value.
     Caa(u8, Vec<u8>, Vec<u8>),
@@ -229,8 +232,9 @@ fn read_record(msg: &[u8], off: usize) -> Result<(Record, usize), String> {
     if end > msg.len() {
         return Err(format!("record at {off}: RDLENGTH {rdlength} runs past the end"));
     }
-    let data = if rdlength == 0 && rtype != TYPE_OPT {
-        RData::Empty
+    let data = if rdlength == 0 {
+        // miekg/dns reads no data then (`noRdata`) and prints the type's zero value.
+        zero_rdata(rtype)
     } else {
         // Names in the data may point anywhere before its end, never past it.
         let mut r = RdReader { msg: &msg[..end], off: start };
@@ -294,6 +298,21 @@ impl RdReader<'_> {
     }
 }
 
+/// What miekg/dns holds for a record of `rtype` without data: its struct's zero value.
+fn zero_rdata(rtype: u16) -> RData {
+    match rtype {
+        2 | 5 | 12 | 39 => RData::Name(None),
+        15 => RData::Mx(0, None),
+        6 => RData::Soa(None, None, [0; 5]),
+        33 => RData::Srv(0, 0, 0, None),
+        16 | 99 => RData::Txt(Vec::new()),
+        13 => RData::Txt(vec![Vec::new(), Vec::new()]),
+        257 => RData::Caa(0, Vec::new(), Vec::new()),
+        TYPE_OPT => RData::Opt(Vec::new()),
+        _ => RData::Empty,
+    }
+}
+
 /// Decodes a record's data. Where miekg/dns's generated unpackers stop at the end of the data
 /// between two fields and keep the rest zero (MX, SOA, SRV, CAA), so does this.
 fn read_rdata(r: &mut RdReader<'_>, rtype: u16) -> Result<RData, String> {
@@ -306,15 +325,15 @@ fn read_rdata(r: &mut RdReader<'_>, rtype: u16) -> Result<RData, String> {
             let b: [u8; 16] = r.bytes(16)?.try_into().map_err(|_| "bad AAAA")?;
             RData::Aaaa(Ipv6Addr::from(b))
         }
-        2 | 5 | 12 | 39 => RData::Name(r.name()?),
+        2 | 5 | 12 | 39 => RData::Name(Some(r.name()?)),
         15 => {
             let pref = r.u16()?;
-            let name = if r.at_end() { Name::root() } else { r.name()? };
+            let name = if r.at_end() { None } else { Some(r.name()?) };
             RData::Mx(pref, name)
         }
         6 => {
-            let mname = r.name()?;
-            let rname = if r.at_end() { Name::root() } else { r.name()? };
+            let mname = Some(r.name()?);
+            let rname = if r.at_end() { None } else { Some(r.name()?) };
             let mut numbers = [0u32; 5];
             for n in &mut numbers {
                 if r.at_end() {
@@ -332,7 +351,7 @@ fn read_rdata(r: &mut RdReader<'_>, rtype: u16) -> Result<RData, String> {
                 }
                 *n = r.u16()?;
             }
-            let target = if r.at_end() { Name::root() } else { r.name()? };
+            let target = if r.at_end() { None } else { Some(r.name()?) };
             RData::Srv(numbers[0], numbers[1], numbers[2], target)
         }
         16 | 99 => {
@@ -341,6 +360,12 @@ fn read_rdata(r: &mut RdReader<'_>, rtype: u16) -> Result<RData, String> {
                 strings.push(r.string()?);
             }
             RData::Txt(strings)
+        }
+        13 => {
+            // HINFO (RFC 8482's answer to ANY): CPU, then OS unless the data ended.
+            let cpu = r.string()?;
+            let os = if r.at_end() { Vec::new() } else { r.string()? };
+            RData::Txt(vec![cpu, os])
         }
         257 => {
             let flags = r.u8()?;

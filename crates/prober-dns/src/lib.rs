@@ -45,7 +45,7 @@ pub mod wire;
 use std::time::Duration;
 
 pub use probe::DnsProbe;
-pub use spec::{DnsSpec, Transport};
+pub use spec::{DnsSpec, Server, Transport};
 pub use validate::RrValidator;
 
 /// How long each phase of a run took, as blackbox's `probe_dns_duration_seconds{phase}`:

@@ -3,15 +3,15 @@
 
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use mio::Interest;
 use mio::net::{TcpStream, UdpSocket};
-use prober_core::{Outcome, ProbeResult, Reason, os_error_text};
-use prober_io::{Ctx, Machine, Ready, Step};
+use prober_core::{IpFamily, Outcome, ProbeResult, Reason, os_error_text};
+use prober_io::{Ctx, Lookup, Machine, Ready, Step};
 
-use crate::spec::{DnsSpec, Transport};
+use crate::spec::{DnsSpec, Server, Transport};
 use crate::validate::rcode_name;
 use crate::wire::{Header, Message, Query};
 use crate::{DnsFacts, DnsPhases};
@@ -49,6 +49,12 @@ pub struct DnsProbe {
     wire: Vec<u8>,
     conn: Option<Conn>,
     transport: Transport,
+    /// The server's address: the spec's, or the one chosen among its name's.
+    server: Option<SocketAddr>,
+    /// The lookup of the server's name while it runs.
+    lookup: Option<Lookup>,
+    /// How long that lookup took, once done.
+    resolve_time: Option<Duration>,
     started: Option<Instant>,
     deadline: Option<Instant>,
     /// When the current attempt began and when its socket was ready to send.
@@ -96,6 +102,9 @@ impl DnsProbe {
             wire,
             conn: None,
             transport,
+            server: None,
+            lookup: None,
+            resolve_time: None,
             started: None,
             deadline: None,
             attempt_started: None,
@@ -117,8 +126,46 @@ impl DnsProbe {
         self.query.id
     }
 
+    /// The server's address once known (the unspecified address before).
+    fn server(&self) -> SocketAddr {
+        self.server.unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
+    }
+
+    /// The server's name as the spec gives it, for the allow-list and messages.
+    fn server_name(&self) -> Option<&str> {
+        match &self.spec.server {
+            Server::Host(host, _) => Some(host),
+            Server::Addr(_) => None,
+        }
+    }
+
+    /// Picks the address to query among `addrs` (the family's first) and checks it against
+    /// the allow-list; then opens the attempt.
+    fn choose(&mut self, cx: &mut Ctx<'_>, addrs: &[SocketAddr]) -> Step {
+        let net = self.transport.as_str();
+        let family = self.spec.ip_family;
+        let chosen = match family.select(addrs) {
+            Ok(None) => addrs.first().copied(),
+            Ok(Some(v6)) => addrs.iter().copied().find(|a| IpFamily::is_v6(a.ip()) == v6),
+            Err(_) => None,
+        };
+        let Some(addr) = chosen else {
+            let what = self.server_name().map_or_else(|| format!("{addrs:?}"), str::to_string);
+            let message = format!("dial {net}: no {} address for {what}", family.name());
+            return self.done(cx, Outcome::failure(Reason::Dns, message));
+        };
+        if let Some(filter) = &self.spec.address_filter {
+            if let Err(why) = filter.check(self.server_name(), addr) {
+                let message = format!("dial {net} {addr}: not allowed: {why}");
+                return self.done(cx, Outcome::failure(Reason::Denied, message));
+            }
+        }
+        self.server = Some(addr);
+        self.open(cx)
+    }
+
     fn local_unspecified(&self) -> SocketAddr {
-        match self.spec.server {
+        match self.server() {
             SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
             SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
         }
@@ -128,7 +175,7 @@ impl DnsProbe {
     fn open(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.attempt_started = Some(cx.now);
         self.connected_at = None;
-        let server = self.spec.server;
+        let server = self.server();
         let opened = match self.transport {
             Transport::Udp => self.open_udp(cx),
             Transport::Tcp => TcpStream::connect(server).and_then(|mut stream| {
@@ -167,7 +214,7 @@ impl DnsProbe {
         let mut sock = UdpSocket::bind(self.local_unspecified())?;
         // Connected: the kernel drops datagrams from any other address or port, and an ICMP
         // port unreachable comes back as ECONNREFUSED.
-        sock.connect(self.spec.server)?;
+        sock.connect(self.server())?;
         cx.registry.register(&mut sock, cx.token(0), Interest::READABLE)?;
         self.connected_at = Some(cx.now);
         // One byte more than advertised: a datagram that fills it is larger than the server
@@ -400,8 +447,8 @@ impl DnsProbe {
             None => None,
         };
         match local {
-            Some(l) => format!("{l}->{}", self.spec.server),
-            None => self.spec.server.to_string(),
+            Some(l) => format!("{l}->{}", self.server()),
+            None => self.server().to_string(),
         }
     }
 
@@ -423,19 +470,21 @@ impl DnsProbe {
     }
 
     fn fail_malformed(&mut self, cx: &mut Ctx<'_>, e: &str) -> Step {
-        let message = format!("malformed response from {}: {e}", self.spec.server);
+        let message = format!("malformed response from {}: {e}", self.server());
         self.end_attempt(cx);
         self.done(cx, Outcome::failure(Reason::Protocol, message))
     }
 
     fn done(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
         let started = self.started.unwrap_or(cx.now);
-        o.peer = Some(self.spec.server);
+        o.peer = self.server;
+        self.lookup = None;
         o.timings.connect = self.connected_at.map(|t| t.saturating_duration_since(started));
         if self.facts.query_succeeded {
             o.timings.first_byte = Some(cx.now.saturating_duration_since(started));
         }
         o.timings.total = cx.now.saturating_duration_since(started);
+        o.timings.resolve = self.resolve_time;
         self.deadline = None;
         Step::Done(o)
     }
@@ -445,7 +494,40 @@ impl Machine for DnsProbe {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.started = Some(cx.now);
         self.deadline = Some(cx.now + self.timeout);
-        self.open(cx)
+        match self.spec.server.clone() {
+            Server::Addr(addr) => self.choose(cx, &[addr]),
+            Server::Host(host, port) => match host.parse::<IpAddr>() {
+                Ok(ip) => self.choose(cx, &[SocketAddr::new(ip, port)]),
+                Err(_) => {
+                    self.lookup = Some(cx.resolve(&host, port));
+                    Step::Pending
+                }
+            },
+        }
+    }
+
+    fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        if self.lookup.take().is_none() {
+            return Step::Pending;
+        }
+        let started = self.started.unwrap_or(cx.now);
+        self.facts.phases.resolve = cx.now.saturating_duration_since(started);
+        self.resolve_time = Some(self.facts.phases.resolve);
+        let net = self.transport.as_str();
+        let host = self.server_name().unwrap_or_default().to_string();
+        match addrs {
+            Ok(addrs) if !addrs.is_empty() => self.choose(cx, &addrs),
+            Ok(_) => {
+                let message = format!("dial {net}: lookup {host}: no such host");
+                self.done(cx, Outcome::failure(Reason::Dns, message))
+            }
+            Err(e) => {
+                let reason =
+                    if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Dns };
+                let message = format!("dial {net}: lookup {host}: {}", os_error_text(&e));
+                self.done(cx, Outcome::new(reason.failed_result(), reason, message))
+            }
+        }
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
@@ -462,6 +544,15 @@ impl Machine for DnsProbe {
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         if self.deadline.is_none_or(|d| cx.now < d) {
             return Step::Pending;
+        }
+        if self.lookup.take().is_some() {
+            let host = self.server_name().unwrap_or_default();
+            let message = format!(
+                "dial {}: lookup {host}: i/o timeout (no address within {:?})",
+                self.transport.as_str(),
+                self.timeout
+            );
+            return self.done(cx, Outcome::failure(Reason::Timeout, message));
         }
         let mut message = format!(
             "read {} {}: i/o timeout (no answer within {:?})",
@@ -496,6 +587,7 @@ impl Machine for DnsProbe {
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        self.lookup = None;
         self.conn.take().map(|c| match c {
             Conn::Udp(mut s) => cx.registry.deregister(&mut s),
             Conn::Tcp(mut x) => cx.registry.deregister(&mut x.stream),

@@ -2,6 +2,9 @@
 //! `ProbeSpec` (issue 36); the engine's constructor will build it from there.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+
+use prober_core::{AddressFilter, IpFamily};
 
 use crate::name::Name;
 use crate::render::{class_from_name, type_from_name};
@@ -27,12 +30,28 @@ impl Transport {
     }
 }
 
+/// Where the query goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Server {
+    /// An address and port.
+    Addr(SocketAddr),
+    /// A host name (or address text) and port, resolved at the start of each run off the poll
+    /// thread (prober-io's resolver), as blackbox resolves its target.
+    Host(String, u16),
+}
+
 /// A DNS probe: one query to `server`, the response checked as blackbox_exporter's dns prober
 /// checks it.
 #[derive(Clone, Debug)]
 pub struct DnsSpec {
-    /// The server's address and port.
-    pub server: SocketAddr,
+    /// The server.
+    pub server: Server,
+    /// Which of a name's addresses to query (the first of the chosen family); an address
+    /// literal of another family fails with reason `dns`, as for TCP.
+    pub ip_family: IpFamily,
+    /// Query only servers this allow-list admits (checked on the address, and the name when
+    /// one was given): anything else fails with reason `denied` before a socket is opened.
+    pub address_filter: Option<Arc<AddressFilter>>,
     /// UDP or TCP.
     pub transport: Transport,
     /// The question's name (always fully qualified).
@@ -69,7 +88,9 @@ impl DnsSpec {
     /// A name that is not a valid domain name (see [`Name::from_text`]).
     pub fn new(server: SocketAddr, name: &str) -> Result<DnsSpec, String> {
         Ok(DnsSpec {
-            server,
+            server: Server::Addr(server),
+            ip_family: IpFamily::Any,
+            address_filter: None,
             transport: Transport::Udp,
             name: Name::from_text(name)?,
             qtype: 1,
@@ -82,6 +103,20 @@ impl DnsSpec {
             validate_authority: RrValidator::default(),
             validate_additional: RrValidator::default(),
         })
+    }
+
+    /// [`DnsSpec::new`] for a server given by host name (or address text) and port.
+    ///
+    /// # Errors
+    ///
+    /// An empty host, or a query name that is not a valid domain name.
+    pub fn with_host(host: &str, port: u16, name: &str) -> Result<DnsSpec, String> {
+        if host.is_empty() {
+            return Err("empty server host".into());
+        }
+        let mut spec = DnsSpec::new(SocketAddr::from(([0, 0, 0, 0], port)), name)?;
+        spec.server = Server::Host(host.to_string(), port);
+        Ok(spec)
     }
 
     /// Sets the type by its name as miekg/dns spells it (`A`, `AAAA`, `MX`, `ANY`, ...).

@@ -164,3 +164,40 @@ fn a_truncated_udp_answer_is_reported_and_retried_over_tcp_on_request() {
     assert!(!facts.truncated, "{facts:?}");
     assert_eq!((facts.answer_rrs as usize, facts.additional_rrs), (BIG_TXT_RECORDS, 2));
 }
+
+#[test]
+fn a_server_by_name_is_resolved_and_the_allow_list_applies() {
+    use prober_core::{AddressFilter, IpFamily};
+    use std::sync::Arc;
+
+    let nsd = Nsd::start();
+    let port = nsd.addr.port();
+    let mut s = DnsSpec::with_host("localhost", port, "a.probe.test").unwrap();
+    s.ip_family = IpFamily::V4; // NSD listens on 127.0.0.1 only
+    let (o, facts) = run(s.clone(), TIMEOUT);
+    assert_eq!(o.result, ProbeResult::Success, "{}", o.message);
+    assert_eq!(o.peer, Some(nsd.addr));
+    assert!(o.timings.resolve.is_some(), "a lookup was made");
+    assert_eq!(facts.answer_rrs, 1);
+
+    // Admitted: loopback networks on this port.
+    let allow = |nets: &[&str], ports: &[String]| {
+        Some(Arc::new(AddressFilter::parse::<&str, _, _>(&["*"], nets, ports).unwrap()))
+    };
+    s.address_filter = allow(&["127.0.0.0/8"], &[port.to_string()]);
+    let (o, _) = run(s.clone(), TIMEOUT);
+    assert_eq!(o.result, ProbeResult::Success, "{}", o.message);
+    // Refused by network, then by port: nothing is sent.
+    for (nets, ports) in [(["10.0.0.0/8"], port.to_string()), (["127.0.0.0/8"], "53".to_string())] {
+        s.address_filter = allow(&nets, &[ports]);
+        let (o, facts) = run(s.clone(), TIMEOUT);
+        assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Denied), "{}", o.message);
+        assert!(o.message.contains("not allowed"), "{}", o.message);
+        assert!(!facts.query_succeeded);
+    }
+    // An address literal of the other family than the one asked for.
+    let mut s = spec(&nsd, "a.probe.test", "A");
+    s.ip_family = IpFamily::V6;
+    let (o, _) = run(s, TIMEOUT);
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Dns), "{}", o.message);
+}

@@ -112,6 +112,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.ip_family = family,
             ProbeKind::Http(h) => h.ip_family = family,
             ProbeKind::Grpc(g) => g.ip_family = family,
+            ProbeKind::Dns(d) => d.ip_family = family,
             _ => {
                 return Err(SpecError::InvalidRequest(
                     "an address family applies to TCP, HTTP and gRPC probes only".into(),
@@ -157,6 +158,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.ip_family,
             ProbeKind::Http(h) => h.ip_family,
             ProbeKind::Grpc(g) => g.ip_family,
+            ProbeKind::Dns(d) => d.ip_family,
             _ => IpFamily::Any,
         }
     }

@@ -313,6 +313,8 @@ pub struct Outcome {
     /// gRPC: the RPC's status code and the health response's serving status, as far as the
     /// run got (both `None` for other probes).
     pub grpc: crate::GrpcFacts,
+    /// DNS: what the run found out (counts, rcode, serial, phases); `None` for other probes.
+    pub dns: Option<Box<crate::DnsFacts>>,
 }
 
 impl Outcome {
@@ -337,6 +339,7 @@ impl Outcome {
             tls: None,
             http_phases: None,
             grpc: crate::GrpcFacts::default(),
+            dns: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! DNS probes: one query to a given server over UDP or TCP within the probe's deadline, the
 //! response checked as blackbox_exporter's dns prober checks it (`valid_rcodes`,
 //! `validate_answer_rrs`, `validate_authority_rrs`, `validate_additional_rrs`), and the facts
-//! its metrics need ([`DnsFacts`]).
+//! its metrics need ([`DnsFacts`], also on the outcome: [`prober_core::Outcome::dns`]).
 //!
 //! [`DnsProbe`] is a sans-I/O [`prober_io::Machine`] like the other kinds: it opens one socket,
 //! registers it with the driver's registry, and is driven by readiness and its one timer.
@@ -23,7 +23,8 @@
 //!
 //! # Our own parser rather than `hickory-proto`
 //!
-//! Messages are encoded and parsed here ([`wire`], [`name`]: about 500 lines) instead of with
+//! Messages are encoded and parsed here ([`wire`], and [`name`] in prober-core: about 500
+//! lines) instead of with
 //! `hickory-proto`. The probe needs one question out and a handful of record types in, and
 //! must print records in miekg/dns's text format, which hickory's `Display` does not produce
 //! (it would be rewritten over hickory's types anyway). hickory-proto also needs Rust 1.88
@@ -35,55 +36,15 @@
 
 #![warn(missing_docs)]
 
-pub mod name;
+/// Domain names (prober-core's, where a spec's query name is checked).
+pub use prober_core::dns_name as name;
 mod probe;
 pub mod render;
 mod spec;
 pub mod validate;
 pub mod wire;
 
-use std::time::Duration;
-
 pub use probe::DnsProbe;
+pub use prober_core::{DnsFacts, DnsPhases};
 pub use spec::{DnsSpec, Server, Transport};
 pub use validate::RrValidator;
-
-/// How long each phase of a run took, as blackbox's `probe_dns_duration_seconds{phase}`:
-/// `resolve` (the server's name; zero for an address), `connect` (socket set up, or TCP
-/// connected), `request` (the query out to the answer in). With a retry over TCP each phase
-/// adds both attempts.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DnsPhases {
-    /// Resolving the server's name.
-    pub resolve: Duration,
-    /// Setting up the socket (UDP) or connecting (TCP).
-    pub connect: Duration,
-    /// From the query sent to the answer read.
-    pub request: Duration,
-}
-
-/// What a run found out: the facts behind blackbox's `probe_dns_*` metrics, and more.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DnsFacts {
-    /// An answer to the query arrived (`probe_dns_query_succeeded`), whatever its rcode.
-    pub query_succeeded: bool,
-    /// The answer's rcode, extended by EDNS0.
-    pub rcode: Option<u16>,
-    /// Records in the answer section (`probe_dns_answer_rrs`).
-    pub answer_rrs: u32,
-    /// Records in the authority section (`probe_dns_authority_rrs`).
-    pub authority_rrs: u32,
-    /// Records in the additional section, an OPT record included (`probe_dns_additional_rrs`).
-    pub additional_rrs: u32,
-    /// For an SOA query, the serial of the answer's (last) SOA record (`probe_dns_serial`).
-    pub serial: Option<u32>,
-    /// The UDP answer had the TC bit.
-    pub truncated: bool,
-    /// The query was asked again over TCP after a truncated UDP answer.
-    pub retried_over_tcp: bool,
-    /// Replies that were not the answer and were ignored (wrong id, wrong question, not a
-    /// response, unreadable).
-    pub ignored: u32,
-    /// The phases' durations.
-    pub phases: DnsPhases,
-}

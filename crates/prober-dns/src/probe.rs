@@ -11,10 +11,10 @@ use mio::net::{TcpStream, UdpSocket};
 use prober_core::{IpFamily, Outcome, ProbeResult, Reason, os_error_text};
 use prober_io::{Ctx, Lookup, Machine, Ready, Step};
 
+use crate::DnsFacts;
 use crate::spec::{DnsSpec, Server, Transport};
-use crate::validate::rcode_name;
+use crate::validate::{check_rrs, rcode_name};
 use crate::wire::{Header, Message, Query};
-use crate::{DnsFacts, DnsPhases};
 
 /// Datagrams or TCP reads handled in one call before yielding to the driver's other work.
 const READ_BUDGET: usize = 64;
@@ -415,9 +415,10 @@ impl DnsProbe {
 
     fn check_sections(&self, m: &Message) -> Result<(), String> {
         let s = &self.spec;
-        s.validate_answer.check(&m.answer).map_err(|e| format!("answer RRs: {e}"))?;
-        s.validate_authority.check(&m.authority).map_err(|e| format!("authority RRs: {e}"))?;
-        s.validate_additional.check(&m.additional).map_err(|e| format!("additional RRs: {e}"))
+        check_rrs(&s.validate_answer, &m.answer).map_err(|e| format!("answer RRs: {e}"))?;
+        check_rrs(&s.validate_authority, &m.authority)
+            .map_err(|e| format!("authority RRs: {e}"))?;
+        check_rrs(&s.validate_additional, &m.additional).map_err(|e| format!("additional RRs: {e}"))
     }
 
     /// Closes the attempt's socket and adds its phases.
@@ -478,6 +479,7 @@ impl DnsProbe {
     fn done(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
         let started = self.started.unwrap_or(cx.now);
         o.peer = self.server;
+        o.dns = Some(Box::new(self.facts.clone()));
         self.lookup = None;
         o.timings.connect = self.connected_at.map(|t| t.saturating_duration_since(started));
         if self.facts.query_succeeded {
@@ -593,12 +595,5 @@ impl Machine for DnsProbe {
             Conn::Tcp(mut x) => cx.registry.deregister(&mut x.stream),
         });
         self.deadline = None;
-    }
-}
-
-impl DnsPhases {
-    /// The phases as blackbox's `probe_dns_duration_seconds{phase}` labels them.
-    pub fn labelled(&self) -> [(&'static str, Duration); 3] {
-        [("resolve", self.resolve), ("connect", self.connect), ("request", self.request)]
     }
 }

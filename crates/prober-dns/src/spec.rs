@@ -119,6 +119,32 @@ impl DnsSpec {
         Ok(spec)
     }
 
+    /// The spec of a [`prober_core::ProbeSpec::dns`] probe (its [`prober_core::DnsSpec`]),
+    /// for the engine.
+    ///
+    /// # Errors
+    ///
+    /// An empty host or an invalid query name (which `ProbeSpec::validate` refuses first).
+    pub fn from_core(core: &prober_core::DnsSpec) -> Result<DnsSpec, String> {
+        let mut spec = DnsSpec::with_host(&core.host, core.port, &core.query_name)?;
+        spec.transport = match core.transport {
+            prober_core::DnsTransport::Udp => Transport::Udp,
+            prober_core::DnsTransport::Tcp => Transport::Tcp,
+        };
+        spec.qtype = core.query_type;
+        spec.qclass = core.query_class;
+        spec.recursion_desired = core.recursion_desired;
+        spec.edns_udp_size = core.edns_udp_size;
+        spec.tcp_on_truncation = core.tcp_on_truncation;
+        spec.valid_rcodes.clone_from(&core.valid_rcodes);
+        spec.validate_answer.clone_from(&core.validate_answer);
+        spec.validate_authority.clone_from(&core.validate_authority);
+        spec.validate_additional.clone_from(&core.validate_additional);
+        spec.ip_family = core.ip_family;
+        spec.address_filter.clone_from(&core.address_filter);
+        Ok(spec)
+    }
+
     /// Sets the type by its name as miekg/dns spells it (`A`, `AAAA`, `MX`, `ANY`, ...).
     ///
     /// # Errors

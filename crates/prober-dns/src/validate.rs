@@ -1,7 +1,7 @@
 //! blackbox_exporter's checks of a response (`prober/dns.go`: `validRcode`, `validRRs`), over
 //! records printed as miekg/dns prints them ([`crate::render`]).
 
-use prober_core::{Pattern, SpecError};
+use prober_core::{DnsRrChecks, Pattern, SpecError};
 
 use crate::render::record_text;
 use crate::wire::Record;
@@ -47,19 +47,9 @@ pub fn rcode_name(rcode: u16) -> String {
     }
 }
 
-/// One section's checks: blackbox's `DNSRRValidator`. Each list is of regular expressions
-/// matched anywhere in a record's text (Go's `regexp.MatchString`, unanchored).
-#[derive(Clone, Debug, Default)]
-pub struct RrValidator {
-    /// Fail if any record matches any of these.
-    pub fail_if_matches: Vec<Pattern>,
-    /// Fail unless every record matches each of these.
-    pub fail_if_all_match: Vec<Pattern>,
-    /// Fail if any record does not match one of these (and if there is no record).
-    pub fail_if_not_matches: Vec<Pattern>,
-    /// Fail unless some record matches one of these (and if there is no record).
-    pub fail_if_none_matches: Vec<Pattern>,
-}
+/// One section's checks: blackbox's `DNSRRValidator` (prober-core's [`DnsRrChecks`], where
+/// a spec holds them); [`check_rrs`] applies them.
+pub type RrValidator = DnsRrChecks;
 
 /// Compiles each expression of `sources` (prober-core's [`Pattern`]: the `regex` crate's
 /// syntax with ASCII classes, as every other expectation of libprober).
@@ -71,59 +61,47 @@ pub fn patterns<S: AsRef<str>>(sources: &[S]) -> Result<Vec<Pattern>, SpecError>
     sources.iter().map(|s| Pattern::new(s.as_ref())).collect()
 }
 
-impl RrValidator {
-    /// True when no check is set.
-    pub fn is_empty(&self) -> bool {
-        self.fail_if_matches.is_empty()
-            && self.fail_if_all_match.is_empty()
-            && self.fail_if_not_matches.is_empty()
-            && self.fail_if_none_matches.is_empty()
+/// `validRRs`: `Err` with what failed, in blackbox's words, for the first failing check of
+/// `v` over `records`.
+///
+/// # Errors
+///
+/// The failed check, with the expression and the record that failed it.
+pub fn check_rrs(v: &RrValidator, records: &[Record]) -> Result<(), String> {
+    if v.is_empty() {
+        return Ok(());
     }
-
-    /// `validRRs`: `Err` with what failed, in blackbox's words, for the first failing check.
-    ///
-    /// # Errors
-    ///
-    /// The failed check, with the expression and the record that failed it.
-    pub fn check(&self, records: &[Record]) -> Result<(), String> {
-        if self.is_empty() {
-            return Ok(());
-        }
-        if records.is_empty() && !self.fail_if_not_matches.is_empty() {
-            return Err("fail_if_not_matches_regexp specified but no RRs returned".into());
-        }
-        if records.is_empty() && !self.fail_if_none_matches.is_empty() {
-            return Err("fail_if_none_matches_regexp specified but no RRs returned".into());
-        }
-        let mut all_match = true;
-        let mut any_match = false;
-        for record in records {
-            let text = record_text(record);
-            let bytes = text.as_bytes();
-            if let Some(p) = self.fail_if_matches.iter().find(|p| p.is_match(bytes)) {
-                return Err(format!("at least one RR matched regexp {:?}: {text:?}", p.as_str()));
-            }
-            if self.fail_if_all_match.iter().any(|p| !p.is_match(bytes)) {
-                all_match = false;
-            }
-            if let Some(p) = self.fail_if_not_matches.iter().find(|p| !p.is_match(bytes)) {
-                return Err(format!(
-                    "at least one RR did not match regexp {:?}: {text:?}",
-                    p.as_str()
-                ));
-            }
-            if self.fail_if_none_matches.iter().any(|p| p.is_match(bytes)) {
-                any_match = true;
-            }
-        }
-        if !self.fail_if_all_match.is_empty() && !all_match {
-            return Err("not all RRs matched regexp".into());
-        }
-        if !self.fail_if_none_matches.is_empty() && !any_match {
-            return Err("none of the RRs matched any regexp".into());
-        }
-        Ok(())
+    if records.is_empty() && !v.fail_if_not_matches.is_empty() {
+        return Err("fail_if_not_matches_regexp specified but no RRs returned".into());
     }
+    if records.is_empty() && !v.fail_if_none_matches.is_empty() {
+        return Err("fail_if_none_matches_regexp specified but no RRs returned".into());
+    }
+    let mut all_match = true;
+    let mut any_match = false;
+    for record in records {
+        let text = record_text(record);
+        let bytes = text.as_bytes();
+        if let Some(p) = v.fail_if_matches.iter().find(|p| p.is_match(bytes)) {
+            return Err(format!("at least one RR matched regexp {:?}: {text:?}", p.as_str()));
+        }
+        if v.fail_if_all_match.iter().any(|p| !p.is_match(bytes)) {
+            all_match = false;
+        }
+        if let Some(p) = v.fail_if_not_matches.iter().find(|p| !p.is_match(bytes)) {
+            return Err(format!("at least one RR did not match regexp {:?}: {text:?}", p.as_str()));
+        }
+        if v.fail_if_none_matches.iter().any(|p| p.is_match(bytes)) {
+            any_match = true;
+        }
+    }
+    if !v.fail_if_all_match.is_empty() && !all_match {
+        return Err("not all RRs matched regexp".into());
+    }
+    if !v.fail_if_none_matches.is_empty() && !any_match {
+        return Err("none of the RRs matched any regexp".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -157,18 +135,18 @@ mod tests {
     #[test]
     fn each_check_as_blackbox_applies_it() {
         let two = [a(1), a(2)];
-        assert!(v(0, r"192\.0\.2\.2$").check(&two).is_err());
-        assert!(v(0, r"10\.").check(&two).is_ok());
-        assert!(v(1, r"\.1$").check(&two).is_err());
-        assert!(v(1, r"^x\.test\.\t60\tIN\tA\t").check(&two).is_ok());
-        assert!(v(2, r"\.1$").check(&two).is_err());
-        assert!(v(3, r"\.2$").check(&two).is_ok());
-        assert!(v(3, r"\.3$").check(&two).is_err());
+        assert!(check_rrs(&v(0, r"192\.0\.2\.2$"), &two).is_err());
+        assert!(check_rrs(&v(0, r"10\."), &two).is_ok());
+        assert!(check_rrs(&v(1, r"\.1$"), &two).is_err());
+        assert!(check_rrs(&v(1, r"^x\.test\.\t60\tIN\tA\t"), &two).is_ok());
+        assert!(check_rrs(&v(2, r"\.1$"), &two).is_err());
+        assert!(check_rrs(&v(3, r"\.2$"), &two).is_ok());
+        assert!(check_rrs(&v(3, r"\.3$"), &two).is_err());
         // No records: the two "must match" checks fail, the others pass.
-        assert!(v(0, "x").check(&[]).is_ok());
-        assert!(v(1, "x").check(&[]).is_ok());
-        assert!(v(2, "x").check(&[]).is_err());
-        assert!(v(3, "x").check(&[]).is_err());
+        assert!(check_rrs(&v(0, "x"), &[]).is_ok());
+        assert!(check_rrs(&v(1, "x"), &[]).is_ok());
+        assert!(check_rrs(&v(2, "x"), &[]).is_err());
+        assert!(check_rrs(&v(3, "x"), &[]).is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeKind, ProbeSpec};
+use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
 use prober_http::{HttpPlan, HttpProbe};
@@ -28,6 +29,8 @@ pub enum AnyProbe {
     Exec(ExecProbe),
     /// A gRPC health probe's run (boxed, as HTTP).
     Grpc(Box<GrpcProbe>),
+    /// A DNS probe's run (boxed: its spec's checks travel with it).
+    Dns(Box<DnsProbe>),
     /// A host-run probe's run: the host performs it (see [`crate::Engine::complete_run`]).
     HostRun(HostRunProbe),
     /// A kind of probe this engine does not know: [`ProbeKind`] may grow, and a newer
@@ -109,6 +112,12 @@ impl AnyProbe {
                 AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit))
             }
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
+            // A validated spec always converts; one changed field by field and not validated
+            // again is the unsupported probe's Unknown rather than a panic.
+            ProbeKind::Dns(d) => match prober_dns::DnsSpec::from_core(d) {
+                Ok(d) => AnyProbe::Dns(Box::new(DnsProbe::new(d, spec.timeout))),
+                Err(_) => AnyProbe::Unsupported(UnsupportedProbe),
+            },
             ProbeKind::HostRun(h) => {
                 AnyProbe::HostRun(HostRunProbe::new(h, spec.timeout, spec.output_limit))
             }
@@ -123,6 +132,7 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            AnyProbe::Dns(m) => m.as_mut(),
             AnyProbe::HostRun(m) => m,
             AnyProbe::Unsupported(m) => m,
             #[cfg(feature = "test-panic")]
@@ -218,6 +228,7 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            AnyProbe::Dns(m) => m.wake_at(),
             AnyProbe::HostRun(m) => m.wake_at(),
             AnyProbe::Unsupported(m) => m.wake_at(),
             #[cfg(feature = "test-panic")]

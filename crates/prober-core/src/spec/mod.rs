@@ -12,6 +12,7 @@ use crate::unix::UnixSocket;
 use crate::url::Url;
 
 mod containment;
+mod dns;
 mod error;
 mod host_run;
 mod kinds;
@@ -23,6 +24,7 @@ mod tests;
 mod tls;
 mod validate;
 
+pub use dns::{DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport};
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{
@@ -64,6 +66,8 @@ pub enum ProbeKind {
     Exec(ExecSpec),
     /// Ask a gRPC server's health service.
     Grpc(GrpcSpec),
+    /// Ask a DNS server one question (boxed: its checks make it the largest spec).
+    Dns(Box<DnsSpec>),
     /// A run the host performs and completes (see [`HostRunSpec`]): engine workers only.
     HostRun(HostRunSpec),
 }
@@ -347,6 +351,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.address_filter = filter,
             ProbeKind::Http(h) => h.address_filter = filter,
             ProbeKind::Grpc(g) => g.address_filter = filter,
+            ProbeKind::Dns(d) => d.address_filter = filter,
             _ => {
                 return Err(SpecError::InvalidExpectation(
                     "an address filter applies to TCP, HTTP and gRPC probes only".into(),
@@ -412,7 +417,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) | ProbeKind::HostRun(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Dns(_) => {}
         }
     }
 
@@ -638,6 +643,7 @@ impl ProbeSpec {
                 }
             }
             ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
+            ProbeKind::Dns(d) => d.validate()?,
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! Domain names: the query's name from text to wire form, a response's names from wire form
-//! (with compression) to labels, and labels to text as miekg/dns prints them.
+//! Domain names for DNS probes: the query's name from text to wire form (checked here, when a
+//! spec is built), a response's names from wire form (with compression) to labels, and labels
+//! to text as miekg/dns prints them. prober-dns uses it as its `name` module.
 
 use std::fmt::Write as _;
 

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 pub mod allow;
+mod dns_facts;
 pub mod dns_name;
 mod expect;
 mod facts;
@@ -24,6 +25,7 @@ mod unix;
 pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
+pub use dns_facts::{DnsFacts, DnsPhases};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use facts::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo, days_from_civil};
 pub use gotext::{format_duration, go_quote, os_error_text};
@@ -39,12 +41,11 @@ pub use secret::{
 };
 pub use spec::{
     ClosePolicy, Compression, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT,
-    DEFAULT_USER_AGENT, DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport, ExecSpec,
-    GrpcSpec, HostRunSpec, HttpProxy, HttpSpec, HttpVersion, MAX_CONNECT_HEADERS,
-    MAX_HOST_RUN_LABEL, MAX_MAX_REDIRECTS, MAX_NO_PROXY_ENTRIES, MAX_TCP_STEP_LINE, MAX_TCP_STEPS,
-    MAX_TCP_STEPS_READ, NoProxy, ProbeKind, ProbeSpec, ProxyServer, RedirectPolicy, SpecError,
-    TCP_BYTES_DIFFER, TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion, validate_header,
-    validate_host,
+    DEFAULT_USER_AGENT, DnsRrChecks, DnsSpec, DnsTransport, ExecSpec, GrpcSpec, HostRunSpec,
+    HttpProxy, HttpSpec, HttpVersion, MAX_CONNECT_HEADERS, MAX_HOST_RUN_LABEL, MAX_MAX_REDIRECTS,
+    MAX_NO_PROXY_ENTRIES, MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, NoProxy, ProbeKind,
+    ProbeSpec, ProxyServer, RedirectPolicy, SpecError, TCP_BYTES_DIFFER, TcpSpec, TcpStep,
+    TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -83,14 +83,14 @@ pub use prober_core::{
     ProbeSpec, Reason, RedirectPolicy, Role, Schedule, Scheme, SpecError, TcpSpec, Timings,
     TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
+/// DNS probes ([`ProbeSpec::dns`]; beyond the kubelet, as blackbox_exporter's dns prober):
+/// the spec on [`ProbeKind::Dns`], the facts on [`Outcome::dns`].
+pub use prober_core::{DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport};
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{
     Expansion, MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet,
     UnixSocket, unescape, validate_method,
 };
-/// DNS probes ([`ProbeSpec::dns`]; beyond the kubelet, as blackbox_exporter's dns prober):
-/// the spec on [`ProbeKind::Dns`], the facts on [`Outcome::dns`].
-pub use prober_core::{DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport};
 /// Host-run probes: the engine schedules and judges the runs, the host performs them.
 pub use prober_core::{HostRunSpec, MAX_HOST_RUN_LABEL};
 /// Beyond the kubelet: HTTP probes through a proxy ([`ProbeSpec::set_http_proxy`]).

@@ -24,12 +24,12 @@ mod tests;
 mod tls;
 mod validate;
 
-pub use dns::{DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport};
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{
     ClosePolicy, Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec,
 };
+pub use kinds::{DnsRrChecks, DnsSpec, DnsTransport};
 pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 pub(crate) use tcp_steps::refuse_single;
 pub use tcp_steps::{

@@ -240,7 +240,7 @@ impl DnsProbe {
                 Err(e) => return self.fail_io(cx, "read", &e),
             };
             if n > self.udp_limit() {
-                self.facts.ignored += 1;
+                self.facts.ignored = self.facts.ignored.saturating_add(1);
                 let limit = self.udp_limit();
                 self.malformed =
                     Some(format!("a datagram larger than the {limit} bytes asked for"));
@@ -333,13 +333,13 @@ impl DnsProbe {
     fn accept(&mut self, datagram: &[u8]) -> Option<Message> {
         let header = Header::parse(datagram)?;
         if header.id != self.query.id || !header.is_response() {
-            self.facts.ignored += 1;
+            self.facts.ignored = self.facts.ignored.saturating_add(1);
             return None;
         }
         match Message::parse(datagram) {
             Ok(m) => self.accept_parsed(m),
             Err(e) => {
-                self.facts.ignored += 1;
+                self.facts.ignored = self.facts.ignored.saturating_add(1);
                 self.malformed = Some(e);
                 None
             }
@@ -359,7 +359,7 @@ impl DnsProbe {
                 _ => false,
             };
         if !ours {
-            self.facts.ignored += 1;
+            self.facts.ignored = self.facts.ignored.saturating_add(1);
             return None;
         }
         Some(m)

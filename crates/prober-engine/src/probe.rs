@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeKind, ProbeSpec};
+#[cfg(feature = "dns")]
 use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
@@ -30,6 +31,7 @@ pub enum AnyProbe {
     /// A gRPC health probe's run (boxed, as HTTP).
     Grpc(Box<GrpcProbe>),
     /// A DNS probe's run (boxed: its spec's checks travel with it).
+    #[cfg(feature = "dns")]
     Dns(Box<DnsProbe>),
     /// A host-run probe's run: the host performs it (see [`crate::Engine::complete_run`]).
     HostRun(HostRunProbe),
@@ -114,6 +116,7 @@ impl AnyProbe {
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
             // A validated spec always converts; one changed field by field and not validated
             // again is the unsupported probe's Unknown rather than a panic.
+            #[cfg(feature = "dns")]
             ProbeKind::Dns(d) => match prober_dns::DnsSpec::from_core(d) {
                 Ok(d) => AnyProbe::Dns(Box::new(DnsProbe::new(d, spec.timeout))),
                 Err(_) => AnyProbe::Unsupported(UnsupportedProbe),
@@ -132,6 +135,7 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            #[cfg(feature = "dns")]
             AnyProbe::Dns(m) => m.as_mut(),
             AnyProbe::HostRun(m) => m,
             AnyProbe::Unsupported(m) => m,
@@ -228,6 +232,7 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            #[cfg(feature = "dns")]
             AnyProbe::Dns(m) => m.wake_at(),
             AnyProbe::HostRun(m) => m.wake_at(),
             AnyProbe::Unsupported(m) => m.wake_at(),

@@ -84,7 +84,8 @@ pub use prober_core::{
     TlsOptions, TlsVerify, TlsVersion, Url, UrlError,
 };
 /// DNS probes ([`ProbeSpec::dns`]; beyond the kubelet, as blackbox_exporter's dns prober):
-/// the spec on [`ProbeKind::Dns`], the facts on [`Outcome::dns`].
+/// the spec on [`ProbeKind::Dns`], the facts on [`Outcome::dns`]. They run with this crate's
+/// feature `dns`; without it they end Unknown, reason `unsupported`.
 pub use prober_core::{DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport};
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{

@@ -33,6 +33,7 @@ cargo check --manifest-path fuzz/Cargo.toml --bins --locked --quiet
 step "the facade's feature combinations the README promises (default: TLS on; without TLS)"
 cargo check -p prober --locked --quiet
 cargo check -p prober --no-default-features --locked --quiet
+cargo check -p prober --features dns --locked --quiet
 
 step "the declared rust-version builds the workspace (ci/msrv.sh)"
 bash ci/msrv.sh

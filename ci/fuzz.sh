@@ -51,6 +51,7 @@ targets=${FUZZ_TARGETS:-$(cargo fuzz list)}
 max_len() {
   case $1 in
     http_head) echo 70000 ;;
+    dns_response) echo 65535 ;;
     httpd_head) echo 20000 ;;
     http_body) echo 40000 ;;
     grpc_response) echo 40000 ;;

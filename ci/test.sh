@@ -33,6 +33,7 @@ cargo check --manifest-path fuzz/Cargo.toml --bins --locked --quiet
 step "the facade's feature combinations the README promises (default: TLS on; without TLS)"
 cargo check -p prober --locked --quiet
 cargo check -p prober --no-default-features --locked --quiet
+cargo check -p prober --features dns --locked --quiet
 
 step "the declared rust-version builds the workspace (ci/msrv.sh)"
 bash ci/msrv.sh
@@ -69,6 +70,9 @@ need go golang-go
 # The proxy suites (prober-http's tests/proxy.rs and those of prober check and serve) run
 # Debian's tinyproxy on loopback.
 need tinyproxy tinyproxy
+# The DNS suites (prober-dns's tests/nsd.rs) run Debian's nsd on loopback; it lives in /usr/sbin.
+export PATH="$PATH:/usr/sbin"
+need nsd nsd
 unformatted=$(gofmt -l bindings bench tests 2>/dev/null || true)
 [ -z "$unformatted" ] || { echo "gofmt: these files are not formatted:"; echo "$unformatted"; exit 1; }
 

@@ -18,6 +18,7 @@ impl ProbeSpec {
             ProbeKind::Http(h) => h.ip_family = family,
             ProbeKind::Grpc(g) => g.ip_family = family,
             ProbeKind::Icmp(i) => i.ip_family = family,
+            ProbeKind::Dns(d) => d.ip_family = family,
             _ => {
                 return Err(SpecError::InvalidRequest(
                     "an address family applies to ICMP and to TCP, HTTP and gRPC probes only"
@@ -65,6 +66,7 @@ impl ProbeSpec {
             ProbeKind::Http(h) => h.ip_family,
             ProbeKind::Grpc(g) => g.ip_family,
             ProbeKind::Icmp(i) => i.ip_family,
+            ProbeKind::Dns(d) => d.ip_family,
             _ => IpFamily::Any,
         }
     }

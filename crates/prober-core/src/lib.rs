@@ -8,6 +8,8 @@
 #![warn(missing_docs)]
 
 pub mod allow;
+mod dns_facts;
+pub mod dns_name;
 mod expect;
 mod expect_cel;
 mod facts;
@@ -28,6 +30,7 @@ mod unix;
 pub mod url;
 
 pub use allow::{AddressFilter, FilterError, IpNet};
+pub use dns_facts::{DnsFacts, DnsPhases};
 pub use expect::{Expansion, MAX_PATTERN_LEN, MAX_SEND_LEN, Pattern, StatusSet, unescape};
 pub use expect_cel::{
     BodyCel, CelMode, MAX_CEL_BODY_LEN, MAX_CEL_CONCAT_BYTES, MAX_CEL_LEN, MAX_CEL_STEPS,
@@ -51,11 +54,11 @@ pub use secret::{
 pub use source_address::{parse_source_address, source_family_admits};
 pub use spec::{
     ClosePolicy, Compression, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT,
-    DEFAULT_USER_AGENT, ExecSpec, GrpcSpec, HostRunSpec, HttpProxy, HttpSpec, HttpVersion,
-    MAX_CONNECT_HEADERS, MAX_HOST_RUN_LABEL, MAX_MAX_REDIRECTS, MAX_NO_PROXY_ENTRIES,
-    MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, NoProxy, ProbeKind, ProbeSpec,
-    ProxyServer, RedirectPolicy, SpecError, TCP_BYTES_DIFFER, TcpSpec, TcpStep, TlsOptions,
-    TlsVerify, TlsVersion, validate_header, validate_host,
+    DEFAULT_USER_AGENT, DnsRrChecks, DnsSpec, DnsTransport, ExecSpec, GrpcSpec, HostRunSpec,
+    HttpProxy, HttpSpec, HttpVersion, MAX_CONNECT_HEADERS, MAX_HOST_RUN_LABEL, MAX_MAX_REDIRECTS,
+    MAX_NO_PROXY_ENTRIES, MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, NoProxy, ProbeKind,
+    ProbeSpec, ProxyServer, RedirectPolicy, SpecError, TCP_BYTES_DIFFER, TcpSpec, TcpStep,
+    TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError};

@@ -316,6 +316,8 @@ pub struct Outcome {
     /// ICMP: phases, counts, round-trip times, the reply's hop limit and the last ICMP error
     /// (boxed: `None` for every other kind).
     pub icmp: Option<Box<crate::IcmpFacts>>,
+    /// DNS: what the run found out (counts, rcode, serial, phases); `None` for other probes.
+    pub dns: Option<Box<crate::DnsFacts>>,
 }
 
 impl Outcome {
@@ -341,6 +343,7 @@ impl Outcome {
             http_phases: None,
             grpc: crate::GrpcFacts::default(),
             icmp: None,
+            dns: None,
         }
     }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeKind, ProbeSpec};
+#[cfg(feature = "dns")]
+use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
 use prober_http::{HttpPlan, HttpProbe};
@@ -29,6 +31,9 @@ pub enum AnyProbe {
     Exec(ExecProbe),
     /// A gRPC health probe's run (boxed, as HTTP).
     Grpc(Box<GrpcProbe>),
+    /// A DNS probe's run (boxed: its spec's checks travel with it).
+    #[cfg(feature = "dns")]
+    Dns(Box<DnsProbe>),
     /// A host-run probe's run: the host performs it (see [`crate::Engine::complete_run`]).
     HostRun(HostRunProbe),
     /// An ICMP echo probe's run (boxed: its buffer and statistics are not small).
@@ -112,6 +117,13 @@ impl AnyProbe {
                 AnyProbe::Exec(ExecProbe::new(e, spec.timeout, spec.output_limit))
             }
             ProbeKind::Grpc(g) => AnyProbe::Grpc(Box::new(GrpcProbe::new(g, spec.timeout))),
+            // A validated spec always converts; one changed field by field and not validated
+            // again is the unsupported probe's Unknown rather than a panic.
+            #[cfg(feature = "dns")]
+            ProbeKind::Dns(d) => match prober_dns::DnsSpec::from_core(d) {
+                Ok(d) => AnyProbe::Dns(Box::new(DnsProbe::new(d, spec.timeout))),
+                Err(_) => AnyProbe::Unsupported(UnsupportedProbe),
+            },
             ProbeKind::HostRun(h) => {
                 AnyProbe::HostRun(HostRunProbe::new(h, spec.timeout, spec.output_limit))
             }
@@ -127,6 +139,8 @@ impl AnyProbe {
             AnyProbe::Http(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
+            #[cfg(feature = "dns")]
+            AnyProbe::Dns(m) => m.as_mut(),
             AnyProbe::HostRun(m) => m,
             AnyProbe::Icmp(m) => m.as_mut(),
             AnyProbe::Unsupported(m) => m,
@@ -223,6 +237,8 @@ impl Machine for AnyProbe {
             AnyProbe::Http(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
+            #[cfg(feature = "dns")]
+            AnyProbe::Dns(m) => m.wake_at(),
             AnyProbe::HostRun(m) => m.wake_at(),
             AnyProbe::Icmp(m) => m.wake_at(),
             AnyProbe::Unsupported(m) => m.wake_at(),

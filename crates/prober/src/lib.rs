@@ -95,6 +95,10 @@ pub use prober_core::{
     DEFAULT_PAYLOAD_SIZE, EchoStats, IcmpError, IcmpFacts, IcmpSocket, IcmpSocketKind, IcmpSpec,
     MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
+/// DNS probes ([`ProbeSpec::dns`]; beyond the kubelet, as blackbox_exporter's dns prober):
+/// the spec on [`ProbeKind::Dns`], the facts on [`Outcome::dns`]. They run with this crate's
+/// feature `dns`; without it they end Unknown, reason `unsupported`.
+pub use prober_core::{DnsFacts, DnsPhases, DnsRrChecks, DnsSpec, DnsTransport};
 /// Beyond the kubelet: expected status sets and regular expressions for bodies and replies.
 pub use prober_core::{
     Expansion, MAX_BODY_LEN, MAX_JITTER_PERCENT, MAX_SEND_LEN, MAX_UNIX_PATH, Pattern, StatusSet,

@@ -1,4 +1,4 @@
-//! The spec of each kind of probe (TCP, HTTP, exec, gRPC) and their policies.
+//! The spec of each kind of probe (TCP, HTTP, exec, gRPC, DNS) and their policies.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -465,4 +465,76 @@ impl fmt::Debug for GrpcSpec {
             .field("source_address", source_address)
             .finish()
     }
+}
+
+/// How the query is carried.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DnsTransport {
+    /// One datagram each way (blackbox_exporter's default).
+    #[default]
+    Udp,
+    /// A TCP connection with two-byte length prefixes (RFC 1035 4.2.2, RFC 7766).
+    Tcp,
+}
+
+/// One section's checks, blackbox_exporter's `DNSRRValidator`: regular expressions matched
+/// anywhere in each record's text as miekg/dns prints it (`RR.String()`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DnsRrChecks {
+    /// Fail if any record matches any of these.
+    pub fail_if_matches: Vec<Pattern>,
+    /// Fail unless every record matches each of these.
+    pub fail_if_all_match: Vec<Pattern>,
+    /// Fail if any record does not match one of these (and if there is no record).
+    pub fail_if_not_matches: Vec<Pattern>,
+    /// Fail unless some record matches one of these (and if there is no record).
+    pub fail_if_none_matches: Vec<Pattern>,
+}
+
+impl DnsRrChecks {
+    /// True when no check is set.
+    pub fn is_empty(&self) -> bool {
+        self.fail_if_matches.is_empty()
+            && self.fail_if_all_match.is_empty()
+            && self.fail_if_not_matches.is_empty()
+            && self.fail_if_none_matches.is_empty()
+    }
+}
+
+/// A DNS probe: one query of `query_name` to the server `host:port`, the response checked as
+/// blackbox_exporter's dns prober checks it.
+///
+/// Built by [`ProbeSpec::dns`](super::ProbeSpec::dns) (spec/dns.rs, with its checks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DnsSpec {
+    /// The server: a host name or an address.
+    pub host: String,
+    /// The server's port (53).
+    pub port: u16,
+    /// UDP or TCP.
+    pub transport: DnsTransport,
+    /// The question's name, as text (`\` escapes allowed; always fully qualified).
+    pub query_name: String,
+    /// The question's type (default 1, A).
+    pub query_type: u16,
+    /// The question's class (default 1, IN).
+    pub query_class: u16,
+    /// The RD bit (default set).
+    pub recursion_desired: bool,
+    /// EDNS0: an OPT record advertising this UDP payload size (default none).
+    pub edns_udp_size: Option<u16>,
+    /// Ask again over TCP when the UDP answer is truncated (default: check it as it is).
+    pub tcp_on_truncation: bool,
+    /// The response codes that pass; empty means NOERROR only.
+    pub valid_rcodes: Vec<u16>,
+    /// `validate_answer_rrs`.
+    pub validate_answer: DnsRrChecks,
+    /// `validate_authority_rrs`.
+    pub validate_authority: DnsRrChecks,
+    /// `validate_additional_rrs`.
+    pub validate_additional: DnsRrChecks,
+    /// Which of the server's addresses to query.
+    pub ip_family: IpFamily,
+    /// Query only servers this allow-list admits.
+    pub address_filter: Option<Arc<AddressFilter>>,
 }

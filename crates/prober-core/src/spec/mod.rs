@@ -13,6 +13,7 @@ use crate::unix::UnixSocket;
 use crate::url::Url;
 
 mod containment;
+mod dns;
 mod error;
 mod host_run;
 mod icmp;
@@ -30,6 +31,7 @@ pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{
     ClosePolicy, Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec,
 };
+pub use kinds::{DnsRrChecks, DnsSpec, DnsTransport};
 pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 pub(crate) use tcp_steps::refuse_single;
 pub use tcp_steps::{
@@ -66,6 +68,8 @@ pub enum ProbeKind {
     Exec(ExecSpec),
     /// Ask a gRPC server's health service.
     Grpc(GrpcSpec),
+    /// Ask a DNS server one question (boxed: its checks make it the largest spec).
+    Dns(Box<DnsSpec>),
     /// A run the host performs and completes (see [`HostRunSpec`]): engine workers only.
     HostRun(HostRunSpec),
     /// Send ICMP echo requests (ping) to a host.
@@ -356,6 +360,7 @@ impl ProbeSpec {
             ProbeKind::Http(h) => h.address_filter = filter,
             ProbeKind::Grpc(g) => g.address_filter = filter,
             ProbeKind::Icmp(i) => i.address_filter = filter,
+            ProbeKind::Dns(d) => d.address_filter = filter,
             _ => {
                 return Err(SpecError::InvalidExpectation(
                     "an address filter applies to ICMP and to TCP, HTTP and gRPC probes only"
@@ -423,7 +428,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) | ProbeKind::Dns(_) => {}
         }
     }
 
@@ -665,6 +670,7 @@ impl ProbeSpec {
             }
             ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
             ProbeKind::Icmp(i) => i.validate_within(self.timeout)?,
+            ProbeKind::Dns(d) => d.validate()?,
         }
         Ok(())
     }

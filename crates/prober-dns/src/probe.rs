@@ -1,0 +1,599 @@
+//! The probe as a [`Machine`]: a query over UDP or TCP within one deadline, replies that do
+//! not answer it ignored, the answer checked as blackbox_exporter checks it.
+
+use std::hash::{BuildHasher, Hasher};
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use mio::Interest;
+use mio::net::{TcpStream, UdpSocket};
+use prober_core::{IpFamily, Outcome, ProbeResult, Reason, os_error_text};
+use prober_io::{Ctx, Lookup, Machine, Ready, Step};
+
+use crate::DnsFacts;
+use crate::spec::{DnsSpec, Server, Transport};
+use crate::validate::{check_rrs, rcode_name};
+use crate::wire::{Header, Message, Query};
+
+/// Datagrams or TCP reads handled in one call before yielding to the driver's other work.
+const READ_BUDGET: usize = 64;
+
+/// The smallest UDP receive buffer: RFC 1035's 512 bytes, when no EDNS0 size is advertised.
+const MIN_UDP_BUFFER: usize = 512;
+
+/// The socket of the current attempt.
+#[derive(Debug)]
+enum Conn {
+    Udp(UdpSocket),
+    Tcp(TcpExchange),
+}
+
+/// A TCP attempt: connecting, then the length-prefixed query out and replies in.
+#[derive(Debug)]
+struct TcpExchange {
+    stream: TcpStream,
+    connected: bool,
+    out: Vec<u8>,
+    written: usize,
+    /// Bytes of replies read and not yet taken (at most one 2 + 65535-byte message).
+    inbuf: Vec<u8>,
+}
+
+/// A DNS probe run. See the crate documentation.
+#[derive(Debug)]
+pub struct DnsProbe {
+    spec: DnsSpec,
+    timeout: Duration,
+    query: Query,
+    wire: Vec<u8>,
+    conn: Option<Conn>,
+    transport: Transport,
+    /// The server's address: the spec's, or the one chosen among its name's.
+    server: Option<SocketAddr>,
+    /// The lookup of the server's name while it runs.
+    lookup: Option<Lookup>,
+    /// How long that lookup took, once done.
+    resolve_time: Option<Duration>,
+    started: Option<Instant>,
+    deadline: Option<Instant>,
+    /// When the current attempt began and when its socket was ready to send.
+    attempt_started: Option<Instant>,
+    connected_at: Option<Instant>,
+    facts: DnsFacts,
+    /// The last reply that carried our id but could not be read (told at the deadline).
+    malformed: Option<String>,
+    resume_owed: bool,
+    /// The UDP receive buffer (the advertised size), kept for the run.
+    buf: Vec<u8>,
+}
+
+/// A random message id: SipHash with the process's random keys over the clock and a
+/// counter; an id is one guard among the source port and the question.
+fn random_id() -> u16 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(nanos);
+    (h.finish() >> 17) as u16
+}
+
+impl DnsProbe {
+    /// The machine for one run of `spec`, with `timeout` as the run's one deadline.
+    pub fn new(spec: DnsSpec, timeout: Duration) -> DnsProbe {
+        let query = Query {
+            id: random_id(),
+            name: spec.name.clone(),
+            qtype: spec.qtype,
+            qclass: spec.qclass,
+            recursion_desired: spec.recursion_desired,
+            edns_udp_size: spec.edns_udp_size,
+        };
+        let wire = query.encode();
+        let transport = spec.transport;
+        DnsProbe {
+            spec,
+            timeout,
+            query,
+            wire,
+            conn: None,
+            transport,
+            server: None,
+            lookup: None,
+            resolve_time: None,
+            started: None,
+            deadline: None,
+            attempt_started: None,
+            connected_at: None,
+            facts: DnsFacts::default(),
+            malformed: None,
+            resume_owed: false,
+            buf: Vec::new(),
+        }
+    }
+
+    /// What the run found out: set as it goes, complete once it is done.
+    pub fn facts(&self) -> &DnsFacts {
+        &self.facts
+    }
+
+    /// The query's message id (tests forge replies with another).
+    pub fn query_id(&self) -> u16 {
+        self.query.id
+    }
+
+    /// The server's address once known (the unspecified address before).
+    fn server(&self) -> SocketAddr {
+        self.server.unwrap_or_else(|| SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
+    }
+
+    /// The server's name as the spec gives it, for the allow-list and messages.
+    fn server_name(&self) -> Option<&str> {
+        match &self.spec.server {
+            Server::Host(host, _) => Some(host),
+            Server::Addr(_) => None,
+        }
+    }
+
+    /// Picks the address to query among `addrs` (the family's first) and checks it against
+    /// the allow-list; then opens the attempt.
+    fn choose(&mut self, cx: &mut Ctx<'_>, addrs: &[SocketAddr]) -> Step {
+        let net = self.transport.as_str();
+        let family = self.spec.ip_family;
+        let chosen = match family.select(addrs) {
+            Ok(None) => addrs.first().copied(),
+            Ok(Some(v6)) => addrs.iter().copied().find(|a| IpFamily::is_v6(a.ip()) == v6),
+            Err(_) => None,
+        };
+        let Some(addr) = chosen else {
+            let what = self.server_name().map_or_else(|| format!("{addrs:?}"), str::to_string);
+            let message = format!("dial {net}: no {} address for {what}", family.name());
+            return self.done(cx, Outcome::failure(Reason::Dns, message));
+        };
+        if let Some(filter) = &self.spec.address_filter {
+            if let Err(why) = filter.check(self.server_name(), addr) {
+                let message = format!("dial {net} {addr}: not allowed: {why}");
+                return self.done(cx, Outcome::failure(Reason::Denied, message));
+            }
+        }
+        self.server = Some(addr);
+        self.open(cx)
+    }
+
+    fn local_unspecified(&self) -> SocketAddr {
+        match self.server() {
+            SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+            SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+        }
+    }
+
+    /// Opens the attempt's socket over `self.transport` and sends (UDP) or connects (TCP).
+    fn open(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.attempt_started = Some(cx.now);
+        self.connected_at = None;
+        let server = self.server();
+        let opened = match self.transport {
+            Transport::Udp => self.open_udp(cx),
+            Transport::Tcp => TcpStream::connect(server).and_then(|mut stream| {
+                let interest = Interest::READABLE | Interest::WRITABLE;
+                cx.registry.register(&mut stream, cx.token(0), interest)?;
+                let mut out = Vec::with_capacity(self.wire.len() + 2);
+                out.extend_from_slice(&(self.wire.len() as u16).to_be_bytes());
+                out.extend_from_slice(&self.wire);
+                Ok(Conn::Tcp(TcpExchange {
+                    stream,
+                    connected: false,
+                    out,
+                    written: 0,
+                    inbuf: Vec::new(),
+                }))
+            }),
+        };
+        match opened {
+            Ok(conn) => {
+                self.conn = Some(conn);
+                match self.transport {
+                    Transport::Udp => self.udp_ready(cx),
+                    Transport::Tcp => Step::Pending,
+                }
+            }
+            Err(e) => self.fail_io(cx, "dial", &e),
+        }
+    }
+
+    /// The largest UDP answer the query allows: its EDNS0 size, at least 512 bytes.
+    fn udp_limit(&self) -> usize {
+        usize::from(self.spec.edns_udp_size.unwrap_or(0)).max(MIN_UDP_BUFFER)
+    }
+
+    fn open_udp(&mut self, cx: &mut Ctx<'_>) -> io::Result<Conn> {
+        let mut sock = UdpSocket::bind(self.local_unspecified())?;
+        // Connected: the kernel drops datagrams from any other address or port, and an ICMP
+        // port unreachable comes back as ECONNREFUSED.
+        sock.connect(self.server())?;
+        cx.registry.register(&mut sock, cx.token(0), Interest::READABLE)?;
+        self.connected_at = Some(cx.now);
+        // One byte more than advertised: a datagram that fills it is larger than the server
+        // was allowed to send (the kernel would cut it silently at the buffer's size).
+        self.buf = vec![0; self.udp_limit() + 1];
+        match sock.send(&self.wire) {
+            Ok(_) => Ok(Conn::Udp(sock)),
+            Err(e) => {
+                let _ = cx.registry.deregister(&mut sock);
+                Err(e)
+            }
+        }
+    }
+
+    /// Reads datagrams until one answers the query, the socket is drained, or the budget ends.
+    fn udp_ready(&mut self, cx: &mut Ctx<'_>) -> Step {
+        for _ in 0..READ_BUDGET {
+            let Some(Conn::Udp(sock)) = &self.conn else { return Step::Pending };
+            let n = match sock.recv(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return self.fail_io(cx, "read", &e),
+            };
+            if n > self.udp_limit() {
+                self.facts.ignored = self.facts.ignored.saturating_add(1);
+                let limit = self.udp_limit();
+                self.malformed =
+                    Some(format!("a datagram larger than the {limit} bytes asked for"));
+                continue;
+            }
+            let datagram = self.buf[..n].to_vec();
+            if let Some(message) = self.accept(&datagram) {
+                return self.answered(cx, &message);
+            }
+        }
+        self.resume_owed = true;
+        Step::Yield
+    }
+
+    /// Connect completion, the query's bytes out, replies in.
+    fn tcp_ready(&mut self, cx: &mut Ctx<'_>, ready: Ready) -> Step {
+        let Some(Conn::Tcp(x)) = &mut self.conn else { return Step::Pending };
+        if !x.connected {
+            if !(ready.writable || ready.error || ready.hup) {
+                return Step::Pending;
+            }
+            match x.stream.take_error() {
+                Ok(Some(e)) | Err(e) => return self.fail_io(cx, "dial", &e),
+                Ok(None) => {}
+            }
+            match x.stream.peer_addr() {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Step::Pending,
+                Err(e) => return self.fail_io(cx, "dial", &e),
+            }
+            x.connected = true;
+            self.connected_at = Some(cx.now);
+        }
+        while x.written < x.out.len() {
+            match x.stream.write(&x.out[x.written..]) {
+                Ok(n) => x.written += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.fail_io(cx, "write", &e),
+            }
+        }
+        for _ in 0..READ_BUDGET {
+            let Some(Conn::Tcp(x)) = &mut self.conn else { return Step::Pending };
+            // Read at most up to the end of the message under way: never more than one
+            // message (2 + 65535 bytes) is held.
+            let want = match x.inbuf.get(..2) {
+                Some(len) => 2 + usize::from(u16::from_be_bytes([len[0], len[1]])),
+                None => 2,
+            };
+            if x.inbuf.len() == want {
+                let message = x.inbuf.split_off(2);
+                x.inbuf.clear();
+                match Message::parse(&message) {
+                    Err(e) => return self.fail_malformed(cx, &e),
+                    Ok(m) => {
+                        if let Some(m) = self.accept_parsed(m) {
+                            return self.answered(cx, &m);
+                        }
+                    }
+                }
+                continue;
+            }
+            let have = x.inbuf.len();
+            x.inbuf.resize(want, 0);
+            match x.stream.read(&mut x.inbuf[have..]) {
+                Ok(0) => {
+                    x.inbuf.truncate(have);
+                    let e = io::Error::from(io::ErrorKind::UnexpectedEof);
+                    return self.fail_io(cx, "read", &e);
+                }
+                Ok(n) => x.inbuf.truncate(have + n),
+                Err(e) => {
+                    x.inbuf.truncate(have);
+                    match e.kind() {
+                        io::ErrorKind::WouldBlock => return Step::Pending,
+                        io::ErrorKind::Interrupted => {}
+                        _ => return self.fail_io(cx, "read", &e),
+                    }
+                }
+            }
+        }
+        self.resume_owed = true;
+        Step::Yield
+    }
+
+    /// The message in `datagram` if it answers our query: a response with our id and our
+    /// question (or, for an error rcode, none: servers send FORMERR and REFUSED with the
+    /// header alone). Anything else is ignored, as a resolver ignores it; one with our id
+    /// that cannot be read is remembered for the timeout's message.
+    fn accept(&mut self, datagram: &[u8]) -> Option<Message> {
+        let header = Header::parse(datagram)?;
+        if header.id != self.query.id || !header.is_response() {
+            self.facts.ignored = self.facts.ignored.saturating_add(1);
+            return None;
+        }
+        match Message::parse(datagram) {
+            Ok(m) => self.accept_parsed(m),
+            Err(e) => {
+                self.facts.ignored = self.facts.ignored.saturating_add(1);
+                self.malformed = Some(e);
+                None
+            }
+        }
+    }
+
+    fn accept_parsed(&mut self, m: Message) -> Option<Message> {
+        let ours = m.header.id == self.query.id
+            && m.header.is_response()
+            && match m.questions.as_slice() {
+                [q] => {
+                    q.qtype == self.query.qtype
+                        && q.qclass == self.query.qclass
+                        && q.name.eq_ignore_case(&self.query.name)
+                }
+                [] => m.header.rcode() != 0,
+                _ => false,
+            };
+        if !ours {
+            self.facts.ignored = self.facts.ignored.saturating_add(1);
+            return None;
+        }
+        Some(m)
+    }
+
+    /// The answer to our query: over TCP again if it was truncated and the spec asks so,
+    /// else the facts and the checks.
+    fn answered(&mut self, cx: &mut Ctx<'_>, m: &Message) -> Step {
+        self.end_attempt(cx);
+        if m.header.truncated() && self.transport == Transport::Udp {
+            self.facts.truncated = true;
+            if self.spec.tcp_on_truncation {
+                self.facts.retried_over_tcp = true;
+                self.transport = Transport::Tcp;
+                return self.open(cx);
+            }
+        }
+        let f = &mut self.facts;
+        f.query_succeeded = true;
+        f.rcode = Some(m.rcode());
+        f.answer_rrs = m.answer.len() as u32;
+        f.authority_rrs = m.authority.len() as u32;
+        f.additional_rrs = m.additional.len() as u32;
+        if self.query.qtype == 6 {
+            // blackbox sets probe_dns_serial once per SOA of the answer: the last one stays.
+            f.serial = m.answer.iter().rev().find_map(|r| match &r.data {
+                crate::wire::RData::Soa(_, _, n) => Some(n[0]),
+                _ => None,
+            });
+        }
+        let rcode = m.rcode();
+        let outcome = if !self.spec.rcode_is_valid(rcode) {
+            let valid: Vec<String> = if self.spec.valid_rcodes.is_empty() {
+                vec![rcode_name(0)]
+            } else {
+                self.spec.valid_rcodes.iter().map(|&c| rcode_name(c)).collect()
+            };
+            Outcome::failure(
+                Reason::Status,
+                format!(
+                    "rcode {} is not one of the valid rcodes [{}]",
+                    rcode_name(rcode),
+                    valid.join(" ")
+                ),
+            )
+        } else if let Err(e) = self.check_sections(m) {
+            Outcome::failure(Reason::Body, e)
+        } else {
+            Outcome::success()
+        };
+        self.done(cx, outcome)
+    }
+
+    fn check_sections(&self, m: &Message) -> Result<(), String> {
+        let s = &self.spec;
+        check_rrs(&s.validate_answer, &m.answer).map_err(|e| format!("answer RRs: {e}"))?;
+        check_rrs(&s.validate_authority, &m.authority)
+            .map_err(|e| format!("authority RRs: {e}"))?;
+        check_rrs(&s.validate_additional, &m.additional).map_err(|e| format!("additional RRs: {e}"))
+    }
+
+    /// Closes the attempt's socket and adds its phases.
+    fn end_attempt(&mut self, cx: &mut Ctx<'_>) {
+        if let Some(conn) = self.conn.take() {
+            match conn {
+                Conn::Udp(mut s) => {
+                    let _ = cx.registry.deregister(&mut s);
+                }
+                Conn::Tcp(mut x) => {
+                    let _ = cx.registry.deregister(&mut x.stream);
+                }
+            }
+        }
+        if let Some(began) = self.attempt_started.take() {
+            let connected = self.connected_at.unwrap_or(cx.now);
+            let p = &mut self.facts.phases;
+            p.connect += connected.saturating_duration_since(began);
+            p.request += cx.now.saturating_duration_since(connected);
+        }
+    }
+
+    fn local_and_peer(&self) -> String {
+        let local = match &self.conn {
+            Some(Conn::Udp(s)) => s.local_addr().ok(),
+            Some(Conn::Tcp(x)) => x.stream.local_addr().ok(),
+            None => None,
+        };
+        match local {
+            Some(l) => format!("{l}->{}", self.server()),
+            None => self.server().to_string(),
+        }
+    }
+
+    /// Ends the run on an I/O error, in Go's words (`read udp 127.0.0.1:5353->...: ...`).
+    fn fail_io(&mut self, cx: &mut Ctx<'_>, op: &str, e: &io::Error) -> Step {
+        let message = format!(
+            "{op} {} {}: {}",
+            self.transport.as_str(),
+            self.local_and_peer(),
+            os_error_text(e)
+        );
+        let reason = if e.kind() == io::ErrorKind::UnexpectedEof {
+            Reason::Reset
+        } else {
+            Reason::from_io(e)
+        };
+        self.end_attempt(cx);
+        self.done(cx, Outcome::new(reason.failed_result(), reason, message))
+    }
+
+    fn fail_malformed(&mut self, cx: &mut Ctx<'_>, e: &str) -> Step {
+        let message = format!("malformed response from {}: {e}", self.server());
+        self.end_attempt(cx);
+        self.done(cx, Outcome::failure(Reason::Protocol, message))
+    }
+
+    fn done(&mut self, cx: &mut Ctx<'_>, mut o: Outcome) -> Step {
+        let started = self.started.unwrap_or(cx.now);
+        o.peer = self.server;
+        o.dns = Some(Box::new(self.facts.clone()));
+        self.lookup = None;
+        o.timings.connect = self.connected_at.map(|t| t.saturating_duration_since(started));
+        if self.facts.query_succeeded {
+            o.timings.first_byte = Some(cx.now.saturating_duration_since(started));
+        }
+        o.timings.total = cx.now.saturating_duration_since(started);
+        o.timings.resolve = self.resolve_time;
+        self.deadline = None;
+        Step::Done(o)
+    }
+}
+
+impl Machine for DnsProbe {
+    fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.started = Some(cx.now);
+        self.deadline = Some(cx.now + self.timeout);
+        match self.spec.server.clone() {
+            Server::Addr(addr) => self.choose(cx, &[addr]),
+            Server::Host(host, port) => match host.parse::<IpAddr>() {
+                Ok(ip) => self.choose(cx, &[SocketAddr::new(ip, port)]),
+                Err(_) => {
+                    self.lookup = Some(cx.resolve(&host, port));
+                    Step::Pending
+                }
+            },
+        }
+    }
+
+    fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        if self.lookup.take().is_none() {
+            return Step::Pending;
+        }
+        let started = self.started.unwrap_or(cx.now);
+        self.facts.phases.resolve = cx.now.saturating_duration_since(started);
+        self.resolve_time = Some(self.facts.phases.resolve);
+        let net = self.transport.as_str();
+        let host = self.server_name().unwrap_or_default().to_string();
+        match addrs {
+            Ok(addrs) if !addrs.is_empty() => self.choose(cx, &addrs),
+            Ok(_) => {
+                let message = format!("dial {net}: lookup {host}: no such host");
+                self.done(cx, Outcome::failure(Reason::Dns, message))
+            }
+            Err(e) => {
+                let reason =
+                    if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Dns };
+                let message = format!("dial {net}: lookup {host}: {}", os_error_text(&e));
+                self.done(cx, Outcome::new(reason.failed_result(), reason, message))
+            }
+        }
+    }
+
+    fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
+        if sub != 0 || self.resume_owed {
+            return Step::Pending;
+        }
+        match self.conn {
+            Some(Conn::Udp(_)) => self.udp_ready(cx),
+            Some(Conn::Tcp(_)) => self.tcp_ready(cx, ready),
+            None => Step::Pending,
+        }
+    }
+
+    fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
+        if self.deadline.is_none_or(|d| cx.now < d) {
+            return Step::Pending;
+        }
+        if self.lookup.take().is_some() {
+            let host = self.server_name().unwrap_or_default();
+            let message = format!(
+                "dial {}: lookup {host}: i/o timeout (no address within {:?})",
+                self.transport.as_str(),
+                self.timeout
+            );
+            return self.done(cx, Outcome::failure(Reason::Timeout, message));
+        }
+        let mut message = format!(
+            "read {} {}: i/o timeout (no answer within {:?})",
+            self.transport.as_str(),
+            self.local_and_peer(),
+            self.timeout
+        );
+        if self.facts.ignored > 0 {
+            message.push_str(&format!(
+                "; {} replies that did not answer the query were ignored",
+                self.facts.ignored
+            ));
+        }
+        if let Some(e) = &self.malformed {
+            message.push_str(&format!(", the last with our id malformed: {e}"));
+        }
+        self.end_attempt(cx);
+        self.done(cx, Outcome::new(ProbeResult::Failure, Reason::Timeout, message))
+    }
+
+    fn resume(&mut self, cx: &mut Ctx<'_>) -> Step {
+        self.resume_owed = false;
+        match self.conn {
+            Some(Conn::Udp(_)) => self.udp_ready(cx),
+            Some(Conn::Tcp(_)) => self.tcp_ready(cx, Ready { readable: true, ..Ready::default() }),
+            None => Step::Pending,
+        }
+    }
+
+    fn wake_at(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    fn cancel(&mut self, cx: &mut Ctx<'_>) {
+        self.lookup = None;
+        self.conn.take().map(|c| match c {
+            Conn::Udp(mut s) => cx.registry.deregister(&mut s),
+            Conn::Tcp(mut x) => cx.registry.deregister(&mut x.stream),
+        });
+        self.deadline = None;
+    }
+}

@@ -1,0 +1,171 @@
+//! The tests' DNS servers: NSD from Debian with zones the tests write, and a UDP socket of the
+//! test's own that answers as a script says (hostile, truncated, late, from another port).
+
+#![allow(dead_code)] // each test file uses a part
+
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use prober_dns::wire::Message;
+use prober_dns::{DnsFacts, DnsProbe, DnsSpec};
+
+/// The script that installs the server these tests run.
+pub const INSTALL_HINT: &str =
+    "run ci/dns-server.sh (it installs Debian's nsd package and runs these tests)";
+
+/// How long NSD may take to load its zones and answer.
+const START_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Runs `spec` to its outcome on a private poll, with its facts.
+pub fn run(spec: DnsSpec, timeout: Duration) -> (prober_core::Outcome, DnsFacts) {
+    let mut probe = DnsProbe::new(spec, timeout);
+    let outcome = prober_io::run_to_completion(&mut probe);
+    (outcome, probe.facts().clone())
+}
+
+/// The zone `probe.test.` every NSD test serves: each record type the probe renders, a name
+/// whose TXT set does not fit 512 bytes, and a CNAME.
+pub const ZONE: &str = r#"$ORIGIN probe.test.
+$TTL 3600
+@ IN SOA ns1.probe.test. hostmaster.probe.test. 2026112901 7200 3600 1209600 300
+@ IN NS ns1
+ns1 IN A 127.0.0.1
+a IN A 192.0.2.1
+a IN AAAA 2001:db8::1
+alias IN CNAME a
+@ IN MX 10 mail
+mail IN A 192.0.2.25
+ptr IN PTR a.probe.test.
+_dns._udp IN SRV 0 5 53 ns1
+txt IN TXT "v=spf1 -all" "say \"hi\""
+@ IN CAA 0 issue "ca.example.net"
+"#;
+
+/// How many TXT records `big.probe.test.` has (about 1 KB in all: more than 512 bytes, less than NSD's EDNS0 limit of 1232).
+pub const BIG_TXT_RECORDS: usize = 12;
+
+/// NSD, from Debian, serving `probe.test.` (from [`ZONE`]) and `broken.test.` (configured,
+/// its file missing: SERVFAIL) on a loopback port, UDP and TCP; stopped when dropped.
+pub struct Nsd {
+    child: Child,
+    dir: PathBuf,
+    pub addr: SocketAddr,
+}
+
+fn nsd_binary() -> PathBuf {
+    for dir in std::env::var("PATH").unwrap_or_default().split(':').chain(["/usr/sbin"]) {
+        let candidate = Path::new(dir).join("nsd");
+        if candidate.is_file() {
+            return candidate;
+        }
+    }
+    panic!("nsd (the DNS server these tests run) is not installed: {INSTALL_HINT}");
+}
+
+/// A loopback port free for TCP at the time of asking (NSD binds UDP and TCP on it).
+fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    let port = l.local_addr().expect("local address").port();
+    drop(l);
+    port
+}
+
+impl Nsd {
+    pub fn start() -> Nsd {
+        let nsd = nsd_binary();
+        let dir = std::env::temp_dir().join(format!(
+            "prober-dns-nsd-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let mut zone = ZONE.to_string();
+        for i in 0..BIG_TXT_RECORDS {
+            zone.push_str(&format!("big IN TXT \"{}-{i}\"\n", "x".repeat(60)));
+        }
+        std::fs::write(dir.join("probe.test.zone"), zone).expect("write the zone");
+        // A few tries: the port is free when chosen, another process may take it before NSD.
+        for _ in 0..5 {
+            let port = free_port();
+            let d = dir.display();
+            let conf = format!(
+                "server:\n  ip-address: 127.0.0.1@{port}\n  port: {port}\n  username: \"\"\n  \
+                 chroot: \"\"\n  zonesdir: \"{d}\"\n  database: \"\"\n  pidfile: \"{d}/nsd.pid\"\n  \
+                 xfrdfile: \"{d}/xfrd.state\"\n  zonelistfile: \"{d}/zone.list\"\n  xfrdir: \"{d}\"\n  \
+                 logfile: \"{d}/nsd.log\"\n  server-count: 1\n  do-ip6: no\n  verbosity: 1\n\
+                 remote-control:\n  control-enable: no\n\
+                 zone:\n  name: probe.test\n  zonefile: \"probe.test.zone\"\n\
+                 zone:\n  name: broken.test\n  zonefile: \"missing.zone\"\n"
+            );
+            let conf_path = dir.join("nsd.conf");
+            std::fs::write(&conf_path, conf).expect("write nsd.conf");
+            let child = Command::new(&nsd)
+                .arg("-d")
+                .arg("-c")
+                .arg(&conf_path)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {}: {e} ({INSTALL_HINT})", nsd.display()));
+            let mut server = Nsd { child, dir: dir.clone(), addr: ([127, 0, 0, 1], port).into() };
+            if server.wait_ready() {
+                return server;
+            }
+            let _ = server.child.kill();
+            let _ = server.child.wait();
+        }
+        let log = std::fs::read_to_string(dir.join("nsd.log")).unwrap_or_default();
+        panic!("nsd did not answer on a loopback port after 5 tries; its log:\n{log}");
+    }
+
+    /// Waits until NSD answers the SOA of `probe.test.` over UDP, or has exited.
+    fn wait_ready(&mut self) -> bool {
+        let end = Instant::now() + START_TIMEOUT;
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        sock.connect(self.addr).expect("connect");
+        sock.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
+        let query = prober_dns::wire::Query {
+            id: 7,
+            name: prober_dns::name::Name::from_text("probe.test").expect("name"),
+            qtype: 6,
+            qclass: 1,
+            recursion_desired: false,
+            edns_udp_size: None,
+        }
+        .encode();
+        let mut buf = [0u8; 512];
+        while Instant::now() < end {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return false;
+            }
+            let _ = sock.send(&query);
+            if let Ok(n) = sock.recv(&mut buf) {
+                if Message::parse(&buf[..n]).is_ok_and(|m| m.header.id == 7 && !m.answer.is_empty())
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+impl Drop for Nsd {
+    fn drop(&mut self) {
+        // SIGTERM, not SIGKILL: NSD's main process then stops its server and xfrd children,
+        // which a SIGKILL would leave running.
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill(2) on the pid of our own child, not yet waited for (so not reused).
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end && matches!(self.child.try_wait(), Ok(None)) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

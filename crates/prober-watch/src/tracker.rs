@@ -254,3 +254,87 @@ impl Tracker {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prober::Reason;
+
+    const ID: TargetId = 7;
+
+    fn run(result: ProbeResult, reason: Reason) -> Event {
+        let outcome = Box::new(Outcome::new(result, reason, "m"));
+        Event::Run { target: ID, role: Role::Readiness, outcome, late_us: 0 }
+    }
+
+    fn state(result: ProbeResult, reason: Option<Reason>) -> Event {
+        let outcome = reason.map(|r| Box::new(Outcome::new(result, r, "m")));
+        Event::State { target: ID, role: Role::Readiness, result, outcome }
+    }
+
+    /// What `handle` shows of `events`, one word per notice.
+    fn shown(t: &mut Tracker, events: Vec<Event>) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut events = events;
+        t.handle(&mut events, |n| {
+            lines.push(match n {
+                Notice::State { result, .. } => format!("state {result}"),
+                Notice::Run { outcome, .. } => format!("run {}", outcome.result),
+                Notice::Hook { .. } => "hook".into(),
+            });
+            Ok(())
+        })
+        .unwrap();
+        lines
+    }
+
+    #[test]
+    fn runs_are_shown_when_they_start_a_streak_and_changes_always() {
+        use ProbeResult::{Failure as F, Success as S};
+        let states = vec![TargetState::new("db".into(), [false, true, false])];
+        let health = Health::new(&states);
+        let mut t = Tracker::new(states, HashMap::from([(ID, 0)]), false, None, Some(health), None);
+        assert_eq!(t.waiting(), 1);
+        assert_eq!(shown(&mut t, vec![state(F, None)]), ["state failure"]);
+        // The first failing run starts a streak; the next says nothing new.
+        assert_eq!(shown(&mut t, vec![run(F, Reason::Refused)]), ["run failure"]);
+        assert_eq!((t.waiting(), t.take_ran(), t.take_changed()), (0, true, true));
+        assert!(shown(&mut t, vec![run(F, Reason::Refused)]).is_empty());
+        // A run whose change comes right behind it: the change line says it.
+        let changed = shown(&mut t, vec![run(S, Reason::None), state(S, Some(Reason::None))]);
+        assert_eq!(changed, ["state success"]);
+        assert!(t.states()[0].ready());
+        // A failing run that changes the value at once (failureThreshold 1): one line, too.
+        let changed = shown(&mut t, vec![run(F, Reason::Status), state(F, Some(Reason::Status))]);
+        assert_eq!(changed, ["state failure"]);
+        assert!(!t.states()[0].ready());
+        assert!(t.hooks_idle());
+        // A stray event of no target of this watch is ignored.
+        let stray = Event::Run {
+            target: ID + 1,
+            role: Role::Readiness,
+            outcome: Box::new(Outcome::new(F, Reason::Refused, "m")),
+            late_us: 0,
+        };
+        assert!(shown(&mut t, vec![stray]).is_empty());
+    }
+
+    #[test]
+    fn a_failed_print_stops_the_lines_not_the_tracking() {
+        let states = vec![TargetState::new("db".into(), [false, true, false])];
+        let mut t = Tracker::new(states, HashMap::from([(ID, 0)]), true, None, None, None);
+        let mut calls = 0;
+        let mut events = vec![
+            run(ProbeResult::Success, Reason::None),
+            state(ProbeResult::Success, Some(Reason::None)),
+        ];
+        let r = t.handle(&mut events, |_| {
+            calls += 1;
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        });
+        assert_eq!(r.unwrap_err().kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(calls, 1);
+        assert!(t.states()[0].ready(), "the change was tracked after the failed print");
+        assert!(events.is_empty());
+    }
+}

@@ -4,23 +4,19 @@
 //! without curl); `prober watch FILE` runs periodic probes with the kubelet's rules from a
 //! watch file or a Kubernetes manifest. See `docs/cli.md`.
 //!
-//! Watch files and Kubernetes manifests are read by `prober_k8s`; this crate parses the
-//! command line, runs and prints.
+//! Watch files and Kubernetes manifests are read by `prober_k8s`, and the watch's runtime
+//! (target state, hooks, health, metrics, systemd) is `prober_watch`'s; this crate parses the
+//! command line, wires and prints.
 #![warn(missing_docs)]
 
 mod args;
 mod check;
 mod duration;
 mod extensions;
-mod health;
-mod hooks;
-mod metrics;
 mod output;
 mod serve;
 mod serve_reload;
 mod signals;
-mod systemd;
-mod target_state;
 mod usage;
 mod watch;
 

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::args::{escape_for_terminal, quote_field};
 use crate::duration;
-use crate::hooks::Ended;
-use crate::target_state::{TargetState, failing};
+use prober_watch::hooks::Ended;
+use prober_watch::target_state::{TargetState, failing};
 
 // ---- prober check --------------------------------------------------------------------------
 

@@ -1,11 +1,11 @@
 //! `prober serve --config FILE --listen ADDR`: blackbox_exporter's `/probe` interface
 //! (`prober_blackbox`) over HTTP.
 //!
-//! The HTTP side is `prober_httpd`'s server, as for `prober watch --metrics`: one poll loop,
-//! bounded per connection, protected by `--web-config`. `/probe` is a deferred route: the
-//! request is checked and its probe submitted on the loop, and the engine's thread sends
-//! the answer when the outcome is in, so the loop never waits for a probe and any number of
-//! requests share the one engine thread. The main thread then reloads the module file when
+//! The HTTP side is `prober_httpd`'s server, set up as `prober watch --metrics`'s is
+//! (`prober_watch::endpoints`): one poll loop, bounded per connection, protected by
+//! `--web-config`. `/probe` is a deferred route: the request is checked and its probe
+//! submitted on the loop, and the engine's thread sends the answer when the outcome is in, so
+//! the loop never waits for a probe and any number of requests share the one engine thread. The main thread then reloads the module file when
 //! asked ([`crate::serve_reload`]).
 
 use std::ffi::OsString;
@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prober_blackbox::{Exporter, Request};
+use prober_watch::endpoints;
 
 use crate::args::{Failure, Parser, Token};
 use crate::serve_reload::{ConfigFile, DEFAULT_AUTO_RELOAD_SECONDS, Reloader};
@@ -67,7 +68,7 @@ pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
                 let v = p.value(&o)?;
                 let v = v.to_string_lossy();
                 listen = Some(
-                    crate::metrics::parse_addr(&v)
+                    prober_watch::metrics::parse_addr(&v)
                         .map_err(|e| p.usage(format!("--listen: {e}")))?,
                 );
             }
@@ -106,14 +107,10 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     exporter.set_timeout_offset(a.timeout_offset);
     exporter.set_history_limit(a.history_limit);
-    let web = a.web_config.as_deref().map(crate::watch::load_web_config).transpose()?;
-    let scheme =
-        if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
-    let mut server = prober_httpd::Server::bind(a.listen)
-        .map_err(|e| Failure::software(format!("--listen: cannot listen on {}: {e}", a.listen)))?;
-    if let Some(web) = web {
-        server = server.with_web_config(web);
-    }
+    let web = a.web_config.as_deref().map(endpoints::load_web_config).transpose()?;
+    let scheme = endpoints::scheme(web.as_ref());
+    let mut server =
+        endpoints::bind(a.listen, web.as_ref(), "--listen").map_err(Failure::software)?;
     let exporter = Arc::new(exporter);
     let ex = exporter.clone();
     server.route_deferred("/probe", move |req, reply| {

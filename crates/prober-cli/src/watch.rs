@@ -7,19 +7,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, EngineConfig, EngineError, Event, ProbeResult, Reason, Role, TargetId};
+use prober::{Engine, EngineConfig, EngineError, ProbeResult, Reason, Role, TargetId};
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
-use crate::health::Health;
-use crate::hooks::{self, Change, HookCommand, Hooks};
-use crate::metrics::{self, Metrics};
 use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
-use crate::systemd;
-use crate::target_state::TargetState;
 use crate::{duration, usage};
 use prober_k8s::ports::PortMap;
 use prober_k8s::{LoadError, TargetPlan, manifest};
+use prober_watch::hooks::{self, Change, HookCommand, Hooks};
+use prober_watch::{Notice, TargetState, Tracker, endpoints, metrics, systemd};
 
 #[derive(Debug)]
 enum Input {
@@ -314,71 +311,6 @@ enum End {
     Stopped,
 }
 
-/// The endpoints' servers, serving until dropped.
-type Servers = Vec<prober_httpd::Running>;
-
-/// Starts the `--metrics` and `--health-listen` servers when asked for (one listener when
-/// both name the same address), protected as `--web-config` says; says where on standard
-/// error (so that a port chosen by the system, `:0`, can be found).
-/// Reads `--web-config FILE`: 66 when it cannot be read, 64 naming the field when it is wrong.
-pub(crate) fn load_web_config(path: &std::path::Path) -> Result<prober_httpd::WebConfig, Failure> {
-    std::fs::metadata(path)
-        .map_err(|e| Failure::no_input(format!("--web-config: {}: {e}", path.display())))?;
-    prober_httpd::WebConfig::load(path).map_err(|e| Failure::input(format!("--web-config: {e}")))
-}
-
-fn start_servers(
-    w: &WatchArgs,
-    states: &[TargetState],
-) -> Result<(Option<Metrics>, Option<Health>, Servers), Failure> {
-    let web = w.opts.web_config.as_deref().map(load_web_config).transpose()?;
-    let scheme =
-        if web.as_ref().is_some_and(prober_httpd::WebConfig::tls) { "https" } else { "http" };
-    let health = w.opts.health.map(|_| Health::new(states));
-    let mut servers = Servers::new();
-    let listen = |addr: SocketAddr, option: &str| {
-        let server = prober_httpd::Server::bind(addr)
-            .map_err(|e| Failure::software(format!("{option}: cannot listen on {addr}: {e}")))?;
-        Ok::<_, Failure>(match &web {
-            Some(web) => server.with_web_config(web.clone()),
-            None => server,
-        })
-    };
-    let mut start = |server: prober_httpd::Server, option: &str| {
-        let running = server
-            .spawn("http")
-            .map_err(|e| Failure::software(format!("{option}: cannot start its server: {e}")))?;
-        let bound = running.local_addr();
-        servers.push(running);
-        Ok::<_, Failure>(bound)
-    };
-    let mut metrics = None;
-    if let Some(addr) = w.opts.metrics {
-        let (m, registry) = Metrics::new();
-        metrics = Some(m);
-        let mut server = listen(addr, "--metrics")?;
-        metrics::route(&mut server, registry);
-        let shared = w.opts.health == Some(addr);
-        if let (true, Some(h)) = (shared, &health) {
-            h.route(&mut server);
-        }
-        let bound = start(server, "--metrics")?;
-        eprintln!("prober: metrics at {scheme}://{bound}/metrics");
-        if shared {
-            eprintln!("prober: health at {scheme}://{bound}/readyz");
-        }
-    }
-    if let (Some(addr), Some(h)) = (w.opts.health, &health) {
-        if w.opts.metrics != Some(addr) {
-            let mut server = listen(addr, "--health-listen")?;
-            h.route(&mut server);
-            let bound = start(server, "--health-listen")?;
-            eprintln!("prober: health at {scheme}://{bound}/readyz");
-        }
-    }
-    Ok((metrics, health, servers))
-}
-
 pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     // SAFETY: the command has started no thread yet (the servers, the engine's resolver and
     // the hooks all come later), so nothing reads the environment while it changes.
@@ -416,25 +348,17 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
         });
     }
     // Bound before any probe runs (the engine runs nothing until its first step).
-    let (metrics, health, _servers) = start_servers(w, &states)?;
-    if let Some(m) = &metrics {
-        states.iter().for_each(|t| m.record_target(t));
-    }
+    let web = w.opts.web_config.as_deref().map(endpoints::load_web_config).transpose()?;
+    let announce = |line: String| eprintln!("prober: {line}");
+    let (metrics, health, _servers) =
+        endpoints::start(w.opts.metrics, w.opts.health, web.as_ref(), &states, announce)
+            .map_err(Failure::software)?
+            .split();
+    let hooks = Hooks::new(hook_commands);
+    let mut tracker = Tracker::new(states, by_id, w.opts.every_run, metrics, health, hooks);
 
     let mut out = io::stdout().lock();
     let deadline = w.opts.for_dur.map(|d| start + d);
-    let mut printer = Printer {
-        json: w.opts.json,
-        every_run: w.opts.every_run,
-        start,
-        metrics: metrics.as_ref(),
-        hooks: Hooks::new(hook_commands),
-        health,
-        waiting: states.iter().filter(|t| !t.has_verdict()).count(),
-        changed: true,
-        ran: false,
-        to_submit: Vec::new(),
-    };
     let mut notifier = systemd::Notifier::new(&notify_env).unwrap_or_else(|e| {
         eprintln!("prober: note: {}", escape_for_terminal(&e));
         None
@@ -445,34 +369,36 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     let mut ending = None;
     let end = loop {
         engine.drain(&mut events, usize::MAX);
-        if printer.handle(&mut events, &mut states, &by_id, &mut out).is_err() {
+        let json = w.opts.json;
+        if tracker.handle(&mut events, |n| print(&mut out, json, start, n)).is_err() {
             break End::Stopped;
         }
         if let Some(n) = &mut notifier {
-            if std::mem::take(&mut printer.ran) {
+            if tracker.take_ran() {
                 n.progressed();
             }
-            n.update(&states, printer.waiting, std::mem::take(&mut printer.changed));
+            let changed = tracker.take_changed();
+            n.update(tracker.states(), tracker.waiting(), changed);
             n.tick(Instant::now());
         }
-        for (spec, tag) in printer.to_submit.drain(..) {
+        for (spec, tag) in tracker.hook_runs() {
             engine.submit(spec, tag).map_err(|e| Failure::software(format!("--on-change: {e}")))?;
         }
         if ending.is_none() {
             let now = Instant::now();
-            if w.opts.until_ready && states.iter().all(TargetState::ready) {
+            if w.opts.until_ready && tracker.states().iter().all(TargetState::ready) {
                 ending = Some(End::Ready);
             } else if deadline.is_some_and(|d| now >= d) {
                 ending = Some(End::Timeout);
             }
-            if ending.is_some() && !printer.hooks_idle() {
+            if ending.is_some() && !tracker.hooks_idle() {
                 // No more probes, so no more changes: only the hooks' runs go on.
-                for id in by_id.keys() {
-                    let _ = engine.remove_target(*id);
+                for id in tracker.target_ids() {
+                    let _ = engine.remove_target(id);
                 }
             }
         }
-        if let Some(end) = ending.take_if(|_| printer.hooks_idle()) {
+        if let Some(end) = ending.take_if(|_| tracker.hooks_idle()) {
             break end;
         }
         if signals.take().is_some() {
@@ -498,7 +424,7 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     }
     // In-flight probes (and exec children) are cancelled before the summary is printed.
     drop(engine);
-    let _ = writeln!(out, "{}", summary(w.opts.json, start.elapsed(), &states))
+    let _ = writeln!(out, "{}", summary(w.opts.json, start.elapsed(), tracker.states()))
         .and_then(|()| out.flush());
     drop(signals);
     Ok(match end {
@@ -516,140 +442,21 @@ fn earliest(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
     }
 }
 
-/// Turns events into lines (and metrics), and changes into hook runs.
-struct Printer<'a> {
-    json: bool,
-    every_run: bool,
-    start: Instant,
-    metrics: Option<&'a Metrics>,
-    /// `--on-change`.
-    hooks: Option<Hooks>,
-    /// `--health-listen`.
-    health: Option<Health>,
-    /// How many targets have had no first verdict yet.
-    waiting: usize,
-    /// A published value or a verdict changed since the flag was last taken.
-    changed: bool,
-    /// A run ended since the flag was last taken.
-    ran: bool,
-    /// Hook runs to submit to the engine, tagged with their target's index.
-    to_submit: Vec<(prober::ProbeSpec, u64)>,
-}
-
-impl Printer<'_> {
-    fn hooks_idle(&self) -> bool {
-        self.hooks.as_ref().is_none_or(Hooks::idle)
-    }
-
-    /// Queues a hook run of target `i` for `next` (role, from, to, reason), if any.
-    fn queue_hook(&mut self, i: usize, name: &str, mut next: Option<hooks::Due>) {
-        let Some(h) = &mut self.hooks else {
-            return;
-        };
-        while let Some((role, from, to, reason)) = next {
-            let Some(command) = h.command(i) else { return };
-            match command.spec(&Change { target: name, role, from, to, reason }) {
-                Ok(spec) => {
-                    self.to_submit.push((spec, i as u64));
-                    return;
-                }
-                // The command was checked at start and the values hold no NUL: this cannot
-                // happen. Should it, the run is skipped, not left pending for ever.
-                Err(e) => {
-                    eprintln!("prober: note: --on-change: {}", escape_for_terminal(&e));
-                    next = h.ended(i).and_then(|(_, n)| n);
-                }
-            }
+/// Writes the line of `notice` (and flushes it: a reader sees each change as it happens).
+fn print(out: &mut impl Write, json: bool, start: Instant, notice: Notice<'_>) -> io::Result<()> {
+    let elapsed = start.elapsed();
+    let line = match notice {
+        Notice::State { target, role, result, outcome } => {
+            state_line(json, elapsed, target, role, result, outcome)
         }
-    }
-
-    /// Handles a batch of events; an error when standard output cannot be written (the
-    /// reader went away: the watch stops).
-    fn handle(
-        &mut self,
-        events: &mut Vec<Event>,
-        states: &mut [TargetState],
-        by_id: &HashMap<TargetId, usize>,
-        out: &mut impl Write,
-    ) -> io::Result<()> {
-        let mut result = Ok(());
-        let mut events = events.drain(..).peekable();
-        while let Some(ev) = events.next() {
-            if let Event::Check { tag, outcome } = ev {
-                // A hook run ended: log it, and run the target's next change, if any.
-                let i = usize::try_from(tag).unwrap_or(usize::MAX);
-                let Some((ended, next)) = self.hooks.as_mut().and_then(|h| h.ended(i)) else {
-                    continue;
-                };
-                let name = &states[i].name;
-                self.queue_hook(i, name, next);
-                let line = hook_line(self.json, self.start.elapsed(), name, &ended, &outcome);
-                if result.is_ok() {
-                    result = writeln!(out, "{line}").and_then(|()| out.flush());
-                }
-                continue;
-            }
-            let Some(&i) = ev.target().and_then(|t| by_id.get(&t)) else {
-                continue;
-            };
-            let t = &mut states[i];
-            let line = match ev {
-                Event::State { role, result, outcome, .. } => {
-                    t.publish(role, result, outcome.as_ref().map(|o| o.reason));
-                    self.changed = true;
-                    if let Some(m) = self.metrics {
-                        m.record_target(t);
-                    }
-                    if let Some(h) = &self.health {
-                        h.update(i, t);
-                    }
-                    if let Some(h) = &mut self.hooks {
-                        match &outcome {
-                            None => h.initial(i, role, result),
-                            Some(o) => {
-                                let next = h.changed(i, role, result, o.reason);
-                                self.queue_hook(i, &t.name, next);
-                            }
-                        }
-                    }
-                    state_line(self.json, self.start.elapsed(), t, role, result, outcome.as_deref())
-                }
-                Event::Run { target, role, outcome, late_us } => {
-                    let late = Duration::from_micros(late_us);
-                    if let Some(m) = self.metrics {
-                        m.record_run(&t.name, role, &outcome, late);
-                    }
-                    // The engine queues a run's change right behind the run: a change line
-                    // then carries the same message.
-                    let published_now = matches!(events.peek(),
-                        Some(Event::State { target: next, role: r, outcome: Some(_), .. })
-                            if *next == target && *r == role);
-                    let print = self.every_run || t.starts_streak(role, &outcome) && !published_now;
-                    // Only a printed run is formatted: most runs print nothing.
-                    let line = print.then(|| {
-                        run_line(self.json, self.start.elapsed(), &t.name, role, &outcome, late)
-                    });
-                    if t.record_run(role, outcome) {
-                        self.waiting -= 1;
-                        self.changed = true;
-                    }
-                    self.ran = true;
-                    // The reason a target is not ready is its last failing run's.
-                    if let Some(h) = &self.health {
-                        h.update(i, t);
-                    }
-                    let Some(line) = line else { continue };
-                    line
-                }
-                // Completions of one-shot checks (the watch submits none), and any event added later.
-                _ => continue,
-            };
-            if result.is_ok() {
-                result = writeln!(out, "{line}").and_then(|()| out.flush());
-            }
+        Notice::Run { target, role, outcome, late } => {
+            run_line(json, elapsed, &target.name, role, outcome, late)
         }
-        result
-    }
+        Notice::Hook { target, ended, outcome } => {
+            hook_line(json, elapsed, &target.name, ended, outcome)
+        }
+    };
+    writeln!(out, "{line}").and_then(|()| out.flush())
 }
 
 /// Why the engine refused a probe, naming the target and role as the file does

@@ -26,7 +26,9 @@ pub const OUTPUT_LIMIT: usize = 4096;
 /// The hook of a watch: its command line and timeout.
 #[derive(Debug, Clone)]
 pub struct HookCommand {
+    /// The program and its arguments (run without a shell).
     pub argv: Vec<String>,
+    /// How long a run may take before it is killed with its process group.
     pub timeout: Duration,
 }
 
@@ -35,6 +37,10 @@ pub struct HookCommand {
 /// everything but `\"`, `\\`, `\$` and `` \` ``, and a backslash outside quotes keeps the next
 /// character. Anything more (variables, pipes, redirections) needs a shell, which the command
 /// asks for itself: `sh -c '...'`.
+///
+/// # Errors
+///
+/// An unterminated quote, a lone backslash at the end, or no word at all.
 pub fn split_words(s: &str) -> Result<Vec<String>, String> {
     let mut words = Vec::new();
     let mut word: Option<String> = None;
@@ -85,9 +91,13 @@ pub fn split_words(s: &str) -> Result<Vec<String>, String> {
 }
 
 impl HookCommand {
-    /// The one-shot exec spec of a run. `validate` calls it with placeholder values at start,
+    /// The one-shot exec spec of a run. The host calls it with placeholder values at start,
     /// so that a command the library refuses is a usage error, not a failure at the first
     /// change.
+    ///
+    /// # Errors
+    ///
+    /// What the library says of the command, its timeout or its environment.
     pub fn spec(&self, c: &Change<'_>) -> Result<ProbeSpec, String> {
         let mut spec = ProbeSpec::exec(&self.argv).map_err(|e| e.to_string())?;
         spec.set_timeout(self.timeout).map_err(|e| e.to_string())?;
@@ -113,9 +123,13 @@ pub type Due = (Role, ProbeResult, ProbeResult, Reason);
 /// What a hook run is told: `PROBER_*` in its environment.
 #[derive(Debug, Clone, Copy)]
 pub struct Change<'a> {
+    /// The target's name (`PROBER_TARGET`).
     pub target: &'a str,
+    /// The probe whose published value changed (`PROBER_PROBE`).
     pub role: Role,
+    /// The value the hooks were last told of (`PROBER_FROM`).
     pub from: ProbeResult,
+    /// The value now (`PROBER_TO`).
     pub to: ProbeResult,
     /// Why the last change happened (`Reason::as_str`: the fixed set of `--json`'s `reason`).
     pub reason: Reason,
@@ -143,8 +157,11 @@ pub struct Hooks {
 /// A hook run that ended, as the watch logs it.
 #[derive(Debug, Clone, Copy)]
 pub struct Ended {
+    /// The probe whose change the run was told of.
     pub role: Role,
+    /// The value it was told the change came from.
     pub from: ProbeResult,
+    /// The value it was told the change went to.
     pub to: ProbeResult,
 }
 

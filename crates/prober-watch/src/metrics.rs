@@ -168,12 +168,12 @@ impl Metrics {
         self.lateness.observe(late.as_secs_f64());
     }
 
-    /// Sets `target`'s started / ready / live gauges from its published values.
     /// Records a target's started, ready and live flags as the watch knows them.
-    pub(crate) fn record_target(&self, t: &TargetState) {
+    pub fn record_target(&self, t: &TargetState) {
         self.record_state(&t.name, t.started(), t.ready(), t.live());
     }
 
+    /// Sets `target`'s started / ready / live gauges.
     pub fn record_state(&self, target: &str, started: bool, ready: bool, live: bool) {
         let labels = TargetLabels { target: target.to_string() };
         self.started.get_or_create(&labels).set(i64::from(started));

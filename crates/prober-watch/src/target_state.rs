@@ -6,27 +6,33 @@ use prober::{Outcome, ProbeResult, Reason, Role};
 /// A target's published values, for the started / ready / live summary, and what its runs
 /// said, for the explanations.
 #[derive(Debug)]
-pub(crate) struct TargetState {
-    pub(crate) name: String,
-    pub(crate) has: [bool; 3],
-    pub(crate) value: [ProbeResult; 3],
+pub struct TargetState {
+    /// The target's name, as the watch file or manifest gives it.
+    pub name: String,
+    /// Which roles it has a probe for, by [`Role::index`].
+    pub has: [bool; 3],
+    /// Each role's published value (the kubelet's initial values before any change).
+    pub value: [ProbeResult; 3],
     /// The reason of the change that published each value (`initial` before any).
-    pub(crate) value_reason: [&'static str; 3],
+    pub value_reason: [&'static str; 3],
     /// Each role's last run result (`None` before its first run).
-    pub(crate) last_run: [Option<ProbeResult>; 3],
+    pub last_run: [Option<ProbeResult>; 3],
     /// Each role's last run that did not succeed: what the summary explains.
-    pub(crate) last_bad: [Option<Box<Outcome>>; 3],
+    pub last_bad: [Option<Box<Outcome>>; 3],
     /// Whether the target has had its first verdict (see [`TargetState::has_verdict`]).
-    pub(crate) verdict: bool,
+    pub verdict: bool,
 }
 
 /// Why a target is not ready or not live: a role's published value and a reason, shown as
 /// `readiness failure (refused)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Why {
-    pub(crate) role: Role,
-    pub(crate) value: ProbeResult,
-    pub(crate) reason: &'static str,
+pub struct Why {
+    /// The role whose value keeps the target from being ready or live.
+    pub role: Role,
+    /// That role's published value.
+    pub value: ProbeResult,
+    /// Why (a [`Reason::as_str`], or `initial`).
+    pub reason: &'static str,
 }
 
 impl std::fmt::Display for Why {
@@ -36,12 +42,13 @@ impl std::fmt::Display for Why {
 }
 
 /// A run that did not succeed: `Failure`, or `Unknown` (the probe could not run).
-pub(crate) fn failing(r: ProbeResult) -> bool {
+pub fn failing(r: ProbeResult) -> bool {
     matches!(r, ProbeResult::Failure | ProbeResult::Unknown)
 }
 
 impl TargetState {
-    pub(crate) fn new(name: String, has: [bool; 3]) -> TargetState {
+    /// A target named `name` with probes for the roles `has` says, before anything ran.
+    pub fn new(name: String, has: [bool; 3]) -> TargetState {
         TargetState {
             name,
             has,
@@ -58,7 +65,7 @@ impl TargetState {
     /// its startup probe ran and it has not started (its other probes wait for that). Once
     /// true it stays so (readiness and liveness starting after the startup probe do not take
     /// it back).
-    pub(crate) fn has_verdict(&self) -> bool {
+    pub fn has_verdict(&self) -> bool {
         self.verdict
     }
 
@@ -68,7 +75,7 @@ impl TargetState {
     }
 
     /// A published value of `role`, with the reason of the change (`None`: an initial value).
-    pub(crate) fn publish(&mut self, role: Role, value: ProbeResult, reason: Option<Reason>) {
+    pub fn publish(&mut self, role: Role, value: ProbeResult, reason: Option<Reason>) {
         self.value[role.index()] = value;
         self.value_reason[role.index()] = reason.map_or("initial", Reason::as_str);
     }
@@ -86,7 +93,7 @@ impl TargetState {
     }
 
     /// Why the target is not ready (its startup or readiness probe); `None` when it is.
-    pub(crate) fn why_not_ready(&self) -> Option<Why> {
+    pub fn why_not_ready(&self) -> Option<Why> {
         if !self.started() {
             Some(self.why(Role::Startup))
         } else if !self.ready() {
@@ -97,26 +104,30 @@ impl TargetState {
     }
 
     /// Why the target is not live; `None` when it is.
-    pub(crate) fn why_not_live(&self) -> Option<Why> {
+    pub fn why_not_live(&self) -> Option<Why> {
         (!self.live()).then(|| self.why(Role::Liveness))
     }
 
-    pub(crate) fn started(&self) -> bool {
+    /// Whether it has started: no startup probe, or its value is a success.
+    pub fn started(&self) -> bool {
         !self.has[Role::Startup.index()]
             || self.value[Role::Startup.index()] == ProbeResult::Success
     }
 
-    pub(crate) fn ready(&self) -> bool {
+    /// Whether it is ready: started, and no readiness probe or its value is a success.
+    pub fn ready(&self) -> bool {
         let r = Role::Readiness.index();
         self.started() && (!self.has[r] || self.value[r] == ProbeResult::Success)
     }
 
-    pub(crate) fn live(&self) -> bool {
+    /// Whether it is live: no liveness probe, or its value is a success.
+    pub fn live(&self) -> bool {
         let l = Role::Liveness.index();
         !self.has[l] || self.value[l] == ProbeResult::Success
     }
 
-    pub(crate) fn flags(&self) -> String {
+    /// `started=yes ready=no live=yes`.
+    pub fn flags(&self) -> String {
         let yn = |b: bool| if b { "yes" } else { "no" };
         format!(
             "started={} ready={} live={}",
@@ -128,7 +139,7 @@ impl TargetState {
 
     /// The roles the summary explains: those whose published value or last run is not a
     /// success.
-    pub(crate) fn not_success(&self) -> impl Iterator<Item = Role> + '_ {
+    pub fn not_success(&self) -> impl Iterator<Item = Role> + '_ {
         Role::ALL.into_iter().filter(|r| {
             let i = r.index();
             self.has[i]
@@ -138,13 +149,13 @@ impl TargetState {
 
     /// Whether `outcome`, the next run of `role`, is the first failing run of a streak (the
     /// first run, or the first after a success).
-    pub(crate) fn starts_streak(&self, role: Role, outcome: &Outcome) -> bool {
+    pub fn starts_streak(&self, role: Role, outcome: &Outcome) -> bool {
         failing(outcome.result) && !self.last_run[role.index()].is_some_and(failing)
     }
 
     /// Records a run (a failing one is kept for the summary); true when it gave the target
     /// its first verdict.
-    pub(crate) fn record_run(&mut self, role: Role, outcome: Box<Outcome>) -> bool {
+    pub fn record_run(&mut self, role: Role, outcome: Box<Outcome>) -> bool {
         let i = role.index();
         self.last_run[i] = Some(outcome.result);
         if failing(outcome.result) {

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use prober_httpd::{Response, Server};
 
-use crate::args::escape_for_terminal;
+use crate::escape::escape_for_terminal;
 use crate::target_state::{TargetState, Why};
 
 /// What the endpoint knows of one target.

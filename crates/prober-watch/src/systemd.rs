@@ -22,7 +22,7 @@ use std::io;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::time::{Duration, Instant};
 
-use crate::args::escape_for_terminal;
+use crate::escape::escape_for_terminal;
 use crate::target_state::TargetState;
 
 /// The variables of the protocol, read once and removed.
@@ -210,8 +210,8 @@ fn address(name: &str) -> Result<SocketAddr, String> {
 
 /// `2/3 ready, 3/3 live; not ready: db (readiness failure (refused))`, or while targets have
 /// no verdict yet, `...; waiting for a first verdict: db`. Names are escaped onto the one line
-/// (a newline would end the assignment), at most [`NAMES_IN_STATUS`] of them, and the line is
-/// cut to [`MAX_STATUS`] bytes.
+/// (a newline would end the assignment), at most three of them (`NAMES_IN_STATUS`), and the
+/// line is cut to 400 bytes (`MAX_STATUS`).
 pub fn status_line(states: &[TargetState], waiting: usize) -> String {
     let n = states.len();
     let ready = states.iter().filter(|t| t.ready()).count();

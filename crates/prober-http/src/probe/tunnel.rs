@@ -121,6 +121,8 @@ impl HttpProbe {
             return self.tunnel_refused(cx, conn, Reason::Protocol, &why);
         }
         self.buf.clear();
+        // Without TLS, `Plain` is the only variant: the match is kept for the build with it.
+        #[cfg_attr(not(feature = "tls"), allow(clippy::infallible_destructuring_match))]
         let conn = match conn {
             Transport::Plain(conn) => conn,
             #[cfg(feature = "tls")]

@@ -428,7 +428,8 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.close = policy,
             ProbeKind::Http(h) => h.close = policy,
             ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) | ProbeKind::Dns(_) => {}
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) | ProbeKind::Dns(_) => {
+            }
         }
     }
 

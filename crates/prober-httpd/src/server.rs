@@ -654,7 +654,9 @@ impl Site {
         configured_headers: bool,
     ) {
         let configured = if configured_headers { self.headers.as_slice() } else { &[] };
-        let mut out = String::with_capacity(256);
+        // Room for the body too: growing the head's buffer for it copied both again.
+        let body = if head_only { 0 } else { response.body.len() };
+        let mut out = String::with_capacity(256 + body);
         let _ = write!(
             out,
             "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n",

@@ -6,6 +6,7 @@
 //! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
 //! loop never waits for a probe), so any number of concurrent requests share the engine.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,6 +20,7 @@ use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
 use crate::facts::gauge;
 use crate::history::{History, Output};
 use crate::module::{FailedBy, Module, Modules, Prober, TargetError};
+use crate::numbers::{Number as _, Secs, push_millis3, push_secs, push_u64};
 use crate::reload::{Loaded, Reload};
 use crate::{facts, qr_facts, unprobed};
 
@@ -371,8 +373,8 @@ impl Inner {
     /// the log begun), or the answer to give at once.
     fn prepare(&self, req: &Request<'_>) -> Result<(prober::ProbeSpec, Begun), Response> {
         let started = Instant::now();
-        let params = parse_query(req.query);
-        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let params = query_pairs(req.query);
+        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_ref());
         let name = get("module").unwrap_or("http_2xx");
         let debug = get("debug") == Some("true");
         let modules = self.modules.current();
@@ -394,13 +396,21 @@ impl Inner {
         })?;
         // Sized for the lines every probe writes, so that they are not copied as they grow.
         let mut log = String::with_capacity(LOG_CAPACITY);
-        let _ = writeln!(
-            log,
-            "Beginning probe: probe={} target={} module={name} timeout_seconds={}",
+        // Pushed piece by piece: through the formatting machinery this line cost more.
+        let target_shown = prober_core::redact_target(target);
+        for piece in [
+            "Beginning probe: probe=",
             module.prober.as_str(),
-            prober_core::redact_target(target),
-            timeout.as_secs_f64()
-        );
+            " target=",
+            &target_shown,
+            " module=",
+            name,
+            " timeout_seconds=",
+        ] {
+            log.push_str(piece);
+        }
+        push_secs(&mut log, timeout);
+        log.push('\n');
         let hostname = get("hostname").filter(|h| !h.is_empty());
         let spec = module.spec(target, timeout).and_then(|mut spec| {
             if let Some(h) = hostname {
@@ -411,7 +421,9 @@ impl Inner {
         match spec {
             Ok(spec) => {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
-                let _ = writeln!(log, "Address family: {}", spec.ip_family().name());
+                log.push_str("Address family: ");
+                log.push_str(spec.ip_family().name());
+                log.push('\n');
                 let (module, target) = (name.to_string(), target.to_string());
                 let hostname = hostname.map(str::to_string);
                 let begun =
@@ -614,6 +626,12 @@ pub fn timeout(
 /// digits: `%zz`, `%+1`, a `%` at the end) or with a `;` is left out, as Go leaves it out
 /// (blackbox_exporter ignores the error `ParseQuery` returns with the other pairs).
 pub fn parse_query(q: &str) -> Vec<(String, String)> {
+    query_pairs(q).into_iter().map(|(n, v)| (n.into_owned(), v.into_owned())).collect()
+}
+
+/// [`parse_query`] borrowing what needs no decoding, as `/probe` reads its parameters: a
+/// copy of every name and value cost a few thousand instructions a request.
+fn query_pairs(q: &str) -> Vec<(Cow<'_, str>, Cow<'_, str>)> {
     q.split('&')
         .filter(|p| !p.is_empty() && !p.contains(';'))
         .filter_map(|p| {
@@ -624,7 +642,10 @@ pub fn parse_query(q: &str) -> Vec<(String, String)> {
 }
 
 /// Go's `url.QueryUnescape`: `None` for a bad escape.
-fn decode(s: &str) -> Option<String> {
+fn decode(s: &str) -> Option<Cow<'_, str>> {
+    if !s.bytes().any(|b| b == b'%' || b == b'+') {
+        return Some(Cow::Borrowed(s));
+    }
     // A hex digit only: no sign, which `u8::from_str_radix` would take (`%+1` is 0x01 to it).
     let hex = |c: Option<&u8>| c.and_then(|&c| char::from(c).to_digit(16));
     let b = s.as_bytes();
@@ -642,7 +663,7 @@ fn decode(s: &str) -> Option<String> {
         }
         i += 1;
     }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    Some(Cow::Owned(String::from_utf8_lossy(&out).into_owned()))
 }
 
 fn explain(
@@ -653,8 +674,25 @@ fn explain(
     d: Duration,
 ) {
     if let Some(peer) = o.peer {
+        log.push_str("Connected: address=");
+        match peer.ip() {
+            // `Display` of an IPv4 address, without the formatting machinery (which pads).
+            std::net::IpAddr::V4(v4) => {
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        log.push('.');
+                    }
+                    push_u64(log, u64::from(octet));
+                }
+            }
+            ip @ std::net::IpAddr::V6(_) => {
+                let _ = write!(log, "{ip}");
+            }
+        }
         let proto = if prober::IpFamily::is_v6(peer.ip()) { "ip6" } else { "ip4" };
-        let _ = writeln!(log, "Connected: address={} ip_protocol={proto}", peer.ip());
+        log.push_str(" ip_protocol=");
+        log.push_str(proto);
+        log.push('\n');
     }
     let t = &o.timings;
     // Written in place: a string per phase cost an allocation each.
@@ -669,7 +707,8 @@ fn explain(
         log.push_str(label);
         match d {
             Some(d) => {
-                let _ = write!(log, "{:.3}ms", d.as_secs_f64() * 1e3);
+                push_millis3(log, d);
+                log.push_str("ms");
             }
             None => log.push('-'),
         }
@@ -679,8 +718,11 @@ fn explain(
         facts::explain_tls(log, tls);
     }
     if let Some(s) = o.http_status {
-        let _ =
-            writeln!(log, "Received HTTP response: status_code={s} redirects={}", o.http_redirects);
+        log.push_str("Received HTTP response: status_code=");
+        push_u64(log, u64::from(s));
+        log.push_str(" redirects=");
+        push_u64(log, u64::from(o.http_redirects));
+        log.push('\n');
     }
     if !o.message.is_empty() {
         let _ = writeln!(
@@ -694,12 +736,10 @@ fn explain(
     if let Some((why, _)) = verdict {
         let _ = writeln!(log, "{why}");
     }
-    let _ = writeln!(
-        log,
-        "{} duration_seconds={}",
-        if success { "Probe succeeded" } else { "Probe failed" },
-        d.as_secs_f64()
-    );
+    log.push_str(if success { "Probe succeeded" } else { "Probe failed" });
+    log.push_str(" duration_seconds=");
+    push_secs(log, d);
+    log.push('\n');
 }
 
 /// blackbox_exporter's `ipHash`: FNV-1a (32 bits) of the address's bytes, the 4 of IPv4 (an
@@ -721,7 +761,7 @@ fn render(
     d: Duration,
 ) -> String {
     let mut s = String::with_capacity(METRICS_CAPACITY);
-    let secs = |d: Option<Duration>| d.map_or(0.0, |d| d.as_secs_f64());
+    let secs = |d: Option<Duration>| Secs(d.unwrap_or_default());
     let t = &o.timings;
     // The unix prober resolves nothing: blackbox_exporter has no lookup gauge for it.
     if m.prober != Prober::Unix {
@@ -736,7 +776,7 @@ fn render(
         &mut s,
         "probe_duration_seconds",
         "Returns how long the probe took to complete in seconds",
-        d.as_secs_f64(),
+        Secs(d),
     );
     match m.prober {
         Prober::Http => http_metrics(&mut s, m, o, verdict),
@@ -801,7 +841,11 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
         if phase == "resolve" && m.skip_resolve_phase && o.http_redirects == 0 {
             continue;
         }
-        let _ = writeln!(s, "{name}{{phase=\"{phase}\"}} {v}");
+        for piece in [name, "{phase=\"", phase, "\"} "] {
+            s.push_str(piece);
+        }
+        v.push_to(s);
+        s.push('\n');
     }
     facts::last_modified(s, o);
     // Registered only for a module with a CEL expression, as blackbox_exporter does.
@@ -830,9 +874,12 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
         None => o.output_total,
     };
     gauge(s, "probe_http_uncompressed_body_length", "Length of uncompressed response body", body);
+    // `{}` of `as_f64()` (1, 1.1, 2), written as text: the float formatting cost more.
     let version = match o.http_version {
-        Some(v) if responded => v.as_f64(),
-        _ => 0.0,
+        Some(prober::HttpResponseVersion::Http10) if responded => "1",
+        Some(prober::HttpResponseVersion::Http11) if responded => "1.1",
+        Some(prober::HttpResponseVersion::Http2) if responded => "2",
+        _ => "0",
     };
     gauge(s, "probe_http_version", "Returns the version of HTTP of the probe response", version);
 }

@@ -4,11 +4,11 @@
 //! calls each where its name falls in the alphabetical order of the answer.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use prober::{Outcome, TlsVersion};
 
 use crate::module::{Module, Prober};
+use crate::numbers::{Number, Secs};
 
 /// Go's zero `time.Time` as Unix seconds: what blackbox_exporter reports for the last chain's
 /// expiry when no chain was verified (`insecure_skip_verify`).
@@ -16,11 +16,12 @@ const GO_ZERO_TIME: i64 = -62_135_596_800;
 
 /// One gauge with its help and type lines. The fixed text is pushed as it is: through the
 /// formatting machinery it cost more than the value (every `/probe` writes about 15).
-pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl std::fmt::Display) {
+pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl Number) {
     for piece in ["# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n", name, " "] {
         out.push_str(piece);
     }
-    let _ = writeln!(out, "{value}");
+    value.push_to(out);
+    out.push('\n');
 }
 
 /// A label value escaped as the text format wants it (`\\`, `\"`, `\n`).
@@ -86,8 +87,8 @@ pub(crate) fn grpc(out: &mut String, m: &Module, o: &Outcome, tls: bool) {
     if unresolved {
         let _ = writeln!(out, "{name}{{phase=\"resolve\"}} 0");
     } else {
-        let _ = writeln!(out, "{name}{{phase=\"check\"}} {}", check.as_secs_f64());
-        let _ = writeln!(out, "{name}{{phase=\"resolve\"}} {}", resolve.as_secs_f64());
+        let _ = writeln!(out, "{name}{{phase=\"check\"}} {}", Secs(check));
+        let _ = writeln!(out, "{name}{{phase=\"resolve\"}} {}", Secs(resolve));
         let name = "probe_grpc_healthcheck_response";
         let _ = write!(out, "# HELP {name} Response HealthCheck response\n# TYPE {name} gauge\n");
         // The four statuses of grpc.health.v1, sorted by name as client_golang writes them.
@@ -129,15 +130,14 @@ pub(crate) fn last_modified(out: &mut String, o: &Outcome) {
 
 /// The phases of `probe_http_duration_seconds` (connect, processing, resolve, tls, transfer)
 /// from the sums over the run's hops; without them (a run that never started a hop), zeros.
-pub(crate) fn http_phases(o: &Outcome) -> [(&'static str, f64); 5] {
+pub(crate) fn http_phases(o: &Outcome) -> [(&'static str, Secs); 5] {
     let p = o.http_phases.unwrap_or_default();
-    let s = Duration::as_secs_f64;
     [
-        ("connect", s(&p.connect)),
-        ("processing", s(&p.processing)),
-        ("resolve", s(&p.resolve)),
-        ("tls", s(&p.tls)),
-        ("transfer", s(&p.transfer)),
+        ("connect", Secs(p.connect)),
+        ("processing", Secs(p.processing)),
+        ("resolve", Secs(p.resolve)),
+        ("tls", Secs(p.tls)),
+        ("transfer", Secs(p.transfer)),
     ]
 }
 

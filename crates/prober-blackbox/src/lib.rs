@@ -25,6 +25,7 @@ mod facts;
 mod grpc_module;
 mod history;
 mod module;
+mod numbers;
 mod proxy_module;
 mod qr_facts;
 mod reload;

@@ -647,32 +647,36 @@ impl Module {
                 .map_err(|e| bad(e.to_string()))?;
             return Ok(spec);
         }
-        let (host, port) = match self.prober {
+        match self.prober {
             Prober::Http => {
                 let parsed = target::http_url(target).map_err(TargetError::Unprobeable)?;
-                if let prober::ProbeKind::Http(h) = &mut spec.kind {
-                    h.url = parsed.clone();
+                if let Some(f) = &self.filter {
+                    self.precheck(f, parsed.host(), parsed.port())?;
                 }
-                (parsed.host().to_string(), parsed.port())
+                // Moved in, not copied: most modules have no allow-list to read it after.
+                if let prober::ProbeKind::Http(h) = &mut spec.kind {
+                    h.url = parsed;
+                }
             }
             Prober::Tcp | Prober::Grpc | Prober::Unix => {
                 let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
+                if let Some(f) = &self.filter {
+                    self.precheck(f, &host, port)?;
+                }
                 match &mut spec.kind {
                     prober::ProbeKind::Tcp(t) => {
-                        t.host.clone_from(&host);
+                        t.host = host;
                         t.port = port;
                     }
                     prober::ProbeKind::Grpc(g) => {
-                        g.host.clone_from(&host);
+                        g.host = host;
                         g.port = port;
                     }
                     _ => {}
                 }
-                (host, port)
             }
-        };
+        }
         if let Some(f) = &self.filter {
-            self.precheck(f, &host, port)?;
             spec.set_address_filter(Some(f.clone())).map_err(|e| bad(e.to_string()))?;
         }
         spec.set_timeout(timeout.max(Duration::from_millis(1))).map_err(|e| bad(e.to_string()))?;

@@ -46,8 +46,12 @@ impl Unprobeable {
 /// A port of 0 or above 65535, which Go would dial and be refused, is refused here before
 /// anything is resolved (the library dials ports 1 to 65535 only).
 pub(crate) fn http_url(target: &str) -> Result<Url, Unprobeable> {
-    let url = if target.contains("://") { target.to_string() } else { format!("http://{target}") };
-    Url::parse(&url).map_err(|e| match &e {
+    let parsed = if target.contains("://") {
+        Url::parse(target)
+    } else {
+        Url::parse(&format!("http://{target}"))
+    };
+    parsed.map_err(|e| match &e {
         UrlError::MissingHost => Unprobeable::resolve(target, e),
         UrlError::InvalidHost(h) if !h.starts_with('[') => Unprobeable::resolve(target, e),
         _ => Unprobeable::parse(target, e),

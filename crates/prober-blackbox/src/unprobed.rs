@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::facts::gauge;
 use crate::module::{Module, Prober};
+use crate::numbers::Secs;
 use crate::target::Unprobeable;
 
 /// The metrics of a probe of `m` that failed on `u` after `d`.
@@ -24,7 +25,7 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
         &mut s,
         "probe_duration_seconds",
         "Returns how long the probe took to complete in seconds",
-        d.as_secs_f64(),
+        Secs(d),
     );
     match m.prober {
         Prober::Http => http(&mut s, m, u.resolved),

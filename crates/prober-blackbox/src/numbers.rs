@@ -11,14 +11,14 @@ use std::time::Duration;
 /// A value of a metric line, pushed onto the text.
 pub(crate) trait Number {
     /// Pushes the value's text onto `out`.
-    fn push_to(&self, out: &mut String);
+    fn push_to(self, out: &mut String);
 }
 
 macro_rules! unsigned {
     ($($t:ty),*) => {$(
         impl Number for $t {
-            fn push_to(&self, out: &mut String) {
-                push_u64(out, u64::from(*self));
+            fn push_to(self, out: &mut String) {
+                push_u64(out, u64::from(self));
             }
         }
     )*};
@@ -28,8 +28,8 @@ unsigned!(u8, u16, u32, u64);
 macro_rules! signed {
     ($($t:ty),*) => {$(
         impl Number for $t {
-            fn push_to(&self, out: &mut String) {
-                let v = i64::from(*self);
+            fn push_to(self, out: &mut String) {
+                let v = i64::from(self);
                 if v < 0 {
                     out.push('-');
                 }
@@ -42,13 +42,13 @@ signed!(i32, i64);
 
 /// Text written as it is (`probe_http_version`'s `1.1`).
 impl Number for &str {
-    fn push_to(&self, out: &mut String) {
+    fn push_to(self, out: &mut String) {
         out.push_str(self);
     }
 }
 
 impl Number for Secs {
-    fn push_to(&self, out: &mut String) {
+    fn push_to(self, out: &mut String) {
         push_secs(out, self.0);
     }
 }

@@ -67,22 +67,21 @@ impl Serve {
         self.get(&format!("/probe?module={module}&target={target}"))
     }
 
-    /// The value of the gauge `name` on `/metrics`.
-    fn gauge(&self, name: &str) -> f64 {
+    /// Both names of the reload gauges agree; their value and the timestamp. Read from one
+    /// `/metrics` answer: with auto-reload on, a reload may come between two of them.
+    fn reload_gauges(&self) -> (f64, f64) {
         let r = self.get("/metrics");
         assert_eq!(r.status, 200, "{}", r.head);
-        let prefix = format!("{name} ");
-        let line = r.body.lines().find(|l| l.starts_with(&prefix));
-        let line = line.unwrap_or_else(|| panic!("no {name} on /metrics:\n{}", r.body));
-        line[prefix.len()..].parse().unwrap_or_else(|_| panic!("{line}"))
-    }
-
-    /// Both names of the reload gauges agree; their value and the timestamp.
-    fn reload_gauges(&self) -> (f64, f64) {
-        let ok = self.gauge("blackbox_exporter_config_last_reload_successful");
-        let at = self.gauge("blackbox_exporter_config_last_reload_success_timestamp_seconds");
-        assert_eq!(self.gauge("prober_serve_config_last_reload_successful"), ok);
-        assert_eq!(self.gauge("prober_serve_config_last_reload_success_timestamp_seconds"), at);
+        let gauge = |name: &str| -> f64 {
+            let prefix = format!("{name} ");
+            let line = r.body.lines().find(|l| l.starts_with(&prefix));
+            let line = line.unwrap_or_else(|| panic!("no {name} on /metrics:\n{}", r.body));
+            line[prefix.len()..].parse().unwrap_or_else(|_| panic!("{line}"))
+        };
+        let ok = gauge("blackbox_exporter_config_last_reload_successful");
+        let at = gauge("blackbox_exporter_config_last_reload_success_timestamp_seconds");
+        assert_eq!(gauge("prober_serve_config_last_reload_successful"), ok);
+        assert_eq!(gauge("prober_serve_config_last_reload_success_timestamp_seconds"), at);
         (ok, at)
     }
 }

@@ -134,9 +134,10 @@ fn percent_decode(s: &[u8]) -> Option<String> {
     let mut i = 0;
     while i < s.len() {
         if s[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            // Two hex digits only: `u8::from_str_radix` would also take a sign (`%+1` as 0x01).
+            let hex = |at: usize| s.get(at).and_then(|&c| char::from(c).to_digit(16));
+            let value = hex(i + 1)? << 4 | hex(i + 2)?;
+            out.push(u8::try_from(value).ok()?);
             i += 3;
         } else {
             out.push(s[i]);
@@ -179,6 +180,12 @@ mod tests {
         assert_eq!(get("/readyz/db%201", "").0, 503);
         assert_eq!(get("/readyz/nope", ""), (404, "no target nope\n".into()));
         assert_eq!(get("/readyz/%zz", "").0, 404);
+        // A sign is not a hex digit: the escape is bad, not the byte 0x01.
+        let bad = (404, "not found: ask /readyz or /readyz/TARGET\n".to_string());
+        assert_eq!(get("/readyz/%+1", ""), bad);
+        assert_eq!(get("/readyz/%-1", ""), bad);
+        assert_eq!(get("/readyz/%4", ""), bad);
+        assert_eq!(get("/readyz/w%65b", ""), (200, "ok\n".into()));
         assert!(h.respond(b"/readyzz", b"").is_some_and(|r| r.0 == 404));
         assert!(h.respond(b"/metrics", b"").is_none());
         h.update(1, &target("db 1", true));

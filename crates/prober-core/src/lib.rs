@@ -61,7 +61,7 @@ pub use spec::{
     TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
-pub use url::{Scheme, Url, UrlError};
+pub use url::{Scheme, Url, UrlError, percent_decode};
 
 // The README's examples are compiled and run with the doc tests.
 #[cfg(doctest)]

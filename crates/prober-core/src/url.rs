@@ -522,6 +522,27 @@ fn push_escaped(out: &mut String, b: u8, escape: impl Fn(u8) -> bool) {
     }
 }
 
+/// `%XX` escapes decoded, the other bytes as they are: the one strict decoder for userinfo,
+/// paths and names (Go's `url.PathUnescape` rule for escapes). `None` when an escape is not
+/// `%` and two hex digits: a sign is not a digit, though `u8::from_str_radix` takes one
+/// (`%+1` would be the byte 0x01).
+pub fn percent_decode(s: &[u8]) -> Option<Vec<u8>> {
+    let hex = |c: Option<&u8>| c.and_then(|&c| char::from(c).to_digit(16));
+    let mut out = Vec::with_capacity(s.len());
+    let mut i = 0;
+    while i < s.len() {
+        if s[i] == b'%' {
+            let value = hex(s.get(i + 1))? << 4 | hex(s.get(i + 2))?;
+            out.push(u8::try_from(value).ok()?);
+            i += 3;
+        } else {
+            out.push(s[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
 /// The bytes of a percent-encoded path, or the first bad escape (`%zz`, `%4`) as Go quotes it.
 fn unescape_path(path: &str) -> Result<Vec<u8>, String> {
     let bytes = path.as_bytes();

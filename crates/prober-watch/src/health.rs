@@ -130,21 +130,7 @@ fn entry(t: &TargetState) -> Entry {
 
 /// `%XX` decoded (the rest as it is); `None` when the result is not UTF-8 or an escape is bad.
 fn percent_decode(s: &[u8]) -> Option<String> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut i = 0;
-    while i < s.len() {
-        if s[i] == b'%' {
-            // Two hex digits only: `u8::from_str_radix` would also take a sign (`%+1` as 0x01).
-            let hex = |at: usize| s.get(at).and_then(|&c| char::from(c).to_digit(16));
-            let value = hex(i + 1)? << 4 | hex(i + 2)?;
-            out.push(u8::try_from(value).ok()?);
-            i += 3;
-        } else {
-            out.push(s[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    String::from_utf8(prober::percent_decode(s)?).ok()
 }
 
 #[cfg(test)]

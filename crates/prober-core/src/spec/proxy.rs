@@ -212,21 +212,9 @@ fn split_port(entry: &str) -> (&str, Option<u16>) {
     }
 }
 
+/// Userinfo decoded as UTF-8 text (Go's `url.User` rules for escapes).
 fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    String::from_utf8(crate::url::percent_decode(s.as_bytes())?).ok()
 }
 
 /// Which proxy each hop of an HTTP probe goes through ([`HttpSpec::proxy`](crate::HttpSpec)).
@@ -387,6 +375,10 @@ mod tests {
         for bad in ["https://p:1", "socks5://p:1", "http://p:1/x", "http://p:0", "http://u:pw@"] {
             let e = ProxyServer::parse(bad).unwrap_err().to_string();
             assert!(!e.contains("pw"), "{e}");
+        }
+        // A sign is not a hex digit: `%+1` is a bad escape, not the byte 0x01.
+        for bad in ["http://u%+1:pw@p:1", "http://u:p%-1@p:1", "http://u:p%4@p:1"] {
+            assert!(ProxyServer::parse(bad).is_err(), "{bad}");
         }
     }
 

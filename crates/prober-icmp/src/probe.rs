@@ -395,8 +395,12 @@ impl Machine for IcmpProbe {
 /// clock's nanoseconds mixed with a counter if it fails (it does not block after boot).
 fn random_u64() -> u64 {
     let mut bytes = [0u8; 8];
+    // The system call, not glibc's wrapper (glibc 2.25): the prebuilt archives of the Go module
+    // need no glibc newer than 2.17 (ci/go-module.sh checks).
     // SAFETY: `bytes` is valid for writes of its 8 bytes for the whole call.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), libc::GRND_NONBLOCK) };
+    let n = unsafe {
+        libc::syscall(libc::SYS_getrandom, bytes.as_mut_ptr(), bytes.len(), libc::GRND_NONBLOCK)
+    };
     if n == 8 {
         return u64::from_ne_bytes(bytes);
     }

@@ -26,7 +26,7 @@ int main(void) {
   const char *argv[] = {"true"};
   CHECK_OK(prober_spec_new_exec(argv, 1, &s));
   CHECK_STATUS(prober_spec_set_ip_family(s, PROBER_IP_FAMILY_V4), PROBER_E_WRONG_KIND);
-  CHECK(str_has(prober_last_error(), "applies to ICMP and to TCP, HTTP and gRPC probes only"));
+  CHECK(str_has(prober_last_error(), "applies to TCP, HTTP, gRPC, DNS and ICMP probes only"));
   /* An invalid value is reported as such even on a probe of the wrong kind. */
   CHECK_STATUS(prober_spec_set_ip_family(s, 5), PROBER_E_INVALID_ENUM);
   prober_spec_free(s);

@@ -39,7 +39,7 @@ int main(void) {
   const char *argv[] = {"true"};
   CHECK_OK(prober_spec_new_exec(argv, 1, &s));
   CHECK_STATUS(prober_spec_set_source_address(s, "127.0.0.2"), PROBER_E_WRONG_KIND);
-  CHECK(str_has(prober_last_error(), "applies to ICMP and to TCP, HTTP and gRPC probes only"));
+  CHECK(str_has(prober_last_error(), "applies to TCP, HTTP, gRPC and ICMP probes only"));
   prober_spec_free(s);
   CHECK_OK(prober_spec_new_grpc("127.0.0.1", 1, "", &s));
   CHECK_OK(prober_spec_set_source_address(s, "127.0.0.2"));

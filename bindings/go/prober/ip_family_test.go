@@ -84,7 +84,7 @@ func TestIPFamily(t *testing.T) {
 	s = prober.Exec("true")
 	s.IPFamily = prober.IPv4
 	_, err = prober.Check(ctx, s)
-	wantError(t, "IPFamily on exec", err, prober.StatusWrongKind, "TCP, HTTP and gRPC probes only")
+	wantError(t, "IPFamily on exec", err, prober.StatusWrongKind, "TCP, HTTP, gRPC, DNS and ICMP probes only")
 	if got := prober.PreferIPv6.String(); got != "prefer-ipv6" {
 		t.Fatalf("String: %q", got)
 	}

@@ -90,7 +90,7 @@ func TestSourceAddress(t *testing.T) {
 	}
 	e := prober.Exec("true")
 	e.SourceAddress = netip.MustParseAddr("127.0.0.2")
-	if _, err := prober.Check(ctx, e); err == nil || !strings.Contains(err.Error(), "TCP, HTTP and gRPC probes only") {
+	if _, err := prober.Check(ctx, e); err == nil || !strings.Contains(err.Error(), "TCP, HTTP, gRPC and ICMP probes only") {
 		t.Fatalf("exec: %v", err)
 	}
 }

@@ -567,7 +567,7 @@ pub(crate) fn tls_options(c: Option<&TlsConfig>, base: &Path) -> Result<TlsOptio
 /// default). A value that is no server name (a port is dropped) leaves the default.
 fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
     let prober::ProbeKind::Http(h) = &spec.kind else { return };
-    if h.tls.server_name.is_some() {
+    if h.tls().server_name.is_some() {
         return;
     }
     let name = match host.rsplit_once(':') {
@@ -575,7 +575,7 @@ fn server_name_from_host(spec: &mut ProbeSpec, host: &str) {
         _ => host,
     };
     let name = name.trim_start_matches('[').trim_end_matches(']');
-    let tls = TlsOptions { server_name: Some(name.to_string()), ..h.tls.clone() };
+    let tls = TlsOptions { server_name: Some(name.to_string()), ..h.tls().clone() };
     // Refused (not a DNS name nor an address): the default stays.
     let _ = spec.set_tls(tls);
 }
@@ -609,7 +609,7 @@ impl Module {
             }
             Prober::Tcp if self.tls => {
                 let prober::ProbeKind::Tcp(t) = &spec.kind else { return Ok(()) };
-                let Some(tls) = t.tls.as_ref().filter(|t| t.server_name.is_none()) else {
+                let Some(tls) = t.connect.tls.as_ref().filter(|t| t.server_name.is_none()) else {
                     return Ok(());
                 };
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };

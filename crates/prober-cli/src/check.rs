@@ -561,7 +561,7 @@ mod tests {
 
     fn http_tls(a: &CheckArgs) -> &TlsOptions {
         match &a.spec.kind {
-            ProbeKind::Http(h) => &h.tls,
+            ProbeKind::Http(h) => h.tls(),
             other => panic!("not HTTP: {other:?}"),
         }
     }
@@ -571,7 +571,7 @@ mod tests {
         let a = parse_args(&["grpc://127.0.0.1:50051"]).unwrap().unwrap();
         let g = grpc(&a);
         assert_eq!(
-            (g.host.as_str(), g.port, g.service.as_str(), &g.tls),
+            (g.host.as_str(), g.port, g.service.as_str(), &g.connect.tls),
             ("127.0.0.1", 50051, "", &None)
         );
         let a = parse_args(&["GRPC://[::1]:9/"]).unwrap().unwrap();
@@ -580,7 +580,7 @@ mod tests {
         assert_eq!(grpc(&a).service, "my.pkg.Svc");
         // --tls alone: TLS with the kubelet's options (no verification).
         let a = parse_args(&["--tls", "grpc://h:9"]).unwrap().unwrap();
-        assert_eq!(grpc(&a).tls, Some(TlsOptions::default()));
+        assert_eq!(grpc(&a).connect.tls, Some(TlsOptions::default()));
         let a = parse_args(&[
             "--tls",
             "--tls-ca=ca.pem",
@@ -597,7 +597,7 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(
-            grpc(&a).tls,
+            grpc(&a).connect.tls,
             Some(TlsOptions {
                 verify: TlsVerify::CaFile("ca.pem".into()),
                 server_name: Some("svc.example".into()),
@@ -607,7 +607,7 @@ mod tests {
             })
         );
         let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"]).unwrap().unwrap();
-        assert_eq!(grpc(&a).tls.as_ref().unwrap().verify, TlsVerify::SystemRoots);
+        assert_eq!(grpc(&a).connect.tls.as_ref().unwrap().verify, TlsVerify::SystemRoots);
     }
 
     #[test]

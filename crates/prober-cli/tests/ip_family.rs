@@ -175,7 +175,7 @@ fn watch_file_ip_family_per_target() {
 fn family_flags_refused_for_exec() {
     assert_usage_error(
         &["check", "-4", "--", "true"],
-        "-4: an address family applies to ICMP and to TCP, HTTP and gRPC probes only",
+        "-4: an address family applies to TCP, HTTP, gRPC, DNS and ICMP probes only",
     );
 }
 

@@ -4,11 +4,9 @@
 //! stays out of prober-core's import circle.
 
 use std::net::IpAddr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::spec::{SpecError, validate_host};
-use crate::{AddressFilter, IpFamily};
+use crate::spec::{ConnectOptions, SpecError, validate_host};
 
 /// Which kind of ICMP socket a probe may use.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -39,8 +37,11 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(2);
 pub struct IcmpSpec {
     /// A host name or an IP literal (IPv6 unbracketed).
     pub host: String,
-    /// Which address family of the name to use (the first address of it; echoes are not raced).
-    pub ip_family: IpFamily,
+    /// Which address family of the name to use (the first address of it; echoes are not
+    /// raced), the source address to send from (blackbox's `source_ip_address`), and which
+    /// destinations may be probed (address filter); the other [`ConnectOptions`] are not an
+    /// ICMP probe's.
+    pub connect: ConnectOptions,
     /// Bytes of data after the echo header (random cookie first, so shorter than 8 loses
     /// the cookie's protection against others' replies).
     pub payload_size: usize,
@@ -48,8 +49,6 @@ pub struct IcmpSpec {
     pub dont_fragment: bool,
     /// The TTL (IPv4) or hop limit (IPv6) of the requests; `None`: the system's default.
     pub ttl: Option<u8>,
-    /// The source address to send from (blackbox's `source_ip_address`).
-    pub source: Option<IpAddr>,
     /// Unprivileged socket, raw socket, or the first that the system allows.
     pub socket: IcmpSocket,
     /// How many echo requests to send (1: blackbox_exporter's one echo).
@@ -59,8 +58,6 @@ pub struct IcmpSpec {
     /// The run is a Failure when more than this percentage of the requests got no reply (0 to
     /// 100). Whatever the threshold, a run with no reply at all fails.
     pub max_loss_percent: u8,
-    /// Only destinations this allow-list admits are probed.
-    pub address_filter: Option<Arc<AddressFilter>>,
 }
 
 impl IcmpSpec {
@@ -68,16 +65,14 @@ impl IcmpSpec {
     pub fn new(host: &str) -> IcmpSpec {
         IcmpSpec {
             host: host.to_string(),
-            ip_family: IpFamily::Any,
+            connect: ConnectOptions::default(),
             payload_size: DEFAULT_PAYLOAD_SIZE,
             dont_fragment: false,
             ttl: None,
-            source: None,
             socket: IcmpSocket::Auto,
             packets: 1,
             interval: Duration::from_secs(1),
             max_loss_percent: 100,
-            address_filter: None,
         }
     }
 
@@ -107,7 +102,7 @@ impl IcmpSpec {
         if self.max_loss_percent > 100 {
             return err("icmp: the loss threshold must be 0 to 100 percent");
         }
-        if let (Some(src), Ok(dst)) = (self.source, self.host.parse::<IpAddr>()) {
+        if let (Some(src), Ok(dst)) = (self.connect.source_address, self.host.parse::<IpAddr>()) {
             if src.is_ipv4() != dst.is_ipv4() {
                 return err("icmp: the source address is of the other family than the host");
             }
@@ -153,7 +148,13 @@ mod tests {
             IcmpSpec { ttl: Some(0), ..IcmpSpec::new("h") },
             IcmpSpec { max_loss_percent: 101, ..IcmpSpec::new("h") },
             IcmpSpec { payload_size: MAX_PAYLOAD_SIZE + 1, ..IcmpSpec::new("h") },
-            IcmpSpec { source: Some("::1".parse().unwrap()), ..IcmpSpec::new("127.0.0.1") },
+            IcmpSpec {
+                connect: ConnectOptions {
+                    source_address: Some("::1".parse().unwrap()),
+                    ..ConnectOptions::default()
+                },
+                ..IcmpSpec::new("127.0.0.1")
+            },
         ];
         // Five requests a second apart do not fit in the default timeout (1s); in 5s they do.
         let five = IcmpSpec { packets: 5, ..IcmpSpec::new("h") };

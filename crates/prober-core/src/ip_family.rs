@@ -4,31 +4,6 @@ pub use crate::family::IpFamily;
 use crate::spec::{ProbeKind, ProbeSpec, SpecError};
 
 impl ProbeSpec {
-    /// Sets which address family the probe connects over (TCP, HTTP(S), gRPC and ICMP; see
-    /// [`IpFamily`]): on every connection of a run, redirect hops included. A keep-alive
-    /// connection is only reused by probes asking for the same family. Probes through a Unix
-    /// socket take it and ignore it (they have no address).
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for an exec or host-run probe.
-    pub fn set_ip_family(&mut self, family: IpFamily) -> Result<(), SpecError> {
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => t.ip_family = family,
-            ProbeKind::Http(h) => h.ip_family = family,
-            ProbeKind::Grpc(g) => g.ip_family = family,
-            ProbeKind::Icmp(i) => i.ip_family = family,
-            ProbeKind::Dns(d) => d.ip_family = family,
-            _ => {
-                return Err(SpecError::InvalidRequest(
-                    "an address family applies to ICMP and to TCP, HTTP and gRPC probes only"
-                        .into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// Lets an HTTP probe's redirects that name a host dial it by name over both families,
     /// the address family holding for the target and its relative redirects only
     /// ([`HttpSpec::redirects_dial_by_name`](crate::HttpSpec::redirects_dial_by_name):
@@ -47,28 +22,6 @@ impl ProbeSpec {
             }
         }
         Ok(())
-    }
-
-    /// [`ProbeSpec::set_ip_family`] for building a spec in one expression.
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::set_ip_family`].
-    pub fn with_ip_family(mut self, family: IpFamily) -> Result<ProbeSpec, SpecError> {
-        self.set_ip_family(family)?;
-        Ok(self)
-    }
-
-    /// The address family the probe connects over ([`IpFamily::Any`] for exec and host-run).
-    pub fn ip_family(&self) -> IpFamily {
-        match &self.kind {
-            ProbeKind::Tcp(t) => t.ip_family,
-            ProbeKind::Http(h) => h.ip_family,
-            ProbeKind::Grpc(g) => g.ip_family,
-            ProbeKind::Icmp(i) => i.ip_family,
-            ProbeKind::Dns(d) => d.ip_family,
-            _ => IpFamily::Any,
-        }
     }
 }
 
@@ -114,14 +67,5 @@ mod tests {
         }
         assert_eq!(IpFamily::from_flag("--ipv6"), Some(IpFamily::V6));
         assert_eq!(IpFamily::from_flag(IpFamily::Any.flag()), None);
-    }
-
-    #[test]
-    fn applies_to_connecting_probes_only() {
-        let mut exec = ProbeSpec::exec(&["true"]).unwrap();
-        let err = exec.set_ip_family(IpFamily::V4).unwrap_err();
-        assert!(err.to_string().contains("TCP, HTTP and gRPC probes only"), "{err}");
-        let http = ProbeSpec::http("http://h/").unwrap().with_ip_family(IpFamily::V6).unwrap();
-        assert_eq!(http.ip_family(), IpFamily::V6);
     }
 }

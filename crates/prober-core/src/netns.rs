@@ -14,12 +14,13 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use crate::spec::{ProbeKind, ProbeSpec, SpecError};
+use crate::spec::{ConnectOptions, SpecError};
 
 /// The longest namespace path accepted (Linux's `PATH_MAX` less the final NUL).
 pub const MAX_NETNS_PATH: usize = 4095;
 
-/// A network namespace named by an absolute path, for [`ProbeSpec::set_netns`].
+/// A network namespace named by an absolute path, for
+/// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns).
 ///
 /// Equal paths give the same shared value (compare, hash and print as the path).
 #[derive(Clone)]
@@ -140,75 +141,17 @@ impl fmt::Display for NetNs {
     }
 }
 
-impl ProbeSpec {
-    /// Makes the probe's sockets in the network namespace at `path` (TCP, HTTP(S) and gRPC;
-    /// beyond the kubelet, KEP-4559's idea): `/run/netns/NAME` as `ip netns` makes them,
-    /// `/proc/PID/ns/net` of a container's process, or any bind-mounted namespace file. So
-    /// `127.0.0.1` is the container's own loopback. Only the socket is made there: connect,
-    /// TLS, HTTP and gRPC run as for any probe, and host names resolve through the host's
-    /// resolver (`/etc/hosts` and DNS as this process sees them), not the namespace's.
-    ///
-    /// # Errors
-    ///
-    /// As [`NetNs::new`]; [`SpecError::InvalidRequest`] for an exec probe or a probe through a
-    /// Unix socket (a socket file is reached through the file system, not a network).
-    pub fn set_netns(&mut self, path: impl AsRef<Path>) -> Result<(), SpecError> {
-        let ns = NetNs::new(path)?;
-        let (slot, unix) = match &mut self.kind {
-            ProbeKind::Tcp(t) => (&mut t.netns, t.unix_socket.is_some()),
-            ProbeKind::Http(h) => (&mut h.netns, h.unix_socket.is_some()),
-            ProbeKind::Grpc(g) => (&mut g.netns, g.unix_socket.is_some()),
-            _ => return Err(not_applicable()),
-        };
-        if unix {
-            return Err(with_unix());
-        }
-        *slot = Some(ns);
-        Ok(())
-    }
-
-    /// [`ProbeSpec::set_netns`] for building a spec in one expression.
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::set_netns`].
-    pub fn with_netns(mut self, path: impl AsRef<Path>) -> Result<ProbeSpec, SpecError> {
-        self.set_netns(path)?;
-        Ok(self)
-    }
-
-    /// The network namespace the probe's sockets are made in, if it names one.
-    pub fn netns(&self) -> Option<&NetNs> {
-        match &self.kind {
-            ProbeKind::Tcp(t) => t.netns.as_ref(),
-            ProbeKind::Http(h) => h.netns.as_ref(),
-            ProbeKind::Grpc(g) => g.netns.as_ref(),
-            _ => None,
-        }
-    }
-}
-
-fn not_applicable() -> SpecError {
-    SpecError::InvalidRequest(
-        "a network namespace applies to TCP, HTTP and gRPC probes only".into(),
-    )
-}
-
-fn with_unix() -> SpecError {
+/// The refusal of a namespace on a probe through a Unix socket.
+pub(crate) fn with_unix() -> SpecError {
     SpecError::InvalidRequest(
         "a network namespace does not apply to a probe through a Unix socket".into(),
     )
 }
 
-/// The check of [`ProbeSpec::validate`]: a namespace only on a probe that connects over TCP.
-pub(crate) fn validate(kind: &ProbeKind) -> Result<(), SpecError> {
-    let (ns, unix) = match kind {
-        ProbeKind::Tcp(t) => (t.netns.is_some(), t.unix_socket.is_some()),
-        ProbeKind::Http(h) => (h.netns.is_some(), h.unix_socket.is_some()),
-        ProbeKind::Grpc(g) => (g.netns.is_some(), g.unix_socket.is_some()),
-        _ => (false, false),
-    };
-    if ns && unix { Err(with_unix()) } else { Ok(()) }
+/// The check of [`ProbeSpec::validate`](crate::ProbeSpec::validate): a namespace only on a
+/// probe that connects over the network, not through a Unix socket.
+pub(crate) fn validate(options: &ConnectOptions) -> Result<(), SpecError> {
+    if options.netns.is_some() && options.unix_socket.is_some() { Err(with_unix()) } else { Ok(()) }
 }
 
 #[cfg(test)]
@@ -238,31 +181,5 @@ mod tests {
         let present =
             interned().lock().unwrap().contains_key(Path::new("/run/netns/interned-test"));
         assert!(!present, "a path nobody names is forgotten");
-    }
-
-    #[test]
-    fn applies_to_network_probes_only() {
-        let mut tcp = ProbeSpec::tcp("127.0.0.1", 80).unwrap();
-        tcp.set_netns("/proc/1/ns/net").unwrap();
-        assert_eq!(tcp.netns().unwrap().path(), Path::new("/proc/1/ns/net"));
-        tcp.validate().unwrap();
-        let mut http = ProbeSpec::http("http://127.0.0.1/").unwrap();
-        http.set_netns("/proc/1/ns/net").unwrap();
-        let mut grpc = ProbeSpec::grpc("127.0.0.1", 1, "").unwrap();
-        grpc.set_netns("/proc/1/ns/net").unwrap();
-        let mut exec = ProbeSpec::exec(&["true"]).unwrap();
-        assert_eq!(
-            exec.set_netns("/proc/1/ns/net").unwrap_err().to_string(),
-            "a network namespace applies to TCP, HTTP and gRPC probes only"
-        );
-        let sock = crate::UnixSocket::path("/run/app.sock").unwrap();
-        let mut unix = ProbeSpec::unix(sock.clone()).unwrap();
-        assert!(unix.set_netns("/proc/1/ns/net").is_err());
-        // Set the other way round, the whole-spec check refuses it.
-        http.set_unix_socket(sock).unwrap();
-        assert_eq!(
-            http.validate().unwrap_err().to_string(),
-            "a network namespace does not apply to a probe through a Unix socket"
-        );
     }
 }

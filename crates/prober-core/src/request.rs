@@ -101,8 +101,8 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => {
                 crate::spec::refuse_single(t, on)?;
                 t.starttls = on;
-                if on && t.tls.is_none() {
-                    t.tls = Some(crate::TlsOptions::default());
+                if on && t.connect.tls.is_none() {
+                    t.connect.tls = Some(crate::TlsOptions::default());
                 }
                 Ok(())
             }

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::spec::{ProbeKind, ProbeSpec, SpecError, TcpSpec};
+use crate::spec::{ProbeKind, ProbeSpec, SpecError};
 
 /// The longest socket path or abstract name: `sun_path` is 108 bytes on Linux, one of which
 /// is the path's final NUL (an abstract name has a leading NUL instead).
@@ -116,7 +116,8 @@ impl ProbeSpec {
         socket.validate()?;
         let mut spec = ProbeSpec::tcp("localhost", 1)?;
         if let ProbeKind::Tcp(t) = &mut spec.kind {
-            *t = TcpSpec { port: 0, unix_socket: Some(socket), ..t.clone() };
+            t.port = 0;
+            t.connect.unix_socket = Some(socket);
         }
         Ok(spec)
     }
@@ -133,42 +134,9 @@ impl ProbeSpec {
         let mut spec = ProbeSpec::grpc("localhost", 1, service)?;
         if let ProbeKind::Grpc(g) = &mut spec.kind {
             g.port = 0;
-            g.unix_socket = Some(socket);
+            g.connect.unix_socket = Some(socket);
         }
         Ok(spec)
-    }
-
-    /// Connects through a Unix socket instead of to the host and port (HTTP, TCP and gRPC;
-    /// curl's `--unix-socket`). An HTTP probe still names its URL's host in `Host` (and, for
-    /// `https://`, in SNI), and follows redirects through the same socket; a gRPC probe sends
-    /// its host as `:authority`.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for an invalid socket or an exec probe.
-    pub fn set_unix_socket(&mut self, socket: UnixSocket) -> Result<(), SpecError> {
-        socket.validate()?;
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => t.unix_socket = Some(socket),
-            ProbeKind::Http(h) => h.unix_socket = Some(socket),
-            ProbeKind::Grpc(g) => g.unix_socket = Some(socket),
-            _ => {
-                return Err(SpecError::InvalidRequest(
-                    "a Unix socket applies to HTTP, TCP and gRPC probes only".into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// [`ProbeSpec::set_unix_socket`] for building a spec in one expression.
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::set_unix_socket`].
-    pub fn with_unix_socket(mut self, socket: UnixSocket) -> Result<ProbeSpec, SpecError> {
-        self.set_unix_socket(socket)?;
-        Ok(self)
     }
 }
 
@@ -198,18 +166,20 @@ mod tests {
     #[test]
     fn specs_through_unix_sockets() {
         let s = ProbeSpec::unix(UnixSocket::path("/run/a.sock").unwrap()).unwrap();
-        assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.unix_socket.is_some() && t.port == 0));
+        assert!(
+            matches!(&s.kind, ProbeKind::Tcp(t) if t.connect.unix_socket.is_some() && t.port == 0)
+        );
         assert!(s.validate().is_ok());
         let mut h = ProbeSpec::http("http://localhost/healthz").unwrap();
         h.set_unix_socket(UnixSocket::abstract_name("x").unwrap()).unwrap();
-        assert!(matches!(&h.kind, ProbeKind::Http(h) if h.unix_socket.is_some()));
+        assert!(matches!(&h.kind, ProbeKind::Http(h) if h.connect.unix_socket.is_some()));
         let mut e = ProbeSpec::exec(&["true"]).unwrap();
         assert_eq!(
             e.set_unix_socket(UnixSocket::path("/a").unwrap()).unwrap_err().to_string(),
-            "a Unix socket applies to HTTP, TCP and gRPC probes only"
+            "a Unix socket applies to TCP, HTTP and gRPC probes only"
         );
         if let ProbeKind::Http(hh) = &mut h.kind {
-            hh.unix_socket = Some(UnixSocket::Path("".into()));
+            hh.connect.unix_socket = Some(UnixSocket::Path("".into()));
         }
         assert!(h.validate().is_err());
     }

@@ -140,8 +140,8 @@ impl DnsSpec {
         spec.validate_answer.clone_from(&core.validate_answer);
         spec.validate_authority.clone_from(&core.validate_authority);
         spec.validate_additional.clone_from(&core.validate_additional);
-        spec.ip_family = core.ip_family;
-        spec.address_filter.clone_from(&core.address_filter);
+        spec.ip_family = core.connect.ip_family;
+        spec.address_filter.clone_from(&core.connect.address_filter);
         Ok(spec)
     }
 

@@ -106,7 +106,7 @@ impl AnyProbe {
             return AnyProbe::Panicking(Box::new(p));
         }
         match &spec.kind {
-            ProbeKind::Tcp(t) if t.tls.is_some() || t.has_starttls() => {
+            ProbeKind::Tcp(t) if t.connect.tls.is_some() || t.has_starttls() => {
                 AnyProbe::TcpTls(Box::new(TlsTcpProbe::new(t, spec.timeout)))
             }
             ProbeKind::Tcp(t) => AnyProbe::Tcp(TcpProbe::new(t, spec.timeout)),

@@ -133,7 +133,10 @@ fn irc_banner_expands_the_ping_token() {
             TcpStep::expect(pat("^:[^ ]+ 001")),
         ],
     );
-    assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.tls.is_none()), "no TLS: the plain probe");
+    assert!(
+        matches!(&s.kind, ProbeKind::Tcp(t) if t.connect.tls.is_none()),
+        "no TLS: the plain probe"
+    );
     let o = check(&s);
     assert_eq!((o.result, o.reason), (ProbeResult::Success, Reason::None), "{o:?}");
     assert_eq!(

@@ -58,9 +58,9 @@ fn edit_tls(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let mut tls = match &s.spec.kind {
-            ProbeKind::Http(h) => h.tls.clone(),
-            ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
-            ProbeKind::Tcp(t) => t.tls.clone().unwrap_or_default(),
+            ProbeKind::Http(h) => h.tls().clone(),
+            ProbeKind::Grpc(g) => g.connect.tls.clone().unwrap_or_default(),
+            ProbeKind::Tcp(t) => t.connect.tls.clone().unwrap_or_default(),
             _ => {
                 return Err(set_error(
                     PROBER_E_WRONG_KIND,

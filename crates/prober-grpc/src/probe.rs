@@ -115,13 +115,13 @@ impl GrpcProbe {
         } else {
             format!("{}:{}", spec.host, spec.port)
         };
-        let (addr, default_authority) = match &spec.unix_socket {
+        let (addr, default_authority) = match &spec.connect.unix_socket {
             Some(socket) => (grpc_target(socket), spec.host.clone()),
             None => (host_port.clone(), host_port),
         };
         // grpc-go: an explicit authority (`WithAuthority`), else the TLS server name when one
         // is set (grpc-health-probe's `-tls-server-name`), else the target's.
-        let tls_name = spec.tls.as_ref().and_then(|t| t.server_name.clone());
+        let tls_name = spec.connect.tls.as_ref().and_then(|t| t.server_name.clone());
         let default_authority = if default_authority.starts_with(':') {
             format!("localhost{default_authority}")
         } else {
@@ -132,20 +132,21 @@ impl GrpcProbe {
             user_agent: spec.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
             metadata: spec.metadata.clone(),
             target: Target {
-                host: if spec.host.is_empty() && spec.unix_socket.is_none() {
-                    unspecified_host(spec.ip_family, spec.source_address).to_string()
+                host: if spec.host.is_empty() && spec.connect.unix_socket.is_none() {
+                    unspecified_host(spec.connect.ip_family, spec.connect.source_address)
+                        .to_string()
                 } else {
                     spec.host.clone()
                 },
                 port: spec.port,
-                close: spec.close,
-                tls: spec.tls.clone(),
-                unix: spec.unix_socket.clone(),
-                filter: spec.address_filter.clone(),
-                keep_alive: spec.keep_alive,
-                netns: spec.netns.clone(),
-                ip_family: spec.ip_family,
-                source: spec.source_address,
+                close: spec.connect.close,
+                tls: spec.connect.tls.clone(),
+                unix: spec.connect.unix_socket.clone(),
+                filter: spec.connect.address_filter.clone(),
+                keep_alive: spec.connect.keep_alive,
+                netns: spec.connect.netns.clone(),
+                ip_family: spec.connect.ip_family,
+                source: spec.connect.source_address,
             },
             addr,
             authority,

@@ -17,7 +17,7 @@ use crate::request::{Message, build_request_with};
 /// The proxy a request to `url` goes through under `spec`: none with a Unix socket (the
 /// socket is where every request goes) or when the no-proxy list names the host.
 pub fn proxy_for<'a>(spec: &'a HttpSpec, url: &Url) -> Option<&'a ProxyServer> {
-    if spec.unix_socket.is_some() {
+    if spec.connect.unix_socket.is_some() {
         return None;
     }
     spec.proxy.as_deref().and_then(|p: &HttpProxy| p.for_url(url))

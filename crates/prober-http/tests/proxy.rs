@@ -130,13 +130,13 @@ fn the_allow_list_checks_the_target_and_the_proxy() {
     let url = target.url("/ok");
     let mut s = via(&url, HttpProxy::new(&proxy.url()).unwrap());
     let ProbeKind::Http(h) = &mut s.kind else { unreachable!() };
-    h.address_filter = only(&[proxy.port().to_string()]);
+    h.connect.address_filter = only(&[proxy.port().to_string()]);
     let o = run(&s);
     let want = format!("Get \"{url}\": not allowed: port {} is not allowed", target.port());
     assert_failure(&o, Reason::Denied, &want);
     // The target's port only: the proxy's address is refused by the dial.
     let ProbeKind::Http(h) = &mut s.kind else { unreachable!() };
-    h.address_filter = only(&[target.port().to_string()]);
+    h.connect.address_filter = only(&[target.port().to_string()]);
     let o = run(&s);
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Denied), "{o:?}");
     assert!(o.message.contains(&format!("127.0.0.1:{}", proxy.port())), "{o:?}");

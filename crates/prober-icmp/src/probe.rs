@@ -97,7 +97,7 @@ impl IcmpProbe {
     fn pick(&self, addrs: &[SocketAddr]) -> Option<IpAddr> {
         // An IPv4-mapped IPv6 address counts as IPv4, as for every kind (`IpFamily::is_v6`).
         let of = |v4: bool| addrs.iter().map(SocketAddr::ip).find(|ip| IpFamily::is_v6(*ip) != v4);
-        match self.spec.ip_family {
+        match self.spec.connect.ip_family {
             IpFamily::Any => addrs.first().map(SocketAddr::ip),
             IpFamily::V4 => of(true),
             IpFamily::V6 => of(false),
@@ -112,7 +112,7 @@ impl IcmpProbe {
         let dst = dst.to_canonical();
         self.dst = Some(dst);
         let name = self.spec.host.parse::<IpAddr>().is_err().then_some(self.spec.host.as_str());
-        if let Some(filter) = &self.spec.address_filter {
+        if let Some(filter) = &self.spec.connect.address_filter {
             // As a connection's check (prober_core::AddressFilter::check) without the port
             // ranges: an echo has no port.
             let ip = prober_core::allow::canonical_ip(dst);
@@ -129,7 +129,7 @@ impl IcmpProbe {
                     .done(cx, Outcome::failure(Reason::Denied, format!("ping {dst}: {why}")));
             }
         }
-        if let Some(src) = self.spec.source {
+        if let Some(src) = self.spec.connect.source_address {
             if src.is_ipv4() != dst.is_ipv4() {
                 let m = format!("ping {dst}: the source address {src} is of the other family");
                 return self.done(cx, Outcome::failure(Reason::Unreachable, m));
@@ -139,7 +139,7 @@ impl IcmpProbe {
         let options = Options {
             ttl: self.spec.ttl,
             dont_fragment: self.spec.dont_fragment,
-            source: self.spec.source,
+            source: self.spec.connect.source_address,
         };
         let random = random_u64();
         let socket = match EchoSocket::open(dst, self.spec.socket, options, random as u16) {
@@ -311,7 +311,7 @@ impl Machine for IcmpProbe {
         self.started = Some(cx.now);
         self.deadline = Some(cx.now + self.timeout);
         if let Ok(ip) = self.spec.host.parse::<IpAddr>() {
-            let wrong = match self.spec.ip_family {
+            let wrong = match self.spec.connect.ip_family {
                 IpFamily::V4 => IpFamily::is_v6(ip),
                 IpFamily::V6 => !IpFamily::is_v6(ip),
                 _ => false,

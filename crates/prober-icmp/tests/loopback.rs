@@ -117,7 +117,7 @@ fn several_packets_report_loss_and_rtt_statistics() {
 fn a_source_address_ttl_and_dont_fragment_are_applied() {
     let mut s = IcmpSpec::new("127.0.0.1");
     s.socket = IcmpSocket::Raw;
-    s.source = Some("127.0.0.1".parse().unwrap());
+    s.connect.source_address = Some("127.0.0.1".parse().unwrap());
     s.ttl = Some(3);
     s.dont_fragment = true;
     let (o, facts) = ping(&s, ANSWERED);
@@ -131,7 +131,7 @@ fn a_source_address_ttl_and_dont_fragment_are_applied() {
     assert!(o.message.contains("sendto"), "{o:?}");
     // A source this host does not have.
     let mut s = IcmpSpec::new("127.0.0.1");
-    s.source = Some("192.0.2.1".parse().unwrap());
+    s.connect.source_address = Some("192.0.2.1".parse().unwrap());
     s.socket = IcmpSocket::Raw;
     let (o, _) = ping(&s, ANSWERED);
     assert_ne!(o.result, ProbeResult::Success, "{o:?}");

@@ -306,8 +306,8 @@ fn grpc_spec(src: &Source<'_>, p: &str, g: &GrpcAction) -> Result<ProbeSpec, Str
 fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> Result<(), String> {
     let uses_tls = match &spec.kind {
         ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
-        ProbeKind::Grpc(g) => g.tls.is_some(),
-        ProbeKind::Tcp(t) => t.tls.is_some(),
+        ProbeKind::Grpc(g) => g.connect.tls.is_some(),
+        ProbeKind::Tcp(t) => t.connect.tls.is_some(),
         // Exec, and any kind added later: no TLS.
         _ => false,
     };
@@ -344,8 +344,8 @@ pub fn bare_host(host: &str) -> Result<&str, SpecError> {
 /// The files named by a spec's TLS options, with their `tls:` field names.
 fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
     let tls = match &spec.kind {
-        ProbeKind::Http(h) => Some(&h.tls),
-        ProbeKind::Grpc(g) => g.tls.as_ref(),
+        ProbeKind::Http(h) => Some(h.tls()),
+        ProbeKind::Grpc(g) => g.connect.tls.as_ref(),
         // TCP, exec, and any kind added later: no TLS files.
         _ => None,
     };
@@ -812,7 +812,7 @@ mod tests {
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
         let g = grpc_of(&spec);
         assert_eq!(
-            (g.host.as_str(), g.port, g.service.as_str(), &g.tls),
+            (g.host.as_str(), g.port, g.service.as_str(), &g.connect.tls),
             ("127.0.0.1", 50051, "my.Svc", &None)
         );
         let p = probe("grpc: {port: '9', host: '::1', mode: Plaintext}");
@@ -820,12 +820,12 @@ mod tests {
         assert_eq!((grpc_of(&spec).host.as_str(), grpc_of(&spec).port), ("::1", 9));
         let p = probe("grpc: {port: 9, mode: TLS}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
-        assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
+        assert_eq!(grpc_of(&spec).connect.tls, Some(TlsOptions::default()));
         // grpc.keepAlive: httpGet.keepAlive's option for gRPC; off by default.
-        assert!(!grpc_of(&spec).keep_alive);
+        assert!(!grpc_of(&spec).connect.keep_alive);
         let p = probe("grpc: {port: 9, keepAlive: true}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
-        assert!(grpc_of(&spec).keep_alive);
+        assert!(grpc_of(&spec).connect.keep_alive);
         let p = probe("grpc: {port: 9, mode: mTLS}");
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
@@ -866,8 +866,8 @@ mod tests {
         let (spec, _) = build(&with_dir, Role::Readiness, "r", &p).unwrap();
         let ProbeKind::Http(h) = &spec.kind else { panic!() };
         assert_eq!(
-            h.tls,
-            TlsOptions {
+            h.tls(),
+            &TlsOptions {
                 verify: TlsVerify::CaFile("/etc/probes/ca.pem".into()),
                 server_name: Some("api.example".into()),
                 client_cert: Some(("/abs/c.pem".into(), "/etc/probes/k.pem".into())),
@@ -879,14 +879,14 @@ mod tests {
             "grpc: {port: 9, mode: TLS}\ntls: {verify: true, minVersion: '1.2', maxVersion: 1.2}",
         );
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
-        let tls = grpc_of(&spec).tls.clone().unwrap();
+        let tls = grpc_of(&spec).connect.tls.clone().unwrap();
         assert_eq!(
             (tls.verify, tls.min_version, tls.max_version),
             (TlsVerify::SystemRoots, Some(TlsVersion::Tls12), Some(TlsVersion::Tls12))
         );
         let p = probe("grpc: {port: 9, mode: TLS}\ntls: {verify: false}");
         let (spec, _) = build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap();
-        assert_eq!(grpc_of(&spec).tls, Some(TlsOptions::default()));
+        assert_eq!(grpc_of(&spec).connect.tls, Some(TlsOptions::default()));
 
         let cases = [
             (

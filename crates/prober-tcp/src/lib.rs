@@ -72,13 +72,13 @@ impl TcpProbe {
                 };
                 Box::new(ExchangeRun { exchange, conn: None, first_byte: None })
             });
-        let connector = match &spec.unix_socket {
-            Some(socket) => Connector::unix(socket, spec.close),
-            None => Connector::new(&spec.host, spec.port, spec.close)
-                .with_filter(spec.address_filter.clone())
-                .with_netns(spec.netns.as_ref())
-                .with_ip_family(spec.ip_family)
-                .with_source(spec.source_address),
+        let connector = match &spec.connect.unix_socket {
+            Some(socket) => Connector::unix(socket, spec.connect.close),
+            None => Connector::new(&spec.host, spec.port, spec.connect.close)
+                .with_filter(spec.connect.address_filter.clone())
+                .with_netns(spec.connect.netns.as_ref())
+                .with_ip_family(spec.connect.ip_family)
+                .with_source(spec.connect.source_address),
         };
         TcpProbe { connector, timeout, started: None, deadline: None, exchange, resume_owed: false }
     }

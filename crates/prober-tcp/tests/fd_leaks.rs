@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use prober_core::{ClosePolicy, TcpSpec};
+use prober_core::TcpSpec;
 use prober_io::run_to_completion;
 use prober_tcp::TcpProbe;
 use prober_testkit::{TargetServer, closed_port};
@@ -12,17 +12,11 @@ fn probe(host: &str, port: u16) -> prober_core::Outcome {
     let spec = TcpSpec {
         host: host.to_string(),
         port,
-        close: ClosePolicy::Reset,
+        connect: Default::default(),
         send: Vec::new(),
         expect: None,
-        unix_socket: None,
-        tls: None,
         starttls: false,
         steps: Vec::new(),
-        address_filter: None,
-        netns: None,
-        ip_family: prober_core::IpFamily::Any,
-        source_address: None,
     };
     run_to_completion(&mut TcpProbe::new(&spec, Duration::from_secs(1)))
 }

@@ -8,7 +8,7 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
-use prober_core::{ClosePolicy, ProbeResult, Reason, TcpSpec};
+use prober_core::{ProbeResult, Reason, TcpSpec};
 use prober_io::{resolver, run_to_completion};
 use prober_tcp::TcpProbe;
 
@@ -16,17 +16,11 @@ fn probe_localhost(port: u16) -> prober_core::Outcome {
     let spec = TcpSpec {
         host: "localhost".into(),
         port,
-        close: ClosePolicy::Reset,
+        connect: Default::default(),
         send: Vec::new(),
         expect: None,
-        unix_socket: None,
-        tls: None,
         starttls: false,
         steps: Vec::new(),
-        address_filter: None,
-        netns: None,
-        ip_family: prober_core::IpFamily::Any,
-        source_address: None,
     };
     let mut probe = TcpProbe::new(&spec, Duration::from_secs(30));
     run_to_completion(&mut probe)

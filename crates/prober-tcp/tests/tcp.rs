@@ -15,17 +15,11 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
     TcpSpec {
         host: host.to_string(),
         port,
-        close,
+        connect: prober_core::ConnectOptions { close: close, ..Default::default() },
         send: Vec::new(),
         expect: None,
-        unix_socket: None,
-        tls: None,
         starttls: false,
         steps: Vec::new(),
-        address_filter: None,
-        netns: None,
-        ip_family: prober_core::IpFamily::Any,
-        source_address: None,
     }
 }
 

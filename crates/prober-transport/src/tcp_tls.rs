@@ -52,7 +52,7 @@ impl TlsTcpProbe {
     /// A run of `spec` (whose `tls` is set; the default options otherwise) within `timeout`.
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TlsTcpProbe {
         TlsTcpProbe {
-            tls: spec.tls.clone().unwrap_or_default(),
+            tls: spec.connect.tls.clone().unwrap_or_default(),
             exchange: if spec.steps.is_empty() {
                 Exchange::new(spec.send.clone(), spec.expect.clone())
             } else {
@@ -296,14 +296,14 @@ fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpo
         tls: with_tls.then_some(tls),
         // No ALPN: the protocol inside is the user's.
         alpn: &[],
-        close: spec.close,
+        close: spec.connect.close,
         nodelay: false,
         keep_alive: false,
-        unix: spec.unix_socket.as_ref(),
-        filter: spec.address_filter.as_ref(),
-        netns: spec.netns.as_ref(),
-        ip_family: spec.ip_family,
-        source: spec.source_address,
+        unix: spec.connect.unix_socket.as_ref(),
+        filter: spec.connect.address_filter.as_ref(),
+        netns: spec.connect.netns.as_ref(),
+        ip_family: spec.connect.ip_family,
+        source: spec.connect.source_address,
     }
 }
 

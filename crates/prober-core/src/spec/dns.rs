@@ -2,9 +2,11 @@
 //! [`DnsSpec`] (the spec itself is in kinds.rs with the others; what a run found out,
 //! [`DnsFacts`](crate::DnsFacts), in dns_facts.rs). The machine is prober-dns's.
 
-use super::{DnsRrChecks, DnsSpec, DnsTransport, ProbeKind, ProbeSpec, SpecError, validate_host};
+use super::{
+    ConnectOptions, DnsRrChecks, DnsSpec, DnsTransport, ProbeKind, ProbeSpec, SpecError,
+    validate_host,
+};
 use crate::dns_name::Name;
-use crate::ip_family::IpFamily;
 
 impl DnsSpec {
     /// Checks the fields a constructor checks.
@@ -51,8 +53,7 @@ impl ProbeSpec {
             validate_answer: DnsRrChecks::default(),
             validate_authority: DnsRrChecks::default(),
             validate_additional: DnsRrChecks::default(),
-            ip_family: IpFamily::Any,
-            address_filter: None,
+            connect: ConnectOptions::default(),
         };
         spec.validate()?;
         Ok(ProbeSpec::with_kind(ProbeKind::Dns(Box::new(spec))))

@@ -1,35 +1,18 @@
 //! The spec of each kind of probe (TCP, HTTP, exec, gRPC, DNS) and their policies.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::allow::AddressFilter;
-
 use crate::expect::{Pattern, StatusSet};
 use crate::expect_cel::{BodyCel, CelMode};
-use crate::ip_family::IpFamily;
-use crate::netns::NetNs;
 use crate::secret::RedactedHeaders;
-use crate::unix::UnixSocket;
 use crate::url::Url;
 
+use super::connect_options::ConnectOptions;
 use super::proxy::HttpProxy;
 use super::tcp_steps::TcpStep;
-use super::tls::TlsOptions;
-
-/// How a TCP connection made by a probe is closed.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum ClosePolicy {
-    /// `SO_LINGER` 0: close with RST. Nothing was sent, so nothing is lost, and no TIME_WAIT is
-    /// left on this host (deliberate improvement over the kubelet).
-    #[default]
-    Reset = 0,
-    /// An orderly close with FIN, as a plain `close()` does (leaves TIME_WAIT behind).
-    Fin = 1,
-}
+use super::tls::{TlsOptions, TlsVerify};
 
 /// Which redirects an HTTP probe follows.
 #[repr(u32)]
@@ -72,8 +55,9 @@ pub struct TcpSpec {
     pub host: String,
     /// The port to connect to (1 to 65535).
     pub port: u16,
-    /// How the connection is closed once the probe is done.
-    pub close: ClosePolicy,
+    /// Where and how it connects: close policy, TLS, Unix socket, address filter, network
+    /// namespace, address family, source address (see [`ConnectOptions`]).
+    pub connect: ConnectOptions,
     /// Bytes written once connected (HAProxy `tcp-check send`, Envoy `tcp_health_check`
     /// send); empty: nothing is sent, the kubelet's connect-only check.
     pub send: Vec<u8>,
@@ -81,34 +65,13 @@ pub struct TcpSpec {
     /// matches (Success) or the peer closes or the deadline passes (Failure). `None`: nothing
     /// is read.
     pub expect: Option<Pattern>,
-    /// Connect to this Unix socket instead of `host:port` (beyond the kubelet; see
-    /// [`ProbeSpec::unix`](crate::ProbeSpec::unix)).
-    pub unix_socket: Option<UnixSocket>,
-    /// TLS (beyond the kubelet; Consul's `TCPUseTLS`, blackbox_exporter's `tls: true`): with
-    /// these options, from the first byte, or after the exchange with [`TcpSpec::starttls`].
-    /// Success then needs the handshake (and the verification the options ask for).
-    pub tls: Option<TlsOptions>,
     /// STARTTLS (blackbox_exporter's `starttls` in `query_response`): the connection starts in
     /// plain text, the send/expect exchange runs (the server's go-ahead), then TLS with
-    /// [`TcpSpec::tls`] shakes hands on the same connection.
+    /// the TLS options of [`TcpSpec::connect`] shake hands on the same connection.
     pub starttls: bool,
     /// The steps of a multi-step exchange, in order (see [`TcpStep`]); empty: the single
     /// `send`/`expect`/`starttls` above, which a spec with steps leaves unset.
     pub steps: Vec<TcpStep>,
-    /// Connect only where this allow-list admits (beyond the kubelet; see
-    /// [`AddressFilter`]): checked against each address before it is connected to.
-    /// `None`: anywhere.
-    pub address_filter: Option<Arc<AddressFilter>>,
-    /// Make the socket in this network namespace (see
-    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
-    pub netns: Option<NetNs>,
-    /// Which addresses of the host are connected to (see
-    /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
-    pub ip_family: IpFamily,
-    /// The local address the socket is bound to before it connects (see
-    /// [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`: the
-    /// one the system chooses.
-    pub source_address: Option<IpAddr>,
 }
 
 #[derive(Clone, PartialEq, Eq)]
@@ -137,10 +100,10 @@ pub struct HttpSpec {
     pub cookies: bool,
     /// Default `User-Agent` when the user sets none.
     pub user_agent: String,
-    /// How the connection is closed once the response is read.
-    pub close: ClosePolicy,
-    /// TLS options for `https://` URLs (also those reached by a redirect).
-    pub tls: TlsOptions,
+    /// Where and how it connects (see [`ConnectOptions`]): TLS options of `https://` URLs
+    /// ([`HttpSpec::tls`]), keep-alive, a Unix socket, the address filter (on every redirect
+    /// hop), network namespace, address family and source address of every hop.
+    pub connect: ConnectOptions,
     /// Statuses that are Success, replacing the kubelet's 2xx-success / 3xx-warning rule (any
     /// other final status is a Failure with reason `status`).
     pub expect_status: Option<StatusSet>,
@@ -152,38 +115,15 @@ pub struct HttpSpec {
     /// that is not JSON, a result that is not a boolean) makes the run a Failure with reason
     /// `body`, judged after `expect_body`. See [`BodyCel`] for its bounds.
     pub expect_body_cel: Vec<(CelMode, BodyCel)>,
-    /// Keep the connection alive between runs (beyond the kubelet, which closes it after every
-    /// probe): runs to the same origin reuse an idle connection (HTTP/1.1, or HTTP/2: a new stream) the engine holds, and
-    /// the request carries no `Connection: close`. Only an engine keeps connections; a one-shot
-    /// check closes its connection as without it. Default false.
-    pub keep_alive: bool,
-    /// Connect through this Unix socket instead of to the URL's host and port (curl's
-    /// `--unix-socket`); the URL still gives `Host`, SNI and the path.
-    pub unix_socket: Option<UnixSocket>,
-    /// Connect only where this allow-list admits (beyond the kubelet; see
-    /// [`AddressFilter`]): checked against each address before it is connected to, on every redirect hop.
-    /// `None`: anywhere.
-    pub address_filter: Option<Arc<AddressFilter>>,
     /// Keep the final response's header fields in [`Outcome::headers`](crate::Outcome::headers)
     /// (for checks on them by the caller); default false, which costs nothing.
     pub keep_headers: bool,
     /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
     /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
     pub version: HttpVersion,
-    /// Make the sockets (of every redirect hop too) in this network namespace (see
-    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
-    pub netns: Option<NetNs>,
-    /// Which addresses of the host (of every redirect hop too, unless
-    /// [`HttpSpec::redirects_dial_by_name`]) are connected to (see
-    /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
-    pub ip_family: IpFamily,
-    /// The local address every hop's socket is bound to before it connects (see
-    /// [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`: the
-    /// one the system chooses.
-    pub source_address: Option<IpAddr>,
     /// A redirect whose `Location` names a host (an absolute URL or `//host`), and every hop
     /// after it, connects over every address of its host, as Go's client dials a redirect by
-    /// name: [`HttpSpec::ip_family`] then holds for the target and the relative redirects
+    /// name: the address family of [`HttpSpec::connect`] then holds for the target and the relative redirects
     /// before such a hop only, as in blackbox_exporter's HTTP prober (see
     /// [`ProbeSpec::set_redirects_dial_by_name`](crate::ProbeSpec::set_redirects_dial_by_name)).
     /// Default false: every hop keeps the family, as curl's `-4` / `-6` does.
@@ -330,14 +270,10 @@ pub struct GrpcSpec {
     pub port: u16,
     /// The service asked about; empty asks about the server as a whole.
     pub service: String,
-    /// `None`: plaintext HTTP/2 with prior knowledge (h2c), as the kubelet. `Some`: TLS with
-    /// ALPN `h2` and these options.
-    pub tls: Option<TlsOptions>,
-    /// How the connection is closed once the RPC is done.
-    pub close: ClosePolicy,
-    /// Connect through this Unix socket instead of `host:port` (gRPC's `unix:` and
-    /// `unix-abstract:` targets); `host` is then the `:authority` sent.
-    pub unix_socket: Option<UnixSocket>,
+    /// Where and how it connects (see [`ConnectOptions`]): TLS (`None`: plaintext h2c, as the
+    /// kubelet; `Some`: TLS with ALPN `h2`), a Unix socket (`host` is then the `:authority`
+    /// sent), keep-alive of the HTTP/2 connection, and the rest.
+    pub connect: ConnectOptions,
     /// Request metadata, in order, keys in lower case (grpc-health-probe's `-rpc-header`; see
     /// [`crate::validate_metadata`]).
     pub metadata: Vec<(String, String)>,
@@ -346,26 +282,24 @@ pub struct GrpcSpec {
     pub user_agent: Option<String>,
     /// The `:authority` sent instead of `host:port` (grpc-go's `WithAuthority`).
     pub authority: Option<String>,
-    /// Connect only where this allow-list admits (beyond the kubelet; see
-    /// [`AddressFilter`]): checked against each address before it is connected to.
-    /// `None`: anywhere.
-    pub address_filter: Option<Arc<AddressFilter>>,
-    /// Keep the HTTP/2 connection between runs (beyond the kubelet, which dials for every
-    /// probe), as [`HttpSpec::keep_alive`]: runs to the same origin reuse an idle connection
-    /// the engine holds, one stream per check. A GOAWAY, a reset, an idle timeout or a run
-    /// that times out drops it, and the next run dials again. Only an engine keeps
-    /// connections; a one-shot check closes its connection as without it. Default false.
-    pub keep_alive: bool,
-    /// Make the socket in this network namespace (see
-    /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
-    pub netns: Option<NetNs>,
-    /// Which addresses of the host are connected to (see
-    /// [`ProbeSpec::set_ip_family`](crate::ProbeSpec::set_ip_family)); default all.
-    pub ip_family: IpFamily,
-    /// The local address the socket is bound to before it connects (see
-    /// [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`: the
-    /// one the system chooses.
-    pub source_address: Option<IpAddr>,
+}
+
+/// The options of a TLS client when none were given: the kubelet's (see [`TlsOptions`]).
+static DEFAULT_TLS: TlsOptions = TlsOptions {
+    verify: TlsVerify::None,
+    server_name: None,
+    client_cert: None,
+    min_version: None,
+    max_version: None,
+};
+
+impl HttpSpec {
+    /// The TLS options of `https://` URLs: those of [`HttpSpec::connect`], or the default ones
+    /// when it has none (the constructor sets the default ones; `None` written there means
+    /// them too).
+    pub fn tls(&self) -> &TlsOptions {
+        self.connect.tls.as_ref().unwrap_or(&DEFAULT_TLS)
+    }
 }
 
 /// As derived, but the values of credential headers ([`crate::is_secret_header`]) are
@@ -380,19 +314,12 @@ impl fmt::Debug for HttpSpec {
             headers,
             redirects,
             user_agent,
-            close,
-            tls,
+            connect,
             expect_status,
             expect_body,
             expect_body_cel,
-            keep_alive,
-            unix_socket,
-            address_filter,
             keep_headers,
             version,
-            netns,
-            ip_family,
-            source_address,
             redirects_dial_by_name,
             max_redirects,
             cookies,
@@ -406,19 +333,12 @@ impl fmt::Debug for HttpSpec {
             .field("headers", &RedactedHeaders(headers))
             .field("redirects", redirects)
             .field("user_agent", user_agent)
-            .field("close", close)
-            .field("tls", tls)
+            .field("connect", connect)
             .field("expect_status", expect_status)
             .field("expect_body", expect_body)
             .field("expect_body_cel", expect_body_cel)
-            .field("keep_alive", keep_alive)
-            .field("unix_socket", unix_socket)
-            .field("address_filter", address_filter)
             .field("keep_headers", keep_headers)
             .field("version", version)
-            .field("netns", netns)
-            .field("ip_family", ip_family)
-            .field("source_address", source_address)
             .field("redirects_dial_by_name", redirects_dial_by_name)
             .field("max_redirects", max_redirects)
             .field("cookies", cookies)
@@ -432,37 +352,15 @@ impl fmt::Debug for HttpSpec {
 /// printed `<secret>`.
 impl fmt::Debug for GrpcSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let GrpcSpec {
-            host,
-            port,
-            service,
-            tls,
-            close,
-            unix_socket,
-            metadata,
-            user_agent,
-            authority,
-            address_filter,
-            keep_alive,
-            netns,
-            ip_family,
-            source_address,
-        } = self;
+        let GrpcSpec { host, port, service, connect, metadata, user_agent, authority } = self;
         f.debug_struct("GrpcSpec")
             .field("host", host)
             .field("port", port)
             .field("service", service)
-            .field("tls", tls)
-            .field("close", close)
-            .field("unix_socket", unix_socket)
+            .field("connect", connect)
             .field("metadata", &RedactedHeaders(metadata))
             .field("user_agent", user_agent)
             .field("authority", authority)
-            .field("address_filter", address_filter)
-            .field("keep_alive", keep_alive)
-            .field("netns", netns)
-            .field("ip_family", ip_family)
-            .field("source_address", source_address)
             .finish()
     }
 }
@@ -511,6 +409,9 @@ pub struct DnsSpec {
     pub host: String,
     /// The server's port (53).
     pub port: u16,
+    /// Which of the server's addresses to query (address family) and which servers may be
+    /// queried (address filter); the other [`ConnectOptions`] are not a DNS probe's.
+    pub connect: ConnectOptions,
     /// UDP or TCP.
     pub transport: DnsTransport,
     /// The question's name, as text (`\` escapes allowed; always fully qualified).
@@ -533,8 +434,4 @@ pub struct DnsSpec {
     pub validate_authority: DnsRrChecks,
     /// `validate_additional_rrs`.
     pub validate_additional: DnsRrChecks,
-    /// Which of the server's addresses to query.
-    pub ip_family: IpFamily,
-    /// Query only servers this allow-list admits.
-    pub address_filter: Option<Arc<AddressFilter>>,
 }

@@ -5,13 +5,13 @@
 
 use std::time::Duration;
 
-use crate::allow::AddressFilter;
 use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
 use crate::expect_cel::{BodyCel, CelMode};
-use crate::ip_family::IpFamily;
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
+mod connect_options;
+mod connect_setters;
 mod containment;
 mod dns;
 mod error;
@@ -26,11 +26,10 @@ mod tests;
 mod tls;
 mod validate;
 
+pub use connect_options::{ClosePolicy, ConnectOptions};
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
-pub use kinds::{
-    ClosePolicy, Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec,
-};
+pub use kinds::{Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
 pub use kinds::{DnsRrChecks, DnsSpec, DnsTransport};
 pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 pub(crate) use tcp_steps::refuse_single;
@@ -133,17 +132,11 @@ impl ProbeSpec {
         Ok(ProbeSpec::with_kind(ProbeKind::Tcp(TcpSpec {
             host: host.to_string(),
             port,
-            close: ClosePolicy::Reset,
+            connect: ConnectOptions::default(),
             send: Vec::new(),
             expect: None,
-            unix_socket: None,
-            tls: None,
             starttls: false,
             steps: Vec::new(),
-            address_filter: None,
-            netns: None,
-            ip_family: IpFamily::Any,
-            source_address: None,
         })))
     }
 
@@ -163,19 +156,15 @@ impl ProbeSpec {
             max_redirects: DEFAULT_MAX_REDIRECTS,
             cookies: false,
             user_agent: DEFAULT_USER_AGENT.to_string(),
-            close: ClosePolicy::Reset,
-            tls: TlsOptions::default(),
+            connect: ConnectOptions {
+                tls: Some(TlsOptions::default()),
+                ..ConnectOptions::default()
+            },
             expect_status: None,
             expect_body: None,
             expect_body_cel: Vec::new(),
-            keep_alive: false,
-            unix_socket: None,
-            address_filter: None,
             keep_headers: false,
             version: HttpVersion::Auto,
-            netns: None,
-            ip_family: IpFamily::Any,
-            source_address: None,
             redirects_dial_by_name: false,
             compression: None,
             proxy: None,
@@ -199,17 +188,10 @@ impl ProbeSpec {
             host: host.to_string(),
             port,
             service: service.to_string(),
-            tls: None,
-            close: ClosePolicy::Reset,
-            unix_socket: None,
+            connect: ConnectOptions::default(),
             metadata: Vec::new(),
             user_agent: None,
             authority: None,
-            address_filter: None,
-            keep_alive: false,
-            netns: None,
-            ip_family: IpFamily::Any,
-            source_address: None,
         })))
     }
 
@@ -344,33 +326,6 @@ impl ProbeSpec {
         self
     }
 
-    /// Sets the allow-list of destinations (TCP, HTTP and gRPC probes; see [`AddressFilter`]):
-    /// the connector checks each address, after resolution and on every redirect hop, and a
-    /// refused one is a Failure with reason `denied`. `None` removes it.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidExpectation`] for an exec probe.
-    pub fn set_address_filter(
-        &mut self,
-        filter: Option<std::sync::Arc<AddressFilter>>,
-    ) -> Result<(), SpecError> {
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => t.address_filter = filter,
-            ProbeKind::Http(h) => h.address_filter = filter,
-            ProbeKind::Grpc(g) => g.address_filter = filter,
-            ProbeKind::Icmp(i) => i.address_filter = filter,
-            ProbeKind::Dns(d) => d.address_filter = filter,
-            _ => {
-                return Err(SpecError::InvalidExpectation(
-                    "an address filter applies to ICMP and to TCP, HTTP and gRPC probes only"
-                        .into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
     /// Sets how many redirects a run follows at most (HTTP only; see
     /// [`HttpSpec::max_redirects`]).
     ///
@@ -421,51 +376,6 @@ impl ProbeSpec {
         Ok(())
     }
 
-    /// Sets how TCP connections are closed (TCP, HTTP and gRPC; ignored for exec, host-run and
-    /// ICMP).
-    pub fn set_close_policy(&mut self, policy: ClosePolicy) {
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => t.close = policy,
-            ProbeKind::Http(h) => h.close = policy,
-            ProbeKind::Grpc(g) => g.close = policy,
-            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) | ProbeKind::Dns(_) => {
-            }
-        }
-    }
-
-    /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
-    /// switches from h2c to TLS; for TCP probes too (beyond the kubelet: TLS from the first
-    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]). Exec probes refuse them.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or an exec
-    /// probe.
-    pub fn set_tls(&mut self, tls: TlsOptions) -> Result<(), SpecError> {
-        tls.validate()?;
-        match &mut self.kind {
-            ProbeKind::Http(h) => h.tls = tls,
-            ProbeKind::Grpc(g) => g.tls = Some(tls),
-            ProbeKind::Tcp(t) => t.tls = Some(tls),
-            _ => {
-                return Err(SpecError::InvalidTls(
-                    "TLS options apply to HTTP, gRPC and TCP probes only".into(),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// [`ProbeSpec::set_tls`] for building a spec in one expression.
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::set_tls`].
-    pub fn with_tls(mut self, tls: TlsOptions) -> Result<ProbeSpec, SpecError> {
-        self.set_tls(tls)?;
-        Ok(self)
-    }
-
     /// Sets the statuses that are Success (HTTP only), replacing the kubelet's rule.
     ///
     /// # Errors
@@ -473,20 +383,6 @@ impl ProbeSpec {
     /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_expect_status(&mut self, set: StatusSet) -> Result<(), SpecError> {
         self.http_only("expected statuses apply to HTTP probes only")?.expect_status = Some(set);
-        Ok(())
-    }
-
-    /// Turns keep-alive on or off (HTTP and gRPC; see [`HttpSpec::keep_alive`] and
-    /// [`GrpcSpec::keep_alive`]).
-    ///
-    /// # Errors
-    /// [`SpecError::InvalidExpectation`] for a probe that is neither HTTP nor gRPC.
-    pub fn set_keep_alive(&mut self, on: bool) -> Result<(), SpecError> {
-        if let ProbeKind::Grpc(g) = &mut self.kind {
-            g.keep_alive = on;
-            return Ok(());
-        }
-        self.http_only("keep-alive applies to HTTP and gRPC probes only")?.keep_alive = on;
         Ok(())
     }
 
@@ -597,16 +493,16 @@ impl ProbeSpec {
         if self.output_limit == 0 || self.output_limit > 64 << 20 {
             return Err(SpecError::InvalidOutputLimit);
         }
-        crate::netns::validate(&self.kind)?;
+        if let Some(c) = self.connect_options() {
+            crate::netns::validate(c)?;
+            c.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;
+            c.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+        }
         if let ProbeKind::Tcp(t) = &self.kind {
             tcp_steps::validate(t)?;
         }
         match &self.kind {
-            ProbeKind::Tcp(t) if t.tls.as_ref().is_some_and(|o| o.validate().is_err()) => {
-                t.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;
-            }
-            ProbeKind::Tcp(t) if t.unix_socket.is_some() => {
-                t.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+            ProbeKind::Tcp(t) if t.connect.unix_socket.is_some() => {
                 if t.send.len() > MAX_SEND_LEN {
                     return Err(SpecError::InvalidExpectation(format!(
                         "data to send is {} bytes (at most {MAX_SEND_LEN})",
@@ -629,23 +525,17 @@ impl ProbeSpec {
                     validate_header(n, v)?;
                 }
                 validate_header("User-Agent", &h.user_agent)?;
-                h.tls.validate()?;
                 crate::request::validate_method(&h.method)?;
                 crate::request::validate_body(&h.body)?;
-                h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
             }
             ProbeKind::Grpc(g) => {
                 // Empty: the local machine, as the kubelet's ":PORT" (GrpcSpec::host).
                 if !g.host.is_empty() {
                     validate_host(&g.host)?;
                 }
-                if g.unix_socket.is_none() {
+                if g.connect.unix_socket.is_none() {
                     validate_port(g.port.into())?;
                 }
-                if let Some(tls) = &g.tls {
-                    tls.validate()?;
-                }
-                g.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
                 for (k, v) in &g.metadata {
                     crate::metadata::validate_metadata(k, v)?;
                 }

@@ -148,8 +148,8 @@ impl ProbeSpec {
         let mut steps = std::mem::take(&mut t.steps);
         steps.push(step);
         let checked = check_steps(t, &steps);
-        if checked.is_ok() && steps.last().is_some_and(|s| s.starttls) && t.tls.is_none() {
-            t.tls = Some(crate::TlsOptions::default());
+        if checked.is_ok() && steps.last().is_some_and(|s| s.starttls) && t.connect.tls.is_none() {
+            t.connect.tls = Some(crate::TlsOptions::default());
         }
         if checked.is_err() {
             steps.pop();
@@ -168,8 +168,8 @@ impl ProbeSpec {
             return Err(SpecError::InvalidExpectation("TCP steps apply to TCP probes only".into()));
         };
         check_steps(t, &steps)?;
-        if steps.iter().any(|s| s.starttls) && t.tls.is_none() {
-            t.tls = Some(crate::TlsOptions::default());
+        if steps.iter().any(|s| s.starttls) && t.connect.tls.is_none() {
+            t.connect.tls = Some(crate::TlsOptions::default());
         }
         t.steps = steps;
         Ok(())
@@ -252,7 +252,10 @@ mod tests {
         let mut s = ProbeSpec::tcp("localhost", 25).unwrap();
         s.add_tcp_step(TcpStep::starttls()).unwrap();
         let ProbeKind::Tcp(t) = &s.kind else { unreachable!() };
-        assert!(t.tls.is_some() && t.has_starttls(), "STARTTLS brings the default TLS options");
+        assert!(
+            t.connect.tls.is_some() && t.has_starttls(),
+            "STARTTLS brings the default TLS options"
+        );
         let err = s.add_tcp_step(TcpStep::starttls()).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -6,7 +6,7 @@ use super::*;
 fn tcp_specs() {
     let s = ProbeSpec::tcp("127.0.0.1", 80).unwrap();
     assert_eq!(s.timeout, DEFAULT_TIMEOUT);
-    assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.close == ClosePolicy::Reset));
+    assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.connect.close == ClosePolicy::Reset));
     let s = ProbeSpec::tcp("[::1]", 8080).unwrap();
     assert!(matches!(&s.kind, ProbeKind::Tcp(t) if t.host == "::1"));
     assert_eq!(ProbeSpec::tcp("h", 0), Err(SpecError::InvalidPort(0)));
@@ -173,7 +173,7 @@ fn grpc_specs() {
     let s = ProbeSpec::grpc("127.0.0.1", 50051, "").unwrap();
     let ProbeKind::Grpc(g) = &s.kind else { panic!() };
     assert_eq!((g.host.as_str(), g.port, g.service.as_str()), ("127.0.0.1", 50051, ""));
-    assert_eq!((g.tls.as_ref(), g.close), (None, ClosePolicy::Reset));
+    assert_eq!((g.connect.tls.as_ref(), g.connect.close), (None, ClosePolicy::Reset));
     assert_eq!(s.timeout, DEFAULT_TIMEOUT);
     let s = ProbeSpec::grpc("[::1]", 1, "my.Service").unwrap();
     assert!(matches!(&s.kind, ProbeKind::Grpc(g) if g.host == "::1" && g.service == "my.Service"));
@@ -187,7 +187,7 @@ fn grpc_specs() {
     s.set_close_policy(ClosePolicy::Fin);
     s.set_tls(TlsOptions::default()).unwrap();
     assert!(
-        matches!(&s.kind, ProbeKind::Grpc(g) if g.close == ClosePolicy::Fin && g.tls == Some(TlsOptions::default()))
+        matches!(&s.kind, ProbeKind::Grpc(g) if g.connect.close == ClosePolicy::Fin && g.connect.tls == Some(TlsOptions::default()))
     );
     assert!(s.validate().is_ok());
     assert!(s.add_header("A", "b").is_err());
@@ -196,7 +196,7 @@ fn grpc_specs() {
 #[test]
 fn tls_options() {
     let mut s = ProbeSpec::http("https://127.0.0.1:8443/").unwrap();
-    assert!(matches!(&s.kind, ProbeKind::Http(h) if h.tls == TlsOptions::default()));
+    assert!(matches!(&s.kind, ProbeKind::Http(h) if *h.tls() == TlsOptions::default()));
     let tls = TlsOptions {
         verify: TlsVerify::CaFile("/etc/ca.pem".into()),
         server_name: Some("svc.example".into()),
@@ -205,7 +205,7 @@ fn tls_options() {
         max_version: Some(TlsVersion::Tls13),
     };
     s.set_tls(tls.clone()).unwrap();
-    assert!(matches!(&s.kind, ProbeKind::Http(h) if h.tls == tls));
+    assert!(matches!(&s.kind, ProbeKind::Http(h) if *h.tls() == tls));
     assert!(s.validate().is_ok());
 
     for name in ["a b", "", "-x.example", "x..y", "a/b", "1.2.3", "x.123"] {
@@ -231,14 +231,14 @@ fn tls_options() {
     assert!(s.set_tls(bad).is_err());
     // validate() re-checks options set field by field.
     if let ProbeKind::Http(h) = &mut s.kind {
-        h.tls.server_name = Some("bad name".into());
+        h.connect.tls.as_mut().unwrap().server_name = Some("bad name".into());
     }
     assert!(matches!(s.validate(), Err(SpecError::InvalidTls(_))));
 
     let mut t = ProbeSpec::exec(&["true"]).unwrap();
     assert_eq!(
         t.set_tls(TlsOptions::default()).unwrap_err().to_string(),
-        "invalid TLS option: TLS options apply to HTTP, gRPC and TCP probes only"
+        "invalid TLS option: TLS options apply to TCP, HTTP and gRPC probes only"
     );
 
     assert_eq!(TlsVersion::parse("1.2"), Some(TlsVersion::Tls12));

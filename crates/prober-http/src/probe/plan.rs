@@ -25,7 +25,7 @@ impl HttpPlan {
     /// Makes the plan of `spec`: its virtual host and its first request, once.
     pub fn new(spec: HttpSpec) -> HttpPlan {
         let host_override = host_override(&spec.headers);
-        let keep_alive = spec.keep_alive && !user_wants_close(&spec.headers);
+        let keep_alive = spec.connect.keep_alive && !user_wants_close(&spec.headers);
         let message = Message { method: &spec.method, body: &spec.body };
         let request = match crate::proxy::proxy_for(&spec, &spec.url) {
             Some(p) if spec.url.scheme() == Scheme::Http => crate::proxy::build_proxied_request(
@@ -49,10 +49,10 @@ impl HttpPlan {
             ),
         };
         let other_host_tls = spec
-            .tls
+            .tls()
             .server_name
             .is_some()
-            .then(|| TlsOptions { server_name: None, ..spec.tls.clone() });
+            .then(|| TlsOptions { server_name: None, ..spec.tls().clone() });
         HttpPlan { spec, host_override, other_host_tls, request, keep_alive }
     }
 

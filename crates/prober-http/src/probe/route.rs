@@ -26,7 +26,7 @@ pub(super) fn endpoint<'a>(
     // original host, whatever their scheme or port, keep it.
     let tls = match &plan.other_host_tls {
         Some(other) if url.host() != plan.spec.url.host() => other,
-        _ => &plan.spec.tls,
+        _ => plan.spec.tls(),
     };
     // Go's transport as the kubelet builds it (`utilnet.SetTransportDefaults`, which calls
     // `http2.ConfigureTransports`) offers `h2` whatever its TLS settings; the h2c transport
@@ -48,7 +48,7 @@ pub(super) fn endpoint<'a>(
         // To the proxy in plain TCP; TLS with the target once the tunnel is open.
         tls: (https && (proxy.is_none() || tunneled)).then_some(tls),
         alpn,
-        close: plan.spec.close,
+        close: plan.spec.connect.close,
         // TLS makes several small writes in a row (the handshake's last flight, then the
         // request): with Nagle's algorithm the request waits for the peer's delayed ACK, 40 ms
         // on Linux. A plain request is one write and needs no option (and keeps socket reuse).
@@ -56,19 +56,19 @@ pub(super) fn endpoint<'a>(
         // A proxied connection is never kept: its origin is the proxy's, not the target's.
         keep_alive: plan.keep_alive && proxy.is_none(),
         // Every hop goes through the socket, as curl's --unix-socket sends every request.
-        unix: plan.spec.unix_socket.as_ref(),
-        filter: plan.spec.address_filter.as_ref(),
+        unix: plan.spec.connect.unix_socket.as_ref(),
+        filter: plan.spec.connect.address_filter.as_ref(),
         // Every hop's socket is made in the namespace: a redirect to the same host stays inside.
-        netns: plan.spec.netns.as_ref(),
+        netns: plan.spec.connect.netns.as_ref(),
         // Every hop's addresses are of the family asked for, whatever host it goes to; or, as
         // blackbox_exporter's Go client dials a redirect by name, those of any family once a
         // `Location` has named a host.
         ip_family: match hop {
             Some(h) if h.by_name && plan.spec.redirects_dial_by_name => IpFamily::Any,
-            _ => plan.spec.ip_family,
+            _ => plan.spec.connect.ip_family,
         },
         // Every hop's socket is bound to the source address, whatever host it goes to (the
         // proxy's too): the address is the probe's identity on the network.
-        source: plan.spec.source_address,
+        source: plan.spec.connect.source_address,
     }
 }

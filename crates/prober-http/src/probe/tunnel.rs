@@ -31,7 +31,7 @@ impl HttpProbe {
     /// [`crate::proxy::target_refused`]): a Failure with reason `denied` before anything is
     /// sent, else `None`.
     pub(super) fn proxy_refused(&mut self, cx: &mut Ctx<'_>) -> Option<Step> {
-        let filter = self.plan.spec.address_filter.as_ref()?;
+        let filter = self.plan.spec.connect.address_filter.as_ref()?;
         self.proxy()?;
         let why = target_refused(filter, self.url())?;
         let msg = format!("{}: not allowed: {why}", self.op_url());

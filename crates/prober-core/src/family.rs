@@ -91,11 +91,6 @@ impl IpFamily {
         }
     }
 
-    /// The family of its C ABI number, or `None` for a number no family has.
-    pub fn from_u32(value: u32) -> Option<IpFamily> {
-        IP_FAMILIES.into_iter().find(|f| *f as u32 == value)
-    }
-
     /// Which of `addrs` (a resolved name's, or an IP literal's one) to connect to:
     /// `Ok(None)` all of them, `Ok(Some(v6))` only those of that family ([`IpFamily::is_v6`]), and
     /// `Err(v6)` none: the family required (`v6`) has no address among them.
@@ -119,5 +114,47 @@ impl IpFamily {
                 Ok(Some(if has(v6) { v6 } else { !v6 }))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::SocketAddr;
+
+    fn addrs(list: &[&str]) -> Vec<SocketAddr> {
+        list.iter().map(|a| SocketAddr::new(a.parse().unwrap(), 80)).collect()
+    }
+
+    #[test]
+    fn select_follows_blackbox_rule() {
+        let both = addrs(&["::1", "127.0.0.1"]);
+        let v4 = addrs(&["127.0.0.1"]);
+        let v6 = addrs(&["::1"]);
+        assert_eq!(IpFamily::Any.select(&both), Ok(None));
+        assert_eq!(IpFamily::V4.select(&both), Ok(Some(false)));
+        assert_eq!(IpFamily::V6.select(&both), Ok(Some(true)));
+        assert_eq!(IpFamily::V4.select(&v6), Err(false));
+        assert_eq!(IpFamily::V6.select(&v4), Err(true));
+        assert_eq!(IpFamily::PreferV4.select(&both), Ok(Some(false)));
+        assert_eq!(IpFamily::PreferV6.select(&both), Ok(Some(true)));
+        assert_eq!(IpFamily::PreferV4.select(&v6), Ok(Some(true)));
+        assert_eq!(IpFamily::PreferV6.select(&v4), Ok(Some(false)));
+        // IPv4-mapped IPv6 is IPv4, as Go's To4 says.
+        assert_eq!(IpFamily::V4.select(&addrs(&["::ffff:127.0.0.1"])), Ok(Some(false)));
+    }
+
+    #[test]
+    fn names_and_numbers_round_trip() {
+        for (i, f) in IP_FAMILIES.into_iter().enumerate() {
+            assert_eq!(f as u32, i as u32);
+            assert_eq!(IpFamily::from_name(f.name()), Some(f));
+        }
+        assert_eq!(IpFamily::from_name("6"), Some(IpFamily::V6));
+        for f in &IP_FAMILIES[1..] {
+            assert_eq!(IpFamily::from_flag(f.flag()), Some(*f));
+        }
+        assert_eq!(IpFamily::from_flag("--ipv6"), Some(IpFamily::V6));
+        assert_eq!(IpFamily::from_flag(IpFamily::Any.flag()), None);
     }
 }

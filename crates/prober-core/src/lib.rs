@@ -17,7 +17,6 @@ mod family;
 mod gotext;
 mod icmp;
 mod icmp_facts;
-mod ip_family;
 mod metadata;
 mod netns;
 mod outcome;

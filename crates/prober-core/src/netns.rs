@@ -14,7 +14,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use crate::spec::{ConnectOptions, SpecError};
+use crate::spec::SpecError;
 
 /// The longest namespace path accepted (Linux's `PATH_MAX` less the final NUL).
 pub const MAX_NETNS_PATH: usize = 4095;
@@ -146,12 +146,6 @@ pub(crate) fn with_unix() -> SpecError {
     SpecError::InvalidRequest(
         "a network namespace does not apply to a probe through a Unix socket".into(),
     )
-}
-
-/// The check of [`ProbeSpec::validate`](crate::ProbeSpec::validate): a namespace only on a
-/// probe that connects over the network, not through a Unix socket.
-pub(crate) fn validate(options: &ConnectOptions) -> Result<(), SpecError> {
-    if options.netns.is_some() && options.unix_socket.is_some() { Err(with_unix()) } else { Ok(()) }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
-//! Request options beyond the kubelet's GET: the HTTP method and body of an HTTP probe
-//! (Consul's `Method`/`Body`, Envoy's `method`, blackbox_exporter's `method`/`body`), and
-//! STARTTLS of a TCP probe (blackbox_exporter's `starttls`).
+//! Request options beyond the kubelet's GET: the checks of the HTTP method and body of an HTTP
+//! probe (Consul's `Method`/`Body`, Envoy's `method`, blackbox_exporter's `method`/`body`); the
+//! setters are `spec/http_setters.rs`'s.
 
-use crate::spec::{HttpSpec, ProbeKind, ProbeSpec, SpecError};
+use crate::spec::SpecError;
 
 /// The largest request body a probe sends (a health check's request, not an upload).
 pub const MAX_BODY_LEN: usize = 64 * 1024;
@@ -38,89 +38,10 @@ pub(crate) fn validate_body(body: &[u8]) -> Result<(), SpecError> {
     Ok(())
 }
 
-impl ProbeSpec {
-    /// Sets the HTTP method (HTTP only; `GET` by default). Any token is accepted, as Go's
-    /// client and curl's `-X` accept it; `HEAD` reads no body. Redirects follow Go's client:
-    /// 301, 302 and 303 turn any method but `GET` and `HEAD` into a `GET` without body, 307 and
-    /// 308 keep the method and the body.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for a method that is not a token, `CONNECT`, or a probe
-    /// that is not HTTP.
-    pub fn set_method(&mut self, method: &str) -> Result<(), SpecError> {
-        validate_method(method)?;
-        self.http_request("an HTTP method")?.method = method.to_string();
-        Ok(())
-    }
-
-    /// [`ProbeSpec::set_method`] for building a spec in one expression.
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::set_method`].
-    pub fn with_method(mut self, method: &str) -> Result<ProbeSpec, SpecError> {
-        self.set_method(method)?;
-        Ok(self)
-    }
-
-    /// Sets the request body (HTTP only), sent with `Content-Length` and any method (as Go's
-    /// client sends it); a user `Content-Length` header is ignored. Empty: no body (`POST`,
-    /// `PUT` and `PATCH` then send `Content-Length: 0`, as Go does).
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for more than [`MAX_BODY_LEN`] bytes or a probe that is
-    /// not HTTP.
-    pub fn set_body(&mut self, body: Vec<u8>) -> Result<(), SpecError> {
-        validate_body(&body)?;
-        self.http_request("a request body")?.body = body;
-        Ok(())
-    }
-
-    /// [`ProbeSpec::set_body`] for building a spec in one expression.
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::set_body`].
-    pub fn with_body(mut self, body: Vec<u8>) -> Result<ProbeSpec, SpecError> {
-        self.set_body(body)?;
-        Ok(self)
-    }
-
-    /// Turns STARTTLS on or off for a TCP probe: the send/expect exchange runs in plain text
-    /// (the server's go-ahead, such as SMTP's `220`), then TLS shakes hands on the same
-    /// connection with the spec's TLS options (the default ones, no verification, when none
-    /// were set). Without an exchange the upgrade follows the connect at once.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidTls`] for a probe that is not TCP.
-    pub fn set_starttls(&mut self, on: bool) -> Result<(), SpecError> {
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => {
-                crate::spec::refuse_single(t, on)?;
-                t.starttls = on;
-                if on && t.connect.tls.is_none() {
-                    t.connect.tls = Some(crate::TlsOptions::default());
-                }
-                Ok(())
-            }
-            _ => Err(SpecError::InvalidTls("STARTTLS applies to TCP probes only".into())),
-        }
-    }
-
-    fn http_request(&mut self, what: &str) -> Result<&mut HttpSpec, SpecError> {
-        match &mut self.kind {
-            ProbeKind::Http(h) => Ok(h),
-            _ => Err(SpecError::InvalidRequest(format!("{what} applies to HTTP probes only"))),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProbeKind, ProbeSpec};
 
     #[test]
     fn methods_and_bodies() {

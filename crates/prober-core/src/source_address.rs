@@ -8,7 +8,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use crate::ip_family::IpFamily;
+use crate::family::IpFamily;
 use crate::spec::SpecError;
 
 /// Whether a socket bound to `source` can connect to `target`: the same family (an

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::spec::{ProbeKind, ProbeSpec, SpecError};
+use crate::spec::SpecError;
 
 /// The longest socket path or abstract name: `sun_path` is 108 bytes on Linux, one of which
 /// is the path's final NUL (an abstract name has a leading NUL instead).
@@ -104,45 +104,10 @@ impl fmt::Display for UnixSocket {
     }
 }
 
-impl ProbeSpec {
-    /// A connect check of a Unix socket (the TCP probe's rules: connect within the deadline,
-    /// optionally send and expect, close). Its `host` is `localhost` and its `port` 0: they
-    /// name nothing.
-    ///
-    /// # Errors
-    ///
-    /// None beyond those of [`UnixSocket`]'s constructors, which made `socket`.
-    pub fn unix(socket: UnixSocket) -> Result<ProbeSpec, SpecError> {
-        socket.validate()?;
-        let mut spec = ProbeSpec::tcp("localhost", 1)?;
-        if let ProbeKind::Tcp(t) = &mut spec.kind {
-            t.port = 0;
-            t.connect.unix_socket = Some(socket);
-        }
-        Ok(spec)
-    }
-
-    /// A gRPC health probe of `service` through a Unix socket (grpc-health-probe's
-    /// `-addr unix:///run/app.sock`): `:authority` is `localhost`, as grpc-go sends for `unix:`
-    /// targets; the port (0) names nothing.
-    ///
-    /// # Errors
-    ///
-    /// As [`UnixSocket::validate`].
-    pub fn grpc_unix(socket: UnixSocket, service: &str) -> Result<ProbeSpec, SpecError> {
-        socket.validate()?;
-        let mut spec = ProbeSpec::grpc("localhost", 1, service)?;
-        if let ProbeKind::Grpc(g) = &mut spec.kind {
-            g.port = 0;
-            g.connect.unix_socket = Some(socket);
-        }
-        Ok(spec)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProbeKind, ProbeSpec};
 
     #[test]
     fn grpc_naming() {

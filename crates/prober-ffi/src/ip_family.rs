@@ -4,28 +4,29 @@
 
 use prober_core::IpFamily;
 
+use crate::enums::c_enum;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::prober_spec;
 use crate::status::*;
 use crate::{guard_status, set_error};
 
-/// Address families of network probes (`prober_spec_set_ip_family`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_ip_family {
-    /// Every address the host resolves to, raced as Go's dialer races them (Happy Eyeballs):
-    /// the default.
-    PROBER_IP_FAMILY_ANY = 0,
-    /// IPv4 addresses only; a name without one, or an IPv6 literal, fails with
-    /// `PROBER_REASON_DNS`.
-    PROBER_IP_FAMILY_V4 = 1,
-    /// IPv6 addresses only; a name without one, or an IPv4 literal, fails with
-    /// `PROBER_REASON_DNS`.
-    PROBER_IP_FAMILY_V6 = 2,
-    /// The host's IPv4 addresses if it has any, else its IPv6 ones.
-    PROBER_IP_FAMILY_PREFER_V4 = 3,
-    /// The host's IPv6 addresses if it has any, else its IPv4 ones.
-    PROBER_IP_FAMILY_PREFER_V6 = 4,
+c_enum! {
+    /// Address families of network probes (`prober_spec_set_ip_family`).
+    pub enum prober_ip_family of IpFamily {
+        /// Every address the host resolves to, raced as Go's dialer races them (Happy Eyeballs):
+        /// the default.
+        PROBER_IP_FAMILY_ANY = 0 => Any,
+        /// IPv4 addresses only; a name without one, or an IPv6 literal, fails with
+        /// `PROBER_REASON_DNS`.
+        PROBER_IP_FAMILY_V4 = 1 => V4,
+        /// IPv6 addresses only; a name without one, or an IPv4 literal, fails with
+        /// `PROBER_REASON_DNS`.
+        PROBER_IP_FAMILY_V6 = 2 => V6,
+        /// The host's IPv4 addresses if it has any, else its IPv6 ones.
+        PROBER_IP_FAMILY_PREFER_V4 = 3 => PreferV4,
+        /// The host's IPv6 addresses if it has any, else its IPv4 ones.
+        PROBER_IP_FAMILY_PREFER_V6 = 4 => PreferV6,
+    }
 }
 
 /// Sets which addresses of its host a TCP, HTTP(S) or gRPC probe connects to: one of
@@ -45,7 +46,7 @@ pub unsafe extern "C" fn prober_spec_set_ip_family(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        let Some(f) = IpFamily::from_u32(family) else {
+        let Some(f) = prober_ip_family::from_code(family) else {
             return Err(set_error(
                 PROBER_E_INVALID_ENUM,
                 format!("{family} is not a PROBER_IP_FAMILY_* value"),
@@ -72,6 +73,9 @@ mod tests {
         ];
         for (c, r) in c.into_iter().zip(prober_core::IP_FAMILIES) {
             assert_eq!(c as u32, r as u32, "{r:?}");
+            assert_eq!(prober_ip_family::from_code(c as u32), Some(r));
+            assert_eq!(prober_ip_family::code_of(r), c as u32);
         }
+        assert_eq!(prober_ip_family::from_code(5), None);
     }
 }

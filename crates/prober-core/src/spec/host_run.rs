@@ -1,7 +1,7 @@
 //! Host-run probes: the engine schedules a run and judges it by the worker rules, the host
 //! performs it (a CRI `ExecSync`, a call into a VM's agent) and completes it with a result.
 
-use super::{ProbeKind, ProbeSpec, SpecError};
+use super::error::SpecError;
 
 /// The longest [`HostRunSpec::label`], in bytes: a label names the run in messages and events,
 /// it is not a payload.
@@ -21,21 +21,6 @@ pub struct HostRunSpec {
     pub label: String,
 }
 
-impl ProbeSpec {
-    /// A probe that the host runs (see [`HostRunSpec`]). `label` names it in announcements and
-    /// messages; it may be empty. Only an engine's worker can run it: a one-shot check or
-    /// submit has no host to perform it and is refused.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for a label longer than [`MAX_HOST_RUN_LABEL`] bytes or
-    /// holding a NUL byte.
-    pub fn host_run(label: &str) -> Result<ProbeSpec, SpecError> {
-        validate_label(label)?;
-        Ok(ProbeSpec::with_kind(ProbeKind::HostRun(HostRunSpec { label: label.to_string() })))
-    }
-}
-
 pub(super) fn validate_label(label: &str) -> Result<(), SpecError> {
     if label.len() > MAX_HOST_RUN_LABEL {
         return Err(SpecError::InvalidRequest(format!(
@@ -52,6 +37,7 @@ pub(super) fn validate_label(label: &str) -> Result<(), SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProbeKind, ProbeSpec};
 
     #[test]
     fn labels_are_bounded_and_free_of_nul() {

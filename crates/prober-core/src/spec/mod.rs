@@ -5,21 +5,25 @@
 
 use std::time::Duration;
 
-use crate::expect::{MAX_SEND_LEN, Pattern, StatusSet};
+use crate::expect::{Pattern, StatusSet};
 use crate::expect_cel::{BodyCel, CelMode};
 use crate::unix::UnixSocket;
 use crate::url::Url;
 
+mod check;
 mod connect_options;
 mod connect_setters;
 mod containment;
 mod dns;
 mod error;
+mod grpc_setters;
 mod host_run;
+mod http_setters;
 mod icmp;
 mod kinds;
 mod namespaces;
 mod proxy;
+mod tcp_setters;
 mod tcp_steps;
 #[cfg(test)]
 mod tests;
@@ -32,7 +36,6 @@ pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
 pub use kinds::{DnsRrChecks, DnsSpec, DnsTransport};
 pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
-pub(crate) use tcp_steps::refuse_single;
 pub use tcp_steps::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
 };
@@ -211,6 +214,53 @@ impl ProbeSpec {
             namespaces_of: None,
             cgroup: None,
         })))
+    }
+
+    /// A connect check of a Unix socket (the TCP probe's rules: connect within the deadline,
+    /// optionally send and expect, close). Its `host` is `localhost` and its `port` 0: they
+    /// name nothing.
+    ///
+    /// # Errors
+    ///
+    /// None beyond those of [`UnixSocket`]'s constructors, which made `socket`.
+    pub fn unix(socket: UnixSocket) -> Result<ProbeSpec, SpecError> {
+        socket.validate()?;
+        let mut spec = ProbeSpec::tcp("localhost", 1)?;
+        if let ProbeKind::Tcp(t) = &mut spec.kind {
+            t.port = 0;
+            t.connect.unix_socket = Some(socket);
+        }
+        Ok(spec)
+    }
+
+    /// A gRPC health probe of `service` through a Unix socket (grpc-health-probe's
+    /// `-addr unix:///run/app.sock`): `:authority` is `localhost`, as grpc-go sends for `unix:`
+    /// targets; the port (0) names nothing.
+    ///
+    /// # Errors
+    ///
+    /// As [`UnixSocket::validate`].
+    pub fn grpc_unix(socket: UnixSocket, service: &str) -> Result<ProbeSpec, SpecError> {
+        socket.validate()?;
+        let mut spec = ProbeSpec::grpc("localhost", 1, service)?;
+        if let ProbeKind::Grpc(g) = &mut spec.kind {
+            g.port = 0;
+            g.connect.unix_socket = Some(socket);
+        }
+        Ok(spec)
+    }
+
+    /// A probe that the host runs (see [`HostRunSpec`]). `label` names it in announcements and
+    /// messages; it may be empty. Only an engine's worker can run it: a one-shot check or
+    /// submit has no host to perform it and is refused.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidRequest`] for a label longer than [`MAX_HOST_RUN_LABEL`] bytes or
+    /// holding a NUL byte.
+    pub fn host_run(label: &str) -> Result<ProbeSpec, SpecError> {
+        host_run::validate_label(label)?;
+        Ok(ProbeSpec::with_kind(ProbeKind::HostRun(HostRunSpec { label: label.to_string() })))
     }
 
     /// Sets the one deadline of every run (default [`DEFAULT_TIMEOUT`], the kubelet's 1 s).
@@ -436,133 +486,5 @@ impl ProbeSpec {
             ProbeKind::Http(h) => Ok(h),
             _ => Err(SpecError::InvalidExpectation(refusal.into())),
         }
-    }
-
-    /// Sets the bytes a TCP probe writes once connected (at most [`MAX_SEND_LEN`]); see
-    /// [`crate::unescape`] for data written as text.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidExpectation`] for more than [`MAX_SEND_LEN`] bytes or a probe that is
-    /// not TCP.
-    pub fn set_send(&mut self, data: Vec<u8>) -> Result<(), SpecError> {
-        if data.len() > MAX_SEND_LEN {
-            return Err(SpecError::InvalidExpectation(format!(
-                "data to send is {} bytes (at most {MAX_SEND_LEN})",
-                data.len()
-            )));
-        }
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => {
-                tcp_steps::refuse_single(t, !data.is_empty())?;
-                t.send = data;
-                Ok(())
-            }
-            _ => {
-                Err(SpecError::InvalidExpectation("data to send applies to TCP probes only".into()))
-            }
-        }
-    }
-
-    /// Sets a regular expression a TCP probe's reply must match (TCP only).
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidExpectation`] for a probe that is not TCP.
-    pub fn set_expect_reply(&mut self, pattern: Pattern) -> Result<(), SpecError> {
-        match &mut self.kind {
-            ProbeKind::Tcp(t) => {
-                tcp_steps::refuse_single(t, true)?;
-                t.expect = Some(pattern);
-                Ok(())
-            }
-            _ => Err(SpecError::InvalidExpectation(
-                "an expected reply applies to TCP probes only".into(),
-            )),
-        }
-    }
-
-    /// Checks every field, for specs built or changed field by field.
-    ///
-    /// # Errors
-    ///
-    /// The first problem found, as the constructor or setter that checks that field would
-    /// report it.
-    pub fn validate(&self) -> Result<(), SpecError> {
-        validate_timeout(self.timeout)?;
-        if self.output_limit == 0 || self.output_limit > 64 << 20 {
-            return Err(SpecError::InvalidOutputLimit);
-        }
-        if let Some(c) = self.connect_options() {
-            crate::netns::validate(c)?;
-            c.tls.as_ref().map_or(Ok(()), TlsOptions::validate)?;
-            c.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
-        }
-        if let ProbeKind::Tcp(t) = &self.kind {
-            tcp_steps::validate(t)?;
-        }
-        match &self.kind {
-            ProbeKind::Tcp(t) if t.connect.unix_socket.is_some() => {
-                if t.send.len() > MAX_SEND_LEN {
-                    return Err(SpecError::InvalidExpectation(format!(
-                        "data to send is {} bytes (at most {MAX_SEND_LEN})",
-                        t.send.len()
-                    )));
-                }
-            }
-            ProbeKind::Tcp(t) => {
-                validate_host(&t.host)?;
-                validate_port(t.port.into())?;
-                if t.send.len() > MAX_SEND_LEN {
-                    return Err(SpecError::InvalidExpectation(format!(
-                        "data to send is {} bytes (at most {MAX_SEND_LEN})",
-                        t.send.len()
-                    )));
-                }
-            }
-            ProbeKind::Http(h) => {
-                for (n, v) in &h.headers {
-                    validate_header(n, v)?;
-                }
-                validate_header("User-Agent", &h.user_agent)?;
-                crate::request::validate_method(&h.method)?;
-                crate::request::validate_body(&h.body)?;
-            }
-            ProbeKind::Grpc(g) => {
-                // Empty: the local machine, as the kubelet's ":PORT" (GrpcSpec::host).
-                if !g.host.is_empty() {
-                    validate_host(&g.host)?;
-                }
-                if g.connect.unix_socket.is_none() {
-                    validate_port(g.port.into())?;
-                }
-                for (k, v) in &g.metadata {
-                    crate::metadata::validate_metadata(k, v)?;
-                }
-                let mut copy = ProbeSpec::grpc("h", 1, "")?;
-                if let Some(ua) = &g.user_agent {
-                    copy.set_grpc_user_agent(ua)?;
-                }
-                if let Some(a) = &g.authority {
-                    copy.set_grpc_authority(a)?;
-                }
-            }
-            ProbeKind::Exec(e) => {
-                validate_argv(&e.argv)?;
-                for (n, v) in &e.env {
-                    validate_env(n, v)?;
-                }
-                if let Some(pid) = e.namespaces_of {
-                    namespaces::validate_pid(pid)?;
-                }
-                if let Some(dir) = &e.cgroup {
-                    containment::validate_cgroup_dir(dir)?;
-                }
-            }
-            ProbeKind::HostRun(h) => host_run::validate_label(&h.label)?,
-            ProbeKind::Icmp(i) => i.validate_within(self.timeout)?,
-            ProbeKind::Dns(d) => d.validate()?,
-        }
-        Ok(())
     }
 }

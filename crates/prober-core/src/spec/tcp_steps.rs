@@ -2,7 +2,7 @@
 //! `tcp-check expect`/`send`): an ordered list of steps, each one optionally awaiting a line of
 //! the reply, then optionally sending, then optionally upgrading the connection to TLS.
 
-use super::{ProbeKind, ProbeSpec, SpecError, TcpSpec};
+use super::error::SpecError;
 use crate::expect::{MAX_SEND_LEN, Pattern};
 
 /// The most steps a TCP probe has (an SMTP STARTTLS check needs nine).
@@ -93,7 +93,7 @@ impl TcpStep {
     }
 
     /// `n` is the step's number from 1, for the message.
-    fn validate(&self, n: usize) -> Result<(), SpecError> {
+    pub(super) fn validate(&self, n: usize) -> Result<(), SpecError> {
         if self.send.len() > MAX_SEND_LEN {
             return Err(SpecError::InvalidExpectation(format!(
                 "TCP step {n}: data to send is {} bytes (at most {MAX_SEND_LEN})",
@@ -121,108 +121,10 @@ impl TcpStep {
     }
 }
 
-impl TcpSpec {
-    /// True when the connection starts in plain text and TLS comes later (STARTTLS, by the
-    /// single-exchange flag or a step).
-    pub fn has_starttls(&self) -> bool {
-        self.starttls || self.steps.iter().any(|s| s.starttls)
-    }
-}
-
-impl ProbeSpec {
-    /// Appends a step to a TCP probe's exchange (see [`TcpStep`]). Steps replace the single
-    /// send, expect and STARTTLS ([`ProbeSpec::set_send`], [`ProbeSpec::set_expect_reply`],
-    /// [`ProbeSpec::set_starttls`]), which keep their own meaning (the reply matched as a
-    /// whole, not line by line): a spec has one or the other. A STARTTLS step without TLS
-    /// options sets the default ones (no verification), as [`ProbeSpec::set_starttls`] does.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidExpectation`] for a probe that is not TCP, one with a single
-    /// send/expect/STARTTLS, more than [`MAX_TCP_STEPS`] steps, a second STARTTLS step, more
-    /// than [`MAX_SEND_LEN`] bytes to send, or a template without an expect.
-    pub fn add_tcp_step(&mut self, step: TcpStep) -> Result<(), SpecError> {
-        let ProbeKind::Tcp(t) = &mut self.kind else {
-            return Err(SpecError::InvalidExpectation("TCP steps apply to TCP probes only".into()));
-        };
-        let mut steps = std::mem::take(&mut t.steps);
-        steps.push(step);
-        let checked = check_steps(t, &steps);
-        if checked.is_ok() && steps.last().is_some_and(|s| s.starttls) && t.connect.tls.is_none() {
-            t.connect.tls = Some(crate::TlsOptions::default());
-        }
-        if checked.is_err() {
-            steps.pop();
-        }
-        t.steps = steps;
-        checked
-    }
-
-    /// Replaces a TCP probe's steps (empty: none; see [`ProbeSpec::add_tcp_step`]).
-    ///
-    /// # Errors
-    ///
-    /// As [`ProbeSpec::add_tcp_step`]; the spec is unchanged on error.
-    pub fn set_tcp_steps(&mut self, steps: Vec<TcpStep>) -> Result<(), SpecError> {
-        let ProbeKind::Tcp(t) = &mut self.kind else {
-            return Err(SpecError::InvalidExpectation("TCP steps apply to TCP probes only".into()));
-        };
-        check_steps(t, &steps)?;
-        if steps.iter().any(|s| s.starttls) && t.connect.tls.is_none() {
-            t.connect.tls = Some(crate::TlsOptions::default());
-        }
-        t.steps = steps;
-        Ok(())
-    }
-}
-
-/// Refuses to set a single send, expect or STARTTLS (`setting`) on a spec with steps.
-pub(crate) fn refuse_single(t: &TcpSpec, setting: bool) -> Result<(), SpecError> {
-    if setting && !t.steps.is_empty() {
-        return Err(SpecError::InvalidExpectation(
-            "TCP steps replace the single send, expect and STARTTLS: use one or the other".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// Checks `steps` for `t` (whose own steps are ignored).
-fn check_steps(t: &TcpSpec, steps: &[TcpStep]) -> Result<(), SpecError> {
-    if steps.is_empty() {
-        return Ok(());
-    }
-    if !t.send.is_empty() || t.expect.is_some() || t.starttls {
-        // Two meanings of "expect" on one connection (the whole reply, or line by line) would
-        // leave the order of the two exchanges to guess.
-        return Err(SpecError::InvalidExpectation(
-            "TCP steps replace the single send, expect and STARTTLS: use one or the other".into(),
-        ));
-    }
-    if steps.len() > MAX_TCP_STEPS {
-        return Err(SpecError::InvalidExpectation(format!(
-            "{} TCP steps (at most {MAX_TCP_STEPS})",
-            steps.len()
-        )));
-    }
-    for (i, s) in steps.iter().enumerate() {
-        s.validate(i + 1)?;
-    }
-    if steps.iter().filter(|s| s.starttls).count() > 1 {
-        return Err(SpecError::InvalidExpectation(
-            "more than one STARTTLS step (the connection is upgraded once)".into(),
-        ));
-    }
-    Ok(())
-}
-
-/// [`ProbeSpec::validate`]'s check of a TCP probe's steps.
-pub(super) fn validate(t: &TcpSpec) -> Result<(), SpecError> {
-    check_steps(t, &t.steps)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ProbeKind, ProbeSpec};
 
     fn pat(s: &str) -> Pattern {
         Pattern::new(s).unwrap()

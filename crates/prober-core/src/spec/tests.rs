@@ -1,6 +1,7 @@
 //! Unit tests of specs and their validation.
 
 use super::*;
+use crate::expect::MAX_SEND_LEN;
 
 #[test]
 fn tcp_specs() {

@@ -1,7 +1,7 @@
 //! The address family a probe connects over (issue 28: blackbox_exporter's
 //! `preferred_ip_protocol` and `ip_protocol_fallback`, curl's `-4` / `-6`): the type and its
-//! rule. The setters on a spec are `ip_family.rs`'s; this file imports nothing of `spec/`, so
-//! that the spec types holding a family (`IcmpSpec`) stay out of prober-core's import circle.
+//! rule. The setters on a spec are `spec/connect_setters.rs`'s; this file imports nothing of
+//! `spec/`, so that `ConnectOptions`, which holds a family, sits above it in the import graph.
 //!
 //! This crate does no I/O: [`IpFamily::select`] is the rule, applied by the connector
 //! (`prober-tcp`) to every address list it is about to race, on every dial of a run (each

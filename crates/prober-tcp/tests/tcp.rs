@@ -15,7 +15,7 @@ fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
     TcpSpec {
         host: host.to_string(),
         port,
-        connect: prober_core::ConnectOptions { close: close, ..Default::default() },
+        connect: prober_core::ConnectOptions { close, ..Default::default() },
         send: Vec::new(),
         expect: None,
         starttls: false,

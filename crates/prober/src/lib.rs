@@ -84,10 +84,10 @@ pub use prober_core::{
 /// [`Outcome::http_phases`], [`Outcome::grpc`]).
 pub use prober_core::{CertInfo, GrpcFacts, HttpPhases, HttpResponseVersion, TlsInfo};
 pub use prober_core::{
-    ClosePolicy, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT,
-    ExecSpec, GrpcSpec, HttpSpec, HttpVersion, MAX_MAX_REDIRECTS, Outcome, ProbeKind, ProbeResult,
-    ProbeSpec, Reason, RedirectPolicy, Role, Schedule, Scheme, SpecError, TcpSpec, Timings,
-    TlsOptions, TlsVerify, TlsVersion, Url, UrlError, percent_decode,
+    ClosePolicy, ConnectOptions, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT,
+    DEFAULT_USER_AGENT, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, MAX_MAX_REDIRECTS, Outcome,
+    ProbeKind, ProbeResult, ProbeSpec, Reason, RedirectPolicy, Role, Schedule, Scheme, SpecError,
+    TcpSpec, Timings, TlsOptions, TlsVerify, TlsVersion, Url, UrlError, percent_decode,
 };
 /// ICMP echo probes ([`ProbeSpec::icmp`], [`ProbeSpec::icmp_with`]) and what a run learns
 /// ([`Outcome::icmp`]).

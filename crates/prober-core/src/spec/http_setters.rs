@@ -39,7 +39,7 @@ impl ProbeSpec {
     ///
     /// # Errors
     ///
-    /// [`SpecError::InvalidRequest`] for more than [`MAX_BODY_LEN`] bytes or a probe that is
+    /// [`SpecError::InvalidRequest`] for more than [`MAX_BODY_LEN`](crate::MAX_BODY_LEN) bytes or a probe that is
     /// not HTTP.
     pub fn set_body(&mut self, body: Vec<u8>) -> Result<(), SpecError> {
         validate_body(&body)?;

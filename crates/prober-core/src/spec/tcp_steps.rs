@@ -21,7 +21,7 @@ pub const MAX_TCP_STEPS_READ: usize = 1 << 20;
 /// blackbox_exporter's `probe_failed_due_to_bytes`) finds it there.
 pub const TCP_BYTES_DIFFER: &str = "the bytes read differ from those expected";
 
-/// One step of a multi-step TCP exchange ([`ProbeSpec::add_tcp_step`]). In order: with
+/// One step of a multi-step TCP exchange ([`ProbeSpec::add_tcp_step`](crate::ProbeSpec::add_tcp_step)). In order: with
 /// `expect`, lines of the reply are read until one matches (a line ends at `\n`; the `\n` and
 /// a `\r` before it are not part of it; an unterminated last line before the peer closes
 /// counts); then `send` is written; then, with `starttls`, TLS shakes hands on the connection

@@ -60,7 +60,9 @@ pub(crate) fn http_url(target: &str) -> Result<Url, Unprobeable> {
 
 /// A TCP or gRPC module's `host:port` (an `http://` or `https://` in front is dropped).
 ///
-/// No `:port` fails as `net.SplitHostPort` does, before the resolver; an empty or malformed
+/// Split by prober-core's [`split_host_port`](prober_core::split_host_port), Go's
+/// `net.SplitHostPort`: no `:port`, or an IPv6 address without brackets, fails as it does,
+/// before the resolver, in its words (`address ::1:80: too many colons in address`); an empty or malformed
 /// host at the resolver; a port that is not 1 to 65535 (which blackbox_exporter would dial
 /// after resolving the host) before the resolver.
 pub(crate) fn host_port(target: &str) -> Result<(String, u16), Unprobeable> {
@@ -68,15 +70,8 @@ pub(crate) fn host_port(target: &str) -> Result<(String, u16), Unprobeable> {
         .strip_prefix("http://")
         .or_else(|| target.strip_prefix("https://"))
         .unwrap_or(target);
-    let (host, port) = t
-        .rsplit_once(':')
-        .ok_or_else(|| Unprobeable::parse(target, "missing port in address (host:port)"))?;
-    let host = match host.strip_prefix('[') {
-        Some(inner) => inner
-            .strip_suffix(']')
-            .ok_or_else(|| Unprobeable::parse(target, "missing ']' in address"))?,
-        None => host,
-    };
+    let (host, port) = prober_core::split_host_port(t)
+        .map_err(|e| Unprobeable::parse(target, format!("address {t}: {e}")))?;
     if host.is_empty() {
         return Err(Unprobeable::resolve(target, "no host to resolve"));
     }
@@ -102,6 +97,17 @@ mod tests {
         assert!(!resolved("127.0.0.1:0"));
         assert!(!resolved("[::1:80"));
         assert_eq!(host_port("[::1]:80").unwrap(), ("::1".to_string(), 80));
+        // An IPv6 address without brackets: net.SplitHostPort refuses it (too many colons)
+        // before the resolver, as `prober check` does; it is not host `::1`, port 80.
+        let err = host_port("::1:80").unwrap_err();
+        assert_eq!(
+            (err.message.as_str(), err.resolved),
+            ("target \"::1:80\": address ::1:80: too many colons in address", false)
+        );
+        assert_eq!(
+            host_port("127.0.0.1").unwrap_err().message,
+            "target \"127.0.0.1\": address 127.0.0.1: missing port in address"
+        );
         let resolved = |t: &str| http_url(t).unwrap_err().resolved;
         assert!(!resolved("http://[bad"), "url.Parse refuses it");
         assert!(resolved(":0"));

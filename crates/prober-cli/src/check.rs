@@ -449,16 +449,18 @@ fn scheme_hint(t: &str) -> String {
     format!("; did you mean '{scheme}://{}'?", rest.trim_start_matches('/'))
 }
 
-/// `HOST:PORT` or `[IPV6]:PORT` of a `SCHEME://` target.
+/// `HOST:PORT` or `[IPV6]:PORT` of a `SCHEME://` target, split by prober-core's one rule
+/// ([`prober_core::split_host_port`], as `prober serve` splits its targets).
 fn host_port<'a>(s: &'a str, scheme: &str) -> Result<(&'a str, i64), String> {
-    let (host, port) = if let Some(r) = s.strip_prefix('[') {
-        r.split_once("]:").ok_or_else(|| format!("expected {scheme}://[IPV6]:PORT"))?
-    } else {
-        s.rsplit_once(':').ok_or_else(|| format!("missing port (expected {scheme}://HOST:PORT)"))?
-    };
-    if host.contains(':') && !s.starts_with('[') {
-        return Err(format!("write IPv6 addresses in brackets: {scheme}://[::1]:PORT"));
-    }
+    use prober_core::HostPortError;
+    let (host, port) = prober_core::split_host_port(s).map_err(|e| match e {
+        _ if s.starts_with('[') => format!("expected {scheme}://[IPV6]:PORT"),
+        HostPortError::TooManyColons => {
+            format!("write IPv6 addresses in brackets: {scheme}://[::1]:PORT")
+        }
+        HostPortError::MissingPort => format!("missing port (expected {scheme}://HOST:PORT)"),
+        other => format!("{other} (expected {scheme}://HOST:PORT)"),
+    })?;
     let port: i64 =
         port.parse().map_err(|_| format!("invalid port '{port}' (expected 1 to 65535)"))?;
     Ok((host, port))

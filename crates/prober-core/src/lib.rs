@@ -25,6 +25,7 @@ mod schedule;
 mod secret;
 mod source_address;
 mod spec;
+mod target;
 mod unix;
 pub mod url;
 
@@ -59,6 +60,7 @@ pub use spec::{
     NoProxy, ProbeKind, ProbeSpec, ProxyServer, RedirectPolicy, SpecError, TCP_BYTES_DIFFER,
     TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
+pub use target::{HostPortError, split_host_port, unbracket};
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError, percent_decode};
 

@@ -328,16 +328,15 @@ fn host_field<'a>(src: &Source<'a>, field: &str, host: Option<&'a str>) -> Resul
     bare_host(host).map_err(|e| format!("{field}: {e}"))
 }
 
-/// `host` without the brackets of an IPv6 literal, when it is a host name or an IP address
-/// by the library's rule.
+/// `host` without the brackets of an IPv6 literal ([`prober_core::unbracket`], the rule of
+/// every surface), when it is a host name or an IP address by the library's rule.
 ///
 /// # Errors
 ///
 /// The library's refusal of the host.
 pub fn bare_host(host: &str) -> Result<&str, SpecError> {
-    let bare = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
-    // The TCP constructor applies the library's host rule (the facade does not export it).
-    ProbeSpec::tcp(bare, 1)?;
+    let bare = prober_core::unbracket(host);
+    prober_core::validate_host(bare)?;
     Ok(bare)
 }
 

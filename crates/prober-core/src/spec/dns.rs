@@ -36,7 +36,7 @@ impl ProbeSpec {
     /// [`SpecError::InvalidHost`], [`SpecError::InvalidPort`], or
     /// [`SpecError::InvalidRequest`] for a query name that is not a domain name.
     pub fn dns(host: &str, port: i64, query_name: &str) -> Result<ProbeSpec, SpecError> {
-        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        let host = crate::target::unbracket(host);
         let port =
             u16::try_from(port).ok().filter(|p| *p != 0).ok_or(SpecError::InvalidPort(port))?;
         let spec = DnsSpec {

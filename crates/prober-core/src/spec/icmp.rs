@@ -21,9 +21,7 @@ impl ProbeSpec {
     ///
     /// As [`IcmpSpec::validate`].
     pub fn icmp_with(mut spec: IcmpSpec) -> Result<ProbeSpec, SpecError> {
-        if let Some(h) = spec.host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            spec.host = h.to_string();
-        }
+        spec.host = crate::target::unbracket(&spec.host).to_string();
         spec.validate()?;
         Ok(ProbeSpec::with_kind(ProbeKind::Icmp(spec)))
     }

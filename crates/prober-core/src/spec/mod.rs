@@ -129,7 +129,7 @@ impl ProbeSpec {
     ///
     /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn tcp(host: &str, port: i64) -> Result<ProbeSpec, SpecError> {
-        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        let host = crate::target::unbracket(host);
         validate_host(host)?;
         let port = validate_port(port)?;
         Ok(ProbeSpec::with_kind(ProbeKind::Tcp(TcpSpec {
@@ -182,7 +182,7 @@ impl ProbeSpec {
     ///
     /// [`SpecError::InvalidHost`] or [`SpecError::InvalidPort`].
     pub fn grpc(host: &str, port: i64, service: &str) -> Result<ProbeSpec, SpecError> {
-        let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+        let host = crate::target::unbracket(host);
         if !host.is_empty() {
             validate_host(host)?;
         }

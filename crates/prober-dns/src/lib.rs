@@ -41,6 +41,7 @@ pub use prober_core::dns_name as name;
 mod probe;
 pub mod render;
 mod spec;
+mod stream;
 pub mod validate;
 pub mod wire;
 

@@ -471,6 +471,13 @@ impl DnsProbe {
         }
         o.timings.total = cx.now.saturating_duration_since(started);
         o.timings.resolve = self.resolve_time;
+        if self.transport == Transport::Tls {
+            // What the DNS-over-TLS handshake showed: the server certificate's expiry, as
+            // for HTTPS and gRPC.
+            o.timings.tls = self.dial.timings().tls;
+            o.cert_not_after = self.dial.cert_not_after();
+            o.tls = self.dial.tls_info();
+        }
         self.deadline = None;
         Step::Done(o)
     }

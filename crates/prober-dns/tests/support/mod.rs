@@ -47,11 +47,14 @@ txt IN TXT "v=spf1 -all" "say \"hi\""
 pub const BIG_TXT_RECORDS: usize = 12;
 
 /// NSD, from Debian, serving `probe.test.` (from [`ZONE`]) and `broken.test.` (configured,
-/// its file missing: SERVFAIL) on a loopback port, UDP and TCP; stopped when dropped.
+/// its file missing: SERVFAIL) on a loopback port, UDP and TCP, and DNS over TLS on another
+/// when started with a certificate; stopped when dropped.
 pub struct Nsd {
     child: Child,
     dir: PathBuf,
     pub addr: SocketAddr,
+    /// The DNS-over-TLS port's address (NSD's `tls-port`), when started with a certificate.
+    pub tls_addr: Option<SocketAddr>,
 }
 
 fn nsd_binary() -> PathBuf {
@@ -74,6 +77,16 @@ fn free_port() -> u16 {
 
 impl Nsd {
     pub fn start() -> Nsd {
+        Nsd::start_with(None)
+    }
+
+    /// NSD that also serves DNS over TLS with `cert` (NSD 4.3+: `tls-service-pem`,
+    /// `tls-service-key`, `tls-port`).
+    pub fn start_tls(cert: &prober_testkit::tls::Issued) -> Nsd {
+        Nsd::start_with(Some(cert))
+    }
+
+    fn start_with(cert: Option<&prober_testkit::tls::Issued>) -> Nsd {
         let nsd = nsd_binary();
         let dir = std::env::temp_dir().join(format!(
             "prober-dns-nsd-{}-{}",
@@ -86,12 +99,24 @@ impl Nsd {
             zone.push_str(&format!("big IN TXT \"{}-{i}\"\n", "x".repeat(60)));
         }
         std::fs::write(dir.join("probe.test.zone"), zone).expect("write the zone");
+        let tls_files = cert.map(|c| c.write_files(&dir, "nsd-tls"));
         // A few tries: the port is free when chosen, another process may take it before NSD.
         for _ in 0..5 {
             let port = free_port();
+            let tls_port = tls_files.as_ref().map(|_| free_port());
             let d = dir.display();
+            // The TLS port is one more address NSD listens on; `tls-port` makes it TLS's.
+            let tls_conf = match (&tls_files, tls_port) {
+                (Some((pem, key)), Some(tls_port)) => format!(
+                    "  ip-address: 127.0.0.1@{tls_port}\n  tls-port: {tls_port}\n  \
+                     tls-service-pem: \"{}\"\n  tls-service-key: \"{}\"\n",
+                    pem.display(),
+                    key.display()
+                ),
+                _ => String::new(),
+            };
             let conf = format!(
-                "server:\n  ip-address: 127.0.0.1@{port}\n  port: {port}\n  username: \"\"\n  \
+                "server:\n  ip-address: 127.0.0.1@{port}\n{tls_conf}  port: {port}\n  username: \"\"\n  \
                  chroot: \"\"\n  zonesdir: \"{d}\"\n  database: \"\"\n  pidfile: \"{d}/nsd.pid\"\n  \
                  xfrdfile: \"{d}/xfrd.state\"\n  zonelistfile: \"{d}/zone.list\"\n  xfrdir: \"{d}\"\n  \
                  logfile: \"{d}/nsd.log\"\n  server-count: 1\n  do-ip6: no\n  verbosity: 1\n\
@@ -110,7 +135,12 @@ impl Nsd {
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e} ({INSTALL_HINT})", nsd.display()));
-            let mut server = Nsd { child, dir: dir.clone(), addr: ([127, 0, 0, 1], port).into() };
+            let mut server = Nsd {
+                child,
+                dir: dir.clone(),
+                addr: ([127, 0, 0, 1], port).into(),
+                tls_addr: tls_port.map(|p| ([127, 0, 0, 1], p).into()),
+            };
             if server.wait_ready() {
                 return server;
             }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use mio::Interest;
 use mio::net::UdpSocket;
 use prober_core::{IpFamily, Outcome, ProbeResult, Reason, os_error_text};
-use prober_io::{Answer, Ctx, Lookup, Machine, Ready, Step};
+use prober_io::{Answer, Ctx, Lookup, Machine, NsSockets, Ready, Step};
 use prober_transport::dial::{Dial, DialEvent, DialStep};
 
 use crate::DnsFacts;
@@ -52,6 +52,8 @@ pub struct DnsProbe {
     server: Option<SocketAddr>,
     /// The lookup of the server's name while it runs.
     lookup: Option<Lookup>,
+    /// The making of the UDP socket in the spec's network namespace while it runs.
+    ns_udp: Option<(Lookup, NsSockets)>,
     /// How long that lookup took, once done.
     resolve_time: Option<Duration>,
     started: Option<Instant>,
@@ -105,6 +107,7 @@ impl DnsProbe {
             transport,
             server: None,
             lookup: None,
+            ns_udp: None,
             resolve_time: None,
             started: None,
             deadline: None,
@@ -179,12 +182,43 @@ impl DnsProbe {
         if self.transport != Transport::Udp {
             return self.dial_stream(cx);
         }
-        match self.open_udp(cx) {
+        if let Some(netns) = &self.spec.netns {
+            // The socket is made in the namespace off the poll thread; it arrives as a
+            // lookup's answer (`resolved`).
+            let slot = NsSockets::default();
+            let job = cx.udp_sockets_in(netns, vec![self.server()], slot.clone());
+            self.ns_udp = Some((job, slot));
+            return Step::Pending;
+        }
+        let sock = UdpSocket::bind(self.local_unspecified());
+        self.start_udp(cx, sock)
+    }
+
+    /// Sends the query on `sock` (this process's, or made in the spec's namespace) and reads.
+    fn start_udp(&mut self, cx: &mut Ctx<'_>, sock: io::Result<UdpSocket>) -> Step {
+        match sock.and_then(|sock| self.open_udp(cx, sock)) {
             Ok(conn) => {
                 self.conn = Some(conn);
                 self.udp_ready(cx)
             }
             Err(e) => self.fail_io(cx, "dial", &e),
+        }
+    }
+
+    /// The UDP socket made in the spec's namespace has come (or why not).
+    fn ns_udp_made(&mut self, cx: &mut Ctx<'_>, slot: &NsSockets) -> Step {
+        match slot.lock().take() {
+            Some(Ok(mut fds)) if !fds.is_empty() => {
+                let sock = UdpSocket::from_std(std::net::UdpSocket::from(fds.swap_remove(0)));
+                self.start_udp(cx, Ok(sock))
+            }
+            Some(Err(e)) => {
+                self.done(cx, Outcome::new(e.reason.failed_result(), e.reason, e.message))
+            }
+            _ => {
+                let e = io::Error::other("no socket was made in the network namespace");
+                self.fail_io(cx, "dial", &e)
+            }
         }
     }
 
@@ -237,8 +271,7 @@ impl DnsProbe {
         usize::from(self.spec.edns_udp_size.unwrap_or(0)).max(MIN_UDP_BUFFER)
     }
 
-    fn open_udp(&mut self, cx: &mut Ctx<'_>) -> io::Result<Conn> {
-        let mut sock = UdpSocket::bind(self.local_unspecified())?;
+    fn open_udp(&mut self, cx: &mut Ctx<'_>, mut sock: UdpSocket) -> io::Result<Conn> {
         // Connected: the kernel drops datagrams from any other address or port, and an ICMP
         // port unreachable comes back as ECONNREFUSED.
         sock.connect(self.server())?;
@@ -465,6 +498,7 @@ impl DnsProbe {
         o.peer = self.server;
         o.dns = Some(Box::new(self.facts.clone()));
         self.lookup = None;
+        self.ns_udp = None;
         o.timings.connect = self.connected_at.map(|t| t.saturating_duration_since(started));
         if self.facts.query_succeeded {
             o.timings.first_byte = Some(cx.now.saturating_duration_since(started));
@@ -503,6 +537,12 @@ impl Machine for DnsProbe {
         // In a namespace, the dial's sockets arrive as a lookup's answer.
         if self.dialing() {
             return self.dial_event(cx, DialEvent::Resolved(addrs));
+        }
+        if let Some((_job, slot)) = self.ns_udp.take() {
+            return match addrs {
+                Ok(_) => self.ns_udp_made(cx, &slot),
+                Err(e) => self.fail_io(cx, "dial", &e),
+            };
         }
         if self.lookup.take().is_none() {
             return Step::Pending;
@@ -569,6 +609,14 @@ impl Machine for DnsProbe {
             );
             return self.done(cx, Outcome::failure(Reason::Timeout, message));
         }
+        if self.ns_udp.take().is_some() {
+            let path = self.spec.netns.as_ref().map(|n| n.path().to_path_buf()).unwrap_or_default();
+            let message = format!(
+                "dial udp {}: i/o timeout (making the socket in network namespace {path:?})",
+                self.server()
+            );
+            return self.done(cx, Outcome::new(ProbeResult::Failure, Reason::Timeout, message));
+        }
         if self.dialing() {
             let message = format!(
                 "dial {} {}: i/o timeout (not connected within {:?})",
@@ -616,6 +664,7 @@ impl Machine for DnsProbe {
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         self.lookup = None;
+        self.ns_udp = None;
         self.close_conn(cx);
         self.deadline = None;
     }

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use prober_dns::wire::Message;
 use prober_dns::{DnsFacts, DnsProbe, DnsSpec};
+use prober_testkit::netns::TestNetns;
+use prober_testkit::tls::Issued;
 
 /// The script that installs the server these tests run.
 pub const INSTALL_HINT: &str =
@@ -77,16 +79,22 @@ fn free_port() -> u16 {
 
 impl Nsd {
     pub fn start() -> Nsd {
-        Nsd::start_with(None)
+        Nsd::start_with(None, None)
+    }
+
+    /// NSD serving UDP, TCP and, with `cert`, DNS over TLS on 127.0.0.1 inside the network
+    /// namespace `ns` (run there by `ip netns exec`): unreachable from this one.
+    pub fn start_in(ns: &TestNetns, cert: Option<&Issued>) -> Nsd {
+        Nsd::start_with(cert, Some(ns))
     }
 
     /// NSD that also serves DNS over TLS with `cert` (NSD 4.3+: `tls-service-pem`,
     /// `tls-service-key`, `tls-port`).
-    pub fn start_tls(cert: &prober_testkit::tls::Issued) -> Nsd {
-        Nsd::start_with(Some(cert))
+    pub fn start_tls(cert: &Issued) -> Nsd {
+        Nsd::start_with(Some(cert), None)
     }
 
-    fn start_with(cert: Option<&prober_testkit::tls::Issued>) -> Nsd {
+    fn start_with(cert: Option<&Issued>, ns: Option<&TestNetns>) -> Nsd {
         let nsd = nsd_binary();
         let dir = std::env::temp_dir().join(format!(
             "prober-dns-nsd-{}-{}",
@@ -126,7 +134,11 @@ impl Nsd {
             );
             let conf_path = dir.join("nsd.conf");
             std::fs::write(&conf_path, conf).expect("write nsd.conf");
-            let child = Command::new(&nsd)
+            let mut command = match ns {
+                Some(ns) => ns.command(&nsd),
+                None => Command::new(&nsd),
+            };
+            let child = command
                 .arg("-d")
                 .arg("-c")
                 .arg(&conf_path)
@@ -141,7 +153,13 @@ impl Nsd {
                 addr: ([127, 0, 0, 1], port).into(),
                 tls_addr: tls_port.map(|p| ([127, 0, 0, 1], p).into()),
             };
-            if server.wait_ready() {
+            // The readiness query goes from NSD's own namespace (a socket stays where made).
+            let sock = match ns {
+                Some(ns) => ns.run_in(|| UdpSocket::bind("127.0.0.1:0")),
+                None => UdpSocket::bind("127.0.0.1:0"),
+            }
+            .expect("bind a loopback port");
+            if server.wait_ready(&sock) {
                 return server;
             }
             let _ = server.child.kill();
@@ -152,9 +170,8 @@ impl Nsd {
     }
 
     /// Waits until NSD answers the SOA of `probe.test.` over UDP, or has exited.
-    fn wait_ready(&mut self) -> bool {
+    fn wait_ready(&mut self, sock: &UdpSocket) -> bool {
         let end = Instant::now() + START_TIMEOUT;
-        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
         sock.connect(self.addr).expect("connect");
         sock.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
         let query = prober_dns::wire::Query {

@@ -217,3 +217,30 @@ impl DnsSpec {
         if self.valid_rcodes.is_empty() { rcode == 0 } else { self.valid_rcodes.contains(&rcode) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_core_carries_dns_over_tls_and_the_namespace() {
+        let mut core = prober_core::ProbeSpec::dns("ns.example", 853, "example.com").unwrap();
+        let tls = TlsOptions { verify: TlsVerify::SystemRoots, ..TlsOptions::default() };
+        core.set_tls(tls.clone()).unwrap();
+        core.set_netns("/run/netns/dns-unit").unwrap();
+        let prober_core::ProbeKind::Dns(d) = &core.kind else { panic!("a DNS kind") };
+        let spec = DnsSpec::from_core(d).unwrap();
+        assert_eq!(spec.transport, Transport::Tls);
+        assert_eq!(spec.tls.as_ref(), Some(&tls));
+        assert_eq!(
+            spec.netns.as_ref().map(|n| n.path().to_path_buf()),
+            Some("/run/netns/dns-unit".into())
+        );
+        // The name verified is the server's host when the options name none.
+        assert_eq!(spec.tls_for_dial().server_name.as_deref(), Some("ns.example"));
+        // No options: the system's trust store, not the unverified default.
+        let mut bare = spec.clone();
+        bare.tls = None;
+        assert_eq!(bare.tls_for_dial().verify, TlsVerify::SystemRoots);
+    }
+}

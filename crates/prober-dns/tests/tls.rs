@@ -103,3 +103,29 @@ fn a_server_that_does_not_speak_tls_times_out_in_the_handshake() {
     assert!(o.message.starts_with("dial tcp-tls 127.0.0.1:"), "{}", o.message);
     assert!(!facts.query_succeeded);
 }
+
+#[test]
+fn a_ca_file_that_cannot_be_read_is_unknown_and_a_closed_connection_a_failure() {
+    // The CA file is missing: this node's matter, not the server's.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let missing = scratch("missing").join("no-such-ca.pem");
+    let tls = TlsOptions { verify: TlsVerify::CaFile(missing), ..TlsOptions::default() };
+    let spec = soa_over_tls(DnsSpec::new(addr, "probe.test").unwrap(), tls);
+    let (o, _) = run(spec, TIMEOUT);
+    assert_eq!((o.result, o.reason), (ProbeResult::Unknown, Reason::Tls), "{}", o.message);
+    assert!(o.message.starts_with("TLS setup failed"), "{}", o.message);
+
+    // A server that accepts and closes at once: the handshake fails, never a hang.
+    let closer = std::thread::spawn(move || {
+        let (stream, _) = listener.accept().expect("the probe connects");
+        drop(stream);
+    });
+    let mut spec = DnsSpec::new(addr, "probe.test").unwrap();
+    spec.transport = Transport::Tls;
+    let (o, facts) = run(spec, TIMEOUT);
+    closer.join().unwrap();
+    assert_eq!(o.result, ProbeResult::Failure, "{}", o.message);
+    assert_eq!(o.reason, Reason::Tls, "{}", o.message);
+    assert!(!facts.query_succeeded);
+}

@@ -17,18 +17,21 @@ pub(crate) fn waitpid(pid: libc::pid_t, flags: libc::c_int) -> io::Result<libc::
     })
 }
 
-/// A new TCP socket of the family, non-blocking and close-on-exec from its creation, in the
-/// calling thread's network namespace.
-pub(crate) fn tcp_socket(ipv6: bool) -> io::Result<std::os::fd::OwnedFd> {
+/// A new TCP (or UDP) socket of the family, non-blocking and close-on-exec from its creation,
+/// in the calling thread's network namespace.
+pub(crate) fn inet_socket(ipv6: bool, udp: bool) -> io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     let domain = if ipv6 { libc::AF_INET6 } else { libc::AF_INET };
+    let (ty, proto) = if udp {
+        (libc::SOCK_DGRAM, libc::IPPROTO_UDP)
+    } else {
+        (libc::SOCK_STREAM, libc::IPPROTO_TCP)
+    };
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-    let ty = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-    let ty = libc::SOCK_STREAM;
+    let ty = ty | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
     // SAFETY: socket() takes no pointers; a non-negative return is a new descriptor that
     // nothing else owns, so OwnedFd may take it.
-    let fd = crate::os_result(unsafe { libc::socket(domain, ty, libc::IPPROTO_TCP) })?;
+    let fd = crate::os_result(unsafe { libc::socket(domain, ty, proto) })?;
     // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }

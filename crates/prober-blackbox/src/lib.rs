@@ -24,6 +24,7 @@ mod exporter;
 mod facts;
 mod grpc_module;
 mod history;
+mod icmp_module;
 mod module;
 mod numbers;
 mod proxy_module;

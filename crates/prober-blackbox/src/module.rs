@@ -27,6 +27,8 @@ pub enum Prober {
     Grpc,
     /// `prober: unix`: a stream connection to a Unix socket, the target its path.
     Unix,
+    /// `prober: icmp`: one echo request ([`crate::icmp_module`]).
+    Icmp,
 }
 
 impl Prober {
@@ -37,6 +39,7 @@ impl Prober {
             Prober::Tcp => "tcp",
             Prober::Grpc => "grpc",
             Prober::Unix => "unix",
+            Prober::Icmp => "icmp",
         }
     }
 }
@@ -149,8 +152,8 @@ impl Modules {
     ///
     /// # Errors
     ///
-    /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
-    /// supported by prober serve (http, tcp, grpc and unix are)`.
+    /// The first problem, naming the module and the field: `module "dns": prober dns is not
+    /// supported by prober serve (http, tcp, grpc, unix and icmp are)`.
     pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
@@ -185,13 +188,14 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         "tcp" => Prober::Tcp,
         "grpc" => Prober::Grpc,
         "unix" => Prober::Unix,
-        "icmp" | "dns" => {
+        "icmp" => Prober::Icmp,
+        "dns" => {
             return Err(format!(
-                "prober {} is not supported by prober serve (http, tcp, grpc and unix are)",
+                "prober {} is not supported by prober serve (http, tcp, grpc, unix and icmp are)",
                 raw.prober
             ));
         }
-        "" => return Err("prober: missing (http, tcp, grpc or unix)".into()),
+        "" => return Err("prober: missing (http, tcp, grpc, unix or icmp)".into()),
         other => return Err(format!("prober: unknown prober {other:?}")),
     };
     let timeout = match raw.timeout.as_deref() {
@@ -250,6 +254,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
         Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
+        Prober::Icmp => crate::icmp_module::icmp(&mut m, raw.icmp.as_ref(), raw.allow.as_ref())?,
     }
     Ok(m)
 }
@@ -615,7 +620,7 @@ impl Module {
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
                 spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp => {}
         }
         Ok(())
     }
@@ -631,6 +636,9 @@ impl Module {
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
+        if self.prober == Prober::Icmp {
+            return crate::icmp_module::spec(self, target, timeout);
+        }
         if self.prober == Prober::Unix {
             crate::unix_module::set_target(&mut spec, target, self.paths.as_deref())?;
             spec.set_timeout(timeout.max(Duration::from_millis(1)))
@@ -648,7 +656,7 @@ impl Module {
                     h.url = parsed;
                 }
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix => {
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp => {
                 let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 if let Some(f) = &self.filter {
                     self.precheck(f, &host, port)?;

@@ -1,0 +1,159 @@
+//! `prober: icmp` modules (blackbox_exporter v0.28.0's icmp prober) answering `/probe` with
+//! real echoes: to 127.0.0.1 and ::1, and across a router in network namespaces the test makes
+//! (a TTL that expires, a prohibited destination, don't-fragment over a smaller MTU). Needs
+//! root and iproute2 for the namespaces, as CI has; without them the test fails, saying so.
+
+use std::path::Path;
+
+use prober_blackbox::{Exporter, Modules, Request, Response};
+use prober_testkit::netns::TestNetns;
+
+const MODULES: &str = "modules:
+  icmp:
+    prober: icmp
+    timeout: 5s
+  icmp_ttl5:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      ttl: 5
+  icmp_ttl1:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      ttl: 1
+  icmp4_big_df:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+      payload_size: 1600
+      dont_fragment: true
+  icmp4_big:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      preferred_ip_protocol: ip4
+      payload_size: 1600
+  icmp_source:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      source_ip_address: 127.0.0.1
+";
+
+fn exporter() -> Exporter {
+    let modules = Modules::parse(MODULES, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    Exporter::start(modules).unwrap()
+}
+
+fn get(e: &Exporter, module: &str, target: &str) -> Response {
+    let query = format!("module={module}&target={target}");
+    let r = e.handle(&Request { path: "/probe", query: &query, headers: &[] });
+    assert_eq!(r.status, 200, "{module} {target}: {}", r.body);
+    r
+}
+
+/// The value of the sample `name` (with its labels, as written).
+fn sample(body: &str, name: &str) -> Option<String> {
+    body.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')).map(str::to_string))
+}
+
+fn phase(body: &str, phase: &str) -> f64 {
+    let name = format!("probe_icmp_duration_seconds{{phase=\"{phase}\"}}");
+    sample(body, &name).unwrap_or_else(|| panic!("no {name}: {body}")).parse().unwrap()
+}
+
+/// An answered echo: blackbox_exporter's gauges with its values (the reply's TTL or hop limit
+/// 64, Linux's default; the address's hash as its `ipHash`).
+#[test]
+fn loopback_echoes_answer_with_blackbox_metrics() {
+    let e = exporter();
+    for (module, target, proto, hash) in [
+        ("icmp", "127.0.0.1", "4", "3668918509"),
+        ("icmp", "::1", "6", "1751717746"),
+        ("icmp_ttl5", "127.0.0.1", "4", "3668918509"),
+        ("icmp_ttl5", "::1", "6", "1751717746"),
+        ("icmp4_big", "127.0.0.1", "4", "3668918509"),
+        ("icmp4_big_df", "127.0.0.1", "4", "3668918509"),
+        ("icmp_source", "127.0.0.1", "4", "3668918509"),
+    ] {
+        let r = get(&e, module, target);
+        let b = &r.body;
+        assert_eq!(sample(b, "probe_success").as_deref(), Some("1"), "{module} {target}: {b}");
+        assert_eq!(sample(b, "probe_ip_protocol").as_deref(), Some(proto), "{b}");
+        assert_eq!(sample(b, "probe_ip_addr_hash").as_deref(), Some(hash), "{b}");
+        assert_eq!(sample(b, "probe_icmp_reply_hop_limit").as_deref(), Some("64"), "{b}");
+        assert!(phase(b, "rtt") > 0.0 && phase(b, "setup") > 0.0, "{b}");
+        assert!(b.contains("# TYPE probe_icmp_duration_seconds gauge\n"), "{b}");
+        assert!(sample(b, "probe_dns_lookup_time_seconds").is_some(), "{b}");
+    }
+}
+
+/// A target blackbox_exporter's resolver finds nothing for (a bracketed address): a failed
+/// probe, its gauges at 0, no hop limit.
+#[test]
+fn an_unresolvable_target_is_a_failed_probe() {
+    let e = exporter();
+    let b = get(&e, "icmp", "%5B::1%5D").body;
+    assert_eq!(sample(&b, "probe_success").as_deref(), Some("0"), "{b}");
+    assert_eq!(sample(&b, "probe_ip_protocol").as_deref(), Some("0"), "{b}");
+    assert_eq!(phase(&b, "rtt"), 0.0, "{b}");
+    assert_eq!(sample(&b, "probe_icmp_reply_hop_limit"), None, "{b}");
+}
+
+/// The prober's namespace and a router, joined by a veth pair of MTU 1500: the router answers
+/// (`10.77.0.1`), routes `10.78.0.0/24` on (so TTL 1 expires there) and prohibits
+/// `10.79.0.0/24`.
+fn lab() -> (TestNetns, TestNetns) {
+    let a = TestNetns::new("bb-icmp-a");
+    let r = TestNetns::new("bb-icmp-r");
+    a.ip(&["link", "add", "a0", "type", "veth", "peer", "name", "r0", "netns", r.name()]);
+    a.ip(&["addr", "add", "10.77.0.2/24", "dev", "a0"]);
+    a.ip(&["link", "set", "a0", "up"]);
+    a.ip(&["route", "add", "default", "via", "10.77.0.1"]);
+    r.ip(&["addr", "add", "10.77.0.1/24", "dev", "r0"]);
+    r.ip(&["link", "set", "r0", "up"]);
+    r.ip(&["route", "add", "10.78.0.0/24", "via", "10.77.0.3"]);
+    r.ip(&["route", "add", "prohibit", "10.79.0.0/24"]);
+    r.run_in(|| std::fs::write("/proc/sys/net/ipv4/ip_forward", "1").unwrap());
+    (a, r)
+}
+
+/// The options reach the wire: TTL 1 expires at the router (a failure, no hop limit, no rtt)
+/// where the default TTL is answered; a prohibited destination fails; 1600 bytes with
+/// don't-fragment do not pass a 1500-byte link, and without it they do (fragmented).
+#[test]
+fn options_take_effect_across_a_router() {
+    let (a, _router) = lab();
+    let results = a.run_in(|| {
+        let e = exporter();
+        [
+            ("icmp", "10.77.0.1"),
+            ("icmp_ttl1", "10.77.0.1"),
+            ("icmp_ttl1", "10.78.0.5"),
+            ("icmp", "10.79.0.5"),
+            ("icmp4_big", "10.77.0.1"),
+            ("icmp4_big_df", "10.77.0.1"),
+        ]
+        .map(|(m, t)| (m, t, get(&e, m, t).body))
+    });
+    for (module, target, b) in &results {
+        let success = sample(b, "probe_success").unwrap_or_else(|| panic!("{b}"));
+        let want = match (*module, *target) {
+            ("icmp_ttl1", "10.78.0.5") | ("icmp", "10.79.0.5") | ("icmp4_big_df", _) => "0",
+            _ => "1",
+        };
+        assert_eq!(success, want, "{module} {target}: {b}");
+        if want == "0" {
+            assert_eq!(phase(b, "rtt"), 0.0, "{b}");
+            assert_eq!(sample(b, "probe_icmp_reply_hop_limit"), None, "{b}");
+            // It got as far as choosing the address.
+            assert_eq!(sample(b, "probe_ip_protocol").as_deref(), Some("4"), "{b}");
+        } else {
+            assert_eq!(sample(b, "probe_icmp_reply_hop_limit").as_deref(), Some("64"), "{b}");
+        }
+    }
+}

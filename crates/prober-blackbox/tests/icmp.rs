@@ -92,6 +92,35 @@ fn loopback_echoes_answer_with_blackbox_metrics() {
     }
 }
 
+/// The icmp modules of blackbox_exporter v0.28.0's own `blackbox.yml` and `example.yml`, as
+/// written there: they load and probe.
+#[test]
+fn blackbox_exporters_own_icmp_modules_load_and_probe() {
+    let upstream = "modules:
+  icmp:
+    prober: icmp
+  icmp_ttl5:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      ttl: 5
+  icmp_example:
+    prober: icmp
+    timeout: 5s
+    icmp:
+      preferred_ip_protocol: \"ip4\"
+      source_ip_address: \"127.0.0.1\"
+";
+    let modules = Modules::parse(upstream, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let e = Exporter::start(modules).unwrap();
+    for module in ["icmp", "icmp_ttl5", "icmp_example"] {
+        for target in ["127.0.0.1", "localhost"] {
+            let b = get(&e, module, target).body;
+            assert_eq!(sample(&b, "probe_success").as_deref(), Some("1"), "{module} {target}: {b}");
+        }
+    }
+}
+
 /// A target blackbox_exporter's resolver finds nothing for (a bracketed address): a failed
 /// probe, its gauges at 0, no hop limit.
 #[test]

@@ -61,6 +61,8 @@ func init() {
 		{"dont-fragment-ipv6", "dont_fragment: true", "::1"},
 		{"source-ip-address", "preferred_ip_protocol: ip4\nsource_ip_address: 127.0.0.1", "127.0.0.1"},
 		{"source-ip-address-ipv6", "source_ip_address: '::1'", "::1"},
+		{"source-ip-address-other-family", "source_ip_address: 127.0.0.1", "::1"},
+		{"source-ip-address-not-local", "preferred_ip_protocol: ip4\nsource_ip_address: 192.0.2.1", "127.0.0.1"},
 		{"bracketed-target", "", "[::1]"},
 		{"unknown-field-refused", "packets: 3", "127.0.0.1"},
 		{"ttl-256-refused", "ttl: 256", "127.0.0.1"},

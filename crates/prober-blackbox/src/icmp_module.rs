@@ -109,18 +109,27 @@ pub(crate) fn icmp(
 /// takes it: no port, no brackets) with `m`'s options within `timeout`.
 pub(crate) fn spec(m: &Module, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
     let mut spec = m.template.clone();
-    // Go's resolver finds no address for these; blackbox_exporter then fails the probe.
-    let unresolvable = |why: &str| {
+    // A failed probe, as blackbox_exporter gives up on these before it sends.
+    let gives_up = |why: &str| {
         TargetError::Unprobeable(Unprobeable {
             message: format!("target {:?}: {why}", prober_core::redact_target(target)),
             resolved: true,
         })
     };
     if target.contains(['[', ']', '/', ' ']) || prober_core::validate_host(target).is_err() {
-        return Err(unresolvable("no such host"));
+        return Err(gives_up("no such host"));
     }
     if let Some(f) = &m.filter {
         precheck(f, target)?;
+    }
+    // A source address of the other family than an IP literal target: blackbox_exporter
+    // cannot open its socket and fails the probe; the library refuses such a spec.
+    if let (Some(src), Ok(dst)) = (spec.source_address(), target.parse::<IpAddr>()) {
+        if src.is_ipv4() != dst.to_canonical().is_ipv4() {
+            return Err(gives_up(&format!(
+                "source_ip_address {src} is of the other address family"
+            )));
+        }
     }
     if let ProbeKind::Icmp(i) = &mut spec.kind {
         i.host = target.to_string();
@@ -128,10 +137,8 @@ pub(crate) fn spec(m: &Module, target: &str, timeout: Duration) -> Result<ProbeS
     if let Some(f) = &m.filter {
         spec.set_address_filter(Some(f.clone())).map_err(|e| TargetError::Bad(e.to_string()))?;
     }
-    // A source address of the other family than an IP literal target: blackbox_exporter
-    // cannot bind the socket and fails the probe.
     spec.set_timeout(timeout.max(Duration::from_millis(1)))
-        .map_err(|e| unresolvable(&e.to_string()))?;
+        .map_err(|e| gives_up(&e.to_string()))?;
     Ok(spec)
 }
 

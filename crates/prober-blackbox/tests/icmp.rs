@@ -133,6 +133,21 @@ fn an_unresolvable_target_is_a_failed_probe() {
     assert_eq!(sample(&b, "probe_icmp_reply_hop_limit"), None, "{b}");
 }
 
+/// A source address of the other family than an IP-address target: a failed probe (200, its
+/// gauges at 0) whose debug output says why, not an internal error.
+#[test]
+fn a_source_of_the_other_family_fails_the_probe() {
+    let e = exporter();
+    let b = get(&e, "icmp_source", "::1").body;
+    assert_eq!(sample(&b, "probe_success").as_deref(), Some("0"), "{b}");
+    assert_eq!(sample(&b, "probe_ip_protocol").as_deref(), Some("0"), "{b}");
+    let debug = get(&e, "icmp_source&debug=true", "::1").body;
+    assert!(
+        debug.contains("source_ip_address 127.0.0.1 is of the other address family"),
+        "{debug}"
+    );
+}
+
 /// The prober's namespace and a router, joined by a veth pair of MTU 1500: the router answers
 /// (`10.77.0.1`), routes `10.78.0.0/24` on (so TTL 1 expires there) and prohibits
 /// `10.79.0.0/24`.

@@ -27,7 +27,7 @@ pub enum Prober {
     Grpc,
     /// `prober: unix`: a stream connection to a Unix socket, the target its path.
     Unix,
-    /// `prober: icmp`: one echo request ([`crate::icmp_module`]).
+    /// `prober: icmp`: one echo request to the target (a name or an IP address).
     Icmp,
 }
 

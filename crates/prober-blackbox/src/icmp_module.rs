@@ -6,8 +6,12 @@
 //! blackbox_exporter does on Linux; blackbox_exporter takes a raw socket at once for an IPv4
 //! `dont_fragment` module (to write the IP header itself), where the library sets
 //! don't-fragment on whichever socket it has (`IP_PMTUDISC_DO`).
+//!
+//! It takes the module's parts rather than the module, so that it stays out of the circle of
+//! `module.rs` and the other probers' files.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use prober::{ProbeKind, ProbeSpec};
@@ -15,10 +19,9 @@ use prober_core::{AddressFilter, IcmpSpec, Outcome};
 use serde::Deserialize;
 
 use crate::config::Allow;
-use crate::facts::gauge;
-use crate::module::{Module, TargetError, ip_family};
+use crate::ip_protocol::ip_family;
 use crate::numbers::{Number as _, Secs};
-use crate::target::Unprobeable;
+use crate::target::{TargetError, Unprobeable};
 
 /// blackbox_exporter's `DefaultICMPTTL`: its modules send with TTL (hop limit) 64 unless they
 /// say `ttl: 0` (the system's default then).
@@ -42,13 +45,12 @@ struct IcmpModule {
     ttl: Option<i64>,
 }
 
-/// Fills `m` from the module's `icmp:` section (kept as written in the file's types, read
-/// here) and refuses what an icmp module cannot take, naming the field.
-pub(crate) fn icmp(
-    m: &mut Module,
+/// The module's spec from its `icmp:` section (kept as written in the file's types, read
+/// here), refusing what an icmp module cannot take, naming the field.
+pub(crate) fn template(
     raw: Option<&serde_norway::Value>,
     allow: Option<&Allow>,
-) -> Result<(), String> {
+) -> Result<ProbeSpec, String> {
     let c: IcmpModule = match raw {
         None | Some(serde_norway::Value::Null) => IcmpModule::default(),
         Some(v) => serde_norway::from_value(v.clone())
@@ -101,14 +103,19 @@ pub(crate) fn icmp(
                 .map_err(|e| format!("icmp.source_ip_address: {e}"))?;
         }
     }
-    m.template = spec;
-    Ok(())
+    Ok(spec)
 }
 
 /// The spec that pings `target` (a name or an IP address, as blackbox_exporter's resolver
-/// takes it: no port, no brackets) with `m`'s options within `timeout`.
-pub(crate) fn spec(m: &Module, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
-    let mut spec = m.template.clone();
+/// takes it: no port, no brackets) with the module's `template` and allow-list within
+/// `timeout`.
+pub(crate) fn spec(
+    template: &ProbeSpec,
+    filter: Option<&Arc<AddressFilter>>,
+    target: &str,
+    timeout: Duration,
+) -> Result<ProbeSpec, TargetError> {
+    let mut spec = template.clone();
     // A failed probe, as blackbox_exporter gives up on these before it sends.
     let gives_up = |why: &str| {
         TargetError::Unprobeable(Unprobeable {
@@ -119,7 +126,7 @@ pub(crate) fn spec(m: &Module, target: &str, timeout: Duration) -> Result<ProbeS
     if target.contains(['[', ']', '/', ' ']) || prober_core::validate_host(target).is_err() {
         return Err(gives_up("no such host"));
     }
-    if let Some(f) = &m.filter {
+    if let Some(f) = filter {
         precheck(f, target)?;
     }
     // A source address of the other family than an IP literal target: blackbox_exporter
@@ -134,7 +141,7 @@ pub(crate) fn spec(m: &Module, target: &str, timeout: Duration) -> Result<ProbeS
     if let ProbeKind::Icmp(i) = &mut spec.kind {
         i.host = target.to_string();
     }
-    if let Some(f) = &m.filter {
+    if let Some(f) = filter {
         spec.set_address_filter(Some(f.clone())).map_err(|e| TargetError::Bad(e.to_string()))?;
     }
     spec.set_timeout(timeout.max(Duration::from_millis(1)))
@@ -177,7 +184,13 @@ pub(crate) fn metrics(s: &mut String, o: &Outcome) {
         s.push('\n');
     }
     if let (Some(_), Some(hops)) = (rtt, facts.stats.reply_hop_limit) {
-        gauge(s, "probe_icmp_reply_hop_limit", "Replied packet hop limit (TTL for ipv4)", hops);
+        let name = "probe_icmp_reply_hop_limit";
+        let help = " Replied packet hop limit (TTL for ipv4)\n# TYPE ";
+        for piece in ["# HELP ", name, help, name, " gauge\n", name, " "] {
+            s.push_str(piece);
+        }
+        hops.push_to(s);
+        s.push('\n');
     }
 }
 

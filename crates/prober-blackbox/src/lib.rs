@@ -25,6 +25,7 @@ mod facts;
 mod grpc_module;
 mod history;
 mod icmp_module;
+mod ip_protocol;
 mod module;
 mod numbers;
 mod proxy_module;

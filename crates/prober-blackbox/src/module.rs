@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 use prober::{
     HttpVersion, ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion,
 };
-use prober_core::{AddressFilter, BodyCel, IpFamily, Outcome};
+use prober_core::{AddressFilter, BodyCel, Outcome};
 use regex::bytes::Regex;
 
 use crate::config::{self, File, HttpModule, RawModule, TlsConfig};
-use crate::target::{self, Unprobeable};
+pub(crate) use crate::ip_protocol::{grpc_family, ip_family};
+use crate::target;
+pub use crate::target::TargetError;
 
 /// Which prober a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,18 +110,6 @@ pub struct Module {
     /// The module as written (credentials as `<secret>`), for the debug page
     /// ([`crate::shown`]).
     pub(crate) shown: serde_norway::Value,
-}
-
-/// Why a target cannot be probed with a module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetError {
-    /// Not a target this module can probe (400).
-    Bad(String),
-    /// Refused by the module's allow-list (403).
-    Denied(String),
-    /// A target blackbox_exporter's prober gives up on: a failed probe (200, `probe_success
-    /// 0`), nothing connected to.
-    Unprobeable(Unprobeable),
 }
 
 /// The modules of a file, by name.
@@ -254,7 +244,9 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
         Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
-        Prober::Icmp => crate::icmp_module::icmp(&mut m, raw.icmp.as_ref(), raw.allow.as_ref())?,
+        Prober::Icmp => {
+            m.template = crate::icmp_module::template(raw.icmp.as_ref(), raw.allow.as_ref())?
+        }
     }
     Ok(m)
 }
@@ -424,45 +416,6 @@ fn size(v: &serde_norway::Value) -> Option<usize> {
         _ => return None,
     };
     n.checked_mul(scale)
-}
-
-/// blackbox_exporter's `preferred_ip_protocol` (default `ip6`) and `ip_protocol_fallback`
-/// (default true) as the library's address family: with the fallback, the preferred family's
-/// addresses when the target has any, else the other's (its `chooseProtocol`); without it,
-/// the preferred family's only.
-pub(crate) fn ip_family(
-    p: Option<&str>,
-    fallback: Option<bool>,
-    prober: &str,
-) -> Result<IpFamily, String> {
-    let v4 = match p {
-        None | Some("ip6" | "") => false,
-        Some("ip4") => true,
-        Some(other) => {
-            return Err(format!("{prober}.preferred_ip_protocol: {other:?} is not ip4 or ip6"));
-        }
-    };
-    Ok(match (v4, fallback.unwrap_or(true)) {
-        (true, true) => IpFamily::PreferV4,
-        (true, false) => IpFamily::V4,
-        (false, true) => IpFamily::PreferV6,
-        (false, false) => IpFamily::V6,
-    })
-}
-
-/// The family a gRPC module connects over. blackbox_exporter v0.25.0's `ProbeGRPC` calls
-/// `chooseProtocol` only for its metrics and to fail a target it cannot resolve, then dials
-/// `host:port` by name, so grpc-go's dialer tries the addresses of both families: with the
-/// fallback (the default) that is [`IpFamily::Any`]. Without it, the family stays required,
-/// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
-/// nothing dialed) and does not try the other family's addresses of a name that has both:
-/// blackbox_exporter does, against its own documentation of the option (one family only),
-/// and a module meant to test one family must not pass over the other (docs/cli.md).
-pub(crate) fn grpc_family(family: IpFamily) -> IpFamily {
-    match family {
-        IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,
-        strict => strict,
-    }
 }
 
 /// The `Authorization` header of `basic_auth`, `bearer_token(_file)` or `authorization`.
@@ -637,7 +590,7 @@ impl Module {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
         if self.prober == Prober::Icmp {
-            return crate::icmp_module::spec(self, target, timeout);
+            return crate::icmp_module::spec(&self.template, self.filter.as_ref(), target, timeout);
         }
         if self.prober == Prober::Unix {
             crate::unix_module::set_target(&mut spec, target, self.paths.as_deref())?;
@@ -859,6 +812,7 @@ impl Module {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prober_core::IpFamily;
 
     #[test]
     fn base64_matches_rfc4648() {

@@ -76,6 +76,38 @@ func init() {
 			metrics: icmpMetrics,
 		})
 	}
+	// Without CAP_NET_RAW (setpriv drops it from the exporters' bounding set), only an
+	// unprivileged socket can open, and only when ping_group_range admits the group (root's,
+	// 0). blackbox_exporter's IPv4 dont_fragment needs a raw socket; ours does not.
+	sockets := []struct {
+		name, module, target string
+		admitted             bool
+	}{
+		{"unprivileged-socket", "", "127.0.0.1", true},
+		{"unprivileged-socket-ipv6", "", "::1", true},
+		{"unprivileged-socket-ttl-payload", "ttl: 5\npayload_size: 1200", "127.0.0.1", true},
+		{"unprivileged-socket-dont-fragment", "dont_fragment: true", "127.0.0.1", true},
+		{"no-socket-allowed", "", "127.0.0.1", false},
+		{"no-socket-allowed-ipv6", "", "::1", false},
+	}
+	for _, r := range sockets {
+		target, admitted := r.target, r.admitted
+		add(tcase{
+			name:   "icmp/netns/" + r.name,
+			module: icmpModule(r.module),
+			netns:  true,
+			setup: func(env *caseEnv) string {
+				groups := "1 0"
+				if admitted {
+					groups = "0 2147483647"
+				}
+				ipCmd("netns", "exec", env.netns, "sysctl", "-qw", "net.ipv4.ping_group_range="+groups)
+				env.wrap = []string{"setpriv", "--bounding-set=-net_raw", "--inh-caps=-net_raw", "--"}
+				return target
+			},
+			metrics: icmpMetrics,
+		})
+	}
 	routed := []struct{ name, module, target string }{
 		{"router-answers", "", "10.77.0.1"},
 		{"router-answers-ttl-1", "ttl: 1", "10.77.0.1"},

@@ -56,6 +56,7 @@ type caseEnv struct {
 	seen    []string // what the servers noted, per exporter run
 	noted   bool     // the case compares seen
 	netns   string   // the namespace the exporters run in (tcase.netns), else ""
+	wrap    []string // a command the exporters run under in it (setpriv ...), set by setup
 }
 
 func (e *caseEnv) onClose(f func()) { e.closers = append(e.closers, f) }
@@ -295,7 +296,8 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 	env.takeSeen()
 	run := func(argv []string) (string, error) {
 		if env.netns != "" {
-			argv = append([]string{"ip", "netns", "exec", env.netns}, argv...)
+			prefix := append([]string{"ip", "netns", "exec", env.netns}, env.wrap...)
+			argv = append(prefix, argv...)
 		}
 		e, err := startExporter(argv, c.env)
 		if err != nil {

@@ -16,9 +16,8 @@ use std::time::Duration;
 
 use prober::{ProbeKind, ProbeSpec};
 use prober_core::{AddressFilter, IcmpSpec, Outcome};
-use serde::Deserialize;
 
-use crate::config::Allow;
+use crate::config::{Allow, IcmpModule};
 use crate::ip_protocol::ip_family;
 use crate::numbers::{Number as _, Secs};
 use crate::target::{TargetError, Unprobeable};
@@ -27,35 +26,9 @@ use crate::target::{TargetError, Unprobeable};
 /// say `ttl: 0` (the system's default then).
 const BLACKBOX_TTL: u8 = 64;
 
-/// `icmp:` as blackbox_exporter's `ICMPProbe` reads it (unknown fields refused).
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct IcmpModule {
-    #[serde(default)]
-    preferred_ip_protocol: Option<String>,
-    #[serde(default)]
-    ip_protocol_fallback: Option<bool>,
-    #[serde(default)]
-    source_ip_address: Option<String>,
-    #[serde(default)]
-    payload_size: Option<i64>,
-    #[serde(default)]
-    dont_fragment: bool,
-    #[serde(default)]
-    ttl: Option<i64>,
-}
-
-/// The module's spec from its `icmp:` section (kept as written in the file's types, read
-/// here), refusing what an icmp module cannot take, naming the field.
-pub(crate) fn template(
-    raw: Option<&serde_norway::Value>,
-    allow: Option<&Allow>,
-) -> Result<ProbeSpec, String> {
-    let c: IcmpModule = match raw {
-        None | Some(serde_norway::Value::Null) => IcmpModule::default(),
-        Some(v) => serde_norway::from_value(v.clone())
-            .map_err(|e| format!("icmp: {}", prober_core::redact_quoted_values(&e.to_string())))?,
-    };
+/// The module's spec from its `icmp:` section, refusing what an icmp module cannot take,
+/// naming the field.
+pub(crate) fn template(c: &IcmpModule, allow: Option<&Allow>) -> Result<ProbeSpec, String> {
     if allow.is_some_and(|a| !a.ports.is_empty()) {
         return Err("allow.ports does not apply to an icmp module (echoes have no port)".into());
     }
@@ -244,9 +217,11 @@ mod tests {
             ("{preferred_ip_protocol: ipv4}", "icmp.preferred_ip_protocol"),
             ("{source_ip_address: nowhere}", "icmp.source_ip_address"),
             ("{packets: 3}", "icmp: unknown field `packets`"),
+            ("{ttl: abc}", "modules.i.icmp.ttl: invalid type"),
         ] {
             let e = icmp_of(module).unwrap_err();
-            assert!(e.contains("module \"i\"") && e.contains(field), "{module}: {e}");
+            let named = e.contains("module \"i\"") || e.contains("modules.i.icmp");
+            assert!(named && e.contains(field), "{module}: {e}");
         }
         let ports = "modules:\n  i: {prober: icmp, allow: {ports: [80]}}\n";
         let e = Modules::parse(ports, Path::new(".")).unwrap_err();

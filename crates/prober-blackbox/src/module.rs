@@ -245,7 +245,8 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
         Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
         Prober::Icmp => {
-            m.template = crate::icmp_module::template(raw.icmp.as_ref(), raw.allow.as_ref())?
+            m.template =
+                crate::icmp_module::template(&raw.icmp.unwrap_or_default(), raw.allow.as_ref())?;
         }
     }
     Ok(m)

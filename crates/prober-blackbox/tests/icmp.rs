@@ -4,6 +4,7 @@
 //! root and iproute2 for the namespaces, as CI has; without them the test fails, saying so.
 
 use std::path::Path;
+use std::process::Command;
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
 use prober_testkit::netns::TestNetns;
@@ -92,33 +93,55 @@ fn loopback_echoes_answer_with_blackbox_metrics() {
     }
 }
 
-/// The icmp modules of blackbox_exporter v0.28.0's own `blackbox.yml` and `example.yml`, as
-/// written there: they load and probe.
+/// blackbox_exporter v0.28.0's own `blackbox.yml` and `example.yml` (from its Go module, as
+/// `go mod download` fetches it): their icmp modules, as written there, load and probe
+/// 127.0.0.1 and `localhost`.
 #[test]
 fn blackbox_exporters_own_icmp_modules_load_and_probe() {
-    let upstream = "modules:
-  icmp:
-    prober: icmp
-  icmp_ttl5:
-    prober: icmp
-    timeout: 5s
-    icmp:
-      ttl: 5
-  icmp_example:
-    prober: icmp
-    timeout: 5s
-    icmp:
-      preferred_ip_protocol: \"ip4\"
-      source_ip_address: \"127.0.0.1\"
-";
-    let modules = Modules::parse(upstream, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
-    let e = Exporter::start(modules).unwrap();
-    for module in ["icmp", "icmp_ttl5", "icmp_example"] {
-        for target in ["127.0.0.1", "localhost"] {
-            let b = get(&e, module, target).body;
-            assert_eq!(sample(&b, "probe_success").as_deref(), Some("1"), "{module} {target}: {b}");
+    let out = Command::new("go")
+        .args(["mod", "download", "-json", "github.com/prometheus/blackbox_exporter@v0.28.0"])
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("this test needs the go command (to fetch blackbox_exporter's example files)");
+    let json = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "go mod download: {json}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = json
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("\"Dir\": \"")?.strip_suffix("\","))
+        .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
+    let mut probed = Vec::new();
+    for file in ["blackbox.yml", "example.yml"] {
+        let text = std::fs::read_to_string(Path::new(dir).join(file)).unwrap();
+        let doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+        let mut icmp = serde_norway::Mapping::new();
+        for (name, module) in doc["modules"].as_mapping().unwrap() {
+            if module["prober"].as_str() == Some("icmp") {
+                icmp.insert(name.clone(), module.clone());
+            }
+        }
+        let mut only = serde_norway::Mapping::new();
+        only.insert("modules".into(), icmp.clone().into());
+        let yaml = serde_norway::to_string(&only).unwrap();
+        let modules = Modules::parse(&yaml, Path::new(dir)).unwrap_or_else(|e| panic!("{e}"));
+        let e = Exporter::start(modules).unwrap();
+        for name in icmp.keys() {
+            let name = name.as_str().unwrap();
+            for target in ["127.0.0.1", "localhost"] {
+                let b = get(&e, name, target).body;
+                assert_eq!(
+                    sample(&b, "probe_success").as_deref(),
+                    Some("1"),
+                    "{name} {target}: {b}"
+                );
+            }
+            probed.push(format!("{file}:{name}"));
         }
     }
+    assert_eq!(probed, ["blackbox.yml:icmp", "blackbox.yml:icmp_ttl5", "example.yml:icmp_example"]);
 }
 
 /// A target blackbox_exporter's resolver finds nothing for (a bracketed address): a failed

@@ -224,3 +224,45 @@ fn options_take_effect_across_a_router() {
         }
     }
 }
+
+/// The allow-list: an address outside `allow.networks` is refused (403) before anything is
+/// sent, whether the target names it or resolves to it; one inside is pinged.
+#[test]
+fn the_allow_list_applies_to_the_target_and_its_address() {
+    let file = "modules:
+  v4_only:
+    prober: icmp
+    timeout: 5s
+    icmp: {preferred_ip_protocol: ip4}
+    allow: {networks: ['127.0.0.0/8']}
+  v6_only:
+    prober: icmp
+    timeout: 5s
+    icmp: {preferred_ip_protocol: ip4}
+    allow: {networks: ['::1/128']}
+  named:
+    prober: icmp
+    timeout: 5s
+    icmp: {preferred_ip_protocol: ip4}
+    allow: {hosts: ['localhost']}
+";
+    let modules = Modules::parse(file, Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    let e = Exporter::start(modules).unwrap();
+    let probe = |module: &str, target: &str| {
+        let query = format!("module={module}&target={target}");
+        e.handle(&Request { path: "/probe", query: &query, headers: &[] })
+    };
+    for (module, target) in
+        [("v4_only", "127.0.0.1"), ("v4_only", "localhost"), ("named", "localhost")]
+    {
+        let r = probe(module, target);
+        assert_eq!(r.status, 200, "{module} {target}: {}", r.body);
+        assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    }
+    // By the target's text, then by the address it resolved to (IPv4 preferred: localhost is
+    // 127.0.0.1).
+    for (module, target) in [("v4_only", "::1"), ("named", "127.0.0.1"), ("v6_only", "localhost")] {
+        let r = probe(module, target);
+        assert_eq!(r.status, 403, "{module} {target}: {}", r.body);
+    }
+}

@@ -669,6 +669,131 @@ typedef uint32_t prober_cel_mode;
 #endif // __cplusplus
 
 /**
+ * How a DNS probe carries its query (`prober_spec_set_dns_transport`).
+ */
+enum prober_dns_transport
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * One datagram each way (blackbox_exporter's default, and the default here).
+   */
+  PROBER_DNS_TRANSPORT_UDP = 0,
+  /**
+   * A TCP connection with two-byte length prefixes (RFC 7766).
+   */
+  PROBER_DNS_TRANSPORT_TCP = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_dns_transport prober_dns_transport;
+#else
+typedef uint32_t prober_dns_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The sections of a DNS answer whose records `prober_spec_add_dns_rr_check` checks
+ * (blackbox_exporter's `validate_answer_rrs`, `validate_authority_rrs`,
+ * `validate_additional_rrs`).
+ */
+enum prober_dns_section
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The answer section.
+   */
+  PROBER_DNS_SECTION_ANSWER = 0,
+  /**
+   * The authority section.
+   */
+  PROBER_DNS_SECTION_AUTHORITY = 1,
+  /**
+   * The additional section (an OPT record is not among its records).
+   */
+  PROBER_DNS_SECTION_ADDITIONAL = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_dns_section prober_dns_section;
+#else
+typedef uint32_t prober_dns_section;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The checks `prober_spec_add_dns_rr_check` adds, blackbox_exporter's four. A regular
+ * expression is matched anywhere in each record's text as miekg/dns prints it
+ * (`a.probe.test.\t3600\tIN\tA\t192.0.2.1`).
+ */
+enum prober_dns_rr_check
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Fail if any record matches the expression (`fail_if_matches_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_MATCHES = 0,
+  /**
+   * Fail if every record matches the expression (`fail_if_all_match_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_ALL_MATCH = 1,
+  /**
+   * Fail if any record does not match the expression, or there is none
+   * (`fail_if_not_matches_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_NOT_MATCHES = 2,
+  /**
+   * Fail unless some record matches the expression, or there is none
+   * (`fail_if_none_matches_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_NONE_MATCHES = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_dns_rr_check prober_dns_rr_check;
+#else
+typedef uint32_t prober_dns_rr_check;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which kind of ICMP socket an ICMP probe may use (`prober_spec_set_icmp_socket`); in
+ * `prober_icmp_facts.socket`, the kind a run used.
+ */
+enum prober_icmp_socket
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * An unprivileged ICMP socket (`SOCK_DGRAM`) where `net.ipv4.ping_group_range` admits
+   * the process, else a raw one (blackbox_exporter's order): the default. In facts: no
+   * socket was opened.
+   */
+  PROBER_ICMP_SOCKET_AUTO = 0,
+  /**
+   * Only an unprivileged ICMP socket.
+   */
+  PROBER_ICMP_SOCKET_UNPRIVILEGED = 1,
+  /**
+   * Only a raw socket (needs `CAP_NET_RAW`).
+   */
+  PROBER_ICMP_SOCKET_RAW = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_icmp_socket prober_icmp_socket;
+#else
+typedef uint32_t prober_icmp_socket;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;

@@ -1073,37 +1073,6 @@ typedef struct {
 } prober_engine_stats;
 
 /**
- * Counters of host-run probes, filled in by `prober_engine_get_host_run_stats`. Each only
- * grows.
- */
-typedef struct {
-  /**
-   * Runs announced (`PROBER_EVENT_HOST_RUN`).
-   */
-  uint64_t announced;
-  /**
-   * Runs the host completed in time.
-   */
-  uint64_t completed;
-  /**
-   * Runs that reached the probe's timeout before the host completed them.
-   */
-  uint64_t timed_out;
-  /**
-   * Completions ignored because their run was no longer in flight (`PROBER_E_RUN_ENDED`).
-   */
-  uint64_t late;
-  /**
-   * Completions ignored because no host run had their id (`PROBER_E_UNKNOWN_RUN`).
-   */
-  uint64_t unknown;
-  /**
-   * Reserved for future counters; zero.
-   */
-  uint64_t reserved[3];
-} prober_host_run_stats;
-
-/**
  * What an ICMP run measured, from `prober_outcome_icmp`: `ping -c`'s summary and
  * blackbox_exporter's `probe_icmp_*` figures. Durations in microseconds, -1 where there is
  * none (no reply).
@@ -1186,6 +1155,37 @@ typedef struct {
    */
   uint64_t reserved[4];
 } prober_icmp_facts;
+
+/**
+ * Counters of host-run probes, filled in by `prober_engine_get_host_run_stats`. Each only
+ * grows.
+ */
+typedef struct {
+  /**
+   * Runs announced (`PROBER_EVENT_HOST_RUN`).
+   */
+  uint64_t announced;
+  /**
+   * Runs the host completed in time.
+   */
+  uint64_t completed;
+  /**
+   * Runs that reached the probe's timeout before the host completed them.
+   */
+  uint64_t timed_out;
+  /**
+   * Completions ignored because their run was no longer in flight (`PROBER_E_RUN_ENDED`).
+   */
+  uint64_t late;
+  /**
+   * Completions ignored because no host run had their id (`PROBER_E_UNKNOWN_RUN`).
+   */
+  uint64_t unknown;
+  /**
+   * Reserved for future counters; zero.
+   */
+  uint64_t reserved[3];
+} prober_host_run_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1611,6 +1611,28 @@ prober_status prober_engine_published(prober_engine *e,
                                       uint64_t target_id,
                                       uint32_t role,
                                       uint32_t *result);
+
+/**
+ * The DNS facts of the run behind `ev`, an event of the last `prober_engine_drain` on `e`
+ * (valid until the next drain, step or wait), into `*out`: true when the run was a DNS
+ * probe's, false otherwise (and for NULL arguments, an event without an outcome, a call that
+ * overlaps another on the engine). As `prober_outcome_dns` for `prober_check`'s outcome.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `ev` NULL or an event filled by the last drain of `e`;
+ * `out` NULL or writable.
+ */
+bool prober_engine_event_dns(prober_engine *e, const prober_event *ev, prober_dns_facts *out);
+
+/**
+ * The ICMP facts of the run behind `ev` (see `prober_engine_event_dns`) into `*out`: true
+ * when the run was an ICMP probe's. As `prober_outcome_icmp` for `prober_check`'s outcome.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `ev` NULL or an event filled by the last drain of `e`;
+ * `out` NULL or writable.
+ */
+bool prober_engine_event_icmp(prober_engine *e, const prober_event *ev, prober_icmp_facts *out);
 
 /**
  * Makes an HTTP probe's final statuses in `set` Success and every other status a Failure

@@ -106,7 +106,9 @@ static nsd_server nsd_start(void) {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char err_path[128];
+    snprintf(err_path, sizeof err_path, "%s/nsd.stderr", n.dir);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     int rc = posix_spawnp(&n.pid, bin, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
@@ -114,15 +116,23 @@ static nsd_server nsd_start(void) {
               strerror(rc));
       exit(1);
     }
-    /* Ready when it answers; 100 tries of at most 200 ms, or until it exits. */
-    for (int i = 0; i < 100; i++) {
-      if (waitpid(n.pid, NULL, WNOHANG) == n.pid) break;
-      if (nsd_answers(&n)) return n;
+    /* Ready when it answers (a probe of at most 200 ms; refused at once before nsd binds, so
+       10 ms apart then), within 20 s or until it exits. */
+    int status = 0, exited = 0;
+    double limit = now_s() + 20;
+    while (!exited && now_s() < limit) {
+      exited = waitpid(n.pid, &status, WNOHANG) == n.pid;
+      if (!exited && nsd_answers(&n)) return n;
+      nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
     }
-    kill(n.pid, SIGKILL);
-    waitpid(n.pid, NULL, 0);
+    if (exited) {
+      fprintf(stderr, "nsd exited (status %#x)\n", status);
+    } else {
+      kill(n.pid, SIGKILL);
+      waitpid(n.pid, NULL, 0);
+    }
   }
-  fprintf(stderr, "nsd did not answer on a loopback port after 5 tries (see %s/nsd.log)\n", n.dir);
+  fprintf(stderr, "nsd did not answer on a loopback port after 5 tries (see %s/nsd.log and nsd.stderr)\n", n.dir);
   exit(1);
 }
 

@@ -77,21 +77,26 @@ func startNSD(t *testing.T) int {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			<-exited
 		}
-		// Ready when it answers the SOA; 100 probes of at most 200 ms, or until it exits.
+		// Ready when it answers the SOA (a probe of at most 200 ms; refused at once before nsd
+		// binds, so 10 ms apart then), within 20 s or until it exits.
 		ready := prober.DNS("127.0.0.1", port, "probe.test")
 		ready.DNS.Type = 6
 		ready.Timeout = 200 * time.Millisecond
-		for range 100 {
+		limit := time.After(20 * time.Second)
+	wait:
+		for {
 			select {
 			case <-exited:
+				break wait
+			case <-limit:
+				break wait
 			default:
-				if o, err := prober.Check(context.Background(), ready); err == nil && o.Result == prober.Success {
-					t.Cleanup(stop)
-					return port
-				}
-				continue
 			}
-			break
+			if o, err := prober.Check(context.Background(), ready); err == nil && o.Result == prober.Success {
+				t.Cleanup(stop)
+				return port
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 		stop()
 	}

@@ -184,6 +184,15 @@ int main(void) {
   prober_outcome_free(o);
   prober_spec_free(s);
 
+  /* A source address of the other family than the host's literal: refused when run. */
+  CHECK_OK(prober_spec_new_icmp("127.0.0.1", &s));
+  CHECK_OK(prober_spec_set_source_address(s, "::1"));
+  o = run(s);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_UNKNOWN);
+  CHECK(str_has(prober_outcome_message(o), "other family"));
+  prober_outcome_free(o);
+  prober_spec_free(s);
+
   /* IPv6: ::1. */
   CHECK_OK(prober_spec_new_icmp("::1", &s));
   CHECK_OK(prober_spec_set_timeout_ms(s, 5000));

@@ -1967,7 +1967,9 @@ bool prober_outcome_icmp(const prober_outcome *o, prober_icmp_facts *out);
  * Sets which addresses of its host a TCP, HTTP(S) or gRPC probe connects to: one of
  * `PROBER_IP_FAMILY_*` (default `PROBER_IP_FAMILY_ANY`). It applies to every connection of a
  * run (each redirect hop); kept-alive connections are only reused by probes asking for the
- * same family. A probe through a Unix socket takes it and ignores it.
+ * same family. A probe through a Unix socket takes it and ignores it. A DNS probe queries
+ * its server at an address of the family, an ICMP probe pings its host at one (the first;
+ * echoes are not raced).
  *
  * Errors: `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM` for another value (whatever the probe's
  * kind), `PROBER_E_WRONG_KIND` for an exec probe.
@@ -2335,11 +2337,12 @@ prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
  * `PROBER_REASON_UNREACHABLE`: `dial tcp 192.0.2.1:0->10.0.0.1:80: bind: cannot assign
  * requested address`. `"0.0.0.0"` and `"::"` bind nothing. Kept-alive connections are only
  * reused by probes with the same source address. A probe through a Unix socket takes it and
- * ignores it.
+ * ignores it. An ICMP probe sends its echo requests from it (an IP literal host of the other
+ * family makes each run Unknown).
  *
  * # Errors
  * `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for text that
- * is not an IP address, `PROBER_E_WRONG_KIND` for an exec probe.
+ * is not an IP address, `PROBER_E_WRONG_KIND` for an exec or DNS probe.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `address`

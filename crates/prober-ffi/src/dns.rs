@@ -371,3 +371,39 @@ pub unsafe extern "C" fn prober_outcome_dns(
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The numbers are the ABI: never renumbered.
+    #[test]
+    fn numbers_stay() {
+        use prober_dns_rr_check::*;
+        use prober_dns_section::*;
+        use prober_dns_transport::*;
+        for (n, t) in (0..).zip([PROBER_DNS_TRANSPORT_UDP, PROBER_DNS_TRANSPORT_TCP]) {
+            assert_eq!(prober_dns_transport::from_code(n), Some(t));
+        }
+        assert_eq!(prober_dns_transport::from_code(2), None);
+        let sections = [
+            PROBER_DNS_SECTION_ANSWER,
+            PROBER_DNS_SECTION_AUTHORITY,
+            PROBER_DNS_SECTION_ADDITIONAL,
+        ];
+        for (n, s) in (0..).zip(sections) {
+            assert_eq!(prober_dns_section::from_code(n), Some(s));
+        }
+        assert_eq!(prober_dns_section::from_code(3), None);
+        let checks = [
+            PROBER_DNS_FAIL_IF_MATCHES,
+            PROBER_DNS_FAIL_IF_ALL_MATCH,
+            PROBER_DNS_FAIL_IF_NOT_MATCHES,
+            PROBER_DNS_FAIL_IF_NONE_MATCHES,
+        ];
+        for (n, c) in (0..).zip(checks) {
+            assert_eq!(prober_dns_rr_check::from_code(n), Some(c));
+        }
+        assert_eq!(prober_dns_rr_check::from_code(4), None);
+    }
+}

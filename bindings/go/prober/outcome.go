@@ -204,11 +204,14 @@ func outcomeOfEvent(ev *C.prober_event) Outcome {
 // facts that gp_loop_turn read for its run.
 func eventWithFacts(l *C.gp_loop, i int) Event {
 	ev := eventOf(&l.ev[i])
+	// The slot is a C union of the two structs, which cgo gives Go as a byte array in C
+	// memory, aligned for both.
+	slot := unsafe.Pointer(&l.fx[i])
 	switch l.facts[i] {
 	case C.GP_FACTS_DNS:
-		ev.Outcome.DNS = dnsFacts(&l.dns[i])
+		ev.Outcome.DNS = dnsFacts((*C.prober_dns_facts)(slot))
 	case C.GP_FACTS_ICMP:
-		ev.Outcome.ICMP = icmpFacts(&l.icmp[i])
+		ev.Outcome.ICMP = icmpFacts((*C.prober_icmp_facts)(slot))
 	}
 	return ev
 }

@@ -284,11 +284,14 @@ typedef struct {
   prober_status rc;   /* prober_engine_step's status; err holds its text */
   gp_err err;
   prober_event ev[GP_DRAIN_CAP]; /* views valid until the next turn */
-  /* What else the turn read of ev[i]'s run: GP_FACTS_DNS (in dns[i]), GP_FACTS_ICMP (in
-   * icmp[i]) or 0, read while the engine still holds the runs' outcomes. */
+  /* What else the turn read of ev[i]'s run, while the engine still held the runs' outcomes:
+   * GP_FACTS_DNS (fx[i].dns), GP_FACTS_ICMP (fx[i].icmp) or 0. A run has one or the other, so
+   * they share their slot (cgo shows a union to Go as bytes: outcome.go casts). */
   unsigned char facts[GP_DRAIN_CAP];
-  prober_dns_facts dns[GP_DRAIN_CAP];
-  prober_icmp_facts icmp[GP_DRAIN_CAP];
+  union {
+    prober_dns_facts dns;
+    prober_icmp_facts icmp;
+  } fx[GP_DRAIN_CAP];
 } gp_loop;
 #define GP_FACTS_DNS 1
 #define GP_FACTS_ICMP 2
@@ -361,9 +364,9 @@ static inline size_t gp_loop_turn(gp_loop *l, gp_subq *q, size_t max) {
   for (size_t i = 0; i < n; i++) {
     l->facts[i] = 0;
     if (!l->ev[i].has_outcome) continue;
-    if (prober_engine_event_dns(e, &l->ev[i], &l->dns[i]))
+    if (prober_engine_event_dns(e, &l->ev[i], &l->fx[i].dns))
       l->facts[i] = GP_FACTS_DNS;
-    else if (prober_engine_event_icmp(e, &l->ev[i], &l->icmp[i]))
+    else if (prober_engine_event_icmp(e, &l->ev[i], &l->fx[i].icmp))
       l->facts[i] = GP_FACTS_ICMP;
   }
   l->timeout_ms = (max > 0 && prober_engine_pending(e) > 0) ? 0 : prober_engine_timeout_ms(e);

@@ -168,6 +168,9 @@ static void setters(void) {
 
   CHECK_STATUS(prober_spec_set_dns_transport(NULL, PROBER_DNS_TRANSPORT_TCP), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_dns_transport(s, 7), PROBER_E_INVALID_ENUM);
+  /* A network namespace applies to DNS probes (the path is checked; the run enters it). */
+  CHECK_OK(prober_spec_set_netns(s, "/proc/self/ns/net"));
+  CHECK_STATUS(prober_spec_set_netns(s, "relative"), PROBER_E_INVALID);
   CHECK_OK(prober_spec_set_dns_transport(s, PROBER_DNS_TRANSPORT_TCP));
   CHECK_STATUS(prober_spec_set_dns_query(s, 0, 1), PROBER_E_INVALID);
   CHECK(str_has(prober_last_error(), "DNS type 0 is out of range"));
@@ -306,6 +309,29 @@ int main(void) {
   CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
   CHECK(prober_outcome_reason(o) == PROBER_REASON_REFUSED);
   CHECK(!f.query_succeeded && f.rcode == -1);
+  prober_outcome_free(o);
+
+  /* DNS over TLS to nsd's plain port, which does not speak TLS: a failed probe, no answer. A
+     TLS setter selects DNS over TLS too; going back to UDP drops it, and the query succeeds. */
+  s = dns_spec(&n, "a.probe.test", 1);
+  CHECK_OK(prober_spec_set_dns_transport(s, PROBER_DNS_TRANSPORT_TLS));
+  CHECK_OK(prober_spec_set_timeout_ms(s, 1000));
+  o = run(s, &f);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
+  CHECK(!f.query_succeeded && f.rcode == -1);
+  prober_outcome_free(o);
+  s = dns_spec(&n, "a.probe.test", 1);
+  CHECK_OK(prober_spec_set_tls_verify(s, PROBER_TLS_VERIFY_NONE, NULL));
+  CHECK_OK(prober_spec_set_timeout_ms(s, 1000));
+  o = run(s, &f);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_FAILURE);
+  prober_outcome_free(o);
+  s = dns_spec(&n, "a.probe.test", 1);
+  CHECK_OK(prober_spec_set_tls_verify(s, PROBER_TLS_VERIFY_NONE, NULL));
+  CHECK_OK(prober_spec_set_dns_transport(s, PROBER_DNS_TRANSPORT_UDP));
+  o = run(s, &f);
+  CHECK(prober_outcome_result(o) == PROBER_RESULT_SUCCESS);
+  CHECK(f.query_succeeded && f.rcode == 0 && f.answer_rrs == 1);
   prober_outcome_free(o);
 
   /* IPv6 only, to an IPv4 server: nothing to query. */

@@ -684,6 +684,12 @@ enum prober_dns_transport
    * A TCP connection with two-byte length prefixes (RFC 7766).
    */
   PROBER_DNS_TRANSPORT_TCP = 1,
+  /**
+   * DNS over TLS (RFC 7858): the TCP framing inside TLS, to the port given (853 is not
+   * assumed). The certificate is verified against the system's roots unless the
+   * `prober_spec_set_tls_*` setters say otherwise (any of them also selects this).
+   */
+  PROBER_DNS_TRANSPORT_TLS = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1329,8 +1335,9 @@ prober_status prober_spec_new_dns(const char *server,
                                   prober_spec **out);
 
 /**
- * Sets how the query is carried: `PROBER_DNS_TRANSPORT_UDP` (the default) or
- * `PROBER_DNS_TRANSPORT_TCP`.
+ * Sets how the query is carried: `PROBER_DNS_TRANSPORT_UDP` (the default),
+ * `PROBER_DNS_TRANSPORT_TCP` or `PROBER_DNS_TRANSPORT_TLS`. Going back to UDP or TCP drops TLS
+ * options set before.
  *
  * # Errors
  * `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM`, `PROBER_E_WRONG_KIND` for a probe that is not DNS.

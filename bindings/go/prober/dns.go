@@ -61,6 +61,10 @@ const (
 	DNSUDP DNSTransport = C.PROBER_DNS_TRANSPORT_UDP
 	// DNSTCP: a TCP connection with two-byte length prefixes (RFC 7766).
 	DNSTCP DNSTransport = C.PROBER_DNS_TRANSPORT_TCP
+	// DNSTLS: DNS over TLS (RFC 7858) to the port given (853 is not assumed), the certificate
+	// verified against the system's roots unless Spec.TLS says otherwise. A non-nil Spec.TLS
+	// on a DNS spec selects it too.
+	DNSTLS DNSTransport = C.PROBER_DNS_TRANSPORT_TLS
 )
 
 // DNSOptions are a DNS probe's question and the checks of its answer, as blackbox_exporter's
@@ -75,7 +79,7 @@ type DNSOptions struct {
 	Type uint16
 	// Class is the question's class by number: 1 IN (when 0), 3 CH, 255 ANY, ...
 	Class uint16
-	// Transport is DNSUDP (the default) or DNSTCP.
+	// Transport is DNSUDP (the default), DNSTCP or DNSTLS.
 	Transport DNSTransport
 	// NoRecursion clears the RD (recursion desired) bit, which is set by default.
 	NoRecursion bool
@@ -172,8 +176,8 @@ func (b *cbuild) configureDNS(s *Spec, cs *C.prober_spec) error {
 	if d == nil || s.Kind != KindDNS {
 		return nil
 	}
-	if d.Transport > DNSTCP {
-		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("DNS Transport %d is not DNSUDP or DNSTCP", uint32(d.Transport))}
+	if d.Transport > DNSTLS {
+		return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("DNS Transport %d is not DNSUDP, DNSTCP or DNSTLS", uint32(d.Transport))}
 	}
 	if d.Transport != DNSUDP {
 		if err := b.check(C.gp_spec_set_dns_transport(cs, C.uint32_t(d.Transport), &b.err)); err != nil {

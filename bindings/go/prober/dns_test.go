@@ -179,6 +179,19 @@ func TestDNSAgainstNSD(t *testing.T) {
 		t.Fatalf("AAAA over TCP: %v %q %+v", o.Result, o.Message, *o.DNS)
 	}
 
+	// DNS over TLS to nsd's plain port, which does not speak TLS: a failed probe with no
+	// answer, whether asked for by Transport or by Spec.TLS.
+	s = prober.DNS("127.0.0.1", port, "a.probe.test")
+	s.DNS.Transport = prober.DNSTLS
+	if o := check(s); o.Result != prober.Failure || o.DNS.QuerySucceeded {
+		t.Fatalf("DNS over TLS to a plain server: %v %q %+v", o.Result, o.Message, *o.DNS)
+	}
+	s = prober.DNS("127.0.0.1", port, "a.probe.test")
+	s.TLS = &prober.TLSOptions{InsecureSkipVerify: true}
+	if o := check(s); o.Result != prober.Failure || o.DNS.QuerySucceeded {
+		t.Fatalf("Spec.TLS on DNS to a plain server: %v %q %+v", o.Result, o.Message, *o.DNS)
+	}
+
 	s = prober.DNS("127.0.0.1", port, "probe.test")
 	s.DNS.Type = 6
 	if o := check(s); o.Result != prober.Success || o.DNS.Serial != 2026112901 {

@@ -147,7 +147,7 @@ const (
 )
 
 // TLSOptions configures TLS for HTTPS probes and gRPC probes. A non-nil TLSOptions on a gRPC
-// spec switches it to TLS; HTTP probes use TLS for https:// URLs.
+// spec switches it to TLS, on a DNS spec to DNS over TLS; HTTP probes use TLS for https:// URLs.
 //
 // Without TLSOptions (a nil Spec.TLS), an HTTPS probe verifies nothing, as the kubelet's
 // probes do. A non-nil TLSOptions reads as crypto/tls's Config does: its zero value verifies

@@ -20,6 +20,10 @@ c_enum! {
         PROBER_DNS_TRANSPORT_UDP = 0,
         /// A TCP connection with two-byte length prefixes (RFC 7766).
         PROBER_DNS_TRANSPORT_TCP = 1,
+        /// DNS over TLS (RFC 7858): the TCP framing inside TLS, to the port given (853 is not
+        /// assumed). The certificate is verified against the system's roots unless the
+        /// `prober_spec_set_tls_*` setters say otherwise (any of them also selects this).
+        PROBER_DNS_TRANSPORT_TLS = 2,
     }
 }
 
@@ -164,8 +168,9 @@ fn field_u16(what: &str, value: u32, zero_ok: bool) -> Result<u16, prober_status
     })
 }
 
-/// Sets how the query is carried: `PROBER_DNS_TRANSPORT_UDP` (the default) or
-/// `PROBER_DNS_TRANSPORT_TCP`.
+/// Sets how the query is carried: `PROBER_DNS_TRANSPORT_UDP` (the default),
+/// `PROBER_DNS_TRANSPORT_TCP` or `PROBER_DNS_TRANSPORT_TLS`. Going back to UDP or TCP drops TLS
+/// options set before.
 ///
 /// # Errors
 /// `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM`, `PROBER_E_WRONG_KIND` for a probe that is not DNS.
@@ -187,7 +192,11 @@ pub unsafe extern "C" fn prober_spec_set_dns_transport(
         d.transport = match t {
             prober_dns_transport::PROBER_DNS_TRANSPORT_UDP => DnsTransport::Udp,
             prober_dns_transport::PROBER_DNS_TRANSPORT_TCP => DnsTransport::Tcp,
+            prober_dns_transport::PROBER_DNS_TRANSPORT_TLS => DnsTransport::Tls,
         };
+        if d.transport != DnsTransport::Tls {
+            d.tls = None;
+        }
         Ok(())
     })
 }
@@ -382,10 +391,12 @@ mod tests {
         use prober_dns_rr_check::*;
         use prober_dns_section::*;
         use prober_dns_transport::*;
-        for (n, t) in (0..).zip([PROBER_DNS_TRANSPORT_UDP, PROBER_DNS_TRANSPORT_TCP]) {
+        let transports =
+            [PROBER_DNS_TRANSPORT_UDP, PROBER_DNS_TRANSPORT_TCP, PROBER_DNS_TRANSPORT_TLS];
+        for (n, t) in (0..).zip(transports) {
             assert_eq!(prober_dns_transport::from_code(n), Some(t));
         }
-        assert_eq!(prober_dns_transport::from_code(2), None);
+        assert_eq!(prober_dns_transport::from_code(3), None);
         let sections = [
             PROBER_DNS_SECTION_ANSWER,
             PROBER_DNS_SECTION_AUTHORITY,

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::exporter::{Response, parse_query};
-use crate::module::Modules;
+use crate::modules::Modules;
 
 /// blackbox_exporter's `--history.limit` default.
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;

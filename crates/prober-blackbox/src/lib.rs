@@ -24,13 +24,18 @@ mod exporter;
 mod facts;
 mod grpc_module;
 mod history;
+mod http_module;
+mod http_verdict;
 mod module;
+mod modules;
 mod numbers;
+mod options;
 mod proxy_module;
 mod qr_facts;
 mod reload;
 mod shown;
 mod target;
+mod target_spec;
 mod tcp_module;
 mod unix_module;
 mod unprobed;
@@ -41,6 +46,8 @@ pub use exporter::{
     parse_query, timeout,
 };
 pub use history::{DEFAULT_HISTORY_LIMIT, MAX_KEPT_OUTPUT};
-pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};
+pub use http_module::DEFAULT_BODY_LIMIT;
+pub use module::{Module, Prober, TargetError};
+pub use modules::{MAX_FILE_LEN, Modules};
 pub use reload::Reload;
 pub use target::Unprobeable;

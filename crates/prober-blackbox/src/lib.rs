@@ -17,6 +17,7 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+mod answer;
 mod budget;
 mod compression;
 mod config;
@@ -33,6 +34,7 @@ mod options;
 mod proxy_module;
 mod qr_facts;
 mod reload;
+mod request;
 mod shown;
 mod target;
 mod target_spec;
@@ -41,13 +43,13 @@ mod unix_module;
 mod unprobed;
 
 pub use budget::PROBE_OUTPUT_BUDGET;
-pub use exporter::{
-    DEFAULT_TIMEOUT_OFFSET, Exporter, MAX_SCRAPE_TIMEOUT, ProbeCancel, Request, Response,
-    parse_query, timeout,
-};
+pub use exporter::{Exporter, ProbeCancel};
 pub use history::{DEFAULT_HISTORY_LIMIT, MAX_KEPT_OUTPUT};
 pub use http_module::DEFAULT_BODY_LIMIT;
 pub use module::{Module, Prober, TargetError};
 pub use modules::{MAX_FILE_LEN, Modules};
 pub use reload::Reload;
+pub use request::{
+    DEFAULT_TIMEOUT_OFFSET, MAX_SCRAPE_TIMEOUT, Request, Response, parse_query, timeout,
+};
 pub use target::Unprobeable;

@@ -9,7 +9,7 @@ use prober::{Outcome, Reason};
 use crate::facts::{self, gauge};
 use crate::module::{FailedBy, Module, Prober};
 use crate::numbers::{Number as _, Secs, push_millis3, push_secs, push_u64};
-use crate::qr_facts;
+use crate::{dns_facts, qr_facts};
 
 /// Room made at once for a probe's metrics (an HTTP probe's: about 2 KiB).
 const METRICS_CAPACITY: usize = 2560;
@@ -113,6 +113,9 @@ pub(crate) fn render(
     let mut s = String::with_capacity(METRICS_CAPACITY);
     let secs = |d: Option<Duration>| Secs(d.unwrap_or_default());
     let t = &o.timings;
+    if m.prober == Prober::Dns {
+        dns_facts::before_lookup(&mut s, Some(o));
+    }
     // The unix prober resolves nothing: blackbox_exporter has no lookup gauge for it.
     if m.prober != Prober::Unix {
         gauge(
@@ -121,6 +124,9 @@ pub(crate) fn render(
             "Returns the time taken for probe dns lookup in seconds",
             secs(t.resolve),
         );
+    }
+    if m.prober == Prober::Dns {
+        dns_facts::after_lookup(&mut s, m, Some(o));
     }
     gauge(
         &mut s,
@@ -135,11 +141,13 @@ pub(crate) fn render(
             qr_facts::expect_info(&mut s, m, o);
             qr_facts::failed_due_to(&mut s, m, o);
         }
-        Prober::Tcp | Prober::Unix => {}
+        Prober::Tcp | Prober::Unix | Prober::Dns => {}
     }
     // blackbox_exporter's `chooseProtocol` registers both gauges before it resolves: a target
     // it finds no address for (none at all, or none of the family required) leaves them 0.
-    let unresolved = o.reason == Reason::Dns && o.http_redirects == 0 && m.prober != Prober::Unix;
+    // The dns prober's registers them always, so they stand at 0 when its server has no address.
+    let unresolved = (o.reason == Reason::Dns && o.http_redirects == 0 && m.prober != Prober::Unix)
+        || m.prober == Prober::Dns;
     let ip = o.peer.map(|p| p.ip());
     if ip.is_some() || unresolved {
         gauge(

@@ -28,6 +28,9 @@ impl Module {
         o: &Outcome,
         deadline: Option<Instant>,
     ) -> Option<(String, FailedBy)> {
+        if self.prober == Prober::Dns {
+            return self.judge_dns(o).map(|why| (why, FailedBy::Other));
+        }
         if let Some(status) = o.http_status {
             let ok = match &self.valid_status {
                 Some(list) => list.contains(&status),

@@ -21,6 +21,8 @@ mod answer;
 mod budget;
 mod compression;
 mod config;
+mod dns_facts;
+mod dns_module;
 mod exporter;
 mod facts;
 mod grpc_module;

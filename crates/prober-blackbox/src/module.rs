@@ -24,6 +24,8 @@ pub enum Prober {
     Grpc,
     /// `prober: unix`: a stream connection to a Unix socket, the target its path.
     Unix,
+    /// `prober: dns`: a query to the server the target names.
+    Dns,
 }
 
 impl Prober {
@@ -34,6 +36,7 @@ impl Prober {
             Prober::Tcp => "tcp",
             Prober::Grpc => "grpc",
             Prober::Unix => "unix",
+            Prober::Dns => "dns",
         }
     }
 }
@@ -98,6 +101,8 @@ pub struct Module {
     pub(crate) tls: bool,
     /// TCP: the `query_response` steps as the metrics read them (labels, bytes or lines).
     pub(crate) query_response: Vec<QrStep>,
+    /// DNS: a `valid_rcodes` name miekg/dns does not know (every answered probe fails).
+    pub(crate) dns_unknown_rcode: Option<String>,
     /// Unix: the socket paths `allow.paths` admits (`None`: every path).
     pub(crate) paths: Option<Vec<String>>,
     /// The module as written (credentials as `<secret>`), for the debug page

@@ -30,7 +30,7 @@ impl Modules {
     /// # Errors
     ///
     /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
-    /// supported by prober serve (http, tcp, grpc and unix are)`.
+    /// supported by prober serve (http, tcp, grpc, unix and dns are)`.
     pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
@@ -65,13 +65,14 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         "tcp" => Prober::Tcp,
         "grpc" => Prober::Grpc,
         "unix" => Prober::Unix,
-        "icmp" | "dns" => {
+        "dns" => Prober::Dns,
+        "icmp" => {
             return Err(format!(
-                "prober {} is not supported by prober serve (http, tcp, grpc and unix are)",
+                "prober {} is not supported by prober serve (http, tcp, grpc, unix and dns are)",
                 raw.prober
             ));
         }
-        "" => return Err("prober: missing (http, tcp, grpc or unix)".into()),
+        "" => return Err("prober: missing (http, tcp, grpc, unix or dns)".into()),
         other => return Err(format!("prober: unknown prober {other:?}")),
     };
     let timeout = match raw.timeout.as_deref() {
@@ -122,6 +123,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         skip_resolve_phase: false,
         tls: false,
         query_response: Vec::new(),
+        dns_unknown_rcode: None,
         paths,
         shown,
     };
@@ -130,6 +132,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
         Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
+        Prober::Dns => crate::dns_module::dns(&mut m, &raw.dns.unwrap_or_default())?,
     }
     Ok(m)
 }

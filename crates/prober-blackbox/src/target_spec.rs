@@ -46,7 +46,7 @@ impl Module {
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
                 spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Dns => {}
         }
         Ok(())
     }
@@ -77,6 +77,21 @@ impl Module {
                 // Moved in, not copied: most modules have no allow-list to read it after.
                 if let prober::ProbeKind::Http(h) = &mut spec.kind {
                     h.url = parsed;
+                }
+            }
+            Prober::Dns => {
+                let (host, port) =
+                    crate::dns_module::server(target).map_err(TargetError::Unprobeable)?;
+                if let Some(f) = &self.filter {
+                    self.precheck(f, &host, port)?;
+                }
+                if let prober::ProbeKind::Dns(d) = &mut spec.kind {
+                    d.host = host;
+                    d.port = port;
+                    // A server name no resolver takes: blackbox_exporter's fails there.
+                    d.validate().map_err(|e| {
+                        TargetError::Unprobeable(crate::target::Unprobeable::resolve(target, e))
+                    })?;
                 }
             }
             Prober::Tcp | Prober::Grpc | Prober::Unix => {

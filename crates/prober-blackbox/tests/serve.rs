@@ -60,7 +60,7 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     let err = Modules::parse(&text, &data).unwrap_err();
     assert_eq!(
         err,
-        "module \"icmp\": prober icmp is not supported by prober serve (http, tcp, grpc and unix are)"
+        "module \"icmp\": prober icmp is not supported by prober serve (http, tcp, grpc, unix and dns are)"
     );
     // Without the modules the engine does not have, the file loads.
     let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
@@ -84,12 +84,10 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     );
     let text = std::fs::read_to_string(data.join("example.yml")).unwrap();
     let err = Modules::parse(&text, &data).unwrap_err();
-    assert!(err.starts_with("module \"dns_soa\": prober dns is not supported"), "{err}");
+    // Its dns modules load (dns_soa, dns_tcp_example, dns_udp_example).
+    assert!(err.starts_with("module \"http_2xx_oauth_client_credentials\": "), "{err}");
     let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let refused = [
-        ("dns_soa", "prober dns is not supported"),
-        ("dns_tcp_example", "prober dns is not supported"),
-        ("dns_udp_example", "prober dns is not supported"),
         ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
         ("http_post_body_file", "http.body_file: /files/body.txt"),
         ("icmp_example", "prober icmp is not supported"),
@@ -106,7 +104,10 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
     // http_gzip and http_gzip_with_accept_encoding, http_with_proxy and
     // http_with_proxy_and_headers.
-    assert_eq!(m.by_name.len(), 13, "{:?}", m.by_name.keys());
+    assert_eq!(m.by_name.len(), 16, "{:?}", m.by_name.keys());
+    for name in ["dns_soa", "dns_tcp_example", "dns_udp_example"] {
+        assert_eq!(m.by_name[name].prober, prober_blackbox::Prober::Dns);
+    }
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into

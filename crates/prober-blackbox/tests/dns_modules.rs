@@ -288,3 +288,35 @@ fn blackbox_module_dir(version: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
     std::path::PathBuf::from(dir)
 }
+
+/// A dns module's `allow:` list is checked on the server the target names (its name, its
+/// port, its address), before any query: a refused server is a 403 and gets no packet.
+#[test]
+fn the_allow_list_applies_to_the_dns_server() {
+    let e = exporter(
+        "modules:
+  lan:
+    prober: dns
+    dns: {query_name: a.probe.test, preferred_ip_protocol: ip4}
+    allow: {networks: ['10.0.0.0/8']}
+  loopback:
+    prober: dns
+    dns: {query_name: a.probe.test, preferred_ip_protocol: ip4}
+    allow: {networks: ['127.0.0.0/8'], ports: ['53']}
+",
+    );
+    let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    server.set_nonblocking(true).unwrap();
+    let target = server.local_addr().unwrap().to_string();
+    let r = get(&e, &format!("module=lan&target={target}"));
+    assert_eq!(r.status, 403, "{}", r.body);
+    // The port is outside the list too.
+    let r = get(&e, &format!("module=loopback&target={target}"));
+    assert_eq!(r.status, 403, "{}", r.body);
+    // A name that resolves to a refused address is refused once resolved, before the query.
+    let r =
+        get(&e, &format!("module=lan&target=localhost:{}", server.local_addr().unwrap().port()));
+    assert_eq!(r.status, 403, "{}", r.body);
+    let mut buf = [0u8; 512];
+    assert!(server.recv_from(&mut buf).is_err(), "a refused server got a query");
+}

@@ -8,8 +8,8 @@ use prober_dns::render::{class_from_name, type_from_name};
 use prober_dns::validate::{patterns, rcode_from_name};
 
 use crate::config::{DnsModule, DnsRrValidator};
+use crate::ip_protocol::ip_family;
 use crate::module::{Module, Prober};
-use crate::options::ip_family;
 use crate::target::Unprobeable;
 
 /// The query type when the module names none: blackbox_exporter asks for ANY.

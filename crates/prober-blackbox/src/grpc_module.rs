@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use prober::ProbeSpec;
-use prober_core::IpFamily;
 
 use crate::config::GrpcModule;
+use crate::ip_protocol::{grpc_family, ip_family};
 use crate::module::Module;
-use crate::options::{base64, ip_family, tls_options};
+use crate::options::{base64, tls_options};
 
 /// Fills `m` from the module's `grpc:` section.
 pub(crate) fn grpc(m: &mut Module, g: &GrpcModule, base: &Path) -> Result<(), String> {
@@ -37,21 +37,6 @@ fn wire_value(key: &str, value: &str) -> String {
         base64(value.as_bytes()).trim_end_matches('=').to_string()
     } else {
         value.to_string()
-    }
-}
-
-/// The family a gRPC module connects over. blackbox_exporter v0.25.0's `ProbeGRPC` calls
-/// `chooseProtocol` only for its metrics and to fail a target it cannot resolve, then dials
-/// `host:port` by name, so grpc-go's dialer tries the addresses of both families: with the
-/// fallback (the default) that is [`IpFamily::Any`]. Without it, the family stays required,
-/// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
-/// nothing dialed) and does not try the other family's addresses of a name that has both:
-/// blackbox_exporter does, against its own documentation of the option (one family only),
-/// and a module meant to test one family must not pass over the other (docs/cli.md).
-fn grpc_family(family: IpFamily) -> IpFamily {
-    match family {
-        IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,
-        strict => strict,
     }
 }
 

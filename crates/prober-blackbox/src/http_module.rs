@@ -9,8 +9,9 @@ use prober_core::BodyCel;
 use regex::bytes::Regex;
 
 use crate::config::{self, HttpModule};
+use crate::ip_protocol::ip_family;
 use crate::module::{HeaderCheck, Module};
-use crate::options::{base64, ip_family, tls_options};
+use crate::options::{base64, tls_options};
 
 /// blackbox_exporter v0.28.0's `User-Agent` (`Blackbox-Exporter/` and its `VERSION`, as its
 /// release build sets `version.Version`), sent unless a module's header says otherwise.

@@ -2,8 +2,8 @@
 //! engine.
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
-//!   tcp | grpc | unix` and their options), refusing at start what the engine does not do (`icmp`,
-//!   `dns`, proxies, OAuth 2) with the module's name, and an `allow:` list per module (ours:
+//!   tcp | grpc | unix | icmp | dns` and their options), refusing at start what the engine does
+//!   not do (DNS over TLS, OAuth 2) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
 //!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and
@@ -29,6 +29,8 @@ mod grpc_module;
 mod history;
 mod http_module;
 mod http_verdict;
+mod icmp_module;
+mod ip_protocol;
 mod module;
 mod modules;
 mod numbers;

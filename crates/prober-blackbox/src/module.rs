@@ -11,7 +11,7 @@ use prober::ProbeSpec;
 use prober_core::{AddressFilter, BodyCel, Pattern};
 use regex::bytes::Regex;
 
-use crate::target::Unprobeable;
+pub use crate::target::TargetError;
 
 /// Which prober a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,8 @@ pub enum Prober {
     Grpc,
     /// `prober: unix`: a stream connection to a Unix socket, the target its path.
     Unix,
+    /// `prober: icmp`: one echo request to the target (a name or an IP address).
+    Icmp,
     /// `prober: dns`: a query to the server the target names.
     Dns,
 }
@@ -36,6 +38,7 @@ impl Prober {
             Prober::Tcp => "tcp",
             Prober::Grpc => "grpc",
             Prober::Unix => "unix",
+            Prober::Icmp => "icmp",
             Prober::Dns => "dns",
         }
     }
@@ -108,18 +111,6 @@ pub struct Module {
     /// The module as written (credentials as `<secret>`), for the debug page
     /// ([`crate::shown`]).
     pub(crate) shown: serde_norway::Value,
-}
-
-/// Why a target cannot be probed with a module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetError {
-    /// Not a target this module can probe (400).
-    Bad(String),
-    /// Refused by the module's allow-list (403).
-    Denied(String),
-    /// A target blackbox_exporter's prober gives up on: a failed probe (200, `probe_success
-    /// 0`), nothing connected to.
-    Unprobeable(Unprobeable),
 }
 
 /// One `query_response` step as the metrics read it.

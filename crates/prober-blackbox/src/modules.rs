@@ -29,8 +29,8 @@ impl Modules {
     ///
     /// # Errors
     ///
-    /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
-    /// supported by prober serve (http, tcp, grpc, unix and dns are)`.
+    /// The first problem, naming the module and the field: `module "x": prober: unknown
+    /// prober "grpc_probe"`.
     pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
@@ -65,14 +65,9 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         "tcp" => Prober::Tcp,
         "grpc" => Prober::Grpc,
         "unix" => Prober::Unix,
+        "icmp" => Prober::Icmp,
         "dns" => Prober::Dns,
-        "icmp" => {
-            return Err(format!(
-                "prober {} is not supported by prober serve (http, tcp, grpc, unix and dns are)",
-                raw.prober
-            ));
-        }
-        "" => return Err("prober: missing (http, tcp, grpc, unix or dns)".into()),
+        "" => return Err("prober: missing (http, tcp, grpc, unix, icmp or dns)".into()),
         other => return Err(format!("prober: unknown prober {other:?}")),
     };
     let timeout = match raw.timeout.as_deref() {
@@ -132,6 +127,10 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
         Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
+        Prober::Icmp => {
+            m.template =
+                crate::icmp_module::template(&raw.icmp.unwrap_or_default(), raw.allow.as_ref())?;
+        }
         Prober::Dns => crate::dns_module::dns(&mut m, &raw.dns.unwrap_or_default())?,
     }
     Ok(m)

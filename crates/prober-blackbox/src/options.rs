@@ -1,36 +1,11 @@
-//! Options more than one prober's module takes: blackbox_exporter's address-family choice,
-//! its `tls_config`, and base64 for credentials and binary metadata.
+//! Options more than one prober's module takes: blackbox_exporter's `tls_config`, and base64
+//! for credentials and binary metadata (the address family is ip_protocol.rs's).
 
 use std::path::{Path, PathBuf};
 
 use prober::{TlsOptions, TlsVerify, TlsVersion};
-use prober_core::IpFamily;
 
 use crate::config::TlsConfig;
-
-/// blackbox_exporter's `preferred_ip_protocol` (default `ip6`) and `ip_protocol_fallback`
-/// (default true) as the library's address family: with the fallback, the preferred family's
-/// addresses when the target has any, else the other's (its `chooseProtocol`); without it,
-/// the preferred family's only.
-pub(crate) fn ip_family(
-    p: Option<&str>,
-    fallback: Option<bool>,
-    prober: &str,
-) -> Result<IpFamily, String> {
-    let v4 = match p {
-        None | Some("ip6" | "") => false,
-        Some("ip4") => true,
-        Some(other) => {
-            return Err(format!("{prober}.preferred_ip_protocol: {other:?} is not ip4 or ip6"));
-        }
-    };
-    Ok(match (v4, fallback.unwrap_or(true)) {
-        (true, true) => IpFamily::PreferV4,
-        (true, false) => IpFamily::V4,
-        (false, true) => IpFamily::PreferV6,
-        (false, false) => IpFamily::V6,
-    })
-}
 
 /// Standard base64 with padding (Basic credentials, gRPC's binary metadata), from the crate the
 /// workspace pins.

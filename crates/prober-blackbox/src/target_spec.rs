@@ -46,7 +46,7 @@ impl Module {
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
                 spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Dns => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp | Prober::Dns => {}
         }
         Ok(())
     }
@@ -62,6 +62,9 @@ impl Module {
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
+        if self.prober == Prober::Icmp {
+            return crate::icmp_module::spec(&self.template, self.filter.as_ref(), target, timeout);
+        }
         if self.prober == Prober::Unix {
             crate::unix_module::set_target(&mut spec, target, self.paths.as_deref())?;
             spec.set_timeout(timeout.max(Duration::from_millis(1)))
@@ -94,7 +97,7 @@ impl Module {
                     })?;
                 }
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix => {
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp => {
                 let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 if let Some(f) = &self.filter {
                     self.precheck(f, &host, port)?;

@@ -8,8 +8,9 @@ use prober::ProbeSpec;
 use prober_core::{Pattern, TcpStep};
 
 use crate::config::{QueryResponse, TcpModule};
+use crate::ip_protocol::ip_family;
 use crate::module::{Module, QrStep};
-use crate::options::{ip_family, tls_options};
+use crate::options::tls_options;
 
 /// Fills `m` from the module's `tcp:` section.
 pub(crate) fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {

@@ -2,6 +2,8 @@
 //! `prober/dns.go` and its `DNSProbe` defaults: type ANY, class IN, UDP, recursion desired,
 //! NOERROR only), and the server a target names.
 
+use std::path::Path;
+
 use prober::ProbeSpec;
 use prober_core::{DnsRrChecks, DnsTransport, ProbeKind};
 use prober_dns::render::{class_from_name, type_from_name};
@@ -10,19 +12,20 @@ use prober_dns::validate::{patterns, rcode_from_name};
 use crate::config::{DnsModule, DnsRrValidator};
 use crate::ip_protocol::ip_family;
 use crate::module::{Module, Prober};
+use crate::options::tls_options;
 use crate::target::Unprobeable;
 
 /// The query type when the module names none: blackbox_exporter asks for ANY.
 const TYPE_ANY: u16 = 255;
 
 /// Fills `m` from the module's `dns:` section.
-pub(crate) fn dns(m: &mut Module, d: &DnsModule) -> Result<(), String> {
+pub(crate) fn dns(m: &mut Module, d: &DnsModule, base: &Path) -> Result<(), String> {
     let name = d.query_name.as_deref().filter(|n| !n.is_empty());
     let name = name.ok_or("dns.query_name: query name must be set for DNS module")?;
-    // DNS over TLS is not in the library's DNS probe yet: a module that asks for it is refused,
-    // not run over plain DNS.
-    if d.dns_over_tls {
-        return Err("dns.dns_over_tls: DNS over TLS is not supported by prober serve yet".into());
+    // blackbox_exporter runs DNS over TLS only over `tcp` (and fails each probe of a module
+    // that says otherwise): refused here at start.
+    if d.dns_over_tls && d.transport_protocol.as_deref() != Some("tcp") {
+        return Err("dns.dns_over_tls: needs transport_protocol: tcp".into());
     }
     let mut spec =
         ProbeSpec::dns("localhost", 53, name).map_err(|e| format!("dns.query_name: {e}"))?;
@@ -57,6 +60,11 @@ pub(crate) fn dns(m: &mut Module, d: &DnsModule) -> Result<(), String> {
     q.validate_answer = rr_checks("dns.validate_answer_rrs", &d.validate_answer_rrs)?;
     q.validate_authority = rr_checks("dns.validate_authority_rrs", &d.validate_authority_rrs)?;
     q.validate_additional = rr_checks("dns.validate_additional_rrs", &d.validate_additional_rrs)?;
+    if d.dns_over_tls {
+        // The name verified is `tls_config.server_name`, else the target's host, as there.
+        let tls = tls_options(d.tls_config.as_ref(), base).map_err(|e| format!("dns.{e}"))?;
+        spec.set_tls(tls).map_err(|e| format!("dns.tls_config: {e}"))?;
+    }
     m.template = spec;
     Ok(())
 }
@@ -74,16 +82,17 @@ fn rr_checks(field: &str, v: &DnsRrValidator) -> Result<DnsRrChecks, String> {
 }
 
 /// The server a DNS module's target names, as `ProbeDNS` reads it: Go's `net.SplitHostPort`,
-/// else the whole target with port 53 (an IPv6 address may be written bare: `::1`).
+/// else the whole target with port 53, 853 for DNS over TLS (an IPv6 address may be written
+/// bare: `::1`).
 ///
 /// # Errors
 ///
 /// A port that is not a number from 1 to 65535, or an empty host: blackbox_exporter's dial
 /// or its resolver fails there, before any query.
-pub(crate) fn server(target: &str) -> Result<(String, u16), Unprobeable> {
+pub(crate) fn server(target: &str, tls: bool) -> Result<(String, u16), Unprobeable> {
     let (host, port) = match split_host_port(target) {
         Some((host, port)) => (host, port),
-        None => (target, "53"),
+        None => (target, if tls { "853" } else { "53" }),
     };
     if host.is_empty() {
         return Err(Unprobeable::resolve(target, "no server address"));
@@ -137,14 +146,16 @@ mod tests {
     /// Go's `net.SplitHostPort` and `ProbeDNS`'s fallback to the whole target on port 53.
     #[test]
     fn servers_as_blackbox_reads_them() {
-        let ok = |t: &str| server(t).unwrap();
+        let ok = |t: &str| server(t, false).unwrap();
         assert_eq!(ok("127.0.0.1"), ("127.0.0.1".into(), 53));
         assert_eq!(ok("127.0.0.1:5353"), ("127.0.0.1".into(), 5353));
         assert_eq!(ok("[::1]:54"), ("::1".into(), 54));
         assert_eq!(ok("::1"), ("::1".into(), 53));
         assert_eq!(ok("ns.example"), ("ns.example".into(), 53));
-        assert!(server("127.0.0.1:x").is_err());
-        assert!(server("127.0.0.1:0").is_err());
-        assert!(server(":53").is_err());
+        assert_eq!(server("ns.example", true).unwrap(), ("ns.example".into(), 853));
+        assert_eq!(server("ns.example:8853", true).unwrap(), ("ns.example".into(), 8853));
+        assert!(server("127.0.0.1:x", false).is_err());
+        assert!(server("127.0.0.1:0", false).is_err());
+        assert!(server(":53", false).is_err());
     }
 }

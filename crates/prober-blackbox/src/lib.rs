@@ -3,7 +3,7 @@
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
 //!   tcp | grpc | unix | icmp | dns` and their options), refusing at start what the engine does
-//!   not do (DNS over TLS, OAuth 2) with the module's name, and an `allow:` list per module (ours:
+//!   not do (OAuth 2, a dns module's source address) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
 //!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and

@@ -131,7 +131,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
             m.template =
                 crate::icmp_module::template(&raw.icmp.unwrap_or_default(), raw.allow.as_ref())?;
         }
-        Prober::Dns => crate::dns_module::dns(&mut m, &raw.dns.unwrap_or_default())?,
+        Prober::Dns => crate::dns_module::dns(&mut m, &raw.dns.unwrap_or_default(), base)?,
     }
     Ok(m)
 }

@@ -83,8 +83,10 @@ impl Module {
                 }
             }
             Prober::Dns => {
+                let tls = matches!(&spec.kind,
+                    prober::ProbeKind::Dns(d) if d.transport == prober_core::DnsTransport::Tls);
                 let (host, port) =
-                    crate::dns_module::server(target).map_err(TargetError::Unprobeable)?;
+                    crate::dns_module::server(target, tls).map_err(TargetError::Unprobeable)?;
                 if let Some(f) = &self.filter {
                     self.precheck(f, &host, port)?;
                 }

@@ -21,6 +21,11 @@ fn nsd() -> (std::sync::MutexGuard<'static, ()>, Nsd) {
     (guard, Nsd::start())
 }
 
+fn nsd_tls(cert: &prober_testkit::tls::Issued) -> (std::sync::MutexGuard<'static, ()>, Nsd) {
+    let guard = ONE_NSD.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    (guard, Nsd::start_tls(cert))
+}
+
 fn exporter(yaml: &str) -> Exporter {
     let modules = Modules::parse(yaml, Path::new(".")).unwrap_or_else(|e| panic!("refused: {e}"));
     Exporter::start(modules).unwrap()
@@ -204,8 +209,7 @@ fn an_unanswered_query_fails_with_blackbox_exporters_gauges() {
     assert_eq!(sample(&r.body, "probe_dns_query_succeeded").as_deref(), Some("0"), "{}", r.body);
 }
 
-/// What a dns module cannot be is refused at start, naming the module and the field; DNS over
-/// TLS among them until the library's DNS probe has it.
+/// What a dns module cannot be is refused at start, naming the module and the field.
 #[test]
 fn bad_dns_modules_are_refused_at_start() {
     for (dns, why) in [
@@ -213,7 +217,11 @@ fn bad_dns_modules_are_refused_at_start() {
         ("{query_name: x, query_type: NOT_A_TYPE}", "query type 'NOT_A_TYPE' is not valid"),
         ("{query_name: x, query_class: XX}", "query class 'XX' is not valid"),
         ("{query_name: x, transport_protocol: sctp}", "dns.transport_protocol: \"sctp\""),
-        ("{query_name: x, dns_over_tls: true}", "dns.dns_over_tls: DNS over TLS is not supported"),
+        ("{query_name: x, dns_over_tls: true}", "dns.dns_over_tls: needs transport_protocol: tcp"),
+        (
+            "{query_name: x, dns_over_tls: true, transport_protocol: tcp, tls_config: {cert_file: c}}",
+            "dns.tls_config: cert_file and key_file go together",
+        ),
         (
             "{query_name: x, validate_answer_rrs: {fail_if_matches_regexp: ['(']}}",
             "dns.validate_answer_rrs.fail_if_matches_regexp",
@@ -319,4 +327,41 @@ fn the_allow_list_applies_to_the_dns_server() {
     assert_eq!(r.status, 403, "{}", r.body);
     let mut buf = [0u8; 512];
     assert!(server.recv_from(&mut buf).is_err(), "a refused server got a query");
+}
+
+/// `dns_over_tls: true` (with `transport_protocol: tcp`, as blackbox_exporter requires) queries
+/// NSD's DNS-over-TLS port, the chain verified with `tls_config.ca_file` and the name with
+/// `tls_config.server_name`; a CA that did not sign the server's certificate fails the probe
+/// before any query.
+#[test]
+fn dns_over_tls_modules_verify_the_server() {
+    let ca = prober_testkit::tls::TestCa::new("bbdns DoT CA");
+    let (_one, nsd) = nsd_tls(&ca.issue(&["ns1.probe.test"]));
+    let tls_addr = nsd.tls_addr.expect("NSD's TLS port");
+    let dir = std::env::temp_dir().join(format!("prober-blackbox-dot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
+    let other = prober_testkit::tls::TestCa::new("another CA");
+    let (other_file, _) = other.cert().write_files(&dir, "other");
+    let module = |name: &str, ca: &Path| {
+        format!(
+            "  {name}:\n    prober: dns\n    dns:\n      query_name: probe.test\n      \
+             query_type: SOA\n      transport_protocol: tcp\n      dns_over_tls: true\n      \
+             preferred_ip_protocol: ip4\n      \
+             tls_config: {{ca_file: {:?}, server_name: ns1.probe.test}}\n",
+            ca.display()
+        )
+    };
+    let e = exporter(&format!(
+        "modules:\n{}{}",
+        module("dot", &ca_file),
+        module("dot_other_ca", &other_file)
+    ));
+    let r = get(&e, &format!("module=dot&target={tls_addr}"));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("1"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_dns_serial").as_deref(), Some("2026112901"));
+    let r = get(&e, &format!("module=dot_other_ca&target={tls_addr}"));
+    assert_eq!(sample(&r.body, "probe_success").as_deref(), Some("0"), "{}", r.body);
+    assert_eq!(sample(&r.body, "probe_dns_query_succeeded").as_deref(), Some("0"));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -5,6 +5,8 @@ package main
 // zone written here, through modules as blackbox_exporter's example.yml writes them.
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"os"
@@ -41,7 +43,46 @@ func nsdBinary() string {
 
 // startNSD runs NSD on a free loopback port (UDP and TCP) serving probe.test. and broken.test.
 // (configured, its file missing: SERVFAIL) and returns "127.0.0.1:PORT" once it answers.
-func startNSD(env *caseEnv) string {
+func startNSD(env *caseEnv) string { return startNSDWith(env, false) }
+
+// startNSDTLS is startNSD with a DNS-over-TLS port, its certificate (for localhost, 127.0.0.1
+// and ::1) signed by a CA written to {{DIR}}/ca.pem; it returns "127.0.0.1:TLSPORT".
+func startNSDTLS(env *caseEnv) string { return startNSDWith(env, true) }
+
+// nsdCerts writes a CA (ca.pem, in the case's directory) and a server certificate and key it
+// signed (for NSD) and returns the latter two's paths.
+func nsdCerts(env *caseEnv) (string, string) {
+	rootTmpl := certTemplate(time.Now().AddDate(0, 0, 1), false)
+	rootTmpl.IsCA = true
+	rootKey := newKey()
+	root, rootPEM := signCert(rootTmpl, nil, &rootKey.PublicKey, rootKey)
+	serverTmpl := certTemplate(time.Now().AddDate(0, 0, 1), true)
+	serverTmpl.SerialNumber.SetInt64(2)
+	serverTmpl.SubjectKeyId = []byte{2}
+	serverTmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
+	serverKey := newKey()
+	_, serverPEM := signCert(serverTmpl, root, &serverKey.PublicKey, rootKey)
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(serverKey)})
+	certPath, keyPath := filepath.Join(env.dir, "nsd-tls.pem"), filepath.Join(env.dir, "nsd-tls.key")
+	for path, data := range map[string][]byte{filepath.Join(env.dir, "ca.pem"): rootPEM, certPath: serverPEM, keyPath: keyPEM} {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			panic(err)
+		}
+	}
+	return certPath, keyPath
+}
+
+func freeLoopbackPort() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+func startNSDWith(env *caseEnv, withTLS bool) string {
 	dir := filepath.Join(env.dir, "nsd")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		panic(err)
@@ -49,19 +90,21 @@ func startNSD(env *caseEnv) string {
 	if err := os.WriteFile(filepath.Join(dir, "probe.test.zone"), []byte(nsdZone), 0o600); err != nil {
 		panic(err)
 	}
+	tlsConf, tlsPort := "", ""
+	if withTLS {
+		cert, key := nsdCerts(env)
+		tlsPort = freeLoopbackPort()
+		tlsConf = fmt.Sprintf("  ip-address: 127.0.0.1@%[1]s\n  tls-port: %[1]s\n  tls-service-pem: %[2]q\n  tls-service-key: %[3]q\n",
+			tlsPort, cert, key)
+	}
 	for try := 0; try < 5; try++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			panic(err)
-		}
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		ln.Close()
-		conf := fmt.Sprintf("server:\n  ip-address: 127.0.0.1@%[1]s\n  port: %[1]s\n  username: \"\"\n  chroot: \"\"\n"+
+		port := freeLoopbackPort()
+		conf := fmt.Sprintf("server:\n  ip-address: 127.0.0.1@%[1]s\n%[3]s  port: %[1]s\n  username: \"\"\n  chroot: \"\"\n"+
 			"  zonesdir: %[2]q\n  database: \"\"\n  pidfile: \"%[2]s/nsd.pid\"\n  xfrdfile: \"%[2]s/xfrd.state\"\n"+
 			"  zonelistfile: \"%[2]s/zone.list\"\n  xfrdir: %[2]q\n  logfile: \"%[2]s/nsd.log\"\n  server-count: 1\n"+
 			"  do-ip6: no\n  verbosity: 1\nremote-control:\n  control-enable: no\n"+
 			"zone:\n  name: probe.test\n  zonefile: \"probe.test.zone\"\nzone:\n  name: broken.test\n  zonefile: \"missing.zone\"\n",
-			port, dir)
+			port, dir, tlsConf)
 		confPath := filepath.Join(dir, "nsd.conf")
 		if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 			panic(err)
@@ -85,6 +128,9 @@ func startNSD(env *caseEnv) string {
 		addr := net.JoinHostPort("127.0.0.1", port)
 		if nsdAnswers(addr, exited) {
 			env.onClose(stop)
+			if withTLS {
+				return net.JoinHostPort("127.0.0.1", tlsPort)
+			}
 			return addr
 		}
 		stop()
@@ -145,6 +191,21 @@ func init() {
 			module:  "prober: dns\ntimeout: 2s\n" + c.module,
 			metrics: c.metrics,
 			setup:   startNSD,
+		})
+	}
+	// DNS over TLS to NSD's TLS port: verified by the CA (the name is the target's address),
+	// a server name the certificate does not have, and no verification.
+	dot := "dns:\n  query_name: probe.test\n  query_type: SOA\n  transport_protocol: tcp\n  dns_over_tls: true\n  tls_config:\n"
+	for _, c := range []struct{ name, tls string }{
+		{"dot-verified", "    ca_file: {{DIR}}/ca.pem\n"},
+		{"dot-wrong-name", "    ca_file: {{DIR}}/ca.pem\n    server_name: other.example\n"},
+		{"dot-insecure", "    insecure_skip_verify: true\n"},
+	} {
+		add(tcase{
+			name:    "dns/nsd/" + c.name,
+			module:  "prober: dns\ntimeout: 2s\n" + dot + c.tls,
+			metrics: withSerial,
+			setup:   startNSDTLS,
 		})
 	}
 }

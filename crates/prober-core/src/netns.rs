@@ -1,4 +1,4 @@
-//! Network namespaces as probe options (issue 29): a TCP, HTTP(S) or gRPC probe may name a
+//! Network namespaces as probe options (issue 29): a TCP, HTTP(S), gRPC or DNS probe may name a
 //! network namespace by path (`/run/netns/NAME`, `/proc/PID/ns/net`, any bind-mounted nsfs
 //! file); its sockets are made in that namespace and everything after is unchanged.
 //!

@@ -117,7 +117,7 @@ pub struct prober_event {
 pub(crate) struct Inner {
     pub(crate) engine: Engine,
     /// The last drained batch's outcomes, holding the memory that events' views point into.
-    held: Vec<prober_outcome>,
+    pub(crate) held: Vec<prober_outcome>,
 }
 
 /// A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
@@ -173,7 +173,7 @@ impl std::fmt::Debug for prober_engine {
     }
 }
 
-fn engine_error(e: EngineError) -> prober_status {
+pub(crate) fn engine_error(e: EngineError) -> prober_status {
     match e {
         EngineError::UnknownTarget(t) => {
             set_error(PROBER_E_UNKNOWN_TARGET, format!("unknown target {t}"))
@@ -245,7 +245,7 @@ fn engine_call(
 /// The whole body of an export that reads a value of the engine: what `f` returns, or
 /// `neutral` when the call was refused (NULL, busy, poisoned) or panicked; the reason is then
 /// in `prober_last_error`.
-fn engine_query<R: Copy>(
+pub(crate) fn engine_query<R: Copy>(
     e: *const prober_engine,
     neutral: R,
     f: impl FnOnce(&mut Inner) -> R,
@@ -529,7 +529,7 @@ pub unsafe extern "C" fn prober_engine_wakeup(e: *const prober_engine) -> prober
 
 /// The C form of `ev`; `None` for a kind of event C has no `prober_event_kind` for (the Rust
 /// enum may grow before the C one does), which the drain skips.
-fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
+pub(crate) fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
     let mut out = prober_event {
         kind: 0,
         role: 0,

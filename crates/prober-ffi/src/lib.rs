@@ -19,15 +19,19 @@
 #![allow(non_camel_case_types)]
 
 mod body_cel;
+mod completion;
 mod compression;
 mod containment;
+mod dns;
 mod engine;
 mod enums;
+mod event_facts;
 mod expect;
 mod facts;
 mod hostrun;
 mod http_client;
 mod http_version;
+mod icmp;
 mod ip_family;
 mod namespaces;
 mod netns;
@@ -46,13 +50,17 @@ use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use body_cel::*;
+pub use completion::*;
 pub use compression::*;
+pub use dns::*;
 pub use engine::*;
+pub use event_facts::*;
 pub use expect::*;
 pub use facts::*;
 pub use hostrun::*;
 pub use http_client::*;
 pub use http_version::*;
+pub use icmp::*;
 pub use ip_family::*;
 pub use namespaces::*;
 pub use outcome::*;

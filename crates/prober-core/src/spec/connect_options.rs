@@ -40,7 +40,8 @@ pub struct ConnectOptions {
     /// How the connection is closed once the probe is done (TCP, HTTP, gRPC).
     pub close: ClosePolicy,
     /// TLS options. TCP: TLS from the first byte (or after the exchange with STARTTLS) when
-    /// set. gRPC: `None` is plaintext h2c, as the kubelet; `Some`, TLS with ALPN `h2`. HTTP:
+    /// set. gRPC: `None` is plaintext h2c, as the kubelet; `Some`, TLS with ALPN `h2`. DNS: the
+    /// options of DNS over TLS (`None` with that transport: blackbox's default). HTTP:
     /// the options of `https://` URLs (also those reached by a redirect); the constructor sets
     /// the default ones, and `None` means them too ([`HttpSpec::tls`](crate::HttpSpec::tls)).
     pub tls: Option<TlsOptions>,
@@ -51,7 +52,7 @@ pub struct ConnectOptions {
     /// checked against each address before it is connected to, on every redirect hop.
     /// `None`: anywhere.
     pub address_filter: Option<Arc<AddressFilter>>,
-    /// Make the sockets in this network namespace (TCP, HTTP, gRPC; see
+    /// Make the sockets in this network namespace (TCP, HTTP, gRPC, DNS; see
     /// [`ProbeSpec::set_netns`](crate::ProbeSpec::set_netns)).
     pub netns: Option<NetNs>,
     /// Which addresses of the host are connected to (see
@@ -131,8 +132,10 @@ pub(crate) const HTTP: Takes = Takes {
 };
 /// gRPC probes take every option.
 pub(crate) const GRPC: Takes = Takes { kind: "gRPC", ..HTTP };
-/// DNS probes choose the server's address by family and filter; the rest is not theirs yet.
-pub(crate) const DNS: Takes = Takes { kind: "DNS", options: &[O::AddressFilter, O::IpFamily] };
+/// DNS probes: the server's address by family and filter, the socket's namespace, and TLS
+/// (DNS over TLS, which setting the options selects).
+pub(crate) const DNS: Takes =
+    Takes { kind: "DNS", options: &[O::Tls, O::AddressFilter, O::Netns, O::IpFamily] };
 /// ICMP probes: family, filter and the source address of the echoes.
 pub(crate) const ICMP: Takes =
     Takes { kind: "ICMP", options: &[O::AddressFilter, O::IpFamily, O::SourceAddress] };

@@ -18,7 +18,7 @@ use super::connect_options::{
 };
 use super::error::SpecError;
 use super::tls::TlsOptions;
-use super::{ProbeKind, ProbeSpec};
+use super::{DnsTransport, ProbeKind, ProbeSpec};
 
 /// The only match over the kinds for connection options: `(options, what the kind takes)`, or
 /// `None` for the kinds that do not connect (exec, host-run). Written once for `&` and `&mut`.
@@ -87,17 +87,23 @@ impl ProbeSpec {
 
     /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
     /// switches from h2c to TLS; for TCP probes too (beyond the kubelet: TLS from the first
-    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]). Other kinds refuse them.
+    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]); for DNS probes this
+    /// selects DNS over TLS ([`DnsTransport::Tls`](super::DnsTransport::Tls)). Exec, host-run
+    /// and ICMP probes refuse them.
     ///
     /// # Errors
     ///
     /// [`SpecError::InvalidTls`] for invalid options ([`TlsOptions::validate`]) or a probe that
-    /// is not TCP, HTTP or gRPC.
+    /// is not TCP, HTTP, gRPC or DNS.
     pub fn set_tls(&mut self, tls: TlsOptions) -> Result<(), SpecError> {
         tls.validate()?;
         self.options_taking(ConnectOption::Tls, "TLS options apply to")
             .map_err(SpecError::InvalidTls)?
             .tls = Some(tls);
+        // As for gRPC, TLS options select the TLS transport: DNS over TLS.
+        if let ProbeKind::Dns(d) = &mut self.kind {
+            d.transport = DnsTransport::Tls;
+        }
         Ok(())
     }
 
@@ -152,7 +158,7 @@ impl ProbeSpec {
         self.connect_options().map_or(IpFamily::Any, |c| c.ip_family)
     }
 
-    /// Makes the probe's sockets in the network namespace at `path` (TCP, HTTP(S) and gRPC;
+    /// Makes the probe's sockets in the network namespace at `path` (TCP, HTTP(S), gRPC and DNS;
     /// beyond the kubelet, KEP-4559's idea): `/run/netns/NAME` as `ip netns` makes them,
     /// `/proc/PID/ns/net` of a container's process, or any bind-mounted namespace file. So
     /// `127.0.0.1` is the container's own loopback. Only the socket is made there: connect,
@@ -320,7 +326,7 @@ mod tests {
         let mut exec = ProbeSpec::exec(&["true"]).unwrap();
         assert_eq!(
             exec.set_netns("/proc/1/ns/net").unwrap_err().to_string(),
-            "a network namespace applies to TCP, HTTP and gRPC probes only"
+            "a network namespace applies to TCP, HTTP, gRPC and DNS probes only"
         );
         let sock = UnixSocket::path("/run/app.sock").unwrap();
         let mut unix = ProbeSpec::unix(sock.clone()).unwrap();

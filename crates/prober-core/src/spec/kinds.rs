@@ -373,6 +373,10 @@ pub enum DnsTransport {
     Udp,
     /// A TCP connection with two-byte length prefixes (RFC 1035 4.2.2, RFC 7766).
     Tcp,
+    /// DNS over TLS (RFC 7858): the TCP exchange inside TLS, blackbox_exporter's
+    /// `dns_over_tls`. The port is the one given (853 is DoT's, but nothing is assumed, as
+    /// blackbox uses the target's); the TLS options are [`DnsSpec::tls`].
+    Tls,
 }
 
 /// One section's checks, blackbox_exporter's `DNSRRValidator`: regular expressions matched
@@ -409,10 +413,15 @@ pub struct DnsSpec {
     pub host: String,
     /// The server's port (53).
     pub port: u16,
-    /// Which of the server's addresses to query (address family) and which servers may be
-    /// queried (address filter); the other [`ConnectOptions`] are not a DNS probe's.
+    /// Which of the server's addresses to query (address family), which servers may be
+    /// queried (address filter), the network namespace of the query's socket, and the TLS
+    /// options of [`DnsTransport::Tls`] (set with
+    /// [`ProbeSpec::set_tls`](super::ProbeSpec::set_tls), which also selects that transport;
+    /// `None` with that transport: the chain verified against the system's trust store and the
+    /// name against the server's host as given, blackbox's default `tls_config`). The other
+    /// [`ConnectOptions`] are not a DNS probe's.
     pub connect: ConnectOptions,
-    /// UDP or TCP.
+    /// UDP, TCP or TLS.
     pub transport: DnsTransport,
     /// The question's name, as text (`\` escapes allowed; always fully qualified).
     pub query_name: String,

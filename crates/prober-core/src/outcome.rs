@@ -223,7 +223,7 @@ impl fmt::Display for Reason {
 /// start of the run; [`Outcome::http_phases`] has each phase's duration summed over all hops. `resolve` is the one duration: how long the name lookup took (it starts
 /// with the run, or with the hop that needed it).
 ///
-/// A run on a kept-alive connection (`HttpSpec::keep_alive`) made no connection: its `resolve`,
+/// A run on a kept-alive connection (`ConnectOptions::keep_alive`) made no connection: its `resolve`,
 /// `connect` and `tls` are absent and `reused` is true; `first_byte` and `total` count from the
 /// start of the run as always.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -21,8 +21,8 @@ pub struct EngineConfig {
     /// of a loopback TCP probe's CPU (docs/benchmarks.md). The kept sockets hold descriptors
     /// (closed, connected to nothing) until the engine is dropped.
     pub socket_pool: usize,
-    /// How long a kept-alive HTTP or gRPC connection (`HttpSpec::keep_alive`,
-    /// `GrpcSpec::keep_alive`) may stay idle before the engine closes it (default
+    /// How long a kept-alive HTTP or gRPC connection (`ConnectOptions::keep_alive`
+    /// of an HTTP or gRPC spec) may stay idle before the engine closes it (default
     /// [`prober_transport::keep::IDLE_LIMIT`], which says why).
     pub keep_alive_idle: Duration,
     /// How many [`Event::Run`](crate::Event::Run)s may wait to be drained (default

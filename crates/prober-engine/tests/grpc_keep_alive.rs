@@ -1,4 +1,4 @@
-//! gRPC keep-alive (`GrpcSpec::keep_alive`) through an engine, against grpc-go's health server
+//! gRPC keep-alive (`ConnectOptions::keep_alive` of a gRPC spec) through an engine, against grpc-go's health server
 //! (`prober_testkit::grpc`), which counts the connections it accepts and, on command, sends
 //! GOAWAY on its connections, stops answering Checks, or resets its connections; and against
 //! a hand-made h2c server that answers once and then never again.

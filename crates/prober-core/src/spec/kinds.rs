@@ -375,7 +375,7 @@ pub enum DnsTransport {
     Tcp,
     /// DNS over TLS (RFC 7858): the TCP exchange inside TLS, blackbox_exporter's
     /// `dns_over_tls`. The port is the one given (853 is DoT's, but nothing is assumed, as
-    /// blackbox uses the target's); the TLS options are [`DnsSpec::tls`].
+    /// blackbox uses the target's); the TLS options are those of [`DnsSpec::connect`].
     Tls,
 }
 

@@ -123,12 +123,12 @@ pub(crate) struct Authorization {
 
 /// prometheus/common's `Secret` fields (a password, a token): held as [`Secret`], which never
 /// prints its value.
-fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
+pub(crate) fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
     Ok(Option::<String>::deserialize(d)?.map(Secret::new))
 }
 
 /// A [`Secret`] as `/config` shows it: its `Display`, never its value.
-fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
     match v {
         Some(secret) => s.collect_str(secret),
         None => s.serialize_none(),
@@ -136,7 +136,7 @@ fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Err
 }
 
 /// `proxy_connect_header`: prometheus/common's `map[string][]Secret`.
-fn secret_lists<'de, D: Deserializer<'de>>(
+pub(crate) fn secret_lists<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<BTreeMap<String, Vec<Secret>>, D::Error> {
     let raw = Option::<BTreeMap<String, Vec<String>>>::deserialize(d)?.unwrap_or_default();
@@ -144,7 +144,7 @@ fn secret_lists<'de, D: Deserializer<'de>>(
 }
 
 /// `proxy_connect_header` as `/config` shows it: every value `<secret>`.
-fn shown_secret_lists<S: Serializer>(
+pub(crate) fn shown_secret_lists<S: Serializer>(
     v: &BTreeMap<String, Vec<Secret>>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
@@ -288,9 +288,10 @@ pub(crate) struct HttpModule {
     pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skip_resolve_phase_with_proxy: bool,
-    // Fields of blackbox_exporter this engine does not have: read to be refused by name.
+    /// OAuth 2 client credentials (see `oauth2_module`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<serde_norway::Value>,
+    pub oauth2: Option<crate::oauth2_module::OAuth2Config>,
+    // Fields of blackbox_exporter this engine does not have: read to be refused by name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -301,7 +302,6 @@ impl HttpModule {
     /// The first field set that this engine does not do.
     pub fn unsupported(&self) -> Option<&'static str> {
         let fields = [
-            ("oauth2", self.oauth2.is_some()),
             ("http_headers", self.http_headers.is_some()),
             ("enable_http1", self.enable_http1.is_some()),
         ];

@@ -3,7 +3,7 @@
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
 //!   tcp | grpc | unix | icmp` and their options), refusing at start what the engine does not do
-//!   (`dns`, OAuth 2) with the module's name, and an `allow:` list per module (ours:
+//!   (`dns`, HTTP/3) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
 //!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and
@@ -28,6 +28,7 @@ mod icmp_module;
 mod ip_protocol;
 mod module;
 mod numbers;
+mod oauth2_module;
 mod proxy_module;
 mod qr_facts;
 mod reload;

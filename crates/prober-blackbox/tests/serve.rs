@@ -83,7 +83,6 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
         ("dns_soa", "prober dns is not supported"),
         ("dns_tcp_example", "prober dns is not supported"),
         ("dns_udp_example", "prober dns is not supported"),
-        ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
         ("http_post_body_file", "http.body_file: /files/body.txt"),
     ];
     for (name, why) in refused {
@@ -97,8 +96,9 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
     // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
     // http_gzip and http_gzip_with_accept_encoding, http_with_proxy and
-    // http_with_proxy_and_headers; and icmp_example.
-    assert_eq!(m.by_name.len(), 14, "{:?}", m.by_name.keys());
+    // http_with_proxy_and_headers; icmp_example; and http_2xx_oauth_client_credentials.
+    assert_eq!(m.by_name.len(), 15, "{:?}", m.by_name.keys());
+    assert!(m.by_name.contains_key("http_2xx_oauth_client_credentials"));
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into

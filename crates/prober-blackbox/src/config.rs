@@ -290,7 +290,7 @@ pub(crate) struct HttpModule {
     pub skip_resolve_phase_with_proxy: bool,
     /// OAuth 2 client credentials (see `oauth2_module`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<crate::oauth2_module::OAuth2Config>,
+    pub oauth2: Option<OAuth2Config>,
     // Fields of blackbox_exporter this engine does not have: read to be refused by name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<serde_norway::Value>,
@@ -307,6 +307,60 @@ impl HttpModule {
         ];
         fields.into_iter().find(|(_, set)| *set).map(|(name, _)| name)
     }
+}
+
+/// `http.oauth2` as written (what of it is done: see `oauth2_module`).
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OAuth2Config {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client_id: String,
+    #[serde(default, deserialize_with = "secret")]
+    #[serde(serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_ref: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key_id: Option<String>,
+    #[serde(default, deserialize_with = "secret")]
+    #[serde(serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key_ref: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature_algorithm: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claims: Option<serde_norway::Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token_url: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub endpoint_params: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_config: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<ProxyUrl>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proxy_from_environment: bool,
+    #[serde(default, deserialize_with = "secret_lists")]
+    #[serde(serialize_with = "shown_secret_lists")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
 }
 
 /// One `query_response` step.

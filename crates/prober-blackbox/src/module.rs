@@ -279,7 +279,7 @@ fn cel(field: &str, source: Option<&str>) -> Result<Option<BodyCel>, String> {
 }
 
 /// A small file named by the module (a body, a token, a password): read at start.
-pub(crate) fn read_small(base: &Path, path: &str, field: &str) -> Result<Vec<u8>, String> {
+fn read_small(base: &Path, path: &str, field: &str) -> Result<Vec<u8>, String> {
     let p = base.join(path);
     let meta = std::fs::metadata(&p).map_err(|e| format!("{field}: {}: {e}", p.display()))?;
     if !meta.is_file() || meta.len() > prober::MAX_BODY_LEN as u64 {
@@ -326,7 +326,11 @@ fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), String> {
     if let Some(auth) = authorization(h, base)? {
         spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;
     }
-    crate::oauth2_module::apply(h, &mut spec, base)?;
+    let read = crate::oauth2_module::Readers {
+        file: &|path, field| read_small(base, path, field),
+        tls: &|c| tls_options(c, base),
+    };
+    crate::oauth2_module::apply(h, &mut spec, &read)?;
     // blackbox_exporter follows redirects (Go's client, to any host) unless told not to.
     let follow = match (h.no_follow_redirects, h.follow_redirects) {
         (Some(no), _) => !no,

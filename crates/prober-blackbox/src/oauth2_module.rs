@@ -12,70 +12,21 @@
 //!   `signature_algorithm`, `iss`, `audience`, `claims`) and `client_secret_ref` (a secret
 //!   manager, which blackbox_exporter has none of either).
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use prober::ProbeSpec;
 use prober_core::{OAuth2, Secret};
-use serde::{Deserialize, Serialize};
 
-use crate::config::{HttpModule, ProxyUrl, TlsConfig};
+use crate::config::{HttpModule, OAuth2Config, TlsConfig};
 
 /// prometheus/common's JWT bearer grant type.
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
-/// `http.oauth2` as written.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct OAuth2Config {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub client_id: String,
-    #[serde(default, deserialize_with = "crate::config::secret")]
-    #[serde(serialize_with = "crate::config::shown_secret")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret_file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_secret_ref: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_certificate_key_id: Option<String>,
-    #[serde(default, deserialize_with = "crate::config::secret")]
-    #[serde(serialize_with = "crate::config::shown_secret")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_certificate_key: Option<Secret>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_certificate_key_file: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub client_certificate_key_ref: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grant_type: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signature_algorithm: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iss: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub audience: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub claims: Option<serde_norway::Value>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub token_url: String,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub endpoint_params: BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls_config: Option<TlsConfig>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proxy_url: Option<ProxyUrl>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_proxy: Option<String>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub proxy_from_environment: bool,
-    #[serde(default, deserialize_with = "crate::config::secret_lists")]
-    #[serde(serialize_with = "crate::config::shown_secret_lists")]
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
+/// How the module's files and TLS options are read (the module's own rules, given by the
+/// caller so that this file does not depend on it).
+pub(crate) struct Readers<'a> {
+    /// A small file named by the module, by its path and its field's name.
+    pub file: &'a dyn Fn(&str, &str) -> Result<Vec<u8>, String>,
+    /// A `tls_config` as the library's options.
+    pub tls: &'a dyn Fn(Option<&TlsConfig>) -> Result<prober_core::TlsOptions, String>,
 }
 
 /// Sets the spec's OAuth 2 credentials from the module's `oauth2`, if any.
@@ -84,7 +35,11 @@ pub(crate) struct OAuth2Config {
 ///
 /// prometheus/common's refusals in its words, the fields this engine does not do, and files
 /// or values the library refuses.
-pub(crate) fn apply(h: &HttpModule, spec: &mut ProbeSpec, base: &Path) -> Result<(), String> {
+pub(crate) fn apply(
+    h: &HttpModule,
+    spec: &mut ProbeSpec,
+    read: &Readers<'_>,
+) -> Result<(), String> {
     let Some(o) = &h.oauth2 else { return Ok(()) };
     if h.bearer_token.is_some() || h.bearer_token_file.is_some() {
         return Err("at most one of basic_auth, oauth2, bearer_token & bearer_token_file must be \
@@ -121,7 +76,7 @@ pub(crate) fn apply(h: &HttpModule, spec: &mut ProbeSpec, base: &Path) -> Result
     let secret = match (&o.client_secret, &o.client_secret_file) {
         (Some(s), None) => s.clone(),
         (None, Some(f)) => {
-            let bytes = crate::module::read_small(base, f, "http.oauth2.client_secret_file")?;
+            let bytes = (read.file)(f, "http.oauth2.client_secret_file")?;
             let text = String::from_utf8(bytes)
                 .map_err(|_| "http.oauth2.client_secret_file: not UTF-8".to_string())?;
             Secret::new(text.trim())
@@ -137,8 +92,7 @@ pub(crate) fn apply(h: &HttpModule, spec: &mut ProbeSpec, base: &Path) -> Result
     let mut creds = OAuth2::new(&o.token_url, &o.client_id, secret).map_err(bad)?;
     creds.scopes = o.scopes.clone();
     creds.endpoint_params = o.endpoint_params.clone().into_iter().collect();
-    creds.tls = crate::module::tls_options(o.tls_config.as_ref(), base)
-        .map_err(|e| format!("http.oauth2.{e}"))?;
+    creds.tls = (read.tls)(o.tls_config.as_ref()).map_err(|e| format!("http.oauth2.{e}"))?;
     creds.proxy = token_proxy(o)?;
     spec.set_oauth2(Some(creds)).map_err(bad)
 }

@@ -16,6 +16,7 @@ mod containment;
 mod dns;
 mod error;
 mod host_run;
+mod http_setters;
 mod icmp;
 mod kinds;
 mod namespaces;

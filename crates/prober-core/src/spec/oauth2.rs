@@ -1,8 +1,9 @@
-//! OAuth 2 client credentials for HTTP probes ([`OAuth2`], [`ProbeSpec::set_oauth2`]), as
-//! prometheus/common's `oauth2` in an `http_client_config` (golang.org/x/oauth2's
-//! `clientcredentials`): before each run's request, a token is asked of `token_url` (a `POST`
-//! of `grant_type=client_credentials`, the scopes and the endpoint parameters, the client's id
-//! and secret as Basic credentials) and the request carries `Authorization: <type> <token>`.
+//! OAuth 2 client credentials for HTTP probes ([`OAuth2`], set with
+//! [`ProbeSpec::set_oauth2`](super::ProbeSpec::set_oauth2)), as prometheus/common's `oauth2` in
+//! an `http_client_config` (golang.org/x/oauth2's `clientcredentials`): before each run's
+//! request, a token is asked of `token_url` (a `POST` of `grant_type=client_credentials`, the
+//! scopes and the endpoint parameters, the client's id and secret as Basic credentials) and the
+//! request carries `Authorization: <type> <token>`.
 //!
 //! This module holds the options and the token request's form; `prober-http` runs the exchange
 //! and reads the answer.
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 
-use super::{HttpProxy, ProbeSpec, SpecError, TlsOptions};
+use super::{HttpProxy, SpecError, TlsOptions};
 use crate::secret::Secret;
 use crate::url::Url;
 
@@ -178,33 +179,10 @@ pub fn query_escape(s: &str) -> String {
     out
 }
 
-impl ProbeSpec {
-    /// Fetches an OAuth 2 token with the client credentials grant before each run's request
-    /// and sends it as `Authorization` (see [`OAuth2`]); `None` removes it. The token is asked
-    /// for on every run, as blackbox_exporter (a new client per probe) does, within the run's
-    /// one deadline.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for a probe that is not HTTP, or options
-    /// [`OAuth2::validate`] refuses.
-    pub fn set_oauth2(&mut self, oauth2: Option<OAuth2>) -> Result<(), SpecError> {
-        if let Some(o) = &oauth2 {
-            o.validate()?;
-        }
-        match &mut self.kind {
-            super::ProbeKind::Http(h) => {
-                h.oauth2 = oauth2.map(Arc::new);
-                Ok(())
-            }
-            _ => Err(SpecError::InvalidRequest("oauth2 applies to HTTP probes only".into())),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ProbeSpec;
 
     fn creds() -> OAuth2 {
         OAuth2::new("http://127.0.0.1:1/token", "my id", Secret::new("s3cr:t/+")).unwrap()

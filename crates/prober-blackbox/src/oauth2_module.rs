@@ -20,11 +20,14 @@ use crate::config::{HttpModule, OAuth2Config, TlsConfig};
 /// prometheus/common's JWT bearer grant type.
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 
+/// Reads a small file named by the module: its path, then its field's name for errors.
+pub(crate) type ReadFile<'a> = &'a dyn Fn(&str, &str) -> Result<Vec<u8>, String>;
+
 /// How the module's files and TLS options are read (the module's own rules, given by the
 /// caller so that this file does not depend on it).
 pub(crate) struct Readers<'a> {
     /// A small file named by the module, by its path and its field's name.
-    pub file: &'a dyn Fn(&str, &str) -> Result<Vec<u8>, String>,
+    pub file: ReadFile<'a>,
     /// A `tls_config` as the library's options.
     pub tls: &'a dyn Fn(Option<&TlsConfig>) -> Result<prober_core::TlsOptions, String>,
 }

@@ -75,10 +75,10 @@ impl OAuth2Probe {
             .map_or(spec.user_agent.as_str(), |(_, v)| v.as_str());
         let token_spec = match token_request(&self.oauth2, style, user_agent, spec.netns.as_ref()) {
             Ok(s) => s,
-            Err(e) => return self.fail(cx, Reason::None, format!("oauth2: token request: {e}")),
+            Err(e) => return self.fail(cx, Reason::None, &format!("oauth2: token request: {e}")),
         };
         let prober_core::ProbeKind::Http(h) = token_spec.kind else {
-            return self.fail(cx, Reason::Internal, "oauth2: the token request is not HTTP".into());
+            return self.fail(cx, Reason::Internal, "oauth2: the token request is not HTTP");
         };
         let mut probe =
             Box::new(HttpProbe::new(&h, self.remaining(cx.now), token_spec.output_limit));
@@ -114,7 +114,7 @@ impl OAuth2Probe {
                 {
                     self.ask_token(cx, OAuth2AuthStyle::InParams)
                 }
-                Err((reason, why)) => self.fail(cx, reason, why),
+                Err((reason, why)) => self.fail(cx, reason, &why),
             },
             Phase::Request(_) => Step::Done(self.shifted(cx.now, o)),
             Phase::Idle | Phase::Done => Step::Done(o),
@@ -123,7 +123,7 @@ impl OAuth2Probe {
 
     /// The run's failure before its request: Go's client error on the probed URL
     /// (`Get "<url>": oauth2: ...`).
-    fn fail(&mut self, cx: &mut Ctx<'_>, reason: Reason, why: String) -> Step {
+    fn fail(&mut self, cx: &mut Ctx<'_>, reason: Reason, why: &str) -> Step {
         self.cancel(cx);
         let spec = self.plan.spec();
         let message = format!("{} \"{}\": {why}", error_op(&spec.method), spec.url);

@@ -99,8 +99,12 @@ pub fn read_token(o: &Outcome) -> Result<Secret, (prober_core::Reason, String)> 
             "oauth2: server response missing access_token".into(),
         ));
     }
-    let value = format!("{} {access}", token_type(token.token_type.as_deref().unwrap_or("")));
-    if prober_core::validate_header("Authorization", &value).is_err() {
+    let kind = token_type(token.token_type.as_deref().unwrap_or(""));
+    let value = format!("{kind} {access}");
+    // A type is one word (an HTTP token); the header's value must be sendable as it is.
+    if !kind.bytes().all(|b| b.is_ascii_graphic())
+        || prober_core::validate_header("Authorization", &value).is_err()
+    {
         return refused("the access_token cannot be sent in a header".into());
     }
     Ok(Secret::new(value))
@@ -223,6 +227,8 @@ mod tests {
         assert_eq!(read_token(&f).unwrap().expose(), "MAC a b!");
         let odd = answer(200, "application/json", r#"{"access_token":"t","token_type":"DPoP"}"#);
         assert_eq!(read_token(&odd).unwrap().expose(), "DPoP t");
+        let spaced = answer(200, "application/json", r#"{"access_token":"t","token_type":" "}"#);
+        assert!(read_token(&spaced).is_err());
     }
 
     #[test]

@@ -101,6 +101,11 @@ pub(crate) fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), St
     if let Some(auth) = authorization(h, base)? {
         spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;
     }
+    let read = crate::oauth2_module::Readers {
+        file: &|path, field| read_small(base, path, field),
+        tls: &|c| tls_options(c, base),
+    };
+    crate::oauth2_module::apply(h, &mut spec, &read)?;
     // blackbox_exporter follows redirects (Go's client, to any host) unless told not to.
     let follow = match (h.no_follow_redirects, h.follow_redirects) {
         (Some(no), _) => !no,

@@ -77,13 +77,10 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     );
     let text = std::fs::read_to_string(data.join("example.yml")).unwrap();
     let err = Modules::parse(&text, &data).unwrap_err();
-    // Its dns modules load (dns_soa, dns_tcp_example, dns_udp_example).
-    assert!(err.starts_with("module \"http_2xx_oauth_client_credentials\": "), "{err}");
+    // Its dns modules load (dns_soa, dns_tcp_example, dns_udp_example), and its OAuth 2 one.
+    assert!(err.starts_with("module \"http_post_body_file\": "), "{err}");
     let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
-    let refused = [
-        ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
-        ("http_post_body_file", "http.body_file: /files/body.txt"),
-    ];
+    let refused = [("http_post_body_file", "http.body_file: /files/body.txt")];
     for (name, why) in refused {
         let err = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap_err();
         assert!(
@@ -95,11 +92,13 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
     // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
     // http_gzip and http_gzip_with_accept_encoding, http_with_proxy and
-    // http_with_proxy_and_headers; icmp_example; and the dns modules.
-    assert_eq!(m.by_name.len(), 17, "{:?}", m.by_name.keys());
+    // http_with_proxy_and_headers; icmp_example; the dns modules; and
+    // http_2xx_oauth_client_credentials.
+    assert_eq!(m.by_name.len(), 18, "{:?}", m.by_name.keys());
     for name in ["dns_soa", "dns_tcp_example", "dns_udp_example"] {
         assert_eq!(m.by_name[name].prober, prober_blackbox::Prober::Dns);
     }
+    assert!(m.by_name.contains_key("http_2xx_oauth_client_credentials"));
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into

@@ -1,7 +1,9 @@
 //! The setters of an HTTP probe's request and route beyond the kubelet's: method and body
-//! (whose checks are `request.rs`'s), redirects dialed by name, a proxy (`proxy.rs`'s types).
-//! The others, beside the constructor, are `mod.rs`'s.
+//! (whose checks are `request.rs`'s), redirects dialed by name, a proxy and OAuth 2 credentials
+//! (`proxy.rs`'s and `oauth2.rs`'s types: apart from the setters, so that those types' files do
+//! not depend on [`ProbeSpec`]). The others, beside the constructor, are `mod.rs`'s.
 
+use super::oauth2::OAuth2;
 use super::proxy::HttpProxy;
 use super::validate::validate_host;
 use super::{HttpSpec, ProbeKind, ProbeSpec, SpecError};
@@ -103,6 +105,28 @@ impl ProbeSpec {
                 Ok(())
             }
             _ => Err(SpecError::InvalidRequest("a proxy applies to HTTP probes only".into())),
+        }
+    }
+
+    /// Fetches an OAuth 2 token with the client credentials grant before each run's request
+    /// and sends it as `Authorization` (see [`OAuth2`]); `None` removes it. The token is asked
+    /// for on every run, as blackbox_exporter (a new client per probe) does, within the run's
+    /// one deadline.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidRequest`] for a probe that is not HTTP, or options
+    /// [`OAuth2::validate`] refuses.
+    pub fn set_oauth2(&mut self, oauth2: Option<OAuth2>) -> Result<(), SpecError> {
+        if let Some(o) = &oauth2 {
+            o.validate()?;
+        }
+        match &mut self.kind {
+            ProbeKind::Http(h) => {
+                h.oauth2 = oauth2.map(std::sync::Arc::new);
+                Ok(())
+            }
+            _ => Err(SpecError::InvalidRequest("oauth2 applies to HTTP probes only".into())),
         }
     }
 }

@@ -22,6 +22,7 @@ mod http_setters;
 mod icmp;
 mod kinds;
 mod namespaces;
+mod oauth2;
 mod proxy;
 mod tcp_setters;
 mod tcp_steps;
@@ -35,6 +36,7 @@ pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};
 pub use kinds::{DnsRrChecks, DnsSpec, DnsTransport};
+pub use oauth2::{MAX_OAUTH2_PARAMS, MAX_OAUTH2_VALUE, OAuth2, OAuth2AuthStyle, query_escape};
 pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 pub use tcp_steps::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
@@ -171,6 +173,7 @@ impl ProbeSpec {
             redirects_dial_by_name: false,
             compression: None,
             proxy: None,
+            oauth2: None,
         })))
     }
 

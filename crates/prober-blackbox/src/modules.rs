@@ -114,6 +114,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         valid_status: None,
         follow_redirects: false,
         body_size_limit: None,
+        body_file_error: None,
         unsupported_compression: false,
         skip_resolve_phase: false,
         tls: false,

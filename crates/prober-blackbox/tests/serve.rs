@@ -121,10 +121,6 @@ fn blackbox_module_dir() -> PathBuf {
     PathBuf::from(dir)
 }
 
-fn mods_remove(doc: &mut serde_norway::Value, name: &str) {
-    doc.get_mut("modules").unwrap().as_mapping_mut().unwrap().remove(name).unwrap();
-}
-
 #[test]
 fn http_probe_answers_with_blackbox_metrics() {
     let s = TargetServer::start();

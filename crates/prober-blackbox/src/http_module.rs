@@ -79,7 +79,10 @@ pub(crate) fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), St
     let body = match (&h.body, &h.body_file) {
         (Some(_), Some(_)) => return Err("setting body and body_file both are not allowed".into()),
         (Some(b), None) => b.clone().into_bytes(),
-        (None, Some(f)) => read_small(base, f, "http.body_file")?,
+        (None, Some(f)) => read_small(base, f, "http.body_file").unwrap_or_else(|e| {
+            m.body_file_error = Some(format!("Error creating request: {e}"));
+            Vec::new()
+        }),
         (None, None) => Vec::new(),
     };
     if !body.is_empty() {

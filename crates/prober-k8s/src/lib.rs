@@ -29,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+mod dns_icmp;
 mod extensions;
 pub mod manifest;
 mod model;

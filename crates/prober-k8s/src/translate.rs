@@ -138,14 +138,18 @@ fn build(
         probe.http_get.is_some(),
         probe.tcp_socket.is_some(),
         probe.grpc.is_some(),
+        probe.dns.is_some(),
+        probe.icmp.is_some(),
     ];
     match handlers.iter().filter(|h| **h).count() {
         0 => {
-            return Err(format!("{p}: needs one of exec, httpGet, tcpSocket or grpc"));
+            return Err(format!("{p}: needs one of exec, httpGet, tcpSocket, grpc, dns or icmp"));
         }
         1 => {}
         _ => {
-            return Err(format!("{p}: give only one of exec, httpGet, tcpSocket and grpc"));
+            return Err(format!(
+                "{p}: give only one of exec, httpGet, tcpSocket, grpc, dns and icmp"
+            ));
         }
     }
     let schedule = schedule(role, p, probe)?;
@@ -166,6 +170,10 @@ fn build(
         exec_spec(src, p, e)?
     } else if let Some(g) = &probe.grpc {
         grpc_spec(src, p, g)?
+    } else if let Some(d) = &probe.dns {
+        crate::dns_icmp::dns_spec(p, src.host, d)?
+    } else if let Some(i) = &probe.icmp {
+        crate::dns_icmp::icmp_spec(p, src.host, i)?
     } else {
         unreachable!("exactly one handler was checked above");
     };
@@ -175,6 +183,10 @@ fn build(
     let tfield =
         if probe.timeout_milliseconds.is_some() { "timeoutMilliseconds" } else { "timeoutSeconds" };
     spec.set_timeout(timeout).map_err(|e| format!("{p}.{tfield}: {e}"))?;
+    if let ProbeKind::Icmp(i) = &spec.kind {
+        // Every request of a run must leave within its timeout.
+        i.validate_within(timeout).map_err(|e| format!("{p}.icmp: {e}"))?;
+    }
     Ok((spec, schedule))
 }
 
@@ -737,7 +749,7 @@ mod tests {
         let p = probe("periodSeconds: 1");
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
-            "r: needs one of exec, httpGet, tcpSocket or grpc"
+            "r: needs one of exec, httpGet, tcpSocket, grpc, dns or icmp"
         );
         let p = probe("tcpSocket: {port: 1}\nexec: {command: [a]}");
         assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err().contains("only one"));

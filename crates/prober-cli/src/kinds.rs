@@ -168,25 +168,29 @@ impl KindFlags {
         timeout_given: bool,
     ) -> Result<(), Failure> {
         let ProbeKind::Icmp(i) = &mut spec.kind else { return Ok(()) };
-        let number = |flag: &str, v: &Option<String>, max: u64| -> Result<Option<u64>, Failure> {
+        let number = |flag: &str,
+                      v: &Option<String>,
+                      min: u64,
+                      max: u64|
+         -> Result<Option<u64>, Failure> {
             let Some(v) = v else { return Ok(None) };
             let n = v.strip_suffix('%').filter(|_| flag == "--max-loss").unwrap_or(v);
-            n.parse::<u64>().ok().filter(|n| *n <= max).map(Some).ok_or_else(|| {
-                args.usage(format!("bad {flag} '{v}' (expected a whole number, at most {max})"))
+            n.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).map(Some).ok_or_else(|| {
+                args.usage(format!("bad {flag} '{v}' (expected a whole number, {min} to {max})"))
             })
         };
-        if let Some(n) = number("--count", &self.count, u64::from(prober::MAX_PACKETS))? {
+        if let Some(n) = number("--count", &self.count, 1, u64::from(prober::MAX_PACKETS))? {
             i.packets = n as u32;
         }
         if let Some(n) =
-            number("--payload-size", &self.payload_size, prober::MAX_PAYLOAD_SIZE as u64)?
+            number("--payload-size", &self.payload_size, 0, prober::MAX_PAYLOAD_SIZE as u64)?
         {
             i.payload_size = n as usize;
         }
-        if let Some(n) = number("--ttl", &self.ttl, 255)? {
+        if let Some(n) = number("--ttl", &self.ttl, 1, 255)? {
             i.ttl = Some(n as u8);
         }
-        if let Some(n) = number("--max-loss", &self.max_loss, 100)? {
+        if let Some(n) = number("--max-loss", &self.max_loss, 0, 100)? {
             i.max_loss_percent = n as u8;
         }
         if let Some(v) = &self.interval {

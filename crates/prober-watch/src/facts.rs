@@ -1,7 +1,7 @@
 //! What DNS and ICMP runs found out, in the words a user looks for: the rcode and the answer
 //! records as `dig` shows them, and the counts and round-trip times that `ping -c` sums up.
 //! Every human line of the command (`prober check`, and `prober watch`'s changes and runs)
-//! adds [`details`] to its parenthesis; `prober check --json` adds [`json`]'s objects.
+//! adds [`details`] to its parenthesis; `prober check --json` adds [`json()`]'s objects.
 
 use std::time::Duration;
 
@@ -69,7 +69,7 @@ fn ms(d: Duration) -> String {
 }
 
 /// The answer records of a DNS outcome (its output, one record a line) on one line for a
-/// terminal: tabs made spaces, records joined with `; `, cut at [`ANSWERS_CHARS`] characters
+/// terminal: tabs made spaces, records joined with `; `, cut at 200 characters
 /// (`...` when cut, or when the probe kept only part of them). `None` for other kinds and for
 /// an answer without records.
 pub fn dns_answers(o: &Outcome) -> Option<String> {

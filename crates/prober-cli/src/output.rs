@@ -135,11 +135,15 @@ pub(crate) fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> St
         exit_code: o.exit_code,
         output_total: (has_output || o.output_total > 0).then_some(o.output_total),
         cert_not_after: o.cert_not_after,
-        facts: prober_watch::facts::json(o)
-            .map(|(k, v)| [(k.to_string(), v)].into_iter().collect()),
+        facts: facts_json(o),
     };
     serde_json::to_string(&j)
         .unwrap_or_else(|e| format!("{{\"result\":\"unknown\",\"message\":\"{e}\"}}"))
+}
+
+/// A DNS or ICMP outcome's facts as a JSON object under `dns` or `icmp`, flattened into a line.
+fn facts_json(o: &Outcome) -> Option<serde_json::Map<String, serde_json::Value>> {
+    prober_watch::facts::json(o).map(|(k, v)| [(k.to_string(), v)].into_iter().collect())
 }
 
 // ---- prober watch --------------------------------------------------------------------------
@@ -187,6 +191,9 @@ struct RunFields<'a> {
     cert_not_after: Option<i64>,
     /// How long after its scheduled time the run started.
     late_ms: f64,
+    /// A DNS or ICMP run's facts, under `dns` or `icmp` (smokeping's figures for every run).
+    #[serde(flatten)]
+    facts: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A role that is not a success, in the summary.
@@ -281,6 +288,7 @@ pub(crate) fn run_line(
                 exit_code: o.exit_code,
                 cert_not_after: o.cert_not_after,
                 late_ms: duration::millis(late),
+                facts: facts_json(o),
             },
         };
         return serde_json::to_string(&j).unwrap_or_default();

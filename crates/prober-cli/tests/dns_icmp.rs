@@ -195,6 +195,22 @@ fn a_watch_file_with_dns_and_icmp_probes() {
 }
 
 #[test]
+fn watch_run_lines_carry_the_echo_figures() {
+    let file = one_probe_file(
+        "loopback",
+        "livenessProbe",
+        "icmp: {host: 127.0.0.1, packets: 3, intervalMilliseconds: 5}",
+        &["periodMilliseconds: 100"],
+    );
+    let mut w = Watch::start(&["--json", "--every-run", "--for", "60s", file.path()]);
+    let line = w.until("a run line", |l| l.contains("\"run\":"));
+    let v: Value = serde_json::from_str(&line).unwrap();
+    let icmp = &v["run"]["icmp"];
+    assert_eq!((icmp["sent"].as_u64(), icmp["received"].as_u64()), (Some(3), Some(3)), "{v}");
+    assert!(icmp["rtt_avg_ms"].is_number(), "{v}");
+}
+
+#[test]
 fn watch_files_refuse_bad_dns_and_icmp_fields_with_their_path() {
     for (probe, needles) in [
         ("dns: {name: a.test, type: AX}", &["readinessProbe.dns.type: unknown type \"AX\""][..]),

@@ -168,17 +168,7 @@ impl KindFlags {
         timeout_given: bool,
     ) -> Result<(), Failure> {
         let ProbeKind::Icmp(i) = &mut spec.kind else { return Ok(()) };
-        let number = |flag: &str,
-                      v: &Option<String>,
-                      min: u64,
-                      max: u64|
-         -> Result<Option<u64>, Failure> {
-            let Some(v) = v else { return Ok(None) };
-            let n = v.strip_suffix('%').filter(|_| flag == "--max-loss").unwrap_or(v);
-            n.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).map(Some).ok_or_else(|| {
-                args.usage(format!("bad {flag} '{v}' (expected a whole number, {min} to {max})"))
-            })
-        };
+        let number = |flag, v, min, max| whole(args, flag, v, min, max);
         if let Some(n) = number("--count", &self.count, 1, u64::from(prober::MAX_PACKETS))? {
             i.packets = n as u32;
         }
@@ -206,6 +196,22 @@ impl KindFlags {
         }
         Ok(())
     }
+}
+
+/// The value of `flag` as a whole number within `min..=max` (`--max-loss` may end in `%`).
+fn whole(
+    args: &Parser,
+    flag: &str,
+    v: &Option<String>,
+    min: u64,
+    max: u64,
+) -> Result<Option<u64>, Failure> {
+    let Some(v) = v else { return Ok(None) };
+    let n = v.strip_suffix('%').filter(|_| flag == "--max-loss").unwrap_or(v);
+    let n = n.parse::<u64>().ok().filter(|n| (min..=max).contains(n));
+    n.map(Some).ok_or_else(|| {
+        args.usage(format!("bad {flag} '{v}' (expected a whole number, {min} to {max})"))
+    })
 }
 
 /// `dns://SERVER[:PORT]/NAME`: a query of NAME (type A unless `--dns-type` says) to the

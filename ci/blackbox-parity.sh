@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 . ci/go-tools.sh
 need_cargo
 need_go
+# The icmp cases run exporters in namespaces the harness makes and without CAP_NET_RAW.
+need ip iproute2
+need setpriv util-linux
 # The release whose tests/blackbox-parity cases are ported (ci/bench.sh keeps its own).
 BLACKBOX_VERSION=$BLACKBOX_PARITY_VERSION
 

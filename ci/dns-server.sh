@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The DNS probe against a real server (issue 36): Debian's nsd, which prober-dns's tests start
 # on a loopback port with zones they write to a temporary directory (crates/prober-dns/tests/
-# support). Installs nsd when it is missing, then runs the crate's tests; a test fails (never
-# skips) when nsd is not there, and its message names this script.
+# support), also serving DNS over TLS (NSD 4.3+: tls-service-pem, tls-service-key, tls-port)
+# with a certificate of the testkit's CA, and inside network namespaces the tests make (root and
+# iproute2's `ip`). Installs nsd when it is missing, then runs the crate's tests; a test fails
+# (never skips) when nsd is not there, and its message names this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh

@@ -21,6 +21,7 @@ need objdump binutils
 
 step "the module proxy directory (ci/go-module.sh)"
 proxy=$PWD/target/go-module
+mkdir -p target  # run alone on a fresh clone, nothing has made it yet
 bash ci/go-module.sh "$proxy" | tee target/go-module.log
 version=$(tail -n 1 target/go-module.log)
 module=github.com/libprober/prober/bindings/go

@@ -849,6 +849,13 @@ typedef struct {
 } prober_event;
 
 /**
+ * The function `prober_engine_submit_with` calls once with its check's outcome: `event` is a
+ * `PROBER_EVENT_CHECK` (its `tag` the submit's), whose views (message, output) are valid only
+ * during the call; `user` is the pointer given with the function.
+ */
+typedef void (*prober_check_done)(void *user, const prober_event *event);
+
+/**
  * An engine's counters, filled in by `prober_engine_get_stats`.
  */
 typedef struct {
@@ -962,6 +969,31 @@ uint32_t prober_abi_version(void);
  * be NULL or a NUL-terminated string.
  */
 prober_status prober_spec_set_expect_body_cel(prober_spec *spec, uint32_t mode, const char *expr);
+
+/**
+ * Starts a one-shot probe, like `prober_engine_submit`, whose outcome goes to `done(user,
+ * event)` instead of the event queue. `done` is called exactly once if this returns
+ * `PROBER_OK`, and never otherwise: from within `prober_engine_step` or `prober_engine_wait`
+ * on the thread that calls them (or from `prober_engine_cancel_check` when the check is
+ * cancelled), with a `PROBER_EVENT_CHECK` event whose views are valid only during the call.
+ * If the engine is freed with the check still running, `done` is never called: free what
+ * `user` points to after `prober_engine_free`. While `done` runs the engine is in use, so a
+ * call on the same engine from within it returns `PROBER_E_BUSY`; `done` should hand the
+ * outcome over and return. It must not unwind (a C++ exception or `longjmp` out of it aborts
+ * the process). `tag` still names the check for `prober_engine_cancel_check`.
+ *
+ * # Errors
+ * As `prober_engine_submit`; `PROBER_E_NULL` for a NULL `done`.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `spec` NULL or a live spec; `done` NULL or a function
+ * that may be called with `user` on the thread that drives the engine.
+ */
+prober_status prober_engine_submit_with(prober_engine *e,
+                                        const prober_spec *spec,
+                                        uint64_t tag,
+                                        prober_check_done done,
+                                        void *user);
 
 /**
  * Sets the content coding an HTTP probe decodes the final response's body with before it is

@@ -28,6 +28,7 @@ type exporter struct {
 	refused string
 	mu      sync.Mutex
 	log     strings.Builder
+	client  *http.Client // nil: http.DefaultClient
 	done    chan struct{}
 }
 
@@ -138,7 +139,11 @@ func (e *exporter) get(target string, extra url.Values, header map[string]string
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if e.client != nil {
+		client = e.client
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, "", err
 	}

@@ -43,6 +43,9 @@ type tcase struct {
 	// (a TCP server reading the probe's last line): waited for, at most 5 s, before the
 	// comparison, so that a note never lands in the next exporter's run.
 	notes int
+	// netns: the case runs in a network namespace the harness makes (env.netns, which setup
+	// may wire further), both exporters in it.
+	netns bool
 }
 
 // caseEnv is what a case's servers share with the runner.
@@ -52,6 +55,8 @@ type caseEnv struct {
 	mu      sync.Mutex
 	seen    []string // what the servers noted, per exporter run
 	noted   bool     // the case compares seen
+	netns   string   // the namespace the exporters run in (tcase.netns), else ""
+	wrap    []string // a command the exporters run under in it (setpriv ...), set by setup
 }
 
 func (e *caseEnv) onClose(f func()) { e.closers = append(e.closers, f) }
@@ -282,14 +287,24 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 		return "", "", err
 	}
 	target := ""
+	if c.netns {
+		env.netns = makeNetns(env, "case")
+	}
 	if c.setup != nil {
 		target = c.setup(env)
 	}
 	env.takeSeen()
 	run := func(argv []string) (string, error) {
+		if env.netns != "" {
+			prefix := append([]string{"ip", "netns", "exec", env.netns}, env.wrap...)
+			argv = append(prefix, argv...)
+		}
 		e, err := startExporter(argv, c.env)
 		if err != nil {
 			return "", err
+		}
+		if env.netns != "" {
+			e.client = nsClient(env.netns)
 		}
 		defer e.stop()
 		if e.refused != "" {

@@ -31,10 +31,9 @@ pub(crate) struct RawModule {
     pub grpc: Option<GrpcModule>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unix: Option<UnixModule>,
-    // Read only to be refused with a clear message.
-    #[allow(dead_code)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub icmp: Option<serde_norway::Value>,
+    pub icmp: Option<IcmpModule>,
+    // Read only to be refused with a clear message.
     #[allow(dead_code)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dns: Option<serde_norway::Value>,
@@ -355,6 +354,25 @@ pub(crate) struct TcpModule {
     pub tls: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<TlsConfig>,
+}
+
+/// `icmp:` as blackbox_exporter v0.28.0's `ICMPProbe` reads it (the numbers as written, its
+/// bounds checked by `icmp_module`).
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct IcmpModule {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preferred_ip_protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip_protocol_fallback: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_ip_address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload_size: Option<i64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dont_fragment: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<i64>,
 }
 
 /// `unix:` (blackbox_exporter v0.28.0).

@@ -786,6 +786,7 @@ fn render(
             qr_facts::failed_due_to(&mut s, m, o);
         }
         Prober::Tcp | Prober::Unix => {}
+        Prober::Icmp => crate::icmp_module::metrics(&mut s, o),
     }
     // blackbox_exporter's `chooseProtocol` registers both gauges before it resolves: a target
     // it finds no address for (none at all, or none of the family required) leaves them 0.

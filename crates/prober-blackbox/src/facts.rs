@@ -38,6 +38,7 @@ fn handshake_done(m: &Module, o: &Outcome) -> bool {
         Prober::Http => done && o.http_status.is_some(),
         Prober::Grpc => done && grpc_answered(o),
         Prober::Tcp | Prober::Unix => done,
+        Prober::Icmp => false,
     }
 }
 

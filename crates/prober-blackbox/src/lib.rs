@@ -2,8 +2,8 @@
 //! engine.
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
-//!   tcp | grpc | unix` and their options), refusing at start what the engine does not do (`icmp`,
-//!   `dns`, proxies, OAuth 2) with the module's name, and an `allow:` list per module (ours:
+//!   tcp | grpc | unix | icmp` and their options), refusing at start what the engine does not do
+//!   (`dns`, OAuth 2) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
 //!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and
@@ -24,6 +24,8 @@ mod exporter;
 mod facts;
 mod grpc_module;
 mod history;
+mod icmp_module;
+mod ip_protocol;
 mod module;
 mod numbers;
 mod proxy_module;

@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 use prober::{
     HttpVersion, ProbeSpec, RedirectPolicy, StatusSet, TlsOptions, TlsVerify, TlsVersion,
 };
-use prober_core::{AddressFilter, BodyCel, IpFamily, Outcome};
+use prober_core::{AddressFilter, BodyCel, Outcome};
 use regex::bytes::Regex;
 
 use crate::config::{self, File, HttpModule, RawModule, TlsConfig};
-use crate::target::{self, Unprobeable};
+pub(crate) use crate::ip_protocol::{grpc_family, ip_family};
+use crate::target;
+pub use crate::target::TargetError;
 
 /// Which prober a module runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +29,8 @@ pub enum Prober {
     Grpc,
     /// `prober: unix`: a stream connection to a Unix socket, the target its path.
     Unix,
+    /// `prober: icmp`: one echo request to the target (a name or an IP address).
+    Icmp,
 }
 
 impl Prober {
@@ -37,6 +41,7 @@ impl Prober {
             Prober::Tcp => "tcp",
             Prober::Grpc => "grpc",
             Prober::Unix => "unix",
+            Prober::Icmp => "icmp",
         }
     }
 }
@@ -107,18 +112,6 @@ pub struct Module {
     pub(crate) shown: serde_norway::Value,
 }
 
-/// Why a target cannot be probed with a module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TargetError {
-    /// Not a target this module can probe (400).
-    Bad(String),
-    /// Refused by the module's allow-list (403).
-    Denied(String),
-    /// A target blackbox_exporter's prober gives up on: a failed probe (200, `probe_success
-    /// 0`), nothing connected to.
-    Unprobeable(Unprobeable),
-}
-
 /// The modules of a file, by name.
 #[derive(Debug, Default)]
 pub struct Modules {
@@ -149,8 +142,8 @@ impl Modules {
     ///
     /// # Errors
     ///
-    /// The first problem, naming the module and the field: `module "icmp": prober icmp is not
-    /// supported by prober serve (http, tcp, grpc and unix are)`.
+    /// The first problem, naming the module and the field: `module "dns": prober dns is not
+    /// supported by prober serve (http, tcp, grpc, unix and icmp are)`.
     pub fn parse(text: &str, base: &Path) -> Result<Modules, String> {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
@@ -185,13 +178,14 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         "tcp" => Prober::Tcp,
         "grpc" => Prober::Grpc,
         "unix" => Prober::Unix,
-        "icmp" | "dns" => {
+        "icmp" => Prober::Icmp,
+        "dns" => {
             return Err(format!(
-                "prober {} is not supported by prober serve (http, tcp, grpc and unix are)",
+                "prober {} is not supported by prober serve (http, tcp, grpc, unix and icmp are)",
                 raw.prober
             ));
         }
-        "" => return Err("prober: missing (http, tcp, grpc or unix)".into()),
+        "" => return Err("prober: missing (http, tcp, grpc, unix or icmp)".into()),
         other => return Err(format!("prober: unknown prober {other:?}")),
     };
     let timeout = match raw.timeout.as_deref() {
@@ -250,6 +244,10 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         Prober::Tcp => crate::tcp_module::tcp(&mut m, &raw.tcp.unwrap_or_default(), base)?,
         Prober::Grpc => crate::grpc_module::grpc(&mut m, &raw.grpc.unwrap_or_default(), base)?,
         Prober::Unix => crate::unix_module::unix(&mut m, &raw.unix.unwrap_or_default(), base)?,
+        Prober::Icmp => {
+            m.template =
+                crate::icmp_module::template(&raw.icmp.unwrap_or_default(), raw.allow.as_ref())?;
+        }
     }
     Ok(m)
 }
@@ -421,45 +419,6 @@ fn size(v: &serde_norway::Value) -> Option<usize> {
     n.checked_mul(scale)
 }
 
-/// blackbox_exporter's `preferred_ip_protocol` (default `ip6`) and `ip_protocol_fallback`
-/// (default true) as the library's address family: with the fallback, the preferred family's
-/// addresses when the target has any, else the other's (its `chooseProtocol`); without it,
-/// the preferred family's only.
-pub(crate) fn ip_family(
-    p: Option<&str>,
-    fallback: Option<bool>,
-    prober: &str,
-) -> Result<IpFamily, String> {
-    let v4 = match p {
-        None | Some("ip6" | "") => false,
-        Some("ip4") => true,
-        Some(other) => {
-            return Err(format!("{prober}.preferred_ip_protocol: {other:?} is not ip4 or ip6"));
-        }
-    };
-    Ok(match (v4, fallback.unwrap_or(true)) {
-        (true, true) => IpFamily::PreferV4,
-        (true, false) => IpFamily::V4,
-        (false, true) => IpFamily::PreferV6,
-        (false, false) => IpFamily::V6,
-    })
-}
-
-/// The family a gRPC module connects over. blackbox_exporter v0.25.0's `ProbeGRPC` calls
-/// `chooseProtocol` only for its metrics and to fail a target it cannot resolve, then dials
-/// `host:port` by name, so grpc-go's dialer tries the addresses of both families: with the
-/// fallback (the default) that is [`IpFamily::Any`]. Without it, the family stays required,
-/// which keeps blackbox's failure for a name with no address of that family (reason `dns`,
-/// nothing dialed) and does not try the other family's addresses of a name that has both:
-/// blackbox_exporter does, against its own documentation of the option (one family only),
-/// and a module meant to test one family must not pass over the other (docs/cli.md).
-pub(crate) fn grpc_family(family: IpFamily) -> IpFamily {
-    match family {
-        IpFamily::PreferV4 | IpFamily::PreferV6 => IpFamily::Any,
-        strict => strict,
-    }
-}
-
 /// The `Authorization` header of `basic_auth`, `bearer_token(_file)` or `authorization`.
 fn authorization(h: &HttpModule, base: &Path) -> Result<Option<String>, String> {
     let text = |bytes: Vec<u8>, field: &str| {
@@ -615,7 +574,7 @@ impl Module {
                 let tls = TlsOptions { server_name: Some(hostname.to_string()), ..tls.clone() };
                 spec.set_tls(tls).map_err(|e| TargetError::Bad(format!("hostname: {e}")))?;
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp => {}
         }
         Ok(())
     }
@@ -631,6 +590,9 @@ impl Module {
     pub fn spec(&self, target: &str, timeout: Duration) -> Result<ProbeSpec, TargetError> {
         let mut spec = self.template.clone();
         let bad = |e: String| TargetError::Bad(e);
+        if self.prober == Prober::Icmp {
+            return crate::icmp_module::spec(&self.template, self.filter.as_ref(), target, timeout);
+        }
         if self.prober == Prober::Unix {
             crate::unix_module::set_target(&mut spec, target, self.paths.as_deref())?;
             spec.set_timeout(timeout.max(Duration::from_millis(1)))
@@ -648,7 +610,7 @@ impl Module {
                     h.url = parsed;
                 }
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix => {
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp => {
                 let (host, port) = target::host_port(target).map_err(TargetError::Unprobeable)?;
                 if let Some(f) = &self.filter {
                     self.precheck(f, &host, port)?;
@@ -851,6 +813,7 @@ impl Module {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prober_core::IpFamily;
 
     #[test]
     fn base64_matches_rfc4648() {

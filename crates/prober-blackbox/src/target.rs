@@ -9,6 +9,18 @@
 use prober::{Url, UrlError};
 use prober_core::{redact_target, target_userinfo};
 
+/// Why a target cannot be probed with a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TargetError {
+    /// Not a target this module can probe (400).
+    Bad(String),
+    /// Refused by the module's allow-list (403).
+    Denied(String),
+    /// A target blackbox_exporter's prober gives up on: a failed probe (200, `probe_success
+    /// 0`), nothing connected to.
+    Unprobeable(Unprobeable),
+}
+
 /// A target the module's prober gives up on before it connects: a failed probe.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unprobeable {

@@ -31,6 +31,7 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
         Prober::Http => http(&mut s, m, u.resolved),
         Prober::Grpc => grpc(&mut s),
         Prober::Tcp | Prober::Unix => {}
+        Prober::Icmp => crate::icmp_module::unresolved_metrics(&mut s),
     }
     if u.resolved {
         gauge(

@@ -57,17 +57,8 @@ modules:
 fn blackbox_example_files_load_or_name_what_is_refused() {
     let data = blackbox_module_dir();
     let text = std::fs::read_to_string(data.join("blackbox.yml")).unwrap();
-    let err = Modules::parse(&text, &data).unwrap_err();
-    assert_eq!(
-        err,
-        "module \"icmp\": prober icmp is not supported by prober serve (http, tcp, grpc and unix are)"
-    );
-    // Without the modules the engine does not have, the file loads.
-    let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
-    for name in ["icmp", "icmp_ttl5"] {
-        mods_remove(&mut doc, name);
-    }
-    let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
+    // The whole file loads, its icmp modules too.
+    let m = Modules::parse(&text, &data).unwrap();
     let names: Vec<&str> = m.by_name.keys().map(String::as_str).collect();
     assert_eq!(
         names,
@@ -76,6 +67,8 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
             "grpc_plain",
             "http_2xx",
             "http_post_2xx",
+            "icmp",
+            "icmp_ttl5",
             "irc_banner",
             "pop3s_banner",
             "ssh_banner",
@@ -92,7 +85,6 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
         ("dns_udp_example", "prober dns is not supported"),
         ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
         ("http_post_body_file", "http.body_file: /files/body.txt"),
-        ("icmp_example", "prober icmp is not supported"),
     ];
     for (name, why) in refused {
         let err = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap_err();
@@ -105,8 +97,8 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
     // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
     // http_gzip and http_gzip_with_accept_encoding, http_with_proxy and
-    // http_with_proxy_and_headers.
-    assert_eq!(m.by_name.len(), 13, "{:?}", m.by_name.keys());
+    // http_with_proxy_and_headers; and icmp_example.
+    assert_eq!(m.by_name.len(), 14, "{:?}", m.by_name.keys());
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into

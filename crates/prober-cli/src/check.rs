@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use prober::{
-    Engine, Event, Outcome, ProbeKind, ProbeResult, ProbeSpec, RedirectPolicy, TlsOptions,
-    TlsVerify, TlsVersion,
+    Engine, Outcome, ProbeKind, ProbeResult, ProbeSpec, RedirectPolicy, TlsOptions, TlsVerify,
+    TlsVersion,
 };
 
 use crate::args::{EXIT_FAILURE, EXIT_UNKNOWN, Failure, Parser, Token};
@@ -505,12 +505,16 @@ fn run_probe(spec: &ProbeSpec) -> Result<Ran, Failure> {
         .map_err(|e| Failure::software(format!("cannot install signal handlers: {e}")))?;
     let mut engine =
         Engine::new().map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
-    engine.submit(spec.clone(), 0).map_err(|e| Failure::usage("check", e))?;
+    // The outcome comes to this check's own completion, on this (the engine's) thread.
+    let (done, outcome) = std::sync::mpsc::sync_channel(1);
+    engine
+        .submit_with(spec.clone(), 0, move |o| {
+            let _ = done.send(o);
+        })
+        .map_err(|e| Failure::usage("check", e))?;
     loop {
-        while let Some(ev) = engine.next_event() {
-            if let Event::Check { outcome, .. } = ev {
-                return Ok(Ran::Done(*outcome));
-            }
+        if let Ok(outcome) = outcome.try_recv() {
+            return Ok(Ran::Done(*outcome));
         }
         if let Some(sig) = signals.take() {
             drop(engine);

@@ -112,7 +112,7 @@ const TWO: &str = "modules:\n  http_2xx:\n    prober: http\n    timeout: 30s\n  
                    added:\n    prober: http\n    timeout: 30s\n";
 const THREE: &str = "modules:\n  http_2xx:\n    prober: http\n    timeout: 30s\n  \
                      third:\n    prober: tcp\n    timeout: 30s\n";
-const BROKEN: &str = "modules:\n  added:\n    prober: icmp\n";
+const BROKEN: &str = "modules:\n  added:\n    prober: icmp\n    icmp:\n      ttl: 256\n";
 
 /// Replaces the file whole (a reader never sees half of it).
 fn replace(file: &Path, text: &str) {
@@ -147,7 +147,7 @@ fn sighup_loads_a_changed_file_and_keeps_the_modules_in_force_when_it_is_broken(
     replace(&config, BROKEN);
     serve.hup();
     let line = serve.said("prober serve: error reloading the config");
-    assert!(line.contains("prober icmp is not supported"), "{line}");
+    assert!(line.contains(r#"icmp.ttl: "ttl" cannot exceed 255"#), "{line}");
     assert!(success(&serve.probe("added", &url)), "the modules in force still answer");
     assert!(success(&serve.probe("http_2xx", &url)));
     assert_eq!(serve.reload_gauges(), (0.0, first), "failed: 0, the timestamp stays");
@@ -178,7 +178,7 @@ fn post_reload_answers_with_the_outcome_and_get_is_refused() {
     let r = serve.post_reload();
     assert_eq!(r.status, 500, "{}", r.head);
     assert!(r.body.starts_with("failed to reload config: "), "{}", r.body);
-    assert!(r.body.contains("prober icmp is not supported"), "{}", r.body);
+    assert!(r.body.contains(r#"icmp.ttl: "ttl" cannot exceed 255"#), "{}", r.body);
     serve.said("prober serve: error reloading the config");
     assert!(success(&serve.probe("http_2xx", &url)), "the modules in force still answer");
     let (ok, before) = serve.reload_gauges();

@@ -1,4 +1,4 @@
-//! Network namespaces as probe options (issue 29): a TCP, HTTP(S) or gRPC probe may name a
+//! Network namespaces as probe options (issue 29): a TCP, HTTP(S), gRPC or DNS probe may name a
 //! network namespace by path (`/run/netns/NAME`, `/proc/PID/ns/net`, any bind-mounted nsfs
 //! file); its sockets are made in that namespace and everything after is unchanged.
 //!
@@ -141,7 +141,7 @@ impl fmt::Display for NetNs {
 }
 
 impl ProbeSpec {
-    /// Makes the probe's sockets in the network namespace at `path` (TCP, HTTP(S) and gRPC;
+    /// Makes the probe's sockets in the network namespace at `path` (TCP, HTTP(S), gRPC and DNS;
     /// beyond the kubelet, KEP-4559's idea): `/run/netns/NAME` as `ip netns` makes them,
     /// `/proc/PID/ns/net` of a container's process, or any bind-mounted namespace file. So
     /// `127.0.0.1` is the container's own loopback. Only the socket is made there: connect,
@@ -158,6 +158,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => (&mut t.netns, t.unix_socket.is_some()),
             ProbeKind::Http(h) => (&mut h.netns, h.unix_socket.is_some()),
             ProbeKind::Grpc(g) => (&mut g.netns, g.unix_socket.is_some()),
+            ProbeKind::Dns(d) => (&mut d.netns, false),
             _ => return Err(not_applicable()),
         };
         if unix {
@@ -183,6 +184,7 @@ impl ProbeSpec {
             ProbeKind::Tcp(t) => t.netns.as_ref(),
             ProbeKind::Http(h) => h.netns.as_ref(),
             ProbeKind::Grpc(g) => g.netns.as_ref(),
+            ProbeKind::Dns(d) => d.netns.as_ref(),
             _ => None,
         }
     }
@@ -190,7 +192,7 @@ impl ProbeSpec {
 
 fn not_applicable() -> SpecError {
     SpecError::InvalidRequest(
-        "a network namespace applies to TCP, HTTP and gRPC probes only".into(),
+        "a network namespace applies to TCP, HTTP, gRPC and DNS probes only".into(),
     )
 }
 
@@ -253,7 +255,7 @@ mod tests {
         let mut exec = ProbeSpec::exec(&["true"]).unwrap();
         assert_eq!(
             exec.set_netns("/proc/1/ns/net").unwrap_err().to_string(),
-            "a network namespace applies to TCP, HTTP and gRPC probes only"
+            "a network namespace applies to TCP, HTTP, gRPC and DNS probes only"
         );
         let sock = crate::UnixSocket::path("/run/app.sock").unwrap();
         let mut unix = ProbeSpec::unix(sock.clone()).unwrap();

@@ -1,18 +1,21 @@
-//! The probe as a [`Machine`]: a query over UDP or TCP within one deadline, replies that do
-//! not answer it ignored, the answer checked as blackbox_exporter checks it.
+//! The probe as a [`Machine`]: a query over UDP, TCP or TLS within one deadline, replies that
+//! do not answer it ignored, the answer checked as blackbox_exporter checks it. The stream
+//! transports are [`crate::stream`]'s.
 
 use std::hash::{BuildHasher, Hasher};
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use mio::Interest;
-use mio::net::{TcpStream, UdpSocket};
+use mio::net::UdpSocket;
 use prober_core::{DEFAULT_OUTPUT_LIMIT, IpFamily, Outcome, ProbeResult, Reason, os_error_text};
-use prober_io::{Ctx, Lookup, Machine, Ready, Step};
+use prober_io::{Answer, Ctx, Lookup, Machine, NsSockets, Ready, Step};
+use prober_transport::dial::{Dial, DialEvent, DialStep};
 
 use crate::DnsFacts;
 use crate::spec::{DnsSpec, Server, Transport};
+use crate::stream::{Drive, Exchange, Target, dial_failure};
 use crate::validate::{check_rrs, rcode_name};
 use crate::wire::{Header, Message, Query};
 
@@ -26,18 +29,10 @@ const MIN_UDP_BUFFER: usize = 512;
 #[derive(Debug)]
 enum Conn {
     Udp(UdpSocket),
-    Tcp(TcpExchange),
-}
-
-/// A TCP attempt: connecting, then the length-prefixed query out and replies in.
-#[derive(Debug)]
-struct TcpExchange {
-    stream: TcpStream,
-    connected: bool,
-    out: Vec<u8>,
-    written: usize,
-    /// Bytes of replies read and not yet taken (at most one 2 + 65535-byte message).
-    inbuf: Vec<u8>,
+    /// TCP or TLS, while [`DnsProbe::dial`] connects it.
+    Dialing,
+    /// TCP or TLS, connected.
+    Stream(Box<Exchange>),
 }
 
 /// A DNS probe run. See the crate documentation.
@@ -48,11 +43,17 @@ pub struct DnsProbe {
     query: Query,
     wire: Vec<u8>,
     conn: Option<Conn>,
+    /// The connect phase of TCP and TLS attempts.
+    dial: Dial,
+    /// Where they connect, once the address is chosen.
+    target: Option<Target>,
     transport: Transport,
     /// The server's address: the spec's, or the one chosen among its name's.
     server: Option<SocketAddr>,
     /// The lookup of the server's name while it runs.
     lookup: Option<Lookup>,
+    /// The making of the UDP socket in the spec's network namespace while it runs.
+    ns_udp: Option<(Lookup, NsSockets)>,
     /// How long that lookup took, once done.
     resolve_time: Option<Duration>,
     started: Option<Instant>,
@@ -119,9 +120,12 @@ impl DnsProbe {
             query,
             wire,
             conn: None,
+            dial: Dial::new(),
+            target: None,
             transport,
             server: None,
             lookup: None,
+            ns_udp: None,
             resolve_time: None,
             started: None,
             deadline: None,
@@ -193,34 +197,91 @@ impl DnsProbe {
     fn open(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.attempt_started = Some(cx.now);
         self.connected_at = None;
-        let server = self.server();
-        let opened = match self.transport {
-            Transport::Udp => self.open_udp(cx),
-            Transport::Tcp => TcpStream::connect(server).and_then(|mut stream| {
-                let interest = Interest::READABLE | Interest::WRITABLE;
-                cx.registry.register(&mut stream, cx.token(0), interest)?;
-                let mut out = Vec::with_capacity(self.wire.len() + 2);
-                out.extend_from_slice(&(self.wire.len() as u16).to_be_bytes());
-                out.extend_from_slice(&self.wire);
-                Ok(Conn::Tcp(TcpExchange {
-                    stream,
-                    connected: false,
-                    out,
-                    written: 0,
-                    inbuf: Vec::new(),
-                }))
-            }),
-        };
-        match opened {
+        if self.transport != Transport::Udp {
+            return self.dial_stream(cx);
+        }
+        if let Some(netns) = &self.spec.netns {
+            // The socket is made in the namespace off the poll thread; it arrives as a
+            // lookup's answer (`resolved`).
+            let slot = NsSockets::default();
+            let job = cx.udp_sockets_in(netns, vec![self.server()], slot.clone());
+            self.ns_udp = Some((job, slot));
+            return Step::Pending;
+        }
+        let sock = UdpSocket::bind(self.local_unspecified());
+        self.start_udp(cx, sock)
+    }
+
+    /// Sends the query on `sock` (this process's, or made in the spec's namespace) and reads.
+    fn start_udp(&mut self, cx: &mut Ctx<'_>, sock: io::Result<UdpSocket>) -> Step {
+        match sock.and_then(|sock| self.open_udp(cx, sock)) {
             Ok(conn) => {
                 self.conn = Some(conn);
-                match self.transport {
-                    Transport::Udp => self.udp_ready(cx),
-                    Transport::Tcp => Step::Pending,
-                }
+                self.udp_ready(cx)
             }
             Err(e) => self.fail_io(cx, "dial", &e),
         }
+    }
+
+    /// The UDP socket made in the spec's namespace has come (or why not).
+    fn ns_udp_made(&mut self, cx: &mut Ctx<'_>, slot: &NsSockets) -> Step {
+        match slot.lock().take() {
+            Some(Ok(mut fds)) if !fds.is_empty() => {
+                let sock = UdpSocket::from_std(std::net::UdpSocket::from(fds.swap_remove(0)));
+                self.start_udp(cx, Ok(sock))
+            }
+            Some(Err(e)) => {
+                self.done(cx, Outcome::new(e.reason.failed_result(), e.reason, e.message))
+            }
+            _ => {
+                let e = io::Error::other("no socket was made in the network namespace");
+                self.fail_io(cx, "dial", &e)
+            }
+        }
+    }
+
+    /// Starts the TCP or TLS attempt: [`Dial`] connects to the chosen address.
+    fn dial_stream(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let server = self.server();
+        let tls = (self.transport == Transport::Tls).then(|| self.spec.tls_for_dial());
+        let target = self.target.insert(Target {
+            host: server.ip().to_string(),
+            port: server.port(),
+            tls,
+            netns: self.spec.netns.clone(),
+        });
+        self.conn = Some(Conn::Dialing);
+        let started = self.attempt_started.unwrap_or(cx.now);
+        let step = self.dial.start(cx, started, &target.endpoint());
+        self.on_dial(cx, step)
+    }
+
+    /// A machine call while the dial runs goes to it.
+    fn dial_event(&mut self, cx: &mut Ctx<'_>, event: DialEvent) -> Step {
+        let Some(target) = &self.target else { return Step::Pending };
+        let step = self.dial.on(cx, event, &target.endpoint());
+        self.on_dial(cx, step)
+    }
+
+    fn on_dial(&mut self, cx: &mut Ctx<'_>, step: DialStep) -> Step {
+        match step {
+            DialStep::Pending => Step::Pending,
+            DialStep::Connected(io) => {
+                self.connected_at = Some(cx.now);
+                self.conn = Some(Conn::Stream(Box::new(Exchange::new(io, &self.wire))));
+                self.stream_ready(cx)
+            }
+            DialStep::Failed(e) => {
+                self.conn = None;
+                let outcome = dial_failure(&self.server().to_string(), e);
+                self.end_attempt(cx);
+                self.done(cx, outcome)
+            }
+        }
+    }
+
+    fn dialing(&self) -> bool {
+        matches!(self.conn, Some(Conn::Dialing))
     }
 
     /// The largest UDP answer the query allows: its EDNS0 size, at least 512 bytes.
@@ -228,8 +289,7 @@ impl DnsProbe {
         usize::from(self.spec.edns_udp_size.unwrap_or(0)).max(MIN_UDP_BUFFER)
     }
 
-    fn open_udp(&mut self, cx: &mut Ctx<'_>) -> io::Result<Conn> {
-        let mut sock = UdpSocket::bind(self.local_unspecified())?;
+    fn open_udp(&mut self, cx: &mut Ctx<'_>, mut sock: UdpSocket) -> io::Result<Conn> {
         // Connected: the kernel drops datagrams from any other address or port, and an ICMP
         // port unreachable comes back as ECONNREFUSED.
         sock.connect(self.server())?;
@@ -273,71 +333,25 @@ impl DnsProbe {
         Step::Yield
     }
 
-    /// Connect completion, the query's bytes out, replies in.
-    fn tcp_ready(&mut self, cx: &mut Ctx<'_>, ready: Ready) -> Step {
-        let Some(Conn::Tcp(x)) = &mut self.conn else { return Step::Pending };
-        if !x.connected {
-            if !(ready.writable || ready.error || ready.hup) {
-                return Step::Pending;
-            }
-            match x.stream.take_error() {
-                Ok(Some(e)) | Err(e) => return self.fail_io(cx, "dial", &e),
-                Ok(None) => {}
-            }
-            match x.stream.peer_addr() {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Step::Pending,
-                Err(e) => return self.fail_io(cx, "dial", &e),
-            }
-            x.connected = true;
-            self.connected_at = Some(cx.now);
-        }
-        while x.written < x.out.len() {
-            match x.stream.write(&x.out[x.written..]) {
-                Ok(n) => x.written += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.fail_io(cx, "write", &e),
-            }
-        }
+    /// The query's bytes out, replies in, until one answers it.
+    fn stream_ready(&mut self, cx: &mut Ctx<'_>) -> Step {
         for _ in 0..READ_BUDGET {
-            let Some(Conn::Tcp(x)) = &mut self.conn else { return Step::Pending };
-            // Read at most up to the end of the message under way: never more than one
-            // message (2 + 65535 bytes) is held.
-            let want = match x.inbuf.get(..2) {
-                Some(len) => 2 + usize::from(u16::from_be_bytes([len[0], len[1]])),
-                None => 2,
-            };
-            if x.inbuf.len() == want {
-                let message = x.inbuf.split_off(2);
-                x.inbuf.clear();
-                match Message::parse(&message) {
+            let Some(Conn::Stream(x)) = &mut self.conn else { return Step::Pending };
+            match x.drive(cx) {
+                Drive::Pending => return Step::Pending,
+                Drive::Yield => break,
+                Drive::Failed(reason, text) => {
+                    self.end_attempt(cx);
+                    return self.done(cx, Outcome::new(reason.failed_result(), reason, text));
+                }
+                Drive::Message(message) => match Message::parse(&message) {
                     Err(e) => return self.fail_malformed(cx, &e),
                     Ok(m) => {
                         if let Some(m) = self.accept_parsed(m) {
                             return self.answered(cx, &m);
                         }
                     }
-                }
-                continue;
-            }
-            let have = x.inbuf.len();
-            x.inbuf.resize(want, 0);
-            match x.stream.read(&mut x.inbuf[have..]) {
-                Ok(0) => {
-                    x.inbuf.truncate(have);
-                    let e = io::Error::from(io::ErrorKind::UnexpectedEof);
-                    return self.fail_io(cx, "read", &e);
-                }
-                Ok(n) => x.inbuf.truncate(have + n),
-                Err(e) => {
-                    x.inbuf.truncate(have);
-                    match e.kind() {
-                        io::ErrorKind::WouldBlock => return Step::Pending,
-                        io::ErrorKind::Interrupted => {}
-                        _ => return self.fail_io(cx, "read", &e),
-                    }
-                }
+                },
             }
         }
         self.resume_owed = true;
@@ -443,16 +457,7 @@ impl DnsProbe {
 
     /// Closes the attempt's socket and adds its phases.
     fn end_attempt(&mut self, cx: &mut Ctx<'_>) {
-        if let Some(conn) = self.conn.take() {
-            match conn {
-                Conn::Udp(mut s) => {
-                    let _ = cx.registry.deregister(&mut s);
-                }
-                Conn::Tcp(mut x) => {
-                    let _ = cx.registry.deregister(&mut x.stream);
-                }
-            }
-        }
+        self.close_conn(cx);
         if let Some(began) = self.attempt_started.take() {
             let connected = self.connected_at.unwrap_or(cx.now);
             let p = &mut self.facts.phases;
@@ -461,11 +466,23 @@ impl DnsProbe {
         }
     }
 
-    fn local_and_peer(&self) -> String {
-        let local = match &self.conn {
-            Some(Conn::Udp(s)) => s.local_addr().ok(),
-            Some(Conn::Tcp(x)) => x.stream.local_addr().ok(),
-            None => None,
+    /// Closes the attempt's socket, or stops its dial.
+    fn close_conn(&mut self, cx: &mut Ctx<'_>) {
+        match self.conn.take() {
+            Some(Conn::Udp(mut s)) => {
+                let _ = cx.registry.deregister(&mut s);
+            }
+            Some(Conn::Dialing) => self.dial.cancel(cx),
+            Some(Conn::Stream(x)) => x.io.close(cx),
+            None => {}
+        }
+    }
+
+    fn local_and_peer(&mut self) -> String {
+        let local = match &mut self.conn {
+            Some(Conn::Udp(s)) => s.local_addr().ok().map(|a| a.to_string()),
+            Some(Conn::Stream(x)) => x.local_addr(),
+            Some(Conn::Dialing) | None => None,
         };
         match local {
             Some(l) => format!("{l}->{}", self.server()),
@@ -501,12 +518,20 @@ impl DnsProbe {
         o.peer = self.server;
         o.dns = Some(Box::new(self.facts.clone()));
         self.lookup = None;
+        self.ns_udp = None;
         o.timings.connect = self.connected_at.map(|t| t.saturating_duration_since(started));
         if self.facts.query_succeeded {
             o.timings.first_byte = Some(cx.now.saturating_duration_since(started));
         }
         o.timings.total = cx.now.saturating_duration_since(started);
         o.timings.resolve = self.resolve_time;
+        if self.transport == Transport::Tls {
+            // What the DNS-over-TLS handshake showed: the server certificate's expiry, as
+            // for HTTPS and gRPC.
+            o.timings.tls = self.dial.timings().tls;
+            o.cert_not_after = self.dial.cert_not_after();
+            o.tls = self.dial.tls_info();
+        }
         self.deadline = None;
         Step::Done(o)
     }
@@ -529,6 +554,16 @@ impl Machine for DnsProbe {
     }
 
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        // In a namespace, the dial's sockets arrive as a lookup's answer.
+        if self.dialing() {
+            return self.dial_event(cx, DialEvent::Resolved(addrs));
+        }
+        if let Some((_job, slot)) = self.ns_udp.take() {
+            return match addrs {
+                Ok(_) => self.ns_udp_made(cx, &slot),
+                Err(e) => self.fail_io(cx, "dial", &e),
+            };
+        }
         if self.lookup.take().is_none() {
             return Step::Pending;
         }
@@ -553,18 +588,36 @@ impl Machine for DnsProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, ready: Ready) -> Step {
-        if sub != 0 || self.resume_owed {
+        if self.resume_owed {
+            return Step::Pending;
+        }
+        // The dial may race two sockets (tokens 0 and 1); the connection is on 0.
+        if self.dialing() {
+            return self.dial_event(cx, DialEvent::Ready(sub, ready));
+        }
+        if sub != 0 {
             return Step::Pending;
         }
         match self.conn {
             Some(Conn::Udp(_)) => self.udp_ready(cx),
-            Some(Conn::Tcp(_)) => self.tcp_ready(cx, ready),
-            None => Step::Pending,
+            Some(Conn::Stream(_)) => self.stream_ready(cx),
+            Some(Conn::Dialing) | None => Step::Pending,
         }
+    }
+
+    fn job_done(&mut self, cx: &mut Ctx<'_>, answer: io::Result<Answer>) -> Step {
+        if !self.dialing() {
+            return Step::Pending;
+        }
+        self.dial_event(cx, DialEvent::JobDone(answer))
     }
 
     fn timer(&mut self, cx: &mut Ctx<'_>) -> Step {
         if self.deadline.is_none_or(|d| cx.now < d) {
+            // Before the deadline only the dial has a timer (its connector's).
+            if self.dialing() {
+                return self.dial_event(cx, DialEvent::Timer);
+            }
             return Step::Pending;
         }
         if self.lookup.take().is_some() {
@@ -575,6 +628,24 @@ impl Machine for DnsProbe {
                 self.timeout
             );
             return self.done(cx, Outcome::failure(Reason::Timeout, message));
+        }
+        if self.ns_udp.take().is_some() {
+            let path = self.spec.netns.as_ref().map(|n| n.path().to_path_buf()).unwrap_or_default();
+            let message = format!(
+                "dial udp {}: i/o timeout (making the socket in network namespace {path:?})",
+                self.server()
+            );
+            return self.done(cx, Outcome::new(ProbeResult::Failure, Reason::Timeout, message));
+        }
+        if self.dialing() {
+            let message = format!(
+                "dial {} {}: i/o timeout (not connected within {:?})",
+                self.transport.as_str(),
+                self.server(),
+                self.timeout
+            );
+            self.end_attempt(cx);
+            return self.done(cx, Outcome::new(ProbeResult::Failure, Reason::Timeout, message));
         }
         let mut message = format!(
             "read {} {}: i/o timeout (no answer within {:?})",
@@ -599,21 +670,22 @@ impl Machine for DnsProbe {
         self.resume_owed = false;
         match self.conn {
             Some(Conn::Udp(_)) => self.udp_ready(cx),
-            Some(Conn::Tcp(_)) => self.tcp_ready(cx, Ready { readable: true, ..Ready::default() }),
-            None => Step::Pending,
+            Some(Conn::Stream(_)) => self.stream_ready(cx),
+            Some(Conn::Dialing) | None => Step::Pending,
         }
     }
 
     fn wake_at(&self) -> Option<Instant> {
-        self.deadline
+        match (self.dialing(), self.deadline) {
+            (true, Some(d)) => Some(self.dial.wake_at().map_or(d, |at| at.min(d))),
+            (_, d) => d,
+        }
     }
 
     fn cancel(&mut self, cx: &mut Ctx<'_>) {
         self.lookup = None;
-        self.conn.take().map(|c| match c {
-            Conn::Udp(mut s) => cx.registry.deregister(&mut s),
-            Conn::Tcp(mut x) => cx.registry.deregister(&mut x.stream),
-        });
+        self.ns_udp = None;
+        self.close_conn(cx);
         self.deadline = None;
     }
 }

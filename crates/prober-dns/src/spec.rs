@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use prober_core::{AddressFilter, IpFamily};
+use prober_core::{AddressFilter, IpFamily, NetNs, TlsOptions, TlsVerify};
 
 use crate::name::Name;
 use crate::render::{class_from_name, type_from_name};
@@ -18,14 +18,17 @@ pub enum Transport {
     Udp,
     /// A TCP connection with two-byte length prefixes (RFC 1035 4.2.2, RFC 7766).
     Tcp,
+    /// DNS over TLS (RFC 7858): the TCP exchange inside TLS ([`DnsSpec::tls`]).
+    Tls,
 }
 
 impl Transport {
-    /// `udp` or `tcp`, as Go's network names.
+    /// `udp`, `tcp` or `tcp-tls`, as miekg/dns names them (Go's network names).
     pub fn as_str(self) -> &'static str {
         match self {
             Transport::Udp => "udp",
             Transport::Tcp => "tcp",
+            Transport::Tls => "tcp-tls",
         }
     }
 }
@@ -52,8 +55,14 @@ pub struct DnsSpec {
     /// Query only servers this allow-list admits (checked on the address, and the name when
     /// one was given): anything else fails with reason `denied` before a socket is opened.
     pub address_filter: Option<Arc<AddressFilter>>,
-    /// UDP or TCP.
+    /// UDP, TCP or TLS.
     pub transport: Transport,
+    /// The TLS options of [`Transport::Tls`]; `None`: the chain verified against the
+    /// system's trust store. Either way the name verified (and sent as SNI) is the options'
+    /// server name, else the server's host as given (a name, or the address).
+    pub tls: Option<TlsOptions>,
+    /// Make the query's socket in this network namespace (`None`: this process's).
+    pub netns: Option<NetNs>,
     /// The question's name (always fully qualified).
     pub name: Name,
     /// The question's type (default A; blackbox's modules default to ANY and say so).
@@ -92,6 +101,8 @@ impl DnsSpec {
             ip_family: IpFamily::Any,
             address_filter: None,
             transport: Transport::Udp,
+            tls: None,
+            netns: None,
             name: Name::from_text(name)?,
             qtype: 1,
             qclass: 1,
@@ -130,7 +141,10 @@ impl DnsSpec {
         spec.transport = match core.transport {
             prober_core::DnsTransport::Udp => Transport::Udp,
             prober_core::DnsTransport::Tcp => Transport::Tcp,
+            prober_core::DnsTransport::Tls => Transport::Tls,
         };
+        spec.tls.clone_from(&core.tls);
+        spec.netns.clone_from(&core.netns);
         spec.qtype = core.query_type;
         spec.qclass = core.query_class;
         spec.recursion_desired = core.recursion_desired;
@@ -182,8 +196,51 @@ impl DnsSpec {
         Ok(self)
     }
 
+    /// The TLS options a DNS-over-TLS run dials with: the spec's (else blackbox's default,
+    /// the system's trust store), with the server's host as the name to verify when they
+    /// name none (the dial connects to the chosen address, which is not the name).
+    pub(crate) fn tls_for_dial(&self) -> TlsOptions {
+        let mut tls = self.tls.clone().unwrap_or_else(|| TlsOptions {
+            verify: TlsVerify::SystemRoots,
+            ..TlsOptions::default()
+        });
+        if tls.server_name.is_none() {
+            if let Server::Host(host, _) = &self.server {
+                tls.server_name = Some(host.clone());
+            }
+        }
+        tls
+    }
+
     /// Whether `rcode` passes.
     pub fn rcode_is_valid(&self, rcode: u16) -> bool {
         if self.valid_rcodes.is_empty() { rcode == 0 } else { self.valid_rcodes.contains(&rcode) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_core_carries_dns_over_tls_and_the_namespace() {
+        let mut core = prober_core::ProbeSpec::dns("ns.example", 853, "example.com").unwrap();
+        let tls = TlsOptions { verify: TlsVerify::SystemRoots, ..TlsOptions::default() };
+        core.set_tls(tls.clone()).unwrap();
+        core.set_netns("/run/netns/dns-unit").unwrap();
+        let prober_core::ProbeKind::Dns(d) = &core.kind else { panic!("a DNS kind") };
+        let spec = DnsSpec::from_core(d).unwrap();
+        assert_eq!(spec.transport, Transport::Tls);
+        assert_eq!(spec.tls.as_ref(), Some(&tls));
+        assert_eq!(
+            spec.netns.as_ref().map(|n| n.path().to_path_buf()),
+            Some("/run/netns/dns-unit".into())
+        );
+        // The name verified is the server's host when the options name none.
+        assert_eq!(spec.tls_for_dial().server_name.as_deref(), Some("ns.example"));
+        // No options: the system's trust store, not the unverified default.
+        let mut bare = spec.clone();
+        bare.tls = None;
+        assert_eq!(bare.tls_for_dial().verify, TlsVerify::SystemRoots);
     }
 }

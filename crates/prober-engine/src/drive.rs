@@ -11,7 +11,7 @@ use crate::arena::Key;
 use crate::engine::Engine;
 use crate::event::{Event, TargetId};
 use crate::probe::{self, AnyProbe};
-use crate::slots::{Owner, Slot};
+use crate::slots::{CheckDone, Owner, Slot};
 use crate::timers::TimerKey;
 use crate::token::run_ctx;
 use crate::worker::Verdict;
@@ -19,11 +19,23 @@ use prober_core::ProbeResult;
 
 impl Engine {
     pub(crate) fn start_probe(&mut self, probe: AnyProbe, owner: Owner) {
+        self.start_probe_with(probe, owner, None);
+    }
+
+    /// Starts a run; `done` (a [`Engine::submit_with`] check's) takes its outcome instead of
+    /// the event queue.
+    pub(crate) fn start_probe_with(
+        &mut self,
+        probe: AnyProbe,
+        owner: Owner,
+        done: Option<CheckDone>,
+    ) {
         let label = match &probe {
             AnyProbe::HostRun(h) => Some(h.label().to_string()),
             _ => None,
         };
-        let slot = self.slots.insert(Slot { probe, owner, timer: None, resume_queued: false });
+        let slot =
+            self.slots.insert(Slot { probe, owner, done, timer: None, resume_queued: false });
         if let Owner::Worker { target, role, .. } = owner {
             if let Some(t) = self.targets.get_mut(target) {
                 if let Some(w) = t.workers[role.index()].as_mut() {
@@ -79,7 +91,10 @@ impl Engine {
                 if let AnyProbe::HostRun(_) = s.probe {
                     self.host_run_ended(slot, outcome.reason == prober_core::Reason::Timeout);
                 }
-                self.complete(s.owner, outcome, now);
+                match s.done {
+                    Some(done) => done.call(outcome),
+                    None => self.complete(s.owner, outcome, now),
+                }
             }
         }
     }

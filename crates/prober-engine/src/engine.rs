@@ -21,7 +21,7 @@ use crate::event::{Event, TargetId};
 use crate::hostrun::{HostRunStats, refuse_submit};
 use crate::probe::{AnyProbe, PreparedSpec};
 use crate::queue::EventQueue;
-use crate::slots::{Owner, Slot, Target, WorkerSlot};
+use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
 use crate::timers::{TimerKey, Timers};
 use crate::token::{WAKE, run_ctx};
 use crate::worker::Worker;
@@ -342,7 +342,10 @@ impl Engine {
                 prober_core::Reason::Cancelled,
                 "probe cancelled by the host",
             );
-            self.queue.push(Event::Check { tag, outcome: Box::new(outcome) });
+            match s.done {
+                Some(done) => done.call(outcome),
+                None => self.queue.push(Event::Check { tag, outcome: Box::new(outcome) }),
+            }
             cancelled += 1;
         }
         cancelled
@@ -515,6 +518,7 @@ impl Shared {
 /// Work a [`Handle`](crate::Handle) queued for the engine's next turn.
 pub(crate) enum Command {
     Submit(Box<ProbeSpec>, u64),
+    SubmitWith(Box<ProbeSpec>, u64, CheckDone),
     Trigger(TargetId, Role),
     Call(Box<dyn FnOnce(&mut Engine) + Send>),
 }
@@ -523,6 +527,7 @@ impl std::fmt::Debug for Command {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Command::Submit(_, tag) => write!(f, "Submit(tag {tag})"),
+            Command::SubmitWith(_, tag, _) => write!(f, "SubmitWith(tag {tag})"),
             Command::Trigger(t, r) => write!(f, "Trigger({t}, {r})"),
             Command::Call(_) => f.write_str("Call"),
         }

@@ -11,6 +11,7 @@ use crate::config::EngineError;
 use crate::engine::{Command, Engine, Shared};
 use crate::event::TargetId;
 use crate::hostrun::refuse_submit;
+use crate::slots::CheckDone;
 
 /// Thread-safe handle: wakes the engine and queues one-shot checks and triggers.
 #[derive(Clone, Debug)]
@@ -40,6 +41,28 @@ impl Handle {
         spec.validate()?;
         refuse_submit(&spec)?;
         self.shared.push(Command::Submit(Box::new(spec), tag)).map_err(EngineError::Io)?;
+        self.waker.wake().map_err(EngineError::Io)
+    }
+
+    /// Queues a one-shot probe whose outcome goes to `done`, called on the engine's thread
+    /// when the check ends, instead of an [`Event::Check`](crate::Event::Check)
+    /// ([`Engine::submit_with`]: what `done` may and may not do). `done` is called exactly
+    /// once if this returns `Ok`, unless the engine is dropped first (then it is dropped
+    /// uncalled: a waiter holding a channel's receiver sees the sender go).
+    ///
+    /// # Errors
+    ///
+    /// As [`Handle::submit`]; `done` is dropped uncalled.
+    pub fn submit_with(
+        &self,
+        spec: ProbeSpec,
+        tag: u64,
+        done: impl FnOnce(Box<prober_core::Outcome>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        spec.validate()?;
+        refuse_submit(&spec)?;
+        let command = Command::SubmitWith(Box::new(spec), tag, CheckDone::new(done));
+        self.shared.push(command).map_err(EngineError::Io)?;
         self.waker.wake().map_err(EngineError::Io)
     }
 

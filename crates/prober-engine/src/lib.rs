@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod arena;
+mod check_done;
 mod config;
 mod drive;
 mod engine;

@@ -1,9 +1,11 @@
 //! What the engine keeps: targets with their workers, and the in-flight runs (slots) with whom
 //! they belong to.
 
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use prober_core::{ProbeResult, Role};
+use prober_core::{Outcome, ProbeResult, Role};
 
 use crate::arena::Key;
 use crate::probe::{AnyProbe, PreparedSpec};
@@ -27,6 +29,9 @@ pub(crate) enum Owner {
 pub(crate) struct Slot {
     pub(crate) probe: AnyProbe,
     pub(crate) owner: Owner,
+    /// A [`Engine::submit_with`](crate::Engine::submit_with) check's function, which takes the
+    /// outcome instead of the event queue.
+    pub(crate) done: Option<CheckDone>,
     /// The instant of this slot's live timer entry, if any.
     pub(crate) timer: Option<Instant>,
     /// On the list of runs to resume: a run that yields again before its resume (from a
@@ -64,5 +69,28 @@ impl Target {
             None => true,
             Some(w) => w.state.value() == ProbeResult::Success,
         }
+    }
+}
+
+/// The function a [`submit_with`](crate::Engine::submit_with) check calls with its outcome.
+pub(crate) struct CheckDone(Box<dyn FnOnce(Box<Outcome>) + Send>);
+
+impl CheckDone {
+    pub(crate) fn new(f: impl FnOnce(Box<Outcome>) + Send + 'static) -> CheckDone {
+        CheckDone(Box::new(f))
+    }
+
+    /// Calls the host's function. A panic in it is the host's and ends only that call: it is
+    /// caught here so that the engine and every other run go on (the panic's message has
+    /// already been printed by the panic hook).
+    pub(crate) fn call(self, outcome: Outcome) {
+        let f = self.0;
+        let _ = catch_unwind(AssertUnwindSafe(move || f(Box::new(outcome))));
+    }
+}
+
+impl fmt::Debug for CheckDone {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CheckDone")
     }
 }

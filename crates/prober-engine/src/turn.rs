@@ -81,6 +81,9 @@ impl Engine {
                 Command::Submit(spec, tag) => {
                     self.start_probe(AnyProbe::from_spec(*spec), Owner::Check { tag })
                 }
+                Command::SubmitWith(spec, tag, done) => {
+                    self.start_check(AnyProbe::from_spec(*spec), tag, done)
+                }
                 Command::Trigger(t, r) => {
                     let _ = self.trigger(t, r);
                 }

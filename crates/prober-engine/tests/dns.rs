@@ -1,6 +1,7 @@
 //! DNS probes through the engine (issue 36): one-shot submits, a readiness worker and the
 //! blocking `check`, against a UDP server of the test's own on loopback that answers A
-//! queries with 192.0.2.1, and NXDOMAIN for names under `down.`.
+//! queries with 192.0.2.1, and NXDOMAIN for names under `down.`; the same server inside a
+//! network namespace the test makes (`ProbeSpec::set_netns`; root and iproute2, as CI has).
 
 mod common;
 
@@ -120,4 +121,21 @@ fn dns_probes_run_in_the_engine() {
             _ => {}
         }
     }
+}
+
+#[test]
+fn a_dns_probe_with_set_netns_queries_inside_the_namespace() {
+    let ns = prober_testkit::netns::TestNetns::new("engine-dns");
+    // The server's socket is made inside the namespace: only a socket made there reaches it.
+    let r = ns.run_in(Responder::start);
+    let mut spec = dns(r.addr, "up.example");
+    spec.set_netns(ns.path()).unwrap();
+    spec.validate().unwrap();
+    let o = prober_engine::check(&spec);
+    assert_eq!(o.result, ProbeResult::Success, "{}", o.message);
+    assert_eq!(o.dns.as_deref().map(|f| f.answer_rrs), Some(1));
+
+    // Without the namespace, this process's loopback has nothing on that port.
+    let o = prober_engine::check(&dns(r.addr, "up.example"));
+    assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Refused), "{}", o.message);
 }

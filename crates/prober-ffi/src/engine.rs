@@ -173,7 +173,7 @@ impl std::fmt::Debug for prober_engine {
     }
 }
 
-fn engine_error(e: EngineError) -> prober_status {
+pub(crate) fn engine_error(e: EngineError) -> prober_status {
     match e {
         EngineError::UnknownTarget(t) => {
             set_error(PROBER_E_UNKNOWN_TARGET, format!("unknown target {t}"))
@@ -529,7 +529,7 @@ pub unsafe extern "C" fn prober_engine_wakeup(e: *const prober_engine) -> prober
 
 /// The C form of `ev`; `None` for a kind of event C has no `prober_event_kind` for (the Rust
 /// enum may grow before the C one does), which the drain skips.
-fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
+pub(crate) fn fill(ev: Event, held: &mut Vec<prober_outcome>) -> Option<prober_event> {
     let mut out = prober_event {
         kind: 0,
         role: 0,

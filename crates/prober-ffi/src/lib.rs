@@ -19,6 +19,7 @@
 #![allow(non_camel_case_types)]
 
 mod body_cel;
+mod completion;
 mod compression;
 mod containment;
 mod engine;
@@ -46,6 +47,7 @@ use std::ffi::{CStr, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use body_cel::*;
+pub use completion::*;
 pub use compression::*;
 pub use engine::*;
 pub use expect::*;

@@ -251,7 +251,7 @@ mod sys {
                 std::mem::size_of::<libc::c_int>() as libc::socklen_t,
             )
         };
-        if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+        prober_io::os_result(r).map(drop)
     }
 
     pub(super) fn recv(fd: RawFd, buf: &mut [u8], errqueue: bool) -> io::Result<Datagram> {

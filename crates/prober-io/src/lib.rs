@@ -30,6 +30,7 @@ use prober_core::Outcome;
 pub mod blocking;
 mod mailbox;
 pub mod netns;
+mod os_result;
 mod pool;
 pub mod reaper;
 pub mod resolver;
@@ -41,7 +42,8 @@ mod workers;
 
 pub use blocking::BlockingJob;
 pub use mailbox::{Answer, JobDone, Mailbox, Resolved};
-pub use netns::{NsError, NsSockets, netns_opens};
+pub use netns::{NsError, NsSocketKind, NsSockets, netns_opens};
+pub use os_result::os_result;
 pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
 pub use resolver::{Lookup, Resolver};
 pub use retry::retry_interrupted;
@@ -192,6 +194,28 @@ impl<'a> Ctx<'a> {
         sockets: netns::NsSockets,
     ) -> resolver::Lookup {
         self.mailbox.submit_netns(self.ticket, host, addrs, port, netns, sockets)
+    }
+
+    /// [`Ctx::sockets_in`] for one UDP socket per address (datagram probes: DNS), made in
+    /// `netns` off the poll thread; the answer arrives through [`Machine::resolved`] with the
+    /// addresses, the sockets in `sockets`.
+    #[must_use = "dropping the Lookup abandons the sockets"]
+    pub fn udp_sockets_in(
+        &self,
+        netns: &prober_core::NetNs,
+        addrs: Vec<SocketAddr>,
+        sockets: netns::NsSockets,
+    ) -> resolver::Lookup {
+        let port = addrs.first().map_or(0, SocketAddr::port);
+        self.mailbox.submit_netns_kind(
+            self.ticket,
+            None,
+            addrs,
+            port,
+            netns,
+            netns::NsSocketKind::Udp,
+            sockets,
+        )
     }
 
     /// Runs `work` off the poll thread (see [`blocking`]); its answer arrives through

@@ -49,6 +49,17 @@ pub struct NsError {
     pub message: String,
 }
 
+/// Which sockets a namespace job makes: TCP for connections (the default), UDP for datagram
+/// probes (DNS).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NsSocketKind {
+    /// `SOCK_STREAM`, TCP.
+    #[default]
+    Tcp,
+    /// `SOCK_DGRAM`, UDP.
+    Udp,
+}
+
 /// Where the sockets of one [`Mailbox::submit_netns`] are left for the asking machine, one per
 /// address in the order of the answer's addresses; the answer itself arrives as a lookup's.
 pub type NsSockets = Arc<Mutex<Option<Result<Vec<OwnedFd>, NsError>>>>;
@@ -81,9 +92,25 @@ impl Mailbox {
         netns: &NetNs,
         sockets: NsSockets,
     ) -> Lookup {
+        self.submit_netns_kind(ticket, host, addrs, port, netns, NsSocketKind::Tcp, sockets)
+    }
+
+    /// [`Mailbox::submit_netns`] for sockets of `kind`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_netns_kind(
+        &self,
+        ticket: u64,
+        host: Option<&str>,
+        addrs: Vec<SocketAddr>,
+        port: u16,
+        netns: &NetNs,
+        kind: NsSocketKind,
+        sockets: NsSockets,
+    ) -> Lookup {
         let wanted = Arc::new(AtomicBool::new(true));
         let sender = self.sender();
-        let job = NsJob { ticket, netns: netns.clone(), sockets, sender, wanted: wanted.clone() };
+        let job =
+            NsJob { ticket, netns: netns.clone(), kind, sockets, sender, wanted: wanted.clone() };
         match host {
             None => job.submit(addrs),
             Some(host) => {
@@ -111,6 +138,7 @@ impl Mailbox {
 struct NsJob {
     ticket: u64,
     netns: NetNs,
+    kind: NsSocketKind,
     sockets: NsSockets,
     sender: Sender,
     wanted: Arc<AtomicBool>,
@@ -146,12 +174,12 @@ impl NsJob {
         if self.sender.abandoned() {
             return;
         }
-        let made = make_sockets(&self.netns, &addrs);
+        let made = make_sockets(&self.netns, self.kind, &addrs);
         self.answer(addrs, made);
     }
 
     fn answer(self, addrs: Vec<SocketAddr>, made: Result<Vec<OwnedFd>, NsError>) {
-        let NsJob { ticket, netns, sockets, sender, wanted: _ } = self;
+        let NsJob { ticket, netns, kind: _, sockets, sender, wanted: _ } = self;
         *sockets.lock() = Some(made);
         // Let go of the namespace before answering: once the answer is read, the last spec
         // naming the path may be dropped, and its descriptor must then close at once, not
@@ -163,7 +191,11 @@ impl NsJob {
 }
 
 /// The sockets for `addrs`, made in `netns` on this (pool) thread.
-fn make_sockets(netns: &NetNs, addrs: &[SocketAddr]) -> Result<Vec<OwnedFd>, NsError> {
+fn make_sockets(
+    netns: &NetNs,
+    kind: NsSocketKind,
+    addrs: &[SocketAddr],
+) -> Result<Vec<OwnedFd>, NsError> {
     let path = netns.path();
     let fail = |reason: Reason, why: String| NsError {
         reason,
@@ -173,7 +205,7 @@ fn make_sockets(netns: &NetNs, addrs: &[SocketAddr]) -> Result<Vec<OwnedFd>, NsE
     addrs
         .iter()
         .map(|a| {
-            crate::sys::tcp_socket(a.is_ipv6()).map_err(|e| {
+            crate::sys::inet_socket(a.is_ipv6(), kind == NsSocketKind::Udp).map_err(|e| {
                 let reason =
                     if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
                 fail(reason, format!("cannot create socket: {}", os_error_text(&e)))

@@ -13,25 +13,25 @@ pub(crate) fn waitpid(pid: libc::pid_t, flags: libc::c_int) -> io::Result<libc::
         // SAFETY: waitpid on a specific pid (never -1: no other child of the host is touched)
         // with a valid out-pointer.
         let r = unsafe { libc::waitpid(pid, &mut status, flags) };
-        if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
+        crate::os_result(r)
     })
 }
 
-/// A new TCP socket of the family, non-blocking and close-on-exec from its creation, in the
-/// calling thread's network namespace.
-pub(crate) fn tcp_socket(ipv6: bool) -> io::Result<std::os::fd::OwnedFd> {
+/// A new TCP (or UDP) socket of the family, non-blocking and close-on-exec from its creation,
+/// in the calling thread's network namespace.
+pub(crate) fn inet_socket(ipv6: bool, udp: bool) -> io::Result<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     let domain = if ipv6 { libc::AF_INET6 } else { libc::AF_INET };
+    let (ty, proto) = if udp {
+        (libc::SOCK_DGRAM, libc::IPPROTO_UDP)
+    } else {
+        (libc::SOCK_STREAM, libc::IPPROTO_TCP)
+    };
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-    let ty = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-    let ty = libc::SOCK_STREAM;
+    let ty = ty | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
     // SAFETY: socket() takes no pointers; a non-negative return is a new descriptor that
     // nothing else owns, so OwnedFd may take it.
-    let fd = unsafe { libc::socket(domain, ty, libc::IPPROTO_TCP) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = crate::os_result(unsafe { libc::socket(domain, ty, proto) })?;
     // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
@@ -87,10 +87,7 @@ fn on_nsfs(file: &std::fs::File) -> io::Result<bool> {
     let mut st: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: the descriptor is open for the whole call (borrowed from `file`), and `st` is a
     // valid statfs for the kernel to fill.
-    let r = unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    crate::os_result(unsafe { libc::fstatfs(file.as_raw_fd(), &mut st) })?;
     #[allow(clippy::unnecessary_cast)] // f_type's type differs between C libraries
     Ok(st.f_type as i64 == NSFS_MAGIC)
 }
@@ -104,8 +101,7 @@ pub(crate) fn ns_type(fd: &std::os::fd::OwnedFd) -> io::Result<libc::c_int> {
     const NS_GET_NSTYPE: libc::c_ulong = 0xb703;
     // SAFETY: the descriptor is open for the whole call (borrowed); NS_GET_NSTYPE takes no
     // argument and returns the type as the call's value.
-    let r = unsafe { libc::ioctl(fd.as_raw_fd(), NS_GET_NSTYPE as _) };
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
+    crate::os_result(unsafe { libc::ioctl(fd.as_raw_fd(), NS_GET_NSTYPE as _) })
 }
 
 /// Moves the calling thread into the network namespace `fd` refers to. Only ever called on a
@@ -115,6 +111,5 @@ pub(crate) fn setns_net(fd: &std::os::fd::OwnedFd) -> io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: the descriptor is open for the whole call (borrowed); setns changes only the
     // calling thread's network namespace and reads no memory of ours.
-    let r = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    crate::os_result(unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) }).map(drop)
 }

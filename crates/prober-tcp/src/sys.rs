@@ -4,6 +4,7 @@
 use std::io;
 
 use mio::net::TcpStream;
+use prober_io::os_result;
 
 /// Ends the connection on `stream` the way `close` with SO_LINGER 0 would (RST to the peer,
 /// queues purged, local port released) but keeps the socket for another `connect`:
@@ -18,8 +19,7 @@ pub(crate) fn disconnect(stream: &TcpStream) -> io::Result<()> {
     let len = std::mem::size_of::<libc::sockaddr>() as libc::socklen_t;
     // SAFETY: the descriptor is open for the whole call (borrowed from `stream`), and `addr` is a
     // valid, initialised sockaddr of `len` bytes that the kernel only reads.
-    let rc = unsafe { libc::connect(stream.as_raw_fd(), &addr, len) };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    os_result(unsafe { libc::connect(stream.as_raw_fd(), &addr, len) }).map(drop)
 }
 
 /// See the Linux version: not available here.
@@ -50,7 +50,7 @@ pub(crate) fn bind_address_no_port(socket: &socket2::Socket) -> io::Result<()> {
             len,
         )
     };
-    if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+    os_result(rc).map(drop)
 }
 
 /// See the Linux version: not available here; the port is reserved at `bind`.
@@ -67,7 +67,7 @@ pub(crate) fn peek(stream: &mio::net::UnixStream, buf: &mut [u8]) -> io::Result<
     let n = unsafe {
         libc::recv(stream.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), libc::MSG_PEEK)
     };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    os_result(n).map(|n| n as usize)
 }
 
 /// Starts connecting a new nonblocking, close-on-exec Unix stream socket to `socket` (mio
@@ -102,7 +102,7 @@ pub(crate) fn send_nosignal(stream: &mio::net::UnixStream, buf: &[u8]) -> io::Re
     let n = unsafe {
         libc::send(stream.as_raw_fd(), buf.as_ptr().cast(), buf.len(), libc::MSG_NOSIGNAL)
     };
-    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+    os_result(n).map(|n| n as usize)
 }
 
 /// Elsewhere (no `MSG_NOSIGNAL`): a plain write; such systems set `SO_NOSIGPIPE` instead,

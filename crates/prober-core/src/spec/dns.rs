@@ -12,7 +12,9 @@ impl DnsSpec {
     /// # Errors
     ///
     /// [`SpecError::InvalidHost`] for the server, [`SpecError::InvalidPort`] for port 0,
-    /// [`SpecError::InvalidRequest`] for a query name that is not a domain name.
+    /// [`SpecError::InvalidRequest`] for a query name that is not a domain name,
+    /// [`SpecError::InvalidTls`] for invalid TLS options or TLS options with a transport
+    /// other than [`DnsTransport::Tls`].
     pub fn validate(&self) -> Result<(), SpecError> {
         validate_host(&self.host)?;
         if self.port == 0 {
@@ -20,6 +22,14 @@ impl DnsSpec {
         }
         Name::from_text(&self.query_name)
             .map_err(|e| SpecError::InvalidRequest(format!("DNS query name: {e}")))?;
+        if let Some(tls) = &self.tls {
+            tls.validate()?;
+            if self.transport != DnsTransport::Tls {
+                return Err(SpecError::InvalidTls(
+                    "TLS options of a DNS probe need its tls transport (DNS over TLS)".into(),
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -53,6 +63,8 @@ impl ProbeSpec {
             validate_additional: DnsRrChecks::default(),
             ip_family: IpFamily::Any,
             address_filter: None,
+            netns: None,
+            tls: None,
         };
         spec.validate()?;
         Ok(ProbeSpec::with_kind(ProbeKind::Dns(Box::new(spec))))
@@ -72,5 +84,28 @@ mod tests {
         assert!(matches!(ProbeSpec::dns("a b", 53, "x"), Err(SpecError::InvalidHost(_))));
         assert!(matches!(ProbeSpec::dns("h", 0, "x"), Err(SpecError::InvalidPort(0))));
         assert!(matches!(ProbeSpec::dns("h", 53, "a..b"), Err(SpecError::InvalidRequest(_))));
+    }
+
+    #[test]
+    fn tls_options_select_dns_over_tls_and_need_it() {
+        let mut spec = ProbeSpec::dns("127.0.0.1", 853, "example.com").unwrap();
+        spec.set_tls(crate::TlsOptions::default()).unwrap();
+        let ProbeKind::Dns(d) = &mut spec.kind else { panic!("a DNS kind") };
+        assert_eq!((d.transport, d.tls.is_some()), (DnsTransport::Tls, true));
+        assert!(spec.validate().is_ok());
+        let ProbeKind::Dns(d) = &mut spec.kind else { panic!("a DNS kind") };
+        d.transport = DnsTransport::Udp;
+        assert!(matches!(spec.validate(), Err(SpecError::InvalidTls(_))));
+    }
+
+    #[test]
+    fn a_dns_probe_takes_a_network_namespace() {
+        let mut spec = ProbeSpec::dns("127.0.0.1", 53, "example.com").unwrap();
+        spec.set_netns("/run/netns/dns-test").unwrap();
+        assert_eq!(
+            spec.netns().map(|n| n.path().to_path_buf()),
+            Some("/run/netns/dns-test".into())
+        );
+        assert!(spec.validate().is_ok());
     }
 }

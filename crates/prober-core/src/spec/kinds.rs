@@ -475,6 +475,10 @@ pub enum DnsTransport {
     Udp,
     /// A TCP connection with two-byte length prefixes (RFC 1035 4.2.2, RFC 7766).
     Tcp,
+    /// DNS over TLS (RFC 7858): the TCP exchange inside TLS, blackbox_exporter's
+    /// `dns_over_tls`. The port is the one given (853 is DoT's, but nothing is assumed, as
+    /// blackbox uses the target's); the TLS options are [`DnsSpec::tls`].
+    Tls,
 }
 
 /// One section's checks, blackbox_exporter's `DNSRRValidator`: regular expressions matched
@@ -511,7 +515,7 @@ pub struct DnsSpec {
     pub host: String,
     /// The server's port (53).
     pub port: u16,
-    /// UDP or TCP.
+    /// UDP, TCP or TLS.
     pub transport: DnsTransport,
     /// The question's name, as text (`\` escapes allowed; always fully qualified).
     pub query_name: String,
@@ -537,4 +541,12 @@ pub struct DnsSpec {
     pub ip_family: IpFamily,
     /// Query only servers this allow-list admits.
     pub address_filter: Option<Arc<AddressFilter>>,
+    /// Make the query's socket in this network namespace (see
+    /// [`ProbeSpec::set_netns`](super::ProbeSpec::set_netns)).
+    pub netns: Option<NetNs>,
+    /// The TLS options of [`DnsTransport::Tls`] (set with
+    /// [`ProbeSpec::set_tls`](super::ProbeSpec::set_tls), which also selects that transport).
+    /// `None` with that transport: the chain verified against the system's trust store and
+    /// the name against the server's host as given, blackbox's default `tls_config`.
+    pub tls: Option<TlsOptions>,
 }

@@ -435,7 +435,9 @@ impl ProbeSpec {
 
     /// Sets the TLS options: of `https://` URLs for HTTP probes; for gRPC probes this also
     /// switches from h2c to TLS; for TCP probes too (beyond the kubelet: TLS from the first
-    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]). Exec probes refuse them.
+    /// byte, or after the exchange with [`ProbeSpec::set_starttls`]); for DNS probes this
+    /// selects DNS over TLS ([`DnsTransport::Tls`](super::DnsTransport::Tls)). Exec and ICMP
+    /// probes refuse them.
     ///
     /// # Errors
     ///
@@ -447,9 +449,14 @@ impl ProbeSpec {
             ProbeKind::Http(h) => h.tls = tls,
             ProbeKind::Grpc(g) => g.tls = Some(tls),
             ProbeKind::Tcp(t) => t.tls = Some(tls),
+            // As for gRPC, TLS options select the TLS transport: DNS over TLS.
+            ProbeKind::Dns(d) => {
+                d.tls = Some(tls);
+                d.transport = super::DnsTransport::Tls;
+            }
             _ => {
                 return Err(SpecError::InvalidTls(
-                    "TLS options apply to HTTP, gRPC and TCP probes only".into(),
+                    "TLS options apply to HTTP, gRPC, TCP and DNS probes only".into(),
                 ));
             }
         }

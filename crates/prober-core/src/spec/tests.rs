@@ -238,7 +238,7 @@ fn tls_options() {
     let mut t = ProbeSpec::exec(&["true"]).unwrap();
     assert_eq!(
         t.set_tls(TlsOptions::default()).unwrap_err().to_string(),
-        "invalid TLS option: TLS options apply to HTTP, gRPC and TCP probes only"
+        "invalid TLS option: TLS options apply to HTTP, gRPC, TCP and DNS probes only"
     );
 
     assert_eq!(TlsVersion::parse("1.2"), Some(TlsVersion::Tls12));

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use prober_dns::wire::Message;
 use prober_dns::{DnsFacts, DnsProbe, DnsSpec};
+use prober_testkit::netns::TestNetns;
+use prober_testkit::tls::Issued;
 
 /// The script that installs the server these tests run.
 pub const INSTALL_HINT: &str =
@@ -47,11 +49,14 @@ txt IN TXT "v=spf1 -all" "say \"hi\""
 pub const BIG_TXT_RECORDS: usize = 12;
 
 /// NSD, from Debian, serving `probe.test.` (from [`ZONE`]) and `broken.test.` (configured,
-/// its file missing: SERVFAIL) on a loopback port, UDP and TCP; stopped when dropped.
+/// its file missing: SERVFAIL) on a loopback port, UDP and TCP, and DNS over TLS on another
+/// when started with a certificate; stopped when dropped.
 pub struct Nsd {
     child: Child,
     dir: PathBuf,
     pub addr: SocketAddr,
+    /// The DNS-over-TLS port's address (NSD's `tls-port`), when started with a certificate.
+    pub tls_addr: Option<SocketAddr>,
 }
 
 fn nsd_binary() -> PathBuf {
@@ -74,6 +79,22 @@ fn free_port() -> u16 {
 
 impl Nsd {
     pub fn start() -> Nsd {
+        Nsd::start_with(None, None)
+    }
+
+    /// NSD serving UDP, TCP and, with `cert`, DNS over TLS on 127.0.0.1 inside the network
+    /// namespace `ns` (run there by `ip netns exec`): unreachable from this one.
+    pub fn start_in(ns: &TestNetns, cert: Option<&Issued>) -> Nsd {
+        Nsd::start_with(cert, Some(ns))
+    }
+
+    /// NSD that also serves DNS over TLS with `cert` (NSD 4.3+: `tls-service-pem`,
+    /// `tls-service-key`, `tls-port`).
+    pub fn start_tls(cert: &Issued) -> Nsd {
+        Nsd::start_with(Some(cert), None)
+    }
+
+    fn start_with(cert: Option<&Issued>, ns: Option<&TestNetns>) -> Nsd {
         let nsd = nsd_binary();
         let dir = std::env::temp_dir().join(format!(
             "prober-dns-nsd-{}-{}",
@@ -86,12 +107,24 @@ impl Nsd {
             zone.push_str(&format!("big IN TXT \"{}-{i}\"\n", "x".repeat(60)));
         }
         std::fs::write(dir.join("probe.test.zone"), zone).expect("write the zone");
+        let tls_files = cert.map(|c| c.write_files(&dir, "nsd-tls"));
         // A few tries: the port is free when chosen, another process may take it before NSD.
         for _ in 0..5 {
             let port = free_port();
+            let tls_port = tls_files.as_ref().map(|_| free_port());
             let d = dir.display();
+            // The TLS port is one more address NSD listens on; `tls-port` makes it TLS's.
+            let tls_conf = match (&tls_files, tls_port) {
+                (Some((pem, key)), Some(tls_port)) => format!(
+                    "  ip-address: 127.0.0.1@{tls_port}\n  tls-port: {tls_port}\n  \
+                     tls-service-pem: \"{}\"\n  tls-service-key: \"{}\"\n",
+                    pem.display(),
+                    key.display()
+                ),
+                _ => String::new(),
+            };
             let conf = format!(
-                "server:\n  ip-address: 127.0.0.1@{port}\n  port: {port}\n  username: \"\"\n  \
+                "server:\n  ip-address: 127.0.0.1@{port}\n{tls_conf}  port: {port}\n  username: \"\"\n  \
                  chroot: \"\"\n  zonesdir: \"{d}\"\n  database: \"\"\n  pidfile: \"{d}/nsd.pid\"\n  \
                  xfrdfile: \"{d}/xfrd.state\"\n  zonelistfile: \"{d}/zone.list\"\n  xfrdir: \"{d}\"\n  \
                  logfile: \"{d}/nsd.log\"\n  server-count: 1\n  do-ip6: no\n  verbosity: 1\n\
@@ -101,7 +134,11 @@ impl Nsd {
             );
             let conf_path = dir.join("nsd.conf");
             std::fs::write(&conf_path, conf).expect("write nsd.conf");
-            let child = Command::new(&nsd)
+            let mut command = match ns {
+                Some(ns) => ns.command(&nsd),
+                None => Command::new(&nsd),
+            };
+            let child = command
                 .arg("-d")
                 .arg("-c")
                 .arg(&conf_path)
@@ -110,8 +147,19 @@ impl Nsd {
                 .stderr(Stdio::null())
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e} ({INSTALL_HINT})", nsd.display()));
-            let mut server = Nsd { child, dir: dir.clone(), addr: ([127, 0, 0, 1], port).into() };
-            if server.wait_ready() {
+            let mut server = Nsd {
+                child,
+                dir: dir.clone(),
+                addr: ([127, 0, 0, 1], port).into(),
+                tls_addr: tls_port.map(|p| ([127, 0, 0, 1], p).into()),
+            };
+            // The readiness query goes from NSD's own namespace (a socket stays where made).
+            let sock = match ns {
+                Some(ns) => ns.run_in(|| UdpSocket::bind("127.0.0.1:0")),
+                None => UdpSocket::bind("127.0.0.1:0"),
+            }
+            .expect("bind a loopback port");
+            if server.wait_ready(&sock) {
                 return server;
             }
             let _ = server.child.kill();
@@ -122,9 +170,8 @@ impl Nsd {
     }
 
     /// Waits until NSD answers the SOA of `probe.test.` over UDP, or has exited.
-    fn wait_ready(&mut self) -> bool {
+    fn wait_ready(&mut self, sock: &UdpSocket) -> bool {
         let end = Instant::now() + START_TIMEOUT;
-        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
         sock.connect(self.addr).expect("connect");
         sock.set_read_timeout(Some(Duration::from_millis(200))).expect("timeout");
         let query = prober_dns::wire::Query {

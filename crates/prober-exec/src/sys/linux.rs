@@ -3,15 +3,14 @@
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 
+use prober_io::os_result;
+
 /// `pidfd_open(pid, 0)`: a descriptor that turns readable when `pid` exits. Always
 /// close-on-exec.
 pub(crate) fn pidfd_open(pid: libc::pid_t) -> io::Result<OwnedFd> {
     // SAFETY: pidfd_open takes a pid and a flags word by value and returns a new descriptor or
     // -1 with errno set; no memory is passed.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = os_result(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) })?;
     // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }

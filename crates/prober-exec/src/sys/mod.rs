@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use prober_io::retry_interrupted;
+use prober_io::{os_result, retry_interrupted};
 
 #[cfg(target_os = "linux")]
 #[path = "linux.rs"]
@@ -316,11 +316,7 @@ pub(crate) fn executable(path: &Path) -> io::Result<()> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: `c` is a valid NUL-terminated path; access() only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    os_result(unsafe { libc::access(c.as_ptr(), libc::X_OK) }).map(drop)
 }
 
 /// A close-on-exec pipe whose read end (first) is nonblocking and whose write end stays
@@ -350,7 +346,7 @@ pub(crate) fn exit_status(pid: libc::pid_t) -> io::Result<Option<Exit>> {
                 libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
             )
         };
-        if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+        os_result(r).map(drop)
     })?;
     // SAFETY: waitid either filled the SIGCHLD member of the union (the one these accessors
     // read) or left the struct zeroed (si_pid 0: nothing to report).

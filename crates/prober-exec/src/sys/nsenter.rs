@@ -34,6 +34,8 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
+use prober_io::os_result;
+
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use prober_core::os_error_text;
 
@@ -107,20 +109,16 @@ struct Target {
 fn open_at(dir: &OwnedFd, name: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: openat with a descriptor we own and a NUL-terminated name; the result is a new
     // descriptor we take ownership of, or -1.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = os_result(unsafe {
+        libc::openat(dir.as_raw_fd(), name.as_ptr(), flags | libc::O_CLOEXEC)
+    })?;
     // SAFETY: the kernel just returned this descriptor; nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 fn open_path(path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
     // SAFETY: open with a NUL-terminated path; the result is a new descriptor or -1.
-    let fd = unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let fd = os_result(unsafe { libc::open(path.as_ptr(), flags | libc::O_CLOEXEC) })?;
     // SAFETY: the kernel just returned this descriptor; nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

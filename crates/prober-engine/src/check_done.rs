@@ -1,0 +1,45 @@
+//! A completion per one-shot submission: [`Engine::submit_with`] and
+//! [`Handle::submit_with`](crate::Handle::submit_with) take a function that the engine calls
+//! with the check's outcome, on its own thread, when the check ends, instead of queueing an
+//! [`Event::Check`](crate::Event::Check). A host that waits for one check (an HTTP request
+//! waiting for its probe, a command-line check, a binding's pending call) then keeps no map
+//! from tags to waiters: the waiter travels with the submission.
+
+use prober_core::{Outcome, ProbeSpec};
+
+use crate::config::EngineError;
+use crate::engine::Engine;
+use crate::hostrun::refuse_submit;
+use crate::probe::AnyProbe;
+use crate::slots::{CheckDone, Owner};
+
+impl Engine {
+    /// Starts a one-shot probe whose outcome goes to `done`, called on this engine's thread
+    /// when the check ends (from within [`Engine::step`]/[`Engine::wait`], or from
+    /// [`Engine::cancel_check`] when it is cancelled), instead of an
+    /// [`Event::Check`](crate::Event::Check). `tag` is still the check's name for
+    /// [`Engine::cancel_check`]. `done` is called exactly once if this returns `Ok`, and never
+    /// otherwise; if the engine is dropped with the check still running, `done` is dropped
+    /// without being called. It runs on the engine's thread, so it should be quick (hand the
+    /// outcome over, do not probe); a panic in it is caught and ends only that call.
+    ///
+    /// # Errors
+    ///
+    /// As [`Engine::submit`]: [`EngineError::Spec`] for an invalid spec,
+    /// [`EngineError::HostRunCheck`] for a host-run probe; nothing is started.
+    pub fn submit_with(
+        &mut self,
+        spec: ProbeSpec,
+        tag: u64,
+        done: impl FnOnce(Box<Outcome>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        spec.validate()?;
+        refuse_submit(&spec)?;
+        self.start_check(AnyProbe::from_spec(spec), tag, CheckDone::new(done));
+        Ok(())
+    }
+
+    pub(crate) fn start_check(&mut self, probe: AnyProbe, tag: u64, done: CheckDone) {
+        self.start_probe_with(probe, Owner::Check { tag }, Some(done));
+    }
+}

@@ -125,9 +125,14 @@ impl TlsArgs {
             return Err(args.usage("--starttls applies to tcp:// targets only"));
         }
         match kind {
-            Kind::Exec | Kind::Dns | Kind::Icmp => {
+            Kind::Exec | Kind::Icmp => {
                 return Err(args.usage(format!(
-                    "{first} applies to https://, grpc:// and tcp:// targets only"
+                    "{first} applies to https://, grpc://, tcp:// and dns:// targets only"
+                )));
+            }
+            Kind::Dns if !self.tls => {
+                return Err(args.usage(format!(
+                    "{first} needs --tls on dns:// targets (DNS over TLS; UDP unless --tls is given)"
                 )));
             }
             Kind::Tcp if !self.tls && !self.starttls => {
@@ -147,7 +152,7 @@ impl TlsArgs {
                 )));
             }
             Kind::Https if self.first_option().is_none() => return Ok(()),
-            Kind::Https | Kind::Grpc => {}
+            Kind::Https | Kind::Grpc | Kind::Dns => {}
         }
         // `--tls-verify --tls-ca FILE` reads as "verify, against FILE": the CA file decides.
         let verify = match (&self.ca, self.verify) {
@@ -342,7 +347,7 @@ impl Given {
         }
         self.tls.apply(p, &mut spec, kind)?;
         self.extensions.apply(p, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
-        self.kinds.apply(p, &mut spec, self.timeout.is_some())?;
+        self.kinds.apply(p, &mut spec, self.timeout.is_some(), self.target.as_deref())?;
         Ok(CheckArgs { spec, json: self.json })
     }
 }
@@ -691,7 +696,7 @@ mod tests {
             (&["--starttls", "https://h/"], "--starttls applies to tcp:// targets only"),
             (
                 &["--tls-ca", "ca.pem", "--", "true"],
-                "--tls-ca applies to https://, grpc:// and tcp://",
+                "--tls-ca applies to https://, grpc://, tcp:// and dns://",
             ),
             (&["--tls", "http://h/"], "not http:// (write https://"),
             (&["--tls-verify", "http://h/"], "--tls-verify applies"),

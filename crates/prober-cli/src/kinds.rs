@@ -85,17 +85,22 @@ impl KindFlags {
 
     /// Applies the flags to `spec`, refusing those of the other kinds. `timeout_given`: without
     /// `--timeout`, an ICMP run of several echoes gets the time to send them all (as `ping -c`
-    /// takes it) and one second more for the last reply.
+    /// takes it) and one second more for the last reply. `target`: the TARGET as given, for DNS
+    /// over TLS's port (853, as `dig +tls`, unless the target names one).
     pub fn apply(
         &self,
         args: &Parser,
         spec: &mut ProbeSpec,
         timeout_given: bool,
+        target: Option<&str>,
     ) -> Result<(), Failure> {
         match &mut spec.kind {
             ProbeKind::Dns(d) => {
                 if let Some(flag) = self.icmp_flag {
                     return Err(args.usage(format!("{flag} applies to icmp:// targets only")));
+                }
+                if d.transport == DnsTransport::Tls && !target.is_some_and(dns_port_given) {
+                    d.port = DNS_OVER_TLS_PORT;
                 }
                 self.apply_dns(args, d)
             }
@@ -131,6 +136,9 @@ impl KindFlags {
         }
         if self.dns_tcp && self.dns_tcp_fallback {
             return Err(args.usage("give --dns-tcp or --dns-tcp-fallback, not both"));
+        }
+        if d.transport == DnsTransport::Tls && (self.dns_tcp || self.dns_tcp_fallback) {
+            return Err(args.usage("--dns-tcp and --dns-tcp-fallback do not go with --tls"));
         }
         if self.dns_tcp {
             d.transport = DnsTransport::Tcp;
@@ -212,6 +220,19 @@ fn whole(
     n.map(Some).ok_or_else(|| {
         args.usage(format!("bad {flag} '{v}' (expected a whole number, {min} to {max})"))
     })
+}
+
+/// DNS over TLS's port (RFC 7858).
+const DNS_OVER_TLS_PORT: u16 = 853;
+
+/// Whether a `dns://` TARGET names its server's port.
+fn dns_port_given(target: &str) -> bool {
+    let rest = target.split_once("://").map_or(target, |(_, r)| r);
+    let server = rest.split('/').next().unwrap_or("");
+    match server.strip_prefix('[') {
+        Some(r) => r.contains("]:"),
+        None => server.contains(':'),
+    }
 }
 
 /// `dns://SERVER[:PORT]/NAME`: a query of NAME (type A unless `--dns-type` says) to the

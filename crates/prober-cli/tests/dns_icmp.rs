@@ -67,7 +67,7 @@ fn icmp_failures_and_usage_errors_have_their_exit_status() {
         (&["--dns-type", "AAAA", "icmp://127.0.0.1"], "--dns-type applies to dns://"),
         (&["-c", "2", "tcp://127.0.0.1:1"], "-c applies to icmp://"),
         (&["-H", "X: y", "icmp://127.0.0.1"], "applies to http"),
-        (&["--tls", "icmp://127.0.0.1"], "--tls applies to https://, grpc:// and tcp://"),
+        (&["--tls", "icmp://127.0.0.1"], "--tls applies to https://, grpc://, tcp:// and dns://"),
         (&["icmp://127.0.0.1:80"], "an ICMP target is a host only"),
         (&["icmp://h/x"], "an ICMP target is a host only"),
         (&["--source-address", "::1", "icmp://127.0.0.1"], "other family"),
@@ -127,6 +127,29 @@ fn dns_queries_to_nsd_print_the_rcode_and_the_answers() {
         (Some("NOERROR"), Some(1))
     );
     assert_eq!(v["dns"]["query_succeeded"], true, "{v}");
+}
+
+#[test]
+fn dns_over_tls_with_the_tls_options() {
+    let pki = pki("dot", &["ns1.probe.test"]);
+    let server = Nsd::start_tls(&pki.server);
+    let target = format!("dns://{}/a.probe.test", server.tls_addr.expect("a TLS port"));
+    let verified = ["--tls", "--tls-ca", &pki.ca_file, "--tls-server-name", "ns1.probe.test"];
+    let r = check(&[&verified[..], &[&target]].concat());
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert!(r.stdout.ends_with("answers: a.probe.test. 3600 IN A 192.0.2.1\n"), "{}", r.stdout);
+    // Another CA: the handshake fails, reason tls.
+    let other = ["--tls", "--tls-ca", &pki.other_ca_file, "--tls-server-name", "ns1.probe.test"];
+    let r = check(&[&other[..], &[&target]].concat());
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.starts_with("failure: ") && r.stdout.contains("(tls, "), "{}", r.stdout);
+    // Without a port, DNS over TLS asks port 853 (nothing listens there: refused).
+    let r = check(&["--tls", "--timeout", "5s", "dns://127.0.0.1/a.probe.test"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stdout.contains("127.0.0.1:853"), "{}", r.stdout);
+    let plain = format!("dns://{}/a.probe.test", server.addr);
+    assert_usage_error(&["check", "--tls-ca", &pki.ca_file, &plain], "needs --tls on dns://");
+    assert_usage_error(&["check", "--tls", "--dns-tcp", &plain], "do not go with --tls");
 }
 
 #[test]

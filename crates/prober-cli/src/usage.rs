@@ -89,8 +89,8 @@ Options:
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 
-TLS options (https:// targets, grpc:// and tcp:// targets with --tls):
-  --tls                  use TLS for a grpc:// or tcp:// target (no-op for https://)
+TLS options (https:// targets, grpc://, tcp:// and dns:// targets with --tls):
+  --tls                  use TLS for a grpc://, tcp:// or dns:// target (no-op for https://)
   --starttls             tcp:// targets: --send/--expect in plain text (the server's
                          go-ahead), then TLS on the same connection
   --tls-verify           verify the server's certificate against the system's roots
@@ -146,7 +146,7 @@ Unix sockets (http://, https:// and grpc:// targets; curl's options):
   --abstract-unix-socket NAME
                          the same through Linux's abstract socket NAME
 
-Containers (tcp://, http://, https:// and grpc:// targets):
+Containers (tcp://, http://, https://, grpc:// and dns:// targets):
   --netns PATH           make the probe's socket in the network namespace PATH
                          (/proc/PID/ns/net of a container's process, /run/netns/NAME):
                          127.0.0.1 is then the container's; names resolve on the host
@@ -174,7 +174,8 @@ Beyond the kubelet (tcp:// targets):
 DNS (dns:// targets; blackbox_exporter's dns prober, dig's questions):
   --dns-type TYPE        A (default), AAAA, CNAME, MX, NS, PTR, SOA, SRV, TXT, CAA, ANY, ...
   --dns-class CLASS      IN (default), CH, HS or ANY
-  --dns-tcp              ask over TCP instead of UDP
+  --dns-tcp              ask over TCP instead of UDP (--tls: DNS over TLS, port 853
+                         unless given, with the TLS options)
   --dns-tcp-fallback     ask again over TCP when the UDP answer is truncated
   --dns-no-recursion     do not set RD (dig's +norecurse)
   --dns-edns SIZE        EDNS0 with this UDP payload size (512 to 65535)

@@ -150,6 +150,17 @@ fn dns_over_tls_with_the_tls_options() {
     let plain = format!("dns://{}/a.probe.test", server.addr);
     assert_usage_error(&["check", "--tls-ca", &pki.ca_file, &plain], "needs --tls on dns://");
     assert_usage_error(&["check", "--tls", "--dns-tcp", &plain], "do not go with --tls");
+
+    // The same in a watch file: transport tls, and the probe's tls: block.
+    let text = format!(
+        "targets:\n- name: dot\n  readinessProbe:\n    dns: {{host: 127.0.0.1, port: {}, name: a.probe.test, transport: tls}}\n    tls: {{caFile: {:?}, serverName: ns1.probe.test}}\n    periodMilliseconds: 100\n    timeoutSeconds: 5\n",
+        server.tls_addr.unwrap().port(),
+        pki.ca_file
+    );
+    let file = write_file("yaml", &text);
+    let r = run(&["watch", "--until-ready", "--for", "60s", file.path()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(" dot readiness success (NOERROR, 1 answer)"), "{}", r.stdout);
 }
 
 #[test]

@@ -18,7 +18,7 @@ use crate::model::opt_int;
 pub(crate) struct DnsAction {
     /// The server (default: the target's host, `--host`).
     pub host: Option<String>,
-    /// The server's port (default 53).
+    /// The server's port (default 53; 853 with `transport: tls`).
     #[serde(default, deserialize_with = "opt_int")]
     pub port: Option<i64>,
     /// The name asked about (blackbox's `query_name`).
@@ -28,7 +28,7 @@ pub(crate) struct DnsAction {
     pub query_type: Option<String>,
     /// The query class (default `IN`).
     pub class: Option<String>,
-    /// `udp` (default) or `tcp`.
+    /// `udp` (default), `tcp` or `tls` (DNS over TLS; the probe's `tls:` block sets options).
     pub transport: Option<String>,
     /// The RD bit (default true).
     pub recursion_desired: Option<bool>,
@@ -101,8 +101,15 @@ fn bounded(f: &str, v: Option<i64>, lo: i64, hi: i64) -> Result<Option<i64>, Str
 pub(crate) fn dns_spec(p: &str, default_host: &str, d: &DnsAction) -> Result<ProbeSpec, String> {
     let f = format!("{p}.dns");
     let host = d.host.as_deref().filter(|h| !h.is_empty()).unwrap_or(default_host);
-    let port = bounded(&format!("{f}.port"), d.port, 1, 65535)?.unwrap_or(53);
+    let tls = d.transport.as_deref() == Some("tls");
+    let default_port = if tls { 853 } else { 53 };
+    let port = bounded(&format!("{f}.port"), d.port, 1, 65535)?.unwrap_or(default_port);
     let mut spec = ProbeSpec::dns(host, port, &d.name).map_err(|e| format!("{f}: {e}"))?;
+    if tls {
+        // A connection option, through its setter (which selects the TLS transport).
+        let set = spec.set_tls(prober::TlsOptions::default());
+        set.map_err(|e| format!("{f}.transport: {e}"))?;
+    }
     let ProbeKind::Dns(s) = &mut spec.kind else { unreachable!("a DNS spec") };
     if let Some(t) = &d.query_type {
         s.query_type = prober_dns::render::type_from_name(&t.to_ascii_uppercase())
@@ -115,7 +122,10 @@ pub(crate) fn dns_spec(p: &str, default_host: &str, d: &DnsAction) -> Result<Pro
     s.transport = match d.transport.as_deref() {
         None | Some("udp") => DnsTransport::Udp,
         Some("tcp") => DnsTransport::Tcp,
-        Some(other) => return Err(format!("{f}.transport: expected udp or tcp (got {other:?})")),
+        Some("tls") => DnsTransport::Tls,
+        Some(other) => {
+            return Err(format!("{f}.transport: expected udp, tcp or tls (got {other:?})"));
+        }
     };
     s.recursion_desired = d.recursion_desired.unwrap_or(true);
     let edns = bounded(&format!("{f}.ednsUdpSize"), d.edns_udp_size, 512, 65535)?;
@@ -212,7 +222,7 @@ mod tests {
             ("{name: a.test, type: AX}", "readinessProbe.dns.type: unknown type \"AX\""),
             (
                 "{name: a.test, transport: quic}",
-                "readinessProbe.dns.transport: expected udp or tcp",
+                "readinessProbe.dns.transport: expected udp, tcp or tls",
             ),
             (
                 "{name: a.test, validRcodes: [OK]}",

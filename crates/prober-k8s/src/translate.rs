@@ -320,12 +320,13 @@ fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> 
         ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
         ProbeKind::Grpc(g) => g.tls.is_some(),
         ProbeKind::Tcp(t) => t.tls.is_some(),
+        ProbeKind::Dns(d) => d.transport == prober::DnsTransport::Tls,
         // Exec, and any kind added later: no TLS.
         _ => false,
     };
     if !uses_tls {
         return Err(format!(
-            "{p}.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only"
+            "{p}.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS, to tcpSocket with tls or starttls and to dns with transport tls only"
         ));
     }
     let opts = tls_options(src, &format!("{p}.tls"), t)?;
@@ -358,6 +359,7 @@ fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
     let tls = match &spec.kind {
         ProbeKind::Http(h) => Some(&h.tls),
         ProbeKind::Grpc(g) => g.tls.as_ref(),
+        ProbeKind::Dns(d) => d.tls.as_ref(),
         // TCP, exec, and any kind added later: no TLS files.
         _ => None,
     };
@@ -903,7 +905,7 @@ mod tests {
         let cases = [
             (
                 "tcpSocket: {port: 1}\ntls: {verify: true}",
-                "r.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only",
+                "r.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS, to tcpSocket with tls or starttls and to dns with transport tls only",
             ),
             ("httpGet: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),
             ("grpc: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),

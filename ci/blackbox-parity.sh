@@ -14,6 +14,9 @@ need_go
 # The icmp cases run exporters in namespaces the harness makes and without CAP_NET_RAW.
 need ip iproute2
 need setpriv util-linux
+# The dns cases also query Debian's nsd (cases_dns_nsd.go); it lives in /usr/sbin.
+export PATH="$PATH:/usr/sbin"
+need nsd nsd
 # The release whose tests/blackbox-parity cases are ported (ci/bench.sh keeps its own).
 BLACKBOX_VERSION=$BLACKBOX_PARITY_VERSION
 

@@ -10,6 +10,9 @@ need cmake
 need cc gcc
 need c++ g++
 need valgrind
+# test_dns starts Debian's nsd (in /usr/sbin, which a non-root PATH may lack).
+export PATH="$PATH:/usr/sbin"
+need nsd nsd
 
 step "build libprober (test-panic) and prober-target"
 cargo build --quiet -p prober-ffi --features test-panic

@@ -19,6 +19,9 @@ fi
 need go golang-go
 need cc gcc
 need pkg-config
+# dns_test.go starts Debian's nsd (in /usr/sbin, which a non-root PATH may lack).
+export PATH="$PATH:/usr/sbin"
+need nsd nsd
 echo "using $(go version) at $(command -v go)"
 export CGO_ENABLED=1
 

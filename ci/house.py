@@ -3,11 +3,12 @@
 
 Three limits, over crates/*/src/**/*.rs:
 
-1. No source file over 800 lines of code above its tests.
+1. No source file over 800 lines of code besides its tests.
    A line of code is a line with something on it besides whitespace and comments: blank lines,
    `//` comments (`///` and `//!` docs too) and lines wholly inside `/* ... */` are not counted; a
-   line inside a string literal is. Counting stops at the first `#[cfg(test)]` that opens an inline
-   module (`#[cfg(test)] mod tests {`): that module and everything after it are tests. A
+   line inside a string literal is. An inline test module (`#[cfg(test)] mod tests { .. }`, from its
+   attributes to its closing brace) is tests and not counted, wherever it stands: code after it
+   counts as code before it does (and is read for import edges as well). A
    `#[cfg(test)]` on anything else (a helper function, a field, a `mod x;` declaration) does not stop
    the count. A file that its parent declares only under `#[cfg(test)]` (`#[cfg(test)] mod tests;`)
    is all tests and counts 0, as does a file that starts with `#![cfg(test)]`.
@@ -44,7 +45,8 @@ CLI_BUDGET = 3000
 CLI_DIR = "crates/prober-cli/src"
 EXCEPTIONS = "ci/house-exceptions.txt"
 
-CODE, COMMENT, STRING = 0, 1, 2
+CODE, COMMENT, STRING, TEST = 0, 1, 2, 3
+TEST_MOD_RE = re.compile(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{")
 
 
 def lex(text):
@@ -114,16 +116,31 @@ class Source:
         self.code = "".join(
             ch if k == CODE or ch == "\n" else " " for ch, k in zip(self.text, self.cls)
         )
-        m = re.search(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", self.code)
-        self.test_start = m.start() if m else len(self.text)
+        # Each inline test module (`#[cfg(test)] mod tests { .. }`) is left out, wherever it is in the
+        # file: marked TEST for the count and blanked in `code` for the parser, offsets kept, so that
+        # code written after a test module is counted and read like code above it.
+        for a, b in self.test_modules():
+            self.cls[a:b] = bytes([TEST]) * (b - a)
+            self.code = self.code[:a] + re.sub(r"[^\n]", " ", self.code[a:b]) + self.code[b:]
         self.all_tests = re.match(r"\s*#!\[cfg\(test\)\]", self.code) is not None
-        self.loc = 0 if self.all_tests else self.count_loc(self.test_start)
+        self.loc = 0 if self.all_tests else self.count_loc()
         self.total_lines = self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
 
-    def count_loc(self, end):
+    def test_modules(self):
+        """The (start, end) offsets of each inline `#[cfg(test)]` module, its attributes to its `}`."""
+        spans, pos = [], 0
+        while True:
+            m = TEST_MOD_RE.search(self.code, pos)
+            if not m:
+                return spans
+            end = Crate.match_brace(self.code, m.end() - 1, len(self.code)) + 1
+            spans.append((m.start(), end))
+            pos = end
+
+    def count_loc(self):
         loc, pos = 0, 0
-        for line in self.text[:end].split("\n"):
-            if any(not ch.isspace() and self.cls[pos + k] != COMMENT for k, ch in enumerate(line)):
+        for line in self.text.split("\n"):
+            if any(not ch.isspace() and self.cls[pos + k] in (CODE, STRING) for k, ch in enumerate(line)):
                 loc += 1
             pos += len(line) + 1
         return loc
@@ -211,7 +228,7 @@ class Crate:
     def load(self, module, dir_for_children):
         """Reads a file's module tree: its `mod` declarations (inline and files), its uses."""
         src = module.file
-        limit = src.test_start
+        limit = len(src.code)
         code = src.code
         inline = []  # (start of body, end of body, Module) of each inline module
         for m in MOD_RE.finditer(code, 0, limit):
@@ -339,7 +356,7 @@ def crate_graph(crate):
     for src in {m.file for m in crate.modules}:
         if src.path in crate.test_only:
             continue
-        limit = src.test_start
+        limit = len(src.code)
         code = src.code[:limit]
         # The code outside use statements, to tell an import that is used from a re-export.
         spans = [(m.start(), m.end()) for m in USE_RE.finditer(code)]
@@ -494,7 +511,7 @@ HEADER = """\
 # A ratchet: each may stay as it is, none may grow, and one that shrinks or goes must be lowered
 # or removed here in the same change (the check prints the line to write). Regenerate after a
 # merge that moved the counts: python3 ci/house.py --update
-#   loc FILE N        a source file with N lines of code above its tests (the limit is 800)
+#   loc FILE N        a source file with N lines of code besides its tests (the limit is 800)
 #   circle FILE...    files that import each other in a circle (the limit is none)
 #   cli-loc N         lines of code in crates/prober-cli/src (the limit is under 3000)
 """
@@ -532,7 +549,7 @@ def main(root, argv):
         n, allowed = files.get(p, 0), allowed_loc.get(p)
         if allowed is None:
             failures.append(
-                f"{p}: {n} lines of code above its tests, over {MAX_FILE_LOC}: split it by concern"
+                f"{p}: {n} lines of code besides its tests, over {MAX_FILE_LOC}: split it by concern"
                 f" (an exception is not for new code; the line would be: {loc_line(p, n)})"
             )
         elif n > allowed:

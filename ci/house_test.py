@@ -71,6 +71,26 @@ def counts_code_not_comments_blank_lines_or_tests():
 
 
 @case
+def code_after_a_test_module_counts_and_is_read():
+    # A test module in the middle of a file: only the module is left out; what follows it is code
+    # (counted, and its references are import edges), a nested test module inside it too.
+    text = (
+        code_lines(400)
+        + "#[cfg(test)]\nmod tests {\n    mod inner {\n" + code_lines(300) + "    }\n"
+        + "    fn t() { let _ = crate::y::Y; }\n}\n"
+        + code_lines(401, prefix="fn g")
+    )
+    files = {**CLI, "crates/a/src/lib.rs": "mod x;\nmod y;\n", "crates/a/src/x.rs": text,
+             "crates/a/src/y.rs": "pub struct Y;\npub fn f(_: crate::x::X) {}\n"}
+    rc, out, _ = check(files)
+    assert rc == 1 and "crates/a/src/x.rs: 801 lines of code" in out, out
+    assert "import each other" not in out, out  # the test module's reference to y is no edge
+    files["crates/a/src/x.rs"] = text + "pub struct X(crate::y::Y);\n"
+    rc, out, _ = check(files)
+    assert rc == 1 and "crates/a/src/x.rs:1108 crate::y::Y" in out, out
+
+
+@case
 def a_string_line_is_code():
     text = code_lines(798) + 'const S: &str = "a\n// not a comment\n";\n'
     rc, out, _ = check({**CLI, "crates/a/src/lib.rs": text})

@@ -669,6 +669,137 @@ typedef uint32_t prober_cel_mode;
 #endif // __cplusplus
 
 /**
+ * How a DNS probe carries its query (`prober_spec_set_dns_transport`).
+ */
+enum prober_dns_transport
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * One datagram each way (blackbox_exporter's default, and the default here).
+   */
+  PROBER_DNS_TRANSPORT_UDP = 0,
+  /**
+   * A TCP connection with two-byte length prefixes (RFC 7766).
+   */
+  PROBER_DNS_TRANSPORT_TCP = 1,
+  /**
+   * DNS over TLS (RFC 7858): the TCP framing inside TLS, to the port given (853 is not
+   * assumed). The certificate is verified against the system's roots unless the
+   * `prober_spec_set_tls_*` setters say otherwise (any of them also selects this).
+   */
+  PROBER_DNS_TRANSPORT_TLS = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_dns_transport prober_dns_transport;
+#else
+typedef uint32_t prober_dns_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The sections of a DNS answer whose records `prober_spec_add_dns_rr_check` checks
+ * (blackbox_exporter's `validate_answer_rrs`, `validate_authority_rrs`,
+ * `validate_additional_rrs`).
+ */
+enum prober_dns_section
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The answer section.
+   */
+  PROBER_DNS_SECTION_ANSWER = 0,
+  /**
+   * The authority section.
+   */
+  PROBER_DNS_SECTION_AUTHORITY = 1,
+  /**
+   * The additional section (an OPT record is not among its records).
+   */
+  PROBER_DNS_SECTION_ADDITIONAL = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_dns_section prober_dns_section;
+#else
+typedef uint32_t prober_dns_section;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The checks `prober_spec_add_dns_rr_check` adds, blackbox_exporter's four. A regular
+ * expression is matched anywhere in each record's text as miekg/dns prints it
+ * (`a.probe.test.\t3600\tIN\tA\t192.0.2.1`).
+ */
+enum prober_dns_rr_check
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * Fail if any record matches the expression (`fail_if_matches_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_MATCHES = 0,
+  /**
+   * Fail if every record matches the expression (`fail_if_all_match_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_ALL_MATCH = 1,
+  /**
+   * Fail if any record does not match the expression, or there is none
+   * (`fail_if_not_matches_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_NOT_MATCHES = 2,
+  /**
+   * Fail unless some record matches the expression, or there is none
+   * (`fail_if_none_matches_regexp`).
+   */
+  PROBER_DNS_FAIL_IF_NONE_MATCHES = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_dns_rr_check prober_dns_rr_check;
+#else
+typedef uint32_t prober_dns_rr_check;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Which kind of ICMP socket an ICMP probe may use (`prober_spec_set_icmp_socket`); in
+ * `prober_icmp_facts.socket`, the kind a run used.
+ */
+enum prober_icmp_socket
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * An unprivileged ICMP socket (`SOCK_DGRAM`) where `net.ipv4.ping_group_range` admits
+   * the process, else a raw one (blackbox_exporter's order): the default. In facts: no
+   * socket was opened.
+   */
+  PROBER_ICMP_SOCKET_AUTO = 0,
+  /**
+   * Only an unprivileged ICMP socket.
+   */
+  PROBER_ICMP_SOCKET_UNPRIVILEGED = 1,
+  /**
+   * Only a raw socket (needs `CAP_NET_RAW`).
+   */
+  PROBER_ICMP_SOCKET_RAW = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum prober_icmp_socket prober_icmp_socket;
+#else
+typedef uint32_t prober_icmp_socket;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
  *
  * Threads: an engine may move between threads but must be used by one thread at a time;
@@ -856,6 +987,69 @@ typedef struct {
 typedef void (*prober_check_done)(void *user, const prober_event *event);
 
 /**
+ * What a DNS run found out: blackbox_exporter's `probe_dns_*` figures and more, from
+ * `prober_outcome_dns`. Durations in microseconds.
+ */
+typedef struct {
+  /**
+   * An answer to the query arrived, whatever its rcode (`probe_dns_query_succeeded`).
+   */
+  bool query_succeeded;
+  /**
+   * The UDP answer had the TC (truncated) bit.
+   */
+  bool truncated;
+  /**
+   * The query was asked again over TCP after a truncated UDP answer
+   * (`prober_spec_set_dns_tcp_on_truncation`).
+   */
+  bool retried_over_tcp;
+  /**
+   * The answer's rcode, extended by EDNS0 (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, ...); -1
+   * without an answer.
+   */
+  int32_t rcode;
+  /**
+   * Records in the answer section (`probe_dns_answer_rrs`).
+   */
+  uint32_t answer_rrs;
+  /**
+   * Records in the authority section (`probe_dns_authority_rrs`).
+   */
+  uint32_t authority_rrs;
+  /**
+   * Records in the additional section, an OPT record included (`probe_dns_additional_rrs`).
+   */
+  uint32_t additional_rrs;
+  /**
+   * Replies that were not the answer and were ignored (wrong id or question, not a
+   * response, unreadable, larger than asked for).
+   */
+  uint32_t ignored;
+  /**
+   * For an SOA query, the serial of the answer's SOA record (`probe_dns_serial`); -1
+   * without one.
+   */
+  int64_t serial;
+  /**
+   * Resolving the server's name (0 for an address): `probe_dns_duration_seconds{phase="resolve"}`.
+   */
+  uint64_t resolve_us;
+  /**
+   * Setting up the socket (UDP) or connecting (TCP): `{phase="connect"}`.
+   */
+  uint64_t connect_us;
+  /**
+   * From the query sent to the answer read: `{phase="request"}`.
+   */
+  uint64_t request_us;
+  /**
+   * Reserved for future fields; zero.
+   */
+  uint64_t reserved[4];
+} prober_dns_facts;
+
+/**
  * An engine's counters, filled in by `prober_engine_get_stats`.
  */
 typedef struct {
@@ -890,6 +1084,90 @@ typedef struct {
    */
   uint64_t reserved[4];
 } prober_engine_stats;
+
+/**
+ * What an ICMP run measured, from `prober_outcome_icmp`: `ping -c`'s summary and
+ * blackbox_exporter's `probe_icmp_*` figures. Durations in microseconds, -1 where there is
+ * none (no reply).
+ */
+typedef struct {
+  /**
+   * Echo requests sent.
+   */
+  uint32_t sent;
+  /**
+   * Replies received (each request answered at most once).
+   */
+  uint32_t received;
+  /**
+   * The share of requests that got no reply, 0.0 to 1.0 (1.0 when none was sent).
+   */
+  double loss;
+  /**
+   * The shortest round-trip time.
+   */
+  int64_t rtt_min_us;
+  /**
+   * The mean round-trip time.
+   */
+  int64_t rtt_avg_us;
+  /**
+   * The longest round-trip time.
+   */
+  int64_t rtt_max_us;
+  /**
+   * The population standard deviation of the round-trip times: ping's `mdev`, the jitter
+   * smokeping plots.
+   */
+  int64_t rtt_stddev_us;
+  /**
+   * The first answered request's round-trip time:
+   * `probe_icmp_duration_seconds{phase="rtt"}`.
+   */
+  int64_t first_rtt_us;
+  /**
+   * Resolving the host (0 for an IP literal): `{phase="resolve"}`.
+   */
+  int64_t resolve_us;
+  /**
+   * Opening and setting up the socket: `{phase="setup"}`.
+   */
+  int64_t setup_us;
+  /**
+   * The last reply's TTL or hop limit (`probe_icmp_reply_hop_limit`); -1 without one.
+   */
+  int32_t reply_hop_limit;
+  /**
+   * The socket kind used: `PROBER_ICMP_SOCKET_UNPRIVILEGED` or `_RAW`;
+   * `PROBER_ICMP_SOCKET_AUTO` when none was opened.
+   */
+  uint32_t socket;
+  /**
+   * The echo identifier the requests carried (on an unprivileged socket, the kernel's).
+   */
+  uint32_t id;
+  /**
+   * 4 or 6 when an ICMP error (destination unreachable, time exceeded, ...) came back for
+   * one of the requests, the family of `error_from`; 0 without one.
+   */
+  uint32_t error_family;
+  /**
+   * The last such error's ICMP (family 4) or ICMPv6 (family 6) message type.
+   */
+  uint32_t error_type;
+  /**
+   * The last such error's code (host, port, prohibited, ...).
+   */
+  uint32_t error_code;
+  /**
+   * Who sent the error, in network byte order: 4 bytes (family 4) or 16 (family 6).
+   */
+  uint8_t error_from[16];
+  /**
+   * Reserved for future fields; zero.
+   */
+  uint64_t reserved[4];
+} prober_icmp_facts;
 
 /**
  * Counters of host-run probes, filled in by `prober_engine_get_host_run_stats`. Each only
@@ -1035,6 +1313,127 @@ prober_status prober_spec_set_compression(prober_spec *spec, uint32_t coding);
  * be NULL or a NUL-terminated string.
  */
 prober_status prober_spec_set_exec_cgroup(prober_spec *spec, const char *dir);
+
+/**
+ * A DNS probe: a query of `name` (type A, class IN, recursion desired) over UDP to the server
+ * `server` (a name or an IP literal; IPv6 with or without brackets) on `port` (1..=65535,
+ * usually 53). It passes when the answer's rcode is NOERROR (see
+ * `prober_spec_set_dns_valid_rcodes`) and the checks added with
+ * `prober_spec_add_dns_rr_check` hold. On success `*out` owns a new spec.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID_HOST` for the server,
+ * `PROBER_E_INVALID_PORT`, `PROBER_E_INVALID` for a name that is not a domain name (an empty
+ * label, a label over 63 bytes, a name over 255 bytes).
+ *
+ * # Safety
+ * `server` and `name` must be NULL or NUL-terminated strings; `out` NULL or writable.
+ */
+prober_status prober_spec_new_dns(const char *server,
+                                  int32_t port,
+                                  const char *name,
+                                  prober_spec **out);
+
+/**
+ * Sets how the query is carried: `PROBER_DNS_TRANSPORT_UDP` (the default),
+ * `PROBER_DNS_TRANSPORT_TCP` or `PROBER_DNS_TRANSPORT_TLS`. Going back to UDP or TCP drops TLS
+ * options set before.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM`, `PROBER_E_WRONG_KIND` for a probe that is not DNS.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_dns_transport(prober_spec *spec, uint32_t transport);
+
+/**
+ * Sets the question's type and class by number: type 1 A, 28 AAAA, 5 CNAME, 15 MX, 2 NS, 12
+ * PTR, 6 SOA, 33 SRV, 16 TXT, 257 CAA, 255 ANY, ... (default 1); class 1 IN (the default), 3
+ * CH, 255 ANY, ... Both 1 to 65535.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID` for 0 or a number over 65535, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_dns_query(prober_spec *spec, uint32_t qtype, uint32_t qclass);
+
+/**
+ * Sets the RD (recursion desired) bit of the query (default set).
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_dns_recursion_desired(prober_spec *spec, bool on);
+
+/**
+ * Adds EDNS0 to the query: an OPT record advertising `size` bytes of UDP payload (1 to
+ * 65535; blackbox_exporter's modules often say 4096); 0 removes it (the default).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID` over 65535, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_dns_edns_udp_size(prober_spec *spec, uint32_t size);
+
+/**
+ * Asks again over TCP when the UDP answer is truncated (the TC bit), as a resolver does; off
+ * by default: the truncated answer is checked as it is, as blackbox_exporter does.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_dns_tcp_on_truncation(prober_spec *spec, bool on);
+
+/**
+ * Sets the rcodes that pass (blackbox_exporter's `valid_rcodes`): `count` numbers at `rcodes`
+ * (0 NOERROR, 2 SERVFAIL, 3 NXDOMAIN, ...; extended ones up to 4095); `count` 0 restores the
+ * default, NOERROR only. Any other rcode is a Failure. The numbers are copied.
+ *
+ * # Errors
+ * `PROBER_E_NULL` (`rcodes` NULL with a `count`), `PROBER_E_INVALID` for a number over 4095
+ * or more than 64 of them, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `rcodes`
+ * NULL or `count` readable numbers.
+ */
+prober_status prober_spec_set_dns_valid_rcodes(prober_spec *spec,
+                                               const uint16_t *rcodes,
+                                               size_t count);
+
+/**
+ * Adds a check of the records of one section of the answer: `section` is a
+ * `PROBER_DNS_SECTION_*`, `check` a `PROBER_DNS_FAIL_IF_*`, `regex` a regular expression (the
+ * syntax of every expectation of libprober: Rust's `regex`, linear time, ASCII classes),
+ * matched anywhere in each record's text. Checks add up; a failed one makes the run a
+ * Failure with `PROBER_REASON_BODY`, the message naming the expression and the record.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID_ENUM`, `PROBER_E_INVALID` for an
+ * expression that is empty or does not compile, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call; `regex`
+ * NULL or a NUL-terminated string.
+ */
+prober_status prober_spec_add_dns_rr_check(prober_spec *spec,
+                                           uint32_t section,
+                                           uint32_t check,
+                                           const char *regex);
+
+/**
+ * Copies what a DNS run found out into `*out` and returns true; false (and `*out` untouched)
+ * for NULL arguments and for a run that was not a DNS probe's.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome; `out` NULL or writable.
+ */
+bool prober_outcome_dns(const prober_outcome *o, prober_dns_facts *out);
 
 /**
  * Creates an engine (one epoll instance, no thread). Free it with `prober_engine_free`.
@@ -1251,6 +1650,28 @@ prober_status prober_engine_published(prober_engine *e,
                                       uint64_t target_id,
                                       uint32_t role,
                                       uint32_t *result);
+
+/**
+ * The DNS facts of the run behind `ev`, an event of the last `prober_engine_drain` on `e`
+ * (valid until the next drain, step or wait), into `*out`: true when the run was a DNS
+ * probe's, false otherwise (and for NULL arguments, an event without an outcome, a call that
+ * overlaps another on the engine). As `prober_outcome_dns` for `prober_check`'s outcome.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `ev` NULL or an event filled by the last drain of `e`;
+ * `out` NULL or writable.
+ */
+bool prober_engine_event_dns(prober_engine *e, const prober_event *ev, prober_dns_facts *out);
+
+/**
+ * The ICMP facts of the run behind `ev` (see `prober_engine_event_dns`) into `*out`: true
+ * when the run was an ICMP probe's. As `prober_outcome_icmp` for `prober_check`'s outcome.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `ev` NULL or an event filled by the last drain of `e`;
+ * `out` NULL or writable.
+ */
+bool prober_engine_event_icmp(prober_engine *e, const prober_event *ev, prober_icmp_facts *out);
 
 /**
  * Makes an HTTP probe's final statuses in `set` Success and every other status a Failure
@@ -1475,10 +1896,119 @@ prober_status prober_spec_set_cookies(prober_spec *spec, bool on);
 prober_status prober_spec_set_http_version(prober_spec *spec, uint32_t version);
 
 /**
+ * An ICMP echo probe of `host` (a name, or an IP literal; IPv6 with or without brackets):
+ * one echo request with 28 bytes of data, as blackbox_exporter's icmp prober sends it; the
+ * run passes when its reply comes back within the timeout. On success `*out` owns a new spec.
+ *
+ * Sockets: an unprivileged ICMP socket where `net.ipv4.ping_group_range` admits the process,
+ * else a raw one (`CAP_NET_RAW`); with neither, each run is Unknown, the message naming both
+ * ways and the sysctl.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID_HOST`.
+ *
+ * # Safety
+ * `host` must be NULL or a NUL-terminated string; `out` NULL or writable.
+ */
+prober_status prober_spec_new_icmp(const char *host, prober_spec **out);
+
+/**
+ * Sets the bytes of data after each echo header (0 to 65527; default 28). The data begins
+ * with a random cookie of 8 bytes that tells our replies from others'; a shorter payload
+ * keeps only the echo identifier and sequence for that.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID` over 65527, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_icmp_payload_size(prober_spec *spec, size_t bytes);
+
+/**
+ * Sets don't-fragment on IPv4 requests (`IP_PMTUDISC_DO`; default off): a request larger
+ * than the path's MTU then fails instead of being fragmented.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_icmp_dont_fragment(prober_spec *spec, bool on);
+
+/**
+ * Sets the TTL (IPv4) or hop limit (IPv6) of the requests, 1 to 255; 0: the system's default
+ * (the default). A TTL that runs out on the way makes the run a Failure naming the router
+ * that said so (`time to live exceeded`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID` over 255, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_icmp_ttl(prober_spec *spec, uint32_t ttl);
+
+/**
+ * Sets how many echo requests a run sends (1 to 10000; default 1, blackbox_exporter's) and
+ * the time between two of them in milliseconds (at least 2 when `packets` is over 1; default
+ * 1000), as `ping -c packets -i interval`. The run reports loss and round-trip times over
+ * all of them (`prober_outcome_icmp`). Every request goes out within the run's timeout, the
+ * last with time to be answered: a spec whose `packets - 1` intervals take the timeout or
+ * more is refused when it is run or added (`prober_check` gives Unknown, the engine
+ * `PROBER_E_INVALID`).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID` for a count or an interval out of range,
+ * `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_icmp_packets(prober_spec *spec,
+                                           uint32_t packets,
+                                           uint32_t interval_ms);
+
+/**
+ * Sets the loss that fails a run: a Failure when more than `percent` (0 to 100) of the
+ * requests got no reply (default 100: only a run with no reply at all fails, whatever the
+ * threshold).
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID` over 100, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_icmp_max_loss_percent(prober_spec *spec, uint32_t percent);
+
+/**
+ * Sets which kind of ICMP socket the probe may use: one of `PROBER_ICMP_SOCKET_*` (default
+ * `PROBER_ICMP_SOCKET_AUTO`). A kind the system does not allow makes each run Unknown, the
+ * message saying why.
+ *
+ * # Errors
+ * `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM`, `PROBER_E_WRONG_KIND`.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_icmp_socket(prober_spec *spec, uint32_t socket);
+
+/**
+ * Copies what an ICMP run measured into `*out` and returns true; false (and `*out`
+ * untouched) for NULL arguments and for a run that was not an ICMP probe's.
+ *
+ * # Safety
+ * `o` must be NULL or a live outcome; `out` NULL or writable.
+ */
+bool prober_outcome_icmp(const prober_outcome *o, prober_icmp_facts *out);
+
+/**
  * Sets which addresses of its host a TCP, HTTP(S) or gRPC probe connects to: one of
  * `PROBER_IP_FAMILY_*` (default `PROBER_IP_FAMILY_ANY`). It applies to every connection of a
  * run (each redirect hop); kept-alive connections are only reused by probes asking for the
- * same family. A probe through a Unix socket takes it and ignores it.
+ * same family. A probe through a Unix socket takes it and ignores it. A DNS probe queries
+ * its server at an address of the family, an ICMP probe pings its host at one (the first;
+ * echoes are not raced).
  *
  * Errors: `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM` for another value (whatever the probe's
  * kind), `PROBER_E_WRONG_KIND` for an exec probe.
@@ -1525,7 +2055,8 @@ prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
  *
  * # Errors
  * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
- * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
+ * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe and the kinds
+ * without a namespace option yet (ICMP and DNS probes).
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `path` must
@@ -1845,11 +2376,12 @@ prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
  * `PROBER_REASON_UNREACHABLE`: `dial tcp 192.0.2.1:0->10.0.0.1:80: bind: cannot assign
  * requested address`. `"0.0.0.0"` and `"::"` bind nothing. Kept-alive connections are only
  * reused by probes with the same source address. A probe through a Unix socket takes it and
- * ignores it.
+ * ignores it. An ICMP probe sends its echo requests from it (an IP literal host of the other
+ * family makes each run Unknown).
  *
  * # Errors
  * `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for text that
- * is not an IP address, `PROBER_E_WRONG_KIND` for an exec probe.
+ * is not an IP address, `PROBER_E_WRONG_KIND` for an exec or DNS probe.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `address`
@@ -1996,7 +2528,8 @@ prober_status prober_spec_set_workdir(prober_spec *spec, const char *dir);
 prober_status prober_spec_set_redirect_policy(prober_spec *spec, uint32_t policy);
 
 /**
- * Sets how a TCP or HTTP probe closes its connections: one of `PROBER_CLOSE_*`.
+ * Sets how a TCP, HTTP or gRPC probe closes its connections: one of `PROBER_CLOSE_*`
+ * (`PROBER_E_WRONG_KIND` for exec, ICMP and DNS probes).
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call.

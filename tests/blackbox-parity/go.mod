@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/andybalholm/brotli v1.2.0
+	github.com/miekg/dns v1.1.68
 	golang.org/x/sys v0.37.0
 	google.golang.org/grpc v1.77.0
 )

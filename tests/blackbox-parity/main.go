@@ -151,6 +151,7 @@ func main() {
 	docPath := flag.String("doc", "../../docs/cli.md", "the documentation whose table the list points to")
 	flag.StringVar(&upstreamDir, "upstream", "", "blackbox_exporter's module directory (its config/testdata, for the config cases)")
 	only := flag.String("run", "", "only the cases whose name matches this regular expression")
+	show := flag.Bool("show", false, "print the answer both gave for the cases that agree")
 	flag.Parse()
 	if *blackbox == "" || *prober == "" {
 		fmt.Fprintln(os.Stderr, "usage: blackbox-parity -blackbox BIN -prober BIN")
@@ -220,6 +221,10 @@ func main() {
 			counts[1]++
 		case same && isListed:
 			fmt.Printf("agree %s (listed: remove from the list)\n", c.name)
+			passed++
+			counts[0]++
+		case same && *show:
+			fmt.Printf("agree %s: %s\n", c.name, bb)
 			passed++
 			counts[0]++
 		case same:

@@ -1,6 +1,7 @@
 // Package prober is the Go binding of libprober: kubelet-grade health probing (TCP connect,
-// HTTP(S) GET, exec, gRPC health) with Kubernetes semantics, run by a poll-driven engine
-// written in Rust and linked through cgo.
+// HTTP(S) GET, exec, gRPC health; beyond the kubelet, DNS queries and ICMP echoes as
+// blackbox_exporter's probers) with Kubernetes semantics, run by a poll-driven engine written
+// in Rust and linked through cgo.
 //
 // # One-shot probes
 //
@@ -13,8 +14,8 @@
 //	if err != nil { ... }          // invalid spec (ErrInvalidSpec), or ctx ended
 //	if !o.Result.OK() { log.Print(o.Message) }
 //
-// A Spec is a plain value, built with TCP, HTTP, Exec or GRPC or as a struct literal; zero
-// fields take libprober's (the kubelet's) defaults.
+// A Spec is a plain value, built with TCP, HTTP, Exec, GRPC, DNS or ICMP or as a struct
+// literal; zero fields take libprober's (the kubelet's) defaults.
 //
 // # Engines
 //

@@ -855,7 +855,7 @@ func (d *driver) turn() bool {
 				c.startHostRun(&l.ev[i]) // performed here, never delivered on Events
 				continue
 			}
-			d.batch = append(d.batch, eventOf(&l.ev[i]))
+			d.batch = append(d.batch, eventWithFacts(l, i))
 		}
 		handed := false
 		if refused > 0 || synth > 0 || d.hasCheck(first) {

@@ -49,6 +49,12 @@ type Outcome struct {
 	// GRPCServingStatus is the health response's serving status (1 SERVING, 2 NOT_SERVING,
 	// 3 SERVICE_UNKNOWN, 0 UNKNOWN); -1 without a decoded response.
 	GRPCServingStatus int
+	// DNS is what a DNS probe's run found out (rcode, record counts, serial, truncation,
+	// phases); nil for other probes.
+	DNS *DNSFacts
+	// ICMP is what an ICMP probe's run measured (counts, loss, round-trip times, the reply's
+	// hop limit); nil for other probes.
+	ICMP *ICMPFacts
 }
 
 // protoOf is Proto for the C ABI's HTTP version code.
@@ -138,6 +144,9 @@ func outcomeOf(o *C.prober_outcome) Outcome {
 		Proto:             protoOf(C.prober_outcome_http_version(o)),
 		GRPCStatus:        int(C.prober_outcome_grpc_status(o)),
 		GRPCServingStatus: int(C.prober_outcome_grpc_serving_status(o)),
+
+		DNS:  dnsFactsOf(o),
+		ICMP: icmpFactsOf(o),
 	}
 	var t C.prober_timings
 	if C.prober_outcome_timings(o, &t) == C.PROBER_OK {
@@ -189,4 +198,20 @@ func outcomeOfEvent(ev *C.prober_event) Outcome {
 		o.CertNotAfter = time.Unix(int64(ev.cert_not_after), 0)
 	}
 	return o
+}
+
+// eventWithFacts is eventOf for the i-th event of the loop's last turn, with the DNS or ICMP
+// facts that gp_loop_turn read for its run.
+func eventWithFacts(l *C.gp_loop, i int) Event {
+	ev := eventOf(&l.ev[i])
+	// The slot is a C union of the two structs, which cgo gives Go as a byte array in C
+	// memory, aligned for both.
+	slot := unsafe.Pointer(&l.fx[i])
+	switch l.facts[i] {
+	case C.GP_FACTS_DNS:
+		ev.Outcome.DNS = dnsFacts((*C.prober_dns_facts)(slot))
+	case C.GP_FACTS_ICMP:
+		ev.Outcome.ICMP = icmpFacts((*C.prober_icmp_facts)(slot))
+	}
+	return ev
 }

@@ -284,7 +284,17 @@ typedef struct {
   prober_status rc;   /* prober_engine_step's status; err holds its text */
   gp_err err;
   prober_event ev[GP_DRAIN_CAP]; /* views valid until the next turn */
+  /* What else the turn read of ev[i]'s run, while the engine still held the runs' outcomes:
+   * GP_FACTS_DNS (fx[i].dns), GP_FACTS_ICMP (fx[i].icmp) or 0. A run has one or the other, so
+   * they share their slot (cgo shows a union to Go as bytes: outcome.go casts). */
+  unsigned char facts[GP_DRAIN_CAP];
+  union {
+    prober_dns_facts dns;
+    prober_icmp_facts icmp;
+  } fx[GP_DRAIN_CAP];
 } gp_loop;
+#define GP_FACTS_DNS 1
+#define GP_FACTS_ICMP 2
 
 static inline int64_t gp_now_ns(void) {
   struct timespec ts;
@@ -321,7 +331,7 @@ static inline void gp_loop_sleep(gp_loop *l) {
 /* One non-blocking turn of the event loop in one cgo call: start the queued submissions (q is
  * emptied; the refused ones, if any, are moved to q->v[0..refused) with rc and msg set, for the
  * caller to report before q takes Submits again), step (ready I/O, due timers), drain up to max
- * (at most GP_DRAIN_CAP) events into l->ev, and say how long the host may sleep before the next
+ * (at most GP_DRAIN_CAP) events into l->ev (with the DNS or ICMP facts of their runs), and say how long the host may sleep before the next
  * turn. With max 0 (the host has no room for events) the events stay in the engine, under its
  * policy for a host that drains late, and do not make the next turn due. Returns how many
  * submissions were refused. */
@@ -351,6 +361,14 @@ static inline size_t gp_loop_turn(gp_loop *l, gp_subq *q, size_t max) {
   if (max > GP_DRAIN_CAP) max = GP_DRAIN_CAP;
   size_t n = max > 0 ? prober_engine_drain(e, l->ev, max) : 0;
   l->n = n;
+  for (size_t i = 0; i < n; i++) {
+    l->facts[i] = 0;
+    if (!l->ev[i].has_outcome) continue;
+    if (prober_engine_event_dns(e, &l->ev[i], &l->fx[i].dns))
+      l->facts[i] = GP_FACTS_DNS;
+    else if (prober_engine_event_icmp(e, &l->ev[i], &l->fx[i].icmp))
+      l->facts[i] = GP_FACTS_ICMP;
+  }
   l->timeout_ms = (max > 0 && prober_engine_pending(e) > 0) ? 0 : prober_engine_timeout_ms(e);
   if (l->timeout_ms > 0) {
     int64_t ms = l->timeout_ms > 0x7fffffff ? 0x7fffffff : l->timeout_ms;

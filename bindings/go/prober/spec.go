@@ -91,10 +91,15 @@ const (
 	// KindHostRun: a probe the host runs (Spec.Run), scheduled and judged by the engine; see
 	// HostRun.
 	KindHostRun
+	// KindDNS: a DNS query to a server, the answer checked as blackbox_exporter's dns prober
+	// checks it (Spec.DNS); see DNS.
+	KindDNS
+	// KindICMP: ICMP echo requests (ping) to a host (Spec.ICMP); see ICMP.
+	KindICMP
 )
 
-// String is the kind's name ("tcp", "http", "exec", "grpc"), or "Kind(n)" for a value this
-// package does not define.
+// String is the kind's name ("tcp", "http", "exec", "grpc", "host-run", "dns", "icmp"), or
+// "Kind(n)" for a value this package does not define.
 func (k Kind) String() string {
 	switch k {
 	case KindTCP:
@@ -107,6 +112,10 @@ func (k Kind) String() string {
 		return "grpc"
 	case KindHostRun:
 		return "host-run"
+	case KindDNS:
+		return "dns"
+	case KindICMP:
+		return "icmp"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -138,7 +147,7 @@ const (
 )
 
 // TLSOptions configures TLS for HTTPS probes and gRPC probes. A non-nil TLSOptions on a gRPC
-// spec switches it to TLS; HTTP probes use TLS for https:// URLs.
+// spec switches it to TLS, on a DNS spec to DNS over TLS; HTTP probes use TLS for https:// URLs.
 //
 // Without TLSOptions (a nil Spec.TLS), an HTTPS probe verifies nothing, as the kubelet's
 // probes do. A non-nil TLSOptions reads as crypto/tls's Config does: its zero value verifies
@@ -191,8 +200,9 @@ type Spec struct {
 	// Kind says what is probed, and so which of the fields below apply.
 	Kind Kind
 
-	// Host and Port: TCP and gRPC probes. Host is a name or an IP literal (IPv6 with or
-	// without brackets); Port is 1..65535.
+	// Host and Port: TCP and gRPC probes; DNS probes (the server; Port 0 is 53); Host alone
+	// for ICMP probes. Host is a name or an IP literal (IPv6 with or without brackets); Port
+	// is 1..65535.
 	Host string
 	Port int
 
@@ -233,6 +243,13 @@ type Spec struct {
 
 	// Service: gRPC probes; the service name to check ("" is the server as a whole).
 	Service string
+
+	// DNS: DNS probes; the question and the checks of the answer (see DNSOptions). Required
+	// for KindDNS: its Name is the name asked about.
+	DNS *DNSOptions
+	// ICMP: ICMP probes; the echo requests' options (see ICMPOptions). Nil: one echo of 28
+	// bytes, as blackbox_exporter's icmp prober sends it.
+	ICMP *ICMPOptions
 
 	// Run and Label: host-run probes (see HostRun). Run performs one run; Label names the
 	// probe in messages ("host run \"LABEL\" failed").
@@ -374,13 +391,13 @@ type Spec struct {
 	// that cannot be used (no such path, not a network namespace, no CAP_SYS_ADMIN) makes each
 	// run Unknown with ReasonNamespace, naming the path. Empty: this process's namespace.
 	Netns string
-	// IPFamily: TCP, HTTP(S) and gRPC probes; which addresses of the host are connected to,
+	// IPFamily: TCP, HTTP(S), gRPC, DNS and ICMP probes; which addresses of the host are used,
 	// on every connection of a run (each redirect hop): IPAny (default: all, raced), IPv4 or
 	// IPv6 (only that family; a name without one, or a literal of the other, fails with
 	// ReasonDNS), PreferIPv4 or PreferIPv6 (that family when the host has it, else the other).
 	// Kept-alive connections serve only probes of the same family.
 	IPFamily IPFamily
-	// SourceAddress: TCP, HTTP(S) and gRPC probes; bind every socket of a run (each redirect
+	// SourceAddress: TCP, HTTP(S), gRPC and ICMP probes; bind every socket of a run (each redirect
 	// hop, the one to a proxy) to this local address before it connects, in the probe's
 	// network namespace when it has one (blackbox_exporter's source_ip_address, Go's
 	// net.Dialer.LocalAddr). Only the target's addresses of its family are connected to,
@@ -493,11 +510,16 @@ func buildCSpec(s *Spec) (*C.prober_spec, error) {
 // misplaced names a target field set on a spec of another kind, or is "".
 func misplaced(s *Spec) string {
 	tcp, http, exec, grpc := s.Kind == KindTCP, s.Kind == KindHTTP, s.Kind == KindExec, s.Kind == KindGRPC
+	dns, icmp := s.Kind == KindDNS, s.Kind == KindICMP
 	switch {
-	case s.Host != "" && !tcp && !grpc:
+	case s.Host != "" && !tcp && !grpc && !dns && !icmp:
 		return "Host"
-	case s.Port != 0 && !tcp && !grpc:
+	case s.Port != 0 && !tcp && !grpc && !dns:
 		return "Port"
+	case s.DNS != nil && !dns:
+		return "DNS"
+	case s.ICMP != nil && !icmp:
+		return "ICMP"
 	case s.URL != "" && !http:
 		return "URL"
 	case len(s.Argv) > 0 && !exec:
@@ -514,7 +536,7 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 	if done, err := b.createUnix(s, out); done {
 		return err
 	}
-	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindHostRun {
+	if f := misplaced(s); f != "" && s.Kind >= KindTCP && s.Kind <= KindICMP {
 		return &Error{Code: StatusWrongKind, Msg: fmt.Sprintf("%s does not apply to %v probes", f, s.Kind)}
 	}
 	switch s.Kind {
@@ -555,8 +577,12 @@ func (b *cbuild) create(s *Spec, out **C.prober_spec) error {
 		return b.check(C.gp_spec_new_grpc(host, cport(s.Port), svc, out, &b.err))
 	case KindHostRun:
 		return b.createHostRun(s, out)
+	case KindDNS:
+		return b.createDNS(s, out)
+	case KindICMP:
+		return b.createICMP(s, out)
 	}
-	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec, KindGRPC or KindHostRun)", s.Kind)}
+	return &Error{Code: StatusInvalidEnum, Msg: fmt.Sprintf("spec kind %v (expected KindTCP, KindHTTP, KindExec, KindGRPC, KindHostRun, KindDNS or KindICMP)", s.Kind)}
 }
 
 func (b *cbuild) configure(s *Spec, cs *C.prober_spec) error {
@@ -700,6 +726,12 @@ func (b *cbuild) configureExtensions(s *Spec, cs *C.prober_spec) error {
 		return err
 	}
 	if err := b.configureTCPSteps(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureDNS(s, cs); err != nil {
+		return err
+	}
+	if err := b.configureICMP(s, cs); err != nil {
 		return err
 	}
 	if s.ExpectStatus != "" {

@@ -33,10 +33,8 @@ pub(crate) struct RawModule {
     pub unix: Option<UnixModule>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub icmp: Option<IcmpModule>,
-    // Read only to be refused with a clear message.
-    #[allow(dead_code)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dns: Option<serde_norway::Value>,
+    pub dns: Option<DnsModule>,
     /// Beyond blackbox_exporter: the targets this module may probe.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allow: Option<Allow>,
@@ -404,6 +402,55 @@ pub(crate) struct GrpcModule {
     /// Request metadata (grpc-go's `metadata.MD`: each key takes a list of values).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, Vec<String>>,
+}
+
+/// `dns:` (blackbox_exporter v0.28.0's `DNSProbe`); its defaults are dns_module.rs's.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DnsModule {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preferred_ip_protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ip_protocol_fallback: Option<bool>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dns_over_tls: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_config: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_ip_address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport_protocol: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_class: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recursion_desired: Option<bool>,
+    /// `None`: NOERROR only (blackbox_exporter's nil list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub valid_rcodes: Option<Vec<String>>,
+    #[serde(default)]
+    pub validate_answer_rrs: DnsRrValidator,
+    #[serde(default)]
+    pub validate_authority_rrs: DnsRrValidator,
+    #[serde(default)]
+    pub validate_additional_rrs: DnsRrValidator,
+}
+
+/// `DNSRRValidator`: one section's regular expressions.
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct DnsRrValidator {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_if_matches_regexp: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_if_all_match_regexp: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_if_not_matches_regexp: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fail_if_none_matches_regexp: Vec<String>,
 }
 
 /// A Go duration (`5s`, `1m30s`, `250ms`, `1.5s`), as blackbox_exporter's `timeout`.

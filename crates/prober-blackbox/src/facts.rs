@@ -37,7 +37,7 @@ fn handshake_done(m: &Module, o: &Outcome) -> bool {
     match m.prober {
         Prober::Http => done && o.http_status.is_some(),
         Prober::Grpc => done && grpc_answered(o),
-        Prober::Tcp | Prober::Unix => done,
+        Prober::Tcp | Prober::Unix | Prober::Dns => done,
         Prober::Icmp => false,
     }
 }

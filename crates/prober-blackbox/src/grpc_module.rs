@@ -6,7 +6,9 @@ use std::path::Path;
 use prober::ProbeSpec;
 
 use crate::config::GrpcModule;
-use crate::module::{Module, base64, grpc_family, ip_family, tls_options};
+use crate::ip_protocol::{grpc_family, ip_family};
+use crate::module::Module;
+use crate::options::{base64, tls_options};
 
 /// Fills `m` from the module's `grpc:` section.
 pub(crate) fn grpc(m: &mut Module, g: &GrpcModule, base: &Path) -> Result<(), String> {

@@ -14,8 +14,8 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::exporter::{Response, parse_query};
-use crate::module::Modules;
+use crate::modules::Modules;
+use crate::request::{Response, parse_query};
 
 /// blackbox_exporter's `--history.limit` default.
 pub const DEFAULT_HISTORY_LIMIT: usize = 100;

@@ -176,7 +176,7 @@ pub(crate) fn unresolved_metrics(s: &mut String) {
 mod tests {
     use std::path::Path;
 
-    use crate::module::Modules;
+    use crate::modules::Modules;
 
     fn icmp_of(module: &str) -> Result<prober_core::IcmpSpec, String> {
         let file = format!("modules:\n  i: {{prober: icmp, icmp: {module}}}\n");

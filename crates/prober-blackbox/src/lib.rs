@@ -2,8 +2,8 @@
 //! engine.
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
-//!   tcp | grpc | unix | icmp` and their options), refusing at start what the engine does not do
-//!   (`dns`, OAuth 2) with the module's name, and an `allow:` list per module (ours:
+//!   tcp | grpc | unix | icmp | dns` and their options), refusing at start what the engine does
+//!   not do (OAuth 2, a dns module's source address) with the module's name, and an `allow:` list per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
 //!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and
@@ -17,32 +17,43 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+mod answer;
 mod budget;
 mod compression;
 mod config;
+mod dns_facts;
+mod dns_module;
 mod exporter;
 mod facts;
 mod grpc_module;
 mod history;
+mod http_module;
+mod http_verdict;
 mod icmp_module;
 mod ip_protocol;
 mod module;
+mod modules;
 mod numbers;
+mod options;
 mod proxy_module;
 mod qr_facts;
 mod reload;
+mod request;
 mod shown;
 mod target;
+mod target_spec;
 mod tcp_module;
 mod unix_module;
 mod unprobed;
 
 pub use budget::PROBE_OUTPUT_BUDGET;
-pub use exporter::{
-    DEFAULT_TIMEOUT_OFFSET, Exporter, MAX_SCRAPE_TIMEOUT, ProbeCancel, Request, Response,
-    parse_query, timeout,
-};
+pub use exporter::{Exporter, ProbeCancel};
 pub use history::{DEFAULT_HISTORY_LIMIT, MAX_KEPT_OUTPUT};
-pub use module::{DEFAULT_BODY_LIMIT, MAX_FILE_LEN, Module, Modules, Prober, TargetError};
+pub use http_module::DEFAULT_BODY_LIMIT;
+pub use module::{Module, Prober, TargetError};
+pub use modules::{MAX_FILE_LEN, Modules};
 pub use reload::Reload;
+pub use request::{
+    DEFAULT_TIMEOUT_OFFSET, MAX_SCRAPE_TIMEOUT, Request, Response, parse_query, timeout,
+};
 pub use target::Unprobeable;

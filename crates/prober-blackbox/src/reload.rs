@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::module::Modules;
+use crate::modules::Modules;
 
 /// How a reload of the module file went ([`crate::Exporter::reload`]).
 #[derive(Debug)]

@@ -33,7 +33,7 @@ pub(crate) fn module_yaml(m: &Module, hostname: Option<&str>) -> String {
                     tls.insert("server_name".into(), name.into());
                 }
             }
-            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp => {}
+            Prober::Tcp | Prober::Grpc | Prober::Unix | Prober::Icmp | Prober::Dns => {}
         }
     }
     serde_norway::to_string(&shown).unwrap_or_else(|e| format!("the module cannot be shown: {e}\n"))

@@ -36,7 +36,7 @@ impl Unprobeable {
         Unprobeable { message: Unprobeable::message(target, why), resolved: false }
     }
 
-    fn resolve(target: &str, why: impl std::fmt::Display) -> Unprobeable {
+    pub(crate) fn resolve(target: &str, why: impl std::fmt::Display) -> Unprobeable {
         Unprobeable { message: Unprobeable::message(target, why), resolved: true }
     }
 

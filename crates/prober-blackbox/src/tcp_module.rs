@@ -8,20 +8,9 @@ use prober::ProbeSpec;
 use prober_core::{Pattern, TcpStep};
 
 use crate::config::{QueryResponse, TcpModule};
-use crate::module::{Module, ip_family, tls_options};
-
-/// One `query_response` step as the metrics read it.
-#[derive(Debug, Clone)]
-pub(crate) struct QrStep {
-    /// `expect`: the lines read until one matches.
-    pub expect: Option<Pattern>,
-    /// `expect_bytes`: how many bytes the step reads (0: none).
-    pub bytes: usize,
-    /// `labels`: names and value templates for `probe_expect_info`, when `expect` matched.
-    pub labels: Vec<(String, String)>,
-    /// `starttls`: the bytes after this step come through TLS.
-    pub starttls: bool,
-}
+use crate::ip_protocol::ip_family;
+use crate::module::{Module, QrStep};
+use crate::options::tls_options;
 
 /// Fills `m` from the module's `tcp:` section.
 pub(crate) fn tcp(m: &mut Module, t: &TcpModule, base: &Path) -> Result<(), String> {

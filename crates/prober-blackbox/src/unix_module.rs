@@ -8,7 +8,8 @@ use std::path::Path;
 use prober::{ProbeSpec, TlsVerify, UnixSocket};
 
 use crate::config::{Allow, UnixModule};
-use crate::module::{Module, Prober, TargetError, tls_options};
+use crate::module::{Module, Prober, TargetError};
+use crate::options::tls_options;
 use crate::target::Unprobeable;
 use crate::tcp_module::query_response;
 

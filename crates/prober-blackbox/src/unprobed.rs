@@ -13,6 +13,10 @@ use crate::target::Unprobeable;
 /// The metrics of a probe of `m` that failed on `u` after `d`.
 pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
     let mut s = String::new();
+    // The dns prober registers its own gauges before it reads the target.
+    if m.prober == Prober::Dns {
+        crate::dns_facts::before_lookup(&mut s, None);
+    }
     if u.resolved {
         gauge(
             &mut s,
@@ -20,6 +24,9 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
             "Returns the time taken for probe dns lookup in seconds",
             0,
         );
+    }
+    if m.prober == Prober::Dns {
+        crate::dns_facts::after_lookup(&mut s, m, None);
     }
     gauge(
         &mut s,
@@ -30,7 +37,7 @@ pub(crate) fn render(m: &Module, u: &Unprobeable, d: Duration) -> String {
     match m.prober {
         Prober::Http => http(&mut s, m, u.resolved),
         Prober::Grpc => grpc(&mut s),
-        Prober::Tcp | Prober::Unix => {}
+        Prober::Tcp | Prober::Unix | Prober::Dns => {}
         Prober::Icmp => crate::icmp_module::unresolved_metrics(&mut s),
     }
     if u.resolved {

@@ -77,12 +77,10 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     );
     let text = std::fs::read_to_string(data.join("example.yml")).unwrap();
     let err = Modules::parse(&text, &data).unwrap_err();
-    assert!(err.starts_with("module \"dns_soa\": prober dns is not supported"), "{err}");
+    // Its dns modules load (dns_soa, dns_tcp_example, dns_udp_example).
+    assert!(err.starts_with("module \"http_2xx_oauth_client_credentials\": "), "{err}");
     let mut doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
     let refused = [
-        ("dns_soa", "prober dns is not supported"),
-        ("dns_tcp_example", "prober dns is not supported"),
-        ("dns_udp_example", "prober dns is not supported"),
         ("http_2xx_oauth_client_credentials", "http.oauth2 is not supported"),
         ("http_post_body_file", "http.body_file: /files/body.txt"),
     ];
@@ -97,8 +95,11 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
     let m = Modules::parse(&serde_norway::to_string(&doc).unwrap(), &data).unwrap();
     // Among them the multi-step tcp modules: imap_starttls, irc_banner_example, smtp_starttls,
     // http_gzip and http_gzip_with_accept_encoding, http_with_proxy and
-    // http_with_proxy_and_headers; and icmp_example.
-    assert_eq!(m.by_name.len(), 14, "{:?}", m.by_name.keys());
+    // http_with_proxy_and_headers; icmp_example; and the dns modules.
+    assert_eq!(m.by_name.len(), 17, "{:?}", m.by_name.keys());
+    for name in ["dns_soa", "dns_tcp_example", "dns_udp_example"] {
+        assert_eq!(m.by_name[name].prober, prober_blackbox::Prober::Dns);
+    }
 }
 
 /// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into

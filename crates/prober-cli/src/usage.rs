@@ -23,8 +23,8 @@ Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-co
 Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
 explanation), /metrics (its own), /config (the modules loaded, credentials as <secret>),
 /logs?target=T (the explanation of a recent probe) and a status page at /. FILE is a
-blackbox_exporter module file (modules with prober http, tcp, grpc, unix or icmp); a module
-may add an allow-list of targets:
+blackbox_exporter module file (modules with prober http, tcp, grpc, unix, icmp or dns); a
+module may add an allow-list of targets:
 
   modules:
     http_2xx:

@@ -117,7 +117,7 @@ pub struct prober_event {
 pub(crate) struct Inner {
     pub(crate) engine: Engine,
     /// The last drained batch's outcomes, holding the memory that events' views point into.
-    held: Vec<prober_outcome>,
+    pub(crate) held: Vec<prober_outcome>,
 }
 
 /// A probe engine. Opaque; from `prober_engine_new`, freed with `prober_engine_free`.
@@ -245,7 +245,7 @@ fn engine_call(
 /// The whole body of an export that reads a value of the engine: what `f` returns, or
 /// `neutral` when the call was refused (NULL, busy, poisoned) or panicked; the reason is then
 /// in `prober_last_error`.
-fn engine_query<R: Copy>(
+pub(crate) fn engine_query<R: Copy>(
     e: *const prober_engine,
     neutral: R,
     f: impl FnOnce(&mut Inner) -> R,

@@ -31,7 +31,9 @@ pub enum prober_ip_family {
 /// Sets which addresses of its host a TCP, HTTP(S) or gRPC probe connects to: one of
 /// `PROBER_IP_FAMILY_*` (default `PROBER_IP_FAMILY_ANY`). It applies to every connection of a
 /// run (each redirect hop); kept-alive connections are only reused by probes asking for the
-/// same family. A probe through a Unix socket takes it and ignores it.
+/// same family. A probe through a Unix socket takes it and ignores it. A DNS probe queries
+/// its server at an address of the family, an ICMP probe pings its host at one (the first;
+/// echoes are not raced).
 ///
 /// Errors: `PROBER_E_NULL`, `PROBER_E_INVALID_ENUM` for another value (whatever the probe's
 /// kind), `PROBER_E_WRONG_KIND` for an exec probe.

@@ -20,11 +20,12 @@ use crate::{guard_status, set_error};
 /// `PROBER_REASON_UNREACHABLE`: `dial tcp 192.0.2.1:0->10.0.0.1:80: bind: cannot assign
 /// requested address`. `"0.0.0.0"` and `"::"` bind nothing. Kept-alive connections are only
 /// reused by probes with the same source address. A probe through a Unix socket takes it and
-/// ignores it.
+/// ignores it. An ICMP probe sends its echo requests from it (an IP literal host of the other
+/// family makes each run Unknown).
 ///
 /// # Errors
 /// `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for text that
-/// is not an IP address, `PROBER_E_WRONG_KIND` for an exec probe.
+/// is not an IP address, `PROBER_E_WRONG_KIND` for an exec or DNS probe.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call; `address`

@@ -409,7 +409,8 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(
     })
 }
 
-/// Sets how a TCP or HTTP probe closes its connections: one of `PROBER_CLOSE_*`.
+/// Sets how a TCP, HTTP or gRPC probe closes its connections: one of `PROBER_CLOSE_*`
+/// (`PROBER_E_WRONG_KIND` for exec, ICMP and DNS probes).
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call.
@@ -426,10 +427,15 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(
                 format!("{policy} is not a PROBER_CLOSE_* value"),
             ));
         };
-        if matches!(s.spec.kind, ProbeKind::Exec(_) | ProbeKind::HostRun(_)) {
+        // ICMP has no connection to close, and a DNS probe's TCP connection closes as the
+        // prober-dns machine closes it: both refuse, rather than take a value they ignore.
+        if matches!(
+            s.spec.kind,
+            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) | ProbeKind::Dns(_)
+        ) {
             return Err(set_error(
                 PROBER_E_WRONG_KIND,
-                "close policies apply to TCP and HTTP probes only",
+                "close policies apply to TCP, HTTP and gRPC probes only",
             ));
         }
         s.spec.set_close_policy(p);

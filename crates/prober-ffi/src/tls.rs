@@ -48,9 +48,9 @@ pub unsafe extern "C" fn prober_spec_new_grpc(
     })
 }
 
-/// The body of a TLS setter: `f` edits a copy of the spec's TLS options (HTTP, gRPC and TCP
-/// specs), which replaces them unless `f` or the spec refuses it. On a TCP spec the first
-/// setter turns TLS on (beyond the kubelet, issue 25).
+/// The body of a TLS setter: `f` edits a copy of the spec's TLS options (HTTP, gRPC, TCP and
+/// DNS specs), which replaces them unless `f` or the spec refuses it. On a TCP spec the first
+/// setter turns TLS on (beyond the kubelet, issue 25); on a DNS spec it selects DNS over TLS.
 fn edit_tls(
     spec: *mut prober_spec,
     f: impl FnOnce(&mut TlsOptions) -> Result<(), prober_status>,
@@ -61,10 +61,11 @@ fn edit_tls(
             ProbeKind::Http(h) => h.tls.clone(),
             ProbeKind::Grpc(g) => g.tls.clone().unwrap_or_default(),
             ProbeKind::Tcp(t) => t.tls.clone().unwrap_or_default(),
+            ProbeKind::Dns(d) => d.tls.clone().unwrap_or_default(),
             _ => {
                 return Err(set_error(
                     PROBER_E_WRONG_KIND,
-                    "TLS options apply to HTTP, gRPC and TCP probes only",
+                    "TLS options apply to HTTP, gRPC, TCP and DNS probes only",
                 ));
             }
         };

@@ -23,7 +23,7 @@ import (
 type tcase struct {
 	name string // FILE/TestName/row
 	// module is the module's YAML (prober, timeout, http: ...), {{DIR}} standing for the
-	// case's scratch directory.
+	// case's scratch directory and {{NAME}} for what setup set (caseEnv.set).
 	module string
 	files  map[string]string // written into the scratch directory first
 	// setup starts the case's servers (stopped with env.close) and returns the target.
@@ -57,9 +57,20 @@ type caseEnv struct {
 	noted   bool     // the case compares seen
 	netns   string   // the namespace the exporters run in (tcase.netns), else ""
 	wrap    []string // a command the exporters run under in it (setpriv ...), set by setup
+	// vars: what setup learnt that the module names (a server's URL), as {{NAME}} in it.
+	vars map[string]string
 }
 
 func (e *caseEnv) onClose(f func()) { e.closers = append(e.closers, f) }
+
+// set makes {{name}} in the case's module stand for value (setup runs before the module file
+// is written).
+func (e *caseEnv) set(name, value string) {
+	if e.vars == nil {
+		e.vars = map[string]string{}
+	}
+	e.vars[name] = value
+}
 
 // note records what a server saw (a header, a body, a path); the case then compares it.
 func (e *caseEnv) note(format string, a ...any) {
@@ -276,6 +287,18 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 			return "", "", err
 		}
 	}
+	target := ""
+	if c.netns {
+		env.netns = makeNetns(env, "case")
+	}
+	if c.setup != nil {
+		target = c.setup(env)
+	}
+	env.takeSeen()
+	module := c.module
+	for name, value := range env.vars {
+		module = strings.ReplaceAll(module, "{{"+name+"}}", value)
+	}
 	confPath := filepath.Join(dir, "blackbox.yml")
 	if c.configFile != "" {
 		if upstreamDir == "" {
@@ -288,17 +311,9 @@ func runCase(c tcase, blackbox, prober string) (string, string, error) {
 		if err := os.WriteFile(confPath, text, 0o600); err != nil {
 			return "", "", err
 		}
-	} else if err := writeModuleFile(confPath, c.module, dir); err != nil {
+	} else if err := writeModuleFile(confPath, module, dir); err != nil {
 		return "", "", err
 	}
-	target := ""
-	if c.netns {
-		env.netns = makeNetns(env, "case")
-	}
-	if c.setup != nil {
-		target = c.setup(env)
-	}
-	env.takeSeen()
 	run := func(argv []string) (string, error) {
 		if env.netns != "" {
 			prefix := append([]string{"ip", "netns", "exec", env.netns}, env.wrap...)

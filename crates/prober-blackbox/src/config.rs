@@ -121,12 +121,12 @@ pub(crate) struct Authorization {
 
 /// prometheus/common's `Secret` fields (a password, a token): held as [`Secret`], which never
 /// prints its value.
-fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
+pub(crate) fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
     Ok(Option::<String>::deserialize(d)?.map(Secret::new))
 }
 
 /// A [`Secret`] as `/config` shows it: its `Display`, never its value.
-fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
     match v {
         Some(secret) => s.collect_str(secret),
         None => s.serialize_none(),
@@ -134,7 +134,7 @@ fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Err
 }
 
 /// `proxy_connect_header`: prometheus/common's `map[string][]Secret`.
-fn secret_lists<'de, D: Deserializer<'de>>(
+pub(crate) fn secret_lists<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<BTreeMap<String, Vec<Secret>>, D::Error> {
     let raw = Option::<BTreeMap<String, Vec<String>>>::deserialize(d)?.unwrap_or_default();
@@ -142,7 +142,7 @@ fn secret_lists<'de, D: Deserializer<'de>>(
 }
 
 /// `proxy_connect_header` as `/config` shows it: every value `<secret>`.
-fn shown_secret_lists<S: Serializer>(
+pub(crate) fn shown_secret_lists<S: Serializer>(
     v: &BTreeMap<String, Vec<Secret>>,
     s: S,
 ) -> Result<S::Ok, S::Error> {
@@ -286,9 +286,10 @@ pub(crate) struct HttpModule {
     pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skip_resolve_phase_with_proxy: bool,
-    // Fields of blackbox_exporter this engine does not have: read to be refused by name.
+    /// OAuth 2 client credentials (see `oauth2_module`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub oauth2: Option<serde_norway::Value>,
+    pub oauth2: Option<OAuth2Config>,
+    // Fields of blackbox_exporter this engine does not have: read to be refused by name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<serde_norway::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -299,12 +300,65 @@ impl HttpModule {
     /// The first field set that this engine does not do.
     pub fn unsupported(&self) -> Option<&'static str> {
         let fields = [
-            ("oauth2", self.oauth2.is_some()),
             ("http_headers", self.http_headers.is_some()),
             ("enable_http1", self.enable_http1.is_some()),
         ];
         fields.into_iter().find(|(_, set)| *set).map(|(name, _)| name)
     }
+}
+
+/// `http.oauth2` as written (what of it is done: see `oauth2_module`).
+#[derive(Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OAuth2Config {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub client_id: String,
+    #[serde(default, deserialize_with = "secret")]
+    #[serde(serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_secret_ref: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key_id: Option<String>,
+    #[serde(default, deserialize_with = "secret")]
+    #[serde(serialize_with = "shown_secret")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key: Option<Secret>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key_file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_certificate_key_ref: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature_algorithm: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub audience: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claims: Option<serde_norway::Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token_url: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub endpoint_params: BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_config: Option<TlsConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<ProxyUrl>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_proxy: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proxy_from_environment: bool,
+    #[serde(default, deserialize_with = "secret_lists")]
+    #[serde(serialize_with = "shown_secret_lists")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
 }
 
 /// One `query_response` step.

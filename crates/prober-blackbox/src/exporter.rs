@@ -6,14 +6,13 @@
 //! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
 //! loop never waits for a probe), so any number of concurrent requests share the engine.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use prober::{Engine, Event, Handle, Outcome, Reason};
+use prober::{Engine, Handle, Outcome, Reason};
 
 use crate::answer::{explain, render};
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
@@ -48,7 +47,6 @@ pub struct Exporter {
 struct Inner {
     modules: Loaded,
     handle: Handle,
-    waiting: Mutex<HashMap<u64, Waiting>>,
     next_tag: AtomicU64,
     /// blackbox_exporter's `--timeout-offset`, in nanoseconds.
     offset_nanos: AtomicU64,
@@ -112,7 +110,6 @@ impl Exporter {
         let inner = Arc::new(Inner {
             modules: Loaded::new(modules),
             handle: handle.clone(),
-            waiting: Mutex::default(),
             next_tag: AtomicU64::new(1),
             offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
             started: SystemTime::now(),
@@ -121,10 +118,10 @@ impl Exporter {
             output_held: Arc::default(),
         });
         let stop = Arc::new(AtomicBool::new(false));
-        let (i, s) = (Arc::downgrade(&inner), stop.clone());
+        let s = stop.clone();
         let thread = std::thread::Builder::new()
             .name("prober-serve-engine".into())
-            .spawn(move || run_engine_or_abort(engine, &i, &s))?;
+            .spawn(move || run_engine_or_abort(engine, &s))?;
         Ok(Exporter { inner, _engine: EngineThread { handle, stop, thread: Some(thread) } })
     }
 
@@ -222,8 +219,8 @@ impl ProbeCancel {
 /// `/probe` would wait for an answer that never comes while the process lives on, and a live
 /// process with dead endpoints is never restarted by a supervisor: the process is aborted,
 /// with a message saying why.
-fn run_engine_or_abort(engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) {
-    let run = std::panic::AssertUnwindSafe(|| run_engine(engine, inner, stop));
+fn run_engine_or_abort(engine: Engine, stop: &AtomicBool) {
+    let run = std::panic::AssertUnwindSafe(|| run_engine(engine, stop));
     let why = match std::panic::catch_unwind(run) {
         Ok(Ok(())) => return,
         Ok(Err(e)) => format!("the engine's poll failed: {e}"),
@@ -236,14 +233,12 @@ fn run_engine_or_abort(engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) {
     std::process::abort();
 }
 
-fn run_engine(mut engine: Engine, inner: &Weak<Inner>, stop: &AtomicBool) -> std::io::Result<()> {
+fn run_engine(mut engine: Engine, stop: &AtomicBool) -> std::io::Result<()> {
     while !stop.load(Ordering::Acquire) {
+        // Each probe's outcome goes to its own completion (`Inner::submit`) from within the
+        // wait; the engine queues no event for them, and serve makes no others.
         engine.wait(Some(Duration::from_secs(1)))?;
-        while let Some(ev) = engine.next_event() {
-            let Event::Check { tag, outcome } = ev else { continue };
-            let Some(inner) = inner.upgrade() else { return Ok(()) };
-            inner.answer_check(tag, &outcome);
-        }
+        while engine.next_event().is_some() {}
     }
     Ok(())
 }
@@ -268,26 +263,27 @@ impl Drop for EngineThread {
 }
 
 impl Inner {
-    /// Answers the request waiting for check `tag`, if it still waits.
-    fn answer_check(&self, tag: u64, outcome: &Outcome) {
-        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-        if let Some(mut w) = waiting {
-            // A panic while one answer is written costs that answer only (500), never the
-            // engine thread that every other `/probe` waits on.
-            let written = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                self.answer(&mut w, outcome)
-            }));
-            let response = written.unwrap_or_else(|_| Response {
-                status: 500,
-                content_type: TEXT,
-                body: "internal error: writing this probe's answer panicked\n".to_string(),
-            });
-            (w.done)(response);
+    /// Answers the request `w` waits for with its probe's `outcome`, on the engine thread; a
+    /// probe cancelled because its client went is counted and never answered.
+    fn answer_check(&self, mut w: Waiting, outcome: &Outcome) {
+        if outcome.reason == Reason::Cancelled {
+            self.counts.cancelled.fetch_add(1, Ordering::Relaxed);
+            return;
         }
+        // A panic while one answer is written costs that answer only (500), never the
+        // engine thread that every other `/probe` waits on.
+        let written =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.answer(&mut w, outcome)));
+        let response = written.unwrap_or_else(|_| Response {
+            status: 500,
+            content_type: TEXT,
+            body: "internal error: writing this probe's answer panicked\n".to_string(),
+        });
+        (w.done)(response);
     }
 
     /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
-    fn probe(&self, req: &Request<'_>, done: Done) -> Option<u64> {
+    fn probe(self: &Arc<Self>, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
             Ok((spec, begun)) => {
                 let Some(output) = Reservation::take(&self.output_held, spec.output_limit as u64)
@@ -316,14 +312,11 @@ impl Inner {
         }
     }
 
-    /// A probe whose request nobody waits for any more: stopped, never answered.
+    /// A probe whose request nobody waits for any more: stopped, never answered (its
+    /// completion gets the outcome of reason Cancelled, counts it and drops the request; a
+    /// probe that has ended already is not affected).
     fn cancel(&self, tag: u64) {
-        let waiting = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-        if waiting.is_some() {
-            self.counts.cancelled.fetch_add(1, Ordering::Relaxed);
-            // The engine's Check event for it (reason Cancelled) then finds nobody waiting.
-            let _ = self.handle.cancel_check(tag);
-        }
+        let _ = self.handle.cancel_check(tag);
     }
 
     /// Checks a `/probe` request and builds its probe (with its module's name, `debug` and
@@ -407,15 +400,25 @@ impl Inner {
         }
     }
 
-    /// Runs `spec` on the engine thread, which answers `w` with its outcome (the
-    /// run's own deadline bounds the wait). Returns the probe's tag.
-    fn submit(&self, spec: prober::ProbeSpec, w: Waiting) -> u64 {
+    /// Runs `spec` on the engine thread, whose completion for it answers `w` with its
+    /// outcome (the run's own deadline bounds the wait): the request travels with its probe,
+    /// so no table of waiting requests is kept or locked. Returns the probe's tag, by which
+    /// it is cancelled.
+    fn submit(self: &Arc<Self>, spec: prober::ProbeSpec, w: Waiting) -> u64 {
         self.counts.probes.fetch_add(1, Ordering::Relaxed);
         let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner).insert(tag, w);
-        if let Err(e) = self.handle.submit(spec, tag) {
-            let w = self.waiting.lock().unwrap_or_else(PoisonError::into_inner).remove(&tag);
-            if let Some(mut w) = w {
+        // The request, taken by the completion; or back here if the engine refuses the probe
+        // (the completion is then dropped uncalled).
+        let slot = Arc::new(Mutex::new(Some(w)));
+        let (inner, taken) = (Arc::downgrade(self), slot.clone());
+        let done = move |outcome: Box<Outcome>| {
+            let w = taken.lock().unwrap_or_else(PoisonError::into_inner).take();
+            if let (Some(inner), Some(w)) = (inner.upgrade(), w) {
+                inner.answer_check(w, &outcome);
+            }
+        };
+        if let Err(e) = self.handle.submit_with(spec, tag, done) {
+            if let Some(mut w) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 let outcome =
                     Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
                 let response = self.answer(&mut w, &outcome);

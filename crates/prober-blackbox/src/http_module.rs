@@ -79,7 +79,10 @@ pub(crate) fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), St
     let body = match (&h.body, &h.body_file) {
         (Some(_), Some(_)) => return Err("setting body and body_file both are not allowed".into()),
         (Some(b), None) => b.clone().into_bytes(),
-        (None, Some(f)) => read_small(base, f, "http.body_file")?,
+        (None, Some(f)) => read_small(base, f, "http.body_file").unwrap_or_else(|e| {
+            m.body_file_error = Some(format!("Error creating request: {e}"));
+            Vec::new()
+        }),
         (None, None) => Vec::new(),
     };
     if !body.is_empty() {
@@ -101,6 +104,11 @@ pub(crate) fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), St
     if let Some(auth) = authorization(h, base)? {
         spec.add_header("Authorization", &auth).map_err(|e| format!("http: {e}"))?;
     }
+    let read = crate::oauth2_module::Readers {
+        file: &|path, field| read_small(base, path, field),
+        tls: &|c| tls_options(c, base),
+    };
+    crate::oauth2_module::apply(h, &mut spec, &read)?;
     // blackbox_exporter follows redirects (Go's client, to any host) unless told not to.
     let follow = match (h.no_follow_redirects, h.follow_redirects) {
         (Some(no), _) => !no,

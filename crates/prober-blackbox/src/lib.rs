@@ -3,7 +3,8 @@
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
 //!   tcp | grpc | unix | icmp | dns` and their options), refusing at start what the engine does
-//!   not do (OAuth 2, a dns module's source address) with the module's name, and an `allow:` list per module (ours:
+//!   not do (HTTP/3, a dns module's source address) with the module's name, and an `allow:` list
+//!   per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function
 //!   of the request, with blackbox_exporter's metric names and meanings, its timeout rule and
@@ -34,6 +35,7 @@ mod ip_protocol;
 mod module;
 mod modules;
 mod numbers;
+mod oauth2_module;
 mod options;
 mod proxy_module;
 mod qr_facts;

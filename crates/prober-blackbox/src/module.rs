@@ -95,6 +95,10 @@ pub struct Module {
     pub(crate) follow_redirects: bool,
     /// HTTP: `body_size_limit`, when set (and not 0): a longer body fails the probe.
     pub(crate) body_size_limit: Option<u64>,
+    /// HTTP: why `body_file` could not be read when the module was loaded. The module loads
+    /// all the same and each probe fails with it, as blackbox_exporter opens the file per probe
+    /// and fails that probe (its own example.yml names `/files/body.txt`).
+    pub(crate) body_file_error: Option<String>,
     /// HTTP: `compression` names an algorithm blackbox_exporter does not know.
     pub(crate) unsupported_compression: bool,
     /// HTTP: `skip_resolve_phase_with_proxy` with a proxy configured: no `resolve` phase for

@@ -35,7 +35,7 @@ impl Modules {
         if text.len() > MAX_FILE_LEN {
             return Err(format!("the file is larger than {MAX_FILE_LEN} bytes"));
         }
-        prober_k8s::yaml_limits::check(text)?;
+        prober_yaml::check(text)?;
         // serde quotes a value it cannot take, and a credential written in the wrong place
         // must not reach a log or a `/-/reload` answer.
         let file: File = serde_norway::from_str(text)
@@ -114,6 +114,7 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
         valid_status: None,
         follow_redirects: false,
         body_size_limit: None,
+        body_file_error: None,
         unsupported_compression: false,
         skip_resolve_phase: false,
         tls: false,

@@ -77,6 +77,9 @@ impl Module {
                 if let Some(f) = &self.filter {
                     self.precheck(f, parsed.host(), parsed.port())?;
                 }
+                if let Some(e) = &self.body_file_error {
+                    return Err(TargetError::Unprobeable(target::Unprobeable::resolve(target, e)));
+                }
                 // Moved in, not copied: most modules have no allow-list to read it after.
                 if let prober::ProbeKind::Http(h) = &mut spec.kind {
                     h.url = parsed;

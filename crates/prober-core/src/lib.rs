@@ -60,6 +60,7 @@ pub use spec::{
     ProbeSpec, ProxyServer, RedirectPolicy, SpecError, TCP_BYTES_DIFFER, TcpSpec, TcpStep,
     TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
 };
+pub use spec::{MAX_OAUTH2_PARAMS, MAX_OAUTH2_VALUE, OAuth2, OAuth2AuthStyle, query_escape};
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError, percent_decode};
 

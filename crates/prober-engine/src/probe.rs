@@ -10,7 +10,7 @@ use prober_core::{Outcome, ProbeKind, ProbeSpec};
 use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
 use prober_grpc::GrpcProbe;
-use prober_http::{HttpPlan, HttpProbe};
+use prober_http::{HttpPlan, HttpProbe, OAuth2Probe};
 use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::TcpProbe;
@@ -27,6 +27,8 @@ pub enum AnyProbe {
     TcpTls(Box<TlsTcpProbe>),
     /// An HTTP(S) probe's run (boxed: its machine is the largest).
     Http(Box<HttpProbe>),
+    /// An HTTP(S) probe with OAuth 2 credentials: the token exchange, then the request.
+    HttpOAuth2(Box<OAuth2Probe>),
     /// An exec probe's run.
     Exec(ExecProbe),
     /// A gRPC health probe's run (boxed, as HTTP).
@@ -83,9 +85,16 @@ impl AnyProbe {
     /// The machine for one run of a prepared spec.
     pub fn prepared(spec: &PreparedSpec) -> AnyProbe {
         match spec {
-            PreparedSpec::Http { plan, timeout, output_limit } => AnyProbe::Http(Box::new(
-                HttpProbe::with_plan(plan.clone(), *timeout, *output_limit),
-            )),
+            PreparedSpec::Http { plan, timeout, output_limit } => {
+                match OAuth2Probe::new(plan.clone(), *timeout, *output_limit) {
+                    Some(p) => AnyProbe::HttpOAuth2(Box::new(p)),
+                    None => AnyProbe::Http(Box::new(HttpProbe::with_plan(
+                        plan.clone(),
+                        *timeout,
+                        *output_limit,
+                    ))),
+                }
+            }
             PreparedSpec::Other(spec) => AnyProbe::new(spec),
         }
     }
@@ -110,6 +119,9 @@ impl AnyProbe {
                 AnyProbe::TcpTls(Box::new(TlsTcpProbe::new(t, spec.timeout)))
             }
             ProbeKind::Tcp(t) => AnyProbe::Tcp(TcpProbe::new(t, spec.timeout)),
+            ProbeKind::Http(h) if h.oauth2.is_some() => {
+                AnyProbe::prepared(&PreparedSpec::new(spec.clone()))
+            }
             ProbeKind::Http(h) => {
                 AnyProbe::Http(Box::new(HttpProbe::new(h, spec.timeout, spec.output_limit)))
             }
@@ -137,6 +149,7 @@ impl AnyProbe {
             AnyProbe::Tcp(m) => m,
             AnyProbe::TcpTls(m) => m.as_mut(),
             AnyProbe::Http(m) => m.as_mut(),
+            AnyProbe::HttpOAuth2(m) => m.as_mut(),
             AnyProbe::Exec(m) => m,
             AnyProbe::Grpc(m) => m.as_mut(),
             #[cfg(feature = "dns")]
@@ -235,6 +248,7 @@ impl Machine for AnyProbe {
             AnyProbe::Tcp(m) => m.wake_at(),
             AnyProbe::TcpTls(m) => m.wake_at(),
             AnyProbe::Http(m) => m.wake_at(),
+            AnyProbe::HttpOAuth2(m) => m.wake_at(),
             AnyProbe::Exec(m) => m.wake_at(),
             AnyProbe::Grpc(m) => m.wake_at(),
             #[cfg(feature = "dns")]

@@ -7,7 +7,9 @@
 //! - [`cookies`]: the cookie jar of one run, when the spec keeps cookies (Go's `cookiejar`);
 //! - [`redirect`]: which 3xx responses are followed (policy, the limit: 9 by default, as the
 //!   kubelet, `Host` carry-over);
-//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result.
+//! - [`verdict`]: the kubelet's `DoHTTPProbe` mapping from status and body to a result;
+//! - [`oauth2`]: the OAuth 2 token request and the reading of its answer, for
+//!   [`OAuth2Probe`], which runs the token exchange and then the request with the token.
 //!
 //! [`HttpProbe`] is the thin mio adapter around them, a [`prober_io::Machine`], over a
 //! [`prober_transport::Transport`]: plain TCP, or TLS (feature `tls`, which turns on
@@ -68,6 +70,8 @@
 pub mod body;
 pub mod coding;
 pub mod cookies;
+pub mod oauth2;
+mod oauth2_probe;
 mod probe;
 pub mod proxy;
 pub mod redirect;
@@ -75,6 +79,7 @@ pub mod request;
 pub mod response;
 pub mod verdict;
 
+pub use oauth2_probe::OAuth2Probe;
 pub use probe::{HttpPlan, HttpProbe};
 
 // The README's examples are compiled and run with the doc tests.

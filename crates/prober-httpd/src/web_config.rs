@@ -112,7 +112,9 @@ impl WebConfig {
         let file: File = if text.trim().is_empty() {
             File::default()
         } else {
-            serde_norway::from_str(text).map_err(|e| e.to_string())?
+            // Through the project's YAML limits: a web config is read before any client is
+            // served, and one nested or aliased past them is refused, not built.
+            prober_yaml::from_str(text)?
         };
         let tls = match file.tls_server_config {
             Some(t) => tls_files(t, dir)?,
@@ -293,6 +295,23 @@ mod tests {
 
     fn err(text: &str) -> String {
         WebConfig::parse(text, Path::new("/nonexistent")).unwrap_err()
+    }
+
+    #[test]
+    fn a_hostile_file_is_refused_before_it_is_built() {
+        // 200 nested lists: past the YAML limits (128), refused by the walk over libyaml's
+        // events, before serde builds (or recurses into) anything.
+        let deep = format!("basic_auth_users: {}1{}\n", "[".repeat(200), "]".repeat(200));
+        let e = err(&deep);
+        assert!(e.contains("nested deeper than 128"), "{e}");
+        // A billion laughs: aliases of aliases, refused by their expansion's size.
+        let mut text = String::from("a0: &a0 [\"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"]\n");
+        for i in 1..20 {
+            let p = i - 1;
+            text.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}]\n"));
+        }
+        let e = err(&text);
+        assert!(e.contains("alias"), "{e}");
     }
 
     #[test]

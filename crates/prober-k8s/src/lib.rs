@@ -7,7 +7,8 @@
 //! - [`manifest::load`]: every container's probes of a manifest, as targets `NAME/CONTAINER`;
 //! - [`ports::PortMap`]: container ports mapped to where they are published (`--port`);
 //! - [`yaml_limits`]: what a file may cost before it is built (nesting and aliases), judged on
-//!   the YAML parser's own events.
+//!   the YAML parser's own events: prober-yaml's, which every YAML reader of the project uses,
+//!   re-exported here under its former name.
 //!
 //! Errors are one line each and say where: serde's line and column for syntax, type and field
 //! errors, the target or container and the field's path for the rules checked after reading.
@@ -36,7 +37,7 @@ mod model;
 pub mod ports;
 mod translate;
 mod watch_file;
-pub mod yaml_limits;
+pub use prober_yaml::limits as yaml_limits;
 
 pub use translate::{LoadError, OnChange, TargetPlan, bare_host};
 pub use watch_file::load_watch_file;

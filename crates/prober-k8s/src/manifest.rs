@@ -132,7 +132,7 @@ pub fn load(
     base_dir: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, LoadError> {
-    crate::yaml_limits::check(text)?;
+    prober_yaml::check(text)?;
     let mut cx = Cx {
         host,
         port_map,
@@ -338,7 +338,7 @@ pub fn looks_like_manifest(text: &str) -> bool {
         kind: Option<serde::de::IgnoredAny>,
     }
     // Never build what the YAML limits refuse.
-    if crate::yaml_limits::check(text).is_err() {
+    if prober_yaml::check(text).is_err() {
         return false;
     }
     let Some(doc) = serde_norway::Deserializer::from_str(text).next() else {

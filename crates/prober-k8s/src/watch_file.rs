@@ -193,7 +193,7 @@ pub fn load_watch_file(
 ) -> Result<Vec<TargetPlan>, LoadError> {
     // JSON too: its nesting is held to the same limit (libyaml reads JSON as YAML; where it
     // cannot, it stops, and serde_json reports the file as it sees it).
-    crate::yaml_limits::check(text)?;
+    prober_yaml::check(text)?;
     let file: WatchFile = if json {
         serde_json::from_str(text).map_err(|e| e.to_string())?
     } else {

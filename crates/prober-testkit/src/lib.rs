@@ -106,6 +106,7 @@ pub mod h2;
 pub mod keep_alive;
 #[cfg(target_os = "linux")]
 pub mod netns;
+pub mod oauth2;
 pub mod proxy;
 mod request;
 mod routes;

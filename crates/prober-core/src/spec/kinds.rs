@@ -195,6 +195,10 @@ pub struct HttpSpec {
     /// Send the requests through an HTTP proxy (beyond the kubelet, blackbox_exporter's
     /// `proxy_url`; see [`HttpProxy`]); `None`: straight to the target.
     pub proxy: Option<Arc<HttpProxy>>,
+    /// Fetch an OAuth 2 token (client credentials) before the request and send it as
+    /// `Authorization` (see [`ProbeSpec::set_oauth2`](crate::ProbeSpec::set_oauth2));
+    /// `None`: no token.
+    pub oauth2: Option<Arc<super::OAuth2>>,
 }
 
 /// The content coding an HTTP probe decodes the body with ([`HttpSpec::compression`]), as
@@ -398,6 +402,7 @@ impl fmt::Debug for HttpSpec {
             cookies,
             compression,
             proxy,
+            oauth2,
         } = self;
         f.debug_struct("HttpSpec")
             .field("url", url)
@@ -424,6 +429,7 @@ impl fmt::Debug for HttpSpec {
             .field("cookies", cookies)
             .field("compression", compression)
             .field("proxy", proxy)
+            .field("oauth2", oauth2)
             .finish()
     }
 }

@@ -16,9 +16,11 @@ mod containment;
 mod dns;
 mod error;
 mod host_run;
+mod http_setters;
 mod icmp;
 mod kinds;
 mod namespaces;
+mod oauth2;
 mod proxy;
 mod tcp_steps;
 #[cfg(test)]
@@ -32,6 +34,7 @@ pub use kinds::{
     ClosePolicy, Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec,
 };
 pub use kinds::{DnsRrChecks, DnsSpec, DnsTransport};
+pub use oauth2::{MAX_OAUTH2_PARAMS, MAX_OAUTH2_VALUE, OAuth2, OAuth2AuthStyle, query_escape};
 pub use proxy::{HttpProxy, MAX_CONNECT_HEADERS, MAX_NO_PROXY_ENTRIES, NoProxy, ProxyServer};
 pub(crate) use tcp_steps::refuse_single;
 pub use tcp_steps::{
@@ -179,6 +182,7 @@ impl ProbeSpec {
             redirects_dial_by_name: false,
             compression: None,
             proxy: None,
+            oauth2: None,
         })))
     }
 
@@ -640,6 +644,7 @@ impl ProbeSpec {
                 crate::request::validate_method(&h.method)?;
                 crate::request::validate_body(&h.body)?;
                 h.unix_socket.as_ref().map_or(Ok(()), UnixSocket::validate)?;
+                h.oauth2.as_ref().map_or(Ok(()), |o| o.validate())?;
             }
             ProbeKind::Grpc(g) => {
                 // Empty: the local machine, as the kubelet's ":PORT" (GrpcSpec::host).

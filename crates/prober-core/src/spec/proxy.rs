@@ -1,4 +1,4 @@
-//! HTTP probes through an HTTP proxy ([`HttpProxy`], [`ProbeSpec::set_http_proxy`]): which
+//! HTTP probes through an HTTP proxy ([`HttpProxy`], [`ProbeSpec::set_http_proxy`](super::ProbeSpec::set_http_proxy)): which
 //! proxy a hop goes through (per scheme, less a no-proxy list read as Go's `NO_PROXY`), its
 //! credentials (a [`Secret`], sent as `Proxy-Authorization: Basic`) and the headers of the
 //! `CONNECT` request that opens a tunnel for `https://`.
@@ -13,7 +13,7 @@ use std::net::IpAddr;
 
 use base64::Engine as _;
 
-use super::{ProbeSpec, SpecError, validate_header, validate_host};
+use super::{SpecError, validate_header};
 use crate::allow::IpNet;
 use crate::secret::Secret;
 use crate::url::{Scheme, Url};
@@ -328,29 +328,6 @@ impl HttpProxy {
         match &self.no_proxy {
             Some(n) if n.bypasses(url) => None,
             _ => Some(server),
-        }
-    }
-}
-
-impl ProbeSpec {
-    /// Sends the HTTP probe's requests through a proxy (`None`: straight to the target, the
-    /// default). With a Unix socket set, the socket wins: no proxy is used.
-    ///
-    /// # Errors
-    ///
-    /// [`SpecError::InvalidRequest`] for a probe that is not HTTP.
-    pub fn set_http_proxy(&mut self, proxy: Option<HttpProxy>) -> Result<(), SpecError> {
-        match &mut self.kind {
-            super::ProbeKind::Http(h) => {
-                if let Some(p) = &proxy {
-                    for s in [&p.http, &p.https].into_iter().flatten() {
-                        validate_host(&s.host)?;
-                    }
-                }
-                h.proxy = proxy.map(std::sync::Arc::new);
-                Ok(())
-            }
-            _ => Err(SpecError::InvalidRequest("a proxy applies to HTTP probes only".into())),
         }
     }
 }

@@ -1,5 +1,5 @@
-//! What a YAML watch file or manifest may cost before it is built: how deep its collections
-//! nest and how much its aliases expand to.
+//! What a YAML file (a watch file, a manifest, a module file, a web config) may cost before it
+//! is built: how deep its collections nest and how much its aliases expand to.
 //!
 //! Both limits are judged on the parser's own event stream (libyaml's, the parser serde_norway
 //! runs), so a tag, an anchor, a flow or block collection or a document boundary counts

@@ -30,6 +30,8 @@ enum Kind {
     Tcp,
     Grpc,
     Exec,
+    Dns,
+    Icmp,
 }
 
 impl Kind {
@@ -123,9 +125,14 @@ impl TlsArgs {
             return Err(args.usage("--starttls applies to tcp:// targets only"));
         }
         match kind {
-            Kind::Exec => {
+            Kind::Exec | Kind::Icmp => {
                 return Err(args.usage(format!(
-                    "{first} applies to https://, grpc:// and tcp:// targets only"
+                    "{first} applies to https://, grpc://, tcp:// and dns:// targets only"
+                )));
+            }
+            Kind::Dns if !self.tls => {
+                return Err(args.usage(format!(
+                    "{first} needs --tls on dns:// targets (DNS over TLS; UDP unless --tls is given)"
                 )));
             }
             Kind::Tcp if !self.tls && !self.starttls => {
@@ -145,7 +152,7 @@ impl TlsArgs {
                 )));
             }
             Kind::Https if self.first_option().is_none() => return Ok(()),
-            Kind::Https | Kind::Grpc => {}
+            Kind::Https | Kind::Grpc | Kind::Dns => {}
         }
         // `--tls-verify --tls-ca FILE` reads as "verify, against FILE": the CA file decides.
         let verify = match (&self.ca, self.verify) {
@@ -186,6 +193,7 @@ struct Given {
     command: Option<Vec<OsString>>,
     tls: TlsArgs,
     extensions: crate::extensions::CheckFlags,
+    kinds: crate::kinds::KindFlags,
 }
 
 /// Parses the arguments after `check`; `Ok(None)` when help was printed.
@@ -250,6 +258,7 @@ impl Given {
             }
             "--exec-cgroup" => self.exec_cgroup = Some(p.text(opt)?),
             _ if self.extensions.take(p, opt)? => {}
+            _ if self.kinds.take(p, opt)? => {}
             _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober check'"))),
         }
         Ok(())
@@ -285,7 +294,7 @@ impl Given {
             (None, Some(argv)) => (exec_spec(p, argv)?, Kind::Exec),
             _ => {
                 return Err(p.usage(
-                    "missing TARGET (http://..., https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE] or -- CMD [ARG...])",
+                    "missing TARGET (http://..., https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE], dns://SERVER[:PORT]/NAME, icmp://HOST or -- CMD [ARG...])",
                 ));
             }
         };
@@ -338,6 +347,7 @@ impl Given {
         }
         self.tls.apply(p, &mut spec, kind)?;
         self.extensions.apply(p, &mut spec, kind.is_http(), kind == Kind::Tcp)?;
+        self.kinds.apply(p, &mut spec, self.timeout.is_some(), self.target.as_deref())?;
         Ok(CheckArgs { spec, json: self.json })
     }
 }
@@ -403,7 +413,7 @@ fn parse_target(t: &str, through_socket: bool) -> Result<(ProbeSpec, Kind), Stri
     }
     let Some((scheme, rest)) = t.split_once("://") else {
         return Err(bad(&format!(
-            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE], unix:///PATH or -- CMD [ARG...]{}",
+            "expected http://HOST[:PORT][/PATH], https://..., tcp://HOST:PORT, grpc://HOST:PORT[/SERVICE], dns://SERVER[:PORT]/NAME, icmp://HOST, unix:///PATH or -- CMD [ARG...]{}",
             scheme_hint(t)
         )));
     };
@@ -430,9 +440,11 @@ fn parse_target(t: &str, through_socket: bool) -> Result<(ProbeSpec, Kind), Stri
             let spec = ProbeSpec::grpc(host, port, service).map_err(|e| bad(&e.to_string()))?;
             Ok((spec, Kind::Grpc))
         }
-        other => {
-            Err(bad(&format!("unsupported scheme '{other}' (expected http, https, tcp or grpc)")))
-        }
+        "dns" => Ok((crate::kinds::dns_target(rest).map_err(|e| bad(&e))?, Kind::Dns)),
+        "icmp" => Ok((crate::kinds::icmp_target(rest).map_err(|e| bad(&e))?, Kind::Icmp)),
+        other => Err(bad(&format!(
+            "unsupported scheme '{other}' (expected http, https, tcp, grpc, dns or icmp)"
+        ))),
     }
 }
 
@@ -443,7 +455,7 @@ fn scheme_hint(t: &str) -> String {
         return String::new();
     };
     let scheme = scheme.to_ascii_lowercase();
-    if !matches!(scheme.as_str(), "http" | "https" | "tcp" | "grpc") {
+    if !matches!(scheme.as_str(), "http" | "https" | "tcp" | "grpc" | "dns" | "icmp") {
         return String::new();
     }
     format!("; did you mean '{scheme}://{}'?", rest.trim_start_matches('/'))
@@ -523,7 +535,7 @@ fn run_probe(spec: &ProbeSpec) -> Result<Ran, Failure> {
 }
 
 fn has_output(spec: &ProbeSpec) -> bool {
-    !matches!(spec.kind, ProbeKind::Tcp(_))
+    !matches!(spec.kind, ProbeKind::Tcp(_) | ProbeKind::Icmp(_))
 }
 
 pub fn exit_status(result: ProbeResult) -> i32 {
@@ -686,7 +698,7 @@ mod tests {
             (&["--starttls", "https://h/"], "--starttls applies to tcp:// targets only"),
             (
                 &["--tls-ca", "ca.pem", "--", "true"],
-                "--tls-ca applies to https://, grpc:// and tcp://",
+                "--tls-ca applies to https://, grpc://, tcp:// and dns://",
             ),
             (&["--tls", "http://h/"], "not http:// (write https://"),
             (&["--tls-verify", "http://h/"], "--tls-verify applies"),

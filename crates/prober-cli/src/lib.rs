@@ -13,6 +13,7 @@ mod args;
 mod check;
 mod duration;
 mod extensions;
+mod kinds;
 mod output;
 mod serve;
 mod serve_reload;

@@ -20,7 +20,10 @@ use prober_watch::target_state::{TargetState, failing};
 /// body, the TCP reply): that line is usually what tells why.
 pub(crate) fn human_line(o: &Outcome, duration: Duration) -> String {
     let mut line = human_head(o, duration);
-    if o.result == ProbeResult::Failure {
+    if let Some(answers) = prober_watch::facts::dns_answers(o) {
+        // What dig's ANSWER SECTION shows: worth a look whatever the verdict.
+        line.push_str(&format!(" answers: {answers}"));
+    } else if o.result == ProbeResult::Failure {
         let output = o.output_lossy();
         if let Some(first) = first_line(&output).filter(|l| !o.message.contains(l.as_ref())) {
             let label = if o.http_status.is_some() { "body" } else { "output" };
@@ -68,6 +71,7 @@ pub(crate) fn details(o: &Outcome) -> Vec<String> {
     if let Some(c) = o.exit_code {
         details.push(format!("exit {c}"));
     }
+    details.extend(prober_watch::facts::details(o));
     details
 }
 
@@ -113,6 +117,9 @@ struct CheckJson<'a> {
     output_total: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     cert_not_after: Option<i64>,
+    /// A DNS or ICMP run's facts, under `dns` or `icmp`.
+    #[serde(flatten)]
+    facts: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 pub(crate) fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> String {
@@ -128,9 +135,15 @@ pub(crate) fn json_line(o: &Outcome, duration: Duration, has_output: bool) -> St
         exit_code: o.exit_code,
         output_total: (has_output || o.output_total > 0).then_some(o.output_total),
         cert_not_after: o.cert_not_after,
+        facts: facts_json(o),
     };
     serde_json::to_string(&j)
         .unwrap_or_else(|e| format!("{{\"result\":\"unknown\",\"message\":\"{e}\"}}"))
+}
+
+/// A DNS or ICMP outcome's facts as a JSON object under `dns` or `icmp`, flattened into a line.
+fn facts_json(o: &Outcome) -> Option<serde_json::Map<String, serde_json::Value>> {
+    prober_watch::facts::json(o).map(|(k, v)| [(k.to_string(), v)].into_iter().collect())
 }
 
 // ---- prober watch --------------------------------------------------------------------------
@@ -178,6 +191,9 @@ struct RunFields<'a> {
     cert_not_after: Option<i64>,
     /// How long after its scheduled time the run started.
     late_ms: f64,
+    /// A DNS or ICMP run's facts, under `dns` or `icmp` (smokeping's figures for every run).
+    #[serde(flatten)]
+    facts: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A role that is not a success, in the summary.
@@ -272,6 +288,7 @@ pub(crate) fn run_line(
                 exit_code: o.exit_code,
                 cert_not_after: o.cert_not_after,
                 late_ms: duration::millis(late),
+                facts: facts_json(o),
             },
         };
         return serde_json::to_string(&j).unwrap_or_default();

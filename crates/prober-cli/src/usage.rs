@@ -69,6 +69,9 @@ TARGET:
                                plaintext HTTP/2 (h2c) unless --tls is given
   unix:///PATH, unix:PATH, unix-abstract:NAME
                                connect to a Unix socket (as tcp://; gRPC's naming)
+  dns://SERVER[:PORT]/NAME     DNS query of NAME (type A) to SERVER (port 53); NOERROR is
+                               success; prints the rcode and the answer records
+  icmp://HOST                  ICMP echo (ping); prints sent/received/loss and rtt
   -- CMD [ARG...]              run a command (no shell); exit 0 is success
 
 Options:
@@ -86,8 +89,8 @@ Options:
   --json                 print one JSON object instead of a human line
   -h, --help             print this help
 
-TLS options (https:// targets, grpc:// and tcp:// targets with --tls):
-  --tls                  use TLS for a grpc:// or tcp:// target (no-op for https://)
+TLS options (https:// targets, grpc://, tcp:// and dns:// targets with --tls):
+  --tls                  use TLS for a grpc://, tcp:// or dns:// target (no-op for https://)
   --starttls             tcp:// targets: --send/--expect in plain text (the server's
                          go-ahead), then TLS on the same connection
   --tls-verify           verify the server's certificate against the system's roots
@@ -143,19 +146,20 @@ Unix sockets (http://, https:// and grpc:// targets; curl's options):
   --abstract-unix-socket NAME
                          the same through Linux's abstract socket NAME
 
-Containers (tcp://, http://, https:// and grpc:// targets):
+Containers (tcp://, http://, https://, grpc:// and dns:// targets):
   --netns PATH           make the probe's socket in the network namespace PATH
                          (/proc/PID/ns/net of a container's process, /run/netns/NAME):
                          127.0.0.1 is then the container's; names resolve on the host
 
-Address family (tcp://, http://, https:// and grpc:// targets; every redirect hop):
+Address family (tcp://, http://, https://, grpc://, dns:// and icmp:// targets):
   -4, --ipv4             connect to IPv4 addresses only (curl's -4); a name without one,
                          or an IPv6 literal, fails with reason dns
   -6, --ipv6             connect to IPv6 addresses only (curl's -6)
   --prefer-ipv4          the name's IPv4 addresses if it has any, else its IPv6 ones
   --prefer-ipv6          the name's IPv6 addresses if it has any, else its IPv4 ones
                          (default: every address, raced as Go's dialer does)
-  --source-address ADDR  bind the sockets to ADDR, one of this host's (source_ip_address)
+  --source-address ADDR  bind the sockets to ADDR, one of this host's (source_ip_address;
+                         not dns:// yet)
 
 Beyond the kubelet (tcp:// targets):
   --send DATA            write DATA once connected (escapes: \\r \\n \\t \\\\ \\xHH)
@@ -166,6 +170,28 @@ Beyond the kubelet (tcp:// targets):
   one matches, each --send writes, --starttls shakes hands with TLS where it stands
   --send-template T      after an --expect: write T with that line's groups ($1, ${1},
                          ${name}; $$ is $); --send writes a $ as it is
+
+DNS (dns:// targets; blackbox_exporter's dns prober, dig's questions):
+  --dns-type TYPE        A (default), AAAA, CNAME, MX, NS, PTR, SOA, SRV, TXT, CAA, ANY, ...
+  --dns-class CLASS      IN (default), CH, HS or ANY
+  --dns-tcp              ask over TCP instead of UDP (--tls: DNS over TLS, port 853
+                         unless given, with the TLS options)
+  --dns-tcp-fallback     ask again over TCP when the UDP answer is truncated
+  --dns-no-recursion     do not set RD (dig's +norecurse)
+  --dns-edns SIZE        EDNS0 with this UDP payload size (512 to 65535)
+  --valid-rcodes LIST    rcodes that are success, e.g. NOERROR,NXDOMAIN (default NOERROR)
+  --expect-answer REGEX  some answer record must match REGEX (repeatable), else failure
+                         (reason body)
+
+ICMP (icmp:// targets; ping's options):
+  -c, --count N          echo requests to send (default 1); without --timeout the run
+                         gets the time to send them all, and 1s more
+  --interval DUR         time between two requests (default 1s, at least 2ms)
+  -s, --payload-size N   bytes of data per request (default 28, blackbox_exporter's)
+  --ttl N                TTL or hop limit of the requests
+  --dont-fragment        set don't-fragment (IPv4)
+  --max-loss PERCENT     failure when more than PERCENT of the requests got no reply
+                         (default 100: only when none did)
 
 Exit status: 0 success or warning, 1 failure, 2 unknown (could not run the probe),
 64 usage error.
@@ -189,7 +215,9 @@ FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard in
       livenessProbe:
         grpc: {port: 50051, service: my.pkg.Api}
 Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubelet),
-tcpSocket or grpc (mode TLS for TLS), and a 'tls:' block (verify, caFile, serverName,
+tcpSocket or grpc (mode TLS for TLS), dns ({name, host, port, type, transport,
+validRcodes, validateAnswerRrs, ...}) or icmp ({host, packets, intervalMilliseconds,
+payloadSize, ttl, maxLossPercent, ...}), and a 'tls:' block (verify, caFile, serverName,
 certFile, keyFile, minVersion, maxVersion) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one

@@ -75,7 +75,7 @@ fn tls_and_grpc_usage_errors_exit_64() {
         (&["--starttls", "grpc://127.0.0.1:1"], "--starttls applies to tcp:// targets only"),
         (
             &["--tls-verify", "--", "true"],
-            "--tls-verify applies to https://, grpc:// and tcp:// targets only",
+            "--tls-verify applies to https://, grpc://, tcp:// and dns:// targets only",
         ),
         (
             &["--tls", "http://127.0.0.1:1/"],

@@ -130,7 +130,7 @@ fn bad_grpc_and_tls_fields_exit_64_with_a_precise_message() {
         &yaml("      grpc: {port: 1}\n      tls: {caFile: ca.pem}\n"),
         "yaml",
         &[
-            "readinessProbe.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only",
+            "readinessProbe.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS, to tcpSocket with tls or starttls and to dns with transport tls only",
         ],
     );
     assert_bad_file(

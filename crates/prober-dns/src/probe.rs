@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mio::Interest;
 use mio::net::UdpSocket;
-use prober_core::{IpFamily, Outcome, ProbeResult, Reason, os_error_text};
+use prober_core::{DEFAULT_OUTPUT_LIMIT, IpFamily, Outcome, ProbeResult, Reason, os_error_text};
 use prober_io::{Answer, Ctx, Lookup, Machine, NsSockets, Ready, Step};
 use prober_transport::dial::{Dial, DialEvent, DialStep};
 
@@ -67,6 +67,24 @@ pub struct DnsProbe {
     resume_owed: bool,
     /// The UDP receive buffer (the advertised size), kept for the run.
     buf: Vec<u8>,
+}
+
+/// The answer section as the outcome's output, one record a line as miekg/dns prints it (what
+/// `dig` shows as its ANSWER SECTION, and what the checks matched), kept up to
+/// [`DEFAULT_OUTPUT_LIMIT`] bytes with the rest counted: a 64 KiB message of compressed names
+/// prints to far more than it weighs.
+fn answer_output(o: &mut Outcome, answer: &[crate::wire::Record]) {
+    for rr in answer {
+        let line = crate::render::record_text(rr);
+        let len = line.len() as u64 + 1;
+        o.output_total = o.output_total.saturating_add(len);
+        if !o.truncated && o.output.len() + line.len() < DEFAULT_OUTPUT_LIMIT {
+            o.output.extend_from_slice(line.as_bytes());
+            o.output.push(b'\n');
+        } else {
+            o.truncated = true;
+        }
+    }
 }
 
 /// A random message id: SipHash with the process's random keys over the clock and a
@@ -424,6 +442,8 @@ impl DnsProbe {
         } else {
             Outcome::success()
         };
+        let mut outcome = outcome;
+        answer_output(&mut outcome, &m.answer);
         self.done(cx, outcome)
     }
 

@@ -219,6 +219,17 @@ fn over_tcp_a_64k_answer_is_read_and_a_wrong_id_skipped() {
     assert_eq!(o.result, ProbeResult::Success, "{}", o.message);
     assert_eq!(facts.ignored, 1);
     assert!(facts.answer_rrs > 4000, "{facts:?}");
+    // The answers as output: whole records up to the output limit, the rest only counted
+    // (4,000 records print to about 140 KB, more than twice the message's size).
+    let kept = o.output_lossy();
+    assert!(
+        o.truncated && o.output.len() <= prober_core::DEFAULT_OUTPUT_LIMIT,
+        "{}",
+        o.output.len()
+    );
+    assert!(kept.ends_with('\n') && kept.lines().count() > 100, "{kept}");
+    let line = kept.lines().next().unwrap().len() as u64 + 1;
+    assert!(o.output_total >= u64::from(facts.answer_rrs) * (line - 8), "{}", o.output_total);
 }
 
 #[test]

@@ -65,6 +65,10 @@ fn each_record_type_answers_noerror_with_miekg_text() {
         let (o, facts) = run(expecting(spec(&nsd, name, qtype), line), TIMEOUT);
         assert_eq!(o.result, ProbeResult::Success, "{name} {qtype}: {}", o.message);
         assert!(facts.query_succeeded && facts.answer_rrs >= 1, "{name} {qtype}: {facts:?}");
+        // The answer section is the outcome's output, one record a line, as the checks saw it.
+        let output = o.output_lossy();
+        assert_eq!(output.lines().count(), facts.answer_rrs as usize, "{output}");
+        assert!(output.lines().any(|l| l == line) && output.ends_with('\n'), "{output:?}");
         assert_eq!((facts.rcode, facts.truncated, facts.ignored), (Some(0), false, 0));
         if qtype == "SOA" {
             assert_eq!(facts.serial, Some(2026112901));

@@ -30,6 +30,7 @@
 
 #![warn(missing_docs)]
 
+mod dns_icmp;
 mod extensions;
 pub mod manifest;
 mod model;

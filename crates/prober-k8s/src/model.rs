@@ -55,6 +55,11 @@ pub(crate) struct Probe {
     pub http_get: Option<HttpGetAction>,
     pub tcp_socket: Option<TcpSocketAction>,
     pub grpc: Option<GrpcAction>,
+    /// libprober extension: a DNS query (blackbox_exporter's dns prober).
+    pub dns: Option<crate::dns_icmp::DnsAction>,
+    /// libprober extension: ICMP echo requests (blackbox_exporter's icmp prober, and ping's
+    /// count).
+    pub icmp: Option<crate::dns_icmp::IcmpAction>,
     #[serde(default, deserialize_with = "opt_int")]
     pub initial_delay_seconds: Option<i64>,
     #[serde(default, deserialize_with = "opt_int")]
@@ -337,7 +342,7 @@ fn int<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
 }
 
 /// An optional integer, with "expected an integer" in errors instead of a Rust type name.
-fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+pub(crate) fn opt_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     struct V;
     impl<'de> Visitor<'de> for V {
         type Value = Option<i64>;

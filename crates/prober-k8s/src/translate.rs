@@ -138,14 +138,18 @@ fn build(
         probe.http_get.is_some(),
         probe.tcp_socket.is_some(),
         probe.grpc.is_some(),
+        probe.dns.is_some(),
+        probe.icmp.is_some(),
     ];
     match handlers.iter().filter(|h| **h).count() {
         0 => {
-            return Err(format!("{p}: needs one of exec, httpGet, tcpSocket or grpc"));
+            return Err(format!("{p}: needs one of exec, httpGet, tcpSocket, grpc, dns or icmp"));
         }
         1 => {}
         _ => {
-            return Err(format!("{p}: give only one of exec, httpGet, tcpSocket and grpc"));
+            return Err(format!(
+                "{p}: give only one of exec, httpGet, tcpSocket, grpc, dns and icmp"
+            ));
         }
     }
     let schedule = schedule(role, p, probe)?;
@@ -166,6 +170,10 @@ fn build(
         exec_spec(src, p, e)?
     } else if let Some(g) = &probe.grpc {
         grpc_spec(src, p, g)?
+    } else if let Some(d) = &probe.dns {
+        crate::dns_icmp::dns_spec(p, src.host, d)?
+    } else if let Some(i) = &probe.icmp {
+        crate::dns_icmp::icmp_spec(p, src.host, i)?
     } else {
         unreachable!("exactly one handler was checked above");
     };
@@ -175,6 +183,10 @@ fn build(
     let tfield =
         if probe.timeout_milliseconds.is_some() { "timeoutMilliseconds" } else { "timeoutSeconds" };
     spec.set_timeout(timeout).map_err(|e| format!("{p}.{tfield}: {e}"))?;
+    if let ProbeKind::Icmp(i) = &spec.kind {
+        // Every request of a run must leave within its timeout.
+        i.validate_within(timeout).map_err(|e| format!("{p}.icmp: {e}"))?;
+    }
     Ok((spec, schedule))
 }
 
@@ -308,12 +320,13 @@ fn apply_tls(src: &Source<'_>, p: &str, t: &TlsConfig, spec: &mut ProbeSpec) -> 
         ProbeKind::Http(h) => h.url.scheme().as_str() == "https",
         ProbeKind::Grpc(g) => g.connect.tls.is_some(),
         ProbeKind::Tcp(t) => t.connect.tls.is_some(),
+        ProbeKind::Dns(d) => d.transport == prober::DnsTransport::Tls,
         // Exec, and any kind added later: no TLS.
         _ => false,
     };
     if !uses_tls {
         return Err(format!(
-            "{p}.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only"
+            "{p}.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS, to tcpSocket with tls or starttls and to dns with transport tls only"
         ));
     }
     let opts = tls_options(src, &format!("{p}.tls"), t)?;
@@ -345,6 +358,7 @@ fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
     let tls = match &spec.kind {
         ProbeKind::Http(h) => Some(h.tls()),
         ProbeKind::Grpc(g) => g.connect.tls.as_ref(),
+        ProbeKind::Dns(d) => d.connect.tls.as_ref(),
         // TCP, exec, and any kind added later: no TLS files.
         _ => None,
     };
@@ -736,7 +750,7 @@ mod tests {
         let p = probe("periodSeconds: 1");
         assert_eq!(
             build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err(),
-            "r: needs one of exec, httpGet, tcpSocket or grpc"
+            "r: needs one of exec, httpGet, tcpSocket, grpc, dns or icmp"
         );
         let p = probe("tcpSocket: {port: 1}\nexec: {command: [a]}");
         assert!(build(&src(&[], &[]), Role::Readiness, "r", &p).unwrap_err().contains("only one"));
@@ -890,7 +904,7 @@ mod tests {
         let cases = [
             (
                 "tcpSocket: {port: 1}\ntls: {verify: true}",
-                "r.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS and to tcpSocket with tls or starttls only",
+                "r.tls: applies to httpGet with scheme HTTPS, to grpc with mode TLS, to tcpSocket with tls or starttls and to dns with transport tls only",
             ),
             ("httpGet: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),
             ("grpc: {port: 1}\ntls: {verify: true}", "r.tls: applies to httpGet"),

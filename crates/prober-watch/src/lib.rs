@@ -15,6 +15,7 @@
 //! - [`endpoints`]: the servers of those two (one listener when they share an address), and the
 //!   set-up every endpoint server shares with `prober serve`: web config, bind;
 //! - [`systemd`]: `Type=notify` readiness, status and watchdog;
+//! - [`facts`]: DNS and ICMP outcomes' facts in words (rcode, answers, ping's summary);
 //! - [`escape`]: text made safe for a terminal, which every human line goes through.
 //!
 //! It does not read watch files or manifests (`prober_k8s` does), install signal handlers, or
@@ -22,6 +23,7 @@
 
 pub mod endpoints;
 pub mod escape;
+pub mod facts;
 pub mod health;
 pub mod hooks;
 pub mod metrics;

@@ -88,6 +88,9 @@ SKIP=(
   "prober-engine/netns unusable_namespaces_are_unknown_naming_the_path_and_the_engine_goes_on: $REASON_NETNS"
   "prober-engine/netns_cache one_open_per_path_reopened_on_a_new_identity_closed_when_unnamed: $REASON_NETNS"
   "prober-engine/netns_scale one_engine_probes_a_thousand_namespaces: $REASON_NETNS"
+  "prober-engine/dns a_dns_probe_with_set_netns_queries_inside_the_namespace: $REASON_NETNS"
+  "prober-dns/netns udp_tcp_and_tls_queries_reach_a_server_inside_the_namespace: $REASON_NETNS"
+  "prober-cli/dns_icmp dns_check_in_a_network_namespace: $REASON_NETNS"
   # Too slow under emulation even with optimized dependencies (see below): a bound set for real
   # hardware.
   "prober-cli/hostile_input oversized_input_is_refused_before_it_is_read: parses 64 MiB of YAML, about 125 s under qemu, beyond the test's 120 s hang bound"

@@ -96,8 +96,12 @@ impl Nsd {
 
     fn start_with(cert: Option<&Issued>, ns: Option<&TestNetns>) -> Nsd {
         let nsd = nsd_binary();
+        // The directory is this server's alone: a counter, since two tests of one process
+        // starting servers at once could be handed the same just-freed port.
+        static SERVERS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = SERVERS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!(
-            "prober-dns-nsd-{}-{}",
+            "prober-dns-nsd-{}-{n}-{}",
             std::process::id(),
             free_port()
         ));

@@ -395,12 +395,17 @@ impl Machine for IcmpProbe {
 /// clock's nanoseconds mixed with a counter if it fails (it does not block after boot).
 fn random_u64() -> u64 {
     let mut bytes = [0u8; 8];
-    // The system call, not glibc's wrapper (glibc 2.25): the prebuilt archives of the Go module
-    // need no glibc newer than 2.17 (ci/go-module.sh checks).
+    // On Linux the system call, not glibc's wrapper (glibc 2.25): the prebuilt archives of the
+    // Go module need no glibc newer than 2.17 (ci/go-module.sh checks).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     // SAFETY: `bytes` is valid for writes of its 8 bytes for the whole call.
     let n = unsafe {
         libc::syscall(libc::SYS_getrandom, bytes.as_mut_ptr(), bytes.len(), libc::GRND_NONBLOCK)
     };
+    // Elsewhere the C library's `getrandom` (FreeBSD 12, compile-checked in CI).
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    // SAFETY: `bytes` is valid for writes of its 8 bytes for the whole call.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), libc::GRND_NONBLOCK) };
     if n == 8 {
         return u64::from_ne_bytes(bytes);
     }

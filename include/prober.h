@@ -1253,7 +1253,8 @@ prober_status prober_spec_set_expect_body_cel(prober_spec *spec, uint32_t mode, 
  * event)` instead of the event queue. `done` is called exactly once if this returns
  * `PROBER_OK`, and never otherwise: from within `prober_engine_step` or `prober_engine_wait`
  * on the thread that calls them (or from `prober_engine_cancel_check` when the check is
- * cancelled), with a `PROBER_EVENT_CHECK` event whose views are valid only during the call.
+ * cancelled, or from within this call when the probe ends as it starts, as a kind this build
+ * lacks does), with a `PROBER_EVENT_CHECK` event whose views are valid only during the call.
  * If the engine is freed with the check still running, `done` is never called: free what
  * `user` points to after `prober_engine_free`. While `done` runs the engine is in use, so a
  * call on the same engine from within it returns `PROBER_E_BUSY`; `done` should hand the

@@ -15,8 +15,9 @@ use crate::slots::{CheckDone, Owner};
 
 impl Engine {
     /// Starts a one-shot probe whose outcome goes to `done`, called on this engine's thread
-    /// when the check ends (from within [`Engine::step`]/[`Engine::wait`], or from
-    /// [`Engine::cancel_check`] when it is cancelled), instead of an
+    /// when the check ends (from within [`Engine::step`]/[`Engine::wait`], from
+    /// [`Engine::cancel_check`] when it is cancelled, or from within this call when the probe
+    /// ends as it starts, as a kind this build lacks does), instead of an
     /// [`Event::Check`](crate::Event::Check). `tag` is still the check's name for
     /// [`Engine::cancel_check`]. `done` is called exactly once if this returns `Ok`, and never
     /// otherwise; if the engine is dropped with the check still running, `done` is dropped

@@ -2,6 +2,22 @@
 
 step() { printf '\n=== %s\n' "$*"; }
 
+# On CI (.ci/run sets CI) every build happens once: cargo's incremental state would only take
+# disk (2.8 GB of a run's 44 GB before it was turned off), and a CI machine's disk ran out.
+if [ -n "${CI:-}" ]; then
+  export CARGO_INCREMENTAL=0
+fi
+
+# prune_ci_builds DIR...: on CI, removes build directories that no later step uses, and prints
+# how much disk the run's build directories take and what is left, so that a run that comes
+# near the machine's limit says so in its log. A developer's run keeps them (a rerun is faster).
+prune_ci_builds() {
+  if [ -n "${CI:-}" ]; then
+    rm -rf "$@"
+  fi
+  echo "disk: target/ $(du -sh target 2>/dev/null | cut -f1), fuzz/target $(du -sh fuzz/target 2>/dev/null | cut -f1 || echo -), free $(df -h . | awk 'NR == 2 { print $4 }')"
+}
+
 # Makes sure a command exists, installing the Debian package that provides it when missing.
 need() {
   local cmd=$1 pkg=${2:-$1}

@@ -99,6 +99,9 @@ bash ci/blackbox-parity.sh
 step "C suite (ctest: plain, ASan+UBSan, valgrind)"
 bash ci/c-tests.sh
 
+# The C suite's builds (two CMake trees of 36 statically linked tests) are not used again.
+prune_ci_builds target/c-tests
+
 step "a runc container: exec probes in its namespaces, network probes through its netns (ci/namespaces.sh)"
 bash ci/namespaces.sh
 
@@ -117,8 +120,14 @@ bash ci/go-tests.sh
 step "packaging (symbols, SONAME, pkg-config, find_package, C example)"
 bash ci/package-check.sh
 
+# Before the arm64 build (the largest after the native one): the native builds no later step
+# uses (the packaging dry run's, the MSRV check's, the fuzzers').
+prune_ci_builds target/publish target/msrv fuzz/target target/debug/incremental
+
 step "linux/arm64: cross-built, Rust, C and Go suites under qemu-aarch64 (ci/arm64.sh)"
 bash ci/arm64.sh
+
+prune_ci_builds target/aarch64-unknown-linux-gnu/debug target/c-tests-arm64
 
 step "the Go module with prebuilt archives, from a file:// proxy without Rust (ci/go-module-test.sh)"
 bash ci/go-module-test.sh

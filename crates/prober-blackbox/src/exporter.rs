@@ -1,10 +1,13 @@
 //! The `/probe`, `/metrics` and `/` answers: a plain function from a request (path, query,
 //! headers) to a response, so that any HTTP server can carry it.
 //!
-//! Every probe runs on one engine thread as a one-shot check (`Handle::submit`, as the Go
-//! binding's `Check`); that thread also turns each outcome into the answer and hands it to
+//! Every probe runs on one engine as a one-shot check with a completion
+//! (`Engine::submit_with`); the completion turns the outcome into the answer and hands it to
 //! the request waiting for it ([`Exporter::handle_with`]: a callback, so that an HTTP server's
-//! loop never waits for a probe), so any number of concurrent requests share the engine.
+//! loop never waits for a probe), so any number of concurrent requests share the engine. The
+//! engine has a thread of its own ([`Exporter::start`]), or is driven by the HTTP server's
+//! loop on its thread ([`Exporter::start_driven`], what `prober serve` does: no `/probe` then
+//! wakes another thread).
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,6 +19,7 @@ use prober::{Engine, Handle, Outcome, Reason};
 
 use crate::answer::{explain, render};
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
+use crate::driven::{EngineDriver, Probing};
 use crate::history::{History, Output};
 use crate::module::TargetError;
 use crate::modules::Modules;
@@ -39,14 +43,14 @@ type Done = Box<dyn FnOnce(Response) + Send>;
 pub struct Exporter {
     inner: Arc<Inner>,
     /// The engine thread, which holds `inner` only weakly, so that dropping the exporter stops
-    /// it.
-    _engine: EngineThread,
+    /// it; none when the caller's loop drives the engine ([`Exporter::start_driven`]).
+    _engine: Option<EngineThread>,
 }
 
 #[derive(Debug)]
 struct Inner {
     modules: Loaded,
-    handle: Handle,
+    probing: Probing,
     next_tag: AtomicU64,
     /// blackbox_exporter's `--timeout-offset`, in nanoseconds.
     offset_nanos: AtomicU64,
@@ -107,22 +111,30 @@ impl Exporter {
     pub fn start(modules: Modules) -> std::io::Result<Exporter> {
         let engine = Engine::new()?;
         let handle = engine.handle();
-        let inner = Arc::new(Inner {
-            modules: Loaded::new(modules),
-            handle: handle.clone(),
-            next_tag: AtomicU64::new(1),
-            offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
-            started: SystemTime::now(),
-            counts: Counters::default(),
-            history: History::new(),
-            output_held: Arc::default(),
-        });
+        let inner = Inner::new(modules, Probing::Thread(handle.clone()));
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let thread = std::thread::Builder::new()
             .name("prober-serve-engine".into())
             .spawn(move || run_engine_or_abort(engine, &s))?;
-        Ok(Exporter { inner, _engine: EngineThread { handle, stop, thread: Some(thread) } })
+        Ok(Exporter { inner, _engine: Some(EngineThread { handle, stop, thread: Some(thread) }) })
+    }
+
+    /// Makes the exporter with an engine that the caller's poll loop drives ([`EngineDriver`]:
+    /// poll its descriptor, turn it when readable or when its timeout passes) on the thread
+    /// that calls [`Exporter::handle_with`]: a `/probe` is then checked, probed and answered on
+    /// that one thread, without a wake-up between threads (what `prober serve` does with its
+    /// HTTP server's loop).
+    ///
+    /// [`Exporter::handle`] waits for its answer, so it must not be asked for a `/probe` on the
+    /// thread that turns the engine (the other paths answer at once).
+    ///
+    /// # Errors
+    ///
+    /// The error of creating the engine.
+    pub fn start_driven(modules: Modules) -> std::io::Result<(Exporter, EngineDriver)> {
+        let (probing, driver) = Probing::driven(Engine::new()?);
+        Ok((Exporter { inner: Inner::new(modules, probing), _engine: None }, driver))
     }
 
     /// Sets the timeout offset (blackbox_exporter's `--timeout-offset`).
@@ -263,6 +275,19 @@ impl Drop for EngineThread {
 }
 
 impl Inner {
+    fn new(modules: Modules, probing: Probing) -> Arc<Inner> {
+        Arc::new(Inner {
+            modules: Loaded::new(modules),
+            probing,
+            next_tag: AtomicU64::new(1),
+            offset_nanos: AtomicU64::new(DEFAULT_TIMEOUT_OFFSET.as_nanos() as u64),
+            started: SystemTime::now(),
+            counts: Counters::default(),
+            history: History::new(),
+            output_held: Arc::default(),
+        })
+    }
+
     /// Answers the request `w` waits for with its probe's `outcome`, on the engine thread; a
     /// probe cancelled because its client went is counted and never answered.
     fn answer_check(&self, mut w: Waiting, outcome: &Outcome) {
@@ -316,7 +341,7 @@ impl Inner {
     /// completion gets the outcome of reason Cancelled, counts it and drops the request; a
     /// probe that has ended already is not affected).
     fn cancel(&self, tag: u64) {
-        let _ = self.handle.cancel_check(tag);
+        self.probing.cancel_check(tag);
     }
 
     /// Checks a `/probe` request and builds its probe (with its module's name, `debug` and
@@ -417,7 +442,7 @@ impl Inner {
                 inner.answer_check(w, &outcome);
             }
         };
-        if let Err(e) = self.handle.submit_with(spec, tag, done) {
+        if let Err(e) = self.probing.submit_with(spec, tag, done) {
             if let Some(mut w) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 let outcome =
                     Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));

@@ -24,6 +24,7 @@ mod compression;
 mod config;
 mod dns_facts;
 mod dns_module;
+mod driven;
 mod exporter;
 mod facts;
 mod grpc_module;
@@ -49,6 +50,7 @@ mod unix_module;
 mod unprobed;
 
 pub use budget::PROBE_OUTPUT_BUDGET;
+pub use driven::EngineDriver;
 pub use exporter::{Exporter, ProbeCancel};
 pub use history::{DEFAULT_HISTORY_LIMIT, MAX_KEPT_OUTPUT};
 pub use http_module::DEFAULT_BODY_LIMIT;

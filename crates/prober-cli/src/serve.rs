@@ -4,9 +4,10 @@
 //! The HTTP side is `prober_httpd`'s server, set up as `prober watch --metrics`'s is
 //! (`prober_watch::endpoints`): one poll loop, bounded per connection, protected by
 //! `--web-config`. `/probe` is a deferred route: the request is checked and its probe
-//! submitted on the loop, and the engine's thread sends the answer when the outcome is in, so
-//! the loop never waits for a probe and any number of requests share the one engine thread. The main thread then reloads the module file when
-//! asked ([`crate::serve_reload`]).
+//! started on the loop, whose thread also drives the engine (a [`prober_httpd::Companion`]):
+//! the answer is made and sent there when the outcome is in, so the loop never waits for a
+//! probe, any number of requests share the one engine, and no `/probe` wakes another thread.
+//! The main thread then reloads the module file when asked ([`crate::serve_reload`]).
 
 use std::ffi::OsString;
 use std::net::SocketAddr;
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use prober_blackbox::{Exporter, Request};
+use prober_blackbox::{EngineDriver, Exporter, Request};
 use prober_watch::endpoints;
 
 use crate::args::{Failure, Parser, Token};
@@ -103,14 +104,15 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
     let auto = a.auto_reload.then(|| Duration::from_secs(a.auto_reload_seconds));
     let (reloader, reload_route) = Reloader::new(file, auto)
         .map_err(|e| Failure::software(format!("cannot catch SIGHUP: {e}")))?;
-    let mut exporter = Exporter::start(modules)
+    let (mut exporter, engine) = Exporter::start_driven(modules)
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     exporter.set_timeout_offset(a.timeout_offset);
     exporter.set_history_limit(a.history_limit);
     let web = a.web_config.as_deref().map(endpoints::load_web_config).transpose()?;
     let scheme = endpoints::scheme(web.as_ref());
-    let mut server =
-        endpoints::bind(a.listen, web.as_ref(), "--listen").map_err(Failure::software)?;
+    let mut server = endpoints::bind(a.listen, web.as_ref(), "--listen")
+        .map_err(Failure::software)?
+        .with_companion(Box::new(ProbeEngine(engine)));
     let exporter = Arc::new(exporter);
     let ex = exporter.clone();
     server.route_deferred("/probe", move |req, reply| {
@@ -131,6 +133,23 @@ pub fn run(a: &ServeArgs) -> Result<i32, Failure> {
     eprintln!("prober serve: listening on {scheme}://{}", running.local_addr());
     // Served until the process is ended (SIGTERM, SIGINT: their default action).
     reloader.run(&exporter)
+}
+
+/// The exporter's engine, turned on the HTTP server's thread.
+struct ProbeEngine(EngineDriver);
+
+impl prober_httpd::Companion for ProbeEngine {
+    fn fd(&self) -> std::os::fd::RawFd {
+        self.0.fd()
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        self.0.timeout()
+    }
+
+    fn turn(&mut self) -> std::io::Result<()> {
+        self.0.turn()
+    }
 }
 
 fn request(req: &prober_httpd::Request) -> Request<'_> {

@@ -48,8 +48,8 @@
 //! So one evaluation holds at most the body's values, [`MAX_CEL_CONCAT_BYTES`] of concatenations
 //! (plus the last one, at most twice the budget) and one element per step, and stops by
 //! [`MAX_CEL_STEPS`] steps or the deadline, whichever comes first. The evaluation runs on the
-//! thread that judges the response (the engine's, or `prober serve`'s dispatcher): these bounds
-//! are also how long it can hold that thread.
+//! thread that judges the response (the engine's, which in `prober serve` is also the HTTP
+//! server's): these bounds are also how long it can hold that thread.
 
 use std::fmt;
 use std::sync::Arc;

@@ -46,6 +46,7 @@
 mod abort;
 mod auth;
 mod client_sans;
+mod companion;
 mod conn;
 pub mod exposition;
 mod head;
@@ -58,6 +59,7 @@ mod server;
 mod tls;
 mod web_config;
 
+pub use companion::Companion;
 pub use limits::Limits;
 pub use pending::CancelSignal;
 pub use reply::{DeferredHandler, Reply};

@@ -2,6 +2,7 @@
 //! the request types and the pending-request state).
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::ThreadId;
 
 use mio::Waker;
 
@@ -25,6 +26,9 @@ pub struct Reply {
     conn: usize,
     replies: Replies,
     waker: Arc<Waker>,
+    /// The server's thread, where the reply is made: an answer sent there needs no wake-up
+    /// (the loop sends it at the end of its turn).
+    server_thread: ThreadId,
     pending: Arc<Pending>,
     sent: bool,
 }
@@ -36,15 +40,16 @@ impl std::fmt::Debug for Reply {
 }
 
 impl Reply {
-    /// The reply of connection `conn`: its answer goes to `replies`, and `waker` wakes the
-    /// loop to send it.
+    /// The reply of connection `conn`, made on the server's thread: its answer goes to
+    /// `replies`, and `waker` wakes the loop to send it when it comes from another thread.
     pub(crate) fn new(
         conn: usize,
         replies: Replies,
         waker: Arc<Waker>,
         pending: Arc<Pending>,
     ) -> Reply {
-        Reply { conn, replies, waker, pending, sent: false }
+        let server_thread = std::thread::current().id();
+        Reply { conn, replies, waker, server_thread, pending, sent: false }
     }
 
     /// Answers the request.
@@ -63,7 +68,9 @@ impl Reply {
         // Answered: the connection closing from now on cancels nothing.
         self.pending.answered();
         self.replies.lock().unwrap_or_else(PoisonError::into_inner).push((self.conn, response));
-        let _ = self.waker.wake();
+        if std::thread::current().id() != self.server_thread {
+            let _ = self.waker.wake();
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use rustls::ServerConnection;
 
 use crate::abort::or_abort;
 use crate::auth::{Auth, Verdict};
+use crate::companion::Companion;
 use crate::conn::{Conn, State, Stream, is_plain_on_tls};
 use crate::head::{self, Found, Parsed};
 use crate::limits::Limits;
@@ -31,6 +32,8 @@ const WAKER: Token = Token(1);
 /// Connections are numbered from here, never reused: an answer from the credentials thread
 /// for a connection that has gone cannot reach a newer one.
 const FIRST_CONN: usize = 2;
+/// The companion's descriptor ([`Server::with_companion`]): connection numbers never get here.
+const COMPANION: Token = Token(usize::MAX);
 
 /// How long a closed-for-sending connection is read and drained before it is dropped.
 const LINGER: Duration = Duration::from_secs(2);
@@ -42,6 +45,7 @@ pub struct Server {
     routes: Vec<Route>,
     limits: Limits,
     web: Option<WebConfig>,
+    companion: Option<Box<dyn Companion>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -86,6 +90,7 @@ impl Server {
             routes: Vec::new(),
             limits: Limits::default(),
             web: None,
+            companion: None,
         })
     }
 
@@ -105,6 +110,13 @@ impl Server {
     #[must_use]
     pub fn with_web_config(mut self, web: WebConfig) -> Server {
         self.web = Some(web);
+        self
+    }
+
+    /// Runs `companion` on the server's thread ([`Companion`]): its deferred answers are then
+    /// sent without a hand-off between threads.
+    pub fn with_companion(mut self, companion: Box<dyn Companion>) -> Server {
+        self.companion = Some(companion);
         self
     }
 
@@ -160,6 +172,14 @@ impl Server {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         poll.registry().register(&mut self.listener, LISTENER, Interest::READABLE)?;
+        if let Some(c) = &self.companion {
+            let fd = c.fd();
+            poll.registry().register(
+                &mut mio::unix::SourceFd(&fd),
+                COMPANION,
+                Interest::READABLE,
+            )?;
+        }
         let (tls, headers, users, rate_limit) = match self.web {
             Some(w) => (w.tls, w.headers, w.users, w.rate_limit),
             None => (None, Vec::new(), HashMap::new(), None),
@@ -191,6 +211,7 @@ impl Server {
             tls: tls.map(|(files, config)| TlsState::new(files, config)),
             stop: stop.clone(),
             accept_again: None,
+            companion: self.companion,
         };
         let thread_name = name.to_string();
         let thread = std::thread::Builder::new()
@@ -277,6 +298,7 @@ struct Loop {
     stop: Arc<AtomicBool>,
     /// Out of descriptors with no connection to drop: when to try accepting again.
     accept_again: Option<Instant>,
+    companion: Option<Box<dyn Companion>>,
 }
 
 impl Loop {
@@ -285,8 +307,9 @@ impl Loop {
         let mut events = Events::with_capacity(1024);
         loop {
             let now = Instant::now();
-            let next = self.conns.values().map(|c| c.deadline).chain(self.accept_again).min();
-            let timeout = next.map(|d| d.saturating_duration_since(now));
+            let companion_due = self.companion.as_ref().and_then(|c| c.timeout()).map(|t| now + t);
+            let next = self.conns.values().map(|c| c.deadline).chain(self.accept_again);
+            let timeout = next.chain(companion_due).min().map(|d| d.saturating_duration_since(now));
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -296,9 +319,11 @@ impl Loop {
             if self.stop.load(Ordering::Acquire) {
                 return Ok(());
             }
+            let mut turn = false;
             for ev in &events {
                 match ev.token() {
                     LISTENER => self.accept(),
+                    COMPANION => turn = true,
                     WAKER => {
                         self.checked();
                         self.replied();
@@ -312,6 +337,14 @@ impl Loop {
                 }
             }
             let now = Instant::now();
+            if turn || companion_due.is_some_and(|t| t <= now) {
+                if let Some(c) = &mut self.companion {
+                    c.turn()?;
+                }
+            }
+            // Answers given on this thread (by the companion, or by a deferred handler at once)
+            // woke nothing: they are sent here, and so are any that sending them brought.
+            while self.replied() {}
             if self.accept_again.is_some_and(|t| t <= now) {
                 self.accept_again = None;
                 self.accept();
@@ -412,16 +445,20 @@ impl Loop {
         }
     }
 
-    /// Deferred answers sent back: their connections go on.
-    fn replied(&mut self) {
+    /// Deferred answers sent back: their connections go on. `false` when there were none.
+    fn replied(&mut self) -> bool {
         let done =
             std::mem::take(&mut *self.site.replies.lock().unwrap_or_else(PoisonError::into_inner));
+        if done.is_empty() {
+            return false;
+        }
         for (id, response) in done {
             let Some(conn) = self.conns.get_mut(&id) else { continue };
             let State::Deferred { head_only, close, .. } = conn.state else { continue };
             self.site.respond(conn, &response, head_only, close);
             self.drive(id);
         }
+        true
     }
 }
 

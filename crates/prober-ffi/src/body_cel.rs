@@ -3,7 +3,9 @@
 
 use std::ffi::c_char;
 
-use prober_core::{BodyCel, CelMode, ProbeKind};
+use prober_core::{BodyCel, CelMode, HttpSpec};
+
+use crate::kind::require_kind;
 
 use crate::ptr::{ExclusiveHandle, try_str_from_ptr};
 use crate::spec::{prober_spec, spec_status};
@@ -57,12 +59,7 @@ pub unsafe extern "C" fn prober_spec_set_expect_body_cel(
                 ));
             }
         };
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "a CEL expression applies to HTTP probes only",
-            ));
-        }
+        require_kind::<HttpSpec>(&mut s.spec, "a CEL expression applies to")?;
         let cel = BodyCel::new(text).map_err(|e| spec_status(&e))?;
         s.spec.set_expect_body_cel(mode, cel).map_err(|e| spec_status(&e))
     })

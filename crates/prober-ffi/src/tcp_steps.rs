@@ -2,10 +2,10 @@
 
 use std::ffi::c_char;
 
-use prober_core::{Pattern, ProbeKind, TcpStep};
+use prober_core::{Pattern, TcpSpec, TcpStep};
 
-use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
-use crate::spec::{prober_spec, spec_status};
+use crate::ptr::{try_slice_from_ptr, try_str_from_ptr};
+use crate::spec::{prober_spec, spec_of_kind, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
@@ -168,10 +168,7 @@ fn tcp_spec_taking_flags<'a>(
     spec: *mut prober_spec,
     flags: u32,
 ) -> Result<&'a mut prober_spec, prober_status> {
-    let s = prober_spec::try_mut_from_ptr(spec)?;
-    if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-        return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
-    }
+    let s = spec_of_kind::<TcpSpec>(spec, "TCP steps apply to")?;
     let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
     if unknown != 0 {
         return Err(set_error(PROBER_E_INVALID, format!("unknown TCP step flags {unknown:#x}")));

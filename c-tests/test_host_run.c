@@ -122,6 +122,10 @@ int main(void) {
   CHECK(prober_outcome_reason(o) == PROBER_REASON_UNSUPPORTED);
   prober_outcome_free(o);
   CHECK_STATUS(prober_spec_set_close_policy(s, PROBER_CLOSE_FIN), PROBER_E_WRONG_KIND);
+  /* A kind that never connects refuses a namespace whatever the path, as exec does. */
+  CHECK_STATUS(prober_spec_set_netns(s, "/proc/self/ns/net"), PROBER_E_WRONG_KIND);
+  CHECK_STATUS(prober_spec_set_netns(s, "relative"), PROBER_E_WRONG_KIND);
+  CHECK(str_has(prober_last_error(), "network namespace applies to"));
   prober_spec_free(s);
 
   prober_host_run_stats hs;

@@ -3,8 +3,9 @@
 //! refused at start with the module's name, never skipped in silence.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
-use prober_core::Secret;
+use prober_core::REDACTED;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The whole file: `modules:` by name.
@@ -86,7 +87,6 @@ pub(crate) struct TlsConfig {
     pub ca: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cert: Option<String>,
-    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<Secret>,
 }
@@ -97,7 +97,6 @@ pub(crate) struct TlsConfig {
 pub(crate) struct BasicAuth {
     #[serde(default)]
     pub username: String,
-    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub password: Option<Secret>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,43 +111,41 @@ pub(crate) struct BasicAuth {
 pub(crate) struct Authorization {
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials: Option<Secret>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub credentials_file: Option<String>,
 }
 
-/// prometheus/common's `Secret` fields (a password, a token): held as [`Secret`], which never
-/// prints its value.
-pub(crate) fn secret<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret>, D::Error> {
-    Ok(Option::<String>::deserialize(d)?.map(Secret::new))
-}
+/// prometheus/common's `Secret` (a password, a token): read from a string; shown by `/config`
+/// as `<secret>`, as blackbox_exporter marshals it, and printed so by `Debug`. Only where it
+/// is sent is its value read ([`prober_core::Secret::expose`], through `Deref`).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub(crate) struct Secret(pub(crate) prober_core::Secret);
 
-/// A [`Secret`] as `/config` shows it: its `Display`, never its value.
-pub(crate) fn shown_secret<S: Serializer>(v: &Option<Secret>, s: S) -> Result<S::Ok, S::Error> {
-    match v {
-        Some(secret) => s.collect_str(secret),
-        None => s.serialize_none(),
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Secret, D::Error> {
+        String::deserialize(d).map(|value| Secret(prober_core::Secret::new(value)))
     }
 }
 
-/// `proxy_connect_header`: prometheus/common's `map[string][]Secret`.
-pub(crate) fn secret_lists<'de, D: Deserializer<'de>>(
-    d: D,
-) -> Result<BTreeMap<String, Vec<Secret>>, D::Error> {
-    let raw = Option::<BTreeMap<String, Vec<String>>>::deserialize(d)?.unwrap_or_default();
-    Ok(raw.into_iter().map(|(k, vs)| (k, vs.into_iter().map(Secret::new).collect())).collect())
+impl Serialize for Secret {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(REDACTED)
+    }
 }
 
-/// `proxy_connect_header` as `/config` shows it: every value `<secret>`.
-pub(crate) fn shown_secret_lists<S: Serializer>(
-    v: &BTreeMap<String, Vec<Secret>>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    let shown: BTreeMap<&String, Vec<String>> =
-        v.iter().map(|(k, vs)| (k, vs.iter().map(ToString::to_string).collect())).collect();
-    shown.serialize(s)
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::ops::Deref for Secret {
+    type Target = prober_core::Secret;
+    fn deref(&self) -> &prober_core::Secret {
+        &self.0
+    }
 }
 
 /// `proxy_url`: it may carry a password, so it prints and shows as prometheus/common marshals
@@ -259,7 +256,6 @@ pub(crate) struct HttpModule {
     pub tls_config: Option<TlsConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub basic_auth: Option<BasicAuth>,
-    #[serde(default, deserialize_with = "secret", serialize_with = "shown_secret")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bearer_token: Option<Secret>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -281,8 +277,7 @@ pub(crate) struct HttpModule {
     pub no_proxy: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub proxy_from_environment: bool,
-    #[serde(default, deserialize_with = "secret_lists", serialize_with = "shown_secret_lists")]
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skip_resolve_phase_with_proxy: bool,
@@ -313,8 +308,6 @@ impl HttpModule {
 pub(crate) struct OAuth2Config {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub client_id: String,
-    #[serde(default, deserialize_with = "secret")]
-    #[serde(serialize_with = "shown_secret")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_secret: Option<Secret>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -323,8 +316,6 @@ pub(crate) struct OAuth2Config {
     pub client_secret_ref: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_certificate_key_id: Option<String>,
-    #[serde(default, deserialize_with = "secret")]
-    #[serde(serialize_with = "shown_secret")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub client_certificate_key: Option<Secret>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -355,9 +346,7 @@ pub(crate) struct OAuth2Config {
     pub no_proxy: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub proxy_from_environment: bool,
-    #[serde(default, deserialize_with = "secret_lists")]
-    #[serde(serialize_with = "shown_secret_lists")]
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub proxy_connect_header: BTreeMap<String, Vec<Secret>>,
 }
 
@@ -539,8 +528,35 @@ pub(crate) fn go_duration(s: &str) -> Option<std::time::Duration> {
 
 #[cfg(test)]
 mod tests {
-    use super::go_duration;
+    use super::{File, go_duration};
     use std::time::Duration;
+
+    /// Every secret field of the file: read as written (a number too, as Go's YAML reads it
+    /// into a string), shown as `<secret>` by `/config`'s YAML and by `Debug`, never as itself.
+    #[test]
+    fn every_secret_is_read_and_shown_redacted() {
+        let yaml = "modules:\n  m:\n    prober: http\n    http:\n      \
+            tls_config: {key: v-key}\n      basic_auth: {username: u, password: 12345}\n      \
+            bearer_token: v-bearer\n      authorization: {credentials: v-cred}\n      \
+            proxy_url: 'http://p:1'\n      proxy_connect_header: {X-A: [v-hdr1, v-hdr2]}\n      \
+            oauth2: {client_secret: v-client, client_certificate_key: v-cert, \
+            proxy_connect_header: {X-B: [v-hdr3]}}\n";
+        let file: File = serde_norway::from_str(yaml).unwrap();
+        let http = file.modules["m"].http.as_ref().unwrap();
+        assert_eq!(http.basic_auth.as_ref().unwrap().password.as_ref().unwrap().expose(), "12345");
+        assert_eq!(http.proxy_connect_header["X-A"][1].expose(), "v-hdr2");
+        let shown = serde_norway::to_string(&file).unwrap();
+        let debug = format!("{file:?}");
+        for page in [&shown, &debug] {
+            assert!(!page.contains("v-") && !page.contains("12345"), "{page}");
+        }
+        assert_eq!(shown.matches("<secret>").count(), 9, "{shown}");
+        assert!(shown.contains("bearer_token: <secret>"), "{shown}");
+        // No value, or null, is no header (as it was before the type).
+        let empty = "modules:\n  m:\n    http:\n      proxy_connect_header:\n";
+        let file: File = serde_norway::from_str(empty).unwrap();
+        assert!(file.modules["m"].http.as_ref().unwrap().proxy_connect_header.is_empty());
+    }
 
     #[test]
     fn durations() {

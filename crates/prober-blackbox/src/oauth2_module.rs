@@ -77,7 +77,7 @@ pub(crate) fn apply(
         ));
     }
     let secret = match (&o.client_secret, &o.client_secret_file) {
-        (Some(s), None) => s.clone(),
+        (Some(s), None) => s.0.clone(),
         (None, Some(f)) => {
             let bytes = (read.file)(f, "http.oauth2.client_secret_file")?;
             let text = String::from_utf8(bytes)

@@ -6,6 +6,9 @@ use std::path::Path;
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
 
+mod common;
+use common::blackbox_module_dir;
+
 #[path = "../../prober-dns/tests/support/mod.rs"]
 mod support;
 
@@ -274,27 +277,6 @@ fn blackbox_exporters_own_dns_modules_load_and_probe() {
     }
     probed.sort();
     assert_eq!(probed, ["dns_soa", "dns_tcp_example", "dns_test", "dns_udp_example"]);
-}
-
-fn blackbox_module_dir(version: &str) -> std::path::PathBuf {
-    let module = format!("github.com/prometheus/blackbox_exporter@{version}");
-    let out = std::process::Command::new("go")
-        .args(["mod", "download", "-json", &module])
-        .env("GOFLAGS", "-mod=mod")
-        .output()
-        .expect("this test needs the go command (to fetch blackbox_exporter's example files)");
-    let json = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "go mod download: {json}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = json
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("\"Dir\": \""))
-        .and_then(|l| l.strip_suffix("\","))
-        .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
-    std::path::PathBuf::from(dir)
 }
 
 /// A dns module's `allow:` list is checked on the server the target names (its name, its

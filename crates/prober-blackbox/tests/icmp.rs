@@ -4,10 +4,12 @@
 //! root and iproute2 for the namespaces, as CI has; without them the test fails, saying so.
 
 use std::path::Path;
-use std::process::Command;
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
 use prober_testkit::netns::TestNetns;
+
+mod common;
+use common::blackbox_module_dir;
 
 const MODULES: &str = "modules:
   icmp:
@@ -98,24 +100,10 @@ fn loopback_echoes_answer_with_blackbox_metrics() {
 /// 127.0.0.1 and `localhost`.
 #[test]
 fn blackbox_exporters_own_icmp_modules_load_and_probe() {
-    let out = Command::new("go")
-        .args(["mod", "download", "-json", "github.com/prometheus/blackbox_exporter@v0.28.0"])
-        .env("GOFLAGS", "-mod=mod")
-        .output()
-        .expect("this test needs the go command (to fetch blackbox_exporter's example files)");
-    let json = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "go mod download: {json}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = json
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("\"Dir\": \"")?.strip_suffix("\","))
-        .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
+    let dir = blackbox_module_dir("v0.28.0");
     let mut probed = Vec::new();
     for file in ["blackbox.yml", "example.yml"] {
-        let text = std::fs::read_to_string(Path::new(dir).join(file)).unwrap();
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
         let doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
         let mut icmp = serde_norway::Mapping::new();
         for (name, module) in doc["modules"].as_mapping().unwrap() {
@@ -126,7 +114,7 @@ fn blackbox_exporters_own_icmp_modules_load_and_probe() {
         let mut only = serde_norway::Mapping::new();
         only.insert("modules".into(), icmp.clone().into());
         let yaml = serde_norway::to_string(&only).unwrap();
-        let modules = Modules::parse(&yaml, Path::new(dir)).unwrap_or_else(|e| panic!("{e}"));
+        let modules = Modules::parse(&yaml, &dir).unwrap_or_else(|e| panic!("{e}"));
         let e = Exporter::start(modules).unwrap();
         for name in icmp.keys() {
             let name = name.as_str().unwrap();

@@ -1,11 +1,13 @@
 //! `prober serve`'s exporter against real servers on loopback: module files (blackbox_exporter's
 //! own examples), answers, the allow-list, redirects, the timeout rule and `&debug=true`.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 use prober_blackbox::{Exporter, Modules, Request, Response};
 use prober_testkit::TargetServer;
+
+mod common;
+use common::blackbox_module_dir;
 
 fn modules(yaml: &str) -> Modules {
     Modules::parse(yaml, Path::new(".")).unwrap()
@@ -55,7 +57,7 @@ modules:
 
 #[test]
 fn blackbox_example_files_load_or_name_what_is_refused() {
-    let data = blackbox_module_dir();
+    let data = blackbox_module_dir("v0.25.0");
     let text = std::fs::read_to_string(data.join("blackbox.yml")).unwrap();
     // The whole file loads, its icmp modules too.
     let m = Modules::parse(&text, &data).unwrap();
@@ -96,29 +98,6 @@ fn blackbox_example_files_load_or_name_what_is_refused() {
         assert_eq!(m.by_name[name].prober, prober_blackbox::Prober::Dns);
     }
     assert!(m.by_name.contains_key("http_2xx_oauth_client_credentials"));
-}
-
-/// The blackbox_exporter v0.25.0 module as the Go module proxy serves it (downloaded once into
-/// the Go module cache): its own `blackbox.yml` and `example.yml` are read from there, not
-/// copied into this repository. The go command is a test requirement (ci/test.sh installs it).
-fn blackbox_module_dir() -> PathBuf {
-    let out = Command::new("go")
-        .args(["mod", "download", "-json", "github.com/prometheus/blackbox_exporter@v0.25.0"])
-        .env("GOFLAGS", "-mod=mod")
-        .output()
-        .expect("this test needs the go command (to fetch blackbox_exporter's example files)");
-    let json = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "go mod download: {json}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dir = json
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("\"Dir\": \""))
-        .and_then(|l| l.strip_suffix("\","))
-        .unwrap_or_else(|| panic!("no Dir in go mod download's answer: {json}"));
-    PathBuf::from(dir)
 }
 
 #[test]

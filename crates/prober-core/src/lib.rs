@@ -53,12 +53,13 @@ pub use secret::{
 };
 pub use source_address::{parse_source_address, source_family_admits};
 pub use spec::{
-    ClosePolicy, Compression, ConnectOptions, DEFAULT_MAX_REDIRECTS, DEFAULT_OUTPUT_LIMIT,
-    DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, DnsRrChecks, DnsSpec, DnsTransport, ExecSpec, GrpcSpec,
-    HostRunSpec, HttpProxy, HttpSpec, HttpVersion, MAX_CONNECT_HEADERS, MAX_HOST_RUN_LABEL,
-    MAX_MAX_REDIRECTS, MAX_NO_PROXY_ENTRIES, MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ,
-    NoProxy, ProbeKind, ProbeSpec, ProxyServer, RedirectPolicy, SpecError, TCP_BYTES_DIFFER,
-    TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion, validate_header, validate_host,
+    ClosePolicy, Compression, ConnectOption, ConnectOptions, DEFAULT_MAX_REDIRECTS,
+    DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, DEFAULT_USER_AGENT, DnsRrChecks, DnsSpec, DnsTransport,
+    ExecSpec, GrpcSpec, HostRunSpec, HttpProxy, HttpSpec, HttpVersion, MAX_CONNECT_HEADERS,
+    MAX_HOST_RUN_LABEL, MAX_MAX_REDIRECTS, MAX_NO_PROXY_ENTRIES, MAX_TCP_STEP_LINE, MAX_TCP_STEPS,
+    MAX_TCP_STEPS_READ, NoProxy, ProbeKind, ProbeSpec, ProxyServer, RedirectPolicy, SpecError,
+    TCP_BYTES_DIFFER, TcpSpec, TcpStep, TlsOptions, TlsVerify, TlsVersion, validate_header,
+    validate_host,
 };
 pub use spec::{MAX_OAUTH2_PARAMS, MAX_OAUTH2_VALUE, OAuth2, OAuth2AuthStyle, query_escape};
 pub use target::{HostPortError, split_host_port, unbracket};

@@ -3,22 +3,24 @@
 
 use std::ffi::c_char;
 
-use prober_core::{BodyCel, CelMode, ProbeKind};
+use prober_core::{BodyCel, CelMode, HttpSpec};
 
+use crate::enums::c_enum;
+use crate::kind::require_kind;
 use crate::ptr::{ExclusiveHandle, try_str_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
-/// What a CEL expression over the body asks of it (`prober_spec_set_expect_body_cel`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_cel_mode {
-    /// The run fails when the expression is true (blackbox_exporter's
-    /// `fail_if_body_json_matches_cel`).
-    PROBER_CEL_FAIL_IF_MATCHES = 0,
-    /// The run fails when the expression is false (`fail_if_body_json_not_matches_cel`).
-    PROBER_CEL_FAIL_IF_NOT_MATCHES = 1,
+c_enum! {
+    /// What a CEL expression over the body asks of it (`prober_spec_set_expect_body_cel`).
+    pub enum prober_cel_mode of CelMode {
+        /// The run fails when the expression is true (blackbox_exporter's
+        /// `fail_if_body_json_matches_cel`).
+        PROBER_CEL_FAIL_IF_MATCHES = 0 => FailIfMatches,
+        /// The run fails when the expression is false (`fail_if_body_json_not_matches_cel`).
+        PROBER_CEL_FAIL_IF_NOT_MATCHES = 1 => FailIfNotMatches,
+    }
 }
 
 /// Judges an HTTP probe's kept body (at most the output limit, 10240 bytes by default; a body
@@ -47,22 +49,13 @@ pub unsafe extern "C" fn prober_spec_set_expect_body_cel(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let text = try_str_from_ptr(expr, "a CEL expression")?;
-        let mode = match mode {
-            0 => CelMode::FailIfMatches,
-            1 => CelMode::FailIfNotMatches,
-            other => {
-                return Err(set_error(
-                    PROBER_E_INVALID_ENUM,
-                    format!("{other} is not a PROBER_CEL_* value"),
-                ));
-            }
-        };
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
+        let Some(mode) = prober_cel_mode::from_code(mode) else {
             return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "a CEL expression applies to HTTP probes only",
+                PROBER_E_INVALID_ENUM,
+                format!("{mode} is not a PROBER_CEL_* value"),
             ));
-        }
+        };
+        require_kind::<HttpSpec>(&mut s.spec, "a CEL expression applies to")?;
         let cel = BodyCel::new(text).map_err(|e| spec_status(&e))?;
         s.spec.set_expect_body_cel(mode, cel).map_err(|e| spec_status(&e))
     })

@@ -1,8 +1,9 @@
 //! Content decoding of HTTP bodies (blackbox_exporter's `compression`).
 
-use prober_core::{Compression, ProbeKind};
+use prober_core::{Compression, HttpSpec};
 
 use crate::enums::c_enum;
+use crate::kind::require_kind;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
@@ -57,9 +58,7 @@ pub unsafe extern "C" fn prober_spec_set_compression(
                 ));
             }
         };
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "compression applies to HTTP probes only"));
-        }
+        require_kind::<HttpSpec>(&mut s.spec, "compression applies to")?;
         s.spec.set_compression(c).map_err(|e| spec_status(&e))
     })
 }

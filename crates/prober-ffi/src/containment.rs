@@ -2,12 +2,13 @@
 
 use std::ffi::c_char;
 
-use prober_core::ProbeKind;
+use prober_core::ExecSpec;
 
+use crate::guard_status;
+use crate::kind::require_kind;
 use crate::ptr::{ExclusiveHandle, try_str_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard_status, set_error};
 
 /// Contains each run of an exec probe in a cgroup of its own, made in the cgroup v2 directory
 /// `dir` (absolute; one delegated to the caller, or any as root): the command is born in it,
@@ -37,9 +38,7 @@ pub unsafe extern "C" fn prober_spec_set_exec_cgroup(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let dir = if dir.is_null() { "" } else { try_str_from_ptr(dir, "dir")? };
-        if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "cgroup applies to exec probes only"));
-        }
+        require_kind::<ExecSpec>(&mut s.spec, "cgroup applies to")?;
         let dir = (!dir.is_empty()).then(|| dir.into());
         s.spec.set_exec_cgroup(dir).map_err(|e| spec_status(&e))
     })

@@ -4,12 +4,12 @@
 
 use std::ffi::c_char;
 
-use prober_core::{DnsRrChecks, DnsSpec, DnsTransport, Outcome, Pattern, ProbeKind, ProbeSpec};
+use prober_core::{DnsRrChecks, DnsSpec, DnsTransport, Outcome, Pattern, ProbeSpec};
 
 use crate::enums::c_enum;
 use crate::outcome::{micros, prober_outcome};
-use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_slice_from_ptr, try_str_from_ptr};
-use crate::spec::{new_spec, prober_spec, spec_status};
+use crate::ptr::{BoxedHandle, Out, try_slice_from_ptr, try_str_from_ptr};
+use crate::spec::{edit_kind, new_spec, prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard, guard_status, set_error};
 
@@ -144,22 +144,6 @@ pub unsafe extern "C" fn prober_spec_new_dns(
     })
 }
 
-/// The body of a DNS setter: `f` edits the spec's DNS options, or refuses with its status; a
-/// spec of another kind is `PROBER_E_WRONG_KIND`.
-fn edit_dns(
-    spec: *mut prober_spec,
-    what: &str,
-    f: impl FnOnce(&mut DnsSpec) -> Result<(), prober_status>,
-) -> prober_status {
-    guard_status(|| {
-        let s = prober_spec::try_mut_from_ptr(spec)?;
-        match &mut s.spec.kind {
-            ProbeKind::Dns(d) => f(d),
-            _ => Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to DNS probes only"))),
-        }
-    })
-}
-
 /// A 16-bit value of a DNS field, 1 to 65535 (`zero_ok`: 0 too).
 fn field_u16(what: &str, value: u32, zero_ok: bool) -> Result<u16, prober_status> {
     u16::try_from(value).ok().filter(|v| zero_ok || *v != 0).ok_or_else(|| {
@@ -188,7 +172,7 @@ pub unsafe extern "C" fn prober_spec_set_dns_transport(
             format!("{transport} is not a PROBER_DNS_TRANSPORT_* value"),
         );
     };
-    edit_dns(spec, "a DNS transport", |d| {
+    edit_kind::<DnsSpec>(spec, "a DNS transport applies to", |d| {
         d.transport = match t {
             prober_dns_transport::PROBER_DNS_TRANSPORT_UDP => DnsTransport::Udp,
             prober_dns_transport::PROBER_DNS_TRANSPORT_TCP => DnsTransport::Tcp,
@@ -216,7 +200,7 @@ pub unsafe extern "C" fn prober_spec_set_dns_query(
     qtype: u32,
     qclass: u32,
 ) -> prober_status {
-    edit_dns(spec, "a DNS query type", |d| {
+    edit_kind::<DnsSpec>(spec, "a DNS query type applies to", |d| {
         let (t, c) = (field_u16("DNS type", qtype, false)?, field_u16("DNS class", qclass, false)?);
         (d.query_type, d.query_class) = (t, c);
         Ok(())
@@ -232,7 +216,7 @@ pub unsafe extern "C" fn prober_spec_set_dns_recursion_desired(
     spec: *mut prober_spec,
     on: bool,
 ) -> prober_status {
-    edit_dns(spec, "recursion desired", |d| {
+    edit_kind::<DnsSpec>(spec, "recursion desired applies to", |d| {
         d.recursion_desired = on;
         Ok(())
     })
@@ -251,7 +235,7 @@ pub unsafe extern "C" fn prober_spec_set_dns_edns_udp_size(
     spec: *mut prober_spec,
     size: u32,
 ) -> prober_status {
-    edit_dns(spec, "EDNS0", |d| {
+    edit_kind::<DnsSpec>(spec, "EDNS0 applies to", |d| {
         let size = field_u16("EDNS0 UDP size", size, true)?;
         d.edns_udp_size = (size != 0).then_some(size);
         Ok(())
@@ -268,7 +252,7 @@ pub unsafe extern "C" fn prober_spec_set_dns_tcp_on_truncation(
     spec: *mut prober_spec,
     on: bool,
 ) -> prober_status {
-    edit_dns(spec, "TCP on truncation", |d| {
+    edit_kind::<DnsSpec>(spec, "TCP on truncation applies to", |d| {
         d.tcp_on_truncation = on;
         Ok(())
     })
@@ -291,7 +275,7 @@ pub unsafe extern "C" fn prober_spec_set_dns_valid_rcodes(
     rcodes: *const u16,
     count: usize,
 ) -> prober_status {
-    edit_dns(spec, "valid rcodes", |d| {
+    edit_kind::<DnsSpec>(spec, "valid rcodes applies to", |d| {
         if count > 64 {
             return Err(set_error(PROBER_E_INVALID, format!("{count} rcodes (at most 64)")));
         }
@@ -335,7 +319,7 @@ pub unsafe extern "C" fn prober_spec_add_dns_rr_check(
             format!("section {section} or check {check} is not a PROBER_DNS_* value"),
         );
     };
-    edit_dns(spec, "a record check", |d| {
+    edit_kind::<DnsSpec>(spec, "a record check applies to", |d| {
         let pattern =
             Pattern::new(try_str_from_ptr(regex, "regex")?).map_err(|e| spec_status(&e))?;
         let checks: &mut DnsRrChecks = match section {

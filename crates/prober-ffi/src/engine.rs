@@ -8,6 +8,7 @@ use std::time::Duration;
 use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
 use prober_core::Role;
 
+use crate::enums::c_enum;
 use crate::outcome::{
     micros, prober_outcome, prober_reason, prober_result, prober_role, prober_timings, timings_of,
 };
@@ -34,23 +35,18 @@ pub enum prober_event_kind {
     PROBER_EVENT_HOST_RUN = 4,
 }
 
-/// Flags of `prober_engine_new_with_flags`.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_engine_flags {
-    /// Also emit `PROBER_EVENT_RUN` for every worker run (for hosts that log or export metrics).
-    PROBER_ENGINE_EVERY_RUN = 1,
-    /// Close every TCP socket after its probe instead of keeping up to 64 disconnected ones per
-    /// address family for the next probes. Reuse sends the same RST on the wire and saves the
-    /// kernel making and freeing a socket per probe (about 40 % of a loopback TCP probe's CPU);
-    /// this flag is for hosts that count descriptors exactly.
-    PROBER_ENGINE_NO_SOCKET_REUSE = 2,
+c_enum! {
+    /// Flags of `prober_engine_new_with_flags`.
+    pub enum prober_engine_flags, flags {
+        /// Also emit `PROBER_EVENT_RUN` for every worker run (for hosts that log or export metrics).
+        PROBER_ENGINE_EVERY_RUN = 1,
+        /// Close every TCP socket after its probe instead of keeping up to 64 disconnected ones per
+        /// address family for the next probes. Reuse sends the same RST on the wire and saves the
+        /// kernel making and freeing a socket per probe (about 40 % of a loopback TCP probe's CPU);
+        /// this flag is for hosts that count descriptors exactly.
+        PROBER_ENGINE_NO_SOCKET_REUSE = 2,
+    }
 }
-
-const EVERY_RUN: u32 = prober_engine_flags::PROBER_ENGINE_EVERY_RUN as u32;
-const NO_SOCKET_REUSE: u32 = prober_engine_flags::PROBER_ENGINE_NO_SOCKET_REUSE as u32;
-/// Every flag `prober_engine_new_with_flags` knows.
-const KNOWN_ENGINE_FLAGS: u32 = EVERY_RUN | NO_SOCKET_REUSE;
 
 /// One event, filled in by `prober_engine_drain` into caller-allocated memory. `message` and
 /// `output` are valid until the next `prober_engine_drain`, `prober_engine_step` or
@@ -291,13 +287,14 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(
     out: *mut *mut prober_engine,
 ) -> prober_status {
     guard_status(|| {
-        if flags & !KNOWN_ENGINE_FLAGS != 0 {
-            let unknown = flags & !KNOWN_ENGINE_FLAGS;
+        use prober_engine_flags::*;
+        let unknown = flags & !prober_engine_flags::KNOWN;
+        if unknown != 0 {
             return Err(set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}")));
         }
-        let mut config =
-            EngineConfig { every_run: flags & EVERY_RUN != 0, ..EngineConfig::default() };
-        if flags & NO_SOCKET_REUSE != 0 {
+        let every_run = PROBER_ENGINE_EVERY_RUN.is_in(flags);
+        let mut config = EngineConfig { every_run, ..EngineConfig::default() };
+        if PROBER_ENGINE_NO_SOCKET_REUSE.is_in(flags) {
             config.socket_pool = 0;
         }
         new_engine(config, out)

@@ -2,7 +2,7 @@
 //! only place its variants and numbers are written, which cbindgen reads after macro
 //! expansion), the conversions both ways and what C names them.
 //!
-//! Three shapes:
+//! Four shapes:
 //! - an enum of a Rust type (`prober_result` of `ProbeResult`, `prober_role` of `Role`): each
 //!   row names its Rust variant; made are `code_of` (Rust to C; `default` names the row for a
 //!   Rust value this build has no C number for, where the Rust enum is `#[non_exhaustive]`),
@@ -12,7 +12,9 @@
 //!   description of a number (`prober_status_str`);
 //! - an enum of inputs that map to more than a Rust variant (`prober_tls_verify`, whose
 //!   `_CA_FILE` takes a path; `prober_compression`, whose `_NONE` is no coding at all): made is
-//!   `from_code`, the C enum's own variant of a number, which the setter then matches by name.
+//!   `from_code`, the C enum's own variant of a number, which the setter then matches by name;
+//! - an enum of flags, or-ed together (`prober_engine_flags`, `prober_tcp_step_flags`): made
+//!   are `KNOWN`, every row's bit, and `is_in`, whether a set of flags has a row's.
 //!
 //! Numbers are the ABI: rows are only ever added, never renumbered (`ci/abi-check.sh`).
 
@@ -103,6 +105,29 @@ macro_rules! c_enum {
             }
         }
     };
+    (
+        $(#[$meta:meta])*
+        pub enum $c:ident, flags {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:literal, )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $c {
+            $( $(#[$vmeta])* $variant = $value, )*
+        }
+
+        impl $c {
+            /// Every flag of the table, or-ed together.
+            pub(crate) const KNOWN: u32 = 0 $( | $value )*;
+
+            /// Whether `flags` has this flag.
+            pub(crate) const fn is_in(self, flags: u32) -> bool {
+                flags & self as u32 != 0
+            }
+        }
+    };
 }
 
 pub(crate) use c_enum;
@@ -111,10 +136,13 @@ pub(crate) use c_enum;
 mod tests {
     use prober_core::{ClosePolicy, HttpVersion, RedirectPolicy, Role};
 
+    use crate::body_cel::prober_cel_mode;
     use crate::compression::prober_compression;
+    use crate::engine::prober_engine_flags;
     use crate::http_version::prober_http_version;
     use crate::outcome::prober_role;
     use crate::spec::{prober_close_policy, prober_redirect_policy};
+    use crate::tcp_steps::prober_tcp_step_flags;
     use crate::tls::prober_tls_verify;
 
     /// The tables that moved onto `c_enum!` keep the numbers of the matches they replaced, both
@@ -162,5 +190,22 @@ mod tests {
             assert_eq!(prober_tls_verify::from_code(n), Some(m));
         }
         assert_eq!(prober_tls_verify::from_code(3), None);
+
+        use prober_core::CelMode;
+        for (n, m) in (0..).zip([CelMode::FailIfMatches, CelMode::FailIfNotMatches]) {
+            assert_eq!((prober_cel_mode::from_code(n), prober_cel_mode::code_of(m)), (Some(m), n));
+        }
+        assert_eq!(prober_cel_mode::from_code(2), None);
+
+        use prober_engine_flags::*;
+        assert_eq!(prober_engine_flags::KNOWN, 1 | 2);
+        assert!(PROBER_ENGINE_EVERY_RUN.is_in(1) && !PROBER_ENGINE_EVERY_RUN.is_in(2));
+        assert!(PROBER_ENGINE_NO_SOCKET_REUSE.is_in(3) && !PROBER_ENGINE_NO_SOCKET_REUSE.is_in(1));
+        use prober_tcp_step_flags::*;
+        assert_eq!(prober_tcp_step_flags::KNOWN, 1 | 2 | 4);
+        let each = [PROBER_TCP_STEP_EXPAND, PROBER_TCP_STEP_STARTTLS, PROBER_TCP_STEP_LINE];
+        for (bit, flag) in [1, 2, 4].into_iter().zip(each) {
+            assert!(flag.is_in(bit) && !flag.is_in(7 & !bit), "{flag:?}");
+        }
     }
 }

@@ -10,8 +10,11 @@
 
 use std::ffi::c_char;
 
-use prober_core::{MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, ProbeKind, StatusSet};
+use prober_core::{
+    ConnectOption, HttpSpec, MAX_JITTER_PERCENT, MAX_SEND_LEN, Pattern, StatusSet, TcpSpec,
+};
 
+use crate::kind::require_kind;
 use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
 use crate::spec::{period, prober_spec, set_schedule, spec_status};
 use crate::status::*;
@@ -29,9 +32,7 @@ fn http_arg<'a>(
 ) -> Result<(&'a mut prober_spec, &'a str), prober_status> {
     let s = prober_spec::try_mut_from_ptr(spec)?;
     let text = try_str_from_ptr(text, what)?;
-    if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only")));
-    }
+    require_kind::<HttpSpec>(&mut s.spec, &format!("{what} applies to"))?;
     Ok((s, text))
 }
 
@@ -91,9 +92,7 @@ pub unsafe extern "C" fn prober_spec_set_tcp_send(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let bytes = try_slice_from_ptr(data, len, "data")?;
-        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "data to send applies to TCP probes only"));
-        }
+        require_kind::<TcpSpec>(&mut s.spec, "data to send applies to")?;
         if len > MAX_SEND_LEN {
             return Err(set_error(
                 PROBER_E_INVALID,
@@ -122,12 +121,7 @@ pub unsafe extern "C" fn prober_spec_set_tcp_expect(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let text = try_str_from_ptr(regex, "regex")?;
-        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "an expected reply applies to TCP probes only",
-            ));
-        }
+        require_kind::<TcpSpec>(&mut s.spec, "an expected reply applies to")?;
         let pattern = Pattern::new(text).map_err(|e| spec_status(&e))?;
         s.spec.set_expect_reply(pattern).map_err(|e| spec_status(&e))
     })
@@ -203,12 +197,9 @@ pub unsafe extern "C" fn prober_spec_set_keep_alive(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Http(_) | ProbeKind::Grpc(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "keep-alive applies to HTTP and gRPC probes only",
-            ));
-        }
+        s.spec
+            .options_taking(ConnectOption::KeepAlive, "keep-alive applies to")
+            .map_err(|e| set_error(PROBER_E_WRONG_KIND, e))?;
         s.spec.set_keep_alive(on).map_err(|e| spec_status(&e))
     })
 }

@@ -1,20 +1,13 @@
 //! What an HTTP probe's client does across the hops of one run beyond the kubelet: how many
 //! redirects it follows, and whether it keeps the cookies responses set.
 
-use prober_core::ProbeKind;
+use prober_core::HttpSpec;
 
+use crate::guard_status;
+use crate::kind::require_kind;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard_status, set_error};
-
-/// The refusal for a probe that is not HTTP.
-fn http_only(s: &prober_spec, what: &str) -> Result<(), prober_status> {
-    match s.spec.kind {
-        ProbeKind::Http(_) => Ok(()),
-        _ => Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only"))),
-    }
-}
 
 /// Sets how many redirects an HTTP probe follows at most in a run (default 9, the kubelet's;
 /// blackbox_exporter follows 10); the next one ends the run, a Failure with reason
@@ -31,7 +24,7 @@ pub unsafe extern "C" fn prober_spec_set_max_redirects(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        http_only(s, "a redirect limit")?;
+        require_kind::<HttpSpec>(&mut s.spec, "a redirect limit applies to")?;
         s.spec.set_max_redirects(max).map_err(|e| spec_status(&e))
     })
 }
@@ -52,7 +45,7 @@ pub unsafe extern "C" fn prober_spec_set_cookies(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        http_only(s, "cookies")?;
+        require_kind::<HttpSpec>(&mut s.spec, "cookies applies to")?;
         s.spec.set_cookies(on).map_err(|e| spec_status(&e))
     })
 }

@@ -1,9 +1,10 @@
 //! The HTTP version of HTTP probes (issue 26): HTTP/2 over HTTPS by ALPN as the kubelet's
 //! transport, HTTP/1.1 forced, or h2c with prior knowledge (`httpGet.protocol: HTTP2`).
 
-use prober_core::{HttpVersion, ProbeKind};
+use prober_core::{HttpSpec, HttpVersion};
 
 use crate::enums::c_enum;
+use crate::kind::require_kind;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
@@ -45,12 +46,7 @@ pub unsafe extern "C" fn prober_spec_set_http_version(
                 format!("{version} is not a PROBER_HTTP_VERSION_* value"),
             ));
         };
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "an HTTP version applies to HTTP probes only",
-            ));
-        }
+        require_kind::<HttpSpec>(&mut s.spec, "an HTTP version applies to")?;
         s.spec.set_http_version(v).map_err(|e| spec_status(&e))
     })
 }

@@ -7,12 +7,12 @@ use std::ffi::c_char;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use prober_core::{IcmpSocket, IcmpSocketKind, IcmpSpec, Outcome, ProbeKind, ProbeSpec};
+use prober_core::{IcmpSocket, IcmpSocketKind, IcmpSpec, Outcome, ProbeSpec};
 
 use crate::enums::c_enum;
 use crate::outcome::{micros, prober_outcome};
-use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_str_from_ptr};
-use crate::spec::{new_spec, prober_spec, spec_status};
+use crate::ptr::{BoxedHandle, Out, try_str_from_ptr};
+use crate::spec::{edit_kind, new_spec, prober_spec, spec_status};
 use crate::status::*;
 use crate::{guard, guard_status, set_error};
 
@@ -159,17 +159,10 @@ pub unsafe extern "C" fn prober_spec_new_icmp(
 /// them when it passes their checks; a spec of another kind is `PROBER_E_WRONG_KIND`.
 fn edit_icmp(
     spec: *mut prober_spec,
-    what: &str,
+    subject: &str,
     f: impl FnOnce(&mut IcmpSpec) -> Result<(), prober_status>,
 ) -> prober_status {
-    guard_status(|| {
-        let s = prober_spec::try_mut_from_ptr(spec)?;
-        let ProbeKind::Icmp(icmp) = &mut s.spec.kind else {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                format!("{what} applies to ICMP probes only"),
-            ));
-        };
+    edit_kind(spec, subject, |icmp: &mut IcmpSpec| {
         let mut next = icmp.clone();
         f(&mut next)?;
         next.validate().map_err(|e| spec_status(&e))?;
@@ -192,7 +185,7 @@ pub unsafe extern "C" fn prober_spec_set_icmp_payload_size(
     spec: *mut prober_spec,
     bytes: usize,
 ) -> prober_status {
-    edit_icmp(spec, "a payload size", |i| {
+    edit_icmp(spec, "a payload size applies to", |i| {
         i.payload_size = bytes;
         Ok(())
     })
@@ -208,7 +201,7 @@ pub unsafe extern "C" fn prober_spec_set_icmp_dont_fragment(
     spec: *mut prober_spec,
     on: bool,
 ) -> prober_status {
-    edit_icmp(spec, "don't fragment", |i| {
+    edit_icmp(spec, "don't fragment applies to", |i| {
         i.dont_fragment = on;
         Ok(())
     })
@@ -228,7 +221,7 @@ pub unsafe extern "C" fn prober_spec_set_icmp_ttl(
     spec: *mut prober_spec,
     ttl: u32,
 ) -> prober_status {
-    edit_icmp(spec, "a TTL", |i| {
+    edit_icmp(spec, "a TTL applies to", |i| {
         let Ok(ttl) = u8::try_from(ttl) else {
             return Err(set_error(PROBER_E_INVALID, format!("TTL {ttl} is over 255")));
         };
@@ -257,7 +250,7 @@ pub unsafe extern "C" fn prober_spec_set_icmp_packets(
     packets: u32,
     interval_ms: u32,
 ) -> prober_status {
-    edit_icmp(spec, "a packet count", |i| {
+    edit_icmp(spec, "a packet count applies to", |i| {
         i.packets = packets;
         i.interval = Duration::from_millis(interval_ms.into());
         Ok(())
@@ -278,7 +271,7 @@ pub unsafe extern "C" fn prober_spec_set_icmp_max_loss_percent(
     spec: *mut prober_spec,
     percent: u32,
 ) -> prober_status {
-    edit_icmp(spec, "a loss threshold", |i| {
+    edit_icmp(spec, "a loss threshold applies to", |i| {
         i.max_loss_percent = u8::try_from(percent).unwrap_or(u8::MAX);
         Ok(())
     })
@@ -304,7 +297,7 @@ pub unsafe extern "C" fn prober_spec_set_icmp_socket(
             format!("{socket} is not a PROBER_ICMP_SOCKET_* value"),
         );
     };
-    edit_icmp(spec, "a socket kind", |i| {
+    edit_icmp(spec, "a socket kind applies to", |i| {
         i.socket = kind;
         Ok(())
     })

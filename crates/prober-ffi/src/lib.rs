@@ -33,6 +33,7 @@ mod http_client;
 mod http_version;
 mod icmp;
 mod ip_family;
+mod kind;
 mod namespaces;
 mod netns;
 mod outcome;

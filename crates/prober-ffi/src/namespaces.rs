@@ -1,11 +1,12 @@
 //! Exec probes inside another process's namespaces (issue 29, section 2).
 
-use prober_core::ProbeKind;
+use prober_core::ExecSpec;
 
+use crate::guard_status;
+use crate::kind::require_kind;
 use crate::ptr::ExclusiveHandle;
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard_status, set_error};
 
 /// Runs an exec probe's command inside the namespaces of process `pid` (mount, UTS, IPC,
 /// network, PID, cgroup and time; its user namespace where it differs from the caller's), in
@@ -32,9 +33,7 @@ pub unsafe extern "C" fn prober_spec_set_namespaces_of(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "namespacesOf applies to exec probes only"));
-        }
+        require_kind::<ExecSpec>(&mut s.spec, "namespacesOf applies to")?;
         s.spec.set_namespaces_of((pid != 0).then_some(pid)).map_err(|e| spec_status(&e))
     })
 }

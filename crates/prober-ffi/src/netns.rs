@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use prober_core::{NetNs, ProbeKind};
+use prober_core::{ConnectOption, NetNs};
 
 use crate::ptr::{ExclusiveHandle, try_str_from_ptr};
 use crate::spec::{prober_spec, spec_status};
@@ -37,21 +37,19 @@ pub unsafe extern "C" fn prober_spec_set_netns(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let path = try_str_from_ptr(path, "path")?;
-        if matches!(s.spec.kind, ProbeKind::Exec(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "a network namespace applies to TCP, HTTP, gRPC and DNS probes only",
-            ));
+        let refusal =
+            s.spec.options_taking(ConnectOption::Netns, "a network namespace applies to").err();
+        // A kind that never connects (exec, host-run) is refused whatever the path.
+        if let Some(refusal) = &refusal
+            && s.spec.connect_options().is_none()
+        {
+            return Err(set_error(PROBER_E_WRONG_KIND, refusal));
         }
         s.spec.set_netns(path).map_err(|e| {
-            // A kind without a namespace option (ICMP for now) refuses a good path: that
-            // is the kind's refusal, not the path's. The kinds that take one refuse only bad
-            // paths and Unix sockets, whose statuses stay `PROBER_E_INVALID`.
-            let takes_netns = matches!(
-                s.spec.kind,
-                ProbeKind::Tcp(_) | ProbeKind::Http(_) | ProbeKind::Grpc(_) | ProbeKind::Dns(_)
-            );
-            match takes_netns || NetNs::new(path).is_err() {
+            // A network kind without a namespace option (ICMP for now) refuses a good path:
+            // that is the kind's refusal, not the path's. The kinds that take one refuse only
+            // bad paths and Unix sockets, whose statuses stay `PROBER_E_INVALID`.
+            match refusal.is_none() || NetNs::new(path).is_err() {
                 true => spec_status(&e),
                 false => set_error(PROBER_E_WRONG_KIND, e),
             }

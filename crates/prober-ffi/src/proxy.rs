@@ -3,8 +3,9 @@
 
 use std::ffi::c_char;
 
-use prober_core::{HttpProxy, ProbeKind};
+use prober_core::{HttpProxy, HttpSpec};
 
+use crate::kind::{kind_mut, require_kind};
 use crate::ptr::{ExclusiveHandle, try_str_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
@@ -13,9 +14,7 @@ use crate::{guard_status, set_error};
 /// The proxy of an HTTP spec, for the setters that need one set first.
 fn proxy_of(spec: *mut prober_spec, what: &str) -> Result<HttpProxy, prober_status> {
     let s = prober_spec::try_mut_from_ptr(spec)?;
-    let ProbeKind::Http(h) = &s.spec.kind else {
-        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only")));
-    };
+    let h = kind_mut::<HttpSpec>(&mut s.spec, &format!("{what} applies to"))?;
     match &h.proxy {
         Some(p) => Ok((**p).clone()),
         None => {
@@ -52,9 +51,7 @@ pub unsafe extern "C" fn prober_spec_set_proxy(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "a proxy applies to HTTP probes only"));
-        }
+        require_kind::<HttpSpec>(&mut s.spec, "a proxy applies to")?;
         let proxy = match url.is_null() {
             true => None,
             false => {

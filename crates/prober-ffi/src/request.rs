@@ -7,20 +7,19 @@
 
 use std::ffi::c_char;
 
-use prober_core::{MAX_BODY_LEN, ProbeKind, ProbeSpec, UnixSocket, validate_method};
+use prober_core::{
+    GrpcSpec, HttpSpec, MAX_BODY_LEN, ProbeSpec, TcpSpec, UnixSocket, validate_method,
+};
 
+use crate::kind::require_kind;
 use crate::ptr::{ExclusiveHandle, Out, try_slice_from_ptr, try_str_from_ptr};
-use crate::spec::{new_spec, prober_spec, spec_status};
+use crate::spec::{new_spec, prober_spec, spec_of_kind, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
 /// The spec of a setter that applies to HTTP probes only, `what` naming the option.
 fn http_spec<'a>(spec: *mut prober_spec, what: &str) -> Result<&'a mut prober_spec, prober_status> {
-    let s = prober_spec::try_mut_from_ptr(spec)?;
-    if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to HTTP probes only")));
-    }
-    Ok(s)
+    spec_of_kind::<HttpSpec>(spec, &format!("{what} applies to"))
 }
 
 /// Sets the method of an HTTP probe (default `"GET"`): any HTTP token, case kept (`"POST"`,
@@ -132,7 +131,9 @@ pub unsafe extern "C" fn prober_spec_set_unix_socket(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let socket = unix_socket(socket)?;
-        if matches!(s.spec.kind, ProbeKind::Exec(_) | ProbeKind::HostRun(_)) {
+        // The kinds that never connect; the network kinds that do not take a socket are
+        // refused by the spec, with `PROBER_E_INVALID`.
+        if s.spec.connect_options().is_none() {
             return Err(set_error(
                 PROBER_E_WRONG_KIND,
                 "a Unix socket applies to HTTP, TCP and gRPC probes only",
@@ -144,11 +145,7 @@ pub unsafe extern "C" fn prober_spec_set_unix_socket(
 
 /// The spec of a setter that applies to gRPC probes only, `what` naming the option.
 fn grpc_spec<'a>(spec: *mut prober_spec, what: &str) -> Result<&'a mut prober_spec, prober_status> {
-    let s = prober_spec::try_mut_from_ptr(spec)?;
-    if !matches!(s.spec.kind, ProbeKind::Grpc(_)) {
-        return Err(set_error(PROBER_E_WRONG_KIND, format!("{what} applies to gRPC probes only")));
-    }
-    Ok(s)
+    spec_of_kind::<GrpcSpec>(spec, &format!("{what} applies to"))
 }
 
 /// Adds a metadata pair to a gRPC probe's request (grpc-health-probe's `-rpc-header`),
@@ -242,9 +239,7 @@ pub unsafe extern "C" fn prober_spec_set_tcp_starttls(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "STARTTLS applies to TCP probes only"));
-        }
+        require_kind::<TcpSpec>(&mut s.spec, "STARTTLS applies to")?;
         s.spec.set_starttls(on).map_err(|e| spec_status(&e))
     })
 }

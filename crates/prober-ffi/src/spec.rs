@@ -3,9 +3,12 @@
 use std::ffi::c_char;
 use std::time::Duration;
 
-use prober_core::{ClosePolicy, ProbeKind, ProbeSpec, RedirectPolicy, Schedule, SpecError};
+use prober_core::{
+    ClosePolicy, ConnectOption, ExecSpec, HttpSpec, ProbeSpec, RedirectPolicy, Schedule, SpecError,
+};
 
 use crate::enums::c_enum;
+use crate::kind::{KindOf, kind_mut, require_kind};
 use crate::ptr::{BoxedHandle, ExclusiveHandle, Out, try_slice_from_ptr, try_str_from_ptr};
 use crate::status::*;
 use crate::{guard, guard_status, set_error};
@@ -70,6 +73,26 @@ pub(crate) fn spec_status(e: &SpecError) -> prober_status {
         _ => PROBER_E_INVALID,
     };
     set_error(status, e)
+}
+
+/// The spec behind `spec` if it is of kind `K`, refused as `kind_mut` says otherwise.
+pub(crate) fn spec_of_kind<'a, K: KindOf>(
+    spec: *mut prober_spec,
+    subject: &str,
+) -> Result<&'a mut prober_spec, prober_status> {
+    let s = prober_spec::try_mut_from_ptr(spec)?;
+    require_kind::<K>(&mut s.spec, subject)?;
+    Ok(s)
+}
+
+/// The body of a setter of kind `K`'s options: `f` edits them, or refuses with its status; a
+/// spec of another kind is refused as `kind_mut` says.
+pub(crate) fn edit_kind<K: KindOf>(
+    spec: *mut prober_spec,
+    subject: &str,
+    f: impl FnOnce(&mut K) -> Result<(), prober_status>,
+) -> prober_status {
+    guard_status(|| f(kind_mut::<K>(&mut prober_spec::try_mut_from_ptr(spec)?.spec, subject)?))
 }
 
 /// Hands a new spec to C through `out`.
@@ -321,9 +344,7 @@ pub unsafe extern "C" fn prober_spec_add_header(
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let name = try_str_from_ptr(name, "header name")?;
         let value = try_str_from_ptr(value, "header value")?;
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(PROBER_E_WRONG_KIND, "headers apply to HTTP probes only"));
-        }
+        require_kind::<HttpSpec>(&mut s.spec, "headers apply to")?;
         s.spec.add_header(name, value).map_err(|e| spec_status(&e))
     })
 }
@@ -345,12 +366,7 @@ pub unsafe extern "C" fn prober_spec_set_env(
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let name = try_str_from_ptr(name, "variable name")?;
         let value = try_str_from_ptr(value, "variable value")?;
-        if !matches!(s.spec.kind, ProbeKind::Exec(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "environment variables apply to exec probes only",
-            ));
-        }
+        require_kind::<ExecSpec>(&mut s.spec, "environment variables apply to")?;
         s.spec.set_env(name, value).map_err(|e| spec_status(&e))
     })
 }
@@ -367,17 +383,12 @@ pub unsafe extern "C" fn prober_spec_set_workdir(
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
         let dir = try_str_from_ptr(dir, "dir")?;
-        match &mut s.spec.kind {
-            ProbeKind::Exec(e) if !dir.is_empty() => {
-                e.cwd = Some(dir.into());
-                Ok(())
-            }
-            ProbeKind::Exec(_) => Err(set_error(PROBER_E_INVALID, "working directory is empty")),
-            _ => Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "a working directory applies to exec probes only",
-            )),
+        let exec = kind_mut::<ExecSpec>(&mut s.spec, "a working directory applies to")?;
+        if dir.is_empty() {
+            return Err(set_error(PROBER_E_INVALID, "working directory is empty"));
         }
+        exec.cwd = Some(dir.into());
+        Ok(())
     })
 }
 
@@ -398,12 +409,7 @@ pub unsafe extern "C" fn prober_spec_set_redirect_policy(
                 format!("{policy} is not a PROBER_REDIRECT_* value"),
             ));
         };
-        if !matches!(s.spec.kind, ProbeKind::Http(_)) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "redirect policies apply to HTTP probes only",
-            ));
-        }
+        require_kind::<HttpSpec>(&mut s.spec, "redirect policies apply to")?;
         s.spec.set_redirect_policy(p);
         Ok(())
     })
@@ -429,15 +435,9 @@ pub unsafe extern "C" fn prober_spec_set_close_policy(
         };
         // ICMP has no connection to close, and a DNS probe's TCP connection closes as the
         // prober-dns machine closes it: both refuse, rather than take a value they ignore.
-        if matches!(
-            s.spec.kind,
-            ProbeKind::Exec(_) | ProbeKind::HostRun(_) | ProbeKind::Icmp(_) | ProbeKind::Dns(_)
-        ) {
-            return Err(set_error(
-                PROBER_E_WRONG_KIND,
-                "close policies apply to TCP, HTTP and gRPC probes only",
-            ));
-        }
+        s.spec
+            .options_taking(ConnectOption::Close, "close policies apply to")
+            .map_err(|e| set_error(PROBER_E_WRONG_KIND, e))?;
         s.spec.set_close_policy(p);
         Ok(())
     })

@@ -2,33 +2,31 @@
 
 use std::ffi::c_char;
 
-use prober_core::{Pattern, ProbeKind, TcpStep};
+use prober_core::{Pattern, TcpSpec, TcpStep};
 
-use crate::ptr::{ExclusiveHandle, try_slice_from_ptr, try_str_from_ptr};
-use crate::spec::{prober_spec, spec_status};
+use crate::enums::c_enum;
+use crate::ptr::{try_slice_from_ptr, try_str_from_ptr};
+use crate::spec::{prober_spec, spec_of_kind, spec_status};
 use crate::status::*;
 use crate::{guard_status, set_error};
 
-/// Flags of `prober_spec_add_tcp_step_with_flags`, or-ed together.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug)]
-pub enum prober_tcp_step_flags {
-    /// `send` is a template of the match: `$1`, `${1}`, `${name}` are replaced with the
-    /// groups of the line `expect` matched and `$$` with `$` (blackbox_exporter's `send`).
-    /// Needs `expect`.
-    PROBER_TCP_STEP_EXPAND = 1,
-    /// Shake hands with TLS after this step (STARTTLS); at most one step.
-    PROBER_TCP_STEP_STARTTLS = 2,
-    /// `send` is a line: a `\n` is written after it, and nothing at all when it is empty
-    /// once expanded (blackbox_exporter's `send`).
-    PROBER_TCP_STEP_LINE = 4,
+c_enum! {
+    /// Flags of `prober_spec_add_tcp_step_with_flags`, or-ed together.
+    pub enum prober_tcp_step_flags, flags {
+        /// `send` is a template of the match: `$1`, `${1}`, `${name}` are replaced with the
+        /// groups of the line `expect` matched and `$$` with `$` (blackbox_exporter's `send`).
+        /// Needs `expect`.
+        PROBER_TCP_STEP_EXPAND = 1,
+        /// Shake hands with TLS after this step (STARTTLS); at most one step.
+        PROBER_TCP_STEP_STARTTLS = 2,
+        /// `send` is a line: a `\n` is written after it, and nothing at all when it is empty
+        /// once expanded (blackbox_exporter's `send`).
+        PROBER_TCP_STEP_LINE = 4,
+    }
 }
 
-const EXPAND: u32 = prober_tcp_step_flags::PROBER_TCP_STEP_EXPAND as u32;
-const STARTTLS: u32 = prober_tcp_step_flags::PROBER_TCP_STEP_STARTTLS as u32;
-const LINE: u32 = prober_tcp_step_flags::PROBER_TCP_STEP_LINE as u32;
-/// Every flag `prober_spec_add_tcp_step_with_flags` knows.
-const KNOWN_TCP_STEP_FLAGS: u32 = EXPAND | STARTTLS | LINE;
+use prober_tcp_step_flags::PROBER_TCP_STEP_STARTTLS as STARTTLS;
+use prober_tcp_step_flags::{PROBER_TCP_STEP_EXPAND as EXPAND, PROBER_TCP_STEP_LINE as LINE};
 
 /// Appends a step to a TCP probe's exchange. In order, the step: with `expect` (not NULL),
 /// reads lines of the reply until one matches that regular expression (a line ends at `\n`;
@@ -70,7 +68,7 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step(
     expand: bool,
     starttls: bool,
 ) -> prober_status {
-    let flags = if expand { EXPAND } else { 0 } | if starttls { STARTTLS } else { 0 };
+    let flags = if expand { EXPAND as u32 } else { 0 } | if starttls { STARTTLS as u32 } else { 0 };
     // SAFETY: the caller's guarantees are this function's, passed on as they are.
     unsafe { prober_spec_add_tcp_step_with_flags(spec, expect, send, send_len, flags) }
 }
@@ -105,9 +103,9 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_with_flags(
         let step = TcpStep {
             expect,
             send,
-            expand: flags & EXPAND != 0,
-            line: flags & LINE != 0,
-            starttls: flags & STARTTLS != 0,
+            expand: EXPAND.is_in(flags),
+            line: LINE.is_in(flags),
+            starttls: STARTTLS.is_in(flags),
             ..TcpStep::default()
         };
         s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
@@ -153,9 +151,9 @@ pub unsafe extern "C" fn prober_spec_add_tcp_step_expect_bytes(
         let step = TcpStep {
             expect_bytes: want,
             send,
-            expand: flags & EXPAND != 0,
-            line: flags & LINE != 0,
-            starttls: flags & STARTTLS != 0,
+            expand: EXPAND.is_in(flags),
+            line: LINE.is_in(flags),
+            starttls: STARTTLS.is_in(flags),
             ..TcpStep::default()
         };
         s.spec.add_tcp_step(step).map_err(|e| spec_status(&e))
@@ -168,11 +166,8 @@ fn tcp_spec_taking_flags<'a>(
     spec: *mut prober_spec,
     flags: u32,
 ) -> Result<&'a mut prober_spec, prober_status> {
-    let s = prober_spec::try_mut_from_ptr(spec)?;
-    if !matches!(s.spec.kind, ProbeKind::Tcp(_)) {
-        return Err(set_error(PROBER_E_WRONG_KIND, "TCP steps apply to TCP probes only"));
-    }
-    let unknown = flags & !KNOWN_TCP_STEP_FLAGS;
+    let s = spec_of_kind::<TcpSpec>(spec, "TCP steps apply to")?;
+    let unknown = flags & !prober_tcp_step_flags::KNOWN;
     if unknown != 0 {
         return Err(set_error(PROBER_E_INVALID, format!("unknown TCP step flags {unknown:#x}")));
     }

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use prober_core::{ProbeKind, ProbeSpec, TlsOptions, TlsVerify, TlsVersion};
+use prober_core::{ConnectOption, ProbeSpec, TlsOptions, TlsVerify, TlsVersion};
 
 use crate::enums::c_enum;
 use crate::outcome::prober_outcome;
@@ -57,18 +57,16 @@ fn edit_tls(
 ) -> prober_status {
     guard_status(|| {
         let s = prober_spec::try_mut_from_ptr(spec)?;
-        let mut tls = match &s.spec.kind {
-            ProbeKind::Http(h) => h.tls().clone(),
-            ProbeKind::Grpc(g) => g.connect.tls.clone().unwrap_or_default(),
-            ProbeKind::Tcp(t) => t.connect.tls.clone().unwrap_or_default(),
-            ProbeKind::Dns(d) => d.connect.tls.clone().unwrap_or_default(),
-            _ => {
-                return Err(set_error(
-                    PROBER_E_WRONG_KIND,
-                    "TLS options apply to HTTP, gRPC, TCP and DNS probes only",
-                ));
-            }
+        // The kinds that take TLS options are prober-core's table's; the text is the one
+        // this function has always given.
+        let Ok(options) = s.spec.options_taking(ConnectOption::Tls, "") else {
+            return Err(set_error(
+                PROBER_E_WRONG_KIND,
+                "TLS options apply to HTTP, gRPC, TCP and DNS probes only",
+            ));
         };
+        // No options yet are the default ones (an HTTP spec's too: `HttpSpec::tls`).
+        let mut tls = options.tls.clone().unwrap_or_default();
         f(&mut tls)?;
         s.spec.set_tls(tls).map_err(|e| spec_status(&e))
     })

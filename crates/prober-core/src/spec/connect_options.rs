@@ -73,16 +73,26 @@ pub struct ConnectOptions {
     pub keep_alive: bool,
 }
 
-/// One of the [`ConnectOptions`], for the table of which kinds take it.
+/// One of the [`ConnectOptions`], for the table of which kinds take it: ask a spec with
+/// [`ProbeSpec::options_taking`](crate::ProbeSpec::options_taking).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ConnectOption {
+#[non_exhaustive]
+pub enum ConnectOption {
+    /// [`ConnectOptions::close`].
     Close,
+    /// [`ConnectOptions::tls`].
     Tls,
+    /// [`ConnectOptions::unix_socket`].
     UnixSocket,
+    /// [`ConnectOptions::address_filter`].
     AddressFilter,
+    /// [`ConnectOptions::netns`].
     Netns,
+    /// [`ConnectOptions::ip_family`].
     IpFamily,
+    /// [`ConnectOptions::source_address`].
     SourceAddress,
+    /// [`ConnectOptions::keep_alive`].
     KeepAlive,
 }
 

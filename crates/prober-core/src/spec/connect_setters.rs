@@ -49,8 +49,15 @@ impl ProbeSpec {
         connect_match!(&mut self.kind, &mut).map(|(options, _)| options)
     }
 
-    /// The options of a kind that takes `option`; else the refusal [`applies_only`] words.
-    fn options_taking(
+    /// The connection options of a kind that takes `option`; else the refusal, `subject`
+    /// followed by the kinds that take it (`"keep-alive applies to"`: `keep-alive applies to
+    /// HTTP and gRPC probes only`). The one table of which kind takes which option: callers
+    /// ask it rather than list kinds.
+    ///
+    /// # Errors
+    ///
+    /// The refusal's text, for a kind that does not take `option`.
+    pub fn options_taking(
         &mut self,
         option: ConnectOption,
         subject: &str,

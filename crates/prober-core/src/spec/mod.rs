@@ -31,7 +31,7 @@ mod tests;
 mod tls;
 mod validate;
 
-pub use connect_options::{ClosePolicy, ConnectOptions};
+pub use connect_options::{ClosePolicy, ConnectOption, ConnectOptions};
 pub use error::SpecError;
 pub use host_run::{HostRunSpec, MAX_HOST_RUN_LABEL};
 pub use kinds::{Compression, ExecSpec, GrpcSpec, HttpSpec, HttpVersion, RedirectPolicy, TcpSpec};

@@ -4,10 +4,10 @@
 //! (from the first byte, or STARTTLS between steps) runs as a [`TlsTcpProbe`]. A spec with a
 //! Unix socket connects there instead (beyond the kubelet).
 //!
-//! The connection itself is prober-transport's: its [`Connector`](prober_transport::Connector)
-//! (name resolution, address fallback, the close policy) for the plain probe, its
-//! [`Dial`](prober_transport::dial::Dial) (the same with the TLS handshake) for the probe with
-//! TLS, as for HTTP, gRPC and DNS, so that connecting behaves the same for every kind.
+//! The connection itself is prober-transport's: its [`Connector`] (name resolution, address
+//! fallback, the close policy) for the plain probe, its [`Dial`](prober_transport::dial::Dial)
+//! (the same with the TLS handshake) for the probe with TLS, as for HTTP, gRPC and DNS, so that
+//! connecting behaves the same for every kind.
 
 #![warn(missing_docs)]
 

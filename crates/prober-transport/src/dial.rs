@@ -1,6 +1,6 @@
-//! The connect phase of a probe, one owner for HTTP and gRPC: [`Dial`] resolves the host,
-//! connects (Happy Eyeballs through [`Connector`](crate::Connector)) and, when the endpoint asks for
-//! TLS, loads the TLS files off the poll thread and shakes hands. It yields a connected
+//! The connect phase of a probe, one owner for HTTP, gRPC, DNS over TCP and the TCP probe with
+//! TLS: [`Dial`] resolves the host, connects (Happy Eyeballs through [`Connector`]) and, when
+//! the endpoint asks for TLS, loads the TLS files off the poll thread and shakes hands. It yields a connected
 //! [`Transport`] with the phase timings ([`DialTimings`]) and the certificate's `notAfter`, or
 //! a [`DialError`] in Go's words, which each probe wraps in its own sentence (the kubelet's
 //! texts).

@@ -96,7 +96,7 @@ SKIP=(
   "prober-cli/hostile_input oversized_input_is_refused_before_it_is_read: parses 64 MiB of YAML, about 125 s under qemu, beyond the test's 120 s hang bound"
   # qemu-user does not know the socket option IP_BIND_ADDRESS_NO_PORT (ENOPROTOOPT). The probe
   # goes on without it (the port is then taken at bind); the test reads the option's effect.
-  "prober-tcp/lib socket::tests::source_bind_leaves_the_port_to_connect: qemu-user does not know IP_BIND_ADDRESS_NO_PORT (ENOPROTOOPT)"
+  "prober-transport/lib socket::tests::source_bind_leaves_the_port_to_connect: qemu-user does not know IP_BIND_ADDRESS_NO_PORT (ENOPROTOOPT)"
 )
 step "Rust tests not run under qemu-user (they run natively in ci/test.sh)"
 skip_args=()

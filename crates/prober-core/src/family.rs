@@ -4,7 +4,7 @@
 //! `spec/`, so that `ConnectOptions`, which holds a family, sits above it in the import graph.
 //!
 //! This crate does no I/O: [`IpFamily::select`] is the rule, applied by the connector
-//! (`prober-tcp`) to every address list it is about to race, on every dial of a run (each
+//! (`prober-transport`) to every address list it is about to race, on every dial of a run (each
 //! redirect hop, a namespace's sockets) and to IP literals as well as resolved names.
 
 use std::net::{IpAddr, SocketAddr};

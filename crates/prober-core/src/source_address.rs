@@ -3,7 +3,7 @@
 //! `net.Dialer.LocalAddr`).
 //!
 //! This crate does no I/O: [`source_family_admits`] is the rule, applied by the connector
-//! (`prober-tcp`) after the address family ([`IpFamily::select`]), and the bind happens there,
+//! (`prober-transport`) after the address family ([`IpFamily::select`]), and the bind happens there,
 //! on every socket of a run (each redirect hop, a namespace's sockets).
 
 use std::net::{IpAddr, SocketAddr};

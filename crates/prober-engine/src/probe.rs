@@ -13,8 +13,7 @@ use prober_grpc::GrpcProbe;
 use prober_http::{HttpPlan, HttpProbe, OAuth2Probe};
 use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_tcp::TcpProbe;
-use prober_transport::tcp_tls::TlsTcpProbe;
+use prober_tcp::{TcpProbe, TlsTcpProbe};
 
 use crate::hostrun::HostRunProbe;
 

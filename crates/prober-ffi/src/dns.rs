@@ -353,7 +353,7 @@ pub unsafe extern "C" fn prober_outcome_dns(
     o: *const prober_outcome,
     out: *mut prober_dns_facts,
 ) -> bool {
-    guard(false, || {
+    guard(|| {
         let facts = prober_outcome::ref_from_ptr(o).and_then(|o| dns_facts_of(&o.outcome));
         match (facts, Out::from_ptr(out)) {
             (Some(f), Some(out)) => {

@@ -15,7 +15,7 @@ use crate::outcome::{
 use crate::ptr::{BoxedHandle, Out, out_slice_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::{guard, guard_status, prober_str, set_error};
+use crate::{GuardFallback, guard, guard_status, prober_str, set_error};
 
 /// Kinds of `prober_event`.
 #[repr(u32)]
@@ -241,12 +241,11 @@ fn engine_call(
 /// The whole body of an export that reads a value of the engine: what `f` returns, or
 /// `neutral` when the call was refused (NULL, busy, poisoned) or panicked; the reason is then
 /// in `prober_last_error`.
-pub(crate) fn engine_query<R: Copy>(
+pub(crate) fn engine_query<R: GuardFallback>(
     e: *const prober_engine,
-    neutral: R,
     f: impl FnOnce(&mut Inner) -> R,
 ) -> R {
-    guard(neutral, || with_engine(e, |i| Ok(f(i))).unwrap_or(neutral))
+    guard(|| with_engine(e, |i| Ok(f(i))).unwrap_or_else(|_| R::fallback()))
 }
 
 /// Creates an engine and hands it to C through `out`.
@@ -310,7 +309,7 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(
 /// `e` must be NULL or an engine from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_free(e: *mut prober_engine) {
-    guard((), || {
+    guard(|| {
         let Some(eng) = prober_engine::ref_from_ptr(e) else { return };
         let Ok(entered) = Entered::enter(eng) else {
             set_error(
@@ -450,7 +449,7 @@ pub unsafe extern "C" fn prober_engine_submit(
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_fd(e: *const prober_engine) -> i32 {
-    engine_query(e, -1, |i| i.engine.fd())
+    engine_query(e, |i| i.engine.fd())
 }
 
 /// Milliseconds until the engine needs `prober_engine_step` even without I/O: -1 when no timer
@@ -461,7 +460,7 @@ pub unsafe extern "C" fn prober_engine_fd(e: *const prober_engine) -> i32 {
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_timeout_ms(e: *const prober_engine) -> i64 {
-    engine_query(e, -1, |i| {
+    engine_query(e, |i| {
         i.engine.timeout().map_or(-1, |d| {
             let ms = d.as_micros().div_ceil(1000);
             ms.min(i64::MAX as u128) as i64
@@ -642,14 +641,14 @@ pub unsafe extern "C" fn prober_engine_drain(
     events: *mut prober_event,
     cap: usize,
 ) -> usize {
-    guard(0, || {
+    guard(|| {
         let Some(slots) = out_slice_from_ptr(events, cap) else {
             if !e.is_null() {
                 set_error(PROBER_E_NULL, "events is NULL");
             }
             return 0;
         };
-        engine_query(e, 0, |i| {
+        engine_query(e, |i| {
             i.held.clear();
             let mut n = 0;
             'slots: for slot in slots {
@@ -674,7 +673,7 @@ pub unsafe extern "C" fn prober_engine_drain(
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize {
-    engine_query(e, 0, |i| i.engine.pending_events())
+    engine_query(e, |i| i.engine.pending_events())
 }
 
 /// Probes running right now, periodic and one-shot (0 for NULL or while another call is
@@ -684,7 +683,7 @@ pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usize {
-    engine_query(e, 0, |i| i.engine.in_flight())
+    engine_query(e, |i| i.engine.in_flight())
 }
 
 /// Cancels the one-shot probes submitted with `tag` that are still running: each stops at
@@ -698,7 +697,7 @@ pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usi
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_cancel_check(e: *mut prober_engine, tag: u64) -> usize {
-    engine_query(e, 0, |i| i.engine.cancel_check(tag))
+    engine_query(e, |i| i.engine.cancel_check(tag))
 }
 
 /// An engine's counters, filled in by `prober_engine_get_stats`.

@@ -22,7 +22,7 @@ fn event_facts<T: Copy>(
         return false;
     }
     let Some(out) = Out::from_ptr(out) else { return false };
-    let found = engine_query(e, None, |i| {
+    let found = engine_query(e, |i| {
         let held = i.held.iter().find(|o| std::ptr::eq(o.message().ptr, ev.message.ptr))?;
         // Only a reference leaves this closure when `T` does: copied out here, under the flag.
         facts(held)
@@ -50,7 +50,7 @@ pub unsafe extern "C" fn prober_engine_event_dns(
     ev: *const prober_event,
     out: *mut prober_dns_facts,
 ) -> bool {
-    crate::guard(false, || event_facts(e, ev, out, |o| dns_facts_of(&o.outcome)))
+    crate::guard(|| event_facts(e, ev, out, |o| dns_facts_of(&o.outcome)))
 }
 
 /// The ICMP facts of the run behind `ev` (see `prober_engine_event_dns`) into `*out`: true
@@ -65,5 +65,5 @@ pub unsafe extern "C" fn prober_engine_event_icmp(
     ev: *const prober_event,
     out: *mut prober_icmp_facts,
 ) -> bool {
-    crate::guard(false, || event_facts(e, ev, out, |o| icmp_facts_of(&o.outcome)))
+    crate::guard(|| event_facts(e, ev, out, |o| icmp_facts_of(&o.outcome)))
 }

@@ -28,7 +28,7 @@ pub(crate) fn http_version_code(o: &Outcome) -> u32 {
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_tls_version(o: *const prober_outcome) -> u32 {
-    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| tls_version_code(&o.outcome)))
+    guard(|| prober_outcome::ref_from_ptr(o).map_or(0, |o| tls_version_code(&o.outcome)))
 }
 
 /// The final HTTP response's version: 10 (HTTP/1.0), 11 (HTTP/1.1) or 20 (HTTP/2); 0 without
@@ -38,7 +38,7 @@ pub unsafe extern "C" fn prober_outcome_tls_version(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_http_version(o: *const prober_outcome) -> u32 {
-    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| http_version_code(&o.outcome)))
+    guard(|| prober_outcome::ref_from_ptr(o).map_or(0, |o| http_version_code(&o.outcome)))
 }
 
 /// gRPC: the RPC's status code as grpc-go reports it (0 OK once the server answered, 14
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn prober_outcome_http_version(o: *const prober_outcome) -
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_grpc_status(o: *const prober_outcome) -> i32 {
-    guard(-1, || {
+    guard(|| {
         prober_outcome::ref_from_ptr(o)
             .and_then(|o| o.outcome.grpc.status_code)
             .map_or(-1, |c| i32::try_from(c).unwrap_or(-1))
@@ -63,7 +63,7 @@ pub unsafe extern "C" fn prober_outcome_grpc_status(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_grpc_serving_status(o: *const prober_outcome) -> i32 {
-    guard(-1, || {
+    guard(|| {
         prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.grpc.serving_status).unwrap_or(-1)
     })
 }

@@ -313,7 +313,7 @@ pub unsafe extern "C" fn prober_outcome_icmp(
     o: *const prober_outcome,
     out: *mut prober_icmp_facts,
 ) -> bool {
-    guard(false, || {
+    guard(|| {
         let facts = prober_outcome::ref_from_ptr(o).and_then(|o| icmp_facts_of(&o.outcome));
         match (facts, Out::from_ptr(out)) {
             (Some(f), Some(out)) => {

@@ -116,11 +116,78 @@ fn set_error(status: prober_status, detail: impl std::fmt::Display) -> prober_st
     status
 }
 
-/// Runs an export's body, turning a panic into `fallback`.
-fn guard<R>(fallback: R, f: impl FnOnce() -> R) -> R {
+/// What an export answers when its body panicked, by its return type: the same neutral value
+/// it gives for a NULL argument, so that C sees one convention per type and the reason is in
+/// `prober_last_error`. An export whose own "no value" differs from its type's (a name's
+/// `"invalid result"`) returns an `Option` from the guard and says its own value after it.
+trait GuardFallback {
+    /// The value returned in place of the body's.
+    fn fallback() -> Self;
+}
+
+/// Statuses: `PROBER_E_PANIC`.
+impl GuardFallback for prober_status {
+    fn fallback() -> Self {
+        PROBER_E_PANIC
+    }
+}
+
+/// Nothing to return (the frees).
+impl GuardFallback for () {
+    fn fallback() -> Self {}
+}
+
+/// Questions: no.
+impl GuardFallback for bool {
+    fn fallback() -> Self {
+        false
+    }
+}
+
+/// Strings: the empty string, never a NULL pointer.
+impl GuardFallback for prober_str {
+    fn fallback() -> Self {
+        prober_str::empty()
+    }
+}
+
+/// An answer that may be absent: absent.
+impl<T> GuardFallback for Option<T> {
+    fn fallback() -> Self {
+        None
+    }
+}
+
+/// Counts, codes and sizes: 0 (`PROBER_REASON_NONE`, no HTTP status, no events).
+macro_rules! zero_fallback {
+    ($($t:ty),*) => {$(
+        impl GuardFallback for $t {
+            fn fallback() -> Self {
+                0
+            }
+        }
+    )*};
+}
+zero_fallback!(u32, u64, usize);
+
+/// Signed answers (a descriptor, a timeout in milliseconds, an exit code, a gRPC status): -1,
+/// "none".
+macro_rules! minus_one_fallback {
+    ($($t:ty),*) => {$(
+        impl GuardFallback for $t {
+            fn fallback() -> Self {
+                -1
+            }
+        }
+    )*};
+}
+minus_one_fallback!(i32, i64);
+
+/// Runs an export's body, turning a panic into its return type's [`GuardFallback`].
+fn guard<R: GuardFallback>(f: impl FnOnce() -> R) -> R {
     catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|_| {
         set_error(PROBER_E_PANIC, "internal error: a panic was caught at the C boundary");
-        fallback
+        R::fallback()
     })
 }
 
@@ -132,14 +199,14 @@ fn status(r: Result<(), prober_status>) -> prober_status {
 /// Runs the body of an export that returns a status: [`guard`] and [`status`] in one, so that
 /// the body can use `?`.
 fn guard_status(f: impl FnOnce() -> Result<(), prober_status>) -> prober_status {
-    guard(PROBER_E_PANIC, || status(f()))
+    guard(|| status(f()))
 }
 
 /// The text of the last failing call on this thread: what was wrong, in words. Valid until the
 /// next libprober call on this thread; empty when nothing failed yet.
 #[unsafe(no_mangle)]
 pub extern "C" fn prober_last_error() -> prober_str {
-    guard(prober_str::empty(), || {
+    guard(|| {
         LAST_ERROR.with(|e| {
             let e = e.borrow();
             if e.is_empty() {
@@ -168,7 +235,7 @@ pub extern "C" fn prober_version() -> *const c_char {
 #[unsafe(no_mangle)]
 pub extern "C" fn prober_version_num() -> u32 {
     let p = |s: &str| s.parse::<u32>().unwrap_or(0);
-    guard(0, || {
+    guard(|| {
         p(env!("CARGO_PKG_VERSION_MAJOR")) << 16
             | p(env!("CARGO_PKG_VERSION_MINOR")) << 8
             | p(env!("CARGO_PKG_VERSION_PATCH"))
@@ -187,10 +254,42 @@ pub extern "C" fn prober_abi_version() -> u32 {
 #[cfg(feature = "test-panic")]
 #[unsafe(no_mangle)]
 pub extern "C" fn prober__test_panic() -> prober_status {
-    guard(PROBER_E_PANIC, || panic!("deliberate test panic"))
+    guard(|| panic!("deliberate test panic"))
 }
 
 // The README's examples are compiled and run with the doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic at the boundary answers with the return type's fallback, the values each export
+    /// wrote out before the fallback was given by type (`c-tests/test_panic.c` checks the status
+    /// end to end), and says why in `prober_last_error`.
+    #[test]
+    fn a_panic_gives_the_return_type_s_fallback_and_a_last_error() {
+        fn panicked<R: GuardFallback>() -> R {
+            guard(|| panic!("deliberate test panic"))
+        }
+        assert_eq!(panicked::<prober_status>(), PROBER_E_PANIC);
+        assert!(!panicked::<bool>());
+        assert_eq!(panicked::<u32>(), 0);
+        assert_eq!(panicked::<u64>(), 0);
+        assert_eq!(panicked::<usize>(), 0);
+        assert_eq!(panicked::<i32>(), -1);
+        assert_eq!(panicked::<i64>(), -1);
+        assert_eq!(panicked::<Option<u32>>(), None);
+        panicked::<()>();
+        let empty = panicked::<prober_str>();
+        assert!(!empty.ptr.is_null());
+        assert_eq!(empty.len, 0);
+        let last = prober_last_error();
+        // SAFETY: prober_last_error's text lives in this thread's storage until the next
+        // failing call, and `len` bytes of it are readable.
+        let text = unsafe { std::slice::from_raw_parts(last.ptr.cast::<u8>(), last.len) };
+        assert_eq!(text, b"internal error: a panic was caught at the C boundary");
+    }
+}

@@ -199,10 +199,11 @@ fn c_names(
 #[unsafe(no_mangle)]
 pub extern "C" fn prober_result_name(result: u32) -> *const c_char {
     static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
-    guard(c"invalid result".as_ptr(), || {
+    guard(|| {
         let names = c_names(&NAMES, prober_result::ALL.iter().map(|r| r.as_str()));
-        names.get(result as usize).map_or(c"invalid result".as_ptr(), |n| n.as_ptr())
+        names.get(result as usize).map(|n| n.as_ptr())
     })
+    .unwrap_or(c"invalid result".as_ptr())
 }
 
 /// The name of a reason as the `prober` command prints it (`"refused"`, `"timeout"`,
@@ -211,10 +212,11 @@ pub extern "C" fn prober_result_name(result: u32) -> *const c_char {
 #[unsafe(no_mangle)]
 pub extern "C" fn prober_reason_name(reason: u32) -> *const c_char {
     static NAMES: OnceLock<Vec<CString>> = OnceLock::new();
-    guard(c"invalid reason".as_ptr(), || {
+    guard(|| {
         let names = c_names(&NAMES, prober_reason::ALL.iter().map(|r| r.as_str()));
-        names.get(reason as usize).map_or(c"invalid reason".as_ptr(), |n| n.as_ptr())
+        names.get(reason as usize).map(|n| n.as_ptr())
     })
+    .unwrap_or(c"invalid reason".as_ptr())
 }
 
 /// Runs `spec` once, blocking the calling thread for at most its timeout, and on success stores
@@ -244,7 +246,7 @@ pub unsafe extern "C" fn prober_check(
 /// `o` must be NULL or an outcome from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_free(o: *mut prober_outcome) {
-    guard((), || prober_outcome::free_boxed_ptr(o))
+    guard(|| prober_outcome::free_boxed_ptr(o))
 }
 
 /// The result (`PROBER_RESULT_*`); `PROBER_RESULT_UNKNOWN` for NULL.
@@ -253,9 +255,8 @@ pub unsafe extern "C" fn prober_outcome_free(o: *mut prober_outcome) {
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 {
-    guard(3, || {
-        prober_outcome::ref_from_ptr(o).map_or(3, |o| prober_result::code_of(o.outcome.result))
-    })
+    guard(|| prober_outcome::ref_from_ptr(o).map(|o| prober_result::code_of(o.outcome.result)))
+        .unwrap_or(prober_result::PROBER_RESULT_UNKNOWN as u32)
 }
 
 /// The reason (`PROBER_REASON_*`); `PROBER_REASON_NONE` for NULL.
@@ -264,7 +265,7 @@ pub unsafe extern "C" fn prober_outcome_result(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 {
-    guard(0, || {
+    guard(|| {
         prober_outcome::ref_from_ptr(o).map_or(0, |o| prober_reason::code_of(o.outcome.reason))
     })
 }
@@ -275,9 +276,7 @@ pub unsafe extern "C" fn prober_outcome_reason(o: *const prober_outcome) -> u32 
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> prober_str {
-    guard(prober_str::empty(), || {
-        prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.message())
-    })
+    guard(|| prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.message()))
 }
 
 /// The captured output (HTTP body or command output, at most the output limit); valid while
@@ -287,9 +286,7 @@ pub unsafe extern "C" fn prober_outcome_message(o: *const prober_outcome) -> pro
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prober_str {
-    guard(prober_str::empty(), || {
-        prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.output())
-    })
+    guard(|| prober_outcome::ref_from_ptr(o).map_or(prober_str::empty(), |o| o.output()))
 }
 
 /// True when more output was seen than kept.
@@ -298,7 +295,7 @@ pub unsafe extern "C" fn prober_outcome_output(o: *const prober_outcome) -> prob
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> bool {
-    guard(false, || prober_outcome::ref_from_ptr(o).is_some_and(|o| o.outcome.truncated))
+    guard(|| prober_outcome::ref_from_ptr(o).is_some_and(|o| o.outcome.truncated))
 }
 
 /// Output bytes seen in all, kept or not.
@@ -307,7 +304,7 @@ pub unsafe extern "C" fn prober_outcome_truncated(o: *const prober_outcome) -> b
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -> u64 {
-    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| o.outcome.output_total))
+    guard(|| prober_outcome::ref_from_ptr(o).map_or(0, |o| o.outcome.output_total))
 }
 
 /// The whole run's duration in microseconds.
@@ -316,7 +313,7 @@ pub unsafe extern "C" fn prober_outcome_output_total(o: *const prober_outcome) -
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) -> u64 {
-    guard(0, || prober_outcome::ref_from_ptr(o).map_or(0, |o| micros(o.outcome.timings.total)))
+    guard(|| prober_outcome::ref_from_ptr(o).map_or(0, |o| micros(o.outcome.timings.total)))
 }
 
 /// The final HTTP status, or 0 when there was none.
@@ -325,7 +322,7 @@ pub unsafe extern "C" fn prober_outcome_duration_us(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) -> u32 {
-    guard(0, || {
+    guard(|| {
         prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.http_status).map_or(0, u32::from)
     })
 }
@@ -336,7 +333,7 @@ pub unsafe extern "C" fn prober_outcome_http_status(o: *const prober_outcome) ->
 /// `o` must be NULL or a live outcome.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_outcome_exit_code(o: *const prober_outcome) -> i32 {
-    guard(-1, || prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.exit_code).unwrap_or(-1))
+    guard(|| prober_outcome::ref_from_ptr(o).and_then(|o| o.outcome.exit_code).unwrap_or(-1))
 }
 
 /// Copies the timings into `*out`.

@@ -197,7 +197,7 @@ pub unsafe extern "C" fn prober_spec_clone(
 /// `spec` must be NULL or a spec from this library not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_spec_free(spec: *mut prober_spec) {
-    guard((), || prober_spec::free_boxed_ptr(spec))
+    guard(|| prober_spec::free_boxed_ptr(spec))
 }
 
 /// Sets the timeout of one run, in milliseconds (1 ms to 24 h; default 1000).

@@ -69,5 +69,6 @@ pub use prober_status::*;
 /// A static, NUL-terminated description of `status` (never NULL, never freed).
 #[unsafe(no_mangle)]
 pub extern "C" fn prober_status_str(status: u32) -> *const c_char {
-    guard(c"unknown status".as_ptr(), || prober_status::message(status).as_ptr())
+    // `message` has its own answer for a number it does not know; a panic gives the same.
+    guard(|| Some(prober_status::message(status).as_ptr())).unwrap_or(c"unknown status".as_ptr())
 }

@@ -201,7 +201,7 @@ pub unsafe extern "C" fn prober_outcome_cert_not_after(
     o: *const prober_outcome,
     out: *mut i64,
 ) -> bool {
-    guard(false, || {
+    guard(|| {
         let Some(o) = prober_outcome::ref_from_ptr(o) else { return false };
         match (o.outcome.cert_not_after, Out::from_ptr(out)) {
             (Some(t), Some(out)) => {

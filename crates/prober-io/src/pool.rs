@@ -7,8 +7,9 @@
 //! `connect` with its options and its epoll registration intact. `ci/bench.sh tcp_oneshot`
 //! measured 46 -> 28 µs of CPU per probe for a C loop doing exactly that (docs/benchmarks.md).
 //!
-//! The pool only stores: `prober-tcp` decides what may enter (connected sockets with the reset
-//! close policy and no extra options, disconnected successfully) and re-arms what it takes out.
+//! The pool only stores: `prober-transport`'s connector decides what may enter (connected
+//! sockets with the reset close policy and no extra options, disconnected successfully) and
+//! re-arms what it takes out.
 //! Sockets in the pool stay registered with the driver's `Registry` under the token of the run
 //! that last used them, which is why a pool belongs to exactly one driver: reusing a socket
 //! needs `reregister` on the same poll. The driver must tolerate events for stale tokens (the

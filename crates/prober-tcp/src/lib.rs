@@ -1,21 +1,20 @@
-//! TCP connect probes: connect within the deadline, send nothing, close. Beyond the kubelet,
-//! a spec with data to send or an expected reply goes on to an [`exchange`] on the
-//! connection before closing it. A spec with a Unix socket connects there instead
-//! ([`Connector::unix`], beyond the kubelet); the connection is then a [`Stream::Unix`].
+//! The TCP probe, all of it: connect within the deadline, send nothing, close ([`TcpProbe`],
+//! the kubelet's check). Beyond the kubelet, a spec with data to send, an expected reply or
+//! steps goes on to an [`exchange`] on the connection before closing it; a spec with TLS
+//! (from the first byte, or STARTTLS between steps) runs as a [`TlsTcpProbe`]. A spec with a
+//! Unix socket connects there instead (beyond the kubelet).
 //!
-//! [`Connector`] is also the first half of every HTTP probe (`prober-http` uses it), so name
-//! resolution, address fallback and the close policy behave the same for both.
+//! The connection itself is prober-transport's: its [`Connector`] (name resolution, address
+//! fallback, the close policy) for the plain probe, its [`Dial`](prober_transport::dial::Dial)
+//! (the same with the TLS handshake) for the probe with TLS, as for HTTP, gRPC and DNS, so that
+//! connecting behaves the same for every kind.
 
 #![warn(missing_docs)]
 
-mod conn;
-mod connect;
 pub mod exchange;
 mod exchange_step;
-mod socket;
 mod steps;
-mod stream;
-mod sys;
+mod tcp_tls;
 
 use std::io;
 use std::net::SocketAddr;
@@ -26,10 +25,9 @@ use prober_core::{Outcome, ProbeResult, Reason, TcpSpec};
 use prober_io::{Ctx, Machine, Ready, Step};
 
 use exchange::{Exchange, ExchangeStep};
+use prober_transport::{Conn, ConnectStep, Connector, Peer};
 
-pub use conn::Conn;
-pub use connect::{ConnectError, ConnectStep, Connector};
-pub use stream::{Peer, Stream};
+pub use tcp_tls::TlsTcpProbe;
 
 /// A TCP connect probe as a [`Machine`]: Success when the connection is established within the
 /// timeout, Failure with the OS error (refused, unreachable, timeout, dns) otherwise, Unknown
@@ -118,7 +116,7 @@ impl TcpProbe {
             ExchangeStep::StartTls => (
                 ProbeResult::Unknown,
                 Reason::Unsupported,
-                "STARTTLS needs the TCP probe with TLS (prober-transport)".to_string(),
+                "STARTTLS needs the TCP probe with TLS (TlsTcpProbe)".to_string(),
             ),
         };
         let o = Outcome::new(result, reason, message);

@@ -7,8 +7,8 @@ use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, ProbeKind, ProbeResult, ProbeSpec, Reason, SpecError, TcpSpec};
-use prober_io::{Machine, run_to_completion};
-use prober_tcp::{Connector, TcpProbe};
+use prober_io::run_to_completion;
+use prober_tcp::TcpProbe;
 use prober_testkit::{TargetServer, closed_port};
 
 fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
@@ -194,22 +194,6 @@ fn unresolvable_name_is_failure_dns() {
 }
 
 #[test]
-fn each_address_is_tried_in_turn_and_the_first_error_is_reported() {
-    let server = TargetServer::start();
-    let dead: SocketAddr = format!("127.0.0.1:{}", closed_port()).parse().unwrap();
-    let mut m =
-        ConnectOnly(Connector::to_addrs(vec![dead, server.addr()], ClosePolicy::Reset), None);
-    let o = run_to_completion(&mut m);
-    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
-
-    let dead2: SocketAddr = format!("127.0.0.1:{}", closed_port()).parse().unwrap();
-    let mut m = ConnectOnly(Connector::to_addrs(vec![dead, dead2], ClosePolicy::Reset), None);
-    let o = run_to_completion(&mut m);
-    assert_eq!(o.reason, Reason::Refused);
-    assert_eq!(o.message, format!("dial tcp {dead}: connect: connection refused"));
-}
-
-#[test]
 fn ipv6_loopback() {
     let server = match TargetServer::start_v6() {
         Ok(s) => s,
@@ -223,49 +207,6 @@ fn ipv6_loopback() {
     };
     let o = probe(&tcp_spec("::1", port, ClosePolicy::Reset), Duration::from_secs(1));
     assert_eq!(o.message, format!("dial tcp [::1]:{port}: connect: connection refused"));
-}
-
-/// Drives a bare Connector, to test address fallback without resolution.
-struct ConnectOnly(Connector, Option<Instant>);
-
-impl Machine for ConnectOnly {
-    fn start(&mut self, cx: &mut prober_io::Ctx<'_>) -> prober_io::Step {
-        self.1 = Some(cx.now + Duration::from_secs(2));
-        let s = self.0.start(cx, 0);
-        done(cx, s)
-    }
-    fn ready(
-        &mut self,
-        cx: &mut prober_io::Ctx<'_>,
-        sub: usize,
-        r: prober_io::Ready,
-    ) -> prober_io::Step {
-        let s = self.0.ready(cx, sub, r);
-        done(cx, s)
-    }
-    fn timer(&mut self, cx: &mut prober_io::Ctx<'_>) -> prober_io::Step {
-        self.0.cancel(cx);
-        prober_io::Step::Done(prober_core::Outcome::failure(Reason::Timeout, "timeout"))
-    }
-    fn wake_at(&self) -> Option<Instant> {
-        self.1
-    }
-    fn cancel(&mut self, cx: &mut prober_io::Ctx<'_>) {
-        self.0.cancel(cx);
-    }
-}
-
-fn done(cx: &mut prober_io::Ctx<'_>, s: prober_tcp::ConnectStep) -> prober_io::Step {
-    match s {
-        prober_tcp::ConnectStep::Pending => prober_io::Step::Pending,
-        prober_tcp::ConnectStep::Connected(c) => {
-            c.close(cx);
-            prober_io::Step::Done(prober_core::Outcome::success())
-        }
-        prober_tcp::ConnectStep::Failed(e) => {
-            prober_io::Step::Done(prober_core::Outcome::failure(e.reason, e.message))
-        }
-    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! The connect phase of a probe, one owner for HTTP and gRPC: [`Dial`] resolves the host,
-//! connects (Happy Eyeballs through [`prober_tcp::Connector`]) and, when the endpoint asks for
-//! TLS, loads the TLS files off the poll thread and shakes hands. It yields a connected
+//! The connect phase of a probe, one owner for HTTP, gRPC, DNS over TCP and the TCP probe with
+//! TLS: [`Dial`] resolves the host, connects (Happy Eyeballs through [`Connector`]) and, when
+//! the endpoint asks for TLS, loads the TLS files off the poll thread and shakes hands. It yields a connected
 //! [`Transport`] with the phase timings ([`DialTimings`]) and the certificate's `notAfter`, or
 //! a [`DialError`] in Go's words, which each probe wraps in its own sentence (the kubelet's
 //! texts).
@@ -25,11 +25,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::connect::{ConnectStep, Connector};
+use crate::stream::Peer;
 use prober_core::{Reason, Timings, TlsInfo};
 #[cfg(feature = "tls")]
 use prober_io::BlockingJob;
 use prober_io::{Answer, Ctx, Ready};
-use prober_tcp::{ConnectStep, Connector, Peer};
 
 use crate::Transport;
 #[cfg(feature = "tls")]
@@ -149,7 +150,7 @@ pub struct Dial {
     origin: Option<Origin>,
     /// A plain connection waiting for its TLS client to shake hands (STARTTLS, see
     /// [`Dial::start_tls`]).
-    upgrade: Option<prober_tcp::Conn>,
+    upgrade: Option<crate::conn::Conn>,
     /// The TCP address of the last dial's connection.
     peer: Option<SocketAddr>,
     /// The protocol state kept with the connection this dial was given.
@@ -291,7 +292,7 @@ impl Dial {
     pub fn start_tls(
         &mut self,
         cx: &mut Ctx<'_>,
-        conn: prober_tcp::Conn,
+        conn: crate::conn::Conn,
         ep: &Endpoint<'_>,
     ) -> DialStep {
         self.upgrade = Some(conn);

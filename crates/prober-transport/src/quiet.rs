@@ -2,8 +2,8 @@
 
 use std::io;
 
+use crate::conn::Conn;
 use prober_io::retry_interrupted;
-use prober_tcp::Conn;
 
 /// Whether a non-blocking peek at `conn` would block: nothing received, no FIN, no error.
 pub(crate) fn peer_is_quiet(conn: &mut Conn) -> bool {

@@ -3,10 +3,11 @@
 
 use std::io::{self, Read, Write};
 
+use crate::conn::Conn;
+use crate::stream::Peer;
 use mio::{Interest, Registry, Token};
 use prober_core::Reason;
 use prober_io::{Ctx, retry_interrupted};
-use prober_tcp::{Conn, Peer};
 
 use crate::error::TransportError;
 use crate::quiet::peer_is_quiet;

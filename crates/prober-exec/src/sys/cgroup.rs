@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use prober_io::reaper;
+use prober_io::{os_result, reaper};
 
 /// The cgroup of one run, made in the spec's directory.
 #[derive(Debug)]
@@ -104,8 +104,9 @@ fn new_dir(parent: &Path) -> io::Result<PathBuf> {
 }
 
 /// In a forked child, before exec: moves the calling process into the cgroup whose
-/// `cgroup.procs` is `procs`. Async-signal-safe (one `write`); false on failure, errno set.
-pub(crate) fn join(procs: RawFd) -> bool {
+/// `cgroup.procs` is `procs`. Async-signal-safe (one `write`; the error is errno, allocated
+/// nowhere), and errno stays set on failure for a caller that reports it by number.
+pub(crate) fn join(procs: RawFd) -> io::Result<()> {
     // SAFETY: write of one byte from a static string to a descriptor the caller holds.
-    unsafe { libc::write(procs, c"0".as_ptr().cast(), 1) == 1 }
+    os_result(unsafe { libc::write(procs, c"0".as_ptr().cast(), 1) }).map(drop)
 }

@@ -269,9 +269,7 @@ fn command_spawn(req: &SpawnRequest<'_>, output: &OwnedFd) -> io::Result<libc::p
         cmd.pre_exec(move || {
             // First: nothing the command does can happen outside the cgroup.
             if let Some(procs) = cgroup_procs {
-                if !cgroup::join(procs) {
-                    return Err(io::Error::last_os_error());
-                }
+                cgroup::join(procs)?;
             }
             cloexec_from(3, bound);
             Ok(())

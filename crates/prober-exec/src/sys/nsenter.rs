@@ -34,7 +34,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use prober_io::os_result;
+use prober_io::{os_result, retry_interrupted};
 
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use prober_core::os_error_text;
@@ -277,10 +277,7 @@ pub(crate) fn spawn_in(
 
     // SAFETY: fork has no memory preconditions; the child only runs `plan.run`, which makes
     // async-signal-safe system calls on data prepared above and never returns.
-    let c1 = unsafe { libc::fork() };
-    if c1 < 0 {
-        return Err(setup(io::Error::last_os_error()));
-    }
+    let c1 = os_result(unsafe { libc::fork() }).map_err(setup)?;
     if c1 == 0 {
         plan.run();
     }
@@ -380,13 +377,9 @@ fn read_report(fd: &OwnedFd) -> Report {
 /// Waits for one specific child of ours (never "any child").
 fn reap(pid: libc::pid_t) {
     let mut status = 0;
-    loop {
-        // SAFETY: waitpid on one specific pid with a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return;
-        }
-    }
+    // Any error but EINTR (none is expected for our own child) leaves nothing to wait for.
+    // SAFETY: waitpid on one specific pid with a valid out-pointer.
+    let _ = retry_interrupted(|| os_result(unsafe { libc::waitpid(pid, &mut status, 0) }));
 }
 
 /// What C1 and C2 do: raw system calls only.
@@ -432,7 +425,7 @@ impl ChildPlan<'_> {
         // mount with nsdelegate refuses moves to cgroups outside the mover's namespace). C2 is
         // cloned by C1, so it is born in C1's cgroup, as is everything it starts.
         if let Some(procs) = self.prepared.cgroup_procs {
-            if !super::cgroup::join(procs) {
+            if super::cgroup::join(procs).is_err() {
                 self.fail(STAGE_CGROUP);
             }
         }

@@ -2,10 +2,10 @@
 
 use std::io::{self, Read, Write};
 
+use crate::conn::Conn;
 use mio::{Interest, Registry, Token};
 use prober_core::{ClosePolicy, TlsVersion};
 use prober_io::{Ctx, retry_interrupted};
-use prober_tcp::Conn;
 use rustls::ClientConnection;
 
 use crate::TransportError;

@@ -24,10 +24,10 @@
 use std::io;
 use std::sync::{Arc, Mutex};
 
+use crate::conn::Conn;
 use mio::{Interest, Token};
 use prober_core::{CertInfo, Reason, TlsInfo, TlsOptions, TlsVersion};
 use prober_io::{Answer, BlockingJob, Ctx};
-use prober_tcp::Conn;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, Outcome, Reason};
 use prober_io::{Ctx, Machine, Ready, Step, run_to_completion};
-use prober_tcp::{ConnectStep, Connector};
+use prober_transport::{ConnectStep, Connector};
 use socket2::{Domain, Socket, Type};
 
 /// A connect of a fixed address list, as `TcpProbe` drives its connector. With `use_timer`

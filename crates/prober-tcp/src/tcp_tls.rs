@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use prober_core::{Outcome, ProbeResult, Reason, TcpSpec, TlsOptions, os_error_text};
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
-use prober_tcp::exchange::{Exchange, ExchangeStep};
+use prober_transport::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
+use prober_transport::{Transport, TransportError};
 
-use crate::dial::{Dial, DialError, DialEvent, DialStep, Endpoint};
-use crate::{Transport, TransportError};
+use crate::exchange::{Exchange, ExchangeStep};
 
 #[derive(Debug)]
 enum State {

@@ -131,10 +131,15 @@ pub fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl
     out.push('\n');
 }
 
-/// A gauge family with its one sample, in the classic format (as `/probe` answers).
+/// A gauge family with its one sample, in the classic format (as `/probe` answers, about 15
+/// of them per request): what [`family`] and [`sample`] write, its fixed text pushed in one
+/// go.
 pub fn gauge(out: &mut String, name: &str, help: &'static str, value: impl Number) {
-    family(out, Format::Text, name, help, Kind::Gauge);
-    sample(out, name, &[], value);
+    for piece in ["# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n", name, " "] {
+        out.push_str(piece);
+    }
+    value.push_to(out);
+    out.push('\n');
 }
 
 /// `{name="value",...}` (nothing for no labels), the values escaped.
@@ -240,6 +245,12 @@ mod tests {
 
     #[test]
     fn a_gauge_as_probe_answers_it() {
+        let mut parts = String::new();
+        family(&mut parts, Format::Text, "g", "G.", Kind::Gauge);
+        sample(&mut parts, "g", &[], 7u8);
+        let mut whole = String::new();
+        gauge(&mut whole, "g", "G.", 7u8);
+        assert_eq!(whole, parts);
         let mut out = String::new();
         gauge(&mut out, "probe_success", "Displays whether or not the probe was a success", 1u8);
         assert_eq!(

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use prober::{Outcome, Reason};
 
-use crate::facts::{self, gauge};
+use crate::facts::{self, gauge, gauge_family, sample};
 use crate::module::{FailedBy, Module, Prober};
-use crate::numbers::{Number as _, Secs, push_millis3, push_secs, push_u64};
+use crate::numbers::{Secs, push_millis3, push_secs, push_u64};
 use crate::{dns_facts, qr_facts};
 
 /// Room made at once for a probe's metrics (an HTTP probe's: about 2 KiB).
@@ -190,21 +190,14 @@ fn http_metrics(s: &mut String, m: &Module, o: &Outcome, verdict: Option<&(Strin
     gauge(s, "probe_http_content_length", "Length of http content response", length);
     // The phases as blackbox_exporter splits them, summed over the redirect hops.
     let name = "probe_http_duration_seconds";
-    let _ = write!(
-        s,
-        "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n"
-    );
+    gauge_family(s, name, "Duration of http request by phase, summed over all redirects");
     for (phase, v) in facts::http_phases(o) {
         // blackbox_exporter adds the first request's lookup only when it made one; later
         // requests' lookups (redirects) always.
         if phase == "resolve" && m.skip_resolve_phase && o.http_redirects == 0 {
             continue;
         }
-        for piece in [name, "{phase=\"", phase, "\"} "] {
-            s.push_str(piece);
-        }
-        v.push_to(s);
-        s.push('\n');
+        sample(s, name, &[("phase", phase)], v);
     }
     facts::last_modified(s, o);
     // Registered only for a module with a CEL expression, as blackbox_exporter does.

@@ -4,14 +4,12 @@
 //! query that was answered. Two calls, since the lookup gauge falls between them in the
 //! answer's alphabetical order.
 
-use std::fmt::Write as _;
-
 use prober::Outcome;
 use prober_core::{DnsFacts, ProbeKind};
 
-use crate::facts::gauge;
+use crate::facts::{gauge, gauge_family, sample};
 use crate::module::Module;
-use crate::numbers::{Number as _, Secs};
+use crate::numbers::Secs;
 
 /// The query type of `probe_dns_serial`.
 const TYPE_SOA: u16 = 6;
@@ -40,15 +38,11 @@ pub(crate) fn before_lookup(s: &mut String, o: Option<&Outcome>) {
         f.authority_rrs,
     );
     let name = "probe_dns_duration_seconds";
-    let _ = write!(s, "# HELP {name} Duration of DNS request by phase\n# TYPE {name} gauge\n");
+    gauge_family(s, name, "Duration of DNS request by phase");
     // client_golang writes a vector's series sorted by label value.
     let p = &f.phases;
     for (phase, d) in [("connect", p.connect), ("request", p.request), ("resolve", p.resolve)] {
-        for piece in [name, "{phase=\"", phase, "\"} "] {
-            s.push_str(piece);
-        }
-        Secs(d).push_to(s);
-        s.push('\n');
+        sample(s, name, &[("phase", phase)], Secs(d));
     }
 }
 

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use prober::{Engine, Handle, Outcome, Reason};
+use prober_exposition::{Format, Kind, family, finish, sample};
 
 use crate::answer::{explain, render};
 use crate::budget::{PROBE_OUTPUT_BUDGET, Reservation};
@@ -179,7 +180,7 @@ impl Exporter {
         let tag = match req.path {
             "/probe" => inner.probe(req, Box::new(done)),
             "/metrics" => {
-                done(inner.own_metrics());
+                done(inner.own_metrics(Format::negotiate(req.header("accept"))));
                 None
             }
             "/" => {
@@ -505,11 +506,13 @@ impl Inner {
         plain(403, &format!("{why}\n"))
     }
 
-    fn own_metrics(&self) -> Response {
+    /// `/metrics` in `format` (OpenMetrics when the scraper's `Accept` prefers it).
+    fn own_metrics(&self, format: Format) -> Response {
         let c = &self.counts;
         let mut s = String::new();
-        let mut counter = |name: &str, help: &str, v: u64| {
-            let _ = write!(s, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}\n");
+        let mut counter = |name: &str, help: &'static str, v: u64| {
+            family(&mut s, format, name, help, Kind::Counter);
+            sample(&mut s, name, &[], v);
         };
         counter(
             "prober_serve_probes_total",
@@ -542,12 +545,13 @@ impl Inner {
             c.over_budget.load(Ordering::Relaxed),
         );
         let start = self.started.duration_since(UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
-        let _ = write!(
-            s,
-            "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {start}\n"
-        );
-        self.modules.render(&mut s);
-        Response { status: 200, content_type: TEXT, body: s }
+        let name = "process_start_time_seconds";
+        let help = "Start time of the process since unix epoch in seconds.";
+        family(&mut s, format, name, help, Kind::Gauge);
+        sample(&mut s, name, &[], start);
+        self.modules.render(&mut s, format);
+        finish(&mut s, format);
+        Response { status: 200, content_type: format.content_type(), body: s }
     }
 
     fn status_page(&self) -> Response {

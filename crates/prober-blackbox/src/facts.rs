@@ -8,25 +8,20 @@ use std::fmt::Write as _;
 use prober::{Outcome, TlsVersion};
 
 use crate::module::{Module, Prober};
-use crate::numbers::{Number, Secs};
+use crate::numbers::Secs;
 
 /// Go's zero `time.Time` as Unix seconds: what blackbox_exporter reports for the last chain's
 /// expiry when no chain was verified (`insecure_skip_verify`).
 const GO_ZERO_TIME: i64 = -62_135_596_800;
 
-/// One gauge with its help and type lines. The fixed text is pushed as it is: through the
-/// formatting machinery it cost more than the value (every `/probe` writes about 15).
-pub(crate) fn gauge(out: &mut String, name: &str, help: &str, value: impl Number) {
-    for piece in ["# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n", name, " "] {
-        out.push_str(piece);
-    }
-    value.push_to(out);
-    out.push('\n');
-}
+/// One gauge with its help and type lines, in the text format `/probe` answers in.
+pub(crate) use prober_exposition::gauge;
+/// A family's help and type lines and its samples, written by the exposition writer.
+pub(crate) use prober_exposition::{Format, Kind, family, sample};
 
-/// A label value escaped as the text format wants it (`\\`, `\"`, `\n`).
-pub(crate) fn label(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+/// The help and type lines of a gauge family of `/probe`'s answer (the classic text format).
+pub(crate) fn gauge_family(out: &mut String, name: &str, help: &'static str) {
+    family(out, Format::Text, name, help, Kind::Gauge);
 }
 
 /// Whether the run's (last) TLS handshake completed: blackbox_exporter then has a connection
@@ -84,20 +79,20 @@ pub(crate) fn grpc(out: &mut String, m: &Module, o: &Outcome, tls: bool) {
     let resolve = o.timings.resolve.unwrap_or_default();
     let check = o.timings.total.saturating_sub(resolve);
     let name = "probe_grpc_duration_seconds";
-    let _ = write!(out, "# HELP {name} Duration of gRPC request by phase\n# TYPE {name} gauge\n");
+    gauge_family(out, name, "Duration of gRPC request by phase");
     if unresolved {
-        let _ = writeln!(out, "{name}{{phase=\"resolve\"}} 0");
+        sample(out, name, &[("phase", "resolve")], 0u8);
     } else {
-        let _ = writeln!(out, "{name}{{phase=\"check\"}} {}", Secs(check));
-        let _ = writeln!(out, "{name}{{phase=\"resolve\"}} {}", Secs(resolve));
+        sample(out, name, &[("phase", "check")], Secs(check));
+        sample(out, name, &[("phase", "resolve")], Secs(resolve));
         let name = "probe_grpc_healthcheck_response";
-        let _ = write!(out, "# HELP {name} Response HealthCheck response\n# TYPE {name} gauge\n");
+        gauge_family(out, name, "Response HealthCheck response");
         // The four statuses of grpc.health.v1, sorted by name as client_golang writes them.
         for (value, status) in
             [(2, "NOT_SERVING"), (3, "SERVICE_UNKNOWN"), (1, "SERVING"), (0, "UNKNOWN")]
         {
             let on = u8::from(o.grpc.serving_status == Some(value));
-            let _ = writeln!(out, "{name}{{serving_status=\"{status}\"}} {on}");
+            sample(out, name, &[("serving_status", status)], on);
         }
     }
     let ssl = tls && handshake_done(m, o);
@@ -181,19 +176,15 @@ pub(crate) fn ssl(out: &mut String, m: &Module, o: &Outcome) {
     }
     if let Some(leaf) = &t.leaf {
         let name = "probe_ssl_last_chain_info";
-        let _ = write!(
-            out,
-            "# HELP {name} Contains SSL leaf certificate information\n# TYPE {name} gauge\n"
-        );
-        let _ = writeln!(
-            out,
-            "{name}{{fingerprint_sha256=\"{}\",issuer=\"{}\",serialnumber=\"{}\",subject=\"{}\",subjectalternative=\"{}\"}} 1",
-            leaf.fingerprint_sha256,
-            label(&leaf.issuer),
-            leaf.serial,
-            label(&leaf.subject),
-            label(&leaf.dns_names.join(",")),
-        );
+        gauge_family(out, name, "Contains SSL leaf certificate information");
+        let labels = [
+            ("fingerprint_sha256", leaf.fingerprint_sha256.as_str()),
+            ("issuer", leaf.issuer.as_str()),
+            ("serialnumber", leaf.serial.as_str()),
+            ("subject", leaf.subject.as_str()),
+            ("subjectalternative", &leaf.dns_names.join(",")),
+        ];
+        sample(out, name, &labels, 1u8);
     }
 }
 
@@ -230,11 +221,8 @@ pub(crate) fn tls_cipher(out: &mut String, m: &Module, o: &Outcome) {
         None => suite.to_string(),
     };
     let name = "probe_tls_cipher_info";
-    let _ = write!(
-        out,
-        "# HELP {name} Returns the TLS cipher negotiated during handshake\n# TYPE {name} gauge\n{name}{{cipher=\"{}\"}} 1\n",
-        label(&cipher)
-    );
+    gauge_family(out, name, "Returns the TLS cipher negotiated during handshake");
+    sample(out, name, &[("cipher", &cipher)], 1u8);
 }
 
 /// `probe_tls_version_info{version="TLS 1.3"} 1` after a completed handshake.
@@ -247,10 +235,8 @@ pub(crate) fn tls_version(out: &mut String, m: &Module, o: &Outcome) {
         TlsVersion::Tls13 => "TLS 1.3",
     };
     let name = "probe_tls_version_info";
-    let _ = write!(
-        out,
-        "# HELP {name} Returns the TLS version used or NaN when unknown\n# TYPE {name} gauge\n{name}{{version=\"{version}\"}} 1\n"
-    );
+    gauge_family(out, name, "Returns the TLS version used or NaN when unknown");
+    sample(out, name, &[("version", version)], 1u8);
 }
 
 /// An HTTP date as Go's `http.ParseTime` reads it (seconds since the epoch): IMF-fixdate

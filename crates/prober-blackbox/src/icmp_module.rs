@@ -18,8 +18,9 @@ use prober::{ProbeKind, ProbeSpec};
 use prober_core::{AddressFilter, IcmpSpec, Outcome};
 
 use crate::config::{Allow, IcmpModule};
+use crate::facts::{gauge, gauge_family, sample};
 use crate::ip_protocol::ip_family;
-use crate::numbers::{Number as _, Secs};
+use crate::numbers::Secs;
 use crate::target::{TargetError, Unprobeable};
 
 /// blackbox_exporter's `DefaultICMPTTL`: its modules send with TTL (hop limit) 64 unless they
@@ -140,30 +141,17 @@ pub(crate) fn metrics(s: &mut String, o: &Outcome) {
     let resolved = o.peer.is_some();
     let rtt = facts.stats.first_rtt.filter(|_| o.result.is_ok());
     let name = "probe_icmp_duration_seconds";
-    for piece in ["# HELP ", name, " Duration of icmp request by phase\n# TYPE ", name, " gauge\n"]
-    {
-        s.push_str(piece);
-    }
+    gauge_family(s, name, "Duration of icmp request by phase");
     let phases = [
         ("resolve", if resolved { facts.resolve } else { Duration::ZERO }),
         ("setup", if facts.socket.is_some() { facts.setup } else { Duration::ZERO }),
         ("rtt", rtt.unwrap_or_default()),
     ];
     for (phase, d) in phases {
-        for piece in [name, "{phase=\"", phase, "\"} "] {
-            s.push_str(piece);
-        }
-        Secs(d).push_to(s);
-        s.push('\n');
+        sample(s, name, &[("phase", phase)], Secs(d));
     }
     if let (Some(_), Some(hops)) = (rtt, facts.stats.reply_hop_limit) {
-        let name = "probe_icmp_reply_hop_limit";
-        let help = " Replied packet hop limit (TTL for ipv4)\n# TYPE ";
-        for piece in ["# HELP ", name, help, name, " gauge\n", name, " "] {
-            s.push_str(piece);
-        }
-        hops.push_to(s);
-        s.push('\n');
+        gauge(s, "probe_icmp_reply_hop_limit", "Replied packet hop limit (TTL for ipv4)", hops);
     }
 }
 

@@ -35,8 +35,9 @@ mod icmp_module;
 mod ip_protocol;
 mod module;
 mod modules;
-mod numbers;
 mod oauth2_module;
+// The numbers of the answer's text, pushed without `core::fmt`: the exposition writer's.
+use prober_exposition::numbers;
 mod options;
 mod proxy_module;
 mod qr_facts;

@@ -10,12 +10,10 @@
 //! goes on from where the plain text stopped (plain bytes a server sends past its go-ahead,
 //! which the library drops, would shift it).
 
-use std::fmt::Write as _;
-
 use prober::{Outcome, ProbeResult, Reason};
 use prober_core::{Expansion, MAX_SEND_LEN, TCP_BYTES_DIFFER};
 
-use crate::facts::{gauge, label};
+use crate::facts::{gauge, gauge_family, sample};
 use crate::module::Module;
 
 /// `probe_expect_info{NAME="VALUE",...} 1` for the step with labels, when its `expect` matched.
@@ -62,12 +60,9 @@ pub(crate) fn expect_info(out: &mut String, m: &Module, o: &Outcome) {
         // client_golang writes a sample's labels sorted by name.
         pairs.sort_by(|a, b| a.0.cmp(b.0));
         let name = "probe_expect_info";
-        let _ =
-            write!(out, "# HELP {name} Explicit content matched\n# TYPE {name} gauge\n{name}{{");
-        for (n, (k, v)) in pairs.iter().enumerate() {
-            let _ = write!(out, "{}{k}=\"{}\"", if n == 0 { "" } else { "," }, label(v));
-        }
-        let _ = writeln!(out, "}} 1");
+        gauge_family(out, name, "Explicit content matched");
+        let labels: Vec<(&str, &str)> = pairs.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        sample(out, name, &labels, 1u8);
         return;
     }
 }

@@ -6,10 +6,11 @@
 //! Reading the file and deciding when to reload (a signal, `POST /-/reload`, a timer) is the
 //! caller's: the library installs no handler and reads no file.
 
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use prober_exposition::{Format, Kind, family, sample};
 
 use crate::modules::Modules;
 
@@ -65,20 +66,18 @@ impl Loaded {
     }
 
     /// The gauges, under blackbox_exporter's names and under this server's prefix.
-    pub fn render(&self, s: &mut String) {
+    pub fn render(&self, s: &mut String, format: Format) {
         let ok = u8::from(self.successful.load(Ordering::Relaxed));
         let at = f64::from_bits(self.success_at.load(Ordering::Relaxed));
         for prefix in ["blackbox_exporter", "prober_serve"] {
             let name = format!("{prefix}_config_last_reload_successful");
-            let _ = write!(
-                s,
-                "# HELP {name} Whether the last configuration reload succeeded.\n# TYPE {name} gauge\n{name} {ok}\n"
-            );
+            let help = "Whether the last configuration reload succeeded.";
+            family(s, format, &name, help, Kind::Gauge);
+            sample(s, &name, &[], ok);
             let name = format!("{prefix}_config_last_reload_success_timestamp_seconds");
-            let _ = write!(
-                s,
-                "# HELP {name} Timestamp of the last successful configuration reload.\n# TYPE {name} gauge\n{name} {at}\n"
-            );
+            let help = "Timestamp of the last successful configuration reload.";
+            family(s, format, &name, help, Kind::Gauge);
+            sample(s, &name, &[], at);
         }
     }
 }

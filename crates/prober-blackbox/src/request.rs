@@ -15,6 +15,13 @@ pub struct Request<'a> {
     pub headers: &'a [(String, String)],
 }
 
+impl Request<'_> {
+    /// The value of the first header field named `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
 /// Credentials (the scraper's `Authorization`, a password in a target) are not printed.
 impl std::fmt::Debug for Request<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::facts::gauge;
+use crate::facts::{gauge, gauge_family, sample};
 use crate::module::{Module, Prober};
 use crate::numbers::Secs;
 use crate::target::Unprobeable;
@@ -63,9 +63,8 @@ fn http(s: &mut String, m: &Module, resolved: bool) {
     gauge(s, "probe_http_content_length", "Length of http content response", 0);
     if resolved {
         let name = "probe_http_duration_seconds";
-        s.push_str(&format!(
-            "# HELP {name} Duration of http request by phase, summed over all redirects\n# TYPE {name} gauge\n{name}{{phase=\"resolve\"}} 0\n"
-        ));
+        gauge_family(s, name, "Duration of http request by phase, summed over all redirects");
+        sample(s, name, &[("phase", "resolve")], 0u8);
     }
     gauge(s, "probe_http_redirects", "The number of redirects", 0);
     gauge(s, "probe_http_ssl", "Indicates if SSL was used for the final redirect", 0);
@@ -78,9 +77,8 @@ fn http(s: &mut String, m: &Module, resolved: bool) {
 /// health response series.
 fn grpc(s: &mut String) {
     let name = "probe_grpc_duration_seconds";
-    s.push_str(&format!(
-        "# HELP {name} Duration of gRPC request by phase\n# TYPE {name} gauge\n{name}{{phase=\"resolve\"}} 0\n"
-    ));
+    gauge_family(s, name, "Duration of gRPC request by phase");
+    sample(s, name, &[("phase", "resolve")], 0u8);
     gauge(s, "probe_grpc_ssl", "Indicates if SSL was used for the connection", 0);
     gauge(s, "probe_grpc_status_code", "Response gRPC status code", 0);
 }

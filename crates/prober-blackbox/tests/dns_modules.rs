@@ -223,7 +223,7 @@ fn bad_dns_modules_are_refused_at_start() {
         ("{query_name: x, dns_over_tls: true}", "dns.dns_over_tls: needs transport_protocol: tcp"),
         (
             "{query_name: x, dns_over_tls: true, transport_protocol: tcp, tls_config: {cert_file: c}}",
-            "dns.tls_config: cert_file and key_file go together",
+            "dns.tls_config.key_file: missing (cert_file is set)",
         ),
         (
             "{query_name: x, validate_answer_rrs: {fail_if_matches_regexp: ['(']}}",

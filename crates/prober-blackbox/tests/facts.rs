@@ -176,10 +176,7 @@ fn tls_max_version_is_applied() {
         Path::new("."),
     )
     .unwrap_err();
-    assert_eq!(
-        err,
-        "module \"x\": tls_config: invalid TLS option: minimum TLS version 1.3 is above the maximum 1.2"
-    );
+    assert_eq!(err, "module \"x\": tls_config.min_version: 1.3 is above max_version 1.2");
 }
 
 #[test]

@@ -144,6 +144,40 @@ fn unknown_module_is_400_and_counted() {
     assert!(page.body.contains("<code>local_only</code>: http, allow-list"), "{}", page.body);
 }
 
+/// `/metrics` answers OpenMetrics when the scraper's `Accept` prefers it (Prometheus' own
+/// header), the classic format otherwise; `/probe` answers the classic format whatever the
+/// `Accept`, as blackbox_exporter's `/probe` does.
+#[test]
+fn metrics_negotiate_openmetrics_and_probe_stays_text() {
+    let s = TargetServer::start();
+    let e = Exporter::start(modules(FILE)).unwrap();
+    let prometheus = "application/openmetrics-text;version=1.0.0;q=0.5,\
+        application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+    let r = get(
+        &e,
+        &format!("module=http_2xx&target={}", s.url("/status/200")),
+        &[("Accept", prometheus)],
+    );
+    assert_eq!((r.status, r.content_type), (200, "text/plain; version=0.0.4; charset=utf-8"));
+    assert!(!r.body.contains("# EOF"), "{}", r.body);
+    let headers = [("Accept".to_string(), prometheus.to_string())];
+    let m = e.handle(&Request { path: "/metrics", query: "", headers: &headers });
+    assert_eq!(m.content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8");
+    let b = &m.body;
+    // A counter's family without `_total`, its sample with it; the end marked.
+    assert!(b.contains("# TYPE prober_serve_probes counter\nprober_serve_probes_total 1\n"), "{b}");
+    assert!(b.contains("# TYPE blackbox_exporter_config_last_reload_successful gauge\n"), "{b}");
+    assert!(b.ends_with("# EOF\n"), "{b}");
+    let m = e.handle(&Request { path: "/metrics", query: "", headers: &[] });
+    assert_eq!(m.content_type, "text/plain; version=0.0.4; charset=utf-8");
+    let b = &m.body;
+    assert!(
+        b.contains("# TYPE prober_serve_probes_total counter\nprober_serve_probes_total 1\n"),
+        "{b}"
+    );
+    assert!(!b.contains("# EOF"), "{b}");
+}
+
 #[test]
 fn body_and_header_expressions() {
     let s = TargetServer::start();

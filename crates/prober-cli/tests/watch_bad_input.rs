@@ -143,7 +143,7 @@ fn bad_grpc_and_tls_fields_exit_64_with_a_precise_message() {
         &[],
         &yaml("      httpGet: {port: 1, scheme: HTTPS}\n      tls: {certFile: c.pem}\n"),
         "yaml",
-        &["readinessProbe.tls: certFile needs keyFile (give both or neither)"],
+        &["readinessProbe.tls.keyFile: missing (certFile is set)"],
     );
     assert_bad_file(
         &[],

@@ -62,6 +62,7 @@ pub use spec::{
     validate_host,
 };
 pub use spec::{MAX_OAUTH2_PARAMS, MAX_OAUTH2_VALUE, OAuth2, OAuth2AuthStyle, query_escape};
+pub use spec::{TlsFieldNames, TlsFields};
 pub use target::{HostPortError, split_host_port, unbracket};
 pub use unix::{MAX_UNIX_PATH, UnixSocket};
 pub use url::{Scheme, Url, UrlError, percent_decode};

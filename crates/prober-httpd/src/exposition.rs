@@ -2,63 +2,16 @@
 //! (`text/plain; version=0.0.4`) unless the scraper's `Accept` header prefers OpenMetrics
 //! (`application/openmetrics-text`), as Prometheus' own client libraries negotiate.
 //!
-//! Metrics are encoded once, in OpenMetrics (what the `prometheus-client` crate writes); the
-//! classic format is made from that text: `# EOF` and `# UNIT` lines and exemplars dropped, a
+//! libprober's own exporters write either format directly (crate `prober-exposition`, whose
+//! [`Format`] this is). [`respond`] serves a host whose metrics another library encodes in
+//! OpenMetrics (the `prometheus-client` crate, say); the classic format is made from that text: `# EOF` and `# UNIT` lines and exemplars dropped, a
 //! counter's family named with its `_total` suffix, `info` as a gauge and `unknown` as
 //! `untyped`.
 
 use crate::request::{Request, Response};
 
-/// A text format of the exposition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// The classic text format, version 0.0.4.
-    Text,
-    /// OpenMetrics 1.0.0.
-    OpenMetrics,
-}
-
-impl Format {
-    /// The format an `Accept` header asks for: the acceptable media range with the highest
-    /// `q` (the first of equals), the classic format when none is or there is no header.
-    pub fn negotiate(accept: Option<&str>) -> Format {
-        let mut best: Option<(f32, Format)> = None;
-        for range in accept.unwrap_or_default().split(',') {
-            let mut params = range.split(';');
-            let media = params.next().unwrap_or_default().trim().to_ascii_lowercase();
-            let (mut q, mut version) = (1.0f32, None);
-            for p in params {
-                let Some((k, v)) = p.split_once('=') else { continue };
-                match k.trim().to_ascii_lowercase().as_str() {
-                    "q" => q = v.trim().parse().unwrap_or(0.0),
-                    "version" => version = Some(v.trim().trim_matches('"').to_string()),
-                    _ => {}
-                }
-            }
-            let format = match media.as_str() {
-                "application/openmetrics-text"
-                    if matches!(version.as_deref(), None | Some("1.0.0" | "0.0.1")) =>
-                {
-                    Format::OpenMetrics
-                }
-                "text/plain" | "text/*" | "*/*" => Format::Text,
-                _ => continue,
-            };
-            if q > 0.0 && best.is_none_or(|(b, _)| q > b) {
-                best = Some((q, format));
-            }
-        }
-        best.map_or(Format::Text, |(_, f)| f)
-    }
-
-    /// Its `Content-Type`.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            Format::Text => "text/plain; version=0.0.4; charset=utf-8",
-            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        }
-    }
-}
+/// The two formats and their negotiation are the exposition writer's.
+pub use prober_exposition::Format;
 
 /// The answer to a scrape: `openmetrics` (the exposition in OpenMetrics) in the format the
 /// request's `Accept` header asks for.
@@ -144,26 +97,6 @@ fn without_exemplar(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn negotiation() {
-        let om = Format::OpenMetrics;
-        assert_eq!(Format::negotiate(None), Format::Text);
-        assert_eq!(Format::negotiate(Some("*/*")), Format::Text);
-        assert_eq!(Format::negotiate(Some("application/openmetrics-text")), om);
-        // Prometheus' own header, preferring OpenMetrics.
-        let prometheus = "application/openmetrics-text;version=1.0.0;q=0.5,\
-            application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
-        assert_eq!(Format::negotiate(Some(prometheus)), om);
-        // And configured to prefer the classic format.
-        let classic = "text/plain;version=0.0.4;q=0.5,application/openmetrics-text;q=0.4";
-        assert_eq!(Format::negotiate(Some(classic)), Format::Text);
-        assert_eq!(
-            Format::negotiate(Some("application/openmetrics-text;version=2.0.0")),
-            Format::Text
-        );
-        assert_eq!(Format::negotiate(Some("application/json")), Format::Text);
-    }
 
     #[test]
     fn classic_from_openmetrics() {

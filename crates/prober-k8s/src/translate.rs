@@ -3,13 +3,11 @@
 //! manifests alike.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use prober::{
-    ProbeKind, ProbeSpec, Role, Schedule, Scheme, SpecError, TlsOptions, TlsVerify, TlsVersion, Url,
-};
-use prober_core::os_error_text;
+use prober::{ProbeKind, ProbeSpec, Role, Schedule, Scheme, SpecError, TlsOptions, TlsVerify, Url};
+use prober_core::{TlsFieldNames, TlsFields, os_error_text};
 
 use crate::ports::PortMap;
 
@@ -374,71 +372,26 @@ fn tls_files(spec: &ProbeSpec) -> Vec<(&'static str, &Path)> {
     files
 }
 
-/// The options of a `tls:` block; `field` is its path for messages.
+/// The options of a `tls:` block, through the one reader of TLS fields; `field` is its path
+/// for messages (`readinessProbe.tls.keyFile: ...`).
 fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOptions, String> {
-    let path = |name: &str| -> PathBuf {
-        match src.base_dir {
-            Some(dir) => dir.join(name),
-            None => PathBuf::from(name),
-        }
-    };
     let verify = match (t.verify, &t.ca_file) {
         (Some(false), Some(_)) => {
             return Err(format!("{field}: verify: false and a caFile contradict each other"));
         }
-        (_, Some(ca)) if ca.is_empty() => return Err(format!("{field}.caFile: must not be empty")),
-        // `verify: true` with a caFile: verify, against that CA.
-        (_, Some(ca)) => TlsVerify::CaFile(path(ca)),
-        (Some(true), None) => TlsVerify::SystemRoots,
-        (Some(false) | None, None) => TlsVerify::None,
+        // `verify: true` with a caFile: verify, against that CA (the reader's CaFile).
+        (Some(true), _) => TlsVerify::SystemRoots,
+        (Some(false) | None, _) => TlsVerify::None,
     };
-    let client_cert = match (&t.cert_file, &t.key_file) {
-        (Some(c), Some(k)) => {
-            for (name, v) in [("certFile", c), ("keyFile", k)] {
-                if v.is_empty() {
-                    return Err(format!("{field}.{name}: must not be empty"));
-                }
-            }
-            Some((path(c), path(k)))
-        }
-        (None, None) => None,
-        (Some(_), None) => {
-            return Err(format!("{field}: certFile needs keyFile (give both or neither)"));
-        }
-        (None, Some(_)) => {
-            return Err(format!("{field}: keyFile needs certFile (give both or neither)"));
-        }
+    let fields = TlsFields {
+        ca_file: t.ca_file.as_deref(),
+        cert_file: t.cert_file.as_deref(),
+        key_file: t.key_file.as_deref(),
+        server_name: t.server_name.as_deref(),
+        min_version: t.min_version.as_deref(),
+        max_version: t.max_version.as_deref(),
     };
-    let min_version = match &t.min_version {
-        None => None,
-        Some(v) => Some(
-            TlsVersion::parse(v)
-                .ok_or_else(|| format!("{field}.minVersion: expected 1.2 or 1.3 (got {v:?})"))?,
-        ),
-    };
-    let max_version = match &t.max_version {
-        None => None,
-        Some(v) => Some(
-            TlsVersion::parse(v)
-                .ok_or_else(|| format!("{field}.maxVersion: expected 1.2 or 1.3 (got {v:?})"))?,
-        ),
-    };
-    if let (Some(min), Some(max)) = (min_version, max_version) {
-        if min > max {
-            return Err(format!(
-                "{field}: minVersion {} is above maxVersion {}",
-                min.as_str(),
-                max.as_str()
-            ));
-        }
-    }
-    Ok(TlsOptions {
-        verify,
-        server_name: t.server_name.clone(),
-        client_cert,
-        min_version,
-        max_version,
-    })
+    fields.read(field, &TlsFieldNames::CAMEL_CASE, src.base_dir, verify)
 }
 
 /// The port of a gRPC probe: Kubernetes requires a number (`GRPCAction.port` is an int32).
@@ -583,6 +536,7 @@ fn resolve_port(src: &Source<'_>, field: &str, port: &PortRef) -> Result<u16, St
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prober::TlsVersion;
 
     static NO_PORT_MAP: PortMap = PortMap::EMPTY;
 
@@ -914,9 +868,12 @@ mod tests {
             ),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {certFile: c}",
-                "r.tls: certFile needs keyFile (give both or neither)",
+                "r.tls.keyFile: missing (certFile is set)",
             ),
-            ("grpc: {port: 1, mode: TLS}\ntls: {keyFile: k}", "r.tls: keyFile needs certFile"),
+            (
+                "grpc: {port: 1, mode: TLS}\ntls: {keyFile: k}",
+                "r.tls.certFile: missing (keyFile is set)",
+            ),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {minVersion: 1.1}",
                 "r.tls.minVersion: expected 1.2 or 1.3 (got \"1.1\")",
@@ -927,12 +884,12 @@ mod tests {
             ),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {minVersion: 1.3, maxVersion: 1.2}",
-                "r.tls: minVersion 1.3 is above maxVersion 1.2",
+                "r.tls.minVersion: 1.3 is above maxVersion 1.2",
             ),
             ("grpc: {port: 1, mode: TLS}\ntls: {caFile: ''}", "r.tls.caFile: must not be empty"),
             (
                 "grpc: {port: 1, mode: TLS}\ntls: {serverName: 'a b'}",
-                "r.tls: invalid TLS option: invalid server name \"a b\"",
+                "r.tls.serverName: \"a b\" is neither a DNS name nor an IP address",
             ),
         ];
         for (yaml, want) in cases {

@@ -29,6 +29,7 @@ mod tcp_steps;
 #[cfg(test)]
 mod tests;
 mod tls;
+mod tls_fields;
 mod validate;
 
 pub use connect_options::{ClosePolicy, ConnectOption, ConnectOptions};
@@ -42,6 +43,7 @@ pub use tcp_steps::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
 };
 pub use tls::{TlsOptions, TlsVerify, TlsVersion};
+pub use tls_fields::{TlsFieldNames, TlsFields};
 use validate::{validate_argv, validate_env, validate_port, validate_timeout};
 pub use validate::{validate_header, validate_host};
 

@@ -9,7 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 /// A value of a metric line, pushed onto the text.
-pub(crate) trait Number {
+pub trait Number {
     /// Pushes the value's text onto `out`.
     fn push_to(self, out: &mut String);
 }
@@ -40,6 +40,15 @@ macro_rules! signed {
 }
 signed!(i32, i64);
 
+/// A float as `{}` writes it (not pushed digit by digit: for the few values that are floats, a
+/// timestamp of `/metrics`).
+impl Number for f64 {
+    fn push_to(self, out: &mut String) {
+        use fmt::Write as _;
+        let _ = write!(out, "{self}");
+    }
+}
+
 /// Text written as it is (`probe_http_version`'s `1.1`).
 impl Number for &str {
     fn push_to(self, out: &mut String) {
@@ -54,7 +63,7 @@ impl Number for Secs {
 }
 
 /// `value` in decimal, as `{}` writes it.
-pub(crate) fn push_u64(out: &mut String, value: u64) {
+pub fn push_u64(out: &mut String, value: u64) {
     let mut digits = [0u8; 20];
     let len = digits_of(&mut digits, value);
     for &d in digits[..len].iter().rev() {
@@ -83,7 +92,7 @@ fn digits_of(digits: &mut [u8; 20], value: u64) -> usize {
 const EXACT_SECS: u64 = 1_000_000;
 
 /// `{}` of `d.as_secs_f64()`: the same text.
-pub(crate) fn push_secs(out: &mut String, d: Duration) {
+pub fn push_secs(out: &mut String, d: Duration) {
     let v = d.as_secs_f64();
     // `nanos as f64 / 1e9` is the nearest f64 to the decimal nanos × 10⁻⁹ (both operands
     // exact, the division correctly rounded). `as_secs_f64` rounds twice once there are whole
@@ -122,7 +131,7 @@ pub(crate) fn push_secs(out: &mut String, d: Duration) {
 const MILLIS_EXACT_NANOS: u64 = 1_000_000_000_000;
 
 /// `{:.3}` of `d.as_secs_f64() * 1e3` (milliseconds, 3 decimals): the same text.
-pub(crate) fn push_millis3(out: &mut String, d: Duration) {
+pub fn push_millis3(out: &mut String, d: Duration) {
     let exact = d.as_secs() < MILLIS_EXACT_NANOS / 1_000_000_000;
     let nanos = d.as_secs().wrapping_mul(1_000_000_000) + u64::from(d.subsec_nanos());
     if !exact || nanos % 1000 == 500 {
@@ -141,7 +150,7 @@ pub(crate) fn push_millis3(out: &mut String, d: Duration) {
 
 /// `Display` as `{}` of `self.0.as_secs_f64()`: the same text.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Secs(pub Duration);
+pub struct Secs(pub Duration);
 
 impl fmt::Display for Secs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

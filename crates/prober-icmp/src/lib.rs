@@ -71,10 +71,13 @@
 mod echoes;
 mod packet;
 mod probe;
+mod receive;
+mod shared;
 mod socket;
 
-pub use probe::IcmpProbe;
+pub use probe::{IcmpProbe, SHARED_READY};
 pub use prober_core::{
     DEFAULT_PAYLOAD_SIZE, EchoStats, IcmpError, IcmpFacts, IcmpSocket, IcmpSocketKind, IcmpSpec,
     MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
+pub use shared::SharedSockets;

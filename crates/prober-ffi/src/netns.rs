@@ -23,8 +23,7 @@ use crate::{guard_status, set_error};
 ///
 /// # Errors
 /// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
-/// or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe and the kinds
-/// without a namespace option yet (ICMP probes).
+/// or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call; `path` must
@@ -40,16 +39,20 @@ pub unsafe extern "C" fn prober_spec_set_netns(
         if matches!(s.spec.kind, ProbeKind::Exec(_)) {
             return Err(set_error(
                 PROBER_E_WRONG_KIND,
-                "a network namespace applies to TCP, HTTP, gRPC and DNS probes only",
+                "a network namespace applies to TCP, HTTP, gRPC, DNS and ICMP probes only",
             ));
         }
         s.spec.set_netns(path).map_err(|e| {
-            // A kind without a namespace option (ICMP for now) refuses a good path: that
-            // is the kind's refusal, not the path's. The kinds that take one refuse only bad
+            // A kind without a namespace option would refuse a good path: that is the
+            // kind's refusal, not the path's. The kinds that take one refuse only bad
             // paths and Unix sockets, whose statuses stay `PROBER_E_INVALID`.
             let takes_netns = matches!(
                 s.spec.kind,
-                ProbeKind::Tcp(_) | ProbeKind::Http(_) | ProbeKind::Grpc(_) | ProbeKind::Dns(_)
+                ProbeKind::Tcp(_)
+                    | ProbeKind::Http(_)
+                    | ProbeKind::Grpc(_)
+                    | ProbeKind::Dns(_)
+                    | ProbeKind::Icmp(_)
             );
             match takes_netns || NetNs::new(path).is_err() {
                 true => spec_status(&e),

@@ -226,10 +226,20 @@ impl SharedSockets {
     }
 
     /// Sends `msg` to `dst` on socket `index`.
+    ///
+    /// An ICMP error about another run's echo also leaves a pending error on the socket (the
+    /// kernel's `sk_err`, for raw sockets and ping sockets with `IP_RECVERR` alike), which the
+    /// next send would return instead of sending: cleared first (that run still gets its error,
+    /// from the error queue or as the ICMP message a raw socket reads), and a failed send is
+    /// tried once more in case one arrived in between; an error of this send itself fails both.
     pub(crate) fn send(&self, index: usize, msg: &[u8], dst: IpAddr) -> io::Result<()> {
-        match self.sockets.get(index) {
-            Some(Some(shared)) => shared.socket.send(msg, dst),
-            _ => Err(io::Error::other("the shared ICMP socket is gone")),
+        let Some(Some(shared)) = self.sockets.get(index) else {
+            return Err(io::Error::other("the shared ICMP socket is gone"));
+        };
+        shared.socket.clear_error();
+        match shared.socket.send(msg, dst) {
+            Err(e) if e.kind() != io::ErrorKind::WouldBlock => shared.socket.send(msg, dst),
+            r => r,
         }
     }
 

@@ -203,6 +203,11 @@ impl EchoSocket {
         if n == msg.len() { Ok(()) } else { Err(io::Error::other("short send")) }
     }
 
+    /// Drops the socket's pending error (`SO_ERROR`), if any.
+    pub(crate) fn clear_error(&self) {
+        let _ = self.socket.take_error();
+    }
+
     /// The descriptor, for registration with the poll loop.
     pub(crate) fn raw_fd(&self) -> RawFd {
         self.socket.as_raw_fd()

@@ -13,13 +13,14 @@ use prober_core::{EchoStats, IcmpError};
 /// The data of a run's requests: `payload_size` bytes that begin with the run's random
 /// `cookie`.
 pub(crate) fn payload(cookie: u64, payload_size: usize) -> Vec<u8> {
-    let mut data: Vec<u8> = cookie
-        .to_be_bytes()
-        .into_iter()
-        .chain(*b"libprober echo ")
-        .cycle()
-        .take(payload_size)
-        .collect();
+    const TEXT: &[u8] = b"libprober echo ";
+    let mut pattern = [0u8; 8 + TEXT.len()];
+    pattern[..8].copy_from_slice(&cookie.to_be_bytes());
+    pattern[8..].copy_from_slice(TEXT);
+    let mut data = Vec::with_capacity(payload_size + pattern.len());
+    while data.len() < payload_size {
+        data.extend_from_slice(&pattern);
+    }
     data.truncate(payload_size);
     data
 }
@@ -202,6 +203,9 @@ mod tests {
         let t0 = Instant::now();
         let mut e = Echoes::new(dst, 7, u16::MAX, 3, 20, 42);
         assert_eq!(e.data.len(), 20);
+        assert_eq!(&e.data[..15], b"\0\0\0\0\0\0\0\x2alibprob");
+        assert_eq!(payload(42, 50).len(), 50);
+        assert_eq!(&payload(42, 50)[23..31], &42u64.to_be_bytes());
         for i in 0..3 {
             assert_eq!(e.next_seq(), Some(u16::MAX.wrapping_add(i)));
             e.sent(Some(t0));

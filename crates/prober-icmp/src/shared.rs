@@ -17,6 +17,7 @@
 //! its inbox ([`SharedSockets::drain_inbox`]). A socket closes when its last run leaves.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::net::IpAddr;
 use std::time::Instant;
@@ -59,7 +60,7 @@ struct Shared {
     socket: EchoSocket,
     key: SocketKey,
     /// (id << 16 | sequence) to the ticket of the run that holds it.
-    keys: HashMap<u32, u64>,
+    keys: IntMap<u32, u64>,
     members: usize,
 }
 
@@ -73,6 +74,31 @@ struct Member {
     count: u16,
     inbox: Vec<Inbound>,
 }
+
+/// A multiplicative hash for the integer keys of the maps read per message (echo keys,
+/// tickets). Not keyed: the keys stored are ours (random blocks, tickets), and a sender who
+/// picks the keys it sends only makes lookups, so it cannot build long chains.
+#[derive(Default)]
+struct IntHasher(u64);
+
+impl Hasher for IntHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
 /// The receive buffer a shared socket asks for: room for a burst of some thousands of replies
 /// (a raw socket also gets a copy of each request to a local address) between two reads.
@@ -93,7 +119,7 @@ pub struct SharedSockets {
     sockets: Vec<Option<Shared>>,
     free: Vec<usize>,
     by_key: HashMap<SocketKey, usize>,
-    members: HashMap<u64, Member>,
+    members: IntMap<u64, Member>,
     buf: Vec<u8>,
 }
 
@@ -106,7 +132,7 @@ impl SharedSockets {
             sockets: Vec::new(),
             free: Vec::new(),
             by_key: HashMap::new(),
-            members: HashMap::new(),
+            members: IntMap::default(),
             buf: vec![0; 65_536],
         }
     }
@@ -215,7 +241,7 @@ impl SharedSockets {
             self.free.push(index);
             return Err(OpenError { message: format!("epoll: {error}"), error });
         }
-        let shared = Shared { socket, key: key_of, keys: HashMap::new(), members: 0 };
+        let shared = Shared { socket, key: key_of, keys: IntMap::default(), members: 0 };
         if index == self.sockets.len() {
             self.sockets.push(Some(shared));
         } else {

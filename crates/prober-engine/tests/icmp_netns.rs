@@ -4,18 +4,26 @@
 //! and a `blackhole` route a timeout: paths that exist only inside. Many runs in the namespace
 //! share one socket made there (on an unprivileged socket all runs then carry the socket's
 //! port as their echo id), on either socket kind as the namespace's own
-//! `net.ipv4.ping_group_range` allows. Needs root and iproute2 (CI runs as root): without
-//! them this fails, saying so; it never skips.
+//! `net.ipv4.ping_group_range` allows. And on that shared socket a reply with a run's id and
+//! sequence but not its data (a forger beside us answering every request, in a namespace where
+//! the kernel answers none) wakes no run: the runs time out, and take the forger's replies
+//! only when it copies the data. Needs root and iproute2 (CI runs as root): without them this
+//! fails, saying so; it never skips.
 
 mod common;
 
 use std::collections::{HashMap, HashSet};
+use std::mem::MaybeUninit;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
 use prober_core::{IcmpSocketKind, IcmpSpec, Outcome, ProbeResult, ProbeSpec, Reason};
 use prober_engine::{Engine, Event};
 use prober_testkit::netns::TestNetns;
+use socket2::{Domain, Protocol, Socket, Type};
 
 /// `packets` echoes to `host` in `ns`, `interval` apart.
 fn ping_in(ns: &TestNetns, host: &str, packets: u32, interval: Duration) -> ProbeSpec {
@@ -106,6 +114,82 @@ fn icmp_probes_run_inside_the_namespace_they_name_sharing_its_socket() {
         if kind == IcmpSocketKind::Unprivileged {
             // The kernel's id is the socket's port: one id, one socket.
             assert_eq!(ids.len(), 1, "{ids:?}");
+        }
+    }
+}
+
+fn checksum(bytes: &[u8]) -> u16 {
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Answers each echo request to 127.0.0.1 in `ns` with a forged reply of its id and sequence
+/// (its data copied, or each byte flipped) until `stop` (30 s at most, should the test fail
+/// first); counts the replies sent.
+fn forge(ns: &TestNetns, copy_data: bool, stop: Arc<AtomicBool>, forged: Arc<AtomicU32>) {
+    let socket = ns.run_in(|| {
+        Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4)).expect("raw socket (root)")
+    });
+    socket.set_read_timeout(Some(ms(20))).unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 2048];
+        let end = Instant::now() + Duration::from_secs(30);
+        while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+            let Ok(n) = socket.recv(&mut buf) else { continue };
+            // SAFETY: recv initialised the first n bytes.
+            let packet: Vec<u8> = buf[..n].iter().map(|b| unsafe { b.assume_init() }).collect();
+            let ihl = usize::from(packet[0] & 0x0f) * 4;
+            let msg = &packet[ihl..];
+            if msg.len() < 8 || msg[0] != 8 {
+                continue;
+            }
+            let mut reply = msg.to_vec();
+            reply[0] = 0;
+            reply[2..4].fill(0);
+            if !copy_data {
+                reply[8..].iter_mut().for_each(|b| *b = !*b);
+            }
+            let sum = checksum(&reply);
+            reply[2..4].copy_from_slice(&sum.to_be_bytes());
+            let to = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+            if socket.send_to(&reply, &to.into()).is_ok() {
+                forged.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
+}
+
+#[test]
+fn on_a_shared_socket_replies_without_the_runs_data_wake_no_run() {
+    let ns = TestNetns::new("icmp-forged");
+    ns.run_in(|| std::fs::write("/proc/sys/net/ipv4/icmp_echo_ignore_all", "1").unwrap());
+    let mut e = engine();
+    for unprivileged in [false, true] {
+        ping_group_range(&ns, unprivileged);
+        for copy_data in [false, true] {
+            let (stop, forged) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU32::new(0)));
+            forge(&ns, copy_data, stop.clone(), forged.clone());
+            let spec = |_| {
+                let spec = ProbeSpec::icmp("127.0.0.1").unwrap().with_timeout(ms(500)).unwrap();
+                spec.with_netns(ns.path()).unwrap()
+            };
+            let done = run_checks(&mut e, (0..20).map(spec).collect());
+            stop.store(true, Ordering::Relaxed);
+            assert!(forged.load(Ordering::Relaxed) >= 20, "the forger answered every request");
+            for (tag, o) in &done {
+                let want = if copy_data {
+                    (ProbeResult::Success, Reason::None)
+                } else {
+                    (ProbeResult::Failure, Reason::Timeout)
+                };
+                assert_eq!((o.result, o.reason), want, "{unprivileged} {copy_data} {tag}: {o:?}");
+            }
         }
     }
 }

@@ -89,6 +89,8 @@ SKIP=(
   "prober-engine/netns_cache one_open_per_path_reopened_on_a_new_identity_closed_when_unnamed: $REASON_NETNS"
   "prober-engine/netns_scale one_engine_probes_a_thousand_namespaces: $REASON_NETNS"
   "prober-engine/dns a_dns_probe_with_set_netns_queries_inside_the_namespace: $REASON_NETNS"
+  "prober-engine/icmp_netns icmp_probes_run_inside_the_namespace_they_name_sharing_its_socket: $REASON_NETNS"
+  "prober-engine/icmp_netns on_a_shared_socket_replies_without_the_runs_data_wake_no_run: $REASON_NETNS"
   "prober-dns/netns udp_tcp_and_tls_queries_reach_a_server_inside_the_namespace: $REASON_NETNS"
   "prober-cli/dns_icmp dns_check_in_a_network_namespace: $REASON_NETNS"
   # Too slow under emulation even with optimized dependencies (see below): a bound set for real

@@ -2056,8 +2056,7 @@ prober_status prober_spec_set_namespaces_of(prober_spec *spec, uint32_t pid);
  *
  * # Errors
  * `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
- * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe and the kinds
- * without a namespace option yet (ICMP probes).
+ * or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `path` must

@@ -52,9 +52,9 @@ func TestICMPSpecErrors(t *testing.T) {
 		{"socket", with(prober.ICMPOptions{Socket: 3}), prober.StatusInvalidEnum, "ICMP Socket 3"},
 		{"netns", func() prober.Spec {
 			s := prober.ICMP("127.0.0.1")
-			s.Netns = "/proc/self/ns/net"
+			s.Netns = "netns/relative"
 			return s
-		}(), prober.StatusWrongKind, "network namespace applies to"},
+		}(), prober.StatusInvalid, "must be absolute"},
 		{"port", prober.Spec{Kind: prober.KindICMP, Host: "127.0.0.1", Port: 1}, prober.StatusWrongKind, "Port does not apply"},
 		{"ICMP options on a DNS probe", func() prober.Spec {
 			s := prober.DNS("127.0.0.1", 53, "a.test")

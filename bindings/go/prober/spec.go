@@ -383,7 +383,7 @@ type Spec struct {
 	// query_response: SMTP or IMAP STARTTLS, IRC, banners), see TCPStep. They replace Send,
 	// Expect and StartTLS: a spec with both is refused (StatusInvalid).
 	TCPSteps []TCPStep
-	// Netns: TCP, HTTP(S) and gRPC probes; make the probe's sockets in the network namespace
+	// Netns: TCP, HTTP(S), gRPC, DNS and ICMP probes; make the probe's sockets in the network namespace
 	// at this path: "/proc/PID/ns/net" of a container's process, "/run/netns/NAME" (ip netns),
 	// or any bind-mounted namespace file, so that 127.0.0.1 is the container's. A library
 	// thread enters the namespace (never a goroutine's thread); connect, TLS, HTTP and gRPC

@@ -59,7 +59,7 @@ fn check_says_why_a_namespace_cannot_be_used() {
     );
     assert_usage_error(
         &["check", "--netns", "/run/netns/x", "--", "true"],
-        "--netns: a network namespace applies to TCP, HTTP, gRPC and DNS probes only",
+        "--netns: a network namespace applies to TCP, HTTP, gRPC, DNS and ICMP probes only",
     );
 }
 

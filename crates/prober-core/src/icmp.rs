@@ -164,8 +164,9 @@ mod tests {
         );
         spec.set_timeout(Duration::from_secs(5)).unwrap();
         assert!(spec.validate().is_ok());
-        // No network namespace yet.
-        assert!(ProbeSpec::icmp("h").unwrap().with_netns("/proc/self/ns/net").is_err());
+        // A network namespace, as for the other network kinds.
+        let spec = ProbeSpec::icmp("h").unwrap().with_netns("/proc/self/ns/net").unwrap();
+        assert_eq!(spec.netns().map(|n| n.path().to_path_buf()), Some("/proc/self/ns/net".into()));
         for spec in bad {
             assert!(
                 matches!(ProbeSpec::icmp_with(spec.clone()), Err(SpecError::InvalidRequest(_))),

@@ -61,7 +61,8 @@ impl Engine {
         };
         let mut cx = run_ctx(&self.poll, &self.mailbox, now, slot)
             .with_pool(&mut self.pool)
-            .with_kept(&mut self.kept, owner);
+            .with_kept(&mut self.kept, owner)
+            .with_shared(&mut self.icmp);
         // A panic in a probe's own code ends that run, not the engine: the machine is
         // cancelled (or, should that panic too, dropped: closing its descriptors and killing
         // its child) and the run completes Unknown, while every other run and target goes on.
@@ -143,8 +144,9 @@ impl Engine {
         w.next_run = None;
         let Some(slot) = w.in_flight.take() else { return };
         if let Some(mut s) = self.slots.remove(slot) {
-            let mut cx =
-                run_ctx(&self.poll, &self.mailbox, Instant::now(), slot).with_pool(&mut self.pool);
+            let mut cx = run_ctx(&self.poll, &self.mailbox, Instant::now(), slot)
+                .with_pool(&mut self.pool)
+                .with_shared(&mut self.icmp);
             s.probe.cancel(&mut cx);
             if let AnyProbe::HostRun(_) = s.probe {
                 self.host_run_ended(slot, false);

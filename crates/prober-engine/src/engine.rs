@@ -96,6 +96,13 @@ pub struct Engine {
     /// Idle kept-alive connections of keep-alive HTTP and gRPC probes (see
     /// [`prober_transport::keep`]).
     pub(crate) kept: KeptConns,
+    /// The ICMP echo sockets shared by this engine's runs (one per family, socket kind,
+    /// options and namespace; see `prober_icmp::SharedSockets`).
+    pub(crate) icmp: prober_icmp::SharedSockets,
+    /// Shared ICMP sockets whose last read stopped at its budget: read again next turn.
+    pub(crate) icmp_owed: Vec<usize>,
+    /// Scratch list of the runs a shared socket's read woke, kept to reuse its allocation.
+    pub(crate) icmp_wake: Vec<u64>,
     /// Counters of host-run probes ([`Engine::host_run_stats`]).
     pub(crate) host_runs: HostRunStats,
     pub(crate) rng: u64,
@@ -146,6 +153,9 @@ impl Engine {
             resuming: Vec::new(),
             pool: SocketPool::new(config.socket_pool),
             kept: KeptConns::default().with_idle_limit(config.keep_alive_idle),
+            icmp: prober_icmp::SharedSockets::new(crate::token::shared_token),
+            icmp_owed: Vec::new(),
+            icmp_wake: Vec::new(),
             host_runs: HostRunStats::default(),
             rng: seed | 1,
         })
@@ -334,8 +344,9 @@ impl Engine {
             .collect();
         for slot in slots {
             let Some(mut s) = self.slots.remove(slot) else { continue };
-            let mut cx =
-                run_ctx(&self.poll, &self.mailbox, Instant::now(), slot).with_pool(&mut self.pool);
+            let mut cx = run_ctx(&self.poll, &self.mailbox, Instant::now(), slot)
+                .with_pool(&mut self.pool)
+                .with_shared(&mut self.icmp);
             s.probe.cancel(&mut cx);
             let outcome = Outcome::new(
                 ProbeResult::Unknown,
@@ -385,7 +396,10 @@ impl Engine {
     /// work now, `None` when only I/O or a wake-up can make work. Kept-alive connections count
     /// as timers: their idle limit is kept even when nothing else is scheduled.
     pub fn timeout(&self) -> Option<Duration> {
-        if !self.yielded.is_empty() || !self.shared.commands.lock().queue.is_empty() {
+        if !self.yielded.is_empty()
+            || !self.icmp_owed.is_empty()
+            || !self.shared.commands.lock().queue.is_empty()
+        {
             return Some(Duration::ZERO);
         }
         let next = match (self.timers.next(), self.kept.next_expiry()) {
@@ -485,7 +499,7 @@ impl Drop for Engine {
         drop(pending);
         let now = Instant::now();
         for (slot, mut s) in self.slots.drain() {
-            let mut cx = run_ctx(&self.poll, &self.mailbox, now, slot);
+            let mut cx = run_ctx(&self.poll, &self.mailbox, now, slot).with_shared(&mut self.icmp);
             s.probe.cancel(&mut cx);
         }
     }

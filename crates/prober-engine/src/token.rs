@@ -42,6 +42,19 @@ pub(crate) fn run_ctx<'a>(
     Ctx::new(poll.registry(), now, token_base(slot), mailbox, slot.to_u64())
 }
 
+/// The token of the engine's `index`-th shared ICMP socket: a slot index no run has
+/// (`SLOT_MASK`), the socket's index where a run's token has its generation.
+pub(crate) fn shared_token(index: usize) -> Token {
+    debug_assert!(index < GEN_MASK, "no more shared sockets than generations");
+    Token((index & GEN_MASK) << (SLOT_BITS + SUB_BITS) | SLOT_MASK << SUB_BITS)
+}
+
+/// The shared socket a token made by [`shared_token`] names.
+pub(crate) fn shared_index(token: Token) -> Option<usize> {
+    let (slot, index, sub) = split_token(token);
+    (token != WAKE && slot as usize == SLOT_MASK && sub == 0).then_some(index)
+}
+
 /// `(slot, generation modulo 2^GEN_BITS, sub)` of a token made by [`token_base`].
 pub(crate) fn split_token(token: Token) -> (u32, usize, usize) {
     let t = token.0;
@@ -66,5 +79,16 @@ mod tests {
         let key = |index, generation| Key { index, generation };
         assert_ne!(token_base(key(3, 8)), token_base(key(3, 9)));
         assert_ne!(token_base(key(3, GEN_MASK as u32)), token_base(key(3, GEN_MASK as u32 + 1)));
+    }
+
+    #[test]
+    fn shared_socket_tokens_are_no_run_s() {
+        for index in [0, 1, 1000, GEN_MASK - 1] {
+            let t = shared_token(index);
+            assert_ne!(t, WAKE);
+            assert_eq!(shared_index(t), Some(index));
+        }
+        assert_eq!(shared_index(WAKE), None);
+        assert_eq!(shared_index(Token(token_base(Key { index: 5, generation: 7 }))), None);
     }
 }

@@ -10,7 +10,7 @@ use crate::engine::{Command, Engine};
 use crate::probe::AnyProbe;
 use crate::slots::Owner;
 use crate::timers::TimerKey;
-use crate::token::{GEN_MASK, WAKE, split_token};
+use crate::token::{GEN_MASK, WAKE, shared_index, split_token};
 use prober_io::{Machine, Ready};
 
 impl Engine {
@@ -19,7 +19,12 @@ impl Engine {
         // Runs that yielded before this turn go on after its poll: their own readiness and
         // everyone else's I/O and timers come first.
         std::mem::swap(&mut self.resuming, &mut self.yielded);
-        let timeout = if self.resuming.is_empty() { timeout } else { Some(Duration::ZERO) };
+        let owed = std::mem::take(&mut self.icmp_owed);
+        let timeout = if self.resuming.is_empty() && owed.is_empty() {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
         // A wake-up that arrived since the last turn makes the waker's fd readable, so the poll
         // below returns at once: no wake-up is lost between turns.
         match self.poll.poll(&mut self.events, timeout) {
@@ -27,6 +32,7 @@ impl Engine {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => {
                 // The runs to resume wait for the next turn, which must not sleep first.
+                self.icmp_owed.extend(owed);
                 std::mem::swap(&mut self.resuming, &mut self.yielded);
                 self.yielded.append(&mut self.resuming);
                 return Err(e);
@@ -42,6 +48,8 @@ impl Engine {
             if token == WAKE {
                 self.apply_commands();
                 self.deliver_answers();
+            } else if let Some(index) = shared_index(token) {
+                self.read_shared(index);
             } else {
                 let (index, low_generation, sub) = split_token(token);
                 match self.slots.key_at(index) {
@@ -54,6 +62,10 @@ impl Engine {
         }
         ready.clear();
         self.ready = ready;
+        for index in owed {
+            done += 1;
+            self.read_shared(index);
+        }
         done += self.fire_timers(now);
         let mut resuming = std::mem::take(&mut self.resuming);
         for &slot in &resuming {
@@ -72,6 +84,26 @@ impl Engine {
             self.compact_timers();
         }
         Ok(done)
+    }
+
+    /// Reads shared ICMP socket `index` (up to a budget: a flood of ICMP cannot hold the
+    /// thread; the rest is read next turn) and hands each run it woke its messages.
+    fn read_shared(&mut self, index: usize) {
+        /// Datagrams one read of a shared socket takes, for all its runs together.
+        const SHARED_READ_BUDGET: usize = 1024;
+        let mut wake = std::mem::take(&mut self.icmp_wake);
+        if self.icmp.read(index, SHARED_READ_BUDGET, &mut wake) && !self.icmp_owed.contains(&index)
+        {
+            self.icmp_owed.push(index);
+        }
+        let ready = Ready { readable: true, ..Ready::default() };
+        for &ticket in &wake {
+            self.drive(Key::from_u64(ticket), |p, cx| {
+                p.ready(cx, prober_icmp::SHARED_READY, ready)
+            });
+        }
+        wake.clear();
+        self.icmp_wake = wake;
     }
 
     pub(crate) fn apply_commands(&mut self) {

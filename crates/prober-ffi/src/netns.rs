@@ -23,8 +23,7 @@ use crate::{guard_status, set_error};
 ///
 /// # Errors
 /// `PROBER_E_NULL`, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for an empty or relative path
-/// or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe and the kinds
-/// without a namespace option yet (ICMP probes).
+/// or a probe through a Unix socket, `PROBER_E_WRONG_KIND` for an exec probe.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call; `path` must
@@ -40,15 +39,13 @@ pub unsafe extern "C" fn prober_spec_set_netns(
         let refusal =
             s.spec.options_taking(ConnectOption::Netns, "a network namespace applies to").err();
         // A kind that never connects (exec, host-run) is refused whatever the path.
-        if let Some(refusal) = &refusal
-            && s.spec.connect_options().is_none()
-        {
+        if let (Some(refusal), None) = (&refusal, s.spec.connect_options()) {
             return Err(set_error(PROBER_E_WRONG_KIND, refusal));
         }
         s.spec.set_netns(path).map_err(|e| {
-            // A network kind without a namespace option (ICMP for now) refuses a good path:
-            // that is the kind's refusal, not the path's. The kinds that take one refuse only
-            // bad paths and Unix sockets, whose statuses stay `PROBER_E_INVALID`.
+            // A network kind without a namespace option would refuse a good path: that is the
+            // kind's refusal, not the path's. The kinds that take one refuse only bad paths
+            // and Unix sockets, whose statuses stay `PROBER_E_INVALID`.
             match refusal.is_none() || NetNs::new(path).is_err() {
                 true => spec_status(&e),
                 false => set_error(PROBER_E_WRONG_KIND, e),

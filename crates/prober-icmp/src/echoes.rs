@@ -10,6 +10,21 @@ use std::time::{Duration, Instant};
 
 use prober_core::{EchoStats, IcmpError};
 
+/// The data of a run's requests: `payload_size` bytes that begin with the run's random
+/// `cookie`.
+pub(crate) fn payload(cookie: u64, payload_size: usize) -> Vec<u8> {
+    const TEXT: &[u8] = b"libprober echo ";
+    let mut pattern = [0u8; 8 + TEXT.len()];
+    pattern[..8].copy_from_slice(&cookie.to_be_bytes());
+    pattern[8..].copy_from_slice(TEXT);
+    let mut data = Vec::with_capacity(payload_size + pattern.len());
+    while data.len() < payload_size {
+        data.extend_from_slice(&pattern);
+    }
+    data.truncate(payload_size);
+    data
+}
+
 /// What became of one request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Fate {
@@ -39,6 +54,7 @@ pub(crate) struct Echoes {
 impl Echoes {
     /// `want` requests to `dst` with echo id `id`, the first of sequence `first_seq`, each
     /// carrying `payload_size` bytes that begin with `cookie`.
+    #[cfg(test)]
     pub(crate) fn new(
         dst: IpAddr,
         id: u16,
@@ -47,14 +63,18 @@ impl Echoes {
         payload_size: usize,
         cookie: u64,
     ) -> Echoes {
-        let mut data: Vec<u8> = cookie
-            .to_be_bytes()
-            .into_iter()
-            .chain(*b"libprober echo ")
-            .cycle()
-            .take(payload_size)
-            .collect();
-        data.truncate(payload_size);
+        Echoes::with_data(dst, id, first_seq, want, payload(cookie, payload_size))
+    }
+
+    /// `want` requests to `dst` with echo id `id`, the first of sequence `first_seq`, each
+    /// carrying `data` (made by [`payload`]).
+    pub(crate) fn with_data(
+        dst: IpAddr,
+        id: u16,
+        first_seq: u16,
+        want: usize,
+        data: Vec<u8>,
+    ) -> Echoes {
         Echoes { dst, id, first_seq, data, fates: Vec::with_capacity(want), want }
     }
 
@@ -87,7 +107,23 @@ impl Echoes {
         at: Instant,
         hop_limit: Option<u8>,
     ) -> bool {
-        if from != self.dst || data != self.data.as_slice() {
+        if data != self.data.as_slice() {
+            return false;
+        }
+        self.reply_checked(from, id, seq, at, hop_limit)
+    }
+
+    /// [`Echoes::reply`] for a reply whose data was already checked (a shared socket checks it
+    /// before it wakes the run).
+    pub(crate) fn reply_checked(
+        &mut self,
+        from: IpAddr,
+        id: u16,
+        seq: u16,
+        at: Instant,
+        hop_limit: Option<u8>,
+    ) -> bool {
+        if from != self.dst {
             return false;
         }
         let Some(i) = self.waiting(id, seq) else { return false };
@@ -167,6 +203,9 @@ mod tests {
         let t0 = Instant::now();
         let mut e = Echoes::new(dst, 7, u16::MAX, 3, 20, 42);
         assert_eq!(e.data.len(), 20);
+        assert_eq!(&e.data[..15], b"\0\0\0\0\0\0\0\x2alibprob");
+        assert_eq!(payload(42, 50).len(), 50);
+        assert_eq!(&payload(42, 50)[23..31], &42u64.to_be_bytes());
         for i in 0..3 {
             assert_eq!(e.next_seq(), Some(u16::MAX.wrapping_add(i)));
             e.sent(Some(t0));

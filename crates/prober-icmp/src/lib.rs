@@ -37,44 +37,48 @@
 //!
 //! # Many targets: sharing sockets
 //!
-//! Today each run opens its own socket. What that costs, measured by the `socket_cost` example
-//! (`cargo run --release -p prober-icmp --example socket_cost`, as root: CPU time per echo to
-//! 127.0.0.1 on a raw socket, 5,000 rounds, on the 2-core CI machine): opening, setting up and
-//! closing the socket alone 4.9 µs; one echo and its reply on a socket kept open 6.6 µs; a
-//! whole `IcmpProbe` run through `run_to_completion` (its own socket, and that driver's own
-//! epoll) 24.0 µs. So a socket per probe nearly doubles the kernel's share of an echo; and
-//! worse at scale, every raw ICMP socket of a family gets its own copy of every ICMP message
-//! the host receives, so N runs in flight on raw sockets cost N copies of each reply
-//! (unprivileged sockets are matched by the kernel on their id and escape this). For ten
-//! thousand targets the engine is meant to hold one socket per address family and network
-//! namespace instead, and to hand every received message to the run it names:
+//! Outside an engine ([`prober_io::run_to_completion`]) each run opens its own socket. An
+//! engine lends its runs a [`SharedSockets`] instead (through [`prober_io::Ctx::with_shared`]):
+//! one socket per address family, socket choice, socket options and network namespace, opened
+//! by the first run that needs it and closed when the last one leaves. The engine reads it
+//! when it is ready (up to a budget a turn) and wakes the runs it has messages for
+//! ([`SHARED_READY`]). A run takes a block of (id, sequence) keys no other live run of the
+//! socket holds: on a raw socket a random id and first sequence, on an unprivileged one the
+//! socket's port as id (the kernel's) and a random first sequence. A message goes to the run
+//! its key names, and a reply must also come from the run's address and carry its data; what
+//! matches nothing (a `ping` beside us, a late reply) wakes no one. The per-run state
+//! (`Echoes`) takes replies and errors from whichever socket read them.
 //!
-//! - the per-run state is already apart from the socket: a run's requests, what became of
-//!   them and the matching rules live in one value (`Echoes`), which takes replies and errors
-//!   from whatever socket read them;
-//! - a shared raw socket sees every echo reply of its family, so the engine keys its runs by
-//!   (id, sequence): each run takes a random id as now, and the engine gives it a block of
-//!   sequence numbers no other live run of that id holds; on a shared unprivileged socket the
-//!   id is the socket's port, the same for every run, so the sequence alone is the key, and
-//!   the engine hands out sequence blocks from one 16-bit space per socket (a run's block is
-//!   free again when it ends; a run that cannot get one waits a turn);
-//! - the reply still has to carry the run's cookie and come from its address, so a reply that
-//!   reaches the wrong run by a sequence reused after a late reply is not counted;
-//! - the socket's readiness is the engine's, not a run's: the engine reads up to a budget per
-//!   turn and dispatches; the run's timer (next request, deadline) stays the run's own.
+//! Why: every raw ICMP socket of a family gets its own copy of every ICMP message the host
+//! receives, so N runs in flight on raw sockets cost N copies of each reply, and a socket per
+//! run costs its opening, options and closing. Measured with the `icmp_targets` example of
+//! `prober-engine` (`cargo run -p prober-engine --example icmp_targets -- 10000`, a debug
+//! build, as root on the 2-core CI machine under load; 10,000 loopback addresses, 200 in
+//! flight): on raw sockets 110.8 µs CPU per echo and 200 descriptors held with a socket per
+//! run, 22.0 µs and one descriptor shared; on unprivileged sockets (in a namespace that admits
+//! them) 32.5 µs and 200 descriptors against 20.0 µs and one.
 //!
-//! The probe does not resolve through a network namespace of its own yet: it makes its socket
-//! in the namespace of the thread that drives it.
+//! A shared socket's pending error (an ICMP error about another run's echo sets the socket's
+//! error, which the next send would return) is cleared before each send.
+//!
+//! # Network namespaces
+//!
+//! With [`IcmpSpec`]'s `connect.netns` the socket is made in that namespace by `prober-io`'s
+//! namespace threads (of the kind the namespace's own `ping_group_range` allows), and shared
+//! per namespace as it was when its thread last entered it.
 
 #![warn(missing_docs)]
 
 mod echoes;
 mod packet;
 mod probe;
+mod receive;
+mod shared;
 mod socket;
 
-pub use probe::IcmpProbe;
+pub use probe::{IcmpProbe, SHARED_READY};
 pub use prober_core::{
     DEFAULT_PAYLOAD_SIZE, EchoStats, IcmpError, IcmpFacts, IcmpSocket, IcmpSocketKind, IcmpSpec,
     MAX_PACKETS, MAX_PAYLOAD_SIZE, MIN_INTERVAL,
 };
+pub use shared::SharedSockets;

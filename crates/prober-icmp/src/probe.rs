@@ -10,14 +10,26 @@ use std::time::{Duration, Instant};
 use mio::Interest;
 use mio::unix::SourceFd;
 use prober_core::{
-    IcmpError, IcmpFacts, IcmpSocketKind, IcmpSpec, IpFamily, Outcome, ProbeResult, Reason,
-    os_error_text,
+    IcmpFacts, IcmpSocket, IcmpSpec, IpFamily, Outcome, ProbeResult, Reason, os_error_text,
 };
-use prober_io::{Ctx, Machine, Ready, Step};
+use prober_io::{Ctx, Machine, NsSocketKind, NsSockets, Ready, Step};
 
-use crate::echoes::{Echoes, Fate};
-use crate::packet::{self, Message};
-use crate::socket::{EchoSocket, Options};
+use crate::echoes::{self, Echoes, Fate};
+use crate::packet;
+use crate::receive::{Received, receive};
+use crate::shared::{Inbound, Joined, SharedSockets, SocketKey};
+use crate::socket::{EchoSocket, OpenError, Options};
+
+/// The sub-token an engine passes to [`Machine::ready`] when a shared socket has put
+/// messages in the run's inbox (see [`SharedSockets::read`]).
+pub const SHARED_READY: usize = 1;
+
+/// The socket a run sends on: its own, or its place on one the engine shares.
+#[derive(Debug)]
+enum RunSocket {
+    Own(EchoSocket),
+    Shared(Joined),
+}
 
 /// How many datagrams one readiness call reads before it gives the loop a turn: a target (or
 /// anyone on the path) that floods us cannot hold the poll thread.
@@ -37,7 +49,10 @@ pub struct IcmpProbe {
     next_send: Option<Instant>,
     dst: Option<IpAddr>,
     lookup: Option<prober_io::Lookup>,
-    socket: Option<EchoSocket>,
+    /// The socket being made in the spec's network namespace, off the poll thread.
+    ns_job: Option<(prober_io::Lookup, NsSockets)>,
+    setup_started: Option<Instant>,
+    socket: Option<RunSocket>,
     echoes: Option<Echoes>,
     facts: IcmpFacts,
     /// Readiness was left unread after a budget: [`Machine::resume`] goes on.
@@ -57,6 +72,8 @@ impl IcmpProbe {
             next_send: None,
             dst: None,
             lookup: None,
+            ns_job: None,
+            setup_started: None,
             socket: None,
             echoes: None,
             facts: IcmpFacts::default(),
@@ -86,11 +103,21 @@ impl IcmpProbe {
     }
 
     fn close(&mut self, cx: &mut Ctx<'_>) {
-        if let Some(socket) = self.socket.take() {
-            let fd: RawFd = socket.raw_fd();
-            let _ = cx.registry.deregister(&mut SourceFd(&fd));
+        match self.socket.take() {
+            Some(RunSocket::Own(socket)) => {
+                let fd: RawFd = socket.raw_fd();
+                let _ = cx.registry.deregister(&mut SourceFd(&fd));
+            }
+            Some(RunSocket::Shared(_)) => {
+                let (registry, ticket) = (cx.registry, cx.ticket());
+                if let Some(store) = shared_store(cx) {
+                    store.leave(registry, ticket);
+                }
+            }
+            None => {}
         }
         self.lookup = None;
+        self.ns_job = None;
     }
 
     /// The address to probe: the first of the family the spec asks for.
@@ -135,50 +162,129 @@ impl IcmpProbe {
                 return self.done(cx, Outcome::failure(Reason::Unreachable, m));
             }
         }
-        let setup_started = Instant::now();
+        self.setup_started = Some(Instant::now());
+        if let Some(netns) = &self.spec.connect.netns {
+            // The socket is made in the namespace off the poll thread; it arrives as a
+            // lookup's answer (`resolved`).
+            let kind = NsSocketKind::Icmp {
+                raw: self.spec.socket == IcmpSocket::Raw,
+                fallback: self.spec.socket == IcmpSocket::Auto,
+            };
+            let slot = NsSockets::default();
+            let job = cx.icmp_socket_in(netns, dst, kind, slot.clone());
+            self.ns_job = Some((job, slot));
+            return Step::Pending;
+        }
+        self.open(cx, dst, None)
+    }
+
+    /// The socket made in the spec's namespace has come (or why not).
+    fn ns_socket_made(&mut self, cx: &mut Ctx<'_>, slot: &NsSockets) -> Step {
+        let Some(dst) = self.dst else { return Step::Pending };
+        match slot.lock().take() {
+            Some(Ok(mut fds)) if !fds.is_empty() => self.open(cx, dst, Some(fds.swap_remove(0))),
+            Some(Err(e)) => {
+                self.done(cx, Outcome::new(e.reason.failed_result(), e.reason, e.message))
+            }
+            _ => {
+                let m = format!("ping {dst}: no socket was made in the network namespace");
+                self.done(cx, Outcome::unknown(Reason::Io, m))
+            }
+        }
+    }
+
+    /// Takes a place on the engine's shared socket for the run's family, options and namespace
+    /// (opened now if there is none), else opens a socket of its own (outside an engine, or
+    /// when the shared one has no room); then sends the first request. `made` is the socket
+    /// made in the spec's namespace.
+    fn open(&mut self, cx: &mut Ctx<'_>, dst: IpAddr, made: Option<std::os::fd::OwnedFd>) -> Step {
         let options = Options {
             ttl: self.spec.ttl,
             dont_fragment: self.spec.dont_fragment,
             source: self.spec.connect.source_address,
         };
+        let ipv6 = dst.is_ipv6();
+        let choice = self.spec.socket;
         let random = random_u64();
-        let socket = match EchoSocket::open(dst, self.spec.socket, options, random as u16) {
-            Ok(s) => s,
-            Err(e) => {
-                let reason = Reason::from_io(&e.error);
-                let result = if reason == Reason::Unreachable {
-                    ProbeResult::Failure
-                } else {
-                    ProbeResult::Unknown
+        let data = echoes::payload(random_u64(), self.spec.payload_size);
+        let mut made = made;
+        let mut open = |want: u16| match made.take() {
+            Some(fd) => EchoSocket::adopt(fd, ipv6, options, want),
+            None if self.spec.connect.netns.is_some() => Err(OpenError {
+                error: io::Error::other("no socket"),
+                message: format!("ping {dst}: no socket was made in the network namespace"),
+            }),
+            None => EchoSocket::open(dst, choice, options, want),
+        };
+        // The namespace's identity as its thread last saw it (when it made this socket): a
+        // re-created namespace at the same path gets a shared socket of its own.
+        let netns = self.spec.connect.netns.as_ref().map(|ns| {
+            let open = ns.open_slot().lock().unwrap_or_else(|e| e.into_inner()).clone();
+            open.map_or((0, 0), |o| (o.dev, o.ino))
+        });
+        let key = SocketKey { ipv6, choice, options, netns };
+        let (registry, ticket) = (cx.registry, cx.ticket());
+        let count = self.spec.packets as u16;
+        let joined = match shared_store(cx) {
+            Some(store) => {
+                let opener = || open(random as u16);
+                match store.join(
+                    registry,
+                    ticket,
+                    key,
+                    opener,
+                    dst,
+                    data.clone(),
+                    count,
+                    random_u64,
+                ) {
+                    Ok(joined) => joined,
+                    Err(e) => return self.open_failed(cx, e),
+                }
+            }
+            None => None,
+        };
+        let (socket, kind, id, first_seq) = match joined {
+            Some(j) => (RunSocket::Shared(j), j.kind, j.id, j.first_seq),
+            None => {
+                let socket = match open(random as u16) {
+                    Ok(s) => s,
+                    Err(e) => return self.open_failed(cx, e),
                 };
-                let reason = if result == ProbeResult::Unknown && reason != Reason::Resource {
-                    Reason::Io
-                } else {
-                    reason
-                };
-                return self.done(cx, Outcome::new(result, reason, e.message));
+                let fd = socket.raw_fd();
+                let token = cx.token(0);
+                if let Err(e) = cx.registry.register(&mut SourceFd(&fd), token, Interest::READABLE)
+                {
+                    let m = format!("epoll: {e}");
+                    return self.done(cx, Outcome::unknown(Reason::from_io(&e), m));
+                }
+                let (kind, id) = (socket.kind, socket.id);
+                (RunSocket::Own(socket), kind, id, (random >> 16) as u16)
             }
         };
-        let fd = socket.raw_fd();
-        if let Err(e) = cx.registry.register(&mut SourceFd(&fd), cx.token(0), Interest::READABLE) {
-            return self.done(cx, Outcome::unknown(Reason::from_io(&e), format!("epoll: {e}")));
-        }
-        self.facts.socket = Some(socket.kind);
-        self.facts.id = socket.id;
+        self.facts.socket = Some(kind);
+        self.facts.id = id;
         let packets = self.spec.packets as usize;
-        let echoes = Echoes::new(
-            dst,
-            socket.id,
-            (random >> 16) as u16,
-            packets,
-            self.spec.payload_size,
-            random_u64(),
-        );
-        self.buf = vec![0; 65_536.min(self.spec.payload_size + 512).max(1500)];
+        self.echoes = Some(Echoes::with_data(dst, id, first_seq, packets, data));
+        if matches!(socket, RunSocket::Own(_)) {
+            self.buf = vec![0; 65_536.min(self.spec.payload_size + 512).max(1500)];
+        }
         self.socket = Some(socket);
-        self.echoes = Some(echoes);
-        self.facts.setup = setup_started.elapsed();
+        self.facts.setup = self.setup_started.map_or(Duration::ZERO, |t| t.elapsed());
         self.send_next(cx)
+    }
+
+    /// The run's outcome when no socket could be opened.
+    fn open_failed(&mut self, cx: &mut Ctx<'_>, e: OpenError) -> Step {
+        let reason = Reason::from_io(&e.error);
+        let result =
+            if reason == Reason::Unreachable { ProbeResult::Failure } else { ProbeResult::Unknown };
+        let reason = if result == ProbeResult::Unknown && reason != Reason::Resource {
+            Reason::Io
+        } else {
+            reason
+        };
+        self.done(cx, Outcome::new(result, reason, e.message))
     }
 
     /// Sends the next request, and schedules the one after.
@@ -188,9 +294,16 @@ impl IcmpProbe {
             return Step::Pending;
         };
         let Some(seq) = echoes.next_seq() else { return Step::Pending };
-        let msg = packet::echo_request(socket.ipv6, echoes.id, seq, &echoes.data);
+        let msg = packet::echo_request(dst.is_ipv6(), echoes.id, seq, &echoes.data);
         let sent_at = Instant::now();
-        match socket.send(&msg, dst) {
+        let sent = match socket {
+            RunSocket::Own(socket) => socket.send(&msg, dst),
+            RunSocket::Shared(j) => match shared_store(cx) {
+                Some(store) => store.send(j.socket, &msg, dst),
+                None => Err(io::Error::other("the engine's shared ICMP sockets are gone")),
+            },
+        };
+        match sent {
             Ok(()) => echoes.sent(Some(sent_at)),
             Err(e)
                 if Reason::from_io(&e) == Reason::Unreachable
@@ -214,53 +327,22 @@ impl IcmpProbe {
         if echoes.settled() { self.conclude(cx) } else { Step::Pending }
     }
 
-    /// Reads what the socket has (the error queue first), up to the budget.
+    /// Reads what the run's own socket has (the error queue first), up to the budget.
     fn read(&mut self, cx: &mut Ctx<'_>) -> Step {
-        let (Some(socket), Some(echoes)) = (&self.socket, &mut self.echoes) else {
+        let (Some(RunSocket::Own(socket)), Some(echoes)) = (&self.socket, &mut self.echoes) else {
             return Step::Pending;
         };
-        let raw_v4 = socket.kind == IcmpSocketKind::Raw && !socket.ipv6;
         for _ in 0..READ_BUDGET {
-            let from_queue = socket.kind == IcmpSocketKind::Unprivileged;
-            let got = if from_queue {
-                match socket.recv_error(&mut self.buf) {
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        socket.recv(&mut self.buf).map(|d| (d, false))
-                    }
-                    r => r.map(|d| (d, true)),
+            match receive(socket, &mut self.buf) {
+                Ok(Some(Received::Reply { from, id, seq, data, at, hop_limit })) => {
+                    echoes.reply(from, id, seq, data, at, hop_limit);
                 }
-            } else {
-                socket.recv(&mut self.buf).map(|d| (d, false))
-            };
-            let (dgram, queued) = match got {
-                Ok(x) => x,
+                Ok(Some(Received::Error { to, id, seq, error })) => {
+                    echoes.error(to, id, seq, error);
+                }
+                Ok(None) => continue,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Pending,
-                // A pending socket error (an ICMP error when IP_RECVERR is off) or a
-                // truncated message: nothing to match, read on.
                 Err(_) => continue,
-            };
-            let at = Instant::now();
-            let data = &self.buf[..dgram.len.min(self.buf.len())];
-            if queued {
-                let Some((kind, code, by)) = dgram.icmp else { continue };
-                let Some((id, seq)) = packet::offending_echo(data) else { continue };
-                let Some(from) = by.or(dgram.from) else { continue };
-                let error = IcmpError { ipv6: socket.ipv6, kind, code, from };
-                echoes.error(dgram.from, id, seq, error);
-            } else {
-                let Some(from) = dgram.from else { continue };
-                match packet::parse(socket.ipv6, raw_v4, data) {
-                    Message::Reply { id, seq, data } => {
-                        echoes.reply(from, id, seq, data, at, dgram.hop_limit);
-                    }
-                    Message::Error { kind, code, id, seq } => {
-                        let error = IcmpError { ipv6: socket.ipv6, kind, code, from };
-                        // The quoted packet's destination is not checked here: the id, the
-                        // sequence and a waiting request are; a raw socket sees every error.
-                        echoes.error(None, id, seq, error);
-                    }
-                    Message::Other => {}
-                }
             }
             if echoes.settled() {
                 return self.conclude(cx);
@@ -268,6 +350,24 @@ impl IcmpProbe {
         }
         self.resume_owed = true;
         Step::Yield
+    }
+
+    /// Takes what the engine's shared socket put in the run's inbox.
+    fn take_inbox(&mut self, cx: &mut Ctx<'_>) -> Step {
+        let ticket = cx.ticket();
+        let (Some(RunSocket::Shared(_)), Some(echoes)) = (&self.socket, &mut self.echoes) else {
+            return Step::Pending;
+        };
+        let Some(store) = shared_store(cx) else { return Step::Pending };
+        store.drain_inbox(ticket, |m| match m {
+            Inbound::Reply { from, id, seq, at, hop_limit } => {
+                echoes.reply_checked(from, id, seq, at, hop_limit);
+            }
+            Inbound::Error { to, id, seq, error } => {
+                echoes.error(to, id, seq, error);
+            }
+        });
+        if echoes.settled() { self.conclude(cx) } else { Step::Pending }
     }
 
     /// The verdict from the echoes as they stand (requests still waiting are lost).
@@ -327,6 +427,15 @@ impl Machine for IcmpProbe {
     }
 
     fn resolved(&mut self, cx: &mut Ctx<'_>, addrs: io::Result<Vec<SocketAddr>>) -> Step {
+        if let Some((_job, slot)) = self.ns_job.take() {
+            return match addrs {
+                Ok(_) => self.ns_socket_made(cx, &slot),
+                Err(e) => {
+                    let m = format!("ping {}: {}", self.spec.host, os_error_text(&e));
+                    self.done(cx, Outcome::unknown(Reason::Io, m))
+                }
+            };
+        }
         self.lookup = None;
         self.facts.resolve = cx.now.saturating_duration_since(self.started.unwrap_or(cx.now));
         let host = self.spec.host.clone();
@@ -351,6 +460,9 @@ impl Machine for IcmpProbe {
     }
 
     fn ready(&mut self, cx: &mut Ctx<'_>, sub: usize, _ready: Ready) -> Step {
+        if sub == SHARED_READY {
+            return self.take_inbox(cx);
+        }
         if sub != 0 || self.resume_owed {
             return Step::Pending;
         }
@@ -389,6 +501,11 @@ impl Machine for IcmpProbe {
         self.deadline = None;
         self.next_send = None;
     }
+}
+
+/// The engine's shared sockets, when the driver lends them.
+fn shared_store<'c>(cx: &'c mut Ctx<'_>) -> Option<&'c mut SharedSockets> {
+    cx.shared().and_then(|s| s.downcast_mut::<SharedSockets>())
 }
 
 /// 64 random bits from the kernel (`getrandom`), for echo ids, sequences and cookies; the

@@ -13,8 +13,8 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use prober_core::{IcmpSocket as SocketChoice, IcmpSocketKind};
 use socket2::{Domain, Protocol, Socket, Type};
 
-/// The socket options of a run.
-#[derive(Clone, Copy, Debug, Default)]
+/// The socket options of a run (runs share a socket only when theirs are equal).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Options {
     pub(crate) ttl: Option<u8>,
     pub(crate) dont_fragment: bool,
@@ -100,6 +100,30 @@ impl EchoSocket {
         Ok(sock)
     }
 
+    /// Takes a socket made elsewhere (in a network namespace, by `prober-io`'s namespace
+    /// threads) for echoes of the family, and applies `options` as [`EchoSocket::open`] does;
+    /// its kind is read back from the socket.
+    pub(crate) fn adopt(
+        fd: std::os::fd::OwnedFd,
+        ipv6: bool,
+        options: Options,
+        want_id: u16,
+    ) -> Result<EchoSocket, OpenError> {
+        let socket = Socket::from(fd);
+        let fail = |what: &str, error: io::Error| OpenError {
+            message: format!("ICMP socket: {what}: {error}"),
+            error,
+        };
+        let kind = match socket.r#type() {
+            Ok(t) if t == Type::RAW => IcmpSocketKind::Raw,
+            Ok(_) => IcmpSocketKind::Unprivileged,
+            Err(e) => return Err(fail("getsockopt", e)),
+        };
+        let mut sock = EchoSocket { socket, kind, ipv6, id: want_id };
+        sock.configure(options, want_id).map_err(|(what, error)| fail(what, error))?;
+        Ok(sock)
+    }
+
     fn configure(
         &mut self,
         options: Options,
@@ -161,12 +185,27 @@ impl EchoSocket {
         Ok(())
     }
 
+    /// Asks for a receive buffer of `bytes` (a socket shared by many runs takes a burst of
+    /// their replies between two reads): beyond `net.core.rmem_max` where CAP_NET_ADMIN allows
+    /// (`SO_RCVBUFFORCE`), else as much as that limit allows. Best effort: a smaller buffer
+    /// only loses replies to bursts larger than it.
+    pub(crate) fn grow_receive_buffer(&self, bytes: usize) {
+        if sys::force_receive_buffer(self.socket.as_raw_fd(), bytes).is_err() {
+            let _ = self.socket.set_recv_buffer_size(bytes);
+        }
+    }
+
     /// Sends one message to `dst`.
     pub(crate) fn send(&self, msg: &[u8], dst: IpAddr) -> io::Result<()> {
         let n = prober_io::retry_interrupted(|| {
             self.socket.send_to(msg, &SocketAddr::new(dst, 0).into())
         })?;
         if n == msg.len() { Ok(()) } else { Err(io::Error::other("short send")) }
+    }
+
+    /// Drops the socket's pending error (`SO_ERROR`), if any.
+    pub(crate) fn clear_error(&self) {
+        let _ = self.socket.take_error();
     }
 
     /// The descriptor, for registration with the poll loop.
@@ -254,6 +293,22 @@ mod sys {
         prober_io::os_result(r).map(drop)
     }
 
+    pub(super) fn force_receive_buffer(fd: RawFd, bytes: usize) -> io::Result<()> {
+        let value = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        // SAFETY: the descriptor is open for the call (owned by the caller), and `value` is a
+        // c_int the kernel reads `size_of::<c_int>()` bytes of.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                std::ptr::from_ref(&value).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        prober_io::os_result(r).map(drop)
+    }
+
     pub(super) fn recv(fd: RawFd, buf: &mut [u8], errqueue: bool) -> io::Result<Datagram> {
         let mut cmsg = nix::cmsg_space!(libc::c_int, libc::sock_extended_err, libc::sockaddr_in6);
         let flags = if errqueue { MsgFlags::MSG_ERRQUEUE } else { MsgFlags::empty() };
@@ -332,6 +387,9 @@ mod sys {
         Err(unsupported())
     }
     pub(super) fn dont_fragment(_: RawFd) -> io::Result<()> {
+        Err(unsupported())
+    }
+    pub(super) fn force_receive_buffer(_: RawFd, _: usize) -> io::Result<()> {
         Err(unsupported())
     }
     pub(super) fn recv(_: RawFd, _: &mut [u8], _: bool) -> io::Result<Datagram> {

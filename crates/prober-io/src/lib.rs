@@ -104,6 +104,7 @@ pub struct Ctx<'a> {
     ticket: u64,
     pool: Option<&'a mut SocketPool>,
     kept: Option<Kept<'a>>,
+    shared: Option<&'a mut (dyn Any + Send)>,
 }
 
 /// The driver's store of idle kept-alive connections and the owner of the run (see
@@ -121,6 +122,7 @@ impl fmt::Debug for Ctx<'_> {
             .field("ticket", &self.ticket)
             .field("pool", &self.pool)
             .field("kept", &self.kept.as_ref().map(|k| k.owner))
+            .field("shared", &self.shared.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -135,7 +137,27 @@ impl<'a> Ctx<'a> {
         mailbox: &'a Mailbox,
         ticket: u64,
     ) -> Ctx<'a> {
-        Ctx { registry, now, base, mailbox, ticket, pool: None, kept: None }
+        Ctx { registry, now, base, mailbox, ticket, pool: None, kept: None, shared: None }
+    }
+
+    /// Lends the driver's store of sockets shared by many runs (`prober_icmp`'s echo sockets;
+    /// held as `Any` here because its type lives above this crate). Only for a store whose
+    /// sockets are registered with this context's registry.
+    pub fn with_shared(mut self, store: &'a mut (dyn Any + Send)) -> Ctx<'a> {
+        self.shared = Some(store);
+        self
+    }
+
+    /// The driver's store of shared sockets, if it keeps one (an engine does;
+    /// [`run_to_completion`] does not, and its runs use sockets of their own).
+    pub fn shared(&mut self) -> Option<&mut (dyn Any + Send)> {
+        self.shared.as_deref_mut()
+    }
+
+    /// The machine's ticket: what the driver knows the run by (in answers posted to its
+    /// mailbox, and in a shared socket's list of whom to wake).
+    pub fn ticket(&self) -> u64 {
+        self.ticket
     }
 
     /// Lends the driver's pool of disconnected sockets (see [`SocketPool`]): connections made
@@ -216,6 +238,21 @@ impl<'a> Ctx<'a> {
             netns::NsSocketKind::Udp,
             sockets,
         )
+    }
+
+    /// One ICMP echo socket for `addr`'s family, made in `netns` off the poll thread (`kind`
+    /// says which: [`netns::NsSocketKind::Icmp`]); the answer arrives through
+    /// [`Machine::resolved`] with the address, the socket in `sockets`.
+    #[must_use = "dropping the Lookup abandons the socket"]
+    pub fn icmp_socket_in(
+        &self,
+        netns: &prober_core::NetNs,
+        addr: std::net::IpAddr,
+        kind: netns::NsSocketKind,
+        sockets: netns::NsSockets,
+    ) -> resolver::Lookup {
+        let addrs = vec![SocketAddr::new(addr, 0)];
+        self.mailbox.submit_netns_kind(self.ticket, None, addrs, 0, netns, kind, sockets)
     }
 
     /// Runs `work` off the poll thread (see [`blocking`]); its answer arrives through

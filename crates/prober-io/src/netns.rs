@@ -50,7 +50,7 @@ pub struct NsError {
 }
 
 /// Which sockets a namespace job makes: TCP for connections (the default), UDP for datagram
-/// probes (DNS).
+/// probes (DNS), ICMP echo sockets (ping).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NsSocketKind {
     /// `SOCK_STREAM`, TCP.
@@ -58,6 +58,15 @@ pub enum NsSocketKind {
     Tcp,
     /// `SOCK_DGRAM`, UDP.
     Udp,
+    /// An ICMP (or ICMPv6) echo socket: unprivileged (`SOCK_DGRAM`, where the namespace's own
+    /// `net.ipv4.ping_group_range` admits the process) unless `raw`; when `fallback`, a raw
+    /// socket (CAP_NET_RAW) where the unprivileged one is not allowed.
+    Icmp {
+        /// A raw socket only.
+        raw: bool,
+        /// Raw when unprivileged is refused.
+        fallback: bool,
+    },
 }
 
 /// Where the sockets of one [`Mailbox::submit_netns`] are left for the asking machine, one per
@@ -205,13 +214,71 @@ fn make_sockets(
     addrs
         .iter()
         .map(|a| {
-            crate::sys::inet_socket(a.is_ipv6(), kind == NsSocketKind::Udp).map_err(|e| {
+            let made = match kind {
+                NsSocketKind::Tcp | NsSocketKind::Udp => {
+                    crate::sys::inet_socket(a.is_ipv6(), kind == NsSocketKind::Udp)
+                }
+                NsSocketKind::Icmp { raw, fallback } => {
+                    return icmp_socket(a.is_ipv6(), raw, fallback).map_err(|(e, why)| {
+                        let reason = if Reason::is_local_resource(&e) {
+                            Reason::Resource
+                        } else {
+                            Reason::Io
+                        };
+                        fail(reason, why)
+                    });
+                }
+            };
+            made.map_err(|e| {
                 let reason =
                     if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Io };
                 fail(reason, format!("cannot create socket: {}", os_error_text(&e)))
             })
         })
         .collect()
+}
+
+/// An ICMP echo socket of the family, in this thread's namespace: unprivileged unless `raw`,
+/// raw after a refused unprivileged one when `fallback`; the error says which ways were refused
+/// and why (the namespace's own `ping_group_range`, CAP_NET_RAW).
+fn icmp_socket(ipv6: bool, raw: bool, fallback: bool) -> Result<OwnedFd, (std::io::Error, String)> {
+    let denied = |e: &std::io::Error| matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
+    if !raw {
+        match crate::sys::icmp_socket(ipv6, false) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if !(fallback && denied(&e)) => {
+                let why = if denied(&e) {
+                    format!(
+                        "cannot create an unprivileged ICMP socket: {} (the namespace's \
+                         net.ipv4.ping_group_range does not admit this process's group)",
+                        os_error_text(&e)
+                    )
+                } else {
+                    format!("cannot create an unprivileged ICMP socket: {}", os_error_text(&e))
+                };
+                return Err((e, why));
+            }
+            Err(_) => {}
+        }
+    }
+    crate::sys::icmp_socket(ipv6, true).map_err(|e| {
+        let why = match (denied(&e), raw) {
+            (true, true) => {
+                format!(
+                    "cannot create a raw ICMP socket: {} (it needs CAP_NET_RAW)",
+                    os_error_text(&e)
+                )
+            }
+            (true, false) => format!(
+                "cannot create an ICMP socket: neither an unprivileged one (the namespace's \
+                 net.ipv4.ping_group_range does not admit this process's group) nor a raw one \
+                 (it needs CAP_NET_RAW): {}",
+                os_error_text(&e)
+            ),
+            (false, _) => format!("cannot create a raw ICMP socket: {}", os_error_text(&e)),
+        };
+        (e, why)
+    })
 }
 
 #[cfg(target_os = "linux")]

@@ -36,6 +36,25 @@ pub(crate) fn inet_socket(ipv6: bool, udp: bool) -> io::Result<std::os::fd::Owne
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
 }
 
+/// A new non-blocking, close-on-exec ICMP (ICMPv6) echo socket: raw or unprivileged
+/// (`SOCK_DGRAM`).
+pub(crate) fn icmp_socket(ipv6: bool, raw: bool) -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let (domain, proto) = if ipv6 {
+        (libc::AF_INET6, libc::IPPROTO_ICMPV6)
+    } else {
+        (libc::AF_INET, libc::IPPROTO_ICMP)
+    };
+    let ty = if raw { libc::SOCK_RAW } else { libc::SOCK_DGRAM };
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    let ty = ty | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: socket() takes no pointers; a non-negative return is a new descriptor that
+    // nothing else owns, so OwnedFd may take it.
+    let fd = crate::os_result(unsafe { libc::socket(domain, ty, proto) })?;
+    // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
 #[cfg(target_os = "linux")]
 /// `stat(path)`'s identity: (device, inode), following symbolic links (`/proc/PID/ns/net` is
 /// one, to the namespace itself).

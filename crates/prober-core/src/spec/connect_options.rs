@@ -146,9 +146,9 @@ pub(crate) const GRPC: Takes = Takes { kind: "gRPC", ..HTTP };
 /// (DNS over TLS, which setting the options selects).
 pub(crate) const DNS: Takes =
     Takes { kind: "DNS", options: &[O::Tls, O::AddressFilter, O::Netns, O::IpFamily] };
-/// ICMP probes: family, filter and the source address of the echoes.
+/// ICMP probes: family, filter, the source address of the echoes and the socket's namespace.
 pub(crate) const ICMP: Takes =
-    Takes { kind: "ICMP", options: &[O::AddressFilter, O::IpFamily, O::SourceAddress] };
+    Takes { kind: "ICMP", options: &[O::AddressFilter, O::Netns, O::IpFamily, O::SourceAddress] };
 
 /// Every network kind, in the order messages name them.
 const KINDS: [Takes; 5] = [TCP, HTTP, GRPC, DNS, ICMP];

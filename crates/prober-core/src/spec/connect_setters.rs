@@ -333,7 +333,7 @@ mod tests {
         let mut exec = ProbeSpec::exec(&["true"]).unwrap();
         assert_eq!(
             exec.set_netns("/proc/1/ns/net").unwrap_err().to_string(),
-            "a network namespace applies to TCP, HTTP, gRPC and DNS probes only"
+            "a network namespace applies to TCP, HTTP, gRPC, DNS and ICMP probes only"
         );
         let sock = UnixSocket::path("/run/app.sock").unwrap();
         let mut unix = ProbeSpec::unix(sock.clone()).unwrap();

@@ -234,3 +234,41 @@ impl<T> Command<T> {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every flag of each table is in its command's help, by every name, and no name is
+    /// declared twice (the parser would take the first).
+    fn check_table<T: Operands>(cmd: &Command<T>) {
+        let help = cmd.help();
+        let mut names = Vec::new();
+        for flag in cmd.flags() {
+            let line = format!("\n  {}", flag.label());
+            assert!(help.contains(&line), "{}: {line:?} not in its help", cmd.name);
+            names.push(flag.long.to_string());
+            names.extend(flag.short.map(|c| format!("-{c}")));
+        }
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{}: a name declared twice: {names:?}", cmd.name);
+    }
+
+    #[test]
+    fn every_flag_is_in_the_help_once() {
+        check_table(&crate::check_flags::CHECK);
+        check_table(&crate::watch::WATCH);
+        check_table(&crate::serve::SERVE);
+    }
+
+    #[test]
+    fn labels_and_columns() {
+        let text: Flag<()> = short('H', text("--header", "'N: v'", |_, _, _, _| Ok(()), "a\nb"));
+        assert_eq!(text.label(), "-H, --header 'N: v'");
+        assert!(text.is("-H") && text.is("--header") && !text.is("-h") && !text.is("--head"));
+        let switch: Flag<()> = switch("--json", |_| {}, "one line");
+        assert_eq!(switch.label(), "--json");
+    }
+}

@@ -220,41 +220,31 @@ impl Given {
         if let Some(t) = self.timeout {
             spec.set_timeout(t).map_err(|e| p.usage(format!("--timeout: {e}")))?;
         }
-        if !self.headers.is_empty() && !kind.is_http() {
-            return Err(p.usage("-H/--header applies to http:// and https:// targets only"));
-        }
+        // A flag for one kind of target: refused on the others, named in the message.
+        let only = |ok: bool, m: String| if ok { Ok(()) } else { Err(p.usage(m)) };
+        let http = "to http:// and https:// targets only";
+        let exec = "to command targets ('-- CMD [ARG...]') only";
+        only(self.headers.is_empty() || kind.is_http(), format!("-H/--header applies {http}"))?;
         for (name, value) in &self.headers {
             spec.add_header(name, value).map_err(|e| p.usage(format!("bad header: {e}")))?;
         }
         if let Some(policy) = self.redirects {
-            if !kind.is_http() {
-                return Err(p.usage("--redirects applies to http:// and https:// targets only"));
-            }
+            only(kind.is_http(), format!("--redirects applies {http}"))?;
             spec.set_redirect_policy(policy);
         }
-        if !self.env.is_empty() && kind != Kind::Exec {
-            return Err(p.usage("--env applies to command targets ('-- CMD [ARG...]') only"));
-        }
+        only(self.env.is_empty() || kind == Kind::Exec, format!("--env applies {exec}"))?;
         for (name, value) in &self.env {
             spec.set_env(name, value).map_err(|e| p.usage(format!("bad --env: {e}")))?;
         }
         if let Some(pid) = self.namespaces_of {
-            if kind != Kind::Exec {
-                return Err(
-                    p.usage("--namespaces-of applies to command targets ('-- CMD [ARG...]') only")
-                );
-            }
-            spec.set_namespaces_of(Some(pid))
-                .map_err(|e| p.usage(format!("--namespaces-of: {e}")))?;
+            only(kind == Kind::Exec, format!("--namespaces-of applies {exec}"))?;
+            let set = spec.set_namespaces_of(Some(pid));
+            set.map_err(|e| p.usage(format!("--namespaces-of: {e}")))?;
         }
         if let Some(dir) = &self.exec_cgroup {
-            if kind != Kind::Exec {
-                return Err(
-                    p.usage("--exec-cgroup applies to command targets ('-- CMD [ARG...]') only")
-                );
-            }
-            spec.set_exec_cgroup(Some(dir.into()))
-                .map_err(|e| p.usage(format!("--exec-cgroup: {e}")))?;
+            only(kind == Kind::Exec, format!("--exec-cgroup applies {exec}"))?;
+            let set = spec.set_exec_cgroup(Some(dir.into()));
+            set.map_err(|e| p.usage(format!("--exec-cgroup: {e}")))?;
         }
         if let Some(socket) = unix {
             if !kind.is_http() && kind != Kind::Grpc {

@@ -34,7 +34,7 @@ pub struct WatchArgs {
 }
 
 /// The options of `prober watch`, besides its input.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Options {
     host: String,
     ports: PortMap,
@@ -66,19 +66,7 @@ pub struct Given {
 pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let mut g = Given {
         input: None,
-        opts: Options {
-            host: "127.0.0.1".to_string(),
-            ports: PortMap::default(),
-            json: false,
-            for_dur: None,
-            until_ready: false,
-            every_run: false,
-            metrics: None,
-            health: None,
-            web_config: None,
-            on_change: None,
-            hook_timeout: None,
-        },
+        opts: Options { host: "127.0.0.1".to_string(), ..Options::default() },
     };
     if !WATCH.parse(&mut p, &mut g)? {
         return Ok(None);

@@ -8,9 +8,7 @@ use prober::{HttpVersion, IpFamily};
 
 use crate::args::{Failure, Parser};
 use crate::check::{CheckArgs, Given, env_var, parse_header, pid, redirects, timeout};
-use crate::flags::{
-    Command, Flag, Operands, Section, add, help, path, push, set, short, store, switch, text,
-};
+use crate::flags::{Command, Flag, Operands, Section, add, help, path, set, short, switch, text};
 
 /// Parses the arguments after `check`; `Ok(None)` when help was printed.
 pub fn parse(mut p: Parser) -> Result<Option<CheckArgs>, Failure> {
@@ -84,7 +82,8 @@ TARGET:
 const OPTIONS: &[Flag<Given>] = &[
     text("--timeout", "DUR", |g, p, _, v| set(&mut g.timeout, timeout(p, &v)?),
         "one deadline for the whole probe: 500ms, 2s, 1m30s (default 1s)"),
-    short('H', text("--header", "'N: v'", |g, p, _, v| add(&mut g.headers, parse_header(&v).map_err(|e| p.usage(e))?),
+    short('H', text("--header", "'N: v'",
+        |g, p, _, v| add(&mut g.headers, parse_header(&v).map_err(|e| p.usage(e))?),
         "add or replace a request header; 'User-Agent:' with an empty\n\
          value removes that default header (HTTP only, repeatable)")),
     text("--redirects", "POLICY", |g, p, _, v| set(&mut g.redirects, redirects(p, &v)?),
@@ -96,7 +95,7 @@ const OPTIONS: &[Flag<Given>] = &[
         "run the command inside the namespaces of process PID (mount, UTS,\n\
          IPC, network, PID, cgroup; user where it differs), in its root,\n\
          as 'nsenter --target PID --all' does; needs CAP_SYS_ADMIN"),
-    store("--exec-cgroup", "DIR", |g, _| &mut g.exec_cgroup,
+    text("--exec-cgroup", "DIR", |g, _, _, v| set(&mut g.exec_cgroup, v),
         "contain the command in a cgroup made in DIR (cgroup v2, writable):\n\
          at its end everything it started is killed, setsid or not"),
     switch("--json", |g| g.json = true, "print one JSON object instead of a human line"),
@@ -114,7 +113,8 @@ const TLS: &[Flag<Given>] = &[
         "verify the server's certificate against the system's roots"),
     path("--tls-ca", "FILE", |g, _, v| set(&mut g.tls.note("--tls-ca").ca, v),
         "verify it against the CA certificates in FILE (PEM) instead"),
-    text("--tls-server-name", "NAME", |g, _, _, v| set(&mut g.tls.note("--tls-server-name").server_name, v),
+    text("--tls-server-name", "NAME",
+        |g, _, _, v| set(&mut g.tls.note("--tls-server-name").server_name, v),
         "name sent as SNI and verified (default: the target's host)"),
     path("--tls-cert", "FILE", |g, _, v| set(&mut g.tls.note("--tls-cert").cert, v),
         "client certificate chain (PEM), with --tls-key (mutual TLS)"),
@@ -128,29 +128,29 @@ const TLS: &[Flag<Given>] = &[
 
 #[rustfmt::skip]
 const HTTP: &[Flag<Given>] = &[
-    short('X', store("--request", "METHOD", |g, _| &mut g.extensions.method,
+    short('X', text("--request", "METHOD", |g, _, _, v| set(&mut g.extensions.method, v),
         "request method instead of GET (any token: POST, HEAD, PURGE);\n\
          HEAD reads no body")),
-    short('d', store("--data", "DATA", |g, _| &mut g.extensions.data,
+    short('d', text("--data", "DATA", |g, _, _, v| set(&mut g.extensions.data, v),
         "send DATA as the body (@FILE: the file's bytes), with POST unless\n\
          -X is given and a form Content-Type unless -H sets one, as curl;\n\
          redirects: 301/302/303 turn POST into GET, 307/308 keep it")),
-    store("--expect-status", "SET", |g, _| &mut g.extensions.expect_status,
+    text("--expect-status", "SET", |g, _, _, v| set(&mut g.extensions.expect_status, v),
         "statuses that are success, e.g. 200-299,418; any other final\n\
          status fails (reason status), 3xx included"),
-    store("--expect-body", "REGEX", |g, _| &mut g.extensions.expect_body,
+    text("--expect-body", "REGEX", |g, _, _, v| set(&mut g.extensions.expect_body, v),
         "the kept body (up to 10240 bytes) must match REGEX, else failure\n\
          with reason body"),
-    store("--expect-body-cel", "EXPR", |g, _| &mut g.extensions.expect_body_cel,
+    text("--expect-body-cel", "EXPR", |g, _, _, v| set(&mut g.extensions.expect_body_cel, v),
         "the CEL expression EXPR over the kept body as JSON (body) must be\n\
          true, else failure (reason body)"),
-    store("--fail-if-body-cel", "EXPR", |g, _| &mut g.extensions.fail_if_body_cel,
+    text("--fail-if-body-cel", "EXPR", |g, _, _, v| set(&mut g.extensions.fail_if_body_cel, v),
         "as --expect-body-cel, but failure when EXPR is true"),
     switch("--keep-alive", |g| g.extensions.keep_alive = true,
         "send no 'Connection: close' (httpGet.keepAlive in watch files;\n\
          also for grpc://: grpc.keepAlive); harmless here: one run has no\n\
          later run to reuse its connection, which is closed when the run ends"),
-    store("--max-redirects", "N", |g, _| &mut g.extensions.max_redirects,
+    text("--max-redirects", "N", |g, _, _, v| set(&mut g.extensions.max_redirects, v),
         "follow at most N redirects (0 to 64; default 9, the kubelet's;\n\
          httpGet.maxRedirects)"),
     switch("--cookies", |g| g.extensions.cookies = true,
@@ -160,12 +160,12 @@ const HTTP: &[Flag<Given>] = &[
         |g, p, o, v| set(&mut g.extensions.compression, v.parse().map_err(|e| p.usage(format!("bad {o} {e}")))?),
         "decode the body as gzip, deflate or br, whatever Content-Encoding\n\
          says (httpGet.compression); sends no Accept-Encoding: use -H"),
-    short('x', store("--proxy", "URL", |g, _| &mut g.extensions.proxy,
+    short('x', text("--proxy", "URL", |g, _, _, v| set(&mut g.extensions.proxy, v),
         "through the HTTP proxy http://[USER:PASS@]HOST:PORT (https://\n\
          by CONNECT)")),
-    push("--proxy-header", "'N: V'", |g, _| &mut g.extensions.proxy_headers,
+    text("--proxy-header", "'N: V'", |g, _, _, v| add(&mut g.extensions.proxy_headers, v),
         "a header of the CONNECT request (repeatable); needs --proxy"),
-    store("--noproxy", "LIST", |g, _| &mut g.extensions.noproxy,
+    text("--noproxy", "LIST", |g, _, _, v| set(&mut g.extensions.noproxy, v),
         "hosts reached without the proxy (Go's NO_PROXY); needs --proxy"),
     switch("--http1.1", |g| g.extensions.http_version = Some(("--http1.1", HttpVersion::Http1)),
         "HTTP/1.1 only: https:// offers no h2 by ALPN (httpGet.http1Only)"),
@@ -177,30 +177,31 @@ const HTTP: &[Flag<Given>] = &[
 
 #[rustfmt::skip]
 const GRPC: &[Flag<Given>] = &[
-    push("--rpc-header", "'K: v'", |g, _| &mut g.extensions.rpc_headers,
+    text("--rpc-header", "'K: v'", |g, _, _, v| add(&mut g.extensions.rpc_headers, v),
         "add request metadata (repeatable; keys sent in lower case, -bin\n\
          keys take base64 values)"),
-    short('A', store("--user-agent", "UA", |g, _| &mut g.extensions.user_agent,
+    short('A', text("--user-agent", "UA", |g, _, _, v| set(&mut g.extensions.user_agent, v),
         "user-agent instead of kube-probe/1.37 (for http(s):// targets:\n\
          the User-Agent header, as curl's -A)")),
-    store("--authority", "HOST[:PORT]", |g, _| &mut g.extensions.authority,
+    text("--authority", "HOST[:PORT]", |g, _, _, v| set(&mut g.extensions.authority, v),
         ":authority instead of HOST:PORT (--tls-server-name sets it too,\n\
          as grpc-go does)"),
 ];
 
 #[rustfmt::skip]
 const UNIX: &[Flag<Given>] = &[
-    store("--unix-socket", "PATH", |g, _| &mut g.extensions.unix_socket,
+    text("--unix-socket", "PATH", |g, _, _, v| set(&mut g.extensions.unix_socket, v),
         "connect through the Unix socket PATH; the URL still gives Host,\n\
          SNI and the path (grpc://HOST[/SERVICE] needs no port: HOST is\n\
          the :authority, e.g. grpc://localhost/)"),
-    store("--abstract-unix-socket", "NAME", |g, _| &mut g.extensions.abstract_unix_socket,
+    text("--abstract-unix-socket", "NAME",
+        |g, _, _, v| set(&mut g.extensions.abstract_unix_socket, v),
         "the same through Linux's abstract socket NAME"),
 ];
 
 #[rustfmt::skip]
 const CONTAINERS: &[Flag<Given>] = &[
-    store("--netns", "PATH", |g, _| &mut g.extensions.netns,
+    text("--netns", "PATH", |g, _, _, v| set(&mut g.extensions.netns, v),
         "make the probe's socket in the network namespace PATH\n\
          (/proc/PID/ns/net of a container's process, /run/netns/NAME):\n\
          127.0.0.1 is then the container's; names resolve on the host"),
@@ -218,7 +219,7 @@ const FAMILY: &[Flag<Given>] = &[
     switch("--prefer-ipv6", |g| g.extensions.ip_family = Some(IpFamily::PreferV6),
         "the name's IPv6 addresses if it has any, else its IPv4 ones\n\
          (default: every address, raced as Go's dialer does)"),
-    store("--source-address", "ADDR", |g, _| &mut g.extensions.source_address,
+    text("--source-address", "ADDR", |g, _, _, v| set(&mut g.extensions.source_address, v),
         "bind the sockets to ADDR, one of this host's (source_ip_address;\n\
          not dns:// yet)"),
 ];
@@ -243,9 +244,10 @@ const STEPS: &str = "  \
 
 #[rustfmt::skip]
 const DNS: &[Flag<Given>] = &[
-    store("--dns-type", "TYPE", |g, o| &mut g.kinds.dns(o).dns_type,
+    text("--dns-type", "TYPE", |g, _, o, v| set(&mut g.kinds.dns(o).dns_type, v),
         "A (default), AAAA, CNAME, MX, NS, PTR, SOA, SRV, TXT, CAA, ANY, ..."),
-    store("--dns-class", "CLASS", |g, o| &mut g.kinds.dns(o).dns_class, "IN (default), CH, HS or ANY"),
+    text("--dns-class", "CLASS",
+        |g, _, o, v| set(&mut g.kinds.dns(o).dns_class, v), "IN (default), CH, HS or ANY"),
     switch("--dns-tcp", |g| g.kinds.dns("--dns-tcp").dns_tcp = true,
         "ask over TCP instead of UDP (--tls: DNS over TLS, port 853\n\
          unless given, with the TLS options)"),
@@ -253,28 +255,29 @@ const DNS: &[Flag<Given>] = &[
         "ask again over TCP when the UDP answer is truncated"),
     switch("--dns-no-recursion", |g| g.kinds.dns("--dns-no-recursion").dns_no_recursion = true,
         "do not set RD (dig's +norecurse)"),
-    store("--dns-edns", "SIZE", |g, o| &mut g.kinds.dns(o).dns_edns,
+    text("--dns-edns", "SIZE", |g, _, o, v| set(&mut g.kinds.dns(o).dns_edns, v),
         "EDNS0 with this UDP payload size (512 to 65535)"),
-    store("--valid-rcodes", "LIST", |g, o| &mut g.kinds.dns(o).valid_rcodes,
+    text("--valid-rcodes", "LIST", |g, _, o, v| set(&mut g.kinds.dns(o).valid_rcodes, v),
         "rcodes that are success, e.g. NOERROR,NXDOMAIN (default NOERROR)"),
-    push("--expect-answer", "REGEX", |g, o| &mut g.kinds.dns(o).expect_answer,
+    text("--expect-answer", "REGEX", |g, _, o, v| add(&mut g.kinds.dns(o).expect_answer, v),
         "some answer record must match REGEX (repeatable), else failure\n\
          (reason body)"),
 ];
 
 #[rustfmt::skip]
 const ICMP: &[Flag<Given>] = &[
-    short('c', store("--count", "N", |g, o| &mut g.kinds.icmp(o).count,
+    short('c', text("--count", "N", |g, _, o, v| set(&mut g.kinds.icmp(o).count, v),
         "echo requests to send (default 1); without --timeout the run\n\
          gets the time to send them all, and 1s more")),
-    store("--interval", "DUR", |g, o| &mut g.kinds.icmp(o).interval,
+    text("--interval", "DUR", |g, _, o, v| set(&mut g.kinds.icmp(o).interval, v),
         "time between two requests (default 1s, at least 2ms)"),
-    short('s', store("--payload-size", "N", |g, o| &mut g.kinds.icmp(o).payload_size,
+    short('s', text("--payload-size", "N", |g, _, o, v| set(&mut g.kinds.icmp(o).payload_size, v),
         "bytes of data per request (default 28, blackbox_exporter's)")),
-    store("--ttl", "N", |g, o| &mut g.kinds.icmp(o).ttl, "TTL or hop limit of the requests"),
+    text("--ttl", "N",
+        |g, _, o, v| set(&mut g.kinds.icmp(o).ttl, v), "TTL or hop limit of the requests"),
     switch("--dont-fragment", |g| g.kinds.icmp("--dont-fragment").dont_fragment = true,
         "set don't-fragment (IPv4)"),
-    store("--max-loss", "PERCENT", |g, o| &mut g.kinds.icmp(o).max_loss,
+    text("--max-loss", "PERCENT", |g, _, o, v| set(&mut g.kinds.icmp(o).max_loss, v),
         "failure when more than PERCENT of the requests got no reply\n\
          (default 100: only when none did)"),
 ];

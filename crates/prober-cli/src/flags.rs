@@ -14,10 +14,6 @@ pub enum Apply<T> {
     Switch(fn(&mut T)),
     /// A value that must be text; errors are usage errors made with the parser.
     Text(TextFn<T>),
-    /// A text value kept as it is, the last one given.
-    Store(Slot<T, Option<String>>),
-    /// A text value kept as it is, every one given (a repeatable flag).
-    Push(Slot<T, Vec<String>>),
     /// A file name (any bytes).
     Path(fn(&mut T, &Parser, PathBuf) -> Result<(), Failure>),
     /// `-h, --help`: print the command's help and stop.
@@ -27,9 +23,6 @@ pub enum Apply<T> {
 /// What a flag with a text value does: the state, the parser (for errors), the flag's name
 /// as typed (`-c` or `--count`), the value.
 pub type TextFn<T> = fn(&mut T, &Parser, &str, String) -> Result<(), Failure>;
-
-/// Where a flag keeps its value in the state, given the flag's name as typed.
-pub type Slot<T, V> = for<'a> fn(&'a mut T, &str) -> &'a mut V;
 
 type S = &'static str;
 
@@ -51,16 +44,6 @@ pub struct Flag<T> {
 /// A flag with a value that must be text.
 pub const fn text<T>(long: S, value: S, apply: TextFn<T>, help: S) -> Flag<T> {
     Flag { long, short: None, value, apply: Apply::Text(apply), help }
-}
-
-/// A flag whose text value is kept as it is (checked once the target is known).
-pub const fn store<T>(long: S, value: S, slot: Slot<T, Option<String>>, help: S) -> Flag<T> {
-    Flag { long, short: None, value, apply: Apply::Store(slot), help }
-}
-
-/// A repeatable flag whose text values are kept as they are.
-pub const fn push<T>(long: S, value: S, list: Slot<T, Vec<String>>, help: S) -> Flag<T> {
-    Flag { long, short: None, value, apply: Apply::Push(list), help }
 }
 
 /// A flag with a file name.
@@ -185,11 +168,6 @@ impl<T: Operands> Command<T> {
                 Apply::Text(apply) => {
                     let v = p.text(&opt)?;
                     apply(state, p, &opt, v)?;
-                }
-                Apply::Store(slot) => *slot(state, &opt) = Some(p.text(&opt)?),
-                Apply::Push(list) => {
-                    let v = p.text(&opt)?;
-                    list(state, &opt).push(v);
                 }
                 Apply::Path(apply) => {
                     let v = p.path(&opt)?;

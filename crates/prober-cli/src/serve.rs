@@ -126,10 +126,10 @@ modules in force (blackbox_exporter_config_last_reload_successful 0 on /metrics)
 const FLAGS: &[Flag<Given>] = &[
     path("--config", "FILE", |g, _, v| set(&mut g.config, v), "the module file"),
     text("--listen", "ADDR",
-        |g, p, o, v| set(&mut g.listen, parse_addr(&v).map_err(|e| p.usage(format!("{o}: {e}")))?),
+        |g, p, o, v| set(&mut g.listen, parse_addr(&v).map_err(p.named(o))?),
         "IP:PORT, [IPV6]:PORT or :PORT"),
     text("--timeout-offset", "DUR",
-        |g, p, o, v| put(&mut g.timeout_offset, duration::parse(&v).map_err(|e| p.usage(format!("{o}: {e}")))?),
+        |g, p, o, v| put(&mut g.timeout_offset, duration::parse(&v).map_err(p.named(o))?),
         "kept from the scrape's timeout for the answer (default 500ms)"),
     path("--web-config", "FILE", |g, _, v| set(&mut g.web_config, v),
         "TLS, client certificates and basic auth for every endpoint, in the\n\
@@ -137,7 +137,7 @@ const FLAGS: &[Flag<Given>] = &[
     switch("--config.enable-auto-reload", |g| g.auto_reload = true,
         "also read FILE again every --config.auto-reload-interval"),
     text("--config.auto-reload-interval", "SECONDS",
-        |g, p, o, v| put(&mut g.auto_reload_seconds, parse_interval(&v).map_err(|e| p.usage(format!("{o}: {e}")))?),
+        |g, p, o, v| put(&mut g.auto_reload_seconds, parse_interval(&v).map_err(p.named(o))?),
         "whole seconds between automatic reloads (default 30; 30s, 1m too)"),
     text("--history.limit", "N", |g, p, o, v| put(&mut g.history_limit, history_limit(p, o, &v)?),
         "probes /logs keeps (default 100; as many failures more)"),

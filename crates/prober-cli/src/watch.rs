@@ -180,12 +180,12 @@ against ADDR.
 
 /// A duration that must be more than zero, for `opt`.
 fn positive(p: &Parser, opt: &str, v: &str) -> Result<Duration, Failure> {
-    duration::parse_positive(v).map_err(|e| p.usage(format!("{opt}: {e}")))
+    duration::parse_positive(v).map_err(p.named(opt))
 }
 
 /// An address to serve at, for `opt`.
 fn addr(p: &Parser, opt: &str, v: &str) -> Result<SocketAddr, Failure> {
-    metrics::parse_addr(v).map_err(|e| p.usage(format!("{opt}: {e}")))
+    metrics::parse_addr(v).map_err(p.named(opt))
 }
 
 #[rustfmt::skip]
@@ -217,13 +217,14 @@ const FLAGS: &[Flag<Given>] = &[
          exporter-toolkit's web config: tls_server_config, basic_auth_users with\n\
          bcrypt hashes, http_server_config.headers)"),
     text("--on-change", "CMD",
-        |g, p, o, v| set(&mut g.opts.on_change, hooks::split_words(&v).map_err(|e| p.usage(format!("{o}: {e}")))?),
+        |g, p, o, v| set(&mut g.opts.on_change, hooks::split_words(&v).map_err(p.named(o))?),
         "run CMD when a target's published state changes, with PROBER_TARGET,\n\
          PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell\n\
          (CMD is split into words as a shell would, quotes included; ask for one:\n\
          'sh -c \"...\"'); one run at a time per target, changes meanwhile coalesced\n\
          into one more run with the latest state; output logged as a hook line"),
-    text("--on-change-timeout", "DUR", |g, p, o, v| set(&mut g.opts.hook_timeout, positive(p, o, &v)?),
+    text("--on-change-timeout", "DUR",
+        |g, p, o, v| set(&mut g.opts.hook_timeout, positive(p, o, &v)?),
         "kill a hook's process group after DUR (default 10s)"),
     help(),
 ];

@@ -89,6 +89,11 @@ impl Parser {
         Failure::usage(self.cmd, message)
     }
 
+    /// A usage error that names option `opt` before `e`: `--for: bad duration ...`.
+    pub fn named<'a, E: fmt::Display>(&'a self, opt: &'a str) -> impl Fn(E) -> Failure + 'a {
+        move |e| self.usage(format!("{opt}: {e}"))
+    }
+
     /// The next argument, `None` at the end.
     pub fn next(&mut self) -> Result<Option<Token>, Failure> {
         match self.inner.next() {

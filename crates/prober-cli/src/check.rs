@@ -10,10 +10,10 @@ use prober::{
     TlsVersion,
 };
 
-use crate::args::{EXIT_FAILURE, EXIT_UNKNOWN, Failure, Parser, Token};
+use crate::args::{EXIT_FAILURE, EXIT_UNKNOWN, Failure, Parser};
+use crate::duration;
 use crate::output::{human_line, json_line};
 use crate::signals::{self, Signals};
-use crate::{duration, usage};
 
 /// What `prober check` was asked to do.
 #[derive(Debug)]
@@ -42,15 +42,15 @@ impl Kind {
 
 /// The `--tls*` options as given, checked against the target once it is known.
 #[derive(Debug, Default)]
-struct TlsArgs {
+pub struct TlsArgs {
     /// The options given, in order, for messages (`--tls`, `--tls-ca`, ...).
     given: Vec<&'static str>,
     tls: bool,
     verify: bool,
-    ca: Option<PathBuf>,
-    server_name: Option<String>,
-    cert: Option<PathBuf>,
-    key: Option<PathBuf>,
+    pub ca: Option<PathBuf>,
+    pub server_name: Option<String>,
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
     min_version: Option<TlsVersion>,
     max_version: Option<TlsVersion>,
     /// `--starttls` (tcp:// targets): TLS after the send/expect exchange.
@@ -58,8 +58,9 @@ struct TlsArgs {
 }
 
 impl TlsArgs {
-    /// Records that option `name` was given (`--tls` and `--tls-verify` are switches).
-    fn note(&mut self, name: &'static str) {
+    /// Records that option `name` was given (`--tls` and `--tls-verify` are switches), and
+    /// gives the options to set its value in.
+    pub fn note(&mut self, name: &'static str) -> &mut TlsArgs {
         match name {
             "--tls" => self.tls = true,
             "--tls-verify" => self.verify = true,
@@ -69,27 +70,11 @@ impl TlsArgs {
         if !self.given.contains(&name) {
             self.given.push(name);
         }
-    }
-
-    /// `--tls-ca`, `--tls-cert` or `--tls-key` and its file.
-    fn file(&mut self, opt: &str, path: PathBuf) {
-        let (slot, name) = match opt {
-            "--tls-ca" => (&mut self.ca, "--tls-ca"),
-            "--tls-cert" => (&mut self.cert, "--tls-cert"),
-            _ => (&mut self.key, "--tls-key"),
-        };
-        *slot = Some(path);
-        self.note(name);
-    }
-
-    /// `--tls-server-name NAME`.
-    fn server_name(&mut self, name: String) {
-        self.server_name = Some(name);
-        self.note("--tls-server-name");
+        self
     }
 
     /// `--tls-min-version V` or `--tls-max-version V`.
-    fn version(&mut self, p: &Parser, opt: &str, v: &str) -> Result<(), Failure> {
+    pub fn version(&mut self, p: &Parser, opt: &str, v: &str) -> Result<(), Failure> {
         let version = TlsVersion::parse(v)
             .ok_or_else(|| p.usage(format!("bad {opt} '{v}' (expected 1.2 or 1.3)")))?;
         if opt == "--tls-max-version" {
@@ -179,93 +164,27 @@ impl TlsArgs {
     }
 }
 
-/// The options of `prober check` as given, before the target decides what they mean.
+/// The options of `prober check` as given (by the table of `check_flags.rs`), before the target
+/// decides what they mean.
 #[derive(Debug, Default)]
-struct Given {
-    json: bool,
-    timeout: Option<Duration>,
-    headers: Vec<(String, String)>,
-    redirects: Option<RedirectPolicy>,
-    env: Vec<(String, String)>,
-    namespaces_of: Option<u32>,
-    exec_cgroup: Option<String>,
+pub struct Given {
+    pub json: bool,
+    pub timeout: Option<Duration>,
+    pub headers: Vec<(String, String)>,
+    pub redirects: Option<RedirectPolicy>,
+    pub env: Vec<(String, String)>,
+    pub namespaces_of: Option<u32>,
+    pub exec_cgroup: Option<String>,
     target: Option<String>,
     command: Option<Vec<OsString>>,
-    tls: TlsArgs,
-    extensions: crate::extensions::CheckFlags,
-    kinds: crate::kinds::KindFlags,
-}
-
-/// Parses the arguments after `check`; `Ok(None)` when help was printed.
-pub fn parse(mut p: Parser) -> Result<Option<CheckArgs>, Failure> {
-    let mut g = Given::default();
-    loop {
-        if let Some(argv) = p.after_double_dash() {
-            g.command(&p, argv)?;
-            break;
-        }
-        match p.next()? {
-            None => break,
-            Some(Token::Value(v)) => g.target(&p, v)?,
-            Some(Token::Option(opt)) => {
-                if opt == "-h" || opt == "--help" {
-                    print!("{}", usage::CHECK);
-                    return Ok(None);
-                }
-                g.option(&mut p, &opt)?;
-            }
-        }
-    }
-    g.build(&p).map(Some)
+    pub tls: TlsArgs,
+    pub extensions: crate::extensions::CheckFlags,
+    pub kinds: crate::kinds::KindFlags,
 }
 
 impl Given {
-    /// One option and its value.
-    fn option(&mut self, p: &mut Parser, opt: &str) -> Result<(), Failure> {
-        match opt {
-            "--json" => self.json = true,
-            "--tls" => self.tls.note("--tls"),
-            "--starttls" => {
-                self.tls.note("--starttls");
-                self.extensions.note_starttls();
-            }
-            "--tls-verify" => self.tls.note("--tls-verify"),
-            "--tls-ca" | "--tls-cert" | "--tls-key" => self.tls.file(opt, p.path(opt)?),
-            "--tls-server-name" => self.tls.server_name(p.text(opt)?),
-            "--tls-min-version" | "--tls-max-version" => {
-                let v = p.text(opt)?;
-                self.tls.version(p, opt, &v)?;
-            }
-            "--timeout" => {
-                let v = p.text(opt)?;
-                self.timeout = Some(timeout(p, &v)?);
-            }
-            "-H" | "--header" => {
-                let v = p.text(opt)?;
-                self.headers.push(parse_header(&v).map_err(|e| p.usage(e))?);
-            }
-            "--redirects" => {
-                let v = p.text(opt)?;
-                self.redirects = Some(redirects(p, &v)?);
-            }
-            "-e" | "--env" => {
-                let v = p.text(opt)?;
-                self.env.push(env_var(p, &v)?);
-            }
-            "--namespaces-of" => {
-                let v = p.text(opt)?;
-                self.namespaces_of = Some(pid(p, &v)?);
-            }
-            "--exec-cgroup" => self.exec_cgroup = Some(p.text(opt)?),
-            _ if self.extensions.take(p, opt)? => {}
-            _ if self.kinds.take(p, opt)? => {}
-            _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober check'"))),
-        }
-        Ok(())
-    }
-
     /// A TARGET.
-    fn target(&mut self, p: &Parser, v: OsString) -> Result<(), Failure> {
+    pub fn target(&mut self, p: &Parser, v: OsString) -> Result<(), Failure> {
         if self.target.is_some() || self.command.is_some() {
             let v = v.to_string_lossy();
             return Err(p.usage(format!("unexpected argument '{v}' (one TARGET only)")));
@@ -275,7 +194,7 @@ impl Given {
     }
 
     /// `-- CMD [ARG...]`.
-    fn command(&mut self, p: &Parser, argv: Vec<OsString>) -> Result<(), Failure> {
+    pub fn command(&mut self, p: &Parser, argv: Vec<OsString>) -> Result<(), Failure> {
         if self.target.is_some() {
             return Err(p.usage("give either a TARGET or '-- CMD', not both"));
         }
@@ -287,7 +206,7 @@ impl Given {
     }
 
     /// The spec: the target's, with the options applied and checked against it.
-    fn build(self, p: &Parser) -> Result<CheckArgs, Failure> {
+    pub fn build(self, p: &Parser) -> Result<CheckArgs, Failure> {
         let unix = self.extensions.unix_socket(p)?;
         let (mut spec, kind) = match (&self.target, self.command) {
             (Some(t), None) => parse_target(t, unix.is_some()).map_err(|e| p.usage(e))?,
@@ -301,41 +220,31 @@ impl Given {
         if let Some(t) = self.timeout {
             spec.set_timeout(t).map_err(|e| p.usage(format!("--timeout: {e}")))?;
         }
-        if !self.headers.is_empty() && !kind.is_http() {
-            return Err(p.usage("-H/--header applies to http:// and https:// targets only"));
-        }
+        // A flag for one kind of target: refused on the others, named in the message.
+        let only = |ok: bool, m: String| if ok { Ok(()) } else { Err(p.usage(m)) };
+        let http = "to http:// and https:// targets only";
+        let exec = "to command targets ('-- CMD [ARG...]') only";
+        only(self.headers.is_empty() || kind.is_http(), format!("-H/--header applies {http}"))?;
         for (name, value) in &self.headers {
             spec.add_header(name, value).map_err(|e| p.usage(format!("bad header: {e}")))?;
         }
         if let Some(policy) = self.redirects {
-            if !kind.is_http() {
-                return Err(p.usage("--redirects applies to http:// and https:// targets only"));
-            }
+            only(kind.is_http(), format!("--redirects applies {http}"))?;
             spec.set_redirect_policy(policy);
         }
-        if !self.env.is_empty() && kind != Kind::Exec {
-            return Err(p.usage("--env applies to command targets ('-- CMD [ARG...]') only"));
-        }
+        only(self.env.is_empty() || kind == Kind::Exec, format!("--env applies {exec}"))?;
         for (name, value) in &self.env {
             spec.set_env(name, value).map_err(|e| p.usage(format!("bad --env: {e}")))?;
         }
         if let Some(pid) = self.namespaces_of {
-            if kind != Kind::Exec {
-                return Err(
-                    p.usage("--namespaces-of applies to command targets ('-- CMD [ARG...]') only")
-                );
-            }
-            spec.set_namespaces_of(Some(pid))
-                .map_err(|e| p.usage(format!("--namespaces-of: {e}")))?;
+            only(kind == Kind::Exec, format!("--namespaces-of applies {exec}"))?;
+            let set = spec.set_namespaces_of(Some(pid));
+            set.map_err(|e| p.usage(format!("--namespaces-of: {e}")))?;
         }
         if let Some(dir) = &self.exec_cgroup {
-            if kind != Kind::Exec {
-                return Err(
-                    p.usage("--exec-cgroup applies to command targets ('-- CMD [ARG...]') only")
-                );
-            }
-            spec.set_exec_cgroup(Some(dir.into()))
-                .map_err(|e| p.usage(format!("--exec-cgroup: {e}")))?;
+            only(kind == Kind::Exec, format!("--exec-cgroup applies {exec}"))?;
+            let set = spec.set_exec_cgroup(Some(dir.into()));
+            set.map_err(|e| p.usage(format!("--exec-cgroup: {e}")))?;
         }
         if let Some(socket) = unix {
             if !kind.is_http() && kind != Kind::Grpc {
@@ -363,17 +272,17 @@ fn exec_spec(p: &Parser, argv: Vec<OsString>) -> Result<ProbeSpec, Failure> {
 }
 
 /// `--namespaces-of PID`: a process ID.
-fn pid(p: &Parser, v: &str) -> Result<u32, Failure> {
+pub fn pid(p: &Parser, v: &str) -> Result<u32, Failure> {
     v.parse().map_err(|_| p.usage(format!("bad --namespaces-of '{v}' (expected a process ID)")))
 }
 
 /// `--timeout DUR`: a positive duration.
-fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
+pub fn timeout(p: &Parser, v: &str) -> Result<Duration, Failure> {
     duration::parse_positive(v).map_err(|e| p.usage(format!("--timeout: {e}")))
 }
 
 /// `--redirects POLICY`.
-fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
+pub fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
     RedirectPolicy::parse(v).ok_or_else(|| {
         p.usage(format!(
             "bad --redirects '{v}' (expected same-host, same-origin, none or any-host)"
@@ -382,7 +291,7 @@ fn redirects(p: &Parser, v: &str) -> Result<RedirectPolicy, Failure> {
 }
 
 /// `--env NAME=VALUE`.
-fn env_var(p: &Parser, v: &str) -> Result<(String, String), Failure> {
+pub fn env_var(p: &Parser, v: &str) -> Result<(String, String), Failure> {
     let Some((name, value)) = v.split_once('=') else {
         return Err(p.usage(format!("bad --env '{v}' (expected NAME=VALUE)")));
     };
@@ -390,7 +299,7 @@ fn env_var(p: &Parser, v: &str) -> Result<(String, String), Failure> {
 }
 
 /// `Name: value` (the value may be empty: `User-Agent:` removes that default header).
-fn parse_header(h: &str) -> Result<(String, String), String> {
+pub fn parse_header(h: &str) -> Result<(String, String), String> {
     match h.split_once(':') {
         Some((name, value)) if !name.is_empty() => {
             Ok((name.to_string(), value.trim_matches(|c| c == ' ' || c == '\t').to_string()))
@@ -552,7 +461,7 @@ mod tests {
     use crate::args::EXIT_USAGE;
 
     fn parse_args(v: &[&str]) -> Result<Option<CheckArgs>, Failure> {
-        parse(Parser::new(v.iter().map(OsString::from).collect(), "check"))
+        crate::check_flags::parse(Parser::new(v.iter().map(OsString::from).collect(), "check"))
     }
 
     #[test]

@@ -1,45 +1,26 @@
-//! Durations on the command line (`500ms`, `2s`, `1.5s`, `1m`, `1h`) and in output.
+//! Durations on the command line and in output. The options read Go's grammar (`500ms`, `2s`,
+//! `1.5s`, `1m30s`, `1h`; prober-yaml's [`duration`](prober_yaml::duration), shared with the
+//! files `prober serve` and `prober watch` read) as lengths of time: never negative.
 
 use std::time::Duration;
 
-/// Parses `<number><unit>` with unit `ms`, `s`, `m` or `h`; the number may have a fraction.
-/// A bare number is refused: it is too easy to mean seconds and get milliseconds or the reverse.
-/// A well-formed duration too long to hold ([`MAX_HOURS`] and more) gets its own message, so
-/// that `100000000h` is not reported as malformed.
-pub fn parse(s: &str) -> Result<Duration, String> {
-    let bad = || format!("bad duration '{s}' (expected a number and a unit: 500ms, 2s, 1m, 1h)");
-    let too_long = || format!("duration '{s}' out of range: at most {MAX_HOURS}h");
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(bad)?;
-    let (num, unit) = s.split_at(split);
-    let nanos_per_unit: u128 = match unit {
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "m" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        _ => return Err(bad()),
-    };
-    let (int, frac) = match num.split_once('.') {
-        Some((i, f)) => (i, f),
-        None => (num, ""),
-    };
-    if (int.is_empty() && frac.is_empty()) || frac.contains('.') || frac.len() > 9 {
-        return Err(bad());
-    }
-    // `int` is digits only here: the one way its parse can fail is a number too large.
-    let int: u128 = if int.is_empty() { 0 } else { int.parse().map_err(|_| too_long())? };
-    let mut nanos = int.checked_mul(nanos_per_unit).ok_or_else(too_long)?;
-    if !frac.is_empty() {
-        let digits: u128 = frac.parse().map_err(|_| bad())?;
-        let scale = 10u128.pow(frac.len() as u32);
-        nanos += digits * nanos_per_unit / scale;
-    }
-    let nanos = u64::try_from(nanos).map_err(|_| too_long())?;
-    Ok(Duration::from_nanos(nanos))
-}
+use prober_yaml::duration::{DurationError, MAX_LENGTH_HOURS, parse_length};
 
-/// The longest duration [`parse`] accepts, in whole hours: what nanoseconds in a `u64` hold
-/// (about 584 years).
-pub const MAX_HOURS: u64 = u64::MAX / 3_600_000_000_000;
+/// Parses a length of time in Go's grammar. A bare number other than `0` is refused: it is too
+/// easy to mean seconds and get milliseconds or the reverse. A well-formed duration too long to
+/// hold ([`MAX_LENGTH_HOURS`] and more) gets its own message, so that `100000000h` is not
+/// reported as malformed.
+pub fn parse(s: &str) -> Result<Duration, String> {
+    parse_length(s).map_err(|e| match e {
+        DurationError::Malformed => {
+            format!("bad duration '{s}' (expected a number and a unit: 500ms, 2s, 1m30s, 1h)")
+        }
+        DurationError::Negative => format!("bad duration '{s}' (a length of time, not negative)"),
+        DurationError::TooLong => {
+            format!("duration '{s}' out of range: at most {MAX_LENGTH_HOURS}h")
+        }
+    })
+}
 
 /// [`parse`], for a duration that must be more than zero (a timeout, a run's length).
 pub fn parse_positive(s: &str) -> Result<Duration, String> {
@@ -68,37 +49,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_units_and_fractions() {
+    fn parses_go_durations_as_lengths() {
         assert_eq!(parse("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse("2s"), Ok(Duration::from_secs(2)));
-        assert_eq!(parse("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse("1.5h"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse(".25s"), Ok(Duration::from_millis(250)));
-        assert_eq!(parse("0.5ms"), Ok(Duration::from_micros(500)));
-        assert_eq!(parse("0s"), Ok(Duration::ZERO));
-    }
-
-    #[test]
-    fn refuses_the_rest() {
-        for s in ["", "5", "s", "1.s.", "1..2s", "1x", "-1s", "1 s", "1sec", "1.2.3s", ".s"] {
+        assert_eq!(parse("0"), Ok(Duration::ZERO));
+        for s in ["", "5", "s", "1.s.", "1..2s", "1x", "1 s", "1sec", "1.2.3s", ".s"] {
             let e = parse(s).unwrap_err();
-            assert!(e.starts_with("bad duration"), "{s}: {e}");
+            assert!(e.starts_with(&format!("bad duration '{s}' (expected")), "{s}: {e}");
         }
+        assert_eq!(parse("-1s"), Err("bad duration '-1s' (a length of time, not negative)".into()));
     }
 
     #[test]
     fn too_long_is_out_of_range_not_malformed() {
-        assert_eq!(MAX_HOURS, 5_124_095);
+        assert_eq!(MAX_LENGTH_HOURS, 5_124_095);
         assert_eq!(parse("5124095h"), Ok(Duration::from_secs(5_124_095 * 3600)));
         for s in
             ["100000000h", "99999999999999999999h", "999999999999999999999999999999999999999ms"]
         {
-            assert_eq!(
-                parse(s),
-                Err(format!("duration '{s}' out of range: at most 5124095h")),
-                "{s}"
-            );
+            let want = format!("duration '{s}' out of range: at most 5124095h");
+            assert_eq!(parse(s), Err(want), "{s}");
         }
         assert_eq!(
             parse_positive("5124096h"),
@@ -110,14 +82,10 @@ mod tests {
     fn positive() {
         assert_eq!(parse_positive("1ms"), Ok(Duration::from_millis(1)));
         assert_eq!(parse_positive("0s"), Err("must be positive (got '0s')".into()));
+        // Below a nanosecond is zero, as Go reads it.
         assert_eq!(
             parse_positive("0.0000000001s"),
-            Err("bad duration '0.0000000001s' (expected a number and a unit: 500ms, 2s, 1m, 1h)"
-                .into())
-        );
-        assert_eq!(
-            parse_positive("0.000000000s"),
-            Err("must be positive (got '0.000000000s')".into())
+            Err("must be positive (got '0.0000000001s')".into())
         );
     }
 

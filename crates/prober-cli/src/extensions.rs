@@ -1,8 +1,9 @@
-//! The `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
-//! `docs/semantics.md`): `--expect-status`, `--expect-body`, `--fail-if-body-cel`,
-//! `--expect-body-cel`, `--keep-alive`, `--max-redirects`, `--cookies`, `--compression`,
-//! `-x/--proxy`, `--proxy-header`, `--noproxy`, `--send`,
-//! `--expect`, and curl's `-X/--request` and `-d/--data`. The watch-file fields of the same
+//! What the `check` flags of the extensions beyond the kubelet (see "Beyond the kubelet" in
+//! `docs/semantics.md`) make of the probe once the target is known: `--expect-status`,
+//! `--expect-body`, the CEL flags, `--keep-alive`, `--max-redirects`, `--cookies`,
+//! `--compression`, the proxy flags, `--send`/`--expect` and their steps, curl's `-X` and `-d`,
+//! gRPC's request flags and the connection's (`--netns`, `-4`/`-6`, `--source-address`). The
+//! flags themselves are declared in `check_flags.rs`; the watch-file fields of the same
 //! extensions are prober-k8s's.
 
 use prober::{
@@ -12,121 +13,59 @@ use prober::{
 
 use crate::args::{Failure, Parser};
 
-/// The extension flags of `prober check`, as given.
+/// The extension flags of `prober check`, as given (by the table of `check_flags.rs`).
 #[derive(Debug, Default)]
 pub struct CheckFlags {
-    expect_status: Option<String>,
-    expect_body: Option<String>,
+    pub expect_status: Option<String>,
+    pub expect_body: Option<String>,
     /// `--fail-if-body-cel EXPR` and `--expect-body-cel EXPR` (blackbox_exporter's
     /// `fail_if_body_json_matches_cel` and `fail_if_body_json_not_matches_cel`).
-    fail_if_body_cel: Option<String>,
-    expect_body_cel: Option<String>,
-    send: Option<String>,
-    expect: Option<String>,
-    keep_alive: bool,
+    pub fail_if_body_cel: Option<String>,
+    pub expect_body_cel: Option<String>,
+    pub send: Option<String>,
+    pub expect: Option<String>,
+    pub keep_alive: bool,
     /// `--max-redirects N`, as given.
-    max_redirects: Option<String>,
+    pub max_redirects: Option<String>,
     /// `--cookies`: a cookie jar for the run.
-    cookies: bool,
+    pub cookies: bool,
     /// `--compression CODING`.
-    compression: Option<prober::Compression>,
+    pub compression: Option<prober::Compression>,
     /// curl's `-x/--proxy`, `--proxy-header` (repeated) and `--noproxy`.
-    proxy: Option<String>,
-    proxy_headers: Vec<String>,
-    noproxy: Option<String>,
-    method: Option<String>,
-    data: Option<String>,
-    unix_socket: Option<String>,
-    abstract_unix_socket: Option<String>,
-    rpc_headers: Vec<String>,
-    user_agent: Option<String>,
-    authority: Option<String>,
+    pub proxy: Option<String>,
+    pub proxy_headers: Vec<String>,
+    pub noproxy: Option<String>,
+    pub method: Option<String>,
+    pub data: Option<String>,
+    pub unix_socket: Option<String>,
+    pub abstract_unix_socket: Option<String>,
+    pub rpc_headers: Vec<String>,
+    pub user_agent: Option<String>,
+    pub authority: Option<String>,
     /// curl's `--http1.1` or `--http2-prior-knowledge`, the last one given.
-    http_version: Option<(&'static str, HttpVersion)>,
-    netns: Option<String>,
+    pub http_version: Option<(&'static str, HttpVersion)>,
+    pub netns: Option<String>,
     /// `--source-address ADDR`, as given.
-    source_address: Option<String>,
+    pub source_address: Option<String>,
     /// curl's `-4` / `-6`, or `--prefer-ipv4` / `--prefer-ipv6`: the last one given.
-    ip_family: Option<IpFamily>,
+    pub ip_family: Option<IpFamily>,
     /// `--send`, `--expect` and `--send-template` in command-line order (steps, see
     /// [`CheckFlags::steps`]).
-    exchange: Vec<(&'static str, String)>,
+    pub exchange: Vec<(&'static str, String)>,
     /// How many of `exchange` came before each `--starttls`.
-    starttls_at: Vec<usize>,
+    pub starttls_at: Vec<usize>,
 }
 
 impl CheckFlags {
-    /// Takes option `opt` (and its value) when it is one of these flags.
-    pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
-        if opt == "--keep-alive" {
-            self.keep_alive = true;
-            return Ok(true);
+    /// `--send`, `--expect` or `--send-template` (`name`) with its value, in order.
+    pub fn exchange(&mut self, name: &'static str, v: String) -> Result<(), Failure> {
+        match name {
+            "--send" => self.send = Some(v.clone()),
+            "--expect" => self.expect = Some(v.clone()),
+            _ => {}
         }
-        if opt == "--cookies" {
-            self.cookies = true;
-            return Ok(true);
-        }
-        if opt == "--max-redirects" {
-            self.max_redirects = Some(p.text(opt)?);
-            return Ok(true);
-        }
-        if opt == "--compression" {
-            let coding = p.text(opt)?.parse().map_err(|e| p.usage(format!("bad {opt} {e}")))?;
-            self.compression = Some(coding);
-            return Ok(true);
-        }
-        let version = match opt {
-            "--http1.1" => Some(("--http1.1", HttpVersion::Http1)),
-            "--http2-prior-knowledge" => Some(("--http2-prior-knowledge", HttpVersion::H2c)),
-            _ => None,
-        };
-        if version.is_some() {
-            self.http_version = version;
-            return Ok(true);
-        }
-        if let Some(family) = IpFamily::from_flag(opt) {
-            self.ip_family = Some(family);
-            return Ok(true);
-        }
-        if opt == "--proxy-header" {
-            self.proxy_headers.push(p.text(opt)?);
-            return Ok(true);
-        }
-        if opt == "--rpc-header" {
-            self.rpc_headers.push(p.text(opt)?);
-            return Ok(true);
-        }
-        if let Some(name) =
-            ["--send", "--expect", "--send-template"].into_iter().find(|n| *n == opt)
-        {
-            let v = p.text(opt)?;
-            self.exchange.push((name, v.clone()));
-            match name {
-                "--send" => self.send = Some(v),
-                "--expect" => self.expect = Some(v),
-                _ => {}
-            }
-            return Ok(true);
-        }
-        let slot = match opt {
-            "--expect-status" => &mut self.expect_status,
-            "--expect-body" => &mut self.expect_body,
-            "--fail-if-body-cel" => &mut self.fail_if_body_cel,
-            "--expect-body-cel" => &mut self.expect_body_cel,
-            "-X" | "--request" => &mut self.method,
-            "-d" | "--data" => &mut self.data,
-            "--unix-socket" => &mut self.unix_socket,
-            "--abstract-unix-socket" => &mut self.abstract_unix_socket,
-            "-A" | "--user-agent" => &mut self.user_agent,
-            "--authority" => &mut self.authority,
-            "--netns" => &mut self.netns,
-            "--source-address" => &mut self.source_address,
-            "-x" | "--proxy" => &mut self.proxy,
-            "--noproxy" => &mut self.noproxy,
-            _ => return Ok(false),
-        };
-        *slot = Some(p.text(opt)?);
-        Ok(true)
+        self.exchange.push((name, v));
+        Ok(())
     }
 
     /// Records where `--starttls` came among `--send`/`--expect` (for steps).

@@ -9,78 +9,40 @@ use prober::{DnsTransport, Pattern, ProbeKind, ProbeSpec};
 use crate::args::{Failure, Parser};
 use crate::duration;
 
-/// The flags of DNS and ICMP targets, as given.
+/// The flags of DNS and ICMP targets, as given (by the table of `check_flags.rs`).
 #[derive(Debug, Default)]
 pub struct KindFlags {
-    /// The first DNS flag given, for the message when the target is not `dns://`.
-    dns_flag: Option<&'static str>,
+    /// The first DNS flag given, as typed, for the message when the target is not `dns://`.
+    dns_flag: Option<String>,
     /// The first ICMP flag given, likewise.
-    icmp_flag: Option<&'static str>,
-    dns_type: Option<String>,
-    dns_class: Option<String>,
-    dns_tcp: bool,
-    dns_tcp_fallback: bool,
-    dns_no_recursion: bool,
-    dns_edns: Option<String>,
-    valid_rcodes: Option<String>,
-    expect_answer: Vec<String>,
-    count: Option<String>,
-    interval: Option<String>,
-    payload_size: Option<String>,
-    ttl: Option<String>,
-    dont_fragment: bool,
-    max_loss: Option<String>,
+    icmp_flag: Option<String>,
+    pub dns_type: Option<String>,
+    pub dns_class: Option<String>,
+    pub dns_tcp: bool,
+    pub dns_tcp_fallback: bool,
+    pub dns_no_recursion: bool,
+    pub dns_edns: Option<String>,
+    pub valid_rcodes: Option<String>,
+    pub expect_answer: Vec<String>,
+    pub count: Option<String>,
+    pub interval: Option<String>,
+    pub payload_size: Option<String>,
+    pub ttl: Option<String>,
+    pub dont_fragment: bool,
+    pub max_loss: Option<String>,
 }
 
-const DNS_FLAGS: &[&str] = &[
-    "--dns-type",
-    "--dns-class",
-    "--dns-tcp",
-    "--dns-tcp-fallback",
-    "--dns-no-recursion",
-    "--dns-edns",
-    "--valid-rcodes",
-    "--expect-answer",
-];
-const ICMP_FLAGS: &[&str] = &[
-    "-c",
-    "--count",
-    "--interval",
-    "-s",
-    "--payload-size",
-    "--ttl",
-    "--dont-fragment",
-    "--max-loss",
-];
-
 impl KindFlags {
-    /// Takes option `opt` (and its value) when it is one of these flags.
-    pub fn take(&mut self, p: &mut Parser, opt: &str) -> Result<bool, Failure> {
-        if let Some(&name) = DNS_FLAGS.iter().find(|n| **n == opt) {
-            self.dns_flag.get_or_insert(name);
-            match name {
-                "--dns-tcp" => self.dns_tcp = true,
-                "--dns-tcp-fallback" => self.dns_tcp_fallback = true,
-                "--dns-no-recursion" => self.dns_no_recursion = true,
-                "--dns-type" => self.dns_type = Some(p.text(opt)?),
-                "--dns-class" => self.dns_class = Some(p.text(opt)?),
-                "--dns-edns" => self.dns_edns = Some(p.text(opt)?),
-                "--valid-rcodes" => self.valid_rcodes = Some(p.text(opt)?),
-                _ => self.expect_answer.push(p.text(opt)?),
-            }
-            return Ok(true);
-        }
-        let Some(&name) = ICMP_FLAGS.iter().find(|n| **n == opt) else { return Ok(false) };
-        self.icmp_flag.get_or_insert(name);
-        match name {
-            "--dont-fragment" => self.dont_fragment = true,
-            "-c" | "--count" => self.count = Some(p.text(opt)?),
-            "--interval" => self.interval = Some(p.text(opt)?),
-            "-s" | "--payload-size" => self.payload_size = Some(p.text(opt)?),
-            "--ttl" => self.ttl = Some(p.text(opt)?),
-            _ => self.max_loss = Some(p.text(opt)?),
-        }
-        Ok(true)
+    /// Notes DNS flag `name` (as typed) and gives the flags to set it in.
+    pub fn dns(&mut self, name: &str) -> &mut KindFlags {
+        self.dns_flag.get_or_insert_with(|| name.to_string());
+        self
+    }
+
+    /// Notes ICMP flag `name` (as typed) and gives the flags to set it in.
+    pub fn icmp(&mut self, name: &str) -> &mut KindFlags {
+        self.icmp_flag.get_or_insert_with(|| name.to_string());
+        self
     }
 
     /// Applies the flags to `spec`, refusing those of the other kinds. `timeout_given`: without
@@ -96,7 +58,7 @@ impl KindFlags {
     ) -> Result<(), Failure> {
         match &mut spec.kind {
             ProbeKind::Dns(d) => {
-                if let Some(flag) = self.icmp_flag {
+                if let Some(flag) = &self.icmp_flag {
                     return Err(args.usage(format!("{flag} applies to icmp:// targets only")));
                 }
                 if d.transport == DnsTransport::Tls && !target.is_some_and(dns_port_given) {
@@ -105,12 +67,12 @@ impl KindFlags {
                 self.apply_dns(args, d)
             }
             ProbeKind::Icmp(_) => {
-                if let Some(flag) = self.dns_flag {
+                if let Some(flag) = &self.dns_flag {
                     return Err(args.usage(format!("{flag} applies to dns:// targets only")));
                 }
                 self.apply_icmp(args, spec, timeout_given)
             }
-            _ => match (self.dns_flag, self.icmp_flag) {
+            _ => match (&self.dns_flag, &self.icmp_flag) {
                 (Some(flag), _) => {
                     Err(args.usage(format!("{flag} applies to dns:// targets only")))
                 }

@@ -11,8 +11,10 @@
 
 mod args;
 mod check;
+mod check_flags;
 mod duration;
 mod extensions;
+mod flags;
 mod kinds;
 mod output;
 mod serve;
@@ -51,9 +53,9 @@ fn run(mut argv: Vec<OsString>) -> Result<i32, Failure> {
         }
         "help" => {
             match rest.first().and_then(|c| c.to_str()) {
-                Some("check") => print!("{}", usage::CHECK),
-                Some("watch") => print!("{}", usage::WATCH),
-                Some("serve") => print!("{}", usage::SERVE),
+                Some("check") => print!("{}", check_flags::CHECK.help()),
+                Some("watch") => print!("{}", watch::WATCH.help()),
+                Some("serve") => print!("{}", serve::SERVE.help()),
                 _ => print!("{}", usage::MAIN),
             }
             Ok(0)
@@ -62,7 +64,7 @@ fn run(mut argv: Vec<OsString>) -> Result<i32, Failure> {
             println!("prober {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
-        "check" => match check::parse(Parser::new(rest, "check"))? {
+        "check" => match check_flags::parse(Parser::new(rest, "check"))? {
             Some(a) => check::run(&a),
             None => Ok(0),
         },

@@ -18,8 +18,12 @@ use std::time::Duration;
 use prober_blackbox::{EngineDriver, Exporter, Request};
 use prober_watch::endpoints;
 
-use crate::args::{Failure, Parser, Token};
+use crate::args::{Failure, Parser};
+use crate::duration;
+use crate::flags::{Command, Flag, Operands, Section, help, path, put, set, switch, text};
+use crate::serve_reload::parse_interval;
 use crate::serve_reload::{ConfigFile, DEFAULT_AUTO_RELOAD_SECONDS, Reloader};
+use prober_watch::metrics::parse_addr;
 
 /// What `prober serve` was asked.
 #[derive(Debug)]
@@ -38,63 +42,113 @@ pub struct ServeArgs {
 /// The largest `--history.limit`: twice that many outputs of at most 64 KiB are kept.
 const MAX_HISTORY_LIMIT: usize = 10_000;
 
+/// The options of `prober serve` as given: the required ones may still be missing.
+#[derive(Debug)]
+pub struct Given {
+    config: Option<PathBuf>,
+    listen: Option<SocketAddr>,
+    timeout_offset: Duration,
+    web_config: Option<PathBuf>,
+    auto_reload: bool,
+    auto_reload_seconds: u64,
+    history_limit: usize,
+}
+
+impl Operands for Given {
+    fn operand(&mut self, p: &Parser, v: OsString) -> Result<(), Failure> {
+        Err(p.usage(format!("unexpected argument '{}'", v.to_string_lossy())))
+    }
+}
+
 /// Parses `prober serve` options; `None` after `--help`.
 pub fn parse(mut p: Parser) -> Result<Option<ServeArgs>, Failure> {
-    let (mut config, mut listen, mut offset, mut web_config) =
-        (None, None, prober_blackbox::DEFAULT_TIMEOUT_OFFSET, None);
-    let (mut auto_reload, mut auto_reload_seconds) = (false, DEFAULT_AUTO_RELOAD_SECONDS);
-    let mut history_limit = prober_blackbox::DEFAULT_HISTORY_LIMIT;
-    while let Some(tok) = p.next()? {
-        match tok {
-            Token::Option(o) if o == "-h" || o == "--help" => {
-                print!("{}", crate::usage::SERVE);
-                return Ok(None);
-            }
-            Token::Option(o) if o == "--config" => config = Some(PathBuf::from(p.value(&o)?)),
-            Token::Option(o) if o == "--web-config" => web_config = Some(p.path(&o)?),
-            Token::Option(o) if o == "--config.enable-auto-reload" => auto_reload = true,
-            Token::Option(o) if o == "--history.limit" => {
-                let v = p.text(&o)?;
-                history_limit =
-                    v.trim().parse().ok().filter(|n| *n <= MAX_HISTORY_LIMIT).ok_or_else(|| {
-                        p.usage(format!("{o}: {v:?}: a whole number up to {MAX_HISTORY_LIMIT}"))
-                    })?;
-            }
-            Token::Option(o) if o == "--config.auto-reload-interval" => {
-                let v = p.text(&o)?;
-                auto_reload_seconds = crate::serve_reload::parse_interval(&v)
-                    .map_err(|e| p.usage(format!("{o}: {e}")))?;
-            }
-            Token::Option(o) if o == "--listen" => {
-                let v = p.value(&o)?;
-                let v = v.to_string_lossy();
-                listen = Some(
-                    prober_watch::metrics::parse_addr(&v)
-                        .map_err(|e| p.usage(format!("--listen: {e}")))?,
-                );
-            }
-            Token::Option(o) if o == "--timeout-offset" => {
-                let v: OsString = p.value(&o)?;
-                offset = crate::duration::parse(&v.to_string_lossy())
-                    .map_err(|e| p.usage(format!("--timeout-offset: {e}")))?;
-            }
-            Token::Option(o) => return Err(p.usage(format!("unknown option '{o}'"))),
-            Token::Value(v) => {
-                return Err(p.usage(format!("unexpected argument '{}'", v.to_string_lossy())));
-            }
-        }
+    let mut g = Given {
+        config: None,
+        listen: None,
+        timeout_offset: prober_blackbox::DEFAULT_TIMEOUT_OFFSET,
+        web_config: None,
+        auto_reload: false,
+        auto_reload_seconds: DEFAULT_AUTO_RELOAD_SECONDS,
+        history_limit: prober_blackbox::DEFAULT_HISTORY_LIMIT,
+    };
+    if !SERVE.parse(&mut p, &mut g)? {
+        return Ok(None);
     }
-    let config = config.ok_or_else(|| p.usage("missing --config FILE"))?;
-    let listen = listen.ok_or_else(|| p.usage("missing --listen ADDR"))?;
+    let config = g.config.ok_or_else(|| p.usage("missing --config FILE"))?;
+    let listen = g.listen.ok_or_else(|| p.usage("missing --listen ADDR"))?;
     Ok(Some(ServeArgs {
         config,
         listen,
-        timeout_offset: offset,
-        web_config,
-        auto_reload,
-        auto_reload_seconds,
-        history_limit,
+        timeout_offset: g.timeout_offset,
+        web_config: g.web_config,
+        auto_reload: g.auto_reload,
+        auto_reload_seconds: g.auto_reload_seconds,
+        history_limit: g.history_limit,
     }))
+}
+
+/// `prober serve`.
+pub static SERVE: Command<Given> = Command {
+    name: "serve",
+    head: HEAD,
+    sections: &[Section { title: "Options:", flags: FLAGS, note: "" }],
+    tail: "",
+    column: 25,
+    unknown_names_command: false,
+};
+
+const HEAD: &str = "\
+Usage: prober serve --config FILE --listen ADDR [--timeout-offset DUR] [--web-config FILE]
+                    [--config.enable-auto-reload] [--config.auto-reload-interval SECONDS]
+                    [--history.limit N]
+
+Serves blackbox_exporter's interface: /probe?target=T&module=M (add &debug=true for an
+explanation), /metrics (its own), /config (the modules loaded, credentials as <secret>),
+/logs?target=T (the explanation of a recent probe) and a status page at /. FILE is a
+blackbox_exporter module file (modules with prober http, tcp, grpc, unix, icmp or dns); a
+module may add an allow-list of targets:
+
+  modules:
+    http_2xx:
+      prober: http
+      allow: {hosts: ['*.example.com'], networks: ['10.0.0.0/8'], ports: [80, 443]}
+    unix_socket:
+      prober: unix
+      allow: {paths: ['/run/app/']}
+
+A refused target is answered 403. Each probe's timeout is the module's, or the scrape's
+(X-Prometheus-Scrape-Timeout-Seconds) less the offset (default 500ms) when smaller.
+
+FILE is read again on SIGHUP and on POST /-/reload; a file that is not valid leaves the
+modules in force (blackbox_exporter_config_last_reload_successful 0 on /metrics).
+";
+
+#[rustfmt::skip]
+const FLAGS: &[Flag<Given>] = &[
+    path("--config", "FILE", |g, _, v| set(&mut g.config, v), "the module file"),
+    text("--listen", "ADDR",
+        |g, p, o, v| set(&mut g.listen, parse_addr(&v).map_err(p.named(o))?),
+        "IP:PORT, [IPV6]:PORT or :PORT"),
+    text("--timeout-offset", "DUR",
+        |g, p, o, v| put(&mut g.timeout_offset, duration::parse(&v).map_err(p.named(o))?),
+        "kept from the scrape's timeout for the answer (default 500ms)"),
+    path("--web-config", "FILE", |g, _, v| set(&mut g.web_config, v),
+        "TLS, client certificates and basic auth for every endpoint, in the\n\
+         Prometheus exporter-toolkit's format (as prober watch --web-config)"),
+    switch("--config.enable-auto-reload", |g| g.auto_reload = true,
+        "also read FILE again every --config.auto-reload-interval"),
+    text("--config.auto-reload-interval", "SECONDS",
+        |g, p, o, v| put(&mut g.auto_reload_seconds, parse_interval(&v).map_err(p.named(o))?),
+        "whole seconds between automatic reloads (default 30; 30s, 1m too)"),
+    text("--history.limit", "N", |g, p, o, v| put(&mut g.history_limit, history_limit(p, o, &v)?),
+        "probes /logs keeps (default 100; as many failures more)"),
+    help(),
+];
+
+/// `--history.limit N`: a whole number up to [`MAX_HISTORY_LIMIT`].
+fn history_limit(p: &Parser, opt: &str, v: &str) -> Result<usize, Failure> {
+    let n = v.trim().parse().ok().filter(|n| *n <= MAX_HISTORY_LIMIT);
+    n.ok_or_else(|| p.usage(format!("{opt}: {v:?}: a whole number up to {MAX_HISTORY_LIMIT}")))
 }
 
 /// Loads the modules, starts the engine and serves until the process is ended, reloading the

@@ -178,12 +178,41 @@ fn say(line: &str) {
     let _ = writeln!(io::stderr(), "prober serve: {line}");
 }
 
-/// `--config.auto-reload-interval`: whole seconds, at least 1 (blackbox_exporter's is an
-/// unsigned number of seconds; its 0 would never reload).
+/// `--config.auto-reload-interval`: whole seconds, at least 1, as a plain number (`30`, as
+/// before) or a Go duration (`30s`, `1m`, as Prometheus's flag of that name); a 0 would never
+/// reload.
 pub fn parse_interval(v: &str) -> Result<u64, String> {
-    match v.trim().parse::<u64>() {
-        Ok(0) => Err("0: at least 1 second".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("{v:?}: a whole number of seconds (30)")),
+    let whole = || format!("{v:?}: a whole number of seconds (30, 30s or 1m)");
+    let seconds = match v.trim().parse::<u64>() {
+        Ok(n) => n,
+        Err(_) => {
+            let d = crate::duration::parse(v.trim()).map_err(|_| whole())?;
+            if d.subsec_nanos() != 0 {
+                return Err(whole());
+            }
+            d.as_secs()
+        }
+    };
+    match seconds {
+        0 => Err(format!("{v}: at least 1 second")),
+        n => Ok(n),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_interval;
+
+    #[test]
+    fn reload_intervals_in_seconds_or_go_durations() {
+        assert_eq!(parse_interval("30"), Ok(30));
+        assert_eq!(parse_interval("30s"), Ok(30));
+        assert_eq!(parse_interval("1m30s"), Ok(90));
+        assert_eq!(parse_interval("0"), Err("0: at least 1 second".into()));
+        assert_eq!(parse_interval("0s"), Err("0s: at least 1 second".into()));
+        for bad in ["1.5s", "500ms", "-1s", "soon", "1.5"] {
+            let want = format!("{bad:?}: a whole number of seconds (30, 30s or 1m)");
+            assert_eq!(parse_interval(bad), Err(want), "{bad}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! `prober watch`: the engine on a watch file or a manifest, one line per published change.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::ffi::OsStrExt;
@@ -9,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use prober::{Engine, EngineConfig, EngineError, ProbeResult, Reason, Role, TargetId};
 
-use crate::args::{EXIT_FAILURE, Failure, Parser, Token, escape_for_terminal};
+use crate::args::{EXIT_FAILURE, Failure, Parser, escape_for_terminal};
+use crate::duration;
+use crate::flags::{Command, Flag, Operands, Section, help, path, put, set, switch, text};
 use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
-use crate::{duration, usage};
 use prober_k8s::ports::PortMap;
 use prober_k8s::{LoadError, TargetPlan, manifest};
 use prober_watch::hooks::{self, Change, HookCommand, Hooks};
@@ -32,7 +34,7 @@ pub struct WatchArgs {
 }
 
 /// The options of `prober watch`, besides its input.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Options {
     host: String,
     ports: PortMap,
@@ -55,7 +57,7 @@ struct Options {
 
 /// The arguments of `prober watch` as given: the input may still be missing.
 #[derive(Debug)]
-struct Given {
+pub struct Given {
     input: Option<Input>,
     opts: Options,
 }
@@ -64,29 +66,10 @@ struct Given {
 pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let mut g = Given {
         input: None,
-        opts: Options {
-            host: "127.0.0.1".to_string(),
-            ports: PortMap::default(),
-            json: false,
-            for_dur: None,
-            until_ready: false,
-            every_run: false,
-            metrics: None,
-            health: None,
-            web_config: None,
-            on_change: None,
-            hook_timeout: None,
-        },
+        opts: Options { host: "127.0.0.1".to_string(), ..Options::default() },
     };
-    while let Some(token) = p.next()? {
-        match token {
-            Token::Value(v) => g.input(&p, Input::File(PathBuf::from(v)))?,
-            Token::Option(opt) if opt == "-h" || opt == "--help" => {
-                print!("{}", usage::WATCH);
-                return Ok(None);
-            }
-            Token::Option(opt) => g.option(&mut p, &opt)?,
-        }
+    if !WATCH.parse(&mut p, &mut g)? {
+        return Ok(None);
     }
     let Some(input) = g.input else {
         return Err(p.usage("missing FILE (a watch file, or --manifest FILE)"));
@@ -119,60 +102,14 @@ impl WatchArgs {
     }
 }
 
-impl Given {
-    /// One option and its value.
-    fn option(&mut self, p: &mut Parser, opt: &str) -> Result<(), Failure> {
-        match opt {
-            "--json" => self.opts.json = true,
-            "--until-ready" => self.opts.until_ready = true,
-            "--every-run" => self.opts.every_run = true,
-            "--metrics" => {
-                let v = p.text(opt)?;
-                let addr =
-                    metrics::parse_addr(&v).map_err(|e| p.usage(format!("--metrics: {e}")))?;
-                self.opts.metrics = Some(addr);
-            }
-            "--health-listen" => {
-                let v = p.text(opt)?;
-                let addr = metrics::parse_addr(&v)
-                    .map_err(|e| p.usage(format!("--health-listen: {e}")))?;
-                self.opts.health = Some(addr);
-            }
-            "--web-config" => self.opts.web_config = Some(p.path(opt)?),
-            "--on-change" => {
-                let v = p.text(opt)?;
-                let words =
-                    hooks::split_words(&v).map_err(|e| p.usage(format!("--on-change: {e}")))?;
-                self.opts.on_change = Some(words);
-            }
-            "--on-change-timeout" => {
-                let v = p.text(opt)?;
-                let d = duration::parse_positive(&v)
-                    .map_err(|e| p.usage(format!("--on-change-timeout: {e}")))?;
-                self.opts.hook_timeout = Some(d);
-            }
-            "--for" => {
-                let v = p.text(opt)?;
-                self.opts.for_dur =
-                    Some(duration::parse_positive(&v).map_err(|e| p.usage(format!("--for: {e}")))?);
-            }
-            "--host" => {
-                let v = p.text(opt)?;
-                self.opts.host = host(p, &v)?;
-            }
-            "--port" => {
-                let v = p.text(opt)?;
-                self.opts.ports.add(&v).map_err(|e| p.usage(e))?;
-            }
-            "--manifest" => {
-                let v = p.path(opt)?;
-                self.input(p, Input::Manifest(v))?;
-            }
-            _ => return Err(p.usage(format!("unknown option '{opt}' for 'prober watch'"))),
-        }
-        Ok(())
+impl Operands for Given {
+    /// FILE.
+    fn operand(&mut self, p: &Parser, v: OsString) -> Result<(), Failure> {
+        self.input(p, Input::File(PathBuf::from(v)))
     }
+}
 
+impl Given {
     /// FILE or `--manifest FILE`: one of them, once.
     fn input(&mut self, p: &Parser, i: Input) -> Result<(), Failure> {
         if self.input.is_some() {
@@ -182,6 +119,115 @@ impl Given {
         Ok(())
     }
 }
+
+/// `prober watch`.
+pub static WATCH: Command<Given> = Command {
+    name: "watch",
+    head: HEAD,
+    sections: &[Section { title: "Options:", flags: FLAGS, note: "" }],
+    tail: "
+Exit status: 0 done (or ready with --until-ready), 1 not ready when --for ended or on a
+signal with --until-ready, 64 bad arguments or bad file (a --web-config too), 66 file not
+readable, 70 the --metrics or --health-listen address cannot be bound.
+SIGINT and SIGTERM stop the watch cleanly.
+Under systemd (Type=notify, NOTIFY_SOCKET set): READY=1 once every target has its first
+verdict, STATUS= on change, WATCHDOG=1 while the watch makes progress, STOPPING=1 at the end.
+",
+    column: 20,
+    unknown_names_command: true,
+};
+
+const HEAD: &str = "\
+Usage: prober watch [OPTIONS] FILE
+       prober watch [OPTIONS] --manifest FILE
+
+Runs periodic probes with the kubelet's rules (initial delay, period, timeout, thresholds,
+startup gating) and prints one line per published state change, and the first failing run
+of every failing streak with its message.
+
+FILE is a watch file (YAML, or JSON when it ends in .json; '-' reads standard input):
+  targets:
+    - name: web
+      readinessProbe:
+        httpGet: {path: /healthz, port: 8080}
+        periodSeconds: 2
+    - name: api
+      livenessProbe:
+        grpc: {port: 50051, service: my.pkg.Api}
+Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubelet),
+tcpSocket or grpc (mode TLS for TLS), dns ({name, host, port, type, transport,
+validRcodes, validateAnswerRrs, ...}) or icmp ({host, packets, intervalMilliseconds,
+payloadSize, ttl, maxLossPercent, ...}), and a 'tls:' block (verify, caFile, serverName,
+certFile, keyFile, minVersion, maxVersion) for TLS probes.
+Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
+regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
+kept-alive connection);
+httpGet.http1Only: true (no h2 by ALPN; httpGet.protocol: HTTP2 is h2c, as the kubelet);
+httpGet.maxRedirects: N (redirects followed at most, 9 by default), httpGet.cookies: true
+(a cookie jar for each run's redirect hops) and httpGet.compression: gzip|deflate|br
+(the body decoded before it is kept and matched);
+unhealthyPeriodSeconds/Milliseconds (the period while Failure is
+published), transitionPeriodSeconds/Milliseconds (while results move towards a threshold)
+and jitterPercent (every period drawn from period +/- N %, 0 to 50); tcpSocket.send and
+tcpSocket.expect (as --send and --expect), or tcpSocket.steps: [{expect, send,
+sendTemplate, starttls}, ...] in order; a target's onChange: {command: [ARGV...]},
+its own hook instead of --on-change's.
+With --manifest, FILE is a Kubernetes manifest (multi-document YAML, or a List as
+'kubectl get -o yaml' writes it): the probes of every container of its Pods, Deployments,
+StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers, Jobs and CronJobs run
+against ADDR.
+";
+
+/// A duration that must be more than zero, for `opt`.
+fn positive(p: &Parser, opt: &str, v: &str) -> Result<Duration, Failure> {
+    duration::parse_positive(v).map_err(p.named(opt))
+}
+
+/// An address to serve at, for `opt`.
+fn addr(p: &Parser, opt: &str, v: &str) -> Result<SocketAddr, Failure> {
+    metrics::parse_addr(v).map_err(p.named(opt))
+}
+
+#[rustfmt::skip]
+const FLAGS: &[Flag<Given>] = &[
+    path("--manifest", "FILE", |g, p, v| g.input(p, Input::Manifest(v)),
+        "read probes from a Kubernetes manifest"),
+    text("--host", "ADDR", |g, p, _, v| put(&mut g.opts.host, host(p, &v)?),
+        "host for probes that name none (default 127.0.0.1); a host name or\n\
+         an IP address, no port"),
+    text("--port", "PORT=LOCAL", |g, p, _, v| g.opts.ports.add(&v).map_err(|e| p.usage(e)),
+        "probe local port LOCAL where the file says container port PORT (a\n\
+         number, or a port name from the file's ports), as published by\n\
+         'docker run -p LOCAL:PORT' (repeatable; one option per port)"),
+    text("--for", "DUR", |g, p, o, v| set(&mut g.opts.for_dur, positive(p, o, &v)?),
+        "stop after DUR (500ms, 2s, 1m30s, 1h)"),
+    switch("--until-ready", |g| g.opts.until_ready = true,
+        "exit 0 as soon as every target is ready; 1 if --for ends first"),
+    switch("--json", |g| g.opts.json = true, "one JSON object per line"),
+    switch("--every-run", |g| g.opts.every_run = true,
+        "also a line for every run (result, reason, message, duration)"),
+    text("--metrics", "ADDR", |g, p, o, v| set(&mut g.opts.metrics, addr(p, o, &v)?),
+        "serve Prometheus metrics at http://ADDR/metrics (IP:PORT, [IPV6]:PORT\n\
+         or :PORT; port 0: the system's choice, printed on standard error)"),
+    text("--health-listen", "ADDR", |g, p, o, v| set(&mut g.opts.health, addr(p, o, &v)?),
+        "serve /readyz and /livez (200 when every target is ready / live, else\n\
+         503; ?verbose lists them; /readyz/TARGET for one) at ADDR, as --metrics"),
+    path("--web-config", "FILE", |g, _, v| set(&mut g.opts.web_config, v),
+        "protect --metrics and --health-listen as Prometheus exporters are (the\n\
+         exporter-toolkit's web config: tls_server_config, basic_auth_users with\n\
+         bcrypt hashes, http_server_config.headers)"),
+    text("--on-change", "CMD",
+        |g, p, o, v| set(&mut g.opts.on_change, hooks::split_words(&v).map_err(p.named(o))?),
+        "run CMD when a target's published state changes, with PROBER_TARGET,\n\
+         PROBER_PROBE, PROBER_FROM, PROBER_TO and PROBER_REASON set; no shell\n\
+         (CMD is split into words as a shell would, quotes included; ask for one:\n\
+         'sh -c \"...\"'); one run at a time per target, changes meanwhile coalesced\n\
+         into one more run with the latest state; output logged as a hook line"),
+    text("--on-change-timeout", "DUR",
+        |g, p, o, v| set(&mut g.opts.hook_timeout, positive(p, o, &v)?),
+        "kill a hook's process group after DUR (default 10s)"),
+    help(),
+];
 
 /// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
 fn host(p: &Parser, v: &str) -> Result<String, Failure> {

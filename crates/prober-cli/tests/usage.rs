@@ -196,3 +196,29 @@ fn host_and_port_errors_blame_the_option() {
     assert_usage_error(&["watch", "--port", "8080=0", "w.yaml"], "--port: bad mapping '8080=0'");
     assert_usage_error(&["watch", "--port"], "option '--port' needs a value");
 }
+
+/// Durations are Go's (`1m30s`, `0`, `+2s`), as in the files `serve` and `watch` read; a
+/// negative one is refused by name; the reload interval also takes them.
+#[test]
+fn durations_are_gos() {
+    let r = run(&["check", "--timeout", "1m30s", "--", "true"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
+    let r = run(&["check", "--timeout=+2s", "--", "true"]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "{}", r.stdout);
+    assert_usage_error(
+        &["check", "--timeout", "-1s", "--", "true"],
+        "--timeout: bad duration '-1s' (a length of time, not negative)",
+    );
+    assert_usage_error(&["watch", "--for", "0", "f.yaml"], "--for: must be positive (got '0')");
+    // Parsed: what is missing next is the module file.
+    for interval in ["1m", "45"] {
+        assert_usage_error(
+            &["serve", "--config.auto-reload-interval", interval, "--listen", "127.0.0.1:0"],
+            "missing --config FILE",
+        );
+    }
+    assert_usage_error(
+        &["serve", "--config.auto-reload-interval", "1.5s"],
+        "--config.auto-reload-interval: \"1.5s\": a whole number of seconds (30, 30s or 1m)",
+    );
+}

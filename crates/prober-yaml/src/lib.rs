@@ -3,10 +3,12 @@
 //! `from_str` behind that check. Every YAML file libprober reads comes through here: `prober
 //! watch` files and Pod manifests (prober-k8s), blackbox_exporter module files
 //! (prober-blackbox) and web configs (prober-httpd), so that the limits and the `unsafe` calls
-//! into libyaml have one home.
+//! into libyaml have one home. The durations those files hold (Go's `1m30s`) are read by
+//! [`duration`], which `prober`'s options share.
 
 #![warn(missing_docs)]
 
+pub mod duration;
 pub mod limits;
 
 pub use limits::{MAX_DEPTH, check, expansion_budget};

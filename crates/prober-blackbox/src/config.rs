@@ -496,39 +496,9 @@ pub(crate) struct DnsRrValidator {
     pub fail_if_none_matches_regexp: Vec<String>,
 }
 
-/// A Go duration (`5s`, `1m30s`, `250ms`, `1.5s`), as blackbox_exporter's `timeout`.
-pub(crate) fn go_duration(s: &str) -> Option<std::time::Duration> {
-    let mut rest = s.trim();
-    if rest == "0" {
-        return Some(std::time::Duration::ZERO);
-    }
-    let mut total = 0f64;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let value: f64 = rest[..num_end].parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += value * scale;
-        rest = &rest[unit_end..];
-    }
-    std::time::Duration::try_from_secs_f64(total).ok()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{File, go_duration};
+    use super::File;
     use std::time::Duration;
 
     /// Every secret field of the file: read as written (a number too, as Go's YAML reads it
@@ -556,15 +526,5 @@ mod tests {
         let empty = "modules:\n  m:\n    http:\n      proxy_connect_header:\n";
         let file: File = serde_norway::from_str(empty).unwrap();
         assert!(file.modules["m"].http.as_ref().unwrap().proxy_connect_header.is_empty());
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(go_duration("5s"), Some(Duration::from_secs(5)));
-        assert_eq!(go_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(go_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(go_duration("1.5s"), Some(Duration::from_millis(1500)));
-        assert_eq!(go_duration("5"), None);
-        assert_eq!(go_duration("5 parsecs"), None);
     }
 }

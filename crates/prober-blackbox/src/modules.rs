@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use prober::ProbeSpec;
 use prober_core::AddressFilter;
@@ -72,10 +73,12 @@ fn build(name: &str, raw: RawModule, base: &Path) -> Result<Module, String> {
     };
     let timeout = match raw.timeout.as_deref() {
         None => None,
-        Some(t) => match config::go_duration(t) {
-            Some(d) if d.is_zero() => None,
-            Some(d) => Some(d),
-            None => return Err(format!("timeout: {t:?} is not a duration (5s, 1m30s, 500ms)")),
+        // Go's time.ParseDuration, as blackbox_exporter reads it; a negative one is refused.
+        Some(t) => match prober_yaml::duration::parse_go(t) {
+            Ok(0) => None,
+            Ok(n) if n > 0 => Some(Duration::from_nanos(n.unsigned_abs())),
+            Ok(_) => return Err(format!("timeout: {t:?} is negative")),
+            Err(_) => return Err(format!("timeout: {t:?} is not a duration (5s, 1m30s, 500ms)")),
         },
     };
     let paths = crate::unix_module::allowed_paths(prober, raw.allow.as_ref())?;

@@ -113,43 +113,11 @@ impl TokenBucket {
     }
 }
 
-/// A Go duration (`time.ParseDuration`: an optional sign, then numbers with units `ns`, `us`,
-/// `µs`, `ms`, `s`, `m`, `h`, such as `1m30s` or `1.5s`; `0` alone): whether it is negative,
+/// A Go duration (`time.ParseDuration`, prober-yaml's reading of it): whether it is negative,
 /// and its size.
 fn go_duration(text: &str) -> Option<(bool, Duration)> {
-    let (negative, mut rest) = match text.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if rest == "0" {
-        return Some((negative, Duration::ZERO));
-    }
-    if rest.is_empty() {
-        return None;
-    }
-    let mut total = 0f64;
-    while !rest.is_empty() {
-        let num_end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-        let number = &rest[..num_end];
-        if number.is_empty() || number == "." {
-            return None;
-        }
-        let value: f64 = number.parse().ok()?;
-        rest = &rest[num_end..];
-        let unit_end = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += value * scale;
-        rest = &rest[unit_end..];
-    }
-    Some((negative, Duration::try_from_secs_f64(total).ok()?))
+    let nanos = prober_yaml::duration::parse_go(text).ok()?;
+    Some((nanos < 0, Duration::from_nanos(nanos.unsigned_abs())))
 }
 
 #[cfg(test)]

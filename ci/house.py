@@ -16,8 +16,10 @@ Three limits, over crates/*/src/**/*.rs:
 2. No module import circle inside a crate. The graph's nodes are files (each module path mapped to
    its file through the `mod` declarations, `#[path]` attributes included, from each crate root:
    src/lib.rs, src/main.rs, src/bin/*); an edge A -> B is a path in A's non-test code that names an
-   item of B: a `use` whose imported name A's code uses (a `pub use` that A does not use itself is a
-   re-export, a passage: it is followed when a path goes through it, but is no edge), or a path
+   item of B: a private `use` (always used: CI denies unused imports, and a string may be what
+   uses it, as serde's `deserialize_with = "f"`), a `pub use` whose imported name A's code uses (one
+   that A does not use itself is a re-export, a passage: it is followed when a path goes through
+   it, but is no edge), or a path
    written in the code (`crate::x::Y`, `super::Y`, `self::m::Y`, `child::f()`). A path that ends at an
    item re-exported or imported by a module (`crate::Engine` where lib.rs has
    `pub use engine::Engine`) is followed to the module that defines it. Comments (doc links too) and
@@ -376,10 +378,13 @@ def crate_graph(crate):
                     edges[(src.path, target.file.path)].append((src.line_of(offset), ref))
 
             for mod in owned:
-                for name, (w, segs, offset, _) in mod.uses.items():
+                for name, (w, segs, offset, public) in mod.uses.items():
                     if w is not mod:
                         continue
-                    if name in words:
+                    # A private import is always used (CI denies unused imports), also when
+                    # only a string names it (serde's `deserialize_with = "opt_int"`), which
+                    # this reader does not read; only a public one may be a mere passage.
+                    if name in words or not public:
                         add(crate.resolve(w, segs), offset, "use " + "::".join(segs))
                 for w, segs, offset, public in mod.globs:
                     if w is mod and not public:

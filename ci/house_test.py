@@ -160,6 +160,22 @@ def a_re_export_is_a_passage_not_an_edge():
 
 
 @case
+def an_import_used_only_in_a_string_is_an_edge():
+    # serde names a function in a string: `deserialize_with = "opt_int"`; the import is still an
+    # edge (model.rs <-> x.rs), which a reader of code outside strings alone would miss.
+    rc, out, _ = check(
+        {
+            **CLI,
+            "crates/a/src/lib.rs": "mod model;\nmod x;\n",
+            "crates/a/src/model.rs": "pub fn opt_int() {}\npub struct M(pub crate::x::X);\n",
+            "crates/a/src/x.rs": "use crate::model::opt_int;\n"
+            '#[serde(deserialize_with = "opt_int")]\npub struct X;\n',
+        }
+    )
+    assert rc == 1 and "circle crates/a/src/model.rs crates/a/src/x.rs" in out, out
+
+
+@case
 def a_call_into_a_child_module_is_an_edge():
     rc, out, _ = check(
         {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use prober::{DnsRrChecks, DnsTransport, IcmpSocket, IcmpSpec, Pattern, ProbeKind, ProbeSpec};
 use serde::Deserialize;
 
-use crate::model::opt_int;
+use crate::ints::opt_int;
 
 /// `dns:` of a probe.
 #[derive(Debug, Deserialize)]

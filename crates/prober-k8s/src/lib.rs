@@ -32,6 +32,7 @@
 
 mod dns_icmp;
 mod extensions;
+mod ints;
 pub mod manifest;
 mod model;
 pub mod ports;

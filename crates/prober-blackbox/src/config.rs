@@ -499,7 +499,6 @@ pub(crate) struct DnsRrValidator {
 #[cfg(test)]
 mod tests {
     use super::File;
-    use std::time::Duration;
 
     /// Every secret field of the file: read as written (a number too, as Go's YAML reads it
     /// into a string), shown as `<secret>` by `/config`'s YAML and by `Debug`, never as itself.

@@ -177,7 +177,12 @@ impl DnsProbe {
         let chosen = match admitted(self.spec.source_address, &candidates, net, self.server_name())
         {
             Ok(chosen) => chosen,
-            Err(message) => return self.done(cx, Outcome::failure(Reason::Dns, message)),
+            Err(message) => {
+                // The server's address was chosen (as blackbox_exporter reports it, with
+                // `probe_ip_protocol`), then found unreachable from the source.
+                self.server = candidates.first().copied();
+                return self.done(cx, Outcome::failure(Reason::Dns, message));
+            }
         };
         let Some(addr) = chosen else {
             let what = self.server_name().map_or_else(|| format!("{addrs:?}"), str::to_string);

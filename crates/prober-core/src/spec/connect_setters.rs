@@ -289,7 +289,6 @@ mod tests {
         );
         let http = ProbeSpec::http("http://h/").unwrap().with_ip_family(IpFamily::V6).unwrap();
         assert_eq!(http.ip_family(), IpFamily::V6);
-        let mapped: IpAddr = "::ffff:127.0.0.2".parse().unwrap();
         let dns = ProbeSpec::dns("h", 53, "x").unwrap().with_ip_family(IpFamily::V4).unwrap();
         assert_eq!(dns.ip_family(), IpFamily::V4);
     }
@@ -302,6 +301,7 @@ mod tests {
             err.to_string(),
             "a source address applies to TCP, HTTP, gRPC, DNS and ICMP probes only"
         );
+        let mapped: IpAddr = "::ffff:127.0.0.2".parse().unwrap();
         let dns = ProbeSpec::dns("h", 53, "x").unwrap().with_source_address(mapped).unwrap();
         assert_eq!(dns.source_address(), Some("127.0.0.2".parse().unwrap()));
         let tcp = ProbeSpec::tcp("h", 80).unwrap().with_source_address(mapped).unwrap();

@@ -5,7 +5,7 @@
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
 #     tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive
 #     grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle
-#     netns_http netns_exec netns_scale serve_probe
+#     netns_http netns_exec netns_scale serve_probe dns_query icmp_echo
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -25,7 +25,9 @@
 # (google.golang.org/grpc comes from the module proxy). Every probing program runs as its own
 # process, so the target's CPU never counts. serve_probe compares `prober serve` with
 # blackbox_exporter (built from its Go module once, ci/go-tools.sh) under the same /probe load:
-# the exporter process's own CPU per /probe. Output: per-repetition lines prefixed "# rep", then one
+# the exporter process's own CPU per /probe. dns_query and icmp_echo (bench/dns_icmp.sh): CPU
+# per DNS query against bench/raw_dns.c and blackbox_exporter's dns module (the server: Debian's
+# nsd), CPU per ICMP echo against fping and blackbox_exporter's icmp module. Output: per-repetition lines prefixed "# rep", then one
 # `BENCH scenario=... impl=... key=value ...` line per measurement, a table, and
 # `RATIO ...` lines comparing libprober with its targets.
 #
@@ -46,10 +48,12 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
 . bench/lib.sh
+. bench/dns_icmp.sh
 ROOT=$PWD
 
 ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
-grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle netns_http netns_exec netns_scale serve_probe"
+grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle netns_http netns_exec netns_scale serve_probe \
+dns_query icmp_echo"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
@@ -64,12 +68,12 @@ QUICK=${PROBER_BENCH_QUICK:-0}
 if [ -n "$QUICK" ]; then
   N_TCP=4000 N_HTTP=4000 N_HTTPS=1000 N_GRPC=2000 N_GRPC_KA=4000 N_EXEC=300 SCHED_S=5 IDLE_S=3 REPS=${PROBER_BENCH_REPS:-1}
   N_NSENTER_CURL=20 N_NETNS_EXEC=100 N_NSENTER=50 N_RUNC_EXEC=10 NS_SCALE=100 NS_SCALE_S=3
-  N_SERVE=1000
+  N_SERVE=1000 N_DNS=4000 N_ICMP=2000
   EXEC_REPS=$REPS
 else
   N_TCP=40000 N_HTTP=40000 N_HTTPS=10000 N_GRPC=20000 N_GRPC_KA=40000 N_EXEC=3000 SCHED_S=30 IDLE_S=10 REPS=${PROBER_BENCH_REPS:-3}
   N_NSENTER_CURL=200 N_NETNS_EXEC=1000 N_NSENTER=500 N_RUNC_EXEC=100 NS_SCALE=1000 NS_SCALE_S=10
-  N_SERVE=10000
+  N_SERVE=10000 N_DNS=40000 N_ICMP=20000
   EXEC_REPS=${PROBER_BENCH_REPS:-5}
 fi
 CONC_NET=64 CONC_EXEC=16 CONC_SERVE=8
@@ -84,6 +88,7 @@ cleanup() {
   stop_netns_target
   [ -z "$RUNC_NAME" ] || bash ci/runc-container.sh stop "$RUNC_NAME"
   declare -F stop_exporters >/dev/null && stop_exporters
+  stop_bench_nsd
   stop_grpc_health
   bench_stop_target
   rm -rf "$WORK"
@@ -205,7 +210,7 @@ fi
 # serve_probe: the load generator (bench/serve_load) and blackbox_exporter, built once from
 # its Go module through the module proxy and cached (ci/go-tools.sh).
 SERVE_ERR= BLACKBOX_ERR= BLACKBOX_BIN=
-if want serve_probe; then
+if want serve_probe || want dns_query || want icmp_echo; then
   if ! command -v go >/dev/null 2>&1; then
     SERVE_ERR=no_go_toolchain
   else
@@ -224,7 +229,9 @@ fi
 
 NEEDS_TARGET=
 for s in $SCENARIOS; do
-  case $s in exec_oneshot | grpc_oneshot | grpc_keepalive | netns_exec | netns_scale) ;; *) NEEDS_TARGET=1 ;; esac
+  case $s in exec_oneshot | grpc_oneshot | grpc_keepalive | netns_exec | netns_scale | dns_query | icmp_echo) ;;
+    *) NEEDS_TARGET=1 ;;
+  esac
 done
 TARGET= TARGET_KIND=none
 if [ -n "$NEEDS_TARGET" ]; then
@@ -246,14 +253,17 @@ fi
 T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
 
 # ---- serve_probe's exporters ---------------------------------------------------------------
-# prober serve and blackbox_exporter with the same module (HTTP, 2xx, IPv4), each on a free
-# loopback port, under NICE like the probing programs; stopped by cleanup.
+# prober serve and blackbox_exporter with the same module file (CONFIG; by default serve_probe's:
+# HTTP, 2xx, IPv4), each on a free loopback port, under NICE like the probing programs; stopped
+# by cleanup.
 SERVE_PID= BLACKBOX_PID= SERVE_ADDR= BLACKBOX_ADDR=
-start_exporters() {
-  local port i
-  printf 'modules:\n  http_2xx:\n    prober: http\n    timeout: 5s\n    http:\n      preferred_ip_protocol: ip4\n' \
-    >"$WORK/blackbox.yml"
-  "${NICE[@]}" "$ROOT/target/release/prober" serve --config "$WORK/blackbox.yml" --listen 127.0.0.1:0 \
+start_exporters() { # [CONFIG]
+  local port i conf=${1:-$WORK/blackbox.yml}
+  [ -n "${1:-}" ] ||
+    printf 'modules:\n  http_2xx:\n    prober: http\n    timeout: 5s\n    http:\n      preferred_ip_protocol: ip4\n' \
+      >"$conf"
+  SERVE_ADDR= BLACKBOX_ADDR=
+  "${NICE[@]}" "$ROOT/target/release/prober" serve --config "$conf" --listen 127.0.0.1:0 \
     </dev/null >"$WORK/serve.log" 2>&1 &
   SERVE_PID=$!
   for i in $(seq 100); do
@@ -264,7 +274,7 @@ start_exporters() {
   [ -n "$SERVE_ADDR" ] || { echo "prober serve did not start:" >&2; cat "$WORK/serve.log" >&2; return 1; }
   if [ -z "$BLACKBOX_ERR" ]; then
     port=$(free_port_after 19115)
-    "${NICE[@]}" "$BLACKBOX_BIN" --config.file="$WORK/blackbox.yml" --web.listen-address="127.0.0.1:$port" \
+    "${NICE[@]}" "$BLACKBOX_BIN" --config.file="$conf" --web.listen-address="127.0.0.1:$port" \
       </dev/null >"$WORK/blackbox.log" 2>&1 &
     BLACKBOX_PID=$!
     for i in $(seq 100); do
@@ -545,6 +555,8 @@ for s in $SCENARIOS; do
         stop_exporters
       fi
       ;;
+    dns_query) bench_dns_query ;;
+    icmp_echo) bench_icmp_echo ;;
     sched_100k_idle)
       single sched_100k_idle prober 0 "$BENCH_BIN" sched_100k_idle --target "$TARGET" \
         --targets $IDLE_TARGETS --period-ms 60000 --duration-s $IDLE_S
@@ -648,4 +660,5 @@ awk '
       printf "RATIO scenario=go_api metric=cpu_vs_rust value=- target=<=1.2 met=unavailable\n"
   }' "$RESULTS"
 raw_limit_ratios
+dns_icmp_ratios
 exit 0

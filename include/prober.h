@@ -2365,7 +2365,7 @@ prober_status prober_spec_set_grpc_authority(prober_spec *spec, const char *auth
 prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
 
 /**
- * Binds the socket of a TCP, HTTP(S) or gRPC probe to the local IP address `address`
+ * Binds the socket of a TCP, HTTP(S), gRPC or DNS (UDP, TCP, DNS over TLS) probe to the local IP address `address`
  * (`"10.0.0.5"`, `"fd00::5"`; no port, no brackets) before it connects; NULL: the system
  * chooses (the default). Every connection of a run is bound (each redirect hop, the one to a
  * proxy), in the probe's network namespace when it has one (the address is looked up
@@ -2381,13 +2381,14 @@ prober_status prober_spec_set_tcp_starttls(prober_spec *spec, bool on);
  *
  * # Errors
  * `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for text that
- * is not an IP address, `PROBER_E_WRONG_KIND` for an exec or DNS probe.
+ * is not an IP address, `PROBER_E_WRONG_KIND` for an exec probe.
  *
  * # Safety
  * `spec` must be NULL or a live spec not used by another thread during the call; `address`
  * must be NULL or a NUL-terminated string.
  */
-prober_status prober_spec_set_source_address(prober_spec *spec, const char *address);
+prober_status prober_spec_set_source_address(prober_spec *spec,
+                                             const char *address);
 
 /**
  * A TCP connect probe of `host` (name or IP literal; IPv6 with or without brackets) and `port`

@@ -161,6 +161,7 @@ func nsdAnswers(addr string, exited chan struct{}) bool {
 func init() {
 	withSerial := append(append([]string{}, dnsCounts...), "probe_dns_serial", "probe_ip_protocol")
 	counts := append(append([]string{}, dnsCounts...), "probe_ip_protocol")
+	srcModule := "dns:\n  query_name: a.probe.test\n  query_type: A\n  preferred_ip_protocol: ip4\n"
 	for _, c := range []struct {
 		name, module string
 		metrics      []string
@@ -185,6 +186,12 @@ func init() {
 		{"cname-tcp", "dns:\n  transport_protocol: tcp\n  query_name: alias.probe.test\n  query_type: CNAME\n" +
 			"  validate_answer_rrs:\n    fail_if_not_matches_regexp: [\"CNAME\\ta.probe.test.\"]\n", counts},
 		{"no-recursion", "dns:\n  query_name: txt.probe.test\n  query_type: TXT\n  recursion_desired: false\n", counts},
+		// source_ip_address (issue 36): the query sent from 127.0.0.2, from an address this host
+		// does not have, and from one of the other family than the server's.
+		{"source-ip-address", srcModule + "  source_ip_address: 127.0.0.2\n", counts},
+		{"source-ip-address-tcp", srcModule + "  transport_protocol: tcp\n  source_ip_address: 127.0.0.2\n", counts},
+		{"source-ip-address-not-local", srcModule + "  source_ip_address: 192.0.2.1\n", counts},
+		{"source-ip-address-other-family", srcModule + "  source_ip_address: '::1'\n", counts},
 	} {
 		add(tcase{
 			name:    "dns/nsd/" + c.name,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,11 +127,6 @@ func TestDNSSpecErrors(t *testing.T) {
 			s.DNS.ValidRcodes = []uint16{4096}
 			return s
 		}(), prober.StatusInvalid, "rcode 4096"},
-		{"source address", func() prober.Spec {
-			s := prober.DNS("127.0.0.1", 53, "a.test")
-			s.SourceAddress = netip.MustParseAddr("127.0.0.1")
-			return s
-		}(), prober.StatusWrongKind, "source address applies to"},
 		{"DNS options on a TCP probe", prober.Spec{Kind: prober.KindTCP, Host: "127.0.0.1", Port: 1, DNS: &prober.DNSOptions{}}, prober.StatusWrongKind, "DNS does not apply"},
 		{"Service on a DNS probe", func() prober.Spec {
 			s := prober.DNS("127.0.0.1", 53, "a.test")

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/libprober/prober/bindings/go/prober"
 )
@@ -90,7 +91,34 @@ func TestSourceAddress(t *testing.T) {
 	}
 	e := prober.Exec("true")
 	e.SourceAddress = netip.MustParseAddr("127.0.0.2")
-	if _, err := prober.Check(ctx, e); err == nil || !strings.Contains(err.Error(), "TCP, HTTP, gRPC and ICMP probes only") {
+	if _, err := prober.Check(ctx, e); err == nil || !strings.Contains(err.Error(), "TCP, HTTP, gRPC, DNS and ICMP probes only") {
 		t.Fatalf("exec: %v", err)
+	}
+}
+
+// A DNS query (UDP) from 127.0.0.3 to a socket on 127.0.0.1 that never answers (the run ends
+// at its deadline): the query queued there comes from 127.0.0.3.
+func TestDNSSourceAddress(t *testing.T) {
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s := prober.DNS("127.0.0.1", conn.LocalAddr().(*net.UDPAddr).Port, "probe.test")
+	s.Timeout = 500 * time.Millisecond
+	s.SourceAddress = netip.MustParseAddr("127.0.0.3")
+	o, err := prober.Check(context.Background(), s)
+	if err != nil || o.Result != prober.Failure {
+		t.Fatalf("%v %v (%s)", err, o.Result, o.Message)
+	}
+	// The query is queued already; the deadline bounds a hang only.
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 512)
+	n, from, err := conn.ReadFromUDPAddrPort(buf)
+	if err != nil || n <= 12 {
+		t.Fatalf("no query: %v", err)
+	}
+	if got := from.Addr().Unmap(); got != s.SourceAddress {
+		t.Fatalf("the query came from %v, want %v", got, s.SourceAddress)
 	}
 }

@@ -397,7 +397,7 @@ type Spec struct {
 	// ReasonDNS), PreferIPv4 or PreferIPv6 (that family when the host has it, else the other).
 	// Kept-alive connections serve only probes of the same family.
 	IPFamily IPFamily
-	// SourceAddress: TCP, HTTP(S), gRPC and ICMP probes; bind every socket of a run (each redirect
+	// SourceAddress: TCP, HTTP(S), gRPC, DNS and ICMP probes; bind every socket of a run (each redirect
 	// hop, the one to a proxy) to this local address before it connects, in the probe's
 	// network namespace when it has one (blackbox_exporter's source_ip_address, Go's
 	// net.Dialer.LocalAddr). Only the target's addresses of its family are connected to,

@@ -6,9 +6,9 @@ use crate::measure::Line;
 
 pub(crate) const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|http_keepalive|\
 https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k_idle|netns_http|\
-netns_exec|command_each|netns_scale} [--target HOST:PORT] [--path /] [--service NAME] [--n N] \
+netns_exec|command_each|netns_scale|dns_query|icmp_echo} [--target HOST:PORT] [--name NAME] [--host HOST] [--path /] [--service NAME] [--n N] \
 [--conc N] [--targets N] [--period-ms MS] [--duration-s S] [--argv PROG[,ARG...]] [--netns PATH] \
-[--pid PID] [--namespaces N] [--where netns|host] [--label SCENARIO] [--impl NAME]";
+[--pid PID] [--per-run K] [--namespaces N] [--where netns|host] [--label SCENARIO] [--impl NAME]";
 
 /// The scenario and its `--key value` options, as given on the command line.
 pub(crate) struct Opts {

@@ -3,7 +3,7 @@
 //!
 //! - [`Modules::parse`] reads blackbox_exporter's module file (`modules:` with `prober: http |
 //!   tcp | grpc | unix | icmp | dns` and their options), refusing at start what the engine does
-//!   not do (HTTP/3, a dns module's source address) with the module's name, and an `allow:` list
+//!   not do (HTTP/3) with the module's name, and an `allow:` list
 //!   per module (ours:
 //!   host patterns, networks, ports) that keeps `/probe` from being an open proxy.
 //! - [`Exporter::handle`] answers `/probe`, `/metrics`, `/config`, `/logs` and `/` as a plain function

@@ -1,8 +1,10 @@
 //! `source_ip_address` of `tcp` modules (issue 34; blackbox_exporter v0.28.0's `dialTCP` sets
-//! it as the dialer's `LocalAddr`), against a real listener on 127.0.0.1 that reports the peer
-//! address accept(2) gave: every address of 127.0.0.0/8 is this host's on Linux.
+//! it as the dialer's `LocalAddr`) and of `dns` modules (issue 36; its dns prober sets it as
+//! the `dns.Client`'s dialer's `LocalAddr`), against a real listener or UDP socket on 127.0.0.1
+//! that reports the peer address the kernel gave: every address of 127.0.0.0/8 is this host's
+//! on Linux.
 
-use std::net::{IpAddr, TcpListener};
+use std::net::{IpAddr, TcpListener, UdpSocket};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
@@ -23,6 +25,12 @@ modules:
   tcp_from_empty:
     prober: tcp
     tcp: {source_ip_address: ''}
+  dns_from_2:
+    prober: dns
+    dns: {query_name: probe.test, query_type: A, source_ip_address: 127.0.0.2}
+  dns_from_elsewhere:
+    prober: dns
+    dns: {query_name: probe.test, query_type: A, source_ip_address: 192.0.2.1}
 ";
 
 /// A listener on 127.0.0.1 sending the peer address of each connection it accepts.
@@ -32,6 +40,26 @@ fn peers() -> (u16, Receiver<IpAddr>) {
     let (tx, rx) = channel();
     std::thread::spawn(move || {
         while let Ok((_, peer)) = l.accept() {
+            if tx.send(peer.ip()).is_err() {
+                return;
+            }
+        }
+    });
+    (port, rx)
+}
+
+/// A UDP socket on 127.0.0.1 answering each query (its question, no records, NOERROR) and
+/// sending where it came from.
+fn dns_peers() -> (u16, Receiver<IpAddr>) {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sock.local_addr().unwrap().port();
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 512];
+        while let Ok((n, peer)) = sock.recv_from(&mut buf) {
+            let mut reply = buf[..n].to_vec();
+            reply[2] |= 0x80; // QR: the query itself, answered
+            let _ = sock.send_to(&reply, peer);
             if tx.send(peer.ip()).is_err() {
                 return;
             }
@@ -77,6 +105,24 @@ fn tcp_modules_connect_from_the_source_address() {
     assert_eq!(ok, "0", "{body}");
     assert!(body.contains("no suitable address found"), "{body}");
     assert!(seen.try_recv().is_err(), "nothing else connected");
+}
+
+#[test]
+fn dns_modules_query_from_the_source_address() {
+    let e = Exporter::start(Modules::parse(FILE, Path::new(".")).unwrap()).unwrap();
+    let (port, seen) = dns_peers();
+    let target = format!("127.0.0.1:{port}");
+    let wait = Duration::from_secs(60); // a hang, not a timing claim
+
+    let (ok, body) = probe(&e, "dns_from_2", &target);
+    assert_eq!(ok, "1", "{body}");
+    assert_eq!(seen.recv_timeout(wait).unwrap(), "127.0.0.2".parse::<IpAddr>().unwrap());
+
+    let (ok, body) = probe(&e, "dns_from_elsewhere", &target);
+    assert_eq!(ok, "0", "{body}");
+    assert!(body.contains("192.0.2.1:0->127.0.0.1"), "{body}");
+    assert!(body.contains("bind: cannot assign requested address"), "{body}");
+    assert!(seen.try_recv().is_err(), "nothing else queried");
 }
 
 #[test]

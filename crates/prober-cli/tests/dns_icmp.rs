@@ -273,6 +273,6 @@ fn watch_files_refuse_bad_dns_and_icmp_fields_with_their_path() {
         assert_bad_file(&[], &text, "yaml", needles);
     }
     // A connection field of the target that the kind does not take is refused at load.
-    let text = "targets:\n- name: t\n  sourceAddress: 127.0.0.1\n  readinessProbe:\n    dns: {name: a.test}\n";
-    assert_bad_file(&[], text, "yaml", &["target \"t\": sourceAddress: "]);
+    let text = "targets:\n- name: t\n  netns: /proc/self/ns/net\n  readinessProbe:\n    icmp: {}\n";
+    assert_bad_file(&[], text, "yaml", &["target \"t\": netns: "]);
 }

@@ -74,7 +74,7 @@ fn source_address_flag_errors() {
     );
     assert_usage_error(
         &["check", "--source-address", "127.0.0.2", "--", "true"],
-        "--source-address: a source address applies to TCP, HTTP, gRPC and ICMP probes only",
+        "--source-address: a source address applies to TCP, HTTP, gRPC, DNS and ICMP probes only",
     );
 }
 

@@ -22,6 +22,10 @@
 //! thread (prober-io's namespace pool: UDP as TCP), so `127.0.0.1` is the namespace's own
 //! loopback; the server's name is still resolved through this process's resolver.
 //!
+//! With [`DnsSpec::source_address`] the socket (UDP, TCP or TLS, in the namespace too) is bound
+//! to that local address before the query goes out, and only the server's addresses of its
+//! family are queried.
+//!
 //! # What is checked, and what is ignored
 //!
 //! A reply is taken as the answer only if it is a response (QR) with the query's random id
@@ -56,6 +60,7 @@
 pub use prober_core::dns_name as name;
 mod probe;
 pub mod render;
+mod source;
 mod spec;
 mod stream;
 pub mod validate;

@@ -14,6 +14,7 @@ use prober_io::{Answer, Ctx, Lookup, Machine, NsSockets, Ready, Step};
 use prober_transport::dial::{Dial, DialEvent, DialStep};
 
 use crate::DnsFacts;
+use crate::source::{admitted, bind_udp};
 use crate::spec::{DnsSpec, Server, Transport};
 use crate::stream::{Drive, Exchange, Target, dial_failure};
 use crate::validate::{check_rrs, rcode_name};
@@ -166,10 +167,22 @@ impl DnsProbe {
     fn choose(&mut self, cx: &mut Ctx<'_>, addrs: &[SocketAddr]) -> Step {
         let net = self.transport.as_str();
         let family = self.spec.ip_family;
-        let chosen = match family.select(addrs) {
-            Ok(None) => addrs.first().copied(),
-            Ok(Some(v6)) => addrs.iter().copied().find(|a| IpFamily::is_v6(a.ip()) == v6),
-            Err(_) => None,
+        let candidates: Vec<SocketAddr> = match family.select(addrs) {
+            Ok(None) => addrs.to_vec(),
+            Ok(Some(v6)) => {
+                addrs.iter().copied().filter(|a| IpFamily::is_v6(a.ip()) == v6).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        let chosen = match admitted(self.spec.source_address, &candidates, net, self.server_name())
+        {
+            Ok(chosen) => chosen,
+            Err(message) => {
+                // The server's address was chosen (as blackbox_exporter reports it, with
+                // `probe_ip_protocol`), then found unreachable from the source.
+                self.server = candidates.first().copied();
+                return self.done(cx, Outcome::failure(Reason::Dns, message));
+            }
         };
         let Some(addr) = chosen else {
             let what = self.server_name().map_or_else(|| format!("{addrs:?}"), str::to_string);
@@ -186,10 +199,13 @@ impl DnsProbe {
         self.open(cx)
     }
 
-    fn local_unspecified(&self) -> SocketAddr {
-        match self.server() {
-            SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
-            SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+    /// The UDP socket's local address: the source address, else the unspecified address of
+    /// the server's family; port 0.
+    fn local_addr(&self) -> SocketAddr {
+        match (self.spec.source_address, self.server()) {
+            (Some(ip), _) => SocketAddr::new(ip, 0),
+            (None, SocketAddr::V4(_)) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+            (None, SocketAddr::V6(_)) => (Ipv6Addr::UNSPECIFIED, 0).into(),
         }
     }
 
@@ -208,8 +224,10 @@ impl DnsProbe {
             self.ns_udp = Some((job, slot));
             return Step::Pending;
         }
-        let sock = UdpSocket::bind(self.local_unspecified());
-        self.start_udp(cx, sock)
+        match UdpSocket::bind(self.local_addr()) {
+            Err(e) if self.spec.source_address.is_some() => self.fail_bind(cx, &e),
+            sock => self.start_udp(cx, sock),
+        }
     }
 
     /// Sends the query on `sock` (this process's, or made in the spec's namespace) and reads.
@@ -227,8 +245,11 @@ impl DnsProbe {
     fn ns_udp_made(&mut self, cx: &mut Ctx<'_>, slot: &NsSockets) -> Step {
         match slot.lock().take() {
             Some(Ok(mut fds)) if !fds.is_empty() => {
-                let sock = UdpSocket::from_std(std::net::UdpSocket::from(fds.swap_remove(0)));
-                self.start_udp(cx, Ok(sock))
+                let sock = std::net::UdpSocket::from(fds.swap_remove(0));
+                match bind_udp(&self.spec, &sock) {
+                    Ok(()) => self.start_udp(cx, Ok(UdpSocket::from_std(sock))),
+                    Err(e) => self.fail_bind(cx, &e),
+                }
             }
             Some(Err(e)) => {
                 self.done(cx, Outcome::new(e.reason.failed_result(), e.reason, e.message))
@@ -249,6 +270,7 @@ impl DnsProbe {
             port: server.port(),
             tls,
             netns: self.spec.netns.clone(),
+            source: self.spec.source_address,
         });
         self.conn = Some(Conn::Dialing);
         let started = self.attempt_started.unwrap_or(cx.now);
@@ -503,6 +525,16 @@ impl DnsProbe {
         } else {
             Reason::from_io(e)
         };
+        self.end_attempt(cx);
+        self.done(cx, Outcome::new(reason.failed_result(), reason, message))
+    }
+
+    /// Ends the run on a UDP socket that could not be bound to the source address, in Go's
+    /// words (`dial udp 192.0.2.9:0->127.0.0.1:53: bind: cannot assign requested address`).
+    fn fail_bind(&mut self, cx: &mut Ctx<'_>, e: &io::Error) -> Step {
+        let local = self.local_addr();
+        let message = format!("dial udp {local}->{}: bind: {}", self.server(), os_error_text(e));
+        let reason = Reason::from_io(e);
         self.end_attempt(cx);
         self.done(cx, Outcome::new(reason.failed_result(), reason, message))
     }

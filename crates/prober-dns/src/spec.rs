@@ -1,7 +1,7 @@
 //! What a DNS probe asks and checks. It lives here until the kind joins prober-core's
 //! `ProbeSpec` (issue 36); the engine's constructor will build it from there.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use prober_core::{AddressFilter, IpFamily, NetNs, TlsOptions, TlsVerify};
@@ -63,6 +63,12 @@ pub struct DnsSpec {
     pub tls: Option<TlsOptions>,
     /// Make the query's socket in this network namespace (`None`: this process's).
     pub netns: Option<NetNs>,
+    /// Bind the query's socket (UDP, TCP or TLS) to this local address, port 0, before it
+    /// sends or connects (blackbox's `source_ip_address`); only the server's addresses of its
+    /// family are queried (none left: reason `dns`), and an address this host (or the
+    /// namespace) does not have fails the run, reason `unreachable` (`bind: cannot assign
+    /// requested address`). `None`: the system chooses.
+    pub source_address: Option<IpAddr>,
     /// The question's name (always fully qualified).
     pub name: Name,
     /// The question's type (default A; blackbox's modules default to ANY and say so).
@@ -103,6 +109,7 @@ impl DnsSpec {
             transport: Transport::Udp,
             tls: None,
             netns: None,
+            source_address: None,
             name: Name::from_text(name)?,
             qtype: 1,
             qclass: 1,
@@ -156,6 +163,12 @@ impl DnsSpec {
         spec.validate_additional.clone_from(&core.validate_additional);
         spec.ip_family = core.connect.ip_family;
         spec.address_filter.clone_from(&core.connect.address_filter);
+        // The unspecified addresses bind nothing and keep every family, as in Go.
+        spec.source_address = core
+            .connect
+            .source_address
+            .map(|ip| ip.to_canonical())
+            .filter(|ip| !ip.is_unspecified());
         Ok(spec)
     }
 

@@ -5,6 +5,8 @@
 //! query goes out with its two-byte length prefix and replies come back the same way
 //! (RFC 1035 4.2.2, RFC 7766).
 
+use std::net::IpAddr;
+
 use prober_core::{ClosePolicy, IpFamily, NetNs, Outcome, Reason, TlsOptions};
 use prober_io::Ctx;
 use prober_transport::dial::{DialError, Endpoint};
@@ -23,6 +25,8 @@ pub(crate) struct Target {
     /// The TLS options for DNS over TLS (`None`: plain TCP).
     pub tls: Option<TlsOptions>,
     pub netns: Option<NetNs>,
+    /// The local address the socket is bound to (the spec's source address).
+    pub source: Option<IpAddr>,
 }
 
 impl Target {
@@ -42,7 +46,7 @@ impl Target {
             filter: None,
             netns: self.netns.as_ref(),
             ip_family: IpFamily::Any,
-            source: None,
+            source: self.source,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The local address of TCP, HTTP(S) and gRPC probes (issue 34, blackbox_exporter's
+//! The local address of TCP, HTTP(S), gRPC, DNS and ICMP probes (issues 34 and 36, blackbox_exporter's
 //! `source_ip_address`): `prober_spec_set_source_address`.
 
 use prober_core::parse_source_address;
@@ -9,7 +9,7 @@ use crate::spec::prober_spec;
 use crate::status::*;
 use crate::{guard_status, set_error};
 
-/// Binds the socket of a TCP, HTTP(S) or gRPC probe to the local IP address `address`
+/// Binds the socket of a TCP, HTTP(S), gRPC or DNS (UDP, TCP, DNS over TLS) probe to the local IP address `address`
 /// (`"10.0.0.5"`, `"fd00::5"`; no port, no brackets) before it connects; NULL: the system
 /// chooses (the default). Every connection of a run is bound (each redirect hop, the one to a
 /// proxy), in the probe's network namespace when it has one (the address is looked up
@@ -25,7 +25,7 @@ use crate::{guard_status, set_error};
 ///
 /// # Errors
 /// `PROBER_E_NULL` for a NULL spec, `PROBER_E_INVALID_UTF8`, `PROBER_E_INVALID` for text that
-/// is not an IP address, `PROBER_E_WRONG_KIND` for an exec or DNS probe.
+/// is not an IP address, `PROBER_E_WRONG_KIND` for an exec probe.
 ///
 /// # Safety
 /// `spec` must be NULL or a live spec not used by another thread during the call; `address`

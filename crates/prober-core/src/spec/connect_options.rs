@@ -60,7 +60,7 @@ pub struct ConnectOptions {
     /// of every redirect hop too, unless
     /// [`HttpSpec::redirects_dial_by_name`](crate::HttpSpec::redirects_dial_by_name).
     pub ip_family: IpFamily,
-    /// The local address the sockets are bound to before they connect (TCP, HTTP, gRPC, ICMP;
+    /// The local address the sockets are bound to before they connect (TCP, HTTP, gRPC, DNS, ICMP;
     /// see [`ProbeSpec::set_source_address`](crate::ProbeSpec::set_source_address)); `None`:
     /// the one the system chooses.
     pub source_address: Option<IpAddr>,
@@ -142,10 +142,12 @@ pub(crate) const HTTP: Takes = Takes {
 };
 /// gRPC probes take every option.
 pub(crate) const GRPC: Takes = Takes { kind: "gRPC", ..HTTP };
-/// DNS probes: the server's address by family and filter, the socket's namespace, and TLS
-/// (DNS over TLS, which setting the options selects).
-pub(crate) const DNS: Takes =
-    Takes { kind: "DNS", options: &[O::Tls, O::AddressFilter, O::Netns, O::IpFamily] };
+/// DNS probes: the server's address by family and filter, the socket's namespace and source
+/// address, and TLS (DNS over TLS, which setting the options selects).
+pub(crate) const DNS: Takes = Takes {
+    kind: "DNS",
+    options: &[O::Tls, O::AddressFilter, O::Netns, O::IpFamily, O::SourceAddress],
+};
 /// ICMP probes: family, filter, the source address of the echoes and the socket's namespace.
 pub(crate) const ICMP: Takes =
     Takes { kind: "ICMP", options: &[O::AddressFilter, O::Netns, O::IpFamily, O::SourceAddress] };
@@ -178,7 +180,7 @@ mod tests {
         );
         assert_eq!(
             applies_only("a source address applies to", ConnectOption::SourceAddress),
-            "a source address applies to TCP, HTTP, gRPC and ICMP probes only"
+            "a source address applies to TCP, HTTP, gRPC, DNS and ICMP probes only"
         );
         assert_eq!(
             applies_only("keep-alive applies to", ConnectOption::KeepAlive),

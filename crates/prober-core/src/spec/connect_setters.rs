@@ -230,9 +230,9 @@ impl ProbeSpec {
         Ok(self)
     }
 
-    /// Binds the socket of a TCP, HTTP(S), gRPC or ICMP probe to the local address `source`
-    /// before it connects (blackbox_exporter's `source_ip_address`); `None` (the default) lets
-    /// the system choose. Every connection of a run is bound (each redirect hop, the
+    /// Binds the socket of a TCP, HTTP(S), gRPC, DNS (UDP, TCP and DNS over TLS) or ICMP probe
+    /// to the local address `source` before it connects or sends (blackbox_exporter's
+    /// `source_ip_address`); `None` (the default) lets the system choose. Every connection of a run is bound (each redirect hop, the
     /// connection to a proxy), in a network namespace too (the socket made there is bound
     /// there). The port is always one the system chooses.
     ///
@@ -248,7 +248,7 @@ impl ProbeSpec {
     ///
     /// # Errors
     ///
-    /// [`SpecError::InvalidRequest`] for a kind that does not take it (exec, host-run, DNS).
+    /// [`SpecError::InvalidRequest`] for a kind that does not take it (exec, host-run).
     pub fn set_source_address(&mut self, source: Option<IpAddr>) -> Result<(), SpecError> {
         self.options_taking(ConnectOption::SourceAddress, "a source address applies to")
             .map_err(SpecError::InvalidRequest)?
@@ -306,11 +306,11 @@ mod tests {
         let err = exec.set_source_address(Some("127.0.0.2".parse().unwrap())).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "a source address applies to TCP, HTTP, gRPC and ICMP probes only"
+            "a source address applies to TCP, HTTP, gRPC, DNS and ICMP probes only"
         );
-        let mut dns = ProbeSpec::dns("h", 53, "x").unwrap();
-        assert!(dns.set_source_address(Some("127.0.0.2".parse().unwrap())).is_err());
         let mapped: IpAddr = "::ffff:127.0.0.2".parse().unwrap();
+        let dns = ProbeSpec::dns("h", 53, "x").unwrap().with_source_address(mapped).unwrap();
+        assert_eq!(dns.source_address(), Some("127.0.0.2".parse().unwrap()));
         let tcp = ProbeSpec::tcp("h", 80).unwrap().with_source_address(mapped).unwrap();
         assert_eq!(tcp.source_address(), Some("127.0.0.2".parse().unwrap()));
         let mut grpc = ProbeSpec::grpc("h", 80, "").unwrap().with_source_address(mapped).unwrap();

@@ -393,11 +393,16 @@ impl Engine {
     }
 
     /// How long the host may wait before calling [`Engine::step`]: `Some(ZERO)` when there is
-    /// work now, `None` when only I/O or a wake-up can make work. Kept-alive connections count
+    /// work now (an event queued since the last turn included: a check that ended within its
+    /// submit, whose event a host that waits before draining would otherwise sleep on), `None`
+    /// when only I/O or a wake-up can make work. Kept-alive connections count
     /// as timers: their idle limit is kept even when nothing else is scheduled.
     pub fn timeout(&self) -> Option<Duration> {
+        // An event queued outside a turn (a check that ended within its submit) must not wait
+        // for the next I/O or timer: a host that submits, waits, then drains would sleep on it.
         if !self.yielded.is_empty()
             || !self.icmp_owed.is_empty()
+            || self.queue.queued_outside_turn()
             || !self.shared.commands.lock().queue.is_empty()
         {
             return Some(Duration::ZERO);

@@ -37,6 +37,9 @@ pub(crate) struct EventQueue {
     next_seq: u64,
     /// The first sequence number of the current turn: runs from here on are not dropped.
     turn_start: u64,
+    /// The next sequence number when the last turn ended: an event numbered from here on was
+    /// queued outside a turn (a check that ended within its submit).
+    turn_end: u64,
     run_limit: usize,
     dropped: u64,
     /// How many [`Event::HostRun`]s are in `main`: a withdrawal scans only when there are some.
@@ -51,6 +54,7 @@ impl EventQueue {
             states: HashMap::new(),
             next_seq: 0,
             turn_start: 0,
+            turn_end: 0,
             run_limit,
             dropped: 0,
             host_runs: 0,
@@ -66,6 +70,17 @@ impl EventQueue {
     /// A turn of the engine begins: runs queued before it may be dropped.
     pub(crate) fn start_turn(&mut self) {
         self.turn_start = self.next_seq;
+    }
+
+    /// A turn of the engine has ended: what it queued, the host drains after it.
+    pub(crate) fn end_turn(&mut self) {
+        self.turn_end = self.next_seq;
+    }
+
+    /// Whether an event was queued since the last turn ended and waits undrained: a host about
+    /// to wait must not sleep on it (see `Engine::timeout`).
+    pub(crate) fn queued_outside_turn(&self) -> bool {
+        self.next_seq > self.turn_end && self.len() > 0
     }
 
     pub(crate) fn push(&mut self, ev: Event) {

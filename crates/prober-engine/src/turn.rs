@@ -83,6 +83,7 @@ impl Engine {
         if self.timers.len() > 4 * (self.slots.len() + 3 * self.targets.len()) + 1024 {
             self.compact_timers();
         }
+        self.queue.end_turn();
         Ok(done)
     }
 

@@ -104,3 +104,37 @@ fn a_panicking_function_ends_only_its_own_call() {
         ev.iter().any(|x| matches!(x, Event::Check { tag: 3, .. }))
     });
 }
+
+/// A check that ends within its submit (its only address refused by the allow-list before any
+/// socket is made) queues its event outside any turn: the engine's timeout says "now", so a
+/// host that submits, waits and then drains does not sleep on it; once a turn has passed, an
+/// undrained event no longer makes the timeout "now" (a host that never drains does not spin).
+#[test]
+fn an_event_queued_within_its_submit_does_not_let_the_host_sleep() {
+    let mut e = engine();
+    let mut spec = ProbeSpec::tcp("127.0.0.1", 9).unwrap();
+    let only_ten =
+        prober_core::AddressFilter::parse(&[] as &[&str], &["10.0.0.0/8"], &[] as &[&str]).unwrap();
+    spec.set_address_filter(Some(std::sync::Arc::new(only_ten))).unwrap();
+    assert_eq!(e.timeout(), None, "an idle engine has nothing to wake for");
+    e.submit(spec, 7).unwrap();
+    assert_eq!(e.pending_events(), 1, "the check ended within its submit");
+    assert_eq!(e.timeout(), Some(Duration::ZERO));
+    // What a host does next: wait (returns at once), then drain.
+    e.wait(None).unwrap();
+    let mut events = Vec::new();
+    e.drain(&mut events, usize::MAX);
+    match events.as_slice() {
+        [Event::Check { tag: 7, outcome }] => assert_eq!(outcome.reason, Reason::Denied),
+        other => panic!("{other:?}"),
+    }
+    // Queued again outside a turn, then a turn passes undrained: no longer "now".
+    let mut spec = ProbeSpec::tcp("127.0.0.1", 9).unwrap();
+    let only_ten =
+        prober_core::AddressFilter::parse(&[] as &[&str], &["10.0.0.0/8"], &[] as &[&str]).unwrap();
+    spec.set_address_filter(Some(std::sync::Arc::new(only_ten))).unwrap();
+    e.submit(spec, 8).unwrap();
+    e.step().unwrap();
+    assert_eq!(e.pending_events(), 1);
+    assert_eq!(e.timeout(), None);
+}

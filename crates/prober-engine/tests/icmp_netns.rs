@@ -131,8 +131,14 @@ fn checksum(bytes: &[u8]) -> u16 {
 
 /// Answers each echo request to 127.0.0.1 in `ns` with a forged reply of its id and sequence
 /// (its data copied, or each byte flipped) until `stop` (30 s at most, should the test fail
-/// first); counts the replies sent.
-fn forge(ns: &TestNetns, copy_data: bool, stop: Arc<AtomicBool>, forged: Arc<AtomicU32>) {
+/// first); counts the replies sent. Join the thread before another forger starts: one still
+/// running (its read returns with the next request) would answer that too.
+fn forge(
+    ns: &TestNetns,
+    copy_data: bool,
+    stop: Arc<AtomicBool>,
+    forged: Arc<AtomicU32>,
+) -> std::thread::JoinHandle<()> {
     let socket = ns.run_in(|| {
         Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4)).expect("raw socket (root)")
     });
@@ -162,7 +168,7 @@ fn forge(ns: &TestNetns, copy_data: bool, stop: Arc<AtomicBool>, forged: Arc<Ato
                 forged.fetch_add(1, Ordering::Relaxed);
             }
         }
-    });
+    })
 }
 
 #[test]
@@ -174,13 +180,14 @@ fn on_a_shared_socket_replies_without_the_runs_data_wake_no_run() {
         ping_group_range(&ns, unprivileged);
         for copy_data in [false, true] {
             let (stop, forged) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU32::new(0)));
-            forge(&ns, copy_data, stop.clone(), forged.clone());
+            let forger = forge(&ns, copy_data, stop.clone(), forged.clone());
             let spec = |_| {
                 let spec = ProbeSpec::icmp("127.0.0.1").unwrap().with_timeout(ms(500)).unwrap();
                 spec.with_netns(ns.path()).unwrap()
             };
             let done = run_checks(&mut e, (0..20).map(spec).collect());
             stop.store(true, Ordering::Relaxed);
+            forger.join().unwrap();
             assert!(forged.load(Ordering::Relaxed) >= 20, "the forger answered every request");
             for (tag, o) in &done {
                 let want = if copy_data {

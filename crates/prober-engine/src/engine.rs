@@ -21,6 +21,7 @@ use crate::event::{Event, TargetId};
 use crate::hostrun::{HostRunStats, refuse_submit};
 use crate::probe::{AnyProbe, PreparedSpec};
 use crate::queue::EventQueue;
+use crate::shards::Shard;
 use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
 use crate::timers::{TimerKey, Timers};
 use crate::token::{WAKE, run_ctx};
@@ -106,6 +107,8 @@ pub struct Engine {
     /// Counters of host-run probes ([`Engine::host_run_stats`]).
     pub(crate) host_runs: HostRunStats,
     pub(crate) rng: u64,
+    /// Which engine of a sharded group this is, which its target and run ids say.
+    pub(crate) shard: Shard,
 }
 
 impl Engine {
@@ -158,6 +161,7 @@ impl Engine {
             icmp_wake: Vec::new(),
             host_runs: HostRunStats::default(),
             rng: seed | 1,
+            shard: Shard::ALONE,
         })
     }
 

@@ -153,3 +153,34 @@ fn cancel_reaches_a_check_on_either_engine() {
     assert_eq!(h.call_each(|e| e.in_flight()).unwrap(), [0, 0]);
     et.stop().unwrap();
 }
+
+#[test]
+fn host_runs_are_completed_on_the_engine_that_announced_them() {
+    let et = two_engines();
+    let h = et.handle();
+    let spec = ProbeSpec::host_run("check").unwrap().with_timeout(ms(30_000)).unwrap();
+    for _ in 0..2 {
+        let t = h.add_target().unwrap();
+        h.set_probe(t, Role::Readiness, spec.clone(), schedule(3_600_000, 1, 1)).unwrap();
+        h.trigger(t, Role::Readiness).unwrap();
+    }
+    assert_eq!(h.call_each(|e| e.target_count()).unwrap(), [1, 1]);
+    // Each announcement answered through the group's handle, which finds the run's engine.
+    let mut ready = std::collections::HashSet::new();
+    recv_until(&et, |ev| match ev {
+        Event::HostRun { run, .. } => {
+            h.complete_run(run, ProbeResult::Success, b"ok".to_vec()).unwrap();
+            false
+        }
+        Event::State { target, result: ProbeResult::Success, .. } => {
+            ready.insert(target);
+            ready.len() == 2
+        }
+        _ => false,
+    });
+    let stats = h.call_each(|e| e.host_run_stats()).unwrap();
+    for s in &stats {
+        assert!(s.completed >= 1 && s.unknown == 0 && s.late == 0, "{stats:?}");
+    }
+    et.stop().unwrap();
+}

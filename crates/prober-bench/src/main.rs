@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         "tcp_oneshot" => tcp_oneshot(&opts),
         "http_oneshot" => http_oneshot(&opts, "http"),
         "https_oneshot" => http_oneshot(&opts, "https"),
-        "https_threads" => threads::https_threads(&opts),
+        "https_threads" => http_spec(&opts, "https").and_then(|s| threads::https_threads(&opts, s)),
         "http_keepalive" => http_keepalive(&opts, "http"),
         "https_keepalive" => http_keepalive(&opts, "https"),
         "grpc_oneshot" => grpc_oneshot(&opts, false),
@@ -97,7 +97,7 @@ fn tcp_oneshot(o: &Opts) -> Result<(), String> {
 
 /// The GET of `SCHEME://TARGET{--path}` every HTTP scenario makes; `https` verifies nothing, as
 /// the kubelet's HTTPS probe (`InsecureSkipVerify`).
-pub(crate) fn http_spec(o: &Opts, scheme: &str) -> Result<ProbeSpec, String> {
+fn http_spec(o: &Opts, scheme: &str) -> Result<ProbeSpec, String> {
     let (host, port) = o.target()?;
     let host = if host.contains(':') { format!("[{host}]") } else { host };
     let url = format!("{scheme}://{host}:{port}{}", o.str("path", "/"));

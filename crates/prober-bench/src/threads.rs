@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
-use prober_core::ProbeResult;
+use prober_core::{ProbeResult, ProbeSpec};
 use prober_engine::{EngineConfig, Event};
 
 use crate::measure::Usage;
 use crate::opts::Opts;
 
-pub(crate) fn https_threads(o: &Opts) -> Result<(), String> {
-    let spec = crate::http_spec(o, "https")?;
+/// Runs `spec` (`https_oneshot`'s GET) `--n` times through `--threads` engines.
+pub(crate) fn https_threads(o: &Opts, spec: ProbeSpec) -> Result<(), String> {
     let n = o.num("n", 10_000)?;
     let conc = o.num("conc", 64)?.max(1);
     let threads = usize::try_from(o.num("threads", 1)?).map_err(|e| e.to_string())?;

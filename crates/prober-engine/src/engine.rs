@@ -21,7 +21,7 @@ use crate::event::{Event, TargetId};
 use crate::hostrun::{HostRunStats, refuse_submit};
 use crate::probe::{AnyProbe, PreparedSpec};
 use crate::queue::EventQueue;
-use crate::shards::Shard;
+use crate::shards::{MAX_THREADS, Shard};
 use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
 use crate::timers::{TimerKey, Timers};
 use crate::token::{WAKE, run_ctx};
@@ -163,6 +163,23 @@ impl Engine {
             rng: seed | 1,
             shard: Shard::ALONE,
         })
+    }
+
+    /// Engine `index` of `count` sharing one [`Handle`](crate::Handle): its target ids and run
+    /// ids name it (`crate::shards` says how), and a fixed jitter seed is varied per
+    /// engine so that the engines do not jitter in step.
+    pub(crate) fn shard(config: EngineConfig, index: usize, count: usize) -> io::Result<Engine> {
+        assert!(index < count && count <= MAX_THREADS, "engine {index} of {count}");
+        let seed = match config.jitter_seed {
+            0 => 0,
+            s => s.wrapping_add(index as u64).max(1),
+        };
+        let mut engine = Engine::with_config(EngineConfig { jitter_seed: seed, ..config })?;
+        // Both fit in u32: count <= MAX_THREADS.
+        let shard = Shard { index: index as u32, count: count as u32 };
+        engine.targets = Arena::strided(shard.count, shard.index);
+        engine.shard = shard;
+        Ok(engine)
     }
 
     // ---- targets and workers -------------------------------------------------------------

@@ -2,15 +2,11 @@
 //! a host run belongs to, read from its id alone.
 //!
 //! Engine `i` of `n` numbers its targets with indexes `i, i + n, i + 2n, ...` (its target
-//! arena is strided, `crate::arena`), so a [`TargetId`]'s low half modulo `n` is its engine.
+//! arena is strided, `crate::arena`), so a [`TargetId`](crate::TargetId)'s low half modulo `n` is its engine.
 //! Host-run ids ([`RunId`]) carry the same: the run slot's index times `n` plus `i`. A single
 //! engine is engine 0 of 1, whose ids are the arena keys unchanged.
 
-use std::io;
-
-use crate::arena::{Arena, Key};
-use crate::config::EngineConfig;
-use crate::engine::Engine;
+use crate::arena::Key;
 use crate::event::RunId;
 
 /// The most engines one group may have: each may then still hold 2^24 targets (the index
@@ -53,46 +49,21 @@ impl Shard {
     }
 }
 
-impl Engine {
-    /// Engine `index` of `count` sharing one [`Handle`](crate::Handle): its target ids and run
-    /// ids name it (see the module documentation), and a fixed jitter seed is varied per
-    /// engine so that the engines do not jitter in step.
-    pub(crate) fn shard(config: EngineConfig, index: usize, count: usize) -> io::Result<Engine> {
-        assert!(index < count && count <= MAX_THREADS, "engine {index} of {count}");
-        let seed = match config.jitter_seed {
-            0 => 0,
-            s => s.wrapping_add(index as u64).max(1),
-        };
-        let mut engine = Engine::with_config(EngineConfig { jitter_seed: seed, ..config })?;
-        // Both fit in u32: count <= MAX_THREADS.
-        let shard = Shard { index: index as u32, count: count as u32 };
-        engine.targets = Arena::strided(shard.count, shard.index);
-        engine.shard = shard;
-        Ok(engine)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    use crate::event::TargetId;
-
     #[test]
-    fn each_engine_of_a_group_issues_ids_that_name_it() {
-        for count in [1, 2, 3, 7] {
+    fn run_ids_name_their_engine_and_go_back_to_their_slot() {
+        for count in [1u32, 2, 3, 7] {
             for index in 0..count {
-                let mut engine = Engine::shard(EngineConfig::default(), index, count).unwrap();
-                let ids: Vec<TargetId> = (0..5).map(|_| engine.add_target()).collect();
-                assert!(ids.iter().all(|&id| Shard::of_id(id, count) == index), "{ids:?}");
-                assert!(ids.iter().all(|&id| id != 0));
-                let shard = engine.shard;
+                let shard = Shard { index, count };
                 let slot = Key { index: 41, generation: 9 };
                 let run = shard.run_id(slot);
-                assert_eq!(Shard::of_id(run, count), index);
+                assert_eq!(Shard::of_id(run, count as usize), index as usize);
                 assert_eq!(shard.run_slot(run), Some(slot));
                 if count > 1 {
-                    let other = Shard { index: ((index + 1) % count) as u32, count: count as u32 };
+                    let other = Shard { index: (index + 1) % count, count };
                     assert_eq!(other.run_slot(run), None, "another engine's run");
                 }
             }
@@ -100,11 +71,9 @@ mod tests {
     }
 
     #[test]
-    fn a_lone_engine_keeps_its_ids_as_they_were() {
+    fn a_lone_engine_keeps_its_run_ids_as_they_were() {
         let slot = Key { index: 5, generation: 3 };
         assert_eq!(Shard::ALONE.run_id(slot), slot.to_u64());
         assert_eq!(Shard::ALONE.run_slot(slot.to_u64()), Some(slot));
-        let mut engine = Engine::new().unwrap();
-        assert_eq!(engine.add_target(), Key { index: 0, generation: 1 }.to_u64());
     }
 }

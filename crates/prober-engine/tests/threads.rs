@@ -77,6 +77,12 @@ fn targets_spread_over_both_engines_reach_their_states_in_order() {
     }
     assert_eq!(h.call_each(|e| e.target_count()).unwrap(), [5, 5]);
     assert!(matches!(h.trigger(triggered[0], Role::Readiness), Ok(())), "ignored when applied");
+
+    // An id says its engine: each engine's own new target is reached through the handle.
+    for (engine, t) in h.call_each(|e| e.add_target()).unwrap().into_iter().enumerate() {
+        let count = h.call_target(t, move |e| e.remove_target(t).map(|()| e.target_count()));
+        assert_eq!(count.unwrap().unwrap(), 5, "engine {engine}'s target {t}");
+    }
     et.stop().unwrap();
 }
 

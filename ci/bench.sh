@@ -626,7 +626,7 @@ awk '
       r = "rate_per_s"; one = "prober_1_thread"; two = "prober_2_threads"
       check("https_threads", "speedup_2_threads", ratio(get("https_threads", two, r), get("https_threads", one, r)), ">=", 1.8)
       info("https_threads", "cpu_per_probe_2_threads_vs_1", ratio(get("https_threads", two, c), get("https_threads", one, c)))
-      info("https_threads", "cores_used_2_threads_vs_1", ratio(get("https_threads", two, "cores_used"), get("https_threads", one, "cores_used"))) }
+      info("https_threads", "cpu_pct_2_threads_vs_1", ratio(get("https_threads", two, "cpu_pct"), get("https_threads", one, "cpu_pct"))) }
     if (("http_keepalive", "prober", c) in V) {
       n = ka_note("http_keepalive")
       check("http_keepalive", "cpu_vs_prober_oneshot", ratio(get("http_keepalive", "prober", c), get("http_keepalive", "prober_oneshot", c)), "<=", 0.35, n)

@@ -12,7 +12,7 @@ use crate::measure::Usage;
 use crate::opts::Opts;
 
 /// Runs `spec` (`https_oneshot`'s GET) `--n` times through `--threads` engines.
-pub(crate) fn https_threads(o: &Opts, spec: ProbeSpec) -> Result<(), String> {
+pub(crate) fn https_threads(o: &Opts, spec: &ProbeSpec) -> Result<(), String> {
     let n = o.num("n", 10_000)?;
     let conc = o.num("conc", 64)?.max(1);
     let threads = usize::try_from(o.num("threads", 1)?).map_err(|e| e.to_string())?;
@@ -49,13 +49,9 @@ pub(crate) fn https_threads(o: &Opts, spec: ProbeSpec) -> Result<(), String> {
     if let Some(f) = first_failure {
         eprintln!("prober-bench: {} of {n} probes did not succeed; first: {f}", n - ok);
     }
-    let cpu_us = d.user_us + d.sys_us;
     let mut line = o.line();
     line.common(n, ok, &d);
     line.kv("conc", conc).kv("threads", threads);
-    // How many cores the group kept busy: the figure that scales with threads when the
-    // target and other load leave the cores to it.
-    line.f("cores_used", cpu_us as f64 / d.wall.as_micros().max(1) as f64, 2);
     line.print();
     group.stop().map_err(|e| format!("engines: {e}"))
 }

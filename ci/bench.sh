@@ -3,8 +3,8 @@
 # on a number (docs/benchmarks.md explains every scenario, field and target).
 #
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
-#     tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive
-#     grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle
+#     tcp_oneshot c_api go_api http_oneshot https_oneshot https_threads http_keepalive
+#     https_keepalive grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle
 #     netns_http netns_exec netns_scale serve_probe dns_query icmp_echo
 #
 # Environment:
@@ -51,7 +51,7 @@ cd "$(dirname "$0")/.."
 . bench/dns_icmp.sh
 ROOT=$PWD
 
-ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot http_keepalive https_keepalive \
+ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot https_threads http_keepalive https_keepalive \
 grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle netns_http netns_exec netns_scale serve_probe \
 dns_query icmp_echo"
 if [ $# -gt 0 ]; then
@@ -400,6 +400,22 @@ for s in $SCENARIOS; do
         [ -n "$GO_KUBELET_ERR" ] && unavailable https_oneshot go_kubelet "$GO_KUBELET_ERR"
       fi
       ;;
+    https_threads)
+      # https_oneshot's checks (the same nginx TLS listener, a full handshake each) through a
+      # group of 1 and of 2 engines behind one handle (spawn_sharded), interleaved; the median
+      # repetition by rate. speedup_2_threads is the ratio of the rates. The target's one
+      # nginx worker and the probing program share this machine's cores.
+      if [ -z "${TLS_TARGET:-}" ]; then
+        unavailable https_threads prober_1_thread "no_tls_target($TARGET_KIND)"
+      else
+        specs=()
+        for th in 1 2; do
+          impl=prober_${th}_thread; [ "$th" = 1 ] || impl=${impl}s
+          specs+=("$impl $BENCH_BIN https_threads --target $TLS_TARGET --path $URL_PATH --n $N_HTTPS --conc $CONC_NET --threads $th --impl $impl")
+        done
+        KEY=rate_per_s oneshot https_threads "${specs[@]}"
+      fi
+      ;;
     http_keepalive | https_keepalive)
       # nginx's keep-alive server (plain, or TLS as https_oneshot's). impl=prober is
       # http_oneshot's code path with keep-alive on (prober-bench's http_keepalive; its line
@@ -618,6 +634,11 @@ awk '
       info("http_oneshot", "cpu_vs_raw_c_reuse", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c_reuse", c))) }
     if (("https_oneshot", "prober", c) in V)
       info("https_oneshot", "cpu_vs_go_kubelet", ratio(get("https_oneshot", "prober", c), get("https_oneshot", "go_kubelet", c)))
+    if (("https_threads", "prober_2_threads", c) in V) {
+      r = "rate_per_s"; one = "prober_1_thread"; two = "prober_2_threads"
+      check("https_threads", "speedup_2_threads", ratio(get("https_threads", two, r), get("https_threads", one, r)), ">=", 1.8)
+      info("https_threads", "cpu_per_probe_2_threads_vs_1", ratio(get("https_threads", two, c), get("https_threads", one, c)))
+      info("https_threads", "cpu_pct_2_threads_vs_1", ratio(get("https_threads", two, "cpu_pct"), get("https_threads", one, "cpu_pct"))) }
     if (("http_keepalive", "prober", c) in V) {
       n = ka_note("http_keepalive")
       check("http_keepalive", "cpu_vs_prober_oneshot", ratio(get("http_keepalive", "prober", c), get("http_keepalive", "prober_oneshot", c)), "<=", 0.35, n)

@@ -9,6 +9,7 @@
 //! | `tcp_oneshot` | `--n` \[40000\] TCP connect probes of `--target`, `--conc` \[64\] in flight, one engine |
 //! | `http_oneshot` | `--n` \[40000\] HTTP GETs of `http://TARGET{--path}`, `--conc` \[64\] in flight |
 //! | `https_oneshot` | the same over TLS (`https://TARGET`, no verification, a full handshake per probe, as the kubelet) |
+//! | `https_threads` | `--n` \[10000\] `https_oneshot` checks through `--threads` \[1\] engines behind one handle (`spawn_sharded`), `--conc` \[64\] in flight over the group; its `cpu_pct` is how much of the cores the group kept busy |
 //! | `http_keepalive` | `--n` \[40000\] HTTP GETs as `http_oneshot`, with keep-alive on |
 //! | `https_keepalive` | the same over TLS |
 //! | `grpc_oneshot` | `--n` \[20000\] gRPC health checks (`grpc.health.v1.Health/Check` of `--service` \[empty: the server\]) of `--target`, h2c, `--conc` \[64\] in flight |
@@ -36,6 +37,7 @@
 mod measure;
 mod opts;
 mod runs;
+mod threads;
 // Namespaces are Linux's own (the test helper that makes them is too).
 #[cfg(target_os = "linux")]
 mod netns;
@@ -61,6 +63,9 @@ fn main() -> ExitCode {
         "tcp_oneshot" => tcp_oneshot(&opts),
         "http_oneshot" => http_oneshot(&opts, "http"),
         "https_oneshot" => http_oneshot(&opts, "https"),
+        "https_threads" => {
+            http_spec(&opts, "https").and_then(|s| threads::https_threads(&opts, &s))
+        }
         "http_keepalive" => http_keepalive(&opts, "http"),
         "https_keepalive" => http_keepalive(&opts, "https"),
         "grpc_oneshot" => grpc_oneshot(&opts, false),

@@ -21,6 +21,7 @@ use crate::event::{Event, TargetId};
 use crate::hostrun::{HostRunStats, refuse_submit};
 use crate::probe::{AnyProbe, PreparedSpec};
 use crate::queue::EventQueue;
+use crate::shards::{MAX_THREADS, Shard};
 use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
 use crate::timers::{TimerKey, Timers};
 use crate::token::{WAKE, run_ctx};
@@ -106,6 +107,8 @@ pub struct Engine {
     /// Counters of host-run probes ([`Engine::host_run_stats`]).
     pub(crate) host_runs: HostRunStats,
     pub(crate) rng: u64,
+    /// Which engine of a sharded group this is, which its target and run ids say.
+    pub(crate) shard: Shard,
 }
 
 impl Engine {
@@ -158,7 +161,25 @@ impl Engine {
             icmp_wake: Vec::new(),
             host_runs: HostRunStats::default(),
             rng: seed | 1,
+            shard: Shard::ALONE,
         })
+    }
+
+    /// Engine `index` of `count` sharing one [`Handle`](crate::Handle): its target ids and run
+    /// ids name it (`crate::shards` says how), and a fixed jitter seed is varied per
+    /// engine so that the engines do not jitter in step.
+    pub(crate) fn shard(config: EngineConfig, index: usize, count: usize) -> io::Result<Engine> {
+        assert!(index < count && count <= MAX_THREADS, "engine {index} of {count}");
+        let seed = match config.jitter_seed {
+            0 => 0,
+            s => s.wrapping_add(index as u64).max(1),
+        };
+        let mut engine = Engine::with_config(EngineConfig { jitter_seed: seed, ..config })?;
+        // Both fit in u32: count <= MAX_THREADS.
+        let shard = Shard { index: index as u32, count: count as u32 };
+        engine.targets = Arena::strided(shard.count, shard.index);
+        engine.shard = shard;
+        Ok(engine)
     }
 
     // ---- targets and workers -------------------------------------------------------------

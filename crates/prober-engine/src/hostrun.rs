@@ -7,8 +7,8 @@
 //! This file is the run's machine and the words of its results; the engine's side (announcing,
 //! withdrawing, completing a run) is `hostrun_engine.rs`.
 //!
-//! A run's id ([`RunId`](crate::RunId)) is its slot's key ([`crate::arena::Key::to_u64`]):
-//! never 0, and a stale id (a run that timed out, was cancelled or was completed already) never
+//! A run's id ([`RunId`](crate::RunId)) is its slot's key ([`crate::arena::Key::to_u64`]),
+//! with the engine of a sharded group in its index (`crate::shards`): never 0, and a stale id (a run that timed out, was cancelled or was completed already) never
 //! reaches the run that reuses the slot, because the generation differs.
 
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@ use prober_core::ProbeResult;
 use prober_io::Machine;
 
 use crate::arena::Key;
-use crate::engine::{Command, Engine};
+use crate::engine::Engine;
 use crate::event::{Event, RunId};
 use crate::handle::Handle;
 use crate::hostrun::{Completion, HostRunStats};
@@ -22,7 +22,7 @@ impl Engine {
         let Owner::Worker { target, role, .. } = owner else { return };
         self.host_runs.announced += 1;
         self.queue.push(Event::HostRun {
-            run: slot.to_u64(),
+            run: self.shard.run_id(slot),
             target: target.to_u64(),
             role,
             label,
@@ -36,7 +36,7 @@ impl Engine {
         if timed_out {
             self.host_runs.timed_out += 1;
         }
-        self.queue.withdraw_host_run(slot.to_u64());
+        self.queue.withdraw_host_run(self.shard.run_id(slot));
     }
 
     /// Completes host run `run` (from an [`Event::HostRun`]) with the host's `result` and
@@ -52,7 +52,11 @@ impl Engine {
     /// probe, or completed already) or for an id no host run had is ignored. Both are counted
     /// ([`Engine::host_run_stats`]).
     pub fn complete_run(&mut self, run: RunId, result: ProbeResult, output: &[u8]) -> Completion {
-        let key = Key::from_u64(run);
+        let Some(key) = self.shard.run_slot(run) else {
+            // Another engine's run (of a sharded group), or no run at all.
+            self.host_runs.unknown += 1;
+            return Completion::Unknown;
+        };
         let is_host_run =
             self.slots.get(key).is_some_and(|s| matches!(s.probe, AnyProbe::HostRun(_)));
         if !is_host_run {
@@ -90,7 +94,8 @@ impl Engine {
 }
 
 impl Handle {
-    /// [`Engine::complete_run`] from any thread: queued, and applied at the engine's next turn
+    /// [`Engine::complete_run`] from any thread: queued for the engine that announced the run
+    /// (its id says which), and applied at that engine's next turn
     /// (a late or unknown id is then counted in [`Engine::host_run_stats`]).
     ///
     /// # Errors
@@ -102,10 +107,8 @@ impl Handle {
         result: ProbeResult,
         output: Vec<u8>,
     ) -> std::io::Result<()> {
-        let job = move |e: &mut Engine| {
+        self.send_to_owner(run, move |e: &mut Engine| {
             e.complete_run(run, result, &output);
-        };
-        self.shared.push(Command::Call(Box::new(job)))?;
-        self.waker.wake()
+        })
     }
 }

@@ -8,7 +8,8 @@
 //! [`Engine::timeout`] says when to call next, [`Engine::step`] never blocks, [`Engine::wait`]
 //! blocks up to a limit, [`Handle::wakeup`] interrupts it from any thread, and
 //! [`Engine::drain`] hands over events in batches. [`spawn`] runs an engine on its own thread
-//! for Rust users who want a channel instead.
+//! for Rust users who want a channel instead, and [`spawn_sharded`] runs one engine per thread
+//! behind one [`Handle`] and one channel, for loads past one core.
 
 #![warn(missing_docs)]
 
@@ -25,6 +26,7 @@ mod probe;
 mod queue;
 mod runner;
 mod schedule;
+mod shards;
 mod slots;
 #[cfg(feature = "test-panic")]
 mod test_panic;
@@ -41,7 +43,8 @@ pub use hostrun::{Completion, HostRunProbe, HostRunStats};
 pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use prober_transport::keep::KeepStats;
-pub use runner::{CHANNEL_CAP, EngineThread, spawn};
+pub use runner::{CHANNEL_CAP, EngineThread, spawn, spawn_sharded};
+pub use shards::MAX_THREADS;
 
 // The README's examples are compiled and run with the doc tests.
 #[cfg(doctest)]

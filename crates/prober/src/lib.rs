@@ -119,7 +119,7 @@ pub use prober_core::{
 pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,
-    PoolStats, TargetId, spawn,
+    MAX_THREADS, PoolStats, TargetId, spawn, spawn_sharded,
 };
 
 /// Runs one probe to completion on the calling thread and returns its outcome.

@@ -9,7 +9,6 @@ use prober_core::{Outcome, ProbeSpec};
 
 use crate::config::EngineError;
 use crate::engine::Engine;
-use crate::hostrun::refuse_submit;
 use crate::probe::AnyProbe;
 use crate::slots::{CheckDone, Owner};
 
@@ -34,9 +33,8 @@ impl Engine {
         tag: u64,
         done: impl FnOnce(Box<Outcome>) + Send + 'static,
     ) -> Result<(), EngineError> {
-        spec.validate()?;
-        refuse_submit(&spec)?;
-        self.start_check(AnyProbe::from_spec(spec), tag, CheckDone::new(done));
+        let probe = self.plans.probe(spec)?;
+        self.start_check(probe, tag, CheckDone::new(done));
         Ok(())
     }
 

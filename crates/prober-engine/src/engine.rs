@@ -18,8 +18,9 @@ use prober_transport::keep::{KeepStats, KeptConns};
 use crate::arena::{Arena, Key};
 use crate::config::{EngineConfig, EngineError};
 use crate::event::{Event, TargetId};
-use crate::hostrun::{HostRunStats, refuse_submit};
-use crate::probe::{AnyProbe, PreparedSpec};
+use crate::hostrun::HostRunStats;
+use crate::plan_cache::PlanCache;
+use crate::probe::PreparedSpec;
 use crate::queue::EventQueue;
 use crate::shards::{MAX_THREADS, Shard};
 use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
@@ -106,6 +107,8 @@ pub struct Engine {
     pub(crate) icmp_wake: Vec<u64>,
     /// Counters of host-run probes ([`Engine::host_run_stats`]).
     pub(crate) host_runs: HostRunStats,
+    /// The prepared plans of the last HTTP specs submitted as one-shot checks.
+    pub(crate) plans: PlanCache,
     pub(crate) rng: u64,
     /// Which engine of a sharded group this is, which its target and run ids say.
     pub(crate) shard: Shard,
@@ -160,6 +163,7 @@ impl Engine {
             icmp_owed: Vec::new(),
             icmp_wake: Vec::new(),
             host_runs: HostRunStats::default(),
+            plans: PlanCache::default(),
             rng: seed | 1,
             shard: Shard::ALONE,
         })
@@ -340,10 +344,13 @@ impl Engine {
     ///
     /// [`EngineError::Spec`] for an invalid spec, [`EngineError::HostRunCheck`] for a host-run
     /// probe (only a target's worker runs one); nothing is started.
+    ///
+    /// An HTTP spec equal to one of the last few submitted is neither validated nor prepared
+    /// again: its run shares the plan (URL, headers, request bytes) made the first time, as a
+    /// worker's runs share theirs.
     pub fn submit(&mut self, spec: ProbeSpec, tag: u64) -> Result<(), EngineError> {
-        spec.validate()?;
-        refuse_submit(&spec)?;
-        self.start_probe(AnyProbe::from_spec(spec), Owner::Check { tag });
+        let probe = self.plans.probe(spec)?;
+        self.start_probe(probe, Owner::Check { tag });
         Ok(())
     }
 

@@ -22,6 +22,7 @@ mod event;
 mod handle;
 mod hostrun;
 mod hostrun_engine;
+mod plan_cache;
 mod probe;
 mod queue;
 mod runner;

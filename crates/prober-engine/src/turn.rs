@@ -7,7 +7,6 @@ use prober_core::Role;
 
 use crate::arena::Key;
 use crate::engine::{Command, Engine};
-use crate::probe::AnyProbe;
 use crate::slots::Owner;
 use crate::timers::TimerKey;
 use crate::token::{GEN_MASK, WAKE, shared_index, split_token};
@@ -111,11 +110,14 @@ impl Engine {
         let commands = std::mem::take(&mut self.shared.commands.lock().queue);
         for c in commands {
             match c {
+                // Validated by the handle, on the caller's thread.
                 Command::Submit(spec, tag) => {
-                    self.start_probe(AnyProbe::from_spec(*spec), Owner::Check { tag })
+                    let probe = self.plans.probe_validated(*spec);
+                    self.start_probe(probe, Owner::Check { tag })
                 }
                 Command::SubmitWith(spec, tag, done) => {
-                    self.start_check(AnyProbe::from_spec(*spec), tag, done)
+                    let probe = self.plans.probe_validated(*spec);
+                    self.start_check(probe, tag, done)
                 }
                 Command::Trigger(t, r) => {
                     let _ = self.trigger(t, r);

@@ -171,14 +171,23 @@ impl HeadParser {
             }
             None => (buf, None),
         };
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut many = Vec::new();
-        let mut resp = httparse::Response::new(&mut headers);
         let mut config = httparse::ParserConfig::default();
         config
             .allow_multiple_spaces_in_response_status_delimiters(true)
             .allow_spaces_after_header_name_in_responses(true)
             .allow_obsolete_multiline_headers_in_responses(true);
+        // Slots left uninitialised for httparse to fill: zeroing all of them (4 KiB) cost a
+        // check on a kept connection more than parsing its few header lines.
+        let mut slots = [std::mem::MaybeUninit::<httparse::Header<'_>>::uninit(); MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut []);
+        let parsed = config.parse_response_with_uninit_headers(&mut resp, buf, &mut slots);
+        if !matches!(parsed, Err(httparse::Error::TooManyHeaders | httparse::Error::HeaderName)) {
+            return self.judge(buf, version_override, &resp, parsed);
+        }
+        // Rare heads, parsed again into initialised slots that a second parse can reuse.
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut many = Vec::new();
+        let mut resp = httparse::Response::new(&mut headers);
         let mut parsed = config.parse_response(&mut resp, buf);
         if matches!(parsed, Err(httparse::Error::TooManyHeaders)) {
             // Complete by now (see `worth_parsing`): room for every line it has, once.
@@ -194,6 +203,17 @@ impl HeadParser {
             config.ignore_invalid_headers_in_responses(true);
             parsed = config.parse_response(&mut resp, buf);
         }
+        self.judge(buf, version_override, &resp, parsed)
+    }
+
+    /// The head that httparse's `parsed` (of `buf`, into `resp`) says `buf` starts with.
+    fn judge(
+        &mut self,
+        buf: &[u8],
+        version_override: Option<u8>,
+        resp: &httparse::Response<'_, '_>,
+        parsed: httparse::Result<usize>,
+    ) -> Result<HeadStatus, HeadError> {
         let len = match parsed {
             Ok(httparse::Status::Complete(len)) => len,
             Ok(httparse::Status::Partial) => {
@@ -235,16 +255,28 @@ impl HeadParser {
             return Ok(HeadStatus::Interim { status, len });
         }
 
-        let mut location = None;
+        // One pass over the lines for the four headers read here (by length first, so most
+        // names are passed over without a comparison); framing's values are read again only
+        // when present.
+        let (mut location, mut chunked_or_coded, mut sized, mut says_close) =
+            (None, false, false, false);
         for h in resp.headers.iter() {
-            if h.name.eq_ignore_ascii_case("location") {
-                let v = String::from_utf8_lossy(h.value);
-                let v = unfold(&v);
-                let v = v.trim_matches(|c| c == ' ' || c == '\t');
-                if !v.is_empty() {
-                    location = Some(v.to_string());
-                    break;
+            let name = h.name.as_bytes();
+            match name.len() {
+                8 if location.is_none() && name.eq_ignore_ascii_case(b"location") => {
+                    let v = String::from_utf8_lossy(h.value);
+                    let v = unfold(&v);
+                    let v = v.trim_matches(|c| c == ' ' || c == '\t');
+                    if !v.is_empty() {
+                        location = Some(v.to_string());
+                    }
                 }
+                10 if self.keep_alive && name.eq_ignore_ascii_case(b"connection") => {
+                    says_close |= lists_close(h.value);
+                }
+                14 if name.eq_ignore_ascii_case(b"content-length") => sized = true,
+                17 if name.eq_ignore_ascii_case(b"transfer-encoding") => chunked_or_coded = true,
+                _ => {}
             }
         }
         // The values of one header, in order, without collecting them: a run allocates nothing
@@ -255,18 +287,15 @@ impl HeadParser {
 
         let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
             Framing::Length(0)
-        } else if values("transfer-encoding").next().is_some() && version >= 1 {
+        } else if chunked_or_coded && version >= 1 {
             transfer_encoding(values("transfer-encoding"))?
-        } else if values("content-length").next().is_some() {
+        } else if sized {
             Framing::Length(content_length(values("content-length"))?)
         } else {
             Framing::Close
         };
         // A 101 switched the connection to another protocol: it carries no more HTTP.
-        let close = !self.keep_alive
-            || version == 0
-            || status == 101
-            || values("connection").any(lists_close);
+        let close = !self.keep_alive || version == 0 || status == 101 || says_close;
         Ok(HeadStatus::Complete(ResponseHead { version, status, framing, location, len, close }))
     }
 
@@ -325,13 +354,19 @@ fn transfer_encoding<'a>(
 
 fn content_length<'a>(values: impl Iterator<Item = &'a [u8]> + Clone) -> Result<u64, HeadError> {
     let mut found: Option<u64> = None;
+    let ows = |b: &u8| *b == b' ' || *b == b'\t';
     for raw in values.clone() {
-        let text = String::from_utf8_lossy(raw);
-        let t = text.trim_matches(|c| c == ' ' || c == '\t');
-        let n = if t.is_empty() || t.len() > 19 || !t.bytes().all(|b| b.is_ascii_digit()) {
+        // Go's textproto trims spaces and tabs, then wants 1 to 19 decimal digits (read here
+        // from the bytes: no text is made of them).
+        let start = raw.iter().position(|b| !ows(b)).unwrap_or(raw.len());
+        let end = raw.iter().rposition(|b| !ows(b)).map_or(start, |e| e + 1);
+        let t = &raw[start..end];
+        let n = if t.is_empty() || t.len() > 19 || !t.iter().all(u8::is_ascii_digit) {
             None
         } else {
-            t.parse::<u64>().ok().filter(|&n| n <= i64::MAX as u64)
+            // At most 19 digits: below u64::MAX, no overflow.
+            let n = t.iter().fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+            Some(n).filter(|&n| n <= i64::MAX as u64)
         };
         let Some(n) = n else {
             return Err(HeadError::ContentLength(format!(

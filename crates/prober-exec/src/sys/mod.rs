@@ -15,7 +15,7 @@
 //! so that the library still loads with an older C library; without it the spawn falls back to
 //! `Command` with a `pre_exec` hook that marks every descriptor from 3 up close-on-exec.
 
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -120,24 +120,6 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data"))
 }
 
-/// The host's environment with the spec's entries added, the spec winning, as `KEY=VALUE`:
-/// owned copies, for the forked spawn into other namespaces.
-#[cfg(target_os = "linux")]
-fn environment(spec_env: &[(String, String)]) -> io::Result<Vec<CString>> {
-    let mut out = Vec::new();
-    for (key, value) in std::env::vars_os() {
-        if spec_env.iter().any(|(k, _)| OsStr::new(k) == key) {
-            continue;
-        }
-        let mut entry = key.as_bytes().to_vec();
-        entry.push(b'=');
-        entry.extend_from_slice(value.as_bytes());
-        out.push(cstring(&entry)?);
-    }
-    out.extend(spec_entries(spec_env)?);
-    Ok(out)
-}
-
 unsafe extern "C" {
     /// The C library's environment array (`KEY=VALUE` strings, null-terminated).
     static environ: *const *mut libc::c_char;
@@ -160,7 +142,7 @@ fn spec_entries(spec_env: &[(String, String)]) -> io::Result<Vec<CString>> {
     Ok(out)
 }
 
-/// `posix_spawn`'s envp: the host's `environ` entries whose key the spec does not set, then
+/// The command's envp: the host's `environ` entries whose key the spec does not set, then
 /// `spec` (from [`spec_entries`]). The host's strings are pointed at, not copied: this is
 /// `environ` as the C library's own `posix_spawn` and `execve` read it (a host that changes
 /// its environment while another thread reads it is already undefined in C and in Rust, whose

@@ -208,3 +208,28 @@ fn no_permission_is_named_and_costs_one_run() {
     // The same probe with the rights works: nothing was left behind.
     assert_eq!(run(&spec_in(pid, &["hostname"])).output, b"probe-eperm\n");
 }
+
+/// The command's environment inside the target's namespaces is the host's with the spec's
+/// added, the spec winning: the forked children point into the host's `environ` instead of
+/// copying it, and the spec's variables come after it.
+#[test]
+fn the_environment_is_the_hosts_plus_the_specs_inside_too() {
+    let _g = lock();
+    let t = target("probe-env", false);
+    // A host variable the spec does not set: the test runner's HOME.
+    let home = std::env::var("HOME").expect("the test runner has HOME");
+    let mut s =
+        spec_in(t.pid, &["sh", "-c", "printf '%s|%s|%s' \"$HOME\" \"$PROBE_ONLY\" \"$USER_X\""]);
+    s.env = vec![
+        ("PROBE_ONLY".into(), "from-spec".into()),
+        ("USER_X".into(), "first".into()),
+        ("USER_X".into(), "last".into()),
+    ];
+    let o = run(&s);
+    assert_eq!(o.result, ProbeResult::Success, "{o:?}");
+    assert_eq!(text(&o), format!("{home}|from-spec|last"), "{o:?}");
+    // The spec wins over the host for the same name.
+    s.env = vec![("HOME".into(), "/spec-home".into())];
+    let o = run(&s);
+    assert_eq!(text(&o), "/spec-home||", "{o:?}");
+}

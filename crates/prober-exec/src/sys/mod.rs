@@ -15,7 +15,7 @@
 //! so that the library still loads with an older C library; without it the spawn falls back to
 //! `Command` with a `pre_exec` hook that marks every descriptor from 3 up close-on-exec.
 
-use std::ffi::{CStr, CString, OsStr};
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -120,26 +120,51 @@ fn cstring(bytes: &[u8]) -> io::Result<CString> {
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "nul byte found in provided data"))
 }
 
-/// The host's environment with the spec's entries added, the spec winning, as `KEY=VALUE`.
-fn environment(spec_env: &[(String, String)]) -> io::Result<Vec<CString>> {
-    let mut out = Vec::new();
-    for (key, value) in std::env::vars_os() {
-        if spec_env.iter().any(|(k, _)| OsStr::new(k) == key) {
-            continue;
-        }
-        let mut entry = key.as_bytes().to_vec();
-        entry.push(b'=');
-        entry.extend_from_slice(value.as_bytes());
-        out.push(cstring(&entry)?);
-    }
-    // The last of duplicate keys wins, as with `Command::envs`.
+unsafe extern "C" {
+    /// The C library's environment array (`KEY=VALUE` strings, null-terminated).
+    static environ: *const *mut libc::c_char;
+}
+
+/// The spec's entries as `KEY=VALUE`, the last of duplicate keys winning (as with
+/// `Command::envs`), in the spec's order.
+fn spec_entries(spec_env: &[(String, String)]) -> io::Result<Vec<CString>> {
+    let mut out = Vec::with_capacity(spec_env.len());
     for (i, (key, value)) in spec_env.iter().enumerate() {
         if spec_env[i + 1..].iter().any(|(k, _)| k == key) {
             continue;
         }
-        out.push(cstring(format!("{key}={value}").as_bytes())?);
+        let mut entry = Vec::with_capacity(key.len() + value.len() + 2);
+        entry.extend_from_slice(key.as_bytes());
+        entry.push(b'=');
+        entry.extend_from_slice(value.as_bytes());
+        out.push(cstring(&entry)?);
     }
     Ok(out)
+}
+
+/// The command's envp: the host's `environ` entries whose key the spec does not set, then
+/// `spec` (from [`spec_entries`]). The host's strings are pointed at, not copied: this is
+/// `environ` as the C library's own `posix_spawn` and `execve` read it (a host that changes
+/// its environment while another thread reads it is already undefined in C and in Rust, whose
+/// `set_var` is `unsafe` for that reason). Null-terminated.
+fn spawn_envp(spec_env: &[(String, String)], spec: &[CString]) -> Vec<*mut libc::c_char> {
+    let mut out = Vec::with_capacity(64 + spec.len());
+    // SAFETY: `environ` is a null-terminated array of NUL-terminated strings, read only here
+    // (see above for a host that writes it concurrently).
+    unsafe {
+        let mut entry = environ;
+        while !entry.is_null() && !(*entry).is_null() {
+            let bytes = CStr::from_ptr(*entry).to_bytes();
+            let key = bytes.split(|b| *b == b'=').next().unwrap_or(bytes);
+            if !spec_env.iter().any(|(k, _)| k.as_bytes() == key) {
+                out.push(*entry);
+            }
+            entry = entry.add(1);
+        }
+    }
+    out.extend(spec.iter().map(|e| e.as_ptr().cast_mut()));
+    out.push(std::ptr::null_mut());
+    out
 }
 
 /// Owns a `posix_spawn_file_actions_t` and destroys it.
@@ -173,14 +198,14 @@ fn posix_spawn(
 ) -> io::Result<libc::pid_t> {
     let program = cstring(req.program.as_os_str().as_bytes())?;
     let argv = req.argv.iter().map(|a| cstring(a.as_bytes())).collect::<io::Result<Vec<_>>>()?;
-    let envp = environment(req.env)?;
+    let spec_env = spec_entries(req.env)?;
     let cwd = req.cwd.map(|d| cstring(d.as_os_str().as_bytes())).transpose()?;
     let mut argv_ptrs: Vec<*mut libc::c_char> =
         argv.iter().map(|a| a.as_ptr().cast_mut()).collect();
     argv_ptrs.push(std::ptr::null_mut());
-    let mut envp_ptrs: Vec<*mut libc::c_char> =
-        envp.iter().map(|e| e.as_ptr().cast_mut()).collect();
-    envp_ptrs.push(std::ptr::null_mut());
+    // Without entries of the spec's, the host's `environ` itself, as `raw_spawn` passes it: no
+    // copy and no allocation (copying it cost two allocations per variable and run).
+    let envp_ptrs = if req.env.is_empty() { None } else { Some(spawn_envp(req.env, &spec_env)) };
     let out = output.as_raw_fd();
 
     // SAFETY: all-zero bytes are a valid "uninitialised" value for these plain C structs;
@@ -235,7 +260,10 @@ fn posix_spawn(
             &fa.0,
             &attrs.0,
             argv_ptrs.as_ptr(),
-            envp_ptrs.as_ptr(),
+            match &envp_ptrs {
+                Some(envp) => envp.as_ptr(),
+                None => environ,
+            },
         ))?;
         Ok(pid)
     }
@@ -321,8 +349,9 @@ pub(crate) fn executable(path: &Path) -> io::Result<()> {
 /// blocking, as a child's stdout expects.
 pub(crate) fn output_pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let (read_end, write_end) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
-    let flags = OFlag::from_bits_retain(fcntl(&read_end, FcntlArg::F_GETFL)?);
-    fcntl(&read_end, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    // A new pipe's read end has no status flag set (its access mode is not one that F_SETFL
+    // changes): no F_GETFL first.
+    fcntl(&read_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK))?;
     Ok((read_end, write_end))
 }
 

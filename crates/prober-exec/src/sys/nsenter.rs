@@ -39,7 +39,7 @@ use prober_io::{os_result, retry_interrupted};
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use prober_core::os_error_text;
 
-use super::{SpawnRequest, cloexec_from, cstring, environment, open_files_limit};
+use super::{SpawnRequest, cloexec_from, cstring, open_files_limit, spawn_envp, spec_entries};
 
 /// `CLONE_NEWTIME` (Linux 5.6); not every libc crate version names it.
 const CLONE_NEWTIME: libc::c_int = 0x80;
@@ -195,7 +195,9 @@ struct Prepared {
     /// Absolute or relative paths to try in order, as `execvp` would.
     candidates: Vec<CString>,
     argv: Vec<CString>,
-    envp: Vec<CString>,
+    /// The spec's variables; the host's are pointed at in `environ` (the forked children see
+    /// the same memory), not copied.
+    spec_env: Vec<CString>,
     cwd: Option<CString>,
     /// The output pipe's write end and `/dev/null`, both at 3 or above so that the `dup2`s
     /// onto 0, 1 and 2 always make new descriptors (without close-on-exec).
@@ -251,7 +253,7 @@ pub(crate) fn spawn_in(
             .map(|a| cstring(a.as_bytes()))
             .collect::<io::Result<_>>()
             .map_err(setup)?,
-        envp: environment(req.env).map_err(setup)?,
+        spec_env: spec_entries(req.env).map_err(setup)?,
         cwd: req.cwd.map(|d| cstring(d.as_os_str().as_bytes())).transpose().map_err(setup)?,
         output: dup_high(output).map_err(setup)?,
         null: dup_high(&null).map_err(setup)?,
@@ -264,9 +266,8 @@ pub(crate) fn spawn_in(
     let mut argv_ptrs: Vec<*const libc::c_char> =
         prepared.argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
-    let mut envp_ptrs: Vec<*const libc::c_char> =
-        prepared.envp.iter().map(|e| e.as_ptr()).collect();
-    envp_ptrs.push(std::ptr::null());
+    let envp_ptrs: Vec<*const libc::c_char> =
+        spawn_envp(req.env, &prepared.spec_env).into_iter().map(<*mut _>::cast_const).collect();
     let plan = ChildPlan {
         target: &target,
         prepared: &prepared,

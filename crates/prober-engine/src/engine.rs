@@ -196,14 +196,14 @@ impl Engine {
         let started_at = t.started_at;
         let state = Worker::new(role, schedule);
         let value = state.value();
-        t.workers[role.index()] = Some(WorkerSlot {
+        t.workers[role.index()] = Some(Box::new(WorkerSlot {
             spec: PreparedSpec::new(spec),
             state,
             next_run: None,
             in_flight: None,
             run_after: false,
             tick: None,
-        });
+        }));
         // The initial delay counts from the target's (re)start, as the kubelet counts it from
         // the container's start, not from when the probe was set.
         let first = (started_at + schedule.initial_delay).max(Instant::now());

@@ -24,6 +24,7 @@ use crate::queue::EventQueue;
 use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
 use crate::timers::{TimerKey, Timers};
 use crate::token::{WAKE, run_ctx};
+use crate::wake_timer::WakeTimer;
 use crate::worker::Worker;
 
 /// The scheduler. Not thread-safe itself (use it from one thread at a time); a
@@ -106,6 +107,8 @@ pub struct Engine {
     /// Counters of host-run probes ([`Engine::host_run_stats`]).
     pub(crate) host_runs: HostRunStats,
     pub(crate) rng: u64,
+    /// The timerfd that ends a poll at the next timer to the nanosecond (see `wake_timer.rs`).
+    pub(crate) wake_timer: WakeTimer,
 }
 
 impl Engine {
@@ -123,11 +126,12 @@ impl Engine {
     ///
     /// # Errors
     ///
-    /// The [`io::Error`] of creating the poll (epoll) or the wake-up descriptor (eventfd): out
-    /// of descriptors, say.
+    /// The [`io::Error`] of creating the poll (epoll), the wake-up descriptor (eventfd) or the
+    /// timer descriptor (timerfd, Linux): out of descriptors, say.
     pub fn with_config(config: EngineConfig) -> io::Result<Engine> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let wake_timer = WakeTimer::new(poll.registry())?;
         let mailbox = Mailbox::new(waker.clone());
         let seed = match config.jitter_seed {
             0 => std::time::SystemTime::now()
@@ -158,6 +162,7 @@ impl Engine {
             icmp_wake: Vec::new(),
             host_runs: HostRunStats::default(),
             rng: seed | 1,
+            wake_timer,
         })
     }
 
@@ -387,7 +392,10 @@ impl Engine {
     // ---- host integration ----------------------------------------------------------------
 
     /// A descriptor that is readable when the engine has I/O to process (the epoll fd). Pair it
-    /// with [`Engine::timeout`] for timers.
+    /// with [`Engine::timeout`] for timers. On Linux it also becomes readable by itself when
+    /// the next timer known at the end of the last [`Engine::step`] or [`Engine::wait`] is due
+    /// (a timerfd in the poll, to the nanosecond), so a host polling it with a millisecond
+    /// timeout is still woken on time.
     pub fn fd(&self) -> RawFd {
         self.poll.as_raw_fd()
     }
@@ -402,11 +410,16 @@ impl Engine {
         {
             return Some(Duration::ZERO);
         }
-        let next = match (self.timers.next(), self.kept.next_expiry()) {
+        self.next_timer().map(|t| t.saturating_duration_since(Instant::now()))
+    }
+
+    /// The instant of the next timer: a worker's run, a run's deadline, or a kept-alive
+    /// connection's idle limit.
+    pub(crate) fn next_timer(&self) -> Option<Instant> {
+        match (self.timers.next(), self.kept.next_expiry()) {
             (Some(timer), Some(expiry)) => Some(timer.min(expiry)),
             (timer, expiry) => timer.or(expiry),
-        };
-        next.map(|t| t.saturating_duration_since(Instant::now()))
+        }
     }
 
     /// Processes ready I/O, due timers and queued commands without blocking. Returns how many

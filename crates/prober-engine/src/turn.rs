@@ -11,6 +11,7 @@ use crate::probe::AnyProbe;
 use crate::slots::Owner;
 use crate::timers::TimerKey;
 use crate::token::{GEN_MASK, WAKE, shared_index, split_token};
+use crate::wake_timer::TIMER;
 use prober_io::{Machine, Ready};
 
 impl Engine {
@@ -25,6 +26,11 @@ impl Engine {
         } else {
             Some(Duration::ZERO)
         };
+        if timeout != Some(Duration::ZERO) {
+            // Work added since the last turn (a probe set, a check submitted) may have brought
+            // the next timer closer than the one armed.
+            self.arm_wake_timer();
+        }
         // A wake-up that arrived since the last turn makes the waker's fd readable, so the poll
         // below returns at once: no wake-up is lost between turns.
         match self.poll.poll(&mut self.events, timeout) {
@@ -48,6 +54,8 @@ impl Engine {
             if token == WAKE {
                 self.apply_commands();
                 self.deliver_answers();
+            } else if token == TIMER {
+                // The next timer is due: the timers fired below are all there is to do.
             } else if let Some(index) = shared_index(token) {
                 self.read_shared(index);
             } else {
@@ -83,7 +91,15 @@ impl Engine {
         if self.timers.len() > 4 * (self.slots.len() + 3 * self.targets.len()) + 1024 {
             self.compact_timers();
         }
+        self.arm_wake_timer();
         Ok(done)
+    }
+
+    /// Arms the timerfd at the next timer (a system call only when that instant changed). A
+    /// failure to arm leaves the poll's millisecond timeout to wake the engine, as before.
+    pub(crate) fn arm_wake_timer(&mut self) {
+        let next = self.next_timer();
+        let _ = self.wake_timer.arm(next, Instant::now());
     }
 
     /// Reads shared ICMP socket `index` (up to a budget: a flood of ICMP cannot hold the

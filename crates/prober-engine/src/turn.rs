@@ -203,3 +203,43 @@ impl Engine {
         });
     }
 }
+
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+mod wake_timer_tests {
+    use std::time::Duration;
+
+    use prober_core::{ProbeSpec, Role, Schedule};
+
+    use crate::Engine;
+    use crate::arena::Key;
+
+    #[test]
+    fn the_timer_is_armed_at_the_next_timers_own_instant() {
+        // A run due 300 µs after the target was added: the timerfd gets that very instant,
+        // where the poll's timeout alone would have been a whole millisecond.
+        let mut e = Engine::new().unwrap();
+        let t = e.add_target();
+        let schedule = Schedule {
+            initial_delay: Duration::from_micros(300),
+            period: Duration::from_secs(3600),
+            ..Schedule::default()
+        };
+        e.set_probe(t, Role::Liveness, ProbeSpec::tcp("127.0.0.1", 9).unwrap(), schedule).unwrap();
+        e.arm_wake_timer();
+        let target = e.targets.get(Key::from_u64(t)).unwrap();
+        let at = target.workers[Role::Liveness.index()].as_ref().unwrap().next_run;
+        assert_eq!(e.wake_timer.armed(), at);
+        assert_eq!(e.next_timer(), at);
+        // What the kernel holds: the time left until that instant, at most 300 µs (0 once
+        // expired), never the millisecond the poll would have rounded it up to.
+        let mut current = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        };
+        // SAFETY: the engine's open timerfd and a valid itimerspec to write into.
+        let r = unsafe { libc::timerfd_gettime(e.wake_timer.raw_fd(), &mut current) };
+        assert_eq!(r, 0);
+        let left = Duration::new(current.it_value.tv_sec as u64, current.it_value.tv_nsec as u32);
+        assert!(left <= Duration::from_micros(300), "{left:?} left");
+    }
+}

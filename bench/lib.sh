@@ -4,6 +4,9 @@
 
 TARGET_PID=
 TLS_TARGET= KA_TARGET= KA_TLS_TARGET= GRPC_TARGET=
+# The loopback addresses the target also answers on at its port (sched_1m spreads a million
+# targets over them: more source-port room per destination); nginx listens on four.
+TARGET_HOSTS=
 
 listening() { # PORT: is anything listening on 127.0.0.1/::1 PORT?
   local hex; hex=$(printf '%04X' "$1")
@@ -75,6 +78,9 @@ http {
   keepalive_timeout 0;
   server {
     listen 127.0.0.1:$port backlog=4096;
+    listen 127.0.0.2:$port backlog=4096;
+    listen 127.0.0.3:$port backlog=4096;
+    listen 127.0.0.4:$port backlog=4096;
     $tls_listen
     location / { default_type text/plain; return 200 "ok\n"; }
   }
@@ -90,7 +96,8 @@ EOF
   ${NICE[@]+"${NICE[@]}"} nginx -e "$dir/error.log" -p "$dir" -c "$conf" </dev/null >"$dir/out.log" 2>&1 &
   TARGET_PID=$!
   for _ in $(seq 50); do
-    http_ok 127.0.0.1 "$port" "$URL_PATH" && { TARGET=127.0.0.1:$port; return 0; }
+    http_ok 127.0.0.1 "$port" "$URL_PATH" && {
+      TARGET=127.0.0.1:$port TARGET_HOSTS=127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4; return 0; }
     kill -0 "$TARGET_PID" 2>/dev/null || break
     sleep 0.1
   done
@@ -133,6 +140,7 @@ bench_target() {
     fi
   fi
   T_HOST=${TARGET%:*} T_HOST=${T_HOST#[} T_HOST=${T_HOST%]} T_PORT=${TARGET##*:}
+  [ -n "$TARGET_HOSTS" ] || TARGET_HOSTS=$T_HOST
 }
 
 # grpc-go's health server (crates/prober-testkit/grpc-health-server, the one the tests use),

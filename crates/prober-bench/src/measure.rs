@@ -73,6 +73,19 @@ pub fn current_rss_bytes() -> u64 {
     pages * page
 }
 
+/// Heap bytes in use right now (glibc's `mallinfo2`: what the allocator handed out and was not
+/// freed, without its page rounding); `None` under another C library.
+pub fn heap_in_use() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value.
+        let m = unsafe { libc::mallinfo2() };
+        Some((m.uordblks + m.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    None
+}
+
 /// Time the threads of this process spent runnable but waiting for a CPU, in ns (the sum of
 /// the second field of `/proc/self/task/*/schedstat`): how much other load delayed us.
 pub fn runq_wait_ns() -> u64 {

@@ -26,6 +26,7 @@ use crate::shards::{MAX_THREADS, Shard};
 use crate::slots::{CheckDone, Owner, Slot, Target, WorkerSlot};
 use crate::timers::{TimerKey, Timers};
 use crate::token::{WAKE, run_ctx};
+use crate::wake_timer::WakeTimer;
 use crate::worker::Worker;
 
 /// The scheduler. Not thread-safe itself (use it from one thread at a time); a
@@ -112,6 +113,8 @@ pub struct Engine {
     pub(crate) rng: u64,
     /// Which engine of a sharded group this is, which its target and run ids say.
     pub(crate) shard: Shard,
+    /// The timerfd that ends a poll at the next timer to the nanosecond (see `wake_timer.rs`).
+    pub(crate) wake_timer: WakeTimer,
 }
 
 impl Engine {
@@ -129,11 +132,12 @@ impl Engine {
     ///
     /// # Errors
     ///
-    /// The [`io::Error`] of creating the poll (epoll) or the wake-up descriptor (eventfd): out
-    /// of descriptors, say.
+    /// The [`io::Error`] of creating the poll (epoll), the wake-up descriptor (eventfd) or the
+    /// timer descriptor (timerfd, Linux): out of descriptors, say.
     pub fn with_config(config: EngineConfig) -> io::Result<Engine> {
         let poll = Poll::new()?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let wake_timer = WakeTimer::new(poll.registry())?;
         let mailbox = Mailbox::new(waker.clone());
         let seed = match config.jitter_seed {
             0 => std::time::SystemTime::now()
@@ -166,6 +170,7 @@ impl Engine {
             plans: PlanCache::default(),
             rng: seed | 1,
             shard: Shard::ALONE,
+            wake_timer,
         })
     }
 
@@ -221,14 +226,14 @@ impl Engine {
         let started_at = t.started_at;
         let state = Worker::new(role, schedule);
         let value = state.value();
-        t.workers[role.index()] = Some(WorkerSlot {
+        t.workers[role.index()] = Some(Box::new(WorkerSlot {
             spec: PreparedSpec::new(spec),
             state,
             next_run: None,
             in_flight: None,
             run_after: false,
             tick: None,
-        });
+        }));
         // The initial delay counts from the target's (re)start, as the kubelet counts it from
         // the container's start, not from when the probe was set.
         let first = (started_at + schedule.initial_delay).max(Instant::now());
@@ -415,7 +420,10 @@ impl Engine {
     // ---- host integration ----------------------------------------------------------------
 
     /// A descriptor that is readable when the engine has I/O to process (the epoll fd). Pair it
-    /// with [`Engine::timeout`] for timers.
+    /// with [`Engine::timeout`] for timers. On Linux it also becomes readable by itself when
+    /// the next timer known at the end of the last [`Engine::step`] or [`Engine::wait`] is due
+    /// (a timerfd in the poll, to the nanosecond), so a host polling it with a millisecond
+    /// timeout is still woken on time.
     pub fn fd(&self) -> RawFd {
         self.poll.as_raw_fd()
     }
@@ -435,11 +443,16 @@ impl Engine {
         {
             return Some(Duration::ZERO);
         }
-        let next = match (self.timers.next(), self.kept.next_expiry()) {
+        self.next_timer().map(|t| t.saturating_duration_since(Instant::now()))
+    }
+
+    /// The instant of the next timer: a worker's run, a run's deadline, or a kept-alive
+    /// connection's idle limit.
+    pub(crate) fn next_timer(&self) -> Option<Instant> {
+        match (self.timers.next(), self.kept.next_expiry()) {
             (Some(timer), Some(expiry)) => Some(timer.min(expiry)),
             (timer, expiry) => timer.or(expiry),
-        };
-        next.map(|t| t.saturating_duration_since(Instant::now()))
+        }
     }
 
     /// Processes ready I/O, due timers and queued commands without blocking. Returns how many

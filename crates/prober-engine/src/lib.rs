@@ -34,6 +34,7 @@ mod test_panic;
 mod timers;
 mod token;
 mod turn;
+mod wake_timer;
 pub mod worker;
 
 pub use config::{DEFAULT_MAX_RUN_EVENTS, EngineConfig, EngineError};

@@ -59,7 +59,9 @@ pub(crate) struct WorkerSlot {
 pub(crate) struct Target {
     /// When the target (re)started: initial delays count from here.
     pub(crate) started_at: Instant,
-    pub(crate) workers: [Option<WorkerSlot>; 3],
+    /// Boxed: most targets have one probe of three, and a slot is 200 bytes (a million
+    /// targets: 616 bytes each inline, 40 plus the used slot boxed; `docs/benchmarks.md`).
+    pub(crate) workers: [Option<Box<WorkerSlot>>; 3],
 }
 
 impl Target {

@@ -33,6 +33,8 @@ const TICK_NS: u64 = 1 << 16;
 const LEVELS: usize = 6;
 const SLOT_BITS: u32 = 6;
 const SLOTS: usize = 1 << SLOT_BITS;
+/// The most entries of the next level-0 slot [`Timers::next`] looks through for the earliest.
+const EXACT_SCAN: usize = 32;
 /// Entries a slot's buffer may keep room for while empty (2.5 KiB; all slots: under 1 MiB).
 const KEEP_CAPACITY: usize = 64;
 
@@ -135,13 +137,21 @@ impl Timers {
     }
 
     /// The instant at which the engine must next look at its timers: the earliest entry's, or
-    /// earlier (the start of a slot whose entries move down then). `None` when empty.
+    /// earlier (the start of a slot whose entries move down then, or of a crowded tick).
+    /// `None` when empty.
     pub fn next(&self) -> Option<Instant> {
         // Entries of the tick that has begun are exact; all of them come before any slot.
         if let Some(at) = self.ready.iter().map(|e| e.at).min() {
             return Some(at);
         }
-        self.next_slot().map(|(_, _, start)| self.instant_of(start))
+        let (level, slot, start) = self.next_slot()?;
+        // A level-0 slot is one tick: its earliest entry is exact. Waking at the tick's start
+        // instead would cost a second wake-up per timer now that the poll keeps nanoseconds
+        // (`wake_timer.rs`); a crowded slot (a burst in one tick) is not scanned every turn.
+        if level == 0 && self.slots[slot].len() <= EXACT_SCAN {
+            return self.slots[slot].iter().map(|e| e.at).min();
+        }
+        Some(self.instant_of(start))
     }
 
     /// Appends every entry due at `now` (`at <= now`) to `out`, in (instant, key) order, and
@@ -328,6 +338,24 @@ mod tests {
             kept <= 2 * live + LEVELS * SLOTS * KEEP_CAPACITY,
             "{kept} entries of room for {live}"
         );
+    }
+
+    #[test]
+    fn the_next_instant_of_a_near_entry_is_its_own() {
+        // Not the start of its 65.5 µs tick: waking there would mean a second wake-up.
+        let origin = Instant::now();
+        let mut t = Timers::new(origin);
+        let at = origin + Duration::from_micros(300);
+        t.push(at, key(1));
+        t.push(at + Duration::from_nanos(1), key(2));
+        assert_eq!(t.next(), Some(at));
+        // A crowded tick is looked at from its start (earlier, never later).
+        let mut t = Timers::new(origin);
+        for i in 0..=EXACT_SCAN as u32 {
+            t.push(at + Duration::from_nanos(u64::from(i)), key(i));
+        }
+        let start = t.next().expect("entries pending");
+        assert!(start < at && at - start < Duration::from_nanos(TICK_NS), "{start:?} {at:?}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use crate::engine::{Command, Engine};
 use crate::slots::Owner;
 use crate::timers::TimerKey;
 use crate::token::{GEN_MASK, WAKE, shared_index, split_token};
+use crate::wake_timer::TIMER;
 use prober_io::{Machine, Ready};
 
 impl Engine {
@@ -24,6 +25,11 @@ impl Engine {
         } else {
             Some(Duration::ZERO)
         };
+        if timeout != Some(Duration::ZERO) {
+            // Work added since the last turn (a probe set, a check submitted) may have brought
+            // the next timer closer than the one armed.
+            self.arm_wake_timer();
+        }
         // A wake-up that arrived since the last turn makes the waker's fd readable, so the poll
         // below returns at once: no wake-up is lost between turns.
         match self.poll.poll(&mut self.events, timeout) {
@@ -47,6 +53,8 @@ impl Engine {
             if token == WAKE {
                 self.apply_commands();
                 self.deliver_answers();
+            } else if token == TIMER {
+                // The next timer is due: the timers fired below are all there is to do.
             } else if let Some(index) = shared_index(token) {
                 self.read_shared(index);
             } else {
@@ -83,7 +91,15 @@ impl Engine {
             self.compact_timers();
         }
         self.queue.end_turn();
+        self.arm_wake_timer();
         Ok(done)
+    }
+
+    /// Arms the timerfd at the next timer (a system call only when that instant changed). A
+    /// failure to arm leaves the poll's millisecond timeout to wake the engine, as before.
+    pub(crate) fn arm_wake_timer(&mut self) {
+        let next = self.next_timer();
+        let _ = self.wake_timer.arm(next, Instant::now());
     }
 
     /// Reads shared ICMP socket `index` (up to a budget: a flood of ICMP cannot hold the
@@ -188,5 +204,45 @@ impl Engine {
                 t.workers[role as usize].as_ref().is_some_and(|w| w.next_run == Some(*at))
             }),
         });
+    }
+}
+
+#[cfg(all(test, any(target_os = "linux", target_os = "android")))]
+mod wake_timer_tests {
+    use std::time::Duration;
+
+    use prober_core::{ProbeSpec, Role, Schedule};
+
+    use crate::Engine;
+    use crate::arena::Key;
+
+    #[test]
+    fn the_timer_is_armed_at_the_next_timers_own_instant() {
+        // A run due 300 µs after the target was added: the timerfd gets that very instant,
+        // where the poll's timeout alone would have been a whole millisecond.
+        let mut e = Engine::new().unwrap();
+        let t = e.add_target();
+        let schedule = Schedule {
+            initial_delay: Duration::from_micros(300),
+            period: Duration::from_secs(3600),
+            ..Schedule::default()
+        };
+        e.set_probe(t, Role::Liveness, ProbeSpec::tcp("127.0.0.1", 9).unwrap(), schedule).unwrap();
+        e.arm_wake_timer();
+        let target = e.targets.get(Key::from_u64(t)).unwrap();
+        let at = target.workers[Role::Liveness.index()].as_ref().unwrap().next_run;
+        assert_eq!(e.wake_timer.armed(), at);
+        assert_eq!(e.next_timer(), at);
+        // What the kernel holds: the time left until that instant, at most 300 µs (0 once
+        // expired), never the millisecond the poll would have rounded it up to.
+        let mut current = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+        };
+        // SAFETY: the engine's open timerfd and a valid itimerspec to write into.
+        let r = unsafe { libc::timerfd_gettime(e.wake_timer.raw_fd(), &mut current) };
+        assert_eq!(r, 0);
+        let left = Duration::new(current.it_value.tv_sec as u64, current.it_value.tv_nsec as u32);
+        assert!(left <= Duration::from_micros(300), "{left:?} left");
     }
 }

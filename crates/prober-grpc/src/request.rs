@@ -48,7 +48,7 @@ impl RequestParts {
             .collect(),
             body: health::encode_request(&self.service),
         };
-        EncodedRequest::new(&request)
+        EncodedRequest::from_request(request)
     }
 }
 

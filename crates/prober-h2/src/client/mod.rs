@@ -217,7 +217,7 @@ impl Client {
     /// No stream can be opened ([`Client::can_open`]): the connection failed (its error), the
     /// server sent GOAWAY (that GOAWAY), or the stream ids or the server's limit ran out.
     pub fn open(&mut self, request: Request) -> Result<StreamId, H2Error> {
-        self.open_encoded(Arc::new(EncodedRequest::new(&request)))
+        self.open_encoded(Arc::new(EncodedRequest::from_request(request)))
     }
 
     /// [`Client::open`] for a request encoded once ([`EncodedRequest`]): the stream shares it,

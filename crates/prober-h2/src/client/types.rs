@@ -56,6 +56,14 @@ impl EncodedRequest {
         EncodedRequest { block, body: request.body.clone() }
     }
 
+    /// The same, taking the body instead of copying it.
+    pub fn from_request(request: Request) -> EncodedRequest {
+        let body_less = Request { body: Vec::new(), ..request };
+        let mut encoded = EncodedRequest::new(&body_less);
+        encoded.body = request.body;
+        encoded
+    }
+
     /// The encoded header block.
     pub fn header_block(&self) -> &[u8] {
         &self.block

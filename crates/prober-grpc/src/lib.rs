@@ -51,6 +51,7 @@
 
 pub mod health;
 mod probe;
+mod request;
 
 /// The HTTP/2 client the probe drives (`prober_h2::client`, under its former path).
 pub use prober_h2::client as h2;

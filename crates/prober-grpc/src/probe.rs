@@ -28,6 +28,7 @@ use prober_transport::{ALPN_H2, Transport, TransportError};
 
 use crate::h2::{self, Budget, H2Error, StreamId, Turn};
 use crate::health::{self, RpcError, code};
+use crate::request::{RequestParts, Session};
 
 /// Bytes asked for in one `read`, once a read has filled [`FIRST_READ`].
 const READ_CHUNK: usize = 16 * 1024;
@@ -61,6 +62,14 @@ const READS_PER_TURN: usize = 16;
 /// server sends. A server that neither reads nor stops sending meets the deadline.
 const MAX_PENDING_OUTPUT: usize = 64 * 1024;
 
+/// Answers queued when a check ends (the ACK of the PING grpc-go sends with every response,
+/// for its bandwidth estimate; a SETTINGS ACK; a connection WINDOW_UPDATE) that a kept
+/// connection may hold until the next check, which writes them with its request in one
+/// `write`, as the raw C loop does (bench/raw_grpc.c): a `sendto` per check less. Nothing on
+/// the server waits for them (grpc-go's estimate just waits for its ACK; its keep-alive PINGs
+/// come after hours idle, past the store's idle limit). More than this is written at once.
+const DEFERRED_ANSWERS: usize = 128;
+
 #[derive(Debug)]
 enum State {
     Idle,
@@ -68,7 +77,7 @@ enum State {
     Dialing,
     Open {
         io: Transport,
-        h2: Box<h2::Client>,
+        h2: Box<Session>,
         /// Our stream on `h2`.
         stream: StreamId,
     },
@@ -82,14 +91,10 @@ pub struct GrpcProbe {
     /// `host:port` as Go's `net.JoinHostPort` writes it, or the Unix socket in gRPC's naming
     /// (`unix:///run/app.sock`), for messages.
     addr: String,
-    /// `:authority`: the spec's, else the TLS server name, else `host:port`, or the host alone
-    /// through a Unix socket (grpc-go sends `localhost` for `unix:` targets).
-    authority: String,
-    /// `user-agent`: the spec's or [`DEFAULT_USER_AGENT`].
-    user_agent: String,
-    /// Request metadata, sent after the protocol's own headers.
-    metadata: Vec<(String, String)>,
-    service: String,
+    /// What the request is made from. `:authority`: the spec's, else the TLS server name, else
+    /// `host:port`, or the host alone through a Unix socket (grpc-go sends `localhost` for
+    /// `unix:` targets); `user-agent`: the spec's or [`DEFAULT_USER_AGENT`].
+    request: RequestParts,
     dial: Dial,
     timeout: Duration,
     started: Option<Instant>,
@@ -129,8 +134,16 @@ impl GrpcProbe {
         };
         let authority = spec.authority.clone().or(tls_name).unwrap_or(default_authority);
         GrpcProbe {
-            user_agent: spec.user_agent.clone().unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
-            metadata: spec.metadata.clone(),
+            request: RequestParts {
+                tls: spec.connect.tls.is_some(),
+                authority,
+                user_agent: spec
+                    .user_agent
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_USER_AGENT.to_string()),
+                metadata: spec.metadata.clone(),
+                service: spec.service.clone(),
+            },
             target: Target {
                 host: if spec.host.is_empty() && spec.connect.unix_socket.is_none() {
                     unspecified_host(spec.connect.ip_family, spec.connect.source_address)
@@ -149,8 +162,6 @@ impl GrpcProbe {
                 source: spec.connect.source_address,
             },
             addr,
-            authority,
-            service: spec.service.clone(),
             dial: Dial::new(),
             timeout,
             started: None,
@@ -186,11 +197,11 @@ impl GrpcProbe {
                 Step::Pending
             }
             DialStep::Connected(io) => {
-                let kept = self.dial.take_session().and_then(|s| s.downcast::<h2::Client>().ok());
+                let kept = self.dial.take_session().and_then(|s| s.downcast::<Session>().ok());
                 match kept {
                     Some(h2) => self.reuse(cx, io, h2),
                     None => {
-                        self.open(cx, io, Box::new(h2::Client::new()));
+                        self.open(cx, io, Box::new(Session::new()));
                         self.drive(cx)
                     }
                 }
@@ -218,7 +229,7 @@ impl GrpcProbe {
     /// [`GrpcProbe::may_retry`]). No read is tried before the response can have come: the
     /// connection was registered again for this run (`epoll_ctl` reports data that is already
     /// there), so its readiness says when to read, and a reused check costs a write and a read.
-    fn reuse(&mut self, cx: &mut Ctx<'_>, io: Transport, h2: Box<h2::Client>) -> Step {
+    fn reuse(&mut self, cx: &mut Ctx<'_>, io: Transport, h2: Box<Session>) -> Step {
         if !h2.can_open() {
             io.close(cx);
             let step = self.dial.retry(cx, &self.target.endpoint());
@@ -235,32 +246,16 @@ impl GrpcProbe {
     }
 
     /// The transport is ready: open the health check's stream on `h2`.
-    fn open(&mut self, cx: &Ctx<'_>, io: Transport, mut h2: Box<h2::Client>) {
-        // Rounded up, so that the server's deadline is not before ours.
+    fn open(&mut self, cx: &Ctx<'_>, io: Transport, mut h2: Box<Session>) {
+        // Rounded up, so that the server's deadline is not before ours. On a kept connection
+        // the check starts with it, so the time left is the whole timeout, check after check,
+        // and the request encoded for the last check is sent again (see `request`).
         let left = self.deadline.map_or(self.timeout, |d| d.saturating_duration_since(cx.now));
         let ms = left.as_micros().div_ceil(1000).max(1);
-        let grpc_timeout =
-            if ms <= 99_999_999 { format!("{ms}m") } else { format!("{}S", ms / 1000) };
-        let tls = self.target.tls.is_some();
-        let request = h2::Request {
-            method: "POST".into(),
-            scheme: if tls { "https" } else { "http" }.into(),
-            authority: self.authority.clone(),
-            path: health::PATH.into(),
-            headers: [
-                ("content-type".to_string(), "application/grpc".to_string()),
-                ("user-agent".into(), self.user_agent.clone()),
-                ("te".into(), "trailers".into()),
-                ("grpc-timeout".into(), grpc_timeout),
-            ]
-            .into_iter()
-            .chain(self.metadata.iter().cloned())
-            .collect(),
-            body: health::encode_request(&self.service),
-        };
+        let request = h2.request(&self.request, ms);
         // A kept client is idle (checked before it was kept and by `reuse`), a new one has
         // no stream: the stream opens.
-        let stream = h2.open(request).unwrap_or(1);
+        let stream = h2.open_encoded(request).unwrap_or(1);
         self.state = State::Open { io, h2, stream };
     }
 
@@ -279,7 +274,7 @@ impl GrpcProbe {
         &mut self,
         cx: &mut Ctx<'_>,
         mut io: Transport,
-        mut h2: Box<h2::Client>,
+        mut h2: Box<Session>,
         stream: StreamId,
         // The request was just queued on a connection whose readiness will say when the
         // answer is there: write, then wait without trying a read (see `reuse`).
@@ -386,7 +381,7 @@ impl GrpcProbe {
         &mut self,
         cx: &mut Ctx<'_>,
         io: Transport,
-        mut h2: Box<h2::Client>,
+        mut h2: Box<Session>,
         stream: StreamId,
     ) -> Step {
         let result = h2.finish(stream).unwrap_or_else(|| Err(h2.eof()));
@@ -406,11 +401,15 @@ impl GrpcProbe {
     }
 
     /// Ends this run's use of the connection: into the engine's store with its client when
-    /// the spec keeps connections, the client is idle and what it queued could be written;
-    /// else closed.
-    fn release(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<h2::Client>) {
+    /// the spec keeps connections, the client is idle and what it queued could be written (up
+    /// to [`DEFERRED_ANSWERS`] bytes of it may wait for the next check); else closed.
+    fn release(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<Session>) {
         if !self.target.keep_alive || !h2.is_idle() {
             io.close(cx);
+            return;
+        }
+        if h2.pending_output().len() <= DEFERRED_ANSWERS {
+            self.dial.keep_session(cx, io, &self.target.endpoint(), h2);
             return;
         }
         while !h2.pending_output().is_empty() {

@@ -8,6 +8,8 @@
 //! client.open(Request) -> StreamId   a request on the next odd stream: HEADERS (+ CONTINUATION)
 //!                                    and DATA as the windows allow; held until the server's
 //!                                    SETTINGS arrive (the connection is then established)
+//! client.open_encoded(Arc<EncodedRequest>)   the same for a request encoded once and sent on
+//!                                    many streams (only the frames' stream id is the stream's)
 //! client.push(bytes)                 what was read from the transport
 //! client.process(&mut Budget)        handles buffered frames: Turn::Pending (read more),
 //!                                    Turn::Budget (yield, call again), Turn::Ended(id)
@@ -51,10 +53,11 @@
 mod types;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 pub use types::{
-    BYTES_PER_TURN, Budget, FRAMES_PER_TURN, H2Error, MAX_INTERIM, Progress, Request, Response,
-    StreamId, Turn, header,
+    BYTES_PER_TURN, Budget, EncodedRequest, FRAMES_PER_TURN, H2Error, MAX_INTERIM, Progress,
+    Request, Response, StreamId, Turn, header,
 };
 
 use crate::frame::{
@@ -83,9 +86,11 @@ struct PartialBlock {
 #[derive(Debug)]
 struct Stream {
     id: StreamId,
-    /// The request, until the connection is established and its HEADERS go out.
-    request: Option<Request>,
-    body: Vec<u8>,
+    /// The request (shared with the other streams that send it), until its body is sent or
+    /// the stream ends.
+    request: Option<Arc<EncodedRequest>>,
+    /// Its HEADERS went out (they wait until the connection is established).
+    headers_sent: bool,
     body_sent: usize,
     end_sent: bool,
     send_window: i64,
@@ -212,6 +217,15 @@ impl Client {
     /// No stream can be opened ([`Client::can_open`]): the connection failed (its error), the
     /// server sent GOAWAY (that GOAWAY), or the stream ids or the server's limit ran out.
     pub fn open(&mut self, request: Request) -> Result<StreamId, H2Error> {
+        self.open_encoded(Arc::new(EncodedRequest::from_request(request)))
+    }
+
+    /// [`Client::open`] for a request encoded once ([`EncodedRequest`]): the stream shares it,
+    /// so that opening copies and allocates nothing of the request.
+    ///
+    /// # Errors
+    /// As [`Client::open`].
+    pub fn open_encoded(&mut self, request: Arc<EncodedRequest>) -> Result<StreamId, H2Error> {
         if let Some(e) = self.failed.as_ref().or(self.goaway.as_ref()) {
             return Err(e.clone());
         }
@@ -223,7 +237,7 @@ impl Client {
         self.streams.push(Stream {
             id,
             request: Some(request),
-            body: Vec::new(),
+            headers_sent: false,
             body_sent: 0,
             end_sent: false,
             send_window: self.peer_initial_window,
@@ -297,7 +311,7 @@ impl Client {
         };
         let s = self.streams.swap_remove(i);
         self.ended.retain(|&e| e != id);
-        if !s.ended() && s.request.is_none() {
+        if !s.ended() && s.headers_sent {
             push_frame(&mut self.out, RST_STREAM, 0, id, &CANCEL.to_be_bytes());
         }
     }
@@ -429,7 +443,7 @@ impl Client {
         let s = &mut self.streams[i];
         if s.end.is_none() {
             s.end = Some(end);
-            s.body = Vec::new();
+            s.request = None;
             self.ended.push_back(s.id);
         }
     }
@@ -629,12 +643,14 @@ impl Client {
         let Some(i) = self.index(stream).filter(|&i| !self.streams[i].ended()) else {
             return Ok(()); // decoded only to keep the HPACK table in step
         };
-        let fields: Vec<(String, String)> = fields
-            .into_iter()
-            .map(|(n, v)| {
-                (String::from_utf8_lossy(&n).into_owned(), String::from_utf8_lossy(&v).into_owned())
-            })
-            .collect();
+        // The decoded bytes become the strings: valid UTF-8 (every field of a sane server) is
+        // not copied, and only a field that is not is decoded lossily.
+        let text = |b: Vec<u8>| {
+            String::from_utf8(b)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
+        let fields: Vec<(String, String)> =
+            fields.into_iter().map(|(n, v)| (text(n), text(v))).collect();
         let s = &mut self.streams[i];
         if !s.head_seen {
             let informational =
@@ -708,31 +724,25 @@ impl Client {
     /// Sends the HEADERS of requests held until the connection was established, then bodies.
     fn start_streams(&mut self) {
         for i in 0..self.streams.len() {
-            if let Some(request) = self.streams[i].request.take() {
-                let id = self.streams[i].id;
-                let end = request.body.is_empty();
-                self.send_headers(id, &request, end);
-                let s = &mut self.streams[i];
-                s.body = request.body;
-                s.end_sent = end;
+            let s = &mut self.streams[i];
+            if s.headers_sent || s.ended() {
+                continue;
             }
+            let Some(request) = s.request.clone() else { continue };
+            let (id, end) = (s.id, request.body.is_empty());
+            s.headers_sent = true;
+            s.end_sent = end;
+            if end {
+                s.request = None;
+            }
+            self.send_headers(id, &request.block, end);
         }
         self.send_bodies();
     }
 
-    fn send_headers(&mut self, id: StreamId, r: &Request, end_stream: bool) {
-        let mut block = Vec::new();
-        for (n, v) in [
-            (":method", &r.method),
-            (":scheme", &r.scheme),
-            (":path", &r.path),
-            (":authority", &r.authority),
-        ] {
-            hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
-        }
-        for (n, v) in &r.headers {
-            hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
-        }
+    /// Queues HEADERS (and CONTINUATION when the block exceeds the server's frame size) with
+    /// an encoded block: only the stream id is this stream's.
+    fn send_headers(&mut self, id: StreamId, block: &[u8], end_stream: bool) {
         let end_stream = if end_stream { FLAG_END_STREAM } else { 0 };
         let mut chunks = block.chunks(self.peer_max_frame).peekable();
         let first = chunks.next().unwrap_or(&[]);
@@ -750,18 +760,20 @@ impl Client {
             return;
         }
         for s in &mut self.streams {
-            if s.request.is_some() || s.end_sent || s.ended() {
+            if !s.headers_sent || s.end_sent || s.ended() {
                 continue;
             }
+            let Some(request) = s.request.as_ref() else { continue };
+            let body = &request.body;
             loop {
-                let left = s.body.len() - s.body_sent;
+                let left = body.len() - s.body_sent;
                 let room = self.conn_send_window.min(s.send_window).max(0) as usize;
                 let n = left.min(room).min(self.peer_max_frame);
                 if n == 0 && left > 0 {
                     break; // wait for WINDOW_UPDATE
                 }
                 let last = n == left;
-                let chunk = &s.body[s.body_sent..s.body_sent + n];
+                let chunk = &body[s.body_sent..s.body_sent + n];
                 let flags = if last { FLAG_END_STREAM } else { 0 };
                 push_frame(&mut self.out, DATA, flags, s.id, chunk);
                 s.body_sent += n;
@@ -769,9 +781,11 @@ impl Client {
                 s.send_window -= n as i64;
                 if last {
                     s.end_sent = true;
-                    s.body = Vec::new();
                     break;
                 }
+            }
+            if s.end_sent {
+                s.request = None;
             }
         }
     }

@@ -26,6 +26,55 @@ pub struct Request {
     pub body: Vec<u8>,
 }
 
+/// A request encoded once for any number of streams: its header block, HPACK literals without
+/// indexing (so the block depends on no connection's table and is valid on every one), and its
+/// body. A probe that sends the same request on each check of a kept connection encodes it
+/// once ([`super::Client::open_encoded`]); only the stream id in the frame headers differs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodedRequest {
+    /// The HPACK header block: the pseudo-headers, then the regular fields.
+    pub(crate) block: Vec<u8>,
+    /// The request's DATA (empty: the HEADERS frame ends the stream).
+    pub(crate) body: Vec<u8>,
+}
+
+impl EncodedRequest {
+    /// Encodes `request` (see [`super::Client`]'s module docs for the header order).
+    pub fn new(request: &Request) -> EncodedRequest {
+        let mut block = Vec::new();
+        for (n, v) in [
+            (":method", &request.method),
+            (":scheme", &request.scheme),
+            (":path", &request.path),
+            (":authority", &request.authority),
+        ] {
+            crate::hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
+        }
+        for (n, v) in &request.headers {
+            crate::hpack::encode_literal(&mut block, n.as_bytes(), v.as_bytes());
+        }
+        EncodedRequest { block, body: request.body.clone() }
+    }
+
+    /// The same, taking the body instead of copying it.
+    pub fn from_request(request: Request) -> EncodedRequest {
+        let body_less = Request { body: Vec::new(), ..request };
+        let mut encoded = EncodedRequest::new(&body_less);
+        encoded.body = request.body;
+        encoded
+    }
+
+    /// The encoded header block.
+    pub fn header_block(&self) -> &[u8] {
+        &self.block
+    }
+
+    /// The body.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+}
+
 /// What came back on a stream.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Response {

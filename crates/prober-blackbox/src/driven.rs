@@ -20,7 +20,8 @@ use prober::{Engine, EngineError, Handle, Outcome, ProbeSpec};
 const STEP_EVENTS: usize = 1024;
 
 /// Steps in one [`EngineDriver::turn`] at most, so that a flood of readiness cannot keep the
-/// caller's other work waiting: what is left makes the engine's descriptor readable again.
+/// caller's other work waiting: what is left is taken at the next turn, which
+/// [`EngineDriver::timeout`] then asks for at once.
 const MAX_STEPS: usize = 8;
 
 /// The exporter's engine, turned by the caller's loop. Dropping it does not stop probes in
@@ -29,6 +30,9 @@ const MAX_STEPS: usize = 8;
 pub struct EngineDriver {
     engine: Arc<Mutex<Engine>>,
     fd: RawFd,
+    /// The last turn stopped at [`MAX_STEPS`] with events possibly left ready: an
+    /// edge-triggered poll of the descriptor would not report them again.
+    more: bool,
 }
 
 impl EngineDriver {
@@ -42,6 +46,9 @@ impl EngineDriver {
     /// How long the caller may wait before the next [`EngineDriver::turn`] (`None`: until the
     /// descriptor is readable).
     pub fn timeout(&self) -> Option<Duration> {
+        if self.more {
+            return Some(Duration::ZERO);
+        }
         lock(&self.engine).timeout()
     }
 
@@ -54,12 +61,14 @@ impl EngineDriver {
     /// rather than go on with a dead `/probe`).
     pub fn turn(&mut self) -> io::Result<()> {
         let mut engine = lock(&self.engine);
+        self.more = true;
         for _ in 0..MAX_STEPS {
             let processed = engine.step()?;
             // Every probe's outcome went to its completion; the engine queues no event for
             // them, and the exporter makes no others.
             while engine.next_event().is_some() {}
             if processed < STEP_EVENTS {
+                self.more = false;
                 break;
             }
         }
@@ -81,7 +90,10 @@ impl Probing {
         let fd = engine.fd();
         let handle = engine.handle();
         let engine = Arc::new(Mutex::new(engine));
-        (Probing::Driven { engine: engine.clone(), handle }, EngineDriver { engine, fd })
+        (
+            Probing::Driven { engine: engine.clone(), handle },
+            EngineDriver { engine, fd, more: false },
+        )
     }
 
     /// Starts a one-shot check whose outcome goes to `done` ([`Engine::submit_with`]).

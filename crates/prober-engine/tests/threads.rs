@@ -24,9 +24,7 @@ fn recv_until(et: &EngineThread, mut done: impl FnMut(Event) -> bool) {
     let limit = Instant::now() + Duration::from_secs(30);
     loop {
         assert!(Instant::now() < limit, "the awaited events did not all come");
-        if let Ok(ev) = et.events().recv_timeout(Duration::from_millis(100))
-            && done(ev)
-        {
+        if et.events().recv_timeout(Duration::from_millis(100)).is_ok_and(&mut done) {
             return;
         }
     }

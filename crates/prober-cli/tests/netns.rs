@@ -131,7 +131,7 @@ fn watch_file_mixes_namespace_and_host_targets() {
         ),
         "yaml",
         &[
-            "target \"x\": netns: applies to tcpSocket, httpGet and grpc probes; livenessProbe is exec",
+            "target \"x\": netns: applies to tcpSocket, httpGet, grpc, dns and icmp probes; livenessProbe is exec",
         ],
     );
 }

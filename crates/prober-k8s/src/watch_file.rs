@@ -98,7 +98,7 @@ fn apply_netns(
                 continue;
             }
             return Err(LoadError::File(format!(
-                "{label}: netns: applies to tcpSocket, httpGet and grpc probes; {probe} is exec"
+                "{label}: netns: applies to tcpSocket, httpGet, grpc, dns and icmp probes; {probe} is exec"
             )));
         }
         spec.set_netns(path).map_err(|e| LoadError::File(format!("{label}: netns: {e}")))?;

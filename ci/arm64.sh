@@ -69,6 +69,7 @@ SKIP=(
   "prober-exec/namespaces a_timeout_kills_the_whole_group_inside: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-exec/namespaces a_user_namespace_is_entered_where_it_differs: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-exec/namespaces no_permission_is_named_and_costs_one_run: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
+  "prober-exec/namespaces the_environment_is_the_hosts_plus_the_specs_inside_too: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-exec/containment with_a_cgroup_setsid_inside_namespaces_does_not_outlive_the_run: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces check_runs_the_command_in_the_namespaces_of_a_process: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
   "prober-cli/namespaces check_without_the_rights_says_which: qemu-user refuses clone(CLONE_PARENT) (its fork emulation takes CSIGNAL flags only)"
@@ -93,6 +94,7 @@ SKIP=(
   "prober-engine/icmp_netns on_a_shared_socket_replies_without_the_runs_data_wake_no_run: $REASON_NETNS"
   "prober-dns/netns udp_tcp_and_tls_queries_reach_a_server_inside_the_namespace: $REASON_NETNS"
   "prober-cli/dns_icmp dns_check_in_a_network_namespace: $REASON_NETNS"
+  "prober-dns/source_address in_a_namespace_the_socket_is_bound_there: $REASON_NETNS"
   # Too slow under emulation even with optimized dependencies (see below): a bound set for real
   # hardware.
   "prober-cli/hostile_input oversized_input_is_refused_before_it_is_read: parses 64 MiB of YAML, about 125 s under qemu, beyond the test's 120 s hang bound"

@@ -148,10 +148,10 @@ func WithEventBuffer(n int) EngineOption {
 // One goroutine drives the engine. Each turn is one non-blocking cgo call that starts the
 // queued Submits, processes ready I/O and due timers, and hands over as many events as the
 // Events channel has room for (at most 256). When there is nothing to do it sleeps in a cgo
-// call that polls the engine's descriptor (until I/O, the next timer, or a wake-up) without
-// holding the engine, so the methods never wait for a sleeping goroutine: they take the
-// engine between two turns. Submit only queues its spec and wakes a sleeping goroutine once
-// per batch.
+// call that polls the engine's descriptor (until I/O, the next timer, or a wake-up: the
+// descriptor becomes readable by itself when a timer falls due) without holding the engine,
+// so the methods never wait for a sleeping goroutine: they take the engine between two
+// turns. Submit only queues its spec and wakes a sleeping goroutine once per batch.
 //
 // The methods of a nil *Engine return an error (errors.Is(err, ErrClosed)) instead of
 // panicking.

@@ -307,8 +307,9 @@ static inline void gp_loop_init(gp_loop *l, prober_engine *e) {
   l->efd = prober_engine_fd(e);
 }
 
-/* Sleeps until the engine's descriptor is readable (I/O, or prober_engine_wakeup from any
- * thread) or the last turn's timeout passes, whichever is first. It does not touch the engine
+/* Sleeps until the engine's descriptor is readable (I/O, prober_engine_wakeup from any
+ * thread, or on Linux the engine's next timer falling due: its timerfd is in the poll) or the
+ * last turn's timeout passes, whichever is first. It does not touch the engine
  * object, only polls its descriptor, so other threads may use the engine meanwhile (under the
  * Go side's mu). poll does not consume the readiness (the next turn's step does), so a wake-up
  * made after the last turn and before this poll makes it return at once. */

@@ -35,6 +35,7 @@
 //! CPU is the user + system time of this process (every thread: the engine and its idle
 //! resolver pool) around the measured loop only; see `measure.rs`.
 
+mod in_flight;
 mod measure;
 mod opts;
 mod runs;
@@ -46,10 +47,11 @@ mod netns;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use in_flight::{OneEngine, keep_in_flight};
 use measure::Usage;
 use opts::{Opts, USAGE};
-use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
-use prober_engine::{Engine, EngineConfig, Event};
+use prober_core::{ProbeSpec, Role, Schedule};
+use prober_engine::{Engine, EngineConfig};
 use runs::{Runs, collect_runs};
 
 fn main() -> ExitCode {
@@ -230,45 +232,14 @@ fn oneshot(
 ) -> Result<(), String> {
     let n = o.num("n", n)?;
     let conc = o.num("conc", conc)?.max(1);
-    let mut engine = Engine::new().map_err(|e| format!("engine: {e}"))?;
-    let mut events = Vec::with_capacity(1024);
-    let (mut submitted, mut done, mut ok) = (0u64, 0u64, 0u64);
-    let mut first_failure: Option<String> = None;
+    let engine = Engine::new().map_err(|e| format!("engine: {e}"))?;
+    let mut checks = OneEngine { engine, events: Vec::with_capacity(1024) };
     let helpers0 = measure::threads_cpu_us("prober-netns");
     let start = Usage::now();
-    while submitted < n.min(conc) {
-        engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
-        submitted += 1;
-    }
-    while done < n {
-        // Drained before waiting: a probe that ends as it starts (a kind this build lacks, a
-        // spec the engine refuses) ends within its submit, and no wait would wake for it.
-        engine.drain(&mut events, usize::MAX);
-        if events.is_empty() {
-            engine.wait(None).map_err(|e| format!("wait: {e}"))?;
-            continue;
-        }
-        for ev in events.drain(..) {
-            let Event::Check { outcome, .. } = ev else {
-                continue;
-            };
-            done += 1;
-            if outcome.result == ProbeResult::Success {
-                ok += 1;
-            } else if first_failure.is_none() {
-                first_failure =
-                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
-            }
-            if submitted < n {
-                engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
-                submitted += 1;
-            }
-        }
-    }
+    let tally = keep_in_flight(&mut checks, spec, n, conc)?;
     let d = start.until(&Usage::now());
-    if let Some(f) = first_failure {
-        eprintln!("prober-bench: {} of {n} probes did not succeed; first: {f}", n - ok);
-    }
+    tally.note_failures(n);
+    let ok = tally.ok;
     let mut line = o.line();
     if o.scenario == "netns_exec" {
         line.common_with_children(n, ok, &d);

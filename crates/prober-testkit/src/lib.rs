@@ -89,6 +89,11 @@
 //! [`keep_alive::KeepAliveServer`] keeps its connections, for keep-alive probes;
 //! [`allocations`] counts heap allocations per thread for the steady-state allocation tests.
 //!
+//! # ICMP
+//!
+//! [`echo_forger::EchoForger`] answers echo requests with forged replies, for the tests that a
+//! reply which is not a run's own is ignored.
+//!
 //! # gRPC
 //!
 //! [`grpc::HealthServer`] runs grpc-go's own health service (a Go module in this crate, built
@@ -100,6 +105,7 @@ pub mod allocations;
 pub mod bounds;
 mod closed_port;
 mod conn;
+pub mod echo_forger;
 mod encoded;
 pub mod grpc;
 pub mod h2;

@@ -672,14 +672,20 @@ awk '
   function info(s, what, value, note) { # a figure with no target of the project: printed, not judged
     if (note != "") note = " " note
     if (value != "") printf "RATIO scenario=%s metric=%s value=%.4g target=none met=-%s\n", s, what, value, note }
-  # The self-scheduling peer: CPU per run and resident memory per target (at the end of the
-  # window on both sides: what running holds) against those of cloudprober.
-  function rss_end(s, i,   v) { v = get(s, i, "rss_per_target_end_b"); return v != "" ? v : get(s, i, "rss_per_target_b") }
-  function peer(s,   st, note) {
+  # The self-scheduling peer: CPU per run and resident memory per target against those of
+  # cloudprober; memory at the end of the window on both sides (what running holds) when both
+  # lines have it, else after set-up on both. A side whose runs failed more than 1 % (a
+  # starved target: timeouts hold sockets and, on its side, log lines) is named in the note.
+  function failed_pct(s, i,   n) { n = get(s, i, "n"); return n + 0 > 0 ? 100 * get(s, i, "fail") / n : 0 }
+  function peer(s,   st, note, k, i, f) {
     st = get(s, "cloudprober", "status")
     note = st == "" ? "" : "cloudprober=" st ":" get(s, "cloudprober", "reason")
+    split("prober cloudprober", I, " ")
+    for (i = 1; i <= 2; i++) if ((f = failed_pct(s, I[i])) > 1) note = note (note == "" ? "" : " ") sprintf("%s_failed_pct=%.1f", I[i], f)
     check(s, "cpu_vs_cloudprober", ratio(get(s, "prober", "cpu_us_per_probe"), get(s, "cloudprober", "cpu_us_per_probe")), "<=", 0.3, note)
-    check(s, "rss_vs_cloudprober", ratio(rss_end(s, "prober"), rss_end(s, "cloudprober")), "<=", 0.3, note)
+    k = "rss_per_target_end_b"
+    if (get(s, "prober", k) == "" || get(s, "cloudprober", k) == "") k = "rss_per_target_b"
+    check(s, "rss_vs_cloudprober", ratio(get(s, "prober", k), get(s, "cloudprober", k)), "<=", 0.3, (note == "" ? "" : note " ") "of=" k)
     info(s, "cloudprober_kept_up", get(s, "cloudprober", "kept_up")) }
   function ka_note(s) { return get(s, "prober", "keep_alive") == "1" ? "" : "prober_keep_alive=off" }
   /^BENCH / {

@@ -362,8 +362,11 @@ fn sched(o: &Opts, targets: u64, period_ms: u64, duration_s: u64) -> Result<(), 
     line.kv("targets", targets).kv("period_ms", period.as_millis()).f("add_s", add_s, 3);
     line.kv("rss_per_target_b", rss_added.saturating_sub(rss_before) / targets.max(1));
     // At the end of the window too: what `impl=cloudprober` is held against (its memory after
-    // running, which includes what running costs).
-    line.kv("rss_per_target_end_b", rss_end.saturating_sub(rss_before) / targets.max(1));
+    // running, which includes what running costs). Left out when /proc could not be read then
+    // (0: every descriptor taken, as when a starved target leaves connects pending).
+    if rss_end > 0 {
+        line.kv("rss_per_target_end_b", rss_end.saturating_sub(rss_before) / targets.max(1));
+    }
     if o.scenario == "sched_1m" {
         // The names issue 37 gives this scenario's figures; heap: glibc's bytes in use.
         let per = |bytes: u64| bytes / targets.max(1);

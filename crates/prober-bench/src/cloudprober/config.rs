@@ -15,7 +15,8 @@
 //!   `impl=prober`'s jittered ones are.
 //! - Surfacers: only Prometheus (what counts runs: `total` and `success` per target, read from
 //!   its `/metrics` outside the measured window), with timestamps so that each target's count
-//!   can be divided by its own time span. The probestatus surfacer, on by default, is
+//!   can be divided by its own time span, and a queue that holds two exports of every target
+//!   ([`surfacer_buffer`]). The probestatus surfacer, on by default, is
 //!   switched off (it keeps per-target time series for its status page); the file surfacer, a
 //!   default only when none is configured, is not added. Metrics are exported at cloudprober's
 //!   default interval, max(interval, 10 s).
@@ -38,19 +39,33 @@ pub(crate) fn targets_per_probe(targets: u64, period_ms: u64) -> u64 {
     (period_ms / GAP_MS).clamp(1, targets.max(1))
 }
 
+/// The Prometheus surfacer's queue of exported results, for `targets` targets: its default,
+/// 10,000, or twice the targets. The surfacer stops taking results while it writes its page,
+/// and drops what does not fit ("write channel is full"): at 100,000 targets exporting every
+/// run (10,000 a second) a page read during set-up overflowed the default. The queue is a
+/// channel of pointers, allocated at start: 16 bytes per target, in both the baseline and
+/// the probing configuration.
+pub(crate) fn surfacer_buffer(targets: u64) -> u64 {
+    (2 * targets).max(10_000)
+}
+
 /// The part every configuration has: the web server (its `/metrics`) on a loopback port, the
-/// Prometheus surfacer with timestamps, the probestatus surfacer off.
-fn common(server_port: u16) -> String {
+/// Prometheus surfacer with timestamps and a queue of [`surfacer_buffer`], the probestatus
+/// surfacer off.
+fn common(server_port: u16, targets: u64) -> String {
+    let buffer = surfacer_buffer(targets);
     format!(
         "host: \"127.0.0.1\"\nport: {server_port}\n\
-         surfacer {{\n  type: PROMETHEUS\n  prometheus_surfacer {{ include_timestamp: true }}\n}}\n\
+         surfacer {{\n  type: PROMETHEUS\n  prometheus_surfacer {{\n    include_timestamp: true\n    \
+         metrics_buffer_size: {buffer}\n  }}\n}}\n\
          surfacer {{\n  type: PROBESTATUS\n  probestatus_surfacer {{ disable: true }}\n}}\n"
     )
 }
 
-/// No probe at all: the baseline whose resident memory is taken off the probing one's.
-pub(crate) fn empty(server_port: u16) -> String {
-    common(server_port)
+/// No probe at all, the same surfacers as [`probes`] for `targets`: the baseline whose
+/// resident memory is taken off the probing one's.
+pub(crate) fn empty(server_port: u16, targets: u64) -> String {
+    common(server_port, targets)
 }
 
 /// `targets` TCP targets at `host:port`, every `period_ms`, in probes of
@@ -62,7 +77,7 @@ pub(crate) fn probes(
     targets: u64,
     period_ms: u64,
 ) -> String {
-    let mut c = common(server_port);
+    let mut c = common(server_port, targets);
     let per_probe = targets_per_probe(targets, period_ms);
     let timeout_ms = period_ms.min(1000);
     let mut next = 0u64;
@@ -99,6 +114,8 @@ mod tests {
         assert_eq!(targets_per_probe(0, 1_000), 1);
         assert_eq!(export_interval_ms(1_000), 10_000);
         assert_eq!(export_interval_ms(60_000), 60_000);
+        assert_eq!(surfacer_buffer(1_000), 10_000);
+        assert_eq!(surfacer_buffer(100_000), 200_000);
     }
 
     #[test]
@@ -113,8 +130,9 @@ mod tests {
         assert_eq!(c.matches("interval_between_targets_msec: 1\n").count(), 3);
         assert!(c.starts_with("host: \"127.0.0.1\"\nport: 9313\n"));
         assert!(c.contains("probestatus_surfacer { disable: true }"));
+        assert!(c.contains("metrics_buffer_size: 10000\n"));
         // The baseline has the same server and surfacers and no probe.
-        let e = empty(9313);
+        let e = empty(9313, 2_500);
         assert!(c.starts_with(&e));
         assert!(!e.contains("\nprobe {"));
     }

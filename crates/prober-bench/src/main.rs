@@ -16,6 +16,8 @@
 //! | `grpc_keepalive` | `--n` \[20000\] health checks as `grpc_oneshot`, with keep-alive on: runs reuse kept HTTP/2 connections, one stream per check |
 //! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight; `--cgroup DIR`: each run contained in a cgroup made in `DIR` |
 //! | `sched_10k` | `--targets` \[10000\] TCP liveness workers, `--period-ms` \[1000\], jittered first run, for `--duration-s` \[30\] |
+//! | `sched_100k` | `--targets` \[100000\] TCP liveness workers, `--period-ms` \[10000\] (10,000 runs a second, as `sched_10k`), jittered, for `--duration-s` \[30\]: against cloudprober |
+//! | `cloudprober` | cloudprober (`--bin PATH`, built by `ci/bench.sh`) on a periodic scenario's work: `--targets` \[10000\] TCP targets at `--target`, `--period-ms` \[1000\], `GOMAXPROCS` `--gomaxprocs` \[1\], measured from outside for `--duration-s` \[30\]; see `cloudprober/mod.rs` |
 //! | `sched_100k_idle` | `--targets` \[100000\] workers, period \[60000\] ms, jittered; add time and memory per target, then `--duration-s` \[10\] of mostly idle running |
 //! | `sched_1m` | `--targets` \[1000000\] TCP liveness workers, period \[60000\] ms, jittered, spread over the addresses `--hosts` \[the target's\] at the target's port (several loopback addresses: 4-tuples to spare), for `--duration-s` \[60\]: memory and heap per target, lateness, CPU per run |
 //! | `netns_http` | `http_oneshot`'s GETs with the socket made in the network namespace `--netns PATH` (`/run/netns/NAME`, `/proc/PID/ns/net`) |
@@ -35,6 +37,7 @@
 //! CPU is the user + system time of this process (every thread: the engine and its idle
 //! resolver pool) around the measured loop only; see `measure.rs`.
 
+mod cloudprober;
 mod in_flight;
 mod measure;
 mod opts;
@@ -74,9 +77,11 @@ fn main() -> ExitCode {
         "grpc_oneshot" => grpc_oneshot(&opts, false),
         "grpc_keepalive" => grpc_oneshot(&opts, true),
         "exec_oneshot" => exec_oneshot(&opts),
-        "sched_10k" => sched(&opts, 10_000, 1_000, 30, false),
-        "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10, true),
-        "sched_1m" => sched(&opts, 1_000_000, 60_000, 60, true),
+        "sched_10k" => sched(&opts, 10_000, 1_000, 30),
+        "sched_100k" => sched(&opts, 100_000, 10_000, 30),
+        "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10),
+        "sched_1m" => sched(&opts, 1_000_000, 60_000, 60),
+        "cloudprober" => cloudprober::run(&opts),
         "netns_http" => netns_http(&opts),
         "netns_exec" => netns_exec(&opts),
         "command_each" => command_each(&opts),
@@ -265,13 +270,7 @@ fn oneshot(
 /// spreads its workers after a restart), every run reported with `EngineConfig::every_run`.
 ///
 /// Lateness is how long after its scheduled instant a run *started*: the engine's `late_us`.
-fn sched(
-    o: &Opts,
-    targets: u64,
-    period_ms: u64,
-    duration_s: u64,
-    idle: bool,
-) -> Result<(), String> {
+fn sched(o: &Opts, targets: u64, period_ms: u64, duration_s: u64) -> Result<(), String> {
     let (host, port) = o.target()?;
     let targets = o.num("targets", targets)?;
     let period = Duration::from_millis(o.num("period-ms", period_ms)?);
@@ -333,7 +332,10 @@ fn sched(
     line.f("runq_wait_ms", runq_ms, 1).kv("invol_cs", invol);
     line.kv("targets", targets).kv("period_ms", period.as_millis()).f("add_s", add_s, 3);
     line.kv("rss_per_target_b", rss_added.saturating_sub(rss_before) / targets.max(1));
-    if idle {
+    // At the end of the window too: what `impl=cloudprober` is held against (its memory after
+    // running, which includes what running costs). Left out when /proc could not be read then
+    // (0: every descriptor taken, as when a starved target leaves connects pending).
+    if rss_end > 0 {
         line.kv("rss_per_target_end_b", rss_end.saturating_sub(rss_before) / targets.max(1));
     }
     if o.scenario == "sched_1m" {

@@ -27,6 +27,7 @@ mod probe;
 mod queue;
 mod runner;
 mod schedule;
+mod sharded;
 mod shards;
 mod slots;
 #[cfg(feature = "test-panic")]
@@ -49,6 +50,7 @@ pub use runner::{
     CHANNEL_CAP, EngineEnd, EngineGroup, EngineThread, EventSink, spawn, spawn_sharded,
     spawn_sharded_into,
 };
+pub use sharded::{HostWaker, ShardedEngine};
 pub use shards::MAX_THREADS;
 
 // The README's examples are compiled and run with the doc tests.

@@ -73,7 +73,7 @@ impl Driver {
     pub(crate) fn remove_target(&mut self, target: TargetId) -> Result<(), EngineError> {
         match self {
             Driver::One(e) => e.remove_target(target),
-            Driver::Group(g) => g.remove_target(target),
+            Driver::Group(g) => g.0.remove_target(target),
         }
     }
 
@@ -115,14 +115,14 @@ impl Driver {
     ) -> Result<(), EngineError> {
         match self {
             Driver::One(e) => e.submit_with(spec, tag, done),
-            Driver::Group(g) => g.submit_with(spec, tag, done),
+            Driver::Group(g) => g.0.submit_with(spec, tag, done),
         }
     }
 
     pub(crate) fn cancel_check(&mut self, tag: u64) -> Result<usize, prober_status> {
         match self {
             Driver::One(e) => Ok(e.cancel_check(tag)),
-            Driver::Group(g) => g.cancel_check(tag).map_err(|e| gone(&e)),
+            Driver::Group(g) => g.0.cancel_check(tag).map_err(|e| gone(&e)),
         }
     }
 
@@ -163,21 +163,21 @@ impl Driver {
     pub(crate) fn pending_events(&self) -> usize {
         match self {
             Driver::One(e) => e.pending_events(),
-            Driver::Group(g) => g.pending_events(),
+            Driver::Group(g) => g.0.pending_events(),
         }
     }
 
     pub(crate) fn next_event(&mut self) -> Option<Event> {
         match self {
             Driver::One(e) => e.next_event(),
-            Driver::Group(g) => g.next_event(),
+            Driver::Group(g) => g.0.next_event(),
         }
     }
 
     pub(crate) fn fd(&self) -> i32 {
         match self {
             Driver::One(e) => e.fd(),
-            Driver::Group(g) => g.fd(),
+            Driver::Group(g) => g.0.fd(),
         }
     }
 

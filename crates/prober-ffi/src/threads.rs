@@ -4,19 +4,10 @@
 //! drains a lone engine. The queue's wake-up (an eventfd in an epoll set) is the descriptor the
 //! host polls; callbacks still run on the host's thread only, inside its calls.
 
-use std::collections::VecDeque;
 use std::io;
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use ::prober_engine::{
-    CHANNEL_CAP, EngineConfig, EngineEnd, EngineError, EngineGroup, Event, EventSink, Handle,
-    MAX_THREADS, TargetId, spawn_sharded_into,
-};
-use mio::{Events, Poll, Token, Waker};
-use prober_core::{Outcome, ProbeSpec};
+use ::prober_engine::{Handle, HostWaker, MAX_THREADS, ShardedEngine};
 
 use crate::driver::Driver;
 use crate::engine::{config_of_flags, new_engine, prober_engine};
@@ -92,11 +83,11 @@ pub unsafe extern "C" fn prober_engine_new_with_threads(
             return new_engine(config, out);
         }
         let out = Out::try_from_ptr(out, "out")?;
-        let group = Group::start(config, threads as usize).map_err(|e| {
+        let group = ShardedEngine::start(config, threads as usize).map_err(|e| {
             set_error(PROBER_E_IO, format!("could not start {threads} engine threads: {e}"))
         })?;
-        let wake = Wakeup::Group(group.merged.clone());
-        out.write(prober_engine::boxed(Driver::Group(group), wake));
+        let wake = Wakeup::Group(group.host_waker());
+        out.write(prober_engine::boxed(Driver::Group(Group(group)), wake));
         Ok(())
     })
 }
@@ -106,102 +97,29 @@ pub(crate) enum Wakeup {
     /// A lone engine: its own wake-up.
     Engine(Handle),
     /// A group: the host's queue, which its wait polls.
-    Group(Arc<Merged>),
+    Group(HostWaker),
 }
 
 impl Wakeup {
     pub(crate) fn wake(&self) -> io::Result<()> {
         match self {
             Wakeup::Engine(h) => h.wakeup(),
-            Wakeup::Group(m) => m.waker.wake(),
+            Wakeup::Group(w) => w.wake(),
         }
     }
 }
 
-/// A completion of `prober_engine_submit_with`, to run on the host's thread.
-type Completion = Box<dyn FnOnce() + Send>;
-
-/// What the engine threads hand to the host.
-pub(crate) struct Merged {
-    queue: Mutex<Queue>,
-    /// Wakes the host's poll: what its descriptor reports.
-    waker: Waker,
-    /// An engine was refused room since the host last made some: wake the engines when it
-    /// does, rather than let them look again in their own time.
-    refused: AtomicBool,
-}
-
-#[derive(Default)]
-struct Queue {
-    events: VecDeque<Event>,
-    done: VecDeque<Completion>,
-    /// The first engine thread that ended early.
-    ended: Option<EngineEnd>,
-}
-
-impl Merged {
-    fn lock(&self) -> MutexGuard<'_, Queue> {
-        // A panic while holding the lock leaves the queue whole (pushes and pops only).
-        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn wake(&self) {
-        // An eventfd write fails only when its counter is full: the host is woken anyway.
-        let _ = self.waker.wake();
-    }
-}
-
-/// An engine thread's side of [`Merged`].
-#[derive(Clone)]
-struct Sink(Arc<Merged>);
-
-impl EventSink for Sink {
-    fn offer(&self, ev: Event) -> Result<(), Event> {
-        let mut q = self.0.lock();
-        if q.events.len() >= CHANNEL_CAP {
-            self.0.refused.store(true, Ordering::Relaxed);
-            return Err(ev);
-        }
-        q.events.push_back(ev);
-        Ok(())
-    }
-
-    fn offered(&self) {
-        self.0.wake();
-    }
-
-    fn ended(&self, end: &EngineEnd) {
-        self.0.lock().ended.get_or_insert_with(|| end.clone());
-        self.0.wake();
-    }
-}
-
-/// The engines on their threads, and the host's side of their queue.
-pub(crate) struct Group {
-    threads: EngineGroup,
-    merged: Arc<Merged>,
-    poll: Poll,
-    ready: Events,
-}
+/// The engines on their threads, as the C calls see them.
+pub(crate) struct Group(pub(crate) ShardedEngine);
 
 impl Group {
-    fn start(config: EngineConfig, threads: usize) -> io::Result<Group> {
-        let poll = Poll::new()?;
-        let waker = Waker::new(poll.registry(), Token(0))?;
-        let merged =
-            Arc::new(Merged { queue: Mutex::default(), waker, refused: AtomicBool::new(false) });
-        let threads = spawn_sharded_into(config, threads, Sink(merged.clone()))?;
-        Ok(Group { threads, merged, poll, ready: Events::with_capacity(4) })
-    }
-
     pub(crate) fn handle(&self) -> &Handle {
-        self.threads.handle()
+        self.0.handle()
     }
 
     /// The status (with its text recorded) of an engine thread's early end, if one ended.
     pub(crate) fn failure(&self) -> Option<prober_status> {
-        let q = self.merged.lock();
-        let end = q.ended.as_ref()?;
+        let end = self.0.ended()?;
         let (status, how) =
             if end.panicked { (PROBER_E_PANIC, "panicked") } else { (PROBER_E_IO, "failed") };
         Some(set_error(
@@ -214,78 +132,12 @@ impl Group {
         ))
     }
 
-    pub(crate) fn fd(&self) -> i32 {
-        self.poll.as_raw_fd()
-    }
-
-    pub(crate) fn pending_events(&self) -> usize {
-        self.merged.lock().events.len()
-    }
-
-    pub(crate) fn next_event(&mut self) -> Option<Event> {
-        let mut q = self.merged.lock();
-        let ev = q.events.pop_front();
-        let roomy = q.events.len() < CHANNEL_CAP / 2;
-        drop(q);
-        if roomy && self.merged.refused.swap(false, Ordering::Relaxed) {
-            let _ = self.handle().wakeup();
-        }
-        ev
-    }
-
-    /// Removes the target on its engine, then the events about it that were handed over
-    /// already: none is delivered after the removal, as on a lone engine.
-    pub(crate) fn remove_target(&mut self, target: TargetId) -> Result<(), EngineError> {
-        self.handle().remove_target(target)?;
-        self.merged.lock().events.retain(|ev| ev.target() != Some(target));
-        Ok(())
-    }
-
-    /// Submits a check whose `done` runs on the host's thread, inside its next wait, step or
-    /// cancel after the check ends.
-    pub(crate) fn submit_with(
-        &mut self,
-        spec: ProbeSpec,
-        tag: u64,
-        done: impl FnOnce(Box<Outcome>) + Send + 'static,
-    ) -> Result<(), EngineError> {
-        let merged = self.merged.clone();
-        self.handle().submit_with(spec, tag, move |outcome| {
-            merged.lock().done.push_back(Box::new(move || done(outcome)));
-            merged.wake();
-        })
-    }
-
-    /// Cancels the checks of `tag` on every engine, then runs their completions here.
-    pub(crate) fn cancel_check(&mut self, tag: u64) -> io::Result<usize> {
-        let n = self.handle().call_each(move |e| e.cancel_check(tag))?.into_iter().sum();
-        self.run_completions();
-        Ok(n)
-    }
-
-    /// Waits until the engines hand something over, a wake-up, or `limit`; then runs the
-    /// completions that arrived.
+    /// Waits as `prober_engine_wait` (`Some(0)`: a step), then reports an engine thread's end.
     pub(crate) fn wait(&mut self, limit: Option<Duration>) -> Result<(), prober_status> {
-        match self.poll.poll(&mut self.ready, limit) {
-            Ok(()) => {}
-            // As a lone engine's wait: a signal ends it early, nothing is lost.
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(set_error(PROBER_E_IO, e)),
-        }
-        self.run_completions();
+        self.0.wait(limit).map_err(|e| set_error(PROBER_E_IO, e))?;
         self.failure().map_or(Ok(()), Err)
     }
-
-    /// Runs the completions queued now (not those that arrive meanwhile: the loop ends).
-    fn run_completions(&mut self) {
-        let n = self.merged.lock().done.len();
-        for _ in 0..n {
-            let Some(done) = self.merged.lock().done.pop_front() else { break };
-            done();
-        }
-    }
 }
-
 #[cfg(test)]
 mod tests {
     use std::net::TcpListener;

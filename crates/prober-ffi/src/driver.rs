@@ -6,12 +6,13 @@
 use std::io;
 use std::time::Duration;
 
-use ::prober_engine::{Completion, Engine, EngineError, Event, TargetId};
+use ::prober_engine::{
+    Completion, Engine, EngineError, Event, Handle, HostWaker, ShardedEngine, TargetId,
+};
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule};
 
 use crate::set_error;
 use crate::status::*;
-use crate::threads::Group;
 
 #[allow(
     clippy::large_enum_variant,
@@ -198,5 +199,52 @@ impl Driver {
             Driver::One(e) => e.wait(limit).map(drop).map_err(io),
             Driver::Group(g) => g.wait(limit),
         }
+    }
+}
+
+/// How `prober_engine_wakeup` interrupts a wait, from any thread.
+pub(crate) enum Wakeup {
+    /// A lone engine: its own wake-up.
+    Engine(Handle),
+    /// A group: the host's queue, which its wait polls.
+    Group(HostWaker),
+}
+
+impl Wakeup {
+    pub(crate) fn wake(&self) -> io::Result<()> {
+        match self {
+            Wakeup::Engine(h) => h.wakeup(),
+            Wakeup::Group(w) => w.wake(),
+        }
+    }
+}
+
+/// The engines on their threads, as the C calls see them.
+pub(crate) struct Group(pub(crate) ShardedEngine);
+
+impl Group {
+    pub(crate) fn handle(&self) -> &Handle {
+        self.0.handle()
+    }
+
+    /// The status (with its text recorded) of an engine thread's early end, if one ended.
+    pub(crate) fn failure(&self) -> Option<prober_status> {
+        let end = self.0.ended()?;
+        let (status, how) =
+            if end.panicked { (PROBER_E_PANIC, "panicked") } else { (PROBER_E_IO, "failed") };
+        Some(set_error(
+            status,
+            format!(
+                "engine thread {} {how}: {}; the engine is unusable (only prober_engine_free \
+                 remains)",
+                end.engine, end.message
+            ),
+        ))
+    }
+
+    /// Waits as `prober_engine_wait` (`Some(0)`: a step), then reports an engine thread's end.
+    pub(crate) fn wait(&mut self, limit: Option<Duration>) -> Result<(), prober_status> {
+        self.0.wait(limit).map_err(|e| set_error(PROBER_E_IO, e))?;
+        self.failure().map_or(Ok(()), Err)
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use ::prober_engine::{Engine, EngineConfig, EngineError, Event};
 use prober_core::Role;
 
-use crate::driver::Driver;
+use crate::driver::{Driver, Wakeup};
 use crate::enums::c_enum;
 use crate::outcome::{
     micros, prober_outcome, prober_reason, prober_result, prober_role, prober_timings, timings_of,
@@ -16,7 +16,6 @@ use crate::outcome::{
 use crate::ptr::{BoxedHandle, Out, out_slice_from_ptr};
 use crate::spec::{prober_spec, spec_status};
 use crate::status::*;
-use crate::threads::Wakeup;
 use crate::{GuardFallback, guard, guard_status, prober_str, set_error};
 
 /// Kinds of `prober_event`.

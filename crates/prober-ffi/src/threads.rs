@@ -4,12 +4,9 @@
 //! drains a lone engine. The queue's wake-up (an eventfd in an epoll set) is the descriptor the
 //! host polls; callbacks still run on the host's thread only, inside its calls.
 
-use std::io;
-use std::time::Duration;
+use ::prober_engine::{MAX_THREADS, ShardedEngine};
 
-use ::prober_engine::{Handle, HostWaker, MAX_THREADS, ShardedEngine};
-
-use crate::driver::Driver;
+use crate::driver::{Driver, Group, Wakeup};
 use crate::engine::{config_of_flags, new_engine, prober_engine};
 use crate::ptr::Out;
 use crate::status::*;
@@ -92,56 +89,10 @@ pub unsafe extern "C" fn prober_engine_new_with_threads(
     })
 }
 
-/// How `prober_engine_wakeup` interrupts a wait, from any thread.
-pub(crate) enum Wakeup {
-    /// A lone engine: its own wake-up.
-    Engine(Handle),
-    /// A group: the host's queue, which its wait polls.
-    Group(HostWaker),
-}
-
-impl Wakeup {
-    pub(crate) fn wake(&self) -> io::Result<()> {
-        match self {
-            Wakeup::Engine(h) => h.wakeup(),
-            Wakeup::Group(w) => w.wake(),
-        }
-    }
-}
-
-/// The engines on their threads, as the C calls see them.
-pub(crate) struct Group(pub(crate) ShardedEngine);
-
-impl Group {
-    pub(crate) fn handle(&self) -> &Handle {
-        self.0.handle()
-    }
-
-    /// The status (with its text recorded) of an engine thread's early end, if one ended.
-    pub(crate) fn failure(&self) -> Option<prober_status> {
-        let end = self.0.ended()?;
-        let (status, how) =
-            if end.panicked { (PROBER_E_PANIC, "panicked") } else { (PROBER_E_IO, "failed") };
-        Some(set_error(
-            status,
-            format!(
-                "engine thread {} {how}: {}; the engine is unusable (only prober_engine_free \
-                 remains)",
-                end.engine, end.message
-            ),
-        ))
-    }
-
-    /// Waits as `prober_engine_wait` (`Some(0)`: a step), then reports an engine thread's end.
-    pub(crate) fn wait(&mut self, limit: Option<Duration>) -> Result<(), prober_status> {
-        self.0.wait(limit).map_err(|e| set_error(PROBER_E_IO, e))?;
-        self.failure().map_or(Ok(()), Err)
-    }
-}
 #[cfg(test)]
 mod tests {
     use std::net::TcpListener;
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use super::*;
     use crate::engine::{

@@ -202,8 +202,10 @@ static inline prober_status gp_check_blocking(const prober_spec *s, prober_outco
 
 /* ---- engines -------------------------------------------------------------------------- */
 
-static inline prober_status gp_engine_new(uint32_t flags, prober_engine **out, gp_err *err) {
-  return gp_fail(prober_engine_new_with_flags(flags, out), err);
+/* threads 1 is prober_engine_new_with_flags exactly (no engine thread). */
+static inline prober_status gp_engine_new(uint32_t flags, uint32_t threads, prober_engine **out, gp_err *err) {
+  if (threads == 1) return gp_fail(prober_engine_new_with_flags(flags, out), err);
+  return gp_fail(prober_engine_new_with_threads(flags, threads, out), err);
 }
 static inline prober_status gp_engine_add_target(prober_engine *e, uint64_t *t, gp_err *err) {
   return gp_fail(prober_engine_add_target(e, t), err);

@@ -36,6 +36,7 @@ impl Target {
             host: &self.host,
             port: self.port,
             tls: self.tls.as_ref(),
+            tls_sessions: None,
             // RFC 7858 3.2 names no ALPN for DoT (RFC 9461 would add `dot`); miekg sends none.
             alpn: &[],
             // An orderly close, as miekg/dns (and every resolver) closes its connection.

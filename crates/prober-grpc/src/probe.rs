@@ -544,6 +544,7 @@ impl Target {
             host: &self.host,
             port: self.port,
             tls: self.tls.as_ref(),
+            tls_sessions: None,
             alpn: &[ALPN_H2],
             close: self.close,
             // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA).

@@ -294,6 +294,7 @@ fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpo
         host: &spec.host,
         port: spec.port,
         tls: with_tls.then_some(tls),
+        tls_sessions: None,
         // No ALPN: the protocol inside is the user's.
         alpn: &[],
         close: spec.connect.close,

@@ -124,6 +124,28 @@ impl ProbeSpec {
         Ok(self)
     }
 
+    /// Turns TLS session resumption on or off ([`TlsOptions::resumption`]; off by default, as
+    /// the kubelet). Like every TLS setter of the C API, it edits the spec's TLS options, the
+    /// default ones when it has none: on a gRPC, TCP or DNS spec without TLS that switches TLS
+    /// on (see [`ProbeSpec::set_tls`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::set_tls`]: [`SpecError::InvalidTls`] for a probe that takes no TLS.
+    pub fn set_tls_resumption(&mut self, on: bool) -> Result<(), SpecError> {
+        let options = self
+            .options_taking(ConnectOption::Tls, "TLS options apply to")
+            .map_err(SpecError::InvalidTls)?;
+        let mut tls = options.tls.clone().unwrap_or_default();
+        tls.resumption = on;
+        self.set_tls(tls)
+    }
+
+    /// Whether TLS sessions are resumed ([`TlsOptions::resumption`]): false without TLS.
+    pub fn tls_resumption(&self) -> bool {
+        self.connect_options().and_then(|c| c.tls.as_ref()).is_some_and(|t| t.resumption)
+    }
+
     /// Turns keep-alive on or off (HTTP and gRPC; see [`ConnectOptions::keep_alive`]).
     ///
     /// # Errors

@@ -84,7 +84,8 @@ fn run_to(
 /// With the option, every run after the first resumes, and reports what the first saw.
 #[test]
 fn a_periodic_target_resumes_over_tls_1_3_and_1_2() {
-    for (versions, name) in [(TlsVersions::Tls13Only, "TLSv1_3"), (TlsVersions::Tls12Only, "TLSv1_2")]
+    for (versions, name) in
+        [(TlsVersions::Tls13Only, "TLSv1_3"), (TlsVersions::Tls12Only, "TLSv1_2")]
     {
         let ca = TestCa::new("resume-ca");
         let server = server(&ca, versions);
@@ -92,8 +93,13 @@ fn a_periodic_target_resumes_over_tls_1_3_and_1_2() {
         std::fs::write(&ca_file, &ca.cert().cert_pem).unwrap();
         let mut e = engine();
         let target = e.add_target();
-        e.set_probe(target, Role::Readiness, spec(&server, &ca_file, true), schedule(PERIOD_MS, 1, 1))
-            .unwrap();
+        e.set_probe(
+            target,
+            Role::Readiness,
+            spec(&server, &ca_file, true),
+            schedule(PERIOD_MS, 1, 1),
+        )
+        .unwrap();
         let mut events = Vec::new();
         let resumed = run_to(&mut e, &mut events, target, &server, 3, true);
         assert_eq!(resumed, [false, true, true], "{name}: {:#?}", server.handshakes());
@@ -122,8 +128,13 @@ fn without_the_option_no_handshake_resumes() {
         std::fs::write(&ca_file, &ca.cert().cert_pem).unwrap();
         let mut e = engine();
         let target = e.add_target();
-        e.set_probe(target, Role::Readiness, spec(&server, &ca_file, false), schedule(PERIOD_MS, 1, 1))
-            .unwrap();
+        e.set_probe(
+            target,
+            Role::Readiness,
+            spec(&server, &ca_file, false),
+            schedule(PERIOD_MS, 1, 1),
+        )
+        .unwrap();
         let mut events = Vec::new();
         assert_eq!(run_to(&mut e, &mut events, target, &server, 3, true), [false, false, false]);
         assert!(outcomes(&events, target).iter().all(|o| o.result == ProbeResult::Success));
@@ -157,9 +168,45 @@ fn a_changed_ca_does_not_resume() {
 
     // The same path, renewed (another CA's certificate added): a full handshake again.
     let third = TestCa::new("third-ca");
-    let renewed = format!("{}{}{}", ca.cert().cert_pem, other.cert().cert_pem, third.cert().cert_pem);
+    let renewed =
+        format!("{}{}{}", ca.cert().cert_pem, other.cert().cert_pem, third.cert().cert_pem);
     std::fs::write(&bundle, renewed).unwrap();
     let resumed = run_to(&mut e, &mut events, target, &server, 6, false);
     assert_eq!(&resumed[4..6], [false, true], "{:#?}", server.handshakes());
     assert!(outcomes(&events, target).iter().all(|o| o.result == ProbeResult::Success));
+}
+
+/// A TCP probe with TLS resumes too (its prepared spec keeps the sessions): over TLS 1.2, whose
+/// session ID is the handshake's own. (Over TLS 1.3 a TCP probe without an exchange closes
+/// once its handshake is done, before the server's tickets arrive: nothing to resume.)
+#[test]
+fn a_tcp_probe_with_tls_resumes_over_tls_1_2() {
+    let ca = TestCa::new("tcp-ca");
+    let server = server(&ca, TlsVersions::Tls12Only);
+    let ca_file = dir("tcp").join("ca.pem");
+    std::fs::write(&ca_file, &ca.cert().cert_pem).unwrap();
+    let tls = TlsOptions {
+        verify: TlsVerify::CaFile(ca_file),
+        resumption: true,
+        ..TlsOptions::default()
+    };
+    let mut tcp = ProbeSpec::tcp("127.0.0.1", server.port().into())
+        .unwrap()
+        .with_timeout(ms(2000))
+        .unwrap()
+        .with_tls(tls)
+        .unwrap();
+    // An orderly close: the client's last flight of a resumed TLS 1.2 handshake reaches the
+    // server (a reset could overtake it, and the server would record a failed handshake).
+    tcp.set_close_policy(prober_core::ClosePolicy::Fin);
+    let mut e = engine();
+    let target = e.add_target();
+    e.set_probe(target, Role::Readiness, tcp, schedule(PERIOD_MS, 1, 1)).unwrap();
+    let mut events = Vec::new();
+    assert_eq!(run_to(&mut e, &mut events, target, &server, 3, true), [false, true, true]);
+    let runs = outcomes(&events, target);
+    assert!(runs.iter().all(|o| o.result == ProbeResult::Success), "{runs:#?}");
+    assert!(runs[0].tls.as_deref().is_some_and(|t| t.verified_chain_not_after.is_some()));
+    assert_eq!(runs[1].tls, runs[0].tls);
+    assert_eq!(runs[2].tls, runs[0].tls);
 }

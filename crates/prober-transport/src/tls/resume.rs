@@ -83,9 +83,10 @@ impl Sessions {
         generation: u64,
     ) -> Arc<Config> {
         let mut configs = lock(&self.configs);
-        if let Some(c) = configs.iter().find(|c| {
-            c.key.generation == generation && c.key.alpn == alpn && c.key.opts == *opts
-        }) {
+        if let Some(c) = configs
+            .iter()
+            .find(|c| c.key.generation == generation && c.key.alpn == alpn && c.key.opts == *opts)
+        {
             return c.clone();
         }
         // The same options with other files: what they made must not be resumed any more.
@@ -154,7 +155,11 @@ impl Config {
     }
 
     /// The facts of the full handshake with `name` whose chain is `chain`, if kept.
-    pub(super) fn facts(&self, name: &ServerName<'_>, chain: &[CertificateDer<'_>]) -> Option<Seen> {
+    pub(super) fn facts(
+        &self,
+        name: &ServerName<'_>,
+        chain: &[CertificateDer<'_>],
+    ) -> Option<Seen> {
         let facts = lock(&self.facts);
         facts.iter().find(|(n, s)| n == name && s.certs.as_slice() == chain).map(|(_, s)| s.clone())
     }
@@ -172,5 +177,62 @@ impl Config {
             facts.remove(0);
         }
         facts.push((name.clone(), seen.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(cert: &[u8], verified: bool, chain_not_after: Option<i64>) -> Seen {
+        Seen {
+            not_after: Some(1_000),
+            certs: vec![CertificateDer::from(cert.to_vec())],
+            verified,
+            chain_not_after,
+        }
+    }
+
+    /// Facts are found by name and chain; a verified chain's facts go (with the sessions of
+    /// that name) once its expiry has passed; unverified ones stay (nothing was verified).
+    #[test]
+    fn facts_by_name_and_chain_and_dropped_at_expiry() {
+        let sessions = Sessions::default();
+        let config = sessions.config(&TlsOptions::default(), &[], 0);
+        let name = ServerName::try_from("a.example").unwrap();
+        let other = ServerName::try_from("b.example").unwrap();
+        config.record(&name, &seen(b"leaf", true, Some(500)));
+        config.record(&other, &seen(b"other", false, None));
+        let chain = [CertificateDer::from(b"leaf".to_vec())];
+        assert_eq!(config.facts(&name, &chain), Some(seen(b"leaf", true, Some(500))));
+        assert_eq!(config.facts(&other, &chain), None, "another name's");
+        config.drop_expired(&name, 500);
+        assert!(config.facts(&name, &chain).is_some(), "valid up to its expiry");
+        config.drop_expired(&name, 501);
+        assert_eq!(config.facts(&name, &chain), None);
+        config.drop_expired(&other, 10_000);
+        let chain = [CertificateDer::from(b"other".to_vec())];
+        assert!(config.facts(&other, &chain).is_some());
+    }
+
+    /// A configuration is its options, ALPN and files' version: another of any is another
+    /// store; the same options with new files replace the old ones; at most CONFIGS are kept.
+    #[test]
+    fn one_store_per_configuration() {
+        let sessions = Sessions::default();
+        let opts = TlsOptions { resumption: true, ..TlsOptions::default() };
+        let a = sessions.config(&opts, &[], 2);
+        assert!(Arc::ptr_eq(&a, &sessions.config(&opts, &[], 2)));
+        let named = TlsOptions { server_name: Some("x".into()), ..opts.clone() };
+        assert!(!Arc::ptr_eq(&a, &sessions.config(&named, &[], 2)));
+        assert!(!Arc::ptr_eq(&a, &sessions.config(&opts, &[b"h2"], 2)));
+        let renewed = sessions.config(&opts, &[], 3);
+        assert!(!Arc::ptr_eq(&a, &renewed));
+        assert_eq!(lock(&sessions.configs).len(), 3, "the old files' store is gone");
+        for g in 10..20 {
+            let o = TlsOptions { server_name: Some(format!("n{g}")), ..opts.clone() };
+            sessions.config(&o, &[], g);
+        }
+        assert_eq!(lock(&sessions.configs).len(), CONFIGS);
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::*;
-use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, TlsOptions, TlsVerify};
+use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, TlsInfo, TlsOptions, TlsVerify};
 use prober_engine::{Engine, Event, TargetId};
 use prober_testkit::tls::{Handshake, TestCa, TlsServerOptions, TlsTargetServer, TlsVersions};
 
@@ -109,9 +109,13 @@ fn a_periodic_target_resumes_over_tls_1_3_and_1_2() {
         assert_eq!(first.result, ProbeResult::Success, "{first:?}");
         let facts = first.tls.as_deref().expect("the full handshake's facts");
         assert!(facts.verified_chain_not_after.is_some() && facts.leaf.is_some(), "{facts:?}");
+        assert!(!facts.resumed);
         for later in &runs[1..3] {
             assert_eq!(later.result, ProbeResult::Success, "{name}: {later:?}");
-            assert_eq!(later.tls.as_deref(), Some(facts), "{name}: a resumed run's facts");
+            let resumed = later.tls.as_deref().expect("a resumed run's facts");
+            assert!(resumed.resumed, "{name}: {resumed:?}");
+            let same = TlsInfo { resumed: false, ..resumed.clone() };
+            assert_eq!(&same, facts, "{name}: a resumed run's facts are the first run's");
             assert_eq!(later.cert_not_after, first.cert_not_after, "{name}");
         }
     }
@@ -137,7 +141,9 @@ fn without_the_option_no_handshake_resumes() {
         .unwrap();
         let mut events = Vec::new();
         assert_eq!(run_to(&mut e, &mut events, target, &server, 3, true), [false, false, false]);
-        assert!(outcomes(&events, target).iter().all(|o| o.result == ProbeResult::Success));
+        let runs = outcomes(&events, target);
+        assert!(runs.iter().all(|o| o.result == ProbeResult::Success));
+        assert!(runs.iter().all(|o| o.tls.as_deref().is_some_and(|t| !t.resumed)));
     }
 }
 
@@ -206,7 +212,10 @@ fn a_tcp_probe_with_tls_resumes_over_tls_1_2() {
     assert_eq!(run_to(&mut e, &mut events, target, &server, 3, true), [false, true, true]);
     let runs = outcomes(&events, target);
     assert!(runs.iter().all(|o| o.result == ProbeResult::Success), "{runs:#?}");
-    assert!(runs[0].tls.as_deref().is_some_and(|t| t.verified_chain_not_after.is_some()));
-    assert_eq!(runs[1].tls, runs[0].tls);
-    assert_eq!(runs[2].tls, runs[0].tls);
+    let first = runs[0].tls.as_deref().expect("facts");
+    assert!(first.verified_chain_not_after.is_some());
+    for later in &runs[1..3] {
+        let later = later.tls.as_deref().expect("facts");
+        assert_eq!(&TlsInfo { resumed: false, ..later.clone() }, first);
+    }
 }

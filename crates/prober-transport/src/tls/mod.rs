@@ -328,6 +328,7 @@ impl TlsClient {
                 None
             },
             leaf,
+            resumed: done.is_some_and(TlsConn::resumed),
         }))
     }
 }

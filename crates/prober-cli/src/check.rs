@@ -523,6 +523,7 @@ mod tests {
             "k.pem",
             "--tls-min-version",
             "1.3",
+            "--tls-resumption",
             "grpc://h:9/s",
         ])
         .unwrap()
@@ -535,6 +536,7 @@ mod tests {
                 client_cert: Some(("c.pem".into(), "k.pem".into())),
                 min_version: Some(TlsVersion::Tls13),
                 max_version: None,
+                resumption: true,
             })
         );
         let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"]).unwrap().unwrap();

@@ -258,8 +258,11 @@ fn check_https_tls_resumption() {
     let handshakes = server.wait_for_handshakes(1, std::time::Duration::from_secs(10));
     assert!(handshakes.len() == 1 && !handshakes[0].resumed, "{handshakes:?}");
     assert_usage_error(
-        &["--tls-resumption", "http://127.0.0.1:1/"],
+        &["check", "--tls-resumption", "http://127.0.0.1:1/"],
         "--tls-resumption applies to https:// and grpc:// targets, not http://",
     );
-    assert_usage_error(&["--tls-resumption", "grpc://127.0.0.1:1"], "--tls-resumption needs --tls");
+    assert_usage_error(
+        &["check", "--tls-resumption", "grpc://127.0.0.1:1"],
+        "--tls-resumption needs --tls",
+    );
 }

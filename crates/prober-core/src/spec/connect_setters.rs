@@ -309,6 +309,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn tls_resumption_is_a_tls_option() {
+        let mut http = ProbeSpec::http("https://h/").unwrap();
+        assert!(!http.tls_resumption(), "off by default");
+        http.set_tls_resumption(true).unwrap();
+        assert!(http.tls_resumption());
+        // As every TLS setter, it switches gRPC to TLS (the default options otherwise).
+        let mut grpc = ProbeSpec::grpc("h", 1, "").unwrap();
+        grpc.set_tls_resumption(true).unwrap();
+        let want = TlsOptions { resumption: true, ..TlsOptions::default() };
+        assert_eq!(grpc.connect_options().unwrap().tls, Some(want));
+        let mut exec = ProbeSpec::exec(&["true"]).unwrap();
+        assert_eq!(
+            exec.set_tls_resumption(true).unwrap_err().to_string(),
+            "invalid TLS option: TLS options apply to TCP, HTTP, gRPC and DNS probes only"
+        );
+    }
+
+    #[test]
     fn family_applies_to_connecting_probes_only() {
         let mut exec = ProbeSpec::exec(&["true"]).unwrap();
         let err = exec.set_ip_family(IpFamily::V4).unwrap_err();

@@ -209,7 +209,7 @@ impl TlsClient {
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         config.resumption = match &resume {
             Some(r) => r.resumption(),
-            None => Resumption::disabled(),
+            None => no_resumption(),
         };
         let config = Arc::new(config);
         if let Some(r) = &resume {
@@ -354,6 +354,12 @@ fn suite_name(suite: rustls::CipherSuite) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// rustls's resumption turned off, made once: a run without resumption allocates no store.
+fn no_resumption() -> Resumption {
+    static OFF: std::sync::OnceLock<Resumption> = std::sync::OnceLock::new();
+    OFF.get_or_init(Resumption::disabled).clone()
 }
 
 /// Seconds since the epoch now.

@@ -23,7 +23,8 @@
 //! - **Bounds.** At most [`CONFIGS`] configurations per target (the spec's, and the one
 //!   without its server name that redirects to another host use), each with rustls's
 //!   in-memory store of [`SERVERS`] server names (one TLS 1.2 session and up to 8 TLS 1.3
-//!   tickets each) and the facts of as many full handshakes.
+//!   tickets each; rustls copies the server's chain into each) and the facts of as many full
+//!   handshakes.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -34,10 +35,13 @@ use rustls::pki_types::{CertificateDer, ServerName};
 
 use super::verify::{Seen, Verifier};
 
-/// Configurations kept per target.
-const CONFIGS: usize = 4;
-/// Server names kept per configuration (rustls's store and the facts alike).
-const SERVERS: usize = 4;
+/// Configurations kept per target: a target has two at most (its options, and those without
+/// its server name that a redirect to another host uses); a new version of the files replaces
+/// the old one.
+const CONFIGS: usize = 2;
+/// Server names kept per configuration (rustls's store and the facts alike): the target's host
+/// and one other a redirect went to.
+const SERVERS: usize = 2;
 /// TLS 1.3 tickets rustls keeps per server name (its `ClientSessionMemoryCache`'s).
 const TICKETS_PER_SERVER: usize = 8;
 
@@ -224,11 +228,16 @@ mod tests {
         let a = sessions.config(&opts, &[], 2);
         assert!(Arc::ptr_eq(&a, &sessions.config(&opts, &[], 2)));
         let named = TlsOptions { server_name: Some("x".into()), ..opts.clone() };
-        assert!(!Arc::ptr_eq(&a, &sessions.config(&named, &[], 2)));
-        assert!(!Arc::ptr_eq(&a, &sessions.config(&opts, &[b"h2"], 2)));
+        let b = sessions.config(&named, &[], 2);
+        assert!(!Arc::ptr_eq(&a, &b));
         let renewed = sessions.config(&opts, &[], 3);
         assert!(!Arc::ptr_eq(&a, &renewed));
-        assert_eq!(lock(&sessions.configs).len(), 3, "the old files' store is gone");
+        let kept = lock(&sessions.configs).clone();
+        assert_eq!(kept.len(), 2, "the old files' store is gone");
+        assert!(
+            kept.iter().any(|c| Arc::ptr_eq(c, &b)) && !kept.iter().any(|c| Arc::ptr_eq(c, &a))
+        );
+        assert!(!Arc::ptr_eq(&renewed, &sessions.config(&opts, &[b"h2"], 3)));
         for g in 10..20 {
             let o = TlsOptions { server_name: Some(format!("n{g}")), ..opts.clone() };
             sessions.config(&o, &[], g);

@@ -3,7 +3,7 @@
 # on a number (docs/benchmarks.md explains every scenario, field and target).
 #
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
-#     tcp_oneshot c_api go_api http_oneshot https_oneshot https_threads http_keepalive
+#     tcp_oneshot c_api go_api http_oneshot https_oneshot https_resume https_threads http_keepalive
 #     https_keepalive grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle sched_1m
 #     netns_http netns_exec netns_scale serve_probe dns_query icmp_echo
 #   on demand only (run when named): sched_100k
@@ -62,7 +62,7 @@ cd "$(dirname "$0")/.."
 . bench/dns_icmp.sh
 ROOT=$PWD
 
-ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot https_threads http_keepalive https_keepalive \
+ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot https_resume https_threads http_keepalive https_keepalive \
 grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle sched_1m netns_http netns_exec netns_scale \
 serve_probe dns_query icmp_echo"
 # Run only when named: 100,000 targets against cloudprober take minutes and its build.
@@ -451,6 +451,27 @@ for s in $SCENARIOS; do
         [ -n "$GO_KUBELET_ERR" ] && unavailable https_oneshot go_kubelet "$GO_KUBELET_ERR"
       fi
       ;;
+    https_resume)
+      # TLS session resumption (issue 37, section 3): https_oneshot's GETs of one spec against
+      # nginx's listener that resumes (session cache and tickets on), with resumption on
+      # (impl=prober: the spec's prepared plan keeps its sessions; the line counts the runs
+      # that resumed) and off (prober_full: a full handshake each, as the kubelet), over TLS
+      # 1.3 (nginx's default) and limited to TLS 1.2 (_tls12), interleaved.
+      if [ -z "${RESUME_TLS_TARGET:-}" ]; then
+        unavailable https_resume prober "no_tls_target($TARGET_KIND)"
+      else
+        specs=()
+        for v in 1.3 1.2; do
+          sfx=; [ "$v" = 1.2 ] && sfx=_tls12
+          for on in 1 0; do
+            impl=prober; [ "$on" = 0 ] && impl=prober_full
+            impl=$impl$sfx
+            specs+=("$impl $BENCH_BIN https_resume --target $RESUME_TLS_TARGET --path $URL_PATH --n $N_HTTPS --conc $CONC_NET --resumption $on --tls-max-version $v --impl $impl")
+          done
+        done
+        oneshot https_resume "${specs[@]}"
+      fi
+      ;;
     https_threads)
       # https_oneshot's checks (the same nginx TLS listener, a full handshake each) through a
       # group of 1 and of 2 engines behind one handle (spawn_sharded), interleaved; the median
@@ -714,6 +735,9 @@ awk '
       info("http_oneshot", "cpu_vs_raw_c_reuse", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c_reuse", c))) }
     if (("https_oneshot", "prober", c) in V)
       info("https_oneshot", "cpu_vs_go_kubelet", ratio(get("https_oneshot", "prober", c), get("https_oneshot", "go_kubelet", c)))
+    if (("https_resume", "prober", c) in V) {
+      check("https_resume", "cpu_vs_full_handshake", ratio(get("https_resume", "prober", c), get("https_resume", "prober_full", c)), "<=", 0.4, "resumed=" get("https_resume", "prober", "resumed") "/" get("https_resume", "prober", "n"))
+      info("https_resume", "cpu_vs_full_handshake_tls12", ratio(get("https_resume", "prober_tls12", c), get("https_resume", "prober_full_tls12", c)), "resumed=" get("https_resume", "prober_tls12", "resumed") "/" get("https_resume", "prober_tls12", "n")) }
     if (("https_threads", "prober_2_threads", c) in V) {
       r = "rate_per_s"; one = "prober_1_thread"; two = "prober_2_threads"
       check("https_threads", "speedup_2_threads", ratio(get("https_threads", two, r), get("https_threads", one, r)), ">=", 1.8)

@@ -138,6 +138,9 @@ static inline prober_status gp_spec_set_expect_status(prober_spec *s, const char
 static inline prober_status gp_spec_set_expect_body(prober_spec *s, const char *re, gp_err *err) {
   return gp_fail(prober_spec_set_expect_body(s, re), err);
 }
+static inline prober_status gp_spec_set_tls_resumption(prober_spec *s, bool on, gp_err *err) {
+  return gp_fail(prober_spec_set_tls_resumption(s, on), err);
+}
 static inline prober_status gp_spec_set_keep_alive(prober_spec *s, bool on, gp_err *err) {
   return gp_fail(prober_spec_set_keep_alive(s, on), err);
 }

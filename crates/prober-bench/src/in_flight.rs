@@ -68,6 +68,8 @@ impl Checks for EngineThread {
 /// What [`keep_in_flight`] counted.
 pub(crate) struct Tally {
     pub(crate) ok: u64,
+    /// Checks whose TLS handshake resumed a session (`https_resume`).
+    pub(crate) resumed: u64,
     /// The first check that did not succeed, for a note on standard error.
     first_failure: Option<String>,
 }
@@ -90,7 +92,7 @@ pub(crate) fn keep_in_flight(
     conc: u64,
 ) -> Result<Tally, String> {
     let (mut submitted, mut done) = (0u64, 0u64);
-    let mut tally = Tally { ok: 0, first_failure: None };
+    let mut tally = Tally { ok: 0, resumed: 0, first_failure: None };
     let mut outcomes = Vec::with_capacity(1024);
     while submitted < n.min(conc) {
         checks.submit(spec.clone(), submitted)?;
@@ -100,6 +102,7 @@ pub(crate) fn keep_in_flight(
         checks.finished(&mut outcomes)?;
         for outcome in outcomes.drain(..) {
             done += 1;
+            tally.resumed += u64::from(outcome.tls.as_ref().is_some_and(|t| t.resumed));
             if outcome.result == ProbeResult::Success {
                 tally.ok += 1;
             } else if tally.first_failure.is_none() {

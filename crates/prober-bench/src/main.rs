@@ -9,6 +9,7 @@
 //! | `tcp_oneshot` | `--n` \[40000\] TCP connect probes of `--target`, `--conc` \[64\] in flight, one engine |
 //! | `http_oneshot` | `--n` \[40000\] HTTP GETs of `http://TARGET{--path}`, `--conc` \[64\] in flight |
 //! | `https_oneshot` | the same over TLS (`https://TARGET`, no verification, a full handshake per probe, as the kubelet) |
+//! | `https_resume` | `https_oneshot`'s GETs of one spec against a server that resumes sessions, with TLS session resumption on (`--resumption 1`, the default) or off (`0`: a full handshake each); `--tls-max-version 1.2` limits them to TLS 1.2. The one-shot checks of one spec share its prepared plan, and so its sessions; the line says `resumption=` and how many runs `resumed` |
 //! | `https_threads` | `--n` \[10000\] `https_oneshot` checks through `--threads` \[1\] engines behind one handle (`spawn_sharded`), `--conc` \[64\] in flight over the group; its `cpu_pct` is how much of the cores the group kept busy |
 //! | `http_keepalive` | `--n` \[40000\] HTTP GETs as `http_oneshot`, with keep-alive on |
 //! | `https_keepalive` | the same over TLS |
@@ -69,6 +70,7 @@ fn main() -> ExitCode {
         "tcp_oneshot" => tcp_oneshot(&opts),
         "http_oneshot" => http_oneshot(&opts, "http"),
         "https_oneshot" => http_oneshot(&opts, "https"),
+        "https_resume" => https_resume(&opts),
         "https_threads" => {
             http_spec(&opts, "https").and_then(|s| threads::https_threads(&opts, &s))
         }
@@ -122,6 +124,20 @@ fn http_spec(o: &Opts, scheme: &str) -> Result<ProbeSpec, String> {
 /// GETs with a new connection per probe, as the kubelet (over TLS, a full handshake per probe).
 fn http_oneshot(o: &Opts, scheme: &str) -> Result<(), String> {
     oneshot(o, &http_spec(o, scheme)?, 40_000, 64, &[])
+}
+
+/// `https_oneshot`'s GETs with TLS session resumption on or off (`--resumption 1|0`), over TLS
+/// 1.3 or 1.2 (`--tls-max-version`); see the table above.
+fn https_resume(o: &Opts) -> Result<(), String> {
+    let mut spec = http_spec(o, "https")?;
+    let on = o.num("resumption", 1)? != 0;
+    let mut tls = prober_core::TlsOptions { resumption: on, ..prober_core::TlsOptions::default() };
+    if let Some(v) = o.values.get("tls-max-version") {
+        tls.max_version =
+            Some(prober_core::TlsVersion::parse(v).ok_or("--tls-max-version: 1.2 or 1.3")?);
+    }
+    spec.set_tls(tls).map_err(|e| e.to_string())?;
+    oneshot(o, &spec, 10_000, 64, &[("resumption", u64::from(on))])
 }
 
 /// `http_oneshot`'s probes and loop with keep-alive on; the line says `keep_alive=1` (which
@@ -261,6 +277,9 @@ fn oneshot(
     }
     for (key, value) in extra {
         line.kv(key, value);
+    }
+    if o.scenario == "https_resume" {
+        line.kv("resumed", tally.resumed);
     }
     line.print();
     Ok(())

@@ -161,7 +161,7 @@ Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubele
 tcpSocket or grpc (mode TLS for TLS), dns ({name, host, port, type, transport,
 validRcodes, validateAnswerRrs, ...}) or icmp ({host, packets, intervalMilliseconds,
 payloadSize, ttl, maxLossPercent, ...}), and a 'tls:' block (verify, caFile, serverName,
-certFile, keyFile, minVersion, maxVersion) for TLS probes.
+certFile, keyFile, minVersion, maxVersion, resumption) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
 kept-alive connection);

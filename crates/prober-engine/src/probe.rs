@@ -14,6 +14,7 @@ use prober_http::{HttpPlan, HttpProbe, OAuth2Probe};
 use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::{TcpProbe, TlsTcpProbe};
+use prober_transport::TlsSessions;
 
 use crate::hostrun::HostRunProbe;
 
@@ -72,6 +73,14 @@ pub enum PreparedSpec {
         /// The spec's timeout.
         timeout: Duration,
     },
+    /// A TCP, gRPC or DNS probe over TLS whose options ask for resumption: the spec, and the
+    /// TLS sessions its runs resume from and keep (an HTTP probe's are in its plan).
+    Resuming {
+        /// The spec, each run building its machine from it.
+        spec: Box<ProbeSpec>,
+        /// The sessions of this target's runs, and of no one else's.
+        sessions: Arc<TlsSessions>,
+    },
     /// Any other kind: the spec itself, each run building its machine from it.
     Other(Box<ProbeSpec>),
 }
@@ -87,7 +96,14 @@ impl PreparedSpec {
             ProbeKind::Tcp(t) if t.connect.tls.is_none() && !t.has_starttls() => {
                 PreparedSpec::Tcp { spec: Box::new(t), timeout }
             }
-            kind => PreparedSpec::Other(Box::new(ProbeSpec { kind, timeout, output_limit })),
+            kind => {
+                let spec = Box::new(ProbeSpec { kind, timeout, output_limit });
+                match TlsSessions::for_options(spec.connect_options().and_then(|c| c.tls.as_ref()))
+                {
+                    Some(sessions) => PreparedSpec::Resuming { spec, sessions },
+                    None => PreparedSpec::Other(spec),
+                }
+            }
         }
     }
 }
@@ -107,7 +123,22 @@ impl AnyProbe {
                 }
             }
             PreparedSpec::Tcp { spec, timeout } => AnyProbe::Tcp(TcpProbe::new(spec, *timeout)),
+            PreparedSpec::Resuming { spec, sessions } => {
+                AnyProbe::new(spec).with_tls_sessions(sessions)
+            }
             PreparedSpec::Other(spec) => AnyProbe::new(spec),
+        }
+    }
+
+    /// The machine, resuming TLS sessions from `sessions` (the kinds that dial TLS).
+    fn with_tls_sessions(self, sessions: &Arc<TlsSessions>) -> AnyProbe {
+        let sessions = Some(sessions.clone());
+        match self {
+            AnyProbe::TcpTls(p) => AnyProbe::TcpTls(Box::new(p.with_tls_sessions(sessions))),
+            AnyProbe::Grpc(p) => AnyProbe::Grpc(Box::new(p.with_tls_sessions(sessions))),
+            #[cfg(feature = "dns")]
+            AnyProbe::Dns(p) => AnyProbe::Dns(Box::new(p.with_tls_sessions(sessions))),
+            other => other,
         }
     }
 

@@ -110,6 +110,16 @@ pub struct GrpcProbe {
 }
 
 impl GrpcProbe {
+    /// The run resumes TLS sessions from `sessions`, the target's, and keeps there what the
+    /// server gives (see [`prober_transport::TlsSessions`]); `None`: full handshakes.
+    pub fn with_tls_sessions(
+        mut self,
+        sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
+    ) -> GrpcProbe {
+        self.target.tls_sessions = sessions;
+        self
+    }
+
     /// A probe of `spec` that must finish within `timeout`.
     pub fn new(spec: &GrpcSpec, timeout: Duration) -> GrpcProbe {
         let host_port = if spec.host.is_empty() {
@@ -154,6 +164,7 @@ impl GrpcProbe {
                 port: spec.port,
                 close: spec.connect.close,
                 tls: spec.connect.tls.clone(),
+                tls_sessions: None,
                 unix: spec.connect.unix_socket.clone(),
                 filter: spec.connect.address_filter.clone(),
                 keep_alive: spec.connect.keep_alive,
@@ -530,6 +541,9 @@ struct Target {
     port: u16,
     close: ClosePolicy,
     tls: Option<TlsOptions>,
+    /// The target's TLS sessions when its options ask for resumption (see
+    /// [`GrpcProbe::with_tls_sessions`]).
+    tls_sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
     unix: Option<UnixSocket>,
     filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
     keep_alive: bool,
@@ -544,6 +558,7 @@ impl Target {
             host: &self.host,
             port: self.port,
             tls: self.tls.as_ref(),
+            tls_sessions: self.tls_sessions.as_deref(),
             alpn: &[ALPN_H2],
             close: self.close,
             // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA).

@@ -434,7 +434,7 @@ impl Dial {
             #[cfg(feature = "tls")]
             Phase::LoadingTls(_job) => {
                 let built = match ep.tls {
-                    Some(opts) => finish_setup(answer, opts, ep.alpn),
+                    Some(opts) => finish_setup(answer, opts, ep.alpn, ep.tls_sessions),
                     // Never loads without them.
                     None => Err((Reason::Tls, "no TLS options".to_string())),
                 };
@@ -509,7 +509,7 @@ impl Dial {
         if self.tls.is_some() {
             return Ok(true);
         }
-        match start_setup(cx, opts, ep.alpn) {
+        match start_setup(cx, opts, ep.alpn, ep.tls_sessions) {
             TlsSetup::Ready(Ok(c)) => {
                 self.tls = Some(c);
                 Ok(true)
@@ -586,7 +586,13 @@ impl Dial {
 
     #[cfg(feature = "tls")]
     fn handshake(&mut self, cx: &mut Ctx<'_>, mut tls: Box<TlsConn>) -> DialStep {
-        let r = tls.handshake();
+        let mut r = tls.handshake();
+        // A resumed handshake's facts are those of the full one that made its session.
+        if let (Ok(true), Some(client)) = (&r, &self.tls) {
+            if let Err(e) = client.settle(&tls) {
+                r = Err(TransportError::Tls(e));
+            }
+        }
         if !matches!(r, Ok(false)) {
             self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
             self.tls_info = self.tls.as_ref().and_then(|c| c.tls_info(Some(&tls)));

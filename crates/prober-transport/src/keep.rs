@@ -317,6 +317,7 @@ mod tests {
             host: "localhost",
             port: 80,
             tls: None,
+            tls_sessions: None,
             alpn: &[crate::ALPN_HTTP1],
             close: ClosePolicy::Reset,
             nodelay: false,

@@ -22,6 +22,8 @@ pub struct TlsConn {
     pub(super) first_record_seen: bool,
     /// The versions this connection offers, as a message names them (`1.2 only`).
     pub(super) offered: &'static str,
+    /// The name sessions are filed under, when resumption is on.
+    pub(super) resume_name: Option<rustls::pki_types::ServerName<'static>>,
 }
 
 impl TlsConn {
@@ -182,6 +184,11 @@ impl TlsConn {
         self.token = token;
         self.interest = interest;
         Ok(())
+    }
+
+    /// Whether the handshake resumed a session (see [`crate::TlsSessions`]).
+    pub fn resumed(&self) -> bool {
+        self.tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
     }
 
     /// The protocol the server chose by ALPN.

@@ -77,6 +77,23 @@ fn runs_share_one_connection_one_stream_each() {
     assert!(stats.reused >= 9 && stats.retried == 0, "{stats:?}");
 }
 
+/// The kept connection is registered with the engine's poll under a token of its own when
+/// first kept, not again for each check that takes it (the `epoll_ctl` per check
+/// docs/benchmarks.md measured). grpc-go sends a PING with each response, which may come after
+/// the run has ended: the check that takes the connection next then registers it again once,
+/// to be told of what is waiting; never more than that.
+#[test]
+fn a_kept_connection_is_not_registered_again_per_check() {
+    let mut server = HealthServer::start(&[]);
+    let mut e = engine(EngineConfig::default());
+    let t = target(&mut e, spec(server.port(), true, TIMEOUT), PERIOD);
+    assert_success(&next_runs(&mut e, t, TIMEOUT, 10));
+    assert_eq!(server.connections(), 1);
+    let stats = e.keep_alive_stats();
+    assert!(stats.reused >= 9, "{stats:?}");
+    assert!(stats.registrations >= 1 && stats.registrations <= 1 + stats.reused, "{stats:?}");
+}
+
 #[test]
 fn off_by_default_every_check_dials() {
     let mut server = HealthServer::start(&[]);

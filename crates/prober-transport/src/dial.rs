@@ -263,6 +263,7 @@ impl Dial {
             filter.check(Some(ep.host), addr).ok()?;
         }
         // A connection that cannot be registered again is closed (dropped) and a new one made.
+        store.note_registration();
         idle.conn.rearm(registry, token).ok()?;
         self.timings.reused = true;
         self.peer = peer;

@@ -153,6 +153,9 @@ pub struct KeepStats {
     pub expired: u64,
     /// Connections closed because the target that last used them was removed.
     pub orphaned: u64,
+    /// `epoll_ctl` calls made to register kept connections with the driver's poll again
+    /// (under another token, or to report readiness that came while they were idle).
+    pub registrations: u64,
 }
 
 /// One driver's idle kept-alive connections (see the module docs).
@@ -294,6 +297,10 @@ impl KeptConns {
         };
         self.idle.push(idle);
         self.stats.kept += 1;
+    }
+
+    pub(crate) fn note_registration(&mut self) {
+        self.stats.registrations += 1;
     }
 
     pub(crate) fn note_retry(&mut self) {

@@ -21,8 +21,10 @@
 //! re-registers it under the new run's token: an `epoll_ctl` per reuse.
 //!
 //! A connection is dropped (closed) when:
-//! - the peer has closed it or sent anything while it was idle: checked before reuse with a
-//!   non-blocking `recv(MSG_PEEK)` (counted as `stale`);
+//! - the peer has closed it or sent anything while it was idle (counted as `stale`): as the
+//!   driver's poll reported it, for a connection under a token of its own (a close reported
+//!   only after the driver's last wait makes the request fail before any response byte: the
+//!   retry below), else checked before reuse with a non-blocking `recv(MSG_PEEK)`;
 //! - it has been idle for [`IDLE_LIMIT`] (checked when connections are taken, and by the
 //!   engine every turn through [`KeptConns::expire`]);
 //! - the target whose run last used it is removed ([`KeptConns::close_owner`]);
@@ -280,6 +282,20 @@ impl KeptConns {
         Ok(())
     }
 
+    /// Whether `conn`, idle, is fit for another request: nothing received, no FIN, no error.
+    /// For a connection under its own token the poll has said so while it idled (up to the
+    /// driver's last wait: a close reported after that makes the request fail before any
+    /// response byte, and the run dial again, as a close just after a peek would), so no
+    /// `recv(MSG_PEEK)` is made; for any other the peek is.
+    fn is_quiet(&mut self, conn: &mut Transport) -> bool {
+        let lease =
+            usize::try_from(conn.conn().stream.fd()).ok().and_then(|fd| self.leases.get(fd));
+        match (conn.conn().kept_token, lease) {
+            (Some(_), Some(Lease::Idle { ready })) => !ready && conn.holds_nothing(),
+            _ => conn.is_quiet(),
+        }
+    }
+
     /// Lends `conn`, just taken, to the run whose first token is `run`: a connection under its
     /// own token gets `run` as its holder, and is registered again (under the same token) only
     /// when it was readable or closed while idle, so that the run is told; any other is
@@ -382,7 +398,7 @@ impl KeptConns {
                 self.stats.expired += 1;
                 continue;
             }
-            if idle.session.is_none() && !idle.conn.is_quiet() {
+            if idle.session.is_none() && !self.is_quiet(&mut idle.conn) {
                 self.stats.stale += 1;
                 continue;
             }

@@ -151,16 +151,20 @@ impl TlsConn {
 
     /// See [`crate::Transport::is_quiet`].
     pub(crate) fn is_quiet(&mut self) -> bool {
+        self.holds_nothing() && crate::quiet::peer_is_quiet(&mut self.conn)
+    }
+
+    /// See [`crate::Transport::holds_nothing`].
+    pub(crate) fn holds_nothing(&mut self) -> bool {
         if self.eof || self.tls.wants_write() {
             return false;
         }
         let mut byte = [0u8; 1];
-        let buffered = match self.tls.reader().read(&mut byte) {
-            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        match self.tls.reader().read(&mut byte) {
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
             // Data, or the peer's close_notify.
-            Ok(_) => true,
-        };
-        !buffered && crate::quiet::peer_is_quiet(&mut self.conn)
+            Ok(_) => false,
+        }
     }
 
     /// What rustls needs the socket for next.

@@ -9,7 +9,7 @@ use prober_core::{Outcome, ProbeKind, ProbeSpec};
 #[cfg(feature = "dns")]
 use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
-use prober_grpc::GrpcProbe;
+use prober_grpc::{GrpcPlan, GrpcProbe};
 use prober_http::{HttpPlan, HttpProbe, OAuth2Probe};
 use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
@@ -72,6 +72,16 @@ pub enum PreparedSpec {
         /// The spec's timeout.
         timeout: Duration,
     },
+    /// A gRPC health probe: its plan (target, address text, request parts), shared by its runs
+    /// as an HTTP probe's is.
+    Grpc {
+        /// The plan every run shares.
+        plan: Arc<GrpcPlan>,
+        /// The spec's timeout.
+        timeout: Duration,
+        /// The spec's output limit.
+        output_limit: usize,
+    },
     /// Any other kind: the spec itself, each run building its machine from it.
     Other(Box<ProbeSpec>),
 }
@@ -86,6 +96,9 @@ impl PreparedSpec {
             }
             ProbeKind::Tcp(t) if t.connect.tls.is_none() && !t.has_starttls() => {
                 PreparedSpec::Tcp { spec: Box::new(t), timeout }
+            }
+            ProbeKind::Grpc(g) => {
+                PreparedSpec::Grpc { plan: Arc::new(GrpcPlan::new(&g)), timeout, output_limit }
             }
             kind => PreparedSpec::Other(Box::new(ProbeSpec { kind, timeout, output_limit })),
         }
@@ -107,6 +120,9 @@ impl AnyProbe {
                 }
             }
             PreparedSpec::Tcp { spec, timeout } => AnyProbe::Tcp(TcpProbe::new(spec, *timeout)),
+            PreparedSpec::Grpc { plan, timeout, .. } => {
+                AnyProbe::Grpc(Box::new(GrpcProbe::with_plan(plan.clone(), *timeout)))
+            }
             PreparedSpec::Other(spec) => AnyProbe::new(spec),
         }
     }

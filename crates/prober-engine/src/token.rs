@@ -61,7 +61,7 @@ pub(crate) fn shared_index(token: Token) -> Option<usize> {
 /// descriptor beyond that field (only on 32-bit targets: 2^10), whose connection then goes
 /// under each run's token.
 pub(crate) fn kept_token(fd: usize) -> Option<Token> {
-    (fd < GEN_MASK).then(|| Token(fd << (SLOT_BITS + SUB_BITS) | SLOT_MASK << SUB_BITS | 1))
+    (fd < GEN_MASK).then_some(Token(fd << (SLOT_BITS + SUB_BITS) | SLOT_MASK << SUB_BITS | 1))
 }
 
 /// The descriptor of the kept connection a token made by [`kept_token`] names.

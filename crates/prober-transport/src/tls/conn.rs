@@ -160,11 +160,12 @@ impl TlsConn {
             return false;
         }
         let mut byte = [0u8; 1];
-        match self.tls.reader().read(&mut byte) {
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+        let buffered = match self.tls.reader().read(&mut byte) {
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
             // Data, or the peer's close_notify.
-            Ok(_) => false,
-        }
+            Ok(_) => true,
+        };
+        !buffered
     }
 
     /// What rustls needs the socket for next.

@@ -162,7 +162,9 @@ impl Engine {
             yielded: Vec::new(),
             resuming: Vec::new(),
             pool: SocketPool::new(config.socket_pool),
-            kept: KeptConns::default().with_idle_limit(config.keep_alive_idle),
+            kept: KeptConns::default()
+                .with_idle_limit(config.keep_alive_idle)
+                .with_tokens(crate::token::kept_token),
             icmp: prober_icmp::SharedSockets::new(crate::token::shared_token),
             icmp_owed: Vec::new(),
             icmp_wake: Vec::new(),

@@ -9,7 +9,7 @@ use prober_core::{Outcome, ProbeKind, ProbeSpec};
 #[cfg(feature = "dns")]
 use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
-use prober_grpc::GrpcProbe;
+use prober_grpc::{GrpcPlan, GrpcProbe};
 use prober_http::{HttpPlan, HttpProbe, OAuth2Probe};
 use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
@@ -73,13 +73,23 @@ pub enum PreparedSpec {
         /// The spec's timeout.
         timeout: Duration,
     },
-    /// A TCP, gRPC or DNS probe over TLS whose options ask for resumption: the spec, and the
-    /// TLS sessions its runs resume from and keep (an HTTP probe's are in its plan).
+    /// A TCP or DNS probe over TLS whose options ask for resumption: the spec, and the
+    /// TLS sessions its runs resume from and keep (an HTTP or gRPC probe's are in its plan).
     Resuming {
         /// The spec, each run building its machine from it.
         spec: Box<ProbeSpec>,
         /// The sessions of this target's runs, and of no one else's.
         sessions: Arc<TlsSessions>,
+    },
+    /// A gRPC health probe: its plan (target, address text, request parts), shared by its runs
+    /// as an HTTP probe's is.
+    Grpc {
+        /// The plan every run shares.
+        plan: Arc<GrpcPlan>,
+        /// The spec's timeout.
+        timeout: Duration,
+        /// The spec's output limit.
+        output_limit: usize,
     },
     /// Any other kind: the spec itself, each run building its machine from it.
     Other(Box<ProbeSpec>),
@@ -95,6 +105,11 @@ impl PreparedSpec {
             }
             ProbeKind::Tcp(t) if t.connect.tls.is_none() && !t.has_starttls() => {
                 PreparedSpec::Tcp { spec: Box::new(t), timeout }
+            }
+            ProbeKind::Grpc(g) => {
+                let sessions = TlsSessions::for_options(g.connect.tls.as_ref());
+                let plan = Arc::new(GrpcPlan::new(&g).with_tls_sessions(sessions));
+                PreparedSpec::Grpc { plan, timeout, output_limit }
             }
             kind => {
                 let spec = Box::new(ProbeSpec { kind, timeout, output_limit });
@@ -126,6 +141,9 @@ impl AnyProbe {
             PreparedSpec::Resuming { spec, sessions } => {
                 AnyProbe::new(spec).with_tls_sessions(sessions)
             }
+            PreparedSpec::Grpc { plan, timeout, .. } => {
+                AnyProbe::Grpc(Box::new(GrpcProbe::with_plan(plan.clone(), *timeout)))
+            }
             PreparedSpec::Other(spec) => AnyProbe::new(spec),
         }
     }
@@ -135,7 +153,6 @@ impl AnyProbe {
         let sessions = Some(sessions.clone());
         match self {
             AnyProbe::TcpTls(p) => AnyProbe::TcpTls(Box::new(p.with_tls_sessions(sessions))),
-            AnyProbe::Grpc(p) => AnyProbe::Grpc(Box::new(p.with_tls_sessions(sessions))),
             #[cfg(feature = "dns")]
             AnyProbe::Dns(p) => AnyProbe::Dns(Box::new(p.with_tls_sessions(sessions))),
             other => other,

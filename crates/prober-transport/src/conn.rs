@@ -16,6 +16,9 @@ pub struct Conn {
     /// Can go back to the driver's socket pool when closed: reset close policy, no options
     /// beyond SO_LINGER 0.
     pub(crate) reusable: bool,
+    /// The token of its own it is registered under since it was first kept
+    /// ([`crate::keep::KeptConns::with_tokens`]); `None` while under a run's token.
+    pub(crate) kept_token: Option<mio::Token>,
 }
 
 impl Conn {

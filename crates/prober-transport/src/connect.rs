@@ -335,7 +335,7 @@ impl Connector {
         let close = self.close;
         let peer = Peer::Unix((*socket).clone());
         self.unix = Some(socket);
-        ConnectStep::Connected(Conn { stream, peer, close, reusable: false })
+        ConnectStep::Connected(Conn { stream, peer, close, reusable: false, kept_token: None })
     }
 
     /// Starts the race once the addresses are known: the first family now, the other after
@@ -519,7 +519,13 @@ impl Connector {
         }
         let reusable = self.poolable();
         let stream = Stream::Tcp(stream);
-        ConnectStep::Connected(Conn { stream, peer: Peer::Tcp(addr), close: self.close, reusable })
+        ConnectStep::Connected(Conn {
+            stream,
+            peer: Peer::Tcp(addr),
+            close: self.close,
+            reusable,
+            kept_token: None,
+        })
     }
 
     fn record_error(&mut self, which: usize, addr: SocketAddr, e: &io::Error) {

@@ -153,6 +153,11 @@ impl TlsConn {
 
     /// See [`crate::Transport::is_quiet`].
     pub(crate) fn is_quiet(&mut self) -> bool {
+        self.holds_nothing() && crate::quiet::peer_is_quiet(&mut self.conn)
+    }
+
+    /// See [`crate::Transport::holds_nothing`].
+    pub(crate) fn holds_nothing(&mut self) -> bool {
         if self.eof || self.tls.wants_write() {
             return false;
         }
@@ -162,7 +167,7 @@ impl TlsConn {
             // Data, or the peer's close_notify.
             Ok(_) => true,
         };
-        !buffered && crate::quiet::peer_is_quiet(&mut self.conn)
+        !buffered
     }
 
     /// What rustls needs the socket for next.

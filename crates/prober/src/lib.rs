@@ -116,11 +116,11 @@ pub use prober_core::{MAX_NETNS_PATH, NetNs};
 pub use prober_core::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
 };
-pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
-    DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,
-    MAX_THREADS, PoolStats, TargetId, spawn, spawn_sharded,
+    CheckPlan, DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle,
+    KeepStats, MAX_THREADS, PoolStats, TargetId, spawn, spawn_sharded,
 };
+pub use prober_engine::{Completion, HostRunStats, RunId};
 
 /// Runs one probe to completion on the calling thread and returns its outcome.
 ///

@@ -13,7 +13,7 @@ use std::os::fd::RawFd;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::time::Duration;
 
-use prober::{Engine, EngineError, Handle, Outcome, ProbeSpec};
+use prober::{CheckPlan, Engine, EngineError, Handle, Outcome};
 
 /// How many events one engine step takes at most (the engine's own bound): a step that
 /// processed fewer left nothing ready behind.
@@ -96,18 +96,23 @@ impl Probing {
         )
     }
 
-    /// Starts a one-shot check whose outcome goes to `done` ([`Engine::submit_with`]).
-    pub(crate) fn submit_with(
+    /// Starts a one-shot check whose outcome goes to `done` ([`Engine::submit_plan_with`]).
+    pub(crate) fn submit_plan_with(
         &self,
-        spec: ProbeSpec,
+        plan: &CheckPlan,
         tag: u64,
         done: impl FnOnce(Box<Outcome>) + Send + 'static,
     ) -> Result<(), EngineError> {
         match self {
-            Probing::Thread(handle) => handle.submit_with(spec, tag, done),
+            Probing::Thread(handle) => {
+                handle.submit_plan_with(plan, tag, done).map_err(EngineError::Io)
+            }
             // Started at once: its socket is in the engine's poll before the caller's loop
             // polls again, and no wake-up is needed.
-            Probing::Driven { engine, .. } => lock(engine).submit_with(spec, tag, done),
+            Probing::Driven { engine, .. } => {
+                lock(engine).submit_plan_with(plan, tag, done);
+                Ok(())
+            }
         }
     }
 

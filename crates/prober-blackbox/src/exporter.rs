@@ -15,7 +15,7 @@ use std::sync::mpsc::sync_channel;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use prober::{Engine, Handle, Outcome, Reason};
+use prober::{CheckPlan, Engine, EngineError, Handle, Outcome, Reason};
 use prober_exposition::{Format, Kind, family, finish, sample};
 
 use crate::answer::{explain, render};
@@ -25,6 +25,7 @@ use crate::history::{History, Output};
 use crate::module::TargetError;
 use crate::modules::Modules;
 use crate::numbers::push_secs;
+use crate::plans::{PlanKey, Planned, Plans};
 use crate::reload::{Loaded, Reload};
 use crate::request::{DEFAULT_TIMEOUT_OFFSET, Request, Response, query_pairs, timeout};
 use crate::unprobed;
@@ -61,6 +62,8 @@ struct Inner {
     history: History,
     /// Bytes of [`PROBE_OUTPUT_BUDGET`] reserved by the probes in flight.
     output_held: Arc<AtomicU64>,
+    /// The checks of the module and target pairs last asked for.
+    plans: Plans,
 }
 
 /// A `/probe` request checked: what its answer needs.
@@ -73,6 +76,38 @@ struct Begun {
     hostname: Option<String>,
     debug: bool,
     log: String,
+}
+
+/// A `/probe` request's check, and what its answer needs of its spec.
+struct Check {
+    /// The check to submit, or why the engine refused its spec.
+    plan: Result<CheckPlan, EngineError>,
+    timeout: Duration,
+    output_limit: usize,
+    /// The address family it resolves for (`ip4`, `ip6`), for the log.
+    family: &'static str,
+}
+
+impl Check {
+    /// The check of `spec`, its plan handed to `keep` when the engine takes the spec.
+    fn new(spec: prober::ProbeSpec, keep: impl FnOnce(&Planned)) -> Check {
+        let (timeout, output_limit) = (spec.timeout, spec.output_limit);
+        let family = spec.ip_family().name();
+        let plan = CheckPlan::new(spec);
+        if let Ok(plan) = &plan {
+            keep(&Planned { plan: plan.clone(), timeout, output_limit, family });
+        }
+        Check { plan, timeout, output_limit, family }
+    }
+
+    fn kept(p: Planned) -> Check {
+        Check {
+            plan: Ok(p.plan),
+            timeout: p.timeout,
+            output_limit: p.output_limit,
+            family: p.family,
+        }
+    }
 }
 
 /// A `/probe` request waiting for its outcome.
@@ -286,6 +321,7 @@ impl Inner {
             counts: Counters::default(),
             history: History::new(),
             output_held: Arc::default(),
+            plans: Plans::new(),
         })
     }
 
@@ -311,8 +347,8 @@ impl Inner {
     /// Starts the probe of a `/probe` request (its tag), or answers at once (`None`).
     fn probe(self: &Arc<Self>, req: &Request<'_>, done: Done) -> Option<u64> {
         match self.prepare(req) {
-            Ok((spec, begun)) => {
-                let Some(output) = Reservation::take(&self.output_held, spec.output_limit as u64)
+            Ok((check, begun)) => {
+                let Some(output) = Reservation::take(&self.output_held, check.output_limit as u64)
                 else {
                     self.counts.over_budget.fetch_add(1, Ordering::Relaxed);
                     done(Response {
@@ -327,9 +363,9 @@ impl Inner {
                     return None;
                 };
                 let started = Instant::now();
-                let deadline = started + spec.timeout;
+                let deadline = started + check.timeout;
                 let w = Waiting { begun, started, deadline, done, _output: output };
-                Some(self.submit(spec, w))
+                Some(self.submit(check.plan, w))
             }
             Err(response) => {
                 done(response);
@@ -347,7 +383,7 @@ impl Inner {
 
     /// Checks a `/probe` request and builds its probe (with its module's name, `debug` and
     /// the log begun), or the answer to give at once.
-    fn prepare(&self, req: &Request<'_>) -> Result<(prober::ProbeSpec, Begun), Response> {
+    fn prepare(&self, req: &Request<'_>) -> Result<(Check, Begun), Response> {
         let started = Instant::now();
         let params = query_pairs(req.query);
         let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_ref());
@@ -388,23 +424,27 @@ impl Inner {
         push_secs(&mut log, timeout);
         log.push('\n');
         let hostname = get("hostname").filter(|h| !h.is_empty());
-        let spec = module.spec(target, timeout).and_then(|mut spec| {
-            if let Some(h) = hostname {
-                module.apply_hostname(&mut spec, h)?;
-            }
-            Ok(spec)
-        });
-        match spec {
-            Ok(spec) => {
+        let key = PlanKey { module: name, target, hostname, timeout };
+        let check = match self.plans.get(&modules, &key) {
+            Some(planned) => Ok(Check::kept(planned)),
+            None => module.spec(target, timeout).and_then(|mut spec| {
+                if let Some(h) = hostname {
+                    module.apply_hostname(&mut spec, h)?;
+                }
+                Ok(Check::new(spec, |planned| self.plans.put(&modules, &key, planned)))
+            }),
+        };
+        match check {
+            Ok(check) => {
                 // blackbox_exporter logs the protocol it resolves for; this is the same choice.
                 log.push_str("Address family: ");
-                log.push_str(spec.ip_family().name());
+                log.push_str(check.family);
                 log.push('\n');
                 let (module, target) = (name.to_string(), target.to_string());
                 let hostname = hostname.map(str::to_string);
                 let begun =
                     Begun { modules: modules.clone(), module, target, hostname, debug, log };
-                Ok((spec, begun))
+                Ok((check, begun))
             }
             Err(TargetError::Bad(e)) => {
                 self.counts.bad_target.fetch_add(1, Ordering::Relaxed);
@@ -426,11 +466,12 @@ impl Inner {
         }
     }
 
-    /// Runs `spec` on the engine thread, whose completion for it answers `w` with its
+    /// Runs `plan` on the engine thread, whose completion for it answers `w` with its
     /// outcome (the run's own deadline bounds the wait): the request travels with its probe,
     /// so no table of waiting requests is kept or locked. Returns the probe's tag, by which
-    /// it is cancelled.
-    fn submit(self: &Arc<Self>, spec: prober::ProbeSpec, w: Waiting) -> u64 {
+    /// it is cancelled. A spec the engine refused (`plan`'s error) is answered at once, as a
+    /// probe that could not be submitted.
+    fn submit(self: &Arc<Self>, plan: Result<CheckPlan, EngineError>, w: Waiting) -> u64 {
         self.counts.probes.fetch_add(1, Ordering::Relaxed);
         let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
         // The request, taken by the completion; or back here if the engine refuses the probe
@@ -443,7 +484,7 @@ impl Inner {
                 inner.answer_check(w, &outcome);
             }
         };
-        if let Err(e) = self.probing.submit_with(spec, tag, done) {
+        if let Err(e) = plan.and_then(|plan| self.probing.submit_plan_with(&plan, tag, done)) {
             if let Some(mut w) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
                 let outcome =
                     Outcome::unknown(Reason::Internal, format!("cannot submit the probe: {e}"));
@@ -475,17 +516,19 @@ impl Inner {
 
     /// The 200 answer of a probe: its metrics, or with `debug` the log, the metrics and the
     /// module; that debug output is kept for `/logs` either way, as blackbox_exporter does.
-    /// The log is moved out of `b` into the history.
+    /// The log, the module's name, the target and the hostname are moved out of `b` into the
+    /// history (the request is answered once).
     fn page(&self, b: &mut Begun, metrics: String, ok: bool) -> Response {
         let output = Output {
             log: std::mem::take(&mut b.log),
             metrics: metrics.clone(),
-            config: Some((b.modules.clone(), b.module.clone())),
-            hostname: b.hostname.clone(),
+            module: std::mem::take(&mut b.module),
+            config: Some(b.modules.clone()),
+            hostname: b.hostname.take(),
         };
         // The debug page is put together now only when asked for; `/logs` does it later.
         let debug = b.debug.then(|| output.page());
-        self.history.add(&b.module, &b.target, output, ok);
+        self.history.add(std::mem::take(&mut b.target), output, ok);
         match debug {
             Some(body) => Response { status: 200, content_type: PLAIN, body },
             None => Response { status: 200, content_type: TEXT, body: metrics },

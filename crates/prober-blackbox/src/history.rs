@@ -27,7 +27,6 @@ pub const MAX_KEPT_OUTPUT: usize = 64 << 10;
 #[derive(Debug)]
 struct Entry {
     id: u64,
-    module: String,
     target: String,
     output: Output,
     success: bool,
@@ -41,8 +40,10 @@ pub(crate) struct Output {
     pub log: String,
     /// The metrics it answered.
     pub metrics: String,
-    /// The module set the probe ran with and the module's name, printed when asked.
-    pub config: Option<(Arc<Modules>, String)>,
+    /// The module's name.
+    pub module: String,
+    /// The module set the probe ran with, the module printed from it when asked.
+    pub config: Option<Arc<Modules>>,
     /// The request's `hostname`, which the module shown carries as the probe used it.
     pub hostname: Option<String>,
 }
@@ -55,11 +56,11 @@ impl Output {
 
     /// The page `&debug=true` shows.
     pub(crate) fn page(&self) -> String {
-        let Output { log, metrics, config, hostname } = self;
+        let Output { log, metrics, module, config, hostname } = self;
         let mut page = format!(
             "Logs for the probe:\n{log}\n\nMetrics that would have been returned:\n{metrics}\n\nModule configuration:\n"
         );
-        if let Some(module) = config.as_ref().and_then(|(m, name)| m.by_name.get(name)) {
+        if let Some(module) = config.as_ref().and_then(|m| m.by_name.get(module)) {
             page.push_str(&crate::shown::module_yaml(module, hostname.as_deref()));
         }
         page
@@ -103,16 +104,15 @@ impl History {
         self.limit.store(limit, Ordering::Relaxed);
     }
 
-    /// Keeps the debug output of a probe that ran.
-    pub fn add(&self, module: &str, target: &str, output: Output, success: bool) {
+    /// Keeps the debug output of a probe that ran (its module named in `output`).
+    pub fn add(&self, target: String, output: Output, success: bool) {
         let limit = self.limit.load(Ordering::Relaxed);
         // What is held stays within the bound: the pieces are cut as the page would be.
         let output = Output { log: cut(output.log), metrics: cut(output.metrics), ..output };
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let id = kept.next_id;
         kept.next_id += 1;
-        let (module, target) = (module.to_string(), target.to_string());
-        kept.results.push_back(Arc::new(Entry { id, module, target, output, success }));
+        kept.results.push_back(Arc::new(Entry { id, target, output, success }));
         while kept.results.len() > limit {
             let Some(old) = kept.results.pop_front() else { break };
             if !old.success {
@@ -152,7 +152,7 @@ impl History {
             }
             (Some(id), _) => self.find(|e| e.id == id).ok_or("Probe id not found"),
             (None, t) => self
-                .find(|e| e.target == t && (module.is_empty() || e.module == module))
+                .find(|e| e.target == t && (module.is_empty() || e.output.module == module))
                 .ok_or("Probe target not found"),
         };
         match found {
@@ -176,7 +176,7 @@ mod tests {
         let h = History::new();
         h.set_limit(2);
         for (i, success) in [false, true, true, false, true, true].into_iter().enumerate() {
-            h.add("m", &format!("t{i}"), text(&format!("run {i}")), success);
+            h.add(format!("t{i}"), text(&format!("run {i}")), success);
         }
         let kept = h.kept.lock().unwrap();
         let ids = |q: &VecDeque<Arc<Entry>>| q.iter().map(|e| e.id).collect::<Vec<_>>();
@@ -190,11 +190,12 @@ mod tests {
         assert_eq!(h.answer("module=m").status, 400);
         assert_eq!(h.answer("").status, 400);
         let big = "x".repeat(MAX_KEPT_OUTPUT * 2);
-        h.add("m", "big", text(&big), true);
+        h.add("big".to_string(), text(&big), true);
         assert!(h.answer("target=big").body.len() < MAX_KEPT_OUTPUT + 100);
     }
 
     fn text(log: &str) -> Output {
-        Output { log: log.to_string(), metrics: String::new(), config: None, hostname: None }
+        let (metrics, module) = (String::new(), "m".to_string());
+        Output { log: log.to_string(), metrics, module, config: None, hostname: None }
     }
 }

@@ -164,6 +164,18 @@ pub(crate) fn http(m: &mut Module, h: &HttpModule, base: &Path) -> Result<(), St
     m.header_fail = header_checks("http.fail_if_header_matches", &h.fail_if_header_matches)?;
     m.header_need =
         header_checks("http.fail_if_header_not_matches", &h.fail_if_header_not_matches)?;
+    // Only the fields read: `Last-Modified` (a metric), `Location` (a redirect not followed)
+    // and those the expressions judge; copying every field cost more than the rest of the
+    // response's reading.
+    // (Set in place: the setter's code would be one more piece of `prober`, whose size is
+    // bounded.)
+    if let prober::ProbeKind::Http(kept) = &mut spec.kind {
+        let mut names = vec!["Last-Modified".to_string(), "Location".to_string()];
+        for c in m.header_fail.iter().chain(&m.header_need) {
+            names.push(c.header.clone());
+        }
+        kept.keep_header_names = names;
+    }
     // blackbox_exporter refuses HTTP/3.0 unless `enable_http3`, which this engine lacks: a
     // module that names it is refused too, not left to wait for a version it never speaks.
     if h.valid_http_versions.iter().any(|v| v == "HTTP/3.0") {

@@ -39,6 +39,7 @@ mod oauth2_module;
 // The numbers of the answer's text, pushed without `core::fmt`: the exposition writer's.
 use prober_exposition::numbers;
 mod options;
+mod plans;
 mod proxy_module;
 mod qr_facts;
 mod reload;

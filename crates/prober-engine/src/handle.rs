@@ -139,6 +139,24 @@ impl Handle {
         self.next().send(command).map_err(EngineError::Io)
     }
 
+    /// As [`Handle::submit_with`], for a spec validated and prepared before
+    /// ([`crate::CheckPlan`]; [`Engine::submit_plan_with`]).
+    ///
+    /// # Errors
+    ///
+    /// An [`io::Error`] when the engine is gone or cannot be woken; `done` is dropped uncalled.
+    pub fn submit_plan_with(
+        &self,
+        plan: &crate::CheckPlan,
+        tag: u64,
+        done: impl FnOnce(Box<prober_core::Outcome>) + Send + 'static,
+    ) -> io::Result<()> {
+        let plan = plan.clone();
+        self.next().send(Command::Call(Box::new(move |e: &mut Engine| {
+            e.submit_plan_with(&plan, tag, done);
+        })))
+    }
+
     /// Cancels the one-shot checks submitted with `tag` ([`Engine::cancel_check`]) at the
     /// engine's next turn, without waiting for it: for a thread that must not block on the
     /// engine (an HTTP server's loop whose client has gone). A submit queued before this call

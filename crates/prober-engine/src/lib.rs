@@ -38,6 +38,7 @@ mod turn;
 mod wake_timer;
 pub mod worker;
 
+pub use check_done::CheckPlan;
 pub use config::{DEFAULT_MAX_RUN_EVENTS, EngineConfig, EngineError};
 pub use engine::Engine;
 pub use event::{Event, RunId, TargetId};

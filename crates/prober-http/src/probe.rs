@@ -35,7 +35,9 @@ use crate::body::{BodyProgress, BodyReader, Framing};
 use crate::cookies::{CookieJar, with_cookies};
 use crate::redirect::{Decision, Hop, Redirects, error_op};
 use crate::request::{Message, build_request_with};
-use crate::response::{HeadParser, HeadStatus, MAX_HEAD, ResponseHead};
+use crate::response::{
+    HeadParser, HeadStatus, MAX_HEAD, ResponseHead, header_fields_where, is_named,
+};
 use crate::verdict::{evaluate, evaluate_cel, evaluate_expected};
 use prober_transport::{Transport, TransportError};
 
@@ -340,9 +342,13 @@ impl HttpProbe {
             Some(hop) => (&hop.url, hop.host_override.as_deref(), hop.as_get),
             None => (&self.plan.spec.url, self.plan.host_override.as_deref(), false),
         };
-        // Read once for both the jar and the kept headers.
-        let fields = (self.jar.is_some() || self.plan.spec.keep_headers)
-            .then(|| crate::response::header_fields(&self.buf[..head.len]));
+        // Read once for both the jar, which reads `Set-Cookie` only, and the kept headers (of
+        // the spec's names only, when it names some): no other field is copied.
+        let (jar, keep) = (self.jar.is_some(), self.plan.spec.keep_headers);
+        let names = &self.plan.spec.keep_header_names;
+        let wanted =
+            |n: &str| (keep && is_named(names, n)) || (jar && n.eq_ignore_ascii_case("set-cookie"));
+        let fields = (jar || keep).then(|| header_fields_where(&self.buf[..head.len], &wanted));
         if let (Some(jar), Some(fields)) = (&mut self.jar, &fields) {
             jar.store_fields(current, fields);
         }
@@ -385,7 +391,9 @@ impl HttpProbe {
             }
             Decision::Final => {
                 if self.plan.spec.keep_headers {
+                    let names = &self.plan.spec.keep_header_names;
                     self.headers = fields.unwrap_or_default();
+                    self.headers.retain(|(n, _)| is_named(names, n));
                 }
                 let keep = self.plan.keep_alive && !head.close;
                 let coding = self.plan.spec.compression;

@@ -537,12 +537,36 @@ fn first_line(buf: &[u8]) -> String {
 /// headers themselves ([`prober_core::HttpSpec::keep_headers`]). Lines without a colon and
 /// obsolete folded continuations are skipped.
 pub fn header_fields(head: &[u8]) -> Vec<(String, String)> {
+    header_fields_where(head, &|_| true)
+}
+
+/// As [`header_fields`], only the fields whose name is one of `names` (ASCII
+/// case-insensitive; [`prober_core::HttpSpec::keep_header_names`]), every field when `names`
+/// is empty: the others are never copied.
+pub fn header_fields_named(head: &[u8], names: &[String]) -> Vec<(String, String)> {
+    header_fields_where(head, &|n| is_named(names, n))
+}
+
+/// As [`header_fields`], only the fields whose name `wanted` takes (a `dyn`: one copy of the
+/// code for every caller, `prober`'s size being bounded).
+pub(crate) fn header_fields_where(
+    head: &[u8],
+    wanted: &dyn Fn(&str) -> bool,
+) -> Vec<(String, String)> {
+    let wanted = |f: &(&str, &str)| wanted(f.0);
     let own = |(n, v): (&str, &str)| (n.to_string(), v.to_string());
     // A head is ASCII in practice: borrowed as it is, copied only when a byte must be replaced.
     match std::str::from_utf8(head) {
-        Ok(text) => final_fields(text).map(own).collect(),
-        Err(_) => final_fields(&String::from_utf8_lossy(head)).map(own).collect(),
+        Ok(text) => final_fields(text).filter(wanted).map(own).collect(),
+        Err(_) => final_fields(&String::from_utf8_lossy(head)).filter(wanted).map(own).collect(),
     }
+}
+
+/// Whether a field `name` is one of `names` (every name when `names` is empty). Not inlined:
+/// its loop would be copied into each caller, and `prober`'s size is bounded.
+#[inline(never)]
+pub(crate) fn is_named(names: &[String], name: &str) -> bool {
+    names.is_empty() || names.iter().any(|n| n.eq_ignore_ascii_case(name))
 }
 
 /// The fields of the last head in `text`, borrowed: the last block of non-empty lines (lines
@@ -580,6 +604,22 @@ mod tests {
             header_fields(head),
             [("Server".to_string(), "nginx".to_string()), ("X-A".to_string(), "b c".to_string())]
         );
+    }
+
+    /// Only the fields named are copied, names matched case-insensitively, in order; no
+    /// names: every field.
+    #[test]
+    fn header_fields_of_some_names() {
+        let head =
+            b"HTTP/1.1 200 OK\r\nServer: nginx\r\nlast-modified: x\r\nX-A: 1\r\nX-a: 2\r\n\r\n";
+        let names = ["Last-Modified".to_string(), "x-a".to_string()];
+        let own = |n: &str, v: &str| (n.to_string(), v.to_string());
+        assert_eq!(
+            header_fields_named(head, &names),
+            [own("last-modified", "x"), own("X-A", "1"), own("X-a", "2")]
+        );
+        assert_eq!(header_fields_named(head, &[]), header_fields(head));
+        assert_eq!(header_fields(head).len(), 4);
     }
 
     fn parse(s: &str) -> Result<HeadStatus, HeadError> {

@@ -116,6 +116,9 @@ pub use prober_core::{MAX_NETNS_PATH, NetNs};
 pub use prober_core::{
     MAX_TCP_STEP_LINE, MAX_TCP_STEPS, MAX_TCP_STEPS_READ, TCP_BYTES_DIFFER, TcpStep,
 };
+/// A one-shot check validated and prepared once, for a caller that submits it again and again
+/// ([`Engine::submit_plan_with`]).
+pub use prober_engine::CheckPlan;
 pub use prober_engine::{Completion, HostRunStats, RunId};
 pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,

@@ -118,6 +118,10 @@ pub struct HttpSpec {
     /// Keep the final response's header fields in [`Outcome::headers`](crate::Outcome::headers)
     /// (for checks on them by the caller); default false, which costs nothing.
     pub keep_headers: bool,
+    /// With [`HttpSpec::keep_headers`], the names (ASCII case-insensitive) of the only fields
+    /// kept; empty: every field. A caller that reads a few fields spares the copies of the
+    /// others (each field kept is two allocated strings).
+    pub keep_header_names: Vec<String>,
     /// Which HTTP version is spoken: by default what the kubelet's client does (HTTP/1.1 on
     /// `http://`, HTTP/2 or HTTP/1.1 by ALPN on `https://`).
     pub version: HttpVersion,
@@ -324,6 +328,7 @@ impl fmt::Debug for HttpSpec {
             expect_body,
             expect_body_cel,
             keep_headers,
+            keep_header_names,
             version,
             redirects_dial_by_name,
             max_redirects,
@@ -344,6 +349,7 @@ impl fmt::Debug for HttpSpec {
             .field("expect_body", expect_body)
             .field("expect_body_cel", expect_body_cel)
             .field("keep_headers", keep_headers)
+            .field("keep_header_names", keep_header_names)
             .field("version", version)
             .field("redirects_dial_by_name", redirects_dial_by_name)
             .field("max_redirects", max_redirects)

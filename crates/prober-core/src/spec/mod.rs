@@ -171,6 +171,7 @@ impl ProbeSpec {
             expect_body: None,
             expect_body_cel: Vec::new(),
             keep_headers: false,
+            keep_header_names: Vec::new(),
             version: HttpVersion::Auto,
             redirects_dial_by_name: false,
             compression: None,
@@ -428,6 +429,20 @@ impl ProbeSpec {
     /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
     pub fn set_keep_headers(&mut self, on: bool) -> Result<(), SpecError> {
         self.http_only("keeping headers applies to HTTP probes only")?.keep_headers = on;
+        Ok(())
+    }
+
+    /// Keeps only the final response's header fields of these names (ASCII case-insensitive)
+    /// in the outcome, and turns [`HttpSpec::keep_headers`] on (HTTP only; see
+    /// [`HttpSpec::keep_header_names`]). An empty list keeps every field.
+    ///
+    /// # Errors
+    ///
+    /// [`SpecError::InvalidExpectation`] for a probe that is not HTTP.
+    pub fn set_keep_header_names(&mut self, names: Vec<String>) -> Result<(), SpecError> {
+        let h = self.http_only("keeping headers applies to HTTP probes only")?;
+        h.keep_headers = true;
+        h.keep_header_names = names;
         Ok(())
     }
 

@@ -30,6 +30,7 @@ use prober_core::Outcome;
 pub mod blocking;
 mod mailbox;
 pub mod netns;
+mod ns_pool;
 mod os_result;
 mod pool;
 pub mod reaper;
@@ -42,7 +43,8 @@ mod workers;
 
 pub use blocking::BlockingJob;
 pub use mailbox::{Answer, JobDone, Mailbox, Resolved};
-pub use netns::{NsError, NsSocketKind, NsSockets, netns_opens};
+pub use netns::{NsError, NsMade, NsSocketKind, NsSockets, netns_opens, netns_sockets_made};
+pub use ns_pool::{NETNS_POOL_IDLE, NETNS_RECHECK, NsPoolStats, NsPools};
 pub use os_result::os_result;
 pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
 pub use resolver::{Lookup, Resolver};

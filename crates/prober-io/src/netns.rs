@@ -71,7 +71,18 @@ pub enum NsSocketKind {
 
 /// Where the sockets of one [`Mailbox::submit_netns`] are left for the asking machine, one per
 /// address in the order of the answer's addresses; the answer itself arrives as a lookup's.
-pub type NsSockets = Arc<Mutex<Option<Result<Vec<OwnedFd>, NsError>>>>;
+pub type NsSockets = Arc<Mutex<Option<Result<NsMade, NsError>>>>;
+
+/// The sockets a namespace job made, and where: the identity of the namespace file they were
+/// made in, as checked (`stat` of the path) just before. A driver that keeps such sockets for
+/// later probes ([`crate::NsPools`]) keys them by it.
+#[derive(Debug)]
+pub struct NsMade {
+    /// One per address, in the order of the answer's addresses.
+    pub sockets: Vec<OwnedFd>,
+    /// (`st_dev`, `st_ino`) of the namespace file.
+    pub id: (u64, u64),
+}
 
 fn pool() -> &'static WorkPool {
     static POOL: OnceLock<WorkPool> = OnceLock::new();
@@ -85,6 +96,14 @@ static OPENS: AtomicU64 = AtomicU64::new(0);
 /// identity changes.
 pub fn netns_opens() -> u64 {
     OPENS.load(Ordering::Relaxed)
+}
+
+static MADE: AtomicU64 = AtomicU64::new(0);
+
+/// How many sockets the namespace threads have made in this process, for tests and
+/// diagnostics: a probe that takes a pooled socket ([`crate::NsPools`]) makes none.
+pub fn netns_sockets_made() -> u64 {
+    MADE.load(Ordering::Relaxed)
 }
 
 impl Mailbox {
@@ -187,7 +206,7 @@ impl NsJob {
         self.answer(addrs, made);
     }
 
-    fn answer(self, addrs: Vec<SocketAddr>, made: Result<Vec<OwnedFd>, NsError>) {
+    fn answer(self, addrs: Vec<SocketAddr>, made: Result<NsMade, NsError>) {
         let NsJob { ticket, netns, kind: _, sockets, sender, wanted: _ } = self;
         *sockets.lock() = Some(made);
         // Let go of the namespace before answering: once the answer is read, the last spec
@@ -204,14 +223,15 @@ fn make_sockets(
     netns: &NetNs,
     kind: NsSocketKind,
     addrs: &[SocketAddr],
-) -> Result<Vec<OwnedFd>, NsError> {
+) -> Result<NsMade, NsError> {
     let path = netns.path();
     let fail = |reason: Reason, why: String| NsError {
         reason,
         message: format!("cannot use network namespace {path:?}: {why}"),
     };
-    enter(netns).map_err(|e| fail(Reason::Namespace, e))?;
-    addrs
+    let id = enter(netns).map_err(|e| fail(Reason::Namespace, e))?;
+    MADE.fetch_add(addrs.len() as u64, Ordering::Relaxed);
+    let sockets = addrs
         .iter()
         .map(|a| {
             let made = match kind {
@@ -235,7 +255,8 @@ fn make_sockets(
                 fail(reason, format!("cannot create socket: {}", os_error_text(&e)))
             })
         })
-        .collect()
+        .collect::<Result<Vec<OwnedFd>, NsError>>()?;
+    Ok(NsMade { sockets, id })
 }
 
 /// An ICMP echo socket of the family, in this thread's namespace: unprivileged unless `raw`,
@@ -289,11 +310,12 @@ thread_local! {
 }
 
 #[cfg(target_os = "linux")]
-/// Moves this pool thread into `netns` (opening or re-opening its file as needed).
-fn enter(netns: &NetNs) -> Result<(), String> {
+/// Moves this pool thread into `netns` (opening or re-opening its file as needed); the
+/// namespace file's identity.
+fn enter(netns: &NetNs) -> Result<(u64, u64), String> {
     let open = open_checked(netns)?;
     if CURRENT.get() == Some((open.dev, open.ino)) {
-        return Ok(());
+        return Ok((open.dev, open.ino));
     }
     crate::sys::setns_net(&open.fd).map_err(|e| match e.raw_os_error() {
         Some(libc::EPERM) => format!(
@@ -303,13 +325,13 @@ fn enter(netns: &NetNs) -> Result<(), String> {
         _ => format!("cannot enter it: {}", os_error_text(&e)),
     })?;
     CURRENT.set(Some((open.dev, open.ino)));
-    Ok(())
+    Ok((open.dev, open.ino))
 }
 
 /// Network namespaces are Linux's own: elsewhere every path is refused, at run time (the spec
 /// is the same data everywhere).
 #[cfg(not(target_os = "linux"))]
-fn enter(_netns: &NetNs) -> Result<(), String> {
+fn enter(_netns: &NetNs) -> Result<(u64, u64), String> {
     Err("network namespaces exist on Linux only".into())
 }
 

@@ -155,7 +155,8 @@ pub struct Connector {
 }
 
 /// A connection made in another network namespace: the sockets come from the `prober-netns`
-/// pool (one per address, made before the race) instead of `socket()` on the poll thread.
+/// pool (one per address, made before the race) instead of `socket()` on the poll thread, or
+/// one kept by the driver for that namespace ([`prober_io::NsPools`]).
 #[derive(Debug)]
 struct NsConnect {
     netns: NetNs,
@@ -163,6 +164,12 @@ struct NsConnect {
     answer: NsSockets,
     /// The sockets, by index in the address list, taken as the race uses them.
     sockets: Vec<Option<std::os::fd::OwnedFd>>,
+    /// A socket kept by the driver for this namespace, for the one address of an IP literal.
+    kept: Option<TcpStream>,
+    /// The identity of the namespace file the sockets were made under: where they go back.
+    id: Option<(u64, u64)>,
+    /// When the sockets were asked of a thread (its check of the path is no older).
+    asked_at: Option<Instant>,
 }
 
 impl Connector {
@@ -206,6 +213,9 @@ impl Connector {
                 netns: netns.clone(),
                 answer: NsSockets::default(),
                 sockets: Vec::new(),
+                kept: None,
+                id: None,
+                asked_at: None,
             })
         });
         self
@@ -261,10 +271,13 @@ impl Connector {
     /// with no option beyond the reset policy's SO_LINGER 0 (and no bound address), so a
     /// pooled socket fits any connector that asks for one.
     fn poolable(&self) -> bool {
-        self.close == ClosePolicy::Reset
-            && !self.nodelay
-            && self.ns.is_none()
-            && self.source.is_none()
+        self.ns.is_none() && self.plain()
+    }
+
+    /// Sockets with no option beyond the reset policy's SO_LINGER 0 and no bound address: in
+    /// another namespace, they go to and come from the driver's pool of that namespace.
+    fn plain(&self) -> bool {
+        self.close == ClosePolicy::Reset && !self.nodelay && self.source.is_none()
     }
 
     /// A connector for addresses that are already known, tried in order (no resolution).
@@ -291,8 +304,25 @@ impl Connector {
         if let Some(socket) = self.unix.take() {
             return self.connect_unix(cx, socket);
         }
-        if let Some(ns) = &self.ns {
-            // Even an IP literal waits for the pool: its socket must be made in the namespace.
+        let literal = match self.addrs {
+            Addrs::One(addr) if self.name.is_none() && self.plain() => Some(addr),
+            _ => None,
+        };
+        if let Some(ns) = &mut self.ns {
+            // An IP literal takes a socket the driver kept for the namespace, while the path's
+            // identity was checked recently enough: no thread, no `setns`, no `socket`.
+            let now = cx.now;
+            let kept = literal.and_then(|addr| {
+                cx.pool().and_then(|p| p.netns().take(&ns.netns, addr.is_ipv6(), now))
+            });
+            if let Some((socket, id)) = kept {
+                ns.kept = Some(socket);
+                ns.id = Some(id);
+                return self.begin(cx);
+            }
+            // Otherwise even an IP literal waits for the pool: its socket must be made in the
+            // namespace.
+            ns.asked_at = Some(cx.now);
             self.state = State::Resolving;
             if self.name.is_some() {
                 self.resolve_started = Some(cx.now);
@@ -335,7 +365,7 @@ impl Connector {
         let close = self.close;
         let peer = Peer::Unix((*socket).clone());
         self.unix = Some(socket);
-        ConnectStep::Connected(Conn { stream, peer, close, reusable: false })
+        ConnectStep::Connected(Conn { stream, peer, close, reusable: false, netns: None })
     }
 
     /// Starts the race once the addresses are known: the first family now, the other after
@@ -397,7 +427,15 @@ impl Connector {
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
         if let Some(ns) = &mut self.ns {
             match ns.answer.lock().take() {
-                Some(Ok(sockets)) => ns.sockets = sockets.into_iter().map(Some).collect(),
+                Some(Ok(made)) => {
+                    ns.sockets = made.sockets.into_iter().map(Some).collect();
+                    ns.id = Some(made.id);
+                    // The thread checked the path just now: sockets the driver kept under
+                    // another identity are closed, those under this one may serve again.
+                    if let (Some(pool), Some(at)) = (cx.pool(), ns.asked_at) {
+                        pool.netns().verified(&ns.netns, made.id, at);
+                    }
+                }
                 Some(Err(e)) => {
                     self.state = State::Finished;
                     let e = ConnectError { reason: e.reason, message: e.message };
@@ -517,9 +555,17 @@ impl Connector {
                 return self.fail();
             }
         }
-        let reusable = self.poolable();
+        let reusable = self.plain();
+        let netns = self.ns.as_ref().map(|ns| (ns.netns.clone(), ns.id));
+        // A socket of another namespace goes back only under the identity it was made in.
+        let (reusable, netns) = match netns {
+            None => (reusable, None),
+            Some((netns, Some(id))) => (reusable, Some(Box::new((netns, id)))),
+            Some((_, None)) => (false, None),
+        };
         let stream = Stream::Tcp(stream);
-        ConnectStep::Connected(Conn { stream, peer: Peer::Tcp(addr), close: self.close, reusable })
+        let peer = Peer::Tcp(addr);
+        ConnectStep::Connected(Conn { stream, peer, close: self.close, reusable, netns })
     }
 
     fn record_error(&mut self, which: usize, addr: SocketAddr, e: &io::Error) {
@@ -608,6 +654,10 @@ impl Connector {
             let opened = match (pooled, &mut self.ns) {
                 (Some(stream), _) => {
                     reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
+                }
+                (None, Some(ns)) if ns.kept.is_some() => {
+                    let kept = ns.kept.take().expect("checked in the guard");
+                    reconnect(kept, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
                 }
                 (None, Some(ns)) => match ns.sockets.get_mut(i).and_then(Option::take) {
                     Some(fd) => arm(Socket::from(fd), addr, self.close, self.nodelay, self.source),

@@ -40,7 +40,9 @@ pub struct EngineConfig {
     /// thread) lets later probes in that namespace take kept sockets without checking again
     /// (default [`prober_io::NETNS_RECHECK`], which says why). It bounds how long after the
     /// path comes to name another namespace (a restarted container) a probe may still run in
-    /// the old one; [`Duration::ZERO`] checks before every probe and keeps nothing.
+    /// the old one. After it a probe still reuses a kept socket, once a thread has checked
+    /// the path (a round trip, no `setns`, no new socket); [`Duration::ZERO`] checks before
+    /// every probe, as without the pool.
     pub netns_recheck: Duration,
 }
 

@@ -111,13 +111,20 @@ fn successes(events: &[Event]) -> usize {
         .count()
 }
 
+/// Every socket after the first is a kept one: without a re-check of the path within the test
+/// (taken at once), and with a re-check before every probe (taken once a thread has found the
+/// path still naming the kept socket's namespace).
 #[test]
 fn probes_in_a_namespace_reuse_their_sockets() {
+    reuse_with(Duration::from_secs(3600));
+    reuse_with(Duration::ZERO);
+}
+
+fn reuse_with(recheck: Duration) {
     let ns = TestNetns::new("reuse");
     let server = ns.start_server(local(0));
     let url = server.url("/health");
-    // No re-check within the test: every socket after the first is a kept one.
-    let mut e = engine_with(|c| c.netns_recheck = Duration::from_secs(3600));
+    let mut e = engine_with(|c| c.netns_recheck = recheck);
     let t = e.add_target();
     e.set_probe(t, Role::Readiness, inside(&ns, &url), schedule(10, 1, 1)).unwrap();
     let mut events = Vec::new();
@@ -126,7 +133,7 @@ fn probes_in_a_namespace_reuse_their_sockets() {
     assert_eq!(successes(&events) as u64, runs, "{events:#?}");
     let stats = e.netns_pool_stats();
     // One socket made by a namespace thread, for the first run; every later run reused it.
-    assert_eq!(stats.reused, runs - 1, "{stats:?}");
+    assert_eq!(stats.reused, runs - 1, "re-check {recheck:?}: {stats:?}");
     assert_eq!((stats.namespaces, stats.idle), (1, 1), "{stats:?}");
     assert_eq!(engine_sockets_in(identity(ns.path()), server.port()), 1);
     assert!(server.wait_for_requests(runs, ms(5000)));

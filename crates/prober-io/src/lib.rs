@@ -220,6 +220,21 @@ impl<'a> Ctx<'a> {
         self.mailbox.submit_netns(self.ticket, host, addrs, port, netns, sockets)
     }
 
+    /// [`Ctx::sockets_in`] for addresses already known, unless the path still names the
+    /// namespace `kept` (the identity of sockets the driver keeps for it, [`NsPools`]): then
+    /// the answer's [`NsMade`] has no sockets, and a kept one may be taken (see
+    /// [`Mailbox::submit_netns_unless`]).
+    #[must_use = "dropping the Lookup abandons the sockets"]
+    pub fn sockets_in_unless(
+        &self,
+        netns: &prober_core::NetNs,
+        addrs: Vec<SocketAddr>,
+        kept: (u64, u64),
+        sockets: netns::NsSockets,
+    ) -> resolver::Lookup {
+        self.mailbox.submit_netns_unless(self.ticket, addrs, netns, kept, sockets)
+    }
+
     /// [`Ctx::sockets_in`] for one UDP socket per address (datagram probes: DNS), made in
     /// `netns` off the poll thread; the answer arrives through [`Machine::resolved`] with the
     /// addresses, the sockets in `sockets`.

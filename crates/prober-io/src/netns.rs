@@ -137,8 +137,9 @@ impl Mailbox {
     ) -> Lookup {
         let wanted = Arc::new(AtomicBool::new(true));
         let sender = self.sender();
+        let netns = netns.clone();
         let job =
-            NsJob { ticket, netns: netns.clone(), kind, sockets, sender, wanted: wanted.clone() };
+            NsJob { ticket, netns, kind, kept: None, sockets, sender, wanted: wanted.clone() };
         match host {
             None => job.submit(addrs),
             Some(host) => {
@@ -160,6 +161,28 @@ impl Mailbox {
         }
         Lookup::from_flag(wanted)
     }
+
+    /// [`Mailbox::submit_netns`] for addresses already known, unless the path still names the
+    /// namespace `kept` (the identity under which the driver keeps sockets of it,
+    /// [`crate::NsPools`]): then the thread only checks that (a `stat` of the path, no `setns`,
+    /// no socket) and the answer's [`NsMade`] has no sockets and that identity. Otherwise it
+    /// has the sockets made in the namespace the path names now.
+    pub fn submit_netns_unless(
+        &self,
+        ticket: u64,
+        addrs: Vec<SocketAddr>,
+        netns: &NetNs,
+        kept: (u64, u64),
+        sockets: NsSockets,
+    ) -> Lookup {
+        let wanted = Arc::new(AtomicBool::new(true));
+        let sender = self.sender();
+        let netns = netns.clone();
+        let kind = NsSocketKind::Tcp;
+        let kept = Some(kept);
+        NsJob { ticket, netns, kind, kept, sockets, sender, wanted: wanted.clone() }.submit(addrs);
+        Lookup::from_flag(wanted)
+    }
 }
 
 /// One request for sockets in a namespace, on its way through the pools.
@@ -167,6 +190,9 @@ struct NsJob {
     ticket: u64,
     netns: NetNs,
     kind: NsSocketKind,
+    /// No sockets if the path still names this namespace (see
+    /// [`Mailbox::submit_netns_unless`]).
+    kept: Option<(u64, u64)>,
     sockets: NsSockets,
     sender: Sender,
     wanted: Arc<AtomicBool>,
@@ -202,12 +228,17 @@ impl NsJob {
         if self.sender.abandoned() {
             return;
         }
-        let made = make_sockets(&self.netns, self.kind, &addrs);
+        let made = match self.kept {
+            Some(kept) if still_names(&self.netns, kept) => {
+                Ok(NsMade { sockets: Vec::new(), id: kept })
+            }
+            _ => make_sockets(&self.netns, self.kind, &addrs),
+        };
         self.answer(addrs, made);
     }
 
     fn answer(self, addrs: Vec<SocketAddr>, made: Result<NsMade, NsError>) {
-        let NsJob { ticket, netns, kind: _, sockets, sender, wanted: _ } = self;
+        let NsJob { ticket, netns, kind: _, kept: _, sockets, sender, wanted: _ } = self;
         *sockets.lock() = Some(made);
         // Let go of the namespace before answering: once the answer is read, the last spec
         // naming the path may be dropped, and its descriptor must then close at once, not
@@ -215,6 +246,20 @@ impl NsJob {
         drop(netns);
         let took = std::time::Duration::ZERO;
         sender.post_lookup(Resolved { ticket, addrs: Ok(addrs), took });
+    }
+}
+
+/// Whether `netns`'s path still names the namespace of identity `kept` (which its cached file
+/// then is: a path found naming another is opened again, as for any use).
+fn still_names(netns: &NetNs, kept: (u64, u64)) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        open_checked(netns).is_ok_and(|open| (open.dev, open.ino) == kept)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (netns, kept);
+        false
     }
 }
 

@@ -128,14 +128,34 @@ impl NsPools {
         ipv6: bool,
         now: Instant,
     ) -> Option<(TcpStream, (u64, u64))> {
-        let entry = self.map.get_mut(&netns.key())?;
+        let entry = self.map.get(&netns.key())?;
         if now.saturating_duration_since(entry.verified_at) >= self.recheck {
             return None;
         }
+        self.take_verified(netns, ipv6, now)
+    }
+
+    /// [`NsPools::take`] right after a thread's check ([`NsPools::verified`]) found the path
+    /// still naming the namespace of the kept sockets, however long its answer took.
+    pub fn take_verified(
+        &mut self,
+        netns: &NetNs,
+        ipv6: bool,
+        now: Instant,
+    ) -> Option<(TcpStream, (u64, u64))> {
+        let entry = self.map.get_mut(&netns.key())?;
         let socket = entry.list(ipv6).pop()?;
         entry.last_used = now;
         self.stats.reused += 1;
         Some((socket, entry.id))
+    }
+
+    /// The identity under which a socket of `netns` and the family is kept, if one is (checked
+    /// too long ago to be taken, say: see [`Ctx::sockets_in_unless`](crate::Ctx::sockets_in_unless)).
+    pub fn kept_identity(&self, netns: &NetNs, ipv6: bool) -> Option<(u64, u64)> {
+        let entry = self.map.get(&netns.key())?;
+        let list = if ipv6 { &entry.v6 } else { &entry.v4 };
+        (!list.is_empty()).then_some(entry.id)
     }
 
     /// A thread found `netns`'s path naming the namespace `id` in a check made no earlier than
@@ -196,6 +216,13 @@ impl NsPools {
         if list.len() < cap {
             list.push(socket);
             self.stats.recycled += 1;
+        }
+    }
+
+    /// Closes the kept sockets of `netns`: its path could not be used (gone, say).
+    pub fn forget(&mut self, netns: &NetNs) {
+        if let Some(entry) = self.map.remove(&netns.key()) {
+            self.stats.released += entry.len() as u64;
         }
     }
 

@@ -170,6 +170,9 @@ struct NsConnect {
     id: Option<(u64, u64)>,
     /// When the sockets were asked of a thread (its check of the path is no older).
     asked_at: Option<Instant>,
+    /// The thread was asked only to check the path, for a kept socket (no socket made when
+    /// it still names the kept sockets' namespace).
+    checking: bool,
 }
 
 impl Connector {
@@ -216,6 +219,7 @@ impl Connector {
                 kept: None,
                 id: None,
                 asked_at: None,
+                checking: false,
             })
         });
         self
@@ -312,17 +316,27 @@ impl Connector {
             // An IP literal takes a socket the driver kept for the namespace, while the path's
             // identity was checked recently enough: no thread, no `setns`, no `socket`.
             let now = cx.now;
-            let kept = literal.and_then(|addr| {
-                cx.pool().and_then(|p| p.netns().take(&ns.netns, addr.is_ipv6(), now))
-            });
-            if let Some((socket, id)) = kept {
-                ns.kept = Some(socket);
-                ns.id = Some(id);
-                return self.begin(cx);
+            let pool = cx.pool().map(|p| p.netns());
+            if let (Some(addr), Some(pool)) = (literal, pool) {
+                if let Some((socket, id)) = pool.take(&ns.netns, addr.is_ipv6(), now) {
+                    ns.kept = Some(socket);
+                    ns.id = Some(id);
+                    return self.begin(cx);
+                }
+                // Kept, but checked too long ago: a thread checks the path again and makes a
+                // socket only if it names another namespace now.
+                if let Some(kept) = pool.kept_identity(&ns.netns, addr.is_ipv6()) {
+                    ns.asked_at = Some(now);
+                    ns.checking = true;
+                    self.state = State::Resolving;
+                    let answer = ns.answer.clone();
+                    self.lookup = Some(cx.sockets_in_unless(&ns.netns, vec![addr], kept, answer));
+                    return ConnectStep::Pending;
+                }
             }
             // Otherwise even an IP literal waits for the pool: its socket must be made in the
             // namespace.
-            ns.asked_at = Some(cx.now);
+            ns.asked_at = Some(now);
             self.state = State::Resolving;
             if self.name.is_some() {
                 self.resolve_started = Some(cx.now);
@@ -425,9 +439,11 @@ impl Connector {
         }
         self.lookup = None;
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
+        let ipv6 = self.first_is_ipv6();
         if let Some(ns) = &mut self.ns {
             match ns.answer.lock().take() {
                 Some(Ok(made)) => {
+                    let checked_only = std::mem::take(&mut ns.checking) && made.sockets.is_empty();
                     ns.sockets = made.sockets.into_iter().map(Some).collect();
                     ns.id = Some(made.id);
                     // The thread checked the path just now: sockets the driver kept under
@@ -435,8 +451,30 @@ impl Connector {
                     if let (Some(pool), Some(at)) = (cx.pool(), ns.asked_at) {
                         pool.netns().verified(&ns.netns, made.id, at);
                     }
+                    if checked_only {
+                        // The path still names the kept sockets' namespace: take one; or, if
+                        // another run took the last meanwhile, have one made after all.
+                        let now = cx.now;
+                        let kept = cx.pool().and_then(|p| {
+                            p.netns().take_verified(&ns.netns, ipv6, now).map(|(s, _)| s)
+                        });
+                        if kept.is_none() {
+                            ns.asked_at = Some(now);
+                            let addrs = self.addrs.as_slice().to_vec();
+                            let answer = ns.answer.clone();
+                            let lookup = cx.sockets_in(&ns.netns, None, addrs, self.port, answer);
+                            self.lookup = Some(lookup);
+                            return ConnectStep::Pending;
+                        }
+                        ns.kept = kept;
+                    }
                 }
                 Some(Err(e)) => {
+                    // Whatever is kept for the path is of no use: it is gone, or names
+                    // something else.
+                    if let Some(pool) = cx.pool() {
+                        pool.netns().forget(&ns.netns);
+                    }
                     self.state = State::Finished;
                     let e = ConnectError { reason: e.reason, message: e.message };
                     return ConnectStep::Failed(e);

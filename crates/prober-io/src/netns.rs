@@ -19,9 +19,12 @@
 //! named by mistake does not block the open), checked (`fstat`: a namespace file is neither a
 //! regular file, a directory nor a FIFO; the `NS_GET_NSTYPE` ioctl: a network namespace), and
 //! kept in the [`NetNs`] that every spec naming the path shares, so it is closed when the last
-//! of them is dropped. Each use `stat`s the path first: a file whose identity changed (a
+//! of them is dropped. Each job `stat`s the path first: a file whose identity changed (a
 //! restarted container's `/proc/PID/ns/net`, a re-created `/run/netns/NAME`) is opened again,
-//! and a path that has gone is an error, never a silent probe of the old namespace.
+//! and a path that has gone is an error, never a silent probe of the old namespace. The answer
+//! names the identity the sockets were made under ([`NsMade`]): a driver that keeps them for
+//! later probes ([`crate::NsPools`]) keys them by it, and a job may only check that identity
+//! ([`Mailbox::submit_netns_unless`]) when the driver keeps a socket made under it.
 
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;

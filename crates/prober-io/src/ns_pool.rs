@@ -13,13 +13,15 @@
 //!   (one atomic load when no [`NetNs`] was let go since), which closes the sockets of paths
 //!   nobody names. The namespace file's own descriptor goes with the last [`NetNs`], as before;
 //! - **when the path's identity changes**: sockets are kept under the identity (device, inode)
-//!   of the namespace file the thread checked when it made them. A socket is taken only while
-//!   that check is younger than the re-check bound (default [`NETNS_RECHECK`]); after it, the
-//!   probe goes to a thread again, which `stat`s the path, and an answer naming another
-//!   identity closes every socket kept under the old one ([`NsPools::verified`]). So a probe
-//!   reaches the namespace the path names within the bound of its re-binding, never through
-//!   the old one after that, and the `stat` costs one round trip per namespace per bound
-//!   instead of one per probe;
+//!   of the namespace file the thread checked when it made them. A socket is taken at once only
+//!   while that check is younger than the re-check bound (default [`NETNS_RECHECK`]); after
+//!   it, the probe asks a thread to check the path again
+//!   ([`Ctx::sockets_in_unless`](crate::Ctx::sockets_in_unless): a `stat`, no `setns`, no
+//!   socket) and takes a kept socket if it still names their namespace; an answer naming
+//!   another identity comes with a socket made there and closes every socket kept under the
+//!   old one ([`NsPools::verified`]). So a probe reaches the namespace the path names within
+//!   the bound of its re-binding, never through the old one after that, and the `stat` costs
+//!   one round trip per namespace per bound instead of one per probe;
 //! - **after an idle bound** (default [`NETNS_POOL_IDLE`]) with no probe in the namespace: the
 //!   driver keeps [`NsPools::next_expiry`] among its timers and calls [`NsPools::expire`].
 //!

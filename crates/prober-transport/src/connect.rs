@@ -27,7 +27,8 @@
 //!
 //! In another network namespace ([`Connector::with_netns`]) the sockets, one per address, are
 //! made before the race by a `prober-netns` helper thread and handed back through the driver's
-//! mailbox as a lookup's answer (see `prober_io::netns`); the race itself is unchanged.
+//! mailbox as a lookup's answer (see `prober_io::netns`), or taken from the driver's sockets
+//! kept for that namespace (`prober_io::NsPools`); the race itself is unchanged.
 //!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
@@ -207,9 +208,12 @@ impl Connector {
     /// Makes the sockets in the network namespace `netns` (none: this process's own). They are
     /// made on a `prober-netns` pool thread (see `prober_io::netns`) and handed back; the
     /// connect and all after it run here as for any socket. A host name is resolved first
-    /// through the host's resolver. Such sockets never go to or come from the driver's pool,
-    /// whose sockets belong to this process's namespace. A namespace that cannot be used
-    /// fails the connect with reason `namespace`, naming the path.
+    /// through the host's resolver. Such sockets never go to or come from the driver's pool
+    /// of this process's namespace, but to and from its pool of `netns`
+    /// ([`prober_io::NsPools`]), under the identity of the namespace they were made in: a
+    /// probe of an IP literal takes a kept one without the thread while the path's identity
+    /// was checked recently enough, and after a thread's check otherwise. A namespace that
+    /// cannot be used fails the connect with reason `namespace`, naming the path.
     pub fn with_netns(mut self, netns: Option<&NetNs>) -> Connector {
         self.ns = netns.map(|netns| {
             Box::new(NsConnect {

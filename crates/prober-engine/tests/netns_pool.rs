@@ -102,6 +102,24 @@ fn engine_with(f: impl FnOnce(&mut EngineConfig)) -> Engine {
     Engine::with_config(config).unwrap()
 }
 
+/// A period no run waits for: the tests trigger every run after the first.
+fn on_demand() -> prober_core::Schedule {
+    schedule(3_600_000, 1, 1)
+}
+
+/// Runs the targets' readiness probes (set with [`on_demand`]) `n` times each, one round at a
+/// time: when this returns, no run is in flight, so every socket is back in the pool.
+fn rounds(e: &mut Engine, events: &mut Vec<Event>, targets: &[u64], n: usize) {
+    for round in 1..=n {
+        run_until(e, events, |ev| targets.iter().all(|&t| runs(ev, t, Role::Readiness) >= round));
+        if round < n {
+            for &t in targets {
+                e.trigger(t, Role::Readiness).unwrap();
+            }
+        }
+    }
+}
+
 fn successes(events: &[Event]) -> usize {
     events
         .iter()
@@ -126,10 +144,11 @@ fn reuse_with(recheck: Duration) {
     let url = server.url("/health");
     let mut e = engine_with(|c| c.netns_recheck = recheck);
     let t = e.add_target();
-    e.set_probe(t, Role::Readiness, inside(&ns, &url), schedule(10, 1, 1)).unwrap();
+    e.set_probe(t, Role::Readiness, inside(&ns, &url), on_demand()).unwrap();
     let mut events = Vec::new();
-    run_until(&mut e, &mut events, |ev| runs(ev, t, Role::Readiness) >= 20);
+    rounds(&mut e, &mut events, &[t], 20);
     let runs = runs(&events, t, Role::Readiness) as u64;
+    assert_eq!(runs, 20);
     assert_eq!(successes(&events) as u64, runs, "{events:#?}");
     let stats = e.netns_pool_stats();
     // One socket made by a namespace thread, for the first run; every later run reused it.
@@ -148,10 +167,10 @@ fn the_last_target_gone_no_descriptor_of_the_namespace_remains() {
     let mut e = engine();
     let targets: Vec<_> = (0..2).map(|_| e.add_target()).collect();
     for &t in &targets {
-        e.set_probe(t, Role::Readiness, inside(&ns, &url), schedule(10, 1, 1)).unwrap();
+        e.set_probe(t, Role::Readiness, inside(&ns, &url), on_demand()).unwrap();
     }
     let mut events = Vec::new();
-    run_until(&mut e, &mut events, |ev| targets.iter().all(|&t| runs(ev, t, Role::Readiness) >= 5));
+    rounds(&mut e, &mut events, &targets, 5);
     assert!(e.netns_pool_stats().idle >= 1, "{:?}", e.netns_pool_stats());
     assert!(engine_sockets_in(id, server.port()) >= 1);
 
@@ -208,9 +227,9 @@ fn sockets_of_an_idle_namespace_are_closed() {
     let spec = inside(&ns, &url);
     let mut e = engine_with(|c| c.netns_pool_idle = ms(200));
     let t = e.add_target();
-    e.set_probe(t, Role::Readiness, spec.clone(), schedule(10, 1, 1)).unwrap();
+    e.set_probe(t, Role::Readiness, spec.clone(), on_demand()).unwrap();
     let mut events = Vec::new();
-    run_until(&mut e, &mut events, |ev| runs(ev, t, Role::Readiness) >= 3);
+    rounds(&mut e, &mut events, &[t], 3);
 
     // No probe any more, but the path still named (by `spec`): only the idle bound closes
     // the kept sockets, and the engine keeps a timer for it.

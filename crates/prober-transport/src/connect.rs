@@ -45,12 +45,14 @@ use mio::net::TcpStream;
 use prober_core::os_error_text;
 use std::sync::Arc;
 
+use netns::NsConnect;
 use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, Reason, UnixSocket};
-use prober_io::{Ctx, NsSockets, Ready};
+use prober_io::{Ctx, Ready};
 use socket2::Socket;
 
 use crate::conn::Conn;
 
+mod netns;
 mod select;
 use crate::socket::{arm, in_ephemeral_range, open, reconnect};
 use crate::stream::{Peer, Stream};
@@ -155,27 +157,6 @@ pub struct Connector {
     source: Option<IpAddr>,
 }
 
-/// A connection made in another network namespace: the sockets come from the `prober-netns`
-/// pool (one per address, made before the race) instead of `socket()` on the poll thread, or
-/// one kept by the driver for that namespace ([`prober_io::NsPools`]).
-#[derive(Debug)]
-struct NsConnect {
-    netns: NetNs,
-    /// Where the pool leaves the sockets.
-    answer: NsSockets,
-    /// The sockets, by index in the address list, taken as the race uses them.
-    sockets: Vec<Option<std::os::fd::OwnedFd>>,
-    /// A socket kept by the driver for this namespace, for the one address of an IP literal.
-    kept: Option<TcpStream>,
-    /// The identity of the namespace file the sockets were made under: where they go back.
-    id: Option<(u64, u64)>,
-    /// When the sockets were asked of a thread (its check of the path is no older).
-    asked_at: Option<Instant>,
-    /// The thread was asked only to check the path, for a kept socket (no socket made when
-    /// it still names the kept sockets' namespace).
-    checking: bool,
-}
-
 impl Connector {
     /// A connector to `host` (a name, or an IP literal with IPv6 unbracketed) and `port`.
     pub fn new(host: &str, port: u16, close: ClosePolicy) -> Connector {
@@ -215,17 +196,7 @@ impl Connector {
     /// was checked recently enough, and after a thread's check otherwise. A namespace that
     /// cannot be used fails the connect with reason `namespace`, naming the path.
     pub fn with_netns(mut self, netns: Option<&NetNs>) -> Connector {
-        self.ns = netns.map(|netns| {
-            Box::new(NsConnect {
-                netns: netns.clone(),
-                answer: NsSockets::default(),
-                sockets: Vec::new(),
-                kept: None,
-                id: None,
-                asked_at: None,
-                checking: false,
-            })
-        });
+        self.ns = netns.map(|netns| Box::new(NsConnect::new(netns)));
         self
     }
 
@@ -312,44 +283,8 @@ impl Connector {
         if let Some(socket) = self.unix.take() {
             return self.connect_unix(cx, socket);
         }
-        let literal = match self.addrs {
-            Addrs::One(addr) if self.name.is_none() && self.plain() => Some(addr),
-            _ => None,
-        };
-        if let Some(ns) = &mut self.ns {
-            // An IP literal takes a socket the driver kept for the namespace, while the path's
-            // identity was checked recently enough: no thread, no `setns`, no `socket`.
-            let now = cx.now;
-            let pool = cx.pool().map(|p| p.netns());
-            if let (Some(addr), Some(pool)) = (literal, pool) {
-                if let Some((socket, id)) = pool.take(&ns.netns, addr.is_ipv6(), now) {
-                    ns.kept = Some(socket);
-                    ns.id = Some(id);
-                    return self.begin(cx);
-                }
-                // Kept, but checked too long ago: a thread checks the path again and makes a
-                // socket only if it names another namespace now.
-                if let Some(kept) = pool.kept_identity(&ns.netns, addr.is_ipv6()) {
-                    ns.asked_at = Some(now);
-                    ns.checking = true;
-                    self.state = State::Resolving;
-                    let answer = ns.answer.clone();
-                    self.lookup = Some(cx.sockets_in_unless(&ns.netns, vec![addr], kept, answer));
-                    return ConnectStep::Pending;
-                }
-            }
-            // Otherwise even an IP literal waits for the pool: its socket must be made in the
-            // namespace.
-            ns.asked_at = Some(now);
-            self.state = State::Resolving;
-            if self.name.is_some() {
-                self.resolve_started = Some(cx.now);
-            }
-            let addrs = self.addrs.as_slice().to_vec();
-            let lookup =
-                cx.sockets_in(&ns.netns, self.name.as_deref(), addrs, self.port, ns.answer.clone());
-            self.lookup = Some(lookup);
-            return ConnectStep::Pending;
+        if self.ns.is_some() {
+            return self.start_in_netns(cx);
         }
         match &self.name {
             Some(name) if self.addrs.as_slice().is_empty() => {
@@ -443,48 +378,8 @@ impl Connector {
         }
         self.lookup = None;
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
-        let ipv6 = self.first_is_ipv6();
-        if let Some(ns) = &mut self.ns {
-            match ns.answer.lock().take() {
-                Some(Ok(made)) => {
-                    let checked_only = std::mem::take(&mut ns.checking) && made.sockets.is_empty();
-                    ns.sockets = made.sockets.into_iter().map(Some).collect();
-                    ns.id = Some(made.id);
-                    // The thread checked the path just now: sockets the driver kept under
-                    // another identity are closed, those under this one may serve again.
-                    if let (Some(pool), Some(at)) = (cx.pool(), ns.asked_at) {
-                        pool.netns().verified(&ns.netns, made.id, at);
-                    }
-                    if checked_only {
-                        // The path still names the kept sockets' namespace: take one; or, if
-                        // another run took the last meanwhile, have one made after all.
-                        let now = cx.now;
-                        let kept = cx.pool().and_then(|p| {
-                            p.netns().take_verified(&ns.netns, ipv6, now).map(|(s, _)| s)
-                        });
-                        if kept.is_none() {
-                            ns.asked_at = Some(now);
-                            let addrs = self.addrs.as_slice().to_vec();
-                            let answer = ns.answer.clone();
-                            let lookup = cx.sockets_in(&ns.netns, None, addrs, self.port, answer);
-                            self.lookup = Some(lookup);
-                            return ConnectStep::Pending;
-                        }
-                        ns.kept = kept;
-                    }
-                }
-                Some(Err(e)) => {
-                    // Whatever is kept for the path is of no use: it is gone, or names
-                    // something else.
-                    if let Some(pool) = cx.pool() {
-                        pool.netns().forget(&ns.netns);
-                    }
-                    self.state = State::Finished;
-                    let e = ConnectError { reason: e.reason, message: e.message };
-                    return ConnectStep::Failed(e);
-                }
-                None => {} // the lookup failed: its error is below
-            }
+        if let Some(step) = self.netns_answer(cx) {
+            return step;
         }
         match addrs {
             Ok(addrs) if !addrs.is_empty() => {

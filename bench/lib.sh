@@ -3,7 +3,7 @@
 # target runs under NICE (an array, e.g. (nice -n -20)) when it is set, like the probers.
 
 TARGET_PID=
-TLS_TARGET= KA_TARGET= KA_TLS_TARGET= GRPC_TARGET=
+TLS_TARGET= KA_TARGET= KA_TLS_TARGET= GRPC_TARGET= RESUME_TLS_TARGET=
 # The loopback addresses the target also answers on at its port (sched_1m spreads a million
 # targets over them: more source-port room per destination); nginx listens on four.
 TARGET_HOSTS=
@@ -40,19 +40,30 @@ free_port_after() { # PORT: the first free port above PORT
 # with keep-alive on (the same location; KA_TARGET, and KA_TLS_TARGET with the certificate):
 # the target of http_keepalive and https_keepalive. Its connections stay open for 75 s idle
 # and for any number of requests (keepalive_requests would otherwise close one after 1,000).
+# A third server with the certificate that resumes TLS sessions (a session cache and tickets,
+# TLS 1.3 and 1.2; RESUME_TLS_TARGET): the target of https_resume.
 start_nginx() {
-  local port conf dir=$WORK/nginx tls_listen= ka_port ka_tls_listen=
+  local port conf dir=$WORK/nginx tls_listen= ka_port ka_tls_listen= resume_server=
   mkdir -p "$dir/tmp"
   port=$(free_port)
   ka_port=$(free_port_after "$port")
-  TLS_TARGET= KA_TARGET=127.0.0.1:$ka_port KA_TLS_TARGET=
+  TLS_TARGET= KA_TARGET=127.0.0.1:$ka_port KA_TLS_TARGET= RESUME_TLS_TARGET=
   if command -v openssl >/dev/null 2>&1 &&
      openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
        -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 \
        -keyout "$dir/key.pem" -out "$dir/cert.pem" >/dev/null 2>&1; then
-    local tls_port ka_tls_port
+    local tls_port ka_tls_port resume_port
     tls_port=$(free_port_after "$ka_port")
     ka_tls_port=$(free_port_after "$tls_port")
+    resume_port=$(free_port_after "$ka_tls_port")
+    resume_server="server {
+    listen 127.0.0.1:$resume_port ssl backlog=4096;
+    ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_session_cache shared:resume:10m; ssl_session_tickets on; ssl_session_timeout 1h;
+    location / { default_type text/plain; return 200 \"ok\\n\"; }
+  }"
+    RESUME_TLS_TARGET=127.0.0.1:$resume_port
     tls_listen="listen 127.0.0.1:$tls_port ssl backlog=4096;
     ssl_certificate $dir/cert.pem; ssl_certificate_key $dir/key.pem;
     ssl_session_cache off; ssl_session_tickets off;"
@@ -91,6 +102,7 @@ http {
     keepalive_requests 1000000000;
     location / { default_type text/plain; return 200 "ok\n"; }
   }
+  $resume_server
 }
 EOF
   ${NICE[@]+"${NICE[@]}"} nginx -e "$dir/error.log" -p "$dir" -c "$conf" </dev/null >"$dir/out.log" 2>&1 &

@@ -157,6 +157,7 @@ static void wrong_kinds(void) {
     CHECK_STATUS(prober_spec_set_tls_server_name(no_tls[i], "a"), PROBER_E_WRONG_KIND);
     CHECK_STATUS(prober_spec_set_tls_client_cert(no_tls[i], "a", "b"), PROBER_E_WRONG_KIND);
     CHECK_STATUS(prober_spec_set_tls_min_version(no_tls[i], 12), PROBER_E_WRONG_KIND);
+    CHECK_STATUS(prober_spec_set_tls_resumption(no_tls[i], true), PROBER_E_WRONG_KIND);
   }
   /* CA_FILE needs a file; the other modes ignore the pointer. */
   CHECK_STATUS(prober_spec_set_tls_verify(http, PROBER_TLS_VERIFY_CA_FILE, NULL), PROBER_E_NULL);

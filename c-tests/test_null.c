@@ -39,6 +39,7 @@ int main(void) {
   CHECK_STATUS(prober_spec_set_tls_server_name(NULL, "a"), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_tls_client_cert(NULL, "a", "b"), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_tls_min_version(NULL, 12), PROBER_E_NULL);
+  CHECK_STATUS(prober_spec_set_tls_resumption(NULL, true), PROBER_E_NULL);
   prober_spec_free(NULL);
 
   CHECK_OK(prober_spec_new_http("http://127.0.0.1:1/", &spec));

@@ -20,6 +20,8 @@ int main(void) {
   CHECK_STATUS(prober_spec_set_tls_max_version(s, 12), PROBER_E_INVALID_TLS);
   CHECK(str_has(prober_last_error(), "minimum TLS version 1.3 is above the maximum 1.2"));
   CHECK_OK(prober_spec_set_tls_max_version(s, 13));
+  /* Resumption (off by default) is one more TLS option; prober_check resumes nothing. */
+  CHECK_OK(prober_spec_set_tls_resumption(s, true));
   CHECK_STATUS(prober_spec_set_tls_verify(s, 9, NULL), PROBER_E_INVALID_ENUM);
   CHECK_STATUS(prober_spec_set_tls_verify(s, PROBER_TLS_VERIFY_CA_FILE, NULL), PROBER_E_NULL);
   CHECK_STATUS(prober_spec_set_tls_server_name(s, "bad name!"), PROBER_E_INVALID_TLS);

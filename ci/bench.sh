@@ -3,9 +3,10 @@
 # on a number (docs/benchmarks.md explains every scenario, field and target).
 #
 #   ci/bench.sh [SCENARIO...]      default: every scenario, in this order:
-#     tcp_oneshot c_api go_api http_oneshot https_oneshot https_threads http_keepalive
+#     tcp_oneshot c_api go_api http_oneshot https_oneshot https_resume https_threads http_keepalive
 #     https_keepalive grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle sched_1m
 #     netns_http netns_exec netns_scale serve_probe dns_query icmp_echo
+#   on demand only (run when named): sched_100k
 #
 # Environment:
 #   PROBER_BENCH_TARGET=HOST:PORT  use a target that is already running (it must answer GET
@@ -17,6 +18,10 @@
 #   PROBER_BENCH_NICE=N            run the target and the probing programs under `nice -n N`
 #                                  (e.g. -20 as root: keeps other load on a shared machine from
 #                                  delaying them; the figures of record use the default)
+#   PROBER_BENCH_CLOUDPROBER=1|0   add cloudprober (impl=cloudprober, the self-scheduling peer)
+#                                  to sched_10k and sched_100k; default: on when sched_100k is
+#                                  named, else off. Built once from its Go module (about 3
+#                                  minutes of CPU) and cached like blackbox_exporter
 #
 # The target is nginx from the distribution's packages (installed with apt-get when missing
 # and possible; one worker, a config in a temp dir, a loopback port, `return 200 "ok\n"`),
@@ -44,6 +49,12 @@
 # HTTP keep-alive), bench/raw_tls.c (HTTPS, OpenSSL: libssl-dev is installed with apt-get when
 # missing and possible), bench/raw_grpc.c (gRPC over h2c, frames written by hand); each
 # libprober figure gets a `RATIO ... metric=cpu_vs_raw_c` line, target <= 1.25.
+#
+# The self-scheduling peer (issue 37, section 2): cloudprober v0.14.4 (built from its Go module
+# once, ci/go-tools.sh) on the same targets and period as impl=prober in sched_10k and in the
+# on-demand sched_100k (100,000 targets, period 10 s: the same 10,000 runs a second), measured
+# from outside by prober-bench (crates/prober-bench/src/cloudprober): its CPU per run and its
+# resident memory per target; RATIO lines cpu_vs_cloudprober and rss_vs_cloudprober, <= 0.3.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -51,13 +62,15 @@ cd "$(dirname "$0")/.."
 . bench/dns_icmp.sh
 ROOT=$PWD
 
-ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot https_threads http_keepalive https_keepalive \
+ALL="tcp_oneshot c_api go_api http_oneshot https_oneshot https_resume https_threads http_keepalive https_keepalive \
 grpc_oneshot grpc_keepalive exec_oneshot sched_10k sched_100k_idle sched_1m netns_http netns_exec netns_scale \
 serve_probe dns_query icmp_echo"
+# Run only when named: 100,000 targets against cloudprober take minutes and its build.
+ON_DEMAND="sched_100k"
 if [ $# -gt 0 ]; then
   SCENARIOS="$*"
   for s in $SCENARIOS; do
-    case " $ALL " in *" $s "*) ;; *) echo "ci/bench.sh: unknown scenario $s (known: $ALL)" >&2; exit 64 ;; esac
+    case " $ALL $ON_DEMAND " in *" $s "*) ;; *) echo "ci/bench.sh: unknown scenario $s (known: $ALL; on demand: $ON_DEMAND)" >&2; exit 64 ;; esac
   done
 else
   SCENARIOS=$ALL
@@ -78,6 +91,8 @@ else
 fi
 CONC_NET=64 CONC_EXEC=16 CONC_SERVE=8
 SCHED_TARGETS=10000 IDLE_TARGETS=100000
+# sched_100k: 100,000 targets at a 10 s period, sched_10k's 10,000 runs a second.
+PEER_TARGETS=100000 PEER_PERIOD_MS=10000
 # sched_1m (issue 37, section 2): a million targets, one period (60 s) so that each runs once;
 # a smoke run adds a tenth of them and runs 5 s.
 if [ -n "$QUICK" ]; then MILLION_TARGETS=100000 MILLION_S=5; else MILLION_TARGETS=1000000 MILLION_S=60; fi
@@ -224,6 +239,29 @@ if want serve_probe || want dns_query || want icmp_echo; then
       || { BLACKBOX_ERR=build_failed; cat "$WORK/blackbox_build.log"; }
   fi
 fi
+# The self-scheduling peer: cloudprober, built once from its Go module and cached
+# (ci/go-tools.sh), when asked for: PROBER_BENCH_CLOUDPROBER=1, or sched_100k named.
+CLOUDPROBER=${PROBER_BENCH_CLOUDPROBER:-}
+if [ -z "$CLOUDPROBER" ]; then
+  if want sched_100k; then CLOUDPROBER=1; else CLOUDPROBER=0; fi
+fi
+CLOUDPROBER_ERR= CLOUDPROBER_BIN=
+if [ "$CLOUDPROBER" != 1 ]; then
+  CLOUDPROBER_ERR="on_demand(PROBER_BENCH_CLOUDPROBER=1)"
+elif want sched_10k || want sched_100k; then
+  if ! command -v go >/dev/null 2>&1; then
+    CLOUDPROBER_ERR=no_go_toolchain
+  else
+    . ci/go-tools.sh
+    if CLOUDPROBER_BIN=$(tool_path cloudprober 2>"$WORK/cloudprober_build.log"); then
+      grep '^ci: built' "$WORK/cloudprober_build.log"
+      echo "cloudprober $CLOUDPROBER_VERSION: $CLOUDPROBER_BIN"
+    else
+      CLOUDPROBER_ERR=build_failed
+      echo "cloudprober unavailable (build_failed):"; tail -n 20 "$WORK/cloudprober_build.log"
+    fi
+  fi
+fi
 [ -n "$GO_GRPC_ERR" ] && want_grpc && { echo "go_kubelet_grpc unavailable ($GO_GRPC_ERR)"; cat "$WORK/go_kubelet_grpc.log" 2>/dev/null; }
 [ -n "$GO_KUBELET_ERR" ] && { echo "go_kubelet unavailable ($GO_KUBELET_ERR)"; cat "$WORK/go_kubelet.log" 2>/dev/null; }
 [ -n "$GO_API_ERR" ] && { echo "go_api unavailable ($GO_API_ERR)"; cat "$WORK/go_api.log" 2>/dev/null; }
@@ -366,6 +404,16 @@ single() { # SCENARIO IMPL TIMEWAIT CMD...
   echo "$line"; echo "$line" >>"$RESULTS"
 }
 
+# peer_cloudprober SCENARIO TARGETS PERIOD_MS: cloudprober on a periodic scenario's targets
+# and period, GOMAXPROCS 1 (impl=prober's one engine thread); after the Go model, its FIN
+# closes leaving TIME_WAIT sockets as go_kubelet's do.
+peer_cloudprober() {
+  if [ -n "$CLOUDPROBER_ERR" ]; then unavailable "$1" cloudprober "$CLOUDPROBER_ERR"; return 0; fi
+  single "$1" cloudprober 1 "$BENCH_BIN" cloudprober --bin "$CLOUDPROBER_BIN" --target "$TARGET" \
+    --targets "$2" --period-ms "$3" --duration-s "$SCHED_S" --gomaxprocs 1 --work "$WORK" \
+    --label "$1" --impl cloudprober
+}
+
 step "machine"
 echo "nproc=$(nproc) cpu=\"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')\" kernel=$(uname -r)"
 echo "loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" quick=${QUICK:-0} reps=$REPS nice=${PROBER_BENCH_NICE:-0}"
@@ -401,6 +449,27 @@ for s in $SCENARIOS; do
         [ -z "$GO_KUBELET_ERR" ] && specs+=("go_kubelet $GOK https_oneshot -target $TLS_TARGET -path $URL_PATH -n $N_HTTPS -conc $CONC_NET")
         oneshot https_oneshot "${specs[@]}"
         [ -n "$GO_KUBELET_ERR" ] && unavailable https_oneshot go_kubelet "$GO_KUBELET_ERR"
+      fi
+      ;;
+    https_resume)
+      # TLS session resumption (issue 37, section 3): https_oneshot's GETs of one spec against
+      # nginx's listener that resumes (session cache and tickets on), with resumption on
+      # (impl=prober: the spec's prepared plan keeps its sessions; the line counts the runs
+      # that resumed) and off (prober_full: a full handshake each, as the kubelet), over TLS
+      # 1.3 (nginx's default) and limited to TLS 1.2 (_tls12), interleaved.
+      if [ -z "${RESUME_TLS_TARGET:-}" ]; then
+        unavailable https_resume prober "no_tls_target($TARGET_KIND)"
+      else
+        specs=()
+        for v in 1.3 1.2; do
+          sfx=; [ "$v" = 1.2 ] && sfx=_tls12
+          for on in 1 0; do
+            impl=prober; [ "$on" = 0 ] && impl=prober_full
+            impl=$impl$sfx
+            specs+=("$impl $BENCH_BIN https_resume --target $RESUME_TLS_TARGET --path $URL_PATH --n $N_HTTPS --conc $CONC_NET --resumption $on --tls-max-version $v --impl $impl")
+          done
+        done
+        oneshot https_resume "${specs[@]}"
       fi
       ;;
     https_threads)
@@ -556,6 +625,14 @@ for s in $SCENARIOS; do
       else
         unavailable sched_10k go_kubelet "$GO_KUBELET_ERR"
       fi
+      peer_cloudprober sched_10k $SCHED_TARGETS 1000
+      ;;
+    sched_100k)
+      # On demand: ten times sched_10k's targets at ten times its period (the same 10,000 runs
+      # a second), against cloudprober.
+      single sched_100k prober 1 "$BENCH_BIN" sched_100k --target "$TARGET" --targets $PEER_TARGETS \
+        --period-ms $PEER_PERIOD_MS --duration-s $SCHED_S
+      peer_cloudprober sched_100k $PEER_TARGETS $PEER_PERIOD_MS
       ;;
     serve_probe)
       # The same /probe load (CONC_SERVE keep-alive clients, N_SERVE requests, every answer
@@ -616,6 +693,21 @@ awk '
   function info(s, what, value, note) { # a figure with no target of the project: printed, not judged
     if (note != "") note = " " note
     if (value != "") printf "RATIO scenario=%s metric=%s value=%.4g target=none met=-%s\n", s, what, value, note }
+  # The self-scheduling peer: CPU per run and resident memory per target against those of
+  # cloudprober; memory at the end of the window on both sides (what running holds) when both
+  # lines have it, else after set-up on both. A side whose runs failed more than 1 % (a
+  # starved target: timeouts hold sockets and, on its side, log lines) is named in the note.
+  function failed_pct(s, i,   n) { n = get(s, i, "n"); return n + 0 > 0 ? 100 * get(s, i, "fail") / n : 0 }
+  function peer(s,   st, note, k, i, f) {
+    st = get(s, "cloudprober", "status")
+    note = st == "" ? "" : "cloudprober=" st ":" get(s, "cloudprober", "reason")
+    split("prober cloudprober", I, " ")
+    for (i = 1; i <= 2; i++) if ((f = failed_pct(s, I[i])) > 1) note = note (note == "" ? "" : " ") sprintf("%s_failed_pct=%.1f", I[i], f)
+    check(s, "cpu_vs_cloudprober", ratio(get(s, "prober", "cpu_us_per_probe"), get(s, "cloudprober", "cpu_us_per_probe")), "<=", 0.3, note)
+    k = "rss_per_target_end_b"
+    if (get(s, "prober", k) == "" || get(s, "cloudprober", k) == "") k = "rss_per_target_b"
+    check(s, "rss_vs_cloudprober", ratio(get(s, "prober", k), get(s, "cloudprober", k)), "<=", 0.3, (note == "" ? "" : note " ") "of=" k)
+    info(s, "cloudprober_kept_up", get(s, "cloudprober", "kept_up")) }
   function ka_note(s) { return get(s, "prober", "keep_alive") == "1" ? "" : "prober_keep_alive=off" }
   /^BENCH / {
     s = field($0, "scenario"); i = field($0, "impl")
@@ -643,6 +735,9 @@ awk '
       info("http_oneshot", "cpu_vs_raw_c_reuse", ratio(get("http_oneshot", "prober", c), get("http_oneshot", "raw_c_reuse", c))) }
     if (("https_oneshot", "prober", c) in V)
       info("https_oneshot", "cpu_vs_go_kubelet", ratio(get("https_oneshot", "prober", c), get("https_oneshot", "go_kubelet", c)))
+    if (("https_resume", "prober", c) in V) {
+      check("https_resume", "cpu_vs_full_handshake", ratio(get("https_resume", "prober", c), get("https_resume", "prober_full", c)), "<=", 0.4, "resumed=" get("https_resume", "prober", "resumed") "/" get("https_resume", "prober", "n"))
+      info("https_resume", "cpu_vs_full_handshake_tls12", ratio(get("https_resume", "prober_tls12", c), get("https_resume", "prober_full_tls12", c)), "resumed=" get("https_resume", "prober_tls12", "resumed") "/" get("https_resume", "prober_tls12", "n")) }
     if (("https_threads", "prober_2_threads", c) in V) {
       r = "rate_per_s"; one = "prober_1_thread"; two = "prober_2_threads"
       check("https_threads", "speedup_2_threads", ratio(get("https_threads", two, r), get("https_threads", one, r)), ">=", 1.8)
@@ -666,7 +761,11 @@ awk '
       check("exec_oneshot", "rate_vs_raw_spawn", ratio(get("exec_oneshot", "prober", "rate_per_s"), get("exec_oneshot", "raw_spawn", "rate_per_s")), ">=", 0.9)
     if (("sched_10k", "prober", c) in V) {
       check("sched_10k", "cpu_vs_go_kubelet", ratio(get("sched_10k", "prober", c), get("sched_10k", "go_kubelet", c)), "<=", 0.5)
-      check("sched_10k", "lateness_p99_ms", get("sched_10k", "prober", "lateness_p99_ms"), "<=", 5) }
+      check("sched_10k", "lateness_p99_ms", get("sched_10k", "prober", "lateness_p99_ms"), "<=", 5)
+      peer("sched_10k") }
+    if (("sched_100k", "prober", c) in V) {
+      check("sched_100k", "lateness_p99_ms", get("sched_100k", "prober", "lateness_p99_ms"), "<=", 5)
+      peer("sched_100k") }
     if (("sched_100k_idle", "prober", c) in V) {
       check("sched_100k_idle", "add_s", get("sched_100k_idle", "prober", "add_s"), "<", 1)
       check("sched_100k_idle", "rss_per_target_b", get("sched_100k_idle", "prober", "rss_per_target_b"), "<=", 2048) }

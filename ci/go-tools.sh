@@ -1,12 +1,14 @@
 # shellcheck shell=bash
 # Builds the third-party Go programs the integration tests and benchmarks run against
-# (Prometheus and promtool, blackbox_exporter, etcd, kube-apiserver) from their Go modules,
+# (Prometheus and promtool, blackbox_exporter, etcd, kube-apiserver, cloudprober) from their Go
+# modules,
 # through the Go module proxy, once: each build is cached under $PROBER_TOOLS_CACHE keyed by
 # name and version, so only the first run on a machine pays it. Nothing of theirs is kept in
 # this repository. Sourced, not run; needs ci/lib.sh first.
 #
 #   tool_path NAME      prints the cached binary's path (building it first when missing):
-#                       prometheus, promtool, blackbox_exporter, etcd, kube-apiserver
+#                       prometheus, promtool, blackbox_exporter, etcd, kube-apiserver,
+#                       cloudprober (ci/bench.sh's on-demand peer; not in tool_build_all)
 #   tool_build_all      builds every tool not yet cached (for warming a cache ahead of time)
 #
 # Builds are plain `go build -trimpath` of the one command each test needs: no race detector,
@@ -16,7 +18,9 @@
 # The first build on a machine, measured on 2 cores (load average 0.1-5 from other work),
 # module cache already filled, empty build cache: kube-apiserver 356 s (523 s of CPU),
 # prometheus + promtool 237 s (301 s), etcd 47 s (85 s), blackbox_exporter 30 s (56 s):
-# about 11 minutes in all, once; later runs take the cached binaries.
+# about 11 minutes in all, once; later runs take the cached binaries. cloudprober (ci/bench.sh's
+# on-demand peer, not in tool_build_all): 483 s with its modules downloaded in the same go build
+# (189 s of CPU; load average 7-16 from other work), a 58 MB binary.
 
 PROBER_TOOLS_CACHE=${PROBER_TOOLS_CACHE:-$HOME/.cache/prober-ci}
 
@@ -26,6 +30,7 @@ BLACKBOX_VERSION=v0.25.0 # ci/bench.sh's serve_probe baseline (docs/benchmarks.m
 # the other (the cache is keyed by version): that script sets BLACKBOX_VERSION to it.
 BLACKBOX_PARITY_VERSION=v0.28.0
 ETCD_VERSION=v3.6.16
+CLOUDPROBER_VERSION=v0.14.4 # ci/bench.sh's self-scheduling peer (issue 37): sched_10k, sched_100k
 KUBERNETES_VERSION=v1.37.2
 # shellcheck disable=SC2034 # read by ci/deploy-check.sh, which sources this file
 PROMETHEUS_OPERATOR_VERSION=v0.85.0 # its Probe CRD
@@ -73,6 +78,15 @@ _tool_build_blackbox_exporter() {
   (cd "$dir" && _tool_go build -trimpath -ldflags=-s -o "$out/blackbox_exporter" .)
 }
 
+_tool_build_cloudprober() {
+  local out=$1 dir
+  # The command the project's own release builds (its Makefile: CGO_ENABLED=0, -s -w), in the
+  # module's own copy so that its go.mod is the one used; no version stamped in (main.version
+  # stays empty: nothing in the benchmark reads it).
+  dir=$(_tool_modcache_dir "github.com/cloudprober/cloudprober@$CLOUDPROBER_VERSION")
+  (cd "$dir" && _tool_go build -trimpath -ldflags='-s -w' -o "$out/cloudprober" ./cmd/cloudprober)
+}
+
 _tool_build_etcd() {
   local out=$1
   # etcd's own go.mod replaces its sibling modules with relative paths, which a module cache
@@ -105,6 +119,7 @@ _tool_of() {
     blackbox_exporter) echo "blackbox_exporter $BLACKBOX_VERSION" ;;
     etcd) echo "etcd $ETCD_VERSION" ;;
     kube-apiserver) echo "kube-apiserver $KUBERNETES_VERSION" ;;
+    cloudprober) echo "cloudprober $CLOUDPROBER_VERSION" ;;
     *) echo "ci: unknown tool $1" >&2; return 1 ;;
   esac
 }

@@ -56,6 +56,11 @@
 
 
 /**
+ * The most threads `prober_engine_new_with_threads` takes.
+ */
+#define PROBER_ENGINE_MAX_THREADS 256
+
+/**
  * The result of a fallible call. `PROBER_OK` is 0, so `if (rc)` tests for failure.
  */
 enum prober_status
@@ -1533,8 +1538,12 @@ prober_status prober_engine_submit(prober_engine *e, const prober_spec *spec, ui
 /**
  * A descriptor that becomes readable when the engine has I/O to process (its epoll fd). Poll
  * it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
- * Never close it. -1 for NULL, or while another call is running (`PROBER_E_BUSY` in
- * `prober_last_error`).
+ * On Linux it also becomes readable by itself when a timer falls due: the next timer known
+ * at the end of the last `prober_engine_step` or `prober_engine_wait` (a timerfd in the
+ * engine's poll, to the nanosecond), so a host that polls it is woken on time with no I/O in
+ * flight, whatever the rounding of its own poll timeout. A timer added since (a probe set, a
+ * check submitted) is in `prober_engine_timeout_ms` until the next step. Never close it.
+ * -1 for NULL, or while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
  *
  * # Safety
  * `e` must be NULL or a live engine.
@@ -2627,6 +2636,53 @@ prober_status prober_spec_add_tcp_step_expect_bytes(prober_spec *spec,
                                                     uint32_t flags);
 
 /**
+ * Creates an engine whose probes run on `threads` engine threads of the library's, for loads
+ * that one core cannot carry (TLS handshakes, many short periods). `flags` are those of
+ * `prober_engine_new_with_flags`. `threads` 1 is `prober_engine_new_with_flags(flags, out)`
+ * exactly: no thread is started, the host's calls drive the engine.
+ *
+ * With `threads` N from 2 to `PROBER_ENGINE_MAX_THREADS`, N engines each run on a thread of
+ * their own behind this one `prober_engine`, and every `prober_engine_*` call works on it as
+ * on a lone engine: `prober_engine_add_target` puts each new target on the next engine in
+ * turn (its id says which, so the target's calls reach it), one-shot submits go to the engines
+ * in turn, `prober_engine_cancel_check` reaches all of them, and the counters of
+ * `prober_engine_get_stats` and `prober_engine_get_host_run_stats` are their sums. The
+ * engines' threads probe and keep time by themselves and hand their events to one queue:
+ * `prober_engine_fd` is that queue's descriptor (an epoll set holding an eventfd), readable
+ * when events, completions or an engine thread's end wait for the host;
+ * `prober_engine_timeout_ms` is -1 (the host need not step for timers);
+ * `prober_engine_wait` blocks until then (or `prober_engine_wakeup`, or its timeout), and it
+ * and `prober_engine_step` run the `prober_engine_submit_with` completions that arrived, on
+ * the calling thread, as `prober_engine_cancel_check` does; `prober_engine_drain` takes the
+ * queued events. The events of one target (and of one check) come in the order its engine made
+ * them; those of different engines may interleave. The queue holds up to 1024 events; while
+ * it is full each engine keeps further events under the policy of `prober_engine_drain`
+ * (state changes coalesced, run events dropped oldest-first and counted, check events kept),
+ * and hands them over as the host drains. Each engine has its own socket pool and kept
+ * connections. A call that changes or reads an engine's targets waits for that engine's
+ * thread to take it (at its next turn, woken at once).
+ *
+ * Should an engine thread end (a panic in the engine's own bookkeeping, or its poll failing),
+ * its engine is dropped (its probes cancelled, commands killed and reaped) and the
+ * `prober_engine` becomes unusable, as a lone engine after a panic: the descriptor turns
+ * readable and every call but `prober_engine_free` returns `PROBER_E_PANIC` (or
+ * `PROBER_E_IO` for the poll) with the reason in `prober_last_error`. A panic inside one
+ * probe's run ends that run only, as on a lone engine. The threads never call the host, make
+ * every descriptor close-on-exec and touch no signal handler nor mask; `prober_engine_free`
+ * stops and joins them (every probe in flight cancelled; `prober_engine_submit_with`
+ * completions not run yet are never called).
+ *
+ * # Errors
+ * `PROBER_E_INVALID` for `threads` 0 or over `PROBER_ENGINE_MAX_THREADS`, or an unknown flag;
+ * `PROBER_E_NULL` for a NULL `out`; `PROBER_E_IO` when an engine or a thread could not be made
+ * (those made so far are stopped).
+ *
+ * # Safety
+ * `out` must be NULL or writable.
+ */
+prober_status prober_engine_new_with_threads(uint32_t flags, uint32_t threads, prober_engine **out);
+
+/**
  * A gRPC health probe (`grpc.health.v1.Health/Check`) of `service` (`""`: the server as a
  * whole) at `host`:`port`, plaintext HTTP/2 as the kubelet; `prober_spec_enable_tls` or any
  * TLS setter switches it to TLS. An empty `host` is the local machine, as the kubelet's
@@ -2697,6 +2753,23 @@ prober_status prober_spec_set_tls_min_version(prober_spec *spec, uint32_t versio
  * `spec` must be NULL or a live spec not used by another thread during the call.
  */
 prober_status prober_spec_set_tls_max_version(prober_spec *spec, uint32_t version);
+
+/**
+ * Turns TLS session resumption on or off (default off: the kubelet makes a full handshake
+ * every time). On, the runs of one target (one engine target's probe, or a one-shot HTTP spec
+ * the engine keeps prepared) offer the session tickets (TLS 1.3) and session IDs or tickets
+ * (TLS 1.2) their server gave the earlier runs, and a resumed handshake skips the certificate
+ * exchange. Sessions are kept per TLS configuration (options, files, server name): another
+ * configuration never resumes them. A resumed run reports the certificate facts of the full
+ * handshake that made its session; a session is dropped once the chain verified then has
+ * expired. Like every TLS setter, it switches a gRPC or TCP probe to TLS and a DNS probe to
+ * DNS over TLS. `prober_check` resumes nothing (each call is a spec of its own). See
+ * docs/semantics.md.
+ *
+ * # Safety
+ * `spec` must be NULL or a live spec not used by another thread during the call.
+ */
+prober_status prober_spec_set_tls_resumption(prober_spec *spec, bool on);
 
 /**
  * The expiry (notAfter, seconds since the epoch) of the peer's leaf certificate into `*out`;

@@ -23,9 +23,9 @@
 // one-shot probes (Check, Submit) on one libprober engine, driven by one goroutine that turns
 // the engine in non-blocking cgo calls (queued Submits started, I/O and timers processed, as
 // many events handed over as the Events channel has room for) and delivers the events on the
-// Events channel; with nothing to do it sleeps polling the engine's descriptor, without
-// holding the engine. Methods may be called from any goroutine. Close frees the engine; until
-// then its goroutine owns it.
+// Events channel; with nothing to do it sleeps polling the engine's descriptor (readable on
+// I/O, a wake-up, and by itself when a timer falls due), without holding the engine. Methods
+// may be called from any goroutine. Close frees the engine; until then its goroutine owns it.
 //
 // Probing and Published never wait for the receiver of Events: while the channel is full,
 // state changes are coalesced to the latest per (target, role), run events are dropped

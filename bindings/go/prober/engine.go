@@ -111,6 +111,7 @@ type engineConfig struct {
 	everyRun bool
 	noReuse  bool
 	buffer   int
+	threads  int
 }
 
 // WithEveryRun also reports an EventRun for every worker run (for hosts that log or export
@@ -124,6 +125,17 @@ func WithEveryRun() EngineOption { return func(c *engineConfig) { c.everyRun = t
 // making and freeing a socket per probe (PROBER_ENGINE_NO_SOCKET_REUSE in the C API). Use it
 // when every descriptor of the process must be accounted for.
 func WithoutSocketReuse() EngineOption { return func(c *engineConfig) { c.noReuse = true } }
+
+// WithThreads runs the engine's probes on n engine threads of the library's instead of the
+// driving goroutine's calls (default 1: today's engine, no thread started), for loads that
+// one core cannot carry (TLS handshakes, many short periods): targets are spread over the n
+// engines, one-shot checks go to them in turn, and every method, event and Stats counter (a
+// sum over the engines) works as with one. The events of one target come in order; those of
+// targets on different engines may interleave. n from 1 to 256 (PROBER_ENGINE_MAX_THREADS);
+// NewEngine refuses anything else with StatusInvalid. Should an engine thread fail (a panic in
+// the engine's own bookkeeping), the Engine fails as a one-thread engine does on a panic (see
+// Err). This is prober_engine_new_with_threads in the C API.
+func WithThreads(n int) EngineOption { return func(c *engineConfig) { c.threads = n } }
 
 // WithEventBuffer sets the capacity of the Events channel (default 1024; 0 makes it
 // unbuffered). It does not limit what the engine keeps for a slow receiver: see Events.
@@ -148,10 +160,10 @@ func WithEventBuffer(n int) EngineOption {
 // One goroutine drives the engine. Each turn is one non-blocking cgo call that starts the
 // queued Submits, processes ready I/O and due timers, and hands over as many events as the
 // Events channel has room for (at most 256). When there is nothing to do it sleeps in a cgo
-// call that polls the engine's descriptor (until I/O, the next timer, or a wake-up) without
-// holding the engine, so the methods never wait for a sleeping goroutine: they take the
-// engine between two turns. Submit only queues its spec and wakes a sleeping goroutine once
-// per batch.
+// call that polls the engine's descriptor (until I/O, the next timer, or a wake-up: the
+// descriptor becomes readable by itself when a timer falls due) without holding the engine,
+// so the methods never wait for a sleeping goroutine: they take the engine between two
+// turns. Submit only queues its spec and wakes a sleeping goroutine once per batch.
 //
 // The methods of a nil *Engine return an error (errors.Is(err, ErrClosed)) instead of
 // panicking.
@@ -270,7 +282,7 @@ func NewEngine(opts ...EngineOption) (*Engine, error) {
 }
 
 func newEngine(opts ...EngineOption) (*Engine, error) {
-	cfg := engineConfig{buffer: 1024}
+	cfg := engineConfig{buffer: 1024, threads: 1}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -283,7 +295,12 @@ func newEngine(opts ...EngineOption) (*Engine, error) {
 	}
 	var cerr C.gp_err
 	var ptr *C.prober_engine
-	if rc := C.gp_engine_new(flags, &ptr, &cerr); rc != C.PROBER_OK {
+	// Out of uint32's range: refused by the library as any count over its maximum.
+	threads := C.uint32_t(0xffffffff)
+	if cfg.threads >= 0 && uint64(cfg.threads) <= 0xffffffff {
+		threads = C.uint32_t(cfg.threads)
+	}
+	if rc := C.gp_engine_new(flags, threads, &ptr, &cerr); rc != C.PROBER_OK {
 		return nil, newError(rc, &cerr)
 	}
 	l := (*C.gp_loop)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gp_loop{}))))

@@ -138,6 +138,9 @@ static inline prober_status gp_spec_set_expect_status(prober_spec *s, const char
 static inline prober_status gp_spec_set_expect_body(prober_spec *s, const char *re, gp_err *err) {
   return gp_fail(prober_spec_set_expect_body(s, re), err);
 }
+static inline prober_status gp_spec_set_tls_resumption(prober_spec *s, bool on, gp_err *err) {
+  return gp_fail(prober_spec_set_tls_resumption(s, on), err);
+}
 static inline prober_status gp_spec_set_keep_alive(prober_spec *s, bool on, gp_err *err) {
   return gp_fail(prober_spec_set_keep_alive(s, on), err);
 }
@@ -202,8 +205,10 @@ static inline prober_status gp_check_blocking(const prober_spec *s, prober_outco
 
 /* ---- engines -------------------------------------------------------------------------- */
 
-static inline prober_status gp_engine_new(uint32_t flags, prober_engine **out, gp_err *err) {
-  return gp_fail(prober_engine_new_with_flags(flags, out), err);
+/* threads 1 is prober_engine_new_with_flags exactly (no engine thread). */
+static inline prober_status gp_engine_new(uint32_t flags, uint32_t threads, prober_engine **out, gp_err *err) {
+  if (threads == 1) return gp_fail(prober_engine_new_with_flags(flags, out), err);
+  return gp_fail(prober_engine_new_with_threads(flags, threads, out), err);
 }
 static inline prober_status gp_engine_add_target(prober_engine *e, uint64_t *t, gp_err *err) {
   return gp_fail(prober_engine_add_target(e, t), err);
@@ -307,8 +312,9 @@ static inline void gp_loop_init(gp_loop *l, prober_engine *e) {
   l->efd = prober_engine_fd(e);
 }
 
-/* Sleeps until the engine's descriptor is readable (I/O, or prober_engine_wakeup from any
- * thread) or the last turn's timeout passes, whichever is first. It does not touch the engine
+/* Sleeps until the engine's descriptor is readable (I/O, prober_engine_wakeup from any
+ * thread, or on Linux the engine's next timer falling due: its timerfd is in the poll) or the
+ * last turn's timeout passes, whichever is first. It does not touch the engine
  * object, only polls its descriptor, so other threads may use the engine meanwhile (under the
  * Go side's mu). poll does not consume the readiness (the next turn's step does), so a wake-up
  * made after the last turn and before this poll makes it return at once. */

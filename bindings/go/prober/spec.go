@@ -49,6 +49,8 @@ package prober
 // #cgo nocallback gp_spec_set_expect_status
 // #cgo noescape gp_spec_set_expect_body
 // #cgo nocallback gp_spec_set_expect_body
+// #cgo noescape gp_spec_set_tls_resumption
+// #cgo nocallback gp_spec_set_tls_resumption
 // #cgo noescape gp_spec_set_keep_alive
 // #cgo nocallback gp_spec_set_keep_alive
 // #cgo noescape gp_spec_set_unhealthy_period_ms
@@ -171,6 +173,13 @@ type TLSOptions struct {
 	// MaxVersion is tls.VersionTLS12 or tls.VersionTLS13 (the default when 0); not below
 	// MinVersion.
 	MaxVersion uint16
+	// Resumption resumes TLS sessions (default false: a full handshake every time, as the
+	// kubelet): the runs of one engine target offer the session tickets (TLS 1.3) and session
+	// IDs or tickets (TLS 1.2) their server gave the earlier runs. Sessions are kept per
+	// target and per TLS configuration; a resumed run reports the certificate facts of the
+	// full handshake that made its session. Check resumes nothing. With the kubelet's
+	// verification, set InsecureSkipVerify too (a non-nil TLSOptions verifies otherwise).
+	Resumption bool
 }
 
 // Header is one HTTP request header. A header replaces the default of the same name; an
@@ -879,6 +888,11 @@ func (b *cbuild) configureTLS(t *TLSOptions, cs *C.prober_spec) error {
 			return err
 		}
 		if err := b.check(C.gp_spec_set_tls_max_version(cs, v, &b.err)); err != nil {
+			return err
+		}
+	}
+	if t.Resumption {
+		if err := b.check(C.gp_spec_set_tls_resumption(cs, true, &b.err)); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@
 //! | `tcp_oneshot` | `--n` \[40000\] TCP connect probes of `--target`, `--conc` \[64\] in flight, one engine |
 //! | `http_oneshot` | `--n` \[40000\] HTTP GETs of `http://TARGET{--path}`, `--conc` \[64\] in flight |
 //! | `https_oneshot` | the same over TLS (`https://TARGET`, no verification, a full handshake per probe, as the kubelet) |
+//! | `https_resume` | `https_oneshot`'s GETs of one spec against a server that resumes sessions, with TLS session resumption on (`--resumption 1`, the default) or off (`0`: a full handshake each); `--tls-max-version 1.2` limits them to TLS 1.2. The one-shot checks of one spec share its prepared plan, and so its sessions; the line says `resumption=` and how many runs `resumed` |
 //! | `https_threads` | `--n` \[10000\] `https_oneshot` checks through `--threads` \[1\] engines behind one handle (`spawn_sharded`), `--conc` \[64\] in flight over the group; its `cpu_pct` is how much of the cores the group kept busy |
 //! | `http_keepalive` | `--n` \[40000\] HTTP GETs as `http_oneshot`, with keep-alive on |
 //! | `https_keepalive` | the same over TLS |
@@ -16,6 +17,8 @@
 //! | `grpc_keepalive` | `--n` \[20000\] health checks as `grpc_oneshot`, with keep-alive on: runs reuse kept HTTP/2 connections, one stream per check |
 //! | `exec_oneshot` | `--n` \[3000\] runs of `--argv` \[/bin/true\], `--conc` \[16\] in flight; `--cgroup DIR`: each run contained in a cgroup made in `DIR` |
 //! | `sched_10k` | `--targets` \[10000\] TCP liveness workers, `--period-ms` \[1000\], jittered first run, for `--duration-s` \[30\] |
+//! | `sched_100k` | `--targets` \[100000\] TCP liveness workers, `--period-ms` \[10000\] (10,000 runs a second, as `sched_10k`), jittered, for `--duration-s` \[30\]: against cloudprober |
+//! | `cloudprober` | cloudprober (`--bin PATH`, built by `ci/bench.sh`) on a periodic scenario's work: `--targets` \[10000\] TCP targets at `--target`, `--period-ms` \[1000\], `GOMAXPROCS` `--gomaxprocs` \[1\], measured from outside for `--duration-s` \[30\]; see `cloudprober/mod.rs` |
 //! | `sched_100k_idle` | `--targets` \[100000\] workers, period \[60000\] ms, jittered; add time and memory per target, then `--duration-s` \[10\] of mostly idle running |
 //! | `sched_1m` | `--targets` \[1000000\] TCP liveness workers, period \[60000\] ms, jittered, spread over the addresses `--hosts` \[the target's\] at the target's port (several loopback addresses: 4-tuples to spare), for `--duration-s` \[60\]: memory and heap per target, lateness, CPU per run |
 //! | `netns_http` | `http_oneshot`'s GETs with the socket made in the network namespace `--netns PATH` (`/run/netns/NAME`, `/proc/PID/ns/net`) |
@@ -35,6 +38,8 @@
 //! CPU is the user + system time of this process (every thread: the engine and its idle
 //! resolver pool) around the measured loop only; see `measure.rs`.
 
+mod cloudprober;
+mod in_flight;
 mod measure;
 mod opts;
 mod runs;
@@ -46,10 +51,11 @@ mod netns;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use in_flight::{OneEngine, keep_in_flight};
 use measure::Usage;
 use opts::{Opts, USAGE};
-use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
-use prober_engine::{Engine, EngineConfig, Event};
+use prober_core::{ProbeSpec, Role, Schedule};
+use prober_engine::{Engine, EngineConfig};
 use runs::{Runs, collect_runs};
 
 fn main() -> ExitCode {
@@ -64,6 +70,7 @@ fn main() -> ExitCode {
         "tcp_oneshot" => tcp_oneshot(&opts),
         "http_oneshot" => http_oneshot(&opts, "http"),
         "https_oneshot" => http_oneshot(&opts, "https"),
+        "https_resume" => https_resume(&opts),
         "https_threads" => {
             http_spec(&opts, "https").and_then(|s| threads::https_threads(&opts, &s))
         }
@@ -72,9 +79,11 @@ fn main() -> ExitCode {
         "grpc_oneshot" => grpc_oneshot(&opts, false),
         "grpc_keepalive" => grpc_oneshot(&opts, true),
         "exec_oneshot" => exec_oneshot(&opts),
-        "sched_10k" => sched(&opts, 10_000, 1_000, 30, false),
-        "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10, true),
-        "sched_1m" => sched(&opts, 1_000_000, 60_000, 60, true),
+        "sched_10k" => sched(&opts, 10_000, 1_000, 30),
+        "sched_100k" => sched(&opts, 100_000, 10_000, 30),
+        "sched_100k_idle" => sched(&opts, 100_000, 60_000, 10),
+        "sched_1m" => sched(&opts, 1_000_000, 60_000, 60),
+        "cloudprober" => cloudprober::run(&opts),
         "netns_http" => netns_http(&opts),
         "netns_exec" => netns_exec(&opts),
         "command_each" => command_each(&opts),
@@ -115,6 +124,20 @@ fn http_spec(o: &Opts, scheme: &str) -> Result<ProbeSpec, String> {
 /// GETs with a new connection per probe, as the kubelet (over TLS, a full handshake per probe).
 fn http_oneshot(o: &Opts, scheme: &str) -> Result<(), String> {
     oneshot(o, &http_spec(o, scheme)?, 40_000, 64, &[])
+}
+
+/// `https_oneshot`'s GETs with TLS session resumption on or off (`--resumption 1|0`), over TLS
+/// 1.3 or 1.2 (`--tls-max-version`); see the table above.
+fn https_resume(o: &Opts) -> Result<(), String> {
+    let mut spec = http_spec(o, "https")?;
+    let on = o.num("resumption", 1)? != 0;
+    let mut tls = prober_core::TlsOptions { resumption: on, ..prober_core::TlsOptions::default() };
+    if let Some(v) = o.values.get("tls-max-version") {
+        tls.max_version =
+            Some(prober_core::TlsVersion::parse(v).ok_or("--tls-max-version: 1.2 or 1.3")?);
+    }
+    spec.set_tls(tls).map_err(|e| e.to_string())?;
+    oneshot(o, &spec, 10_000, 64, &[("resumption", u64::from(on))])
 }
 
 /// `http_oneshot`'s probes and loop with keep-alive on; the line says `keep_alive=1` (which
@@ -230,45 +253,14 @@ fn oneshot(
 ) -> Result<(), String> {
     let n = o.num("n", n)?;
     let conc = o.num("conc", conc)?.max(1);
-    let mut engine = Engine::new().map_err(|e| format!("engine: {e}"))?;
-    let mut events = Vec::with_capacity(1024);
-    let (mut submitted, mut done, mut ok) = (0u64, 0u64, 0u64);
-    let mut first_failure: Option<String> = None;
+    let engine = Engine::new().map_err(|e| format!("engine: {e}"))?;
+    let mut checks = OneEngine { engine, events: Vec::with_capacity(1024) };
     let helpers0 = measure::threads_cpu_us("prober-netns");
     let start = Usage::now();
-    while submitted < n.min(conc) {
-        engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
-        submitted += 1;
-    }
-    while done < n {
-        // Drained before waiting: a probe that ends as it starts (a kind this build lacks, a
-        // spec the engine refuses) ends within its submit, and no wait would wake for it.
-        engine.drain(&mut events, usize::MAX);
-        if events.is_empty() {
-            engine.wait(None).map_err(|e| format!("wait: {e}"))?;
-            continue;
-        }
-        for ev in events.drain(..) {
-            let Event::Check { outcome, .. } = ev else {
-                continue;
-            };
-            done += 1;
-            if outcome.result == ProbeResult::Success {
-                ok += 1;
-            } else if first_failure.is_none() {
-                first_failure =
-                    Some(format!("{} {:?}: {}", outcome.result, outcome.reason, outcome.message));
-            }
-            if submitted < n {
-                engine.submit(spec.clone(), submitted).map_err(|e| e.to_string())?;
-                submitted += 1;
-            }
-        }
-    }
+    let tally = keep_in_flight(&mut checks, spec, n, conc)?;
     let d = start.until(&Usage::now());
-    if let Some(f) = first_failure {
-        eprintln!("prober-bench: {} of {n} probes did not succeed; first: {f}", n - ok);
-    }
+    tally.note_failures(n);
+    let ok = tally.ok;
     let mut line = o.line();
     if o.scenario == "netns_exec" {
         line.common_with_children(n, ok, &d);
@@ -286,6 +278,9 @@ fn oneshot(
     for (key, value) in extra {
         line.kv(key, value);
     }
+    if o.scenario == "https_resume" {
+        line.kv("resumed", tally.resumed);
+    }
     line.print();
     Ok(())
 }
@@ -294,13 +289,7 @@ fn oneshot(
 /// spreads its workers after a restart), every run reported with `EngineConfig::every_run`.
 ///
 /// Lateness is how long after its scheduled instant a run *started*: the engine's `late_us`.
-fn sched(
-    o: &Opts,
-    targets: u64,
-    period_ms: u64,
-    duration_s: u64,
-    idle: bool,
-) -> Result<(), String> {
+fn sched(o: &Opts, targets: u64, period_ms: u64, duration_s: u64) -> Result<(), String> {
     let (host, port) = o.target()?;
     let targets = o.num("targets", targets)?;
     let period = Duration::from_millis(o.num("period-ms", period_ms)?);
@@ -362,7 +351,10 @@ fn sched(
     line.f("runq_wait_ms", runq_ms, 1).kv("invol_cs", invol);
     line.kv("targets", targets).kv("period_ms", period.as_millis()).f("add_s", add_s, 3);
     line.kv("rss_per_target_b", rss_added.saturating_sub(rss_before) / targets.max(1));
-    if idle {
+    // At the end of the window too: what `impl=cloudprober` is held against (its memory after
+    // running, which includes what running costs). Left out when /proc could not be read then
+    // (0: every descriptor taken, as when a starved target leaves connects pending).
+    if rss_end > 0 {
         line.kv("rss_per_target_end_b", rss_end.saturating_sub(rss_before) / targets.max(1));
     }
     if o.scenario == "sched_1m" {

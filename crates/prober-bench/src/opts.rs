@@ -4,11 +4,12 @@ use std::collections::HashMap;
 
 use crate::measure::Line;
 
-pub(crate) const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|https_threads|http_keepalive|\
-https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k_idle|sched_1m|netns_http|\
+pub(crate) const USAGE: &str = "usage: prober-bench {tcp_oneshot|http_oneshot|https_oneshot|https_resume|https_threads|http_keepalive|\
+https_keepalive|grpc_oneshot|grpc_keepalive|exec_oneshot|sched_10k|sched_100k|sched_100k_idle|cloudprober|sched_1m|netns_http|\
 netns_exec|command_each|netns_scale|dns_query|icmp_echo} [--target HOST:PORT] [--hosts IP,...] [--name NAME] [--host HOST] [--path /] [--service NAME] [--n N] \
 [--conc N] [--targets N] [--period-ms MS] [--duration-s S] [--argv PROG[,ARG...]] [--netns PATH] \
-[--pid PID] [--per-run K] [--namespaces N] [--threads N] [--where netns|host] [--label SCENARIO] [--impl NAME]";
+[--pid PID] [--per-run K] [--namespaces N] [--threads N] [--where netns|host] [--resumption 1|0] \
+[--tls-max-version 1.2|1.3] [--bin PATH] [--gomaxprocs N] [--work DIR] [--label SCENARIO] [--impl NAME]";
 
 /// The scenario and its `--key value` options, as given on the command line.
 pub(crate) struct Opts {

@@ -55,6 +55,8 @@ pub struct TlsArgs {
     max_version: Option<TlsVersion>,
     /// `--starttls` (tcp:// targets): TLS after the send/expect exchange.
     starttls: bool,
+    /// `--tls-resumption`: resume TLS sessions (a single check has none to resume).
+    resumption: bool,
 }
 
 impl TlsArgs {
@@ -65,6 +67,7 @@ impl TlsArgs {
             "--tls" => self.tls = true,
             "--tls-verify" => self.verify = true,
             "--starttls" => self.starttls = true,
+            "--tls-resumption" => self.resumption = true,
             _ => {}
         }
         if !self.given.contains(&name) {
@@ -155,6 +158,7 @@ impl TlsArgs {
                 .map(|(c, k)| (c.clone(), k.clone())),
             min_version: self.min_version,
             max_version: self.max_version,
+            resumption: self.resumption,
         };
         spec.set_tls(opts).map_err(|e| args.usage(e))?;
         if self.starttls {
@@ -519,6 +523,7 @@ mod tests {
             "k.pem",
             "--tls-min-version",
             "1.3",
+            "--tls-resumption",
             "grpc://h:9/s",
         ])
         .unwrap()
@@ -531,6 +536,7 @@ mod tests {
                 client_cert: Some(("c.pem".into(), "k.pem".into())),
                 min_version: Some(TlsVersion::Tls13),
                 max_version: None,
+                resumption: true,
             })
         );
         let a = parse_args(&["--tls", "--tls-verify", "grpc://h:9"]).unwrap().unwrap();

@@ -124,6 +124,9 @@ const TLS: &[Flag<Given>] = &[
         "oldest TLS version accepted: 1.2 (default) or 1.3"),
     text("--tls-max-version", "V", |g, p, o, v| g.tls.version(p, o, &v),
         "newest TLS version offered: 1.2 or 1.3 (default)"),
+    switch("--tls-resumption", |g| _ = g.tls.note("--tls-resumption"),
+        "resume TLS sessions between runs (watch files: tls.resumption); one\n\
+         check is one handshake: nothing to resume, the option is accepted"),
 ];
 
 #[rustfmt::skip]

@@ -22,6 +22,7 @@ mod serve_reload;
 mod signals;
 mod usage;
 mod watch;
+mod watch_engine;
 
 use std::ffi::OsString;
 

@@ -8,13 +8,14 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use prober::{Engine, EngineConfig, EngineError, ProbeResult, Reason, Role, TargetId};
+use prober::{EngineConfig, EngineError, MAX_THREADS, ProbeResult, Reason, Role, TargetId};
 
 use crate::args::{EXIT_FAILURE, Failure, Parser, escape_for_terminal};
 use crate::duration;
 use crate::flags::{Command, Flag, Operands, Section, help, path, put, set, switch, text};
 use crate::output::{hook_line, run_line, state_line, summary};
 use crate::signals::Signals;
+use crate::watch_engine::WatchEngine;
 use prober_k8s::ports::PortMap;
 use prober_k8s::{LoadError, TargetPlan, manifest};
 use prober_watch::hooks::{self, Change, HookCommand, Hooks};
@@ -53,6 +54,8 @@ struct Options {
     on_change: Option<Vec<String>>,
     /// `--on-change-timeout DUR`.
     hook_timeout: Option<Duration>,
+    /// `--threads N`: engines, each on a thread of its own (1: the watch's own thread).
+    threads: usize,
 }
 
 /// The arguments of `prober watch` as given: the input may still be missing.
@@ -66,7 +69,7 @@ pub struct Given {
 pub fn parse(mut p: Parser) -> Result<Option<WatchArgs>, Failure> {
     let mut g = Given {
         input: None,
-        opts: Options { host: "127.0.0.1".to_string(), ..Options::default() },
+        opts: Options { host: "127.0.0.1".to_string(), threads: 1, ..Options::default() },
     };
     if !WATCH.parse(&mut p, &mut g)? {
         return Ok(None);
@@ -158,7 +161,7 @@ Probes take exec, httpGet (scheme HTTPS: TLS without verification, as the kubele
 tcpSocket or grpc (mode TLS for TLS), dns ({name, host, port, type, transport,
 validRcodes, validateAnswerRrs, ...}) or icmp ({host, packets, intervalMilliseconds,
 payloadSize, ttl, maxLossPercent, ...}), and a 'tls:' block (verify, caFile, serverName,
-certFile, keyFile, minVersion, maxVersion) for TLS probes.
+certFile, keyFile, minVersion, maxVersion, resumption) for TLS probes.
 Beyond the kubelet: httpGet.expectStatus (\"200-299,418\") and httpGet.expectBody (a
 regular expression); httpGet.keepAlive and grpc.keepAlive: true (runs reuse one
 kept-alive connection);
@@ -223,11 +226,23 @@ const FLAGS: &[Flag<Given>] = &[
          (CMD is split into words as a shell would, quotes included; ask for one:\n\
          'sh -c \"...\"'); one run at a time per target, changes meanwhile coalesced\n\
          into one more run with the latest state; output logged as a hook line"),
+    text("--threads", "N", |g, p, o, v| put(&mut g.opts.threads, threads(p, o, &v)?),
+        "run the probes on N engines, each on a thread of its own, targets\n\
+         spread over them (default 1: one engine on the watch's thread), for\n\
+         loads one core cannot carry (many TLS probes, short periods)"),
     text("--on-change-timeout", "DUR",
         |g, p, o, v| set(&mut g.opts.hook_timeout, positive(p, o, &v)?),
         "kill a hook's process group after DUR (default 10s)"),
     help(),
 ];
+
+/// `--threads N`: 1 to [`MAX_THREADS`].
+fn threads(p: &Parser, opt: &str, v: &str) -> Result<usize, Failure> {
+    let n = v.parse::<usize>().ok().filter(|n| (1..=MAX_THREADS).contains(n));
+    n.ok_or_else(|| {
+        p.usage(format!("bad {opt} '{v}' (expected a whole number, 1 to {MAX_THREADS})"))
+    })
+}
 
 /// `--host ADDR`: a host name or an IP address (IPv6 with or without brackets), no port.
 fn host(p: &Parser, v: &str) -> Result<String, Failure> {
@@ -367,14 +382,16 @@ pub fn run(w: &WatchArgs) -> Result<i32, Failure> {
     // Every run is an event: the watch explains failing streaks before they are published,
     // and counts runs for --metrics.
     let config = EngineConfig { every_run: true, ..EngineConfig::default() };
-    let mut engine = Engine::with_config(config)
+    let mut engine = WatchEngine::start(config, w.opts.threads)
         .map_err(|e| Failure::software(format!("cannot start the engine: {e}")))?;
     let mut states: Vec<TargetState> = Vec::with_capacity(plans.len());
     let mut hook_commands: Vec<Option<HookCommand>> = Vec::with_capacity(plans.len());
     let mut by_id: HashMap<TargetId, usize> = HashMap::with_capacity(plans.len());
     let start = Instant::now();
     for plan in plans {
-        let id = engine.add_target();
+        let id = engine.add_target().map_err(|e| {
+            Failure::software(format!("cannot add {}: {e}", escape_for_terminal(&plan.name)))
+        })?;
         by_id.insert(id, states.len());
         let mut has = [false; 3];
         for (role, spec, schedule) in plan.probes {

@@ -245,3 +245,24 @@ fn check_https_tls_max_version() {
     let message = v["message"].as_str().unwrap_or_default();
     assert!(message.ends_with("(this probe offers TLS 1.2 only)"), "{v}");
 }
+
+/// `--tls-resumption` is a TLS option like the others: taken by https:// (one check, one full
+/// handshake: nothing to resume), refused where TLS options are.
+#[test]
+fn check_https_tls_resumption() {
+    let p = pki("https-resume", &["127.0.0.1"]);
+    let server = TlsTargetServer::start(TlsServerOptions::new(p.server.clone()));
+    let url = server.url("/health");
+    let (code, v) = check_json(&["--tls-resumption", &url]);
+    assert_eq!(code, 0, "{v}");
+    let handshakes = server.wait_for_handshakes(1, std::time::Duration::from_secs(10));
+    assert!(handshakes.len() == 1 && !handshakes[0].resumed, "{handshakes:?}");
+    assert_usage_error(
+        &["check", "--tls-resumption", "http://127.0.0.1:1/"],
+        "--tls-resumption applies to https:// and grpc:// targets, not http://",
+    );
+    assert_usage_error(
+        &["check", "--tls-resumption", "grpc://127.0.0.1:1"],
+        "--tls-resumption needs --tls",
+    );
+}

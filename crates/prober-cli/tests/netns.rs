@@ -198,8 +198,8 @@ fn dual_stack_names_resolve_on_the_host_and_race_inside() {
     assert_eq!(v["result"], "success", "{v}");
     assert_eq!(only_v4.requests(), 1);
 
-    let (_hang, _fillers) = ns.start_hanging(local("[::1]", 0));
-    let port = _hang.local_addr().unwrap().as_socket().unwrap().port();
+    let hang = ns.start_hanging(local("[::1]", 0));
+    let port = hang.addr().port();
     let behind = ns.start_server(local("127.0.0.1", port));
     let v = check(port);
     assert_eq!(v["result"], "success", "{v}");

@@ -33,6 +33,10 @@ pub struct TlsInfo {
     pub verified_chain_not_after: Option<i64>,
     /// The leaf certificate, when one was received and could be read.
     pub leaf: Option<CertInfo>,
+    /// The handshake resumed a session ([`TlsOptions::resumption`](crate::TlsOptions::resumption)):
+    /// no certificate was sent, and the certificate facts above are those of the full
+    /// handshake that made the session.
+    pub resumed: bool,
 }
 
 /// A certificate as blackbox_exporter labels `probe_ssl_last_chain_info` with it.

@@ -66,6 +66,9 @@ pub struct DnsProbe {
     /// The last reply that carried our id but could not be read (told at the deadline).
     malformed: Option<String>,
     resume_owed: bool,
+    /// The target's TLS sessions when its options ask for resumption (DNS over TLS; see
+    /// [`DnsProbe::with_tls_sessions`]).
+    tls_sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
     /// The UDP receive buffer (the advertised size), kept for the run.
     buf: Vec<u8>,
 }
@@ -135,8 +138,20 @@ impl DnsProbe {
             facts: DnsFacts::default(),
             malformed: None,
             resume_owed: false,
+            tls_sessions: None,
             buf: Vec::new(),
         }
+    }
+
+    /// The run resumes TLS sessions from `sessions`, the target's (DNS over TLS), and keeps
+    /// there what the server gives (see [`prober_transport::TlsSessions`]); `None`: full
+    /// handshakes.
+    pub fn with_tls_sessions(
+        mut self,
+        sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
+    ) -> DnsProbe {
+        self.tls_sessions = sessions;
+        self
     }
 
     /// What the run found out: set as it goes, complete once it is done.
@@ -269,6 +284,7 @@ impl DnsProbe {
             host: server.ip().to_string(),
             port: server.port(),
             tls,
+            tls_sessions: self.tls_sessions.clone(),
             netns: self.spec.netns.clone(),
             source: self.spec.source_address,
         });

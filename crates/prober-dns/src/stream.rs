@@ -24,6 +24,8 @@ pub(crate) struct Target {
     pub port: u16,
     /// The TLS options for DNS over TLS (`None`: plain TCP).
     pub tls: Option<TlsOptions>,
+    /// The target's TLS sessions, when its options ask for resumption.
+    pub tls_sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
     pub netns: Option<NetNs>,
     /// The local address the socket is bound to (the spec's source address).
     pub source: Option<IpAddr>,
@@ -36,6 +38,7 @@ impl Target {
             host: &self.host,
             port: self.port,
             tls: self.tls.as_ref(),
+            tls_sessions: self.tls_sessions.as_deref(),
             // RFC 7858 3.2 names no ALPN for DoT (RFC 9461 would add `dot`); miekg sends none.
             alpn: &[],
             // An orderly close, as miekg/dns (and every resolver) closes its connection.

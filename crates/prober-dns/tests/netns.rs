@@ -7,46 +7,33 @@ mod support;
 
 use std::time::Duration;
 
-use prober_core::{NetNs, ProbeResult, Reason, TlsOptions, TlsVerify};
+use prober_core::{NetNs, ProbeResult, Reason};
 use prober_dns::{DnsSpec, Transport};
 use prober_testkit::netns::TestNetns;
-use prober_testkit::tls::TestCa;
-use support::{Nsd, run};
+use support::{nsd_with_dot_in, run};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
 #[test]
 fn udp_tcp_and_tls_queries_reach_a_server_inside_the_namespace() {
-    let ns = TestNetns::new("dns");
-    let ca = TestCa::new("DoT test CA");
-    let nsd = Nsd::start_in(&ns, Some(&ca.issue(&["ns1.probe.test"])));
-    let tls_addr = nsd.tls_addr.expect("a TLS port");
-    let dir = std::env::temp_dir().join(format!("prober-dns-netns-{}", std::process::id()));
-    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
-    let tls = TlsOptions {
-        verify: TlsVerify::CaFile(ca_file),
-        server_name: Some("ns1.probe.test".into()),
-        ..TlsOptions::default()
-    };
-    let netns = NetNs::new(ns.path()).unwrap();
+    let dot = nsd_with_dot_in("dns");
 
     for transport in [Transport::Udp, Transport::Tcp, Transport::Tls] {
-        let addr = if transport == Transport::Tls { tls_addr } else { nsd.addr };
+        let addr = if transport == Transport::Tls { dot.tls_addr } else { dot.nsd.addr };
         let mut spec = DnsSpec::new(addr, "probe.test").unwrap().with_type_name("SOA").unwrap();
         spec.transport = transport;
-        spec.tls = (transport == Transport::Tls).then(|| tls.clone());
-        spec.netns = Some(netns.clone());
+        spec.tls = (transport == Transport::Tls).then(|| dot.tls.clone());
+        spec.netns = Some(dot.netns.clone());
         let (o, facts) = run(spec, TIMEOUT);
         assert_eq!(o.result, ProbeResult::Success, "{transport:?}: {}", o.message);
         assert_eq!(facts.serial, Some(2026112901), "{transport:?}: {facts:?}");
     }
 
     // The same query from this process's namespace finds nobody on that port.
-    let spec = DnsSpec::new(nsd.addr, "probe.test").unwrap().with_type_name("SOA").unwrap();
+    let spec = DnsSpec::new(dot.nsd.addr, "probe.test").unwrap().with_type_name("SOA").unwrap();
     let (o, facts) = run(spec, TIMEOUT);
     assert_eq!((o.result, o.reason), (ProbeResult::Failure, Reason::Refused), "{}", o.message);
     assert!(!facts.query_succeeded);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -11,11 +11,9 @@ use std::net::{IpAddr, SocketAddr, TcpListener, UdpSocket};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use prober_core::{NetNs, ProbeResult, Reason, TlsOptions, TlsVerify};
+use prober_core::{ProbeResult, Reason, TlsOptions, TlsVerify};
 use prober_dns::{DnsSpec, Transport};
-use prober_testkit::netns::TestNetns;
-use prober_testkit::tls::TestCa;
-use support::{Nsd, run};
+use support::{nsd_with_dot_in, run};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 /// Bounds the servers' own waits, well past the probe's deadline.
@@ -147,27 +145,16 @@ fn a_source_of_the_other_family_fails_before_any_socket() {
 
 #[test]
 fn in_a_namespace_the_socket_is_bound_there() {
-    let ns = TestNetns::new("dns-src");
-    let ca = TestCa::new("DoT test CA");
-    let nsd = Nsd::start_in(&ns, Some(&ca.issue(&["ns1.probe.test"])));
-    let tls_addr = nsd.tls_addr.expect("a TLS port");
-    let dir = std::env::temp_dir().join(format!("prober-dns-src-{}", std::process::id()));
-    let (ca_file, _) = ca.cert().write_files(&dir, "ca");
-    let tls = TlsOptions {
-        verify: TlsVerify::CaFile(ca_file),
-        server_name: Some("ns1.probe.test".into()),
-        ..TlsOptions::default()
-    };
-    let netns = NetNs::new(ns.path()).unwrap();
+    let dot = nsd_with_dot_in("dns-src");
     for (source, result) in
         [("127.0.0.2", ProbeResult::Success), ("192.0.2.1", ProbeResult::Failure)]
     {
         for transport in [Transport::Udp, Transport::Tcp, Transport::Tls] {
-            let server = if transport == Transport::Tls { tls_addr } else { nsd.addr };
+            let server = if transport == Transport::Tls { dot.tls_addr } else { dot.nsd.addr };
             let mut spec = from(server, transport, source).with_type_name("SOA").unwrap();
             spec.name = prober_dns::name::Name::from_text("probe.test").unwrap();
-            spec.tls = (transport == Transport::Tls).then(|| tls.clone());
-            spec.netns = Some(netns.clone());
+            spec.tls = (transport == Transport::Tls).then(|| dot.tls.clone());
+            spec.netns = Some(dot.netns.clone());
             let (o, _) = run(spec, TIMEOUT);
             assert_eq!(o.result, result, "{source} {transport:?}: {}", o.message);
             if result == ProbeResult::Failure {
@@ -179,5 +166,4 @@ fn in_a_namespace_the_socket_is_bound_there() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -166,7 +166,9 @@ impl Engine {
                 config.netns_pool_idle,
                 config.netns_recheck,
             ),
-            kept: KeptConns::default().with_idle_limit(config.keep_alive_idle),
+            kept: KeptConns::default()
+                .with_idle_limit(config.keep_alive_idle)
+                .with_tokens(crate::token::kept_token),
             icmp: prober_icmp::SharedSockets::new(crate::token::shared_token),
             icmp_owed: Vec::new(),
             icmp_wake: Vec::new(),

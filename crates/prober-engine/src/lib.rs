@@ -27,6 +27,7 @@ mod probe;
 mod queue;
 mod runner;
 mod schedule;
+mod sharded;
 mod shards;
 mod slots;
 #[cfg(feature = "test-panic")]
@@ -45,7 +46,11 @@ pub use hostrun::{Completion, HostRunProbe, HostRunStats};
 pub use probe::{AnyProbe, PreparedSpec, UnsupportedProbe, check};
 pub use prober_io::{DEFAULT_POOL_CAP, PoolStats};
 pub use prober_transport::keep::KeepStats;
-pub use runner::{CHANNEL_CAP, EngineThread, spawn, spawn_sharded};
+pub use runner::{
+    CHANNEL_CAP, EngineEnd, EngineGroup, EngineThread, EventSink, spawn, spawn_sharded,
+    spawn_sharded_into,
+};
+pub use sharded::{HostWaker, ShardedEngine};
 pub use shards::MAX_THREADS;
 
 // The README's examples are compiled and run with the doc tests.

@@ -1,11 +1,13 @@
-//! The prepared HTTP plans of the last few one-shot specs, so a spec submitted again and again
-//! (a check over a kept connection, `prober serve`'s module for one target) is validated and
-//! prepared once, as a worker's spec is at `set_probe`, instead of on every submit.
+//! The prepared HTTP and gRPC plans of the last few one-shot specs, so a spec submitted again
+//! and again (a check over a kept connection, `prober serve`'s module for one target) is
+//! validated and prepared once, as a worker's spec is at `set_probe`, instead of on every
+//! submit.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use prober_core::{ProbeKind, ProbeSpec};
+use prober_grpc::GrpcPlan;
 use prober_http::HttpPlan;
 
 use crate::EngineError;
@@ -19,12 +21,29 @@ const PLANS: usize = 8;
 
 /// One validated spec's plan, with the two fields of its spec that the plan does not hold.
 struct Entry {
-    plan: Arc<HttpPlan>,
+    plan: Plan,
     timeout: Duration,
     output_limit: usize,
 }
 
-/// The plans of the last [`PLANS`] validated HTTP specs submitted as one-shot checks, most
+/// A plan of one of the kinds kept.
+enum Plan {
+    Http(Arc<HttpPlan>),
+    Grpc(Arc<GrpcPlan>),
+}
+
+impl Plan {
+    /// Whether this plan was made of `kind`.
+    fn made_of(&self, kind: &ProbeKind) -> bool {
+        match (self, kind) {
+            (Plan::Http(p), ProbeKind::Http(h)) => p.spec() == h,
+            (Plan::Grpc(p), ProbeKind::Grpc(g)) => p.spec() == g,
+            _ => false,
+        }
+    }
+}
+
+/// The plans of the last [`PLANS`] validated HTTP and gRPC specs submitted as one-shot checks, most
 /// recent first. A plan is a pure function of its spec (nothing in it is read from a file or
 /// the environment, and a run never changes it), so an equal spec's plan is the plan that
 /// preparing the spec again would make: a hit changes no semantic.
@@ -58,12 +77,14 @@ impl PlanCache {
         if let Some(p) = self.probe_for(&spec) {
             return p;
         }
-        if !matches!(spec.kind, ProbeKind::Http(_)) {
+        if !matches!(spec.kind, ProbeKind::Http(_) | ProbeKind::Grpc(_)) {
             return AnyProbe::from_spec(spec);
         }
         let (timeout, output_limit) = (spec.timeout, spec.output_limit);
-        let PreparedSpec::Http { plan, .. } = PreparedSpec::new(spec) else {
-            unreachable!("an HTTP spec is prepared as one")
+        let plan = match PreparedSpec::new(spec) {
+            PreparedSpec::Http { plan, .. } => Plan::Http(plan),
+            PreparedSpec::Grpc { plan, .. } => Plan::Grpc(plan),
+            _ => unreachable!("HTTP and gRPC specs are prepared as plans"),
         };
         if self.entries.len() == PLANS {
             self.entries.pop();
@@ -73,11 +94,15 @@ impl PlanCache {
     }
 
     /// The machine for a run of a kept plan whose spec equals `spec`, the plan moved to the
-    /// front; `None` when none is kept (or `spec` is no HTTP spec).
+    /// front; `None` when none is kept (or `spec` is of another kind).
     fn probe_for(&mut self, spec: &ProbeSpec) -> Option<AnyProbe> {
-        let ProbeKind::Http(h) = &spec.kind else { return None };
+        if !matches!(spec.kind, ProbeKind::Http(_) | ProbeKind::Grpc(_)) {
+            return None;
+        }
         let i = self.entries.iter().position(|e| {
-            e.timeout == spec.timeout && e.output_limit == spec.output_limit && e.plan.spec() == h
+            e.timeout == spec.timeout
+                && e.output_limit == spec.output_limit
+                && e.plan.made_of(&spec.kind)
         })?;
         // Most recent first: a caller with one spec compares once.
         self.entries[..=i].rotate_right(1);
@@ -86,10 +111,10 @@ impl PlanCache {
 
     fn probe_of(&self, i: usize) -> AnyProbe {
         let e = &self.entries[i];
-        AnyProbe::prepared(&PreparedSpec::Http {
-            plan: e.plan.clone(),
-            timeout: e.timeout,
-            output_limit: e.output_limit,
+        let (timeout, output_limit) = (e.timeout, e.output_limit);
+        AnyProbe::prepared(&match &e.plan {
+            Plan::Http(plan) => PreparedSpec::Http { plan: plan.clone(), timeout, output_limit },
+            Plan::Grpc(plan) => PreparedSpec::Grpc { plan: plan.clone(), timeout, output_limit },
         })
     }
 }
@@ -118,13 +143,8 @@ mod tests {
         other_header.add_header("X-Probe", "1").unwrap();
         cache.probe(other_header.clone()).unwrap();
         assert_eq!(cache.entries.len(), 3, "another timeout or header is another plan");
-        assert_eq!(
-            cache.entries[0].plan.spec(),
-            match &other_header.kind {
-                ProbeKind::Http(h) => h,
-                _ => unreachable!(),
-            }
-        );
+        assert!(cache.entries[0].plan.made_of(&other_header.kind));
+        assert!(!cache.entries[1].plan.made_of(&other_header.kind));
         for i in 0..2 * PLANS {
             cache.probe(http(&format!("http://127.0.0.1:1/{i}"))).unwrap();
         }
@@ -132,6 +152,24 @@ mod tests {
         // Other kinds are built from their spec and kept nowhere.
         cache.probe(ProbeSpec::tcp("127.0.0.1", 1).unwrap()).unwrap();
         assert_eq!(cache.entries.len(), PLANS);
+    }
+
+    /// gRPC specs are kept as HTTP ones are: an equal spec reuses its plan, another service
+    /// (or timeout) is another plan, and an HTTP plan never serves a gRPC spec.
+    #[test]
+    fn grpc_plans_serve_only_an_equal_spec() {
+        let mut cache = PlanCache::default();
+        let a = ProbeSpec::grpc("127.0.0.1", 1, "").unwrap();
+        cache.probe(http("http://127.0.0.1:1/")).unwrap();
+        cache.probe(a.clone()).unwrap();
+        cache.probe(a.clone()).unwrap();
+        assert_eq!(cache.entries.len(), 2, "an equal spec reuses the plan");
+        assert!(cache.entries[0].plan.made_of(&a.kind));
+        cache.probe(ProbeSpec::grpc("127.0.0.1", 1, "other").unwrap()).unwrap();
+        cache.probe(a.clone().with_timeout(Duration::from_secs(7)).unwrap()).unwrap();
+        assert_eq!(cache.entries.len(), 4, "another service or timeout is another plan");
+        assert!(matches!(cache.probe(a).unwrap(), AnyProbe::Grpc(_)));
+        assert_eq!(cache.entries.len(), 4);
     }
 
     /// A spec that fails validation is refused, and is not kept.

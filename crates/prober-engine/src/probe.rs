@@ -9,11 +9,12 @@ use prober_core::{Outcome, ProbeKind, ProbeSpec};
 #[cfg(feature = "dns")]
 use prober_dns::DnsProbe;
 use prober_exec::ExecProbe;
-use prober_grpc::GrpcProbe;
+use prober_grpc::{GrpcPlan, GrpcProbe};
 use prober_http::{HttpPlan, HttpProbe, OAuth2Probe};
 use prober_icmp::IcmpProbe;
 use prober_io::{Answer, Ctx, Machine, Ready, Step};
 use prober_tcp::{TcpProbe, TlsTcpProbe};
+use prober_transport::TlsSessions;
 
 use crate::hostrun::HostRunProbe;
 
@@ -72,6 +73,24 @@ pub enum PreparedSpec {
         /// The spec's timeout.
         timeout: Duration,
     },
+    /// A TCP or DNS probe over TLS whose options ask for resumption: the spec, and the
+    /// TLS sessions its runs resume from and keep (an HTTP or gRPC probe's are in its plan).
+    Resuming {
+        /// The spec, each run building its machine from it.
+        spec: Box<ProbeSpec>,
+        /// The sessions of this target's runs, and of no one else's.
+        sessions: Arc<TlsSessions>,
+    },
+    /// A gRPC health probe: its plan (target, address text, request parts), shared by its runs
+    /// as an HTTP probe's is.
+    Grpc {
+        /// The plan every run shares.
+        plan: Arc<GrpcPlan>,
+        /// The spec's timeout.
+        timeout: Duration,
+        /// The spec's output limit.
+        output_limit: usize,
+    },
     /// Any other kind: the spec itself, each run building its machine from it.
     Other(Box<ProbeSpec>),
 }
@@ -87,7 +106,19 @@ impl PreparedSpec {
             ProbeKind::Tcp(t) if t.connect.tls.is_none() && !t.has_starttls() => {
                 PreparedSpec::Tcp { spec: Box::new(t), timeout }
             }
-            kind => PreparedSpec::Other(Box::new(ProbeSpec { kind, timeout, output_limit })),
+            ProbeKind::Grpc(g) => {
+                let sessions = TlsSessions::for_options(g.connect.tls.as_ref());
+                let plan = Arc::new(GrpcPlan::new(&g).with_tls_sessions(sessions));
+                PreparedSpec::Grpc { plan, timeout, output_limit }
+            }
+            kind => {
+                let spec = Box::new(ProbeSpec { kind, timeout, output_limit });
+                match TlsSessions::for_options(spec.connect_options().and_then(|c| c.tls.as_ref()))
+                {
+                    Some(sessions) => PreparedSpec::Resuming { spec, sessions },
+                    None => PreparedSpec::Other(spec),
+                }
+            }
         }
     }
 }
@@ -107,7 +138,24 @@ impl AnyProbe {
                 }
             }
             PreparedSpec::Tcp { spec, timeout } => AnyProbe::Tcp(TcpProbe::new(spec, *timeout)),
+            PreparedSpec::Resuming { spec, sessions } => {
+                AnyProbe::new(spec).with_tls_sessions(sessions)
+            }
+            PreparedSpec::Grpc { plan, timeout, .. } => {
+                AnyProbe::Grpc(Box::new(GrpcProbe::with_plan(plan.clone(), *timeout)))
+            }
             PreparedSpec::Other(spec) => AnyProbe::new(spec),
+        }
+    }
+
+    /// The machine, resuming TLS sessions from `sessions` (the kinds that dial TLS).
+    fn with_tls_sessions(self, sessions: &Arc<TlsSessions>) -> AnyProbe {
+        let sessions = Some(sessions.clone());
+        match self {
+            AnyProbe::TcpTls(p) => AnyProbe::TcpTls(Box::new(p.with_tls_sessions(sessions))),
+            #[cfg(feature = "dns")]
+            AnyProbe::Dns(p) => AnyProbe::Dns(Box::new(p.with_tls_sessions(sessions))),
+            other => other,
         }
     }
 

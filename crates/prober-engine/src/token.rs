@@ -55,6 +55,21 @@ pub(crate) fn shared_index(token: Token) -> Option<usize> {
     (token != WAKE && slot as usize == SLOT_MASK && sub == 0).then_some(index)
 }
 
+/// The token of the kept connection with descriptor `fd` (`prober_transport::keep`): a slot
+/// index no run has (`SLOT_MASK`), sub-token 1 (the shared sockets' is 0; `WAKE` and `TIMER`
+/// have 3 and 2), the descriptor where a run's token has its generation. `None` for a
+/// descriptor beyond that field (only on 32-bit targets: 2^10), whose connection then goes
+/// under each run's token.
+pub(crate) fn kept_token(fd: usize) -> Option<Token> {
+    (fd < GEN_MASK).then_some(Token(fd << (SLOT_BITS + SUB_BITS) | SLOT_MASK << SUB_BITS | 1))
+}
+
+/// The descriptor of the kept connection a token made by [`kept_token`] names.
+pub(crate) fn kept_fd(token: Token) -> Option<usize> {
+    let (slot, fd, sub) = split_token(token);
+    (token != WAKE && slot as usize == SLOT_MASK && sub == 1).then_some(fd)
+}
+
 /// `(slot, generation modulo 2^GEN_BITS, sub)` of a token made by [`token_base`].
 pub(crate) fn split_token(token: Token) -> (u32, usize, usize) {
     let t = token.0;
@@ -89,6 +104,17 @@ mod tests {
             assert_eq!(shared_index(t), Some(index));
         }
         assert_eq!(shared_index(WAKE), None);
+        for fd in [0, 3, 1000, GEN_MASK - 1] {
+            let t = kept_token(fd).unwrap();
+            assert!(t != WAKE && t != crate::wake_timer::TIMER && shared_index(t).is_none());
+            assert_eq!(kept_fd(t), Some(fd));
+            assert_ne!(kept_token(fd), Some(shared_token(fd)));
+        }
+        assert_eq!(kept_token(GEN_MASK), None);
+        assert_eq!(kept_fd(WAKE), None);
+        assert_eq!(kept_fd(crate::wake_timer::TIMER), None);
+        assert_eq!(kept_fd(shared_token(3)), None);
+        assert_eq!(kept_fd(Token(token_base(Key { index: 5, generation: 7 }) + 1)), None);
         assert_eq!(shared_index(Token(token_base(Key { index: 5, generation: 7 }))), None);
     }
 }

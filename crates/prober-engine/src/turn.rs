@@ -9,7 +9,7 @@ use crate::arena::Key;
 use crate::engine::{Command, Engine};
 use crate::slots::Owner;
 use crate::timers::TimerKey;
-use crate::token::{GEN_MASK, WAKE, shared_index, split_token};
+use crate::token::{GEN_MASK, WAKE, kept_fd, shared_index, split_token};
 use crate::wake_timer::TIMER;
 use prober_io::{Machine, Ready};
 
@@ -58,6 +58,15 @@ impl Engine {
             } else if let Some(index) = shared_index(token) {
                 self.read_shared(index);
             } else {
+                // A kept connection's readiness goes to the run that holds it, as readiness of
+                // its token 0 (the connection's token while it dials).
+                let token = match kept_fd(token) {
+                    Some(fd) => match self.kept.route(fd, r) {
+                        Some(run) => run,
+                        None => continue, // idle, or a closed connection's last event
+                    },
+                    None => token,
+                };
                 let (index, low_generation, sub) = split_token(token);
                 match self.slots.key_at(index) {
                     Some(slot) if slot.generation as usize & GEN_MASK == low_generation => {

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use prober_core::{ProbeResult, ProbeSpec, Role, Schedule};
-use prober_engine::{Engine, EngineConfig, Event};
+use prober_engine::{Engine, EngineConfig, Event, KeepStats};
 use prober_testkit::TargetServer;
 use prober_testkit::allocations::{CountingAllocator, NOT_PER_RUN, SteadyState, count_allocations};
 use prober_testkit::keep_alive::KeepAliveServer;
@@ -29,6 +29,30 @@ fn steady_state(spec: &ProbeSpec, targets: usize) -> (u64, u64) {
     let runs = steady.subject().socket_pool_stats().reused - runs_before;
     assert!(runs >= 100, "only {runs} runs in 600 ms at a 5 ms period");
     (runs, allocations)
+}
+
+/// What [`kept_steady_state`] counted.
+struct KeptRuns {
+    /// Runs that reused a kept connection.
+    runs: u64,
+    allocations: u64,
+    before: KeepStats,
+    after: KeepStats,
+}
+
+/// Runs `spec` with kept connections as [`steady_state`] does: a warm-up, then 600 ms counted.
+/// Runs are the reuses of a kept connection; none of them went stale or was retried.
+fn kept_steady_state(spec: &ProbeSpec, targets: usize) -> KeptRuns {
+    let mut spec = spec.clone();
+    spec.set_keep_alive(true).unwrap();
+    let mut steady = engine_steady_state(&spec, targets);
+    let before = steady.subject().keep_alive_stats();
+    let allocations = steady.count(Duration::from_millis(600));
+    let after = steady.subject().keep_alive_stats();
+    let runs = after.reused - before.reused;
+    assert!(runs >= 100, "only {runs} reused runs in 600 ms at a 5 ms period: {after:?}");
+    assert_eq!(after.stale + after.retried, before.stale + before.retried);
+    KeptRuns { runs, allocations, before, after }
 }
 
 /// An engine probing `spec` on `targets` targets every 5 ms, warmed up.
@@ -86,24 +110,16 @@ fn http_runs_allocate_only_their_machine_and_buffers() {
 #[test]
 fn keep_alive_runs_allocate_no_more_than_the_kubelets() {
     let server = KeepAliveServer::start();
-    let mut spec = ProbeSpec::http(&format!("http://127.0.0.1:{}/", server.port()))
+    let spec = ProbeSpec::http(&format!("http://127.0.0.1:{}/", server.port()))
         .unwrap()
         .with_timeout(Duration::from_secs(60))
         .unwrap();
-    spec.set_keep_alive(true).unwrap();
     let targets = 8;
-    let mut steady = engine_steady_state(&spec, targets);
-
-    let before_stats = steady.subject().keep_alive_stats();
-    let allocations = steady.count(Duration::from_millis(600));
-    let stats = steady.subject().keep_alive_stats();
-    let runs = stats.reused - before_stats.reused;
-    assert!(runs >= 100, "only {runs} reused runs in 600 ms at a 5 ms period: {stats:?}");
+    let KeptRuns { runs, allocations, before, after } = kept_steady_state(&spec, targets);
     // Every run of the counted part reused a connection and kept it again (up to the runs in
     // flight at either end of the window): none was made, none went stale.
-    let kept = stats.kept - before_stats.kept;
-    assert!(kept.abs_diff(runs) <= targets as u64, "{runs} reused, {kept} kept: {stats:?}");
-    assert_eq!(stats.stale + stats.retried, before_stats.stale + before_stats.retried);
+    let kept = after.kept - before.kept;
+    assert!(kept.abs_diff(runs) <= targets as u64, "{runs} reused, {kept} kept: {after:?}");
     let per_run = allocations as f64 / runs as f64;
     println!("http keep-alive: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
     // As the kubelet's path: the boxed machine, the head buffer, the body kept as the output.
@@ -117,19 +133,11 @@ fn keep_alive_runs_allocate_no_more_than_the_kubelets() {
 #[test]
 fn grpc_keep_alive_runs_reuse_their_encoded_request() {
     let server = prober_testkit::grpc::HealthServer::start(&[]);
-    let mut spec = ProbeSpec::grpc("127.0.0.1", i64::from(server.port()), "")
+    let spec = ProbeSpec::grpc("127.0.0.1", i64::from(server.port()), "")
         .unwrap()
         .with_timeout(Duration::from_secs(60))
         .unwrap();
-    spec.set_keep_alive(true).unwrap();
-    let targets = 8;
-    let mut steady = engine_steady_state(&spec, targets);
-    let before_stats = steady.subject().keep_alive_stats();
-    let allocations = steady.count(Duration::from_millis(600));
-    let stats = steady.subject().keep_alive_stats();
-    let runs = stats.reused - before_stats.reused;
-    assert!(runs >= 100, "only {runs} reused runs in 600 ms at a 5 ms period: {stats:?}");
-    assert_eq!(stats.stale + stats.retried, before_stats.stale + before_stats.retried);
+    let KeptRuns { runs, allocations, .. } = kept_steady_state(&spec, 8);
     let per_run = allocations as f64 / runs as f64;
     println!("grpc keep-alive: {runs} runs, {allocations} allocations ({per_run:.2} per run)");
     // 46.13 per run before the request was kept encoded, 26.15 after, 18.96 once the

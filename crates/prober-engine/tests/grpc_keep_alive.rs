@@ -77,6 +77,23 @@ fn runs_share_one_connection_one_stream_each() {
     assert!(stats.reused >= 9 && stats.retried == 0, "{stats:?}");
 }
 
+/// The kept connection is registered with the engine's poll under a token of its own when
+/// first kept, not again for each check that takes it (the `epoll_ctl` per check
+/// docs/benchmarks.md measured). Only a connection readable while idle is registered again
+/// when taken; grpc-go sends nothing after a response's trailers (the PING it sends for each
+/// request's DATA is queued before the answer), so ten checks make one registration.
+#[test]
+fn a_kept_connection_is_not_registered_again_per_check() {
+    let mut server = HealthServer::start(&[]);
+    let mut e = engine(EngineConfig::default());
+    let t = target(&mut e, spec(server.port(), true, TIMEOUT), PERIOD);
+    assert_success(&next_runs(&mut e, t, TIMEOUT, 10));
+    assert_eq!(server.connections(), 1);
+    let stats = e.keep_alive_stats();
+    assert!(stats.reused >= 9, "{stats:?}");
+    assert_eq!(stats.registrations, 1, "{stats:?}");
+}
+
 #[test]
 fn off_by_default_every_check_dials() {
     let mut server = HealthServer::start(&[]);

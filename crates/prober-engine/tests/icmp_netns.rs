@@ -13,17 +13,13 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::mem::MaybeUninit;
-use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use common::*;
 use prober_core::{IcmpSocketKind, IcmpSpec, Outcome, ProbeResult, ProbeSpec, Reason};
 use prober_engine::{Engine, Event};
+use prober_testkit::echo_forger::EchoForger;
 use prober_testkit::netns::TestNetns;
-use socket2::{Domain, Protocol, Socket, Type};
 
 /// `packets` echoes to `host` in `ns`, `interval` apart.
 fn ping_in(ns: &TestNetns, host: &str, packets: u32, interval: Duration) -> ProbeSpec {
@@ -118,59 +114,6 @@ fn icmp_probes_run_inside_the_namespace_they_name_sharing_its_socket() {
     }
 }
 
-fn checksum(bytes: &[u8]) -> u16 {
-    let mut sum: u32 = bytes
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
-/// Answers each echo request to 127.0.0.1 in `ns` with a forged reply of its id and sequence
-/// (its data copied, or each byte flipped) until `stop` (30 s at most, should the test fail
-/// first); counts the replies sent. Join the thread before another forger starts: one still
-/// running (its read returns with the next request) would answer that too.
-fn forge(
-    ns: &TestNetns,
-    copy_data: bool,
-    stop: Arc<AtomicBool>,
-    forged: Arc<AtomicU32>,
-) -> std::thread::JoinHandle<()> {
-    let socket = ns.run_in(|| {
-        Socket::new(Domain::IPV4, Type::RAW, Some(Protocol::ICMPV4)).expect("raw socket (root)")
-    });
-    socket.set_read_timeout(Some(ms(20))).unwrap();
-    std::thread::spawn(move || {
-        let mut buf = [MaybeUninit::<u8>::uninit(); 2048];
-        let end = Instant::now() + Duration::from_secs(30);
-        while !stop.load(Ordering::Relaxed) && Instant::now() < end {
-            let Ok(n) = socket.recv(&mut buf) else { continue };
-            // SAFETY: recv initialised the first n bytes.
-            let packet: Vec<u8> = buf[..n].iter().map(|b| unsafe { b.assume_init() }).collect();
-            let ihl = usize::from(packet[0] & 0x0f) * 4;
-            let msg = &packet[ihl..];
-            if msg.len() < 8 || msg[0] != 8 {
-                continue;
-            }
-            let mut reply = msg.to_vec();
-            reply[0] = 0;
-            reply[2..4].fill(0);
-            if !copy_data {
-                reply[8..].iter_mut().for_each(|b| *b = !*b);
-            }
-            let sum = checksum(&reply);
-            reply[2..4].copy_from_slice(&sum.to_be_bytes());
-            let to = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-            if socket.send_to(&reply, &to.into()).is_ok() {
-                forged.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    })
-}
-
 #[test]
 fn on_a_shared_socket_replies_without_the_runs_data_wake_no_run() {
     let ns = TestNetns::new("icmp-forged");
@@ -179,16 +122,15 @@ fn on_a_shared_socket_replies_without_the_runs_data_wake_no_run() {
     for unprivileged in [false, true] {
         ping_group_range(&ns, unprivileged);
         for copy_data in [false, true] {
-            let (stop, forged) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU32::new(0)));
-            let forger = forge(&ns, copy_data, stop.clone(), forged.clone());
+            // Made in the namespace, where the requests go; stopped before the next starts.
+            let forger = ns.run_in(move || EchoForger::start(copy_data));
             let spec = |_| {
                 let spec = ProbeSpec::icmp("127.0.0.1").unwrap().with_timeout(ms(500)).unwrap();
                 spec.with_netns(ns.path()).unwrap()
             };
             let done = run_checks(&mut e, (0..20).map(spec).collect());
-            stop.store(true, Ordering::Relaxed);
-            forger.join().unwrap();
-            assert!(forged.load(Ordering::Relaxed) >= 20, "the forger answered every request");
+            let forged = forger.stop();
+            assert!(forged >= 20, "the forger answered every request");
             for (tag, o) in &done {
                 let want = if copy_data {
                     (ProbeResult::Success, Reason::None)

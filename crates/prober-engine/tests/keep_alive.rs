@@ -282,6 +282,23 @@ fn a_kept_connection_serves_every_run() {
     assert!(stats.idle <= 1 && stats.kept >= (RUNS - 1) as u64, "{stats:?}");
 }
 
+/// A kept connection is registered with the engine's poll once, under a token of its own,
+/// not again for every run that takes it: `RUNS` runs over one connection, one `epoll_ctl`
+/// (the cost per check docs/benchmarks.md measures: a write, a read and a parse).
+#[test]
+fn a_kept_connection_is_registered_once_for_all_its_runs() {
+    for scheme in ["http", "https"] {
+        let server = KeepServer::start((scheme == "https").then(tls_config));
+        let mut e = engine(EngineConfig::default());
+        let (_, outcomes) = runs(&mut e, spec(&server.url(scheme, "/ok"), true), RUNS);
+        assert_all(&outcomes, ProbeResult::Success);
+        assert_eq!(server.accepted(), 1, "{scheme}: one connection");
+        let stats = e.keep_alive_stats();
+        assert!(stats.reused >= (RUNS - 1) as u64, "{scheme}: {stats:?}");
+        assert_eq!(stats.registrations, 1, "{scheme}: {stats:?}");
+    }
+}
+
 #[test]
 fn off_by_default_every_run_connects_and_asks_to_close() {
     let server = KeepServer::start(None);

@@ -188,3 +188,38 @@ fn host_runs_are_completed_on_the_engine_that_announced_them() {
     }
     et.stop().unwrap();
 }
+
+/// An event the thread took from its engine but could not send (the channel full) is not sent
+/// after its target's removal: events in the channel before the removal come, then none.
+#[test]
+fn a_held_event_of_a_removed_target_is_not_sent_after_the_removal() {
+    let server = TargetServer::start();
+    let config = EngineConfig { every_run: true, ..EngineConfig::default() };
+    let et = prober_engine::spawn_sharded(config, 1).unwrap();
+    let h = et.handle();
+    let url = server.url("/health");
+    let busy = h.add_target().unwrap();
+    h.set_probe(busy, Role::Readiness, http(&url), schedule(1, 1, 1)).unwrap();
+    // Nothing is received: the channel fills, then the engine keeps events. Ten kept means the
+    // thread's sends have been failing for several turns, so it holds one of `busy`'s.
+    let limit = Instant::now() + Duration::from_secs(30);
+    while h.call(|e| e.pending_events()).unwrap() < 10 {
+        assert!(Instant::now() < limit, "the channel did not fill");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.remove_target(busy).unwrap();
+    let marker = h.add_target().unwrap();
+    h.set_probe(marker, Role::Readiness, http(&url), schedule(3_600_000, 1, 1)).unwrap();
+    // The channel's events (all `busy`'s, sent before the removal), then `marker`'s.
+    let mut before = 0;
+    recv_until(&et, |ev| match ev.target() {
+        Some(t) if t == busy => {
+            before += 1;
+            assert!(before <= prober_engine::CHANNEL_CAP, "an event of a removed target");
+            false
+        }
+        Some(t) => t == marker,
+        None => false,
+    });
+    assert_eq!(before, prober_engine::CHANNEL_CAP);
+}

@@ -5,9 +5,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ::prober_engine::{Engine, EngineConfig, EngineError, Event, Handle};
+use ::prober_engine::{Engine, EngineConfig, EngineError, Event};
 use prober_core::Role;
 
+use crate::driver::{Driver, Wakeup};
 use crate::enums::c_enum;
 use crate::outcome::{
     micros, prober_outcome, prober_reason, prober_result, prober_role, prober_timings, timings_of,
@@ -111,7 +112,8 @@ pub struct prober_event {
 }
 
 pub(crate) struct Inner {
-    pub(crate) engine: Engine,
+    /// A lone engine, or engines on threads of their own (`prober_engine_new_with_threads`).
+    pub(crate) engine: Driver,
     /// The last drained batch's outcomes, holding the memory that events' views point into.
     pub(crate) held: Vec<prober_outcome>,
 }
@@ -125,7 +127,7 @@ pub(crate) struct Inner {
 /// that case leaves the engine alive (leaked) rather than free it under the running call.
 pub struct prober_engine {
     /// Thread-safe: the only part other threads touch (`prober_engine_wakeup`).
-    handle: Handle,
+    wake: Wakeup,
     poisoned: AtomicBool,
     /// Set while a call uses `inner` (see [`Entered`]): the one-thread-at-a-time rule,
     /// checked.
@@ -208,6 +210,9 @@ impl prober_engine {
         // a reference to `inner` meanwhile: this is the only one. Other threads only touch
         // `handle`, which is outside the cell.
         let inner = unsafe { &mut *self.inner.get() };
+        if let Some(failed) = inner.engine.failure() {
+            return Err(failed);
+        }
         catch_unwind(AssertUnwindSafe(|| f(inner))).unwrap_or_else(|_| {
             self.poisoned.store(true, Ordering::Release);
             Err(set_error(
@@ -253,18 +258,47 @@ pub(crate) fn engine_query<R: GuardFallback>(
 /// # Errors
 /// `PROBER_E_NULL` for a NULL `out`, `PROBER_E_IO` when the engine's descriptors could not be
 /// made.
-fn new_engine(config: EngineConfig, out: *mut *mut prober_engine) -> Result<(), prober_status> {
+pub(crate) fn new_engine(
+    config: EngineConfig,
+    out: *mut *mut prober_engine,
+) -> Result<(), prober_status> {
     let out = Out::try_from_ptr(out, "out")?;
     let engine = Engine::with_config(config)
         .map_err(|e| set_error(PROBER_E_IO, format!("could not create the engine: {e}")))?;
-    let eng = prober_engine {
-        handle: engine.handle(),
-        poisoned: AtomicBool::new(false),
-        in_use: AtomicBool::new(false),
-        inner: UnsafeCell::new(Inner { engine, held: Vec::new() }),
-    };
-    out.write(eng.to_boxed_mut_ptr());
+    let wake = Wakeup::Engine(engine.handle());
+    out.write(prober_engine::boxed(Driver::One(engine), wake));
     Ok(())
+}
+
+impl prober_engine {
+    /// A new C engine driving `engine`, woken from other threads through `wake`.
+    pub(crate) fn boxed(engine: Driver, wake: Wakeup) -> *mut prober_engine {
+        let eng = prober_engine {
+            wake,
+            poisoned: AtomicBool::new(false),
+            in_use: AtomicBool::new(false),
+            inner: UnsafeCell::new(Inner { engine, held: Vec::new() }),
+        };
+        eng.to_boxed_mut_ptr()
+    }
+}
+
+/// The configuration `PROBER_ENGINE_*` `flags` ask for.
+///
+/// # Errors
+/// `PROBER_E_INVALID` for an unknown flag.
+pub(crate) fn config_of_flags(flags: u32) -> Result<EngineConfig, prober_status> {
+    use prober_engine_flags::*;
+    let unknown = flags & !prober_engine_flags::KNOWN;
+    if unknown != 0 {
+        return Err(set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}")));
+    }
+    let every_run = PROBER_ENGINE_EVERY_RUN.is_in(flags);
+    let mut config = EngineConfig { every_run, ..EngineConfig::default() };
+    if PROBER_ENGINE_NO_SOCKET_REUSE.is_in(flags) {
+        config.socket_pool = 0;
+    }
+    Ok(config)
 }
 
 /// Creates an engine (one epoll instance, no thread). Free it with `prober_engine_free`.
@@ -285,19 +319,7 @@ pub unsafe extern "C" fn prober_engine_new_with_flags(
     flags: u32,
     out: *mut *mut prober_engine,
 ) -> prober_status {
-    guard_status(|| {
-        use prober_engine_flags::*;
-        let unknown = flags & !prober_engine_flags::KNOWN;
-        if unknown != 0 {
-            return Err(set_error(PROBER_E_INVALID, format!("unknown engine flags {unknown:#x}")));
-        }
-        let every_run = PROBER_ENGINE_EVERY_RUN.is_in(flags);
-        let mut config = EngineConfig { every_run, ..EngineConfig::default() };
-        if PROBER_ENGINE_NO_SOCKET_REUSE.is_in(flags) {
-            config.socket_pool = 0;
-        }
-        new_engine(config, out)
-    })
+    guard_status(|| new_engine(config_of_flags(flags)?, out))
 }
 
 /// Frees an engine: every in-flight probe is cancelled (sockets closed, commands killed and
@@ -341,7 +363,7 @@ pub unsafe extern "C" fn prober_engine_add_target(
         let eng = prober_engine::try_ref_from_ptr(e)?;
         let target_id = Out::try_from_ptr(target_id, "target_id")?;
         eng.enter(|i| {
-            target_id.write(i.engine.add_target());
+            target_id.write(i.engine.add_target()?);
             Ok(())
         })
     })
@@ -442,8 +464,12 @@ pub unsafe extern "C" fn prober_engine_submit(
 
 /// A descriptor that becomes readable when the engine has I/O to process (its epoll fd). Poll
 /// it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
-/// Never close it. -1 for NULL, or while another call is running (`PROBER_E_BUSY` in
-/// `prober_last_error`).
+/// On Linux it also becomes readable by itself when a timer falls due: the next timer known
+/// at the end of the last `prober_engine_step` or `prober_engine_wait` (a timerfd in the
+/// engine's poll, to the nanosecond), so a host that polls it is woken on time with no I/O in
+/// flight, whatever the rounding of its own poll timeout. A timer added since (a probe set, a
+/// check submitted) is in `prober_engine_timeout_ms` until the next step. Never close it.
+/// -1 for NULL, or while another call is running (`PROBER_E_BUSY` in `prober_last_error`).
 ///
 /// # Safety
 /// `e` must be NULL or a live engine.
@@ -477,7 +503,7 @@ pub unsafe extern "C" fn prober_engine_timeout_ms(e: *const prober_engine) -> i6
 pub unsafe extern "C" fn prober_engine_step(e: *mut prober_engine) -> prober_status {
     engine_call(e, |i| {
         i.held.clear();
-        i.engine.step().map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
+        i.engine.wait(Some(Duration::ZERO))
     })
 }
 
@@ -503,7 +529,7 @@ pub unsafe extern "C" fn prober_engine_wait(
         let limit = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
         with_engine(e, |i| {
             i.held.clear();
-            i.engine.wait(limit).map(|_| ()).map_err(|e| set_error(PROBER_E_IO, e))
+            i.engine.wait(limit)
         })
     })
 }
@@ -519,7 +545,7 @@ pub unsafe extern "C" fn prober_engine_wakeup(e: *const prober_engine) -> prober
         // Only `handle` is touched, which is thread-safe and outside the cell that the
         // engine's own thread may be using.
         let eng = prober_engine::try_ref_from_ptr(e)?;
-        eng.handle.wakeup().map_err(|err| set_error(PROBER_E_IO, err))
+        eng.wake.wake().map_err(|err| set_error(PROBER_E_IO, err))
     })
 }
 
@@ -683,7 +709,7 @@ pub unsafe extern "C" fn prober_engine_pending(e: *const prober_engine) -> usize
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usize {
-    engine_query(e, |i| i.engine.in_flight())
+    engine_query(e, |i| i.engine.in_flight().unwrap_or(0))
 }
 
 /// Cancels the one-shot probes submitted with `tag` that are still running: each stops at
@@ -697,7 +723,7 @@ pub unsafe extern "C" fn prober_engine_in_flight(e: *const prober_engine) -> usi
 /// `e` must be NULL or a live engine.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn prober_engine_cancel_check(e: *mut prober_engine, tag: u64) -> usize {
-    engine_query(e, |i| i.engine.cancel_check(tag))
+    engine_query(e, |i| i.engine.cancel_check(tag).unwrap_or(0))
 }
 
 /// An engine's counters, filled in by `prober_engine_get_stats`.
@@ -738,16 +764,32 @@ pub unsafe extern "C" fn prober_engine_get_stats(
         let eng = prober_engine::try_ref_from_ptr(e)?;
         let stats = Out::try_from_ptr(stats, "stats")?;
         eng.enter(|i| {
-            let e = &i.engine;
-            stats.write(prober_engine_stats {
-                targets: e.target_count() as u64,
-                in_flight: e.in_flight() as u64,
-                pending_events: e.pending_events() as u64,
-                dropped_events: e.dropped_events(),
-                kept_connections: e.keep_alive_stats().idle as u64,
-                pooled_sockets: e.socket_pool_stats().idle as u64,
-                reserved: [0; 4],
-            });
+            // A group's counters are its engines' sums; its queue's events are pending too.
+            let mut sum = prober_engine_stats {
+                pending_events: match &i.engine {
+                    Driver::One(_) => 0,
+                    group => group.pending_events() as u64,
+                },
+                ..prober_engine_stats::default()
+            };
+            for e in i.engine.each(|e| {
+                [
+                    e.target_count() as u64,
+                    e.in_flight() as u64,
+                    e.pending_events() as u64,
+                    e.dropped_events(),
+                    e.keep_alive_stats().idle as u64,
+                    e.socket_pool_stats().idle as u64,
+                ]
+            })? {
+                sum.targets += e[0];
+                sum.in_flight += e[1];
+                sum.pending_events += e[2];
+                sum.dropped_events += e[3];
+                sum.kept_connections += e[4];
+                sum.pooled_sockets += e[5];
+            }
+            stats.write(sum);
             Ok(())
         })
     })

@@ -20,10 +20,10 @@
 
 /// See the module docs.
 macro_rules! c_enum {
+    // The C enum itself, the same for every shape: its rows' names and numbers.
     (
-        $(#[$meta:meta])*
-        pub enum $c:ident of $rust:ident $(, default $default:ident)? {
-            $( $(#[$vmeta:meta])* $variant:ident = $value:literal => $rvariant:ident, )*
+        @enum $(#[$meta:meta])* $c:ident {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:literal, )*
         }
     ) => {
         $(#[$meta])*
@@ -32,6 +32,38 @@ macro_rules! c_enum {
         pub enum $c {
             $( $(#[$vmeta])* $variant = $value, )*
         }
+    };
+    // What an enum of inputs adds.
+    (@inputs $c:ident { $( $variant:ident = $value:literal, )* }) => {
+        impl $c {
+            /// The variant of C number `n`, if it is one of the table's.
+            pub(crate) fn from_code(n: u32) -> Option<$c> {
+                match n {
+                    $( $value => Some($c::$variant), )*
+                    _ => None,
+                }
+            }
+        }
+    };
+    // What an enum of flags adds.
+    (@flags $c:ident { $( $variant:ident = $value:literal, )* }) => {
+        impl $c {
+            /// Every flag of the table, or-ed together.
+            pub(crate) const KNOWN: u32 = 0 $( | $value )*;
+
+            /// Whether `flags` has this flag.
+            pub(crate) const fn is_in(self, flags: u32) -> bool {
+                flags & self as u32 != 0
+            }
+        }
+    };
+    (
+        $(#[$meta:meta])*
+        pub enum $c:ident of $rust:ident $(, default $default:ident)? {
+            $( $(#[$vmeta:meta])* $variant:ident = $value:literal => $rvariant:ident, )*
+        }
+    ) => {
+        $crate::enums::c_enum!(@enum $(#[$meta])* $c { $( $(#[$vmeta])* $variant = $value, )* });
 
         impl $c {
             /// Every Rust value that has a C number, in the order of the table.
@@ -65,12 +97,7 @@ macro_rules! c_enum {
             $( $(#[$vmeta:meta])* $variant:ident = $value:literal => $message:literal, )*
         }
     ) => {
-        $(#[$meta])*
-        #[repr(u32)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum $c {
-            $( $(#[$vmeta])* $variant = $value, )*
-        }
+        $crate::enums::c_enum!(@enum $(#[$meta])* $c { $( $(#[$vmeta])* $variant = $value, )* });
 
         impl $c {
             /// The static description of C number `n` (`else` for a number not in the table).
@@ -82,51 +109,15 @@ macro_rules! c_enum {
             }
         }
     };
+    // `inputs` and `flags`: rows of a name and a number, and what the shape adds.
     (
         $(#[$meta:meta])*
-        pub enum $c:ident, inputs {
+        pub enum $c:ident, $shape:ident {
             $( $(#[$vmeta:meta])* $variant:ident = $value:literal, )*
         }
     ) => {
-        $(#[$meta])*
-        #[repr(u32)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum $c {
-            $( $(#[$vmeta])* $variant = $value, )*
-        }
-
-        impl $c {
-            /// The variant of C number `n`, if it is one of the table's.
-            pub(crate) fn from_code(n: u32) -> Option<$c> {
-                match n {
-                    $( $value => Some($c::$variant), )*
-                    _ => None,
-                }
-            }
-        }
-    };
-    (
-        $(#[$meta:meta])*
-        pub enum $c:ident, flags {
-            $( $(#[$vmeta:meta])* $variant:ident = $value:literal, )*
-        }
-    ) => {
-        $(#[$meta])*
-        #[repr(u32)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        pub enum $c {
-            $( $(#[$vmeta])* $variant = $value, )*
-        }
-
-        impl $c {
-            /// Every flag of the table, or-ed together.
-            pub(crate) const KNOWN: u32 = 0 $( | $value )*;
-
-            /// Whether `flags` has this flag.
-            pub(crate) const fn is_in(self, flags: u32) -> bool {
-                flags & self as u32 != 0
-            }
-        }
+        $crate::enums::c_enum!(@enum $(#[$meta])* $c { $( $(#[$vmeta])* $variant = $value, )* });
+        $crate::enums::c_enum!(@$shape $c { $( $variant = $value, )* });
     };
 }
 

@@ -75,7 +75,7 @@ pub unsafe extern "C" fn prober_engine_complete_run(
                 format!("{result} is not a PROBER_RESULT_* value"),
             ));
         };
-        with_engine(e, |i| match i.engine.complete_run(run_id, result, output) {
+        with_engine(e, |i| match i.engine.complete_run(run_id, result, output)? {
             Completion::Accepted => Ok(()),
             Completion::Late => Err(set_error(
                 PROBER_E_RUN_ENDED,
@@ -127,15 +127,16 @@ pub unsafe extern "C" fn prober_engine_get_host_run_stats(
         let eng = prober_engine::try_ref_from_ptr(e)?;
         let stats = Out::try_from_ptr(stats, "stats")?;
         eng.enter(|i| {
-            let s = i.engine.host_run_stats();
-            stats.write(prober_host_run_stats {
-                announced: s.announced,
-                completed: s.completed,
-                timed_out: s.timed_out,
-                late: s.late,
-                unknown: s.unknown,
-                reserved: [0; 3],
-            });
+            // A group's are its engines' sums.
+            let mut sum = prober_host_run_stats::default();
+            for s in i.engine.each(|e| e.host_run_stats())? {
+                sum.announced += s.announced;
+                sum.completed += s.completed;
+                sum.timed_out += s.timed_out;
+                sum.late += s.late;
+                sum.unknown += s.unknown;
+            }
+            stats.write(sum);
             Ok(())
         })
     })

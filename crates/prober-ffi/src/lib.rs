@@ -23,6 +23,7 @@ mod completion;
 mod compression;
 mod containment;
 mod dns;
+mod driver;
 mod engine;
 mod enums;
 mod event_facts;
@@ -44,6 +45,7 @@ mod source_address;
 mod spec;
 mod status;
 mod tcp_steps;
+mod threads;
 mod tls;
 
 use std::cell::RefCell;
@@ -71,6 +73,7 @@ pub use source_address::*;
 pub use spec::*;
 pub use status::*;
 pub use tcp_steps::prober_tcp_step_flags;
+pub use threads::{PROBER_ENGINE_MAX_THREADS, prober_engine_new_with_threads};
 pub use tls::*;
 
 /// A borrowed string or byte view: `len` bytes at `ptr`. `ptr[len]` is always a NUL byte, so

@@ -180,6 +180,30 @@ pub unsafe extern "C" fn prober_spec_set_tls_max_version(
     })
 }
 
+/// Turns TLS session resumption on or off (default off: the kubelet makes a full handshake
+/// every time). On, the runs of one target (one engine target's probe, or a one-shot HTTP spec
+/// the engine keeps prepared) offer the session tickets (TLS 1.3) and session IDs or tickets
+/// (TLS 1.2) their server gave the earlier runs, and a resumed handshake skips the certificate
+/// exchange. Sessions are kept per TLS configuration (options, files, server name): another
+/// configuration never resumes them. A resumed run reports the certificate facts of the full
+/// handshake that made its session; a session is dropped once the chain verified then has
+/// expired. Like every TLS setter, it switches a gRPC or TCP probe to TLS and a DNS probe to
+/// DNS over TLS. `prober_check` resumes nothing (each call is a spec of its own). See
+/// docs/semantics.md.
+///
+/// # Safety
+/// `spec` must be NULL or a live spec not used by another thread during the call.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn prober_spec_set_tls_resumption(
+    spec: *mut prober_spec,
+    on: bool,
+) -> prober_status {
+    edit_tls(spec, |t| {
+        t.resumption = on;
+        Ok(())
+    })
+}
+
 /// A TLS version as the C API numbers it: 12 or 13.
 fn tls_version(version: u32) -> Result<TlsVersion, prober_status> {
     match version {

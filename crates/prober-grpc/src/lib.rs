@@ -57,7 +57,7 @@ mod request;
 pub use prober_h2::client as h2;
 pub use prober_h2::hpack;
 
-pub use probe::GrpcProbe;
+pub use probe::{GrpcPlan, GrpcProbe};
 
 // The README's examples are compiled and run with the doc tests.
 #[cfg(doctest)]

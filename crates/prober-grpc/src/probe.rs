@@ -17,6 +17,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use prober_core::{
@@ -84,9 +85,13 @@ enum State {
     Done,
 }
 
-/// A gRPC health probe as a [`Machine`] (see the crate docs for the semantics).
+/// What every run of one gRPC spec shares, made once from it ([`GrpcPlan::new`]): a periodic
+/// probe's runs, and one-shot checks of an equal spec (the engine keeps the plans of the last
+/// few), then build no strings per run.
 #[derive(Debug)]
-pub struct GrpcProbe {
+pub struct GrpcPlan {
+    /// The spec it was made of.
+    spec: GrpcSpec,
     target: Target,
     /// `host:port` as Go's `net.JoinHostPort` writes it, or the Unix socket in gRPC's naming
     /// (`unix:///run/app.sock`), for messages.
@@ -95,6 +100,12 @@ pub struct GrpcProbe {
     /// `host:port`, or the host alone through a Unix socket (grpc-go sends `localhost` for
     /// `unix:` targets); `user-agent`: the spec's or [`DEFAULT_USER_AGENT`].
     request: RequestParts,
+}
+
+/// A gRPC health probe as a [`Machine`] (see the crate docs for the semantics).
+#[derive(Debug)]
+pub struct GrpcProbe {
+    plan: Arc<GrpcPlan>,
     dial: Dial,
     timeout: Duration,
     started: Option<Instant>,
@@ -109,9 +120,9 @@ pub struct GrpcProbe {
     resume_owed: bool,
 }
 
-impl GrpcProbe {
-    /// A probe of `spec` that must finish within `timeout`.
-    pub fn new(spec: &GrpcSpec, timeout: Duration) -> GrpcProbe {
+impl GrpcPlan {
+    /// The plan of `spec` (validated).
+    pub fn new(spec: &GrpcSpec) -> GrpcPlan {
         let host_port = if spec.host.is_empty() {
             // The kubelet's `":PORT"`; grpc-go sends `localhost:PORT` as its authority.
             format!(":{}", spec.port)
@@ -133,7 +144,8 @@ impl GrpcProbe {
             default_authority
         };
         let authority = spec.authority.clone().or(tls_name).unwrap_or(default_authority);
-        GrpcProbe {
+        GrpcPlan {
+            spec: spec.clone(),
             request: RequestParts {
                 tls: spec.connect.tls.is_some(),
                 authority,
@@ -154,6 +166,7 @@ impl GrpcProbe {
                 port: spec.port,
                 close: spec.connect.close,
                 tls: spec.connect.tls.clone(),
+                tls_sessions: None,
                 unix: spec.connect.unix_socket.clone(),
                 filter: spec.connect.address_filter.clone(),
                 keep_alive: spec.connect.keep_alive,
@@ -162,6 +175,35 @@ impl GrpcProbe {
                 source: spec.connect.source_address,
             },
             addr,
+        }
+    }
+
+    /// The spec the plan was made of.
+    pub fn spec(&self) -> &GrpcSpec {
+        &self.spec
+    }
+
+    /// Runs of the plan resume TLS sessions from `sessions`, the target's, and keep there what
+    /// the server gives (see [`prober_transport::TlsSessions`]); `None`: full handshakes.
+    pub fn with_tls_sessions(
+        mut self,
+        sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
+    ) -> GrpcPlan {
+        self.target.tls_sessions = sessions;
+        self
+    }
+}
+
+impl GrpcProbe {
+    /// A probe of `spec` that must finish within `timeout`.
+    pub fn new(spec: &GrpcSpec, timeout: Duration) -> GrpcProbe {
+        GrpcProbe::with_plan(Arc::new(GrpcPlan::new(spec)), timeout)
+    }
+
+    /// A run of `plan` that must finish within `timeout`.
+    pub fn with_plan(plan: Arc<GrpcPlan>, timeout: Duration) -> GrpcProbe {
+        GrpcProbe {
+            plan,
             dial: Dial::new(),
             timeout,
             started: None,
@@ -186,7 +228,7 @@ impl GrpcProbe {
         if !matches!(self.state, State::Dialing) {
             return Step::Pending;
         }
-        let step = self.dial.on(cx, event, &self.target.endpoint());
+        let step = self.dial.on(cx, event, &self.plan.target.endpoint());
         self.on_dial(cx, step)
     }
 
@@ -210,11 +252,14 @@ impl GrpcProbe {
                 let o = match e {
                     DialError::TlsNotBuiltIn => Outcome::unknown(
                         Reason::Unsupported,
-                        format!("TLS not built in: cannot probe gRPC over TLS at {}", self.addr),
+                        format!(
+                            "TLS not built in: cannot probe gRPC over TLS at {}",
+                            self.plan.addr
+                        ),
                     ),
                     DialError::Setup { reason, message } => Outcome::unknown(reason, message),
                     DialError::Connect { reason, detail } => {
-                        health::connect_failure(&self.addr, reason, &detail)
+                        health::connect_failure(&self.plan.addr, reason, &detail)
                     }
                 };
                 self.finish(o)
@@ -232,7 +277,7 @@ impl GrpcProbe {
     fn reuse(&mut self, cx: &mut Ctx<'_>, io: Transport, h2: Box<Session>) -> Step {
         if !h2.can_open() {
             io.close(cx);
-            let step = self.dial.retry(cx, &self.target.endpoint());
+            let step = self.dial.retry(cx, &self.plan.target.endpoint());
             return self.on_dial(cx, step);
         }
         self.open(cx, io, h2);
@@ -252,7 +297,7 @@ impl GrpcProbe {
         // and the request encoded for the last check is sent again (see `request`).
         let left = self.deadline.map_or(self.timeout, |d| d.saturating_duration_since(cx.now));
         let ms = left.as_micros().div_ceil(1000).max(1);
-        let request = h2.request(&self.request, ms);
+        let request = h2.request(&self.plan.request, ms);
         // A kept client is idle (checked before it was kept and by `reuse`), a new one has
         // no stream: the stream opens.
         let stream = h2.open_encoded(request).unwrap_or(1);
@@ -371,7 +416,7 @@ impl GrpcProbe {
     /// Closes the kept connection that failed and dials a fresh one, within the deadline.
     fn retry(&mut self, cx: &mut Ctx<'_>, io: Transport) -> Step {
         io.close(cx);
-        let step = self.dial.retry(cx, &self.target.endpoint());
+        let step = self.dial.retry(cx, &self.plan.target.endpoint());
         self.on_dial(cx, step)
     }
 
@@ -404,12 +449,12 @@ impl GrpcProbe {
     /// the spec keeps connections, the client is idle and what it queued could be written (up
     /// to [`DEFERRED_ANSWERS`] bytes of it may wait for the next check); else closed.
     fn release(&mut self, cx: &mut Ctx<'_>, mut io: Transport, mut h2: Box<Session>) {
-        if !self.target.keep_alive || !h2.is_idle() {
+        if !self.plan.target.keep_alive || !h2.is_idle() {
             io.close(cx);
             return;
         }
         if h2.pending_output().len() <= DEFERRED_ANSWERS {
-            self.dial.keep_session(cx, io, &self.target.endpoint(), h2);
+            self.dial.keep_session(cx, io, &self.plan.target.endpoint(), h2);
             return;
         }
         while !h2.pending_output().is_empty() {
@@ -421,7 +466,7 @@ impl GrpcProbe {
                 }
             }
         }
-        self.dial.keep_session(cx, io, &self.target.endpoint(), h2);
+        self.dial.keep_session(cx, io, &self.plan.target.endpoint(), h2);
     }
 
     /// Returns [`Step::Yield`], remembering that a [`Machine::resume`] is owed.
@@ -451,7 +496,7 @@ impl GrpcProbe {
                 RpcError::new(code::UNAVAILABLE, format!("error {what} server: {detail}"), reason);
             health::outcome(Err(rpc), self.timeout)
         } else {
-            health::connect_failure(&self.addr, reason, &detail)
+            health::connect_failure(&self.plan.addr, reason, &detail)
         };
         self.finish(o)
     }
@@ -466,7 +511,7 @@ impl GrpcProbe {
     ) -> Step {
         io.close(cx);
         if !connected {
-            let o = health::connect_failure(&self.addr, Reason::Protocol, &e.to_string());
+            let o = health::connect_failure(&self.plan.addr, Reason::Protocol, &e.to_string());
             return self.finish(o);
         }
         let o = self.rpc_failure(cx.now, e);
@@ -530,6 +575,9 @@ struct Target {
     port: u16,
     close: ClosePolicy,
     tls: Option<TlsOptions>,
+    /// The target's TLS sessions when its options ask for resumption (see
+    /// [`GrpcPlan::with_tls_sessions`]).
+    tls_sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
     unix: Option<UnixSocket>,
     filter: Option<std::sync::Arc<prober_core::AddressFilter>>,
     keep_alive: bool,
@@ -544,6 +592,7 @@ impl Target {
             host: &self.host,
             port: self.port,
             tls: self.tls.as_ref(),
+            tls_sessions: self.tls_sessions.as_deref(),
             alpn: &[ALPN_H2],
             close: self.close,
             // HTTP/2 writes several small frames (preface, SETTINGS, ACKs, HEADERS, DATA).
@@ -613,7 +662,7 @@ impl Machine for GrpcProbe {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.started = Some(cx.now);
         self.deadline = Some(cx.now + self.timeout);
-        let step = self.dial.start(cx, cx.now, &self.target.endpoint());
+        let step = self.dial.start(cx, cx.now, &self.plan.target.endpoint());
         self.on_dial(cx, step)
     }
 
@@ -661,7 +710,7 @@ impl Machine for GrpcProbe {
         let o = if self.close_all(cx) {
             health::rpc_timeout(self.timeout)
         } else {
-            health::connect_timeout(&self.addr, self.timeout)
+            health::connect_timeout(&self.plan.addr, self.timeout)
         };
         self.finish(o)
     }

@@ -574,6 +574,19 @@ impl HttpProbe {
     }
 }
 
+/// Whether `ready` brings nothing to a run in `state`: a plain connection reading a response
+/// (head or body) told only that it is writable (the ACK of its request freed send room). The
+/// poll reports the whole readiness with each event, so bytes, a FIN or an error would have
+/// said readable, closed or error; a read now would only return `EAGAIN`. TLS may have records
+/// to send, so its connections are driven on every event.
+fn waits_for_bytes_only(state: &State, ready: Ready) -> bool {
+    let reading_plain = match state {
+        State::Head { conn, .. } | State::Body { conn, .. } => matches!(conn, Transport::Plain(_)),
+        _ => false,
+    };
+    reading_plain && !ready.readable && !ready.hup && !ready.error
+}
+
 impl Machine for HttpProbe {
     fn start(&mut self, cx: &mut Ctx<'_>) -> Step {
         self.started = Some(cx.now);
@@ -591,7 +604,7 @@ impl Machine for HttpProbe {
             return self.dial_event(cx, DialEvent::Ready(sub, ready));
         }
         match std::mem::replace(&mut self.state, State::Done) {
-            other if sub != 0 => {
+            other if sub != 0 || waits_for_bytes_only(&other, ready) => {
                 self.state = other;
                 Step::Pending
             }

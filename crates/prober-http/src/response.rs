@@ -258,8 +258,10 @@ impl HeadParser {
         // One pass over the lines for the four headers read here (by length first, so most
         // names are passed over without a comparison); framing's values are read again only
         // when present.
-        let (mut location, mut chunked_or_coded, mut sized, mut says_close) =
-            (None, false, false, false);
+        let (mut location, mut chunked_or_coded, mut says_close) = (None, false, false);
+        // The Content-Length values seen: the first, and how many (framing reads them all
+        // again only when there are several).
+        let (mut length, mut lengths) = (None, 0usize);
         for h in resp.headers.iter() {
             let name = h.name.as_bytes();
             match name.len() {
@@ -274,7 +276,10 @@ impl HeadParser {
                 10 if self.keep_alive && name.eq_ignore_ascii_case(b"connection") => {
                     says_close |= lists_close(h.value);
                 }
-                14 if name.eq_ignore_ascii_case(b"content-length") => sized = true,
+                14 if name.eq_ignore_ascii_case(b"content-length") => {
+                    length = length.or(Some(h.value));
+                    lengths += 1;
+                }
                 17 if name.eq_ignore_ascii_case(b"transfer-encoding") => chunked_or_coded = true,
                 _ => {}
             }
@@ -289,7 +294,9 @@ impl HeadParser {
             Framing::Length(0)
         } else if chunked_or_coded && version >= 1 {
             transfer_encoding(values("transfer-encoding"))?
-        } else if sized {
+        } else if let (Some(value), 1) = (length, lengths) {
+            Framing::Length(content_length(std::iter::once(value))?)
+        } else if lengths > 1 {
             Framing::Length(content_length(values("content-length"))?)
         } else {
             Framing::Close

@@ -173,7 +173,9 @@ impl<'a> Ctx<'a> {
     /// Lends the driver's store of idle kept-alive connections (`prober_transport::keep`; held
     /// as `Any` here because its type lives above this crate), for a run of `owner` (the target
     /// whose run this is, `None` for a one-shot check). Connections in the store are registered
-    /// with this context's registry under tokens of runs that have ended.
+    /// with this context's registry, under tokens of their own when the store makes them (the
+    /// driver then routes their readiness to the run holding each), else under tokens of runs
+    /// that have ended.
     pub fn with_kept(mut self, store: &'a mut (dyn Any + Send), owner: Option<u64>) -> Ctx<'a> {
         self.kept = Some(Kept { store, owner });
         self

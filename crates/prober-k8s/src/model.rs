@@ -117,6 +117,9 @@ pub(crate) struct TlsConfig {
     /// `1.2` or `1.3`: the newest version offered (not below `minVersion`).
     #[serde(default, deserialize_with = "opt_version")]
     pub max_version: Option<String>,
+    /// `true`: resume TLS sessions between the probe's runs (default `false`, the kubelet's
+    /// full handshake every time).
+    pub resumption: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

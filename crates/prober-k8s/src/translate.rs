@@ -391,7 +391,11 @@ fn tls_options(src: &Source<'_>, field: &str, t: &TlsConfig) -> Result<TlsOption
         min_version: t.min_version.as_deref(),
         max_version: t.max_version.as_deref(),
     };
-    fields.read(field, &TlsFieldNames::CAMEL_CASE, src.base_dir, verify)
+    let mut options = fields.read(field, &TlsFieldNames::CAMEL_CASE, src.base_dir, verify)?;
+    // Not a field of the shared reader: blackbox_exporter's `tls_config` has no such option,
+    // and `prober serve` none either.
+    options.resumption = t.resumption.unwrap_or(false);
+    Ok(options)
 }
 
 /// The port of a gRPC probe: Kubernetes requires a number (`GRPCAction.port` is an int32).
@@ -828,7 +832,7 @@ mod tests {
         let dir = Path::new("/etc/probes");
         let with_dir = Source { base_dir: Some(dir), ..src(&[], &[]) };
         let p = probe(
-            "httpGet: {port: 8443, scheme: HTTPS}\ntls: {caFile: ca.pem, serverName: api.example, certFile: /abs/c.pem, keyFile: k.pem, minVersion: 1.3}",
+            "httpGet: {port: 8443, scheme: HTTPS}\ntls: {caFile: ca.pem, serverName: api.example, certFile: /abs/c.pem, keyFile: k.pem, minVersion: 1.3, resumption: true}",
         );
         let (spec, _) = build(&with_dir, Role::Readiness, "r", &p).unwrap();
         let ProbeKind::Http(h) = &spec.kind else { panic!() };
@@ -840,6 +844,7 @@ mod tests {
                 client_cert: Some(("/abs/c.pem".into(), "/etc/probes/k.pem".into())),
                 min_version: Some(TlsVersion::Tls13),
                 max_version: None,
+                resumption: true,
             }
         );
         let p = probe(

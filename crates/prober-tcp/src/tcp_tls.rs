@@ -46,9 +46,22 @@ pub struct TlsTcpProbe {
     /// that a peer keeping the socket readable cannot make this run do more than one budget of
     /// work per turn.
     resume_owed: bool,
+    /// The target's TLS sessions when its options ask for resumption (see
+    /// [`TlsTcpProbe::with_tls_sessions`]).
+    tls_sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
 }
 
 impl TlsTcpProbe {
+    /// The run resumes TLS sessions from `sessions`, the target's, and keeps there what the
+    /// server gives (see [`prober_transport::TlsSessions`]); `None`: full handshakes.
+    pub fn with_tls_sessions(
+        mut self,
+        sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
+    ) -> TlsTcpProbe {
+        self.tls_sessions = sessions;
+        self
+    }
+
     /// A run of `spec` (whose `tls` is set; the default options otherwise) within `timeout`.
     pub fn new(spec: &TcpSpec, timeout: Duration) -> TlsTcpProbe {
         TlsTcpProbe {
@@ -66,6 +79,7 @@ impl TlsTcpProbe {
             deadline: None,
             first_byte: None,
             resume_owed: false,
+            tls_sessions: None,
         }
     }
 
@@ -121,7 +135,11 @@ impl TlsTcpProbe {
             return self.finish(Outcome::success());
         };
         self.state = State::Upgrading;
-        let step = self.dial.start_tls(cx, conn, &endpoint(&self.spec, &self.tls, true));
+        let step = self.dial.start_tls(
+            cx,
+            conn,
+            &endpoint(&self.spec, &self.tls, self.tls_sessions.as_deref(), true),
+        );
         self.on_dial(cx, step)
     }
 
@@ -207,7 +225,11 @@ impl TlsTcpProbe {
             return Step::Pending;
         }
         let with_tls = matches!(self.state, State::Upgrading) || !self.spec.has_starttls();
-        let step = self.dial.on(cx, event, &endpoint(&self.spec, &self.tls, with_tls));
+        let step = self.dial.on(
+            cx,
+            event,
+            &endpoint(&self.spec, &self.tls, self.tls_sessions.as_deref(), with_tls),
+        );
         self.on_dial(cx, step)
     }
 }
@@ -218,7 +240,12 @@ impl Machine for TlsTcpProbe {
         self.deadline = Some(cx.now + self.timeout);
         self.state = State::Dialing;
         let now = cx.now;
-        let ep = endpoint(&self.spec, &self.tls, !self.spec.has_starttls());
+        let ep = endpoint(
+            &self.spec,
+            &self.tls,
+            self.tls_sessions.as_deref(),
+            !self.spec.has_starttls(),
+        );
         let step = self.dial.start(cx, now, &ep);
         self.on_dial(cx, step)
     }
@@ -289,11 +316,17 @@ impl Machine for TlsTcpProbe {
 
 /// Where the probe connects; `with_tls`: with the TLS options (the dial of TLS from the start,
 /// and the upgrade), else plain.
-fn endpoint<'a>(spec: &'a TcpSpec, tls: &'a TlsOptions, with_tls: bool) -> Endpoint<'a> {
+fn endpoint<'a>(
+    spec: &'a TcpSpec,
+    tls: &'a TlsOptions,
+    sessions: Option<&'a prober_transport::TlsSessions>,
+    with_tls: bool,
+) -> Endpoint<'a> {
     Endpoint {
         host: &spec.host,
         port: spec.port,
         tls: with_tls.then_some(tls),
+        tls_sessions: sessions,
         // No ALPN: the protocol inside is the user's.
         alpn: &[],
         close: spec.connect.close,

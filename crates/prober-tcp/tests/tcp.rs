@@ -3,12 +3,13 @@
 //! leaves no TIME_WAIT behind where the kubelet's close does.
 
 use std::collections::HashSet;
-use std::net::{SocketAddr, TcpListener};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, ProbeKind, ProbeResult, ProbeSpec, Reason, SpecError, TcpSpec};
 use prober_io::run_to_completion;
 use prober_tcp::TcpProbe;
+use prober_testkit::hanging::HangingListener;
 use prober_testkit::{TargetServer, closed_port};
 
 fn tcp_spec(host: &str, port: u16, close: ClosePolicy) -> TcpSpec {
@@ -55,28 +56,12 @@ fn t3_closed_port_is_failure_connection_refused() {
     assert_eq!(o.message, format!("dial tcp 127.0.0.1:{port}: connect: connection refused"));
 }
 
-/// A listener whose accept queue is full drops further SYNs, so a connect to it hangs: a real
-/// timeout on loopback, without sending traffic anywhere else.
-fn full_backlog_listener() -> (socket2::Socket, Vec<std::net::TcpStream>, SocketAddr) {
-    use socket2::{Domain, Socket, Type};
-    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
-    s.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
-    s.listen(0).unwrap();
-    let addr = s.local_addr().unwrap().as_socket().unwrap();
-    let mut fillers = Vec::new();
-    // Fill the accept queue (backlog 0 admits one or two); stop when a connect would hang.
-    for _ in 0..8 {
-        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-            Ok(c) => fillers.push(c),
-            Err(_) => break,
-        }
-    }
-    (s, fillers, addr)
-}
-
 #[test]
 fn t4_unanswered_connect_times_out() {
-    let (_listener, _fillers, addr) = full_backlog_listener();
+    // A listener whose accept queue is full drops further SYNs, so a connect to it hangs: a
+    // real timeout on loopback, without sending traffic anywhere else.
+    let listener = HangingListener::bind("127.0.0.1:0".parse().unwrap());
+    let addr = listener.addr();
     let started = Instant::now();
     let o =
         probe(&tcp_spec("127.0.0.1", addr.port(), ClosePolicy::Reset), Duration::from_millis(300));

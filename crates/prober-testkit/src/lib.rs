@@ -89,6 +89,16 @@
 //! [`keep_alive::KeepAliveServer`] keeps its connections, for keep-alive probes;
 //! [`allocations`] counts heap allocations per thread for the steady-state allocation tests.
 //!
+//! # Paths that refuse or hang
+//!
+//! [`closed_port`] is a loopback port where connects are refused;
+//! [`hanging::HangingListener`] one where they hang (its accept queue is full).
+//!
+//! # ICMP
+//!
+//! [`echo_forger::EchoForger`] answers echo requests with forged replies, for the tests that a
+//! reply which is not a run's own is ignored.
+//!
 //! # gRPC
 //!
 //! [`grpc::HealthServer`] runs grpc-go's own health service (a Go module in this crate, built
@@ -100,9 +110,11 @@ pub mod allocations;
 pub mod bounds;
 mod closed_port;
 mod conn;
+pub mod echo_forger;
 mod encoded;
 pub mod grpc;
 pub mod h2;
+pub mod hanging;
 pub mod keep_alive;
 #[cfg(target_os = "linux")]
 pub mod netns;

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use crate::hanging::HangingListener;
 use crate::server::TargetServer;
 
 /// A named network namespace that lives as long as this guard.
@@ -190,32 +191,15 @@ impl TestNetns {
             .unwrap_or_else(|e| panic!("cannot listen on {addr} in the namespace: {e}"))
     }
 
-    /// A listener inside on `addr` whose accept queue is full, so that connects to it hang
-    /// (the kernel drops their SYNs): a path that never answers, for Happy Eyeballs. Keep both
-    /// values alive as long as it should hang.
+    /// A [`HangingListener`] inside on `addr`: connects to it hang (the kernel drops their
+    /// SYNs), a path that never answers, for Happy Eyeballs. Keep it alive as long as it
+    /// should hang.
     ///
     /// # Panics
     ///
     /// When it cannot listen there.
-    pub fn start_hanging(&self, addr: SocketAddr) -> (socket2::Socket, Vec<std::net::TcpStream>) {
-        self.run_in(move || {
-            use socket2::{Domain, Socket, Type};
-            let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
-            s.set_reuse_address(true)?;
-            s.bind(&addr.into())?;
-            s.listen(0)?;
-            let bound = s.local_addr()?.as_socket().expect("an IP socket");
-            let mut fillers = Vec::new();
-            for _ in 0..8 {
-                let t = std::time::Duration::from_millis(200);
-                match std::net::TcpStream::connect_timeout(&bound, t) {
-                    Ok(c) => fillers.push(c),
-                    Err(_) => break,
-                }
-            }
-            Ok::<_, io::Error>((s, fillers))
-        })
-        .unwrap_or_else(|e| panic!("cannot make a hanging listener on {addr}: {e}"))
+    pub fn start_hanging(&self, addr: SocketAddr) -> HangingListener {
+        self.run_in(move || HangingListener::bind(addr))
     }
 
     /// `ip netns exec NAME PROGRAM`: a command that runs `program` inside (add its arguments).

@@ -270,6 +270,11 @@ pub struct Handshake {
     pub alpn: Option<Vec<u8>>,
     /// rustls's error when the handshake failed.
     pub error: Option<String>,
+    /// Whether the handshake resumed a session (rustls's `HandshakeKind::Resumed`): the
+    /// server sent no certificate.
+    pub resumed: bool,
+    /// The protocol version agreed on (`TLSv1_2`, `TLSv1_3`).
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -414,6 +419,8 @@ fn serve(tcp: TcpStream, config: &Arc<ServerConfig>, shared: &TlsShared, backend
     record.sni = tls.server_name().map(str::to_string);
     record.client_cert = tls.peer_certificates().is_some_and(|c| !c.is_empty());
     record.alpn = tls.alpn_protocol().map(<[u8]>::to_vec);
+    record.resumed = tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+    record.version = tls.protocol_version().map(|v| format!("{v:?}"));
     lock(&shared.handshakes).push(record);
 
     // The request head.

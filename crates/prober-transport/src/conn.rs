@@ -20,6 +20,9 @@ pub struct Conn {
     /// socket of another namespace: it goes back to that namespace's pool, never the host's.
     /// Boxed: most connections are the host's.
     pub(crate) netns: Option<Box<(prober_core::NetNs, (u64, u64))>>,
+    /// The token of its own it is registered under since it was first kept
+    /// ([`crate::keep::KeptConns::with_tokens`]); `None` while under a run's token.
+    pub(crate) kept_token: Option<mio::Token>,
 }
 
 impl Conn {

@@ -318,7 +318,14 @@ impl Connector {
         let close = self.close;
         let peer = Peer::Unix((*socket).clone());
         self.unix = Some(socket);
-        ConnectStep::Connected(Conn { stream, peer, close, reusable: false, netns: None })
+        ConnectStep::Connected(Conn {
+            stream,
+            peer,
+            close,
+            reusable: false,
+            netns: None,
+            kept_token: None,
+        })
     }
 
     /// Starts the race once the addresses are known: the first family now, the other after
@@ -502,7 +509,14 @@ impl Connector {
         };
         let stream = Stream::Tcp(stream);
         let peer = Peer::Tcp(addr);
-        ConnectStep::Connected(Conn { stream, peer, close: self.close, reusable, netns })
+        ConnectStep::Connected(Conn {
+            stream,
+            peer,
+            close: self.close,
+            reusable,
+            netns,
+            kept_token: None,
+        })
     }
 
     fn record_error(&mut self, which: usize, addr: SocketAddr, e: &io::Error) {

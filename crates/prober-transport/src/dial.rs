@@ -241,16 +241,22 @@ impl Dial {
         };
         let cert_not_after = self.cert_not_after;
         let tls_info = self.tls_info.clone();
+        let registry = cx.registry;
+        let mut conn = conn;
         if let Some((store, owner)) = keep::store(cx).filter(|(s, _)| s.has_room()) {
-            let origin = origin.unwrap_or_else(|| Origin::of(ep));
-            let since = Instant::now();
-            store.put(Idle { origin, conn, since, owner, cert_not_after, tls_info, session });
-            return;
+            // A connection that cannot be registered under its own token is closed.
+            if store.adopt(registry, &mut conn).is_ok() {
+                let origin = origin.unwrap_or_else(|| Origin::of(ep));
+                let since = Instant::now();
+                store.put(Idle { origin, conn, since, owner, cert_not_after, tls_info, session });
+                return;
+            }
         }
         conn.close(cx);
     }
 
-    /// An idle connection of `ep`'s origin from the driver's store, re-registered for this run.
+    /// An idle connection of `ep`'s origin from the driver's store, lent to this run (its
+    /// readiness routed to the run's token 0, see [`keep::KeptConns::lend`]).
     fn take_kept(&mut self, cx: &mut Ctx<'_>, ep: &Endpoint<'_>) -> Option<Transport> {
         let (token, registry, now) = (cx.token(0), cx.registry, cx.now);
         let (store, _) = keep::store(cx)?;
@@ -263,7 +269,7 @@ impl Dial {
             filter.check(Some(ep.host), addr).ok()?;
         }
         // A connection that cannot be registered again is closed (dropped) and a new one made.
-        idle.conn.rearm(registry, token).ok()?;
+        store.lend(registry, &mut idle.conn, token).ok()?;
         self.timings.reused = true;
         self.peer = peer;
         self.cert_not_after = idle.cert_not_after;
@@ -434,7 +440,7 @@ impl Dial {
             #[cfg(feature = "tls")]
             Phase::LoadingTls(_job) => {
                 let built = match ep.tls {
-                    Some(opts) => finish_setup(answer, opts, ep.alpn),
+                    Some(opts) => finish_setup(answer, opts, ep.alpn, ep.tls_sessions),
                     // Never loads without them.
                     None => Err((Reason::Tls, "no TLS options".to_string())),
                 };
@@ -509,7 +515,7 @@ impl Dial {
         if self.tls.is_some() {
             return Ok(true);
         }
-        match start_setup(cx, opts, ep.alpn) {
+        match start_setup(cx, opts, ep.alpn, ep.tls_sessions) {
             TlsSetup::Ready(Ok(c)) => {
                 self.tls = Some(c);
                 Ok(true)
@@ -586,7 +592,13 @@ impl Dial {
 
     #[cfg(feature = "tls")]
     fn handshake(&mut self, cx: &mut Ctx<'_>, mut tls: Box<TlsConn>) -> DialStep {
-        let r = tls.handshake();
+        let mut r = tls.handshake();
+        // A resumed handshake's facts are those of the full one that made its session.
+        if let (Ok(true), Some(client)) = (&r, &self.tls) {
+            if let Err(e) = client.settle(&tls) {
+                r = Err(TransportError::Tls(e));
+            }
+        }
         if !matches!(r, Ok(false)) {
             self.cert_not_after = self.tls.as_ref().and_then(TlsClient::cert_not_after);
             self.tls_info = self.tls.as_ref().and_then(|c| c.tls_info(Some(&tls)));

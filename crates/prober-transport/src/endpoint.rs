@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, TlsOptions, UnixSocket};
 
+use crate::TlsSessions;
+
 /// Where a dial goes and how: borrowed from the probe's spec at every call, so that a dial
 /// copies nothing per run.
 #[derive(Clone, Copy, Debug)]
@@ -16,6 +18,10 @@ pub struct Endpoint<'a> {
     pub port: u16,
     /// TLS options when the connection is TLS (`https`, gRPC with TLS); `None` for plain TCP.
     pub tls: Option<&'a TlsOptions>,
+    /// The target's TLS sessions when its options ask for resumption (see [`TlsSessions`]):
+    /// the handshake offers one of them, and keeps what the server gives. `None`: a full
+    /// handshake, nothing kept.
+    pub tls_sessions: Option<&'a TlsSessions>,
     /// The protocols offered by ALPN, in order of preference (TLS only).
     pub alpn: &'static [&'static [u8]],
     /// How the connection ends (RST or FIN), and whether its socket may be pooled.

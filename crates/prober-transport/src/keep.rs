@@ -9,14 +9,22 @@
 //! allowed it. One connection serves one run at a time: runs of one origin in flight together
 //! each have their own.
 //!
-//! While idle, a connection stays registered with the driver's poll under the token of the
-//! run that last used it; the engine's tokens carry the slot's generation, so readiness of an
-//! idle connection (the peer closing it) reaches no run. Taking it re-registers it under the
-//! new run's token.
+//! A driver that names kept connections by tokens of their own ([`KeptConns::with_tokens`],
+//! as the engine does) has each connection registered under its own token once, when it is
+//! first kept, and never again while it serves runs: the run that takes it is recorded as its
+//! holder, and the driver hands the connection's readiness to the holder
+//! ([`KeptConns::route`]); readiness while it idles is noted instead, and a connection that was
+//! readable (or closed) while idle is registered once more when taken, which reports what is
+//! waiting to the run (edge-triggered polls report a change once). Without such tokens a
+//! connection stays registered under the token of the run that last used it while idle (the
+//! engine's tokens carry the slot's generation, so its readiness reaches no run), and taking it
+//! re-registers it under the new run's token: an `epoll_ctl` per reuse.
 //!
 //! A connection is dropped (closed) when:
-//! - the peer has closed it or sent anything while it was idle: checked before reuse with a
-//!   non-blocking `recv(MSG_PEEK)` (counted as `stale`);
+//! - the peer has closed it or sent anything while it was idle (counted as `stale`): as the
+//!   driver's poll reported it, for a connection under a token of its own (a close reported
+//!   only after the driver's last wait makes the request fail before any response byte: the
+//!   retry below), else checked before reuse with a non-blocking `recv(MSG_PEEK)`;
 //! - it has been idle for [`IDLE_LIMIT`] (checked when connections are taken, and by the
 //!   engine every turn through [`KeptConns::expire`]);
 //! - the target whose run last used it is removed ([`KeptConns::close_owner`]);
@@ -35,8 +43,9 @@
 
 use std::time::{Duration, Instant};
 
+use mio::{Registry, Token};
 use prober_core::{ClosePolicy, IpFamily, NetNs, TlsOptions, UnixSocket};
-use prober_io::Ctx;
+use prober_io::{Ctx, Ready};
 
 use crate::Transport;
 use crate::endpoint::Endpoint;
@@ -153,12 +162,36 @@ pub struct KeepStats {
     pub expired: u64,
     /// Connections closed because the target that last used them was removed.
     pub orphaned: u64,
+    /// `epoll_ctl` calls made to register kept connections with the driver's poll again
+    /// (under another token, or to report readiness that came while they were idle).
+    pub registrations: u64,
+}
+
+/// How a driver names kept connections in its poll ([`KeptConns::with_tokens`]): the token
+/// of the connection whose descriptor is `fd`, or `None` when its token space has no room for
+/// that descriptor (the connection then goes under each run's token, as without).
+pub type KeptToken = fn(fd: usize) -> Option<Token>;
+
+/// Who a connection under its own token answers to, by descriptor.
+#[derive(Clone, Copy, Debug, Default)]
+enum Lease {
+    /// Not a kept connection's (or no longer: a closed descriptor's entry is left stale, and
+    /// set again when a connection with that descriptor is kept).
+    #[default]
+    None,
+    /// In the store; `ready`: it was readable, or closed, since it was kept.
+    Idle { ready: bool },
+    /// Taken by the run whose first token this is.
+    Held(Token),
 }
 
 /// One driver's idle kept-alive connections (see the module docs).
 #[derive(Debug)]
 pub struct KeptConns {
     idle: Vec<Idle>,
+    /// Indexed by descriptor, for connections under their own tokens.
+    leases: Vec<Lease>,
+    token_of: Option<KeptToken>,
     cap: usize,
     limit: Duration,
     /// No sweep before this (see [`KeptConns::expire`]).
@@ -180,6 +213,8 @@ impl KeptConns {
     pub fn new(cap: usize) -> KeptConns {
         KeptConns {
             idle: Vec::new(),
+            leases: Vec::new(),
+            token_of: None,
             cap,
             limit: IDLE_LIMIT,
             next_sweep: None,
@@ -193,6 +228,99 @@ impl KeptConns {
     pub fn with_idle_limit(mut self, limit: Duration) -> KeptConns {
         self.limit = limit;
         self
+    }
+
+    /// The same, with kept connections registered under tokens of their own, made by
+    /// `token_of` (see the module docs): the driver passes their readiness to
+    /// [`KeptConns::route`], and the connections are not registered again per run.
+    pub fn with_tokens(mut self, token_of: KeptToken) -> KeptConns {
+        self.token_of = Some(token_of);
+        self
+    }
+
+    /// Readiness `ready` of the kept connection with descriptor `fd` (its token is
+    /// `token_of(fd)`): the first token of the run that holds it, to be handed to that run as
+    /// readiness of its token 0; `None` when it idles (then noted, for the run that takes it
+    /// next) or the descriptor is no kept connection's any more (stale readiness).
+    pub fn route(&mut self, fd: usize, ready: Ready) -> Option<Token> {
+        match self.leases.get_mut(fd)? {
+            Lease::Held(run) => Some(*run),
+            Lease::Idle { ready: seen } => {
+                *seen |= ready.readable || ready.hup || ready.error;
+                None
+            }
+            Lease::None => None,
+        }
+    }
+
+    fn lease_mut(&mut self, fd: usize) -> &mut Lease {
+        if self.leases.len() <= fd {
+            self.leases.resize(fd + 1, Lease::None);
+        }
+        &mut self.leases[fd]
+    }
+
+    /// Registers `conn`, about to be kept, under its own token if the driver gives kept
+    /// connections one and it is not there yet (a connection's first keeping: one `epoll_ctl`
+    /// for all its runs). `Err`: it could not be, and is to be closed.
+    pub(crate) fn adopt(
+        &mut self,
+        registry: &Registry,
+        conn: &mut Transport,
+    ) -> std::io::Result<()> {
+        let fd = conn.conn().stream.fd();
+        let Some(token) = usize::try_from(fd).ok().and_then(|fd| Some((fd, self.token_of?(fd)?)))
+        else {
+            return Ok(());
+        };
+        if conn.conn().kept_token != Some(token.1) {
+            self.stats.registrations += 1;
+            conn.rearm(registry, token.1)?;
+            conn.conn_mut().kept_token = Some(token.1);
+        }
+        *self.lease_mut(token.0) = Lease::Idle { ready: false };
+        Ok(())
+    }
+
+    /// Whether `conn`, idle, is fit for another request: nothing received, no FIN, no error.
+    /// For a connection under its own token the poll has said so while it idled (up to the
+    /// driver's last wait: a close reported after that makes the request fail before any
+    /// response byte, and the run dial again, as a close just after a peek would), so no
+    /// `recv(MSG_PEEK)` is made; for any other the peek is.
+    fn is_quiet(&mut self, conn: &mut Transport) -> bool {
+        let lease =
+            usize::try_from(conn.conn().stream.fd()).ok().and_then(|fd| self.leases.get(fd));
+        match (conn.conn().kept_token, lease) {
+            (Some(_), Some(Lease::Idle { ready })) => !ready && conn.holds_nothing(),
+            _ => conn.is_quiet(),
+        }
+    }
+
+    /// Lends `conn`, just taken, to the run whose first token is `run`: a connection under its
+    /// own token gets `run` as its holder, and is registered again (under the same token) only
+    /// when it was readable or closed while idle, so that the run is told; any other is
+    /// registered under `run`.
+    pub(crate) fn lend(
+        &mut self,
+        registry: &Registry,
+        conn: &mut Transport,
+        run: Token,
+    ) -> std::io::Result<()> {
+        let fd = usize::try_from(conn.conn().stream.fd()).ok();
+        match (conn.conn().kept_token, fd) {
+            (Some(own), Some(fd)) => {
+                let was = std::mem::replace(self.lease_mut(fd), Lease::Held(run));
+                if matches!(was, Lease::Idle { ready: false }) {
+                    return Ok(());
+                }
+                self.stats.registrations += 1;
+                conn.rearm(registry, own)
+            }
+            _ => {
+                self.stats.registrations += 1;
+                conn.rearm(registry, run)
+            }
+        }
     }
 
     /// The counters, with the number of idle connections now.
@@ -270,7 +398,7 @@ impl KeptConns {
                 self.stats.expired += 1;
                 continue;
             }
-            if idle.session.is_none() && !idle.conn.is_quiet() {
+            if idle.session.is_none() && !self.is_quiet(&mut idle.conn) {
                 self.stats.stale += 1;
                 continue;
             }
@@ -317,6 +445,7 @@ mod tests {
             host: "localhost",
             port: 80,
             tls: None,
+            tls_sessions: None,
             alpn: &[crate::ALPN_HTTP1],
             close: ClosePolicy::Reset,
             nodelay: false,

@@ -26,6 +26,7 @@ mod endpoint;
 mod error;
 pub mod keep;
 mod quiet;
+mod sessions;
 mod socket;
 mod stream;
 mod sys;
@@ -36,6 +37,7 @@ mod transport;
 pub use conn::Conn;
 pub use connect::{ConnectError, ConnectStep, Connector};
 pub use error::TransportError;
+pub use sessions::TlsSessions;
 pub use stream::{Peer, Stream};
 pub use transport::{ALPN_H2, ALPN_HTTP1, Transport, op_error_text};
 

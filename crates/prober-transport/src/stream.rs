@@ -21,6 +21,15 @@ pub enum Stream {
 }
 
 impl Stream {
+    /// The socket's descriptor (the key of a kept connection's poll token).
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
     /// Reads without taking the bytes (`recv(MSG_PEEK)`).
     ///
     /// # Errors

@@ -92,6 +92,17 @@ impl Transport {
         }
     }
 
+    /// [`Transport::is_quiet`] without the `recv(MSG_PEEK)`: whether TLS holds no unread data,
+    /// `close_notify` or unsent records (always for plain TCP). For a kept connection whose
+    /// socket's readiness the driver's poll reports while it idles, which stands for the peek.
+    pub fn holds_nothing(&mut self) -> bool {
+        match self {
+            Transport::Plain(_) => true,
+            #[cfg(feature = "tls")]
+            Transport::Tls(t) => t.holds_nothing(),
+        }
+    }
+
     /// Registers the connection under `token` (a kept connection taken by another run): for
     /// both directions as a new plain connection is, for TLS with the interest
     /// [`Transport::sync_interest`] would give it.

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use prober_core::{ClosePolicy, Outcome, Reason};
 use prober_io::{Ctx, Machine, Ready, Step, run_to_completion};
+use prober_testkit::hanging::HangingListener;
 use prober_transport::{ConnectStep, Connector};
-use socket2::{Domain, Socket, Type};
 
 /// A connect of a fixed address list, as `TcpProbe` drives its connector. With `use_timer`
 /// false the connector's own timer is never called, so the other family can only join the race
@@ -84,20 +84,8 @@ impl Machine for Connect {
 }
 
 /// A listener on `ip` whose accept queue is full: connects to it hang.
-fn hanging(ip: &str) -> (Socket, Vec<std::net::TcpStream>, SocketAddr) {
-    let addr: SocketAddr = format!("{ip}:0").parse().unwrap();
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None).unwrap();
-    s.bind(&addr.into()).unwrap();
-    s.listen(0).unwrap();
-    let addr = s.local_addr().unwrap().as_socket().unwrap();
-    let mut fillers = Vec::new();
-    for _ in 0..8 {
-        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
-            Ok(c) => fillers.push(c),
-            Err(_) => break,
-        }
-    }
-    (s, fillers, addr)
+fn hanging(ip: &str) -> HangingListener {
+    HangingListener::bind(format!("{ip}:0").parse().unwrap())
 }
 
 /// An address on `ip` where nothing listens (connects are refused).
@@ -110,7 +98,8 @@ fn refused(ip: &str) -> SocketAddr {
 
 #[test]
 fn the_other_family_wins_when_the_first_hangs() {
-    let (_l6, _f6, v6) = hanging("[::1]");
+    let l6 = hanging("[::1]");
+    let v6 = l6.addr();
     let v4 = TcpListener::bind("127.0.0.1:0").unwrap();
     let v4_addr = v4.local_addr().unwrap();
     let o = run_to_completion(&mut Connect::new(vec![v6, v4_addr], Duration::from_secs(5), true));
@@ -120,7 +109,8 @@ fn the_other_family_wins_when_the_first_hangs() {
         "{o:?}"
     );
     // Before the race, the same list spent the whole deadline on the IPv6 address.
-    let (_l6b, _f6b, v6b) = hanging("[::1]");
+    let l6b = hanging("[::1]");
+    let v6b = l6b.addr();
     let o = run_to_completion(&mut Connect::new(vec![v6b], Duration::from_millis(400), true));
     assert_eq!((o.reason, o.message), (Reason::Timeout, format!("dial tcp {v6b}: i/o timeout")));
 }
@@ -151,8 +141,8 @@ fn when_every_attempt_fails_the_first_familys_first_error_is_reported() {
         (Reason::Refused, format!("dial tcp {a6}: connect: connection refused").as_str())
     );
     // Both hanging: the deadline names the first family's address, as Go's dialer does.
-    let (_l6, _f6, h6) = hanging("[::1]");
-    let (_l4, _f4, h4) = hanging("127.0.0.1");
+    let (l6, l4) = (hanging("[::1]"), hanging("127.0.0.1"));
+    let (h6, h4) = (l6.addr(), l4.addr());
     let o = run_to_completion(&mut Connect::new(vec![h6, h4], Duration::from_millis(600), true));
     assert_eq!((o.reason, o.message), (Reason::Timeout, format!("dial tcp {h6}: i/o timeout")));
 }

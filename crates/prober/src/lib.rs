@@ -121,6 +121,9 @@ pub use prober_engine::{
     DEFAULT_POOL_CAP, Engine, EngineConfig, EngineError, EngineThread, Event, Handle, KeepStats,
     MAX_THREADS, PoolStats, TargetId, spawn, spawn_sharded,
 };
+pub use prober_engine::{
+    EngineEnd, EngineGroup, EventSink, HostWaker, ShardedEngine, spawn_sharded_into,
+};
 
 /// Runs one probe to completion on the calling thread and returns its outcome.
 ///

@@ -124,6 +124,28 @@ impl ProbeSpec {
         Ok(self)
     }
 
+    /// Turns TLS session resumption on or off ([`TlsOptions::resumption`]; off by default, as
+    /// the kubelet). Like every TLS setter of the C API, it edits the spec's TLS options, the
+    /// default ones when it has none: on a gRPC, TCP or DNS spec without TLS that switches TLS
+    /// on (see [`ProbeSpec::set_tls`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`ProbeSpec::set_tls`]: [`SpecError::InvalidTls`] for a probe that takes no TLS.
+    pub fn set_tls_resumption(&mut self, on: bool) -> Result<(), SpecError> {
+        let options = self
+            .options_taking(ConnectOption::Tls, "TLS options apply to")
+            .map_err(SpecError::InvalidTls)?;
+        let mut tls = options.tls.clone().unwrap_or_default();
+        tls.resumption = on;
+        self.set_tls(tls)
+    }
+
+    /// Whether TLS sessions are resumed ([`TlsOptions::resumption`]): false without TLS.
+    pub fn tls_resumption(&self) -> bool {
+        self.connect_options().and_then(|c| c.tls.as_ref()).is_some_and(|t| t.resumption)
+    }
+
     /// Turns keep-alive on or off (HTTP and gRPC; see [`ConnectOptions::keep_alive`]).
     ///
     /// # Errors
@@ -285,6 +307,24 @@ impl ProbeSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tls_resumption_is_a_tls_option() {
+        let mut http = ProbeSpec::http("https://h/").unwrap();
+        assert!(!http.tls_resumption(), "off by default");
+        http.set_tls_resumption(true).unwrap();
+        assert!(http.tls_resumption());
+        // As every TLS setter, it switches gRPC to TLS (the default options otherwise).
+        let mut grpc = ProbeSpec::grpc("h", 1, "").unwrap();
+        grpc.set_tls_resumption(true).unwrap();
+        let want = TlsOptions { resumption: true, ..TlsOptions::default() };
+        assert_eq!(grpc.connect_options().unwrap().tls, Some(want));
+        let mut exec = ProbeSpec::exec(&["true"]).unwrap();
+        assert_eq!(
+            exec.set_tls_resumption(true).unwrap_err().to_string(),
+            "invalid TLS option: TLS options apply to TCP, HTTP, gRPC and DNS probes only"
+        );
+    }
 
     #[test]
     fn family_applies_to_connecting_probes_only() {

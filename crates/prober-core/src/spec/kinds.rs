@@ -295,6 +295,7 @@ static DEFAULT_TLS: TlsOptions = TlsOptions {
     client_cert: None,
     min_version: None,
     max_version: None,
+    resumption: false,
 };
 
 impl HttpSpec {

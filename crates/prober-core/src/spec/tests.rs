@@ -204,6 +204,7 @@ fn tls_options() {
         client_cert: Some(("c.pem".into(), "k.pem".into())),
         min_version: Some(TlsVersion::Tls13),
         max_version: Some(TlsVersion::Tls13),
+        resumption: true,
     };
     s.set_tls(tls.clone()).unwrap();
     assert!(matches!(&s.kind, ProbeKind::Http(h) if *h.tls() == tls));

@@ -72,6 +72,16 @@ pub struct TlsOptions {
     pub min_version: Option<TlsVersion>,
     /// The newest protocol version offered; TLS 1.3 when `None`. Not below `min_version`.
     pub max_version: Option<TlsVersion>,
+    /// Resume TLS sessions (beyond the kubelet, which makes a full handshake every time; off
+    /// by default): the runs of one periodic target keep the session tickets (TLS 1.3) and
+    /// session IDs or tickets (TLS 1.2) their servers give, and the next run offers them, so a
+    /// handshake the server accepts to resume skips the certificate exchange and its
+    /// verification. Sessions are kept per target and per TLS configuration (these options,
+    /// the versions of the files they name, the server name): another configuration never
+    /// resumes them. The certificate facts of a resumed run are those of the full handshake
+    /// that made the session, and a session is dropped once the chain verified then has
+    /// expired. Which runs share sessions: see `docs/semantics.md`.
+    pub resumption: bool,
 }
 
 impl TlsOptions {

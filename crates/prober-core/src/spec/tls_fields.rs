@@ -149,6 +149,7 @@ impl TlsFields<'_> {
             client_cert,
             min_version,
             max_version,
+            resumption: false,
         })
     }
 }

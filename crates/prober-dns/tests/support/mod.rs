@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use prober_core::{NetNs, TlsOptions, TlsVerify};
 use prober_dns::wire::Message;
 use prober_dns::{DnsFacts, DnsProbe, DnsSpec};
 use prober_testkit::netns::TestNetns;
-use prober_testkit::tls::Issued;
+use prober_testkit::tls::{Issued, TestCa};
 
 /// The script that installs the server these tests run.
 pub const INSTALL_HINT: &str =
@@ -218,5 +219,47 @@ impl Drop for Nsd {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// NSD serving UDP, TCP and DNS over TLS inside a namespace of the test's own, with what a
+/// probe needs to reach it from there: made by [`nsd_with_dot_in`]. Dropped, it stops NSD,
+/// then removes the CA's directory and the namespace.
+pub struct NsdWithDot {
+    pub nsd: Nsd,
+    /// NSD's DNS-over-TLS address.
+    pub tls_addr: SocketAddr,
+    /// TLS options that verify NSD's certificate (`ns1.probe.test`, issued by a CA of the
+    /// test's own, whose file is in `ca_dir`).
+    pub tls: TlsOptions,
+    /// The namespace, for `DnsSpec::netns`.
+    pub netns: NetNs,
+    ca_dir: PathBuf,
+    /// Last: deleted once NSD, which runs inside, has stopped.
+    _ns: TestNetns,
+}
+
+/// [`NsdWithDot`] in a new namespace tagged `tag`.
+pub fn nsd_with_dot_in(tag: &str) -> NsdWithDot {
+    let ns = TestNetns::new(tag);
+    let ca = TestCa::new("DoT test CA");
+    let nsd = Nsd::start_in(&ns, Some(&ca.issue(&["ns1.probe.test"])));
+    let tls_addr = nsd.tls_addr.expect("a TLS port");
+    // The server's directory is its own; the CA file goes in one named after the namespace
+    // (unique in this process and among processes).
+    let ca_dir = std::env::temp_dir().join(format!("{}-ca", ns.name()));
+    let (ca_file, _) = ca.cert().write_files(&ca_dir, "ca");
+    let tls = TlsOptions {
+        verify: TlsVerify::CaFile(ca_file),
+        server_name: Some("ns1.probe.test".into()),
+        ..TlsOptions::default()
+    };
+    let netns = NetNs::new(ns.path()).unwrap();
+    NsdWithDot { nsd, tls_addr, tls, netns, ca_dir, _ns: ns }
+}
+
+impl Drop for NsdWithDot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.ca_dir);
     }
 }

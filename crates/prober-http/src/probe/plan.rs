@@ -19,6 +19,10 @@ pub struct HttpPlan {
     pub(super) request: Vec<u8>,
     /// Keep-alive asked for and not overridden by a user `Connection: close`.
     pub(super) keep_alive: bool,
+    /// The TLS sessions every run of this plan resumes from and adds to, when the TLS options
+    /// ask for resumption: a plan is made once per periodic target (and per one-shot spec an
+    /// engine keeps prepared), so its runs share them and no one else does.
+    pub(super) tls_sessions: Option<std::sync::Arc<prober_transport::TlsSessions>>,
 }
 
 impl HttpPlan {
@@ -53,7 +57,8 @@ impl HttpPlan {
             .server_name
             .is_some()
             .then(|| TlsOptions { server_name: None, ..spec.tls().clone() });
-        HttpPlan { spec, host_override, other_host_tls, request, keep_alive }
+        let tls_sessions = prober_transport::TlsSessions::for_options(Some(spec.tls()));
+        HttpPlan { spec, host_override, other_host_tls, request, keep_alive, tls_sessions }
     }
 
     /// The spec planned.

@@ -47,6 +47,7 @@ pub(super) fn endpoint<'a>(
         port,
         // To the proxy in plain TCP; TLS with the target once the tunnel is open.
         tls: (https && (proxy.is_none() || tunneled)).then_some(tls),
+        tls_sessions: plan.tls_sessions.as_deref(),
         alpn,
         close: plan.spec.connect.close,
         // TLS makes several small writes in a row (the handshake's last flight, then the

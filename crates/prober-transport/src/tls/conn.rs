@@ -22,6 +22,8 @@ pub struct TlsConn {
     pub(super) first_record_seen: bool,
     /// The versions this connection offers, as a message names them (`1.2 only`).
     pub(super) offered: &'static str,
+    /// The name sessions are filed under, when resumption is on.
+    pub(super) resume_name: Option<rustls::pki_types::ServerName<'static>>,
 }
 
 impl TlsConn {
@@ -151,6 +153,11 @@ impl TlsConn {
 
     /// See [`crate::Transport::is_quiet`].
     pub(crate) fn is_quiet(&mut self) -> bool {
+        self.holds_nothing() && crate::quiet::peer_is_quiet(&mut self.conn)
+    }
+
+    /// See [`crate::Transport::holds_nothing`].
+    pub(crate) fn holds_nothing(&mut self) -> bool {
         if self.eof || self.tls.wants_write() {
             return false;
         }
@@ -160,7 +167,7 @@ impl TlsConn {
             // Data, or the peer's close_notify.
             Ok(_) => true,
         };
-        !buffered && crate::quiet::peer_is_quiet(&mut self.conn)
+        !buffered
     }
 
     /// What rustls needs the socket for next.
@@ -182,6 +189,11 @@ impl TlsConn {
         self.token = token;
         self.interest = interest;
         Ok(())
+    }
+
+    /// Whether the handshake resumed a session (see [`crate::TlsSessions`]).
+    pub fn resumed(&self) -> bool {
+        self.tls.handshake_kind() == Some(rustls::HandshakeKind::Resumed)
     }
 
     /// The protocol the server chose by ALPN.

@@ -155,7 +155,15 @@ pub struct TlsMaterial {
     /// (see `Verifier`).
     pub(super) pinned: Arc<[CertificateDer<'static>]>,
     pub(super) client: Option<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)>,
+    /// Which version of the files this is: equal numbers, the same files parsed once. 0
+    /// without verification and 1 with the system's trust store (no file of the options);
+    /// each parse of files takes the next number. Resumed sessions are kept per version
+    /// (`super::resume`).
+    pub(super) generation: u64,
 }
+
+/// The generation of the material parsed next (see [`TlsMaterial::generation`]).
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(2);
 
 /// What the material of some options was made from: the verification mode and every file's
 /// identity. Material depends on nothing else of the options (server name, versions and ALPN
@@ -211,6 +219,7 @@ impl TlsMaterial {
                 roots: None,
                 pinned: Arc::new([]),
                 client: None,
+                generation: 0,
             }))),
             TlsVerify::SystemRoots => {
                 let roots = system_roots_loaded()?;
@@ -220,6 +229,7 @@ impl TlsMaterial {
                         roots: Some(r),
                         pinned: Arc::new([]),
                         client: None,
+                        generation: 1,
                     }))
                 }))
             }
@@ -286,7 +296,9 @@ impl TlsMaterial {
             }
             _ => None,
         };
-        let material = Arc::new(TlsMaterial { webpki, roots, pinned: pinned.into(), client });
+        let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
+        let material =
+            Arc::new(TlsMaterial { webpki, roots, pinned: pinned.into(), client, generation });
         let mut cache = lock(material_cache());
         // Older versions of the same files are of no use any more.
         cache.retain(|k, _| !k.same_files(&key));

@@ -16,6 +16,10 @@
 //! - Whatever the verification, the leaf certificate's `notAfter` is recorded before the
 //!   verdict ([`TlsClient::cert_not_after`]), so an expired certificate is reported as such.
 //! - SNI: the options' `server_name`, else the host connected to; an IP address sends none.
+//! - Resumption (opt-in, `TlsOptions::resumption`): the client resumes from the target's
+//!   [`crate::TlsSessions`], filed by configuration; a resumed run reports the certificate
+//!   facts of the full handshake that made the session (see `resume.rs`). Without it, rustls's
+//!   resumption is off altogether: every handshake is a full one, redirect hops included.
 //! - [`TlsConn`] is one connection: `handshake` until it says done, then read and write
 //!   through [`crate::Transport::Tls`]. Each call moves records with
 //!   `read_tls`/`write_tls`/`process_new_packets` until the socket would block, and
@@ -28,14 +32,19 @@ use crate::conn::Conn;
 use mio::{Interest, Token};
 use prober_core::{CertInfo, Reason, TlsInfo, TlsOptions, TlsVersion};
 use prober_io::{Answer, BlockingJob, Ctx};
-use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection};
+use rustls::client::Resumption;
+use rustls::client::danger::ServerCertVerifier;
+use rustls::pki_types::{ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, HandshakeKind};
+
+use crate::TlsSessions;
 
 pub use crate::{ALPN_H2, ALPN_HTTP1};
 
 mod chain;
 mod conn;
 mod material;
+pub(crate) mod resume;
 mod verify;
 
 use material::provider;
@@ -55,12 +64,18 @@ pub enum TlsSetup {
 }
 
 /// Starts building the TLS client for `opts`: at once when no file is involved, else through a
-/// blocking job of `cx` (its answer goes to [`finish_setup`]).
-pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup {
+/// blocking job of `cx` (its answer goes to [`finish_setup`]). `sessions`: the target's, when
+/// its options ask for resumption.
+pub fn start_setup(
+    cx: &Ctx<'_>,
+    opts: &TlsOptions,
+    alpn: &'static [&'static [u8]],
+    sessions: Option<&TlsSessions>,
+) -> TlsSetup {
     match TlsMaterial::without_files(opts) {
-        Some(material) => {
-            TlsSetup::Ready(material.and_then(|m| TlsClient::with_material(&m, opts, alpn)))
-        }
+        Some(material) => TlsSetup::Ready(
+            material.and_then(|m| TlsClient::with_material(&m, opts, alpn, sessions)),
+        ),
         None => {
             let opts = opts.clone();
             TlsSetup::Loading(cx.run_blocking(move || Box::new(TlsMaterial::load(&opts)) as Answer))
@@ -78,7 +93,8 @@ pub fn start_setup(cx: &Ctx<'_>, opts: &TlsOptions, alpn: &[&[u8]]) -> TlsSetup 
 pub fn finish_setup(
     answer: io::Result<Answer>,
     opts: &TlsOptions,
-    alpn: &[&[u8]],
+    alpn: &'static [&'static [u8]],
+    sessions: Option<&TlsSessions>,
 ) -> Result<TlsClient, (Reason, String)> {
     let answer = answer.map_err(|e| {
         let reason = if Reason::is_local_resource(&e) { Reason::Resource } else { Reason::Tls };
@@ -88,7 +104,7 @@ pub fn finish_setup(
     match answer.downcast::<Result<Arc<TlsMaterial>, String>>() {
         Ok(material) => {
             let material: Arc<TlsMaterial> = (*material).map_err(tls)?;
-            TlsClient::with_material(&material, opts, alpn).map_err(tls)
+            TlsClient::with_material(&material, opts, alpn, sessions).map_err(tls)
         }
         Err(_) => Err(tls("cannot load the TLS files: unexpected answer".to_string())),
     }
@@ -125,6 +141,8 @@ pub struct TlsClient {
     verifier: Arc<Verifier>,
     /// The versions offered, for messages: `1.2 only`, `1.3 only`, `1.2 and 1.3`.
     offered: &'static str,
+    /// The target's sessions of this configuration, when resumption is on.
+    resume: Option<Arc<resume::Config>>,
 }
 
 impl TlsClient {
@@ -135,12 +153,14 @@ impl TlsClient {
     /// # Errors
     /// A complete sentence for an Unknown outcome: the files ([`TlsMaterial::load`]) or the
     /// configuration ([`TlsClient::with_material`]).
-    pub fn new(opts: &TlsOptions, alpn: &[&[u8]]) -> Result<TlsClient, String> {
+    pub fn new(opts: &TlsOptions, alpn: &'static [&'static [u8]]) -> Result<TlsClient, String> {
         let material = TlsMaterial::load(opts)?;
-        TlsClient::with_material(&material, opts, alpn)
+        TlsClient::with_material(&material, opts, alpn, None)
     }
 
-    /// Builds the configuration from loaded material (no file access).
+    /// Builds the configuration from loaded material (no file access). With `sessions` (and
+    /// options that ask for resumption), the client resumes from and keeps sessions in the
+    /// target's store of this configuration; else resumption is off.
     ///
     /// # Errors
     /// A complete sentence: the protocol versions cannot be set up, or the client certificate
@@ -148,8 +168,23 @@ impl TlsClient {
     pub fn with_material(
         material: &TlsMaterial,
         opts: &TlsOptions,
-        alpn: &[&[u8]],
+        alpn: &'static [&'static [u8]],
+        sessions: Option<&TlsSessions>,
     ) -> Result<TlsClient, String> {
+        let versions = protocol_versions(opts)?;
+        let offered = match versions.len() {
+            2 => "1.2 and 1.3",
+            _ if opts.max_version == Some(TlsVersion::Tls12) => "1.2 only",
+            _ => "1.3 only",
+        };
+        let resume = sessions
+            .filter(|_| opts.resumption)
+            .map(|s| s.inner.config(opts, alpn, material.generation));
+        // rustls resumes a session only with the very verifier and client credentials that
+        // made it: the configuration's client is built once and kept with its sessions.
+        if let Some((config, verifier)) = resume.as_ref().and_then(|r| r.client()) {
+            return Ok(TlsClient { config, verifier, offered, resume });
+        }
         let provider = provider();
         let verifier = Arc::new(Verifier {
             webpki: material.webpki.clone(),
@@ -158,7 +193,6 @@ impl TlsClient {
             algorithms: provider.signature_verification_algorithms,
             seen: Mutex::new(verify::Seen::default()),
         });
-        let versions = protocol_versions(opts)?;
         let builder = ClientConfig::builder_with_provider(provider)
             .with_protocol_versions(versions)
             .map_err(|e| format!("cannot set up TLS: {e}"))?
@@ -173,12 +207,15 @@ impl TlsClient {
             _ => builder.with_no_client_auth(),
         };
         config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-        let offered = match versions.len() {
-            2 => "1.2 and 1.3",
-            _ if opts.max_version == Some(TlsVersion::Tls12) => "1.2 only",
-            _ => "1.3 only",
+        config.resumption = match &resume {
+            Some(r) => r.resumption(),
+            None => no_resumption(),
         };
-        Ok(TlsClient { config: Arc::new(config), verifier, offered })
+        let config = Arc::new(config);
+        if let Some(r) = &resume {
+            r.keep_client(config.clone(), verifier.clone());
+        }
+        Ok(TlsClient { config, verifier, offered, resume })
     }
 
     /// Starts TLS on `conn` (registered on `token`) with `name` as SNI and the name verified:
@@ -195,6 +232,10 @@ impl TlsClient {
             Err(e) => return Err((conn, format!("invalid TLS server name {name:?}: {e}"))),
         };
         *self.verifier.slot() = verify::Seen::default();
+        let resume_name = self.resume.as_ref().map(|r| {
+            r.drop_expired(&server_name, unix_now());
+            server_name.clone()
+        });
         match ClientConnection::new(self.config.clone(), server_name) {
             Ok(tls) => Ok(TlsConn {
                 conn,
@@ -204,9 +245,45 @@ impl TlsClient {
                 eof: false,
                 first_record_seen: false,
                 offered: self.offered,
+                resume_name,
             }),
             Err(e) => Err((conn, format!("cannot start TLS: {e}"))),
         }
+    }
+
+    /// After `conn`'s handshake completed, with resumption on: the certificate facts of a full
+    /// handshake are kept beside its sessions, and a resumed one takes those of the full
+    /// handshake that made its session (rustls gives that handshake's chain, by which they are
+    /// found). The verifier is the configuration's, shared by its runs: facts that are not
+    /// those of `conn`'s chain (another run's handshake came in between, or a resumed chain
+    /// with no facts kept) are made again by verifying the chain, as a full handshake would.
+    /// [`TlsClient::tls_info`] and [`TlsClient::cert_not_after`] then say the same as after a
+    /// full handshake.
+    ///
+    /// # Errors
+    /// rustls's words for a chain verified again that does not verify.
+    pub fn settle(&self, conn: &TlsConn) -> Result<(), String> {
+        let (Some(resume), Some(name)) = (&self.resume, &conn.resume_name) else {
+            return Ok(());
+        };
+        let chain = conn.tls.peer_certificates().unwrap_or(&[]);
+        if conn.tls.handshake_kind() == Some(HandshakeKind::Resumed) {
+            if let Some(seen) = resume.facts(name, chain) {
+                *self.verifier.slot() = seen;
+                return Ok(());
+            }
+        } else if self.verifier.slot().certs.as_slice() == chain {
+            resume.record(name, &self.verifier.slot());
+            return Ok(());
+        }
+        let Some((leaf, rest)) = chain.split_first() else {
+            return Err("the TLS session carries no certificate".to_string());
+        };
+        self.verifier
+            .verify_server_cert(leaf, rest, name, &[], UnixTime::now())
+            .map_err(|e| e.to_string())?;
+        resume.record(name, &self.verifier.slot());
+        Ok(())
     }
 
     /// `notAfter` of the leaf certificate the server sent in the latest handshake (seconds
@@ -251,6 +328,7 @@ impl TlsClient {
                 None
             },
             leaf,
+            resumed: done.is_some_and(TlsConn::resumed),
         }))
     }
 }
@@ -276,6 +354,17 @@ fn suite_name(suite: rustls::CipherSuite) -> Option<&'static str> {
         }
         _ => return None,
     })
+}
+
+/// rustls's resumption turned off, made once: a run without resumption allocates no store.
+fn no_resumption() -> Resumption {
+    static OFF: std::sync::OnceLock<Resumption> = std::sync::OnceLock::new();
+    OFF.get_or_init(Resumption::disabled).clone()
+}
+
+/// Seconds since the epoch now.
+fn unix_now() -> i64 {
+    i64::try_from(UnixTime::now().as_secs()).unwrap_or(i64::MAX)
 }
 
 /// SHA-256 of `data` in lower-case hex, with the provider's hash (no hashing crate of its own).

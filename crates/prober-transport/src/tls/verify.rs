@@ -27,7 +27,7 @@ pub(super) struct Verifier {
 }
 
 /// What the latest handshake's verification saw.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct Seen {
     /// The leaf's `notAfter`.
     pub(super) not_after: Option<i64>,

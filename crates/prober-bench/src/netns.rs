@@ -112,9 +112,13 @@ pub(crate) fn scale(o: &Opts) -> Result<(), String> {
     let helpers = threads_cpu_us("prober-netns").saturating_sub(helpers0);
     let (fds_during, ns_fds) = descriptors();
     let rss_during = current_rss_bytes();
+    let kept = engine.netns_pool_stats();
     for t in targets {
         engine.remove_target(t).map_err(|e| e.to_string())?;
     }
+    // The engine still alive: what it holds once no spec names the namespaces (its kept
+    // sockets in them included: each keeps its namespace in existence).
+    let (fds_removed, _) = descriptors();
     drop(engine);
     let (_, ns_fds_after) = descriptors();
     if let Some(f) = first_failure {
@@ -132,6 +136,10 @@ pub(crate) fn scale(o: &Opts) -> Result<(), String> {
     line.kv("engine_fds", fds_during.saturating_sub(fds_before));
     line.kv("ns_fds", ns_fds.saturating_sub(ns_fds_before));
     line.kv("ns_fds_after", ns_fds_after.saturating_sub(ns_fds_before));
+    line.kv("fds_after_remove", fds_removed.saturating_sub(fds_before));
+    // Sockets kept per namespace (issue 37) at the end of the window, and how many runs took
+    // one instead of having a socket made.
+    line.kv("netns_kept", kept.idle).kv("netns_reused", kept.reused);
     line.kv("rss_per_target_b", rss_during.saturating_sub(rss_before) / count.max(1) as u64);
     line.print();
     drop(listeners);

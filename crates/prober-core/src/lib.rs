@@ -43,7 +43,7 @@ pub use icmp::{
 };
 pub use icmp_facts::{EchoStats, IcmpError, IcmpFacts, IcmpSocketKind};
 pub use metadata::validate_metadata;
-pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs};
+pub use netns::{MAX_NETNS_PATH, NetNs, OpenNetNs, WeakNetNs};
 pub use outcome::{Outcome, ProbeResult, Reason, Timings};
 pub use request::{MAX_BODY_LEN, validate_method};
 pub use schedule::{MAX_JITTER_PERCENT, Role, Schedule};

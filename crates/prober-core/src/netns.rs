@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::spec::SpecError;
@@ -102,6 +103,59 @@ impl NetNs {
     pub fn open_slot(&self) -> &Mutex<Option<OpenNetNs>> {
         &self.0.open
     }
+
+    /// A reference that does not keep the path named: for `prober-io`'s per-namespace socket
+    /// pools, which must let go of a namespace when the last spec naming it goes.
+    #[doc(hidden)]
+    pub fn downgrade(&self) -> WeakNetNs {
+        WeakNetNs(Arc::downgrade(&self.0))
+    }
+
+    /// How many [`NetNs`] values (paths no longer named by any spec) have been let go in this
+    /// process so far: a holder of [`WeakNetNs`]es looks for dead ones only when this moved.
+    #[doc(hidden)]
+    pub fn released() -> u64 {
+        RELEASED.load(Ordering::Acquire)
+    }
+}
+
+/// A [`NetNs`] that does not keep its path named (see [`NetNs::downgrade`]).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub struct WeakNetNs(Weak<Inner>);
+
+impl WeakNetNs {
+    /// Whether some spec still names the path.
+    pub fn is_named(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+
+    /// Whether this refers to `netns` (the same shared value, not only the same path).
+    pub fn is(&self, netns: &NetNs) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&netns.0))
+    }
+
+    /// A key for maps: the shared value's address, which stays unique while this weak
+    /// reference lives (it keeps the allocation).
+    pub fn key(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
+impl NetNs {
+    /// The key [`WeakNetNs::key`] gives for this value.
+    #[doc(hidden)]
+    pub fn key(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+}
+
+static RELEASED: AtomicU64 = AtomicU64::new(0);
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("NetNs").field(&self.path).finish()
+    }
 }
 
 impl Drop for Inner {
@@ -112,6 +166,11 @@ impl Drop for Inner {
         if map.get(&self.path).is_some_and(|w| w.strong_count() == 0) {
             map.remove(&self.path);
         }
+        drop(map);
+        // After the descriptor has closed (the fields drop after this body runs would be too
+        // late for a reader that sees the count move): take it out first.
+        drop(self.open.lock().unwrap_or_else(|e| e.into_inner()).take());
+        RELEASED.fetch_add(1, Ordering::Release);
     }
 }
 

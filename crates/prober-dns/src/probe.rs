@@ -259,7 +259,7 @@ impl DnsProbe {
     /// The UDP socket made in the spec's namespace has come (or why not).
     fn ns_udp_made(&mut self, cx: &mut Ctx<'_>, slot: &NsSockets) -> Step {
         match slot.lock().take() {
-            Some(Ok(mut fds)) if !fds.is_empty() => {
+            Some(Ok(prober_io::NsMade { sockets: mut fds, .. })) if !fds.is_empty() => {
                 let sock = std::net::UdpSocket::from(fds.swap_remove(0));
                 match bind_udp(&self.spec, &sock) {
                     Ok(()) => self.start_udp(cx, Ok(UdpSocket::from_std(sock))),

@@ -31,6 +31,19 @@ pub struct EngineConfig {
     /// queue holds at most this many plus one step's runs. See [`Engine::drain`](crate::Engine::drain) for the whole
     /// event policy.
     pub max_run_events: usize,
+    /// How long the disconnected sockets kept for probes in another network namespace (up to
+    /// [`EngineConfig::socket_pool`] per namespace and family) may stay unused before they are
+    /// closed (default [`prober_io::NETNS_POOL_IDLE`]). A kept socket keeps its namespace in
+    /// existence: they are also closed when no spec names the path any more.
+    pub netns_pool_idle: Duration,
+    /// How long a check of a namespace path's identity (its `stat`, by a `prober-netns`
+    /// thread) lets later probes in that namespace take kept sockets without checking again
+    /// (default [`prober_io::NETNS_RECHECK`], which says why). It bounds how long after the
+    /// path comes to name another namespace (a restarted container) a probe may still run in
+    /// the old one. After it a probe still reuses a kept socket, once a thread has checked
+    /// the path (a round trip, no `setns`, no new socket); [`Duration::ZERO`] checks before
+    /// every probe, as without the pool.
+    pub netns_recheck: Duration,
 }
 
 /// The default [`EngineConfig::max_run_events`].
@@ -44,6 +57,8 @@ impl Default for EngineConfig {
             socket_pool: prober_io::DEFAULT_POOL_CAP,
             keep_alive_idle: prober_transport::keep::IDLE_LIMIT,
             max_run_events: DEFAULT_MAX_RUN_EVENTS,
+            netns_pool_idle: prober_io::NETNS_POOL_IDLE,
+            netns_recheck: prober_io::NETNS_RECHECK,
         }
     }
 }

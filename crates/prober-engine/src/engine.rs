@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token, Waker};
 use parking_lot::Mutex;
 use prober_core::{Outcome, ProbeResult, ProbeSpec, Role, Schedule};
-use prober_io::{Machine, Mailbox, PoolStats, Ready, Resolved, SocketPool};
+use prober_io::{Machine, Mailbox, NsPoolStats, PoolStats, Ready, Resolved, SocketPool};
 use prober_transport::keep::{KeepStats, KeptConns};
 
 use crate::arena::{Arena, Key};
@@ -161,7 +161,11 @@ impl Engine {
             ready: Vec::new(),
             yielded: Vec::new(),
             resuming: Vec::new(),
-            pool: SocketPool::new(config.socket_pool),
+            pool: SocketPool::with_netns_bounds(
+                config.socket_pool,
+                config.netns_pool_idle,
+                config.netns_recheck,
+            ),
             kept: KeptConns::default()
                 .with_idle_limit(config.keep_alive_idle)
                 .with_tokens(crate::token::kept_token),
@@ -242,6 +246,8 @@ impl Engine {
         let first = first + self.jitter(schedule);
         self.schedule_worker(target, role, first);
         self.queue.push(Event::State { target, role, result: value, outcome: None });
+        // The spec replaced may have been the last naming a namespace.
+        self.pool.netns().release_unnamed();
         Ok(())
     }
 
@@ -255,7 +261,10 @@ impl Engine {
         self.target_mut(target)?;
         self.cancel_worker_run(target, role);
         let t = self.target_mut(target)?;
-        t.workers[role.index()].take().ok_or(EngineError::NoProbe(target, role))?;
+        let removed = t.workers[role.index()].take().ok_or(EngineError::NoProbe(target, role));
+        drop(removed?);
+        // A namespace only its spec named: its kept sockets close now.
+        self.pool.netns().release_unnamed();
         Ok(())
     }
 
@@ -310,6 +319,8 @@ impl Engine {
         self.kept.close_owner(target);
         self.targets.remove(Key::from_u64(target));
         self.queue.remove_target(target);
+        // A namespace only its specs named: its kept sockets close now.
+        self.pool.netns().release_unnamed();
         Ok(())
     }
 
@@ -413,6 +424,13 @@ impl Engine {
         self.pool.stats()
     }
 
+    /// The counters of the disconnected sockets kept for probes in other network namespaces:
+    /// namespaces and sockets kept now, connections made on a kept one, sockets put back and
+    /// sockets closed with their namespace (see [`EngineConfig::netns_pool_idle`]).
+    pub fn netns_pool_stats(&self) -> NsPoolStats {
+        self.pool.netns_ref().stats()
+    }
+
     /// The counters of kept-alive connections: idle now, kept, reused, found closed before
     /// reuse, retried, expired, closed with their target (see [`prober_transport::keep`]).
     pub fn keep_alive_stats(&self) -> KeepStats {
@@ -448,13 +466,13 @@ impl Engine {
         self.next_timer().map(|t| t.saturating_duration_since(Instant::now()))
     }
 
-    /// The instant of the next timer: a worker's run, a run's deadline, or a kept-alive
-    /// connection's idle limit.
+    /// The instant of the next timer: a worker's run, a run's deadline, a kept-alive
+    /// connection's idle limit, or the idle limit of a namespace's kept sockets.
     pub(crate) fn next_timer(&self) -> Option<Instant> {
-        match (self.timers.next(), self.kept.next_expiry()) {
-            (Some(timer), Some(expiry)) => Some(timer.min(expiry)),
-            (timer, expiry) => timer.or(expiry),
-        }
+        [self.timers.next(), self.kept.next_expiry(), self.pool.netns_ref().next_expiry()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Processes ready I/O, due timers and queued commands without blocking. Returns how many

@@ -96,6 +96,11 @@ impl Engine {
         if !self.kept.is_empty() {
             self.kept.expire(now);
         }
+        // Runs that ended this turn may have dropped the last spec naming a namespace (a
+        // one-shot check's), and a namespace may have been idle past its bound.
+        let netns = self.pool.netns();
+        netns.release_unnamed();
+        netns.expire(now);
         if self.timers.len() > 4 * (self.slots.len() + 3 * self.targets.len()) + 1024 {
             self.compact_timers();
         }

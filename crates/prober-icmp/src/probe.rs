@@ -182,7 +182,9 @@ impl IcmpProbe {
     fn ns_socket_made(&mut self, cx: &mut Ctx<'_>, slot: &NsSockets) -> Step {
         let Some(dst) = self.dst else { return Step::Pending };
         match slot.lock().take() {
-            Some(Ok(mut fds)) if !fds.is_empty() => self.open(cx, dst, Some(fds.swap_remove(0))),
+            Some(Ok(prober_io::NsMade { sockets: mut fds, .. })) if !fds.is_empty() => {
+                self.open(cx, dst, Some(fds.swap_remove(0)))
+            }
             Some(Err(e)) => {
                 self.done(cx, Outcome::new(e.reason.failed_result(), e.reason, e.message))
             }

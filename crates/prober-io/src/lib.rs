@@ -30,6 +30,7 @@ use prober_core::Outcome;
 pub mod blocking;
 mod mailbox;
 pub mod netns;
+mod ns_pool;
 mod os_result;
 mod pool;
 pub mod reaper;
@@ -42,7 +43,8 @@ mod workers;
 
 pub use blocking::BlockingJob;
 pub use mailbox::{Answer, JobDone, Mailbox, Resolved};
-pub use netns::{NsError, NsSocketKind, NsSockets, netns_opens};
+pub use netns::{NsError, NsMade, NsSocketKind, NsSockets, netns_opens, netns_sockets_made};
+pub use ns_pool::{NETNS_POOL_IDLE, NETNS_RECHECK, NsPoolStats, NsPools};
 pub use os_result::os_result;
 pub use pool::{DEFAULT_POOL_CAP, PoolStats, SocketPool};
 pub use resolver::{Lookup, Resolver};
@@ -218,6 +220,21 @@ impl<'a> Ctx<'a> {
         sockets: netns::NsSockets,
     ) -> resolver::Lookup {
         self.mailbox.submit_netns(self.ticket, host, addrs, port, netns, sockets)
+    }
+
+    /// [`Ctx::sockets_in`] for addresses already known, unless the path still names the
+    /// namespace `kept` (the identity of sockets the driver keeps for it, [`NsPools`]): then
+    /// the answer's [`NsMade`] has no sockets, and a kept one may be taken (see
+    /// [`Mailbox::submit_netns_unless`]).
+    #[must_use = "dropping the Lookup abandons the sockets"]
+    pub fn sockets_in_unless(
+        &self,
+        netns: &prober_core::NetNs,
+        addrs: Vec<SocketAddr>,
+        kept: (u64, u64),
+        sockets: netns::NsSockets,
+    ) -> resolver::Lookup {
+        self.mailbox.submit_netns_unless(self.ticket, addrs, netns, kept, sockets)
     }
 
     /// [`Ctx::sockets_in`] for one UDP socket per address (datagram probes: DNS), made in

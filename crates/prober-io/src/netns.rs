@@ -19,9 +19,12 @@
 //! named by mistake does not block the open), checked (`fstat`: a namespace file is neither a
 //! regular file, a directory nor a FIFO; the `NS_GET_NSTYPE` ioctl: a network namespace), and
 //! kept in the [`NetNs`] that every spec naming the path shares, so it is closed when the last
-//! of them is dropped. Each use `stat`s the path first: a file whose identity changed (a
+//! of them is dropped. Each job `stat`s the path first: a file whose identity changed (a
 //! restarted container's `/proc/PID/ns/net`, a re-created `/run/netns/NAME`) is opened again,
-//! and a path that has gone is an error, never a silent probe of the old namespace.
+//! and a path that has gone is an error, never a silent probe of the old namespace. The answer
+//! names the identity the sockets were made under ([`NsMade`]): a driver that keeps them for
+//! later probes ([`crate::NsPools`]) keys them by it, and a job may only check that identity
+//! ([`Mailbox::submit_netns_unless`]) when the driver keeps a socket made under it.
 
 use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
@@ -71,7 +74,18 @@ pub enum NsSocketKind {
 
 /// Where the sockets of one [`Mailbox::submit_netns`] are left for the asking machine, one per
 /// address in the order of the answer's addresses; the answer itself arrives as a lookup's.
-pub type NsSockets = Arc<Mutex<Option<Result<Vec<OwnedFd>, NsError>>>>;
+pub type NsSockets = Arc<Mutex<Option<Result<NsMade, NsError>>>>;
+
+/// The sockets a namespace job made, and where: the identity of the namespace file they were
+/// made in, as checked (`stat` of the path) just before. A driver that keeps such sockets for
+/// later probes ([`crate::NsPools`]) keys them by it.
+#[derive(Debug)]
+pub struct NsMade {
+    /// One per address, in the order of the answer's addresses.
+    pub sockets: Vec<OwnedFd>,
+    /// (`st_dev`, `st_ino`) of the namespace file.
+    pub id: (u64, u64),
+}
 
 fn pool() -> &'static WorkPool {
     static POOL: OnceLock<WorkPool> = OnceLock::new();
@@ -85,6 +99,14 @@ static OPENS: AtomicU64 = AtomicU64::new(0);
 /// identity changes.
 pub fn netns_opens() -> u64 {
     OPENS.load(Ordering::Relaxed)
+}
+
+static MADE: AtomicU64 = AtomicU64::new(0);
+
+/// How many sockets the namespace threads have made in this process, for tests and
+/// diagnostics: a probe that takes a pooled socket ([`crate::NsPools`]) makes none.
+pub fn netns_sockets_made() -> u64 {
+    MADE.load(Ordering::Relaxed)
 }
 
 impl Mailbox {
@@ -118,8 +140,9 @@ impl Mailbox {
     ) -> Lookup {
         let wanted = Arc::new(AtomicBool::new(true));
         let sender = self.sender();
+        let netns = netns.clone();
         let job =
-            NsJob { ticket, netns: netns.clone(), kind, sockets, sender, wanted: wanted.clone() };
+            NsJob { ticket, netns, kind, kept: None, sockets, sender, wanted: wanted.clone() };
         match host {
             None => job.submit(addrs),
             Some(host) => {
@@ -141,6 +164,28 @@ impl Mailbox {
         }
         Lookup::from_flag(wanted)
     }
+
+    /// [`Mailbox::submit_netns`] for addresses already known, unless the path still names the
+    /// namespace `kept` (the identity under which the driver keeps sockets of it,
+    /// [`crate::NsPools`]): then the thread only checks that (a `stat` of the path, no `setns`,
+    /// no socket) and the answer's [`NsMade`] has no sockets and that identity. Otherwise it
+    /// has the sockets made in the namespace the path names now.
+    pub fn submit_netns_unless(
+        &self,
+        ticket: u64,
+        addrs: Vec<SocketAddr>,
+        netns: &NetNs,
+        kept: (u64, u64),
+        sockets: NsSockets,
+    ) -> Lookup {
+        let wanted = Arc::new(AtomicBool::new(true));
+        let sender = self.sender();
+        let netns = netns.clone();
+        let kind = NsSocketKind::Tcp;
+        let kept = Some(kept);
+        NsJob { ticket, netns, kind, kept, sockets, sender, wanted: wanted.clone() }.submit(addrs);
+        Lookup::from_flag(wanted)
+    }
 }
 
 /// One request for sockets in a namespace, on its way through the pools.
@@ -148,6 +193,9 @@ struct NsJob {
     ticket: u64,
     netns: NetNs,
     kind: NsSocketKind,
+    /// No sockets if the path still names this namespace (see
+    /// [`Mailbox::submit_netns_unless`]).
+    kept: Option<(u64, u64)>,
     sockets: NsSockets,
     sender: Sender,
     wanted: Arc<AtomicBool>,
@@ -183,12 +231,17 @@ impl NsJob {
         if self.sender.abandoned() {
             return;
         }
-        let made = make_sockets(&self.netns, self.kind, &addrs);
+        let made = match self.kept {
+            Some(kept) if still_names(&self.netns, kept) => {
+                Ok(NsMade { sockets: Vec::new(), id: kept })
+            }
+            _ => make_sockets(&self.netns, self.kind, &addrs),
+        };
         self.answer(addrs, made);
     }
 
-    fn answer(self, addrs: Vec<SocketAddr>, made: Result<Vec<OwnedFd>, NsError>) {
-        let NsJob { ticket, netns, kind: _, sockets, sender, wanted: _ } = self;
+    fn answer(self, addrs: Vec<SocketAddr>, made: Result<NsMade, NsError>) {
+        let NsJob { ticket, netns, kind: _, kept: _, sockets, sender, wanted: _ } = self;
         *sockets.lock() = Some(made);
         // Let go of the namespace before answering: once the answer is read, the last spec
         // naming the path may be dropped, and its descriptor must then close at once, not
@@ -199,19 +252,34 @@ impl NsJob {
     }
 }
 
+/// Whether `netns`'s path still names the namespace of identity `kept` (which its cached file
+/// then is: a path found naming another is opened again, as for any use).
+fn still_names(netns: &NetNs, kept: (u64, u64)) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        open_checked(netns).is_ok_and(|open| (open.dev, open.ino) == kept)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (netns, kept);
+        false
+    }
+}
+
 /// The sockets for `addrs`, made in `netns` on this (pool) thread.
 fn make_sockets(
     netns: &NetNs,
     kind: NsSocketKind,
     addrs: &[SocketAddr],
-) -> Result<Vec<OwnedFd>, NsError> {
+) -> Result<NsMade, NsError> {
     let path = netns.path();
     let fail = |reason: Reason, why: String| NsError {
         reason,
         message: format!("cannot use network namespace {path:?}: {why}"),
     };
-    enter(netns).map_err(|e| fail(Reason::Namespace, e))?;
-    addrs
+    let id = enter(netns).map_err(|e| fail(Reason::Namespace, e))?;
+    MADE.fetch_add(addrs.len() as u64, Ordering::Relaxed);
+    let sockets = addrs
         .iter()
         .map(|a| {
             let made = match kind {
@@ -235,7 +303,8 @@ fn make_sockets(
                 fail(reason, format!("cannot create socket: {}", os_error_text(&e)))
             })
         })
-        .collect()
+        .collect::<Result<Vec<OwnedFd>, NsError>>()?;
+    Ok(NsMade { sockets, id })
 }
 
 /// An ICMP echo socket of the family, in this thread's namespace: unprivileged unless `raw`,
@@ -289,11 +358,12 @@ thread_local! {
 }
 
 #[cfg(target_os = "linux")]
-/// Moves this pool thread into `netns` (opening or re-opening its file as needed).
-fn enter(netns: &NetNs) -> Result<(), String> {
+/// Moves this pool thread into `netns` (opening or re-opening its file as needed); the
+/// namespace file's identity.
+fn enter(netns: &NetNs) -> Result<(u64, u64), String> {
     let open = open_checked(netns)?;
     if CURRENT.get() == Some((open.dev, open.ino)) {
-        return Ok(());
+        return Ok((open.dev, open.ino));
     }
     crate::sys::setns_net(&open.fd).map_err(|e| match e.raw_os_error() {
         Some(libc::EPERM) => format!(
@@ -303,13 +373,13 @@ fn enter(netns: &NetNs) -> Result<(), String> {
         _ => format!("cannot enter it: {}", os_error_text(&e)),
     })?;
     CURRENT.set(Some((open.dev, open.ino)));
-    Ok(())
+    Ok((open.dev, open.ino))
 }
 
 /// Network namespaces are Linux's own: elsewhere every path is refused, at run time (the spec
 /// is the same data everywhere).
 #[cfg(not(target_os = "linux"))]
-fn enter(_netns: &NetNs) -> Result<(), String> {
+fn enter(_netns: &NetNs) -> Result<(u64, u64), String> {
     Err("network namespaces exist on Linux only".into())
 }
 

@@ -15,7 +15,11 @@
 //! needs `reregister` on the same poll. The driver must tolerate events for stale tokens (the
 //! engine puts slot generations in its tokens for that).
 
+use std::time::Duration;
+
 use mio::net::TcpStream;
+
+use crate::ns_pool::{NETNS_POOL_IDLE, NETNS_RECHECK, NsPools};
 
 /// How many disconnected sockets an engine keeps by default, per address family.
 pub const DEFAULT_POOL_CAP: usize = 64;
@@ -31,7 +35,8 @@ pub struct PoolStats {
     pub recycled: u64,
 }
 
-/// Disconnected, still-registered TCP sockets by address family, at most `cap` of each.
+/// Disconnected, still-registered TCP sockets by address family, at most `cap` of each; and
+/// those of other network namespaces, by namespace ([`NsPools`], with the same cap).
 #[derive(Debug, Default)]
 pub struct SocketPool {
     v4: Vec<TcpStream>,
@@ -39,13 +44,30 @@ pub struct SocketPool {
     cap: usize,
     reused: u64,
     recycled: u64,
+    netns: NsPools,
 }
 
 impl SocketPool {
     /// A pool keeping at most `cap` sockets per address family; 0 keeps none (every socket is
     /// closed after its connection, as without a pool).
     pub fn new(cap: usize) -> SocketPool {
-        SocketPool { cap, ..SocketPool::default() }
+        SocketPool::with_netns_bounds(cap, NETNS_POOL_IDLE, NETNS_RECHECK)
+    }
+
+    /// [`SocketPool::new`], with the idle and re-check bounds of the sockets of other network
+    /// namespaces (see [`NsPools::new`]).
+    pub fn with_netns_bounds(cap: usize, idle: Duration, recheck: Duration) -> SocketPool {
+        SocketPool { cap, netns: NsPools::new(cap, idle, recheck), ..SocketPool::default() }
+    }
+
+    /// The sockets of other network namespaces.
+    pub fn netns(&mut self) -> &mut NsPools {
+        &mut self.netns
+    }
+
+    /// The sockets of other network namespaces, to read.
+    pub fn netns_ref(&self) -> &NsPools {
+        &self.netns
     }
 
     /// Whether [`SocketPool::put`] can take another socket of this family now.
@@ -74,10 +96,11 @@ impl SocketPool {
         }
     }
 
-    /// Closes every kept socket.
+    /// Closes every kept socket, of every namespace.
     pub fn clear(&mut self) {
         self.v4.clear();
         self.v6.clear();
+        self.netns.clear();
     }
 
     /// The pool's counters now (see [`PoolStats`]).

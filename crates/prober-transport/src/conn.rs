@@ -16,6 +16,10 @@ pub struct Conn {
     /// Can go back to the driver's socket pool when closed: reset close policy, no options
     /// beyond SO_LINGER 0.
     pub(crate) reusable: bool,
+    /// The network namespace the socket was made in and the identity of its file then, for a
+    /// socket of another namespace: it goes back to that namespace's pool, never the host's.
+    /// Boxed: most connections are the host's.
+    pub(crate) netns: Option<Box<(prober_core::NetNs, (u64, u64))>>,
     /// The token of its own it is registered under since it was first kept
     /// ([`crate::keep::KeptConns::with_tokens`]); `None` while under a run's token.
     pub(crate) kept_token: Option<mio::Token>,
@@ -39,22 +43,30 @@ impl Conn {
 
     /// Ends the connection: with RST under [`ClosePolicy::Reset`] (set when the socket was
     /// made), with FIN otherwise. Under the reset policy, when the driver lends a socket pool
-    /// with room, the socket is disconnected (the same RST) and kept for the next connection;
-    /// otherwise it is closed. No `epoll_ctl(DEL)` before a close: the descriptor is never
-    /// duplicated, so closing it removes it from the poll by itself (one syscall less per
-    /// probe, measured by ci/bench.sh).
+    /// with room, the socket is disconnected (the same RST) and kept for the next connection
+    /// (of the same network namespace, for a socket of another one); otherwise it is closed.
+    /// No `epoll_ctl(DEL)` before a close: the descriptor is never duplicated, so closing it
+    /// removes it from the poll by itself (one syscall less per probe, measured by
+    /// ci/bench.sh).
     pub fn close(self, cx: &mut Ctx<'_>) {
         if let (true, Stream::Tcp(stream), Peer::Tcp(addr)) =
             (self.reusable, &self.stream, &self.peer)
         {
             let ipv6 = addr.is_ipv6();
-            if let Some(pool) = cx.pool().filter(|p| p.has_room(ipv6)) {
-                if crate::sys::disconnect(stream).is_ok() {
-                    if let Stream::Tcp(stream) = self.stream {
-                        pool.put(stream, ipv6);
+            let now = cx.now;
+            let Some(pool) = cx.pool() else { return drop(self.stream) };
+            let room = match &self.netns {
+                None => pool.has_room(ipv6),
+                Some(ns) => pool.netns_ref().has_room(&ns.0, ns.1, ipv6),
+            };
+            if room && crate::sys::disconnect(stream).is_ok() {
+                if let Stream::Tcp(stream) = self.stream {
+                    match self.netns {
+                        None => pool.put(stream, ipv6),
+                        Some(ns) => pool.netns().put(&ns.0, ns.1, ipv6, stream, now),
                     }
-                    return;
                 }
+                return;
             }
         }
         drop(self.stream);

@@ -27,7 +27,8 @@
 //!
 //! In another network namespace ([`Connector::with_netns`]) the sockets, one per address, are
 //! made before the race by a `prober-netns` helper thread and handed back through the driver's
-//! mailbox as a lookup's answer (see `prober_io::netns`); the race itself is unchanged.
+//! mailbox as a lookup's answer (see `prober_io::netns`), or taken from the driver's sockets
+//! kept for that namespace (`prober_io::NsPools`); the race itself is unchanged.
 //!
 //! With a [`SocketPool`](prober_io::SocketPool) lent by the driver, a connection with the reset
 //! close policy ends with `connect(AF_UNSPEC)` instead of `close`: the same RST on the wire, the
@@ -44,12 +45,14 @@ use mio::net::TcpStream;
 use prober_core::os_error_text;
 use std::sync::Arc;
 
+use netns::NsConnect;
 use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, Reason, UnixSocket};
-use prober_io::{Ctx, NsSockets, Ready};
+use prober_io::{Ctx, Ready};
 use socket2::Socket;
 
 use crate::conn::Conn;
 
+mod netns;
 mod select;
 use crate::socket::{arm, in_ephemeral_range, open, reconnect};
 use crate::stream::{Peer, Stream};
@@ -154,17 +157,6 @@ pub struct Connector {
     source: Option<IpAddr>,
 }
 
-/// A connection made in another network namespace: the sockets come from the `prober-netns`
-/// pool (one per address, made before the race) instead of `socket()` on the poll thread.
-#[derive(Debug)]
-struct NsConnect {
-    netns: NetNs,
-    /// Where the pool leaves the sockets.
-    answer: NsSockets,
-    /// The sockets, by index in the address list, taken as the race uses them.
-    sockets: Vec<Option<std::os::fd::OwnedFd>>,
-}
-
 impl Connector {
     /// A connector to `host` (a name, or an IP literal with IPv6 unbracketed) and `port`.
     pub fn new(host: &str, port: u16, close: ClosePolicy) -> Connector {
@@ -197,17 +189,14 @@ impl Connector {
     /// Makes the sockets in the network namespace `netns` (none: this process's own). They are
     /// made on a `prober-netns` pool thread (see `prober_io::netns`) and handed back; the
     /// connect and all after it run here as for any socket. A host name is resolved first
-    /// through the host's resolver. Such sockets never go to or come from the driver's pool,
-    /// whose sockets belong to this process's namespace. A namespace that cannot be used
-    /// fails the connect with reason `namespace`, naming the path.
+    /// through the host's resolver. Such sockets never go to or come from the driver's pool
+    /// of this process's namespace, but to and from its pool of `netns`
+    /// ([`prober_io::NsPools`]), under the identity of the namespace they were made in: a
+    /// probe of an IP literal takes a kept one without the thread while the path's identity
+    /// was checked recently enough, and after a thread's check otherwise. A namespace that
+    /// cannot be used fails the connect with reason `namespace`, naming the path.
     pub fn with_netns(mut self, netns: Option<&NetNs>) -> Connector {
-        self.ns = netns.map(|netns| {
-            Box::new(NsConnect {
-                netns: netns.clone(),
-                answer: NsSockets::default(),
-                sockets: Vec::new(),
-            })
-        });
+        self.ns = netns.map(|netns| Box::new(NsConnect::new(netns)));
         self
     }
 
@@ -261,10 +250,13 @@ impl Connector {
     /// with no option beyond the reset policy's SO_LINGER 0 (and no bound address), so a
     /// pooled socket fits any connector that asks for one.
     fn poolable(&self) -> bool {
-        self.close == ClosePolicy::Reset
-            && !self.nodelay
-            && self.ns.is_none()
-            && self.source.is_none()
+        self.ns.is_none() && self.plain()
+    }
+
+    /// Sockets with no option beyond the reset policy's SO_LINGER 0 and no bound address: in
+    /// another namespace, they go to and come from the driver's pool of that namespace.
+    fn plain(&self) -> bool {
+        self.close == ClosePolicy::Reset && !self.nodelay && self.source.is_none()
     }
 
     /// A connector for addresses that are already known, tried in order (no resolution).
@@ -291,17 +283,8 @@ impl Connector {
         if let Some(socket) = self.unix.take() {
             return self.connect_unix(cx, socket);
         }
-        if let Some(ns) = &self.ns {
-            // Even an IP literal waits for the pool: its socket must be made in the namespace.
-            self.state = State::Resolving;
-            if self.name.is_some() {
-                self.resolve_started = Some(cx.now);
-            }
-            let addrs = self.addrs.as_slice().to_vec();
-            let lookup =
-                cx.sockets_in(&ns.netns, self.name.as_deref(), addrs, self.port, ns.answer.clone());
-            self.lookup = Some(lookup);
-            return ConnectStep::Pending;
+        if self.ns.is_some() {
+            return self.start_in_netns(cx);
         }
         match &self.name {
             Some(name) if self.addrs.as_slice().is_empty() => {
@@ -335,7 +318,14 @@ impl Connector {
         let close = self.close;
         let peer = Peer::Unix((*socket).clone());
         self.unix = Some(socket);
-        ConnectStep::Connected(Conn { stream, peer, close, reusable: false, kept_token: None })
+        ConnectStep::Connected(Conn {
+            stream,
+            peer,
+            close,
+            reusable: false,
+            netns: None,
+            kept_token: None,
+        })
     }
 
     /// Starts the race once the addresses are known: the first family now, the other after
@@ -395,16 +385,8 @@ impl Connector {
         }
         self.lookup = None;
         self.resolve_time = self.resolve_started.map(|t| cx.now.saturating_duration_since(t));
-        if let Some(ns) = &mut self.ns {
-            match ns.answer.lock().take() {
-                Some(Ok(sockets)) => ns.sockets = sockets.into_iter().map(Some).collect(),
-                Some(Err(e)) => {
-                    self.state = State::Finished;
-                    let e = ConnectError { reason: e.reason, message: e.message };
-                    return ConnectStep::Failed(e);
-                }
-                None => {} // the lookup failed: its error is below
-            }
+        if let Some(step) = self.netns_answer(cx) {
+            return step;
         }
         match addrs {
             Ok(addrs) if !addrs.is_empty() => {
@@ -517,13 +499,22 @@ impl Connector {
                 return self.fail();
             }
         }
-        let reusable = self.poolable();
+        let reusable = self.plain();
+        let netns = self.ns.as_ref().map(|ns| (ns.netns.clone(), ns.id));
+        // A socket of another namespace goes back only under the identity it was made in.
+        let (reusable, netns) = match netns {
+            None => (reusable, None),
+            Some((netns, Some(id))) => (reusable, Some(Box::new((netns, id)))),
+            Some((_, None)) => (false, None),
+        };
         let stream = Stream::Tcp(stream);
+        let peer = Peer::Tcp(addr);
         ConnectStep::Connected(Conn {
             stream,
-            peer: Peer::Tcp(addr),
+            peer,
             close: self.close,
             reusable,
+            netns,
             kept_token: None,
         })
     }
@@ -614,6 +605,10 @@ impl Connector {
             let opened = match (pooled, &mut self.ns) {
                 (Some(stream), _) => {
                     reconnect(stream, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
+                }
+                (None, Some(ns)) if ns.kept.is_some() => {
+                    let kept = ns.kept.take().expect("checked in the guard");
+                    reconnect(kept, addr).map(|s| (s, true)).map_err(|e| ("connect", e))
                 }
                 (None, Some(ns)) => match ns.sockets.get_mut(i).and_then(Option::take) {
                     Some(fd) => arm(Socket::from(fd), addr, self.close, self.nodelay, self.source),

@@ -1540,7 +1540,8 @@ prober_status prober_engine_submit(prober_engine *e, const prober_spec *spec, ui
  * it for reading together with `prober_engine_timeout_ms`, then call `prober_engine_step`.
  * On Linux it also becomes readable by itself when a timer falls due: the next timer known
  * at the end of the last `prober_engine_step` or `prober_engine_wait` (a timerfd in the
- * engine's poll, to the nanosecond), so a host that polls it is woken on time with no I/O in
+ * engine's poll: at that instant, or at most 1 ms after the last step or wait when a busy
+ * engine's timers fall due in quick succession), so a host that polls it is woken on time with no I/O in
  * flight, whatever the rounding of its own poll timeout. A timer added since (a probe set, a
  * check submitted) is in `prober_engine_timeout_ms` until the next step. Never close it.
  * -1 for NULL, or while another call is running (`PROBER_E_BUSY` in `prober_last_error`).

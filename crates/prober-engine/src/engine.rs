@@ -442,7 +442,8 @@ impl Engine {
     /// A descriptor that is readable when the engine has I/O to process (the epoll fd). Pair it
     /// with [`Engine::timeout`] for timers. On Linux it also becomes readable by itself when
     /// the next timer known at the end of the last [`Engine::step`] or [`Engine::wait`] is due
-    /// (a timerfd in the poll, to the nanosecond), so a host polling it with a millisecond
+    /// (a timerfd in the poll: at that instant, or at most 1 ms after the last poll when a busy
+    /// engine's timers fall due in quick succession), so a host polling it with a millisecond
     /// timeout is still woken on time.
     pub fn fd(&self) -> RawFd {
         self.poll.as_raw_fd()

@@ -45,6 +45,7 @@ impl Engine {
         }
         let mut done = 0;
         let now = Instant::now();
+        self.wake_timer.polled(now);
         // Collect first: handling an event needs `&mut self`.
         let mut ready = std::mem::take(&mut self.ready);
         ready.extend(self.events.iter().map(|e| (e.token(), Ready::from_event(e))));

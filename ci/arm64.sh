@@ -96,6 +96,10 @@ SKIP=(
   "prober-dns/netns udp_tcp_and_tls_queries_reach_a_server_inside_the_namespace: $REASON_NETNS"
   "prober-cli/dns_icmp dns_check_in_a_network_namespace: $REASON_NETNS"
   "prober-dns/source_address in_a_namespace_the_socket_is_bound_there: $REASON_NETNS"
+  "prober-engine/netns_pool probes_in_a_namespace_reuse_their_sockets: $REASON_NETNS"
+  "prober-engine/netns_pool the_last_target_gone_no_descriptor_of_the_namespace_remains: $REASON_NETNS"
+  "prober-engine/netns_pool a_path_bound_to_a_new_namespace_is_probed_there: $REASON_NETNS"
+  "prober-engine/netns_pool sockets_of_an_idle_namespace_are_closed: $REASON_NETNS"
   "prober-engine/threads_drop dropping_the_group_stops_both_engine_threads: $REASON_THREAD_EXIT"
   # Too slow under emulation even with optimized dependencies (see below): a bound set for real
   # hardware.

@@ -81,6 +81,30 @@ fn run_to(
     seen.iter().map(|h| h.resumed).collect()
 }
 
+/// A server of `ca`'s certificate speaking `versions`, and an engine with one periodic target
+/// probing it, verified against `ca` (its file in a directory named by `tag`), with resumption
+/// on or off.
+fn periodic_target(
+    ca: &TestCa,
+    versions: TlsVersions,
+    tag: &str,
+    resumption: bool,
+) -> (TlsTargetServer, Engine, TargetId) {
+    let server = server(ca, versions);
+    let ca_file = dir(tag).join("ca.pem");
+    std::fs::write(&ca_file, &ca.cert().cert_pem).unwrap();
+    let mut e = engine();
+    let target = e.add_target();
+    e.set_probe(
+        target,
+        Role::Readiness,
+        spec(&server, &ca_file, resumption),
+        schedule(PERIOD_MS, 1, 1),
+    )
+    .unwrap();
+    (server, e, target)
+}
+
 /// With the option, every run after the first resumes, and reports what the first saw.
 #[test]
 fn a_periodic_target_resumes_over_tls_1_3_and_1_2() {
@@ -88,18 +112,7 @@ fn a_periodic_target_resumes_over_tls_1_3_and_1_2() {
         [(TlsVersions::Tls13Only, "TLSv1_3"), (TlsVersions::Tls12Only, "TLSv1_2")]
     {
         let ca = TestCa::new("resume-ca");
-        let server = server(&ca, versions);
-        let ca_file = dir(name).join("ca.pem");
-        std::fs::write(&ca_file, &ca.cert().cert_pem).unwrap();
-        let mut e = engine();
-        let target = e.add_target();
-        e.set_probe(
-            target,
-            Role::Readiness,
-            spec(&server, &ca_file, true),
-            schedule(PERIOD_MS, 1, 1),
-        )
-        .unwrap();
+        let (server, mut e, target) = periodic_target(&ca, versions, name, true);
         let mut events = Vec::new();
         let resumed = run_to(&mut e, &mut events, target, &server, 3, true);
         assert_eq!(resumed, [false, true, true], "{name}: {:#?}", server.handshakes());
@@ -127,18 +140,8 @@ fn a_periodic_target_resumes_over_tls_1_3_and_1_2() {
 fn without_the_option_no_handshake_resumes() {
     for versions in [TlsVersions::Tls13Only, TlsVersions::Tls12Only] {
         let ca = TestCa::new("full-ca");
-        let server = server(&ca, versions);
-        let ca_file = dir(&format!("off-{versions:?}")).join("ca.pem");
-        std::fs::write(&ca_file, &ca.cert().cert_pem).unwrap();
-        let mut e = engine();
-        let target = e.add_target();
-        e.set_probe(
-            target,
-            Role::Readiness,
-            spec(&server, &ca_file, false),
-            schedule(PERIOD_MS, 1, 1),
-        )
-        .unwrap();
+        let (server, mut e, target) =
+            periodic_target(&ca, versions, &format!("off-{versions:?}"), false);
         let mut events = Vec::new();
         assert_eq!(run_to(&mut e, &mut events, target, &server, 3, true), [false, false, false]);
         let runs = outcomes(&events, target);

@@ -45,7 +45,7 @@ use mio::net::TcpStream;
 use prober_core::os_error_text;
 use std::sync::Arc;
 
-use netns::NsConnect;
+use ns_connect::NsConnect;
 use prober_core::{AddressFilter, ClosePolicy, IpFamily, NetNs, Reason, UnixSocket};
 use prober_io::{Ctx, Ready};
 use socket2::Socket;
@@ -53,6 +53,7 @@ use socket2::Socket;
 use crate::conn::Conn;
 
 mod netns;
+mod ns_connect;
 mod select;
 use crate::socket::{arm, in_ephemeral_range, open, reconnect};
 use crate::stream::{Peer, Stream};

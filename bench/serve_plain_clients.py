@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """serve_probe's outside measurement: plain keep-alive HTTP clients (Python http.client, 4
-threads x 1,000 /probe each), each exporter's own utime+stime from /proc/PID/stat over the
+threads x 2,500 /probe each, after 100 each of warm-up; three repetitions alternating the
+two exporters), each exporter's own utime+stime from /proc/PID/stat over the
 measured requests only. Usage: bench/serve_plain_clients.py PROBER_BIN BLACKBOX_BIN NGINX_HOSTPORT"""
 import http.client, os, subprocess, sys, tempfile, threading, time, re
 

@@ -167,8 +167,9 @@ impl Nsd {
             if server.wait_ready(&sock) {
                 return server;
             }
-            let _ = server.child.kill();
-            let _ = server.child.wait();
+            // A failed try: its drop stops this NSD, but the directory stays for the next try
+            // (it held the zone and the certificate; removing it failed every later try).
+            server.dir = PathBuf::new();
         }
         let log = std::fs::read_to_string(dir.join("nsd.log")).unwrap_or_default();
         panic!("nsd did not answer on a loopback port after 5 tries; its log:\n{log}");
@@ -218,7 +219,9 @@ impl Drop for Nsd {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if !self.dir.as_os_str().is_empty() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 

@@ -1591,26 +1591,6 @@ prober_status prober_engine_wait(prober_engine *e, int32_t timeout_ms);
 prober_status prober_engine_wakeup(const prober_engine *e);
 
 /**
- * Moves up to `cap` queued events, oldest first, into `events[0..n]` and returns `n`. The
- * views in them stay valid until the next drain, step or wait on this engine. 0 for NULL
- * arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
- * `prober_last_error`; no event is lost).
- *
- * Probing never waits for the host, and the queue stays bounded however rarely it drains:
- * while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
- * worker replaces it in place (value and outcome), so a host that catches up gets each
- * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
- * queued and counted (`prober_engine_get_stats`), but never those of the current step or
- * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
- * submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
- * its run ends (timed out, cancelled) before it was drained.
- *
- * # Safety
- * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
- */
-size_t prober_engine_drain(prober_engine *e, prober_event *events, size_t cap);
-
-/**
  * Events queued and not yet drained (0 for NULL or while another call is running).
  *
  * # Safety
@@ -1683,6 +1663,26 @@ bool prober_engine_event_dns(prober_engine *e, const prober_event *ev, prober_dn
  * `out` NULL or writable.
  */
 bool prober_engine_event_icmp(prober_engine *e, const prober_event *ev, prober_icmp_facts *out);
+
+/**
+ * Moves up to `cap` queued events, oldest first, into `events[0..n]` and returns `n`. The
+ * views in them stay valid until the next drain, step or wait on this engine. 0 for NULL
+ * arguments, a poisoned engine, or while another call is running (`PROBER_E_BUSY` in
+ * `prober_last_error`; no event is lost).
+ *
+ * Probing never waits for the host, and the queue stays bounded however rarely it drains:
+ * while a `PROBER_EVENT_STATE` of a (target, role) is queued, a later change of the same
+ * worker replaces it in place (value and outcome), so a host that catches up gets each
+ * worker's latest value once; `PROBER_EVENT_RUN` events are dropped oldest-first past 1024
+ * queued and counted (`prober_engine_get_stats`), but never those of the current step or
+ * wait, so a host that drains after each one loses none; `PROBER_EVENT_CHECK` events, one per
+ * submit, are never dropped; a `PROBER_EVENT_HOST_RUN` is never dropped but is withdrawn when
+ * its run ends (timed out, cancelled) before it was drained.
+ *
+ * # Safety
+ * `e` must be NULL or a live engine; `events` NULL or writable for `cap` elements.
+ */
+size_t prober_engine_drain(prober_engine *e, prober_event *events, size_t cap);
 
 /**
  * Makes an HTTP probe's final statuses in `set` Success and every other status a Failure

@@ -6,7 +6,8 @@ use std::ffi::c_void;
 
 use ::prober_engine::Event;
 
-use crate::engine::{engine_error, fill, prober_engine, prober_event, with_engine};
+use crate::engine::{engine_error, prober_engine, prober_event, with_engine};
+use crate::event_form::fill;
 use crate::guard_status;
 use crate::ptr::BoxedHandle;
 use crate::spec::prober_spec;

@@ -27,6 +27,7 @@ mod driver;
 mod engine;
 mod enums;
 mod event_facts;
+mod event_form;
 mod expect;
 mod facts;
 mod hostrun;

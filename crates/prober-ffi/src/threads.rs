@@ -96,10 +96,11 @@ mod tests {
 
     use super::*;
     use crate::engine::{
-        prober_engine_add_target, prober_engine_drain, prober_engine_fd, prober_engine_free,
-        prober_engine_pending, prober_engine_remove_target, prober_engine_set_probe,
-        prober_engine_wait, prober_engine_wakeup, prober_event, with_engine,
+        prober_engine_add_target, prober_engine_fd, prober_engine_free, prober_engine_pending,
+        prober_engine_remove_target, prober_engine_set_probe, prober_engine_wait,
+        prober_engine_wakeup, prober_event, with_engine,
     };
+    use crate::event_form::prober_engine_drain;
     use crate::outcome::prober_role;
     use crate::prober_last_error;
     use crate::spec::{prober_spec_free, prober_spec_new_tcp};
